@@ -1,0 +1,1 @@
+"""The classic consumer group protocol as a small-step transition system."""

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Sets up everything kgc needs on a fresh Debian machine with Python 3.11 and Java 17:
+# graphviz's `dot` (apt) when missing, a .venv with kgc and its dev tools (pip).
+# Idempotent: a second run only checks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+
+need_apt=()
+command -v dot >/dev/null 2>&1 || need_apt+=(graphviz)
+java -version 2>&1 | grep -qE 'version "(1[7-9]|[2-9][0-9])' || need_apt+=(openjdk-17-jre-headless)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "setup: apt-get install ${need_apt[*]}" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+[ -x .venv/bin/python ] || python3 -m venv .venv
+stamp=.venv/.kgc-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip 2>/dev/null
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]' 2>/dev/null
+  touch "$stamp"
+fi
+.venv/bin/python -c "import kgc, model, hypothesis, networkx, graphviz" >/dev/null

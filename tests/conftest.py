@@ -1,0 +1,43 @@
+"""Test-suite wide settings: Hypothesis profiles and the environment Spark needs.
+
+Profiles (``pytest --hypothesis-profile=NAME``): ``ci`` (derandomized, fixed example counts, no
+deadline; loaded automatically when ``CI`` is set, as Hypothesis does for its built-in ``ci``),
+``dev`` (the default elsewhere: random, moderate counts) and ``thorough`` (long runs).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from hypothesis import HealthCheck, settings
+
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    deadline=None,
+    database=None,
+    print_blob=True,
+    max_examples=60,
+    stateful_step_count=40,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile(
+    "dev",
+    deadline=None,
+    max_examples=100,
+    stateful_step_count=50,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "thorough",
+    deadline=None,
+    max_examples=2000,
+    stateful_step_count=100,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("KGC_HYPOTHESIS_PROFILE", "dev"))
