@@ -52,9 +52,7 @@ _GROUP_STATE_NAMES = {
 
 #: Kafka's valid previous states (reference §2, ``GroupMetadata.scala`` 0.10.1 to trunk).
 VALID_PREVIOUS_STATES: dict[GroupState, frozenset[GroupState]] = {
-    GroupState.PREPARING_REBALANCE: frozenset(
-        {GroupState.STABLE, GroupState.COMPLETING_REBALANCE, GroupState.EMPTY}
-    ),
+    GroupState.PREPARING_REBALANCE: frozenset({GroupState.STABLE, GroupState.COMPLETING_REBALANCE, GroupState.EMPTY}),
     GroupState.COMPLETING_REBALANCE: frozenset({GroupState.PREPARING_REBALANCE}),
     GroupState.STABLE: frozenset({GroupState.COMPLETING_REBALANCE}),
     GroupState.EMPTY: frozenset({GroupState.PREPARING_REBALANCE}),

@@ -1,0 +1,583 @@
+"""The group coordinator: request handlers, purgatory timers and storage callbacks.
+
+Each public function here is one atomic transition of the group under the group metadata lock
+(reference §1: every handler, timer callback and storage callback runs under ``group.inLock``).
+They follow Kafka 3.6.2's Scala ``GroupCoordinator`` and are named after its methods; the
+``java-4.0`` profile switches the few rules that differ (reference §17).
+
+A step works on a ``GroupTx``: a mutable working copy of the group that collects the answers the
+step produces, the states it enters and the members it evicts, then freezes back into a ``Group``.
+"""
+
+from __future__ import annotations
+
+from model.actions import Answer, Chooser
+from model.config import Config
+from model.state import (
+    NO_GENERATION,
+    NO_MEMBER,
+    Group,
+    JoinTimer,
+    Member,
+    MemberId,
+    PendingMember,
+    Plan,
+    Request,
+    Response,
+    Store,
+)
+from model.types import ApiKey, Errors, GroupState
+
+PR = GroupState.PREPARING_REBALANCE
+CR = GroupState.COMPLETING_REBALANCE
+STABLE = GroupState.STABLE
+EMPTY = GroupState.EMPTY
+DEAD = GroupState.DEAD
+
+#: The error a parked SyncGroup gets when the leader's plan cannot be written. The model's
+#: storage fault is an append that fails with NOT_ENOUGH_REPLICAS, which Kafka maps to
+#: COORDINATOR_NOT_AVAILABLE (reference §14).
+STORE_FAILURE_ERROR = Errors.COORDINATOR_NOT_AVAILABLE
+
+
+class GroupTx:
+    """One atomic step of the coordinator on a group."""
+
+    def __init__(self, group: Group, config: Config, chooser: Chooser) -> None:
+        self.config = config
+        self.chooser = chooser
+        self.state = group.state
+        self.generation = group.generation
+        self.leader = group.leader
+        self.members: dict[MemberId, Member] = {m.mid: m for m in group.members}
+        self.pending: dict[MemberId, PendingMember] = {p.mid: p for p in group.pending}
+        self.join_timer = group.join_timer
+        self.new_member_added = group.new_member_added
+        self.stores = group.stores
+        self.path: list[GroupState] = []
+        self.answers: list[Answer] = []
+        self.evicted: list[MemberId] = []
+
+    # ------------------------------------------------------------------ bookkeeping
+    def freeze(self) -> Group:
+        return Group(
+            self.state,
+            self.generation,
+            self.leader,
+            tuple(self.members[mid] for mid in sorted(self.members)),
+            tuple(self.pending[mid] for mid in sorted(self.pending)),
+            self.join_timer,
+            self.new_member_added,
+            self.stores,
+        )
+
+    def transition_to(self, target: GroupState) -> None:
+        """``GroupMetadata.transitionTo``; validity is a property (``valid_transitions``), so a
+        mutant's illegal transition is reported rather than crashing the model."""
+        self.state = target
+        self.path.append(target)
+
+    def respond(self, consumer: int, response: Response) -> None:
+        """The immediate answer to the request being handled."""
+        self.answers.append(Answer(consumer, response, True))
+
+    def answer_parked(self, mid: MemberId, response: Response, orphan: bool) -> None:
+        """Invoke a parked callback: the answer travels on the connection that sent the request,
+        and is lost if that connection is closed."""
+        self.answers.append(Answer(mid[0], response, not orphan, parked=True))
+
+    def update(self, mid: MemberId, **fields: object) -> Member:
+        member = self.members[mid]._replace(**fields)
+        self.members[mid] = member
+        return member
+
+    def is_leader(self, mid: MemberId) -> bool:
+        return self.leader == mid
+
+    def all_members_joined(self) -> bool:
+        """``hasAllMembersJoined``: every member parked in JoinGroup and no pending member id."""
+        return not self.pending and all(m.awaiting_join for m in self.members.values())
+
+    def fresh_member_id(self, consumer: int, in_use: set[MemberId]) -> MemberId:
+        """``clientId-UUID``: an id never equal to one this group or the consumer still refers to.
+        Serials are reused once nothing refers to them, which keeps the state space finite."""
+        used = {mid[1] for mid in self.members if mid[0] == consumer}
+        used |= {mid[1] for mid in self.pending if mid[0] == consumer}
+        for store in self.stores:
+            used |= {mid[1] for mid, _ in store.plan if mid[0] == consumer}
+        used |= {mid[1] for mid in in_use if mid[0] == consumer}
+        serial = 0
+        while serial in used:
+            serial += 1
+        return (consumer, serial)
+
+    # ------------------------------------------------------------------ heartbeats
+    def complete_and_schedule_next_heartbeat_expiration(self, mid: MemberId) -> None:
+        """Satisfy the member's DelayedHeartbeat and arm the next one (reference §12). A member
+        that is not new and is parked satisfies the new timer on the spot (Scala's
+        ``tryCompleteElseWatch``), so no timer runs until the next re-arm."""
+        m = self.members[mid]
+        alive_now = (not m.is_new) and (m.awaiting_join or m.awaiting_sync)
+        self.update(mid, hb_armed=not alive_now)
+
+    # ------------------------------------------------------------------ rebalancing
+    def maybe_prepare_rebalance(self) -> None:
+        """``canRebalance``: only Stable, CompletingRebalance and Empty may enter
+        PreparingRebalance; a trigger during PreparingRebalance starts nothing (reference §2)."""
+        if self.state in (STABLE, CR, EMPTY):
+            self.prepare_rebalance()
+
+    def prepare_rebalance(self) -> None:
+        """``prepareRebalance`` (reference §11, seed 004): from CompletingRebalance first answer
+        every parked SyncGroup with REBALANCE_IN_PROGRESS; clear the pending-sync set (its
+        DelayedSync is cancelled); put the one join timer of this rebalance in the purgatory —
+        an InitialDelayedJoin when the group was Empty, else a DelayedJoin — and try to complete
+        it at once."""
+        if self.state == CR:
+            self.reset_and_propagate_assignment_error(Errors.REBALANCE_IN_PROGRESS)
+        for mid, m in list(self.members.items()):
+            if m.pending_sync:
+                self.update(mid, pending_sync=False)
+        initial = self.state == EMPTY
+        self.join_timer = JoinTimer.INITIAL_DELAYED_JOIN if initial else JoinTimer.DELAYED_JOIN
+        self.transition_to(PR)
+        if not initial:
+            self.try_complete_join()
+        elif self.config.initial_delay_zero:
+            # A delay of 0 fires before the step that armed it ends (scenario format, timer rule 3;
+            # in production the timer thread runs it right after): the pre-0.11 behaviour.
+            self.expire_initial_delayed_join(extend=False)
+
+    def try_complete_join(self) -> None:
+        """``DelayedJoin.tryComplete``: complete the join phase once everyone has rejoined. An
+        InitialDelayedJoin never completes early in Scala (reference §11)."""
+        if self.state == PR and self.join_timer == JoinTimer.DELAYED_JOIN and self.all_members_joined():
+            self.on_complete_join()
+
+    def try_complete_join_after_expiry(self) -> None:
+        """After a member or pending id expires in PreparingRebalance. Java completes even an
+        initial rebalance at once if everyone left has joined (reference §17 item 2)."""
+        if (
+            self.config.profile == "java-4.0"
+            and self.state == PR
+            and self.join_timer == JoinTimer.INITIAL_DELAYED_JOIN
+            and self.all_members_joined()
+        ):
+            self.on_complete_join()
+        else:
+            self.try_complete_join()
+
+    def expire_initial_delayed_join(self, extend: bool) -> None:
+        """``InitialDelayedJoin.onComplete`` (KIP-134, 0.11+): if a member was added meanwhile and
+        delay remains, start another InitialDelayedJoin; otherwise complete the join phase."""
+        if extend:
+            self.new_member_added = False
+        else:
+            self.on_complete_join()
+
+    def on_complete_join(self) -> None:
+        """``onCompleteJoin`` (reference §11, seed 004): remove the members that did not rejoin,
+        re-elect the leader among the rejoined if needed (an arbitrary one), bump the generation
+        and answer every parked JoinGroup — the member list goes to the leader only — or become
+        Empty when nobody is left."""
+        self.join_timer = JoinTimer.NONE
+        self.new_member_added = False
+        for mid in sorted(self.members):
+            if not self.members[mid].awaiting_join:
+                self.evicted.append(mid)
+                del self.members[mid]
+        if self.leader not in self.members:
+            self.leader = self.chooser.choose(sorted(self.members)) if self.members else NO_MEMBER
+        self.generation += 1
+        if not self.members:
+            self.transition_to(EMPTY)
+            return
+        self.transition_to(CR)
+        everyone = tuple(sorted(self.members))
+        for mid in everyone:
+            m = self.members[mid]
+            response = Response(
+                ApiKey.JOIN_GROUP,
+                Errors.NONE,
+                mid=mid,
+                generation=self.generation,
+                leader=self.leader,
+                members=everyone if mid == self.leader else (),
+            )
+            self.answer_parked(mid, response, m.orphan)
+            self.update(mid, awaiting_join=False, is_new=False, pending_sync=True)
+            self.complete_and_schedule_next_heartbeat_expiration(mid)
+
+    def reset_and_propagate_assignment_error(self, error: Errors) -> None:
+        """``resetAndPropagateAssignmentError`` (reference §14): clear every assignment and answer
+        every parked SyncGroup with ``error``; each answered member's session timer restarts."""
+        for mid in sorted(self.members):
+            self.update(mid, assignment=(), assignment_gen=NO_GENERATION)
+        self.propagate_assignment(error)
+
+    def set_and_propagate_assignment(self, store: Store) -> None:
+        """``setAndPropagateAssignment``: install the stored plan and answer the parked
+        SyncGroups with each member's own part."""
+        plan = dict(store.plan)
+        for mid in sorted(self.members):
+            self.update(mid, assignment=plan.get(mid, ()), assignment_gen=store.generation)
+        self.propagate_assignment(Errors.NONE)
+
+    def propagate_assignment(self, error: Errors) -> None:
+        for mid in sorted(self.members):
+            m = self.members[mid]
+            if m.awaiting_sync:
+                ok = error == Errors.NONE
+                response = Response(
+                    ApiKey.SYNC_GROUP,
+                    error,
+                    mid=mid,
+                    generation=self.generation,
+                    assignment=m.assignment if ok else (),
+                    plan_generation=m.assignment_gen if ok else NO_GENERATION,
+                )
+                self.answer_parked(mid, response, m.orphan)
+                self.update(mid, awaiting_sync=False)
+                self.complete_and_schedule_next_heartbeat_expiration(mid)
+
+    def remove_member(self, mid: MemberId) -> None:
+        """``GroupMetadata.remove``: if the leader goes, an arbitrary remaining member (HashMap
+        order) becomes leader at once (reference §7, §21)."""
+        del self.members[mid]
+        if self.leader == mid:
+            self.leader = self.chooser.choose(sorted(self.members)) if self.members else NO_MEMBER
+
+    def remove_member_and_update_group(self, mid: MemberId) -> None:
+        """``removeMemberAndUpdateGroup`` (LeaveGroup, session expiry; reference §7): answer a
+        parked JoinGroup with UNKNOWN_MEMBER_ID, remove the member, then rebalance from
+        Stable/CompletingRebalance or try to complete the join phase in PreparingRebalance."""
+        m = self.members[mid]
+        if m.awaiting_join:
+            self.answer_parked(mid, Response(ApiKey.JOIN_GROUP, Errors.UNKNOWN_MEMBER_ID), m.orphan)
+        self.remove_member(mid)
+        if self.state in (STABLE, CR):
+            self.prepare_rebalance()
+        elif self.state == PR:
+            self.try_complete_join_after_expiry()
+
+    def add_member_and_rebalance(self, mid: MemberId, meta: int) -> None:
+        """``addMemberAndRebalance`` (reference §4, seed 004): the member is created new and parked
+        in JoinGroup, becomes leader if the group has none, gets the 5-minute new-member
+        heartbeat timer, and a rebalance starts if the state allows one."""
+        if self.state == PR:
+            extends = (
+                self.join_timer == JoinTimer.INITIAL_DELAYED_JOIN
+                if self.config.profile == "java-4.0"
+                else self.generation == 0
+            )
+            if extends:
+                self.new_member_added = True
+        self.members[mid] = Member(
+            mid=mid,
+            meta=meta,
+            awaiting_join=True,
+            awaiting_sync=False,
+            is_new=True,
+            hb_armed=True,
+            pending_sync=False,
+            assignment=(),
+            assignment_gen=NO_GENERATION,
+            orphan=False,
+        )
+        if self.leader == NO_MEMBER:
+            self.leader = mid
+        self.maybe_prepare_rebalance()
+
+    def update_member_and_rebalance(self, mid: MemberId, meta: int) -> None:
+        """``updateMemberAndRebalance``: new metadata, parked in JoinGroup (it counts as
+        rejoined); a JoinGroup of a known member never re-arms its heartbeat (seed 000)."""
+        self.update(mid, meta=meta, awaiting_join=True)
+        self.maybe_prepare_rebalance()
+
+
+# ---------------------------------------------------------------------- request handlers
+
+
+def handle_request(tx: GroupTx, consumer: int, request: Request, in_use: set[MemberId]) -> bool:
+    """Handle the request at the head of ``consumer``'s connection. Returns True when the request
+    is parked in purgatory (no immediate answer). ``in_use`` lists member ids the consumer itself
+    still refers to (fresh ids must differ from them)."""
+    if tx.state == DEAD:
+        # The unloaded group is gone from this broker's cache: validateGroupStatus answers
+        # NOT_COORDINATOR to every request (reference §3, §15).
+        tx.respond(consumer, _error_response(request.api, Errors.NOT_COORDINATOR))
+        return False
+    api = request.api
+    if api == ApiKey.JOIN_GROUP:
+        return handle_join_group(tx, consumer, request, in_use)
+    if api == ApiKey.SYNC_GROUP:
+        return handle_sync_group(tx, consumer, request)
+    if api == ApiKey.HEARTBEAT:
+        handle_heartbeat(tx, consumer, request)
+    elif api == ApiKey.LEAVE_GROUP:
+        handle_leave_group(tx, consumer, request)
+    elif api == ApiKey.OFFSET_COMMIT:
+        handle_commit_offsets(tx, consumer, request)
+    elif api == ApiKey.OFFSET_FETCH:
+        tx.respond(consumer, Response(ApiKey.OFFSET_FETCH, Errors.NONE))
+    else:  # pragma: no cover - the enum is closed
+        raise ValueError(f"unknown API {api!r}")
+    return False
+
+
+def _error_response(api: ApiKey, error: Errors) -> Response:
+    return Response(api, error)
+
+
+def handle_join_group(tx: GroupTx, consumer: int, request: Request, in_use: set[MemberId]) -> bool:
+    """``handleJoinGroup`` / ``doNewMemberJoinGroup`` / ``doCurrentMemberJoinGroup`` (reference §4,
+    3.6.2; seed 000 "coordinator handles JoinGroup"; seed 004 ``doJoinGroup``).
+
+    Protocol checks (INCONSISTENT_GROUP_PROTOCOL) never fire in the model: every consumer offers
+    the configured assignor with the same protocol type.
+    """
+    mid = request.mid
+    if mid == NO_MEMBER:
+        if tx.config.require_known_member_id:
+            # KIP-394 (2.2+): hand out an id, remember it as pending, no state change.
+            new_id = tx.fresh_member_id(consumer, in_use)
+            tx.pending[new_id] = PendingMember(new_id, False)
+            tx.respond(consumer, Response(ApiKey.JOIN_GROUP, Errors.MEMBER_ID_REQUIRED, mid=new_id))
+            return False
+        mid = tx.fresh_member_id(consumer, in_use)
+        tx.add_member_and_rebalance(mid, request.meta)
+    elif mid in tx.pending:
+        del tx.pending[mid]
+        tx.add_member_and_rebalance(mid, request.meta)
+    elif mid not in tx.members:
+        tx.respond(consumer, Response(ApiKey.JOIN_GROUP, Errors.UNKNOWN_MEMBER_ID))
+        return False
+    else:
+        member = tx.members[mid]
+        if tx.state == PR:
+            tx.update_member_and_rebalance(mid, request.meta)
+        elif tx.state == CR:
+            if member.meta == request.meta:
+                # Same metadata while awaiting sync: answer at once with the current generation;
+                # the leader gets the member list again (seed 000: leader lost its response).
+                tx.respond(consumer, _current_join_response(tx, mid))
+                return False
+            tx.update_member_and_rebalance(mid, request.meta)
+        elif tx.state == STABLE:
+            if tx.is_leader(mid) or member.meta != request.meta:
+                tx.update_member_and_rebalance(mid, request.meta)
+            else:
+                # A follower with unchanged metadata: immediate answer, no rebalance (seed 000:
+                # follower lost its JoinGroup response and resends).
+                tx.respond(consumer, _current_join_response(tx, mid))
+                return False
+        else:
+            tx.respond(consumer, Response(ApiKey.JOIN_GROUP, Errors.UNKNOWN_MEMBER_ID))
+            return False
+    if tx.state == PR:
+        tx.try_complete_join()
+    # Parked unless the join phase completed inside this very step (it was answered already).
+    member = tx.members.get(mid)
+    return member is not None and member.awaiting_join
+
+
+def _current_join_response(tx: GroupTx, mid: MemberId) -> Response:
+    return Response(
+        ApiKey.JOIN_GROUP,
+        Errors.NONE,
+        mid=mid,
+        generation=tx.generation,
+        leader=tx.leader,
+        members=tuple(sorted(tx.members)) if mid == tx.leader else (),
+    )
+
+
+def handle_sync_group(tx: GroupTx, consumer: int, request: Request) -> bool:
+    """``handleSyncGroup`` / ``doSyncGroup`` (reference §5, 3.6.2; seed 004).
+
+    Unknown member → UNKNOWN_MEMBER_ID; wrong generation → ILLEGAL_GENERATION;
+    PreparingRebalance → REBALANCE_IN_PROGRESS, the leader's plan discarded (seed 000
+    "SyncGroup in PreparingRebalance"); CompletingRebalance → parked, and the leader's plan
+    (missing members filled with an empty assignment) is written asynchronously (``storeGroup``);
+    Stable → the member's own assignment at once.
+    """
+    mid = request.mid
+    member = tx.members.get(mid)
+    if member is None:
+        tx.respond(consumer, Response(ApiKey.SYNC_GROUP, Errors.UNKNOWN_MEMBER_ID))
+        return False
+    if request.generation != tx.generation:
+        tx.respond(consumer, Response(ApiKey.SYNC_GROUP, Errors.ILLEGAL_GENERATION))
+        return False
+    if tx.state == PR:
+        tx.respond(consumer, Response(ApiKey.SYNC_GROUP, Errors.REBALANCE_IN_PROGRESS))
+        return False
+    if tx.state == CR:
+        tx.update(mid, awaiting_sync=True, pending_sync=False)
+        if tx.is_leader(mid):
+            given = dict(request.plan)
+            plan: Plan = tuple((m, given.get(m, ())) for m in sorted(tx.members))
+            tx.stores = tx.stores + (Store(tx.generation, plan),)
+        return True
+    if tx.state == STABLE:
+        tx.update(mid, pending_sync=False)
+        tx.respond(
+            consumer,
+            Response(
+                ApiKey.SYNC_GROUP,
+                Errors.NONE,
+                mid=mid,
+                generation=tx.generation,
+                assignment=member.assignment,
+                plan_generation=member.assignment_gen,
+            ),
+        )
+        if tx.config.profile != "java-4.0":  # Java does not restart the timer (reference §17 item 3)
+            tx.complete_and_schedule_next_heartbeat_expiration(mid)
+        return False
+    tx.respond(consumer, Response(ApiKey.SYNC_GROUP, Errors.UNKNOWN_MEMBER_ID))
+    return False
+
+
+def handle_heartbeat(tx: GroupTx, consumer: int, request: Request) -> None:
+    """``handleHeartbeat`` (reference §6, 3.6.2): membership and generation first, then by state —
+    PreparingRebalance → REBALANCE_IN_PROGRESS, CompletingRebalance and Stable → NONE (2.7+);
+    an accepted heartbeat restarts the member's session timer."""
+    mid = request.mid
+    if mid not in tx.members:
+        tx.respond(consumer, Response(ApiKey.HEARTBEAT, Errors.UNKNOWN_MEMBER_ID))
+    elif request.generation != tx.generation:
+        tx.respond(consumer, Response(ApiKey.HEARTBEAT, Errors.ILLEGAL_GENERATION))
+    elif tx.state == EMPTY:
+        tx.respond(consumer, Response(ApiKey.HEARTBEAT, Errors.UNKNOWN_MEMBER_ID))
+    else:
+        error = Errors.REBALANCE_IN_PROGRESS if tx.state == PR else Errors.NONE
+        tx.complete_and_schedule_next_heartbeat_expiration(mid)
+        tx.respond(consumer, Response(ApiKey.HEARTBEAT, error))
+
+
+def handle_leave_group(tx: GroupTx, consumer: int, request: Request) -> None:
+    """``handleLeaveGroup`` (reference §7; seed 000 "coordinator handles LeaveGroup"): a pending
+    id is dropped; a member is removed — a rebalance from Stable/CompletingRebalance, a possible
+    join completion in PreparingRebalance. The answer carries the one member's error."""
+    mid = request.mid
+    if mid in tx.pending:
+        del tx.pending[mid]
+        tx.respond(consumer, Response(ApiKey.LEAVE_GROUP, Errors.NONE))
+        if tx.state == PR:
+            tx.try_complete_join()
+    elif mid in tx.members:
+        tx.respond(consumer, Response(ApiKey.LEAVE_GROUP, Errors.NONE))
+        tx.remove_member_and_update_group(mid)
+    else:
+        tx.respond(consumer, Response(ApiKey.LEAVE_GROUP, Errors.UNKNOWN_MEMBER_ID))
+
+
+def handle_commit_offsets(tx: GroupTx, consumer: int, request: Request) -> None:
+    """``handleCommitOffsets`` / ``doCommitOffsets`` (reference §8, 3.6.2): member, then
+    generation, then state — Stable and PreparingRebalance store (and restart the session
+    timer), CompletingRebalance answers REBALANCE_IN_PROGRESS. Offsets are stored blindly, so
+    the model keeps only the verdict."""
+    mid = request.mid
+    if request.generation < 0 and tx.state == EMPTY:
+        tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.NONE))
+    elif mid not in tx.members:
+        tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.UNKNOWN_MEMBER_ID))
+    elif request.generation != tx.generation:
+        tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.ILLEGAL_GENERATION))
+    elif tx.state == CR:
+        tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.REBALANCE_IN_PROGRESS))
+    else:
+        tx.complete_and_schedule_next_heartbeat_expiration(mid)
+        tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.NONE, mid=mid, generation=tx.generation))
+
+
+# ---------------------------------------------------------------------- timers and callbacks
+
+
+def member_is_alive(member: Member) -> bool:
+    """``MemberMetadata.hasSatisfiedHeartbeat`` at expiry (reference §12, 2.5+; seed 000's
+    "member is alive" conditions): a new member never; otherwise parked in JoinGroup or
+    SyncGroup (a newer heartbeat would have replaced the timer)."""
+    return (not member.is_new) and (member.awaiting_join or member.awaiting_sync)
+
+
+def expire_heartbeat(tx: GroupTx, mid: MemberId) -> None:
+    """``onExpireHeartbeat``: the DelayedHeartbeat fires; the member is removed unless alive."""
+    member = tx.update(mid, hb_armed=False)
+    if not member_is_alive(member):
+        tx.evicted.append(mid)
+        tx.remove_member_and_update_group(mid)
+
+
+def expire_pending(tx: GroupTx, mid: MemberId) -> None:
+    """A pending member id's timer fires: the id is dropped, and in PreparingRebalance the join
+    phase may complete (KAFKA-7909/9752, reference §12)."""
+    del tx.pending[mid]
+    tx.evicted.append(mid)
+    if tx.state == PR:
+        tx.try_complete_join_after_expiry()
+
+
+def expire_join(tx: GroupTx, extend: bool) -> None:
+    """The group's join timer expires: a DelayedJoin (rebalance timeout) forces the join phase to
+    complete with whoever rejoined; an InitialDelayedJoin extends itself or completes."""
+    if tx.join_timer == JoinTimer.INITIAL_DELAYED_JOIN:
+        tx.expire_initial_delayed_join(extend)
+    else:
+        tx.on_complete_join()
+
+
+def expire_sync(tx: GroupTx) -> None:
+    """DelayedSync expires (3.0+, KAFKA-12890; reference §13): members of the generation that
+    never sent SyncGroup are removed and a rebalance starts."""
+    for mid in sorted(tx.members):
+        if tx.members[mid].pending_sync:
+            tx.evicted.append(mid)
+            tx.remove_member(mid)
+    tx.prepare_rebalance()
+
+
+def store_callback(tx: GroupTx, ok: bool) -> bool:
+    """The completion callback of the oldest outstanding ``storeGroup`` write (reference §14,
+    seed 004): it acts only if the group is still CompletingRebalance in the generation the
+    leader synced for. Returns whether it applied."""
+    store, tx.stores = tx.stores[0], tx.stores[1:]
+    if not (tx.state == CR and tx.generation == store.generation):
+        return False
+    if ok:
+        tx.set_and_propagate_assignment(store)
+        tx.transition_to(STABLE)
+    else:
+        tx.reset_and_propagate_assignment_error(STORE_FAILURE_ERROR)
+        tx.maybe_prepare_rebalance()
+    return True
+
+
+def unload(tx: GroupTx) -> None:
+    """``onGroupUnloaded`` (reference §15; seed 002 "any state → Dead" on coordinator migration):
+    parked JoinGroups (PreparingRebalance) or SyncGroups (CompletingRebalance/Stable) are answered
+    NOT_COORDINATOR; the group becomes Dead and leaves this broker's cache; its timers and
+    outstanding writes no longer act."""
+    for mid in sorted(tx.members):
+        m = tx.members[mid]
+        if tx.state == PR and m.awaiting_join:
+            tx.answer_parked(mid, Response(ApiKey.JOIN_GROUP, Errors.NOT_COORDINATOR), m.orphan)
+        if tx.state in (CR, STABLE) and m.awaiting_sync:
+            tx.answer_parked(mid, Response(ApiKey.SYNC_GROUP, Errors.NOT_COORDINATOR), m.orphan)
+        tx.update(mid, awaiting_join=False, awaiting_sync=False, hb_armed=False, pending_sync=False)
+    tx.pending.clear()
+    tx.join_timer = JoinTimer.NONE
+    tx.new_member_added = False
+    tx.stores = ()
+    tx.transition_to(DEAD)
+
+
+def orphan_consumer(group: Group, consumer: int) -> Group:
+    """The consumer's connection closed (crash): answers to its members' parked requests are
+    lost from now on. Auxiliary bookkeeping, invisible to the coordinator."""
+    if not any(m.mid[0] == consumer for m in group.members) and not any(p.mid[0] == consumer for p in group.pending):
+        return group
+    members = tuple(m._replace(orphan=True) if m.mid[0] == consumer else m for m in group.members)
+    pending = tuple(p._replace(orphan=True) if p.mid[0] == consumer else p for p in group.pending)
+    return group._replace(members=members, pending=pending)
