@@ -18,7 +18,7 @@ from kgc.errors import InputError
 
 #: Modules implementing the verbs, in the order ``kgc --help`` lists them.
 VERB_MODULES = [
-
+    "kgc.cmd_check",
 ]
 
 INTERNAL_ERROR_EXIT = 255

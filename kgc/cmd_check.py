@@ -1,0 +1,191 @@
+"""kgc check: explore every interleaving within the bounds and check the properties.
+
+Exit codes follow TLC's: 0 every property holds, 12 a safety property is violated, 150 malformed
+input or configuration, 255 an internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from explorer.search import Bounds, Explorer, Result, terminal_progress
+from explorer.trace import format_trace, trace_json
+from kgc.errors import InputError
+from model.config import Config, ConfigError
+from properties.protocol import ALL
+
+VERB = "check"
+HELP = "Check the protocol's properties over every interleaving within the bounds."
+INPUT_ERROR_EXIT = 150
+EXIT_OK = 0
+EXIT_VIOLATION = 12
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", metavar="FILE", help="a TOML or JSON file of model settings")
+    p.add_argument("--consumers", type=int, metavar="N")
+    p.add_argument("--partitions", type=int, metavar="P")
+    p.add_argument("--max-generation", type=int, metavar="G")
+    p.add_argument("--faults", metavar="LIST", help="comma-separated faults, or 'all' / 'none'")
+    p.add_argument("--max-perturbations", type=int, metavar="K")
+    p.add_argument("--assignor", metavar="NAME")
+    p.add_argument("--initial-rebalance-delay-ms", type=int, metavar="MS")
+    p.add_argument("--profile", metavar="NAME")
+    p.add_argument("--symmetry", action="store_true", default=None, help="reduce by consumer symmetry")
+    p.add_argument(
+        "--no-atomic-requests",
+        dest="atomic_requests",
+        action="store_false",
+        default=None,
+        help="explore fully asynchronous request/response channels",
+    )
+    p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", help="any other model field")
+    p.add_argument("--strategy", choices=["bfs", "dfs"], default="bfs")
+    p.add_argument("--max-depth", type=int, metavar="D")
+    p.add_argument("--max-states", type=int, metavar="S")
+    p.add_argument("--time-limit", type=float, metavar="SECONDS")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.add_argument("--out", metavar="DIR", help="write each counterexample as JSON into DIR")
+    p.add_argument("--no-progress", action="store_true")
+
+
+def config_from_args(args: argparse.Namespace) -> Config:
+    try:
+        config = Config.load(args.config) if args.config else Config()
+        overrides: dict[str, Any] = {}
+        for name in (
+            "consumers",
+            "partitions",
+            "max_generation",
+            "faults",
+            "max_perturbations",
+            "assignor",
+            "initial_rebalance_delay_ms",
+            "profile",
+            "symmetry",
+            "atomic_requests",
+        ):
+            value = getattr(args, name, None)
+            if value is not None:
+                overrides[name] = value
+        for item in args.set:
+            if "=" not in item:
+                raise ConfigError(f"--set needs FIELD=VALUE, got {item!r}")
+            key, value = item.split("=", 1)
+            overrides[key.strip()] = value.strip()
+        return Config.from_mapping(overrides, base=config) if overrides else config
+    except ConfigError as exc:
+        raise InputError(str(exc)) from None
+
+
+def bounds_from_args(args: argparse.Namespace) -> Bounds:
+    for name in ("max_depth", "max_states", "time_limit"):
+        value = getattr(args, name)
+        if value is not None and value <= 0:
+            raise InputError(f"--{name.replace('_', '-')} must be positive, got {value}")
+    return Bounds(args.max_depth, args.max_states, args.time_limit)
+
+
+def run(args: argparse.Namespace) -> int:
+    config = config_from_args(args)
+    bounds = bounds_from_args(args)
+    out_dir = Path(args.out) if args.out else None
+    if out_dir is not None:
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"--out: cannot create {str(out_dir)!r}: {exc.strerror}") from None
+    progress = None if (args.json or args.no_progress) else terminal_progress()
+    result = Explorer(config, ALL).run(args.strategy, bounds, progress)
+    if progress is not None and sys.stderr.isatty():
+        print(file=sys.stderr)
+    files = write_counterexamples(result, out_dir) if out_dir else {}
+    if args.json:
+        print(json.dumps(result_json(result, files), indent=2))
+    else:
+        print_text(result, files)
+    return EXIT_OK if result.ok else EXIT_VIOLATION
+
+
+def write_counterexamples(result: Result, out_dir: Path) -> dict[str, str]:
+    files: dict[str, str] = {}
+    for v in result.violations:
+        path = out_dir / f"{v.prop.name}.json"
+        path.write_text(json.dumps(trace_json(v.prop.name, v.prop.description, v.path), indent=2) + "\n")
+        files[v.prop.name] = str(path)
+    return files
+
+
+def result_json(result: Result, files: dict[str, str] | None = None) -> dict[str, Any]:
+    s = result.stats
+    return {
+        "verdict": "ok" if result.ok else "violation",
+        "config": result.config.describe(),
+        "strategy": result.strategy,
+        "properties": [
+            {
+                "name": p.name,
+                "kind": p.kind,
+                "source": p.source,
+                "description": p.description,
+                "verdict": result.verdict_of(p),
+            }
+            for p in result.properties
+        ],
+        "stats": {
+            "distinct_states": s.distinct_states,
+            "transitions": s.transitions,
+            "depth": s.depth,
+            "seconds": round(s.seconds, 3),
+            "states_per_second": round(s.states_per_second, 1),
+            "peak_memory_mb": round(s.peak_memory_mb, 1),
+            "boundary_states": s.boundary_states,
+            "complete": s.complete,
+            "stopped_by": s.stopped_by or None,
+        },
+        "action_counts": dict(sorted(result.action_counts.items())),
+        "counterexamples": [
+            {
+                **trace_json(v.prop.name, v.prop.description, v.path),
+                "length": len(v.path) - 1,
+                "file": (files or {}).get(v.prop.name),
+            }
+            for v in result.violations
+        ],
+    }
+
+
+def print_text(result: Result, files: dict[str, str]) -> None:
+    cfg = result.config
+    print(
+        f"kgc check: {cfg.consumers} consumers, {cfg.partitions} partitions, generations ≤ {cfg.max_generation}, "
+        f"assignor {cfg.assignor}, profile {cfg.profile}"
+    )
+    print(
+        f"  faults: {', '.join(sorted(cfg.faults)) or 'none'}; perturbations ≤ {cfg.max_perturbations}; "
+        f"initial delay {cfg.initial_rebalance_delay_ms} ms; atomic requests {cfg.atomic_requests}; "
+        f"symmetry {cfg.symmetry}; strategy {result.strategy}"
+    )
+    print("properties:")
+    for p in result.properties:
+        print(f"  {result.verdict_of(p):>9}  {p.name}: {p.description}")
+    for v in result.violations:
+        print(f"\nviolation of {v.prop.name} ({v.prop.source}), {len(v.path) - 1} steps:")
+        print(format_trace(v.path))
+        if v.prop.name in files:
+            print(f"  written to {files[v.prop.name]}")
+    s = result.stats
+    print(
+        f"\n{s.distinct_states:,} distinct states, {s.transitions:,} transitions, depth {s.depth}, "
+        f"{s.seconds:.1f} s, {s.states_per_second:,.0f} states/s, peak memory {s.peak_memory_mb:,.0f} MB"
+    )
+    if not s.complete:
+        print(f"warning: exploration incomplete (stopped by {s.stopped_by}); 'holds' means within what was explored")
+    missing = [p.name for p in result.properties if not p.is_safety and p.name not in result.witnessed]
+    if missing and s.complete:
+        print(f"warning: never witnessed: {', '.join(missing)}")
+    print("verdict: " + ("ok" if result.ok else "violation"))

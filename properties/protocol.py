@@ -1,0 +1,305 @@
+"""The properties kgc checks on the classic group protocol.
+
+Each one is a sentence of what must never happen, then its definition. The same functions judge
+the explorer's states and, through the abstraction of ``sut/``, the reference implementation.
+The most important one is ``exclusive_ownership``: two consumers of one generation never consume
+the same partition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from model.actions import EXPIRE_HEARTBEAT, EXPIRE_JOIN, RECEIVE, STORE_COMPLETE, Action, Answer
+from model.state import NO_MEMBER, JoinTimer, Request, State
+from model.types import VALID_PREVIOUS_STATES, ApiKey, Errors, GroupState, MemberState
+from properties.base import Property, sometimes, state_invariant, transition_invariant
+
+PR = GroupState.PREPARING_REBALANCE
+CR = GroupState.COMPLETING_REBALANCE
+
+
+def exchanges(state: State, action: Action) -> Iterator[tuple[Request, Answer]]:
+    """Each request the coordinator handled in the step, with its immediate answer (a parked
+    request has none and is skipped)."""
+    immediate = [a for a in action.answers if a.consumer == action.actor and not a.parked]
+    for request, answer in zip(action.handled, immediate, strict=False):
+        yield request, answer
+
+
+# 1 ----------------------------------------------------------------------------------------------
+@state_invariant(
+    "single_delayed_join",
+    "A group has a join timer (DelayedJoin or InitialDelayedJoin) exactly while it is PreparingRebalance.",
+    "seed 000 (one DelayedJoin per rebalance); reference §11",
+)
+def single_delayed_join_state(s: State) -> bool:
+    g = s.group
+    return (g.join_timer != JoinTimer.NONE) == (g.state == PR)
+
+
+@transition_invariant(
+    "one_join_per_generation",
+    "A rebalance never starts while one is pending, and each generation bump completes one join phase.",
+    "seed 000 (one DelayedJoin per rebalance); reference §11",
+)
+def one_join_per_generation(s: State, a: Action, t: State) -> bool:
+    if s.group.state == PR and PR in a.path:
+        return False  # a second rebalance (a second DelayedJoin) started during the first
+    bumps = t.group.generation - s.group.generation
+    completions = sum(1 for x in a.path if x in (CR, GroupState.EMPTY))
+    return bumps == completions
+
+
+# 2 ----------------------------------------------------------------------------------------------
+@transition_invariant(
+    "no_stale_assignment",
+    "No assignment of an older generation is handed out or installed.",
+    "seed 004 (storeGroup callback guard); reference §14",
+)
+def no_stale_assignment(s: State, a: Action, t: State) -> bool:
+    for answer in a.answers:
+        r = answer.response
+        if r.api == ApiKey.SYNC_GROUP and r.error == Errors.NONE and r.plan_generation != t.group.generation:
+            return False
+    if a.kind == RECEIVE and a.response is not None:
+        r = a.response
+        c = s.consumers[a.actor]
+        if r.api == ApiKey.SYNC_GROUP and r.error == Errors.NONE and r.plan_generation != c.generation:
+            return False
+    return True
+
+
+# 3 ----------------------------------------------------------------------------------------------
+@transition_invariant(
+    "sync_in_preparing_rebalance",
+    "A SyncGroup of the current generation handled in PreparingRebalance is answered REBALANCE_IN_PROGRESS.",
+    "seed 000 (SyncGroup in PreparingRebalance); reference §5",
+)
+def sync_in_preparing_rebalance(s: State, a: Action, t: State) -> bool:
+    g = s.group
+    if g.state != PR:
+        return True
+    for request, answer in exchanges(s, a):
+        if request.api == ApiKey.SYNC_GROUP and g.member(request.mid) and request.generation == g.generation:
+            if answer.response.error != Errors.REBALANCE_IN_PROGRESS:
+                return False
+    return True
+
+
+# 4 ----------------------------------------------------------------------------------------------
+@transition_invariant(
+    "valid_transitions",
+    "The group only enters a state from one of Kafka's valid previous states, and generations never decrease.",
+    "reference §2 (GroupMetadata validPreviousStates)",
+)
+def valid_transitions(s: State, a: Action, t: State) -> bool:
+    previous = s.group.state
+    for nxt in a.path:
+        if previous not in VALID_PREVIOUS_STATES[nxt]:
+            return False
+        previous = nxt
+    return previous == t.group.state and t.group.generation >= s.group.generation
+
+
+@state_invariant(
+    "empty_iff_no_members",
+    "The group is Empty exactly when it has no members (outside a rebalance and Dead).",
+    "seed 002 (Empty: no active consumer); reference §2",
+)
+def empty_iff_no_members(s: State) -> bool:
+    g = s.group
+    if g.state == GroupState.EMPTY:
+        return not g.members
+    if g.state in (CR, GroupState.STABLE):
+        return bool(g.members)
+    return True
+
+
+@state_invariant(
+    "leader_is_member",
+    "Whenever the group has members, its leader is one of them; with none, it has no leader.",
+    "seed 002 (leader consumer); reference §11 (leader election)",
+)
+def leader_is_member(s: State) -> bool:
+    g = s.group
+    if g.state == GroupState.DEAD:
+        return True
+    if not g.members:
+        return g.leader == NO_MEMBER
+    return g.member(g.leader) is not None
+
+
+# 5 ----------------------------------------------------------------------------------------------
+@state_invariant(
+    "exclusive_ownership",
+    "No partition is owned by two consumers that are Stable in the same generation.",
+    "seed 002 (each consumer receives only its own part); the most important property",
+)
+def exclusive_ownership(s: State) -> bool:
+    seen: dict[tuple[int, int], int] = {}
+    for i, c in enumerate(s.consumers):
+        if c.state != MemberState.STABLE:
+            continue
+        for p in c.owned:
+            if (c.generation, p) in seen:
+                return False
+            seen[(c.generation, p)] = i
+    return True
+
+
+# 6 ----------------------------------------------------------------------------------------------
+@transition_invariant(
+    "heartbeat_errors",
+    "Heartbeat: a rebalance answers REBALANCE_IN_PROGRESS, a stale generation ILLEGAL_GENERATION, "
+    "an unknown member UNKNOWN_MEMBER_ID.",
+    "seed 001 (heartbeat thread); reference §6 (3.6.2)",
+)
+def heartbeat_errors(s: State, a: Action, t: State) -> bool:
+    g = s.group
+    if g.state == GroupState.DEAD:
+        return True
+    for request, answer in exchanges(s, a):
+        if request.api != ApiKey.HEARTBEAT:
+            continue
+        error = answer.response.error
+        if g.member(request.mid) is None:
+            expected = Errors.UNKNOWN_MEMBER_ID
+        elif request.generation != g.generation:
+            expected = Errors.ILLEGAL_GENERATION
+        elif g.state == PR:
+            expected = Errors.REBALANCE_IN_PROGRESS
+        else:
+            continue
+        if error != expected:
+            return False
+    return True
+
+
+@transition_invariant(
+    "commit_fencing",
+    "OffsetCommit in CompletingRebalance answers REBALANCE_IN_PROGRESS; a commit is accepted only from a "
+    "member of the current generation, and never covers records not yet processed.",
+    "seed 002 (commit in AwaitingSync); seed 003 (auto-commit); reference §8",
+)
+def commit_fencing(s: State, a: Action, t: State) -> bool:
+    g = s.group
+    if g.state == GroupState.DEAD:
+        return True
+    for request, answer in exchanges(s, a):
+        if request.api != ApiKey.OFFSET_COMMIT:
+            continue
+        error = answer.response.error
+        current = g.member(request.mid) is not None and request.generation == g.generation
+        if current and g.state == CR and error != Errors.REBALANCE_IN_PROGRESS:
+            return False
+        if error == Errors.NONE and (not current or g.state not in (PR, GroupState.STABLE)):
+            return False
+        if error == Errors.NONE and request.covers_unprocessed:
+            return False
+    return True
+
+
+# 7 ----------------------------------------------------------------------------------------------
+@transition_invariant(
+    "no_expiry_while_parked",
+    "No member that has joined before is removed by its session timeout while its JoinGroup or SyncGroup is parked.",
+    "seed 000 (the three 'member is alive' conditions); reference §12",
+)
+def no_expiry_while_parked(s: State, a: Action, t: State) -> bool:
+    if a.kind != EXPIRE_HEARTBEAT:
+        return True
+    m = s.group.member(a.mid)
+    if m is None or m.is_new:
+        return True
+    return not ((m.awaiting_join or m.awaiting_sync) and a.mid in a.evicted)
+
+
+# Witnesses -------------------------------------------------------------------------------------
+@sometimes("witness_rebalance_completes", "A join phase completes into a new generation.", "one_join_per_generation")
+def witness_rebalance_completes(s: State, a: Action, t: State) -> bool:
+    return t.group.generation > s.group.generation and t.group.state == CR
+
+
+@sometimes(
+    "witness_stale_store_ignored",
+    "A storeGroup callback finds the generation changed and does nothing.",
+    "no_stale_assignment",
+)
+def witness_stale_store_ignored(s: State, a: Action, t: State) -> bool:
+    return a.kind == STORE_COMPLETE and not a.answers and not a.path
+
+
+@sometimes(
+    "witness_sync_in_rebalance",
+    "A SyncGroup of the current generation arrives in PreparingRebalance.",
+    "sync_in_preparing_rebalance",
+)
+def witness_sync_in_rebalance(s: State, a: Action, t: State) -> bool:
+    g = s.group
+    return g.state == PR and any(
+        r.api == ApiKey.SYNC_GROUP and r.generation == g.generation and g.member(r.mid) for r, _ in exchanges(s, a)
+    )
+
+
+@sometimes(
+    "witness_two_stable", "Two consumers are Stable in the same generation with partitions.", "exclusive_ownership"
+)
+def witness_two_stable(s: State, a: Action, t: State) -> bool:
+    gens = [c.generation for c in t.consumers if c.state == MemberState.STABLE and c.owned]
+    return len(gens) != len(set(gens))
+
+
+@sometimes("witness_heartbeat_in_rebalance", "A heartbeat is answered REBALANCE_IN_PROGRESS.", "heartbeat_errors")
+def witness_heartbeat_in_rebalance(s: State, a: Action, t: State) -> bool:
+    return any(
+        r.api == ApiKey.HEARTBEAT and x.response.error == Errors.REBALANCE_IN_PROGRESS for r, x in exchanges(s, a)
+    )
+
+
+@sometimes("witness_commit_in_completing", "An OffsetCommit arrives in CompletingRebalance.", "commit_fencing")
+def witness_commit_in_completing(s: State, a: Action, t: State) -> bool:
+    return s.group.state == CR and any(r.api == ApiKey.OFFSET_COMMIT for r, _ in exchanges(s, a))
+
+
+@sometimes(
+    "witness_parked_survives", "A heartbeat timer fires on a parked member, which survives.", "no_expiry_while_parked"
+)
+def witness_parked_survives(s: State, a: Action, t: State) -> bool:
+    m = s.group.member(a.mid) if a.kind == EXPIRE_HEARTBEAT else None
+    return m is not None and not m.is_new and (m.awaiting_join or m.awaiting_sync) and a.mid not in a.evicted
+
+
+@sometimes("witness_join_timeout", "A join phase is completed by its timer, evicting a member.", "single_delayed_join")
+def witness_join_timeout(s: State, a: Action, t: State) -> bool:
+    return a.kind == EXPIRE_JOIN and bool(a.evicted)
+
+
+ALL: tuple[Property, ...] = (
+    single_delayed_join_state,
+    one_join_per_generation,
+    no_stale_assignment,
+    sync_in_preparing_rebalance,
+    valid_transitions,
+    empty_iff_no_members,
+    leader_is_member,
+    exclusive_ownership,
+    heartbeat_errors,
+    commit_fencing,
+    no_expiry_while_parked,
+    witness_rebalance_completes,
+    witness_stale_store_ignored,
+    witness_sync_in_rebalance,
+    witness_two_stable,
+    witness_heartbeat_in_rebalance,
+    witness_commit_in_completing,
+    witness_parked_survives,
+    witness_join_timeout,
+)
+
+
+def by_name(name: str) -> Property:
+    for p in ALL:
+        if p.name == name:
+            return p
+    raise KeyError(name)
