@@ -217,7 +217,7 @@ class ClassicGroupModel:
                 HANDLE,
                 index,
                 choice=choice,
-                request=request,
+                handled=(request,),
                 path=tuple(path),
                 answers=tuple(answers),
                 evicted=tuple(evicted),

@@ -1,0 +1,139 @@
+"""Every safety property holds on real states of the model and fails on a hand-made bad state or
+transition (the bar: a property that cannot fail is worth nothing)."""
+
+from __future__ import annotations
+
+import pytest
+
+from model.actions import EXPIRE_HEARTBEAT, HANDLE, RECEIVE, Action, Answer
+from model.config import Config
+from model.state import NO_MEMBER, JoinTimer, Request, Response, State
+from model.system import ClassicGroupModel
+from model.types import ApiKey, Errors, GroupState, MemberState
+from properties import protocol as P
+from tests.model.drive import Driver
+
+
+@pytest.fixture(scope="module")
+def stable() -> State:
+    """Two consumers Stable in generation 1."""
+    d = Driver(ClassicGroupModel(Config.from_mapping({"consumers": 2, "faults": "none", "max_perturbations": 0})))
+    d.do("send_join", 1)
+    d.do("send_join", 2)
+    d.do("expire_join", choice=())
+    d.do("receive", 1)
+    d.do("receive", 2)
+    d.do("store_complete")
+    d.do("receive", 1)
+    d.do("receive", 2)
+    assert d.state.group.state == GroupState.STABLE
+    return d.state
+
+
+def with_group(s: State, **fields: object) -> State:
+    return s._replace(group=s.group._replace(**fields))
+
+
+def handled(s: State, request: Request, error: Errors, actor: int = 0) -> Action:
+    return Action(HANDLE, actor, handled=(request,), answers=(Answer(actor, Response(request.api, error), True),))
+
+
+def test_state_properties_hold_on_a_real_state(stable: State) -> None:
+    for prop in (P.single_delayed_join_state, P.empty_iff_no_members, P.leader_is_member, P.exclusive_ownership):
+        assert prop.holds_in(stable), prop.name
+
+
+def test_single_delayed_join_fails_on_a_join_timer_outside_a_rebalance(stable: State) -> None:
+    assert not P.single_delayed_join_state.holds_in(with_group(stable, join_timer=JoinTimer.DELAYED_JOIN))
+
+
+def test_one_join_per_generation_fails_on_a_second_rebalance(stable: State) -> None:
+    s = with_group(stable, state=GroupState.PREPARING_REBALANCE)
+    a = Action(HANDLE, 0, path=(GroupState.PREPARING_REBALANCE,))
+    assert not P.one_join_per_generation.holds_on(s, a, s)
+    bumped = with_group(stable, generation=stable.group.generation + 1)
+    assert not P.one_join_per_generation.holds_on(stable, Action(HANDLE, 0), bumped)
+    assert P.one_join_per_generation.holds_on(stable, Action(HANDLE, 0), stable)
+
+
+def test_no_stale_assignment_fails_on_an_old_plan(stable: State) -> None:
+    g = stable.group.generation
+    old = Response(ApiKey.SYNC_GROUP, Errors.NONE, generation=g, assignment=(0,), plan_generation=g - 1)
+    a = Action(HANDLE, 0, answers=(Answer(0, old, True, parked=True),))
+    assert not P.no_stale_assignment.holds_on(stable, a, stable)
+    ok = Action(HANDLE, 0, answers=(Answer(0, old._replace(plan_generation=g), True, parked=True),))
+    assert P.no_stale_assignment.holds_on(stable, ok, stable)
+    receive = Action(RECEIVE, 0, response=old)
+    assert not P.no_stale_assignment.holds_on(stable, receive, stable)
+
+
+def test_sync_in_preparing_rebalance_fails_when_answered_none(stable: State) -> None:
+    s = with_group(stable, state=GroupState.PREPARING_REBALANCE)
+    m = s.group.members[0]
+    sync = Request(ApiKey.SYNC_GROUP, m.mid, s.group.generation)
+    assert not P.sync_in_preparing_rebalance.holds_on(s, handled(s, sync, Errors.NONE), s)
+    assert P.sync_in_preparing_rebalance.holds_on(s, handled(s, sync, Errors.REBALANCE_IN_PROGRESS), s)
+
+
+def test_valid_transitions_fails_on_an_illegal_edge_or_a_lower_generation(stable: State) -> None:
+    empty = with_group(stable, state=GroupState.EMPTY)
+    a = Action(HANDLE, 0, path=(GroupState.STABLE,))
+    assert not P.valid_transitions.holds_on(empty, a, stable)
+    lower = with_group(stable, generation=0)
+    assert not P.valid_transitions.holds_on(stable, Action(HANDLE, 0), lower)
+    assert P.valid_transitions.holds_on(stable, Action(HANDLE, 0), stable)
+
+
+def test_empty_iff_no_members_fails_on_an_empty_group_with_members(stable: State) -> None:
+    assert not P.empty_iff_no_members.holds_in(with_group(stable, state=GroupState.EMPTY))
+    assert not P.empty_iff_no_members.holds_in(with_group(stable, members=(), leader=NO_MEMBER))
+
+
+def test_leader_is_member_fails_on_a_leader_outside_the_group(stable: State) -> None:
+    assert not P.leader_is_member.holds_in(with_group(stable, leader=(5, 0)))
+    assert not P.leader_is_member.holds_in(with_group(stable, leader=NO_MEMBER))
+
+
+def test_exclusive_ownership_fails_on_a_shared_partition(stable: State) -> None:
+    c0, c1 = stable.consumers
+    shared = stable._replace(consumers=(c0, c1._replace(owned=c0.owned)))
+    assert not P.exclusive_ownership.holds_in(shared)
+    older = stable._replace(consumers=(c0, c1._replace(owned=c0.owned, generation=c0.generation - 1)))
+    assert P.exclusive_ownership.holds_in(older)
+    unjoined = stable._replace(consumers=(c0, c1._replace(owned=c0.owned, state=MemberState.UNJOINED)))
+    assert P.exclusive_ownership.holds_in(unjoined)
+
+
+def test_heartbeat_errors_fail_on_wrong_codes(stable: State) -> None:
+    m = stable.group.members[0]
+    g = stable.group.generation
+    pr = with_group(stable, state=GroupState.PREPARING_REBALANCE)
+    hb = Request(ApiKey.HEARTBEAT, m.mid, g)
+    assert not P.heartbeat_errors.holds_on(pr, handled(pr, hb, Errors.NONE), pr)
+    assert P.heartbeat_errors.holds_on(pr, handled(pr, hb, Errors.REBALANCE_IN_PROGRESS), pr)
+    stale = hb._replace(generation=g - 1)
+    assert not P.heartbeat_errors.holds_on(stable, handled(stable, stale, Errors.NONE), stable)
+    unknown = hb._replace(mid=(1, 7))
+    assert not P.heartbeat_errors.holds_on(stable, handled(stable, unknown, Errors.ILLEGAL_GENERATION), stable)
+
+
+def test_commit_fencing_fails_on_accepted_bad_commits(stable: State) -> None:
+    m = stable.group.members[0]
+    g = stable.group.generation
+    commit = Request(ApiKey.OFFSET_COMMIT, m.mid, g)
+    cr = with_group(stable, state=GroupState.COMPLETING_REBALANCE)
+    assert not P.commit_fencing.holds_on(cr, handled(cr, commit, Errors.NONE), cr)
+    assert P.commit_fencing.holds_on(cr, handled(cr, commit, Errors.REBALANCE_IN_PROGRESS), cr)
+    stale = commit._replace(generation=g - 1)
+    assert not P.commit_fencing.holds_on(stable, handled(stable, stale, Errors.NONE), stable)
+    unprocessed = commit._replace(covers_unprocessed=True)
+    assert not P.commit_fencing.holds_on(stable, handled(stable, unprocessed, Errors.NONE), stable)
+    assert P.commit_fencing.holds_on(stable, handled(stable, commit, Errors.NONE), stable)
+
+
+def test_no_expiry_while_parked_fails_when_a_parked_member_is_evicted(stable: State) -> None:
+    m = stable.group.members[0]
+    parked = with_group(stable, members=(m._replace(awaiting_sync=True),) + stable.group.members[1:])
+    a = Action(EXPIRE_HEARTBEAT, mid=m.mid, evicted=(m.mid,))
+    assert not P.no_expiry_while_parked.holds_on(parked, a, parked)
+    assert P.no_expiry_while_parked.holds_on(stable, a, stable)  # not parked: may expire
