@@ -23,8 +23,7 @@ def exchanges(state: State, action: Action) -> Iterator[tuple[Request, Answer]]:
     """Each request the coordinator handled in the step, with its immediate answer (a parked
     request has none and is skipped)."""
     immediate = [a for a in action.answers if a.consumer == action.actor and not a.parked]
-    for request, answer in zip(action.handled, immediate, strict=False):
-        yield request, answer
+    yield from zip(action.handled, immediate, strict=False)
 
 
 # 1 ----------------------------------------------------------------------------------------------
@@ -81,9 +80,9 @@ def sync_in_preparing_rebalance(s: State, a: Action, t: State) -> bool:
     if g.state != PR:
         return True
     for request, answer in exchanges(s, a):
-        if request.api == ApiKey.SYNC_GROUP and g.member(request.mid) and request.generation == g.generation:
-            if answer.response.error != Errors.REBALANCE_IN_PROGRESS:
-                return False
+        current = request.api == ApiKey.SYNC_GROUP and g.member(request.mid) and request.generation == g.generation
+        if current and answer.response.error != Errors.REBALANCE_IN_PROGRESS:
+            return False
     return True
 
 
