@@ -12,6 +12,8 @@ handles one request per connection and mutes it while a request is parked).
 
 from __future__ import annotations
 
+from typing import Any
+
 from model.actions import (
     CHANGE_METADATA,
     RECEIVE,
@@ -31,7 +33,7 @@ from model.types import ApiKey, Errors, MemberState
 COORDINATOR_ERRORS = frozenset({Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE})
 
 
-def _send(consumer: Consumer, request: Request, **changes: object) -> Consumer:
+def _send(consumer: Consumer, request: Request, **changes: Any) -> Consumer:
     return consumer._replace(awaiting=int(request.api), requests=consumer.requests + (request,), **changes)
 
 

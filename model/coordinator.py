@@ -11,6 +11,8 @@ step produces, the states it enters and the members it evicts, then freezes back
 
 from __future__ import annotations
 
+from typing import Any
+
 from model.actions import Answer, Chooser
 from model.config import Config
 from model.state import (
@@ -86,7 +88,7 @@ class GroupTx:
         and is lost if that connection is closed."""
         self.answers.append(Answer(mid[0], response, not orphan, parked=True))
 
-    def update(self, mid: MemberId, **fields: object) -> Member:
+    def update(self, mid: MemberId, **fields: Any) -> Member:
         member = self.members[mid]._replace(**fields)
         self.members[mid] = member
         return member
@@ -377,8 +379,8 @@ def handle_join_group(tx: GroupTx, consumer: int, request: Request, in_use: set[
     if tx.state == PR:
         tx.try_complete_join()
     # Parked unless the join phase completed inside this very step (it was answered already).
-    member = tx.members.get(mid)
-    return member is not None and member.awaiting_join
+    joined = tx.members.get(mid)
+    return joined is not None and joined.awaiting_join
 
 
 def _current_join_response(tx: GroupTx, mid: MemberId) -> Response:

@@ -12,6 +12,7 @@ global states.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from model import consumer as client
@@ -130,11 +131,11 @@ class ClassicGroupModel:
         if budget.lost_response:
             for i, cons in enumerate(consumers):
                 if cons.responses:
-                    lost = Action(LOSE_RESPONSE, i, response=cons.responses[0])
+                    dropped = Action(LOSE_RESPONSE, i, response=cons.responses[0])
                     new_state = State(
                         group, _set(consumers, i, client.lose_response(cons)), _spend(budget, "lost_response")
                     )
-                    out.append((lost, new_state))
+                    out.append((dropped, new_state))
         for action, new_group in self._group_faults(group):
             spend = BUDGET_OF[action.kind]
             if getattr(budget, spend):
@@ -245,11 +246,11 @@ class ClassicGroupModel:
                 if m.hb_armed:
                     mid = m.mid
                     steps += _run(
-                        group, cfg, EXPIRE_HEARTBEAT, mid, lambda tx, mid=mid: coord.expire_heartbeat(tx, mid)
+                        group, cfg, EXPIRE_HEARTBEAT, mid, partial(coord.expire_heartbeat, mid=mid)
                     )
             for p in group.pending:
                 mid = p.mid
-                steps += _run(group, cfg, EXPIRE_PENDING, mid, lambda tx, mid=mid: coord.expire_pending(tx, mid))
+                steps += _run(group, cfg, EXPIRE_PENDING, mid, partial(coord.expire_pending, mid=mid))
         if group.join_timer == JoinTimer.DELAYED_JOIN:
             steps += _run(group, cfg, EXPIRE_JOIN, None, lambda tx: coord.expire_join(tx, extend=False))
         elif group.join_timer == JoinTimer.INITIAL_DELAYED_JOIN:
