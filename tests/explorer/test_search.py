@@ -81,3 +81,13 @@ def test_bounds_stop_the_search_and_say_so() -> None:
     assert not r.stats.complete and r.stats.stopped_by == "max-states"
     r = Explorer(small()).run("bfs", Bounds(max_depth=3))
     assert not r.stats.complete and r.stats.depth <= 3
+
+
+def test_asynchronous_channels_give_the_same_verdicts() -> None:
+    sync = Explorer(small(max_generation=2)).run("bfs")
+    asynchronous = Explorer(small(max_generation=2, atomic_requests=False)).run("bfs")
+    assert sync.ok and asynchronous.ok
+    props: list[Property] = [generation_below_two]
+    a = Explorer(small(max_generation=3), props, stop_at_first=True).run("bfs")
+    b = Explorer(small(max_generation=3, atomic_requests=False), props, stop_at_first=True).run("bfs")
+    assert not a.ok and not b.ok
