@@ -106,6 +106,7 @@ class Explorer:
         state_props = [p for p in self.properties if p.kind == STATE]
         trans_props = [p for p in self.properties if p.kind == TRANSITION]
         witnesses = [p for p in self.properties if not p.is_safety]
+        trans_checks = [(p, p.check_transition) for p in trans_props if p.check_transition is not None]
         stats = Stats()
         result = Result(self.config, strategy, self.properties, stats)
         violated: set[str] = set()
@@ -140,8 +141,8 @@ class Explorer:
             for action, nxt in model.successors(state):
                 stats.transitions += 1
                 counts[action.kind] = counts.get(action.kind, 0) + 1
-                for p in trans_props:
-                    if p.name not in violated and not p.holds_on(state, action, nxt):
+                for p, check in trans_checks:
+                    if not check(state, action, nxt) and p.name not in violated:
                         violated.add(p.name)
                         path = self._rebuild(parents, fp) + [(action, canon(nxt))]
                         result.violations.append(Violation(p, path))
