@@ -69,24 +69,37 @@ VALID_PREVIOUS_STATES: dict[GroupState, frozenset[GroupState]] = {
 
 
 class Errors(IntEnum):
-    """Kafka error codes used by the classic group APIs (reference §16)."""
+    """Kafka error codes used by the classic group APIs (reference §16), including the log-append
+    errors that ``storeGroup`` translates (§14)."""
 
     UNKNOWN_SERVER_ERROR = -1
     NONE = 0
+    UNKNOWN_TOPIC_OR_PARTITION = 3
+    INVALID_FETCH_SIZE = 4
+    NOT_LEADER_OR_FOLLOWER = 6
+    REQUEST_TIMED_OUT = 7
+    MESSAGE_TOO_LARGE = 10
+    OFFSET_METADATA_TOO_LARGE = 12
     COORDINATOR_LOAD_IN_PROGRESS = 14
     COORDINATOR_NOT_AVAILABLE = 15
     NOT_COORDINATOR = 16
+    RECORD_LIST_TOO_LARGE = 18
+    NOT_ENOUGH_REPLICAS = 19
+    NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20
     ILLEGAL_GENERATION = 22
     INCONSISTENT_GROUP_PROTOCOL = 23
     INVALID_GROUP_ID = 24
     UNKNOWN_MEMBER_ID = 25
     INVALID_SESSION_TIMEOUT = 26
     REBALANCE_IN_PROGRESS = 27
+    KAFKA_STORAGE_ERROR = 56
     NON_EMPTY_GROUP = 68
     GROUP_ID_NOT_FOUND = 69
     MEMBER_ID_REQUIRED = 79
     GROUP_MAX_SIZE_REACHED = 81
     FENCED_INSTANCE_ID = 82
+    GROUP_SUBSCRIBED_TO_TOPIC = 86
+    UNSTABLE_OFFSET_COMMIT = 88
 
     @classmethod
     def from_name(cls, name: str) -> Errors:
