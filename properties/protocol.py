@@ -8,7 +8,7 @@ the same partition.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable
 
 from model.actions import EXPIRE_HEARTBEAT, EXPIRE_JOIN, RECEIVE, STORE_COMPLETE, Action, Answer
 from model.state import NO_MEMBER, JoinTimer, Request, State
@@ -19,11 +19,13 @@ PR = GroupState.PREPARING_REBALANCE
 CR = GroupState.COMPLETING_REBALANCE
 
 
-def exchanges(state: State, action: Action) -> Iterator[tuple[Request, Answer]]:
+def exchanges(state: State, action: Action) -> Iterable[tuple[Request, Answer]]:
     """Each request the coordinator handled in the step, with its immediate answer (a parked
     request has none and is skipped)."""
+    if not action.handled:
+        return ()  # most steps handle no request: the explorer calls this millions of times
     immediate = [a for a in action.answers if a.consumer == action.actor and not a.parked]
-    yield from zip(action.handled, immediate, strict=False)
+    return zip(action.handled, immediate, strict=False)
 
 
 # 1 ----------------------------------------------------------------------------------------------
