@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 FAULTS = ("crash", "lost_response", "session_expiry", "coordinator_unload", "store_failure")
-"""Faults the model can inject. Session expiry is the coordinator's DelayedHeartbeat firing on a
-member that is not alive; the others are bounded perturbations (``budget_*``)."""
+"""Faults the model can inject, each a bounded perturbation (``budget_*``). ``session_expiry`` is a
+timer (session, new-member, rebalance or pending-sync timeout) removing a member whose consumer is
+still running and holds the id: a slow or partitioned consumer. The same timers removing an
+abandoned member (its consumer crashed, left or started over) are recovery and always enabled."""
 
 ASSIGNORS = ("range", "roundrobin")
 PROFILES = ("scala-3.x", "java-4.0")
@@ -44,6 +46,7 @@ class Config:
     budget_lost_response: int = 1
     budget_coordinator_unload: int = 1
     budget_store_failure: int = 1
+    budget_session_expiry: int = 1
     budget_leave: int = 1
     budget_metadata_change: int = 0
     max_perturbations: int = 2

@@ -147,6 +147,8 @@ class Budget(NamedTuple):
     lost_response: int
     coordinator_unload: int
     store_failure: int
+    session_expiry: int
+    """Timeouts that evict a live member (its consumer still holds the id)."""
     leave: int
     metadata_change: int
     total: int

@@ -73,6 +73,7 @@ class ClassicGroupModel:
             lost_response=c.budget("lost_response"),
             coordinator_unload=c.budget("coordinator_unload"),
             store_failure=c.budget("store_failure"),
+            session_expiry=c.budget("session_expiry"),
             leave=c.budget("leave"),
             metadata_change=c.budget("metadata_change"),
             total=c.max_perturbations,
@@ -116,7 +117,13 @@ class ClassicGroupModel:
                     after = State(new_group, self._deliver(_set(consumers, i, popped), action.answers), budget)
                     out.append((action, after))
         for action, new_group in self._timer_steps(group):
-            out.append((action, State(new_group, self._deliver(consumers, action.answers), budget)))
+            spent = budget
+            if action.evicted and _evicts_live(consumers, group, action.evicted):
+                # A live consumer missed a deadline: a perturbation, not recovery.
+                if budget.session_expiry == 0 or budget.total == 0:
+                    continue
+                spent = _spend(budget, "session_expiry")
+            out.append((action, State(new_group, self._deliver(consumers, action.answers), spent)))
         if budget.total == 0:
             return out
         if budget.crash:
@@ -241,16 +248,11 @@ class ClassicGroupModel:
         steps: list[GroupStep] = []
         if group.state == GroupState.DEAD:
             return steps
-        if cfg.has("session_expiry"):
-            for m in group.members:
-                if m.hb_armed:
-                    mid = m.mid
-                    steps += _run(
-                        group, cfg, EXPIRE_HEARTBEAT, mid, partial(coord.expire_heartbeat, mid=mid)
-                    )
-            for p in group.pending:
-                mid = p.mid
-                steps += _run(group, cfg, EXPIRE_PENDING, mid, partial(coord.expire_pending, mid=mid))
+        for m in group.members:
+            if m.hb_armed:
+                steps += _run(group, cfg, EXPIRE_HEARTBEAT, m.mid, partial(coord.expire_heartbeat, mid=m.mid))
+        for p in group.pending:
+            steps += _run(group, cfg, EXPIRE_PENDING, p.mid, partial(coord.expire_pending, mid=p.mid))
         if group.join_timer == JoinTimer.DELAYED_JOIN:
             steps += _run(group, cfg, EXPIRE_JOIN, None, lambda tx: coord.expire_join(tx, extend=False))
         elif group.join_timer == JoinTimer.INITIAL_DELAYED_JOIN:
@@ -352,6 +354,18 @@ def _set(consumers: tuple[Consumer, ...], index: int, value: Consumer) -> tuple[
 
 def _spend(budget: Budget, name: str) -> Budget:
     return budget._replace(**{name: getattr(budget, name) - 1, "total": budget.total - 1})
+
+
+def _evicts_live(consumers: tuple[Consumer, ...], group: Group, evicted: tuple[MemberId, ...]) -> bool:
+    """Whether a timer step removed a member (or pending id) that a running consumer still holds:
+    its consumer was slow, not gone. Removing an abandoned id (its consumer crashed, left, or
+    started over without it) is the protocol recovering and costs nothing."""
+    for mid in evicted:
+        if consumers[mid[0]].mid == mid:
+            m = group.member(mid)
+            if m is None or not m.orphan:
+                return True
+    return False
 
 
 def _refers_to(group: Group, index: int) -> bool:

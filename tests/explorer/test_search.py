@@ -22,7 +22,7 @@ def small(**extra: object) -> Config:
 
 @pytest.mark.parametrize(
     ("extra", "states", "transitions"),
-    [({}, 5875, 19476), ({"symmetry": True}, 3698, 12263), ({"atomic_requests": False}, 20130, 65620)],
+    [({}, 3881, 11285), ({"symmetry": True}, 2265, 6526), ({"atomic_requests": False}, 11424, 30903)],
 )
 @pytest.mark.parametrize("strategy", ["bfs", "dfs"])
 def test_pinned_counts(strategy: str, extra: dict[str, object], states: int, transitions: int) -> None:
