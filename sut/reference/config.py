@@ -1,0 +1,41 @@
+"""Broker settings of the reference coordinator (Kafka's ``GroupConfig`` and friends)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sut.reference.profiles import SCALA_3X, Profile
+
+#: ``Int.MaxValue``: Kafka's default ``group.max.size``.
+INT_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class CoordinatorConfig:
+    """Kafka broker defaults of 3.6.2 unless noted (reference §3, §4, §11, §12)."""
+
+    #: ``group.min.session.timeout.ms``
+    group_min_session_timeout_ms: int = 6000
+    #: ``group.max.session.timeout.ms`` (300000 in 2.0)
+    group_max_session_timeout_ms: int = 1_800_000
+    #: ``group.initial.rebalance.delay.ms`` (0.11+, KIP-134)
+    group_initial_rebalance_delay_ms: int = 3000
+    #: ``group.max.size`` (2.2+, KIP-389)
+    group_max_size: int = INT_MAX
+    #: ``GroupCoordinator.NewMemberJoinTimeoutMs``: fixed 5 minutes in Scala (2.2+, KAFKA-7610)
+    new_member_join_timeout_ms: int = 300_000
+    profile: Profile = field(default=SCALA_3X)
+    #: seeds the member-id UUIDs so that runs are reproducible
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in (
+            "group_min_session_timeout_ms",
+            "group_max_session_timeout_ms",
+            "group_initial_rebalance_delay_ms",
+            "new_member_join_timeout_ms",
+        ):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must not be negative, got {getattr(self, name)}")
+        if self.group_max_size < 1:
+            raise ValueError(f"group_max_size must be at least 1, got {self.group_max_size}")
