@@ -22,7 +22,7 @@ def small(**extra: object) -> Config:
 
 @pytest.mark.parametrize(
     ("extra", "states", "transitions"),
-    [({}, 3881, 11285), ({"symmetry": True}, 2265, 6526), ({"atomic_requests": False}, 11424, 30903)],
+    [({}, 3509, 10167), ({"symmetry": True}, 2013, 5799), ({"atomic_requests": False}, 10778, 29167)],
 )
 @pytest.mark.parametrize("strategy", ["bfs", "dfs"])
 def test_pinned_counts(strategy: str, extra: dict[str, object], states: int, transitions: int) -> None:
