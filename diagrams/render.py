@@ -16,13 +16,17 @@ class RenderError(Exception):
 
 
 def output_format(path: str | Path, allowed: tuple[str, ...] = GRAPH_FORMATS) -> str:
-    """The format named by the file's suffix, or a one-line error listing the allowed ones."""
+    """The format named by the file's suffix, or a one-line error listing the allowed ones (or
+    saying that the file's directory does not exist), checked before any work is done."""
     suffix = Path(path).suffix.lower().lstrip(".")
     if suffix not in allowed:
         raise RenderError(
             f"cannot tell the output format of {str(path)!r}: use a file name ending in "
             + ", ".join(f".{f}" for f in allowed)
         )
+    directory = Path(path).parent
+    if not directory.is_dir():
+        raise RenderError(f"cannot write {str(path)!r}: directory {str(directory)!r} does not exist")
     return suffix
 
 

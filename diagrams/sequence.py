@@ -999,7 +999,7 @@ def _draw_message(
             svg.add(f'<circle class="inflight" cx="{_fmt(end_x)}" cy="{_fmt(y2)}" r="3.5" fill="#ffffff"/>')
     svg.add("</g>")
     centre = (x1 + x2) / 2
-    labels.append((centre, y1 - 4, msg.label.lines, "middle", group))
+    labels.append((centre, y1 - 4, msg.label.lines, "middle", f'<g class="label {" ".join(classes)}">'))
 
 
 def _draw_mark(
@@ -1016,10 +1016,11 @@ def _draw_mark(
     svg.add(group)
     svg.add(f'<circle cx="{_fmt(x)}" cy="{_fmt(row.line_y)}" r="4.5"/>')
     svg.add("</g>")
+    label_group = f'<g class="label {mark.kind}">'
     if mark.column == chart.consumers:
-        labels.append((x - LABEL_PAD, row.line_y - 4, mark.label.lines, "end", group))
+        labels.append((x - LABEL_PAD, row.line_y - 4, mark.label.lines, "end", label_group))
     else:
-        labels.append((x + LABEL_PAD, row.line_y - 4, mark.label.lines, "start", group))
+        labels.append((x + LABEL_PAD, row.line_y - 4, mark.label.lines, "start", label_group))
 
 
 def _draw_end_state(svg: _Svg, chart: Chart, geo: _Geometry, row: Row) -> None:
@@ -1032,7 +1033,8 @@ def _draw_end_state(svg: _Svg, chart: Chart, geo: _Geometry, row: Row) -> None:
             continue
         lines = [
             str(c.get("state", "?")),
-            f"{c.get('member') or 'no member id'} · gen {c.get('generation')}",
+            f"{c.get('member') or 'no member id'} · "
+            + (f"gen {c.get('generation')}" if (c.get("generation") or 0) >= 0 else "no generation"),
             f"owns {c.get('owned', [])}",
         ]
         for j, line in enumerate(lines):
