@@ -41,10 +41,18 @@ def write_atomically(path: str | Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
+        # mkstemp makes the file private; give it the mode an ordinary write would have.
+        os.chmod(tmp, target.stat().st_mode & 0o777 if target.exists() else 0o666 & ~_umask())
         os.replace(tmp, target)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
         raise RenderError(f"cannot write {str(target)!r}: {exc.strerror}") from None
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def render_graph(graph: graphviz.Digraph, fmt: str) -> bytes:

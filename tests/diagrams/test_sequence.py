@@ -275,3 +275,10 @@ def test_malformed_traces_are_one_line_errors(mutate: Any, needle: str, tmp_path
     path.write_text("{not json")
     with pytest.raises(TraceError, match="is not valid JSON"):
         load_trace(path)
+
+
+def test_the_shipped_example_is_current() -> None:
+    """docs/examples/first-stable-owner.json (used by the README) is the known trace, in the current format."""
+    shipped = load_trace(Path(__file__).parents[2] / "docs" / "examples" / "first-stable-owner.json")
+    doc, _ = counterexample(nobody_stable_with_partitions)
+    assert shipped == json.loads(json.dumps(doc))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -59,7 +60,12 @@ def test_check_out_writes_json_and_chart_side_by_side_and_trace_redraws_it(
 
 def test_graph(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "graph.svg"
-    assert main(["diagram", "graph", *TINY, "-o", str(out)]) == 0
+    old = os.umask(0o022)
+    try:
+        assert main(["diagram", "graph", *TINY, "-o", str(out)]) == 0
+    finally:
+        os.umask(old)
+    assert out.stat().st_mode & 0o777 == 0o644  # as an ordinary write would leave it
     assert "21 states (0 violating), 33 transitions" in capsys.readouterr().out
     assert ET.fromstring(out.read_text()).tag.endswith("svg")
 
