@@ -104,12 +104,15 @@ class Explorer:
         model: ClassicGroupModel | None = None,
         stop_at_first: bool = False,
         step_cache: bool = True,
+        step_memory: int = 1_000_000,
     ) -> None:
         self.config = config
         self.model = model or ClassicGroupModel(config)
         self.properties = list(properties)
         self.stop_at_first = stop_at_first
         self.step_cache = step_cache
+        self.step_memory = step_memory
+        """How many memoised model steps to hold before asking the model to forget them."""
 
     def canonical(self, key: int) -> int:
         """The key explored in place of ``key``: its symmetry representative when ``symmetry`` is on."""
@@ -164,11 +167,32 @@ class _Search:
         self.done: set[str] = set()
         """Safety properties already violated and witnesses already found: not checked again."""
         self.parents: dict[int, int] = {}
+        self.base = self.model.step_base
         self.masks: list[int] = []
-        """Per step id: bit i set when step check i fires (an invariant fails, a witness holds);
-        -1 while unknown."""
+        """Per step id (from ``base``): bit i set when step check i fires (an invariant fails, a
+        witness holds); -1 while unknown."""
         self.active = (1 << len(self.step_checks)) - 1
         self.step_counts: list[int] = []
+        """Per step id (from ``base``): transitions taken."""
+        self.kind_counts: dict[str, int] = {}
+        self._source: tuple[int, State | None] = (-1, None)
+        self._target: tuple[int, State | None] = (-1, None)
+
+    def source(self, key: int) -> State:
+        """The state being expanded, decoded once for all its successors."""
+        if self._source[0] != key:
+            self._source = (key, self.model.decode(key))
+        state = self._source[1]
+        assert state is not None
+        return state
+
+    def target(self, key: int) -> State:
+        """A successor, decoded once for its step checks and its state checks."""
+        if self._target[0] != key:
+            self._target = (key, self.model.decode(key))
+        state = self._target[1]
+        assert state is not None
+        return state
 
     # ------------------------------------------------------------------ the search loop
     def run(self) -> Result:
@@ -186,7 +210,7 @@ class _Search:
         push = frontier.append
         successor_keys = model.successor_keys
         canonical = explorer.canonical if explorer.config.symmetry else None
-        masks, step_counts, whole = self.masks, self.step_counts, self.whole_checks
+        whole = self.whole_checks
         within = model.key_within_boundary
         last_report = start
         expanded = 0
@@ -205,15 +229,16 @@ class _Search:
                 continue
             successors = successor_keys(key)
             stats.transitions += len(successors)
-            if len(masks) < len(model.steps):
-                grow = len(model.steps) - len(masks)
+            base, masks, step_counts = self.base, self.masks, self.step_counts
+            if len(masks) < model.next_step - base:
+                grow = model.next_step - base - len(masks)
                 masks.extend([-1] * grow)
                 step_counts.extend([0] * grow)
             for step, nxt in successors:
-                step_counts[step] += 1
-                mask = masks[step]
+                step_counts[step - base] += 1
+                mask = masks[step - base]
                 if mask < 0:
-                    mask = masks[step] = self.evaluate_step(step, key, nxt)
+                    mask = masks[step - base] = self.evaluate_step(step, key, nxt)
                 if mask & self.active:
                     self.record_step(mask, step, key, nxt)
                 if whole:
@@ -227,6 +252,8 @@ class _Search:
                 self.check_state(nxt)
             expanded += 1
             if expanded & 0xFF == 0:
+                if len(model.steps) > explorer.step_memory:
+                    self.forget_steps()
                 now = time.monotonic()
                 stats.distinct_states = len(parents)
                 if self.progress is not None and now - last_report >= 1.0:
@@ -241,14 +268,26 @@ class _Search:
                 break
         stats.seconds = time.monotonic() - start
         stats.distinct_states = len(parents)
-        counts: dict[str, int] = {}
-        for step, n in enumerate(step_counts):
-            if n:
-                kind = model.step_kinds[step]
-                counts[kind] = counts.get(kind, 0) + n
-        self.result.action_counts = counts
+        self.fold_counts()
+        self.result.action_counts = dict(self.kind_counts)
         self.result.violations.sort(key=lambda v: (len(v.path), v.prop.name))
         return self.result
+
+    def fold_counts(self) -> None:
+        """Add the per-step transition counts to the per-kind totals."""
+        steps, kinds = self.model.steps, self.kind_counts
+        for offset, n in enumerate(self.step_counts):
+            if n:
+                kind = steps[self.base + offset].kind
+                kinds[kind] = kinds.get(kind, 0) + n
+        self.step_counts = [0] * len(self.step_counts)
+
+    def forget_steps(self) -> None:
+        """Let the model drop its memoised steps; their cached verdicts go with them."""
+        self.fold_counts()
+        self.model.forget_steps()
+        self.base = self.model.step_base
+        self.masks, self.step_counts = [], []
 
     # ------------------------------------------------------------------ properties
     def check_state(self, key: int) -> None:
@@ -258,8 +297,8 @@ class _Search:
             if p.name in self.done:
                 continue
             if state is None:
-                state = self.model.decode(key)
-            holds = p.holds_in(state)
+                state = self.target(key)
+            holds = p.check_state(state)  # type: ignore[misc]
             if p.is_safety and not holds:
                 self.done.add(p.name)
                 self.result.violations.append(Violation(p, self.explorer.rebuild(self.parents, key)))
@@ -273,12 +312,12 @@ class _Search:
         active = self.active
         if not active:
             return 0
-        model = self.model
-        s, t, action = model.decode(key), model.decode(nxt), model.steps[step]
+        s, t, action = self.source(key), self.target(nxt), self.model.steps[step]
         mask = 0
         for i, p in enumerate(self.step_checks):
             bit = 1 << i
-            if active & bit and p.holds_on(s, action, t) != p.is_safety:  # an invariant fails, a witness holds
+            if active & bit and p.check_transition(s, action, t) != p.is_safety:  # type: ignore[misc]
+                # an invariant fails, or a witness holds
                 mask |= bit
         return mask
 
@@ -290,16 +329,11 @@ class _Search:
                 self.fire(p, step, key, nxt)
 
     def check_whole(self, step: int, key: int, nxt: int) -> None:
-        model = self.model
-        s = t = None
-        action = model.steps[step]
+        action = self.model.steps[step]
         for p in self.whole_checks:
             if p.name in self.done:
                 continue
-            if s is None:
-                s, t = model.decode(key), model.decode(nxt)
-            assert t is not None
-            if p.holds_on(s, action, t) != p.is_safety:
+            if p.holds_on(self.source(key), action, self.target(nxt)) != p.is_safety:
                 self.fire(p, step, key, nxt)
 
     def fire(self, p: Property, step: int, key: int, nxt: int) -> None:

@@ -54,6 +54,7 @@ class GroupTx:
     """One atomic step of the coordinator on a group."""
 
     def __init__(self, group: Group, config: Config, chooser: Chooser) -> None:
+        self.group = group
         self.config = config
         self.chooser = chooser
         self.state = group.state
@@ -70,6 +71,21 @@ class GroupTx:
 
     # ------------------------------------------------------------------ bookkeeping
     def freeze(self) -> Group:
+        """The group after the step; the very same object when the step changed nothing."""
+        g = self.group
+        if (
+            self.state == g.state
+            and self.generation == g.generation
+            and self.leader == g.leader
+            and self.join_timer == g.join_timer
+            and self.new_member_added == g.new_member_added
+            and self.stores is g.stores
+            and len(self.members) == len(g.members)
+            and len(self.pending) == len(g.pending)
+            and all(self.members.get(m.mid) is m for m in g.members)
+            and all(self.pending.get(p.mid) is p for p in g.pending)
+        ):
+            return g
         return Group(
             self.state,
             self.generation,

@@ -140,9 +140,11 @@ class ClassicGroupModel:
         self.consumers: Interner[Consumer] = Interner(_C_BITS, "consumer")
         self.budgets: Interner[Budget] = Interner(_B_BITS, "budget")
         self.responses: Interner[Response] = Interner(32, "response")
-        self.steps: list[Action] = []
-        """Every step the model has produced, by step id."""
-        self.step_kinds: list[str] = []
+        self.steps: dict[int, Action] = {}
+        """The action of every step id the memo tables hold (see ``forget_steps``)."""
+        self.step_base = 0
+        """The first step id still held: ids below it were forgotten and never come back."""
+        self.next_step = 0
         self._generation: list[int] = []  # by group id
         self._dead: list[bool] = []  # by group id
         self._consumer_memo: dict[tuple[int, Consumer], list[tuple[Action, Consumer]]] = {}
@@ -154,6 +156,7 @@ class ClassicGroupModel:
         self._crash_memo: dict[tuple[int, int, int], tuple[int, int, int] | None] = {}
         self._lose_memo: dict[tuple[int, int, int], tuple[int, int] | None] = {}
         self._shifts = [_C_SHIFT + _C_BITS * i for i in range(self.n)]
+        self._can_lose = config.budget("lost_response") > 0 and config.max_perturbations > 0
 
     # ------------------------------------------------------------------ the model (values)
     def init_states(self) -> list[State]:
@@ -232,33 +235,33 @@ class ClassicGroupModel:
             if moves is None:
                 moves = self._compute_moves(gid, i, cid)
             shift = shifts[i]
-            for m in moves:
+            for step, spent, lost, ngid, ncid, deliveries in moves:
                 nbid = bid
-                if m.spend is not None:
-                    nbid = spend(nbid, m.spend)
+                if spent is not None:
+                    nbid = spend(nbid, spent)
                     if nbid < 0:
                         continue
-                if m.lost:
+                if lost:
                     nbid = spend(nbid, _LOST)
                     if nbid < 0:
                         continue
-                nrest = rest ^ ((cid ^ m.consumer) << shift)
-                if m.deliveries:
-                    nrest = self._apply(nrest, m.deliveries)
-                out.append((m.step, m.group | (nbid << _G_BITS) | nrest))
+                nrest = rest ^ ((cid ^ ncid) << shift)
+                if deliveries:
+                    nrest = self._apply(nrest, deliveries)
+                out.append((step, ngid | (nbid << _G_BITS) | nrest))
         timers = self._timers.get(gid)
         if timers is None:
             timers = self._compute_timers(gid)
         consumer_values = self.consumers.values
-        for t in timers:
+        for step, _, ngid, deliveries, live in timers:
             nbid = bid
-            if t.live and any(consumer_values[cids[mid[0]]].mid == mid for mid in t.live):
+            if live and any(consumer_values[cids[mid[0]]].mid == mid for mid in live):
                 # A live consumer missed a deadline: a perturbation, not recovery.
                 nbid = spend(bid, _SESSION)
                 if nbid < 0:
                     continue
-            nrest = self._apply(rest, t.deliveries) if t.deliveries else rest
-            out.append((t.step, t.group | (nbid << _G_BITS) | nrest))
+            nrest = self._apply(rest, deliveries) if deliveries else rest
+            out.append((step, ngid | (nbid << _G_BITS) | nrest))
         if self.budgets.values[bid].total == 0:
             return out
         crash_bid = spend(bid, "crash")
@@ -286,7 +289,11 @@ class ClassicGroupModel:
         return out
 
     # ------------------------------------------------------------------ interning helpers
-    def _group_id(self, group: Group) -> int:
+    def _group_id(self, group: Group, same_as: int = -1) -> int:
+        """The id of ``group``; ``same_as`` is the id of the group a step started from, which an
+        unchanged step returns as the very same object (no need to hash it again)."""
+        if same_as >= 0 and self.groups.values[same_as] is group:
+            return same_as
         gid = self.groups.id(group)
         if gid == len(self._generation):
             self._generation.append(group.generation)
@@ -294,9 +301,22 @@ class ClassicGroupModel:
         return gid
 
     def _intern_step(self, action: Action) -> int:
-        self.steps.append(action)
-        self.step_kinds.append(action.kind)
-        return len(self.steps) - 1
+        step = self.next_step
+        self.steps[step] = action
+        self.next_step = step + 1
+        return step
+
+    def forget_steps(self) -> None:
+        """Drop the memoised component steps and their actions, keeping every interned state
+        component (so every key stays valid). Steps computed later get new ids, at or above the
+        new ``step_base``. Bounds the model's memory on large explorations."""
+        self.steps.clear()
+        self._moves.clear()
+        self._timers.clear()
+        self._faults.clear()
+        self._crash_memo.clear()
+        self._lose_memo.clear()
+        self.step_base = self.next_step
 
     def _deliveries(self, answers: tuple[Answer, ...]) -> Deliveries:
         return tuple((a.consumer, self.responses.id(a.response)) for a in answers if a.delivered and not a.read)
@@ -344,7 +364,7 @@ class ClassicGroupModel:
                             self._intern_step(merged),
                             spend,
                             lost,
-                            self._group_id(new_group),
+                            self._group_id(new_group, gid),
                             self.consumers.id(handled_cons),
                             self._deliveries(step.answers),
                         )
@@ -360,7 +380,7 @@ class ClassicGroupModel:
                         self._intern_step(action),
                         None,
                         False,
-                        self._group_id(new_group),
+                        self._group_id(new_group, gid),
                         self.consumers.id(popped),
                         self._deliveries(action.answers),
                     )
@@ -368,7 +388,8 @@ class ClassicGroupModel:
         self._moves[(gid, index, cid)] = moves
         return moves
 
-    def _group_moves(self, group: Group, steps: list[GroupStep]) -> list[GroupMove]:
+    def _group_moves(self, gid: int, steps: list[GroupStep]) -> list[GroupMove]:
+        group = self.groups.values[gid]
         moves = []
         for action, new_group in steps:
             live = tuple(mid for mid in action.evicted if not _orphaned(group, mid))
@@ -376,7 +397,7 @@ class ClassicGroupModel:
                 GroupMove(
                     self._intern_step(action),
                     BUDGET_OF.get(action.kind),
-                    self._group_id(new_group),
+                    self._group_id(new_group, gid),
                     self._deliveries(action.answers),
                     live,
                 )
@@ -384,14 +405,12 @@ class ClassicGroupModel:
         return moves
 
     def _compute_timers(self, gid: int) -> list[GroupMove]:
-        group = self.groups.values[gid]
-        moves = self._group_moves(group, self._timer_steps(group))
+        moves = self._group_moves(gid, self._timer_steps(self.groups.values[gid]))
         self._timers[gid] = moves
         return moves
 
     def _compute_faults(self, gid: int) -> list[GroupMove]:
-        group = self.groups.values[gid]
-        moves = self._group_moves(group, self._group_fault_steps(group))
+        moves = self._group_moves(gid, self._group_fault_steps(self.groups.values[gid]))
         self._faults[gid] = moves
         return moves
 
@@ -444,7 +463,7 @@ class ClassicGroupModel:
             for tail, g2, c2, lost in self._continue(new_group, index, read):
                 steps.append((_chain(action, cons.requests[0], parked, answer, tail), g2, c2, lost))
             # ... or lost on the way (seed 000: a lost response).
-            if self.config.has("lost_response"):
+            if self._can_lose:
                 dropped = client.lose_response(got)
                 lost_answer = answer._replace(delivered=False)
                 steps.append((_chain(action, cons.requests[0], parked, lost_answer, None), new_group, dropped, True))
@@ -498,7 +517,11 @@ class ClassicGroupModel:
         if group.state == GroupState.DEAD:
             return steps
         for m in group.members:
-            steps += _run(group, cfg, EXPIRE_HEARTBEAT, m.mid, partial(coord.expire_heartbeat, mid=m.mid))
+            if coord.member_is_alive(m):
+                # The timer finds its member alive and does nothing: no need to run it.
+                steps.append((Action(EXPIRE_HEARTBEAT, -1, mid=m.mid), group))
+            else:
+                steps += _run(group, cfg, EXPIRE_HEARTBEAT, m.mid, partial(coord.expire_heartbeat, mid=m.mid))
         for p in group.pending:
             steps += _run(group, cfg, EXPIRE_PENDING, p.mid, partial(coord.expire_pending, mid=p.mid))
         if group.join_timer == JoinTimer.DELAYED_JOIN:
@@ -530,7 +553,8 @@ class ClassicGroupModel:
             "groups": len(self.groups.values),
             "consumers": len(self.consumers.values),
             "budgets": len(self.budgets.values),
-            "steps": len(self.steps),
+            "steps": self.next_step,
+            "steps_held": len(self.steps),
             "consumer_moves": len(self._moves),
             "group_moves": len(self._timers),
         }

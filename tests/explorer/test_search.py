@@ -128,3 +128,23 @@ def test_step_cached_violations_are_as_short_as_per_transition_ones() -> None:
         assert v.path[-2][1].group.state == GroupState.STABLE != v.path[-1][1].group.state
         lengths.append(len(v.path) - 1)
     assert lengths == [5, 5]  # join, the initial delay ends, the leader syncs, the plan is stored, Stable is left
+
+
+def test_forgetting_memoised_steps_changes_nothing() -> None:
+    """A model asked to drop its step memos mid-run (bounded memory) explores the same states with
+    the same verdicts, counts and counterexamples."""
+    config = small(max_generation=2)
+    whole = Explorer(config).run("bfs")
+    forgetful_explorer = Explorer(config, step_memory=300)
+    forgetful = forgetful_explorer.run("bfs")
+    assert forgetful_explorer.model.step_base > 0  # it did forget
+    assert (forgetful.stats.distinct_states, forgetful.stats.transitions) == (
+        whole.stats.distinct_states,
+        whole.stats.transitions,
+    )
+    assert forgetful.action_counts == whole.action_counts
+    assert [forgetful.verdict_of(p) for p in ALL] == [whole.verdict_of(p) for p in ALL]
+    props: list[Property] = [generation_below_two]
+    a = Explorer(small(max_generation=3), props, stop_at_first=True).run("bfs").violations[0]
+    b = Explorer(small(max_generation=3), props, stop_at_first=True, step_memory=50).run("bfs").violations[0]
+    assert [x[1] for x in a.path] == [x[1] for x in b.path]
