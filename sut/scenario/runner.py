@@ -115,6 +115,7 @@ class _Run:
         self.in_flight: dict[RequestId, _Sent] = {}
         self.leaders: dict[int, str | None] = {}
         self.responder: str | None = None
+        self.lint: list[FieldResult] = []
 
     def run(self) -> ScenarioResult:
         self.coordinator.take_events()
@@ -134,7 +135,8 @@ class _Run:
                 )
             expect = self.scenario.expect[step.index]
             fields = compare_step(step.index, expect, actual, frozenset(actual.pop("_unobserved", ())))
-            fields += self._correlation(step.index, actual)
+            fields += self._correlation(step.index, actual) + self.lint
+            self.lint = []
             reports.append(StepReport(step.index, step.describe(), tuple(fields), actual))
         steps = tuple(reports)
         return ScenarioResult(self.scenario.name, self.scenario.file, verdict_of(steps), "", steps)
@@ -179,6 +181,7 @@ class _Run:
         elif step.op == "advance_time":
             assert isinstance(coordinator, Clock)
             coordinator.advance_time(step.fields["ms"])
+            self.lint = self._deadline_lint(step)
         elif step.op == "store_complete":
             assert isinstance(coordinator, ReferenceControls)
             response = {"applied": coordinator.store_complete(Errors[step.get("error", "NONE")])}
@@ -191,6 +194,24 @@ class _Run:
         else:  # pragma: no cover - the loader admits only the ops above
             raise ValueError(f"unknown op {step.op!r}")
         return self._observe(step, own, response)
+
+    def _deadline_lint(self, step: Step) -> list[FieldResult]:
+        """A scenario must never end an ``advance_time`` exactly on a timer deadline
+        (scenario-format.md, *Timers* rule 2): where the target shows its armed timers, a timer due
+        exactly now makes the step fail, since its outcome would test a timer convention."""
+        if not isinstance(self.coordinator, ReferenceControls):
+            return []
+        now = self.coordinator.now_ms
+        snapshot: Any = self.coordinator.introspect()
+        due = sorted(
+            self._timer_name(TimerExpired(GROUP_ID, t.kind, t.member_id))
+            for t in getattr(snapshot, "timers", ())
+            if t.group_id == GROUP_ID and t.deadline_ms == now
+        )
+        if not due:
+            return []
+        expected = "an end time off every timer deadline (scenario-format.md, Timers rule 2)"
+        return [FieldResult(step.index, "advance_time", expected, f"{', '.join(due)} due at exactly {now} ms", False)]
 
     def _id(self, step: Step) -> str:
         return self.bindings.resolve(step.get("member"), step.get("member_id"))
