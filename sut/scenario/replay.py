@@ -100,12 +100,15 @@ def format_line(result: ScenarioResult) -> str:
 
 
 def format_table(result: ScenarioResult, width: int = 48) -> str:
-    """The step table of a scenario: every compared field of every step that ran, expected against
-    actual, mismatches marked."""
+    """The step table of a scenario, expected against actual field by field: every compared field
+    up to the first step with a mismatch, and after it only the fields that mismatch."""
     rows = [("step", "op", "field", "expected", "actual", "")]
+    failed_before = False
     for step in result.steps:
         first = True
-        for f in step.fields:
+        shown = [f for f in step.fields if not f.ok] if failed_before else list(step.fields)
+        failed_before = failed_before or not step.ok
+        for f in shown:
             mark = "" if f.ok else "<-- mismatch"
             if not f.observed:
                 mark = "(not observable)"
@@ -120,7 +123,7 @@ def format_table(result: ScenarioResult, width: int = 48) -> str:
                 )
             )
             first = False
-        if not step.fields:
+        if not step.fields and not failed_before:
             rows.append((str(step.index), step.label, "-", "-", "-", ""))
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     lines = [f"{result.name} ({result.file})"]
