@@ -55,7 +55,7 @@ def make_target(name: str, config: ScenarioConfig, profile: str) -> GroupCoordin
     if name == "reference":
         return _reference(config, profile)
     if name == "model":
-        raise ValueError("the model judges scenarios itself (sut.scenario.model_target), it is not a coordinator")
+        raise ValueError("the model judges scenarios itself (sut.scenario.judge), it is not a coordinator")
     raise ValueError(f"unknown target {name!r}; known targets: {', '.join(TARGETS)}")
 
 
