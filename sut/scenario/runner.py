@@ -202,10 +202,9 @@ class _Run:
         if not isinstance(self.coordinator, ReferenceControls):
             return []
         now = self.coordinator.now_ms
-        snapshot: Any = self.coordinator.introspect()
         due = sorted(
             self._timer_name(TimerExpired(GROUP_ID, t.kind, t.member_id))
-            for t in getattr(snapshot, "timers", ())
+            for t in self.coordinator.introspect().timers
             if t.group_id == GROUP_ID and t.deadline_ms == now
         )
         if not due:

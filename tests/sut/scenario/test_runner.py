@@ -12,11 +12,12 @@ import pytest
 from sut.scenario.format import Scenario, ScenarioConfig, parse
 from sut.scenario.result import FAILED, PASSED, SKIPPED
 from sut.scenario.runner import run_scenario
-from sut.scenario.targets import TargetUnavailable
+from sut.scenario.targets import TargetUnavailable, make_target
 from tests.sut.scenario.fake import FakeCoordinator, FakeWithClock
 
 
 def scenario(steps: list[dict[str, Any]], expect: list[dict[str, Any]], **extra: Any) -> Scenario:
+    extra.setdefault("config", {"require_known_member_id": True})
     doc = {
         "format": "kgc-scenarios",
         "format_version": 1,
@@ -24,7 +25,6 @@ def scenario(steps: list[dict[str, Any]], expect: list[dict[str, Any]], **extra:
             {
                 "name": "s",
                 "applies_to": ["scala-3.x"],
-                "config": {"require_known_member_id": True},
                 "steps": steps,
                 "expect": expect,
                 **extra,
@@ -237,3 +237,30 @@ def test_a_target_that_raises_fails_the_scenario_at_that_step() -> None:
     assert result.verdict == FAILED
     assert result.reason.startswith("step 3: the target raised RuntimeError")
     assert result.first_mismatch().field == "exception"
+
+
+def _reference_unavailable() -> str | None:
+    try:
+        make_target("reference", ScenarioConfig(), "scala-3.x")
+    except TargetUnavailable as exc:
+        return str(exc)
+    return None
+
+
+@pytest.mark.skipif(_reference_unavailable() is not None, reason="reference target unavailable")
+def test_an_advance_ending_on_a_timer_deadline_fails() -> None:
+    # c1's session of 10 s starts when generation 1 forms at 0 ms: ending the advance at 10000 ms
+    # leaves the outcome to a timer convention, which the format forbids.
+    steps = [
+        {"op": "join", "member": "c1", "require_known_member_id": False},
+        {"op": "advance_time", "ms": 10000},
+    ]
+    config = {"initial_rebalance_delay_ms": 0, "session_timeout_ms": 10000, "rebalance_timeout_ms": 60000}
+    s = scenario(steps, [{}, {}], config=config)
+    result = run_scenario(s, lambda c: make_target("reference", c, "scala-3.x"))
+    mismatch = result.first_mismatch()
+    assert (mismatch.step, mismatch.field, mismatch.actual) == (
+        1,
+        "advance_time",
+        "heartbeat:c1 due at exactly 10000 ms",
+    )
