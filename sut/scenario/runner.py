@@ -115,7 +115,6 @@ class _Run:
         self.in_flight: dict[RequestId, _Sent] = {}
         self.leaders: dict[int, str | None] = {}
         self.responder: str | None = None
-        self.lint: list[FieldResult] = []
 
     def run(self) -> ScenarioResult:
         self.coordinator.take_events()
@@ -135,8 +134,7 @@ class _Run:
                 )
             expect = self.scenario.expect[step.index]
             fields = compare_step(step.index, expect, actual, frozenset(actual.pop("_unobserved", ())))
-            fields += self._correlation(step.index, actual) + self.lint
-            self.lint = []
+            fields += self._correlation(step.index, actual) + actual.pop("_lint")
             reports.append(StepReport(step.index, step.describe(), tuple(fields), actual))
         steps = tuple(reports)
         return ScenarioResult(self.scenario.name, self.scenario.file, verdict_of(steps), "", steps)
@@ -147,6 +145,7 @@ class _Run:
         coordinator = self.coordinator
         own: RequestId | None = None
         response: Any = None
+        lint: list[FieldResult] = []
         if step.op == "join":
             own = self._send_join(step, config)
         elif step.op == "sync":
@@ -181,7 +180,7 @@ class _Run:
         elif step.op == "advance_time":
             assert isinstance(coordinator, Clock)
             coordinator.advance_time(step.fields["ms"])
-            self.lint = self._deadline_lint(step)
+            lint = self._deadline_lint(step)
         elif step.op == "store_complete":
             assert isinstance(coordinator, ReferenceControls)
             response = {"applied": coordinator.store_complete(Errors[step.get("error", "NONE")])}
@@ -193,7 +192,9 @@ class _Run:
             coordinator.mark_dead(GROUP_ID)
         else:  # pragma: no cover - the loader admits only the ops above
             raise ValueError(f"unknown op {step.op!r}")
-        return self._observe(step, own, response)
+        actual = self._observe(own, response)
+        actual["_lint"] = lint
+        return actual
 
     def _deadline_lint(self, step: Step) -> list[FieldResult]:
         """A scenario must never end an ``advance_time`` exactly on a timer deadline
@@ -258,7 +259,7 @@ class _Run:
         return self._track(coordinator.sync(request), step)
 
     # ------------------------------------------------------------------ what the step did
-    def _observe(self, step: Step, own: RequestId | None, response: Any) -> dict[str, Any]:
+    def _observe(self, own: RequestId | None, response: Any) -> dict[str, Any]:
         completions: list[dict[str, Any]] = []
         timers: list[TimerExpired] = []
         removed: list[tuple[str, bool]] = []
