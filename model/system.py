@@ -73,6 +73,9 @@ _G_MASK, _B_MASK, _C_MASK = (1 << _G_BITS) - 1, (1 << _B_BITS) - 1, (1 << _C_BIT
 _C_SHIFT = _G_BITS + _B_BITS
 _LOST = "lost_response"
 _SESSION = "session_expiry"
+_CONSUMER_SPENDS = ("leave", "metadata_change", _LOST)
+"""The perturbations a consumer move can spend (its own step, or a lost immediate answer)."""
+_AVAIL_LOST = 1 << _CONSUMER_SPENDS.index(_LOST)
 
 
 class Interner(Generic[T]):
@@ -148,7 +151,8 @@ class ClassicGroupModel:
         self._generation: list[int] = []  # by group id
         self._dead: list[bool] = []  # by group id
         self._consumer_memo: dict[tuple[int, Consumer], list[tuple[Action, Consumer]]] = {}
-        self._moves: dict[tuple[int, int, int], list[ConsumerMove]] = {}
+        self._moves: dict[tuple[int, int, int, int], list[ConsumerMove]] = {}
+        self._avail: dict[int, int] = {}  # budget id -> which consumer-move perturbations are left
         self._timers: dict[int, list[GroupMove]] = {}
         self._faults: dict[int, list[GroupMove]] = {}
         self._deliver_memo: dict[tuple[int, int], int] = {}
@@ -230,10 +234,13 @@ class ClassicGroupModel:
         shifts = self._shifts
         cids = [(key >> shift) & _C_MASK for shift in shifts]
         spend = self._spend
+        avail = self._avail.get(bid)
+        if avail is None:
+            avail = self._availability(bid)
         for i, cid in enumerate(cids):
-            moves = self._moves.get((gid, i, cid))
+            moves = self._moves.get((gid, i, cid, avail))
             if moves is None:
-                moves = self._compute_moves(gid, i, cid)
+                moves = self._compute_moves(gid, i, cid, avail)
             shift = shifts[i]
             for step, spent, lost, ngid, ncid, deliveries in moves:
                 nbid = bid
@@ -347,17 +354,31 @@ class ClassicGroupModel:
             self._spend_memo[(bid, kind)] = nbid
         return nbid
 
+    def _availability(self, bid: int) -> int:
+        """Which perturbations a consumer move could still spend under budget ``bid``, as a bit
+        set over ``_CONSUMER_SPENDS``: moves needing an exhausted one are not even computed."""
+        avail = 0
+        for bit, kind in enumerate(_CONSUMER_SPENDS):
+            if self._spend(bid, kind) >= 0:
+                avail |= 1 << bit
+        self._avail[bid] = avail
+        return avail
+
     # ------------------------------------------------------------------ component steps
-    def _compute_moves(self, gid: int, index: int, cid: int) -> list[ConsumerMove]:
+    def _compute_moves(self, gid: int, index: int, cid: int, avail: int) -> list[ConsumerMove]:
         """Consumer ``index``'s own steps from (group, consumer), each followed, with atomic
         requests, by the coordinator handling what it sent; without, its queued request is
-        handled as a step of its own."""
+        handled as a step of its own. Steps that need a perturbation ``avail`` lacks are left
+        out."""
         group, cons = self.groups.values[gid], self.consumers.values[cid]
+        can_lose = self._can_lose and bool(avail & _AVAIL_LOST)
         moves: list[ConsumerMove] = []
         for action, new_cons in self._consumer_steps(index, cons):
             spend = BUDGET_OF.get(action.kind)
+            if spend is not None and not avail & (1 << _CONSUMER_SPENDS.index(spend)):
+                continue
             if self.config.atomic_requests and new_cons.requests:
-                for step, new_group, handled_cons, lost in self._round_trip(group, index, new_cons):
+                for step, new_group, handled_cons, lost in self._round_trip(group, index, new_cons, can_lose):
                     merged = step._replace(kind=action.kind, request=action.request, response=action.response)
                     moves.append(
                         ConsumerMove(
@@ -385,7 +406,7 @@ class ClassicGroupModel:
                         self._deliveries(action.answers),
                     )
                 )
-        self._moves[(gid, index, cid)] = moves
+        self._moves[(gid, index, cid, avail)] = moves
         return moves
 
     def _group_moves(self, gid: int, steps: list[GroupStep]) -> list[GroupMove]:
@@ -445,7 +466,9 @@ class ClassicGroupModel:
         self._lose_memo[key] = move
         return move
 
-    def _round_trip(self, group: Group, index: int, cons: Consumer) -> list[tuple[Action, Group, Consumer, bool]]:
+    def _round_trip(
+        self, group: Group, index: int, cons: Consumer, can_lose: bool
+    ) -> list[tuple[Action, Group, Consumer, bool]]:
         """``atomic_requests``: the coordinator handles the consumer's request at once; an
         immediate answer is read at once (or lost, as a fault), and a request the reaction sends
         is handled in turn. Answers to parked requests go to the response channels."""
@@ -460,18 +483,20 @@ class ClassicGroupModel:
             got = popped._replace(responses=popped.responses + (answer.response,))
             # Read at once ...
             read = client.receive(self.config, got)
-            for tail, g2, c2, lost in self._continue(new_group, index, read):
+            for tail, g2, c2, lost in self._continue(new_group, index, read, can_lose):
                 steps.append((_chain(action, cons.requests[0], parked, answer, tail), g2, c2, lost))
             # ... or lost on the way (seed 000: a lost response).
-            if self._can_lose:
+            if can_lose:
                 dropped = client.lose_response(got)
                 lost_answer = answer._replace(delivered=False)
                 steps.append((_chain(action, cons.requests[0], parked, lost_answer, None), new_group, dropped, True))
         return steps
 
-    def _continue(self, group: Group, index: int, cons: Consumer) -> list[tuple[Action | None, Group, Consumer, bool]]:
+    def _continue(
+        self, group: Group, index: int, cons: Consumer, can_lose: bool
+    ) -> list[tuple[Action | None, Group, Consumer, bool]]:
         if cons.requests:
-            return [(a, g, c, lost) for a, g, c, lost in self._round_trip(group, index, cons)]
+            return [(a, g, c, lost) for a, g, c, lost in self._round_trip(group, index, cons, can_lose)]
         return [(None, group, cons, False)]
 
     def _consumer_steps(self, index: int, cons: Consumer) -> list[tuple[Action, Consumer]]:
