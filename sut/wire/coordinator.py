@@ -80,12 +80,18 @@ class WireOptions:
     (``None``: the request's own ``api_version``); a version the broker does not offer is refused
     with :class:`UnsupportedVersion`, never replaced by another. ``request_timeout_s`` bounds every
     wait that names no bound of its own and kgc's own requests (ApiVersions, FindCoordinator,
-    DescribeGroups)."""
+    DescribeGroups).
+
+    ``settle_s`` decides what counts as an immediate answer for callers that only use
+    ``take_events()`` (a scenario runner written for in-process coordinators): each request method
+    waits up to ``settle_s`` for its own answer before returning, so an answer that arrives within
+    it is already in ``take_events()`` and one that does not is parked. 0 returns at once."""
 
     join_version: int | None = None
     sync_version: int | None = None
     request_timeout_s: float = 30.0
     connect_timeout_s: float = 5.0
+    settle_s: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("join_version", "sync_version"):
@@ -96,6 +102,8 @@ class WireOptions:
             value = getattr(self, name)
             if not isinstance(value, int | float) or not value > 0 or not math.isfinite(value):
                 raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+        if not isinstance(self.settle_s, int | float) or not 0 <= self.settle_s < self.request_timeout_s:
+            raise ValueError(f"settle_s must be at least 0 and below request_timeout_s, got {self.settle_s!r}")
 
 
 @dataclass
@@ -511,7 +519,9 @@ class WireCoordinator:
             call.exchange = exchange
             self._exchanges[request_id] = exchange
             self._calls[(id(connection), correlation_id)] = call
-            return request_id
+        if self.options.settle_s > 0:
+            call.done.wait(self.options.settle_s)
+        return request_id
 
     def _call(
         self, connection: Connection, message: ApiMessage, version: int, decode: Callable[[Any], Any], api: str

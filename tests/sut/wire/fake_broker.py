@@ -13,6 +13,7 @@ import contextlib
 import socket
 import struct
 import threading
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -123,6 +124,8 @@ class FakeBroker:
         mode = self.misbehave.get(api_key)
         if mode == CLOSE:
             return False
+        if mode in (GARBAGE, UNDECODABLE, WRONG_CORRELATION):
+            time.sleep(0.05)  # let the client pipeline a request behind this one first
         if mode == GARBAGE:
             client.sendall(struct.pack(">i", -7) + b"\xde\xad\xbe\xef")
             return True

@@ -221,3 +221,29 @@ def test_api_versions_falls_back_to_the_version_the_broker_names() -> None:
     with FakeBroker(ranges=ranges) as broker, wire(broker) as coordinator:
         assert coordinator.versions.describe()["ApiVersions"] == "v0-v2"
         assert [(key, version) for key, version, _ in broker.received] == [(API_VERSIONS, 4), (API_VERSIONS, 2)]
+
+
+def test_settle_makes_prompt_answers_immediate_and_slow_ones_parked() -> None:
+    options = WireOptions(request_timeout_s=BOUND_S, settle_s=0.2)
+    with FakeBroker({SYNC: fake_broker.SILENT}) as broker, WireCoordinator(broker.address, options) as coordinator:
+        answered = coordinator.heartbeat(HeartbeatRequest(GROUP, 1, "m1"), client="c1")
+        assert [getattr(e, "request_id", None) for e in coordinator.take_events()] == [answered]
+        started = time.monotonic()
+        parked = coordinator.sync(SyncGroupRequest(GROUP, 1, "m1"), client="c2")
+        assert 0.2 <= time.monotonic() - started < BOUND_S
+        assert coordinator.take_events() == [] and not coordinator.answered(parked)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"join_version": -1}, "join_version must be a non-negative integer or None, got -1"),
+        ({"request_timeout_s": 0}, "request_timeout_s must be a positive number of seconds, got 0"),
+        ({"connect_timeout_s": float("inf")}, "connect_timeout_s must be a positive number of seconds, got inf"),
+        ({"settle_s": 40.0}, "settle_s must be at least 0 and below request_timeout_s, got 40.0"),
+    ],
+)
+def test_options_are_validated_in_one_sentence(options: dict[str, float], message: str) -> None:
+    with pytest.raises(ValueError) as raised:
+        WireOptions(**options)  # type: ignore[arg-type]
+    assert str(raised.value) == message
