@@ -23,6 +23,7 @@ misbehaving broker is reported in one sentence, never by a hang or a traceback.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import threading
@@ -30,7 +31,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from kafka.protocol.api_message import ApiMessage
 
@@ -71,6 +72,16 @@ UNBOUND = "(unbound)"
 
 _LOOKUP_RETRY_S = 0.1
 
+R = TypeVar(
+    "R",
+    JoinGroupRequest,
+    SyncGroupRequest,
+    HeartbeatRequest,
+    LeaveGroupRequest,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+)
+
 
 @dataclass(frozen=True)
 class WireOptions:
@@ -85,13 +96,18 @@ class WireOptions:
     ``settle_s`` decides what counts as an immediate answer for callers that only use
     ``take_events()`` (a scenario runner written for in-process coordinators): each request method
     waits up to ``settle_s`` for its own answer before returning, so an answer that arrives within
-    it is already in ``take_events()`` and one that does not is parked. 0 returns at once."""
+    it is already in ``take_events()`` and one that does not is parked. 0 returns at once.
+
+    ``group_prefix`` is put in front of every group id on the wire (and taken off DescribeGroups
+    answers), so that runs sharing a broker never meet in one group; requests are recorded as the
+    caller wrote them."""
 
     join_version: int | None = None
     sync_version: int | None = None
     request_timeout_s: float = 30.0
     connect_timeout_s: float = 5.0
     settle_s: float = 0.0
+    group_prefix: str = ""
 
     def __post_init__(self) -> None:
         for name in ("join_version", "sync_version"):
@@ -300,52 +316,71 @@ class WireCoordinator:
             client = self._client_for(request.member_id)
             if client == UNBOUND and request.member_id == UNKNOWN_MEMBER_ID:
                 client = f"(new member {next(self._new_members)})"
-        message = codec.encode_join(request, version)
+        message = codec.encode_join(self._renamed(request), version)
         return self._send(
-            ApiKey.JOIN_GROUP, request, request.group_id, client, message, version, codec.decode_join, request.client_id
+            ApiKey.JOIN_GROUP,
+            request,
+            self._on_wire(request.group_id),
+            client,
+            message,
+            version,
+            codec.decode_join,
+            request.client_id,
         )
 
     def sync(self, request: SyncGroupRequest, client: str | None = None) -> RequestId:
         """Send a SyncGroup, at ``options.sync_version`` or the request's version."""
         client = _check_client(client)
         version = self._version(ApiKey.SYNC_GROUP, _override(self.options.sync_version, request.api_version))
-        message = codec.encode_sync(request, version)
+        message = codec.encode_sync(self._renamed(request), version)
         client = client or self._client_for(request.member_id)
-        return self._send(ApiKey.SYNC_GROUP, request, request.group_id, client, message, version, codec.decode_sync)
+        return self._send(
+            ApiKey.SYNC_GROUP, request, self._on_wire(request.group_id), client, message, version, codec.decode_sync
+        )
 
     def heartbeat(self, request: HeartbeatRequest, client: str | None = None) -> RequestId:
         """Send a Heartbeat."""
         client = _check_client(client)
         version = self._version(ApiKey.HEARTBEAT, request.api_version)
-        message = codec.encode_heartbeat(request, version)
+        message = codec.encode_heartbeat(self._renamed(request), version)
         client = client or self._client_for(request.member_id)
-        return self._send(ApiKey.HEARTBEAT, request, request.group_id, client, message, version, codec.decode_heartbeat)
+        return self._send(
+            ApiKey.HEARTBEAT, request, self._on_wire(request.group_id), client, message, version, codec.decode_heartbeat
+        )
 
     def leave(self, request: LeaveGroupRequest, client: str | None = None) -> RequestId:
         """Send a LeaveGroup (on the connection of its first member unless ``client`` is given)."""
         client = _check_client(client)
         version = self._version(ApiKey.LEAVE_GROUP, request.api_version)
-        message = codec.encode_leave(request, version)
+        message = codec.encode_leave(self._renamed(request), version)
         first = request.members[0].member_id if request.members else UNKNOWN_MEMBER_ID
         client = client or self._client_for(first)
-        return self._send(ApiKey.LEAVE_GROUP, request, request.group_id, client, message, version, codec.decode_leave)
+        return self._send(
+            ApiKey.LEAVE_GROUP, request, self._on_wire(request.group_id), client, message, version, codec.decode_leave
+        )
 
     def commit_offsets(self, request: OffsetCommitRequest, client: str | None = None) -> RequestId:
         """Send an OffsetCommit."""
         client = _check_client(client)
         version = self._version(ApiKey.OFFSET_COMMIT, request.api_version)
-        message = codec.encode_commit(request, version)
+        message = codec.encode_commit(self._renamed(request), version)
         client = client or self._client_for(request.member_id)
         return self._send(
-            ApiKey.OFFSET_COMMIT, request, request.group_id, client, message, version, codec.decode_commit
+            ApiKey.OFFSET_COMMIT,
+            request,
+            self._on_wire(request.group_id),
+            client,
+            message,
+            version,
+            codec.decode_commit,
         )
 
     def fetch_offsets(self, request: OffsetFetchRequest, client: str | None = None) -> RequestId:
         """Send an OffsetFetch (on the shared unbound connection unless ``client`` is given)."""
         client = _check_client(client)
         version = self._version(ApiKey.OFFSET_FETCH, request.api_version)
-        message = codec.encode_fetch(request, version)
-        group_id = request.group_id
+        message = codec.encode_fetch(self._renamed(request), version)
+        group_id = self._on_wire(request.group_id)
         return self._send(
             ApiKey.OFFSET_FETCH,
             request,
@@ -360,15 +395,16 @@ class WireCoordinator:
         """DescribeGroups on the admin connection to the group's coordinator, answered within
         ``options.request_timeout_s`` or :class:`NoResponse` is raised."""
         version = self.versions.highest(DESCRIBE_GROUPS)
-        admin = self._connection(ADMIN, self.coordinator_of(group_id))
+        wire_group = self._on_wire(group_id)
+        admin = self._connection(ADMIN, self.coordinator_of(wire_group))
         description: GroupDescription = self._call(
             admin,
-            codec.encode_describe(group_id, version),
+            codec.encode_describe(wire_group, version),
             version,
-            lambda message: codec.decode_describe(message, version, group_id),
+            lambda message: codec.decode_describe(message, version, wire_group),
             "DescribeGroups",
         )
-        return description
+        return dataclasses.replace(description, group_id=group_id)
 
     def take_events(self) -> list[Event]:
         """Every answer received since the last call, in arrival order. If a request failed
@@ -467,6 +503,15 @@ class WireCoordinator:
         )
         error.request_id = exchange.request_id
         return error
+
+    def _on_wire(self, group_id: str) -> str:
+        return self.options.group_prefix + group_id
+
+    def _renamed(self, request: R) -> R:
+        """The request as sent: its group id with the prefix."""
+        if not self.options.group_prefix:
+            return request
+        return dataclasses.replace(request, group_id=self._on_wire(request.group_id))
 
     def _version(self, api: ApiKey, wanted: int) -> int:
         return self.versions.choose(int(api), wanted)

@@ -55,6 +55,7 @@ class FakeBroker:
         self.misbehave = dict(misbehave or {})
         self.ranges = dict(ranges)
         self.received: list[tuple[int, int, int]] = []  # (api key, version, correlation id)
+        self.requests: list[Any] = []  # decoded, in arrival order (those it got to decode)
         self._server = socket.create_server(("127.0.0.1", 0))
         self._server.settimeout(0.05)  # accept() wakes up to notice stop()
         self.address = Address("127.0.0.1", self._server.getsockname()[1])
@@ -116,6 +117,7 @@ class FakeBroker:
                 if silent:
                     continue
                 request = REQUEST_CLASSES[api_key].decode(payload, version=version, header=True)
+                self.requests.append(request)
                 if not self._respond(client, request, api_key, version, correlation_id):
                     client.close()
                     return

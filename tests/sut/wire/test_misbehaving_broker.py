@@ -247,3 +247,19 @@ def test_options_are_validated_in_one_sentence(options: dict[str, float], messag
     with pytest.raises(ValueError) as raised:
         WireOptions(**options)  # type: ignore[arg-type]
     assert str(raised.value) == message
+
+
+def test_a_group_prefix_separates_runs_on_one_broker() -> None:
+    options = WireOptions(request_timeout_s=BOUND_S, group_prefix="run-7.")
+    with FakeBroker() as broker, WireCoordinator(broker.address, options) as coordinator:
+        request_id = coordinator.heartbeat(HeartbeatRequest(GROUP, 1, "m1"), client="c1")
+        coordinator.wait_for(request_id)
+        described = coordinator.describe_group(GROUP)
+        sent = [
+            getattr(r, "group_id", None) or list(getattr(r, "groups", []))
+            for r in broker.requests
+            if r.API_KEY in (12, 15)
+        ]
+        assert sent == ["run-7.g", ["run-7.g"]]
+        assert described.group_id == GROUP  # answers speak the caller's names
+        assert coordinator.exchange(request_id).request == HeartbeatRequest(GROUP, 1, "m1")
