@@ -5,6 +5,14 @@ Each public function here is one atomic transition of the group under the group 
 They follow Kafka 3.6.2's Scala ``GroupCoordinator`` and are named after its methods; the
 ``java-4.0`` profile switches the few rules that differ (reference §17).
 
+Heartbeat timers. The model is untimed, so every member has one heartbeat timer that may fire at
+any moment and removes the member unless it is alive (reference §12). Re-arming a timer
+(``completeAndScheduleNextHeartbeatExpiration``: on a heartbeat, an accepted commit, a join
+completion, an answered SyncGroup) changes nothing in an untimed model and is not a step here; the
+reference implementation (``sut/reference``) keeps the real deadlines. Scala's "a timer armed while
+the member is parked completes on the spot" and Java's "the timer runs and finds the member alive"
+are the same here, as they are observably in Kafka.
+
 A step works on a ``GroupTx``: a mutable working copy of the group that collects the answers the
 step produces, the states it enters and the members it evicts, then freezes back into a ``Group``.
 """
@@ -113,15 +121,6 @@ class GroupTx:
             serial += 1
         return (consumer, serial)
 
-    # ------------------------------------------------------------------ heartbeats
-    def complete_and_schedule_next_heartbeat_expiration(self, mid: MemberId) -> None:
-        """Satisfy the member's DelayedHeartbeat and arm the next one (reference §12). A member
-        that is not new and is parked satisfies the new timer on the spot (Scala's
-        ``tryCompleteElseWatch``), so no timer runs until the next re-arm."""
-        m = self.members[mid]
-        alive_now = (not m.is_new) and (m.awaiting_join or m.awaiting_sync)
-        self.update(mid, hb_armed=not alive_now)
-
     # ------------------------------------------------------------------ rebalancing
     def maybe_prepare_rebalance(self) -> None:
         """``canRebalance``: only Stable, CompletingRebalance and Empty may enter
@@ -208,7 +207,6 @@ class GroupTx:
             )
             self.answer_parked(mid, response, m.orphan)
             self.update(mid, awaiting_join=False, is_new=False, pending_sync=True)
-            self.complete_and_schedule_next_heartbeat_expiration(mid)
 
     def reset_and_propagate_assignment_error(self, error: Errors) -> None:
         """``resetAndPropagateAssignmentError`` (reference §14): clear every assignment and answer
@@ -240,7 +238,6 @@ class GroupTx:
                 )
                 self.answer_parked(mid, response, m.orphan)
                 self.update(mid, awaiting_sync=False)
-                self.complete_and_schedule_next_heartbeat_expiration(mid)
 
     def remove_member(self, mid: MemberId) -> None:
         """``GroupMetadata.remove``: if the leader goes, an arbitrary remaining member (HashMap
@@ -280,7 +277,6 @@ class GroupTx:
             awaiting_join=True,
             awaiting_sync=False,
             is_new=True,
-            hb_armed=True,
             pending_sync=False,
             assignment=(),
             assignment_gen=NO_GENERATION,
@@ -434,8 +430,6 @@ def handle_sync_group(tx: GroupTx, consumer: int, request: Request) -> bool:
                 plan_generation=member.assignment_gen,
             ),
         )
-        if tx.config.profile != "java-4.0":  # Java does not restart the timer (reference §17 item 3)
-            tx.complete_and_schedule_next_heartbeat_expiration(mid)
         return False
     tx.respond(consumer, Response(ApiKey.SYNC_GROUP, Errors.UNKNOWN_MEMBER_ID))
     return False
@@ -454,7 +448,6 @@ def handle_heartbeat(tx: GroupTx, consumer: int, request: Request) -> None:
         tx.respond(consumer, Response(ApiKey.HEARTBEAT, Errors.UNKNOWN_MEMBER_ID))
     else:
         error = Errors.REBALANCE_IN_PROGRESS if tx.state == PR else Errors.NONE
-        tx.complete_and_schedule_next_heartbeat_expiration(mid)
         tx.respond(consumer, Response(ApiKey.HEARTBEAT, error))
 
 
@@ -490,7 +483,6 @@ def handle_commit_offsets(tx: GroupTx, consumer: int, request: Request) -> None:
     elif tx.state == CR:
         tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.REBALANCE_IN_PROGRESS))
     else:
-        tx.complete_and_schedule_next_heartbeat_expiration(mid)
         tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.NONE, mid=mid, generation=tx.generation))
 
 
@@ -505,9 +497,9 @@ def member_is_alive(member: Member) -> bool:
 
 
 def expire_heartbeat(tx: GroupTx, mid: MemberId) -> None:
-    """``onExpireHeartbeat``: the DelayedHeartbeat fires; the member is removed unless alive."""
-    member = tx.update(mid, hb_armed=False)
-    if not member_is_alive(member):
+    """``onExpireHeartbeat``: the DelayedHeartbeat fires; the member is removed unless alive (a
+    firing on an alive member changes nothing)."""
+    if not member_is_alive(tx.members[mid]):
         tx.evicted.append(mid)
         tx.remove_member_and_update_group(mid)
 
@@ -567,7 +559,7 @@ def unload(tx: GroupTx) -> None:
             tx.answer_parked(mid, Response(ApiKey.JOIN_GROUP, Errors.NOT_COORDINATOR), m.orphan)
         if tx.state in (CR, STABLE) and m.awaiting_sync:
             tx.answer_parked(mid, Response(ApiKey.SYNC_GROUP, Errors.NOT_COORDINATOR), m.orphan)
-        tx.update(mid, awaiting_join=False, awaiting_sync=False, hb_armed=False, pending_sync=False)
+        tx.update(mid, awaiting_join=False, awaiting_sync=False, pending_sync=False)
     tx.pending.clear()
     tx.join_timer = JoinTimer.NONE
     tx.new_member_added = False

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from model.actions import EXPIRE_HEARTBEAT, EXPIRE_JOIN, RECEIVE, STORE_COMPLETE, Action, Answer
 from model.state import NO_MEMBER, JoinTimer, Request, State
 from model.types import VALID_PREVIOUS_STATES, ApiKey, Errors, GroupState, MemberState
-from properties.base import Property, sometimes, state_invariant, transition_invariant
+from properties.base import STEP, Property, sometimes, sometimes_state, state_invariant, transition_invariant
 
 PR = GroupState.PREPARING_REBALANCE
 CR = GroupState.COMPLETING_REBALANCE
@@ -43,6 +43,7 @@ def single_delayed_join_state(s: State) -> bool:
     "one_join_per_generation",
     "A rebalance never starts while one is pending, and each generation bump completes one join phase.",
     "seed 000 (one DelayedJoin per rebalance); reference §11",
+    scope=STEP,
 )
 def one_join_per_generation(s: State, a: Action, t: State) -> bool:
     if s.group.state == PR and PR in a.path:
@@ -57,6 +58,7 @@ def one_join_per_generation(s: State, a: Action, t: State) -> bool:
     "no_stale_assignment",
     "No assignment of an older generation is handed out or installed.",
     "seed 004 (storeGroup callback guard); reference §14",
+    scope=STEP,
 )
 def no_stale_assignment(s: State, a: Action, t: State) -> bool:
     for answer in a.answers:
@@ -76,6 +78,7 @@ def no_stale_assignment(s: State, a: Action, t: State) -> bool:
     "sync_in_preparing_rebalance",
     "A SyncGroup of the current generation handled in PreparingRebalance is answered REBALANCE_IN_PROGRESS.",
     "seed 000 (SyncGroup in PreparingRebalance); reference §5",
+    scope=STEP,
 )
 def sync_in_preparing_rebalance(s: State, a: Action, t: State) -> bool:
     g = s.group
@@ -93,6 +96,7 @@ def sync_in_preparing_rebalance(s: State, a: Action, t: State) -> bool:
     "valid_transitions",
     "The group only enters a state from one of Kafka's valid previous states, and generations never decrease.",
     "reference §2 (GroupMetadata validPreviousStates)",
+    scope=STEP,
 )
 def valid_transitions(s: State, a: Action, t: State) -> bool:
     previous = s.group.state
@@ -155,6 +159,7 @@ def exclusive_ownership(s: State) -> bool:
     "Heartbeat: a rebalance answers REBALANCE_IN_PROGRESS, a stale generation ILLEGAL_GENERATION, "
     "an unknown member UNKNOWN_MEMBER_ID.",
     "seed 001 (heartbeat thread); reference §6 (3.6.2)",
+    scope=STEP,
 )
 def heartbeat_errors(s: State, a: Action, t: State) -> bool:
     g = s.group
@@ -182,6 +187,7 @@ def heartbeat_errors(s: State, a: Action, t: State) -> bool:
     "OffsetCommit in CompletingRebalance answers REBALANCE_IN_PROGRESS; a commit is accepted only from a "
     "member of the current generation, and never covers records not yet processed.",
     "seed 002 (commit in AwaitingSync); seed 003 (auto-commit); reference §8",
+    scope=STEP,
 )
 def commit_fencing(s: State, a: Action, t: State) -> bool:
     g = s.group
@@ -206,6 +212,7 @@ def commit_fencing(s: State, a: Action, t: State) -> bool:
     "no_expiry_while_parked",
     "No member that has joined before is removed by its session timeout while its JoinGroup or SyncGroup is parked.",
     "seed 000 (the three 'member is alive' conditions); reference §12",
+    scope=STEP,
 )
 def no_expiry_while_parked(s: State, a: Action, t: State) -> bool:
     if a.kind != EXPIRE_HEARTBEAT:
@@ -217,7 +224,12 @@ def no_expiry_while_parked(s: State, a: Action, t: State) -> bool:
 
 
 # Witnesses -------------------------------------------------------------------------------------
-@sometimes("witness_rebalance_completes", "A join phase completes into a new generation.", "one_join_per_generation")
+@sometimes(
+    "witness_rebalance_completes",
+    "A join phase completes into a new generation.",
+    "one_join_per_generation",
+    scope=STEP,
+)
 def witness_rebalance_completes(s: State, a: Action, t: State) -> bool:
     return t.group.generation > s.group.generation and t.group.state == CR
 
@@ -226,6 +238,7 @@ def witness_rebalance_completes(s: State, a: Action, t: State) -> bool:
     "witness_stale_store_ignored",
     "A storeGroup callback finds the generation changed and does nothing.",
     "no_stale_assignment",
+    scope=STEP,
 )
 def witness_stale_store_ignored(s: State, a: Action, t: State) -> bool:
     return a.kind == STORE_COMPLETE and not a.answers and not a.path
@@ -235,6 +248,7 @@ def witness_stale_store_ignored(s: State, a: Action, t: State) -> bool:
     "witness_sync_in_rebalance",
     "A SyncGroup of the current generation arrives in PreparingRebalance.",
     "sync_in_preparing_rebalance",
+    scope=STEP,
 )
 def witness_sync_in_rebalance(s: State, a: Action, t: State) -> bool:
     g = s.group
@@ -243,35 +257,47 @@ def witness_sync_in_rebalance(s: State, a: Action, t: State) -> bool:
     )
 
 
-@sometimes(
+@sometimes_state(
     "witness_two_stable", "Two consumers are Stable in the same generation with partitions.", "exclusive_ownership"
 )
-def witness_two_stable(s: State, a: Action, t: State) -> bool:
-    gens = [c.generation for c in t.consumers if c.state == MemberState.STABLE and c.owned]
+def witness_two_stable(s: State) -> bool:
+    gens = [c.generation for c in s.consumers if c.state == MemberState.STABLE and c.owned]
     return len(gens) != len(set(gens))
 
 
-@sometimes("witness_heartbeat_in_rebalance", "A heartbeat is answered REBALANCE_IN_PROGRESS.", "heartbeat_errors")
+@sometimes(
+    "witness_heartbeat_in_rebalance", "A heartbeat is answered REBALANCE_IN_PROGRESS.", "heartbeat_errors", scope=STEP
+)
 def witness_heartbeat_in_rebalance(s: State, a: Action, t: State) -> bool:
     return any(
         r.api == ApiKey.HEARTBEAT and x.response.error == Errors.REBALANCE_IN_PROGRESS for r, x in exchanges(s, a)
     )
 
 
-@sometimes("witness_commit_in_completing", "An OffsetCommit arrives in CompletingRebalance.", "commit_fencing")
+@sometimes(
+    "witness_commit_in_completing", "An OffsetCommit arrives in CompletingRebalance.", "commit_fencing", scope=STEP
+)
 def witness_commit_in_completing(s: State, a: Action, t: State) -> bool:
     return s.group.state == CR and any(r.api == ApiKey.OFFSET_COMMIT for r, _ in exchanges(s, a))
 
 
 @sometimes(
-    "witness_parked_survives", "A heartbeat timer fires on a parked member, which survives.", "no_expiry_while_parked"
+    "witness_parked_survives",
+    "A heartbeat timer fires on a parked member, which survives.",
+    "no_expiry_while_parked",
+    scope=STEP,
 )
 def witness_parked_survives(s: State, a: Action, t: State) -> bool:
     m = s.group.member(a.mid) if a.kind == EXPIRE_HEARTBEAT else None
     return m is not None and not m.is_new and (m.awaiting_join or m.awaiting_sync) and a.mid not in a.evicted
 
 
-@sometimes("witness_join_timeout", "A join phase is completed by its timer, evicting a member.", "single_delayed_join")
+@sometimes(
+    "witness_join_timeout",
+    "A join phase is completed by its timer, evicting a member.",
+    "single_delayed_join",
+    scope=STEP,
+)
 def witness_join_timeout(s: State, a: Action, t: State) -> bool:
     return a.kind == EXPIRE_JOIN and bool(a.evicted)
 
