@@ -21,6 +21,7 @@ VERB_MODULES = [
     "kgc.cmd_check",
     "kgc.cmd_diagram",
     "kgc.cmd_report",
+    "kgc.cmd_replay",
 ]
 
 INTERNAL_ERROR_EXIT = 255
