@@ -56,6 +56,10 @@ def write_chart(divergence: Divergence, path: Path) -> None:
     write_atomically(path, render_svg(trace_document(divergence)).encode("utf-8"))
 
 
+#: The client of a request sent without a member (an OffsetCommit with generation -1, a fetch).
+NO_MEMBER = "no-member"
+
+
 def _names(steps: Sequence[Mapping[str, Any]]) -> list[str]:
     seen: dict[str, None] = {}
     for step in steps:
@@ -63,6 +67,8 @@ def _names(steps: Sequence[Mapping[str, Any]]) -> list[str]:
             seen.setdefault(str(step["member"]), None)
         for entry in step.get("members", []):
             seen.setdefault(str(entry["member"]), None)
+        if step.get("op") in API_OF_OP and sender(step) is None:
+            seen.setdefault(NO_MEMBER, None)
     return list(seen)
 
 
@@ -103,7 +109,7 @@ def _trace_step(
     }
     if op not in API_OF_OP:
         return {**entry, "actor": "coordinator", "action": _action(step), "answers": answers}
-    actor = rename[str(sender(step))]
+    actor = rename[sender(step) or NO_MEMBER]
     request = _request(step, rename)
     response = outcome.get("response")
     if isinstance(response, dict):

@@ -2,7 +2,7 @@
 
 A sequence is a list of scenario steps for a few symbolic consumers (``c1``, ``c2``, ...): JoinGroup
 (v3 or v5, with the bound id, an empty one or one the coordinator never issued, one of three
-protocol choices, sometimes static), SyncGroup (leader plan or none, a generation from 0 to 3),
+protocol choices or none at all, sometimes static), SyncGroup (leader plan or none, a generation from 0 to 3),
 Heartbeat, LeaveGroup, OffsetCommit (generation -1 to 3, with or without a member), OffsetFetch
 and real waits. Session and rebalance timeouts are 6 s, the smallest Kafka accepts by default, so
 that a broker's timers act within a wait of the sequence.
@@ -158,7 +158,7 @@ def _step(draw: st.DrawFn, kind: str, member: str, generation: int, leads: bool,
         step.update(draw(st.sampled_from([{}, {}, {}, {"member_id": "UNKNOWN"}, {"member_id": "ID:ghost"}])))
         if draw(st.integers(0, 3)) == 0:
             step["require_known_member_id"] = False
-        protocols = draw(st.sampled_from([["range"], ["range"], ["range:v2"], ["roundrobin"]]))
+        protocols = draw(st.sampled_from([["range"], ["range"], ["range:v2"], ["roundrobin"], []]))
         if protocols != ["range"]:
             step["protocols"] = protocols
         if draw(st.integers(0, 9)) == 0:

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from diagrams.render import RenderError
+from diagrams.sequence import TraceError
 from sut.conformance.chart import write_chart
 from sut.conformance.differential import Outcome
 from sut.conformance.divergence import DivergenceGroup, KnownDivergence, group_by_kind
@@ -30,6 +32,7 @@ class Report:
     known: tuple[KnownDivergence, ...] = ()
     command: str = "kgc conformance"
     groups: list[DivergenceGroup] = field(default_factory=list)
+    chart_failures: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         found = [o.divergence for o in self.scenarios if o.divergence is not None]
@@ -66,9 +69,16 @@ class Report:
             scenario = {**group.shortest.scenario, "name": f"divergence_{number:02d}"}
             document = {"format": "kgc-scenarios", "format_version": 1, "scenarios": [scenario]}
             path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-            chart = path.with_suffix(".svg")
-            write_chart(group.shortest, chart)
-            group.shortest = replace(group.shortest, scenario_file=str(path), chart_file=str(chart))
+            chart_path = path.with_suffix(".svg")
+            chart_file: str | None = str(chart_path)
+            try:
+                write_chart(group.shortest, chart_path)
+            except (TraceError, RenderError, KeyError, ValueError) as exc:
+                # The scenario file is what reproduces the divergence; a chart that cannot be
+                # drawn must not cost the report.
+                chart_file = None
+                self.chart_failures[group.kind] = f"{type(exc).__name__}: {exc}"
+            group.shortest = replace(group.shortest, scenario_file=str(path), chart_file=chart_file)
 
     # ----------------------------------------------------------------------------------------------
 
@@ -115,6 +125,8 @@ class Report:
             for group in groups:
                 lines.append("")
                 lines.extend(_group_lines(label, group, self.known_kinds.get(group.kind), self.command))
+                if group.kind in self.chart_failures:
+                    lines.append(f"      chart: not drawn ({self.chart_failures[group.kind]})")
         for known in self.unseen_known:
             lines.append("")
             lines.append(f"NOT SEEN  {known.kind}  (listed as known; not shown by this run)")

@@ -24,7 +24,14 @@ QUICK = {
             "config": {"require_known_member_id": False, "session_timeout_ms": 6000, "rebalance_timeout_ms": 6000},
             "steps": [{"op": "join", "member": "c1"}, {"op": "advance_time", "ms": 200}],
             "expect": [{}, {}],
-        }
+        },
+        {
+            "name": "join_without_protocols",
+            "applies_to": ["scala-3.x"],
+            "config": {"session_timeout_ms": 6000, "rebalance_timeout_ms": 6000},
+            "steps": [{"op": "join", "member": "c1", "protocols": []}],
+            "expect": [{}],
+        },
     ],
 }
 
@@ -86,6 +93,8 @@ def test_against_tansu_new_then_known_then_reproduced(tmp_path: Path, capsys: py
     kinds = [d["kind"] for d in first["divergences"]]
     v3 = "JoinGroup v3 answered at once (MEMBER_ID_REQUIRED) where Kafka parks it"
     assert v3 in kinds and first["known"] == []
+    # tansu 0.6.0 panics on a JoinGroup without protocols (administrator.rs, protocols[0]).
+    assert "JoinGroup: the broker closed the connection instead of answering" in kinds
     entry = next(d for d in first["divergences"] if d["kind"] == v3)
     assert entry["expected"] == "PENDING" and entry["actual"]["error"] == "MEMBER_ID_REQUIRED"
     assert [(s["op"], s["member"]) for s in entry["request"]] == [("join", "c1")]  # the shortest example
