@@ -81,17 +81,18 @@ def test_the_context_manager_stops_the_broker_when_the_body_raises(tmp_path: Pat
 
 CHILD = """
 import sys, time
+from pathlib import Path
 from sut.broker import TansuBroker
-broker = TansuBroker()
+broker = TansuBroker(log_path=Path(sys.argv[1]))
 broker.start()
 print(broker.pid, flush=True)
 time.sleep(60)
 """
 
 
-def start_child() -> tuple[subprocess.Popen[str], int]:
+def start_child(log: Path) -> tuple[subprocess.Popen[str], int]:
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        [sys.executable, "-c", CHILD, str(log)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
     )
     assert child.stdout is not None
     line = child.stdout.readline()
@@ -101,10 +102,10 @@ def start_child() -> tuple[subprocess.Popen[str], int]:
 
 @pytest.mark.broker
 @pytest.mark.parametrize("signal_to_kgc", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "killed"])
-def test_the_broker_dies_with_kgc(signal_to_kgc: signal.Signals) -> None:
+def test_the_broker_dies_with_kgc(signal_to_kgc: signal.Signals, tmp_path: Path) -> None:
     """Ctrl-C reaches kgc (tansu runs in its own session), whose atexit hook stops tansu; a kgc
     killed outright takes tansu with it through PR_SET_PDEATHSIG."""
-    child, tansu_pid = start_child()
+    child, tansu_pid = start_child(tmp_path / "tansu.log")
     try:
         assert alive(tansu_pid)
         child.send_signal(signal_to_kgc)
