@@ -70,9 +70,6 @@ class Config:
     (not parked) is answered and read in that step too. Only answers to parked requests travel
     on the response channel. Sound for every shipped property (docs/reductions.md); set false
     for the fully asynchronous channels."""
-    symmetry: bool = False
-    """Explore one representative per permutation of consumer identities (sound for every
-    property shipped: none names a consumer)."""
 
     # ------------------------------------------------------------------ derived facts
     @property
