@@ -28,7 +28,7 @@ from model.actions import Action
 from model.config import Config
 from model.state import State
 from model.system import ClassicGroupModel
-from properties.base import SOMETIMES, STATE, STEP, TRANSITION, Property
+from properties.base import SOMETIMES, STATE, STEP, TRANSITION, Property, StateCheck, TransitionCheck
 from properties.protocol import ALL
 
 
@@ -158,9 +158,16 @@ class _Search:
         self.progress = progress
         props = explorer.properties
         self.state_checks = [p for p in props if p.kind in (STATE, SOMETIMES) and p.check_state is not None]
+        self.pending_state_checks: list[tuple[Property, StateCheck, bool]] = [
+            (p, p.check_state, p.is_safety) for p in self.state_checks if p.check_state is not None
+        ]
+        """State checks not yet violated or witnessed, with their functions (hot path)."""
         transition_checks = [p for p in props if p.kind in (TRANSITION, SOMETIMES) and p.check_transition is not None]
         cached = [p for p in transition_checks if p.scope == STEP] if explorer.step_cache else []
         self.step_checks = cached
+        self.step_check_calls: list[tuple[int, TransitionCheck, bool]] = [
+            (1 << i, p.check_transition, p.is_safety) for i, p in enumerate(cached) if p.check_transition is not None
+        ]
         self.whole_checks = [p for p in transition_checks if p not in cached]
         self.stats = Stats()
         self.result = Result(explorer.config, strategy, props, self.stats)
@@ -232,20 +239,23 @@ class _Search:
                 grow = model.next_step - base - len(masks)
                 masks.extend([-1] * grow)
                 step_counts.extend([0] * grow)
+            child_depth = depth + 1
             for step, nxt in successors:
-                step_counts[step - base] += 1
-                mask = masks[step - base]
+                offset = step - base
+                step_counts[offset] += 1
+                mask = masks[offset]
                 if mask < 0:
-                    mask = masks[step - base] = self.evaluate_step(step, key, nxt)
-                if mask & self.active:
+                    mask = masks[offset] = self.evaluate_step(step, key, nxt)
+                if mask and mask & self.active:
                     self.record_step(mask, step, key, nxt)
                 if whole:
                     self.check_whole(step, key, nxt)
                 if nxt in parents:
                     continue
                 parents[nxt] = key
-                push((nxt, depth + 1))
-                self.check_state(nxt)
+                push((nxt, child_depth))
+                if self.pending_state_checks:
+                    self.check_state(nxt)
             expanded += 1
             if expanded & 0xFF == 0:
                 if len(model.steps) > explorer.step_memory:
@@ -288,19 +298,18 @@ class _Search:
     # ------------------------------------------------------------------ properties
     def check_state(self, key: int) -> None:
         """State invariants and state witnesses, on a state seen for the first time."""
-        state = None
-        for p in self.state_checks:
-            if p.name in self.done:
-                continue
-            if state is None:
-                state = self.target(key)
-            holds = p.check_state(state)  # type: ignore[misc]
-            if p.is_safety and not holds:
+        pending = self.pending_state_checks
+        if not pending:
+            return
+        state = self.target(key)
+        for p, check, safety in pending:
+            if check(state) != safety:  # an invariant fails, or a witness holds
                 self.done.add(p.name)
-                self.result.violations.append(Violation(p, self.explorer.rebuild(self.parents, key)))
-            elif not p.is_safety and holds:
-                self.done.add(p.name)
-                self.result.witnessed.add(p.name)
+                if safety:
+                    self.result.violations.append(Violation(p, self.explorer.rebuild(self.parents, key)))
+                else:
+                    self.result.witnessed.add(p.name)
+                self.pending_state_checks = [c for c in pending if c[0].name not in self.done]
 
     def evaluate_step(self, step: int, key: int, nxt: int) -> int:
         """The mask of a step seen for the first time. Checks already done (violated or
@@ -310,10 +319,8 @@ class _Search:
             return 0
         s, t, action = self.source(key), self.target(nxt), self.model.steps[step]
         mask = 0
-        for i, p in enumerate(self.step_checks):
-            bit = 1 << i
-            if active & bit and p.check_transition(s, action, t) != p.is_safety:  # type: ignore[misc]
-                # an invariant fails, or a witness holds
+        for bit, check, safety in self.step_check_calls:
+            if active & bit and check(s, action, t) != safety:  # an invariant fails, or a witness holds
                 mask |= bit
         return mask
 

@@ -152,7 +152,7 @@ class ClassicGroupModel:
         self._dead: list[bool] = []  # by group id
         self._consumer_memo: dict[tuple[int, Consumer], list[tuple[Action, Consumer]]] = {}
         self._moves: dict[tuple[int, int, int, int], list[ConsumerMove]] = {}
-        self._avail: dict[int, int] = {}  # budget id -> which consumer-move perturbations are left
+        self._budget_facts: dict[int, tuple[int, int, int, int]] = {}
         self._timers: dict[int, list[GroupMove]] = {}
         self._faults: dict[int, list[GroupMove]] = {}
         self._deliver_memo: dict[tuple[int, int], int] = {}
@@ -208,7 +208,7 @@ class ClassicGroupModel:
         consumers = self.consumers.values
         return State(
             self.groups.values[key & _G_MASK],
-            tuple(consumers[(key >> shift) & _C_MASK] for shift in self._shifts),
+            tuple([consumers[(key >> shift) & _C_MASK] for shift in self._shifts]),
             self.budgets.values[(key >> _G_BITS) & _B_MASK],
         )
 
@@ -249,9 +249,10 @@ class ClassicGroupModel:
         shifts = self._shifts
         cids = [(key >> shift) & _C_MASK for shift in shifts]
         spend = self._spend
-        avail = self._avail.get(bid)
-        if avail is None:
-            avail = self._availability(bid)
+        facts = self._budget_facts.get(bid)
+        if facts is None:
+            facts = self._compute_budget_facts(bid)
+        avail, crash_bid, lost_bid, session_bid = facts
         for i, cid in enumerate(cids):
             moves = self._moves.get((gid, i, cid, avail))
             if moves is None:
@@ -279,21 +280,19 @@ class ClassicGroupModel:
             nbid = bid
             if live and any(consumer_values[cids[mid[0]]].mid == mid for mid in live):
                 # A live consumer missed a deadline: a perturbation, not recovery.
-                nbid = spend(bid, _SESSION)
+                nbid = session_bid
                 if nbid < 0:
                     continue
             nrest = self._apply(rest, deliveries) if deliveries else rest
             out.append((step, ngid | (nbid << _G_BITS) | nrest))
-        if self.budgets.values[bid].total == 0:
+        if crash_bid < 0 and lost_bid < 0 and self.budgets.values[bid].total == 0:
             return out
-        crash_bid = spend(bid, "crash")
         if crash_bid >= 0:
             for i, cid in enumerate(cids):
                 move = self._crash(gid, i, cid)
                 if move is not None:
                     step, ngid, ncid = move
                     out.append((step, ngid | (crash_bid << _G_BITS) | (rest ^ ((cid ^ ncid) << shifts[i]))))
-        lost_bid = spend(bid, _LOST)
         if lost_bid >= 0:
             for i, cid in enumerate(cids):
                 lose = self._lose(gid, i, cid)
@@ -369,15 +368,17 @@ class ClassicGroupModel:
             self._spend_memo[(bid, kind)] = nbid
         return nbid
 
-    def _availability(self, bid: int) -> int:
-        """Which perturbations a consumer move could still spend under budget ``bid``, as a bit
-        set over ``_CONSUMER_SPENDS``: moves needing an exhausted one are not even computed."""
+    def _compute_budget_facts(self, bid: int) -> tuple[int, int, int, int]:
+        """What budget ``bid`` still allows: which perturbations a consumer move could spend (a
+        bit set over ``_CONSUMER_SPENDS`` — moves needing an exhausted one are not even computed)
+        and the budgets after a crash, a lost answer and a live-member timeout (-1: none left)."""
         avail = 0
         for bit, kind in enumerate(_CONSUMER_SPENDS):
             if self._spend(bid, kind) >= 0:
                 avail |= 1 << bit
-        self._avail[bid] = avail
-        return avail
+        facts = (avail, self._spend(bid, "crash"), self._spend(bid, _LOST), self._spend(bid, _SESSION))
+        self._budget_facts[bid] = facts
+        return facts
 
     # ------------------------------------------------------------------ component steps
     def _compute_moves(self, gid: int, index: int, cid: int, avail: int) -> list[ConsumerMove]:
