@@ -153,7 +153,8 @@ class ClassicGroupModel:
         self._consumer_memo: dict[tuple[int, Consumer], list[tuple[Action, Consumer]]] = {}
         self._moves: dict[tuple[int, int, int, int], list[ConsumerMove]] = {}
         self._budget_facts: dict[int, tuple[int, int, int, int]] = {}
-        self._timers: dict[int, list[GroupMove]] = {}
+        self._timers: dict[tuple[int, int], list[GroupMove]] = {}
+        self._live_candidates: dict[int, tuple[tuple[int, MemberId], ...]] = {}
         self._faults: dict[int, list[GroupMove]] = {}
         self._deliver_memo: dict[tuple[int, int], int] = {}
         self._spend_memo: dict[tuple[int, str], int] = {}
@@ -272,10 +273,19 @@ class ClassicGroupModel:
                 if deliveries:
                     nrest = self._apply(nrest, deliveries)
                 out.append((step, ngid | (nbid << _G_BITS) | nrest))
-        timers = self._timers.get(gid)
-        if timers is None:
-            timers = self._compute_timers(gid)
         consumer_values = self.consumers.values
+        protected = 0
+        if session_bid < 0:
+            # No live member may be timed out: those steps are not even computed.
+            candidates = self._live_candidates.get(gid)
+            if candidates is None:
+                candidates = self._compute_live_candidates(gid)
+            for bit, mid in candidates:
+                if consumer_values[cids[mid[0]]].mid == mid:
+                    protected |= bit
+        timers = self._timers.get((gid, protected))
+        if timers is None:
+            timers = self._compute_timers(gid, protected)
         for step, _, ngid, deliveries, live in timers:
             nbid = bid
             if live and any(consumer_values[cids[mid[0]]].mid == mid for mid in live):
@@ -334,6 +344,7 @@ class ClassicGroupModel:
         self.steps.clear()
         self._moves.clear()
         self._timers.clear()
+        self._live_candidates.clear()
         self._faults.clear()
         self._crash_memo.clear()
         self._lose_memo.clear()
@@ -441,9 +452,22 @@ class ClassicGroupModel:
             )
         return moves
 
-    def _compute_timers(self, gid: int) -> list[GroupMove]:
-        moves = self._group_moves(gid, self._timer_steps(self.groups.values[gid]))
-        self._timers[gid] = moves
+    def _compute_live_candidates(self, gid: int) -> tuple[tuple[int, MemberId], ...]:
+        """The group's members and pending ids that are not orphaned, each with a bit: those a
+        running consumer may still hold, so that a timer removing them would be a perturbation."""
+        group = self.groups.values[gid]
+        ids = [m.mid for m in group.members if not m.orphan] + [p.mid for p in group.pending if not p.orphan]
+        candidates = tuple((1 << i, mid) for i, mid in enumerate(ids))
+        self._live_candidates[gid] = candidates
+        return candidates
+
+    def _compute_timers(self, gid: int, protected: int) -> list[GroupMove]:
+        """The timer steps of a group, leaving out those that remove a ``protected`` member
+        (bits of ``_live_candidates``: live members when no ``session_expiry`` budget is left)."""
+        group = self.groups.values[gid]
+        keep = frozenset(mid for bit, mid in self._live_candidates.get(gid, ()) if protected & bit)
+        moves = self._group_moves(gid, self._timer_steps(group, keep))
+        self._timers[(gid, protected)] = moves
         return moves
 
     def _compute_faults(self, gid: int) -> list[GroupMove]:
@@ -549,10 +573,10 @@ class ClassicGroupModel:
             results.append((action, new_group, popped))
         return results
 
-    def _timer_steps(self, group: Group) -> list[GroupStep]:
-        """The coordinator's timers and storage callbacks that may fire in this group state. Time
-        is abstract: an armed timer may expire at any moment (reference §19: every timer expiry
-        is its own atomic step)."""
+    def _timer_steps(self, group: Group, keep: frozenset[MemberId] = frozenset()) -> list[GroupStep]:
+        """The coordinator's timers and storage callbacks that may fire in this group state, but
+        none that removes a member or pending id in ``keep``. Time is abstract: an armed timer
+        may expire at any moment (reference §19: every timer expiry is its own atomic step)."""
         cfg = self.config
         steps: list[GroupStep] = []
         if group.state == GroupState.DEAD:
@@ -561,10 +585,11 @@ class ClassicGroupModel:
             if coord.member_is_alive(m):
                 # The timer finds its member alive and does nothing: no need to run it.
                 steps.append((Action(EXPIRE_HEARTBEAT, -1, mid=m.mid), group))
-            else:
+            elif m.mid not in keep:
                 steps += _run(group, cfg, EXPIRE_HEARTBEAT, m.mid, partial(coord.expire_heartbeat, mid=m.mid))
         for p in group.pending:
-            steps += _run(group, cfg, EXPIRE_PENDING, p.mid, partial(coord.expire_pending, mid=p.mid))
+            if p.mid not in keep:
+                steps += _run(group, cfg, EXPIRE_PENDING, p.mid, partial(coord.expire_pending, mid=p.mid))
         if group.join_timer == JoinTimer.DELAYED_JOIN:
             steps += _run(group, cfg, EXPIRE_JOIN, None, lambda tx: coord.expire_join(tx, extend=False))
         elif group.join_timer == JoinTimer.INITIAL_DELAYED_JOIN:
@@ -577,6 +602,8 @@ class ClassicGroupModel:
             steps += _run(group, cfg, EXPIRE_SYNC, None, coord.expire_sync)
         if group.stores:
             steps += _run(group, cfg, STORE_COMPLETE, None, lambda tx: coord.store_callback(tx, ok=True))
+        if keep:
+            steps = [(a, g) for a, g in steps if keep.isdisjoint(a.evicted)]
         return steps
 
     def _group_fault_steps(self, group: Group) -> list[GroupStep]:
