@@ -19,6 +19,7 @@ from kgc.errors import InputError
 #: Modules implementing the verbs, in the order ``kgc --help`` lists them.
 VERB_MODULES = [
     "kgc.cmd_check",
+    "kgc.cmd_mutants",
 ]
 
 INTERNAL_ERROR_EXIT = 255

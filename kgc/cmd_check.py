@@ -26,6 +26,17 @@ EXIT_VIOLATION = 12
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_model_arguments(p)
+    p.add_argument("--mutant", metavar="NAME", help="switch on a catalogued protocol bug (kgc mutants lists them)")
+    p.add_argument("--strategy", choices=["bfs", "dfs"], default="bfs")
+    add_bounds_arguments(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.add_argument("--out", metavar="DIR", help="write each counterexample as JSON into DIR")
+    p.add_argument("--no-progress", action="store_true")
+
+
+def add_model_arguments(p: argparse.ArgumentParser) -> None:
+    """The options that build the model's configuration (shared by the verbs that explore it)."""
     p.add_argument("--config", metavar="FILE", help="a TOML or JSON file of model settings")
     p.add_argument("--consumers", type=int, metavar="N")
     p.add_argument("--partitions", type=int, metavar="P")
@@ -44,13 +55,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="explore fully asynchronous request/response channels",
     )
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", help="any other model field")
-    p.add_argument("--strategy", choices=["bfs", "dfs"], default="bfs")
+
+
+def add_bounds_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-depth", type=int, metavar="D")
     p.add_argument("--max-states", type=int, metavar="S")
     p.add_argument("--time-limit", type=float, metavar="SECONDS")
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    p.add_argument("--out", metavar="DIR", help="write each counterexample as JSON into DIR")
-    p.add_argument("--no-progress", action="store_true")
 
 
 def config_from_args(args: argparse.Namespace) -> Config:
@@ -68,6 +78,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
             "profile",
             "symmetry",
             "atomic_requests",
+            "mutant",
         ):
             value = getattr(args, name, None)
             if value is not None:
@@ -170,6 +181,8 @@ def print_text(result: Result, files: dict[str, str]) -> None:
         f"initial delay {cfg.initial_rebalance_delay_ms} ms; atomic requests {cfg.atomic_requests}; "
         f"symmetry {cfg.symmetry}; strategy {result.strategy}"
     )
+    if cfg.mutant:
+        print(f"  mutant: {cfg.mutant} (a catalogued protocol bug, model/mutants.py)")
     print("properties:")
     for p in result.properties:
         print(f"  {result.verdict_of(p):>9}  {p.name}: {p.description}")
