@@ -96,13 +96,15 @@ def explore(
     bounds: Bounds | None = None,
     properties: Sequence[Property] = ALL,
     progress: ProgressFn | None = None,
+    step_cache: bool = True,
 ) -> Outcome:
     """Breadth-first search of ``config`` with ``mutant`` switched on (None: the protocol itself),
-    stopping at the first violation."""
+    stopping at the first violation. ``step_cache=False`` evaluates every check on every
+    transition (the explorer's cross-check of the properties' scopes)."""
     bounds = bounds or Bounds()
     mutated = replace(config, mutant=mutant.name if mutant is not None else "")
     mutated.validate()
-    result = Explorer(mutated, properties, stop_at_first=True).run("bfs", bounds, progress)
+    result = Explorer(mutated, properties, stop_at_first=True, step_cache=step_cache).run("bfs", bounds, progress)
     return Outcome(mutant, result, bounds)
 
 

@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from explorer.search import Bounds, Explorer, Result, terminal_progress
+from diagrams.sequence import render_svg
+from explorer.search import Bounds, Explorer, Result, Violation, terminal_progress
 from explorer.trace import format_trace, trace_json
 from kgc.errors import InputError
 from model.config import Config, ConfigError
@@ -27,16 +28,15 @@ EXIT_VIOLATION = 12
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_arguments(p)
-    p.add_argument("--mutant", metavar="NAME", help="switch on a catalogued protocol bug (kgc mutants lists them)")
-    p.add_argument("--strategy", choices=["bfs", "dfs"], default="bfs")
-    add_bounds_arguments(p)
+    p.add_argument("--mutant", metavar="NAME", help="switch on a catalogued protocol bug (kgc mutants --list)")
+    add_search_arguments(p)
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    p.add_argument("--out", metavar="DIR", help="write each counterexample as JSON into DIR")
+    p.add_argument("--out", metavar="DIR", help="write each counterexample as JSON and as a sequence chart into DIR")
     p.add_argument("--no-progress", action="store_true")
 
 
 def add_model_arguments(p: argparse.ArgumentParser) -> None:
-    """The options that build the model's configuration (shared by the verbs that explore it)."""
+    """The model's options (``config_from_args`` reads them); shared with ``diagram`` and ``report``."""
     p.add_argument("--config", metavar="FILE", help="a TOML or JSON file of model settings")
     p.add_argument("--consumers", type=int, metavar="N")
     p.add_argument("--partitions", type=int, metavar="P")
@@ -57,7 +57,14 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", help="any other model field")
 
 
+def add_search_arguments(p: argparse.ArgumentParser) -> None:
+    """The search strategy and bounds (``bounds_from_args`` reads them)."""
+    p.add_argument("--strategy", choices=["bfs", "dfs"], default="bfs")
+    add_bounds_arguments(p)
+
+
 def add_bounds_arguments(p: argparse.ArgumentParser) -> None:
+    """The bounds alone, for a verb whose strategy is fixed (``kgc mutants``: BFS)."""
     p.add_argument("--max-depth", type=int, metavar="D")
     p.add_argument("--max-states", type=int, metavar="S")
     p.add_argument("--time-limit", type=float, metavar="SECONDS")
@@ -122,11 +129,20 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK if result.ok else EXIT_VIOLATION
 
 
+def counterexample_json(result: Result, v: Violation) -> dict[str, Any]:
+    """The ``kgc-trace`` document of one counterexample."""
+    p = v.prop
+    return trace_json(p.name, p.description, v.path, kind=p.kind, source=p.source, config=result.config.describe())
+
+
 def write_counterexamples(result: Result, out_dir: Path) -> dict[str, str]:
+    """Each counterexample as ``PROPERTY.json`` and, next to it, its sequence chart ``PROPERTY.svg``."""
     files: dict[str, str] = {}
     for v in result.violations:
+        doc = counterexample_json(result, v)
         path = out_dir / f"{v.prop.name}.json"
-        path.write_text(json.dumps(trace_json(v.prop.name, v.prop.description, v.path), indent=2) + "\n")
+        path.write_text(json.dumps(doc, indent=2) + "\n")
+        (out_dir / f"{v.prop.name}.svg").write_text(render_svg(doc) + "\n")
         files[v.prop.name] = str(path)
     return files
 
@@ -161,7 +177,7 @@ def result_json(result: Result, files: dict[str, str] | None = None) -> dict[str
         "action_counts": dict(sorted(result.action_counts.items())),
         "counterexamples": [
             {
-                **trace_json(v.prop.name, v.prop.description, v.path),
+                **counterexample_json(result, v),
                 "length": len(v.path) - 1,
                 "file": (files or {}).get(v.prop.name),
             }
@@ -181,8 +197,6 @@ def print_text(result: Result, files: dict[str, str]) -> None:
         f"initial delay {cfg.initial_rebalance_delay_ms} ms; atomic requests {cfg.atomic_requests}; "
         f"symmetry {cfg.symmetry}; strategy {result.strategy}"
     )
-    if cfg.mutant:
-        print(f"  mutant: {cfg.mutant} (a catalogued protocol bug, model/mutants.py)")
     print("properties:")
     for p in result.properties:
         print(f"  {result.verdict_of(p):>9}  {p.name}: {p.description}")
@@ -190,7 +204,7 @@ def print_text(result: Result, files: dict[str, str]) -> None:
         print(f"\nviolation of {v.prop.name} ({v.prop.source}), {len(v.path) - 1} steps:")
         print(format_trace(v.path))
         if v.prop.name in files:
-            print(f"  written to {files[v.prop.name]}")
+            print(f"  written to {files[v.prop.name]} (sequence chart: {files[v.prop.name][:-5]}.svg)")
     s = result.stats
     print(
         f"\n{s.distinct_states:,} distinct states, {s.transitions:,} transitions, depth {s.depth}, "

@@ -17,10 +17,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from diagrams.sequence import render_svg
 from explorer.mutation import Outcome, Report, run_catalogue
 from explorer.search import Bounds, terminal_progress
-from explorer.trace import trace_json
-from kgc.cmd_check import add_bounds_arguments, add_model_arguments, bounds_from_args, config_from_args
+from kgc.cmd_check import (
+    add_bounds_arguments,
+    add_model_arguments,
+    bounds_from_args,
+    config_from_args,
+    counterexample_json,
+)
 from kgc.errors import InputError
 from model.mutants import CATALOGUE, KILLABLE, NAMES, Mutant
 from properties.protocol import ALL
@@ -51,7 +57,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="explore the unmutated protocol within the bounds only, not just to the deepest kill",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    p.add_argument("--out", metavar="DIR", help="write each counterexample as kgc-trace JSON into DIR")
+    p.add_argument("--out", metavar="DIR", help="write each counterexample as JSON and as a sequence chart into DIR")
     p.add_argument("--no-progress", action="store_true")
 
 
@@ -113,14 +119,17 @@ def _announce(name: str) -> None:
 
 def write_counterexamples(report: Report, out_dir: Path) -> dict[str, str]:
     """Each kill (and a violation of the unmutated protocol) as ``DIR/<name>.json``, the same
-    ``kgc-trace`` document ``kgc check --out`` writes."""
+    ``kgc-trace`` document ``kgc check --out`` writes (its configuration names the mutant), and its
+    sequence chart ``DIR/<name>.svg``."""
     files: dict[str, str] = {}
     for outcome in [*report.outcomes, *([report.baseline] if report.baseline else [])]:
         v = outcome.kill
         if v is None:
             continue
+        doc = counterexample_json(outcome.result, v)
         path = out_dir / f"{outcome.name}.json"
-        path.write_text(json.dumps(trace_json(v.prop.name, v.prop.description, v.path), indent=2) + "\n")
+        path.write_text(json.dumps(doc, indent=2) + "\n")
+        (out_dir / f"{outcome.name}.svg").write_text(render_svg(doc) + "\n")
         files[outcome.name] = str(path)
     return files
 

@@ -5,6 +5,14 @@ Each public function here is one atomic transition of the group under the group 
 They follow Kafka 3.6.2's Scala ``GroupCoordinator`` and are named after its methods; the
 ``java-4.0`` profile switches the few rules that differ (reference §17).
 
+Heartbeat timers. The model is untimed, so every member has one heartbeat timer that may fire at
+any moment and removes the member unless it is alive (reference §12). Re-arming a timer
+(``completeAndScheduleNextHeartbeatExpiration``: on a heartbeat, an accepted commit, a join
+completion, an answered SyncGroup) changes nothing in an untimed model and is not a step here; the
+reference implementation (``sut/reference``) keeps the real deadlines. Scala's "a timer armed while
+the member is parked completes on the spot" and Java's "the timer runs and finds the member alive"
+are the same here, as they are observably in Kafka.
+
 A step works on a ``GroupTx``: a mutable working copy of the group that collects the answers the
 step produces, the states it enters and the members it evicts, then freezes back into a ``Group``.
 """
@@ -47,6 +55,7 @@ class GroupTx:
     """One atomic step of the coordinator on a group."""
 
     def __init__(self, group: Group, config: Config, chooser: Chooser) -> None:
+        self.group = group
         self.config = config
         self.mutant = config.mutant
         self.chooser = chooser
@@ -64,6 +73,21 @@ class GroupTx:
 
     # ------------------------------------------------------------------ bookkeeping
     def freeze(self) -> Group:
+        """The group after the step; the very same object when the step changed nothing."""
+        g = self.group
+        if (
+            self.state == g.state
+            and self.generation == g.generation
+            and self.leader == g.leader
+            and self.join_timer == g.join_timer
+            and self.new_member_added == g.new_member_added
+            and self.stores is g.stores
+            and len(self.members) == len(g.members)
+            and len(self.pending) == len(g.pending)
+            and all(self.members.get(m.mid) is m for m in g.members)
+            and all(self.pending.get(p.mid) is p for p in g.pending)
+        ):
+            return g
         return Group(
             self.state,
             self.generation,
@@ -114,13 +138,6 @@ class GroupTx:
         while serial in used:
             serial += 1
         return (consumer, serial)
-
-    # ------------------------------------------------------------------ heartbeats
-    def complete_and_schedule_next_heartbeat_expiration(self, mid: MemberId) -> None:
-        """Satisfy the member's DelayedHeartbeat and arm the next one (reference §12). A member
-        that is not new and is parked satisfies the new timer on the spot (Scala's
-        ``tryCompleteElseWatch``), so no timer runs until the next re-arm."""
-        self.update(mid, hb_armed=not member_is_alive(self.members[mid], self.mutant))
 
     # ------------------------------------------------------------------ rebalancing
     def maybe_prepare_rebalance(self) -> None:
@@ -209,7 +226,6 @@ class GroupTx:
             if m.awaiting_join:  # maybeInvokeJoinCallback: only a parked JoinGroup has a callback
                 self.answer_parked(mid, response, m.orphan)
             self.update(mid, awaiting_join=False, is_new=False, pending_sync=True)
-            self.complete_and_schedule_next_heartbeat_expiration(mid)
 
     def reset_and_propagate_assignment_error(self, error: Errors) -> None:
         """``resetAndPropagateAssignmentError`` (reference §14): clear every assignment and answer
@@ -241,7 +257,6 @@ class GroupTx:
                 )
                 self.answer_parked(mid, response, m.orphan)
                 self.update(mid, awaiting_sync=False)
-                self.complete_and_schedule_next_heartbeat_expiration(mid)
 
     def remove_member(self, mid: MemberId) -> None:
         """``GroupMetadata.remove``: if the leader goes, an arbitrary remaining member (HashMap
@@ -281,7 +296,6 @@ class GroupTx:
             awaiting_join=True,
             awaiting_sync=False,
             is_new=True,
-            hb_armed=True,
             pending_sync=False,
             assignment=(),
             assignment_gen=NO_GENERATION,
@@ -428,8 +442,6 @@ def handle_sync_group(tx: GroupTx, consumer: int, request: Request) -> bool:
     if tx.state == STABLE:
         tx.update(mid, pending_sync=False)
         tx.respond(consumer, _assignment_response(tx, member))
-        if tx.config.profile != "java-4.0":  # Java does not restart the timer (reference §17 item 3)
-            tx.complete_and_schedule_next_heartbeat_expiration(mid)
         return False
     tx.respond(consumer, Response(ApiKey.SYNC_GROUP, Errors.UNKNOWN_MEMBER_ID))
     return False
@@ -462,7 +474,6 @@ def handle_heartbeat(tx: GroupTx, consumer: int, request: Request) -> None:
         rebalancing = tx.state == PR and tx.mutant != mutants.HEARTBEAT_NONE_IN_REBALANCE
         rebalancing |= tx.state == CR and tx.mutant == mutants.HEARTBEAT_REBALANCING_IN_COMPLETING
         error = Errors.REBALANCE_IN_PROGRESS if rebalancing else Errors.NONE
-        tx.complete_and_schedule_next_heartbeat_expiration(mid)
         tx.respond(consumer, Response(ApiKey.HEARTBEAT, error))
 
 
@@ -503,8 +514,6 @@ def handle_commit_offsets(tx: GroupTx, consumer: int, request: Request) -> None:
     elif tx.state == CR:
         tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.REBALANCE_IN_PROGRESS))
     else:
-        if mid in tx.members:
-            tx.complete_and_schedule_next_heartbeat_expiration(mid)
         tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.NONE, mid=mid, generation=tx.generation))
 
 
@@ -521,9 +530,9 @@ def member_is_alive(member: Member, mutant: str = "") -> bool:
 
 
 def expire_heartbeat(tx: GroupTx, mid: MemberId) -> None:
-    """``onExpireHeartbeat``: the DelayedHeartbeat fires; the member is removed unless alive."""
-    member = tx.update(mid, hb_armed=False)
-    if not member_is_alive(member, tx.mutant):
+    """``onExpireHeartbeat``: the DelayedHeartbeat fires; the member is removed unless alive (a
+    firing on an alive member changes nothing)."""
+    if not member_is_alive(tx.members[mid], tx.mutant):
         tx.evicted.append(mid)
         tx.remove_member_and_update_group(mid)
 
@@ -586,7 +595,7 @@ def unload(tx: GroupTx) -> None:
             tx.answer_parked(mid, Response(ApiKey.JOIN_GROUP, Errors.NOT_COORDINATOR), m.orphan)
         if tx.state in (CR, STABLE) and m.awaiting_sync:
             tx.answer_parked(mid, Response(ApiKey.SYNC_GROUP, Errors.NOT_COORDINATOR), m.orphan)
-        tx.update(mid, awaiting_join=False, awaiting_sync=False, hb_armed=False, pending_sync=False)
+        tx.update(mid, awaiting_join=False, awaiting_sync=False, pending_sync=False)
     tx.pending.clear()
     tx.join_timer = JoinTimer.NONE
     tx.new_member_added = False

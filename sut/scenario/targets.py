@@ -42,6 +42,8 @@ class GroupObservation:
     leader: str | None = None
     members: tuple[str, ...] | None = None
     pending_members: tuple[str, ...] | None = None
+    #: ``(member id, client id)`` of each member, when the target reports client ids
+    client_ids: tuple[tuple[str, str], ...] = ()
 
 
 TargetFactory = Callable[[str, ScenarioConfig, str], GroupCoordinator]
@@ -53,7 +55,7 @@ def make_target(name: str, config: ScenarioConfig, profile: str) -> GroupCoordin
     if name == "reference":
         return _reference(config, profile)
     if name == "model":
-        raise ValueError("the model judges scenarios itself (sut.scenario.model_target), it is not a coordinator")
+        raise ValueError("the model judges scenarios itself (sut.scenario.judge), it is not a coordinator")
     raise ValueError(f"unknown target {name!r}; known targets: {', '.join(TARGETS)}")
 
 
@@ -92,6 +94,7 @@ def observe_group(coordinator: GroupCoordinator, group_id: str = GROUP_ID) -> Gr
         leader=None if leader is None else leader,
         members=tuple(m.member_id for m in described.members),
         pending_members=None,
+        client_ids=tuple((m.member_id, m.client_id) for m in described.members),
     )
 
 
@@ -109,4 +112,5 @@ def _from_snapshot(snapshot: Any, group_id: str) -> GroupObservation:
         leader=group.leader_id or "",
         members=tuple(m.member_id for m in group.members),
         pending_members=tuple(group.pending_members),
+        client_ids=tuple((m.member_id, m.client_id) for m in group.members),
     )

@@ -70,6 +70,14 @@ def test_mutant_is_killed_by_its_expected_property(kills: dict[str, Outcome], mu
 
 
 @pytest.mark.parametrize("mutant", FAST, ids=[m.name for m in FAST])
+def test_kill_is_the_same_with_every_check_on_every_transition(kills: dict[str, Outcome], mutant: Mutant) -> None:
+    """The properties' step scopes are honest on the violating transitions too."""
+    every = explore(Config(), mutant, step_cache=False)
+    cached = kills[mutant.name]
+    assert (every.killed_by, every.trace_length, every.also) == (cached.killed_by, cached.trace_length, cached.also)
+
+
+@pytest.mark.parametrize("mutant", FAST, ids=[m.name for m in FAST])
 def test_kill_is_a_shortest_counterexample(mutant: Mutant) -> None:
     """Nothing shorter: every state and transition within one step less is checked clean."""
     shorter = explore(Config(), mutant, Bounds(max_depth=KILL_LENGTH[mutant.name] - 1))

@@ -31,6 +31,8 @@ def test_json_rows_and_counterexample_files(capsys: pytest.CaptureFixture[str], 
     assert base["holds"] and not base["killed"] and base["max_depth"] == 2
     trace = json.loads((tmp_path / "leader_not_reelected.json").read_text())
     assert trace["format"] == "kgc-trace" and trace["property"] == "leader_is_member"
+    assert trace["config"]["mutant"] == "leader_not_reelected"
+    assert (tmp_path / "leader_not_reelected.svg").read_text().lstrip().startswith("<")
     assert len(trace["steps"]) == 2 and row["file"] == str(tmp_path / "leader_not_reelected.json")
     not_run = {e["name"] for e in doc["equivalent_not_run"]}
     assert not_run == {m.name for m in CATALOGUE if not m.killable}
