@@ -205,8 +205,12 @@ class GroupTx:
             if not self.members[mid].awaiting_join and self.mutant != mutants.COMPLETE_JOIN_KEEPS_ABSENT:
                 self.evicted.append(mid)
                 del self.members[mid]
-        if self.leader not in self.members and self.mutant != mutants.LEADER_NOT_REELECTED:
-            self.leader = self.chooser.choose(sorted(self.members)) if self.members else NO_MEMBER
+        leader = self.members.get(self.leader)
+        if (leader is None or not leader.awaiting_join) and self.mutant != mutants.LEADER_NOT_REELECTED:
+            # maybeElectNewJoinedLeader (2.3+): a leader that did not rejoin is replaced by an
+            # arbitrary rejoined member (every member left has rejoined, but for a mutant).
+            joined = sorted(mid for mid, m in self.members.items() if m.awaiting_join)
+            self.leader = self.chooser.choose(joined) if joined else NO_MEMBER
         self.generation += 1
         if not self.members:
             self.transition_to(EMPTY)
