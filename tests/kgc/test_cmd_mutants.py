@@ -34,8 +34,19 @@ def test_json_rows_and_counterexample_files(capsys: pytest.CaptureFixture[str], 
     assert trace["config"]["mutant"] == "leader_not_reelected"
     assert (tmp_path / "leader_not_reelected.svg").read_text().lstrip().startswith("<")
     assert len(trace["steps"]) == 2 and row["file"] == str(tmp_path / "leader_not_reelected.json")
-    not_run = {e["name"] for e in doc["equivalent_not_run"]}
-    assert not_run == {m.name for m in CATALOGUE if not m.killable}
+    assert doc["equivalent_not_run"] == [] and doc["replay"] is None  # only what was asked for
+
+
+def test_default_selection_lists_the_equivalent_mutants_and_reports_survivors(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["mutants", "--max-depth", "2", "--json"]) == 1  # too shallow to kill most of them
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in doc["mutants"]] == [m.name for m in CATALOGUE if m.killable]
+    killed = {r["name"] for r in doc["mutants"] if r["killed"]}
+    assert killed == {"delayed_join_per_join", "leader_not_reelected"}  # the two kills of length 2
+    assert {e["name"] for e in doc["equivalent_not_run"]} == {m.name for m in CATALOGUE if not m.killable}
+    assert doc["verdict"] == "survivors" and doc["unmutated"]["holds"]
 
 
 def test_text_table(capsys: pytest.CaptureFixture[str]) -> None:
@@ -44,7 +55,7 @@ def test_text_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert "mutant" in out and "property" in out and "states" in out
     assert "leader_not_reelected" in out and "leader_is_member" in out
     assert "(unmutated protocol)" in out and "holds, depth ≤ 2" in out
-    assert "verdict: ok: 2 of 2 mutants killed; the unmutated protocol holds" in out
+    assert "verdict: ok: 2 of 2 mutants killed by the explorer; the unmutated protocol holds" in out
 
 
 def test_a_survivor_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
@@ -84,9 +95,39 @@ def test_check_with_a_mutant_finds_its_violation(capsys: pytest.CaptureFixture[s
     assert any(c["property"] == "leader_is_member" and c["length"] == 2 for c in doc["counterexamples"])
 
 
+def test_replay_against_the_reference(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["mutants", "--replay", "--no-explore", "--mutant", "sync_skips_generation_check"]
+    assert main([*argv, "--mutant", "auto_commit_after_fetch", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["mutants"] == [] and doc["unmutated"] is None
+    replay = doc["replay"]
+    assert replay["target"] == "reference" and replay["profile"] == "scala-3.x"
+    assert replay["unmutated"]["failed"] == 0 and replay["unmutated"]["ran"] > 50
+    (row,) = replay["mutants"]  # the model cannot tell this one apart; the scenarios can
+    assert row["name"] == "sync_skips_generation_check" and row["killed"]
+    assert row["field"] == "response.error" and row["expected"] == "ILLEGAL_GENERATION"
+    assert replay["not_applicable"] == ["auto_commit_after_fetch"]
+    assert main([*argv]) == 0
+    out = capsys.readouterr().out
+    assert "(unmutated reference)" in out and "first failing scenario" in out
+    assert "verdict: ok: 1 of 1 killed by the scenarios on the reference" in out
+
+
+def test_a_mutant_the_scenarios_miss_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    join = str(Path(__file__).resolve().parents[2] / "scenarios" / "join.json")
+    argv = ["mutants", "--replay", "--no-explore", "--scenarios", join, "--mutant", "store_callback_skips_generation"]
+    assert main([*argv, "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    (row,) = doc["replay"]["mutants"]
+    assert not row["killed"] and row["scenario"] is None and doc["verdict"] == "survivors"
+
+
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [
+        (["mutants", "--no-explore"], "--no-explore leaves nothing to run: add --replay"),
+        (["mutants", "--scenarios", "x.json"], "--scenarios names the files --replay runs: add --replay"),
+        (["mutants", "--replay", "--no-explore", "--scenarios", "/nonexistent.json"], "/nonexistent.json"),
         (["mutants", "--mutant", "nonsense"], "unknown mutant 'nonsense'; known mutants: sync_none_in_preparing"),
         (["mutants", "--set", "mutant=leader_not_reelected"], "use --mutant NAME, not the mutant field"),
         (["mutants", "--max-depth", "0"], "--max-depth must be positive"),
