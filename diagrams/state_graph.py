@@ -1,10 +1,10 @@
 """The full state graph of a small configuration (networkx → graphviz).
 
 The explorer walks the graph (``exploration.explore`` with a tap on every transition), networkx
-holds it, and graphviz draws it: one node per distinct state (the symmetry representative when
-``symmetry`` is on), one edge per distinct (state, step, next state). The initial state is drawn
-bold green, states that break a state invariant red, transitions that break a transition
-invariant red, and states beyond the generation bound (checked, not expanded) dashed.
+holds it, and graphviz draws it: one node per distinct state, one edge per distinct (state, step,
+next state). The initial state is drawn bold green, states that break a state invariant red,
+transitions that break a transition invariant red, and states beyond the generation bound
+(checked, not expanded) dashed.
 
 A graph of more than ``limit`` states is not drawn: the exploration stops at ``limit + 1`` states
 and ``GraphTooLarge`` says so in one line. Graphviz needs seconds for a few hundred labelled nodes
@@ -13,7 +13,7 @@ and the picture stops being readable well before that, hence the default of 300.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import graphviz
@@ -26,7 +26,6 @@ from explorer.trace import member_name
 from model.actions import Action
 from model.config import Config
 from model.state import State
-from model.symmetry import representative
 from model.system import ClassicGroupModel
 from model.types import GroupState, MemberState
 from properties.base import STATE, TRANSITION, Property
@@ -81,7 +80,6 @@ def node_label(state: State) -> str:
 def build_state_graph(config: Config, properties: Sequence[Property] = ALL, limit: int = DEFAULT_LIMIT) -> StateGraph:
     """Explore ``config`` into a networkx graph; ``GraphTooLarge`` beyond ``limit`` states."""
     model = ClassicGroupModel(config)
-    canon: Callable[[State], State] = representative if config.symmetry else (lambda s: s)
     graph = nx.MultiDiGraph()
     state_props = [p for p in properties if p.kind == STATE]
     trans_props = [p for p in properties if p.kind == TRANSITION]
@@ -101,12 +99,12 @@ def build_state_graph(config: Config, properties: Sequence[Property] = ALL, limi
     edges: dict[tuple[int, int, str], set[str]] = {}
 
     def tap(s: State, a: Action, t: State) -> None:
-        key = (add_node(s), add_node(canon(t)), step_label(a))
+        key = (add_node(s), add_node(t), step_label(a))
         broken = {p.name for p in trans_props if not p.holds_on(s, a, t)}
         edges[key] = edges.get(key, set()) | broken
 
     for s in model.init_states():
-        graph.nodes[add_node(canon(s))]["initial"] = True
+        graph.nodes[add_node(s)]["initial"] = True
     result, _ = explore(config, properties, "bfs", Bounds(max_states=limit + 1), observation=Observation(tap=tap))
     if result.stats.distinct_states > limit:
         raise GraphTooLarge(

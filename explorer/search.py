@@ -4,8 +4,7 @@ States are stored as the model's keys (``ClassicGroupModel.encode``): interned c
 packed into one integer — an exact encoding, so, unlike a hash fingerprint, two states never
 collide. The visited set maps each key to the key it was first reached from; a counterexample is
 rebuilt by walking those parents back to an initial state and replaying the model forward (as TLC
-does), so no state or action is stored per visited state beyond its key. With ``symmetry`` on,
-keys are those of the symmetry representative.
+does), so no state or action is stored per visited state beyond its key.
 
 Properties are checked where they are cheapest and still exact: state invariants and state
 witnesses once per distinct state; step-scoped transition checks (``properties.base.STEP``) once
@@ -28,7 +27,6 @@ from dataclasses import dataclass, field
 from model.actions import Action
 from model.config import Config
 from model.state import State
-from model.symmetry import representative
 from model.system import ClassicGroupModel
 from properties.base import SOMETIMES, STATE, STEP, TRANSITION, Property
 from properties.protocol import ALL
@@ -114,13 +112,6 @@ class Explorer:
         self.step_memory = step_memory
         """How many memoised model steps to hold before asking the model to forget them."""
 
-    def canonical(self, key: int) -> int:
-        """The key explored in place of ``key``: its symmetry representative when ``symmetry`` is on."""
-        if not self.config.symmetry:
-            return key
-        model = self.model
-        return model.encode(representative(model.decode(key)))
-
     def run(self, strategy: str = "bfs", bounds: Bounds | None = None, progress: ProgressFn | None = None) -> Result:
         if strategy not in ("bfs", "dfs"):
             raise ValueError(f"unknown strategy {strategy!r}")
@@ -128,23 +119,32 @@ class Explorer:
         return search.run()
 
     def rebuild(self, parents: dict[int, int], key: int) -> list[tuple[Action | None, State]]:
-        """The path to ``key``: walk parents back to an initial state, then replay forward."""
+        """The path to ``key``: walk parents back to an initial state, then replay the model
+        forward."""
+        return self.trace(self.replay(parents, key))
+
+    def replay(self, parents: dict[int, int], key: int) -> list[tuple[int, int]]:
+        """Walk parents back to an initial state and replay forward: (step id, key) pairs, the
+        first with step -1 (each step is the first successor that reaches the next key)."""
         chain = [key]
         while parents[chain[-1]] != chain[-1]:
             chain.append(parents[chain[-1]])
         chain.reverse()
         model = self.model
-        path: list[tuple[Action | None, State]] = [(None, model.decode(chain[0]))]
-        current = chain[0]
-        for target in chain[1:]:
+        keys = [(-1, chain[0])]
+        for current, target in zip(chain, chain[1:], strict=False):
             for step, nxt in model.successor_keys(current):
-                if self.canonical(nxt) == target:
-                    path.append((model.steps[step], model.decode(nxt)))
+                if nxt == target:
+                    keys.append((step, nxt))
                     break
             else:  # pragma: no cover - would mean a non-deterministic successor function
                 raise RuntimeError("could not replay the counterexample: successors are not deterministic")
-            current = target
-        return path
+        return keys
+
+    def trace(self, keys: list[tuple[int, int]]) -> list[tuple[Action | None, State]]:
+        """Decode a replayed path."""
+        model = self.model
+        return [(model.steps[step] if step >= 0 else None, model.decode(k)) for step, k in keys]
 
 
 class _Search:
@@ -201,7 +201,6 @@ class _Search:
         start = time.monotonic()
         frontier: deque[tuple[int, int]] = deque()  # (key, depth)
         for key in model.init_keys():
-            key = explorer.canonical(key)
             if key not in parents:
                 parents[key] = key
                 frontier.append((key, 0))
@@ -209,7 +208,6 @@ class _Search:
         pop = frontier.popleft if self.strategy == "bfs" else frontier.pop
         push = frontier.append
         successor_keys = model.successor_keys
-        canonical = explorer.canonical if explorer.config.symmetry else None
         whole = self.whole_checks
         within = model.key_within_boundary
         last_report = start
@@ -243,8 +241,6 @@ class _Search:
                     self.record_step(mask, step, key, nxt)
                 if whole:
                     self.check_whole(step, key, nxt)
-                if canonical is not None:
-                    nxt = canonical(nxt)
                 if nxt in parents:
                     continue
                 parents[nxt] = key
@@ -339,12 +335,11 @@ class _Search:
     def fire(self, p: Property, step: int, key: int, nxt: int) -> None:
         """A transition violated an invariant (record the counterexample) or satisfied a witness."""
         self.done.add(p.name)
-        if p.is_safety:
-            model = self.model
-            path = self.explorer.rebuild(self.parents, key) + [(model.steps[step], model.decode(nxt))]
-            self.result.violations.append(Violation(p, path))
-        else:
+        if not p.is_safety:
             self.result.witnessed.add(p.name)
+            return
+        keys = self.explorer.replay(self.parents, key) + [(step, nxt)]
+        self.result.violations.append(Violation(p, self.explorer.trace(keys)))
 
 
 def terminal_progress(stream: object = None) -> ProgressFn:

@@ -22,6 +22,7 @@ VERB_MODULES = [
     "kgc.cmd_diagram",
     "kgc.cmd_report",
     "kgc.cmd_replay",
+    "kgc.cmd_conformance",
     "kgc.cmd_mutants",
 ]
 

@@ -46,7 +46,6 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--assignor", metavar="NAME")
     p.add_argument("--initial-rebalance-delay-ms", type=int, metavar="MS")
     p.add_argument("--profile", metavar="NAME")
-    p.add_argument("--symmetry", action="store_true", default=None, help="reduce by consumer symmetry")
     p.add_argument(
         "--no-atomic-requests",
         dest="atomic_requests",
@@ -83,7 +82,6 @@ def config_from_args(args: argparse.Namespace) -> Config:
             "assignor",
             "initial_rebalance_delay_ms",
             "profile",
-            "symmetry",
             "atomic_requests",
             "mutant",
         ):
@@ -195,7 +193,7 @@ def print_text(result: Result, files: dict[str, str]) -> None:
     print(
         f"  faults: {', '.join(sorted(cfg.faults)) or 'none'}; perturbations ≤ {cfg.max_perturbations}; "
         f"initial delay {cfg.initial_rebalance_delay_ms} ms; atomic requests {cfg.atomic_requests}; "
-        f"symmetry {cfg.symmetry}; strategy {result.strategy}"
+        f"strategy {result.strategy}"
     )
     print("properties:")
     for p in result.properties:

@@ -212,6 +212,21 @@ class ClassicGroupModel:
             self.budgets.values[(key >> _G_BITS) & _B_MASK],
         )
 
+    def split(self, key: int) -> tuple[int, int, list[int]]:
+        """A key's group id, budget id and consumer ids."""
+        return key & _G_MASK, (key >> _G_BITS) & _B_MASK, [(key >> shift) & _C_MASK for shift in self._shifts]
+
+    def pack(self, gid: int, bid: int, cids: list[int]) -> int:
+        """The key of a group id, budget id and consumer ids."""
+        key = gid | (bid << _G_BITS)
+        for shift, cid in zip(self._shifts, cids, strict=True):
+            key |= cid << shift
+        return key
+
+    def group_id(self, group: Group) -> int:
+        """The interned id of a group."""
+        return self._group_id(group)
+
     def init_keys(self) -> list[int]:
         return [self.encode(s) for s in self.init_states()]
 

@@ -1,9 +1,11 @@
 """Mutation testing on the default configuration: every killable mutant is killed by breadth-first
 search, by its expected property, with a shortest counterexample that replays through the mutated
-model; the unmutated protocol passes the same search to every depth at which a mutant was killed.
+model; the unmutated protocol passes the same search to every depth at which a mutant was killed
+(12, ``assign_without_revoke``'s kill).
 
-``assign_without_revoke`` is killed only at depth 12 (about 1.2 million states, two minutes on
-the project's 2-core machine); its test, and the unmutated protocol to depth 12, are marked slow.
+``assign_without_revoke`` costs about 290 k states to kill (15 s on the project's 2-core machine),
+so the checks that repeat its search (nothing shorter exists; the same kill without the step
+cache) are marked slow; they run for every other mutant.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ KILL_LENGTH = {
     "sync_none_in_preparing": 4,
     "rebalance_keeps_parked_syncs": 4,
     "store_callback_unguarded": 5,
-    "store_callback_skips_generation": 6,
+    "store_callback_skips_generation": 7,
     "delayed_join_per_join": 2,
     "liveness_ignores_parked": 4,
     "complete_join_keeps_absent": 4,
@@ -35,6 +37,7 @@ KILL_LENGTH = {
 }
 SLOW = {"assign_without_revoke"}
 FAST = [m for m in KILLABLE if m.name not in SLOW]
+DEEP = [m for m in KILLABLE if m.name in SLOW]
 
 
 def test_every_killable_mutant_has_a_pinned_kill() -> None:
@@ -43,7 +46,7 @@ def test_every_killable_mutant_has_a_pinned_kill() -> None:
 
 @pytest.fixture(scope="module")
 def kills() -> dict[str, Outcome]:
-    return {m.name: explore(Config(), m) for m in FAST}
+    return {m.name: explore(Config(), m) for m in KILLABLE}
 
 
 def check_kill(outcome: Outcome, mutant: Mutant) -> None:
@@ -64,12 +67,16 @@ def check_kill(outcome: Outcome, mutant: Mutant) -> None:
     assert broken
 
 
-@pytest.mark.parametrize("mutant", FAST, ids=[m.name for m in FAST])
+@pytest.mark.parametrize("mutant", KILLABLE, ids=[m.name for m in KILLABLE])
 def test_mutant_is_killed_by_its_expected_property(kills: dict[str, Outcome], mutant: Mutant) -> None:
     check_kill(kills[mutant.name], mutant)
 
 
-@pytest.mark.parametrize("mutant", FAST, ids=[m.name for m in FAST])
+_SHORT_THEN_DEEP = [*FAST, *(pytest.param(m, marks=pytest.mark.slow) for m in DEEP)]
+_IDS = [m.name for m in [*FAST, *DEEP]]
+
+
+@pytest.mark.parametrize("mutant", _SHORT_THEN_DEEP, ids=_IDS)
 def test_kill_is_the_same_with_every_check_on_every_transition(kills: dict[str, Outcome], mutant: Mutant) -> None:
     """The properties' step scopes are honest on the violating transitions too."""
     every = explore(Config(), mutant, step_cache=False)
@@ -77,7 +84,7 @@ def test_kill_is_the_same_with_every_check_on_every_transition(kills: dict[str, 
     assert (every.killed_by, every.trace_length, every.also) == (cached.killed_by, cached.trace_length, cached.also)
 
 
-@pytest.mark.parametrize("mutant", FAST, ids=[m.name for m in FAST])
+@pytest.mark.parametrize("mutant", _SHORT_THEN_DEEP, ids=_IDS)
 def test_kill_is_a_shortest_counterexample(mutant: Mutant) -> None:
     """Nothing shorter: every state and transition within one step less is checked clean."""
     shorter = explore(Config(), mutant, Bounds(max_depth=KILL_LENGTH[mutant.name] - 1))
@@ -85,18 +92,11 @@ def test_kill_is_a_shortest_counterexample(mutant: Mutant) -> None:
     assert shorter.result.stats.stopped_by == "max-depth"
 
 
-def test_unmutated_protocol_passes_to_the_deepest_fast_kill() -> None:
-    depth = max(KILL_LENGTH[m.name] for m in FAST)
+def test_unmutated_protocol_passes_to_the_deepest_kill() -> None:
+    depth = max(KILL_LENGTH.values())
     outcome = explore(Config(), None, Bounds(max_depth=depth))
     assert not outcome.killed
     assert outcome.result.stats.depth == depth and outcome.result.stats.stopped_by == "max-depth"
-
-
-@pytest.mark.slow
-def test_assign_without_revoke_is_killed_by_exclusive_ownership_and_the_protocol_passes_to_depth_12() -> None:
-    mutant = by_name("assign_without_revoke")
-    check_kill(explore(Config(), mutant), mutant)
-    assert not explore(Config(), None, Bounds(max_depth=KILL_LENGTH[mutant.name])).killed
 
 
 def test_baseline_depth_is_the_deepest_kill_unless_bounded() -> None:
