@@ -23,6 +23,7 @@ VERB_MODULES = [
     "kgc.cmd_report",
     "kgc.cmd_replay",
     "kgc.cmd_conformance",
+    "kgc.cmd_mutants",
 ]
 
 INTERNAL_ERROR_EXIT = 255

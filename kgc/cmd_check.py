@@ -28,6 +28,7 @@ EXIT_VIOLATION = 12
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_arguments(p)
+    p.add_argument("--mutant", metavar="NAME", help="switch on a catalogued protocol bug (kgc mutants --list)")
     add_search_arguments(p)
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--out", metavar="DIR", help="write each counterexample as JSON and as a sequence chart into DIR")
@@ -58,6 +59,11 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
 def add_search_arguments(p: argparse.ArgumentParser) -> None:
     """The search strategy and bounds (``bounds_from_args`` reads them)."""
     p.add_argument("--strategy", choices=["bfs", "dfs"], default="bfs")
+    add_bounds_arguments(p)
+
+
+def add_bounds_arguments(p: argparse.ArgumentParser) -> None:
+    """The bounds alone, for a verb whose strategy is fixed (``kgc mutants``: BFS)."""
     p.add_argument("--max-depth", type=int, metavar="D")
     p.add_argument("--max-states", type=int, metavar="S")
     p.add_argument("--time-limit", type=float, metavar="SECONDS")
@@ -77,6 +83,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
             "initial_rebalance_delay_ms",
             "profile",
             "atomic_requests",
+            "mutant",
         ):
             value = getattr(args, name, None)
             if value is not None:

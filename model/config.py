@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from model.mutants import NAMES as MUTANTS
+
 FAULTS = ("crash", "lost_response", "session_expiry", "coordinator_unload", "store_failure")
 """Faults the model can inject, each a bounded perturbation (``budget_*``). ``session_expiry`` is a
 timer (session, new-member, rebalance or pending-sync timeout) removing a member whose consumer is
@@ -70,6 +72,8 @@ class Config:
     (not parked) is answered and read in that step too. Only answers to parked requests travel
     on the response channel. Sound for every shipped property (docs/reductions.md); set false
     for the fully asynchronous channels."""
+    mutant: str = ""
+    """A catalogued protocol bug to switch on (``model/mutants.py``); "" for the protocol itself."""
 
     # ------------------------------------------------------------------ derived facts
     @property
@@ -152,6 +156,10 @@ class Config:
         need(self.initial_rebalance_delay_ms >= 0, "initial_rebalance_delay_ms must not be negative")
         need(self.rebalance_timeout_ms > 0, "rebalance_timeout_ms must be positive")
         need(self.profile in PROFILES, f"profile must be one of {', '.join(PROFILES)}, got {self.profile!r}")
+        need(
+            self.mutant == "" or self.mutant in MUTANTS,
+            f"mutant must be one of {', '.join(MUTANTS)}, got {self.mutant!r}",
+        )
 
 
 def _coerce(key: str, value: Any, current: Any) -> Any:

@@ -582,7 +582,7 @@ class ClassicGroupModel:
         if group.state == GroupState.DEAD:
             return steps
         for m in group.members:
-            if coord.member_is_alive(m):
+            if coord.member_is_alive(m, cfg.mutant):
                 # The timer finds its member alive and does nothing: no need to run it.
                 steps.append((Action(EXPIRE_HEARTBEAT, -1, mid=m.mid), group))
             elif m.mid not in keep:

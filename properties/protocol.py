@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from model.actions import EXPIRE_HEARTBEAT, EXPIRE_JOIN, RECEIVE, STORE_COMPLETE, Action, Answer
+from model.actions import (
+    EXPIRE_HEARTBEAT,
+    EXPIRE_JOIN,
+    EXPIRE_SYNC,
+    RECEIVE,
+    STORE_COMPLETE,
+    STORE_FAILURE,
+    Action,
+    Answer,
+)
 from model.state import NO_MEMBER, JoinTimer, Request, State
 from model.types import VALID_PREVIOUS_STATES, ApiKey, Errors, GroupState, MemberState
 from properties.base import STEP, Property, sometimes, sometimes_state, state_invariant, transition_invariant
@@ -223,6 +232,95 @@ def no_expiry_while_parked(s: State, a: Action, t: State) -> bool:
     return not ((m.awaiting_join or m.awaiting_sync) and a.mid in a.evicted)
 
 
+# 8 ----------------------------------------------------------------------------------------------
+@state_invariant(
+    "parked_only_in_phase",
+    "A JoinGroup is parked only while the group is PreparingRebalance, a SyncGroup only while it is "
+    "CompletingRebalance.",
+    "seed 004 (prepareRebalance: resetAndPropagateAssignmentError; onCompleteJoin); reference §11, §14",
+)
+def parked_only_in_phase(s: State) -> bool:
+    g = s.group
+    join_ok, sync_ok = g.state == PR, g.state == CR
+    for m in g.members:  # noqa: SIM110 - a plain loop is cheaper than all(...) and this runs on every state
+        if (m.awaiting_join and not join_ok) or (m.awaiting_sync and not sync_ok):
+            return False
+    return True
+
+
+# 9 ----------------------------------------------------------------------------------------------
+_NO_REBALANCE_START = frozenset({PR, GroupState.DEAD})
+_TIMER_TRIGGERS = frozenset({EXPIRE_HEARTBEAT, EXPIRE_SYNC, STORE_FAILURE})
+
+
+def rebalance_trigger(s: State, a: Action) -> bool:
+    """Whether the step holds one of Kafka's rebalance triggers for the group in ``s`` (reference
+    §2, triggers table, 3.6.2): a member added (an id-less or pending-id JoinGroup that is not
+    answered MEMBER_ID_REQUIRED), the leader's JoinGroup in Stable, a member's JoinGroup with
+    changed metadata, a member's LeaveGroup, a session or new-member timeout removing a member, a
+    pending-sync timeout, or a failed write of the current generation's assignment."""
+    g = s.group
+    if a.kind in (EXPIRE_HEARTBEAT, EXPIRE_SYNC):
+        return bool(a.evicted)
+    if a.kind == STORE_FAILURE:
+        return g.state == CR and g.stores[0].generation == g.generation
+    handed_out = {x.response.mid for x in a.answers if x.response.error == Errors.MEMBER_ID_REQUIRED}
+    for request in a.handled:
+        if request.api not in (ApiKey.JOIN_GROUP, ApiKey.LEAVE_GROUP):
+            continue
+        member = g.member(request.mid)
+        if request.api == ApiKey.LEAVE_GROUP:
+            if member is not None:
+                return True
+        elif member is not None:
+            if member.meta != request.meta or (g.state == GroupState.STABLE and request.mid == g.leader):
+                return True
+        elif request.mid == NO_MEMBER:
+            if not handed_out:  # an id-less JoinGroup adds a member unless it is told MEMBER_ID_REQUIRED
+                return True
+        elif request.mid in handed_out or any(p.mid == request.mid for p in g.pending):
+            return True
+    return False
+
+
+@transition_invariant(
+    "rebalance_triggers",
+    "The group starts a rebalance (enters PreparingRebalance from Empty, CompletingRebalance or Stable) "
+    "exactly on one of Kafka's triggers: a member added, the leader's JoinGroup in Stable, a JoinGroup with "
+    "changed metadata, a LeaveGroup, a member's timeout, a pending-sync timeout or a failed assignment write.",
+    "reference §2 (triggers table, 3.6.2); seed 002 (rebalance triggers)",
+    scope=STEP,
+)
+def rebalance_triggers(s: State, a: Action, t: State) -> bool:
+    if s.group.state in _NO_REBALANCE_START:
+        return True
+    if not a.handled and a.kind not in _TIMER_TRIGGERS:
+        return PR not in a.path  # most steps: no request handled, no timer that can trigger
+    return (PR in a.path) == rebalance_trigger(s, a)
+
+
+# 10 ---------------------------------------------------------------------------------------------
+@transition_invariant(
+    "generation_members_rejoined",
+    "A join phase completes into a generation of members that all rejoined: each member of the new "
+    "generation is answered its JoinGroup in the step that completes it.",
+    "seed 004 (onCompleteJoin); reference §11 (members that did not rejoin are removed)",
+    scope=STEP,
+)
+def generation_members_rejoined(s: State, a: Action, t: State) -> bool:
+    g = t.group
+    if g.state != CR or g.generation == s.group.generation:
+        return True
+    answered = {
+        x.response.mid
+        for x in a.answers
+        if x.response.api == ApiKey.JOIN_GROUP
+        and x.response.error == Errors.NONE
+        and x.response.generation == g.generation
+    }
+    return all(m.mid in answered for m in g.members)
+
+
 # Witnesses -------------------------------------------------------------------------------------
 @sometimes(
     "witness_rebalance_completes",
@@ -302,6 +400,43 @@ def witness_join_timeout(s: State, a: Action, t: State) -> bool:
     return a.kind == EXPIRE_JOIN and bool(a.evicted)
 
 
+@sometimes(
+    "witness_parked_sync_cancelled",
+    "A rebalance starts from CompletingRebalance while a SyncGroup is parked.",
+    "parked_only_in_phase",
+    scope=STEP,
+)
+def witness_parked_sync_cancelled(s: State, a: Action, t: State) -> bool:
+    return s.group.state == CR and PR in a.path and any(m.awaiting_sync for m in s.group.members)
+
+
+@sometimes(
+    "witness_follower_rejoins_stable",
+    "A follower's JoinGroup with unchanged metadata in Stable is answered without a rebalance.",
+    "rebalance_triggers",
+    scope=STEP,
+)
+def witness_follower_rejoins_stable(s: State, a: Action, t: State) -> bool:
+    g = s.group
+    if g.state != GroupState.STABLE or PR in a.path:
+        return False
+    for r in a.handled:
+        m = g.member(r.mid)
+        if r.api == ApiKey.JOIN_GROUP and m is not None and r.mid != g.leader and m.meta == r.meta:
+            return True
+    return False
+
+
+@sometimes(
+    "witness_absent_member_removed",
+    "A join phase completes into a new generation without a member that did not rejoin.",
+    "generation_members_rejoined",
+    scope=STEP,
+)
+def witness_absent_member_removed(s: State, a: Action, t: State) -> bool:
+    return a.kind == EXPIRE_JOIN and t.group.state == CR and any(s.group.member(m) for m in a.evicted)
+
+
 ALL: tuple[Property, ...] = (
     single_delayed_join_state,
     one_join_per_generation,
@@ -314,6 +449,9 @@ ALL: tuple[Property, ...] = (
     heartbeat_errors,
     commit_fencing,
     no_expiry_while_parked,
+    parked_only_in_phase,
+    rebalance_triggers,
+    generation_members_rejoined,
     witness_rebalance_completes,
     witness_stale_store_ignored,
     witness_sync_in_rebalance,
@@ -322,6 +460,9 @@ ALL: tuple[Property, ...] = (
     witness_commit_in_completing,
     witness_parked_survives,
     witness_join_timeout,
+    witness_parked_sync_cancelled,
+    witness_follower_rejoins_stable,
+    witness_absent_member_removed,
 )
 
 

@@ -5,19 +5,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from model.mutants import CATALOGUE, COORDINATOR
 from sut.reference.profiles import SCALA_3X, Profile
 
 #: ``Int.MaxValue``: Kafka's default ``group.max.size``.
 INT_MAX = 2**31 - 1
 
 #: Named deviations of the coordinator that can be switched on by configuration, never by editing
-#: code (issue 5). Each is consulted at the one place it changes behaviour.
-MUTANTS: dict[str, str] = {
-    "sync_in_preparing_rebalance_answers_none": (
-        "SyncGroup handled in PreparingRebalance answers NONE with the member's current (old) assignment "
-        "instead of REBALANCE_IN_PROGRESS (reference §5)"
-    ),
-}
+#: code (issue 5): the coordinator mutants of the model's catalogue (``model/mutants.py``), under
+#: the same names. Each is consulted where it changes behaviour, as in ``model/coordinator.py``.
+MUTANTS: dict[str, str] = {m.name: m.description for m in CATALOGUE if m.side == COORDINATOR}
 
 
 @dataclass(frozen=True)

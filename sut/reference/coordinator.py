@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import count
 
+from model import mutants
 from model.types import ApiKey, Errors, GroupState
 from sut.interface import (
     NO_GENERATION,
@@ -154,7 +155,14 @@ class ReferenceCoordinator:
         return min(candidates, key=lambda c: (zlib.crc32(salt + c.encode("utf-8")), c))
 
     def _mutant(self, name: str) -> bool:
+        """Whether the catalogued protocol bug ``name`` (``model/mutants.py``) is switched on."""
         return self.config.mutant == name
+
+    def _alive(self, member: MemberMetadata) -> bool:
+        """``hasSatisfiedHeartbeat``, or for ``liveness_ignores_parked`` only a satisfied timer."""
+        if self._mutant(mutants.LIVENESS_IGNORES_PARKED):
+            return member.heartbeat_satisfied
+        return member.has_satisfied_heartbeat()
 
     @contextmanager
     def _atomic(self, kind: StepKind, **detail: object) -> Iterator[dict[str, object]]:
@@ -365,7 +373,8 @@ class ReferenceCoordinator:
                 self._rebalance_purgatory.check_and_complete(join_key(group.group_id))
 
     def _new_group(self, group_id: str) -> GroupMetadata:
-        return GroupMetadata(group_id, self._emit, self._arbitrary, self._new_uuid)
+        reelect = not self._mutant(mutants.LEADER_NOT_REELECTED)
+        return GroupMetadata(group_id, self._emit, self._arbitrary, self._new_uuid, reelect_leader=reelect)
 
     def _protocol_names(self, request: JoinGroupRequest) -> set[str]:
         return {p.name for p in request.protocols}
@@ -456,7 +465,8 @@ class ReferenceCoordinator:
             else:
                 self.update_member_and_rebalance(group, member, request, callback)
         elif group.is_(STABLE):
-            if group.is_leader(member_id) or not member.matches(request.protocols):
+            rebalances = group.is_leader(member_id) or not member.matches(request.protocols)
+            if rebalances or self._mutant(mutants.FOLLOWER_REJOIN_REBALANCES):
                 self.update_member_and_rebalance(group, member, request, callback)
             else:
                 callback(group.join_result(member_id, members=False))
@@ -607,7 +617,7 @@ class ReferenceCoordinator:
         error = self.validate_current_member(group, request.member_id, self._instance_id(request.group_instance_id))
         if error is not None:
             return error
-        if request.generation_id != group.generation_id:
+        if request.generation_id != group.generation_id and not self._mutant(mutants.SYNC_SKIPS_GENERATION_CHECK):
             return Errors.ILLEGAL_GENERATION
         if request.protocol_type is not None and request.protocol_type != group.protocol_type:
             return Errors.INCONSISTENT_GROUP_PROTOCOL
@@ -629,7 +639,7 @@ class ReferenceCoordinator:
             if group.is_(EMPTY):
                 callback(SyncGroupResponse(Errors.UNKNOWN_MEMBER_ID))
             elif group.is_(PR):
-                if self._mutant("sync_in_preparing_rebalance_answers_none"):
+                if self._mutant(mutants.SYNC_NONE_IN_PREPARING):
                     member = group.get(member_id)
                     callback(
                         SyncGroupResponse(Errors.NONE, group.protocol_type, group.protocol_name, member.assignment)
@@ -672,7 +682,10 @@ class ReferenceCoordinator:
         success installs the assignment, answers every parked SyncGroup and goes Stable; failure
         answers them with the error and rebalances. Returns whether it acted."""
         with group.lock:
-            if not (group.is_(CR) and generation_id == group.generation_id):
+            current = group.is_(CR) and generation_id == group.generation_id
+            if self._mutant(mutants.STORE_CALLBACK_SKIPS_GENERATION):
+                current = group.is_(CR)
+            if not current and not self._mutant(mutants.STORE_CALLBACK_UNGUARDED):
                 return False
             if error != Errors.NONE:
                 self.reset_and_propagate_assignment_error(group, error)
@@ -746,12 +759,15 @@ class ReferenceCoordinator:
         if group.is_(EMPTY):
             return Errors.UNKNOWN_MEMBER_ID
         if group.is_(CR):
-            if not self.profile.heartbeat_completing_rebalance_ok:
+            if not self.profile.heartbeat_completing_rebalance_ok or self._mutant(
+                mutants.HEARTBEAT_REBALANCING_IN_COMPLETING
+            ):
                 return Errors.REBALANCE_IN_PROGRESS
             self.complete_and_schedule_next_heartbeat_expiration(group, member)
             return Errors.NONE
         self.complete_and_schedule_next_heartbeat_expiration(group, member)
-        return Errors.REBALANCE_IN_PROGRESS if group.is_(PR) else Errors.NONE
+        rebalancing = group.is_(PR) and not self._mutant(mutants.HEARTBEAT_NONE_IN_REBALANCE)
+        return Errors.REBALANCE_IN_PROGRESS if rebalancing else Errors.NONE
 
     def _heartbeat_2_2(self, group: GroupMetadata, request: HeartbeatRequest) -> Errors:
         """Up to 2.2 the state came first and CompletingRebalance checked membership only
@@ -765,7 +781,8 @@ class ReferenceCoordinator:
         if request.generation_id != group.generation_id:
             return Errors.ILLEGAL_GENERATION
         self.complete_and_schedule_next_heartbeat_expiration(group, group.get(request.member_id))
-        return Errors.REBALANCE_IN_PROGRESS if group.is_(PR) else Errors.NONE
+        rebalancing = group.is_(PR) and not self._mutant(mutants.HEARTBEAT_NONE_IN_REBALANCE)
+        return Errors.REBALANCE_IN_PROGRESS if rebalancing else Errors.NONE
 
     # ================================================================== LeaveGroup (§7)
     def handle_leave_group(
@@ -819,7 +836,12 @@ class ReferenceCoordinator:
     def remove_current_member_from_group(self, group: GroupMetadata, member_id: str) -> None:
         """``removeCurrentMemberFromGroup``: remove the member, update the group, drop its
         heartbeat timer."""
-        self.remove_member_and_update_group(group, group.get(member_id), RemovalCause.LEAVE_GROUP)
+        if self._mutant(mutants.LEAVE_SKIPS_REBALANCE):
+            member = group.get(member_id)
+            group.maybe_invoke_join_callback(member, join_error(UNKNOWN_MEMBER_ID, Errors.UNKNOWN_MEMBER_ID))
+            group.remove(member_id, RemovalCause.LEAVE_GROUP)
+        else:
+            self.remove_member_and_update_group(group, group.get(member_id), RemovalCause.LEAVE_GROUP)
         self.remove_heartbeat_for_leaving_member(group, member_id)
 
     @staticmethod
@@ -875,11 +897,13 @@ class ReferenceCoordinator:
         instance_id = self._instance_id(request.group_instance_id)
         if request.generation_id < 0 and group.is_(EMPTY):
             return None
+        if self._mutant(mutants.COMMIT_UNFENCED):
+            return None
         if request.generation_id >= 0 or request.member_id != UNKNOWN_MEMBER_ID or instance_id is not None:
             error = self.validate_current_member(group, request.member_id, instance_id)
             if error is not None:
                 return error
-            if request.generation_id != group.generation_id:
+            if request.generation_id != group.generation_id and not self._mutant(mutants.COMMIT_SKIPS_GENERATION_CHECK):
                 return Errors.ILLEGAL_GENERATION
             return None
         if not group.is_(EMPTY):
@@ -900,7 +924,8 @@ class ReferenceCoordinator:
         if group.is_(EMPTY):
             return self._store_offsets(group, request)
         if group.state in (STABLE, PR):
-            self.complete_and_schedule_next_heartbeat_expiration(group, group.get(request.member_id))
+            if group.has(request.member_id):  # always, unless commit_unfenced let a non-member through
+                self.complete_and_schedule_next_heartbeat_expiration(group, group.get(request.member_id))
             return self._store_offsets(group, request)
         if group.is_(CR):
             return Errors.REBALANCE_IN_PROGRESS
@@ -1033,7 +1058,7 @@ class ReferenceCoordinator:
                 return force_complete()
             if is_pending:
                 return force_complete() if group.has(member_id) else False
-            if not group.has(member_id) or group.get(member_id).has_satisfied_heartbeat():
+            if not group.has(member_id) or self._alive(group.get(member_id)):
                 return force_complete()
             return False
 
@@ -1047,14 +1072,14 @@ class ReferenceCoordinator:
                 self.remove_pending_member_and_update_group(group, member_id, RemovalCause.PENDING_EXPIRED)
             elif group.has(member_id):
                 member = group.get(member_id)
-                if not member.has_satisfied_heartbeat():
+                if not self._alive(member):
                     self.remove_member_and_update_group(group, member, RemovalCause.HEARTBEAT_EXPIRED)
 
     # ================================================================== rebalancing (§11)
     def maybe_prepare_rebalance(self, group: GroupMetadata) -> None:
         """``maybePrepareRebalance``: only Stable, CompletingRebalance and Empty can rebalance."""
         with group.lock:
-            if group.can_rebalance:
+            if group.can_rebalance or self._mutant(mutants.DELAYED_JOIN_PER_JOIN):
                 self.prepare_rebalance(group)
 
     def prepare_rebalance(self, group: GroupMetadata) -> None:
@@ -1062,7 +1087,7 @@ class ReferenceCoordinator:
         parked SyncGroup with REBALANCE_IN_PROGRESS; cancel the pending-sync timeout; arm the join
         timer — InitialDelayedJoin from Empty, else a DelayedJoin of the members' largest
         rebalance timeout — go PreparingRebalance and try to complete at once."""
-        if group.is_(CR):
+        if group.is_(CR) and not self._mutant(mutants.REBALANCE_KEEPS_PARKED_SYNCS):
             self.reset_and_propagate_assignment_error(group, Errors.REBALANCE_IN_PROGRESS)
         self.remove_sync_expiration(group)
         op: DelayedJoin
@@ -1120,7 +1145,10 @@ class ReferenceCoordinator:
         start the next generation; answer every parked JoinGroup (the member list to the leader
         only), restart each session timer, and start the pending-sync timeout (3.0+)."""
         with group.lock:
-            for member in [m for m in group.not_yet_rejoined_members() if not m.is_static_member]:
+            absent = [m for m in group.not_yet_rejoined_members() if not m.is_static_member]
+            if self._mutant(mutants.COMPLETE_JOIN_KEEPS_ABSENT):
+                absent = []
+            for member in absent:
                 group.remove(member.member_id, RemovalCause.NOT_REJOINED)
                 self.remove_heartbeat_for_leaving_member(group, member.member_id)
             if group.is_(DEAD):

@@ -51,8 +51,11 @@ class GroupMetadata:
         emit: Callable[[Event], None],
         arbitrary: Chooser,
         new_id: Callable[[], str],
+        reelect_leader: bool = True,
     ) -> None:
         self.group_id = group_id
+        #: False only for the ``leader_not_reelected`` mutant (issue 5)
+        self.reelect_leader = reelect_leader
         self.lock = threading.RLock()
         self.state = GroupState.EMPTY
         #: Java's ``ClassicGroup.previousState`` (the state before the last transition).
@@ -169,7 +172,7 @@ class GroupMetadata:
                 self.num_members_awaiting_join -= 1
             if member.group_instance_id is not None:
                 self.static_members.pop(member.group_instance_id, None)
-        if self.is_leader(member_id):
+        if self.is_leader(member_id) and self.reelect_leader:
             self.leader_id = self._arbitrary(list(self.members)) if self.members else None
         was_pending = member_id in self.pending_members
         self.pending_members.pop(member_id, None)
@@ -182,6 +185,8 @@ class GroupMetadata:
         arbitrary rejoined member; False when nobody rejoined (static members only)."""
         if self.leader_id is None:
             return False
+        if not self.reelect_leader:
+            return True
         leader = self.members[self.leader_id]
         if leader.is_awaiting_join:
             return True

@@ -55,20 +55,26 @@ def load_files(paths: Iterable[str | Path]) -> list[ScenarioFile]:
     return [load_file(p) for p in paths]
 
 
-def scenario_runner(target: str, profile: str) -> Callable[[Scenario], ScenarioResult]:
-    """How one scenario is replayed on ``target`` (``reference`` or ``model``) for ``profile``."""
+def scenario_runner(target: str, profile: str, mutant: str | None = None) -> Callable[[Scenario], ScenarioResult]:
+    """How one scenario is replayed on ``target`` (``reference`` or ``model``) for ``profile``
+    (``mutant``: a catalogued protocol bug switched on in the reference)."""
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}; known targets: {', '.join(TARGETS)}")
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; known profiles: {', '.join(PROFILES)}")
     if target == "model":
+        if mutant is not None:
+            raise ValueError("a mutant is switched on in the reference target only")
         return lambda scenario: judge_scenario(scenario, profile)
-    return lambda scenario: run_scenario(scenario, lambda config: make_target(target, config, profile))
+    return lambda scenario: run_scenario(scenario, lambda config: make_target(target, config, profile, mutant))
 
 
-def replay(files: Sequence[ScenarioFile], target: str = "reference", profile: str = DEFAULT_PROFILE) -> Replay:
-    """Run every scenario of ``files`` whose ``applies_to`` holds ``profile``, in file order."""
-    run = scenario_runner(target, profile)
+def replay(
+    files: Sequence[ScenarioFile], target: str = "reference", profile: str = DEFAULT_PROFILE, mutant: str | None = None
+) -> Replay:
+    """Run every scenario of ``files`` whose ``applies_to`` holds ``profile``, in file order
+    (on the reference with the catalogued protocol bug ``mutant`` switched on, if given)."""
+    run = scenario_runner(target, profile, mutant)
     results: list[ScenarioResult] = []
     others = 0
     for scenario_file in files:

@@ -49,17 +49,18 @@ class GroupObservation:
 TargetFactory = Callable[[str, ScenarioConfig, str], GroupCoordinator]
 
 
-def make_target(name: str, config: ScenarioConfig, profile: str) -> GroupCoordinator:
-    """A fresh coordinator of kind ``name`` configured for one scenario. Raises
+def make_target(name: str, config: ScenarioConfig, profile: str, mutant: str | None = None) -> GroupCoordinator:
+    """A fresh coordinator of kind ``name`` configured for one scenario, with the catalogued
+    protocol bug ``mutant`` switched on if given (``model/mutants.py``). Raises
     :class:`TargetUnavailable` when it cannot be built (an unknown name is a ValueError)."""
     if name == "reference":
-        return _reference(config, profile)
+        return _reference(config, profile, mutant)
     if name == "model":
         raise ValueError("the model judges scenarios itself (sut.scenario.judge), it is not a coordinator")
     raise ValueError(f"unknown target {name!r}; known targets: {', '.join(TARGETS)}")
 
 
-def _reference(config: ScenarioConfig, profile: str) -> GroupCoordinator:
+def _reference(config: ScenarioConfig, profile: str, mutant: str | None = None) -> GroupCoordinator:
     try:
         from sut.reference import CoordinatorConfig, ReferenceCoordinator
         from sut.reference.profiles import profile_named
@@ -72,6 +73,7 @@ def _reference(config: ScenarioConfig, profile: str) -> GroupCoordinator:
         group_max_size=config.group_max_size,
         new_member_join_timeout_ms=config.new_member_join_timeout_ms,
         profile=profile_named(profile),
+        mutant=mutant,
     )
     completion = StoreCompletion(config.store_completion)
     coordinator: GroupCoordinator = ReferenceCoordinator(coordinator_config, completion, 0)

@@ -17,7 +17,7 @@ from sut.scenario.replay import replay
 from tests.sut.conformance.reference_target import ReferenceTarget
 
 LIBRARY = Path(__file__).resolve().parents[3] / "scenarios"
-MUTANT = "sync_in_preparing_rebalance_answers_none"
+MUTANT = "sync_none_in_preparing"
 
 
 def run_library(differential: Differential) -> list[Outcome]:

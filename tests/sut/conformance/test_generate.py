@@ -20,7 +20,7 @@ from sut.scenario.runner import run_scenario
 from tests.sut.conformance.reference_target import ReferenceTarget
 
 BROKER = BrokerSettings()
-MUTANT = "sync_in_preparing_rebalance_answers_none"
+MUTANT = "sync_none_in_preparing"
 
 
 @given(steps_strategy(3, BROKER))

@@ -18,7 +18,7 @@ MUTANT_KIND = "SyncGroup: NONE where Kafka answers REBALANCE_IN_PROGRESS"
 
 
 def mutant_outcomes() -> list[Outcome]:
-    differential = Differential(ReferenceTarget("sync_in_preparing_rebalance_answers_none"), max_wait_s=1e9)
+    differential = Differential(ReferenceTarget("sync_none_in_preparing"), max_wait_s=1e9)
     documents = scenario_documents(scenario_files([LIBRARY / "seed000.json", LIBRARY / "unload.json"]))
     return [differential.run(doc, source) for source, doc in documents]
 
