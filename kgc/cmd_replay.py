@@ -12,6 +12,7 @@ import json
 import sys
 
 from kgc.errors import InputError
+from model.mutants import CATALOGUE, COORDINATOR
 from sut.scenario.format import PROFILES, ScenarioError
 from sut.scenario.replay import DEFAULT_PROFILE, format_line, format_summary, format_table, load_files, replay
 from sut.scenario.result import FAILED
@@ -25,7 +26,7 @@ EXIT_FAILED = 1
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    """``FILE...``, ``--target``, ``--profile``, ``--json``."""
+    """``FILE...``, ``--target``, ``--profile``, ``--mutant``, ``--json``."""
     p.add_argument("files", nargs="+", metavar="FILE", help="kgc-scenarios files (JSON)")
     p.add_argument(
         "--target",
@@ -39,16 +40,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_PROFILE,
         help="behaviour profile: only scenarios whose applies_to holds it run (default %(default)s)",
     )
+    p.add_argument(
+        "--mutant",
+        metavar="NAME",
+        help="switch on the catalogued coordinator bug NAME (model/mutants.py) in the reference implementation",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 
 
 def run(args: argparse.Namespace) -> int:
     """Load every file (all of them, before running anything), replay, print, and exit 0/1."""
+    mutant = _mutant(args.mutant, args.target)
     try:
         files = load_files(args.files)
     except ScenarioError as exc:
         raise InputError(str(exc)) from None
-    outcome = replay(files, args.target, args.profile)
+    outcome = replay(files, args.target, args.profile, mutant)
     if args.json:
         print(json.dumps(outcome.as_json(), indent=2))
     else:
@@ -63,3 +70,17 @@ def run(args: argparse.Namespace) -> int:
             print(f"({outcome.other_profiles} scenarios of these files are for other profiles)", file=out)
         print(format_summary(outcome), file=out)
     return EXIT_OK if outcome.ok else EXIT_FAILED
+
+
+def _mutant(name: str | None, target: str) -> str | None:
+    """``--mutant``: a coordinator mutant of the catalogue, on the reference target only."""
+    if name is None:
+        return None
+    by_name = {m.name: m for m in CATALOGUE}
+    if name not in by_name:
+        raise InputError(f"--mutant: unknown mutant {name!r}; known mutants: {', '.join(by_name)}")
+    if by_name[name].side != COORDINATOR:
+        raise InputError(f"--mutant: {name} is a consumer mutant; the reference implements the coordinator only")
+    if target != "reference":
+        raise InputError(f"--mutant switches a bug on in the reference implementation, not in --target {target}")
+    return name

@@ -1,0 +1,110 @@
+"""What the fuzzer drives: a coordinator and the capabilities it offers, built by a factory.
+
+The machine asks only ``sut.interface``: any :class:`~sut.interface.GroupCoordinator` can be fuzzed;
+a :class:`~sut.interface.Clock` adds ``advance_time``, a :class:`~sut.interface.Failover` adds
+``unload``, and :class:`~sut.interface.ReferenceControls` with a step observer (the reference
+implementation) adds manual storage completion and the step-by-step checks (abstraction, the
+properties, refinement). A wire adapter to a real broker plugs in as another factory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sut.interface import Clock, Failover, GroupCoordinator, ReferenceControls, StoreCompletion
+from sut.reference import CoordinatorConfig, ReferenceCoordinator
+from sut.reference.config import INT_MAX
+from sut.reference.profiles import profile_named
+from sut.scenario.format import ScenarioConfig
+from sut.scenario.targets import make_target
+
+ReplayBuilder = Callable[[ScenarioConfig], GroupCoordinator]
+
+#: The fuzzed group.
+GROUP_ID = "kgc-fuzz-group"
+
+
+@dataclass(frozen=True)
+class FuzzOptions:
+    """How the machine fuzzes.
+
+    ``refinement`` restricts requests to what the model covers (dynamic members with the
+    ``range`` protocol and valid timeouts, no ``group.max.size``) and checks every step against the
+    model; ``extended`` adds what the model abstracts away (a small ``group.max.size``, session
+    timeouts out of bounds, another protocol type, no protocols), checked by
+    the property functions only."""
+
+    consumers: int = 3
+    partitions: int = 3
+    profile: str = "scala-3.x"
+    initial_rebalance_delay_ms: int = 3000
+    session_timeouts_ms: tuple[int, ...] = (10_000, 30_000)
+    rebalance_timeouts_ms: tuple[int, ...] = (60_000, 300_000)
+    refinement: bool = True
+    extended: bool = False
+    group_max_size: int = INT_MAX
+    min_session_timeout_ms: int = 6000
+    max_session_timeout_ms: int = 1_800_000
+    mutant: str | None = None
+    name: str = "fuzz"
+    out_dir: str | None = None
+    """Where a failing run writes its scenario file (``<out_dir>/<name>.json``); None: the
+    directory named by ``KGC_FUZZ_OUT``, else ``fuzz-counterexamples`` in the working directory."""
+
+    def __post_init__(self) -> None:
+        if self.refinement and self.extended:
+            raise ValueError("extended requests are outside the model: use refinement=False with extended=True")
+        if not 1 <= self.consumers <= 6:
+            raise ValueError(f"consumers must be between 1 and 6, got {self.consumers}")
+
+
+@dataclass
+class FuzzTarget:
+    """A coordinator under test and what it can do besides answering requests."""
+
+    coordinator: GroupCoordinator
+    name: str
+    replay: ReplayBuilder | None = None
+    """Builds a fresh coordinator of the same kind (same options, same mutant) for a scenario's
+    config: the scenario file of a failing run is replayed on it to record its expectations and
+    to check that it reproduces the failure. None: the file carries the failing step's
+    expectation only."""
+
+    @property
+    def clock(self) -> Clock | None:
+        return self.coordinator if isinstance(self.coordinator, Clock) else None
+
+    @property
+    def failover(self) -> Failover | None:
+        return self.coordinator if isinstance(self.coordinator, Failover) else None
+
+    @property
+    def controls(self) -> ReferenceControls | None:
+        return self.coordinator if isinstance(self.coordinator, ReferenceControls) else None
+
+    @property
+    def observable(self) -> bool:
+        """Whether every atomic step can be observed with a full snapshot (the reference)."""
+        return self.controls is not None and hasattr(self.coordinator, "observe")
+
+
+TargetFactory = Callable[[FuzzOptions], FuzzTarget]
+
+
+def reference_target(options: FuzzOptions) -> FuzzTarget:
+    """The reference implementation, writes completing on ``store_complete`` (manual), so that
+    the race between a rebalance and the leader's write is fuzzed too (reference §14)."""
+    config = CoordinatorConfig(
+        group_min_session_timeout_ms=options.min_session_timeout_ms,
+        group_max_session_timeout_ms=options.max_session_timeout_ms,
+        group_initial_rebalance_delay_ms=options.initial_rebalance_delay_ms,
+        group_max_size=options.group_max_size,
+        profile=profile_named(options.profile),
+        mutant=options.mutant,
+    )
+
+    def replay(scenario_config: ScenarioConfig) -> GroupCoordinator:
+        return make_target("reference", scenario_config, options.profile, options.mutant)
+
+    return FuzzTarget(ReferenceCoordinator(config, StoreCompletion.MANUAL, 0), "reference", replay)
