@@ -58,7 +58,7 @@ from sut.fuzz.abstraction import (
     group_ids,
 )
 from sut.fuzz.client import Client, encode_partitions, metadata_tag
-from sut.fuzz.refinement import ImplStep, Refinement, describe_request
+from sut.fuzz.refinement import ImplStep, Refinement, describe_request, describe_step
 from sut.fuzz.scenario import ScenarioRecorder, render, replay_summary
 from sut.fuzz.target import GROUP_ID, FuzzOptions, FuzzTarget, TargetFactory, reference_target
 from sut.interface import (
@@ -92,6 +92,12 @@ ADVANCES_MS = (1, 100, 1_000, 2_999, 3_001, 6_001, 10_001)
 
 STATE_PROPERTIES = tuple(p for p in ALL if p.is_safety and p.check_state is not None)
 TRANSITION_PROPERTIES = tuple(p for p in ALL if p.is_safety and p.check_transition is not None)
+
+#: Errors for requests the model never sends (``FuzzOptions.extended``): a bad session timeout, a
+#: protocol the group does not support, a full group (reference §3).
+OUT_OF_MODEL = frozenset(
+    {Errors.INVALID_SESSION_TIMEOUT, Errors.INCONSISTENT_GROUP_PROTOCOL, Errors.GROUP_MAX_SIZE_REACHED}
+)
 
 _TIMER_ACTIONS = {
     TimerKind.HEARTBEAT: EXPIRE_HEARTBEAT,
@@ -645,17 +651,44 @@ class CoordinatorMachine(RuleBasedStateMachine):
         after = abstract_state(after_group, self.clients, self.ids)
         label = self._label(record, client, request)
         self.steps_checked += 1
+        rejected = [a.response.error for a in action.answers if not a.parked and a.response.error in OUT_OF_MODEL]
+        if handle and rejected:
+            # A request outside the model's vocabulary (extended runs). A bad session timeout or
+            # an unsupported protocol is refused before the group is touched (reference §3
+            # validation order), so the group must not change. GROUP_MAX_SIZE_REACHED may drop a
+            # pending id and so complete the join phase (§3, group.max.size). The transition
+            # properties assume the model's requests and are not evaluated on such a step.
+            if rejected[0] != Errors.GROUP_MAX_SIZE_REACHED and before.group != after.group:
+                did = describe_step(action, after.group)
+                return f"{label}: answered {rejected[0].name} but changed the group: {did}", None
+            return self._state_failure(label, action, after)
         for prop in TRANSITION_PROPERTIES:
             if not prop.holds_on(before, action, after):
                 return self._property_failure(prop, label, action, after, request, before, join_version)
-        for prop in STATE_PROPERTIES:
-            if prop.name != "exclusive_ownership" and not prop.holds_in(after):
-                return self._property_failure(prop, label, action, after, request, before, join_version)
+        failure = self._state_failure(label, action, after, request, before, join_version)
+        if failure is not None:
+            return failure
         if self.refinement is not None:
             impl = ImplStep(label, action, before, after, join_version)
             message = self.refinement.check(impl)
             if message is not None:
                 return message, self._model_expectation(impl)
+        return None
+
+    def _state_failure(
+        self,
+        label: str,
+        action: Action,
+        after: Any,
+        request: Request | None = None,
+        before: Any = None,
+        join_version: int = 0,
+    ) -> tuple[str, dict[str, Any] | None] | None:
+        """The state invariants on the state after a step (``exclusive_ownership`` reads the
+        clients, which learn their answers after the step: checked after the rule instead)."""
+        for prop in STATE_PROPERTIES:
+            if prop.name != "exclusive_ownership" and not prop.holds_in(after):
+                return self._property_failure(prop, label, action, after, request, before, join_version)
         return None
 
     def _abstract(self, snapshot: CoordinatorSnapshot) -> Any:
@@ -689,8 +722,6 @@ class CoordinatorMachine(RuleBasedStateMachine):
         before: Any,
         join_version: int,
     ) -> tuple[str, dict[str, Any] | None]:
-        from sut.fuzz.refinement import describe_step
-
         message = f"property {prop.name} violated ({prop.description}; {prop.source}) by {label}: " + describe_step(
             action, after.group
         )
@@ -850,10 +881,8 @@ class CoordinatorMachine(RuleBasedStateMachine):
         description = f"Found by the Hypothesis machine against the {self.target.name} target ({o.profile}): {message}"
         name = f"{o.name}-counterexample"
         build = self.target.replay
-        document = self.recorder.document(name, description, build, step, expected)
-        for index in self.shared_deadlines:
-            if index < len(document["scenarios"][0]["expect"]) and index != step:
-                document["scenarios"][0]["expect"][index]["timers_fired"] = None
+        shared = frozenset(self.shared_deadlines)
+        document = self.recorder.document(name, description, build, step, expected, shared)
         text = render(document)
         where = self._write(name, text)
         replayed = replay_summary(document, build) if build is not None else "no replay target to check it on"

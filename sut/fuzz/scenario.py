@@ -66,6 +66,8 @@ class ScenarioRecorder:
     def observed(self, build: ReplayBuilder) -> list[dict[str, Any]]:
         """Each step's outcome as the scenario runner sees it on a coordinator made by ``build``:
         the expectations that make the file replay this run."""
+        if not self.steps:
+            return []
         document = self.skeleton("observed", "observation run")
         scenario = parse(document).scenarios[0]
         result = run_scenario(scenario, build)
@@ -80,13 +82,18 @@ class ScenarioRecorder:
         build: ReplayBuilder | None,
         failing_step: int | None = None,
         failing_expect: dict[str, Any] | None = None,
+        unspecified_timers: frozenset[int] = frozenset(),
     ) -> dict[str, Any]:
         """The scenario file holding this run: expectations observed with ``build`` (none without
         a builder), the failing step's replaced by ``failing_expect``, and the steps after it cut
-        (the run stopped there)."""
+        (the run stopped there). Steps in ``unspecified_timers`` fired timers sharing a deadline: their
+        ``timers_fired`` is null (scenario-format.md, *Timers* rule 5)."""
         steps = self.steps if failing_step is None else self.steps[: failing_step + 1]
         recorder = ScenarioRecorder(self.profile, self.config, list(steps))
         expect = recorder.observed(build) if build is not None else [{} for _ in steps]
+        for index in unspecified_timers:
+            if index < len(expect) and "timers_fired" in expect[index]:
+                expect[index]["timers_fired"] = None
         if failing_step is not None and failing_expect is not None:
             expect[failing_step] = failing_expect
         return recorder.skeleton(name, description, expect)
