@@ -1,6 +1,7 @@
 """kgc mutants: run the explorer against every catalogued protocol bug and say which property
 kills each one; with ``--replay``, also replay the scenario files against the reference
-implementation with each coordinator mutant switched on.
+implementation with each coordinator mutant switched on; with ``--fuzz``, also run the Hypothesis
+machine (``sut.fuzz``) against the reference with each coordinator mutant.
 
 Each mutant is explored breadth-first on the configuration given (the default one unless told
 otherwise), stopping at the first violation, so its counterexample is a shortest one. The
@@ -33,6 +34,8 @@ from kgc.errors import InputError
 from model.config import Config
 from model.mutants import CATALOGUE, KILLABLE, NAMES, Mutant
 from properties.protocol import ALL
+from sut.fuzz.mutation import FuzzOutcome, fuzz_mutant
+from sut.fuzz.mutation import applies as fuzz_applies
 from sut.scenario.format import ScenarioError
 from sut.scenario.mutation import ReplayOutcome, applies, replay_mutant, shipped_files
 from sut.scenario.replay import load_files
@@ -74,6 +77,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--scenarios", nargs="+", metavar="FILE", help="the scenario files --replay runs (default: the shipped ones)"
     )
     p.add_argument("--no-explore", action="store_true", help="skip the explorer (with --replay: only the replay)")
+    p.add_argument(
+        "--fuzz",
+        action="store_true",
+        help="also run the Hypothesis machine against the reference implementation with each coordinator mutant",
+    )
+    p.add_argument(
+        "--fuzz-examples",
+        type=int,
+        default=200,
+        metavar="N",
+        help="--fuzz: examples (runs of the machine) per mutant, derandomized (default %(default)s)",
+    )
+    p.add_argument(
+        "--fuzz-steps", type=int, default=40, metavar="N", help="--fuzz: steps per example (default %(default)s)"
+    )
 
 
 def selected(names: list[str]) -> list[Mutant]:
@@ -104,8 +122,10 @@ def run(args: argparse.Namespace) -> int:
     if args.list:
         print_catalogue(args.json)
         return EXIT_OK
-    if args.no_explore and not args.replay:
-        raise InputError("--no-explore leaves nothing to run: add --replay")
+    if args.no_explore and not (args.replay or args.fuzz):
+        raise InputError("--no-explore leaves nothing to run: add --replay or --fuzz")
+    if args.fuzz_examples < 1 or args.fuzz_steps < 1:
+        raise InputError("--fuzz-examples and --fuzz-steps must be at least 1")
     if args.scenarios and not args.replay:
         raise InputError("--scenarios names the files --replay runs: add --replay")
     config = config_from_args(args)
@@ -144,17 +164,96 @@ def run(args: argparse.Namespace) -> int:
             [replay_mutant(loaded, m, config.profile) for m in candidates if applies(m)],
             [m for m in candidates if not applies(m)],
         )
+    fuzzed = None
+    if args.fuzz:
+        candidates = named or [m for m in KILLABLE if fuzz_applies(m)]
+        fuzzed = Fuzzed(
+            config.profile,
+            args.fuzz_examples,
+            args.fuzz_steps,
+            _fuzz(None, args, out_dir, config.profile, quiet),
+            [_fuzz(m, args, out_dir, config.profile, quiet) for m in candidates if fuzz_applies(m)],
+            [m for m in candidates if not fuzz_applies(m)],
+        )
     files = write_counterexamples(report, out_dir) if report is not None and out_dir is not None else {}
     not_run = [m for m in CATALOGUE if not m.killable and not named] if report is not None else []
     if args.json:
-        print(json.dumps(report_json(config, report, bounds, not_run, files, replayed), indent=2))
+        doc = report_json(config, report, bounds, not_run, files, replayed, fuzzed)
+        print(json.dumps(doc, indent=2))
     else:
         if report is not None:
             print_table(report, not_run, files)
         if replayed is not None:
             print_replay(replayed)
-        print(verdict_line(report, replayed))
-    return exit_code(report, replayed)
+        if fuzzed is not None:
+            print_fuzz(fuzzed)
+        print(verdict_line(report, replayed, fuzzed))
+    return exit_code(report, replayed, fuzzed)
+
+
+@dataclass
+class Fuzzed:
+    """``--fuzz``: the Hypothesis machine on the unmutated reference and with each coordinator mutant."""
+
+    profile: str
+    examples: int
+    steps: int
+    baseline: FuzzOutcome
+    outcomes: list[FuzzOutcome]
+    not_applicable: list[Mutant]
+
+    @property
+    def survivors(self) -> list[FuzzOutcome]:
+        return [o for o in self.outcomes if not o.killed]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "target": "reference",
+            "profile": self.profile,
+            "examples": self.examples,
+            "steps_per_example": self.steps,
+            "unmutated": self.baseline.as_json(),
+            "mutants": [o.as_json() for o in self.outcomes],
+            "not_applicable": [m.name for m in self.not_applicable],
+        }
+
+
+def _fuzz(
+    mutant: Mutant | None, args: argparse.Namespace, out_dir: Path | None, profile: str, quiet: bool
+) -> FuzzOutcome:
+    if not quiet:
+        print(
+            f"kgc mutants: fuzzing {mutant.name if mutant else 'the unmutated reference'}", file=sys.stderr, flush=True
+        )
+    return fuzz_mutant(mutant, args.fuzz_examples, args.fuzz_steps, out_dir, profile)
+
+
+def print_fuzz(fuzzed: Fuzzed) -> None:
+    print(
+        f"Hypothesis machine on the reference implementation (profile {fuzzed.profile}): {fuzzed.examples} "
+        f"derandomized examples of up to {fuzzed.steps} steps per mutant; length = steps of the shrunk scenario"
+    )
+    header = ("mutant", "killed", "property", "length", "seconds", "scenario file")
+    rows: list[tuple[str, ...]] = []
+    for o in [*fuzzed.outcomes, fuzzed.baseline]:
+        name = o.name if o.mutant is not None else "(unmutated reference)"
+        verdict = ("yes" if o.killed else "NO") if o.mutant is not None else ("FAILS" if o.killed else "passes")
+        rows.append(
+            (
+                name,
+                verdict,
+                o.check or "-",
+                str(o.steps) if o.steps is not None else "-",
+                f"{o.seconds:.1f}",
+                o.file or "-",
+            )
+        )
+    _print_rows(header, rows, right={3, 4})
+    if fuzzed.baseline.killed:
+        print(fuzzed.baseline.message.split("\n", 1)[0])
+    if fuzzed.not_applicable:
+        names = ", ".join(m.name for m in fuzzed.not_applicable)
+        print(f"not applicable (consumer mutants; the reference implements the coordinator): {names}")
 
 
 def _load_scenarios(names: list[str] | None) -> tuple[list[str], list[Any]]:
@@ -167,12 +266,16 @@ def _load_scenarios(names: list[str] | None) -> tuple[list[str], list[Any]]:
         raise InputError(str(exc)) from None
 
 
-def exit_code(report: Report | None, replayed: Replayed | None = None) -> int:
-    if (report is not None and report.baseline is not None and report.baseline.killed) or (
-        replayed is not None and replayed.baseline.killed
+def exit_code(report: Report | None, replayed: Replayed | None = None, fuzzed: Fuzzed | None = None) -> int:
+    if (
+        (report is not None and report.baseline is not None and report.baseline.killed)
+        or (replayed is not None and replayed.baseline.killed)
+        or (fuzzed is not None and fuzzed.baseline.killed)
     ):
         return EXIT_PROTOCOL_VIOLATION
-    survivors = (report.survivors if report is not None else []) + (replayed.survivors if replayed else [])
+    survivors: list[Any] = list(report.survivors) if report is not None else []
+    survivors += replayed.survivors if replayed else []
+    survivors += fuzzed.survivors if fuzzed else []
     return EXIT_SURVIVOR if survivors else EXIT_OK
 
 
@@ -228,10 +331,11 @@ def report_json(
     not_run: list[Mutant],
     files: dict[str, str],
     replayed: Replayed | None = None,
+    fuzzed: Fuzzed | None = None,
 ) -> dict[str, Any]:
     baseline = report.baseline if report is not None else None
     return {
-        "verdict": _verdict_word(report, replayed),
+        "verdict": _verdict_word(report, replayed, fuzzed),
         "config": config.describe(),
         "strategy": "bfs",
         "bounds": {"max_depth": bounds.max_depth, "max_states": bounds.max_states, "time_limit": bounds.time_limit},
@@ -255,15 +359,16 @@ def report_json(
             "mutants": [o.as_json() for o in replayed.outcomes],
             "not_applicable": [m.name for m in replayed.not_applicable],
         },
+        "fuzz": None if fuzzed is None else fuzzed.as_json(),
     }
 
 
-def _verdict_word(report: Report | None, replayed: Replayed | None = None) -> str:
-    code = exit_code(report, replayed)
+def _verdict_word(report: Report | None, replayed: Replayed | None = None, fuzzed: Fuzzed | None = None) -> str:
+    code = exit_code(report, replayed, fuzzed)
     return {EXIT_OK: "ok", EXIT_SURVIVOR: "survivors", EXIT_PROTOCOL_VIOLATION: "protocol violation"}[code]
 
 
-def verdict_line(report: Report | None, replayed: Replayed | None) -> str:
+def verdict_line(report: Report | None, replayed: Replayed | None, fuzzed: Fuzzed | None = None) -> str:
     parts = []
     if report is not None:
         killed = sum(1 for o in report.outcomes if o.killed)
@@ -278,7 +383,14 @@ def verdict_line(report: Report | None, replayed: Replayed | None) -> str:
         failed = replayed.baseline.replay.count("failed")
         part += "; the unmutated reference " + (f"fails {failed} scenarios" if failed else "passes them all")
         parts.append(part)
-    return f"verdict: {_verdict_word(report, replayed)}: " + "; ".join(parts)
+    if fuzzed is not None:
+        killed = sum(1 for o in fuzzed.outcomes if o.killed)
+        part = f"{killed} of {len(fuzzed.outcomes)} killed by the Hypothesis machine on the reference"
+        part += "; the unmutated reference " + (
+            f"fails {fuzzed.baseline.check}" if fuzzed.baseline.killed else "passes"
+        )
+        parts.append(part)
+    return f"verdict: {_verdict_word(report, replayed, fuzzed)}: " + "; ".join(parts)
 
 
 def print_replay(replayed: Replayed) -> None:
