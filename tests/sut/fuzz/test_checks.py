@@ -8,12 +8,13 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from hypothesis.stateful import run_state_machine_as_test
 
 from model.actions import HANDLE, Action
 from model.state import NO_MEMBER, Request, initial_group
 from model.system import ClassicGroupModel
 from model.types import ApiKey, MemberState
-from sut.fuzz import FuzzOptions, coordinator_machine, model_config
+from sut.fuzz import FuzzOptions, FuzzTarget, coordinator_machine, model_config, reference_target
 from sut.fuzz.abstraction import AbstractionError, IdMap, abstract_state
 from sut.fuzz.client import Client, InFlight
 from sut.fuzz.refinement import ImplStep, Refinement
@@ -107,3 +108,41 @@ def test_an_id_no_client_was_issued_has_no_abstraction() -> None:
     ids = IdMap(model_config(FuzzOptions(), False))
     with pytest.raises(AbstractionError, match="was not issued to one of the fuzzer's clients"):
         ids.bind_new(["stranger-1234"], initial_group(), {})
+
+
+class _Opaque:
+    """The reference coordinator seen through ``GroupCoordinator`` and ``Clock`` only, as a broker
+    over the wire is: no snapshots, no step observer."""
+
+    def __init__(self, inner: ReferenceCoordinator) -> None:
+        self._inner = inner
+        self.join, self.sync, self.heartbeat = inner.join, inner.sync, inner.heartbeat
+        self.leave, self.commit_offsets, self.fetch_offsets = inner.leave, inner.commit_offsets, inner.fetch_offsets
+        self.describe_group, self.take_events, self.advance_time = (
+            inner.describe_group,
+            inner.take_events,
+            inner.advance_time,
+        )
+
+    @property
+    def now_ms(self) -> int:
+        return self._inner.now_ms
+
+
+def _opaque(options: FuzzOptions) -> FuzzTarget:
+    return FuzzTarget(_Opaque(reference_target(options).coordinator), "opaque")  # type: ignore[arg-type]
+
+
+def test_an_unobservable_target_is_checked_on_what_its_clients_were_told() -> None:
+    machine = coordinator_machine(FuzzOptions(name="opaque"), _opaque)()
+    assert not machine.target.observable and machine.target.clock is not None
+    machine._join(machine.clients[0], False, False, 10_000, 60_000)
+    assert machine.recorder.steps[0]["op"] == "join" and machine._check_state() is None
+    for c in machine.clients[:2]:
+        c.state, c.generation, c.owned = MemberState.STABLE, 1, (0,)
+    failure = machine._check_state()
+    assert failure is not None and "exclusive_ownership" in failure[0]
+
+
+def test_the_machine_drives_an_unobservable_target() -> None:
+    run_state_machine_as_test(coordinator_machine(FuzzOptions(name="opaque-run"), _opaque))
