@@ -445,6 +445,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
         """Time passes by a chosen amount; every timer due fires."""
         clock = self.target.clock
         assert clock is not None
+        ms = self._off_deadlines(ms)
         self._environment({"op": "advance_time", "ms": ms}, lambda: clock.advance_time(ms))
 
     @precondition(lambda self: self._next_deadline() is not None)
@@ -457,8 +458,19 @@ class CoordinatorMachine(RuleBasedStateMachine):
         clock = self.target.clock
         deadline = self._next_deadline()
         assert clock is not None and deadline is not None
-        ms = deadline - clock.now_ms + 1
+        ms = self._off_deadlines(deadline - clock.now_ms + 1)
         self._environment({"op": "advance_time", "ms": ms}, lambda: clock.advance_time(ms))
+
+    def _off_deadlines(self, ms: int) -> int:
+        """``ms``, lengthened until the advance ends off every armed timer's deadline: a scenario
+        never ends an ``advance_time`` exactly on one (scenario-format.md, *Timers* rule 2)."""
+        if self.target.clock is None or not self.target.observable:
+            return ms
+        now = self.target.clock.now_ms
+        deadlines = {t.deadline_ms for t in self.coordinator.introspect().timers}  # type: ignore[attr-defined]
+        while now + ms in deadlines:
+            ms += 1
+        return ms
 
     def _next_deadline(self) -> int | None:
         if self.target.clock is None or not self.target.observable:
