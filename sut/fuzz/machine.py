@@ -247,12 +247,11 @@ class CoordinatorMachine(RuleBasedStateMachine):
     @rule(data=st.data(), v4=st.booleans(), change_metadata=st.booleans())
     def join(self, data: st.DataObject, v4: bool, change_metadata: bool) -> None:
         """JoinGroup with the client's member id (empty when it has none), sent when the client
-        must rejoin, when its subscription changes, or again while its rebalance is unfinished (a
-        lost answer, seed 000)."""
+        must rejoin, when its subscription changes, again while its rebalance is unfinished (a
+        lost answer, seed 000), or by a member in good standing with unchanged metadata (the
+        leader after a change of partition counts, ``KafkaConsumer.enforceRebalance``, KIP-568)."""
         o = self.OPTIONS
         c = self._pick(data)
-        if not (c.rejoin_needed or c.sync_due):
-            change_metadata = True  # a member in good standing rejoins only for a new subscription
         session = data.draw(st.sampled_from(o.session_timeouts_ms), label="session_timeout_ms")
         rebalance = data.draw(st.sampled_from(o.rebalance_timeouts_ms), label="rebalance_timeout_ms")
         protocol_type, protocols = "consumer", None
