@@ -825,9 +825,18 @@ class CoordinatorMachine(RuleBasedStateMachine):
             return None
         rendered = [self._render_option(impl, action, after.group) for action, after in options]
         expect: dict[str, Any] = {}
-        for key in ("response", "evicted", "state_path"):
-            if all(key in r for r in rendered):
-                expect[key] = _one_of([r[key] for r in rendered])
+        responses = [r["response"] for r in rendered if "response" in r]
+        if responses and all(isinstance(r, dict) for r in responses):
+            # An answer is compared field by field: a one_of per field, over the fields all give.
+            common = set.intersection(*(set(r) for r in responses))
+            expect["response"] = {k: _one_of([r[k] for r in responses]) for k in sorted(common)}
+        elif responses and all(r == "PENDING" for r in responses):
+            expect["response"] = "PENDING"
+        completions = [r.get("completions") for r in rendered]
+        if completions[0] is not None and all(c == completions[0] for c in completions):
+            expect["completions"] = completions[0]
+        for key in ("evicted", "state_path"):
+            expect[key] = _one_of([r[key] for r in rendered])
         expect["group"] = {
             key: _one_of([r["group"][key] for r in rendered])
             for key in ("state", "generation", "leader", "members", "pending_members")
@@ -842,19 +851,33 @@ class CoordinatorMachine(RuleBasedStateMachine):
             member_id = impl_ids.get(mid)
             return self._name(member_id) if member_id is not None else self.clients[mid[0]].name
 
+        def fields(r: Any) -> dict[str, Any]:
+            answer: dict[str, Any] = {"error": r.error.name}
+            if r.api == ApiKey.JOIN_GROUP and r.error == Errors.NONE:
+                answer["generation"] = r.generation
+                answer["leader"] = name(r.leader)
+                answer["members"] = sorted(name(m) for m in r.members)
+            elif r.api == ApiKey.SYNC_GROUP and r.error == Errors.NONE:
+                answer["assignment"] = ",".join(str(p) for p in r.assignment)
+            return answer
+
         out: dict[str, Any] = {}
-        if impl.action.kind == HANDLE:
-            own = [a for a in action.answers if a.consumer == impl.action.actor and not a.parked]
-            if not own:
-                out["response"] = "PENDING"
-            else:
-                r = own[0].response
-                answer: dict[str, Any] = {"error": r.error.name}
-                if r.api == ApiKey.JOIN_GROUP and r.error == Errors.NONE:
-                    answer["generation"] = r.generation
-                    answer["leader"] = name(r.leader)
-                    answer["members"] = sorted(name(m) for m in r.members)
-                out["response"] = answer
+        actor = impl.action.actor if impl.action.kind == HANDLE else None
+        if actor is not None:
+            # The actor has one request in flight, this one: an answer to it during the step is
+            # the step's response (the model marks one completing the join phase as parked).
+            own = [a for a in action.answers if a.consumer == actor]
+            out["response"] = fields(own[0].response) if own else "PENDING"
+        completions = []
+        for a in action.answers:
+            if a.consumer == actor:
+                continue
+            waiting = self.clients[a.consumer].in_flight
+            if not a.delivered or waiting is None:
+                break  # an answer to a crashed client's old connection: its step is not tracked
+            completions.append({"step": waiting.step, **fields(a.response)})
+        else:
+            out["completions"] = sorted(completions, key=lambda c: c["step"])
         out["evicted"] = sorted(name(m) for m in action.evicted)
         out["state_path"] = [state.kafka_name for state in action.path]
         out["group"] = {
