@@ -626,6 +626,11 @@ class CoordinatorMachine(RuleBasedStateMachine):
             i += 1
             failure = self._check_one(record, events, after, client, abstract, own, join_version, in_use)
             self.snapshot = after
+            if failure is not None and i < len(records):
+                # More atomic steps ran in this rule (timers sharing a deadline): the scenario step
+                # covers them all, so what the model allows for the first one is no expectation
+                # for the whole step.
+                return failure[0], None
             if failure is not None:
                 return failure
         return None

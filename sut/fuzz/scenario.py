@@ -85,7 +85,8 @@ class ScenarioRecorder:
         unspecified_timers: frozenset[int] = frozenset(),
     ) -> dict[str, Any]:
         """The scenario file holding this run: expectations observed with ``build`` (none without
-        a builder), the failing step's replaced by ``failing_expect``, and the steps after it cut
+        a builder), the failing step's replaced by ``failing_expect`` (unconstrained when the model
+        gives none), and the steps after it cut
         (the run stopped there). Steps in ``unspecified_timers`` fired timers sharing a deadline: their
         ``timers_fired`` is null (scenario-format.md, *Timers* rule 5)."""
         steps = self.steps if failing_step is None else self.steps[: failing_step + 1]
@@ -94,8 +95,9 @@ class ScenarioRecorder:
         for index in unspecified_timers:
             if index < len(expect) and "timers_fired" in expect[index]:
                 expect[index]["timers_fired"] = None
-        if failing_step is not None and failing_expect is not None:
-            expect[failing_step] = failing_expect
+        if failing_step is not None:
+            # The implementation's own outcome there is the failure: never write it as expected.
+            expect[failing_step] = failing_expect if failing_expect is not None else {}
         return recorder.skeleton(name, description, expect)
 
 

@@ -23,8 +23,9 @@ KILL_SETTINGS = settings(settings.default, derandomize=True, database=None, repo
     ("mutant", "property_name"),
     [
         (mutants.DELAYED_JOIN_PER_JOIN, "one_join_per_generation"),
-        # About a minute, most of it shrinking: run with -m slow.
+        # About a minute each, most of it shrinking: run with -m slow.
         pytest.param(mutants.LEADER_NOT_REELECTED, "leader_is_member", marks=pytest.mark.slow),
+        pytest.param(mutants.LEAVE_SKIPS_REBALANCE, "rebalance_triggers", marks=pytest.mark.slow),
     ],
 )
 def test_a_mutant_is_found_shrunk_and_replayed(
