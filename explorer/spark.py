@@ -59,7 +59,14 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from explorer.search import Bounds, Explorer, ProgressFn, Result, Stats, Violation
-from explorer.spark_env import SparkSettings, SparkUnavailable, first_line, start_session, use_checkpoint_dir
+from explorer.spark_env import (
+    SparkSettings,
+    SparkUnavailable,
+    first_line,
+    remove_checkpoints,
+    start_session,
+    use_checkpoint_dir,
+)
 from model.config import Config
 from model.state import State
 from model.symmetry import representative
@@ -248,6 +255,8 @@ class SparkExplorer:
                 raise SparkJobFailed(f"a Spark job failed: {job_failure(exc)}") from None
             raise
         finally:
+            if self.settings.checkpoint_dir is not None:
+                remove_checkpoints(spark)
             if owned:
                 spark.stop()
 

@@ -238,6 +238,12 @@ def _local_cores(master: str) -> int:
 def _prepare(spark: SparkSession, settings: SparkSettings) -> None:
     sc = spark.sparkContext
     sc.setLogLevel("ERROR")
+    if settings.partitions is None and not any(k == "spark.sql.shuffle.partitions" for k, _ in settings.conf):
+        # Spark's default of 200 shuffle partitions costs ~10 s per level on a small cluster.
+        current = int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
+        wanted = 2 * max(sc.defaultParallelism, 1)
+        if current == 200 and wanted != 200:
+            spark.conf.set("spark.sql.shuffle.partitions", str(wanted))
     ship = settings.ship_code if settings.ship_code is not None else not settings.is_local
     if ship:
         sc.addPyFile(str(project_zip()))
@@ -249,6 +255,22 @@ def use_checkpoint_dir(spark: SparkSession, directory: str) -> None:
         spark.sparkContext.setCheckpointDir(directory)
     except Exception as exc:  # noqa: BLE001 - a Hadoop filesystem error, as one line
         raise SparkUnavailable(f"cannot use checkpoint directory {directory!r}: {first_line(exc)}") from None
+
+
+def remove_checkpoints(spark: SparkSession) -> None:
+    """Delete this application's checkpoint files (Spark keeps them after the job); they only
+    let a running search survive the loss of an executor."""
+    sc = spark.sparkContext
+    directory = sc.getCheckpointDir()
+    if directory is None:
+        return
+    try:
+        jvm = sc._jvm
+        assert jvm is not None
+        path = jvm.org.apache.hadoop.fs.Path(directory)
+        path.getFileSystem(sc._jsc.hadoopConfiguration()).delete(path, True)
+    except Exception:  # noqa: BLE001 - leftover files are harmless; never fail a finished search
+        pass
 
 
 def project_zip() -> Path:

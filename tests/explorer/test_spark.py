@@ -158,10 +158,17 @@ def test_state_bound_stops_after_the_level_that_reaches_it(spark_session: Any) -
 def test_reliable_checkpoints_in_a_directory(spark_session: Any, tmp_path: Path) -> None:
     config = Config.from_mapping({"consumers": 1, "partitions": 1, "max_generation": 1, "max_perturbations": 0})
     settings = SparkSettings(checkpoint_dir=str(tmp_path))
-    remote = SparkExplorer(config, [*ALL, generation_below_one], spark=spark_session, settings=settings).run()
+    written: list[Path] = []
+
+    def spy(stats: Any, frontier: int) -> None:
+        written.extend(p for p in tmp_path.rglob("part-*") if p.is_file())
+
+    explorer = SparkExplorer(config, [*ALL, generation_below_one], spark=spark_session, settings=settings)
+    remote = explorer.run(progress=spy)
     local = Explorer(config, [*ALL, generation_below_one]).run()
     assert summary(remote) == summary(local)
-    assert any(p.is_file() for p in tmp_path.rglob("*")), "nothing was checkpointed into the directory"
+    assert written, "nothing was checkpointed into the directory"
+    assert not any(p.is_file() for p in tmp_path.rglob("*")), "the checkpoints outlived the search"
 
 
 @pytest.mark.spark
