@@ -2,7 +2,8 @@
 
 For each configuration: distinct states, BFS levels, wall seconds and distinct states/s of each
 engine, and their ratio (Spark seconds / local seconds); the counts of both engines must agree.
-Then a least-squares fit of the Spark engine's time per level,
+The last column is the time of the last level, which holds a few states
+but carries the whole visited set. Then a least-squares fit of the Spark engine's time per level,
 
     seconds(level) ≈ a + b · (states in the level) + c · (states visited so far),
 
@@ -123,7 +124,7 @@ def main(argv: list[str]) -> int:
         print(f"spark {args.master}: session start {startup:.1f} s, first (warm-up) run {warmup:.1f} s")
         header = (
             f"{'configuration':32} {'states':>9} {'levels':>6} {'local s':>8} {'local st/s':>10} "
-            f"{'spark s':>8} {'spark st/s':>10} {'spark/local':>11} {'s/level':>7}"
+            f"{'spark s':>8} {'spark st/s':>10} {'spark/local':>11} {'s/level':>7} {'last level':>10}"
         )
         print(header)
         print("-" * len(header))
@@ -144,7 +145,7 @@ def main(argv: list[str]) -> int:
                 f"{name:32} {remote['states']:>9,} {n_levels:>6} {local['seconds']:>8.1f} "
                 f"{local['states'] / local['seconds']:>10,.0f} {remote['seconds']:>8.1f} "
                 f"{remote['states'] / remote['seconds']:>10,.0f} {remote['seconds'] / local['seconds']:>11.1f} "
-                f"{remote['seconds'] / n_levels:>7.2f}" + ("" if same else "   COUNTS DIFFER")
+                f"{remote['seconds'] / n_levels:>7.2f} {levels[-1][3]:>9.2f}s" + ("" if same else "   COUNTS DIFFER")
             )
             if args.json:
                 print(json.dumps({"configuration": overrides, "local": local, "spark": remote, "same_counts": same}))
