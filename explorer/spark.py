@@ -82,6 +82,7 @@ SUCCESSOR = 0
 SUMMARY = 1
 
 _PICKLE = pickle.HIGHEST_PROTOCOL
+_ALL_MARKED = "spark.checkpoint.checkpointAllMarkedAncestors"
 
 
 class SparkJobFailed(SparkUnavailable):
@@ -247,7 +248,16 @@ class SparkExplorer:
         try:
             if self.settings.checkpoint_dir is not None:
                 use_checkpoint_dir(spark, self.settings.checkpoint_dir)
-            return self._search(spark, bounds or Bounds(), progress)
+            sc = spark.sparkContext
+            before = sc.getLocalProperty(_ALL_MARKED)
+            # By default a job checkpoints only the last marked RDD of its lineage; the level and
+            # visited set computed inside the same job would keep their lineage, which doubles
+            # (and slows every job) level after level.
+            sc.setLocalProperty(_ALL_MARKED, "true")
+            try:
+                return self._search(spark, bounds or Bounds(), progress)
+            finally:
+                sc.setLocalProperty(_ALL_MARKED, before)  # type: ignore[arg-type]
         except SparkUnavailable:
             raise
         except Exception as exc:
