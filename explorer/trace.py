@@ -14,7 +14,10 @@ from model.state import NO_GENERATION, NO_MEMBER, MemberId, Request, Response, S
 from model.types import ApiKey, Errors, GroupState
 
 TRACE_FORMAT = "kgc-trace"
-TRACE_VERSION = 1
+TRACE_VERSION = 2
+"""Version 2 adds, at the top level, the property's ``kind`` and ``source`` and the ``config`` the
+trace was found under. Readers accept version 1 files, which lack them."""
+SUPPORTED_VERSIONS = (1, 2)
 
 
 def member_name(mid: MemberId) -> str | None:
@@ -118,18 +121,31 @@ def step_json(index: int, action: Action, state: State) -> dict[str, Any]:
     }
 
 
-def trace_json(prop_name: str, description: str, path: list[tuple[Action | None, State]]) -> dict[str, Any]:
-    """The counterexample as one JSON object; the last step is the one that breaks the property."""
+def trace_json(
+    prop_name: str,
+    description: str,
+    path: list[tuple[Action | None, State]],
+    *,
+    kind: str = "",
+    source: str = "",
+    config: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The counterexample as one JSON object; the last step is the one that breaks the property
+    (for a state invariant: the state it reaches)."""
     steps = [step_json(i, a, s) for i, (a, s) in enumerate(path) if a is not None]
-    return {
+    doc: dict[str, Any] = {
         "format": TRACE_FORMAT,
         "format_version": TRACE_VERSION,
         "property": prop_name,
         "description": description,
+        "kind": kind,
+        "source": source,
+        "config": config,
         "consumers": len(path[0][1].consumers),
         "initial": {"group": group_json(path[0][1]), "consumers": consumers_json(path[0][1])},
         "steps": steps,
     }
+    return doc
 
 
 def describe_step(action: Action) -> str:

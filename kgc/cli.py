@@ -19,6 +19,11 @@ from kgc.errors import InputError
 #: Modules implementing the verbs, in the order ``kgc --help`` lists them.
 VERB_MODULES = [
     "kgc.cmd_check",
+    "kgc.cmd_diagram",
+    "kgc.cmd_report",
+    "kgc.cmd_replay",
+    "kgc.cmd_conformance",
+    "kgc.cmd_mutants",
 ]
 
 INTERNAL_ERROR_EXIT = 255

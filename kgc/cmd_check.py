@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from explorer.search import Bounds, Explorer, Result, terminal_progress
+from diagrams.sequence import render_svg
+from explorer.search import Bounds, Explorer, Result, Violation, terminal_progress
 from explorer.spark_env import SparkUnavailable
 from explorer.trace import format_trace, trace_json
 from kgc import spark_engine
@@ -30,6 +31,17 @@ EXIT_SYSTEM = 153
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_model_arguments(p)
+    p.add_argument("--mutant", metavar="NAME", help="switch on a catalogued protocol bug (kgc mutants --list)")
+    add_search_arguments(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.add_argument("--out", metavar="DIR", help="write each counterexample as JSON and as a sequence chart into DIR")
+    p.add_argument("--no-progress", action="store_true")
+    spark_engine.add_arguments(p)
+
+
+def add_model_arguments(p: argparse.ArgumentParser) -> None:
+    """The model's options (``config_from_args`` reads them); shared with ``diagram`` and ``report``."""
     p.add_argument("--config", metavar="FILE", help="a TOML or JSON file of model settings")
     p.add_argument("--consumers", type=int, metavar="N")
     p.add_argument("--partitions", type=int, metavar="P")
@@ -39,7 +51,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--assignor", metavar="NAME")
     p.add_argument("--initial-rebalance-delay-ms", type=int, metavar="MS")
     p.add_argument("--profile", metavar="NAME")
-    p.add_argument("--symmetry", action="store_true", default=None, help="reduce by consumer symmetry")
     p.add_argument(
         "--no-atomic-requests",
         dest="atomic_requests",
@@ -48,14 +59,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="explore fully asynchronous request/response channels",
     )
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", help="any other model field")
+
+
+def add_search_arguments(p: argparse.ArgumentParser) -> None:
+    """The search strategy and bounds (``bounds_from_args`` reads them)."""
     p.add_argument("--strategy", choices=["bfs", "dfs"], default="bfs")
+    add_bounds_arguments(p)
+
+
+def add_bounds_arguments(p: argparse.ArgumentParser) -> None:
+    """The bounds alone, for a verb whose strategy is fixed (``kgc mutants``: BFS)."""
     p.add_argument("--max-depth", type=int, metavar="D")
     p.add_argument("--max-states", type=int, metavar="S")
     p.add_argument("--time-limit", type=float, metavar="SECONDS")
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    p.add_argument("--out", metavar="DIR", help="write each counterexample as JSON into DIR")
-    p.add_argument("--no-progress", action="store_true")
-    spark_engine.add_arguments(p)
 
 
 def config_from_args(args: argparse.Namespace) -> Config:
@@ -71,8 +87,8 @@ def config_from_args(args: argparse.Namespace) -> Config:
             "assignor",
             "initial_rebalance_delay_ms",
             "profile",
-            "symmetry",
             "atomic_requests",
+            "mutant",
         ):
             value = getattr(args, name, None)
             if value is not None:
@@ -124,11 +140,20 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK if result.ok else EXIT_VIOLATION
 
 
+def counterexample_json(result: Result, v: Violation) -> dict[str, Any]:
+    """The ``kgc-trace`` document of one counterexample."""
+    p = v.prop
+    return trace_json(p.name, p.description, v.path, kind=p.kind, source=p.source, config=result.config.describe())
+
+
 def write_counterexamples(result: Result, out_dir: Path) -> dict[str, str]:
+    """Each counterexample as ``PROPERTY.json`` and, next to it, its sequence chart ``PROPERTY.svg``."""
     files: dict[str, str] = {}
     for v in result.violations:
+        doc = counterexample_json(result, v)
         path = out_dir / f"{v.prop.name}.json"
-        path.write_text(json.dumps(trace_json(v.prop.name, v.prop.description, v.path), indent=2) + "\n")
+        path.write_text(json.dumps(doc, indent=2) + "\n")
+        (out_dir / f"{v.prop.name}.svg").write_text(render_svg(doc) + "\n")
         files[v.prop.name] = str(path)
     return files
 
@@ -163,7 +188,7 @@ def result_json(result: Result, files: dict[str, str] | None = None) -> dict[str
         "action_counts": dict(sorted(result.action_counts.items())),
         "counterexamples": [
             {
-                **trace_json(v.prop.name, v.prop.description, v.path),
+                **counterexample_json(result, v),
                 "length": len(v.path) - 1,
                 "file": (files or {}).get(v.prop.name),
             }
@@ -181,7 +206,7 @@ def print_text(result: Result, files: dict[str, str]) -> None:
     print(
         f"  faults: {', '.join(sorted(cfg.faults)) or 'none'}; perturbations ≤ {cfg.max_perturbations}; "
         f"initial delay {cfg.initial_rebalance_delay_ms} ms; atomic requests {cfg.atomic_requests}; "
-        f"symmetry {cfg.symmetry}; strategy {result.strategy}"
+        f"strategy {result.strategy}"
     )
     print("properties:")
     for p in result.properties:
@@ -190,7 +215,7 @@ def print_text(result: Result, files: dict[str, str]) -> None:
         print(f"\nviolation of {v.prop.name} ({v.prop.source}), {len(v.path) - 1} steps:")
         print(format_trace(v.path))
         if v.prop.name in files:
-            print(f"  written to {files[v.prop.name]}")
+            print(f"  written to {files[v.prop.name]} (sequence chart: {files[v.prop.name][:-5]}.svg)")
     s = result.stats
     print(
         f"\n{s.distinct_states:,} distinct states, {s.transitions:,} transitions, depth {s.depth}, "

@@ -101,8 +101,10 @@ class Chooser:
     point yields one successor per option (reference §21: the model keeps every choice).
     """
 
+    __slots__ = ("_prefix", "_index", "made", "widths", "values")
+
     def __init__(self, prefix: Sequence[int] = ()) -> None:
-        self._prefix = tuple(prefix)
+        self._prefix = prefix
         self._index = 0
         self.made: list[int] = []
         self.widths: list[int] = []
@@ -123,8 +125,14 @@ class Chooser:
 
 def enumerate_choices(step: Callable[[Chooser], T]) -> list[tuple[tuple[Any, ...], T]]:
     """Every outcome of ``step`` with the chosen values, ordered by the choices' indices."""
-    outcomes: list[tuple[tuple[int, ...], tuple[Any, ...], T]] = []
-    stack: list[tuple[int, ...]] = [()]
+    chooser = Chooser()
+    result = step(chooser)
+    if not chooser.made:  # the common case: the step met no choice point
+        return [((), result)]
+    outcomes: list[tuple[tuple[int, ...], tuple[Any, ...], T]] = [(tuple(chooser.made), tuple(chooser.values), result)]
+    stack: list[tuple[int, ...]] = [
+        tuple(chooser.made[:pos]) + (alt,) for pos in range(len(chooser.made)) for alt in range(1, chooser.widths[pos])
+    ]
     while stack:
         prefix = stack.pop()
         chooser = Chooser(prefix)

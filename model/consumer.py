@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from model import mutants
 from model.actions import (
     CHANGE_METADATA,
     RECEIVE,
@@ -48,14 +49,14 @@ def consumer_steps(config: Config, index: int, consumer: Consumer) -> list[tuple
         return steps
     if consumer.rejoin_needed:
         request = Request(ApiKey.JOIN_GROUP, consumer.mid, meta=consumer.meta)
-        steps.append((Action(SEND_JOIN, index, request=request), send_join(consumer, request)))
+        steps.append((Action(SEND_JOIN, index, request=request), send_join(config, consumer, request)))
     elif consumer.state == MemberState.STABLE:
         # The heartbeat thread runs while the member is stable; once a rejoin is needed the
         # next poll sends the JoinGroup instead.
         hb = Request(ApiKey.HEARTBEAT, consumer.mid, consumer.generation)
         steps.append((Action(SEND_HEARTBEAT, index, request=hb), _send(consumer, hb)))
         if config.auto_commit and consumer.owned:
-            commit = auto_commit_request(consumer)
+            commit = auto_commit_request(config, consumer)
             steps.append((Action(SEND_COMMIT, index, request=commit), _send(consumer, commit)))
         if config.offset_fetch and consumer.owned:
             fetch = Request(ApiKey.OFFSET_FETCH, consumer.mid, consumer.generation)
@@ -68,16 +69,18 @@ def consumer_steps(config: Config, index: int, consumer: Consumer) -> list[tuple
     return steps
 
 
-def auto_commit_request(consumer: Consumer) -> Request:
+def auto_commit_request(config: Config, consumer: Consumer) -> Request:
     """The auto-commit task runs inside ``poll`` before the fetcher advances the position, so the
     committed position never covers records the application has not processed (seed 003)."""
-    return Request(ApiKey.OFFSET_COMMIT, consumer.mid, consumer.generation, covers_unprocessed=False)
+    after_fetch = config.mutant == mutants.AUTO_COMMIT_AFTER_FETCH
+    return Request(ApiKey.OFFSET_COMMIT, consumer.mid, consumer.generation, covers_unprocessed=after_fetch)
 
 
-def send_join(consumer: Consumer, request: Request) -> Consumer:
+def send_join(config: Config, consumer: Consumer, request: Request) -> Consumer:
     """``joinGroupIfNeeded``: ``onJoinPrepare`` revokes every owned partition (eager protocol),
     then JoinGroup with the known member id (empty for a new member)."""
-    return _send(consumer, request, owned=(), state=MemberState.REBALANCING)
+    kept = consumer.owned if config.mutant == mutants.ASSIGN_WITHOUT_REVOKE else ()
+    return _send(consumer, request, owned=kept, state=MemberState.REBALANCING)
 
 
 def send_leave(consumer: Consumer, request: Request) -> Consumer:
@@ -117,7 +120,10 @@ def receive(config: Config, consumer: Consumer) -> Consumer:
     if api == ApiKey.SYNC_GROUP:
         if error == Errors.NONE:
             # onJoinComplete → onPartitionsAssigned.
-            return c._replace(state=MemberState.STABLE, owned=response.assignment)
+            owned = response.assignment
+            if config.mutant == mutants.ASSIGN_WITHOUT_REVOKE:
+                owned = tuple(sorted(set(c.owned) | set(owned)))
+            return c._replace(state=MemberState.STABLE, owned=owned)
         if error == Errors.UNKNOWN_MEMBER_ID:
             return _reset(c, reset_member_id=True)
         if error == Errors.ILLEGAL_GENERATION:

@@ -5,6 +5,14 @@ Each public function here is one atomic transition of the group under the group 
 They follow Kafka 3.6.2's Scala ``GroupCoordinator`` and are named after its methods; the
 ``java-4.0`` profile switches the few rules that differ (reference §17).
 
+Heartbeat timers. The model is untimed, so every member has one heartbeat timer that may fire at
+any moment and removes the member unless it is alive (reference §12). Re-arming a timer
+(``completeAndScheduleNextHeartbeatExpiration``: on a heartbeat, an accepted commit, a join
+completion, an answered SyncGroup) changes nothing in an untimed model and is not a step here; the
+reference implementation (``sut/reference``) keeps the real deadlines. Scala's "a timer armed while
+the member is parked completes on the spot" and Java's "the timer runs and finds the member alive"
+are the same here, as they are observably in Kafka.
+
 A step works on a ``GroupTx``: a mutable working copy of the group that collects the answers the
 step produces, the states it enters and the members it evicts, then freezes back into a ``Group``.
 """
@@ -13,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from model import mutants
 from model.actions import Answer, Chooser
 from model.config import Config
 from model.state import (
@@ -46,7 +55,9 @@ class GroupTx:
     """One atomic step of the coordinator on a group."""
 
     def __init__(self, group: Group, config: Config, chooser: Chooser) -> None:
+        self.group = group
         self.config = config
+        self.mutant = config.mutant
         self.chooser = chooser
         self.state = group.state
         self.generation = group.generation
@@ -62,6 +73,21 @@ class GroupTx:
 
     # ------------------------------------------------------------------ bookkeeping
     def freeze(self) -> Group:
+        """The group after the step; the very same object when the step changed nothing."""
+        g = self.group
+        if (
+            self.state == g.state
+            and self.generation == g.generation
+            and self.leader == g.leader
+            and self.join_timer == g.join_timer
+            and self.new_member_added == g.new_member_added
+            and self.stores is g.stores
+            and len(self.members) == len(g.members)
+            and len(self.pending) == len(g.pending)
+            and all(self.members.get(m.mid) is m for m in g.members)
+            and all(self.pending.get(p.mid) is p for p in g.pending)
+        ):
+            return g
         return Group(
             self.state,
             self.generation,
@@ -113,20 +139,11 @@ class GroupTx:
             serial += 1
         return (consumer, serial)
 
-    # ------------------------------------------------------------------ heartbeats
-    def complete_and_schedule_next_heartbeat_expiration(self, mid: MemberId) -> None:
-        """Satisfy the member's DelayedHeartbeat and arm the next one (reference §12). A member
-        that is not new and is parked satisfies the new timer on the spot (Scala's
-        ``tryCompleteElseWatch``), so no timer runs until the next re-arm."""
-        m = self.members[mid]
-        alive_now = (not m.is_new) and (m.awaiting_join or m.awaiting_sync)
-        self.update(mid, hb_armed=not alive_now)
-
     # ------------------------------------------------------------------ rebalancing
     def maybe_prepare_rebalance(self) -> None:
         """``canRebalance``: only Stable, CompletingRebalance and Empty may enter
         PreparingRebalance; a trigger during PreparingRebalance starts nothing (reference §2)."""
-        if self.state in (STABLE, CR, EMPTY):
+        if self.state in (STABLE, CR, EMPTY) or self.mutant == mutants.DELAYED_JOIN_PER_JOIN:
             self.prepare_rebalance()
 
     def prepare_rebalance(self) -> None:
@@ -135,7 +152,7 @@ class GroupTx:
         DelayedSync is cancelled); put the one join timer of this rebalance in the purgatory —
         an InitialDelayedJoin when the group was Empty, else a DelayedJoin — and try to complete
         it at once."""
-        if self.state == CR:
+        if self.state == CR and self.mutant != mutants.REBALANCE_KEEPS_PARKED_SYNCS:
             self.reset_and_propagate_assignment_error(Errors.REBALANCE_IN_PROGRESS)
         for mid, m in list(self.members.items()):
             if m.pending_sync:
@@ -185,11 +202,15 @@ class GroupTx:
         self.join_timer = JoinTimer.NONE
         self.new_member_added = False
         for mid in sorted(self.members):
-            if not self.members[mid].awaiting_join:
+            if not self.members[mid].awaiting_join and self.mutant != mutants.COMPLETE_JOIN_KEEPS_ABSENT:
                 self.evicted.append(mid)
                 del self.members[mid]
-        if self.leader not in self.members:
-            self.leader = self.chooser.choose(sorted(self.members)) if self.members else NO_MEMBER
+        leader = self.members.get(self.leader)
+        if (leader is None or not leader.awaiting_join) and self.mutant != mutants.LEADER_NOT_REELECTED:
+            # maybeElectNewJoinedLeader (2.3+): a leader that did not rejoin is replaced by an
+            # arbitrary rejoined member (every member left has rejoined, but for a mutant).
+            joined = sorted(mid for mid, m in self.members.items() if m.awaiting_join)
+            self.leader = self.chooser.choose(joined) if joined else NO_MEMBER
         self.generation += 1
         if not self.members:
             self.transition_to(EMPTY)
@@ -206,9 +227,9 @@ class GroupTx:
                 leader=self.leader,
                 members=everyone if mid == self.leader else (),
             )
-            self.answer_parked(mid, response, m.orphan)
+            if m.awaiting_join:  # maybeInvokeJoinCallback: only a parked JoinGroup has a callback
+                self.answer_parked(mid, response, m.orphan)
             self.update(mid, awaiting_join=False, is_new=False, pending_sync=True)
-            self.complete_and_schedule_next_heartbeat_expiration(mid)
 
     def reset_and_propagate_assignment_error(self, error: Errors) -> None:
         """``resetAndPropagateAssignmentError`` (reference §14): clear every assignment and answer
@@ -240,13 +261,12 @@ class GroupTx:
                 )
                 self.answer_parked(mid, response, m.orphan)
                 self.update(mid, awaiting_sync=False)
-                self.complete_and_schedule_next_heartbeat_expiration(mid)
 
     def remove_member(self, mid: MemberId) -> None:
         """``GroupMetadata.remove``: if the leader goes, an arbitrary remaining member (HashMap
         order) becomes leader at once (reference §7, §21)."""
         del self.members[mid]
-        if self.leader == mid:
+        if self.leader == mid and self.mutant != mutants.LEADER_NOT_REELECTED:
             self.leader = self.chooser.choose(sorted(self.members)) if self.members else NO_MEMBER
 
     def remove_member_and_update_group(self, mid: MemberId) -> None:
@@ -280,7 +300,6 @@ class GroupTx:
             awaiting_join=True,
             awaiting_sync=False,
             is_new=True,
-            hb_armed=True,
             pending_sync=False,
             assignment=(),
             assignment_gen=NO_GENERATION,
@@ -366,7 +385,7 @@ def handle_join_group(tx: GroupTx, consumer: int, request: Request, in_use: set[
                 return False
             tx.update_member_and_rebalance(mid, request.meta)
         elif tx.state == STABLE:
-            if tx.is_leader(mid) or member.meta != request.meta:
+            if tx.is_leader(mid) or member.meta != request.meta or tx.mutant == mutants.FOLLOWER_REJOIN_REBALANCES:
                 tx.update_member_and_rebalance(mid, request.meta)
             else:
                 # A follower with unchanged metadata: immediate answer, no rebalance (seed 000:
@@ -408,11 +427,14 @@ def handle_sync_group(tx: GroupTx, consumer: int, request: Request) -> bool:
     if member is None:
         tx.respond(consumer, Response(ApiKey.SYNC_GROUP, Errors.UNKNOWN_MEMBER_ID))
         return False
-    if request.generation != tx.generation:
+    if request.generation != tx.generation and tx.mutant != mutants.SYNC_SKIPS_GENERATION_CHECK:
         tx.respond(consumer, Response(ApiKey.SYNC_GROUP, Errors.ILLEGAL_GENERATION))
         return False
     if tx.state == PR:
-        tx.respond(consumer, Response(ApiKey.SYNC_GROUP, Errors.REBALANCE_IN_PROGRESS))
+        if tx.mutant == mutants.SYNC_NONE_IN_PREPARING:
+            tx.respond(consumer, _assignment_response(tx, member))
+        else:
+            tx.respond(consumer, Response(ApiKey.SYNC_GROUP, Errors.REBALANCE_IN_PROGRESS))
         return False
     if tx.state == CR:
         tx.update(mid, awaiting_sync=True, pending_sync=False)
@@ -423,22 +445,22 @@ def handle_sync_group(tx: GroupTx, consumer: int, request: Request) -> bool:
         return True
     if tx.state == STABLE:
         tx.update(mid, pending_sync=False)
-        tx.respond(
-            consumer,
-            Response(
-                ApiKey.SYNC_GROUP,
-                Errors.NONE,
-                mid=mid,
-                generation=tx.generation,
-                assignment=member.assignment,
-                plan_generation=member.assignment_gen,
-            ),
-        )
-        if tx.config.profile != "java-4.0":  # Java does not restart the timer (reference §17 item 3)
-            tx.complete_and_schedule_next_heartbeat_expiration(mid)
+        tx.respond(consumer, _assignment_response(tx, member))
         return False
     tx.respond(consumer, Response(ApiKey.SYNC_GROUP, Errors.UNKNOWN_MEMBER_ID))
     return False
+
+
+def _assignment_response(tx: GroupTx, member: Member) -> Response:
+    """SyncGroup answered at once with the member's own assignment (Stable)."""
+    return Response(
+        ApiKey.SYNC_GROUP,
+        Errors.NONE,
+        mid=member.mid,
+        generation=tx.generation,
+        assignment=member.assignment,
+        plan_generation=member.assignment_gen,
+    )
 
 
 def handle_heartbeat(tx: GroupTx, consumer: int, request: Request) -> None:
@@ -453,8 +475,9 @@ def handle_heartbeat(tx: GroupTx, consumer: int, request: Request) -> None:
     elif tx.state == EMPTY:
         tx.respond(consumer, Response(ApiKey.HEARTBEAT, Errors.UNKNOWN_MEMBER_ID))
     else:
-        error = Errors.REBALANCE_IN_PROGRESS if tx.state == PR else Errors.NONE
-        tx.complete_and_schedule_next_heartbeat_expiration(mid)
+        rebalancing = tx.state == PR and tx.mutant != mutants.HEARTBEAT_NONE_IN_REBALANCE
+        rebalancing |= tx.state == CR and tx.mutant == mutants.HEARTBEAT_REBALANCING_IN_COMPLETING
+        error = Errors.REBALANCE_IN_PROGRESS if rebalancing else Errors.NONE
         tx.respond(consumer, Response(ApiKey.HEARTBEAT, error))
 
 
@@ -470,7 +493,10 @@ def handle_leave_group(tx: GroupTx, consumer: int, request: Request) -> None:
             tx.try_complete_join()
     elif mid in tx.members:
         tx.respond(consumer, Response(ApiKey.LEAVE_GROUP, Errors.NONE))
-        tx.remove_member_and_update_group(mid)
+        if tx.mutant == mutants.LEAVE_SKIPS_REBALANCE:
+            tx.remove_member(mid)
+        else:
+            tx.remove_member_and_update_group(mid)
     else:
         tx.respond(consumer, Response(ApiKey.LEAVE_GROUP, Errors.UNKNOWN_MEMBER_ID))
 
@@ -481,33 +507,36 @@ def handle_commit_offsets(tx: GroupTx, consumer: int, request: Request) -> None:
     timer), CompletingRebalance answers REBALANCE_IN_PROGRESS. Offsets are stored blindly, so
     the model keeps only the verdict."""
     mid = request.mid
+    fenced = tx.mutant != mutants.COMMIT_UNFENCED
+    check_generation = fenced and tx.mutant != mutants.COMMIT_SKIPS_GENERATION_CHECK
     if request.generation < 0 and tx.state == EMPTY:
         tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.NONE))
-    elif mid not in tx.members:
+    elif fenced and mid not in tx.members:
         tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.UNKNOWN_MEMBER_ID))
-    elif request.generation != tx.generation:
+    elif check_generation and request.generation != tx.generation:
         tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.ILLEGAL_GENERATION))
     elif tx.state == CR:
         tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.REBALANCE_IN_PROGRESS))
     else:
-        tx.complete_and_schedule_next_heartbeat_expiration(mid)
         tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.NONE, mid=mid, generation=tx.generation))
 
 
 # ---------------------------------------------------------------------- timers and callbacks
 
 
-def member_is_alive(member: Member) -> bool:
+def member_is_alive(member: Member, mutant: str = "") -> bool:
     """``MemberMetadata.hasSatisfiedHeartbeat`` at expiry (reference §12, 2.5+; seed 000's
     "member is alive" conditions): a new member never; otherwise parked in JoinGroup or
     SyncGroup (a newer heartbeat would have replaced the timer)."""
+    if mutant == mutants.LIVENESS_IGNORES_PARKED:
+        return False
     return (not member.is_new) and (member.awaiting_join or member.awaiting_sync)
 
 
 def expire_heartbeat(tx: GroupTx, mid: MemberId) -> None:
-    """``onExpireHeartbeat``: the DelayedHeartbeat fires; the member is removed unless alive."""
-    member = tx.update(mid, hb_armed=False)
-    if not member_is_alive(member):
+    """``onExpireHeartbeat``: the DelayedHeartbeat fires; the member is removed unless alive (a
+    firing on an alive member changes nothing)."""
+    if not member_is_alive(tx.members[mid], tx.mutant):
         tx.evicted.append(mid)
         tx.remove_member_and_update_group(mid)
 
@@ -545,7 +574,10 @@ def store_callback(tx: GroupTx, ok: bool) -> bool:
     seed 004): it acts only if the group is still CompletingRebalance in the generation the
     leader synced for. Returns whether it applied."""
     store, tx.stores = tx.stores[0], tx.stores[1:]
-    if not (tx.state == CR and tx.generation == store.generation):
+    current = tx.state == CR and tx.generation == store.generation
+    if tx.mutant == mutants.STORE_CALLBACK_SKIPS_GENERATION:
+        current = tx.state == CR
+    if not current and tx.mutant != mutants.STORE_CALLBACK_UNGUARDED:
         return False
     if ok:
         tx.set_and_propagate_assignment(store)
@@ -567,7 +599,7 @@ def unload(tx: GroupTx) -> None:
             tx.answer_parked(mid, Response(ApiKey.JOIN_GROUP, Errors.NOT_COORDINATOR), m.orphan)
         if tx.state in (CR, STABLE) and m.awaiting_sync:
             tx.answer_parked(mid, Response(ApiKey.SYNC_GROUP, Errors.NOT_COORDINATOR), m.orphan)
-        tx.update(mid, awaiting_join=False, awaiting_sync=False, hb_armed=False, pending_sync=False)
+        tx.update(mid, awaiting_join=False, awaiting_sync=False, pending_sync=False)
     tx.pending.clear()
     tx.join_timer = JoinTimer.NONE
     tx.new_member_added = False

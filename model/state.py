@@ -44,8 +44,9 @@ class Member(NamedTuple):
     awaiting_sync: bool
     """``awaitingSyncCallback`` is set: its SyncGroup is parked until the leader's plan is stored."""
     is_new: bool
-    hb_armed: bool
-    """Its DelayedHeartbeat is in the heartbeat purgatory (at most one per member)."""
+    """Added in this join phase and not yet answered: its heartbeat timer is the 5-minute
+    new-member timeout and it is never alive at expiry (reference §12). Every member has exactly
+    one heartbeat timer, always armed (``complete_and_schedule_next_heartbeat_expiration``)."""
     pending_sync: bool
     """In ``pendingSyncMembers``: a member of this generation that has not sent SyncGroup (3.0+)."""
     assignment: tuple[int, ...]

@@ -4,7 +4,17 @@ A property is data: a name, a one-line description, its source (seed or referenc
 its kind. A safety property must hold on every reachable state (``STATE``) or every transition
 ``(state, action, state')`` (``TRANSITION``). A ``SOMETIMES`` property must be satisfied by at
 least one reachable transition: it guards against a model that passes because nothing
-interesting is reachable (Stateright's ``sometimes``).
+interesting is reachable (Stateright's ``sometimes``); a witness is a predicate over
+transitions or over states.
+
+Scope of a transition check. A check always receives the whole ``(state, action, state')``, but
+most of them only look at the coordinator's step: the group before and after, the action, and
+the acting consumer (``action.actor``) before and after. Declared ``scope=STEP``, such a check is
+evaluated once per distinct step of the model (``ClassicGroupModel.steps``: a step id fixes
+exactly those parts) instead of once per transition, which is what makes exhaustive checking
+fast. A check that reads anything else (another consumer, the budget) must keep the default
+``scope=TRANSITION``. ``tests/explorer`` checks that the two evaluations agree on the shipped
+properties.
 """
 
 from __future__ import annotations
@@ -18,6 +28,11 @@ from model.state import State
 STATE = "state invariant"
 TRANSITION = "transition invariant"
 SOMETIMES = "sometimes"
+
+STEP = "step"
+"""Scope: the check reads only the step (groups, action, acting consumer)."""
+WHOLE = "transition"
+"""Scope: the check may read the whole transition."""
 
 StateCheck = Callable[[State], bool]
 TransitionCheck = Callable[[State, Action, State], bool]
@@ -33,6 +48,8 @@ class Property:
     check_transition: TransitionCheck | None = None
     witness_of: str = ""
     """For a ``sometimes`` property: the safety property whose antecedent it shows reachable."""
+    scope: str = WHOLE
+    """For transition checks: ``STEP`` or ``WHOLE`` (see the module docstring)."""
 
     @property
     def is_safety(self) -> bool:
@@ -54,17 +71,40 @@ def state_invariant(name: str, description: str, source: str) -> Callable[[State
     return wrap
 
 
-def transition_invariant(name: str, description: str, source: str) -> Callable[[TransitionCheck], Property]:
+def transition_invariant(
+    name: str, description: str, source: str, scope: str = WHOLE
+) -> Callable[[TransitionCheck], Property]:
     def wrap(fn: TransitionCheck) -> Property:
-        return Property(name, description, source, TRANSITION, check_transition=fn)
+        return Property(name, description, source, TRANSITION, check_transition=fn, scope=scope)
 
     return wrap
 
 
-def sometimes(name: str, description: str, witness_of: str) -> Callable[[TransitionCheck], Property]:
+def sometimes(
+    name: str, description: str, witness_of: str, scope: str = WHOLE
+) -> Callable[[TransitionCheck], Property]:
+    """A witness that some reachable transition satisfies the check."""
+
     def wrap(fn: TransitionCheck) -> Property:
         return Property(
-            name, description, f"witness for {witness_of}", SOMETIMES, check_transition=fn, witness_of=witness_of
+            name,
+            description,
+            f"witness for {witness_of}",
+            SOMETIMES,
+            check_transition=fn,
+            witness_of=witness_of,
+            scope=scope,
+        )
+
+    return wrap
+
+
+def sometimes_state(name: str, description: str, witness_of: str) -> Callable[[StateCheck], Property]:
+    """A witness that some reachable state satisfies the check."""
+
+    def wrap(fn: StateCheck) -> Property:
+        return Property(
+            name, description, f"witness for {witness_of}", SOMETIMES, check_state=fn, witness_of=witness_of
         )
 
     return wrap

@@ -10,10 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from model.actions import EXPIRE_HEARTBEAT, EXPIRE_JOIN, RECEIVE, STORE_COMPLETE, Action, Answer
+from model.actions import (
+    EXPIRE_HEARTBEAT,
+    EXPIRE_JOIN,
+    EXPIRE_SYNC,
+    RECEIVE,
+    STORE_COMPLETE,
+    STORE_FAILURE,
+    Action,
+    Answer,
+)
 from model.state import NO_MEMBER, JoinTimer, Request, State
 from model.types import VALID_PREVIOUS_STATES, ApiKey, Errors, GroupState, MemberState
-from properties.base import Property, sometimes, state_invariant, transition_invariant
+from properties.base import STEP, Property, sometimes, sometimes_state, state_invariant, transition_invariant
 
 PR = GroupState.PREPARING_REBALANCE
 CR = GroupState.COMPLETING_REBALANCE
@@ -43,6 +52,7 @@ def single_delayed_join_state(s: State) -> bool:
     "one_join_per_generation",
     "A rebalance never starts while one is pending, and each generation bump completes one join phase.",
     "seed 000 (one DelayedJoin per rebalance); reference §11",
+    scope=STEP,
 )
 def one_join_per_generation(s: State, a: Action, t: State) -> bool:
     if s.group.state == PR and PR in a.path:
@@ -57,6 +67,7 @@ def one_join_per_generation(s: State, a: Action, t: State) -> bool:
     "no_stale_assignment",
     "No assignment of an older generation is handed out or installed.",
     "seed 004 (storeGroup callback guard); reference §14",
+    scope=STEP,
 )
 def no_stale_assignment(s: State, a: Action, t: State) -> bool:
     for answer in a.answers:
@@ -76,6 +87,7 @@ def no_stale_assignment(s: State, a: Action, t: State) -> bool:
     "sync_in_preparing_rebalance",
     "A SyncGroup of the current generation handled in PreparingRebalance is answered REBALANCE_IN_PROGRESS.",
     "seed 000 (SyncGroup in PreparingRebalance); reference §5",
+    scope=STEP,
 )
 def sync_in_preparing_rebalance(s: State, a: Action, t: State) -> bool:
     g = s.group
@@ -93,6 +105,7 @@ def sync_in_preparing_rebalance(s: State, a: Action, t: State) -> bool:
     "valid_transitions",
     "The group only enters a state from one of Kafka's valid previous states, and generations never decrease.",
     "reference §2 (GroupMetadata validPreviousStates)",
+    scope=STEP,
 )
 def valid_transitions(s: State, a: Action, t: State) -> bool:
     previous = s.group.state
@@ -155,6 +168,7 @@ def exclusive_ownership(s: State) -> bool:
     "Heartbeat: a rebalance answers REBALANCE_IN_PROGRESS, a stale generation ILLEGAL_GENERATION, "
     "an unknown member UNKNOWN_MEMBER_ID.",
     "seed 001 (heartbeat thread); reference §6 (3.6.2)",
+    scope=STEP,
 )
 def heartbeat_errors(s: State, a: Action, t: State) -> bool:
     g = s.group
@@ -182,6 +196,7 @@ def heartbeat_errors(s: State, a: Action, t: State) -> bool:
     "OffsetCommit in CompletingRebalance answers REBALANCE_IN_PROGRESS; a commit is accepted only from a "
     "member of the current generation, and never covers records not yet processed.",
     "seed 002 (commit in AwaitingSync); seed 003 (auto-commit); reference §8",
+    scope=STEP,
 )
 def commit_fencing(s: State, a: Action, t: State) -> bool:
     g = s.group
@@ -206,6 +221,7 @@ def commit_fencing(s: State, a: Action, t: State) -> bool:
     "no_expiry_while_parked",
     "No member that has joined before is removed by its session timeout while its JoinGroup or SyncGroup is parked.",
     "seed 000 (the three 'member is alive' conditions); reference §12",
+    scope=STEP,
 )
 def no_expiry_while_parked(s: State, a: Action, t: State) -> bool:
     if a.kind != EXPIRE_HEARTBEAT:
@@ -216,8 +232,102 @@ def no_expiry_while_parked(s: State, a: Action, t: State) -> bool:
     return not ((m.awaiting_join or m.awaiting_sync) and a.mid in a.evicted)
 
 
+# 8 ----------------------------------------------------------------------------------------------
+@state_invariant(
+    "parked_only_in_phase",
+    "A JoinGroup is parked only while the group is PreparingRebalance, a SyncGroup only while it is "
+    "CompletingRebalance.",
+    "seed 004 (prepareRebalance: resetAndPropagateAssignmentError; onCompleteJoin); reference §11, §14",
+)
+def parked_only_in_phase(s: State) -> bool:
+    g = s.group
+    join_ok, sync_ok = g.state == PR, g.state == CR
+    for m in g.members:  # noqa: SIM110 - a plain loop is cheaper than all(...) and this runs on every state
+        if (m.awaiting_join and not join_ok) or (m.awaiting_sync and not sync_ok):
+            return False
+    return True
+
+
+# 9 ----------------------------------------------------------------------------------------------
+_NO_REBALANCE_START = frozenset({PR, GroupState.DEAD})
+_TIMER_TRIGGERS = frozenset({EXPIRE_HEARTBEAT, EXPIRE_SYNC, STORE_FAILURE})
+
+
+def rebalance_trigger(s: State, a: Action) -> bool:
+    """Whether the step holds one of Kafka's rebalance triggers for the group in ``s`` (reference
+    §2, triggers table, 3.6.2): a member added (an id-less or pending-id JoinGroup that is not
+    answered MEMBER_ID_REQUIRED), the leader's JoinGroup in Stable, a member's JoinGroup with
+    changed metadata, a member's LeaveGroup, a session or new-member timeout removing a member, a
+    pending-sync timeout, or a failed write of the current generation's assignment."""
+    g = s.group
+    if a.kind in (EXPIRE_HEARTBEAT, EXPIRE_SYNC):
+        return bool(a.evicted)
+    if a.kind == STORE_FAILURE:
+        return g.state == CR and g.stores[0].generation == g.generation
+    handed_out = {x.response.mid for x in a.answers if x.response.error == Errors.MEMBER_ID_REQUIRED}
+    for request in a.handled:
+        if request.api not in (ApiKey.JOIN_GROUP, ApiKey.LEAVE_GROUP):
+            continue
+        member = g.member(request.mid)
+        if request.api == ApiKey.LEAVE_GROUP:
+            if member is not None:
+                return True
+        elif member is not None:
+            if member.meta != request.meta or (g.state == GroupState.STABLE and request.mid == g.leader):
+                return True
+        elif request.mid == NO_MEMBER:
+            if not handed_out:  # an id-less JoinGroup adds a member unless it is told MEMBER_ID_REQUIRED
+                return True
+        elif request.mid in handed_out or any(p.mid == request.mid for p in g.pending):
+            return True
+    return False
+
+
+@transition_invariant(
+    "rebalance_triggers",
+    "The group starts a rebalance (enters PreparingRebalance from Empty, CompletingRebalance or Stable) "
+    "exactly on one of Kafka's triggers: a member added, the leader's JoinGroup in Stable, a JoinGroup with "
+    "changed metadata, a LeaveGroup, a member's timeout, a pending-sync timeout or a failed assignment write.",
+    "reference §2 (triggers table, 3.6.2); seed 002 (rebalance triggers)",
+    scope=STEP,
+)
+def rebalance_triggers(s: State, a: Action, t: State) -> bool:
+    if s.group.state in _NO_REBALANCE_START:
+        return True
+    if not a.handled and a.kind not in _TIMER_TRIGGERS:
+        return PR not in a.path  # most steps: no request handled, no timer that can trigger
+    return (PR in a.path) == rebalance_trigger(s, a)
+
+
+# 10 ---------------------------------------------------------------------------------------------
+@transition_invariant(
+    "generation_members_rejoined",
+    "A join phase completes into a generation of members that all rejoined: each member of the new "
+    "generation is answered its JoinGroup in the step that completes it.",
+    "seed 004 (onCompleteJoin); reference §11 (members that did not rejoin are removed)",
+    scope=STEP,
+)
+def generation_members_rejoined(s: State, a: Action, t: State) -> bool:
+    g = t.group
+    if g.state != CR or g.generation == s.group.generation:
+        return True
+    answered = {
+        x.response.mid
+        for x in a.answers
+        if x.response.api == ApiKey.JOIN_GROUP
+        and x.response.error == Errors.NONE
+        and x.response.generation == g.generation
+    }
+    return all(m.mid in answered for m in g.members)
+
+
 # Witnesses -------------------------------------------------------------------------------------
-@sometimes("witness_rebalance_completes", "A join phase completes into a new generation.", "one_join_per_generation")
+@sometimes(
+    "witness_rebalance_completes",
+    "A join phase completes into a new generation.",
+    "one_join_per_generation",
+    scope=STEP,
+)
 def witness_rebalance_completes(s: State, a: Action, t: State) -> bool:
     return t.group.generation > s.group.generation and t.group.state == CR
 
@@ -226,6 +336,7 @@ def witness_rebalance_completes(s: State, a: Action, t: State) -> bool:
     "witness_stale_store_ignored",
     "A storeGroup callback finds the generation changed and does nothing.",
     "no_stale_assignment",
+    scope=STEP,
 )
 def witness_stale_store_ignored(s: State, a: Action, t: State) -> bool:
     return a.kind == STORE_COMPLETE and not a.answers and not a.path
@@ -235,6 +346,7 @@ def witness_stale_store_ignored(s: State, a: Action, t: State) -> bool:
     "witness_sync_in_rebalance",
     "A SyncGroup of the current generation arrives in PreparingRebalance.",
     "sync_in_preparing_rebalance",
+    scope=STEP,
 )
 def witness_sync_in_rebalance(s: State, a: Action, t: State) -> bool:
     g = s.group
@@ -243,37 +355,86 @@ def witness_sync_in_rebalance(s: State, a: Action, t: State) -> bool:
     )
 
 
-@sometimes(
+@sometimes_state(
     "witness_two_stable", "Two consumers are Stable in the same generation with partitions.", "exclusive_ownership"
 )
-def witness_two_stable(s: State, a: Action, t: State) -> bool:
-    gens = [c.generation for c in t.consumers if c.state == MemberState.STABLE and c.owned]
+def witness_two_stable(s: State) -> bool:
+    gens = [c.generation for c in s.consumers if c.state == MemberState.STABLE and c.owned]
     return len(gens) != len(set(gens))
 
 
-@sometimes("witness_heartbeat_in_rebalance", "A heartbeat is answered REBALANCE_IN_PROGRESS.", "heartbeat_errors")
+@sometimes(
+    "witness_heartbeat_in_rebalance", "A heartbeat is answered REBALANCE_IN_PROGRESS.", "heartbeat_errors", scope=STEP
+)
 def witness_heartbeat_in_rebalance(s: State, a: Action, t: State) -> bool:
     return any(
         r.api == ApiKey.HEARTBEAT and x.response.error == Errors.REBALANCE_IN_PROGRESS for r, x in exchanges(s, a)
     )
 
 
-@sometimes("witness_commit_in_completing", "An OffsetCommit arrives in CompletingRebalance.", "commit_fencing")
+@sometimes(
+    "witness_commit_in_completing", "An OffsetCommit arrives in CompletingRebalance.", "commit_fencing", scope=STEP
+)
 def witness_commit_in_completing(s: State, a: Action, t: State) -> bool:
     return s.group.state == CR and any(r.api == ApiKey.OFFSET_COMMIT for r, _ in exchanges(s, a))
 
 
 @sometimes(
-    "witness_parked_survives", "A heartbeat timer fires on a parked member, which survives.", "no_expiry_while_parked"
+    "witness_parked_survives",
+    "A heartbeat timer fires on a parked member, which survives.",
+    "no_expiry_while_parked",
+    scope=STEP,
 )
 def witness_parked_survives(s: State, a: Action, t: State) -> bool:
     m = s.group.member(a.mid) if a.kind == EXPIRE_HEARTBEAT else None
     return m is not None and not m.is_new and (m.awaiting_join or m.awaiting_sync) and a.mid not in a.evicted
 
 
-@sometimes("witness_join_timeout", "A join phase is completed by its timer, evicting a member.", "single_delayed_join")
+@sometimes(
+    "witness_join_timeout",
+    "A join phase is completed by its timer, evicting a member.",
+    "single_delayed_join",
+    scope=STEP,
+)
 def witness_join_timeout(s: State, a: Action, t: State) -> bool:
     return a.kind == EXPIRE_JOIN and bool(a.evicted)
+
+
+@sometimes(
+    "witness_parked_sync_cancelled",
+    "A rebalance starts from CompletingRebalance while a SyncGroup is parked.",
+    "parked_only_in_phase",
+    scope=STEP,
+)
+def witness_parked_sync_cancelled(s: State, a: Action, t: State) -> bool:
+    return s.group.state == CR and PR in a.path and any(m.awaiting_sync for m in s.group.members)
+
+
+@sometimes(
+    "witness_follower_rejoins_stable",
+    "A follower's JoinGroup with unchanged metadata in Stable is answered without a rebalance.",
+    "rebalance_triggers",
+    scope=STEP,
+)
+def witness_follower_rejoins_stable(s: State, a: Action, t: State) -> bool:
+    g = s.group
+    if g.state != GroupState.STABLE or PR in a.path:
+        return False
+    for r in a.handled:
+        m = g.member(r.mid)
+        if r.api == ApiKey.JOIN_GROUP and m is not None and r.mid != g.leader and m.meta == r.meta:
+            return True
+    return False
+
+
+@sometimes(
+    "witness_absent_member_removed",
+    "A join phase completes into a new generation without a member that did not rejoin.",
+    "generation_members_rejoined",
+    scope=STEP,
+)
+def witness_absent_member_removed(s: State, a: Action, t: State) -> bool:
+    return a.kind == EXPIRE_JOIN and t.group.state == CR and any(s.group.member(m) for m in a.evicted)
 
 
 ALL: tuple[Property, ...] = (
@@ -288,6 +449,9 @@ ALL: tuple[Property, ...] = (
     heartbeat_errors,
     commit_fencing,
     no_expiry_while_parked,
+    parked_only_in_phase,
+    rebalance_triggers,
+    generation_members_rejoined,
     witness_rebalance_completes,
     witness_stale_store_ignored,
     witness_sync_in_rebalance,
@@ -296,6 +460,9 @@ ALL: tuple[Property, ...] = (
     witness_commit_in_completing,
     witness_parked_survives,
     witness_join_timeout,
+    witness_parked_sync_cancelled,
+    witness_follower_rejoins_stable,
+    witness_absent_member_removed,
 )
 
 

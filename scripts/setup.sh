@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up everything kgc needs on a fresh Debian machine with Python 3.11 and Java 17:
-# graphviz's `dot` (apt) when missing, a .venv with kgc and its dev tools (pip).
+# graphviz's `dot`, Chromium (the report's browser test) and the DejaVu fonts the diagrams are
+# laid out for (apt) when missing, a .venv with kgc and its dev tools (pip).
 # Idempotent: a second run only checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,6 +9,8 @@ SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 
 need_apt=()
 command -v dot >/dev/null 2>&1 || need_apt+=(graphviz)
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
+[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
 java -version 2>&1 | grep -qE 'version "(1[7-9]|[2-9][0-9])' || need_apt+=(openjdk-17-jre-headless)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: apt-get install ${need_apt[*]}" >&2
@@ -22,4 +25,4 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]' 2>/dev/null
   touch "$stamp"
 fi
-.venv/bin/python -c "import kgc, model, hypothesis, networkx, graphviz, pyspark" >/dev/null
+.venv/bin/python -c "import kgc, model, hypothesis, networkx, graphviz, websocket, pyspark" >/dev/null

@@ -19,8 +19,10 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
+from typing import IO
 
 from sut.broker.address import Address
 
@@ -60,13 +62,24 @@ def _free_port() -> int:
         return port
 
 
-def _die_with_parent() -> None:
-    """Runs in the child before exec: SIGINT the broker if kgc dies without stopping it."""
+def _resolve_prctl() -> Callable[..., int] | None:
+    """``prctl`` from the C library, looked up in the parent: the child between fork and exec must
+    not load libraries (another thread may hold the loader's lock)."""
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGINT)
+        prctl: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
-        pass  # not Linux: the atexit hook and stop() remain
+        return None  # not Linux: the atexit hook and stop() remain
+    return prctl
+
+
+_PRCTL = _resolve_prctl()
+
+
+def _die_with_parent() -> None:
+    """Runs in the child before exec: the kernel sends the broker SIGINT when the thread that
+    started it ends (so when kgc dies without stopping it, even by SIGKILL)."""
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGINT)
 
 
 class TansuBroker:
@@ -77,9 +90,13 @@ class TansuBroker:
     through an ``atexit`` hook, when the interpreter ends.
     """
 
-    def __init__(self, binary: Path | None = None, log_path: Path | None = None) -> None:
+    def __init__(
+        self, binary: Path | None = None, log_path: Path | None = None, ready_timeout_s: float = _READY_TIMEOUT_S
+    ) -> None:
         self._binary = binary
+        self._ready_timeout_s = ready_timeout_s
         self._log_path = log_path
+        self._own_log = log_path is None
         self._process: subprocess.Popen[bytes] | None = None
         self._address: Address | None = None
 
@@ -122,24 +139,55 @@ class TansuBroker:
             port = _free_port()
             url = f"tcp://127.0.0.1:{port}"
             with open(self.log_path, "ab") as log:
-                process = subprocess.Popen(
-                    [str(binary), "broker", "--listener-url", url, "--advertised-listener-url", url,
-                     "--storage-engine", "memory://tansu/"],
-                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                    start_new_session=True, preexec_fn=_die_with_parent,
-                )
+                process = self._spawn(binary, url, log)
             self._process = process
             atexit.register(self.stop)
-            if self._wait_ready(process, port):
+            try:
+                ready = self._wait_ready(process, port, self._ready_timeout_s)
+            except BaseException:  # Ctrl-C while waiting: never leave the broker behind
+                self.stop()
+                raise
+            if ready:
                 self._address = Address("127.0.0.1", port)
                 return self._address
-            failures.append(f"port {port}: exit code {process.poll()}")
-            self.stop()
+            code = process.poll()
+            failures.append(
+                f"port {port}: exit code {code}"
+                if code is not None
+                else f"port {port}: not listening after {self._ready_timeout_s:g} s"
+            )
+            self._process = None
+            atexit.unregister(self.stop)
+            self._terminate(process)
         raise BrokerError(f"tansu did not start ({'; '.join(failures)}); see {self.log_path}")
 
     @staticmethod
-    def _wait_ready(process: subprocess.Popen[bytes], port: int) -> bool:
-        deadline = time.monotonic() + _READY_TIMEOUT_S
+    def _spawn(binary: Path, url: str, log: IO[bytes]) -> subprocess.Popen[bytes]:
+        """Start tansu in its own session (a terminal's Ctrl-C reaches kgc, which stops it)."""
+        try:
+            return subprocess.Popen(
+                [
+                    str(binary),
+                    "broker",
+                    "--listener-url",
+                    url,
+                    "--advertised-listener-url",
+                    url,
+                    "--storage-engine",
+                    "memory://tansu/",
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
+            )
+        except OSError as exc:
+            raise BrokerError(f"cannot run tansu ({binary}): {exc.strerror or exc}") from None
+
+    @staticmethod
+    def _wait_ready(process: subprocess.Popen[bytes], port: int, timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if process.poll() is not None:
                 return False
@@ -151,11 +199,20 @@ class TansuBroker:
         return False
 
     def stop(self) -> int | None:
-        """Stop the broker with SIGINT (SIGKILL after 3 s); returns its exit code. Idempotent."""
+        """Stop the broker with SIGINT (SIGKILL after 3 s); returns its exit code. Idempotent. A
+        log file kgc chose itself is removed after a clean exit and kept otherwise."""
         process, self._process, self._address = self._process, None, None
         atexit.unregister(self.stop)
         if process is None:
             return None
+        code = self._terminate(process)
+        if code == 0 and self._own_log and self._log_path is not None:
+            self._log_path.unlink(missing_ok=True)
+            self._log_path = None
+        return code
+
+    @staticmethod
+    def _terminate(process: subprocess.Popen[bytes]) -> int:
         if process.poll() is None:
             try:
                 process.send_signal(signal.SIGINT)

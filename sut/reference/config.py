@@ -1,13 +1,20 @@
-"""Broker settings of the reference coordinator (Kafka's ``GroupConfig`` and friends)."""
+"""Broker settings of the reference coordinator (Kafka's ``GroupConfig`` and friends), the behaviour
+profile and the mutant switch."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from model.mutants import CATALOGUE, COORDINATOR
 from sut.reference.profiles import SCALA_3X, Profile
 
 #: ``Int.MaxValue``: Kafka's default ``group.max.size``.
 INT_MAX = 2**31 - 1
+
+#: Named deviations of the coordinator that can be switched on by configuration, never by editing
+#: code (issue 5): the coordinator mutants of the model's catalogue (``model/mutants.py``), under
+#: the same names. Each is consulted where it changes behaviour, as in ``model/coordinator.py``.
+MUTANTS: dict[str, str] = {m.name: m.description for m in CATALOGUE if m.side == COORDINATOR}
 
 
 @dataclass(frozen=True)
@@ -24,9 +31,13 @@ class CoordinatorConfig:
     group_max_size: int = INT_MAX
     #: ``GroupCoordinator.NewMemberJoinTimeoutMs``: fixed 5 minutes in Scala (2.2+, KAFKA-7610)
     new_member_join_timeout_ms: int = 300_000
+    #: ``offset.metadata.max.bytes``: longer commit metadata gets OFFSET_METADATA_TOO_LARGE
+    offset_metadata_max_bytes: int = 4096
     profile: Profile = field(default=SCALA_3X)
-    #: seeds the member-id UUIDs so that runs are reproducible
+    #: seeds the member-id UUIDs and Kafka's arbitrary choices so that runs are reproducible
     seed: int = 0
+    #: a name from ``MUTANTS`` to run a deliberately broken coordinator, None for Kafka's behaviour
+    mutant: str | None = None
 
     def __post_init__(self) -> None:
         for name in (
@@ -34,8 +45,16 @@ class CoordinatorConfig:
             "group_max_session_timeout_ms",
             "group_initial_rebalance_delay_ms",
             "new_member_join_timeout_ms",
+            "offset_metadata_max_bytes",
         ):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must not be negative, got {getattr(self, name)}")
+        if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
+            raise ValueError(
+                f"group_min_session_timeout_ms ({self.group_min_session_timeout_ms}) must not exceed "
+                f"group_max_session_timeout_ms ({self.group_max_session_timeout_ms})"
+            )
         if self.group_max_size < 1:
             raise ValueError(f"group_max_size must be at least 1, got {self.group_max_size}")
+        if self.mutant is not None and self.mutant not in MUTANTS:
+            raise ValueError(f"unknown mutant {self.mutant!r}; known mutants: {', '.join(sorted(MUTANTS))}")

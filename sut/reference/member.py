@@ -36,7 +36,11 @@ SyncCallback = Callable[[SyncGroupResponse], None]
 
 class MemberMetadata:
     """One member: identity, timeouts, ordered protocols, its parked JoinGroup/SyncGroup, and the
-    liveness flags the heartbeat purgatory reads."""
+    liveness flags the heartbeat purgatory reads.
+
+    ``assignment_generation`` is not Kafka's: it records the generation of the SyncGroup whose plan
+    ``assignment`` came from (-1: none), so that an observer can tell a current assignment from a
+    stale one (the model's auxiliary ``assignment_gen``). The coordinator never reads it."""
 
     def __init__(
         self,
@@ -58,6 +62,7 @@ class MemberMetadata:
         self.protocol_type = protocol_type
         self.supported_protocols = supported_protocols
         self.assignment = b""
+        self.assignment_generation = -1
         self.awaiting_join_callback: JoinCallback | None = None
         self.awaiting_sync_callback: SyncCallback | None = None
         #: added in the current join phase and not answered yet (§4 "Adding a member")
@@ -80,8 +85,14 @@ class MemberMetadata:
         """Whether its SyncGroup is parked."""
         return self.awaiting_sync_callback is not None
 
+    @property
+    def protocol_names(self) -> tuple[str, ...]:
+        """The names of its protocols, in preference order, each once (``plainProtocolSet``)."""
+        return tuple(dict.fromkeys(p.name for p in self.supported_protocols))
+
     def metadata(self, protocol: str) -> bytes:
-        """The metadata this member sent for ``protocol``."""
+        """The metadata this member sent for ``protocol`` (``MemberMetadata.metadata``). Only asked
+        for the group's selected protocol, which every member supports."""
         for p in self.supported_protocols:
             if p.name == protocol:
                 return p.metadata
@@ -102,7 +113,8 @@ class MemberMetadata:
         return tuple(protocols) == tuple(self.supported_protocols)
 
     def vote(self, candidates: set[str]) -> str:
-        """Its first preference among ``candidates`` (protocol selection, §11)."""
+        """Its first preference among ``candidates`` (protocol selection, §11). The coordinator only
+        asks when every member supports a candidate (``supportsProtocols`` was checked on join)."""
         for p in self.supported_protocols:
             if p.name in candidates:
                 return p.name

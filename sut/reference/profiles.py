@@ -47,6 +47,9 @@ class Profile:
     #: §8, §17.5: OffsetCommit v9+ to an unknown group with generation >= 0 answers
     #: GROUP_ID_NOT_FOUND (Java) instead of ILLEGAL_GENERATION.
     commit_unknown_group_v9_group_id_not_found: bool = False
+    #: Java cancels a pending member id's timer when that id leaves (``timer.cancel`` in
+    #: ``classicGroupLeaveToClassicGroup``); Scala leaves it armed, to fire later with no effect.
+    leave_cancels_pending_timer: bool = False
     #: §14, §17.6: what an append REQUEST_TIMED_OUT becomes in SyncGroup answers.
     request_timed_out_maps_to: Errors = Errors.REBALANCE_IN_PROGRESS
     #: §13: DelayedSync, removal of members that never send SyncGroup (3.0+, KAFKA-12890).
@@ -83,6 +86,7 @@ JAVA_4_0 = Profile(
     sync_in_stable_restarts_heartbeat=False,
     leave_unknown_group_fails_request=True,
     commit_unknown_group_v9_group_id_not_found=True,
+    leave_cancels_pending_timer=True,
     request_timed_out_maps_to=Errors.COORDINATOR_NOT_AVAILABLE,
 )
 

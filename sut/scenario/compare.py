@@ -32,6 +32,7 @@ class FieldResult:
     observed: bool = True
 
     def as_mismatch(self) -> dict[str, Any]:
+        """The ``first_mismatch`` object of ``kgc replay --json``."""
         return {"step": self.step, "field": self.field, "expected": self.expected, "actual": self.actual}
 
 
@@ -60,7 +61,9 @@ def compare_step(
     index: int, expect: Mapping[str, Any], actual: Mapping[str, Any], unobserved: frozenset[str] = frozenset()
 ) -> list[FieldResult]:
     """Every constrained field of ``expect`` against ``actual`` (the same keys, as the runner
-    renders them). Fields listed in ``unobserved`` are reported but never fail."""
+    renders them), in the order of the format's table: response, completions, evicted,
+    timers_fired, group, state_path, time_ms. Fields listed in ``unobserved`` are reported but
+    never fail."""
     out: list[FieldResult] = []
 
     def add(field: str, exp: Any, act: Any) -> None:
@@ -83,9 +86,8 @@ def compare_step(
                 add(label, ABSENT, _strip(got[step]))
             else:
                 _compare_answer(add, label, _strip(wanted[step], keep_member=True), _strip(got[step], keep_member=True))
-    for key in ("evicted", "state_path", "time_ms"):
-        if key in expect:
-            add(key, expect[key], actual.get(key))
+    if "evicted" in expect:
+        add("evicted", expect["evicted"], actual.get("evicted"))
     if "timers_fired" in expect and expect["timers_fired"] is not None:
         add("timers_fired", expect["timers_fired"], actual.get("timers_fired"))
     if "group" in expect:
@@ -95,6 +97,9 @@ def compare_step(
         else:
             for key, value in exp_group.items():
                 add(f"group.{key}", value, act_group.get(key, ABSENT))
+    for key in ("state_path", "time_ms"):
+        if key in expect:
+            add(key, expect[key], actual.get(key))
     return out
 
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from model.types import Errors, GroupState
 
@@ -201,9 +201,12 @@ class _Where:
         return _Where(self.file, self.scenario, index, self.field)
 
     def at_field(self, name: str) -> _Where:
-        return _Where(self.file, self.scenario, self.step, f"{self.field}.{name}" if self.field else name)
+        if not self.field:
+            return _Where(self.file, self.scenario, self.step, name)
+        joined = f"{self.field}{name}" if name.startswith("[") else f"{self.field}.{name}"
+        return _Where(self.file, self.scenario, self.step, joined)
 
-    def fail(self, message: str) -> Any:
+    def fail(self, message: str) -> NoReturn:
         parts = [self.file]
         if self.scenario is not None:
             parts.append(f"scenario {self.scenario!r}")
@@ -278,7 +281,9 @@ def _scenario(file_where: _Where, index: int, item: Any) -> Scenario:
     if len(expect_raw) != len(steps_raw):
         where.at_field("expect").fail(f"has {len(expect_raw)} entries for {len(steps_raw)} steps; give one per step")
     steps = tuple(_step(where.at_step(i), i, raw) for i, raw in enumerate(steps_raw))
+    _check_member_references(where, steps)
     expect = tuple(_expectation(where.at_step(i), steps, i, raw) for i, raw in enumerate(expect_raw))
+    _check_completions(where, expect)
     has_choice = any(_contains_one_of(e) for e in expect) or any(
         "timers_fired" in e and e["timers_fired"] is None for e in expect
     )
@@ -548,6 +553,40 @@ def _step(where: _Where, index: int, raw: Any) -> Step:
     return Step(index, op, fields)
 
 
+def _check_member_references(where: _Where, steps: Sequence[Step]) -> None:
+    """``OF:<name>`` must name a client that an earlier ``join`` step binds (scenario-format.md,
+    *Member ids*): otherwise the reference can never resolve."""
+    joined: set[str] = set()
+    for step in steps:
+        w = where.at_step(step.index)
+        refs: list[tuple[_Where, Any]] = [(w.at_field("member_id"), step.get("member_id"))]
+        refs += [
+            (w.at_field(f"members[{i}].member_id"), entry.get("member_id"))
+            for i, entry in enumerate(step.get("members", []))
+        ]
+        for rw, value in refs:
+            if isinstance(value, str) and value.startswith("OF:") and value[3:] not in joined:
+                rw.fail(f"{value!r} names a client that no earlier join step binds")
+        if step.op == "join":
+            joined.add(step.fields["member"])
+
+
+def _check_completions(where: _Where, expect: Sequence[Mapping[str, Any]]) -> None:
+    """A request is answered once: a completion names a step whose own answer was ``PENDING``, and
+    no two steps complete the same request."""
+    completed: dict[int, int] = {}
+    for index, entry in enumerate(expect):
+        for i, completion in enumerate(entry.get("completions", [])):
+            target = completion["step"]
+            w = where.at_step(index).at_field(f"expect.completions[{i}].step")
+            if target in completed:
+                w.fail(f"step {target} was already completed in step {completed[target]}")
+            own = expect[target].get("response", "PENDING")
+            if own != "PENDING":
+                w.fail(f"step {target} was answered at once (its response is not 'PENDING'): nothing completes")
+            completed[target] = index
+
+
 def _step_member_names(step: Step) -> list[str]:
     names: list[str] = []
     f = step.fields
@@ -682,9 +721,7 @@ def _answer(where: _Where, value: Any, op: str) -> Any:
     fields = _response_fields(op)
     if not isinstance(value, dict):
         where.fail(f"must be an object with {', '.join(fields)}")
-    _only(where, value, fields)
-    if op != "store_complete" and "error" not in value:
-        where.at_field("error").fail("is required in a response")
+    _only(where, value, set(fields))
     for key, check in fields.items():
         if key in value:
             _one_of(where.at_field(key), value[key], check)
@@ -758,7 +795,8 @@ def _expectation(where: _Where, steps: Sequence[Step], index: int, raw: Any) -> 
             _state(sw.at_field(f"[{i}]"), state)
     if "time_ms" in raw:
         _int(w.at_field("time_ms"), raw["time_ms"], 0)
-    return raw
+    expectation: Mapping[str, Any] = raw
+    return expectation
 
 
 def resolve_path(expect: Mapping[str, Any], path: str) -> tuple[bool, Any]:

@@ -42,22 +42,25 @@ class GroupObservation:
     leader: str | None = None
     members: tuple[str, ...] | None = None
     pending_members: tuple[str, ...] | None = None
+    #: ``(member id, client id)`` of each member, when the target reports client ids
+    client_ids: tuple[tuple[str, str], ...] = ()
 
 
 TargetFactory = Callable[[str, ScenarioConfig, str], GroupCoordinator]
 
 
-def make_target(name: str, config: ScenarioConfig, profile: str) -> GroupCoordinator:
-    """A fresh coordinator of kind ``name`` configured for one scenario. Raises
+def make_target(name: str, config: ScenarioConfig, profile: str, mutant: str | None = None) -> GroupCoordinator:
+    """A fresh coordinator of kind ``name`` configured for one scenario, with the catalogued
+    protocol bug ``mutant`` switched on if given (``model/mutants.py``). Raises
     :class:`TargetUnavailable` when it cannot be built (an unknown name is a ValueError)."""
     if name == "reference":
-        return _reference(config, profile)
+        return _reference(config, profile, mutant)
     if name == "model":
-        raise ValueError("the model judges scenarios itself (sut.scenario.model_target), it is not a coordinator")
+        raise ValueError("the model judges scenarios itself (sut.scenario.judge), it is not a coordinator")
     raise ValueError(f"unknown target {name!r}; known targets: {', '.join(TARGETS)}")
 
 
-def _reference(config: ScenarioConfig, profile: str) -> GroupCoordinator:
+def _reference(config: ScenarioConfig, profile: str, mutant: str | None = None) -> GroupCoordinator:
     try:
         from sut.reference import CoordinatorConfig, ReferenceCoordinator
         from sut.reference.profiles import profile_named
@@ -70,6 +73,7 @@ def _reference(config: ScenarioConfig, profile: str) -> GroupCoordinator:
         group_max_size=config.group_max_size,
         new_member_join_timeout_ms=config.new_member_join_timeout_ms,
         profile=profile_named(profile),
+        mutant=mutant,
     )
     completion = StoreCompletion(config.store_completion)
     coordinator: GroupCoordinator = ReferenceCoordinator(coordinator_config, completion, 0)
@@ -92,6 +96,7 @@ def observe_group(coordinator: GroupCoordinator, group_id: str = GROUP_ID) -> Gr
         leader=None if leader is None else leader,
         members=tuple(m.member_id for m in described.members),
         pending_members=None,
+        client_ids=tuple((m.member_id, m.client_id) for m in described.members),
     )
 
 
@@ -109,4 +114,5 @@ def _from_snapshot(snapshot: Any, group_id: str) -> GroupObservation:
         leader=group.leader_id or "",
         members=tuple(m.member_id for m in group.members),
         pending_members=tuple(group.pending_members),
+        client_ids=tuple((m.member_id, m.client_id) for m in group.members),
     )

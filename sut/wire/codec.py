@@ -9,10 +9,12 @@ informational (KIP-800). Error codes outside :class:`model.types.Errors` are rep
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import kafka.errors as kafka_errors
+from kafka.protocol.admin import CreateTopicsRequest as KCreateTopics
 from kafka.protocol.admin import DescribeGroupsRequest as KDescribeGroups
 from kafka.protocol.api_message import ApiMessage
 from kafka.protocol.consumer import HeartbeatRequest as KHeartbeat
@@ -21,6 +23,8 @@ from kafka.protocol.consumer import LeaveGroupRequest as KLeaveGroup
 from kafka.protocol.consumer import OffsetCommitRequest as KOffsetCommit
 from kafka.protocol.consumer import OffsetFetchRequest as KOffsetFetch
 from kafka.protocol.consumer import SyncGroupRequest as KSyncGroup
+from kafka.protocol.metadata import ApiVersionsRequest as KApiVersions
+from kafka.protocol.metadata import FindCoordinatorRequest as KFindCoordinator
 
 from model.types import Errors
 from sut.interface import (
@@ -44,9 +48,18 @@ from sut.interface import (
     SyncGroupResponse,
     TopicPartition,
 )
-from sut.wire.errors import UnexpectedErrorCode, UnsupportedVersion
+from sut.wire.errors import MalformedResponse, UnexpectedErrorCode, UnsupportedVersion
+from sut.wire.versions import VersionRange
 
-Decoder = Callable[[Any], Any]
+#: What kgc tells the broker about itself in ApiVersions v3+ (KIP-511).
+CLIENT_SOFTWARE_NAME = "kgc"
+CLIENT_SOFTWARE_VERSION = "0.1.0"
+#: ``FindCoordinatorRequest.KeyType`` of a consumer group.
+GROUP_KEY_TYPE = 0
+#: ``UNSUPPORTED_VERSION``: the ApiVersions error that carries the broker's own ranges (KIP-511).
+UNSUPPORTED_VERSION_CODE = 35
+#: Errors FindCoordinator answers while a coordinator is being elected or loads (retriable).
+RETRIABLE_LOOKUP_CODES = frozenset({Errors.COORDINATOR_NOT_AVAILABLE, Errors.COORDINATOR_LOAD_IN_PROGRESS})
 
 
 def error_of(code: int, api: str) -> Errors:
@@ -54,7 +67,8 @@ def error_of(code: int, api: str) -> Errors:
     try:
         return Errors(code)
     except ValueError:
-        name = getattr(kafka_errors.for_code(code), "message", None) or "unknown to Kafka"
+        known = kafka_errors.kafka_errors.get(code)
+        name = getattr(known, "message", None) or "unknown to Kafka"
         raise UnexpectedErrorCode(
             f"{api} answered error code {code} ({name}), which the classic group APIs never return",
             code=code,
@@ -69,6 +83,87 @@ def _refuse(api: str, field: str, version: int, since: int) -> UnsupportedVersio
 def _nonempty(text: str | None) -> str | None:
     """Non-nullable string fields of old versions encode "none" as ``""``."""
     return text if text else None
+
+
+# --------------------------------------------------------------------------------------------------
+# Bootstrap: ApiVersions and FindCoordinator
+# --------------------------------------------------------------------------------------------------
+
+
+def encode_api_versions(version: int) -> ApiMessage:
+    """ApiVersions; v3+ names the client software (KIP-511)."""
+    fields: dict[str, Any] = {}
+    if version >= 3:
+        fields = {"client_software_name": CLIENT_SOFTWARE_NAME, "client_software_version": CLIENT_SOFTWARE_VERSION}
+    return KApiVersions(version=version, **fields)
+
+
+def decode_api_versions(message: Any) -> tuple[int, dict[int, VersionRange]]:
+    """The error code and the broker's version range per API key. A broker that does not support
+    the request's version answers UNSUPPORTED_VERSION with its ranges in the v0 layout."""
+    ranges = {int(k.api_key): VersionRange(int(k.min_version), int(k.max_version)) for k in message.api_keys}
+    return int(message.error_code), ranges
+
+
+@dataclass(frozen=True)
+class CoordinatorAnswer:
+    """FindCoordinator for one group: an error, and where the coordinator listens when NONE."""
+
+    error: Errors
+    node_id: int
+    host: str
+    port: int
+    message: str | None = None
+
+
+def encode_find_coordinator(group_id: str, version: int) -> ApiMessage:
+    """FindCoordinator for a group; v4+ carries a batch of keys (KIP-699), kgc sends one."""
+    if version >= 4:
+        return KFindCoordinator(version=version, key_type=GROUP_KEY_TYPE, coordinator_keys=[group_id])
+    if version >= 1:
+        return KFindCoordinator(version=version, key=group_id, key_type=GROUP_KEY_TYPE)
+    return KFindCoordinator(version=version, key=group_id)
+
+
+def decode_find_coordinator(message: Any, version: int, group_id: str) -> CoordinatorAnswer:
+    """FindCoordinator answer for ``group_id`` (either layout)."""
+    if version >= 4:
+        for entry in message.coordinators:
+            if entry.key == group_id:
+                return CoordinatorAnswer(
+                    error_of(entry.error_code, "FindCoordinator"),
+                    entry.node_id,
+                    entry.host,
+                    entry.port,
+                    entry.error_message,
+                )
+        raise MalformedResponse(f"FindCoordinator answered no entry for group {group_id!r}", api="FindCoordinator")
+    return CoordinatorAnswer(
+        error_of(message.error_code, "FindCoordinator"),
+        message.node_id,
+        message.host,
+        message.port,
+        message.error_message if version >= 1 else None,
+    )
+
+
+#: ``TOPIC_ALREADY_EXISTS``: a CreateTopics outcome as good as NONE for kgc.
+TOPIC_ALREADY_EXISTS_CODE = 36
+
+
+def encode_create_topics(partitions: Mapping[str, int], version: int, timeout_ms: int) -> ApiMessage:
+    """CreateTopics with ``partitions[name]`` partitions each, replication factor 1."""
+    topic_class = KCreateTopics.CreatableTopic
+    topics = [
+        topic_class(name=name, num_partitions=count, replication_factor=1, assignments=[], configs=[])
+        for name, count in sorted(partitions.items())
+    ]
+    return KCreateTopics(version=version, topics=topics, timeout_ms=timeout_ms)
+
+
+def decode_create_topics(message: Any) -> dict[str, tuple[int, str | None]]:
+    """Error code and message per topic name (kept raw: topic errors are not group errors)."""
+    return {topic.name: (int(topic.error_code), getattr(topic, "error_message", None)) for topic in message.topics}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -293,13 +388,17 @@ def decode_commit(message: Any, version: int) -> OffsetCommitResponse:
     )
 
 
-def decode_fetch(message: Any, version: int) -> OffsetFetchResponse:
-    """OffsetFetch answer (either form); v0-v1 have no top-level error."""
+def _entry_of(groups: list[Any], group_id: str, api: str) -> Any:
+    for group in groups:
+        if group.group_id == group_id:
+            return group
+    raise MalformedResponse(f"{api} answered no entry for group {group_id!r}", api=api)
+
+
+def decode_fetch(message: Any, version: int, request_group: str) -> OffsetFetchResponse:
+    """OffsetFetch answer (either form); v0-v1 have no top-level error; v8+ answers per group."""
     if version >= 8:
-        groups = list(message.groups)
-        if not groups:
-            return OffsetFetchResponse(error=Errors.NONE)
-        group = groups[0]
+        group = _entry_of(list(message.groups), request_group, "OffsetFetch")
         return OffsetFetchResponse(
             error=error_of(group.error_code, "OffsetFetch"),
             partitions=tuple(
@@ -330,29 +429,22 @@ def decode_fetch(message: Any, version: int) -> OffsetFetchResponse:
 
 def decode_describe(message: Any, version: int, group_id: str) -> GroupDescription:
     """DescribeGroups answer for ``group_id``; the wire carries no generation and no leader."""
-    for group in message.groups:
-        if group.group_id != group_id:
-            continue
-        return GroupDescription(
-            error=error_of(group.error_code, "DescribeGroups"),
-            group_id=group.group_id,
-            state=group.group_state,
-            protocol_type=group.protocol_type,
-            protocol=group.protocol_data,
-            members=tuple(
-                DescribedMember(
-                    member_id=m.member_id,
-                    group_instance_id=m.group_instance_id if version >= 4 else None,
-                    client_id=m.client_id,
-                    client_host=m.client_host,
-                    metadata=bytes(m.member_metadata),
-                    assignment=bytes(m.member_assignment),
-                )
-                for m in group.members
-            ),
-        )
-    raise UnexpectedErrorCode(
-        f"DescribeGroups answered no entry for group {group_id!r}",
-        code=Errors.UNKNOWN_SERVER_ERROR,
-        api="DescribeGroups",
+    group = _entry_of(list(message.groups), group_id, "DescribeGroups")
+    return GroupDescription(
+        error=error_of(group.error_code, "DescribeGroups"),
+        group_id=group.group_id,
+        state=group.group_state,
+        protocol_type=group.protocol_type,
+        protocol=group.protocol_data,
+        members=tuple(
+            DescribedMember(
+                member_id=m.member_id,
+                group_instance_id=m.group_instance_id if version >= 4 else None,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                metadata=bytes(m.member_metadata),
+                assignment=bytes(m.member_assignment),
+            )
+            for m in group.members
+        ),
     )

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 
 class WireError(Exception):
-    """A request could not be completed over the wire. ``kind`` names the failure class."""
+    """A request could not be completed over the wire. ``kind`` names the failure class.
+
+    ``api`` and ``client`` name the request and the connection when known; ``request_id`` is the
+    interface's handle of the failed request. When ``take_events()`` raises one, ``events`` holds
+    the events that call would otherwise have returned, so nothing received is lost."""
 
     kind = "wire-error"
 
@@ -19,6 +23,8 @@ class WireError(Exception):
         self.message = message
         self.api = api
         self.client = client
+        self.request_id: int | None = None
+        self.events: tuple[object, ...] = ()
 
     def __str__(self) -> str:
         return self.message

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from kafka.protocol.admin import CreateTopicsRequest as KCreateTopics
 from kafka.protocol.admin import DescribeGroupsRequest as KDescribeGroups
 from kafka.protocol.api_message import ApiMessage
 from kafka.protocol.consumer import HeartbeatRequest as KHeartbeat
@@ -36,6 +37,7 @@ LEAVE_GROUP = 13
 SYNC_GROUP = 14
 DESCRIBE_GROUPS = 15
 API_VERSIONS = 18
+CREATE_TOPICS = 19
 
 #: The request class the library generates for each API kgc uses.
 REQUEST_CLASSES: Mapping[int, type[ApiMessage]] = {
@@ -48,6 +50,7 @@ REQUEST_CLASSES: Mapping[int, type[ApiMessage]] = {
     SYNC_GROUP: KSyncGroup,
     DESCRIBE_GROUPS: KDescribeGroups,
     API_VERSIONS: KApiVersions,
+    CREATE_TOPICS: KCreateTopics,
 }
 
 API_NAMES: Mapping[int, str] = {
@@ -60,6 +63,7 @@ API_NAMES: Mapping[int, str] = {
     SYNC_GROUP: "SyncGroup",
     DESCRIBE_GROUPS: "DescribeGroups",
     API_VERSIONS: "ApiVersions",
+    CREATE_TOPICS: "CreateTopics",
 }
 
 #: Versions kgc never sends although the library knows them: OffsetCommit/OffsetFetch v10 address
@@ -114,7 +118,9 @@ class NegotiatedVersions:
         """The highest usable version (for kgc's own requests: FindCoordinator, DescribeGroups)."""
         usable = self.usable(api_key)
         if usable is None:
-            raise UnsupportedVersion(f"the broker does not offer {API_NAMES[api_key]} (ApiVersions)")
+            raise UnsupportedVersion(
+                f"the broker does not offer {API_NAMES[api_key]} (ApiVersions)", api=API_NAMES[api_key]
+            )
         return usable.high
 
     def describe(self) -> dict[str, str]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from model.actions import EXPIRE_HEARTBEAT, HANDLE, RECEIVE, Action, Answer
+from model.actions import EXPIRE_HEARTBEAT, EXPIRE_JOIN, HANDLE, RECEIVE, STORE_FAILURE, Action, Answer
 from model.config import Config
-from model.state import NO_MEMBER, JoinTimer, Request, Response, State
+from model.state import NO_MEMBER, JoinTimer, Request, Response, State, Store
 from model.system import ClassicGroupModel
 from model.types import ApiKey, Errors, GroupState, MemberState
 from properties import protocol as P
@@ -39,7 +39,13 @@ def handled(s: State, request: Request, error: Errors, actor: int = 0) -> Action
 
 
 def test_state_properties_hold_on_a_real_state(stable: State) -> None:
-    for prop in (P.single_delayed_join_state, P.empty_iff_no_members, P.leader_is_member, P.exclusive_ownership):
+    for prop in (
+        P.single_delayed_join_state,
+        P.empty_iff_no_members,
+        P.leader_is_member,
+        P.exclusive_ownership,
+        P.parked_only_in_phase,
+    ):
         assert prop.holds_in(stable), prop.name
 
 
@@ -137,3 +143,68 @@ def test_no_expiry_while_parked_fails_when_a_parked_member_is_evicted(stable: St
     a = Action(EXPIRE_HEARTBEAT, mid=m.mid, evicted=(m.mid,))
     assert not P.no_expiry_while_parked.holds_on(parked, a, parked)
     assert P.no_expiry_while_parked.holds_on(stable, a, stable)  # not parked: may expire
+
+
+def test_parked_only_in_phase_fails_on_a_request_parked_outside_its_phase(stable: State) -> None:
+    m = stable.group.members[0]
+    rest = stable.group.members[1:]
+    assert not P.parked_only_in_phase.holds_in(with_group(stable, members=(m._replace(awaiting_join=True),) + rest))
+    assert not P.parked_only_in_phase.holds_in(with_group(stable, members=(m._replace(awaiting_sync=True),) + rest))
+    cr = with_group(stable, state=GroupState.COMPLETING_REBALANCE, members=(m._replace(awaiting_sync=True),) + rest)
+    assert P.parked_only_in_phase.holds_in(cr)
+    pr = with_group(stable, state=GroupState.PREPARING_REBALANCE, members=(m._replace(awaiting_sync=True),) + rest)
+    assert not P.parked_only_in_phase.holds_in(pr)
+
+
+def _rebalance(s: State, request: Request, starts: bool) -> Action:
+    path = (GroupState.PREPARING_REBALANCE,) if starts else ()
+    return Action(HANDLE, request.mid[0], handled=(request,), path=path)
+
+
+def test_rebalance_triggers_fails_on_a_rebalance_without_trigger_and_a_trigger_without_rebalance(stable: State) -> None:
+    g = stable.group
+    leader = g.member(g.leader)
+    follower = next(m for m in g.members if m.mid != g.leader)
+    assert leader is not None
+    hb = Request(ApiKey.HEARTBEAT, follower.mid, g.generation)
+    same = Request(ApiKey.JOIN_GROUP, follower.mid, meta=follower.meta)
+    changed = same._replace(meta=follower.meta ^ 1)
+    leave = Request(ApiKey.LEAVE_GROUP, follower.mid)
+    # A rebalance started by no trigger: a heartbeat, a follower's unchanged JoinGroup.
+    assert not P.rebalance_triggers.holds_on(stable, _rebalance(stable, hb, True), stable)
+    assert not P.rebalance_triggers.holds_on(stable, _rebalance(stable, same, True), stable)
+    assert P.rebalance_triggers.holds_on(stable, _rebalance(stable, same, False), stable)
+    # A trigger that starts no rebalance: changed metadata, a LeaveGroup, a new member.
+    assert not P.rebalance_triggers.holds_on(stable, _rebalance(stable, changed, False), stable)
+    assert P.rebalance_triggers.holds_on(stable, _rebalance(stable, changed, True), stable)
+    assert not P.rebalance_triggers.holds_on(stable, _rebalance(stable, leave, False), stable)
+    assert P.rebalance_triggers.holds_on(stable, _rebalance(stable, leave, True), stable)
+    fresh = Request(ApiKey.JOIN_GROUP)
+    assert not P.rebalance_triggers.holds_on(stable, _rebalance(stable, fresh, False), stable)
+    # The leader's unchanged JoinGroup is a trigger in Stable, not in CompletingRebalance.
+    rejoin = Request(ApiKey.JOIN_GROUP, leader.mid, meta=leader.meta)
+    assert P.rebalance_triggers.holds_on(stable, _rebalance(stable, rejoin, True), stable)
+    cr = with_group(stable, state=GroupState.COMPLETING_REBALANCE)
+    assert not P.rebalance_triggers.holds_on(cr, _rebalance(cr, rejoin, True), cr)
+    # A failed write of an older generation is no trigger.
+    stale = with_group(cr, stores=(Store(g.generation - 1, ()),))
+    failure = Action(STORE_FAILURE, path=(GroupState.PREPARING_REBALANCE,))
+    assert not P.rebalance_triggers.holds_on(stale, failure, stale)
+    current = with_group(cr, stores=(Store(g.generation, ()),))
+    assert P.rebalance_triggers.holds_on(current, failure, current)
+
+
+def test_generation_members_rejoined_fails_when_a_member_did_not_rejoin(stable: State) -> None:
+    g = stable.group
+    pr = with_group(stable, state=GroupState.PREPARING_REBALANCE)
+    nxt = with_group(stable, state=GroupState.COMPLETING_REBALANCE, generation=g.generation + 1)
+
+    def answer(mid: tuple[int, int]) -> Answer:
+        response = Response(ApiKey.JOIN_GROUP, Errors.NONE, mid=mid, generation=g.generation + 1, leader=g.leader)
+        return Answer(mid[0], response, True, parked=True)
+
+    first, second = (m.mid for m in g.members)
+    partial = Action(EXPIRE_JOIN, answers=(answer(first),))
+    assert not P.generation_members_rejoined.holds_on(pr, partial, nxt)
+    everyone = Action(EXPIRE_JOIN, answers=(answer(first), answer(second)))
+    assert P.generation_members_rejoined.holds_on(pr, everyone, nxt)

@@ -1,0 +1,53 @@
+"""Benchmark: the mutant kill table on a configuration (default: the project's default one).
+
+Runs ``kgc mutants``' exploration (BFS, stop at the first violation) for every killable mutant,
+then the unmutated protocol to the deepest kill, and prints the table as Markdown for the README,
+followed by one JSON line with the totals. Not a test: timings go into the README by hand.
+
+    .venv/bin/python benchmarks/kill_table.py                        # the default configuration
+    .venv/bin/python benchmarks/kill_table.py max_perturbations=1    # overrides: FIELD=VALUE
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from explorer.mutation import run_catalogue
+from model.config import Config
+from model.mutants import KILLABLE
+
+
+def main(argv: list[str]) -> int:
+    overrides = dict(arg.split("=", 1) for arg in argv)
+    config = Config.from_mapping(overrides)
+    report = run_catalogue(config, KILLABLE)
+    print("| mutant | killed by | also violated | trace length | states until the kill | seconds |")
+    print("|---|---|---|---:|---:|---:|")
+    for o in report.outcomes:
+        also = ", ".join(f"`{n}`" for n in o.also) or "–"
+        killer = f"`{o.killed_by}`" if o.killed_by else "**survived**"
+        print(f"| `{o.name}` | {killer} | {also} | {o.trace_length or '–'} | {o.states:,} | {o.seconds:.1f} |")
+    b = report.baseline
+    assert b is not None
+    verdict = f"violates `{b.killed_by}`" if b.killed else f"holds to depth {b.bounds.max_depth}"
+    print(f"| unmutated protocol | {verdict} | | | {b.states:,} | {b.seconds:.1f} |")
+    print(
+        json.dumps(
+            {
+                "config": {k: v for k, v in config.describe().items() if k in overrides} or "default",
+                "killed": sum(o.killed for o in report.outcomes),
+                "mutants": len(report.outcomes),
+                "deepest_kill": report.deepest_kill,
+                "baseline_states": b.states,
+                "baseline_seconds": round(b.seconds, 1),
+                "seconds": round(sum(o.seconds for o in report.outcomes) + b.seconds, 1),
+                "peak_memory_mb": round(b.result.stats.peak_memory_mb),
+            }
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,165 @@
+"""One exploration, and what the diagrams and the report need from it besides the verdicts.
+
+The explorer checks every transition invariant on every transition it generates (that is what a
+transition invariant means), so an always-true transition property is a faithful probe: it sees
+each explored ``(state, action, next state)`` exactly once, without touching the search. The probe
+is added for the run and removed from the result, so verdicts and statistics are the explorer's
+own.
+
+What the probe keeps:
+
+* the group-state edges each step takes (``GroupTx.transition_to`` calls, recorded in the
+  action's ``path``), labelled by the step (``step_label``), and the steps that leave the group
+  state alone;
+* every request the coordinator handled, by the group state it was handled in and its outcome
+  (the error code of its immediate answer, or ``parked``);
+* every action by kind, and the coordinator's timers and faults by group state.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from explorer.search import Bounds, Explorer, ProgressFn, Result
+from model.actions import (
+    ALL_KINDS,
+    CHANGE_METADATA,
+    CRASH,
+    EXPIRE_PENDING,
+    HANDLE,
+    LOSE_RESPONSE,
+    SEND_COMMIT,
+    SEND_FETCH,
+    SEND_LEAVE,
+    STORE_FAILURE,
+    UNLOAD,
+    Action,
+)
+from model.config import Config
+from model.state import State
+from model.types import ApiKey, Errors, GroupState
+from properties.base import TRANSITION, Property
+from properties.protocol import ALL, exchanges
+
+PARKED = "parked"
+
+
+def step_label(action: Action) -> str:
+    """What a step is called on diagrams: the API of the request the coordinator handled last in
+    the step (the only one that can change the group state: every earlier request of an atomic
+    round trip got an immediate answer without a transition), else the action's kind."""
+    if action.handled:
+        return ApiKey(action.handled[-1].api).label
+    return action.kind
+
+
+@dataclass
+class Observation:
+    """Counts gathered over every explored transition."""
+
+    edges: Counter[tuple[GroupState, GroupState, str]] = field(default_factory=Counter)
+    """(from, to, step label) → how often a step took that group-state edge."""
+    stays: Counter[tuple[GroupState, str]] = field(default_factory=Counter)
+    """(group state, step label) → steps that made no group-state transition."""
+    requests: Counter[tuple[GroupState, str, str]] = field(default_factory=Counter)
+    """(group state, API, outcome) → requests handled; outcome is an error name or ``parked``."""
+    events: Counter[tuple[GroupState, str]] = field(default_factory=Counter)
+    """(group state, action kind) → steps, for every kind."""
+    actions: Counter[str] = field(default_factory=Counter)
+    transitions: int = 0
+    tap: Callable[[State, Action, State], None] | None = None
+    """Also called with every transition (``kgc diagram graph`` collects the graph with it)."""
+
+    def record(self, s: State, a: Action, t: State) -> bool:
+        self.transitions += 1
+        before = GroupState(s.group.state)
+        label = step_label(a)
+        self.actions[a.kind] += 1
+        self.events[(before, a.kind)] += 1
+        previous = before
+        for entered in a.path:
+            target = GroupState(entered)
+            self.edges[(previous, target, label)] += 1
+            previous = target
+        if not a.path:
+            self.stays[(before, label)] += 1
+        if a.handled:
+            answered = list(exchanges(s, a))
+            for request, answer in answered:
+                self.requests[(before, ApiKey(request.api).label, Errors(answer.response.error).name)] += 1
+            for request in a.handled[len(answered) :]:
+                self.requests[(before, ApiKey(request.api).label, PARKED)] += 1
+        if self.tap is not None:
+            self.tap(s, a, t)
+        return True
+
+    def probe(self) -> Property:
+        return Property(
+            "kgc_observation_probe",
+            "always true: records each explored transition for diagrams and coverage",
+            "kgc diagrams",
+            TRANSITION,
+            check_transition=self.record,
+        )
+
+    def edge_set(self) -> set[tuple[GroupState, GroupState]]:
+        return {(a, b) for a, b, _ in self.edges}
+
+
+def explore(
+    config: Config,
+    properties: Sequence[Property] = ALL,
+    strategy: str = "bfs",
+    bounds: Bounds | None = None,
+    progress: ProgressFn | None = None,
+    observation: Observation | None = None,
+) -> tuple[Result, Observation]:
+    """Run the explorer with the probe; the result lists only ``properties``."""
+    obs = observation or Observation()
+    result = Explorer(config, [*properties, obs.probe()]).run(strategy, bounds, progress)
+    result.properties = list(properties)
+    return result, obs
+
+
+def disabled_kinds(config: Config) -> dict[str, str]:
+    """Action kinds the configuration rules out, with the reason: these never firing is expected.
+    Every other kind is expected to fire, and a report warns when one does not."""
+    out: dict[str, str] = {}
+    budgets = {
+        CRASH: "crash",
+        LOSE_RESPONSE: "lost_response",
+        UNLOAD: "coordinator_unload",
+        STORE_FAILURE: "store_failure",
+    }
+    for kind, fault in budgets.items():
+        if not config.has(fault):
+            out[kind] = f"fault {fault} is off"
+        elif config.budget(fault) == 0:
+            out[kind] = f"budget_{fault} = 0"
+        elif config.max_perturbations == 0:
+            out[kind] = "max_perturbations = 0"
+    if config.budget("leave") == 0 or config.max_perturbations == 0:
+        out[SEND_LEAVE] = "budget_leave = 0" if config.budget("leave") == 0 else "max_perturbations = 0"
+    if config.budget("metadata_change") == 0 or config.max_perturbations == 0:
+        out[CHANGE_METADATA] = (
+            "budget_metadata_change = 0" if config.budget("metadata_change") == 0 else "max_perturbations = 0"
+        )
+    if not config.auto_commit:
+        out[SEND_COMMIT] = "auto_commit is off"
+    if not config.offset_fetch:
+        out[SEND_FETCH] = "offset_fetch is off"
+    if not config.require_known_member_id:
+        out[EXPIRE_PENDING] = "require_known_member_id is off (no pending member ids)"
+    if config.atomic_requests:
+        out[HANDLE] = "atomic_requests: requests are handled in the step that sends them"
+    return {k: out[k] for k in ALL_KINDS if k in out}
+
+
+def apis(config: Config) -> list[str]:
+    """The request APIs the model's consumers send under this configuration."""
+    names = [ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP, ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP, ApiKey.OFFSET_COMMIT]
+    if config.offset_fetch:
+        names.append(ApiKey.OFFSET_FETCH)
+    return [a.label for a in names]

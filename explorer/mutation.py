@@ -1,0 +1,140 @@
+"""Mutation testing of the checker: run the explorer against each catalogued protocol bug.
+
+A mutant is *killed* when breadth-first search finds a violation of a safety property; BFS stops
+at the first one, so the counterexample is a shortest one. The unmutated protocol is explored
+with the same bounds and, unless a depth bound is given, to the deepest kill: every
+counterexample length at which a mutant was told apart from the protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+from explorer.search import Bounds, Explorer, ProgressFn, Result, Violation
+from model.config import Config
+from model.mutants import Mutant
+from properties.base import Property
+from properties.protocol import ALL
+
+
+@dataclass
+class Outcome:
+    """One exploration of a mutant (or of the unmutated protocol, ``mutant`` None)."""
+
+    mutant: Mutant | None
+    result: Result
+    bounds: Bounds
+
+    @property
+    def name(self) -> str:
+        return self.mutant.name if self.mutant is not None else "unmutated"
+
+    @property
+    def killed(self) -> bool:
+        return bool(self.result.violations)
+
+    @property
+    def shortest(self) -> list[Violation]:
+        """The violations of the shortest length found, first the one reported as the kill
+        (the explorer's order: length, then property name)."""
+        if not self.result.violations:
+            return []
+        n = len(self.result.violations[0].path)
+        return [v for v in self.result.violations if len(v.path) == n]
+
+    @property
+    def kill(self) -> Violation | None:
+        return self.result.violations[0] if self.result.violations else None
+
+    @property
+    def killed_by(self) -> str | None:
+        v = self.kill
+        return v.prop.name if v is not None else None
+
+    @property
+    def also(self) -> list[str]:
+        """Other properties violated by a counterexample of the same (shortest) length."""
+        return [v.prop.name for v in self.shortest[1:]]
+
+    @property
+    def trace_length(self) -> int | None:
+        v = self.kill
+        return len(v.path) - 1 if v is not None else None
+
+    @property
+    def states(self) -> int:
+        return self.result.stats.distinct_states
+
+    @property
+    def seconds(self) -> float:
+        return self.result.stats.seconds
+
+    @property
+    def depth(self) -> int:
+        return self.result.stats.depth
+
+
+@dataclass
+class Report:
+    config: Config
+    outcomes: list[Outcome] = field(default_factory=list)
+    baseline: Outcome | None = None
+
+    @property
+    def survivors(self) -> list[Outcome]:
+        return [o for o in self.outcomes if not o.killed]
+
+    @property
+    def deepest_kill(self) -> int:
+        return max((o.trace_length or 0 for o in self.outcomes if o.killed), default=0)
+
+
+def explore(
+    config: Config,
+    mutant: Mutant | None,
+    bounds: Bounds | None = None,
+    properties: Sequence[Property] = ALL,
+    progress: ProgressFn | None = None,
+    step_cache: bool = True,
+) -> Outcome:
+    """Breadth-first search of ``config`` with ``mutant`` switched on (None: the protocol itself),
+    stopping at the first violation. ``step_cache=False`` evaluates every check on every
+    transition (the explorer's cross-check of the properties' scopes)."""
+    bounds = bounds or Bounds()
+    mutated = replace(config, mutant=mutant.name if mutant is not None else "")
+    mutated.validate()
+    result = Explorer(mutated, properties, stop_at_first=True, step_cache=step_cache).run("bfs", bounds, progress)
+    return Outcome(mutant, result, bounds)
+
+
+def baseline_bounds(bounds: Bounds, deepest_kill: int, full: bool) -> Bounds:
+    """The unmutated protocol's bounds: the mutants' bounds, and, unless a depth bound was given
+    or ``full`` asks for an exhaustive run, the deepest kill as depth bound."""
+    if full or bounds.max_depth is not None or deepest_kill == 0:
+        return bounds
+    return replace(bounds, max_depth=deepest_kill)
+
+
+def run_catalogue(
+    config: Config,
+    mutants: Sequence[Mutant],
+    bounds: Bounds | None = None,
+    full_baseline: bool = False,
+    properties: Sequence[Property] = ALL,
+    announce: Callable[[str], None] | None = None,
+    progress: ProgressFn | None = None,
+) -> Report:
+    """Explore every mutant, then the unmutated protocol (see ``baseline_bounds``). ``announce``
+    is told the name of each exploration as it starts."""
+    bounds = bounds or Bounds()
+    report = Report(config)
+    for m in mutants:
+        if announce is not None:
+            announce(m.name)
+        report.outcomes.append(explore(config, m, bounds, properties, progress))
+    if announce is not None:
+        announce("the unmutated protocol")
+    base_bounds = baseline_bounds(bounds, report.deepest_kill, full_baseline)
+    report.baseline = explore(config, None, base_bounds, properties, progress)
+    return report

@@ -1,0 +1,385 @@
+"""kgc mutants: run the explorer against every catalogued protocol bug and say which property
+kills each one; with ``--replay``, also replay the scenario files against the reference
+implementation with each coordinator mutant switched on.
+
+Each mutant is explored breadth-first on the configuration given (the default one unless told
+otherwise), stopping at the first violation, so its counterexample is a shortest one. The
+unmutated protocol gets a row of its own: explored with the same bounds and, unless
+``--max-depth`` or ``--full-baseline`` is given, to the deepest kill. Exit codes: 0 every mutant
+killed and the protocol holds, 1 a mutant survived, 12 the unmutated protocol violates a property
+(or the unmutated reference fails a scenario), 150 malformed input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from diagrams.sequence import render_svg
+from explorer.mutation import Outcome, Report, run_catalogue
+from explorer.search import Bounds, terminal_progress
+from kgc.cmd_check import (
+    add_bounds_arguments,
+    add_model_arguments,
+    bounds_from_args,
+    config_from_args,
+    counterexample_json,
+)
+from kgc.errors import InputError
+from model.config import Config
+from model.mutants import CATALOGUE, KILLABLE, NAMES, Mutant
+from properties.protocol import ALL
+from sut.scenario.format import ScenarioError
+from sut.scenario.mutation import ReplayOutcome, applies, replay_mutant, shipped_files
+from sut.scenario.replay import load_files
+
+VERB = "mutants"
+HELP = "Run the explorer against every catalogued protocol bug (mutant) and report which property kills it."
+INPUT_ERROR_EXIT = 150
+EXIT_OK = 0
+EXIT_SURVIVOR = 1
+EXIT_PROTOCOL_VIOLATION = 12
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--mutant",
+        dest="mutants",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="run only this mutant (repeatable); default: every mutant the model can tell apart",
+    )
+    p.add_argument("--list", action="store_true", help="print the catalogue and exit")
+    add_model_arguments(p)
+    add_bounds_arguments(p)
+    p.add_argument(
+        "--full-baseline",
+        action="store_true",
+        help="explore the unmutated protocol within the bounds only, not just to the deepest kill",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    p.add_argument("--out", metavar="DIR", help="write each counterexample as JSON and as a sequence chart into DIR")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument(
+        "--replay",
+        action="store_true",
+        help="also replay the scenario files against the reference implementation with each coordinator mutant",
+    )
+    p.add_argument(
+        "--scenarios", nargs="+", metavar="FILE", help="the scenario files --replay runs (default: the shipped ones)"
+    )
+    p.add_argument("--no-explore", action="store_true", help="skip the explorer (with --replay: only the replay)")
+
+
+def selected(names: list[str]) -> list[Mutant]:
+    """The mutants named, in catalogue order (an unknown name is a one-line error)."""
+    for name in names:
+        if name not in NAMES:
+            raise InputError(f"--mutant: unknown mutant {name!r}; known mutants: {', '.join(NAMES)}")
+    return [m for m in CATALOGUE if m.name in names]
+
+
+@dataclass
+class Replayed:
+    """``--replay``: the unmutated reference and each coordinator mutant on the same files."""
+
+    profile: str
+    files: list[str]
+    baseline: ReplayOutcome
+    outcomes: list[ReplayOutcome]
+    not_applicable: list[Mutant]
+
+    @property
+    def survivors(self) -> list[ReplayOutcome]:
+        return [o for o in self.outcomes if not o.killed]
+
+
+def run(args: argparse.Namespace) -> int:
+    named = selected(args.mutants)
+    if args.list:
+        print_catalogue(args.json)
+        return EXIT_OK
+    if args.no_explore and not args.replay:
+        raise InputError("--no-explore leaves nothing to run: add --replay")
+    if args.scenarios and not args.replay:
+        raise InputError("--scenarios names the files --replay runs: add --replay")
+    config = config_from_args(args)
+    if config.mutant:
+        raise InputError("kgc mutants switches each mutant on by itself: use --mutant NAME, not the mutant field")
+    bounds = bounds_from_args(args)
+    out_dir = Path(args.out) if args.out else None
+    if out_dir is not None:
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"--out: cannot create {str(out_dir)!r}: {exc.strerror}") from None
+    scenario_files = _load_scenarios(args.scenarios) if args.replay else None
+    quiet = args.json or args.no_progress
+    report = None
+    if not args.no_explore:
+        report = run_catalogue(
+            config,
+            named or list(KILLABLE),
+            bounds,
+            full_baseline=args.full_baseline,
+            properties=ALL,
+            announce=None if quiet else _announce,
+            progress=None if quiet else terminal_progress(),
+        )
+        if not quiet and sys.stderr.isatty():
+            print(file=sys.stderr)
+    replayed = None
+    if scenario_files is not None:
+        paths, loaded = scenario_files
+        candidates = named or list(CATALOGUE)
+        replayed = Replayed(
+            config.profile,
+            paths,
+            replay_mutant(loaded, None, config.profile),
+            [replay_mutant(loaded, m, config.profile) for m in candidates if applies(m)],
+            [m for m in candidates if not applies(m)],
+        )
+    files = write_counterexamples(report, out_dir) if report is not None and out_dir is not None else {}
+    not_run = [m for m in CATALOGUE if not m.killable and not named] if report is not None else []
+    if args.json:
+        print(json.dumps(report_json(config, report, bounds, not_run, files, replayed), indent=2))
+    else:
+        if report is not None:
+            print_table(report, not_run, files)
+        if replayed is not None:
+            print_replay(replayed)
+        print(verdict_line(report, replayed))
+    return exit_code(report, replayed)
+
+
+def _load_scenarios(names: list[str] | None) -> tuple[list[str], list[Any]]:
+    paths = names or [str(p) for p in shipped_files()]
+    if not paths:
+        raise InputError("--replay: no scenario files (the shipped scenarios/ directory is missing)")
+    try:
+        return paths, load_files(paths)
+    except ScenarioError as exc:
+        raise InputError(str(exc)) from None
+
+
+def exit_code(report: Report | None, replayed: Replayed | None = None) -> int:
+    if (report is not None and report.baseline is not None and report.baseline.killed) or (
+        replayed is not None and replayed.baseline.killed
+    ):
+        return EXIT_PROTOCOL_VIOLATION
+    survivors = (report.survivors if report is not None else []) + (replayed.survivors if replayed else [])
+    return EXIT_SURVIVOR if survivors else EXIT_OK
+
+
+def _announce(name: str) -> None:
+    print(f"kgc mutants: exploring {name}", file=sys.stderr, flush=True)
+
+
+def write_counterexamples(report: Report, out_dir: Path) -> dict[str, str]:
+    """Each kill (and a violation of the unmutated protocol) as ``DIR/<name>.json``, the same
+    ``kgc-trace`` document ``kgc check --out`` writes (its configuration names the mutant), and its
+    sequence chart ``DIR/<name>.svg``."""
+    files: dict[str, str] = {}
+    for outcome in [*report.outcomes, *([report.baseline] if report.baseline else [])]:
+        v = outcome.kill
+        if v is None:
+            continue
+        doc = counterexample_json(outcome.result, v)
+        path = out_dir / f"{outcome.name}.json"
+        path.write_text(json.dumps(doc, indent=2) + "\n")
+        (out_dir / f"{outcome.name}.svg").write_text(render_svg(doc) + "\n")
+        files[outcome.name] = str(path)
+    return files
+
+
+def outcome_json(o: Outcome, files: dict[str, str]) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "name": o.name,
+        "killed": o.killed,
+        "property": o.killed_by,
+        "trace_length": o.trace_length,
+        "states": o.states,
+        "seconds": round(o.seconds, 3),
+        "also": o.also,
+        "depth": o.depth,
+        "stopped_by": o.result.stats.stopped_by or None,
+        "file": files.get(o.name),
+    }
+    if o.mutant is not None:
+        row.update(
+            side=o.mutant.side,
+            description=o.mutant.description,
+            where=o.mutant.where,
+            jira=o.mutant.jira or None,
+            expected=o.mutant.expected or None,
+        )
+    return row
+
+
+def report_json(
+    config: Config,
+    report: Report | None,
+    bounds: Bounds,
+    not_run: list[Mutant],
+    files: dict[str, str],
+    replayed: Replayed | None = None,
+) -> dict[str, Any]:
+    baseline = report.baseline if report is not None else None
+    return {
+        "verdict": _verdict_word(report, replayed),
+        "config": config.describe(),
+        "strategy": "bfs",
+        "bounds": {"max_depth": bounds.max_depth, "max_states": bounds.max_states, "time_limit": bounds.time_limit},
+        "mutants": [outcome_json(o, files) for o in report.outcomes] if report is not None else [],
+        "unmutated": None
+        if baseline is None
+        else {
+            **outcome_json(baseline, files),
+            "holds": not baseline.killed,
+            "max_depth": baseline.bounds.max_depth,
+            "complete": baseline.result.stats.complete,
+        },
+        "equivalent_not_run": [{"name": m.name, "description": m.description, "reason": m.equivalent} for m in not_run],
+        "replay": None
+        if replayed is None
+        else {
+            "target": "reference",
+            "profile": replayed.profile,
+            "files": replayed.files,
+            "unmutated": replayed.baseline.as_json(),
+            "mutants": [o.as_json() for o in replayed.outcomes],
+            "not_applicable": [m.name for m in replayed.not_applicable],
+        },
+    }
+
+
+def _verdict_word(report: Report | None, replayed: Replayed | None = None) -> str:
+    code = exit_code(report, replayed)
+    return {EXIT_OK: "ok", EXIT_SURVIVOR: "survivors", EXIT_PROTOCOL_VIOLATION: "protocol violation"}[code]
+
+
+def verdict_line(report: Report | None, replayed: Replayed | None) -> str:
+    parts = []
+    if report is not None:
+        killed = sum(1 for o in report.outcomes if o.killed)
+        part = f"{killed} of {len(report.outcomes)} mutants killed by the explorer"
+        b = report.baseline
+        if b is not None:
+            part += "; the unmutated protocol " + (f"violates {b.killed_by}" if b.killed else "holds")
+        parts.append(part)
+    if replayed is not None:
+        killed = sum(1 for o in replayed.outcomes if o.killed)
+        part = f"{killed} of {len(replayed.outcomes)} killed by the scenarios on the reference"
+        failed = replayed.baseline.replay.count("failed")
+        part += "; the unmutated reference " + (f"fails {failed} scenarios" if failed else "passes them all")
+        parts.append(part)
+    return f"verdict: {_verdict_word(report, replayed)}: " + "; ".join(parts)
+
+
+def print_replay(replayed: Replayed) -> None:
+    ran = len(replayed.baseline.replay.results)
+    print(
+        f"reference implementation: {ran} scenarios of {len(replayed.files)} files (profile {replayed.profile}), "
+        "each mutant switched on in turn"
+    )
+    header = ("mutant", "killed", "first failing scenario", "step", "field", "failed", "seconds")
+    rows: list[tuple[str, ...]] = []
+    for o in [*replayed.outcomes, replayed.baseline]:
+        j = o.as_json()
+        name = o.name if o.mutant is not None else "(unmutated reference)"
+        verdict = ("yes" if o.killed else "NO") if o.mutant is not None else ("FAILS" if o.killed else "passes")
+        rows.append(
+            (
+                name,
+                verdict,
+                j["scenario"] or "-",
+                str(j["step"]) if j["step"] is not None else "-",
+                j["field"] or "-",
+                f"{j['failed']}/{j['ran']}",
+                f"{o.seconds:.1f}",
+            )
+        )
+    _print_rows(header, rows, right={3, 5, 6})
+    if replayed.not_applicable:
+        names = ", ".join(m.name for m in replayed.not_applicable)
+        print(f"not applicable (consumer mutants; the reference implements the coordinator): {names}")
+
+
+def _print_rows(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int]) -> None:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    for r in [header, *rows]:
+        cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))]
+        print("  ".join(cells).rstrip())
+
+
+def print_table(report: Report, not_run: list[Mutant], files: dict[str, str]) -> None:
+    cfg = report.config
+    print(
+        f"kgc mutants: {cfg.consumers} consumers, {cfg.partitions} partitions, generations ≤ {cfg.max_generation}, "
+        f"assignor {cfg.assignor}, profile {cfg.profile}; faults: {', '.join(sorted(cfg.faults)) or 'none'}; "
+        f"perturbations ≤ {cfg.max_perturbations}; BFS, stop at the first violation"
+    )
+    header = ("mutant", "killed", "property", "length", "states", "seconds", "also violated")
+    rows: list[tuple[str, ...]] = []
+    for o in report.outcomes:
+        rows.append(
+            (
+                o.name,
+                "yes" if o.killed else f"NO ({o.result.stats.stopped_by or 'exhausted'})",
+                o.killed_by or "-",
+                str(o.trace_length) if o.trace_length is not None else "-",
+                f"{o.states:,}",
+                f"{o.seconds:.1f}",
+                ", ".join(o.also),
+            )
+        )
+    b = report.baseline
+    if b is not None:
+        scope = f"depth ≤ {b.bounds.max_depth}" if b.bounds.max_depth is not None else "within the bounds"
+        if b.result.stats.complete:
+            scope = "exhaustive"
+        rows.append(
+            (
+                "(unmutated protocol)",
+                f"VIOLATED ({b.killed_by})" if b.killed else f"holds, {scope}",
+                b.killed_by or "-",
+                str(b.trace_length) if b.trace_length is not None else "-",
+                f"{b.states:,}",
+                f"{b.seconds:.1f}",
+                "",
+            )
+        )
+    _print_rows(header, rows, right={3, 4, 5})
+    for name, path in files.items():
+        print(f"  counterexample of {name} written to {path}")
+    if not_run:
+        print("equivalent under the model, not explored (--mutant NAME explores one):")
+        for m in not_run:
+            print(f"  {m.name}: {m.equivalent}")
+
+
+def print_catalogue(as_json: bool) -> None:
+    if as_json:
+        doc = [
+            {
+                "name": m.name,
+                "side": m.side,
+                "description": m.description,
+                "where": m.where,
+                "jira": m.jira or None,
+                "expected": m.expected or None,
+                "equivalent": m.equivalent or None,
+            }
+            for m in CATALOGUE
+        ]
+        print(json.dumps({"mutants": doc}, indent=2))
+        return
+    for m in CATALOGUE:
+        killer = f"expected killer: {m.expected}" if m.killable else f"equivalent: {m.equivalent}"
+        jira = f" [{m.jira}]" if m.jira else ""
+        print(f"{m.name} ({m.side}){jira}\n  {m.description}\n  {m.where}\n  {killer}")

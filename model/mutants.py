@@ -1,0 +1,237 @@
+"""A catalogue of protocol bugs the checker must catch: named mutants of the coordinator and the
+consumer, switched on by name (``Config.mutant``, ``kgc check --mutant NAME``), never by editing
+code.
+
+Each mutant is a realistic deviation from Kafka 3.6.2's classic group protocol: a guard left out,
+a callback not invoked, a rule of an older release. It names the Kafka code path (and JIRA where
+one exists) it corresponds to and the property expected to kill it: the property that the
+explorer's shortest counterexample violates. ``kgc mutants`` runs the explorer against each.
+
+The model consults ``config.mutant`` at the few places in ``model/coordinator.py`` and
+``model/consumer.py`` where a mutant changes behaviour; those steps are memoised per component,
+so a hook costs nothing per global state.
+
+Two deviations from the issue's list are *equivalent* under the model: the generation checks of
+SyncGroup and OffsetCommit (and of Heartbeat) never see a current member with a stale generation,
+because a consumer has one request in flight, a member that did not rejoin is removed when the
+join phase completes, and the model stops at unload (no reload of an older generation from the
+log). They are catalogued with that reason (``equivalent``) and shown equivalent by the tests
+(identical reachable state graphs), not counted as kills.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+COORDINATOR = "coordinator"
+CONSUMER = "consumer"
+
+# The names the hooks in model/coordinator.py and model/consumer.py compare against.
+SYNC_NONE_IN_PREPARING = "sync_none_in_preparing"
+REBALANCE_KEEPS_PARKED_SYNCS = "rebalance_keeps_parked_syncs"
+SYNC_SKIPS_GENERATION_CHECK = "sync_skips_generation_check"
+STORE_CALLBACK_UNGUARDED = "store_callback_unguarded"
+STORE_CALLBACK_SKIPS_GENERATION = "store_callback_skips_generation"
+DELAYED_JOIN_PER_JOIN = "delayed_join_per_join"
+LIVENESS_IGNORES_PARKED = "liveness_ignores_parked"
+COMPLETE_JOIN_KEEPS_ABSENT = "complete_join_keeps_absent"
+LEADER_NOT_REELECTED = "leader_not_reelected"
+HEARTBEAT_NONE_IN_REBALANCE = "heartbeat_none_in_rebalance"
+HEARTBEAT_REBALANCING_IN_COMPLETING = "heartbeat_rebalancing_in_completing"
+COMMIT_SKIPS_GENERATION_CHECK = "commit_skips_generation_check"
+COMMIT_UNFENCED = "commit_unfenced"
+FOLLOWER_REJOIN_REBALANCES = "follower_rejoin_rebalances"
+LEAVE_SKIPS_REBALANCE = "leave_skips_rebalance"
+AUTO_COMMIT_AFTER_FETCH = "auto_commit_after_fetch"
+ASSIGN_WITHOUT_REVOKE = "assign_without_revoke"
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One named deviation of the protocol."""
+
+    name: str
+    description: str
+    """One line: what the mutant does differently."""
+    side: str
+    """``coordinator`` or ``consumer``."""
+    where: str
+    """The Kafka code path (3.6.2 unless said otherwise), seed or reference section it deviates from."""
+    jira: str
+    """The Kafka JIRA / KIP it corresponds to, or "" when none does."""
+    expected: str
+    """The property expected to kill it ("" for an equivalent mutant)."""
+    equivalent: str = ""
+    """Why no behaviour of the model can tell it from the protocol ("" for a killable mutant)."""
+
+    @property
+    def killable(self) -> bool:
+        return not self.equivalent
+
+
+_STALE_GENERATION = (
+    "a current member never sends a stale generation in the model: one request in flight per "
+    "connection, members that did not rejoin are removed at join completion, and no reload of an "
+    "older generation after unload"
+)
+
+CATALOGUE: tuple[Mutant, ...] = (
+    Mutant(
+        SYNC_NONE_IN_PREPARING,
+        "SyncGroup in PreparingRebalance answers NONE with the member's old assignment instead of "
+        "REBALANCE_IN_PROGRESS.",
+        COORDINATOR,
+        "GroupCoordinator.doSyncGroup, case PreparingRebalance; seed 000 (SyncGroup in PreparingRebalance)",
+        "",
+        "no_stale_assignment",
+    ),
+    Mutant(
+        REBALANCE_KEEPS_PARKED_SYNCS,
+        "prepareRebalance from CompletingRebalance does not fail the parked SyncGroup callbacks "
+        "(resetAndPropagateAssignmentError skipped).",
+        COORDINATOR,
+        "GroupCoordinator.prepareRebalance; seed 004; reference §14",
+        "",
+        "parked_only_in_phase",
+    ),
+    Mutant(
+        SYNC_SKIPS_GENERATION_CHECK,
+        "doSyncGroup skips the generation check (validateSyncGroup never answers ILLEGAL_GENERATION).",
+        COORDINATOR,
+        "GroupCoordinator.validateSyncGroup; seed 004 (doSyncGroup: ILLEGAL_GENERATION)",
+        "",
+        "",
+        _STALE_GENERATION,
+    ),
+    Mutant(
+        STORE_CALLBACK_UNGUARDED,
+        "The storeGroup callback applies the leader's assignment without re-checking the group's state and generation.",
+        COORDINATOR,
+        "GroupCoordinator.doSyncGroup, storeGroup callback guard; seed 004; reference §14",
+        "",
+        "parked_only_in_phase",
+    ),
+    Mutant(
+        STORE_CALLBACK_SKIPS_GENERATION,
+        "The storeGroup callback re-checks the state (CompletingRebalance) but not the generation, so "
+        "the outcome of a late write of generation g acts on generation g+1.",
+        COORDINATOR,
+        "GroupCoordinator.doSyncGroup, storeGroup callback guard (generationId == group.generationId); "
+        "reference §14 (the storeGroup race)",
+        "",
+        "rebalance_triggers",
+    ),
+    Mutant(
+        DELAYED_JOIN_PER_JOIN,
+        "Every JoinGroup creates its own DelayedJoin: prepareRebalance runs even in PreparingRebalance.",
+        COORDINATOR,
+        "GroupCoordinator.maybePrepareRebalance (canRebalance); seed 000 (one DelayedJoin per rebalance)",
+        "",
+        "one_join_per_generation",
+    ),
+    Mutant(
+        LIVENESS_IGNORES_PARKED,
+        "The DelayedHeartbeat alive check ignores awaitingJoin / awaitingSync, so a parked member's "
+        "session timeout removes it.",
+        COORDINATOR,
+        "MemberMetadata.hasSatisfiedHeartbeat, GroupCoordinator.onExpireHeartbeat; seed 000 (member is alive)",
+        "KAFKA-9752",
+        "no_expiry_while_parked",
+    ),
+    Mutant(
+        COMPLETE_JOIN_KEEPS_ABSENT,
+        "onCompleteJoin keeps members that did not rejoin in the new generation.",
+        COORDINATOR,
+        "GroupCoordinator.onCompleteJoin (removal of dynamic members not awaiting join); reference §11",
+        "KAFKA-8220",
+        "generation_members_rejoined",
+    ),
+    Mutant(
+        LEADER_NOT_REELECTED,
+        "The leader is not re-elected when it leaves or is removed, nor at join completion.",
+        COORDINATOR,
+        "GroupMetadata.remove, GroupMetadata.maybeElectNewJoinedLeader; reference §11 (leader)",
+        "KAFKA-8220",
+        "leader_is_member",
+    ),
+    Mutant(
+        HEARTBEAT_NONE_IN_REBALANCE,
+        "Heartbeat answers NONE during a rebalance (PreparingRebalance), so members never learn to rejoin.",
+        COORDINATOR,
+        "GroupCoordinator.handleHeartbeat, case PreparingRebalance; seed 000 (heartbeat handling)",
+        "",
+        "heartbeat_errors",
+    ),
+    Mutant(
+        HEARTBEAT_REBALANCING_IN_COMPLETING,
+        "Heartbeat in CompletingRebalance answers REBALANCE_IN_PROGRESS (the rule up to 2.6).",
+        COORDINATOR,
+        "GroupCoordinator.handleHeartbeat, case CompletingRebalance; reference §6, §18",
+        "KAFKA-10134",
+        "",
+        "a current member never heartbeats in CompletingRebalance in the model: a consumer heartbeats "
+        "only once Stable, and a consumer is Stable in a generation only after its group was",
+    ),
+    Mutant(
+        COMMIT_SKIPS_GENERATION_CHECK,
+        "OffsetCommit is accepted from a stale generation (doCommitOffsets skips the generation check).",
+        COORDINATOR,
+        "GroupCoordinator.validateOffsetCommit (generationId != group.generationId); reference §8",
+        "",
+        "",
+        _STALE_GENERATION,
+    ),
+    Mutant(
+        COMMIT_UNFENCED,
+        "OffsetCommit is accepted without member and generation fencing, so a zombie of an older "
+        "generation (removed by its session timeout) commits.",
+        COORDINATOR,
+        "GroupCoordinator.validateOffsetCommit (validateCurrentMember, generation); seed 002 (commit fencing)",
+        "KIP-447",
+        "commit_fencing",
+    ),
+    Mutant(
+        FOLLOWER_REJOIN_REBALANCES,
+        "A follower's JoinGroup in Stable with unchanged metadata triggers a rebalance instead of an immediate answer.",
+        COORDINATOR,
+        "GroupCoordinator.doCurrentMemberJoinGroup, case Stable; seed 000 (follower lost its JoinGroup response)",
+        "",
+        "rebalance_triggers",
+    ),
+    Mutant(
+        LEAVE_SKIPS_REBALANCE,
+        "LeaveGroup removes the member without starting a rebalance.",
+        COORDINATOR,
+        "GroupCoordinator.removeMemberAndUpdateGroup from handleLeaveGroup; seed 000 (LeaveGroup in each state)",
+        "",
+        "empty_iff_no_members",
+    ),
+    Mutant(
+        AUTO_COMMIT_AFTER_FETCH,
+        "Auto-commit commits the position after the fetcher advanced it, covering records not yet processed.",
+        CONSUMER,
+        "ConsumerCoordinator.maybeAutoCommitOffsetsAsync inside KafkaConsumer.poll; seed 003",
+        "",
+        "commit_fencing",
+    ),
+    Mutant(
+        ASSIGN_WITHOUT_REVOKE,
+        "The consumer keeps its partitions through a rebalance and adds the new assignment to them "
+        "(incremental assignment without the revocation round of the cooperative protocol).",
+        CONSUMER,
+        "ConsumerCoordinator.onJoinPrepare (eager revocation) and onJoinComplete; seed 004 (joinGroupIfNeeded)",
+        "KIP-429, KAFKA-12984",
+        "exclusive_ownership",
+    ),
+)
+
+NAMES: tuple[str, ...] = tuple(m.name for m in CATALOGUE)
+KILLABLE: tuple[Mutant, ...] = tuple(m for m in CATALOGUE if m.killable)
+
+
+def by_name(name: str) -> Mutant:
+    """The catalogued mutant called ``name``; ``KeyError`` with the known names otherwise."""
+    for m in CATALOGUE:
+        if m.name == name:
+            return m
+    raise KeyError(f"unknown mutant {name!r}; known mutants: {', '.join(NAMES)}")

@@ -1,0 +1,146 @@
+"""The sequence chart of a divergence: Kafka's run of its request sequence, drawn by ``kgc diagram``'s
+chart renderer (``diagrams.sequence``), the divergent step last and the broker's answer in the
+title.
+
+The chart is built from the reference's outcome of each step as a ``kgc-trace`` document: each
+request step is its client's arrow to the coordinator with the answer (or a parked bar until a
+later step answers it); each wait is a mark on the coordinator's lifeline, with the answers it
+released; the group's state and generation stand beside the coordinator. Clients are drawn as
+``c1`` … ``cN`` in order of first appearance (the chart's lifelines), the scenario's own names
+listed in the subtitle when they had to be renamed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from diagrams.render import write_atomically
+from diagrams.sequence import render_svg, validate_trace
+from explorer.trace import TRACE_FORMAT, TRACE_VERSION
+from sut.conformance.differential import sender
+from sut.conformance.divergence import API_OF_OP, Divergence
+
+
+def trace_document(divergence: Divergence) -> dict[str, Any]:
+    """A ``kgc-trace`` document of Kafka's run of the divergence's request sequence."""
+    steps = divergence.request
+    outcomes = divergence.kafka_outcome[: len(steps)]
+    names = _names(steps)
+    rename, consumers = _lifelines(names)
+    trace_steps = [_trace_step(i, steps, outcomes[i], rename) for i in range(len(outcomes))]
+    renamed = ", ".join(f"{rename[n]} is {n}" for n in names if rename[n] != n)
+    description = f"{divergence.kind} (the broker: {divergence.field_name} = {_short(divergence.actual)})"
+    if renamed:
+        description += f"; {renamed}"
+    document = {
+        "format": TRACE_FORMAT,
+        "format_version": TRACE_VERSION,
+        "property": "Kafka's answers (the broker departs at the last step)",
+        "description": description,
+        "kind": "",
+        "source": divergence.source,
+        "consumers": consumers,
+        "initial": {"group": {"state": "Empty", "generation": 0}},
+        "steps": trace_steps,
+    }
+    validate_trace(document, "divergence chart")
+    return document
+
+
+def write_chart(divergence: Divergence, path: Path) -> None:
+    """Render and write the chart as SVG."""
+    write_atomically(path, render_svg(trace_document(divergence)).encode("utf-8"))
+
+
+#: The client of a request sent without a member (an OffsetCommit with generation -1, a fetch).
+NO_MEMBER = "no-member"
+
+
+def _names(steps: Sequence[Mapping[str, Any]]) -> list[str]:
+    seen: dict[str, None] = {}
+    for step in steps:
+        if step.get("member") is not None:
+            seen.setdefault(str(step["member"]), None)
+        for entry in step.get("members", []):
+            seen.setdefault(str(entry["member"]), None)
+        if step.get("op") in API_OF_OP and sender(step) is None:
+            seen.setdefault(NO_MEMBER, None)
+    return list(seen)
+
+
+def _lifelines(names: Sequence[str]) -> tuple[dict[str, str], int]:
+    """The chart's lifelines are ``c1`` … ``cN``: names of that form keep their lifeline, other
+    names (``s1``, ``c9``) get the next ones in order of first appearance."""
+    numbered = [int(n[1:]) for n in names if re.fullmatch(r"c[1-9]", n)]
+    if len(numbered) == len(names) and names:
+        return {n: n for n in names}, max(numbered)
+    return {n: f"c{i + 1}" for i, n in enumerate(names)}, max(len(names), 1)
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, separators=(",", ":")) if not isinstance(value, str) else value
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _trace_step(
+    index: int, steps: Sequence[Mapping[str, Any]], outcome: Mapping[str, Any], rename: Mapping[str, str]
+) -> dict[str, Any]:
+    step = steps[index]
+    op = str(step["op"])
+    group = outcome.get("group") or {}
+    answers = [
+        {
+            "to": rename.get(str(c.get("member")), "c1"),
+            "response": _response(steps[c["step"]], c, rename),
+            "parked": True,
+            "read": True,
+        }
+        for c in outcome.get("completions", [])
+    ]
+    entry: dict[str, Any] = {
+        "step": index + 1,
+        "group": {"state": group.get("state", "Empty"), "generation": group.get("generation") or 0},
+        "state_path": list(outcome.get("state_path", [])),
+        "evicted": [rename.get(e, e) for e in outcome.get("evicted", [])],
+    }
+    if op not in API_OF_OP:
+        return {**entry, "actor": "coordinator", "action": _action(step), "answers": answers}
+    actor = rename[sender(step) or NO_MEMBER]
+    request = _request(step, rename)
+    response = outcome.get("response")
+    if isinstance(response, dict):
+        answers.insert(0, {"to": actor, "response": _response(step, response, rename), "parked": False, "read": True})
+    return {**entry, "actor": actor, "action": op, "sent": request, "handled": [request], "answers": answers}
+
+
+def _action(step: Mapping[str, Any]) -> str:
+    if step["op"] == "advance_time":
+        return f"◷ {step['ms']} ms pass"
+    return str(step["op"])
+
+
+def _request(step: Mapping[str, Any], rename: Mapping[str, str]) -> dict[str, Any]:
+    request: dict[str, Any] = {"api": API_OF_OP[str(step["op"])]}
+    if step.get("member") is not None:
+        request["member"] = rename[str(step["member"])]
+    elif step.get("members"):
+        request["member"] = ", ".join(rename[str(m["member"])] for m in step["members"])
+    if "generation" in step:
+        request["generation"] = step["generation"]
+    if isinstance(step.get("assignment"), dict):
+        request["assignment"] = {rename.get(k, k): [v] for k, v in step["assignment"].items()}
+    return request
+
+
+def _response(step: Mapping[str, Any], answer: Mapping[str, Any], rename: Mapping[str, str]) -> dict[str, Any]:
+    response: dict[str, Any] = {"api": API_OF_OP.get(str(step["op"]), str(step["op"])), "error": answer.get("error")}
+    if answer.get("error") == "NONE" and step["op"] == "join":
+        response["generation"] = answer.get("generation")
+        if answer.get("leader"):
+            response["leader"] = rename.get(answer["leader"], answer["leader"])
+        response["members"] = [rename.get(m, m) for m in answer.get("members", [])]
+    return response

@@ -1,0 +1,100 @@
+"""One ``kgc conformance`` run: the scenario phase, then the generated phase, then the report."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sut.conformance.differential import PROFILE, BrokerSettings, Differential, Outcome, WireTarget
+from sut.conformance.divergence import KnownDivergence
+from sut.conformance.generate import SearchResult, search
+from sut.conformance.report import Report
+from sut.scenario.format import load_file
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to run: scenario files, the generation budget and seed, the broker's settings."""
+
+    scenario_files: tuple[Path, ...] = ()
+    budget: int = 12
+    seed: int = 0
+    clients: int = 2
+    max_wait_s: float = 4.0
+    #: the broker's group settings when known; None: scenarios run as configured, generated
+    #: sequences assume Kafka's defaults
+    broker: BrokerSettings | None = None
+
+
+def scenario_files(paths: Sequence[str | Path]) -> tuple[Path, ...]:
+    """Files named, and the ``*.json`` files of directories named, in order; every file is
+    validated now (``ScenarioError`` names the first problem)."""
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        files.extend(sorted(path.glob("*.json")) if path.is_dir() else [path])
+    for path in files:
+        load_file(path)
+    return tuple(files)
+
+
+def scenario_documents(files: Sequence[Path]) -> list[tuple[str, dict[str, Any]]]:
+    """``(source, scenario entry)`` for each scenario of ``files`` that describes Kafka 3.x
+    (``applies_to`` holds ``scala-3.x``)."""
+    documents: list[tuple[str, dict[str, Any]]] = []
+    for path in files:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for entry in data["scenarios"]:
+            if PROFILE in entry.get("applies_to", []):
+                documents.append((f"{path.name}:{entry['name']}", entry))
+    return documents
+
+
+def run_conformance(
+    target: WireTarget,
+    description: str,
+    plan: Plan,
+    known: tuple[KnownDivergence, ...] = (),
+    progress: Progress | None = None,
+    command: str = "kgc conformance",
+) -> Report:
+    """Run every phase against ``target`` and report."""
+    say = progress or (lambda _text: None)
+    started = time.monotonic()
+    probe = target.probe()
+    try:
+        versions = probe.versions.describe()
+    finally:
+        probe.close()
+    differential = Differential(target, plan.broker, plan.max_wait_s)
+    outcomes: list[Outcome] = []
+    for source, document in scenario_documents(plan.scenario_files):
+        outcome = differential.run(document, source)
+        outcomes.append(outcome)
+        if outcome.skipped is None:
+            verdict = f"diverges: {outcome.divergence.kind}" if outcome.divergence else "conforms"
+            say(f"scenario {source}: {verdict} ({outcome.seconds:.1f} s)")
+    found: SearchResult | None = None
+    if plan.budget > 0:
+        say(f"generated sequences: budget {plan.budget}, seed {plan.seed}")
+        broker = plan.broker or BrokerSettings()
+        # The budget bounds the generated phase; --max-wait is for the scenario library.
+        generated = Differential(target, broker, max_wait_s=float("inf"))
+        found = search(generated.run, broker, plan.budget, plan.seed, plan.clients)
+    return Report(
+        target=description,
+        versions=versions,
+        seconds=time.monotonic() - started,
+        scenarios=outcomes,
+        search=found,
+        budget=plan.budget,
+        seed=plan.seed,
+        known=known,
+        command=command,
+    )

@@ -1,0 +1,31 @@
+"""The reference implementation: Kafka's classic group coordinator (Scala ``GroupCoordinator``,
+3.6.2), executable in-process on a virtual clock, with behaviour profiles for the releases and the
+Java 4.0 coordinator where they differ.
+
+``ReferenceCoordinator(config, store_completion, start_ms)`` implements the ``sut.interface``
+protocols (``GroupCoordinator``, ``Clock``, ``Failover``, ``ReferenceControls``).
+"""
+
+from sut.reference.config import MUTANTS, CoordinatorConfig
+from sut.reference.coordinator import IllegalGroupStateError, ReferenceCoordinator
+from sut.reference.profiles import DEFAULT_PROFILE, PROFILES, Profile, profile_named
+from sut.reference.snapshot import CoordinatorSnapshot, GroupSnapshot, MemberSnapshot, TimerSnapshot, WriteSnapshot
+from sut.reference.steps import StepKind, StepRecord
+
+__all__ = [
+    "DEFAULT_PROFILE",
+    "MUTANTS",
+    "PROFILES",
+    "CoordinatorConfig",
+    "CoordinatorSnapshot",
+    "GroupSnapshot",
+    "IllegalGroupStateError",
+    "MemberSnapshot",
+    "Profile",
+    "ReferenceCoordinator",
+    "StepKind",
+    "StepRecord",
+    "TimerSnapshot",
+    "WriteSnapshot",
+    "profile_named",
+]

@@ -1,0 +1,132 @@
+"""The mutant catalogue: well-formed entries, selection by name through the configuration, and
+the equivalent mutants shown equivalent (the model cannot tell them from the protocol)."""
+
+from __future__ import annotations
+
+from collections import deque
+
+import pytest
+
+from explorer.search import Explorer
+from model.actions import HANDLE, Action
+from model.config import Config, ConfigError
+from model.mutants import CATALOGUE, KILLABLE, NAMES, Mutant, by_name
+from model.state import Request
+from model.system import ClassicGroupModel
+from model.types import ApiKey, GroupState
+from properties.base import STEP, sometimes
+from properties.protocol import ALL
+from tests.model.drive import Driver
+
+PROPERTY_NAMES = {p.name for p in ALL if p.is_safety}
+
+
+def test_catalogue_is_well_formed() -> None:
+    assert len(NAMES) == len(set(NAMES))
+    assert len(KILLABLE) >= 12
+    for m in CATALOGUE:
+        assert m.side in ("coordinator", "consumer"), m.name
+        assert m.description.endswith(".") and "\n" not in m.description, m.name
+        assert m.where, m.name
+        if m.killable:
+            assert m.expected in PROPERTY_NAMES, m.name
+        else:
+            assert not m.expected and m.equivalent, m.name
+    assert by_name(NAMES[0]) is CATALOGUE[0]
+
+
+def test_unknown_mutant_is_a_one_line_error_listing_the_known_names() -> None:
+    with pytest.raises(ConfigError) as err:
+        Config.from_mapping({"mutant": "sync_always_ok"})
+    message = str(err.value)
+    assert "sync_always_ok" in message and "\n" not in message
+    assert all(name in message for name in NAMES)
+    with pytest.raises(KeyError, match="known mutants"):
+        by_name("sync_always_ok")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_mutant_is_selected_by_name(name: str) -> None:
+    config = Config.from_mapping({"mutant": name})
+    assert config.mutant == name and config.describe()["mutant"] == name
+    assert Config().mutant == ""
+
+
+def _differences(config: Config, mutants: list[Mutant]) -> dict[str, str]:
+    """Walk the protocol's reachable states; at each, compare every mutant's successors (actions
+    and next states, in order) with the protocol's. Maps each mutant whose graph differs to where."""
+    protocol = ClassicGroupModel(config)
+    mutated = {m.name: ClassicGroupModel(Config.from_mapping({"mutant": m.name}, base=config)) for m in mutants}
+    differ: dict[str, str] = {}
+    start = protocol.init_states()[0]
+    seen = {start}
+    queue = deque([start])
+    while queue:
+        state = queue.popleft()
+        if not protocol.within_boundary(state):
+            continue
+        expected = protocol.successors(state)
+        for name, model in mutated.items():
+            if name not in differ and model.successors(state) != expected:
+                differ[name] = f"successors differ at a state of generation {state.group.generation}"
+        for _, nxt in expected:
+            if nxt not in seen:
+                seen.add(nxt)
+                queue.append(nxt)
+    return differ
+
+
+EQUIVALENT = [m for m in CATALOGUE if not m.killable]
+
+
+def test_equivalent_mutants_have_the_protocols_state_graph() -> None:
+    """Every reachable state of a 2-consumer, 2-generation configuration with all faults has the
+    same successors under an equivalent mutant as under the protocol; a killable mutant's differ."""
+    config = Config.from_mapping({"consumers": 2, "partitions": 2, "max_generation": 2, "max_perturbations": 1})
+    killable = by_name("heartbeat_none_in_rebalance")
+    assert set(_differences(config, [*EQUIVALENT, killable])) == {killable.name}
+
+
+@sometimes(
+    "current_member_with_stale_request",
+    "test-only: a current member's SyncGroup, Heartbeat or OffsetCommit carries a stale generation, or its "
+    "Heartbeat or OffsetCommit arrives in CompletingRebalance",
+    "test",
+    scope=STEP,
+)
+def current_member_with_stale_request(s, a, t):  # type: ignore[no-untyped-def]
+    g = s.group
+    for r in a.handled:
+        if r.api in (ApiKey.SYNC_GROUP, ApiKey.HEARTBEAT, ApiKey.OFFSET_COMMIT) and g.member(r.mid) is not None:
+            if r.generation != g.generation:
+                return True
+            if r.api != ApiKey.SYNC_GROUP and g.state == GroupState.COMPLETING_REBALANCE:
+                return True
+    return False
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "extra", [{}, {"atomic_requests": False}, {"max_perturbations": 4}], ids=["atomic", "asynchronous", "4-faults"]
+)
+def test_no_current_member_ever_sends_a_stale_generation(extra: dict[str, object]) -> None:
+    """Why the equivalent mutants are equivalent (docs/reductions.md): complete explorations of
+    2 consumers up to generation 3 never reach the checks they remove."""
+    config = Config.from_mapping({"consumers": 2, "partitions": 2, "max_generation": 3, **extra})
+    result = Explorer(config, [current_member_with_stale_request]).run("bfs")
+    assert result.stats.complete
+    assert "current_member_with_stale_request" not in result.witnessed
+
+
+def test_the_stale_request_witness_is_not_vacuous() -> None:
+    """A hand-made transition: a Stable member's Heartbeat of the previous generation."""
+    d = Driver(ClassicGroupModel(Config.from_mapping({"consumers": 1, "faults": "none", "max_perturbations": 0})))
+    for kind in ("send_join", "expire_join", "receive", "store_complete", "receive"):
+        d.do(kind, 1 if kind in ("send_join", "receive") else -1)
+    s = d.state
+    assert s.group.state == GroupState.STABLE
+    member = s.group.members[0].mid
+    stale = Request(ApiKey.HEARTBEAT, member, s.group.generation - 1)
+    assert current_member_with_stale_request.holds_on(s, Action(HANDLE, 0, handled=(stale,)), s)
+    current = stale._replace(generation=s.group.generation)
+    assert not current_member_with_stale_request.holds_on(s, Action(HANDLE, 0, handled=(current,)), s)
