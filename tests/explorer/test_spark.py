@@ -1,15 +1,18 @@
 """The Spark engine against the local one: the same verdicts, state counts, depth, witnesses,
-action counts and equally short (and genuine) counterexamples, on one shared local[2] session.
+action counts and equally short (and genuine) counterexamples, on one shared local[2] session,
+for a small configuration and a few mutants.
 
-Models are tiny (at most 13 BFS levels): a Spark level costs about half a second whatever its
-size. Test-only properties fail at known depths: in an initial state, on a transition, in a
-state reached later.
+Models are tiny (at most 18 BFS levels): a Spark level costs about half a second whatever its
+size. Test-only properties fail at known depths: in an initial state, on a transition (a
+step-scoped and a whole-transition check), in a state reached later; a test-only state witness
+holds somewhere and another nowhere.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -19,20 +22,28 @@ import pytest
 from pyspark import cloudpickle
 
 from explorer.search import Bounds, Explorer, Result
-from explorer.spark import LevelSummary, SparkExplorer, SparkJobFailed, job_failure, level_progress
+from explorer.spark import LevelSummary, SparkExplorer, SparkJobFailed, canonical, job_failure, level_progress
 from explorer.spark_env import SparkSettings
 from model.config import Config
-from model.symmetry import representative
+from model.state import State
 from model.system import ClassicGroupModel
-from model.types import ApiKey
-from properties.base import STATE, TRANSITION, Property, state_invariant, transition_invariant
+from model.types import ApiKey, MemberState
+from properties.base import (
+    STATE,
+    STEP,
+    TRANSITION,
+    Property,
+    sometimes_state,
+    state_invariant,
+    transition_invariant,
+)
 from properties.protocol import ALL
 
 # The executors unpickle the test-only properties below: ship their code rather than a
 # reference to this module, which a worker started elsewhere could not import.
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
-TINY = {"consumers": 2, "partitions": 2, "max_generation": 1, "max_perturbations": 0}  # 271 states, 13 levels
+TINY = {"consumers": 2, "partitions": 2, "max_generation": 1, "max_perturbations": 0}  # 257 states, 13 levels
 
 
 def tiny(**extra: object) -> Config:
@@ -44,9 +55,14 @@ def someone_joined(s):  # type: ignore[no-untyped-def]
     return bool(s.group.members)
 
 
-@transition_invariant("no_sync_group", "test-only: the coordinator never handles a SyncGroup", "test")
+@transition_invariant("no_sync_group", "test-only: the coordinator never handles a SyncGroup", "test", scope=STEP)
 def no_sync_group(s, a, t):  # type: ignore[no-untyped-def]
     return all(r.api != ApiKey.SYNC_GROUP for r in a.handled)
+
+
+@transition_invariant("never_both_stable", "test-only: a step never leaves both consumers Stable", "test")
+def never_both_stable(s, a, t):  # type: ignore[no-untyped-def]
+    return not all(c.state == MemberState.STABLE for c in t.consumers)
 
 
 @state_invariant("generation_below_one", "test-only: no rebalance ever completes", "test")
@@ -59,6 +75,16 @@ def generation_below_two(s):  # type: ignore[no-untyped-def]
     return s.group.generation < 2
 
 
+@sometimes_state("witness_generation_one", "test-only: generation 1 is reached", "generation_below_one")
+def witness_generation_one(s):  # type: ignore[no-untyped-def]
+    return s.group.generation == 1
+
+
+@sometimes_state("witness_generation_three", "test-only: generation 3 is reached (beyond the bound)", "test")
+def witness_generation_three(s):  # type: ignore[no-untyped-def]
+    return s.group.generation == 3
+
+
 INITIAL = ClassicGroupModel(tiny()).init_states()[0]
 
 
@@ -67,7 +93,8 @@ def explodes(s):  # type: ignore[no-untyped-def]
     return 1 // int(s == INITIAL) == 1
 
 
-TEST_ONLY = [someone_joined, no_sync_group, generation_below_one]
+TEST_ONLY = [someone_joined, no_sync_group, never_both_stable, generation_below_one]
+TEST_WITNESSES = [witness_generation_one, witness_generation_three]
 
 
 def summary(r: Result) -> dict[str, Any]:
@@ -85,14 +112,13 @@ def assert_genuine(config: Config, r: Result) -> None:
     """Every counterexample starts in an initial state, takes real steps, and ends in a
     violation of its property."""
     model = ClassicGroupModel(config)
-    canon = representative if config.symmetry else (lambda s: s)
-    inits = {canon(s) for s in model.init_states()}
+    inits = set(model.init_states())
     for v in r.violations:
         (first_action, state), *steps = v.path
         assert first_action is None and state in inits
         prev, taken = state, []
         for action, nxt in steps:
-            taken = [(prev, a, n) for a, n in model.successors(prev) if a == action and canon(n) == nxt]
+            taken = [(prev, a, n) for a, n in model.successors(prev) if a == action and n == nxt]
             assert taken, f"{v.prop.name}: step {action} is not a successor"
             prev = nxt
         p: Property = v.prop
@@ -104,10 +130,9 @@ def assert_genuine(config: Config, r: Result) -> None:
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("symmetry", [False, True])
-def test_same_results_as_the_local_engine(spark_session: Any, symmetry: bool) -> None:
-    config = tiny(symmetry=symmetry)
-    props = [*ALL, *TEST_ONLY]
+def test_same_results_as_the_local_engine(spark_session: Any) -> None:
+    config = tiny()
+    props = [*ALL, *TEST_ONLY, *TEST_WITNESSES]
     out = io.StringIO()
     remote = SparkExplorer(config, props, spark=spark_session).run("bfs", progress=level_progress(out))
     local = Explorer(config, props).run("bfs")
@@ -116,25 +141,46 @@ def test_same_results_as_the_local_engine(spark_session: Any, symmetry: bool) ->
     safety = {p.name for p in ALL if p.is_safety}
     assert all(v == "holds" for p, v in summary(remote)["verdicts"].items() if p in safety)
     assert summary(remote)["counterexample lengths"]["someone_joined"] == 0
+    assert "witness_generation_one" in remote.witnessed and "witness_generation_three" not in remote.witnessed
+    assert {p.name for p in ALL if not p.is_safety} - remote.witnessed, "every witness found: nothing to compare"
     assert_genuine(config, remote)
     lines = out.getvalue().splitlines()
-    assert len(lines) == remote.stats.depth + 1
+    assert len(lines) == remote.stats.depth + 1 == 13
     assert lines[0].startswith("level 0: frontier 1, visited 1,")
     assert lines[-1].startswith(f"level {remote.stats.depth}: ")
     assert f"visited {remote.stats.distinct_states:,}," in lines[-1]
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("symmetry", [False, True])
-def test_stop_at_first_finds_an_equally_short_counterexample(spark_session: Any, symmetry: bool) -> None:
-    config = Config.from_mapping({**TINY, "max_generation": 3, "max_perturbations": 1, "symmetry": symmetry})
+@pytest.mark.parametrize(
+    ("mutant", "perturbations", "step_memory"),
+    [
+        ("store_callback_unguarded", 0, 1_000_000),  # a state and two transition invariants at depth 5
+        ("delayed_join_per_join", 0, 1_000_000),  # a state invariant at depth 2
+        ("liveness_ignores_parked", 1, 50),  # a session expiry; workers forget their steps often
+    ],
+)
+def test_mutants_get_the_local_engines_verdicts(
+    spark_session: Any, mutant: str, perturbations: int, step_memory: int
+) -> None:
+    config = tiny(mutant=mutant, max_perturbations=perturbations)
+    remote = SparkExplorer(config, spark=spark_session, step_memory=step_memory).run("bfs")
+    local = Explorer(config).run("bfs")
+    assert summary(remote) == summary(local)
+    assert remote.violations, f"{mutant} survived"
+    assert_genuine(config, remote)
+
+
+@pytest.mark.spark
+def test_stop_at_first_finds_an_equally_short_counterexample(spark_session: Any) -> None:
+    config = Config.from_mapping({**TINY, "max_generation": 3, "max_perturbations": 1})
     props: list[Property] = [generation_below_two]
     remote = SparkExplorer(config, props, spark=spark_session, stop_at_first=True).run("bfs")
     local = Explorer(config, props, stop_at_first=True).run("bfs")
     (v,) = remote.violations
     assert len(v.path) - 1 == len(local.violations[0].path) - 1 == 3
     assert (remote.stats.complete, remote.stats.stopped_by) == (False, "violation")
-    assert remote.stats.depth == 2  # the violating state is a successor of level 2
+    assert remote.stats.depth == local.stats.depth == 2  # the violating state is a successor of level 2
     assert_genuine(config, remote)
 
 
@@ -149,9 +195,10 @@ def test_depth_bound_gives_the_local_engines_counts(spark_session: Any) -> None:
 
 @pytest.mark.spark
 def test_state_bound_stops_after_the_level_that_reaches_it(spark_session: Any) -> None:
-    r = SparkExplorer(tiny(), spark=spark_session).run("bfs", Bounds(max_states=50))
+    sizes = [len(level) for level in _levels(tiny(), 3)]
+    r = SparkExplorer(tiny(), spark=spark_session).run("bfs", Bounds(max_states=sum(sizes[:3]) + 1))
     assert (r.stats.complete, r.stats.stopped_by) == (False, "max-states")
-    assert (r.stats.distinct_states, r.stats.depth) == (56, 4)  # levels 0-4 hold 1+2+6+15+32 states
+    assert (r.stats.distinct_states, r.stats.depth) == (sum(sizes), 3)  # the whole of level 3, no more
 
 
 @pytest.mark.spark
@@ -187,14 +234,14 @@ def test_only_breadth_first() -> None:
 
 def test_level_summaries_merge_to_the_smallest_violation() -> None:
     a, b = LevelSummary(states=2, transitions=3), LevelSummary(states=1, transitions=1, depth_bounded=True)
-    a.violation("p", 7, 1)
-    b.violation("p", 5, 9)
-    b.violation("p", 5, 2)
+    a.violation("p", b"\x07", 1)
+    b.violation("p", b"\x05", 9)
+    b.violation("p", b"\x05", 2)
     a.action_counts["handle"] = 2
     b.action_counts["handle"] = 1
     a.merge(b)
     assert (a.states, a.transitions, a.depth_bounded, a.action_counts) == (3, 4, True, {"handle": 3})
-    assert a.violations == {"p": (5, 2)}
+    assert a.violations == {"p": (b"\x05", 2)}
 
 
 def test_job_failures_are_summarised_by_the_python_exception() -> None:
@@ -210,19 +257,53 @@ def test_job_failures_are_summarised_by_the_python_exception() -> None:
     assert job_failure(RuntimeError("Lost executor 1 on host: heartbeat timed out")).startswith("Lost executor")
 
 
-def test_fingerprints_agree_across_processes() -> None:
-    """The engines' fingerprint, ``hash()`` of the canonical state, is the same in every Python
-    process whatever its ``PYTHONHASHSEED``: the driver and the executors count alike. A state
-    holding a ``str`` or ``None`` would break this."""
+def _levels(config: Config, depth: int) -> list[list[State]]:
+    model = ClassicGroupModel(config)
+    levels = [model.init_states()]
+    seen = set(levels[0])
+    for _ in range(depth):
+        nxt = []
+        for s in levels[-1]:
+            for _, n in model.successors(s):
+                if n not in seen:
+                    seen.add(n)
+                    nxt.append(n)
+        levels.append(nxt)
+    return levels
+
+
+def _unshared(value: Any) -> Any:
+    """An equal copy of a state in which no two components are the same object."""
+    if isinstance(value, tuple) and value:
+        items = [_unshared(v) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+    return value
+
+
+def test_canonical_bytes_depend_only_on_the_value() -> None:
+    """The key both engines agree on: equal states give equal bytes however their components are
+    shared (a plain pickle does not: its memo writes a repeated object as a back-reference),
+    and distinct states give distinct bytes."""
+    states = [s for level in _levels(tiny(max_perturbations=1), 6) for s in level]
+    shared = [s for s in states if pickle.dumps(s) != pickle.dumps(_unshared(s))]
+    assert shared, "no state shares a component: the test shows nothing"
+    assert all(canonical(s) == canonical(_unshared(s)) for s in states)
+    assert len({canonical(s) for s in states}) == len(states)
+    assert all(pickle.loads(canonical(s)) == s for s in states)
+
+
+def test_canonical_bytes_agree_across_processes() -> None:
+    """The executors' bytes are the driver's, whatever the process's ``PYTHONHASHSEED``."""
     script = (
+        "import hashlib\n"
         "from model.config import Config\n"
         "from model.system import ClassicGroupModel\n"
-        "from model.symmetry import representative\n"
+        "from explorer.spark import canonical\n"
         f"m = ClassicGroupModel(Config.from_mapping({dict(TINY, max_perturbations=1)!r}))\n"
         "level = m.init_states()\n"
         "for _ in range(5):\n"
-        "    level = [representative(n) for s in level for _, n in m.successors(s)]\n"
-        "print(sorted({hash(s) for s in level}))\n"
+        "    level = [n for s in level for _, n in m.successors(s)]\n"
+        "print(sorted({hashlib.sha256(canonical(s)).hexdigest() for s in level}))\n"
     )
     outputs = set()
     for seed in ("0", "1", "4242"):
