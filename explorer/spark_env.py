@@ -9,7 +9,7 @@ into TLC's system-error exit code.
 Settings measured on a 2-core machine (shared/reference/toolchain.md §2): the web UI and the
 console progress bars are off, the log level is ERROR, shuffles use a few partitions instead of
 200, adaptive execution is off (it would re-plan the partitioning the search relies on: the
-visited set and each new level are both hash-partitioned by fingerprint, so the anti-join
+visited set and each new level are both hash-partitioned by state, so the anti-join
 shuffles only the candidates), and on a local master the Python workers run this interpreter
 and Spark binds to 127.0.0.1.
 """
