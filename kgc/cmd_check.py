@@ -44,6 +44,9 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
     """The model's options (``config_from_args`` reads them); shared with ``diagram`` and ``report``."""
     p.add_argument("--config", metavar="FILE", help="a TOML or JSON file of model settings")
     p.add_argument("--consumers", type=int, metavar="N")
+    p.add_argument(
+        "--static-consumers", type=int, metavar="S", help="how many consumers join with a group.instance.id (default 1)"
+    )
     p.add_argument("--partitions", type=int, metavar="P")
     p.add_argument("--max-generation", type=int, metavar="G")
     p.add_argument("--faults", metavar="LIST", help="comma-separated faults, or 'all' / 'none'")
@@ -80,6 +83,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
         overrides: dict[str, Any] = {}
         for name in (
             "consumers",
+            "static_consumers",
             "partitions",
             "max_generation",
             "faults",
@@ -200,7 +204,8 @@ def result_json(result: Result, files: dict[str, str] | None = None) -> dict[str
 def print_text(result: Result, files: dict[str, str]) -> None:
     cfg = result.config
     print(
-        f"kgc check: {cfg.consumers} consumers, {cfg.partitions} partitions, generations ≤ {cfg.max_generation}, "
+        f"kgc check: {cfg.consumers} consumers ({cfg.static_consumers} static), {cfg.partitions} partitions, "
+        f"generations ≤ {cfg.max_generation}, "
         f"assignor {cfg.assignor}, profile {cfg.profile}"
     )
     print(
