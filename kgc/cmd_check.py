@@ -1,7 +1,8 @@
 """kgc check: explore every interleaving within the bounds and check the properties.
 
 Exit codes follow TLC's: 0 every property holds, 12 a safety property is violated, 150 malformed
-input or configuration, 255 an internal error.
+input or configuration, 153 a system error (``--engine spark`` cannot run: pyspark or Java missing,
+the master unreachable, a Spark job failed), 255 an internal error.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from typing import Any
 
 from diagrams.sequence import render_svg
 from explorer.search import Bounds, Explorer, Result, Violation, terminal_progress
+from explorer.spark_env import SparkUnavailable
 from explorer.trace import format_trace, trace_json
+from kgc import spark_engine
 from kgc.errors import InputError
 from model.config import Config, ConfigError
 from properties.protocol import ALL
@@ -24,6 +27,7 @@ HELP = "Check the protocol's properties over every interleaving within the bound
 INPUT_ERROR_EXIT = 150
 EXIT_OK = 0
 EXIT_VIOLATION = 12
+EXIT_SYSTEM = 153
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -33,12 +37,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--out", metavar="DIR", help="write each counterexample as JSON and as a sequence chart into DIR")
     p.add_argument("--no-progress", action="store_true")
+    spark_engine.add_arguments(p)
 
 
 def add_model_arguments(p: argparse.ArgumentParser) -> None:
     """The model's options (``config_from_args`` reads them); shared with ``diagram`` and ``report``."""
     p.add_argument("--config", metavar="FILE", help="a TOML or JSON file of model settings")
     p.add_argument("--consumers", type=int, metavar="N")
+    p.add_argument(
+        "--static-consumers", type=int, metavar="S", help="how many consumers join with a group.instance.id (default 1)"
+    )
     p.add_argument("--partitions", type=int, metavar="P")
     p.add_argument("--max-generation", type=int, metavar="G")
     p.add_argument("--faults", metavar="LIST", help="comma-separated faults, or 'all' / 'none'")
@@ -75,6 +83,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
         overrides: dict[str, Any] = {}
         for name in (
             "consumers",
+            "static_consumers",
             "partitions",
             "max_generation",
             "faults",
@@ -109,16 +118,24 @@ def bounds_from_args(args: argparse.Namespace) -> Bounds:
 def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     bounds = bounds_from_args(args)
+    spark = spark_engine.settings_from_args(args)
     out_dir = Path(args.out) if args.out else None
     if out_dir is not None:
         try:
             out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InputError(f"--out: cannot create {str(out_dir)!r}: {exc.strerror}") from None
-    progress = None if (args.json or args.no_progress) else terminal_progress()
-    result = Explorer(config, ALL).run(args.strategy, bounds, progress)
-    if progress is not None and sys.stderr.isatty():
-        print(file=sys.stderr)
+    if spark is not None:
+        try:
+            result = spark_engine.run(config, ALL, spark, bounds, not (args.json or args.no_progress))
+        except SparkUnavailable as exc:
+            print(f"kgc: error: {exc}", file=sys.stderr)
+            return EXIT_SYSTEM
+    else:
+        progress = None if (args.json or args.no_progress) else terminal_progress()
+        result = Explorer(config, ALL).run(args.strategy, bounds, progress)
+        if progress is not None and sys.stderr.isatty():
+            print(file=sys.stderr)
     files = write_counterexamples(result, out_dir) if out_dir else {}
     if args.json:
         print(json.dumps(result_json(result, files), indent=2))
@@ -187,7 +204,8 @@ def result_json(result: Result, files: dict[str, str] | None = None) -> dict[str
 def print_text(result: Result, files: dict[str, str]) -> None:
     cfg = result.config
     print(
-        f"kgc check: {cfg.consumers} consumers, {cfg.partitions} partitions, generations ≤ {cfg.max_generation}, "
+        f"kgc check: {cfg.consumers} consumers ({cfg.static_consumers} static), {cfg.partitions} partitions, "
+        f"generations ≤ {cfg.max_generation}, "
         f"assignor {cfg.assignor}, profile {cfg.profile}"
     )
     print(

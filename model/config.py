@@ -57,6 +57,10 @@ class Config:
     max_perturbations: int = 1
     """Perturbations of any kind (the budgets above) along one behaviour."""
     # Protocol variants.
+    static_consumers: int = 1
+    """How many consumers (the first ones) are static members: they join with a
+    ``group.instance.id`` (KIP-345, Kafka 2.3+), their own index. A static member that misses a
+    rebalance stays in the group, so it can fall behind by a generation."""
     require_known_member_id: bool = False
     """JoinGroup v4+ (KIP-394, Kafka 2.2+): an id-less JoinGroup gets MEMBER_ID_REQUIRED first."""
     initial_rebalance_delay_ms: int = 3000
@@ -85,6 +89,10 @@ class Config:
         """InitialDelayedJoin can be re-armed: remaining = max(rebalance timeout − delay, 0) > 0
         (reference §11)."""
         return self.rebalance_timeout_ms > self.initial_rebalance_delay_ms > 0
+
+    def is_static(self, consumer: int) -> bool:
+        """Whether consumer ``consumer`` joins with a ``group.instance.id`` (its index)."""
+        return consumer < self.static_consumers
 
     def has(self, fault: str) -> bool:
         return fault in self.faults
@@ -152,6 +160,10 @@ class Config:
         need(
             0 <= self.max_perturbations <= 10,
             f"max_perturbations must be between 0 and 10, got {self.max_perturbations}",
+        )
+        need(
+            0 <= self.static_consumers <= self.consumers,
+            f"static_consumers must be between 0 and consumers ({self.consumers}), got {self.static_consumers}",
         )
         need(self.initial_rebalance_delay_ms >= 0, "initial_rebalance_delay_ms must not be negative")
         need(self.rebalance_timeout_ms > 0, "rebalance_timeout_ms must be positive")

@@ -61,7 +61,9 @@ def consumer_steps(config: Config, index: int, consumer: Consumer) -> list[tuple
         if config.offset_fetch and consumer.owned:
             fetch = Request(ApiKey.OFFSET_FETCH, consumer.mid, consumer.generation)
             steps.append((Action(SEND_FETCH, index, request=fetch), _send(consumer, fetch)))
-    if consumer.mid != NO_MEMBER:
+    if consumer.mid != NO_MEMBER and not config.is_static(index):
+        # A static member does not leave on close or on a poll timeout (KIP-345): its instance
+        # id keeps its place until its session times out.
         leave = Request(ApiKey.LEAVE_GROUP, consumer.mid)
         steps.append((Action(SEND_LEAVE, index, request=leave), send_leave(consumer, leave)))
     changed = consumer._replace(meta=consumer.meta ^ 1, rejoin_needed=True)
@@ -110,11 +112,21 @@ def _reset(consumer: Consumer, reset_member_id: bool) -> Consumer:
     )
 
 
+def fenced(consumer: Consumer) -> Consumer:
+    """FENCED_INSTANCE_ID is fatal (``FencedInstanceIdException``, KIP-345): another consumer holds
+    the instance id; this one gives up its partitions and stops taking part."""
+    return consumer._replace(
+        state=MemberState.UNJOINED, mid=NO_MEMBER, generation=NO_GENERATION, owned=(), rejoin_needed=False
+    )
+
+
 def receive(config: Config, consumer: Consumer) -> Consumer:
     """Handle the response at the head of the connection."""
     response = consumer.responses[0]
     c = consumer._replace(responses=consumer.responses[1:], awaiting=0)
     api, error = response.api, response.error
+    if error == Errors.FENCED_INSTANCE_ID:
+        return fenced(c)
     if api == ApiKey.JOIN_GROUP:
         return _on_join_response(config, c, response)
     if api == ApiKey.SYNC_GROUP:

@@ -122,6 +122,26 @@ class GroupTx:
     def is_leader(self, mid: MemberId) -> bool:
         return self.leader == mid
 
+    def static_member(self, consumer: int) -> MemberId | None:
+        """``currentStaticMemberId``: the member holding static consumer ``consumer``'s
+        ``group.instance.id`` (its index), if any. Joining with the instance id replaces the old
+        holder, so there is at most one."""
+        for mid, m in self.members.items():
+            if m.static and mid[0] == consumer:
+                return mid
+        return None
+
+    def validate_member(self, consumer: int, mid: MemberId) -> Errors | None:
+        """``validateCurrentMember`` (reference §5–§8, 3.6.2): a static consumer's instance id must
+        be held by exactly this member id (else FENCED_INSTANCE_ID, or UNKNOWN_MEMBER_ID when
+        nobody holds it); a dynamic member must be in the group (else UNKNOWN_MEMBER_ID)."""
+        if self.config.is_static(consumer):
+            holder = self.static_member(consumer)
+            if holder is None:
+                return Errors.UNKNOWN_MEMBER_ID
+            return None if holder == mid else Errors.FENCED_INSTANCE_ID
+        return None if mid in self.members else Errors.UNKNOWN_MEMBER_ID
+
     def all_members_joined(self) -> bool:
         """``hasAllMembersJoined``: every member parked in JoinGroup and no pending member id."""
         return not self.pending and all(m.awaiting_join for m in self.members.values())
@@ -195,21 +215,30 @@ class GroupTx:
             self.on_complete_join()
 
     def on_complete_join(self) -> None:
-        """``onCompleteJoin`` (reference §11, seed 004): remove the members that did not rejoin,
-        re-elect the leader among the rejoined if needed (an arbitrary one), bump the generation
-        and answer every parked JoinGroup — the member list goes to the leader only — or become
-        Empty when nobody is left."""
+        """``onCompleteJoin`` (reference §11, seed 004): remove the dynamic members that did not
+        rejoin (static ones stay, 2.3+), re-elect the leader among the rejoined if needed (an
+        arbitrary one), bump the generation and answer every parked JoinGroup — the member list
+        goes to the leader only — or become Empty when nobody is left. When only static members
+        remain and none rejoined, the phase starts over with a new DelayedJoin instead."""
         self.join_timer = JoinTimer.NONE
         self.new_member_added = False
         for mid in sorted(self.members):
-            if not self.members[mid].awaiting_join and self.mutant != mutants.COMPLETE_JOIN_KEEPS_ABSENT:
+            absent = not self.members[mid].awaiting_join
+            if absent and not self.config.is_static(mid[0]) and self.mutant != mutants.COMPLETE_JOIN_KEEPS_ABSENT:
                 self.evicted.append(mid)
                 del self.members[mid]
+        joined = sorted(mid for mid, m in self.members.items() if m.awaiting_join)
+        if self.members and not joined:
+            # No member rejoined but static members remain: wait for them again (reference §11).
+            # A removed leader was replaced at once by an arbitrary remaining member (``remove``).
+            if self.leader not in self.members and self.mutant != mutants.LEADER_NOT_REELECTED:
+                self.leader = self.chooser.choose(sorted(self.members))
+            self.join_timer = JoinTimer.DELAYED_JOIN
+            return
         leader = self.members.get(self.leader)
         if (leader is None or not leader.awaiting_join) and self.mutant != mutants.LEADER_NOT_REELECTED:
             # maybeElectNewJoinedLeader (2.3+): a leader that did not rejoin is replaced by an
-            # arbitrary rejoined member (every member left has rejoined, but for a mutant).
-            joined = sorted(mid for mid, m in self.members.items() if m.awaiting_join)
+            # arbitrary rejoined member.
             self.leader = self.chooser.choose(joined) if joined else NO_MEMBER
         self.generation += 1
         if not self.members:
@@ -282,10 +311,11 @@ class GroupTx:
         elif self.state == PR:
             self.try_complete_join_after_expiry()
 
-    def add_member_and_rebalance(self, mid: MemberId, meta: int) -> None:
+    def add_member_and_rebalance(self, mid: MemberId, meta: int, static: bool = False) -> None:
         """``addMemberAndRebalance`` (reference §4, seed 004): the member is created new and parked
         in JoinGroup, becomes leader if the group has none, gets the 5-minute new-member
-        heartbeat timer, and a rebalance starts if the state allows one."""
+        heartbeat timer, and a rebalance starts if the state allows one. ``static``: it joined
+        with a ``group.instance.id``."""
         if self.state == PR:
             extends = (
                 self.join_timer == JoinTimer.INITIAL_DELAYED_JOIN
@@ -304,6 +334,7 @@ class GroupTx:
             assignment=(),
             assignment_gen=NO_GENERATION,
             orphan=False,
+            static=static,
         )
         if self.leader == NO_MEMBER:
             self.leader = mid
@@ -358,7 +389,17 @@ def handle_join_group(tx: GroupTx, consumer: int, request: Request, in_use: set[
     the configured assignor with the same protocol type.
     """
     mid = request.mid
-    if mid == NO_MEMBER:
+    static = tx.config.is_static(consumer)
+    if mid == NO_MEMBER and static:
+        # A static member never gets MEMBER_ID_REQUIRED: a known instance id is taken over by a
+        # fresh member id, an unknown one joins as a new member (reference §4 step 6).
+        holder = tx.static_member(consumer)
+        mid = tx.fresh_member_id(consumer, in_use | ({holder} if holder else set()))
+        if holder is None or tx.mutant == mutants.STATIC_JOIN_ADDS_MEMBER:
+            tx.add_member_and_rebalance(mid, request.meta, static=True)
+        elif not update_static_member_and_rebalance(tx, consumer, holder, mid, request.meta):
+            return False
+    elif mid == NO_MEMBER:
         if tx.config.require_known_member_id:
             # KIP-394 (2.2+): hand out an id, remember it as pending, no state change.
             new_id = tx.fresh_member_id(consumer, in_use)
@@ -370,8 +411,8 @@ def handle_join_group(tx: GroupTx, consumer: int, request: Request, in_use: set[
     elif mid in tx.pending:
         del tx.pending[mid]
         tx.add_member_and_rebalance(mid, request.meta)
-    elif mid not in tx.members:
-        tx.respond(consumer, Response(ApiKey.JOIN_GROUP, Errors.UNKNOWN_MEMBER_ID))
+    elif (invalid := tx.validate_member(consumer, mid)) is not None:
+        tx.respond(consumer, Response(ApiKey.JOIN_GROUP, invalid))
         return False
     else:
         member = tx.members[mid]
@@ -402,6 +443,39 @@ def handle_join_group(tx: GroupTx, consumer: int, request: Request, in_use: set[
     return joined is not None and joined.awaiting_join
 
 
+def update_static_member_and_rebalance(tx: GroupTx, consumer: int, old: MemberId, new: MemberId, meta: int) -> bool:
+    """``replaceStaticMember`` / ``updateStaticMemberAndRebalance`` (reference §4 step 6, 3.6.2):
+    a static member joining without a member id takes over its instance id under a fresh member
+    id. The old id's parked JoinGroup or SyncGroup is answered FENCED_INSTANCE_ID; the member
+    keeps its assignment, its place in the pending-sync set and, if it led, the leadership. Then:
+    in Stable the group is re-stored and the member gets the current generation back (the
+    selected protocol cannot change: every consumer offers the same one); in CompletingRebalance a
+    rebalance starts (the leader may have planned for the old id); in PreparingRebalance the
+    request is parked. Returns whether the JoinGroup is parked.
+
+    Abstraction: in Stable the re-store write is taken to succeed at once, so its failure path
+    (Kafka reverts the replacement and answers the write's error) is not modelled.
+    """
+    current_leader = tx.leader
+    m = tx.members.pop(old)
+    if m.awaiting_join:
+        tx.answer_parked(old, Response(ApiKey.JOIN_GROUP, Errors.FENCED_INSTANCE_ID, mid=old), m.orphan)
+    if m.awaiting_sync:
+        tx.answer_parked(old, Response(ApiKey.SYNC_GROUP, Errors.FENCED_INSTANCE_ID), m.orphan)
+    tx.members[new] = m._replace(mid=new, meta=meta, awaiting_join=True, awaiting_sync=False, orphan=False)
+    if tx.leader == old:
+        tx.leader = new
+    if tx.state == STABLE:
+        # The answer names the leader as it was before the replacement, so that a replaced
+        # leader takes itself for a follower and plans nothing a Stable group would not hand out.
+        tx.update(new, awaiting_join=False)
+        tx.respond(consumer, _current_join_response(tx, new)._replace(leader=current_leader, members=()))
+        return False
+    if tx.state == CR:
+        tx.prepare_rebalance()
+    return True
+
+
 def _current_join_response(tx: GroupTx, mid: MemberId) -> Response:
     return Response(
         ApiKey.JOIN_GROUP,
@@ -423,10 +497,11 @@ def handle_sync_group(tx: GroupTx, consumer: int, request: Request) -> bool:
     Stable → the member's own assignment at once.
     """
     mid = request.mid
-    member = tx.members.get(mid)
-    if member is None:
-        tx.respond(consumer, Response(ApiKey.SYNC_GROUP, Errors.UNKNOWN_MEMBER_ID))
+    invalid = tx.validate_member(consumer, mid)
+    if invalid is not None:
+        tx.respond(consumer, Response(ApiKey.SYNC_GROUP, invalid))
         return False
+    member = tx.members[mid]
     if request.generation != tx.generation and tx.mutant != mutants.SYNC_SKIPS_GENERATION_CHECK:
         tx.respond(consumer, Response(ApiKey.SYNC_GROUP, Errors.ILLEGAL_GENERATION))
         return False
@@ -468,8 +543,9 @@ def handle_heartbeat(tx: GroupTx, consumer: int, request: Request) -> None:
     PreparingRebalance → REBALANCE_IN_PROGRESS, CompletingRebalance and Stable → NONE (2.7+);
     an accepted heartbeat restarts the member's session timer."""
     mid = request.mid
-    if mid not in tx.members:
-        tx.respond(consumer, Response(ApiKey.HEARTBEAT, Errors.UNKNOWN_MEMBER_ID))
+    invalid = tx.validate_member(consumer, mid)
+    if invalid is not None:
+        tx.respond(consumer, Response(ApiKey.HEARTBEAT, invalid))
     elif request.generation != tx.generation:
         tx.respond(consumer, Response(ApiKey.HEARTBEAT, Errors.ILLEGAL_GENERATION))
     elif tx.state == EMPTY:
@@ -486,11 +562,14 @@ def handle_leave_group(tx: GroupTx, consumer: int, request: Request) -> None:
     id is dropped; a member is removed — a rebalance from Stable/CompletingRebalance, a possible
     join completion in PreparingRebalance. The answer carries the one member's error."""
     mid = request.mid
+    invalid = tx.validate_member(consumer, mid)
     if mid in tx.pending:
         del tx.pending[mid]
         tx.respond(consumer, Response(ApiKey.LEAVE_GROUP, Errors.NONE))
         if tx.state == PR:
             tx.try_complete_join()
+    elif invalid == Errors.FENCED_INSTANCE_ID:
+        tx.respond(consumer, Response(ApiKey.LEAVE_GROUP, invalid))
     elif mid in tx.members:
         tx.respond(consumer, Response(ApiKey.LEAVE_GROUP, Errors.NONE))
         if tx.mutant == mutants.LEAVE_SKIPS_REBALANCE:
@@ -511,8 +590,8 @@ def handle_commit_offsets(tx: GroupTx, consumer: int, request: Request) -> None:
     check_generation = fenced and tx.mutant != mutants.COMMIT_SKIPS_GENERATION_CHECK
     if request.generation < 0 and tx.state == EMPTY:
         tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.NONE))
-    elif fenced and mid not in tx.members:
-        tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.UNKNOWN_MEMBER_ID))
+    elif fenced and (invalid := tx.validate_member(consumer, mid)) is not None:
+        tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, invalid))
     elif check_generation and request.generation != tx.generation:
         tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.ILLEGAL_GENERATION))
     elif tx.state == CR:

@@ -55,6 +55,9 @@ class Member(NamedTuple):
     orphan: bool
     """Auxiliary: the client connection that created this member is closed (the consumer
     crashed), so answers to its parked requests are lost. The coordinator never reads it."""
+    static: bool = False
+    """It joined with a ``group.instance.id`` (KIP-345): the member's consumer index is its
+    instance id."""
 
 
 class PendingMember(NamedTuple):

@@ -440,7 +440,8 @@ class ClassicGroupModel:
         group = self.groups.values[gid]
         moves = []
         for action, new_group in steps:
-            live = tuple(mid for mid in action.evicted if not _orphaned(group, mid))
+            removed = action.evicted + _left_behind(group, action, new_group)
+            live = tuple(mid for mid in removed if not _orphaned(group, mid))
             moves.append(
                 GroupMove(
                     self._intern_step(action),
@@ -603,7 +604,7 @@ class ClassicGroupModel:
         if group.stores:
             steps += _run(group, cfg, STORE_COMPLETE, None, lambda tx: coord.store_callback(tx, ok=True))
         if keep:
-            steps = [(a, g) for a, g in steps if keep.isdisjoint(a.evicted)]
+            steps = [(a, g) for a, g in steps if keep.isdisjoint(a.evicted + _left_behind(group, a, g))]
         return steps
 
     def _group_fault_steps(self, group: Group) -> list[GroupStep]:
@@ -680,6 +681,15 @@ def _orphaned(group: Group, mid: MemberId) -> bool:
     if m is not None:
         return m.orphan
     return any(p.mid == mid and p.orphan for p in group.pending)
+
+
+def _left_behind(group: Group, action: Action, new_group: Group) -> tuple[MemberId, ...]:
+    """Static members a forced join completion kept without their rejoining (reference §11,
+    2.3+): their consumers overran the rebalance timeout, a perturbation like a session expiry
+    (empty for every other step, and for dynamic members, whom the step evicts instead)."""
+    if action.kind != EXPIRE_JOIN or new_group.generation == group.generation:
+        return ()
+    return tuple(m.mid for m in group.members if not m.awaiting_join and new_group.member(m.mid) is not None)
 
 
 def _refers_to(group: Group, index: int) -> bool:

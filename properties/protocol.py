@@ -256,7 +256,8 @@ _TIMER_TRIGGERS = frozenset({EXPIRE_HEARTBEAT, EXPIRE_SYNC, STORE_FAILURE})
 def rebalance_trigger(s: State, a: Action) -> bool:
     """Whether the step holds one of Kafka's rebalance triggers for the group in ``s`` (reference
     §2, triggers table, 3.6.2): a member added (an id-less or pending-id JoinGroup that is not
-    answered MEMBER_ID_REQUIRED), the leader's JoinGroup in Stable, a member's JoinGroup with
+    answered MEMBER_ID_REQUIRED), a static member replaced in CompletingRebalance, the leader's
+    JoinGroup in Stable, a member's JoinGroup with
     changed metadata, a member's LeaveGroup, a session or new-member timeout removing a member, a
     pending-sync timeout, or a failed write of the current generation's assignment."""
     g = s.group
@@ -276,7 +277,12 @@ def rebalance_trigger(s: State, a: Action) -> bool:
             if member.meta != request.meta or (g.state == GroupState.STABLE and request.mid == g.leader):
                 return True
         elif request.mid == NO_MEMBER:
-            if not handed_out:  # an id-less JoinGroup adds a member unless it is told MEMBER_ID_REQUIRED
+            if any(m.static and m.mid[0] == a.actor for m in g.members):
+                # A static member's id-less JoinGroup replaces the holder of its instance id: a
+                # rebalance from CompletingRebalance only (reference §4 step 6, 2.3+).
+                if g.state == CR:
+                    return True
+            elif not handed_out:  # an id-less JoinGroup adds a member unless it is told MEMBER_ID_REQUIRED
                 return True
         elif request.mid in handed_out or any(p.mid == request.mid for p in g.pending):
             return True
@@ -302,9 +308,9 @@ def rebalance_triggers(s: State, a: Action, t: State) -> bool:
 # 10 ---------------------------------------------------------------------------------------------
 @transition_invariant(
     "generation_members_rejoined",
-    "A join phase completes into a generation of members that all rejoined: each member of the new "
-    "generation is answered its JoinGroup in the step that completes it.",
-    "seed 004 (onCompleteJoin); reference §11 (members that did not rejoin are removed)",
+    "A join phase completes into a generation of members that all rejoined: each dynamic member of the new "
+    "generation is answered its JoinGroup in the step that completes it (static members may stay behind).",
+    "seed 004 (onCompleteJoin); reference §11 (dynamic members that did not rejoin are removed, 2.3+)",
     scope=STEP,
 )
 def generation_members_rejoined(s: State, a: Action, t: State) -> bool:
@@ -318,7 +324,18 @@ def generation_members_rejoined(s: State, a: Action, t: State) -> bool:
         and x.response.error == Errors.NONE
         and x.response.generation == g.generation
     }
-    return all(m.mid in answered for m in g.members)
+    return all(m.mid in answered or m.static for m in g.members)
+
+
+# 11 ---------------------------------------------------------------------------------------------
+@state_invariant(
+    "one_member_per_instance",
+    "At most one member of the group holds a static member's group.instance.id.",
+    "reference §4 step 6 (replaceStaticMember: a known instance id is taken over, never doubled, 2.3+)",
+)
+def one_member_per_instance(s: State) -> bool:
+    instances = [m.mid[0] for m in s.group.members if m.static]
+    return len(instances) == len(set(instances))
 
 
 # Witnesses -------------------------------------------------------------------------------------
@@ -437,6 +454,30 @@ def witness_absent_member_removed(s: State, a: Action, t: State) -> bool:
     return a.kind == EXPIRE_JOIN and t.group.state == CR and any(s.group.member(m) for m in a.evicted)
 
 
+@sometimes(
+    "witness_static_replaced",
+    "A static member's JoinGroup without a member id takes over its instance id from the old member.",
+    "one_member_per_instance",
+    scope=STEP,
+)
+def witness_static_replaced(s: State, a: Action, t: State) -> bool:
+    return any(r.api == ApiKey.JOIN_GROUP and r.mid == NO_MEMBER for r in a.handled) and any(
+        m.static and m.mid[0] == a.actor and t.group.member(m.mid) is None for m in s.group.members
+    )
+
+
+@sometimes(
+    "witness_static_left_behind",
+    "A join phase completes into a new generation that keeps a static member that did not rejoin.",
+    "generation_members_rejoined",
+    scope=STEP,
+)
+def witness_static_left_behind(s: State, a: Action, t: State) -> bool:
+    if a.kind != EXPIRE_JOIN or t.group.generation == s.group.generation:
+        return False
+    return any(m.static and not m.awaiting_join and t.group.member(m.mid) for m in s.group.members)
+
+
 ALL: tuple[Property, ...] = (
     single_delayed_join_state,
     one_join_per_generation,
@@ -452,6 +493,7 @@ ALL: tuple[Property, ...] = (
     parked_only_in_phase,
     rebalance_triggers,
     generation_members_rejoined,
+    one_member_per_instance,
     witness_rebalance_completes,
     witness_stale_store_ignored,
     witness_sync_in_rebalance,
@@ -463,6 +505,8 @@ ALL: tuple[Property, ...] = (
     witness_parked_sync_cancelled,
     witness_follower_rejoins_stable,
     witness_absent_member_removed,
+    witness_static_replaced,
+    witness_static_left_behind,
 )
 
 

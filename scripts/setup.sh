@@ -25,4 +25,4 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]' 2>/dev/null
   touch "$stamp"
 fi
-.venv/bin/python -c "import kgc, model, hypothesis, networkx, graphviz, websocket" >/dev/null
+.venv/bin/python -c "import kgc, model, hypothesis, networkx, graphviz, websocket, pyspark" >/dev/null

@@ -406,7 +406,7 @@ class ReferenceCoordinator:
         """``doStaticNewMemberJoinGroup``: a known instance id is moved to the new member id, an
         unknown one joins as a new member (reference §4 step 6)."""
         old_member_id = group.current_static_member_id(group_instance_id)
-        if old_member_id is not None:
+        if old_member_id is not None and not self._mutant(mutants.STATIC_JOIN_ADDS_MEMBER):
             self.update_static_member_and_rebalance(
                 group, old_member_id, new_member_id, group_instance_id, request, callback
             )

@@ -30,7 +30,9 @@ no clock). Offsets are stored blindly by Kafka and not kept by the model (docs/r
 judge stores the offsets of every commit the model accepts and answers OffsetFetch from them.
 
 Skipped, with the reason, because the model leaves them out (docs/reductions.md, model/config.py):
-static membership (``group_instance_id``), INCONSISTENT_GROUP_PROTOCOL and protocol selection
+static membership (``group_instance_id``: the model has static members, as its first
+``static_consumers`` consumers, but the judge does not map instance ids onto them),
+INCONSISTENT_GROUP_PROTOCOL and protocol selection
 (every join must offer the same protocol names with type ``consumer``; metadata may differ),
 SyncGroup's v5 protocol fields, INVALID_SESSION_TIMEOUT (session timeouts outside the bounds),
 a JoinGroup that ``group.max.size`` refuses (Kafka's rule, evaluated at that step), ``mark_dead``
@@ -105,7 +107,7 @@ def coverage_gap(scenario: Scenario, profile: str) -> str | None:
         where = f"step {step.index} ({step.op})"
         entries = step.get("members", []) if step.op == "leave" else [step.fields]
         if any("group_instance_id" in e for e in entries):
-            return f"{where}: static membership (group_instance_id) is not in the model"
+            return f"{where}: the judge does not map a group_instance_id onto the model's static consumers"
         if step.op == "mark_dead":
             return f"{where}: a Dead group that stays addressable is not in the model (it stops at unload)"
         if step.op == "store_complete" and step.get("error", "NONE") not in ("NONE", "COORDINATOR_NOT_AVAILABLE"):
@@ -218,6 +220,7 @@ class _Judge:
             initial_rebalance_delay_ms=config.initial_rebalance_delay_ms,
             rebalance_timeout_ms=max(1, rebalance),
             auto_commit=False,
+            static_consumers=0,  # scenarios with a group_instance_id are not judged (coverage_gap)
             profile=profile,
         )
         self.model = ClassicGroupModel(self.config)
@@ -628,4 +631,3 @@ def _entered_from_empty(before: GroupState, path: tuple[GroupState, ...]) -> boo
             return True
         previous = state
     return False
-

@@ -23,7 +23,13 @@ def small(**extra: object) -> Config:
 
 @pytest.mark.parametrize(
     ("extra", "states", "transitions"),
-    [({}, 3509, 10167), ({"atomic_requests": False}, 10778, 29167)],
+    [
+        ({}, 2796, 7800),
+        ({"atomic_requests": False}, 8815, 24152),
+        ({"static_consumers": 0}, 3509, 10167),
+        ({"static_consumers": 0, "atomic_requests": False}, 10778, 29167),
+        ({"static_consumers": 2}, 2062, 5283),
+    ],
 )
 @pytest.mark.parametrize("strategy", ["bfs", "dfs"])
 def test_pinned_counts(strategy: str, extra: dict[str, object], states: int, transitions: int) -> None:

@@ -23,7 +23,7 @@ def test_json_verdict_ok(capsys: pytest.CaptureFixture[str]) -> None:
     assert all(p["verdict"] == "holds" for p in doc["properties"] if p["kind"] != "sometimes")
     assert set(doc["stats"]) >= {"distinct_states", "transitions", "depth", "seconds", "states_per_second",
                                  "peak_memory_mb"}
-    assert doc["stats"]["distinct_states"] == 3509
+    assert doc["stats"]["distinct_states"] == 2796
     assert doc["counterexamples"] == []
 
 

@@ -1,5 +1,5 @@
 """The mutant catalogue: well-formed entries, selection by name through the configuration, and
-the equivalent mutants shown equivalent (the model cannot tell them from the protocol)."""
+the equivalent mutant shown equivalent (the model cannot tell it from the protocol)."""
 
 from __future__ import annotations
 
@@ -79,43 +79,74 @@ def _differences(config: Config, mutants: list[Mutant]) -> dict[str, str]:
 EQUIVALENT = [m for m in CATALOGUE if not m.killable]
 
 
-def test_equivalent_mutants_have_the_protocols_state_graph() -> None:
+GENERATION_CHECKS = [by_name("sync_skips_generation_check"), by_name("commit_skips_generation_check")]
+
+
+@pytest.mark.parametrize("static", [0, 1])
+def test_equivalent_mutants_have_the_protocols_state_graph(static: int) -> None:
     """Every reachable state of a 2-consumer, 2-generation configuration with all faults has the
-    same successors under an equivalent mutant as under the protocol; a killable mutant's differ."""
-    config = Config.from_mapping({"consumers": 2, "partitions": 2, "max_generation": 2, "max_perturbations": 1})
+    same successors under an equivalent mutant as under the protocol; a killable mutant's differ.
+    The generation checks of SyncGroup and OffsetCommit make a difference only with a static
+    member (the default has one)."""
+    config = Config.from_mapping(
+        {"consumers": 2, "partitions": 2, "max_generation": 2, "max_perturbations": 1, "static_consumers": static}
+    )
     killable = by_name("heartbeat_none_in_rebalance")
-    assert set(_differences(config, [*EQUIVALENT, killable])) == {killable.name}
+    differ = set(_differences(config, [*EQUIVALENT, *GENERATION_CHECKS, killable]))
+    assert differ == {killable.name} | ({m.name for m in GENERATION_CHECKS} if static else set())
 
 
 @sometimes(
     "current_member_with_stale_request",
-    "test-only: a current member's SyncGroup, Heartbeat or OffsetCommit carries a stale generation, or its "
-    "Heartbeat or OffsetCommit arrives in CompletingRebalance",
+    "test-only: a current member's SyncGroup, Heartbeat or OffsetCommit carries a stale generation",
     "test",
     scope=STEP,
 )
 def current_member_with_stale_request(s, a, t):  # type: ignore[no-untyped-def]
     g = s.group
-    for r in a.handled:
-        if r.api in (ApiKey.SYNC_GROUP, ApiKey.HEARTBEAT, ApiKey.OFFSET_COMMIT) and g.member(r.mid) is not None:
-            if r.generation != g.generation:
-                return True
-            if r.api != ApiKey.SYNC_GROUP and g.state == GroupState.COMPLETING_REBALANCE:
-                return True
-    return False
+    return any(
+        r.api in (ApiKey.SYNC_GROUP, ApiKey.HEARTBEAT, ApiKey.OFFSET_COMMIT)
+        and g.member(r.mid) is not None
+        and r.generation != g.generation
+        for r in a.handled
+    )
+
+
+@sometimes(
+    "current_heartbeat_in_completing",
+    "test-only: a current member's Heartbeat of the current generation arrives in CompletingRebalance",
+    "test",
+    scope=STEP,
+)
+def current_heartbeat_in_completing(s, a, t):  # type: ignore[no-untyped-def]
+    g = s.group
+    return g.state == GroupState.COMPLETING_REBALANCE and any(
+        r.api == ApiKey.HEARTBEAT and g.member(r.mid) is not None and r.generation == g.generation for r in a.handled
+    )
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "extra", [{}, {"atomic_requests": False}, {"max_perturbations": 4}], ids=["atomic", "asynchronous", "4-faults"]
 )
-def test_no_current_member_ever_sends_a_stale_generation(extra: dict[str, object]) -> None:
-    """Why the equivalent mutants are equivalent (docs/reductions.md): complete explorations of
-    2 consumers up to generation 3 never reach the checks they remove."""
-    config = Config.from_mapping({"consumers": 2, "partitions": 2, "max_generation": 3, **extra})
-    result = Explorer(config, [current_member_with_stale_request]).run("bfs")
-    assert result.stats.complete
-    assert "current_member_with_stale_request" not in result.witnessed
+def test_why_the_generation_checks_need_a_static_member(extra: dict[str, object]) -> None:
+    """Complete explorations of 2 consumers up to generation 3: without static members no current
+    member sends a stale generation; with one, it does (docs/reductions.md). A current member's
+    heartbeat never reaches CompletingRebalance either way (the equivalent mutant)."""
+    witnesses = [current_member_with_stale_request, current_heartbeat_in_completing]
+    base = {"consumers": 2, "partitions": 2, "max_generation": 3, **extra}
+    dynamic = Explorer(Config.from_mapping({**base, "static_consumers": 0}), witnesses).run("bfs")
+    static = Explorer(Config.from_mapping({**base, "static_consumers": 1}), witnesses).run("bfs")
+    assert dynamic.stats.complete and static.stats.complete
+    assert not dynamic.witnessed
+    assert set(static.witnessed) == {"current_member_with_stale_request"}
+
+
+def test_a_static_member_sends_a_stale_generation() -> None:
+    """The small default-shaped configuration already reaches the generation checks."""
+    config = Config.from_mapping({"consumers": 2, "partitions": 2, "max_generation": 2})
+    result = Explorer(config, [current_member_with_stale_request], stop_at_first=True).run("bfs")
+    assert "current_member_with_stale_request" in result.witnessed
 
 
 def test_the_stale_request_witness_is_not_vacuous() -> None:

@@ -13,7 +13,8 @@ E, PR, CR, ST = "Empty", "PreparingRebalance", "CompletingRebalance", "Stable"
 
 
 def driver(**overrides: object) -> Driver:
-    base = {"faults": "none", "max_perturbations": 0, "budget_leave": 0}
+    # Kafka 0.10 (the seeds) has no static members.
+    base = {"faults": "none", "max_perturbations": 0, "budget_leave": 0, "static_consumers": 0}
     base.update(overrides)
     return Driver(ClassicGroupModel(Config.from_mapping(base)))
 

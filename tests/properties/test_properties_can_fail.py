@@ -45,6 +45,7 @@ def test_state_properties_hold_on_a_real_state(stable: State) -> None:
         P.leader_is_member,
         P.exclusive_ownership,
         P.parked_only_in_phase,
+        P.one_member_per_instance,
     ):
         assert prop.holds_in(stable), prop.name
 
@@ -208,3 +209,12 @@ def test_generation_members_rejoined_fails_when_a_member_did_not_rejoin(stable: 
     assert not P.generation_members_rejoined.holds_on(pr, partial, nxt)
     everyone = Action(EXPIRE_JOIN, answers=(answer(first), answer(second)))
     assert P.generation_members_rejoined.holds_on(pr, everyone, nxt)
+
+
+def test_one_member_per_instance_fails_on_a_doubled_instance_id(stable: State) -> None:
+    static = [m for m in stable.group.members if m.static]
+    assert len(static) == 1  # consumer 1 is static by default
+    twin = static[0]._replace(mid=(static[0].mid[0], static[0].mid[1] + 1))
+    assert not P.one_member_per_instance.holds_in(with_group(stable, members=(*stable.group.members, twin)))
+    dynamic_twin = twin._replace(static=False)
+    assert P.one_member_per_instance.holds_in(with_group(stable, members=(*stable.group.members, dynamic_twin)))

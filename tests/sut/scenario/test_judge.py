@@ -101,7 +101,7 @@ def test_the_profiles_differ_where_the_model_sees_it() -> None:
             "join.json",
             "static_member_fenced_by_state",
             "scala-3.x",
-            "static membership (group_instance_id) is not in the model",
+            "the judge does not map a group_instance_id",
         ),
         ("join.json", "join_in_dead_group", "scala-3.x", "a Dead group that stays addressable is not in the model"),
         ("join.json", "join_inconsistent_protocol_by_state", "scala-3.x", "protocol type 'consumer'"),

@@ -1,0 +1,173 @@
+"""Benchmark: the local explorer and the Spark engine on the same configurations, in one run.
+
+For each configuration: distinct states, BFS levels, wall seconds and distinct states/s of each
+engine, and their ratio (Spark seconds / local seconds); the counts of both engines must agree.
+The last column is the time of the last level, which holds a few states
+but carries the whole visited set. Then a least-squares fit of the Spark engine's time per level,
+
+    seconds(level) ≈ a + b · (states in the level) + c · (states visited so far),
+
+which separates the fixed cost of a level (a), the cost of expanding a state (b, against the
+local engine's cost per state) and the cost of carrying the visited set through the anti-join
+(c). The Spark session is started once (its start-up is reported separately) and warmed up on a
+tiny model first; each local run is a fresh process, so its peak memory is its own. Not a test:
+the figures go into the README by hand, with the machine's load average printed here.
+
+    .venv/bin/python benchmarks/spark_vs_local.py                   # 20 to ~87 k states
+    .venv/bin/python benchmarks/spark_vs_local.py --large           # adds a larger run (minutes)
+    .venv/bin/python benchmarks/spark_vs_local.py --large --only "gen<=3, 2"   # just that one
+    .venv/bin/python benchmarks/spark_vs_local.py --master spark://HOST:7077 --partitions 16
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import resource
+import sys
+import time
+from typing import Any
+
+from explorer.search import Explorer, Stats
+from explorer.spark import SparkExplorer
+from explorer.spark_env import SparkSettings, start_session
+from model.config import Config
+
+CONFIGS: list[tuple[str, dict[str, Any]]] = [
+    ("1 consumer, gen<=1, no faults", {"consumers": 1, "partitions": 1, "max_generation": 1, "max_perturbations": 0}),
+    ("2 consumers, gen<=1, no faults", {"consumers": 2, "partitions": 2, "max_generation": 1, "max_perturbations": 0}),
+    ("2 consumers, gen<=1, 1 fault", {"consumers": 2, "partitions": 2, "max_generation": 1, "max_perturbations": 1}),
+    ("3 consumers, gen<=1, no faults", {"consumers": 3, "partitions": 2, "max_generation": 1, "max_perturbations": 0}),
+    ("2 consumers, gen<=2, 1 fault", {"consumers": 2, "partitions": 2, "max_generation": 2, "max_perturbations": 1}),
+    ("2 consumers, gen<=3, 1 fault", {"consumers": 2, "partitions": 2, "max_generation": 3, "max_perturbations": 1}),
+    ("3 consumers, gen<=1, 1 fault", {"consumers": 3, "partitions": 2, "max_generation": 1, "max_perturbations": 1}),
+]
+LARGE: list[tuple[str, dict[str, Any]]] = [
+    ("2 consumers, gen<=3, 2 faults", {"consumers": 2, "partitions": 2, "max_generation": 3, "max_perturbations": 2}),
+]
+
+
+def run_local(overrides: dict[str, Any]) -> dict[str, Any]:
+    """One local exploration (in a child process: its peak memory is its own)."""
+    r = Explorer(Config.from_mapping(overrides)).run("bfs")
+    s = r.stats
+    return {
+        "states": s.distinct_states,
+        "transitions": s.transitions,
+        "depth": s.depth,
+        "seconds": s.seconds,
+        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def run_spark(spark: Any, settings: SparkSettings, overrides: dict[str, Any]) -> tuple[dict[str, Any], list[tuple]]:
+    levels: list[tuple[int, int, int, float]] = []  # (level, frontier, visited, seconds)
+    last = [0.0]
+
+    def record(stats: Stats, frontier: int) -> None:
+        levels.append((stats.depth, frontier, stats.distinct_states, stats.seconds - last[0]))
+        last[0] = stats.seconds
+
+    r = SparkExplorer(Config.from_mapping(overrides), spark=spark, settings=settings).run("bfs", progress=record)
+    s = r.stats
+    row = {
+        "states": s.distinct_states,
+        "transitions": s.transitions,
+        "depth": s.depth,
+        "seconds": s.seconds,
+        "driver_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+    return row, levels
+
+
+def fit(levels: list[tuple[int, int, int, float]]) -> tuple[float, float, float]:
+    """Least squares for seconds ≈ a + b·frontier + c·visited (normal equations, 3×3)."""
+    xs = [(1.0, float(f), float(v)) for _, f, v, _ in levels]
+    ys = [t for *_, t in levels]
+    m = [[sum(x[i] * x[j] for x in xs) for j in range(3)] for i in range(3)]
+    rhs = [sum(x[i] * y for x, y in zip(xs, ys, strict=True)) for i in range(3)]
+    for col in range(3):  # Gauss-Jordan with partial pivoting
+        pivot = max(range(col, 3), key=lambda r: abs(m[r][col]))
+        m[col], m[pivot], rhs[col], rhs[pivot] = m[pivot], m[col], rhs[pivot], rhs[col]
+        for r in range(3):
+            if r != col and m[col][col]:
+                k = m[r][col] / m[col][col]
+                m[r] = [a - k * b for a, b in zip(m[r], m[col], strict=True)]
+                rhs[r] -= k * rhs[col]
+    a, b, c = (rhs[i] / m[i][i] if m[i][i] else 0.0 for i in range(3))
+    return a, b, c
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--partitions", type=int, default=None)
+    ap.add_argument("--large", action="store_true", help="add a larger configuration (minutes)")
+    ap.add_argument("--json", action="store_true", help="also print one JSON line per configuration")
+    ap.add_argument("--only", metavar="TEXT", help="only the configurations whose name contains TEXT")
+    args = ap.parse_args(argv)
+    configs = [c for c in CONFIGS + (LARGE if args.large else []) if args.only is None or args.only in c[0]]
+    if not configs:
+        ap.error(f"no configuration name contains {args.only!r}")
+    settings = SparkSettings(master=args.master, partitions=args.partitions)
+    print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())}; {os.cpu_count()} cores")
+
+    began = time.monotonic()
+    spark, owned = start_session(settings)
+    startup = time.monotonic() - began
+    try:
+        warm = time.monotonic()
+        run_spark(spark, settings, CONFIGS[0][1])
+        warmup = time.monotonic() - warm
+        print(f"spark {args.master}: session start {startup:.1f} s, first (warm-up) run {warmup:.1f} s")
+        header = (
+            f"{'configuration':32} {'states':>9} {'levels':>6} {'local s':>8} {'local st/s':>10} "
+            f"{'spark s':>8} {'spark st/s':>10} {'spark/local':>11} {'s/level':>7} {'last level':>10}"
+        )
+        print(header)
+        print("-" * len(header))
+        all_levels: list[tuple[int, int, int, float]] = []
+        local_totals = [0.0, 0]  # seconds, states (configurations of 1,000 states or more)
+        ctx = multiprocessing.get_context("spawn")
+        for name, overrides in configs:
+            with ctx.Pool(1) as pool:
+                local = pool.apply(run_local, (overrides,))
+            remote, levels = run_spark(spark, settings, overrides)
+            all_levels.extend(lv for lv in levels if lv[0] > 0)  # level 0 also builds the first DataFrames
+            same = all(local[k] == remote[k] for k in ("states", "transitions", "depth"))
+            if local["states"] >= 1000:
+                local_totals[0] += local["seconds"]
+                local_totals[1] += local["states"]
+            n_levels = remote["depth"] + 1
+            print(
+                f"{name:32} {remote['states']:>9,} {n_levels:>6} {local['seconds']:>8.1f} "
+                f"{local['states'] / local['seconds']:>10,.0f} {remote['seconds']:>8.1f} "
+                f"{remote['states'] / remote['seconds']:>10,.0f} {remote['seconds'] / local['seconds']:>11.1f} "
+                f"{remote['seconds'] / n_levels:>7.2f} {levels[-1][3]:>9.2f}s" + ("" if same else "   COUNTS DIFFER")
+            )
+            if args.json:
+                print(json.dumps({"configuration": overrides, "local": local, "spark": remote, "same_counts": same}))
+        a, b, c = fit(all_levels)
+        local_cost = local_totals[0] / max(local_totals[1], 1)
+        print(
+            f"\nspark, per level: {a:.2f} s fixed + {b * 1e6:.0f} µs per state of the level "
+            f"+ {c * 1e6:.2f} µs per state visited so far ({len(all_levels)} levels fitted)"
+        )
+        print(f"local engine: {local_cost * 1e6:.0f} µs per state")
+        if b >= local_cost:
+            print("=> a state costs more on this Spark master than in the local engine: Spark never breaks even here")
+        else:
+            print(f"=> a level breaks even above ~{a / (local_cost - b):,.0f} states (ignoring the visited-set term)")
+        driver_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"driver peak memory (Python, all Spark runs): {driver_mb:.0f} MB")
+    finally:
+        if owned:
+            spark.stop()
+    print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
