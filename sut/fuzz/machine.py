@@ -121,7 +121,8 @@ def _model(config: Config) -> ClassicGroupModel:
 
 def model_config(options: FuzzOptions, require_known_member_id: bool) -> Config:
     """The model configuration the fuzzed coordinator is compared with: non-atomic channels (a
-    handled request is its own step), every fault, the same initial delay and a rebalance timeout
+    handled request is its own step), dynamic members only (the fuzzer's clients send no
+    ``group.instance.id``), every fault, the same initial delay and a rebalance timeout
     above it (so the model offers every extension of the initial delay Kafka may take)."""
     return Config(
         consumers=options.consumers,
@@ -133,6 +134,7 @@ def model_config(options: FuzzOptions, require_known_member_id: bool) -> Config:
         rebalance_timeout_ms=max(options.rebalance_timeouts_ms),
         profile=options.profile if options.profile in ("scala-3.x", "java-4.0") else "scala-3.x",
         atomic_requests=False,
+        static_consumers=0,
     )
 
 

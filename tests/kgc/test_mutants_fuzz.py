@@ -38,8 +38,9 @@ def test_fuzz_kills_a_mutant_and_writes_its_scenario(tmp_path: Path, capsys: pyt
 
 
 def test_fuzz_reports_a_survivor_and_skips_consumer_mutants(capsys: pytest.CaptureFixture[str]) -> None:
-    """The generation check of SyncGroup is equivalent under the model (model/mutants.py): the
-    machine cannot kill it either, and says so with exit 1."""
+    """A stale generation reaches SyncGroup in the model only from a static member left behind
+    (model/mutants.py); the machine's clients are dynamic, so it cannot kill the mutant, and says
+    so with exit 1."""
     code = main(
         [
             "mutants",
