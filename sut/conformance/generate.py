@@ -1,193 +1,117 @@
-"""Generated request sequences: Hypothesis searches for the shortest sequence per new divergence.
+"""The generated phase: the fuzzing machine of ``sut.fuzz`` pointed at a broker, the reference
+implementation as the oracle (differential testing).
 
-A sequence is a list of scenario steps for a few symbolic consumers (``c1``, ``c2``, ...): JoinGroup
-(v3 or v5, with the bound id, an empty one or one the coordinator never issued, one of three
-protocol choices or none at all, sometimes static), SyncGroup (leader plan or none, a generation from 0 to 3),
-Heartbeat, LeaveGroup, OffsetCommit (generation -1 to 3, with or without a member), OffsetFetch
-and real waits. Session and rebalance timeouts are 6 s, the smallest Kafka accepts by default, so
-that a broker's timers act within a wait of the sequence.
+:class:`DifferentialMachine` is :class:`sut.fuzz.machine.CoordinatorMachine` — the same rules
+(N consumers' JoinGroup v3/v5, leader and follower SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
+OffsetFetch, crashes, rounds, bad session timeouts, another protocol type, no protocols) and the
+same preconditions (one request in flight per client, nothing sent while its own JoinGroup or
+SyncGroup is parked, SyncGroup only after a JoinGroup answer) — run on the reference with only
+what a broker offers: a clock, writes completing at once, no unload. The rules decide each request
+on the reference's answers so far; the machine records them as scenario steps, and when the example
+ends the recorded sequence is replayed by :class:`sut.conformance.differential.Differential` on the
+reference and on the broker, which compares everything a client sees (answers and their error
+codes, generation, leader and members by symbolic name, parked requests and their later answers,
+DescribeGroups). A divergence of a kind not found yet fails the example, and Hypothesis shrinks
+it to the shortest rule sequence that still shows that kind.
 
-Sequences are built step by step on the reference's run of the steps before: a client does not
-send while its own JoinGroup or SyncGroup is parked (Kafka handles one request per connection,
-reference §1), so the broker receives only what a real client could send, and generations are
-mostly the ones the clients were given.
+Time is the broker's: waits are real, so the machine's time rules are bounded — ``advance_time``
+lets 0.1, 1 or 3 s pass, ``advance_to_next_timer`` jumps past the next deadline only when it is at
+most :data:`MAX_TIMER_WAIT_MS` away — and every wait ends at least :data:`MARGIN_MS` from every
+armed deadline of the reference, so that the broker's real-time timers (started a few
+milliseconds later than the reference's, with each held answer costing ``--settle``) fall on the
+same side of the wait. Session and rebalance timeouts are 6 s, the smallest Kafka accepts by
+default (``group.min.session.timeout.ms``).
 
-:func:`search` runs :func:`hypothesis.find` repeatedly: each round looks for a sequence whose
-divergence is of a kind not found yet, and shrinks it; the budget counts differential runs on the
-broker (shrinking included), so a real broker's clock bounds the cost. Outcomes are memoised by
-sequence, so Hypothesis's replays never touch the broker again and never see a flaky answer.
+:func:`search` runs the machine in rounds; each round looks for a divergence of a new kind. The
+budget counts differential runs on the broker, shrinking included, so a real broker's clock
+bounds the cost; outcomes are memoised by sequence, so Hypothesis's replays never touch the
+broker again and never see a flaky answer.
 """
 
 from __future__ import annotations
 
 import json
-import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
-from hypothesis import HealthCheck, Phase, Verbosity, find, settings
+from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
-from hypothesis.errors import NoSuchExample
+from hypothesis.stateful import precondition, rule, run_state_machine_as_test
 
-from sut.conformance.differential import (
-    PROFILE,
-    BrokerSettings,
-    Outcome,
-    parked_after,
-    reference_coordinator,
-    scenario_from,
-)
+from sut.conformance.differential import PROFILE, BrokerSettings, Outcome
 from sut.conformance.divergence import Divergence
-from sut.scenario.runner import run_scenario
+from sut.fuzz.machine import CoordinatorMachine
+from sut.fuzz.target import FuzzOptions, FuzzTarget
+from sut.interface import Failover, StoreCompletion
+from sut.reference import CoordinatorConfig, ReferenceCoordinator
+from sut.reference.profiles import profile_named
 
-#: Client-side settings of every generated sequence (session/rebalance timeouts at Kafka's
-#: default minimum, group.min.session.timeout.ms = 6000).
-CONFIG: dict[str, Any] = {"session_timeout_ms": 6000, "rebalance_timeout_ms": 6000, "require_known_member_id": True}
-#: Waits a sequence may contain: a short one, and one past Kafka's initial rebalance delay (3 s).
-WAITS_MS = (200, 3500)
-TOPIC_PARTITIONS = ("t-0", "t-1")
-MAX_STEPS = 8
-
-
-@dataclass(frozen=True)
-class Clients:
-    """What the reference's run of the steps so far says about each client: whose JoinGroup or
-    SyncGroup is parked, the generation each was last given, and who leads it."""
-
-    parked: frozenset[str]
-    generation: Mapping[str, int]
-    leader: Mapping[str, bool]
-    synced: Mapping[str, int]
-
-    def next_kind(self, client: str) -> str:
-        """What a well-behaved consumer does next: join until it has a generation, then sync
-        that generation, then heartbeat."""
-        if client not in self.generation:
-            return "join"
-        if self.synced.get(client) != self.generation[client]:
-            return "sync"
-        return "heartbeat"
+#: The client timeouts of generated sequences: Kafka's smallest default session timeout.
+TIMEOUT_MS = 6_000
+#: Amounts of real time the ``advance_time`` rule lets pass.
+WAITS_MS = (100, 1_000, 3_000)
+#: The longest real wait ``advance_to_next_timer`` takes (a 6 s timer armed just now, and margin).
+MAX_TIMER_WAIT_MS = 7_000
+#: How far from every armed deadline of the reference a wait ends.
+MARGIN_MS = 500
+#: Rules per generated example (the happy-path prefix ``form_group`` counts as one).
+STEPS = 6
+PARTITIONS = 2
 
 
-def observe(steps: Sequence[Mapping[str, Any]], broker: BrokerSettings) -> Clients:
-    """Replay ``steps`` on the reference and read the clients' situation after them."""
-    if not steps:
-        return Clients(frozenset(), {}, {}, {})
-    result = run_scenario(scenario_from(scenario_document(steps, broker, "prefix"), "generated"), reference_coordinator)
-    generation: dict[str, int] = {}
-    leader: dict[str, bool] = {}
-    synced: dict[str, int] = {}
-    for report in result.steps:
-        answers = [(report.index, report.actual.get("response"))]
-        answers += [(c["step"], c) for c in report.actual.get("completions", [])]
-        for index, answer in answers:
-            if not isinstance(answer, dict) or answer.get("error") != "NONE":
-                continue
-            step = steps[index]
-            client = str(step.get("member"))
-            if step.get("op") == "join":
-                generation[client] = int(answer["generation"])
-                leader[client] = answer.get("leader") == client
-            elif step.get("op") == "sync":
-                synced[client] = int(step["generation"])
-    return Clients(frozenset(parked_after(steps, result)), generation, leader, synced)
+def fuzz_options(broker: BrokerSettings, clients: int) -> FuzzOptions:
+    """The machine's options for a broker with ``broker``'s group settings: ``clients``
+    consumers, 6 s timeouts (within the broker's bounds), the requests the model does not cover
+    too (``extended``); no model checks (the oracle is checked against the model by ``sut.fuzz``'s
+    own tests; here only the broker is judged)."""
+    timeout = min(max(TIMEOUT_MS, broker.min_session_timeout_ms), broker.max_session_timeout_ms)
+    return FuzzOptions(
+        consumers=clients,
+        partitions=PARTITIONS,
+        profile=PROFILE,
+        initial_rebalance_delay_ms=broker.initial_rebalance_delay_ms,
+        session_timeouts_ms=(timeout,),
+        rebalance_timeouts_ms=(timeout,),
+        refinement=False,
+        extended=True,
+        group_max_size=broker.group_max_size,
+        min_session_timeout_ms=broker.min_session_timeout_ms,
+        max_session_timeout_ms=broker.max_session_timeout_ms,
+        name="conformance",
+    )
 
 
-def steps_strategy(clients: int, broker: BrokerSettings) -> st.SearchStrategy[list[dict[str, Any]]]:
-    """Sequences of 1 to ``MAX_STEPS`` steps for ``clients`` consumers, built step by step on the
-    reference's run of the steps before. A client never sends while its own JoinGroup or
-    SyncGroup is parked; three steps in four are what a well-behaved consumer does next (join,
-    sync its generation, heartbeat; a wait when everyone is parked), the rest any request, with a
-    generation mostly the one the client was last given (else 0 to 3): sequences reach
-    rebalances and still stray from the protocol."""
-    names = [f"c{i + 1}" for i in range(clients)]
+class OracleTarget(FuzzTarget):
+    """The reference as the machine's target, offering what a broker offers over the wire: a
+    clock, but no unload (a broker's partition moves are not a client's to cause)."""
 
-    @st.composite
-    def sequences(draw: st.DrawFn) -> list[dict[str, Any]]:
-        steps: list[dict[str, Any]] = []
-        for _ in range(draw(st.integers(1, MAX_STEPS))):
-            now = observe(steps, broker)
-            free = [n for n in names if n not in now.parked]
-            guided = draw(st.integers(0, 3)) != 3
-            if not free:
-                kind = "wait"
-            elif guided:
-                kind = "guided"
-            else:
-                kind = draw(st.sampled_from(_KINDS))
-            if kind == "wait":
-                # Everyone parked: a well-behaved run waits for the join phase to end.
-                ms = WAITS_MS[-1] if guided else draw(st.sampled_from(WAITS_MS))
-                steps.append({"op": "advance_time", "ms": ms})
-                continue
-            if kind == "fetch":
-                steps.append({"op": "fetch", "partitions": list(TOPIC_PARTITIONS)})
-                continue
-            member = draw(st.sampled_from(free))
-            given = now.generation.get(member, 0)
-            if kind == "guided":
-                kind = now.next_kind(member)
-                steps.append(_guided(kind, member, given, now.leader.get(member, False), names))
-                continue
-            generation = draw(st.one_of(st.just(given), st.just(given), st.integers(0, 3)))
-            steps.append(_step(draw, kind, member, generation, now.leader.get(member, False), names))
-        return steps
-
-    return sequences()
+    @property
+    def failover(self) -> Failover | None:
+        return None
 
 
-#: Step kinds, joins and waits weighted up: rebalances need both.
-_KINDS = ("join", "join", "join", "sync", "sync", "heartbeat", "wait", "wait", "leave", "commit", "fetch")
+def oracle_target(options: FuzzOptions) -> FuzzTarget:
+    """A fresh reference coordinator whose writes complete inside the request (as a broker's
+    appear to its clients)."""
+    config = CoordinatorConfig(
+        group_min_session_timeout_ms=options.min_session_timeout_ms,
+        group_max_session_timeout_ms=options.max_session_timeout_ms,
+        group_initial_rebalance_delay_ms=options.initial_rebalance_delay_ms,
+        group_max_size=options.group_max_size,
+        profile=profile_named(options.profile),
+    )
+    return OracleTarget(ReferenceCoordinator(config, StoreCompletion.IMMEDIATE, 0), "reference (oracle)")
 
 
-def _guided(kind: str, member: str, generation: int, leads: bool, names: list[str]) -> dict[str, Any]:
-    if kind == "join":
-        return {"op": "join", "member": member}
-    if kind == "sync":
-        step: dict[str, Any] = {"op": "sync", "member": member, "generation": generation}
-        if leads:
-            step["assignment"] = {name: f"t-{i}" for i, name in enumerate(names)}
-        return step
-    return {"op": "heartbeat", "member": member, "generation": generation}
+class DivergenceFound(Exception):
+    """Raised at the end of an example whose request sequence diverges on the broker in a kind not
+    found before: Hypothesis shrinks the example, and :func:`search` takes the divergence."""
 
-
-def _step(draw: st.DrawFn, kind: str, member: str, generation: int, leads: bool, names: list[str]) -> dict[str, Any]:
-    if kind == "join":
-        step: dict[str, Any] = {"op": "join", "member": member}
-        step.update(draw(st.sampled_from([{}, {}, {}, {"member_id": "UNKNOWN"}, {"member_id": "ID:ghost"}])))
-        if draw(st.integers(0, 3)) == 0:
-            step["require_known_member_id"] = False
-        protocols = draw(st.sampled_from([["range"], ["range"], ["range:v2"], ["roundrobin"], []]))
-        if protocols != ["range"]:
-            step["protocols"] = protocols
-        if draw(st.integers(0, 9)) == 0:
-            step["group_instance_id"] = f"static-{member}"
-        return step
-    if kind == "sync":
-        step = {"op": "sync", "member": member, "generation": generation}
-        if draw(st.sampled_from([leads, leads, not leads])):
-            step["assignment"] = {name: f"t-{i}" for i, name in enumerate(names)}
-        return step
-    if kind == "heartbeat":
-        return {"op": "heartbeat", "member": member, "generation": generation}
-    if kind == "leave":
-        return {"op": "leave", "members": [{"member": member}]}
-    offset = draw(st.integers(0, 9))
-    if draw(st.integers(0, 3)) == 0:
-        return {"op": "commit", "generation": -1, "offsets": {"t-0": offset}}
-    return {"op": "commit", "member": member, "generation": generation, "offsets": {"t-0": offset}}
-
-
-def scenario_document(steps: Sequence[Mapping[str, Any]], broker: BrokerSettings, name: str) -> dict[str, Any]:
-    """A scenario entry for ``steps`` with the generated sequences' client settings."""
-    return {
-        "name": name,
-        "applies_to": [PROFILE],
-        "config": broker.apply(CONFIG),
-        "steps": [dict(s) for s in steps],
-        "expect": [{} for _ in steps],
-    }
+    def __init__(self, divergence: Divergence) -> None:
+        super().__init__(f"{divergence.kind}: {divergence.description}")
+        self.divergence = divergence
 
 
 @dataclass
@@ -198,6 +122,92 @@ class SearchResult:
     runs: int = 0
     rounds: int = 0
     exhausted: bool = False
+
+
+Judge = Callable[[list[dict[str, Any]], Mapping[str, Any]], Divergence | None]
+
+
+class DifferentialMachine(CoordinatorMachine):
+    """The fuzzing machine on the oracle, its recorded requests judged on the broker when the
+    example ends (``JUDGE``); time rules bounded for real waiting."""
+
+    JUDGE: ClassVar[Judge]
+
+    def __init__(self) -> None:
+        super().__init__()
+        # The machine's own per-step checks judge the reference against the model; here the
+        # reference is the oracle, so nothing is observed step by step.
+        self.coordinator.observe(None)  # type: ignore[attr-defined]
+        self.snapshot = None
+
+    def _scenario_config(self) -> dict[str, Any]:
+        return {**super()._scenario_config(), "store_completion": "immediate"}
+
+    def _check_state(self) -> tuple[str, dict[str, Any] | None] | None:
+        return None
+
+    @precondition(lambda self: True)
+    @rule(ms=st.sampled_from(WAITS_MS))
+    def advance_time(self, ms: int) -> None:
+        """Real time passes (0.1, 1 or 3 s, lengthened to end clear of every deadline); every
+        timer due fires."""
+        clock = self.target.clock
+        assert clock is not None
+        ms = self._off_deadlines(ms)
+        self._environment({"op": "advance_time", "ms": ms}, lambda: clock.advance_time(ms))
+
+    def _next_deadline(self) -> int | None:
+        """The earliest armed deadline if it is at most :data:`MAX_TIMER_WAIT_MS` away (waits are
+        real on the broker)."""
+        deadline = super()._next_deadline()
+        clock = self.target.clock
+        if deadline is None or clock is None or deadline - clock.now_ms > MAX_TIMER_WAIT_MS - MARGIN_MS:
+            return None
+        return deadline
+
+    def _off_deadlines(self, ms: int) -> int:
+        """``ms``, lengthened until the wait ends at least :data:`MARGIN_MS` from every armed
+        deadline: a broker's timers run on its own clock, a little behind the reference's."""
+        clock = self.target.clock
+        assert clock is not None
+        now = clock.now_ms
+        deadlines = {t.deadline_ms for t in self.coordinator.introspect().timers}  # type: ignore[attr-defined]
+        moved = True
+        while moved:
+            moved = False
+            for deadline in deadlines:
+                if abs(now + ms - deadline) < MARGIN_MS:
+                    ms = deadline + MARGIN_MS - now
+                    moved = True
+        return ms
+
+    def teardown(self) -> None:
+        super().teardown()
+        if not self.recorder.steps:
+            return
+        divergence = type(self).JUDGE(list(self.recorder.steps), self.recorder.config)
+        if divergence is not None:
+            raise DivergenceFound(divergence)
+
+
+def differential_machine(options: FuzzOptions, judge: Judge) -> type[DifferentialMachine]:
+    """A machine class fuzzing the oracle with ``options``, its sequences judged by ``judge``."""
+    return type(
+        "ConformanceMachine",
+        (DifferentialMachine,),
+        {"OPTIONS": options, "FACTORY": staticmethod(oracle_target), "JUDGE": staticmethod(judge)},
+    )
+
+
+def scenario_document(steps: list[dict[str, Any]], config: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """A scenario entry for recorded ``steps`` (no expectations: the oracle gives them)."""
+    return {
+        "name": name,
+        "applies_to": [PROFILE],
+        "config": dict(config),
+        "steps": [dict(s) for s in steps],
+        "expect": [{} for _ in steps],
+    }
 
 
 def search(
@@ -213,45 +223,42 @@ def search(
     found (None: spend the budget looking for more)."""
     result = SearchResult()
     memo: dict[str, Outcome] = {}
-    strategy = steps_strategy(clients, broker)
     found: set[str] = set()
-    rng = random.Random(seed)
 
-    def outcome_of(steps: list[dict[str, Any]]) -> Outcome | None:
+    def judge(steps: list[dict[str, Any]], config: Mapping[str, Any]) -> Divergence | None:
         key = json.dumps(steps, sort_keys=True)
-        if key in memo:
-            return memo[key]
-        if result.runs >= budget:
-            result.exhausted = True
+        outcome = memo.get(key)
+        if outcome is None:
+            if result.runs >= budget:
+                result.exhausted = True
+                return None
+            result.runs += 1
+            name = f"generated-{result.runs}"
+            outcome = run(scenario_document(steps, config, name), f"generated (seed {seed}, run {result.runs})")
+            memo[key] = outcome
+        if outcome.divergence is None or outcome.divergence.kind in found:
             return None
-        result.runs += 1
-        outcome = run(
-            scenario_document(steps, broker, f"generated-{result.runs}"), f"generated (seed {seed}, run {result.runs})"
-        )
-        memo[key] = outcome
-        return outcome
+        return outcome.divergence
 
-    def new_divergence(drawn: list[dict[str, Any]]) -> bool:
-        outcome = outcome_of(drawn)
-        return outcome is not None and outcome.divergence is not None and outcome.divergence.kind not in found
-
+    machine = differential_machine(fuzz_options(broker, clients), judge)
     while result.runs < budget and (stop_after is None or len(found) < stop_after):
         result.rounds += 1
-        search_settings = settings(
+        round_settings = settings(
             max_examples=max(budget - result.runs, 1),
+            stateful_step_count=STEPS,
             database=None,
             deadline=None,
             derandomize=False,
             phases=[Phase.generate, Phase.shrink],
             verbosity=Verbosity.quiet,
+            report_multiple_bugs=False,
             suppress_health_check=list(HealthCheck),
         )
         try:
-            example = find(strategy, new_divergence, settings=search_settings, random=rng)
-        except NoSuchExample:
-            break
-        outcome = outcome_of(example)
-        assert outcome is not None and outcome.divergence is not None
-        found.add(outcome.divergence.kind)
-        result.divergences.append(outcome.divergence)
+            run_state_machine_as_test(hypothesis_seed(seed * 1_000 + result.rounds)(machine), settings=round_settings)
+        except DivergenceFound as exc:
+            found.add(exc.divergence.kind)
+            result.divergences.append(exc.divergence)
+            continue
+        break
     return result

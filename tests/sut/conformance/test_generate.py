@@ -1,12 +1,11 @@
-"""Generated sequences: what a real client could send (never while its own JoinGroup or SyncGroup
-is parked), mostly well-behaved so that rebalances are reached; the search finds a mutant's
-divergence and shrinks it, finds nothing on a faithful coordinator, and keeps to its budget."""
+"""The generated phase: the fuzzing machine of ``sut.fuzz`` on the oracle, its sequences judged on
+a broker. With a mutant of the reference standing in for the broker, the search finds the
+mutant's divergence and shrinks it to the shortest sequence; on a faithful coordinator it finds
+nothing; it keeps to its budget; its waits end clear of every deadline."""
 
 from __future__ import annotations
 
 from typing import Any
-
-from hypothesis import given
 
 from sut.conformance.differential import (
     BrokerSettings,
@@ -15,45 +14,64 @@ from sut.conformance.differential import (
     reference_coordinator,
     scenario_from,
 )
-from sut.conformance.generate import observe, scenario_document, search, steps_strategy
+from sut.conformance.generate import (
+    MARGIN_MS,
+    WAITS_MS,
+    differential_machine,
+    fuzz_options,
+    scenario_document,
+    search,
+)
+from sut.fuzz.machine import CoordinatorMachine
 from sut.scenario.runner import run_scenario
 from tests.sut.conformance.reference_target import ReferenceTarget
 
 BROKER = BrokerSettings()
 MUTANT = "sync_none_in_preparing"
+#: The shortest sequence that shows it: two members join (each asked for a member id first), the
+#: initial delay passes (extended once by the second join), one member rejoins or leaves (the group
+#: prepares a rebalance), the other sends its SyncGroup for the old generation.
+SHORTEST = ["join", "join", "join", "join", "advance_time", "advance_time", ("join", "leave"), "sync"]
 
 
-@given(steps_strategy(3, BROKER))
-def test_no_client_sends_while_its_own_request_is_parked(steps: list[dict[str, Any]]) -> None:
-    result = run_scenario(scenario_from(scenario_document(steps, BROKER, "g"), "g"), reference_coordinator)
-    assert result.verdict == "passed", result.reason
-    assert parked_conflict(steps, result) is None
-
-
-def test_observe_reads_generations_leaders_and_parked_clients() -> None:
-    steps = [
-        {"op": "join", "member": "c1"},
-        {"op": "join", "member": "c1"},
-        {"op": "advance_time", "ms": 3500},
-        {"op": "join", "member": "c2"},
-        {"op": "join", "member": "c2"},
-    ]
-    now = observe(steps, BROKER)
-    assert now.parked == {"c2"}
-    assert (dict(now.generation), dict(now.leader), dict(now.synced)) == ({"c1": 1}, {"c1": True}, {})
-    assert (now.next_kind("c1"), now.next_kind("c3")) == ("sync", "join")
+def test_the_machine_is_the_fuzzers_with_real_time_waits() -> None:
+    machine = differential_machine(fuzz_options(BROKER, 2), lambda steps, config: None)
+    assert issubclass(machine, CoordinatorMachine)
+    for name in ("join", "leader_sync", "follower_sync", "heartbeat", "leave", "commit", "fetch", "crash"):
+        assert getattr(machine, name) is getattr(CoordinatorMachine, name)  # the same rules
+    assert machine.advance_time is not CoordinatorMachine.advance_time
 
 
 def test_the_search_finds_and_shrinks_a_mutant_divergence() -> None:
     target = ReferenceTarget(MUTANT)
-    found = search(Differential(target, BROKER, max_wait_s=1e9).run, BROKER, budget=800, seed=3, stop_after=1)
-    kinds = [d.kind for d in found.divergences]
-    assert kinds == ["SyncGroup: NONE where Kafka answers REBALANCE_IN_PROGRESS"]
+    recorded: list[list[dict[str, Any]]] = []
+    differential = Differential(target, BROKER, max_wait_s=1e9)
+
+    def run(doc: Any, source: str) -> Any:
+        recorded.append(doc["steps"])
+        return differential.run(doc, source)
+
+    found = search(run, BROKER, budget=800, seed=4, stop_after=1)
+    assert [d.kind for d in found.divergences] == ["SyncGroup: NONE where Kafka answers REBALANCE_IN_PROGRESS"]
     divergence = found.divergences[0]
-    assert divergence.request[-1]["op"] == "sync" and len(divergence.request) <= 8
+    ops = [s["op"] for s in divergence.request]
+    assert len(ops) == len(SHORTEST) and all(op in want for op, want in zip(ops, SHORTEST, strict=True))
     again = Differential(ReferenceTarget(MUTANT), BROKER, max_wait_s=1e9).run(divergence.scenario, "again")
     assert again.divergence is not None and again.divergence.kind == divergence.kind
     assert target.runs == found.runs <= 800  # one broker run per distinct sequence, within the budget
+    # Every sequence is one real clients could send on Kafka's timing, and every wait ends at
+    # least MARGIN_MS from every deadline the reference had armed.
+    for steps in recorded[:40]:
+        result = run_scenario(scenario_from(scenario_document(steps, fuzz_config(), "g"), "g"), reference_coordinator)
+        assert result.verdict == "passed", result.reason
+        assert parked_conflict(steps, result) is None
+        for step in steps:
+            if step["op"] == "advance_time":
+                assert step["ms"] in WAITS_MS or step["ms"] % 1 == 0 and step["ms"] >= MARGIN_MS
+
+
+def fuzz_config() -> dict[str, Any]:
+    return {"session_timeout_ms": 6000, "rebalance_timeout_ms": 6000, "store_completion": "immediate"}
 
 
 def test_a_faithful_coordinator_shows_nothing_and_the_budget_holds() -> None:
