@@ -151,10 +151,7 @@ class DifferentialMachine(CoordinatorMachine):
     def advance_time(self, ms: int) -> None:
         """Real time passes (0.1, 1 or 3 s, lengthened to end clear of every deadline); every
         timer due fires."""
-        clock = self.target.clock
-        assert clock is not None
-        ms = self._off_deadlines(ms)
-        self._environment({"op": "advance_time", "ms": ms}, lambda: clock.advance_time(ms))
+        self._advance(ms)
 
     def _next_deadline(self) -> int | None:
         """The earliest armed deadline if it is at most :data:`MAX_TIMER_WAIT_MS` away (waits are
