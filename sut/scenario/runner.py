@@ -264,9 +264,14 @@ class _Run:
         timers: list[TimerExpired] = []
         removed: list[tuple[str, bool]] = []
         path: list[str] = []
-        for event in self.coordinator.take_events():
+        events = self.coordinator.take_events()
+        # Bind first, render after: an answer may name a member whose own answer, later in the
+        # same step, binds its id (a static member's new id, whose record keeps the client id of
+        # the member it replaced, so no client id supposes a name for it).
+        bound = {event.request_id for event in events if isinstance(event, Response) and self._bind(event)}
+        for event in events:
             if isinstance(event, Response):
-                answer = self._answer(event)
+                answer = self._answer(event, event.request_id in bound)
                 if answer is None:
                     continue
                 if event.request_id == own:
@@ -298,21 +303,28 @@ class _Run:
             unobserved.append("time_ms")
         return actual
 
-    def _answer(self, event: Response) -> dict[str, Any] | None:
+    def _bind(self, event: Response) -> bool:
+        """A JoinGroup sent without a member id binds its name to the id in a NONE or
+        MEMBER_ID_REQUIRED answer (scenario-format.md, *Member ids*); whether this answer did."""
+        sent = self.in_flight.get(event.request_id)
+        body = event.body
+        if (
+            sent is None
+            or not sent.binds
+            or not isinstance(body, JoinGroupResponse)
+            or body.error not in (Errors.NONE, Errors.MEMBER_ID_REQUIRED)
+            or not body.member_id
+            or sent.member is None
+        ):
+            return False
+        self.bindings.bind(sent.member, body.member_id)
+        return True
+
+    def _answer(self, event: Response, binds: bool) -> dict[str, Any] | None:
         sent = self.in_flight.pop(event.request_id, None)
         if sent is None:
             return None
-        binds = False
         body = event.body
-        if (
-            sent.binds
-            and isinstance(body, JoinGroupResponse)
-            and body.error in (Errors.NONE, Errors.MEMBER_ID_REQUIRED)
-            and body.member_id
-            and sent.member is not None
-        ):
-            self.bindings.bind(sent.member, body.member_id)
-            binds = True
         rendered = render_body(body, self.bindings, binds)
         answered = body.member_id if isinstance(body, JoinGroupResponse) and body.member_id else sent.sent_id
         member = self.bindings.lookup(answered) or sent.member
