@@ -11,6 +11,11 @@ the other, field by field:
   requesting consumer's own id (``GroupTx.fresh_member_id``, the model's own rule). A binding lives
   as long as the group or a client refers to the id; after that its serial may be reused, as the
   model reuses it.
+* **Static members** (KIP-345) are the members with a ``group.instance.id``; the fuzzer's static
+  client ``k`` sends ``instance-<k+1>`` (``client.instance_id``), as the model's static consumer's
+  instance id is its index. Kafka names a static member ``instanceId-UUID``, so such an id gives
+  the consumer index but not which incarnation of the client created it: the id is bound to the
+  client whose JoinGroup created it (``IdMap.owner``), which decides ``orphan``.
 * **Group.** ``state``, ``generation``, ``leader`` and ``new_member_added`` are the coordinator's.
   ``join_timer`` is the kind of the armed join operation (InitialDelayedJoin / DelayedJoin). A
   member's ``meta`` is its subscription version read from its protocol metadata; ``awaiting_join``
@@ -59,7 +64,7 @@ from model.state import (
     initial_group,
 )
 from model.types import ApiKey, Errors, GroupState
-from sut.fuzz.client import Client, decode_meta, decode_partitions
+from sut.fuzz.client import Client, decode_meta, decode_partitions, instance_id
 from sut.interface import (
     HeartbeatResponse,
     JoinGroupResponse,
@@ -76,6 +81,7 @@ from sut.reference.snapshot import GroupSnapshot, WriteSnapshot
 UNBOUNDED = Budget(*(10**9 for _ in Budget._fields))
 
 _CLIENT_ID = re.compile(r"^c(\d+)(?:_(\d+))?$")
+_INSTANCE_ID = re.compile(r"^instance-(\d+)-.")
 
 
 class AbstractionError(Exception):
@@ -92,28 +98,55 @@ def client_of(member_id: str) -> tuple[int, int] | None:
     return int(match.group(1)) - 1, int(match.group(2) or 0)
 
 
+def instance_of(member_id: str) -> int | None:
+    """The consumer index of a static member id ``instance-<n>-UUID``, None otherwise."""
+    match = _INSTANCE_ID.match(member_id)
+    return int(match.group(1)) - 1 if match is not None else None
+
+
 class IdMap:
-    """Implementation member ids ↔ model member ids."""
+    """Implementation member ids ↔ model member ids, and the client (index, incarnation) each
+    static member id was issued to."""
 
     def __init__(self, model_config: Config) -> None:
         self._config = model_config
         self.ids: dict[str, MemberId] = {}
+        self.static_owners: dict[str, tuple[int, int]] = {}
+
+    def owner(self, member_id: str) -> tuple[int, int] | None:
+        """``(consumer index, incarnation)`` of the client a member id was issued to: read from a
+        dynamic id (:func:`client_of`), remembered for a static one; None for neither."""
+        return self.static_owners.get(member_id) or client_of(member_id)
 
     def get(self, member_id: str) -> MemberId:
         """The model id of ``member_id``; NO_MEMBER for the empty id or an id never bound."""
         return self.ids.get(member_id, NO_MEMBER)
 
-    def bind_new(self, member_ids: Iterable[str], before: Group, in_use: Mapping[int, MemberId]) -> None:
+    def bind_new(
+        self,
+        member_ids: Iterable[str],
+        before: Group,
+        in_use: Mapping[int, MemberId],
+        creator: tuple[int, int] | None = None,
+    ) -> None:
         """Bind every unbound id of ``member_ids`` with the serial the model would have chosen in
-        group ``before`` (``GroupTx.fresh_member_id``)."""
+        group ``before`` (``GroupTx.fresh_member_id``). ``creator`` is the client (index,
+        incarnation) whose request the step handled: a new static id must be its own."""
         taken: dict[int, set[MemberId]] = {}
         for member_id in member_ids:
             if member_id in self.ids:
                 continue
-            owner = client_of(member_id)
-            if owner is None:
-                raise AbstractionError(f"member id {member_id!r} was not issued to one of the fuzzer's clients")
-            index = owner[0]
+            static = instance_of(member_id)
+            if static is not None:
+                if creator is None or creator[0] != static:
+                    raise AbstractionError(f"static member id {member_id!r} appeared without its client's JoinGroup")
+                self.static_owners[member_id] = creator
+                index = static
+            else:
+                owner = client_of(member_id)
+                if owner is None:
+                    raise AbstractionError(f"member id {member_id!r} was not issued to one of the fuzzer's clients")
+                index = owner[0]
             used = set(taken.get(index, set()))
             if in_use.get(index, NO_MEMBER) != NO_MEMBER:
                 used.add(in_use[index])
@@ -127,6 +160,7 @@ class IdMap:
     def prune(self, referenced: set[str]) -> None:
         """Forget the bindings of ids nobody refers to any more (their serials become free)."""
         self.ids = {k: v for k, v in self.ids.items() if k in referenced}
+        self.static_owners = {k: v for k, v in self.static_owners.items() if k in referenced}
 
 
 def group_ids(group: GroupSnapshot | None, writes: Iterable[WriteSnapshot]) -> set[str]:
@@ -140,8 +174,8 @@ def group_ids(group: GroupSnapshot | None, writes: Iterable[WriteSnapshot]) -> s
     return out
 
 
-def _is_orphan(member_id: str, clients: list[Client]) -> bool:
-    owner = client_of(member_id)
+def _is_orphan(member_id: str, clients: list[Client], ids: IdMap) -> bool:
+    owner = ids.owner(member_id)
     return owner is not None and owner[0] < len(clients) and clients[owner[0]].incarnation != owner[1]
 
 
@@ -156,9 +190,15 @@ def abstract_group(
     members = []
     for m in group.members:
         meta = decode_meta(m.protocols[0].metadata) if m.protocols else -1
+        mid = ids.get(m.member_id)
+        if m.group_instance_id is not None and m.group_instance_id != instance_id(mid[0]):
+            raise AbstractionError(
+                f"member {m.member_id!r} holds instance id {m.group_instance_id!r}, not its client's "
+                f"{instance_id(mid[0])!r}"
+            )
         members.append(
             Member(
-                mid=ids.get(m.member_id),
+                mid=mid,
                 meta=meta,
                 awaiting_join=m.awaiting_join and not dead,
                 awaiting_sync=m.awaiting_sync and not dead,
@@ -166,10 +206,13 @@ def abstract_group(
                 pending_sync=m.member_id in pending_sync and not dead,
                 assignment=decode_partitions(m.assignment),
                 assignment_gen=m.assignment_generation,
-                orphan=_is_orphan(m.member_id, clients),
+                orphan=_is_orphan(m.member_id, clients, ids),
+                static=m.group_instance_id is not None,
             )
         )
-    pending = () if dead else tuple(PendingMember(ids.get(p), _is_orphan(p, clients)) for p in group.pending_members)
+    pending = (
+        () if dead else tuple(PendingMember(ids.get(p), _is_orphan(p, clients, ids)) for p in group.pending_members)
+    )
     join_timer = JoinTimer.NONE
     if not dead and group.join_timer == TimerKind.INITIAL_JOIN:
         join_timer = JoinTimer.INITIAL_DELAYED_JOIN

@@ -43,10 +43,24 @@ def metadata_tag(meta: int) -> str:
     return f"m{meta}"
 
 
+def instance_id(index: int) -> str:
+    """The ``group.instance.id`` of static client ``index`` (KIP-345): derived from its index, as
+    the model's static consumer's instance id is its index, so a restarted process keeps it."""
+    return f"instance-{index + 1}"
+
+
 def decode_meta(data: bytes) -> int:
     """The subscription version in protocol metadata written by :func:`metadata_tag`."""
     text = data.decode(errors="replace")
     return int(text[1:]) if text.startswith("m") and text[1:].isdigit() else -1
+
+
+def _error_of(body: ResponseBody) -> Errors:
+    """An answer's error: the top-level one, or the one every partition of an OffsetCommit got."""
+    if isinstance(body, OffsetCommitResponse):
+        errors = {p.error for p in body.partitions}
+        return errors.pop() if len(errors) == 1 else Errors.NONE
+    return getattr(body, "error", Errors.NONE)
 
 
 @dataclass
@@ -60,9 +74,12 @@ class InFlight:
 
 @dataclass
 class Client:
-    """One symbolic consumer (model consumer ``index``)."""
+    """One symbolic consumer (model consumer ``index``). A ``static`` one sends its
+    :func:`instance_id` with every group request and never LeaveGroup (KIP-345; the model's
+    static consumers, ``Config.static_consumers``)."""
 
     index: int
+    static: bool = False
     incarnation: int = 0
     member_id: str = ""
     generation: int = -1
@@ -74,6 +91,9 @@ class Client:
     is_leader: bool = False
     members: tuple[str, ...] = ()
     in_flight: InFlight | None = None
+    fenced: bool = False
+    """Answered FENCED_INSTANCE_ID: another member id holds its instance id. The Java client
+    raises ``FencedInstanceIdException`` and stops; only a restart (crash) brings it back."""
     lost_requests: set[RequestId] = field(default_factory=set)
 
     @property
@@ -84,6 +104,11 @@ class Client:
 
     def __repr__(self) -> str:
         return self.name
+
+    @property
+    def instance_id(self) -> str | None:
+        """Its ``group.instance.id``, None for a dynamic client."""
+        return instance_id(self.index) if self.static else None
 
     @property
     def idle(self) -> bool:
@@ -115,6 +140,7 @@ class Client:
         self.is_leader = False
         self.members = ()
         self.in_flight = None
+        self.fenced = False
 
     def left(self) -> None:
         """``maybeLeaveGroup``: after sending LeaveGroup the member id and generation are reset."""
@@ -134,17 +160,25 @@ class Client:
     def receive(self, api: ApiKey, body: ResponseBody) -> None:
         """React to the answer to the request in flight (the Java client's response handlers)."""
         self.in_flight = None
-        if isinstance(body, JoinGroupResponse):
+        if _error_of(body) == Errors.FENCED_INSTANCE_ID:
+            self._fence()
+        elif isinstance(body, JoinGroupResponse):
             self._on_join(body)
         elif isinstance(body, SyncGroupResponse):
             self._on_sync(body)
         elif isinstance(body, HeartbeatResponse):
             self._on_error(body.error)
         elif isinstance(body, OffsetCommitResponse):
-            errors = {p.error for p in body.partitions}
-            self._on_error(errors.pop() if len(errors) == 1 else Errors.NONE)
+            self._on_error(_error_of(body))
         elif isinstance(body, LeaveGroupResponse):
             pass
+
+    def _fence(self) -> None:
+        """FENCED_INSTANCE_ID is fatal (``FencedInstanceIdException``, KIP-345; the model's
+        ``consumer.fenced``): the partitions are lost and the client sends nothing more."""
+        self._reset(forget_member_id=True)
+        self.rejoin_needed = False
+        self.fenced = True
 
     def _on_join(self, r: JoinGroupResponse) -> None:
         if r.error == Errors.NONE:

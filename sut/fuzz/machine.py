@@ -54,7 +54,6 @@ from sut.fuzz.abstraction import (
     abstract_group,
     abstract_response,
     abstract_state,
-    client_of,
     group_ids,
 )
 from sut.fuzz.client import Client, encode_partitions, metadata_tag
@@ -121,9 +120,10 @@ def _model(config: Config) -> ClassicGroupModel:
 
 def model_config(options: FuzzOptions, require_known_member_id: bool) -> Config:
     """The model configuration the fuzzed coordinator is compared with: non-atomic channels (a
-    handled request is its own step), dynamic members only (the fuzzer's clients send no
-    ``group.instance.id``), every fault, the same initial delay and a rebalance timeout
-    above it (so the model offers every extension of the initial delay Kafka may take)."""
+    handled request is its own step), the fuzzer's static clients as static consumers
+    (``FuzzOptions.static_clients``: the same first indexes), every fault, the same initial delay
+    and a rebalance timeout above it (so the model offers every extension of the initial delay
+    Kafka may take)."""
     return Config(
         consumers=options.consumers,
         partitions=options.partitions,
@@ -134,7 +134,7 @@ def model_config(options: FuzzOptions, require_known_member_id: bool) -> Config:
         rebalance_timeout_ms=max(options.rebalance_timeouts_ms),
         profile=options.profile if options.profile in ("scala-3.x", "java-4.0") else "scala-3.x",
         atomic_requests=False,
-        static_consumers=0,
+        static_consumers=options.statics,
     )
 
 
@@ -150,7 +150,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
         o = self.OPTIONS
         self.target: FuzzTarget = type(self).FACTORY(o)
         self.coordinator = self.target.coordinator
-        self.clients = [Client(i) for i in range(o.consumers)]
+        self.clients = [Client(i, static=i < o.statics) for i in range(o.consumers)]
         self.config = model_config(o, False)
         self.ids = IdMap(self.config)
         self.refinement = (
@@ -195,11 +195,18 @@ class CoordinatorMachine(RuleBasedStateMachine):
 
     # ------------------------------------------------------------------ client choice
     def _idle(self, need: Callable[[Client], bool] = lambda c: True) -> list[Client]:
-        return [c for c in self.clients if c.idle and need(c)]
+        """Clients that may send: nothing in flight, not stopped by FENCED_INSTANCE_ID."""
+        return [c for c in self.clients if c.idle and not c.fenced and need(c)]
 
     def _pick(self, data: st.DataObject, need: Callable[[Client], bool] = lambda c: True) -> Client:
         index = data.draw(st.sampled_from([c.index for c in self._idle(need)]), label="client index")
         return self.clients[index]
+
+    def _session(self, c: Client) -> int:
+        """The session timeout of a client's routine JoinGroup (the prefix, a round): a static
+        client's is longer than the rebalance timeout (``FuzzOptions.static_session_timeout_ms``)."""
+        o = self.OPTIONS
+        return o.static_session_timeout_ms if c.static else o.session_timeouts_ms[0]
 
     @staticmethod
     def _can_sync(c: Client) -> bool:
@@ -227,9 +234,9 @@ class CoordinatorMachine(RuleBasedStateMachine):
         k = data.draw(st.integers(0, o.consumers), label="members")
         stage = data.draw(st.sampled_from(("joining", "completing", "completing", "stable", "stable")), label="stage")
         for c in self.clients[:k]:
-            self._join(c, True, False, o.session_timeouts_ms[0], o.rebalance_timeouts_ms[0])
+            self._join(c, True, False, self._session(c), o.rebalance_timeouts_ms[0])
             if c.member_id and c.idle:
-                self._join(c, True, False, o.session_timeouts_ms[0], o.rebalance_timeouts_ms[0])
+                self._join(c, True, False, self._session(c), o.rebalance_timeouts_ms[0])
         if stage == "joining":
             return
         for _ in range(4):
@@ -254,7 +261,8 @@ class CoordinatorMachine(RuleBasedStateMachine):
         leader after a change of partition counts, ``KafkaConsumer.enforceRebalance``, KIP-568)."""
         o = self.OPTIONS
         c = self._pick(data)
-        session = data.draw(st.sampled_from(o.session_timeouts_ms), label="session_timeout_ms")
+        sessions = o.session_timeouts_ms + ((o.static_session_timeout_ms,) if c.static else ())
+        session = data.draw(st.sampled_from(sessions), label="session_timeout_ms")
         rebalance = data.draw(st.sampled_from(o.rebalance_timeouts_ms), label="rebalance_timeout_ms")
         protocol_type, protocols = "consumer", None
         if o.extended:
@@ -283,13 +291,24 @@ class CoordinatorMachine(RuleBasedStateMachine):
             c.meta ^= 1
         if protocols is None:
             protocols = (JoinGroupProtocol("range", metadata_tag(c.meta).encode()),)
-        version = 5 if v4 else 3
+        # group.instance.id exists from JoinGroup v5 (KIP-345): a static client always sends v5+.
+        version = 5 if v4 or c.static else 3
         request = JoinGroupRequest(
-            GROUP_ID, c.member_id, protocol_type, protocols, session, rebalance, client_id=c.name, api_version=version
+            GROUP_ID,
+            c.member_id,
+            protocol_type,
+            protocols,
+            session,
+            rebalance,
+            group_instance_id=c.instance_id,
+            client_id=c.name,
+            api_version=version,
         )
         op: dict[str, Any] = {"op": "join", "member": c.name}
         if c.member_id == "" and c.name in self.bound:
             op["member_id"] = "UNKNOWN"
+        if c.static:
+            op["group_instance_id"] = c.instance_id
         op["require_known_member_id"] = v4
         op["session_timeout_ms"] = session
         op["rebalance_timeout_ms"] = rebalance
@@ -326,10 +345,10 @@ class CoordinatorMachine(RuleBasedStateMachine):
             # The range assignor orders member ids; Kafka's are strings, the model's tuples.
             plan = {cast(str, m): parts for m, parts in assign("range", cast(Any, c.members), self.OPTIONS.partitions)}
         assignments = tuple(SyncGroupAssignment(m, encode_partitions(p)) for m, p in plan.items())
-        request = SyncGroupRequest(GROUP_ID, c.generation, c.member_id, assignments=assignments)
-        op: dict[str, Any] = {"op": "sync", "member": c.name, "generation": c.generation}
+        request = SyncGroupRequest(GROUP_ID, c.generation, c.member_id, c.instance_id, assignments=assignments)
+        op: dict[str, Any] = {"op": "sync", "member": c.name, "generation": c.generation, **_instance(c)}
         if c.is_leader:
-            op["assignment"] = {self._name(m): ",".join(map(str, p)) for m, p in plan.items() if client_of(m)}
+            op["assignment"] = {self._name(m): ",".join(map(str, p)) for m, p in plan.items() if self.ids.owner(m)}
         abstract_plan = tuple(sorted((self.ids.get(m), p) for m, p in plan.items() if self.ids.get(m) != NO_MEMBER))
         abstract = Request(ApiKey.SYNC_GROUP, self.ids.get(c.member_id), c.generation, plan=abstract_plan)
         self._send(c, op, ApiKey.SYNC_GROUP, lambda: self.coordinator.sync(request), abstract, 0, c.member_id)
@@ -341,8 +360,8 @@ class CoordinatorMachine(RuleBasedStateMachine):
         self._heartbeat(self._pick(data, self._member))
 
     def _heartbeat(self, c: Client) -> None:
-        request = HeartbeatRequest(GROUP_ID, c.generation, c.member_id)
-        op = {"op": "heartbeat", "member": c.name, "generation": c.generation}
+        request = HeartbeatRequest(GROUP_ID, c.generation, c.member_id, c.instance_id)
+        op = {"op": "heartbeat", "member": c.name, "generation": c.generation, **_instance(c)}
         abstract = Request(ApiKey.HEARTBEAT, self.ids.get(c.member_id), c.generation)
         self._send(c, op, ApiKey.HEARTBEAT, lambda: self.coordinator.heartbeat(request), abstract, 0, c.member_id)
 
@@ -357,9 +376,45 @@ class CoordinatorMachine(RuleBasedStateMachine):
         for index in order:
             c = self.clients[index]
             if c.idle and c.rejoin_needed:
-                self._join(c, v4, False, o.session_timeouts_ms[0], o.rebalance_timeouts_ms[0])
+                self._join(c, v4, False, self._session(c), o.rebalance_timeouts_ms[0])
                 if v4 and c.idle and c.member_id and c.rejoin_needed:
-                    self._join(c, v4, False, o.session_timeouts_ms[0], o.rebalance_timeouts_ms[0])
+                    self._join(c, v4, False, self._session(c), o.rebalance_timeouts_ms[0])
+
+    def _behind_pairs(self) -> list[tuple[int, int]]:
+        """(static member, other client) pairs for ``static_member_left_behind``."""
+        statics = [c.index for c in self._idle(lambda c: c.static and self._member(c))]
+        others = [c.index for c in self._idle(lambda c: not c.static)]
+        return [(s, o) for s in statics for o in others]
+
+    @precondition(lambda self: not self.unloaded and bool(self._behind_pairs()))
+    @rule(data=st.data())
+    def static_member_left_behind(self, data: st.DataObject) -> None:
+        """A static member overruns the rebalance timeout (a long poll): another client joins
+        with a new subscription, which starts a rebalance, and the rebalance timeout passes before
+        the static member rejoins. Its session outlasts the timeout, so it stays in the group with
+        its old generation (KIP-345), and its next SyncGroup, Heartbeat or OffsetCommit — sent
+        when its poll returns: the SyncGroup if due, else a Heartbeat or the auto-commit, drawn —
+        carries a stale generation: the situation the generation checks exist for
+        (docs/reductions.md, *Static membership*). Each request and timer is its own checked
+        step, as in a round."""
+        o = self.OPTIONS
+        index, other = data.draw(st.sampled_from(self._behind_pairs()), label="static member, other client")
+        c = self.clients[other]
+        self._join(c, True, True, self._session(c), o.rebalance_timeouts_ms[0])
+        if c.idle and c.member_id and c.rejoin_needed:
+            self._join(c, True, False, self._session(c), o.rebalance_timeouts_ms[0])
+        if not (self.clients[index].idle and self._rebalance_deadline() is not None):
+            return
+        self.rebalance_timeout_passes()
+        static = self.clients[index]
+        if not (static.idle and not static.fenced and self._member(static)):
+            return
+        if self._can_sync(static):
+            self._sync(static)
+        elif self._stable(static) and data.draw(st.booleans(), label="commits"):
+            self._commit(static)
+        else:
+            self._heartbeat(static)
 
     @precondition(lambda self: not self.unloaded and len(self._idle(CoordinatorMachine._can_sync)) > 1)
     @rule(data=st.data())
@@ -382,12 +437,18 @@ class CoordinatorMachine(RuleBasedStateMachine):
             if c.idle and self._member(c):
                 self._heartbeat(c)
 
-    @precondition(lambda self: bool(self._idle(lambda c: c.member_id != "")))
+    @staticmethod
+    def _may_leave(c: Client) -> bool:
+        """A dynamic member leaves; a static one never does (KIP-345: its instance id keeps its
+        place until its session times out; the model's consumer likewise)."""
+        return c.member_id != "" and not c.static
+
+    @precondition(lambda self: bool(self._idle(CoordinatorMachine._may_leave)))
     @rule(data=st.data())
     def leave(self, data: st.DataObject) -> None:
         """LeaveGroup for the client's own member id (batch form, one member); the client then
         forgets its id and generation (``maybeLeaveGroup``)."""
-        c = self._pick(data, lambda c: c.member_id != "")
+        c = self._pick(data, self._may_leave)
         request = LeaveGroupRequest(GROUP_ID, (MemberIdentity(c.member_id),))
         op = {"op": "leave", "members": [{"member": c.name}]}
         abstract = Request(ApiKey.LEAVE_GROUP, self.ids.get(c.member_id))
@@ -399,16 +460,19 @@ class CoordinatorMachine(RuleBasedStateMachine):
     def commit(self, data: st.DataObject) -> None:
         """OffsetCommit of the client's partitions (partition 0 if it owns none) with its
         generation."""
-        c = self._pick(data, self._stable)
+        self._commit(self._pick(data, self._stable))
+
+    def _commit(self, c: Client) -> None:
         offset = next(self.offsets)
         partitions = c.owned or (0,)
         parts = tuple(OffsetCommitPartition(TopicPartition(TOPIC, p), offset) for p in partitions)
-        request = OffsetCommitRequest(GROUP_ID, c.generation, c.member_id, parts)
+        request = OffsetCommitRequest(GROUP_ID, c.generation, c.member_id, parts, c.instance_id)
         op = {
             "op": "commit",
             "member": c.name,
             "generation": c.generation,
             "offsets": {f"{TOPIC}-{p}": offset for p in partitions},
+            **_instance(c),
         }
         abstract = Request(ApiKey.OFFSET_COMMIT, self.ids.get(c.member_id), c.generation)
         self._send(
@@ -429,13 +493,16 @@ class CoordinatorMachine(RuleBasedStateMachine):
             c, op, ApiKey.OFFSET_FETCH, lambda: self.coordinator.fetch_offsets(request), abstract, 0, c.member_id
         )
 
-    @precondition(lambda self: any(c.member_id or c.in_flight for c in self.clients))
+    @precondition(lambda self: any(c.member_id or c.in_flight or c.fenced for c in self.clients))
     @rule(data=st.data())
     def crash(self, data: st.DataObject) -> None:
         """A client process restarts: new connection, new name, no member id. The coordinator
-        keeps its old member until a timer removes it (reference §12)."""
+        keeps its old member until a timer removes it (reference §12) — or, for a static client,
+        until its next JoinGroup, which carries the same instance id without a member id and takes
+        the old member's place (KIP-345). A fenced client is restarted this way too."""
         index = data.draw(
-            st.sampled_from([c.index for c in self.clients if c.member_id or c.in_flight]), label="client index"
+            st.sampled_from([c.index for c in self.clients if c.member_id or c.in_flight or c.fenced]),
+            label="client index",
         )
         self.clients[index].crash()
 
@@ -457,6 +524,28 @@ class CoordinatorMachine(RuleBasedStateMachine):
         deadline = self._next_deadline()
         assert clock is not None and deadline is not None
         self._advance(deadline - clock.now_ms + 1)
+
+    @precondition(lambda self: self._rebalance_deadline() is not None)
+    @rule()
+    def rebalance_timeout_passes(self) -> None:
+        """Time passes just beyond the armed DelayedJoin's or pending-sync timer's deadline (the
+        group's rebalance timeout, reference §11): the members that have not rejoined or synced by
+        then overran it, as a consumer stuck in a long poll does, and the join or sync phase is
+        forced to complete. Every timer due earlier fires on the way, each its own step. A static
+        member whose session outlasts the rebalance timeout stays in the group with its old
+        generation (KIP-345; the model's forced join completion, docs/reductions.md *Static
+        membership*), which ``advance_to_next_timer`` alone, one heartbeat deadline at a time,
+        seldom reaches."""
+        clock = self.target.clock
+        deadline = self._rebalance_deadline()
+        assert clock is not None and deadline is not None
+        self._advance(deadline - clock.now_ms + 1)
+
+    def _rebalance_deadline(self) -> int | None:
+        if self.target.clock is None or not self.target.observable:
+            return None
+        timers = self.coordinator.introspect().timers  # type: ignore[attr-defined]
+        return min((t.deadline_ms for t in timers if t.kind in (TimerKind.JOIN, TimerKind.SYNC)), default=None)
 
     def _advance(self, ms: int) -> None:
         """One ``advance_time`` step of at least ``ms``, lengthened until it ends off every
@@ -549,11 +638,30 @@ class CoordinatorMachine(RuleBasedStateMachine):
         in_use = {x.index: self.ids.get(x.member_id) for x in self.clients}
         self.records = []
         request_id = call()
+        restored = api == ApiKey.JOIN_GROUP and c.static and self._complete_static_store()
         self.owner[request_id] = (c.index, c.incarnation, step, member_id)
         c.send(request_id, api, step)
         if api == ApiKey.LEAVE_GROUP:
             c.left()
-        self._after(op, step, request_id, c, abstract, join_version, in_use, member_id)
+        self._after(op, step, request_id, c, abstract, join_version, in_use, member_id, restored)
+
+    def _complete_static_store(self) -> bool:
+        """A static member that rejoins a Stable group under a new member id is answered once the
+        group is stored again (``updateStaticMemberAndRebalance``, reference §4 step 6). The model
+        takes that write to succeed at once, within the JoinGroup (docs/reductions.md, *Static
+        membership*), so the machine completes it right away; the two atomic steps are checked as
+        the model's one (``_check_steps``) and the scenario gets a ``store_complete`` step after
+        the join. Returns whether there was such a write."""
+        controls = self.target.controls
+        if controls is None or not self.target.observable:
+            return False
+        writes = controls.introspect().writes
+        if not any(w.kind == "static_member" for w in writes):
+            return False
+        if writes[0].kind != "static_member" or len(writes) > 1:
+            raise AssertionError(f"a static member's re-store queued with other writes: {writes}")
+        controls.store_complete(Errors.NONE)
+        return True
 
     def _environment(self, op: dict[str, Any], call: Callable[[], object]) -> None:
         step = self.recorder.next_index
@@ -561,7 +669,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
         in_use = {x.index: self.ids.get(x.member_id) for x in self.clients}
         self.records = []
         call()
-        self._after(op, step, None, None, None, 0, in_use, "")
+        self._after(op, step, None, None, None, 0, in_use, "", False)
 
     def _after(
         self,
@@ -573,14 +681,21 @@ class CoordinatorMachine(RuleBasedStateMachine):
         join_version: int,
         in_use: dict[int, Any],
         member_id: str,
+        restored: bool,
     ) -> None:
         events = self.coordinator.take_events()
         self.recorder.add(op)
+        if restored:
+            self.recorder.add({"op": "store_complete"})
         timer_times = [r.time_ms for r, _ in self.records if r.kind == StepKind.TIMER]
         if len(timer_times) != len(set(timer_times)):
             self.shared_deadlines.add(step)
         self._note_bindings(events)
         failure = self._check_steps(client, abstract, request_id, join_version, in_use, member_id)
+        if failure is not None and restored:
+            # The scenario splits the step in two (the join, then the write): the model's
+            # expectation for the merged step is no expectation for either.
+            failure = failure[0], None
         self._deliver(events)
         self._prune()
         if failure is None:
@@ -637,6 +752,13 @@ class CoordinatorMachine(RuleBasedStateMachine):
                 and records[i + 1][0].kind == StepKind.TIMER
                 and records[i + 1][0].timer == TimerKind.INITIAL_JOIN
                 and (records[i + 1][0].delay_ms or 0) <= 0
+            ) or (
+                # A static member's re-store, completed at once (``_complete_static_store``): the
+                # model's JoinGroup answers within its own step.
+                record.kind == StepKind.REQUEST
+                and i + 1 < len(records)
+                and records[i + 1][0].kind == StepKind.STORE_CALLBACK
+                and records[i + 1][0].write_kind == "static_member"
             ):
                 i += 1
                 events += list(records[i][0].events)
@@ -669,7 +791,8 @@ class CoordinatorMachine(RuleBasedStateMachine):
         before_group = self._abstract(before_snapshot)
         post = after_snapshot.groups.get(GROUP_ID)
         try:
-            self.ids.bind_new(sorted(group_ids(post, after_snapshot.writes)), before_group, in_use)
+            creator = (client.index, client.incarnation) if record.kind == StepKind.REQUEST and client else None
+            self.ids.bind_new(sorted(group_ids(post, after_snapshot.writes)), before_group, in_use, creator)
             after_group = self._abstract(after_snapshot)
             if record.kind == StepKind.UNLOAD:
                 self.gone = after_group
@@ -917,8 +1040,10 @@ class CoordinatorMachine(RuleBasedStateMachine):
         """The symbolic name of a member id: the client id it was issued to (``c2``, ``c2_1``)."""
         if not member_id:
             return "-"
-        owner = client_of(member_id)
-        return member_id.split("-", 1)[0] if owner is not None else member_id
+        owner = self.ids.owner(member_id)
+        if owner is None:
+            return member_id
+        return f"c{owner[0] + 1}" if owner[1] == 0 else f"c{owner[0] + 1}_{owner[1]}"
 
     def _client_name(self, owner: tuple[int, int, int, str]) -> str:
         index, incarnation = owner[0], owner[1]
@@ -983,11 +1108,18 @@ class CoordinatorMachine(RuleBasedStateMachine):
             fresh = (
                 c.in_flight.api == ApiKey.JOIN_GROUP
                 and group is not None
-                and any(m.awaiting_join and client_of(m.member_id) == (c.index, c.incarnation) for m in group.members)
+                and any(
+                    m.awaiting_join and self.ids.owner(m.member_id) == (c.index, c.incarnation) for m in group.members
+                )
             )
             assert parked or fresh or (group is not None and group.state == GroupState.DEAD), (
                 f"{c.name}'s {c.in_flight.api.label} is neither answered nor parked"
             )
+
+
+def _instance(c: Client) -> dict[str, Any]:
+    """The ``group_instance_id`` field of a static client's scenario step (none for a dynamic one)."""
+    return {"group_instance_id": c.instance_id} if c.static else {}
 
 
 def _one_of(values: list[Any]) -> Any:

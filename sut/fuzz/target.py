@@ -29,13 +29,25 @@ GROUP_ID = "kgc-fuzz-group"
 class FuzzOptions:
     """How the machine fuzzes.
 
-    ``refinement`` restricts requests to what the model covers (dynamic members with the
+    ``refinement`` restricts requests to what the model covers (dynamic and static members with the
     ``range`` protocol and valid timeouts, no ``group.max.size``) and checks every step against the
     model; ``extended`` adds what the model abstracts away (a small ``group.max.size``, session
     timeouts out of bounds, another protocol type, no protocols), checked by
     the property functions only."""
 
     consumers: int = 3
+    static_clients: int = 1
+    """How many clients (the first ones) are static members, as the model's default
+    ``Config.static_consumers``: each joins with its ``group.instance.id`` (``instance-<k>``, from
+    its index), sends it with every group request, never sends LeaveGroup and on a restart joins
+    again without a member id under the same instance id (KIP-345). Ignored (no static client)
+    under a profile without static membership (before 2.3)."""
+    static_session_timeout_ms: int = 120_000
+    """The session timeout static clients join with in the happy-path prefix and in rounds, and
+    one more choice of the ``join`` rule for them. KIP-345 pairs static membership with a session
+    timeout above the rebalance timeout, so that a restart does not cost the member its place; it
+    is also what lets a forced join completion leave a static member behind with its old
+    generation (docs/reductions.md, *Static membership*) before its session expires."""
     partitions: int = 3
     profile: str = "scala-3.x"
     initial_rebalance_delay_ms: int = 3000
@@ -57,6 +69,15 @@ class FuzzOptions:
             raise ValueError("extended requests are outside the model: use refinement=False with extended=True")
         if not 1 <= self.consumers <= 6:
             raise ValueError(f"consumers must be between 1 and 6, got {self.consumers}")
+        if not 0 <= self.static_clients <= self.consumers:
+            raise ValueError(
+                f"static_clients must be between 0 and consumers ({self.consumers}), got {self.static_clients}"
+            )
+
+    @property
+    def statics(self) -> int:
+        """The static clients in force: none under a profile without static membership."""
+        return self.static_clients if profile_named(self.profile).static_membership else 0
 
 
 @dataclass
