@@ -64,6 +64,12 @@ class Divergence:
     #: the reference's full outcome of each step (for the sequence chart)
     kafka_outcome: tuple[Mapping[str, Any], ...] = ()
     chart_file: str | None = None
+    #: the broker's observed outcome of each step (lockstep runs; for the chart)
+    broker_outcome: tuple[Mapping[str, Any], ...] = ()
+    #: whether the run went on comparing after this divergence
+    resynchronised: bool = True
+    #: why the sequence's comparison stopped, if it did
+    unresynced: str | None = None
 
     @property
     def request(self) -> list[Mapping[str, Any]]:
@@ -81,6 +87,7 @@ class Divergence:
             "scenario_file": self.scenario_file,
             "chart": self.chart_file,
             "source": self.source,
+            "resynchronised": self.resynchronised,
         }
 
 
@@ -121,10 +128,23 @@ def group_by_kind(divergences: Iterable[Divergence]) -> list[DivergenceGroup]:
 
 
 def join_version(step: Mapping[str, Any], config: ScenarioConfig) -> int:
-    """The JoinGroup version the scenario runner sends for a join step: v5 when the member must
-    obtain its id first or is static, v3 otherwise (``sut.scenario.runner``; reference §3)."""
+    """The JoinGroup version the scenario runner sends for a join step: its ``api_version``, else
+    v5 when the member must obtain its id first or is static, v3 otherwise
+    (``sut.scenario.runner``; reference §3)."""
+    if isinstance(step.get("api_version"), int):
+        return int(step["api_version"])
     known = step.get("require_known_member_id", config.require_known_member_id)
     return 5 if known or step.get("group_instance_id") is not None else 3
+
+
+def join_class(version: int) -> str:
+    """The JoinGroup versions that Kafka 3.6.2 answers alike, as kinds name them: v0-v3 admit a
+    new member at once, v4 first hands out its id (KIP-394), v5+ also carry group.instance.id
+    (KIP-345; v6+ flexible, v7+ protocol type and name in the answer, v9 skip_assignment only
+    for static leaders). A departure shown at v1 and at v3 is one kind."""
+    if version <= 3:
+        return "v0-v3"
+    return "v4" if version == 4 else "v5+"
 
 
 def kind_of(
@@ -168,7 +188,9 @@ def _api(steps: Sequence[Mapping[str, Any]], config: ScenarioConfig, index: int)
     op = str(step.get("op"))
     api = API_OF_OP.get(op, op)
     if op == "join":
-        api += f" v{join_version(step, config)}"
+        api += f" {join_class(join_version(step, config))}"
+    elif op == "leave" and isinstance(step.get("api_version"), int) and step["api_version"] < 3:
+        api += " v0-v2"
     return api
 
 

@@ -35,7 +35,7 @@ class Report:
     chart_failures: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        found = [o.divergence for o in self.scenarios if o.divergence is not None]
+        found = [d for o in self.scenarios for d in o.found]
         if self.search is not None:
             found += self.search.divergences
         self.groups = group_by_kind(found)
@@ -115,7 +115,8 @@ class Report:
         if self.search is not None:
             lines.append(
                 f"generated: {self.search.runs} sequences run (budget {self.budget}, seed {self.seed}), "
-                f"{len(self.search.divergences)} kinds found by search"
+                f"{len(self.search.kinds)} kinds found by search, {len(self.search.shrunk)} shrunk by Hypothesis, "
+                f"{self.search.unresynced} sequences not resynchronised"
             )
         lines.append(
             f"{len(self.groups)} kinds of divergence ({len(self.new)} new, {len(self.accepted)} known) "

@@ -12,7 +12,7 @@ import pytest
 
 from kgc.cli import main
 
-#: One scenario whose very first answer tells tansu from Kafka (tansu answers a JoinGroup v3 from
+#: One scenario whose very first answer tells tansu from Kafka (tansu answers a JoinGroup v0-v3 from
 #: a new member with MEMBER_ID_REQUIRED; Kafka 3.6.2 adds the member and parks the request).
 QUICK = {
     "format": "kgc-scenarios",
@@ -91,7 +91,7 @@ def test_against_tansu_new_then_known_then_reproduced(tmp_path: Path, capsys: py
     first = json.loads(capsys.readouterr().out)
     assert first["target"].startswith("tansu broker 0.6.0 at 127.0.0.1:") and first["seconds"] > 0
     kinds = [d["kind"] for d in first["divergences"]]
-    v3 = "JoinGroup v3 answered at once (MEMBER_ID_REQUIRED) where Kafka parks it"
+    v3 = "JoinGroup v0-v3 answered at once (MEMBER_ID_REQUIRED) where Kafka parks it"
     assert v3 in kinds and first["known"] == []
     # tansu 0.6.0 panics on a JoinGroup without protocols (administrator.rs, protocols[0]).
     assert "JoinGroup: the broker closed the connection instead of answering" in kinds

@@ -22,7 +22,7 @@ def divergence() -> Divergence:
     doc = {"name": "chart", "applies_to": ["scala-3.x"], "config": {}, "steps": STEPS, "expect": [{}, {}, {}]}
     result = run_scenario(scenario_from(doc, "t"), reference_coordinator)
     return Divergence(
-        "JoinGroup v5 still parked when Kafka has answered it",
+        "JoinGroup v5+ still parked when Kafka has answered it",
         "step 2 (advance_time 3500): ...",
         "test",
         tuple(STEPS),
