@@ -83,6 +83,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="bound on every wait for the broker (default 30)",
     )
     p.add_argument(
+        "--hold",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="how long a broker's hold of a request Kafka has answered is waited out "
+        "(default: the sequence's longest session timeout + 2 s, for holds that scale with it)",
+    )
+    p.add_argument(
+        "--session-timeout",
+        type=_session,
+        default=None,
+        metavar="MS",
+        help="session and rebalance timeout of generated sequences (default 6000; shorter ones make "
+        "expiry reachable in seconds and assume the broker's group.min.session.timeout.ms admits them)",
+    )
+    p.add_argument(
+        "--first-only",
+        action="store_true",
+        help="stop each sequence at its first divergence (no resynchronisation; kgc's earlier behaviour)",
+    )
+    p.add_argument(
+        "--no-properties", action="store_true", help="do not check the protocol properties on the broker's answers"
+    )
+    p.add_argument(
         "--broker-config",
         action="append",
         default=[],
@@ -119,7 +143,18 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(str(exc)) from None
     if args.request_timeout <= args.settle:
         raise InputError("--request-timeout must be longer than --settle")
-    plan = Plan(files, args.budget, args.seed, args.clients, args.max_wait, settings)
+    plan = Plan(
+        files,
+        args.budget,
+        args.seed,
+        args.clients,
+        args.max_wait,
+        settings,
+        resync=not args.first_only,
+        hold_s=args.hold,
+        check_properties=not args.no_properties,
+        session_timeout_ms=args.session_timeout,
+    )
     progress = _progress if sys.stderr.isatty() and not args.json else None
     broker = TansuBroker() if args.broker == "tansu" else None
     try:
@@ -173,6 +208,13 @@ def _clients(text: str) -> int:
     value = _int(text)
     if not 1 <= value <= 4:
         raise argparse.ArgumentTypeError(f"must be 1 to 4, got {value}")
+    return value
+
+
+def _session(text: str) -> int:
+    value = _int(text)
+    if not 500 <= value <= 60_000:
+        raise argparse.ArgumentTypeError(f"must be 500 to 60000 ms (waits are real), got {value}")
     return value
 
 

@@ -88,6 +88,7 @@ class Divergence:
             "chart": self.chart_file,
             "source": self.source,
             "resynchronised": self.resynchronised,
+            "kafka_source": kafka_source(self.kind),
         }
 
 
@@ -204,14 +205,43 @@ def _field_kind(api: str, name: str, expected: Any, actual: Any) -> str:
     if name == "generation" and isinstance(expected, int) and isinstance(actual, int):
         return f"{api}: generation {'lower' if actual < expected else 'higher'} than Kafka's"
     if name == "member_errors":
-        return f"{api}: member errors {_compact(actual)} where Kafka answers {_compact(expected)}"
+        return f"{api}: member errors {compact(actual)} where Kafka answers {compact(expected)}"
     if name == "protocol":
-        return f"{api}: protocol {_compact(actual)} where Kafka selects {_compact(expected)}"
+        return f"{api}: protocol {compact(actual)} where Kafka selects {compact(expected)}"
     if name == "leader" and isinstance(expected, str) and "the leader every other answer" in expected:
         return f"{api}: answers of one generation name different leaders"
     if name == "members" and expected == "the member list in the leader's answer only":
         return f"{api}: the member list is not in the leader's answer only"
     return f"{api}: {name} differs from Kafka's"
+
+
+#: Where Kafka 3.6.2 decides each API's answer (core/src/main/scala/kafka/coordinator/group/).
+KAFKA_SOURCES = {
+    "JoinGroup": "GroupCoordinator.handleJoinGroup / doNewMemberJoinGroup / doCurrentMemberJoinGroup, "
+    "completeJoin (GroupCoordinator.scala, Kafka 3.6.2; reference §3-§4, §11)",
+    "SyncGroup": "GroupCoordinator.handleSyncGroup / doSyncGroup (GroupCoordinator.scala, Kafka 3.6.2; reference §5)",
+    "Heartbeat": "GroupCoordinator.handleHeartbeat (GroupCoordinator.scala, Kafka 3.6.2; reference §6)",
+    "LeaveGroup": "GroupCoordinator.handleLeaveGroup (GroupCoordinator.scala, Kafka 3.6.2; reference §7)",
+    "OffsetCommit": "GroupCoordinator.handleCommitOffsets / validateOffsetCommit (GroupCoordinator.scala, "
+    "Kafka 3.6.2; reference §8)",
+    "OffsetFetch": "GroupCoordinator.handleFetchOffsets (GroupCoordinator.scala, Kafka 3.6.2; reference §9)",
+    "DescribeGroups": "GroupCoordinator.handleDescribeGroup, GroupMetadata.summary and its state names "
+    "(GroupMetadata.scala, Kafka 3.6.2; reference §2)",
+    "ApiVersions": "validVersions of clients/src/main/resources/common/message/*Request.json (Kafka 3.6.2)",
+    "property": "properties/ (kgc's protocol properties), checked on the broker's own answers",
+}
+
+
+def kafka_source(kind: str) -> str:
+    """The Kafka source behind the expectation of a kind."""
+    if kind.startswith("property "):
+        return KAFKA_SOURCES["property"]
+    if kind.startswith("ApiVersions"):
+        return KAFKA_SOURCES["ApiVersions"]
+    if kind.startswith(("group ", "DescribeGroups", "the group")):
+        return KAFKA_SOURCES["DescribeGroups"]
+    api = _API_NAME.search(kind)
+    return KAFKA_SOURCES.get(api.group(0), "") if api is not None else ""
 
 
 def _failure_kind(text: str) -> str:
@@ -222,7 +252,7 @@ def _failure_kind(text: str) -> str:
     return f"{api.group(0)}: {what}" if api is not None else what
 
 
-def _compact(value: Any) -> str:
+def compact(value: Any) -> str:
     if value in (ABSENT, UNOBSERVED):
         return str(value)
     return json.dumps(value, separators=(",", ":"))
@@ -230,7 +260,7 @@ def _compact(value: Any) -> str:
 
 def describe(step_label: str, field_name: str, expected: Any, actual: Any) -> str:
     """One sentence with the concrete values."""
-    return f"step {step_label}: {field_name} is {_compact(actual)} on the broker, {_compact(expected)} in Kafka"
+    return f"step {step_label}: {field_name} is {compact(actual)} on the broker, {compact(expected)} in Kafka"
 
 
 # --------------------------------------------------------------------------------------------------

@@ -88,12 +88,15 @@ GHOST_INSTANCE = "kgc-ghost-instance"
 PARTITIONS = 2
 
 
-def fuzz_options(broker: BrokerSettings, clients: int) -> FuzzOptions:
+def fuzz_options(broker: BrokerSettings, clients: int, session_timeout_ms: int | None = None) -> FuzzOptions:
     """The machine's options for a broker with ``broker``'s group settings: ``clients``
     consumers, 6 s timeouts (within the broker's bounds), the requests the model does not cover
     too (``extended``); no model checks (the oracle is checked against the model by ``sut.fuzz``'s
     own tests; here only the broker is judged)."""
-    timeout = min(max(TIMEOUT_MS, broker.min_session_timeout_ms), broker.max_session_timeout_ms)
+    if session_timeout_ms is not None:
+        timeout = session_timeout_ms
+    else:
+        timeout = min(max(TIMEOUT_MS, broker.min_session_timeout_ms), broker.max_session_timeout_ms)
     return FuzzOptions(
         consumers=clients,
         partitions=PARTITIONS,
@@ -417,6 +420,7 @@ def search(
     seed: int,
     clients: int = 2,
     stop_after: int | None = None,
+    session_timeout_ms: int | None = None,
 ) -> SearchResult:
     """Look for divergences of kinds not found yet, each shrunk to a shortest sequence, with at
     most ``budget`` differential runs on the broker; stop early once ``stop_after`` kinds are
@@ -446,7 +450,7 @@ def search(
         fresh = [d for d in outcome.found if d.kind not in found]
         return fresh[0] if fresh else None
 
-    machine = differential_machine(fuzz_options(broker, clients), judge)
+    machine = differential_machine(fuzz_options(broker, clients, session_timeout_ms), judge)
     while result.runs < budget and (stop_after is None or len(found) < stop_after):
         result.rounds += 1
         round_settings = settings(

@@ -14,7 +14,14 @@ from diagrams.render import RenderError
 from diagrams.sequence import TraceError
 from sut.conformance.chart import write_chart
 from sut.conformance.differential import Outcome
-from sut.conformance.divergence import DivergenceGroup, KnownDivergence, group_by_kind
+from sut.conformance.divergence import (
+    Divergence,
+    DivergenceGroup,
+    KnownDivergence,
+    compact,
+    group_by_kind,
+    kafka_source,
+)
 from sut.conformance.generate import SearchResult
 
 
@@ -33,9 +40,11 @@ class Report:
     command: str = "kgc conformance"
     groups: list[DivergenceGroup] = field(default_factory=list)
     chart_failures: dict[str, str] = field(default_factory=dict)
+    #: divergences found without a request sequence (ApiVersions against Kafka's ranges)
+    checks: list[Divergence] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        found = [d for o in self.scenarios for d in o.found]
+        found = list(self.checks) + [d for o in self.scenarios for d in o.found]
         if self.search is not None:
             found += self.search.divergences
         self.groups = group_by_kind(found)
@@ -65,6 +74,8 @@ class Report:
         sequence chart (Kafka's run, SVG) beside it."""
         directory.mkdir(parents=True, exist_ok=True)
         for number, group in enumerate(self.groups, 1):
+            if not group.shortest.steps:
+                continue  # no request sequence to reproduce (ApiVersions)
             path = directory / f"divergence-{number:02d}-{_slug(group.kind)}.json"
             scenario = {**group.shortest.scenario, "name": f"divergence_{number:02d}"}
             document = {"format": "kgc-scenarios", "format_version": 1, "scenarios": [scenario]}
@@ -87,18 +98,32 @@ class Report:
         return {
             "target": self.target,
             "seconds": round(self.seconds, 1),
-            "divergences": [_entry(g) for g in self.new],
+            "divergences": [
+                _entry(g, self.known_kinds[g.kind].note if g.kind in self.known_kinds else None) for g in self.groups
+            ],
+            "new": len(self.new),
             "known": [_entry(g, self.known_kinds[g.kind].note) for g in self.accepted],
             "known_not_seen": [{"kind": k.kind, "note": k.note} for k in self.unseen_known],
             "versions": self.versions,
             "scenarios": {
                 "run": sum(1 for o in self.scenarios if o.skipped is None),
                 "diverged": sum(1 for o in self.scenarios if o.divergence is not None),
+                "unresynchronised": [
+                    {"scenario": o.source, "reason": o.unresynced} for o in self.scenarios if o.unresynced
+                ],
                 "skipped": [{"scenario": o.source, "reason": o.skipped} for o in self.scenarios if o.skipped],
             },
             "generated": None
             if self.search is None
-            else {"budget": self.budget, "seed": self.seed, "runs": self.search.runs, "rounds": self.search.rounds},
+            else {
+                "budget": self.budget,
+                "seed": self.seed,
+                "runs": self.search.runs,
+                "rounds": self.search.rounds,
+                "kinds": self.search.kinds,
+                "shrunk": self.search.shrunk,
+                "unresynchronised": self.search.unresynced,
+            },
         }
 
     def text(self) -> str:
@@ -109,7 +134,10 @@ class Report:
         skipped = [o for o in self.scenarios if o.skipped is not None]
         if self.scenarios:
             diverged = sum(1 for o in ran if o.divergence is not None)
-            lines.append(f"scenarios: {len(ran)} run, {diverged} diverged, {len(skipped)} skipped")
+            stuck = sum(1 for o in ran if o.unresynced)
+            lines.append(
+                f"scenarios: {len(ran)} run, {diverged} diverged ({stuck} not resynchronised), {len(skipped)} skipped"
+            )
             for reason, count in Counter(_reason_class(o.skipped or "") for o in skipped).most_common():
                 lines.append(f"  skipped {count}: {reason}")
         if self.search is not None:
@@ -141,12 +169,19 @@ def _group_lines(label: str, group: DivergenceGroup, known: KnownDivergence | No
     if known is not None and known.note:
         out.append(f"      note: {known.note}")
     out.append(f"      {shortest.description}")
-    requests = "; ".join(_step_text(s) for s in shortest.request)
-    out.append(f"      shortest ({len(shortest.request)} steps, {shortest.source}): {requests}")
+    out.append(f"      Kafka: {compact(shortest.expected)}  |  broker: {compact(shortest.actual)}")
+    source = kafka_source(group.kind)
+    if source:
+        out.append(f"      Kafka source: {source}")
+    if not shortest.resynchronised and shortest.unresynced:
+        out.append(f"      not resynchronised: {shortest.unresynced}")
+    if shortest.request:
+        requests = "; ".join(_step_text(s) for s in shortest.request)
+        out.append(f"      shortest ({len(shortest.request)} steps, {shortest.source}): {requests}")
     if shortest.scenario_file:
         out.append(f"      reproduce: {command} --scenarios {shortest.scenario_file} --budget 0")
     if shortest.chart_file:
-        out.append(f"      chart (Kafka's run): {shortest.chart_file}")
+        out.append(f"      chart (Kafka's run and the broker's): {shortest.chart_file}")
     return out
 
 
@@ -171,6 +206,7 @@ def _step_text(step: Any) -> str:
 def _entry(group: DivergenceGroup, note: str | None = None) -> dict[str, Any]:
     entry = group.shortest.as_json()
     entry["examples"] = group.examples
+    entry["known"] = note is not None
     if note is not None:
         entry["note"] = note
     return entry
