@@ -35,7 +35,7 @@ from sut.scenario.result import PASSED, SKIPPED, ScenarioResult
 from sut.scenario.runner import missing_capability, run_scenario
 from sut.scenario.symbols import parse_partition
 from sut.scenario.targets import make_target
-from sut.wire import WireCoordinator, WireOptions
+from sut.wire import WireCoordinator, WireError, WireOptions
 
 #: The profile whose behaviour the reference gives (Kafka 3.0-3.9 Scala, verified on 3.6.2).
 PROFILE = "scala-3.x"
@@ -265,19 +265,41 @@ class Differential:
         """Every divergence of the sequence, the oracle resynchronised with the broker after each
         (``sut.conformance.lockstep``)."""
         config = scenario.config
-        with self.target.coordinator(scenario) as coordinator:
-            run = Lockstep(
-                scenario,
-                doc["steps"],
-                reference_coordinator(config),
-                coordinator,
-                observable,
-                _answer_fields,
-                source,
-                self.hold_s if self.hold_s is not None else hold_for(scenario),
-                catch_up_for(scenario),
-                self.check_properties,
-            ).run()
+        try:
+            with self.target.coordinator(scenario) as coordinator:
+                run = Lockstep(
+                    scenario,
+                    doc["steps"],
+                    reference_coordinator(config),
+                    coordinator,
+                    observable,
+                    _answer_fields,
+                    source,
+                    self.hold_s if self.hold_s is not None else hold_for(scenario),
+                    catch_up_for(scenario),
+                    self.check_properties,
+                ).run()
+        except WireError as exc:
+            # The broker failed outside a request of the sequence (connecting, finding the
+            # coordinator, creating topics, closing): a finding of its own, never a crash.
+            text = f"{type(exc).__name__}: {exc}"
+            kind = kind_of(doc["steps"], config, 0, "exception", "an answer", text)
+            failure = Divergence(
+                kind=kind,
+                description=f"step 0: {text}",
+                source=source,
+                steps=tuple(doc["steps"]),
+                step=0,
+                field_name="exception",
+                expected="an answer",
+                actual=text,
+                scenario={**doc, "steps": list(doc["steps"][:1]), "expect": list(doc["expect"][:1])},
+                kafka_outcome=kafka_outcome,
+                resynchronised=False,
+                unresynced=f"step 0: the broker failed ({text})",
+            )
+            elapsed = time.monotonic() - started
+            return Outcome(source, failure, seconds=elapsed, divergences=(failure,), unresynced=failure.unresynced)
         found = []
         for divergence in run.divergences:
             index = divergence.step

@@ -395,7 +395,7 @@ class Lockstep:
 
     @staticmethod
     def _pending(side: StepRunner) -> dict[int, RequestId]:
-        return {sent.step: request_id for request_id, sent in side.in_flight.items() if sent.op in ("join", "sync")}
+        return {sent.step: request_id for request_id, sent in side.in_flight.items()}
 
     def _wait_out(self, index: int, lagging: list[int], pending: Mapping[int, RequestId]) -> None:
         coordinator = self.broker.coordinator
@@ -406,6 +406,7 @@ class Lockstep:
                     coordinator.wait_for(pending[step], max(deadline - time.monotonic(), 0.0))
                 elif isinstance(coordinator, Clock):
                     self._run_clock(self.broker, [step], int(self.hold_s * 1000))
+            self._observe(self.broker)
         except NoResponse:
             label = self.scenario.steps[lagging[0]].describe()
             raise _Stop(
@@ -414,7 +415,6 @@ class Lockstep:
             ) from None
         except WireError as exc:
             self._wire_failure(index, exc)
-        self._observe(self.broker)
         self._compare_late(index, lagging)
 
     def _catch_up(self, index: int, early: list[int]) -> None:
