@@ -58,7 +58,8 @@ class Fault:
     def __post_init__(self) -> None:
         if self.kind is FaultKind.ERROR and self.error not in INJECTABLE_ERRORS:
             names = ", ".join(sorted(e.name for e in INJECTABLE_ERRORS))
-            raise ValueError(f"an error fault answers one of {names}, not {self.error}")
+            shown = self.error.name if self.error is not None else "no error"
+            raise ValueError(f"an error fault answers one of {names}, not {shown}")
         if self.kind in (FaultKind.HOLD, FaultKind.DELAY) and self.ms <= 0:
             raise ValueError(f"a {self.kind.value} fault needs ms > 0, got {self.ms}")
         if self.times < 0:
