@@ -428,7 +428,10 @@ class CoordinatorServer:
                     pending.future.set_result(event.body)
             else:
                 node.events.append(event)
-                self.trace.add(TraceRecord(0, "event", self._now(node), node=node.index, event=summary(event)))
+                record = TraceRecord(
+                    0, "event", self._now(node), time.monotonic(), node=node.index, event=summary(event)
+                )
+                self.trace.add(record)
 
     def _now(self, node: _Node) -> int:
         return node.reference.now_ms if self.options.clock == "manual" else self._elapsed_ms()
@@ -536,6 +539,7 @@ class CoordinatorServer:
                 0,
                 "request",
                 self._now(conn.node),
+                time.monotonic(),
                 node=conn.node.index,
                 connection=conn.ident,
                 client_id=header.client_id or _client_id_of(payload),
@@ -574,14 +578,17 @@ class CoordinatorServer:
             if after.kind is FaultKind.DELAY:
                 await asyncio.sleep(after.ms / 1000)
             elif after.kind is FaultKind.DROP:
+                record.answered_mono = time.monotonic()
                 record.done = True
                 await conn.closed.wait()
                 return
             else:
+                record.answered_mono = time.monotonic()
                 record.done = True
                 conn.close()
                 return
         record.answered_at_ms = self._now(conn.node)
+        record.answered_mono = time.monotonic()
         record.done = True
         if out is not None and not conn.closed.is_set():
             conn.writer.write(out)

@@ -193,9 +193,7 @@ def served_target(config: ScenarioConfig, profile: str, mutant: str | None = Non
     return ServedReference(coordinator_config, StoreCompletion(config.store_completion))
 
 
-def replay_served(
-    files: Sequence[ScenarioFile], profile: str = DEFAULT_PROFILE, mutant: str | None = None
-) -> Replay:
+def replay_served(files: Sequence[ScenarioFile], profile: str = DEFAULT_PROFILE, mutant: str | None = None) -> Replay:
     """``sut.scenario.replay.replay`` with every scenario run through kgc serve over the wire (one
     server per scenario, stopped after it)."""
     results: list[ScenarioResult] = []

@@ -45,6 +45,10 @@ class TraceRecord:
     seq: int
     kind: str
     at_ms: int
+    #: ``time.monotonic()`` when the request arrived (one clock for every process of the machine)
+    mono: float = 0.0
+    #: ``time.monotonic()`` when its answer left (or its fault was applied)
+    answered_mono: float | None = None
     node: int = 0
     connection: int = 0
     client_id: str = ""
