@@ -89,7 +89,22 @@ class Divergence:
             "source": self.source,
             "resynchronised": self.resynchronised,
             "kafka_source": kafka_source(self.kind),
+            # The transcript: what each side answered and showed, step by step, up to the
+            # divergent step (the broker's generations in Kafka's numbering once an offset is
+            # learnt; "later" holds answers a hold or Kafka's clock released within the step).
+            "transcript": [
+                {"step": i, "request": dict(step), "kafka": _brief(kafka), "broker": _brief(broker)}
+                for i, (step, kafka, broker) in enumerate(
+                    zip(self.request, self.kafka_outcome, self.broker_outcome, strict=False)
+                )
+            ],
         }
+
+
+def _brief(outcome: Mapping[str, Any]) -> dict[str, Any]:
+    """A step's outcome as a transcript shows it: answers and the described group."""
+    keep = ("response", "completions", "later", "group")
+    return {k: outcome[k] for k in keep if k in outcome and outcome[k] not in (None, [])}
 
 
 @dataclass
