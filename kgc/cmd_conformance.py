@@ -58,6 +58,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="generated sequences run on the broker, shrinking included (default 12; 0: none)",
     )
+    p.add_argument(
+        "--time-limit",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="stop generating new sequences after this long (the budget still applies)",
+    )
     p.add_argument("--seed", type=_int, default=0, metavar="S", help="seed of the generated sequences (default 0)")
     p.add_argument(
         "--clients", type=_clients, default=2, metavar="N", help="consumers in generated sequences (1-4, default 2)"
@@ -162,6 +169,7 @@ def run(args: argparse.Namespace) -> int:
         hold_s=args.hold,
         check_properties=not args.no_properties,
         session_timeout_ms=args.session_timeout,
+        time_limit_s=args.time_limit,
     )
     progress = _progress if sys.stderr.isatty() and not args.json else None
     broker = TansuBroker() if args.broker in ("tansu", "kgc") else None

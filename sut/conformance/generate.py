@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, cast
@@ -421,11 +422,13 @@ def search(
     clients: int = 2,
     stop_after: int | None = None,
     session_timeout_ms: int | None = None,
+    time_limit_s: float | None = None,
 ) -> SearchResult:
     """Look for divergences of kinds not found yet, each shrunk to a shortest sequence, with at
     most ``budget`` differential runs on the broker; stop early once ``stop_after`` kinds are
     found (None: spend the budget looking for more)."""
     result = SearchResult()
+    deadline = None if time_limit_s is None else time.monotonic() + time_limit_s
     memo: dict[str, Outcome] = {}
     found: set[str] = set()
     seen: set[str] = set()
@@ -434,7 +437,7 @@ def search(
         key = json.dumps(steps, sort_keys=True)
         outcome = memo.get(key)
         if outcome is None:
-            if result.runs >= budget:
+            if result.runs >= budget or (deadline is not None and time.monotonic() >= deadline):
                 result.exhausted = True
                 return None
             result.runs += 1
@@ -451,7 +454,11 @@ def search(
         return fresh[0] if fresh else None
 
     machine = differential_machine(fuzz_options(broker, clients, session_timeout_ms), judge)
-    while result.runs < budget and (stop_after is None or len(found) < stop_after):
+    while (
+        result.runs < budget
+        and (stop_after is None or len(found) < stop_after)
+        and (deadline is None or time.monotonic() < deadline)
+    ):
         result.rounds += 1
         round_settings = settings(
             max_examples=max(budget - result.runs, 1),

@@ -39,6 +39,8 @@ class Plan:
     check_properties: bool = True
     #: session and rebalance timeout of generated sequences (None: 6 s, Kafka's smallest default)
     session_timeout_ms: int | None = None
+    #: wall-clock bound on the generated phase (None: only the budget bounds it)
+    time_limit_s: float | None = None
 
 
 def scenario_files(paths: Sequence[str | Path]) -> tuple[Path, ...]:
@@ -102,7 +104,13 @@ def run_conformance(
         # The budget bounds the generated phase; --max-wait is for the scenario library.
         generated = Differential(target, broker, float("inf"), plan.resync, plan.hold_s, plan.check_properties)
         found = search(
-            generated.run, broker, plan.budget, plan.seed, plan.clients, session_timeout_ms=plan.session_timeout_ms
+            generated.run,
+            broker,
+            plan.budget,
+            plan.seed,
+            plan.clients,
+            session_timeout_ms=plan.session_timeout_ms,
+            time_limit_s=plan.time_limit_s,
         )
     return Report(
         target=description,
