@@ -157,10 +157,11 @@ def join_class(version: int) -> str:
     """The JoinGroup versions that Kafka 3.6.2 answers alike, as kinds name them: v0-v3 admit a
     new member at once, v4 first hands out its id (KIP-394), v5+ also carry group.instance.id
     (KIP-345; v6+ flexible, v7+ protocol type and name in the answer, v9 skip_assignment only
-    for static leaders). A departure shown at v1 and at v3 is one kind."""
+    for static leaders). A departure shown at v1 and at v3 is one kind, and so is one at v4 and v9;
+    a static member's join (an instance id, v5+) is named apart by :func:`_api`."""
     if version <= 3:
         return "v0-v3"
-    return "v4" if version == 4 else "v5+"
+    return "v4+"
 
 
 def kind_of(
@@ -172,7 +173,9 @@ def kind_of(
     completion = _COMPLETION.match(field_name)
     if completion is not None:
         target = int(completion.group(1))
-        api = _api(steps, config, target)
+        # When an answer comes (after being parked) does not depend on the request's version once
+        # the member is admitted: the API alone names these kinds.
+        api = API_OF_OP.get(str(steps[target].get("op")), str(steps[target].get("op")))
         sub = completion.group(2)
         if sub is None:
             if expected == ABSENT:
@@ -205,6 +208,8 @@ def _api(steps: Sequence[Mapping[str, Any]], config: ScenarioConfig, index: int)
     api = API_OF_OP.get(op, op)
     if op == "join":
         api += f" {join_class(join_version(step, config))}"
+        if step.get("group_instance_id") is not None:
+            api += " (static member)"
     elif op == "leave" and isinstance(step.get("api_version"), int) and step["api_version"] < 3:
         api += " v0-v2"
     return api
