@@ -60,12 +60,16 @@ def hold_for(scenario: Scenario) -> float:
 
 def catch_up_for(scenario: Scenario) -> int:
     """How far Kafka's (virtual) clock may run on to meet an answer the broker gave early: the
-    longest rebalance timeout of the sequence plus the initial delay, and a second."""
+    initial delay and its extension (``InitialDelayedJoin``) plus a second, but never to within
+    half a second of the shortest session or rebalance timeout of the sequence, so that running
+    Kafka's clock on completes a join phase and never evicts a member the broker still has."""
     config = scenario.config
-    rebalances = [config.rebalance_timeout_ms, config.session_timeout_ms] + [
-        int(s.fields.get("rebalance_timeout_ms", 0)) for s in scenario.steps if s.op == "join"
-    ]
-    return max(rebalances) + config.initial_rebalance_delay_ms + 1_000
+    timeouts = [config.session_timeout_ms, config.rebalance_timeout_ms]
+    for step in scenario.steps:
+        if step.op == "join":
+            timeouts += [int(step.fields.get(k, 0)) for k in ("session_timeout_ms", "rebalance_timeout_ms")]
+    shortest = min(t for t in timeouts if t > 0)
+    return max(0, min(2 * config.initial_rebalance_delay_ms + 1_000, shortest - 500))
 
 
 def _stop_step(reason: str) -> int:
