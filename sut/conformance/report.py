@@ -4,6 +4,7 @@ scenario files that reproduce them, what was skipped, and how long it all took."
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -23,6 +24,9 @@ from sut.conformance.divergence import (
     kafka_source,
 )
 from sut.conformance.generate import SearchResult
+
+#: ``kgc conformance --max-wait``'s default: a reproduction waiting longer names its own.
+DEFAULT_MAX_WAIT_S = 4.0
 
 
 @dataclass
@@ -179,7 +183,9 @@ def _group_lines(label: str, group: DivergenceGroup, known: KnownDivergence | No
         requests = "; ".join(_step_text(s) for s in shortest.request)
         out.append(f"      shortest ({len(shortest.request)} steps, {shortest.source}): {requests}")
     if shortest.scenario_file:
-        out.append(f"      reproduce: {command} --scenarios {shortest.scenario_file} --budget 0")
+        waits = sum(int(s.get("ms", 0)) for s in shortest.request if s.get("op") == "advance_time") / 1000
+        longer = f" --max-wait {math.ceil(waits)}" if waits > DEFAULT_MAX_WAIT_S else ""
+        out.append(f"      reproduce: {command} --scenarios {shortest.scenario_file} --budget 0{longer}")
     if shortest.chart_file:
         out.append(f"      chart (Kafka's run and the broker's): {shortest.chart_file}")
     return out

@@ -100,6 +100,8 @@ def test_against_tansu_new_then_known_then_reproduced(tmp_path: Path, capsys: py
     assert [(s["op"], s["member"]) for s in entry["request"]] == [("join", "c1")]  # the shortest example
     assert Path(entry["scenario_file"]).is_file() and Path(entry["chart"]).is_file()
     assert first["generated"]["runs"] <= 2
+    reproduction = tmp_path / "reproduce.json"  # later runs renumber the files in --out
+    reproduction.write_text(Path(entry["scenario_file"]).read_text())
 
     # 2. With the known file, the same findings are listed as known and the run passes.
     assert main([*common, "--scenarios", str(scenarios), "--budget", "0", "--known", str(known)]) == 0
@@ -109,6 +111,31 @@ def test_against_tansu_new_then_known_then_reproduced(tmp_path: Path, capsys: py
     assert v3 in [d["kind"] for d in second["known"]] and v3 in [d["kind"] for d in second["divergences"]]
 
     # 3. The divergence's scenario file reproduces its kind.
-    assert main([*common, "--scenarios", entry["scenario_file"], "--budget", "0"]) == 1
+    assert main([*common, "--scenarios", str(reproduction), "--budget", "0"]) == 1
     third = json.loads(capsys.readouterr().out)
     assert v3 in [d["kind"] for d in third["divergences"]] and not any(d["known"] for d in third["divergences"])
+
+
+@pytest.mark.broker
+def test_kgcs_own_reference_over_the_wire_shows_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--broker kgc: the reference coordinator served by kgc serve (real clock, in front of tansu)
+    is compared with the in-process reference: no divergence, exit 0, every process stopped."""
+    scenarios = tmp_path / "quick.json"
+    scenarios.write_text(json.dumps(QUICK))
+    argv = ["conformance", "--broker", "kgc", "--scenarios", str(scenarios), "--budget", "1", "--json"]
+    assert main([*argv, "--out", str(tmp_path / "out")]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["target"].startswith("kgc serve (reference coordinator, Kafka 3.6.2)")
+    assert report["divergences"] == [] and report["scenarios"]["run"] == 2
+
+
+@pytest.mark.slow
+@pytest.mark.broker
+def test_the_generator_alone_finds_many_kinds_on_tansu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Lockstep with resynchronisation: twelve generated sequences show far more than the first
+    departure of each (kgc's earlier generator found 2 kinds with this budget and seed)."""
+    argv = ["conformance", "--broker", "tansu", "--no-scenarios", "--budget", "12", "--seed", "0", "--json"]
+    assert main([*argv, "--out", str(tmp_path / "out")]) == 1
+    kinds = [d["kind"] for d in json.loads(capsys.readouterr().out)["divergences"]]
+    assert len(kinds) >= 10
+    assert "JoinGroup: generations offset by -1 from Kafka's numbering (first generation is 1)" in kinds
