@@ -17,6 +17,7 @@ and the same counterexample.
 
 from __future__ import annotations
 
+import os
 import resource
 import sys
 import time
@@ -29,7 +30,7 @@ from model.actions import Action
 from model.config import Config
 from model.state import State
 from model.system import ClassicGroupModel
-from properties.base import Property
+from properties.base import STEP, Property
 from properties.protocol import ALL
 
 
@@ -56,6 +57,15 @@ class Stats:
     boundary_states: int = 0
     complete: bool = True
     stopped_by: str = ""
+    engine: str = "python"
+    visited_bytes: int = 0
+    """Memory of the visited set (the native engine's key table; 0 for the Python engine)."""
+    tables: dict[str, int] = field(default_factory=dict)
+    """Sizes of the engine's component tables (memoised steps, vectors, deliveries)."""
+
+    @property
+    def bytes_per_state(self) -> float:
+        return self.visited_bytes / self.distinct_states if self.distinct_states else 0.0
 
     @property
     def states_per_second(self) -> float:
@@ -89,11 +99,23 @@ class Result:
 ProgressFn = Callable[[Stats, int], None]
 
 
+ENGINES = ("auto", "native", "python")
+
+
+def default_engine() -> str:
+    """``KGC_ENGINE`` (``native`` or ``python``) if set, else ``auto``: the native engine when it
+    is built and the properties allow it, the Python engine otherwise."""
+    return os.environ.get("KGC_ENGINE", "auto")
+
+
 class Explorer:
     """Checks a model's properties over every reachable state within the bounds.
 
     ``step_cache=False`` evaluates every transition check on every transition (slower; the tests
-    use it to confirm that caching step-scoped checks changes nothing).
+    use it to confirm that caching step-scoped checks changes nothing). ``engine`` picks the
+    search engine (``ENGINES``); both give the same counts, verdicts and counterexamples. The
+    native engine needs step-scoped caching and no transition check that reads the whole
+    transition; ``auto`` falls back to the Python engine for those.
     """
 
     def __init__(
@@ -104,7 +126,11 @@ class Explorer:
         stop_at_first: bool = False,
         step_cache: bool = True,
         step_memory: int = 1_000_000,
+        engine: str | None = None,
     ) -> None:
+        self.engine = engine or default_engine()
+        if self.engine not in ENGINES:
+            raise ValueError(f"unknown engine {self.engine!r}: one of {', '.join(ENGINES)}")
         self.config = config
         self.model = model or ClassicGroupModel(config)
         self.properties = list(properties)
@@ -116,8 +142,68 @@ class Explorer:
     def run(self, strategy: str = "bfs", bounds: Bounds | None = None, progress: ProgressFn | None = None) -> Result:
         if strategy not in ("bfs", "dfs"):
             raise ValueError(f"unknown strategy {strategy!r}")
+        engine = self.engine_for_run()
+        if engine == "native":
+            return self._run_native(strategy, bounds or Bounds(), progress)
         search = _Search(self, strategy, bounds or Bounds(), progress)
         return search.run()
+
+    def engine_for_run(self) -> str:
+        """The engine ``run`` uses: ``native`` or ``python``."""
+        from explorer import native
+
+        whole = [p for p in self.properties if p.check_transition is not None and p.scope != STEP]
+        fits = native.AVAILABLE and self.step_cache and not whole
+        if self.engine == "native" and not fits:
+            why = "it is not built" if not native.AVAILABLE else "a transition check reads whole transitions"
+            raise ValueError(f"the native engine cannot run this search: {why}")
+        return "native" if self.engine != "python" and fits else "python"
+
+    def _run_native(self, strategy: str, bounds: Bounds, progress: ProgressFn | None) -> Result:
+        from explorer.native import NativeSearch
+
+        book = Book(self.properties)
+        search = NativeSearch(self.config, self.model, book, strategy, bounds.max_depth, bounds.max_states)
+        stats = Stats(engine="native")
+        result = Result(self.config, strategy, self.properties, stats)
+
+        def report(core_stats: dict[str, int], seconds: float) -> None:
+            assert progress is not None
+            _fill(stats, core_stats)
+            stats.seconds = seconds
+            progress(stats, core_stats["queue"])
+
+        start = time.monotonic()
+        try:
+            stopped = search.run(self.stop_at_first, bounds.time_limit, report if progress else None)
+            stats.seconds = time.monotonic() - start
+            _fill(stats, search.core.stats())
+            stats.complete, stats.stopped_by = not stopped, stopped
+            result.action_counts = search.action_counts()
+            result.witnessed = set(book.witnessed)
+            for p, where in book.fired:
+                states = [search.decode(k) for k in search.chain(where.key)]
+                path = self.replay_states(states)
+                if where.step >= 0:
+                    path.append((search.kept[where.step], search.decode(where.nxt)))
+                result.violations.append(Violation(p, path))
+        finally:
+            search.close()
+        result.violations.sort(key=lambda v: (len(v.path), v.prop.name))
+        return result
+
+    def replay_states(self, states: list[State]) -> list[tuple[Action | None, State]]:
+        """The path through ``states``: each step is the first successor (in the model's order)
+        that reaches the next state, as ``replay`` picks it."""
+        path: list[tuple[Action | None, State]] = [(None, states[0])]
+        for current, target in zip(states, states[1:], strict=False):
+            for action, nxt in self.model.successors(current):
+                if nxt == target:
+                    path.append((action, nxt))
+                    break
+            else:  # pragma: no cover - would mean a non-deterministic successor function
+                raise RuntimeError("could not replay the counterexample: successors are not deterministic")
+        return path
 
     def rebuild(self, parents: dict[int, int], key: int) -> list[tuple[Action | None, State]]:
         """The path to ``key``: walk parents back to an initial state, then replay the model
@@ -324,6 +410,17 @@ class _Search:
             if where.step >= 0:
                 keys.append((where.step, where.nxt))
             self.result.violations.append(Violation(p, self.explorer.trace(keys)))
+
+
+def _fill(stats: Stats, core: dict[str, int]) -> None:
+    stats.distinct_states = core["distinct_states"]
+    stats.transitions = core["transitions"]
+    stats.depth = core["depth"]
+    stats.boundary_states = core["boundary_states"]
+    stats.visited_bytes = core["visited_bytes"]
+    stats.tables = {
+        k: core[k] for k in ("vectors", "own_moves", "timer_moves", "crash_moves", "deliveries", "memo_bytes")
+    }
 
 
 def terminal_progress(stream: object = None) -> ProgressFn:

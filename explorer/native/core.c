@@ -171,6 +171,7 @@ typedef struct {
     /* visited set, parents file, frontier */
     Set visited;
     FILE *parents;
+    char *parents_path;
     U64 cur, next;      /* BFS levels */
     size_t cur_idx;
     int level;
@@ -796,6 +797,33 @@ static PyObject *Core_stats(Core *c, PyObject *Py_UNUSED(ignored)) {
         "level", (long long)c->level);
 }
 
+/* parent(key): the key a visited state was first reached from (itself for an initial state), read
+ * back from the parents file; None if the key was never visited. */
+static PyObject *Core_parent(Core *c, PyObject *args) {
+    unsigned long long key;
+    if (!PyArg_ParseTuple(args, "K", &key)) return NULL;
+    if (!c->parents_path) { PyErr_SetString(PyExc_ValueError, "no parents file"); return NULL; }
+    if (fflush(c->parents) != 0) { PyErr_SetString(PyExc_OSError, "could not flush the parents file"); return NULL; }
+    FILE *f = fopen(c->parents_path, "rb");
+    if (!f) return PyErr_SetFromErrnoWithFilename(PyExc_OSError, c->parents_path);
+    enum { CHUNK = 1 << 16 };
+    uint64_t *buf = malloc(CHUNK * 2 * sizeof(uint64_t));
+    if (!buf) { fclose(f); return PyErr_NoMemory(); }
+    PyObject *out = NULL;
+    size_t got;
+    Py_BEGIN_ALLOW_THREADS
+    while (!out && (got = fread(buf, 2 * sizeof(uint64_t), CHUNK, f)) > 0) {
+        for (size_t i = 0; i < got; i++) {
+            if (buf[2 * i] == key) { out = (PyObject *)1; key = buf[2 * i + 1]; break; }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    free(buf);
+    fclose(f);
+    if (!out) Py_RETURN_NONE;
+    return PyLong_FromUnsignedLongLong(key);
+}
+
 static PyObject *Core_has(Core *c, PyObject *args) {
     unsigned long long key;
     if (!PyArg_ParseTuple(args, "K", &key)) return NULL;
@@ -831,8 +859,10 @@ static int Core_init(Core *c, PyObject *args, PyObject *kw) {
     c->queue = PyList_New(0);
     if (!c->queue) return -1;
     if (path) {
-        c->parents = fopen(path, "wb");
+        c->parents = fopen(path, "w+b");
         if (!c->parents) { PyErr_SetFromErrnoWithFilename(PyExc_OSError, path); return -1; }
+        c->parents_path = strdup(path);
+        if (!c->parents_path) { PyErr_NoMemory(); return -1; }
     }
     return 0;
 }
@@ -846,6 +876,7 @@ static void Core_dealloc(Core *c) {
     free(c->gfaults.v); free(c->spend.v); free(c->bknown.v); free(c->btotal.v); free(c->lidx.v); free(c->lser.v);
     free(c->lknown.v); free(c->pool.v); free(c->smask.v); free(c->scount.v); free(c->succ_key.v); free(c->succ_step.v);
     if (c->parents) fclose(c->parents);
+    free(c->parents_path);
     Py_XDECREF(c->queue);
     Py_TYPE(c)->tp_free((PyObject *)c);
 }
@@ -872,6 +903,7 @@ static PyMethodDef Core_methods[] = {
     {"flush", (PyCFunction)Core_flush, METH_NOARGS, "flush the parents file"},
     {"step_counts", (PyCFunction)Core_step_counts, METH_NOARGS, "transitions per step id (uint64 bytes)"},
     {"stats", (PyCFunction)Core_stats, METH_NOARGS, "counters and table sizes"},
+    {"parent", (PyCFunction)Core_parent, METH_VARARGS, "parent(key) -> the key it was first reached from"},
     {"has", (PyCFunction)Core_has, METH_VARARGS, "whether a key was visited"},
     {NULL, NULL, 0, NULL},
 };
