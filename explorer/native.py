@@ -21,23 +21,26 @@ state (the core queues them). Counts, verdicts and counterexamples equal the Pyt
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import time
 from array import array
 from collections.abc import Callable
+from types import ModuleType
 
 from explorer.checks import Book, Where
 from model.actions import ALL_KINDS, Action
 from model.config import Config
 from model.state import State
-from model.system import _CONSUMER_SPENDS, ClassicGroupModel, ConsumerMove, GroupMove
+from model.system import ALL_AVAILABLE, ClassicGroupModel, ConsumerMove, GroupMove
 from model.types import GroupState
 
+_core: ModuleType | None
 try:
     from explorer import _core
 except ImportError:  # pragma: no cover - the build is part of setup; the Python engine remains
-    _core = None  # type: ignore[assignment]
+    _core = None
 
 AVAILABLE = _core is not None
 
@@ -123,7 +126,6 @@ class NativeSearch:
             crash=_KIND["crash"],
             lost=_KIND["lost_response"],
             session=_KIND["session_expiry"],
-            consumer_spends=[_KIND[k] for k in _CONSUMER_SPENDS],
             want_vector_masks=int(bool(book.consumer_checks)),
             parents_path=self.parents_path,
         )
@@ -132,6 +134,7 @@ class NativeSearch:
         self.kept: dict[int, Action] = {}
         """The actions of steps whose verdict fired: a counterexample ends with one of them."""
         self._decoded: tuple[int, State | None] = (-1, None)
+        self._source: tuple[int, State | None] = (-1, None)
         self._handlers: dict[int, Callable[[int, int, int, int], None]] = {
             10: self._group,
             11: self._vector,
@@ -139,7 +142,6 @@ class NativeSearch:
             13: self._local,
             14: self._own,
             15: self._timers,
-            16: self._candidates,
             17: self._crash,
             18: self._lose,
             19: self._faults,
@@ -148,17 +150,17 @@ class NativeSearch:
         }
 
     def close(self) -> None:
-        self.core = None  # type: ignore[assignment]
-        try:
+        """Remove the parents file (the core's tables go with the object)."""
+        with contextlib.suppress(OSError):
             os.unlink(self.parents_path)
-        except OSError:
-            pass
 
     # ------------------------------------------------------------------ keys and states
     def decode(self, key: int) -> State:
         key &= _U64
         if self._decoded[0] == key and self._decoded[1] is not None:
             return self._decoded[1]
+        if self._source[0] == key and self._source[1] is not None:
+            return self._source[1]
         m = self.model
         consumers = m.consumers.values
         state = State(
@@ -223,24 +225,23 @@ class NativeSearch:
         idx, serial = self.model.consumers.values[cid].mid
         self.core.set_local(cid, idx, serial)
 
-    def _own(self, gid: int, i: int, cid: int, avail: int) -> None:
+    def _own(self, gid: int, i: int, cid: int, _d: int) -> None:
+        """Every move of consumer ``i``, as if every perturbation were still available: the
+        core leaves out, per budget, the moves it cannot pay for — the same moves, in the same
+        order, as ``successor_keys`` computes for that budget."""
         before = self.model.next_step
-        moves = self.model._compute_moves(gid, i, cid, avail)
+        moves = self.model._compute_moves(gid, i, cid, ALL_AVAILABLE)
         self._note_steps(before)
-        self.core.set_own(gid, i, cid, avail, _flat_consumer(moves, i))
+        self.core.set_own(gid, i, cid, _flat_consumer(moves, i))
 
-    def _timers(self, gid: int, protected: int, _c: int, _d: int) -> None:
+    def _timers(self, gid: int, _b: int, _c: int, _d: int) -> None:
+        """Every timer step, none protected: the core leaves out, when no ``session_expiry``
+        is left, those that remove a member a consumer still holds — the steps
+        ``successor_keys`` does not even compute then."""
         before = self.model.next_step
-        moves = self.model._compute_timers(gid, protected)
+        moves = self.model._compute_timers(gid, 0)
         self._note_steps(before)
-        self.core.set_timers(gid, protected, _flat_group(moves, timers=True))
-
-    def _candidates(self, gid: int, _b: int, _c: int, _d: int) -> None:
-        flat = [0]
-        for _bit, (idx, serial) in self.model._compute_live_candidates(gid):
-            flat += (idx, serial)
-        flat[0] = (len(flat) - 1) // 2
-        self.core.set_candidates(gid, flat)
+        self.core.set_timers(gid, _flat_group(moves, timers=True))
 
     def _crash(self, gid: int, i: int, cid: int, _d: int) -> None:
         before = self.model.next_step
@@ -267,7 +268,9 @@ class NativeSearch:
 
     def _step(self, step: int, key: int, nxt: int, _d: int) -> None:
         action = self.model.steps.pop(step)
-        source, target = self.decode(key), self.decode(nxt)
+        source = self.decode(key)
+        self._source = (key & _U64, source)
+        target = self.decode(nxt)
         mask = self.book.step_mask(source, action, target)
         if self.step_observer is not None:
             self.step_observer(source, action, target, step)

@@ -24,10 +24,13 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TextIO
 
 from explorer.checks import Book, Where
+from explorer.interned import InternedModel
 from model.actions import Action
 from model.config import Config
+from model.protocol import Model
 from model.state import State
 from model.system import ClassicGroupModel
 from properties.base import STEP, Property
@@ -122,7 +125,7 @@ class Explorer:
         self,
         config: Config,
         properties: Sequence[Property] = ALL,
-        model: ClassicGroupModel | None = None,
+        model: ClassicGroupModel | Model[Any, Any] | None = None,
         stop_at_first: bool = False,
         step_cache: bool = True,
         step_memory: int = 1_000_000,
@@ -132,12 +135,21 @@ class Explorer:
         if self.engine not in ENGINES:
             raise ValueError(f"unknown engine {self.engine!r}: one of {', '.join(ENGINES)}")
         self.config = config
-        self.model = model or ClassicGroupModel(config)
+        if model is None:
+            model = ClassicGroupModel(config)
+        self.model: ClassicGroupModel | InternedModel = (
+            model if isinstance(model, ClassicGroupModel | InternedModel) else InternedModel(model)
+        )
         self.properties = list(properties)
         self.stop_at_first = stop_at_first
         self.step_cache = step_cache
         self.step_memory = step_memory
         """How many memoised model steps to hold before asking the model to forget them."""
+
+    @classmethod
+    def of(cls, model: Model[Any, Any], **options: Any) -> Explorer:
+        """An explorer of any model (``model.protocol.Model``) and its own properties."""
+        return cls(getattr(model, "config", None), list(model.properties()), model=model, **options)  # type: ignore[arg-type]
 
     def run(self, strategy: str = "bfs", bounds: Bounds | None = None, progress: ProgressFn | None = None) -> Result:
         if strategy not in ("bfs", "dfs"):
@@ -153,15 +165,23 @@ class Explorer:
         from explorer import native
 
         whole = [p for p in self.properties if p.check_transition is not None and p.scope != STEP]
-        fits = native.AVAILABLE and self.step_cache and not whole
+        classic = isinstance(self.model, ClassicGroupModel)
+        fits = native.AVAILABLE and self.step_cache and not whole and classic
         if self.engine == "native" and not fits:
-            why = "it is not built" if not native.AVAILABLE else "a transition check reads whole transitions"
+            why = (
+                "it is not built"
+                if not native.AVAILABLE
+                else "it runs Kafka's group model only"
+                if not classic
+                else "a transition check reads whole transitions"
+            )
             raise ValueError(f"the native engine cannot run this search: {why}")
         return "native" if self.engine != "python" and fits else "python"
 
     def _run_native(self, strategy: str, bounds: Bounds, progress: ProgressFn | None) -> Result:
         from explorer.native import NativeSearch
 
+        assert isinstance(self.model, ClassicGroupModel)
         book = Book(self.properties)
         search = NativeSearch(self.config, self.model, book, strategy, bounds.max_depth, bounds.max_states)
         stats = Stats(engine="native")
@@ -423,10 +443,10 @@ def _fill(stats: Stats, core: dict[str, int]) -> None:
     }
 
 
-def terminal_progress(stream: object = None) -> ProgressFn:
+def terminal_progress(stream: TextIO | None = None) -> ProgressFn:
     """A progress line: rewritten in place on a terminal, one plain line per ~10 s otherwise."""
     out = stream or sys.stderr
-    tty = hasattr(out, "isatty") and out.isatty()  # type: ignore[union-attr]
+    tty = out.isatty()
     last_plain = [0.0]
 
     def report(stats: Stats, frontier: int) -> None:
@@ -435,9 +455,9 @@ def terminal_progress(stream: object = None) -> ProgressFn:
             f"queue {frontier:,}, {stats.states_per_second:,.0f} states/s, {stats.seconds:.0f} s"
         )
         if tty:
-            print("\r" + line + "   ", end="", file=out, flush=True)  # type: ignore[call-overload]
+            print("\r" + line + "   ", end="", file=out, flush=True)
         elif stats.seconds - last_plain[0] >= 10:
             last_plain[0] = stats.seconds
-            print("progress: " + line, file=out, flush=True)  # type: ignore[call-overload]
+            print("progress: " + line, file=out, flush=True)
 
     return report

@@ -24,7 +24,7 @@ partition); it is cheap to build.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from functools import partial
 from typing import Any, Generic, NamedTuple, TypeVar
 
@@ -76,6 +76,8 @@ _SESSION = "session_expiry"
 _CONSUMER_SPENDS = ("leave", "metadata_change", _LOST)
 """The perturbations a consumer move can spend (its own step, or a lost immediate answer)."""
 _AVAIL_LOST = 1 << _CONSUMER_SPENDS.index(_LOST)
+ALL_AVAILABLE = (1 << len(_CONSUMER_SPENDS)) - 1
+"""Every perturbation a consumer move can spend is available (the native engine's grain)."""
 
 
 class Interner(Generic[T]):
@@ -185,6 +187,16 @@ class ClassicGroupModel:
         """States beyond the generation bound are checked but not expanded (TLC's state
         constraint)."""
         return state.group.generation <= self.config.max_generation
+
+    def actions(self, state: State) -> list[Action]:
+        """The enabled actions, in the order of ``successors``."""
+        return [action for action, _ in self.successors(state)]
+
+    def properties(self) -> Sequence[Any]:
+        """The properties of Kafka's classic group protocol (``properties.protocol``)."""
+        from properties.protocol import ALL  # properties read the model: imported when asked
+
+        return ALL
 
     def successors(self, state: State) -> list[tuple[Action, State]]:
         """Every enabled action and its next state, in a deterministic order."""
