@@ -26,7 +26,7 @@ import os
 import tempfile
 import time
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from types import ModuleType
 
 from explorer.checks import Book, Where
@@ -105,15 +105,19 @@ class NativeSearch:
         strategy: str,
         max_depth: int | None,
         max_states: int | None,
-        step_observer: Callable[[State, Action, State, int], None] | None = None,
+        step_observer: Callable[[State, Action, State], Hashable] | None = None,
     ) -> None:
         if _core is None:
             raise RuntimeError("the native engine is not built (run scripts/setup.sh)")
         self.config, self.model, self.book = config, model, book
         model.memoise = False
         self.step_observer = step_observer
-        """Called once per distinct step id with (source, action, target, step id): what a
-        diagram needs of every step, the transition counts per step come at the end."""
+        """Told each distinct step once (what a diagram needs of it); transitions are counted
+        per step and added up per answer at the end (``observed``)."""
+        self.facts = array("i")
+        """Per step id: the index of the observer's answer in ``fact_values`` (-1: none yet)."""
+        self.fact_ids: dict[Hashable, int] = {}
+        self.fact_values: list[Hashable] = []
         fd, self.parents_path = tempfile.mkstemp(prefix="kgc-parents-", suffix=".bin")
         os.close(fd)
         self.core = _core.Core(
@@ -204,6 +208,7 @@ class NativeSearch:
         steps = m.steps
         for s in range(before, m.next_step):
             self.kinds.append(_ACTION_KIND[steps[s].kind])
+            self.facts.append(-1)
             if not self.book.active_step and self.step_observer is None:
                 del steps[s]
 
@@ -273,7 +278,12 @@ class NativeSearch:
         target = self.decode(nxt)
         mask = self.book.step_mask(source, action, target)
         if self.step_observer is not None:
-            self.step_observer(source, action, target, step)
+            fact = self.step_observer(source, action, target)
+            fid = self.fact_ids.get(fact)
+            if fid is None:
+                fid = self.fact_ids[fact] = len(self.fact_values)
+                self.fact_values.append(fact)
+            self.facts[step] = fid
         self.core.set_step(step, mask)
         if mask:
             self.kept[step] = action
@@ -344,7 +354,15 @@ class NativeSearch:
                 totals[kinds[step]] += n
         return {ALL_KINDS[i]: n for i, n in enumerate(totals) if n}
 
-    def step_counts(self) -> array[int]:
+    def observed(self) -> dict[Hashable, int]:
+        """Transitions per answer of the step observer (empty without one)."""
+        if self.step_observer is None:
+            return {}
         counts = array("Q")
         counts.frombytes(self.core.step_counts())
-        return counts
+        totals = [0] * len(self.fact_values)
+        facts = self.facts
+        for step, n in enumerate(counts):
+            if n:
+                totals[facts[step]] += n
+        return {self.fact_values[i]: n for i, n in enumerate(totals) if n}

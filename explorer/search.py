@@ -22,7 +22,7 @@ import resource
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -88,6 +88,8 @@ class Result:
     violations: list[Violation] = field(default_factory=list)
     witnessed: set[str] = field(default_factory=set)
     action_counts: dict[str, int] = field(default_factory=dict)
+    observed: dict[Hashable, int] = field(default_factory=dict)
+    """With a ``step_observer``: what it said of each step → transitions of such steps."""
 
     @property
     def ok(self) -> bool:
@@ -100,6 +102,8 @@ class Result:
 
 
 ProgressFn = Callable[[Stats, int], None]
+StepObserver = Callable[[State, Action, State], Hashable]
+"""What a caller wants to know of a step (the same for every transition of the step)."""
 
 
 ENGINES = ("auto", "native", "python")
@@ -130,6 +134,7 @@ class Explorer:
         step_cache: bool = True,
         step_memory: int = 1_000_000,
         engine: str | None = None,
+        step_observer: StepObserver | None = None,
     ) -> None:
         self.engine = engine or default_engine()
         if self.engine not in ENGINES:
@@ -142,6 +147,8 @@ class Explorer:
         )
         self.properties = list(properties)
         self.stop_at_first = stop_at_first
+        self.step_observer = step_observer
+        """Told each distinct step once; the result counts transitions per answer (``observed``)."""
         self.step_cache = step_cache
         self.step_memory = step_memory
         """How many memoised model steps to hold before asking the model to forget them."""
@@ -183,7 +190,9 @@ class Explorer:
 
         assert isinstance(self.model, ClassicGroupModel)
         book = Book(self.properties)
-        search = NativeSearch(self.config, self.model, book, strategy, bounds.max_depth, bounds.max_states)
+        search = NativeSearch(
+            self.config, self.model, book, strategy, bounds.max_depth, bounds.max_states, self.step_observer
+        )
         stats = Stats(engine="native")
         result = Result(self.config, strategy, self.properties, stats)
 
@@ -200,6 +209,7 @@ class Explorer:
             _fill(stats, search.core.stats())
             stats.complete, stats.stopped_by = not stopped, stopped
             result.action_counts = search.action_counts()
+            result.observed = search.observed()
             result.witnessed = set(book.witnessed)
             for p, where in book.fired:
                 states = [search.decode(k) for k in search.chain(where.key)]
@@ -275,6 +285,9 @@ class _Search:
         self.step_counts: list[int] = []
         """Per step id (from ``base``): transitions taken."""
         self.kind_counts: dict[str, int] = {}
+        self.facts: list[Hashable] = []
+        """Per step id (from ``base``): what the step observer said of it."""
+        self.observed: dict[Hashable, int] = {}
         self.group_masks: dict[int, int] = {}
         """Per group id: the verdict mask of the group checks."""
         self.consumer_masks: dict[int, int] = {}
@@ -335,6 +348,8 @@ class _Search:
                 grow = model.next_step - base - len(masks)
                 masks.extend([-1] * grow)
                 step_counts.extend([0] * grow)
+                if explorer.step_observer is not None:
+                    self.facts.extend([None] * grow)
             child_depth = depth + 1
             whole = book.transition_checks and book.pending_transition_checks
             for step, nxt in successors:
@@ -374,17 +389,20 @@ class _Search:
         stats.distinct_states = len(parents)
         self.fold_counts()
         self.result.action_counts = dict(self.kind_counts)
+        self.result.observed = self.observed
         self.result.witnessed = set(book.witnessed)
         self.result.violations.sort(key=lambda v: (len(v.path), v.prop.name))
         return self.result
 
     def fold_counts(self) -> None:
         """Add the per-step transition counts to the per-kind totals."""
-        steps, kinds = self.model.steps, self.kind_counts
+        steps, kinds, facts, observed = self.model.steps, self.kind_counts, self.facts, self.observed
         for offset, n in enumerate(self.step_counts):
             if n:
                 kind = steps[self.base + offset].kind
                 kinds[kind] = kinds.get(kind, 0) + n
+                if facts:
+                    observed[facts[offset]] = observed.get(facts[offset], 0) + n
         self.step_counts = [0] * len(self.step_counts)
 
     def forget_steps(self) -> None:
@@ -392,7 +410,7 @@ class _Search:
         self.fold_counts()
         self.model.forget_steps()
         self.base = self.model.step_base
-        self.masks, self.step_counts = [], []
+        self.masks, self.step_counts, self.facts = [], [], []
 
     # ------------------------------------------------------------------ properties
     def check_state(self, key: int) -> None:
@@ -415,7 +433,10 @@ class _Search:
             self.collect()
 
     def evaluate_step(self, step: int, key: int, nxt: int) -> int:
-        """The mask of a step seen for the first time."""
+        """The mask of a step seen for the first time (and what the step observer says of it)."""
+        observer = self.explorer.step_observer
+        if observer is not None:
+            self.facts[step - self.base] = observer(self.source(key), self.model.steps[step], self.target(nxt))
         if not self.book.active_step:
             return 0
         return self.book.step_mask(self.source(key), self.model.steps[step], self.target(nxt))

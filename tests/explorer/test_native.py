@@ -34,8 +34,9 @@ def _summary(result: Result) -> tuple[object, ...]:
     [
         {"consumers": 2, "partitions": 2, "max_generation": 2},
         {"consumers": 2, "partitions": 2, "max_generation": 2, "max_perturbations": 2},
-        {"consumers": 3, "partitions": 2, "max_generation": 1, "faults": "crash,lost_response"},
-        {"consumers": 2, "partitions": 1, "max_generation": 2, "require_known_member_id": True, "atomic_requests": False},
+        {"consumers": 3, "partitions": 1, "max_generation": 1, "faults": "crash,lost_response"},
+        {"consumers": 2, "partitions": 1, "max_generation": 2, "require_known_member_id": True},
+        {"consumers": 2, "partitions": 1, "max_generation": 1, "atomic_requests": False},
         {"consumers": 2, "partitions": 2, "max_generation": 2, "profile": "java-4.0", "static_consumers": 0},
     ],
 )
