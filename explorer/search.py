@@ -155,8 +155,9 @@ class Explorer:
 
     @classmethod
     def of(cls, model: Model[Any, Any], **options: Any) -> Explorer:
-        """An explorer of any model (``model.protocol.Model``) and its own properties."""
-        return cls(getattr(model, "config", None), list(model.properties()), model=model, **options)  # type: ignore[arg-type]
+        """An explorer of any model (``model.protocol.Model``) and the properties it offers."""
+        properties = list(getattr(model, "properties", lambda: ALL)())
+        return cls(getattr(model, "config", None), properties, model=model, **options)  # type: ignore[arg-type]
 
     def run(self, strategy: str = "bfs", bounds: Bounds | None = None, progress: ProgressFn | None = None) -> Result:
         if strategy not in ("bfs", "dfs"):

@@ -5,7 +5,9 @@ A model is four things and a boundary (``../shared/style.md``: Stateright's ``Mo
 * ``init_states()`` — the initial states;
 * ``actions(state)`` — the actions enabled in a state, in a fixed order;
 * ``next_state(state, action)`` — the state an action leads to (``None`` when disabled);
-* ``properties()`` — the named properties to check (``properties.base.Property``);
+* ``properties()`` — optionally, the named properties to check (``properties.base.Property``):
+  Kafka's group model leaves them to ``properties.protocol``, which reads the model (the model
+  never imports its properties);
 * ``within_boundary(state)`` — states outside are checked but not expanded (TLC's state
   constraint).
 
@@ -38,8 +40,6 @@ class Model(Protocol[S, A]):
     def actions(self, state: S) -> Sequence[A]: ...
 
     def next_state(self, state: S, action: A) -> S | None: ...
-
-    def properties(self) -> Sequence[object]: ...
 
     def within_boundary(self, state: S) -> bool: ...
 

@@ -24,7 +24,7 @@ partition); it is cheap to build.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable
 from functools import partial
 from typing import Any, Generic, NamedTuple, TypeVar
 
@@ -191,12 +191,6 @@ class ClassicGroupModel:
     def actions(self, state: State) -> list[Action]:
         """The enabled actions, in the order of ``successors``."""
         return [action for action, _ in self.successors(state)]
-
-    def properties(self) -> Sequence[Any]:
-        """The properties of Kafka's classic group protocol (``properties.protocol``)."""
-        from properties.protocol import ALL  # properties read the model: imported when asked
-
-        return ALL
 
     def successors(self, state: State) -> list[tuple[Action, State]]:
         """Every enabled action and its next state, in a deterministic order."""
