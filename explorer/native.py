@@ -23,11 +23,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pickle
 import tempfile
 import time
 from array import array
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from explorer.checks import Book, Where
 from model.actions import ALL_KINDS, Action
@@ -94,6 +98,48 @@ def _flat_group(moves: list[GroupMove], timers: bool) -> list[int]:
     return out
 
 
+CHECKPOINT_FORMAT = "kgc-checkpoint-1"
+
+
+@dataclass(frozen=True)
+class Checkpoints:
+    """Where a search writes its checkpoint (``DIR/checkpoint.kgc``, and every state's parent
+    in ``DIR/parents.bin``) and how often (seconds; None: only when interrupted). ``identity``
+    names the search (configuration, strategy, properties, bounds): a checkpoint resumes only
+    the search that wrote it."""
+
+    directory: Path
+    every: float | None
+    identity: dict[str, Any]
+
+    @property
+    def file(self) -> Path:
+        return self.directory / "checkpoint.kgc"
+
+    @property
+    def parents(self) -> Path:
+        return self.directory / "parents.bin"
+
+    def read(self) -> dict[str, Any]:
+        """The checkpoint to resume, checked to belong to this search (ValueError otherwise)."""
+        try:
+            with open(self.file, "rb") as f:
+                doc = pickle.load(f)
+        except FileNotFoundError:
+            raise ValueError(f"no checkpoint in {self.directory}") from None
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError) as exc:
+            raise ValueError(f"the checkpoint in {self.directory} cannot be read ({type(exc).__name__})") from None
+        if not isinstance(doc, dict) or doc.get("format") != CHECKPOINT_FORMAT:
+            raise ValueError(f"{self.file} is not a kgc checkpoint")
+        if doc["search"] != self.identity:
+            raise ValueError(
+                f"the checkpoint in {self.directory} is of another search (configuration, strategy or bounds)"
+            )
+        if not self.parents.exists() or self.parents.stat().st_size < 16 * int(doc["parents_records"]):
+            raise ValueError(f"the parents file of the checkpoint in {self.directory} is missing or short")
+        return doc
+
+
 class NativeSearch:
     """One run of the native engine (``Explorer(..., engine="native")``)."""
 
@@ -106,6 +152,8 @@ class NativeSearch:
         max_depth: int | None,
         max_states: int | None,
         step_observer: Callable[[State, Action, State], Hashable] | None = None,
+        checkpoints: Checkpoints | None = None,
+        resume: dict[str, Any] | None = None,
     ) -> None:
         if _core is None:
             raise RuntimeError("the native engine is not built (run scripts/setup.sh)")
@@ -118,8 +166,19 @@ class NativeSearch:
         """Per step id: the index of the observer's answer in ``fact_values`` (-1: none yet)."""
         self.fact_ids: dict[Hashable, int] = {}
         self.fact_values: list[Hashable] = []
-        fd, self.parents_path = tempfile.mkstemp(prefix="kgc-parents-", suffix=".bin")
-        os.close(fd)
+        self.keep_parents = checkpoints is not None
+        if checkpoints is not None:
+            self.parents_path = str(checkpoints.parents)
+        else:
+            fd, self.parents_path = tempfile.mkstemp(prefix="kgc-parents-", suffix=".bin")
+            os.close(fd)
+        self.interrupted = False
+        """Set (by a signal handler) to stop at the next pause, writing a checkpoint if asked."""
+        self.resumed = False
+        self.checkpoints_written = 0
+        self.counts_before: dict[str, int] = {}
+        self.observed_before: dict[Hashable, int] = {}
+        self.seconds_before = 0.0
         self.core = _core.Core(
             consumers=config.consumers,
             budget_kinds=len(BUDGET_KINDS),
@@ -132,6 +191,7 @@ class NativeSearch:
             session=_KIND["session_expiry"],
             want_vector_masks=int(bool(book.consumer_checks)),
             parents_path=self.parents_path,
+            parents_kept=-1 if resume is None else int(resume["parents_records"]),
         )
         self.kinds = array("B")
         """Per step id: the index of its action kind in ``ALL_KINDS``."""
@@ -154,9 +214,11 @@ class NativeSearch:
         }
 
     def close(self) -> None:
-        """Remove the parents file (the core's tables go with the object)."""
-        with contextlib.suppress(OSError):
-            os.unlink(self.parents_path)
+        """Remove the parents file unless a checkpoint refers to it (the core's tables go with
+        the object)."""
+        if not self.keep_parents:
+            with contextlib.suppress(OSError):
+                os.unlink(self.parents_path)
 
     # ------------------------------------------------------------------ keys and states
     def decode(self, key: int) -> State:
@@ -317,12 +379,16 @@ class NativeSearch:
         stop_at_first: bool,
         time_limit: float | None,
         progress: Callable[[dict[str, int], float], None] | None,
+        checkpoints: Checkpoints | None = None,
     ) -> str:
-        """Search to the end, or to a bound; returns what stopped it ("" when complete)."""
+        """Search to the end, or to a bound; returns what stopped it ("" when complete). With
+        ``checkpoints``, a checkpoint is written every ``checkpoints.every`` seconds and when the
+        search is interrupted (``interrupted`` set, by a signal handler)."""
         core, handlers = self.core, self._handlers
         self.sync()
-        self.add_initial_states()
-        start = last = time.monotonic()
+        if not self.resumed:
+            self.add_initial_states()
+        start = last = last_checkpoint = time.monotonic()
         while True:
             event, a, b, c, d = core.run(_CHUNK)
             if event >= 10:
@@ -338,11 +404,87 @@ class NativeSearch:
             if event == _DONE:
                 return "max-depth" if core.stats()["cut_by_depth"] else ""
             now = time.monotonic()
+            if self.interrupted:
+                if checkpoints is not None:
+                    self.checkpoint(checkpoints, self.seconds_before + now - start)
+                return "interrupted"
             if progress is not None and now - last >= 1.0:
-                progress(core.stats(), now - start)
+                progress(core.stats(), self.seconds_before + now - start)
                 last = now
+            if checkpoints is not None and checkpoints.every and now - last_checkpoint >= checkpoints.every:
+                self.checkpoint(checkpoints, self.seconds_before + now - start)
+                last_checkpoint = time.monotonic()
             if time_limit is not None and now - start >= time_limit:
                 return "time-limit"
+
+    # ------------------------------------------------------------------ checkpoints
+    def checkpoint(self, where: Checkpoints, seconds: float) -> None:
+        """Write a checkpoint atomically: a kill during the write leaves the previous one."""
+        m, book = self.model, self.book
+        doc = {
+            "format": CHECKPOINT_FORMAT,
+            "search": where.identity,
+            "model": {
+                "groups": m.groups.values,
+                "consumers": m.consumers.values,
+                "budgets": m.budgets.values,
+                "responses": m.responses.values,
+                "next_step": m.next_step,
+            },
+            "book": {
+                "done": book.done,
+                "witnessed": book.witnessed,
+                "fired": [(p.name, w) for p, w in book.fired],
+                "active_step": book.active_step,
+                "active_component": book.active_component,
+            },
+            "kept": self.kept,
+            "action_counts": self.action_counts(),
+            "observed": self.observed(),
+            "parents_records": self.core.stats()["distinct_states"],
+            "seconds": seconds,
+            "core": self.core.dump(),
+        }
+        tmp = where.file.with_name(where.file.name + ".tmp")
+        with open(tmp, "wb") as out:
+            pickle.dump(doc, out, protocol=pickle.HIGHEST_PROTOCOL)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, where.file)
+        self.checkpoints_written += 1
+
+    def restore(self, doc: dict[str, Any]) -> None:
+        """Continue the search a checkpoint recorded (this object was built with its parents
+        file kept to ``doc["parents_records"]``)."""
+        m, book = self.model, self.book
+        saved = doc["model"]
+        for interner, values in (
+            (m.groups, saved["groups"]),
+            (m.consumers, saved["consumers"]),
+            (m.budgets, saved["budgets"]),
+            (m.responses, saved["responses"]),
+        ):
+            interner.values[:] = values
+            interner.ids.clear()
+            interner.ids.update((v, i) for i, v in enumerate(values))
+        m._generation[:] = [g.generation for g in m.groups.values]
+        m._dead[:] = [g.state == GroupState.DEAD for g in m.groups.values]
+        m.next_step = m.step_base = saved["next_step"]
+        self.kinds.extend([0] * m.next_step)
+        self.facts.extend([-1] * m.next_step)
+        by_name = {p.name: p for p in book.properties}
+        saved_book = doc["book"]
+        book.done = set(saved_book["done"])
+        book.witnessed = set(saved_book["witnessed"])
+        book.fired = [(by_name[name], w) for name, w in saved_book["fired"]]
+        book.active_step = saved_book["active_step"]
+        book.active_component = saved_book["active_component"]
+        self.kept = dict(doc["kept"])
+        self.counts_before = dict(doc["action_counts"])
+        self.observed_before = dict(doc["observed"])
+        self.seconds_before = float(doc["seconds"])
+        self.core.load(doc["core"])
+        self.resumed = True
 
     def action_counts(self) -> dict[str, int]:
         counts = array("Q")
@@ -352,7 +494,11 @@ class NativeSearch:
         for step, n in enumerate(counts):
             if n:
                 totals[kinds[step]] += n
-        return {ALL_KINDS[i]: n for i, n in enumerate(totals) if n}
+        out = dict(self.counts_before)
+        for i, n in enumerate(totals):
+            if n:
+                out[ALL_KINDS[i]] = out.get(ALL_KINDS[i], 0) + n
+        return out
 
     def observed(self) -> dict[Hashable, int]:
         """Transitions per answer of the step observer (empty without one)."""
@@ -365,4 +511,8 @@ class NativeSearch:
         for step, n in enumerate(counts):
             if n:
                 totals[facts[step]] += n
-        return {self.fact_values[i]: n for i, n in enumerate(totals) if n}
+        out = dict(self.observed_before)
+        for i, n in enumerate(totals):
+            if n:
+                out[self.fact_values[i]] = out.get(self.fact_values[i], 0) + n
+        return out
