@@ -37,7 +37,7 @@ from explorer.checks import Book, Where
 from model.actions import ALL_KINDS, Action
 from model.config import Config
 from model.state import State
-from model.system import ALL_AVAILABLE, ClassicGroupModel, ConsumerMove, GroupMove
+from model.system import ALL_AVAILABLE, ClassicGroupModel, ConsumerMove, Deliveries, GroupMove
 from model.types import GroupState
 
 _core: ModuleType | None
@@ -198,7 +198,6 @@ class NativeSearch:
         self.kept: dict[int, Action] = {}
         """The actions of steps whose verdict fired: a counterexample ends with one of them."""
         self._decoded: tuple[int, State | None] = (-1, None)
-        self._source: tuple[int, State | None] = (-1, None)
         self._handlers: dict[int, Callable[[int, int, int, int], None]] = {
             10: self._group,
             11: self._vector,
@@ -225,8 +224,6 @@ class NativeSearch:
         key &= _U64
         if self._decoded[0] == key and self._decoded[1] is not None:
             return self._decoded[1]
-        if self._source[0] == key and self._source[1] is not None:
-            return self._source[1]
         m = self.model
         consumers = m.consumers.values
         state = State(
@@ -244,7 +241,8 @@ class NativeSearch:
             bid = m.budgets.id(state.budget)
             vid = core.vector_id([m.consumers.id(c) for c in state.consumers])
             key = gid | bid << _G_BITS | vid << _V_SHIFT
-            core.set_group(gid, state.group.generation, int(state.group.state == GroupState.DEAD), self._gmask(state))
+            dead = int(state.group.state == GroupState.DEAD)
+            core.set_group(gid, state.group.generation, dead, self.book.group_mask(state))
             core.set_vector_mask(vid, self.book.consumer_mask(state))
             core.add_initial(key)
 
@@ -263,23 +261,47 @@ class NativeSearch:
         return chain
 
     # ------------------------------------------------------------------ answers to the core
-    def _note_steps(self, before: int) -> None:
-        """Record the kinds of the steps the model just created; drop their actions at once
-        when no verdict or observer will ever ask for them."""
-        m = self.model
-        steps = m.steps
-        for s in range(before, m.next_step):
-            self.kinds.append(_ACTION_KIND[steps[s].kind])
+    def _judge(self, source: State, moves: list[tuple[int, int, int, int, Deliveries]]) -> None:
+        """Judge each new step once, when it is computed: ``moves`` are (step, new group id,
+        acting consumer, its new id, deliveries). A step-scoped check reads only the group
+        before and after, the action and the acting consumer (``properties.base``), which the
+        step fixes, so the verdict holds for every transition of the step (the Python engine
+        judges a step at its first transition; both give the same verdicts). The action is kept
+        only when a check fires on it (a counterexample may end with it) and dropped otherwise,
+        so memory does not grow with steps never taken."""
+        m, book, core = self.model, self.book, self.core
+        steps, consumers = m.steps, m.consumers.values
+        observer = self.step_observer
+        for step, ngid, actor, ncid, deliveries in moves:
+            action = steps.pop(step)
+            assert len(self.kinds) == step, "step ids are judged in the order they are made"
+            self.kinds.append(_ACTION_KIND[action.kind])
             self.facts.append(-1)
-            if not self.book.active_step and self.step_observer is None:
-                del steps[s]
-
-    def _gmask(self, state: State) -> int:
-        return self.book.group_mask(state)
+            if not book.active_step and observer is None:
+                core.set_step(step, 0)
+                continue
+            after = list(source.consumers)
+            if actor >= 0:
+                after[actor] = consumers[ncid]
+            for j, rid in deliveries:
+                c = after[j]
+                after[j] = c._replace(responses=c.responses + (m.responses.values[rid],))
+            target = State(m.groups.values[ngid], tuple(after), source.budget)
+            mask = book.step_mask(source, action, target)
+            if observer is not None:
+                fact = observer(source, action, target)
+                fid = self.fact_ids.get(fact)
+                if fid is None:
+                    fid = self.fact_ids[fact] = len(self.fact_values)
+                    self.fact_values.append(fact)
+                self.facts[step] = fid
+            core.set_step(step, mask)
+            if mask:
+                self.kept[step] = action
 
     def _group(self, gid: int, key: int, _c: int, _d: int) -> None:
         m = self.model
-        self.core.set_group(gid, m._generation[gid], int(m._dead[gid]), self._gmask(self.decode(key)))
+        self.core.set_group(gid, m._generation[gid], int(m._dead[gid]), self.book.group_mask(self.decode(key)))
 
     def _vector(self, vid: int, key: int, _c: int, _d: int) -> None:
         self.core.set_vector_mask(vid, self.book.consumer_mask(self.decode(key)))
@@ -292,63 +314,48 @@ class NativeSearch:
         idx, serial = self.model.consumers.values[cid].mid
         self.core.set_local(cid, idx, serial)
 
-    def _own(self, gid: int, i: int, cid: int, _d: int) -> None:
+    def _own(self, gid: int, i: int, cid: int, key: int) -> None:
         """Every move of consumer ``i``, as if every perturbation were still available: the
         core leaves out, per budget, the moves it cannot pay for — the same moves, in the same
         order, as ``successor_keys`` computes for that budget."""
-        before = self.model.next_step
         moves = self.model._compute_moves(gid, i, cid, ALL_AVAILABLE)
-        self._note_steps(before)
+        self._judge(self.decode(key), [(mv.step, mv.group, i, mv.consumer, mv.deliveries) for mv in moves])
         self.core.set_own(gid, i, cid, _flat_consumer(moves, i))
 
-    def _timers(self, gid: int, _b: int, _c: int, _d: int) -> None:
+    def _timers(self, gid: int, key: int, _c: int, _d: int) -> None:
         """Every timer step, none protected: the core leaves out, when no ``session_expiry``
         is left, those that remove a member a consumer still holds — the steps
         ``successor_keys`` does not even compute then."""
-        before = self.model.next_step
         moves = self.model._compute_timers(gid, 0)
-        self._note_steps(before)
+        self._judge(self.decode(key), [(mv.step, mv.group, -1, 0, mv.deliveries) for mv in moves])
         self.core.set_timers(gid, _flat_group(moves, timers=True))
 
-    def _crash(self, gid: int, i: int, cid: int, _d: int) -> None:
-        before = self.model.next_step
+    def _crash(self, gid: int, i: int, cid: int, key: int) -> None:
         move = self.model._crash(gid, i, cid)
-        self._note_steps(before)
-        flat = [0] if move is None else [1, move[0], _KIND["crash"], -1, move[1], i, move[2], 0, 0]
+        flat = [0]
+        if move is not None:
+            self._judge(self.decode(key), [(move[0], move[1], i, move[2], ())])
+            flat = [1, move[0], _KIND["crash"], -1, move[1], i, move[2], 0, 0]
         self.core.set_crash(gid, i, cid, flat)
 
-    def _lose(self, gid: int, i: int, cid: int, _d: int) -> None:
-        before = self.model.next_step
+    def _lose(self, gid: int, i: int, cid: int, key: int) -> None:
         move = self.model._lose(gid, i, cid)
-        self._note_steps(before)
-        flat = [0] if move is None else [1, move[0], _KIND["lost_response"], -1, gid, i, move[1], 0, 0]
+        flat = [0]
+        if move is not None:
+            self._judge(self.decode(key), [(move[0], gid, i, move[1], ())])
+            flat = [1, move[0], _KIND["lost_response"], -1, gid, i, move[1], 0, 0]
         self.core.set_lose(gid, i, cid, flat)
 
-    def _faults(self, gid: int, _b: int, _c: int, _d: int) -> None:
-        before = self.model.next_step
+    def _faults(self, gid: int, key: int, _c: int, _d: int) -> None:
         moves = self.model._compute_faults(gid)
-        self._note_steps(before)
+        self._judge(self.decode(key), [(mv.step, mv.group, -1, 0, mv.deliveries) for mv in moves])
         self.core.set_faults(gid, _flat_group(moves, timers=False))
 
     def _deliver(self, cid: int, rid: int, _c: int, _d: int) -> None:
         self.core.set_deliver(cid, rid, self.model.delivered(cid, rid))
 
-    def _step(self, step: int, key: int, nxt: int, _d: int) -> None:
-        action = self.model.steps.pop(step)
-        source = self.decode(key)
-        self._source = (key & _U64, source)
-        target = self.decode(nxt)
-        mask = self.book.step_mask(source, action, target)
-        if self.step_observer is not None:
-            fact = self.step_observer(source, action, target)
-            fid = self.fact_ids.get(fact)
-            if fid is None:
-                fid = self.fact_ids[fact] = len(self.fact_values)
-                self.fact_values.append(fact)
-            self.facts[step] = fid
-        self.core.set_step(step, mask)
-        if mask:
-            self.kept[step] = action
+    def _step(self, step: int, _b: int, _c: int, _d: int) -> None:  # pragma: no cover - steps are judged when made
+        raise RuntimeError(f"step {step} was never judged: every step is judged when it is computed")
 
     # ------------------------------------------------------------------ the run
     def sync(self) -> None:

@@ -372,28 +372,28 @@ static int gather(Core *c, uint64_t key) {
      * kind available; walk() leaves out those whose spend the budget cannot pay */
     for (int i = 0; i < c->n; i++) {
         uint64_t mk = gid | ((uint64_t)i << 26) | ((uint64_t)cids[i] << 30);
-        if (!map_get(&c->own, mk, &off)) return need(c, NEED_OWN, (int64_t)gid, i, cids[i], 0);
+        if (!map_get(&c->own, mk, &off)) return need(c, NEED_OWN, (int64_t)gid, i, cids[i], (int64_t)key);
         if ((r = walk(c, off, gid, bid, cids, 0))) return r;
     }
     /* the shared component's timers: those that remove a live member spend session_expiry */
-    if (!map_get(&c->timers, gid, &off)) return need(c, NEED_TIMERS, (int64_t)gid, 0, 0, 0);
+    if (!map_get(&c->timers, gid, &off)) return need(c, NEED_TIMERS, (int64_t)gid, (int64_t)key, 0, 0);
     if ((r = walk(c, off, gid, bid, cids, 1))) return r;
     if (crash_bid < 0 && lost_bid < 0 && c->btotal.v[bid] == 0) return 0;
     if (crash_bid >= 0) {
         for (int i = 0; i < c->n; i++) {
             uint64_t mk = gid | ((uint64_t)i << 26) | ((uint64_t)cids[i] << 30);
-            if (!map_get(&c->crash, mk, &off)) return need(c, NEED_CRASH, (int64_t)gid, i, cids[i], 0);
+            if (!map_get(&c->crash, mk, &off)) return need(c, NEED_CRASH, (int64_t)gid, i, cids[i], (int64_t)key);
             if ((r = walk(c, off, gid, bid, cids, 0))) return r;
         }
     }
     if (lost_bid >= 0) {
         for (int i = 0; i < c->n; i++) {
             uint64_t mk = gid | ((uint64_t)i << 26) | ((uint64_t)cids[i] << 30);
-            if (!map_get(&c->lose, mk, &off)) return need(c, NEED_LOSE, (int64_t)gid, i, cids[i], 0);
+            if (!map_get(&c->lose, mk, &off)) return need(c, NEED_LOSE, (int64_t)gid, i, cids[i], (int64_t)key);
             if ((r = walk(c, off, gid, bid, cids, 0))) return r;
         }
     }
-    if (c->gfaults.v[gid] < 0) return need(c, NEED_FAULTS, (int64_t)gid, 0, 0, 0);
+    if (c->gfaults.v[gid] < 0) return need(c, NEED_FAULTS, (int64_t)gid, (int64_t)key, 0, 0);
     return walk(c, c->gfaults.v[gid], gid, bid, cids, 0);
 }
 
