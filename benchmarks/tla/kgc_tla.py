@@ -175,7 +175,7 @@ def run_tlc(jar: Path, cfg: Path, spec: Path = SPEC, java: str = "java", timeout
     generation bound have no successor) and parse its closing counts."""
     with tempfile.TemporaryDirectory(prefix="kgc-tlc-") as meta:
         command = [
-            java, "-XX:+UseParallelGC", "-cp", str(jar), "tlc2.TLC",
+            java, "-XX:+UseParallelGC", "-cp", str(jar.resolve()), "tlc2.TLC",
             "-workers", "1", "-deadlock", "-nowarning", "-noGenerateSpecTE",
             "-metadir", meta, "-config", str(cfg.resolve()), str(spec.resolve()),
         ]  # fmt: skip
