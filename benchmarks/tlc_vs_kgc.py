@@ -16,7 +16,8 @@ CPU second to TLC's, the load average before and after, the commit measured, the
 
 FIELD=VALUE arguments override kgc's fault-free default (3 consumers, 1 static, 3 partitions,
 generations <= 3, faults none, max_perturbations 0). Exit 0: done, counts equal; 1: the counts
-differ or a run failed; 150: bad input (one line on stderr).
+differ or a run failed; 150: bad input (one line on stderr). ``--kgc-engine python`` measures
+kgc's pure-Python engine (the default, ``auto``, is the native core when it is built).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "tla"))
 
 import kgc_tla  # noqa: E402
 
+from explorer.search import ENGINES, Explorer  # noqa: E402
 from model.config import Config, ConfigError  # noqa: E402
 
 INPUT_ERROR_EXIT = 150
@@ -48,10 +50,11 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_kgc(config: Config) -> dict[str, Any]:
+def run_kgc(config: Config, engine: str) -> dict[str, Any]:
     command = [sys.executable, "-c", _KGC, "check", "--json", "--no-progress", *kgc_tla.kgc_arguments(config)]
     cpu = _children_cpu()
-    done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=ROOT)
+    env = {**os.environ, "KGC_ENGINE": engine}
+    done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=ROOT, env=env)
     cpu = _children_cpu() - cpu
     if done.returncode != 0:
         raise RuntimeError(f"kgc check exited {done.returncode}: {done.stderr.strip()[-500:]}")
@@ -86,6 +89,9 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="tlc_vs_kgc", description=__doc__.splitlines()[0])
     parser.add_argument("--tlc-jar", required=True, type=Path, metavar="PATH", help="tla2tools.jar")
     parser.add_argument("--rounds", type=int, default=3, metavar="N", help="rounds of one TLC and one kgc run (3)")
+    parser.add_argument(
+        "--kgc-engine", choices=ENGINES, default="auto", help="kgc's search engine (KGC_ENGINE; default auto)"
+    )
     parser.add_argument("overrides", nargs="*", metavar="FIELD=VALUE")
     args = parser.parse_args(argv)
     try:
@@ -98,6 +104,7 @@ def main(argv: list[str]) -> int:
             raise ValueError("configuration arguments are FIELD=VALUE")
         config = Config.from_mapping({"faults": "none", "max_perturbations": 0, **dict(pairs)})
         kgc_tla.check_transcribed(config)
+        engine = Explorer(config, engine=args.kgc_engine).engine_for_run()
     except (ValueError, ConfigError) as exc:
         print(f"tlc_vs_kgc: {exc}", file=sys.stderr)
         return INPUT_ERROR_EXIT
@@ -111,10 +118,12 @@ def main(argv: list[str]) -> int:
             order = ("tlc", "kgc") if round_no % 2 else ("kgc", "tlc")
             for tool in order:
                 try:
-                    run = run_tlc(args.tlc_jar, cfg) if tool == "tlc" else run_kgc(config)
+                    run = run_tlc(args.tlc_jar, cfg) if tool == "tlc" else run_kgc(config, engine)
                 except (RuntimeError, kgc_tla.TlcError) as exc:
                     print(f"tlc_vs_kgc: round {round_no}: {exc}", file=sys.stderr)
                     return 1
+                if tool == "kgc":
+                    run["engine"] = engine
                 run["round"] = round_no
                 run["loadavg_1m"] = os.getloadavg()[0]
                 runs.append(run)
@@ -138,6 +147,7 @@ def main(argv: list[str]) -> int:
         "kgc_over_tlc": round(median("kgc", "states_per_cpu_s") / median("tlc", "states_per_cpu_s"), 2),
         "loadavg_before": load_before,
         "loadavg_after": load_after,
+        "kgc_engine": engine,
         "kgc_commit": _commit(),
         "tlc_source": source.read_text().strip() if source.is_file() else "unknown",
     }

@@ -40,10 +40,19 @@ PINNED = {
 }
 SLOW = {"default_fault_free"}
 """Too long for the default suite (kgc 9 s, TLC about 20 CPU s): run with ``-m slow``."""
+SLOW_TLC = SLOW | {"three_consumers_g1"}
+"""TLC's start-up (about 2 CPU s a run) is most of its time here: the default suite runs it on
+the small models only."""
 
 
-def _cases() -> list[object]:
-    return [pytest.param(name, marks=[pytest.mark.slow] if name in SLOW else []) for name in PINNED]
+def _cases(slow: set[str]) -> list[object]:
+    return [pytest.param(name, marks=[pytest.mark.slow] if name in slow else []) for name in PINNED]
+
+
+def _engines() -> list[str]:
+    from explorer import native
+
+    return ["python", "native"] if native.AVAILABLE else ["python"]
 
 
 def _jar() -> Path | None:
@@ -70,9 +79,10 @@ def test_committed_model_is_what_cfg_text_writes(name: str) -> None:
     assert kgc_tla.cfg_text(kgc_tla.read_cfg(path)) == path.read_text()
 
 
-@pytest.mark.parametrize("name", _cases())
-def test_kgc_count(name: str) -> None:
-    stats = Explorer(kgc_tla.read_cfg(TLA / f"{name}.cfg")).run("bfs").stats
+@pytest.mark.parametrize("engine", _engines())
+@pytest.mark.parametrize("name", _cases(SLOW))
+def test_kgc_count(name: str, engine: str) -> None:
+    stats = Explorer(kgc_tla.read_cfg(TLA / f"{name}.cfg"), engine=engine).run("bfs").stats
     assert stats.complete
     assert stats.distinct_states == PINNED[name]
 
@@ -85,7 +95,7 @@ def test_kgc_check_json_reports_the_same_count(capsys: pytest.CaptureFixture[str
 
 
 @needs_tlc
-@pytest.mark.parametrize("name", _cases())
+@pytest.mark.parametrize("name", _cases(SLOW_TLC))
 def test_tlc_count(name: str) -> None:
     jar = _jar()
     assert jar is not None
