@@ -131,7 +131,7 @@ def main(argv: list[str]) -> int:
     load_after = os.getloadavg()
 
     def median(tool: str, field: str) -> float:
-        return statistics.median(r[field] for r in runs if r["tool"] == tool)
+        return float(statistics.median(r[field] for r in runs if r["tool"] == tool))
 
     counts = {r["distinct_states"] for r in runs}
     summary = {

@@ -3,7 +3,7 @@
 (* A transcription of kgc's FAULT-FREE model of Kafka's classic consumer   *)
 (* group protocol (model/*.py), written so that TLC reaches exactly the    *)
 (* distinct states `kgc check` reaches with                                *)
-(*     --faults none --max-perturbations 0 --set require_known_member_id=false *)
+(*     --faults none --max-perturbations 0                                 *)
 (* and the same bounds.  It is a benchmark and a cross-check of kgc's      *)
 (* explorer, not a second specification: every operator names the kgc     *)
 (* function it transcribes, and keeps its order of effects.                *)
@@ -18,10 +18,10 @@
 (*  - Kafka's arbitrary choices (a new leader) are existential choices.    *)
 (*  - no perturbation: with max_perturbations = 0 kgc's budget never       *)
 (*    changes, no fault, leave or metadata change happens, and a timer     *)
-(*    may not remove a member its running consumer still holds (that      *)
-(*    would be a session-expiry perturbation).  The budget, the `orphan`   *)
-(*    flags (always FALSE) and the pending member ids (always empty: no    *)
-(*    KIP-394 MEMBER_ID_REQUIRED) are therefore constant and left out.     *)
+(*    may not remove a member (or pending member id) its running consumer  *)
+(*    still holds (that would be a session-expiry perturbation).  The      *)
+(*    budget and the `orphan` flags (always FALSE) are therefore constant  *)
+(*    and left out; a pending member id is its id alone.                   *)
 (*  - the generation bound: kgc counts a state beyond max_generation but   *)
 (*    does not expand it.  TLC's CONSTRAINT would not count such a state   *)
 (*    at all (it is neither fingerprinted nor queued), so the bound is     *)
@@ -45,7 +45,8 @@ CONSTANTS
     InitialDelayExtensible, \* Config.initial_delay_extensible
     AutoCommit,             \* Config.auto_commit
     OffsetFetch,            \* Config.offset_fetch
-    JavaProfile             \* Config.profile = "java-4.0"
+    JavaProfile,            \* Config.profile = "java-4.0"
+    RequireKnownMemberId    \* Config.require_known_member_id (KIP-394)
 
 VARIABLES grp, cons
 vars == <<grp, cons>>
@@ -73,7 +74,7 @@ Resp(api, err) == [api |-> api, error |-> err, mid |-> NoMember, generation |-> 
 
 (* model/state.py initial_group, initial_consumer *)
 InitGroup == [state |-> "Empty", generation |-> 0, leader |-> NoMember, members |-> EmptyFn,
-              joinTimer |-> "none", newMemberAdded |-> FALSE, stores |-> << >>]
+              pending |-> {}, joinTimer |-> "none", newMemberAdded |-> FALSE, stores |-> << >>]
 InitConsumer == [state |-> "Unjoined", mid |-> NoMember, generation |-> NoGen, rejoin |-> TRUE,
                  owned |-> << >>, meta |-> 0, awaiting |-> "", responses |-> << >>]
 
@@ -116,12 +117,12 @@ Validate(g, c, mid) ==
          IN IF h = {} THEN "UNKNOWN_MEMBER_ID" ELSE IF mid \in h THEN "OK" ELSE "FENCED_INSTANCE_ID"
     ELSE IF mid \in DOMAIN g.members THEN "OK" ELSE "UNKNOWN_MEMBER_ID"
 
-AllJoined(tx) == \A m \in Mids(tx) : tx.g.members[m].awaitingJoin     \* GroupTx.all_members_joined
+AllJoined(tx) == tx.g.pending = {} /\ \A m \in Mids(tx) : tx.g.members[m].awaitingJoin  \* all_members_joined
 
 (* GroupTx.fresh_member_id *)
 FreshId(g, c, inUse) ==
     LET planMids == UNION {DOMAIN g.stores[i].plan : i \in DOMAIN g.stores}
-        used == {x[2] : x \in {y \in (DOMAIN g.members \cup planMids \cup inUse) : y[1] = c}}
+        used == {x[2] : x \in {y \in (DOMAIN g.members \cup g.pending \cup planMids \cup inUse) : y[1] = c}}
     IN <<c, MinInt({s \in 0 .. Cardinality(used) : s \notin used})>>
 
 (* GroupTx.propagate_assignment *)
@@ -268,15 +269,21 @@ UpdateStatic(tx, old, new, meta) ==
        ELSE IF t3.g.state = CR THEN AfterJoin(PrepareRebalance(t3))
        ELSE AfterJoin({t3})
 
-(* handle_join_group (require_known_member_id = false: no pending member ids) *)
+(* handle_join_group *)
 HandleJoin(tx, c, req, inUse) ==
     LET holders == StaticHolders(tx.g, c)
     IN IF req.mid = NoMember /\ IsStatic(c)
        THEN LET mid == FreshId(tx.g, c, inUse \cup holders)
             IN IF holders = {} THEN AfterJoin(AddMemberAndRebalance(tx, mid, req.meta, TRUE))
                ELSE UpdateStatic(tx, CHOOSE h \in holders : TRUE, mid, req.meta)
+       ELSE IF req.mid = NoMember /\ RequireKnownMemberId
+       THEN LET new == FreshId(tx.g, c, inUse)   \* KIP-394: hand out an id, remember it as pending
+            IN {Reply([tx EXCEPT !.g.pending = @ \cup {new}],
+                      [Resp("JoinGroup", "MEMBER_ID_REQUIRED") EXCEPT !.mid = new])}
        ELSE IF req.mid = NoMember
        THEN AfterJoin(AddMemberAndRebalance(tx, FreshId(tx.g, c, inUse), req.meta, FALSE))
+       ELSE IF req.mid \in tx.g.pending
+       THEN AfterJoin(AddMemberAndRebalance([tx EXCEPT !.g.pending = @ \ {req.mid}], req.mid, req.meta, FALSE))
        ELSE LET inv == Validate(tx.g, c, req.mid)
             IN IF inv # "OK" THEN {Reply(tx, Resp("JoinGroup", inv))}
                ELSE LET member == tx.g.members[req.mid]
@@ -356,12 +363,14 @@ ResetGen(k, resetMid) ==
     [k EXCEPT !.state = "Unjoined", !.mid = IF resetMid THEN NoMember ELSE @, !.generation = NoGen,
               !.owned = << >>, !.rejoin = TRUE]
 
-(* _on_join_response (MEMBER_ID_REQUIRED never arrives: require_known_member_id = false) *)
+(* _on_join_response *)
 OnJoinResponse(k, r) ==
     IF r.error = "NONE"
     THEN LET plan == IF r.leader = r.mid THEN Assign(r.members) ELSE EmptyFn
          IN Send([k EXCEPT !.mid = r.mid, !.generation = r.generation, !.state = "Rebalancing", !.rejoin = FALSE],
                  [Req("SyncGroup", r.mid, r.generation) EXCEPT !.plan = plan])
+    ELSE IF r.error = "MEMBER_ID_REQUIRED"     \* KIP-394: rejoin at once with the id handed out
+    THEN Send([k EXCEPT !.mid = r.mid], [Req("JoinGroup", r.mid, NoGen) EXCEPT !.meta = k.meta])
     ELSE IF r.error = "UNKNOWN_MEMBER_ID" THEN NoSend(ResetGen(k, TRUE))
     ELSE NoSend([k EXCEPT !.rejoin = TRUE])
 
@@ -444,7 +453,7 @@ SendStable(c) ==
 (* through the step's evictions nor, for a forced join completion, by      *)
 (* leaving a static member behind (_left_behind).                          *)
 (***************************************************************************)
-Held == {m \in DOMAIN grp.members : cons[m[1]].mid = m}
+Held == {m \in DOMAIN grp.members \cup grp.pending : cons[m[1]].mid = m}
 
 TimerOutcome(t, leftBehind) ==
     /\ (t.evicted \cup leftBehind) \cap Held = {}
@@ -456,6 +465,12 @@ ExpireHeartbeat ==
     \E mid \in DOMAIN grp.members :
         /\ ~Alive(grp.members[mid])
         /\ \E t \in RemoveMemberAndUpdateGroup([NewTx(grp) EXCEPT !.evicted = {mid}], mid) : TimerOutcome(t, {})
+
+(* expire_pending: a pending member id's timer fires *)
+ExpirePending ==
+    \E mid \in grp.pending :
+        LET t == [NewTx(grp) EXCEPT !.g.pending = @ \ {mid}, !.evicted = {mid}]
+        IN \E t2 \in (IF t.g.state = PR THEN TryCompleteJoinAfterExpiry(t) ELSE {t}) : TimerOutcome(t2, {})
 
 (* _left_behind *)
 LeftBehind(t) ==
@@ -497,6 +512,7 @@ Next ==
     /\ grp.generation <= MaxGeneration
     /\ \/ \E c \in CIdx : ConsumerReceive(c) \/ SendJoin(c) \/ SendStable(c)
        \/ ExpireHeartbeat
+       \/ ExpirePending
        \/ ExpireJoin
        \/ ExpireSync
        \/ StoreComplete

@@ -1,7 +1,7 @@
 """kgc configurations as TLC models of ``KgcClassicGroup.tla``, and running TLC on them.
 
 ``KgcClassicGroup.tla`` transcribes kgc's fault-free model (``max_perturbations = 0``, atomic
-requests, no KIP-394 pending member ids, no mutant). ``cfg_text(config)`` writes the TLC model of
+requests, no mutant). ``cfg_text(config)`` writes the TLC model of
 such a kgc configuration; ``read_cfg(path)`` reads one back into the kgc configuration it stands
 for (the committed ``*.cfg`` files are its output, and the tests check that they round-trip).
 ``run_tlc`` runs TLC with one worker and returns its counts and the CPU seconds of the JVM.
@@ -42,8 +42,6 @@ def check_transcribed(config: Config) -> None:
         raise NotTranscribed("the TLA+ transcription is of the fault-free model: max_perturbations must be 0")
     if not config.atomic_requests:
         raise NotTranscribed("the TLA+ transcription handles requests atomically: atomic_requests must be true")
-    if config.require_known_member_id:
-        raise NotTranscribed("the TLA+ transcription has no pending member ids: require_known_member_id must be false")
     if config.mutant:
         raise NotTranscribed("the TLA+ transcription is of the protocol itself: no mutant")
 
@@ -70,6 +68,7 @@ def constants(config: Config) -> dict[str, str]:
         "AutoCommit": _tla(config.auto_commit),
         "OffsetFetch": _tla(config.offset_fetch),
         "JavaProfile": _tla(config.profile == "java-4.0"),
+        "RequireKnownMemberId": _tla(config.require_known_member_id),
     }
 
 
@@ -89,6 +88,7 @@ def kgc_arguments(config: Config) -> list[str]:
         "--set", f"rebalance_timeout_ms={config.rebalance_timeout_ms}",
         "--set", f"auto_commit={str(config.auto_commit).lower()}",
         "--set", f"offset_fetch={str(config.offset_fetch).lower()}",
+        "--set", f"require_known_member_id={str(config.require_known_member_id).lower()}",
     ]  # fmt: skip
 
 
@@ -144,6 +144,7 @@ def read_cfg(path: Path) -> Config:
                 "auto_commit": flag("AutoCommit"),
                 "offset_fetch": flag("OffsetFetch"),
                 "profile": "java-4.0" if flag("JavaProfile") else "scala-3.x",
+                "require_known_member_id": flag("RequireKnownMemberId"),
             },
             base=_BASE,
         )
