@@ -55,6 +55,7 @@ class Book:
         """Transition checks cached per step id: bit i of a step mask is ``step_checks[i]``."""
         self.transition_checks = [p for p in transition_checks if p not in self.step_checks]
         """Transition checks evaluated on every transition."""
+        self._step_calls = [(1 << i, p.check_transition, p.is_safety) for i, p in enumerate(self.step_checks)]
         self.active_step = (1 << len(self.step_checks)) - 1
         self.active_component = (1 << len(self.component_checks)) - 1
         self._group_bits = (1 << len(self.group_checks)) - 1
@@ -95,9 +96,8 @@ class Book:
         active = self.active_step
         mask = 0
         if active:
-            for i, p in enumerate(self.step_checks):
-                bit = 1 << i
-                if active & bit and p.check_transition(source, action, target) != p.is_safety:  # type: ignore[misc]
+            for bit, check, safety in self._step_calls:
+                if active & bit and check(source, action, target) != safety:  # type: ignore[misc]
                     mask |= bit
         return mask
 

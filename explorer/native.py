@@ -21,23 +21,26 @@ state (the core queues them). Counts, verdicts and counterexamples equal the Pyt
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import time
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
+from types import ModuleType
 
 from explorer.checks import Book, Where
 from model.actions import ALL_KINDS, Action
 from model.config import Config
 from model.state import State
-from model.system import _CONSUMER_SPENDS, ClassicGroupModel, ConsumerMove, GroupMove
+from model.system import ALL_AVAILABLE, ClassicGroupModel, ConsumerMove, GroupMove
 from model.types import GroupState
 
+_core: ModuleType | None
 try:
     from explorer import _core
 except ImportError:  # pragma: no cover - the build is part of setup; the Python engine remains
-    _core = None  # type: ignore[assignment]
+    _core = None
 
 AVAILABLE = _core is not None
 
@@ -102,15 +105,19 @@ class NativeSearch:
         strategy: str,
         max_depth: int | None,
         max_states: int | None,
-        step_observer: Callable[[State, Action, State, int], None] | None = None,
+        step_observer: Callable[[State, Action, State], Hashable] | None = None,
     ) -> None:
         if _core is None:
             raise RuntimeError("the native engine is not built (run scripts/setup.sh)")
         self.config, self.model, self.book = config, model, book
         model.memoise = False
         self.step_observer = step_observer
-        """Called once per distinct step id with (source, action, target, step id): what a
-        diagram needs of every step, the transition counts per step come at the end."""
+        """Told each distinct step once (what a diagram needs of it); transitions are counted
+        per step and added up per answer at the end (``observed``)."""
+        self.facts = array("i")
+        """Per step id: the index of the observer's answer in ``fact_values`` (-1: none yet)."""
+        self.fact_ids: dict[Hashable, int] = {}
+        self.fact_values: list[Hashable] = []
         fd, self.parents_path = tempfile.mkstemp(prefix="kgc-parents-", suffix=".bin")
         os.close(fd)
         self.core = _core.Core(
@@ -123,7 +130,6 @@ class NativeSearch:
             crash=_KIND["crash"],
             lost=_KIND["lost_response"],
             session=_KIND["session_expiry"],
-            consumer_spends=[_KIND[k] for k in _CONSUMER_SPENDS],
             want_vector_masks=int(bool(book.consumer_checks)),
             parents_path=self.parents_path,
         )
@@ -132,6 +138,7 @@ class NativeSearch:
         self.kept: dict[int, Action] = {}
         """The actions of steps whose verdict fired: a counterexample ends with one of them."""
         self._decoded: tuple[int, State | None] = (-1, None)
+        self._source: tuple[int, State | None] = (-1, None)
         self._handlers: dict[int, Callable[[int, int, int, int], None]] = {
             10: self._group,
             11: self._vector,
@@ -139,7 +146,6 @@ class NativeSearch:
             13: self._local,
             14: self._own,
             15: self._timers,
-            16: self._candidates,
             17: self._crash,
             18: self._lose,
             19: self._faults,
@@ -148,17 +154,17 @@ class NativeSearch:
         }
 
     def close(self) -> None:
-        self.core = None  # type: ignore[assignment]
-        try:
+        """Remove the parents file (the core's tables go with the object)."""
+        with contextlib.suppress(OSError):
             os.unlink(self.parents_path)
-        except OSError:
-            pass
 
     # ------------------------------------------------------------------ keys and states
     def decode(self, key: int) -> State:
         key &= _U64
         if self._decoded[0] == key and self._decoded[1] is not None:
             return self._decoded[1]
+        if self._source[0] == key and self._source[1] is not None:
+            return self._source[1]
         m = self.model
         consumers = m.consumers.values
         state = State(
@@ -202,6 +208,7 @@ class NativeSearch:
         steps = m.steps
         for s in range(before, m.next_step):
             self.kinds.append(_ACTION_KIND[steps[s].kind])
+            self.facts.append(-1)
             if not self.book.active_step and self.step_observer is None:
                 del steps[s]
 
@@ -223,24 +230,23 @@ class NativeSearch:
         idx, serial = self.model.consumers.values[cid].mid
         self.core.set_local(cid, idx, serial)
 
-    def _own(self, gid: int, i: int, cid: int, avail: int) -> None:
+    def _own(self, gid: int, i: int, cid: int, _d: int) -> None:
+        """Every move of consumer ``i``, as if every perturbation were still available: the
+        core leaves out, per budget, the moves it cannot pay for — the same moves, in the same
+        order, as ``successor_keys`` computes for that budget."""
         before = self.model.next_step
-        moves = self.model._compute_moves(gid, i, cid, avail)
+        moves = self.model._compute_moves(gid, i, cid, ALL_AVAILABLE)
         self._note_steps(before)
-        self.core.set_own(gid, i, cid, avail, _flat_consumer(moves, i))
+        self.core.set_own(gid, i, cid, _flat_consumer(moves, i))
 
-    def _timers(self, gid: int, protected: int, _c: int, _d: int) -> None:
+    def _timers(self, gid: int, _b: int, _c: int, _d: int) -> None:
+        """Every timer step, none protected: the core leaves out, when no ``session_expiry``
+        is left, those that remove a member a consumer still holds — the steps
+        ``successor_keys`` does not even compute then."""
         before = self.model.next_step
-        moves = self.model._compute_timers(gid, protected)
+        moves = self.model._compute_timers(gid, 0)
         self._note_steps(before)
-        self.core.set_timers(gid, protected, _flat_group(moves, timers=True))
-
-    def _candidates(self, gid: int, _b: int, _c: int, _d: int) -> None:
-        flat = [0]
-        for _bit, (idx, serial) in self.model._compute_live_candidates(gid):
-            flat += (idx, serial)
-        flat[0] = (len(flat) - 1) // 2
-        self.core.set_candidates(gid, flat)
+        self.core.set_timers(gid, _flat_group(moves, timers=True))
 
     def _crash(self, gid: int, i: int, cid: int, _d: int) -> None:
         before = self.model.next_step
@@ -267,10 +273,17 @@ class NativeSearch:
 
     def _step(self, step: int, key: int, nxt: int, _d: int) -> None:
         action = self.model.steps.pop(step)
-        source, target = self.decode(key), self.decode(nxt)
+        source = self.decode(key)
+        self._source = (key & _U64, source)
+        target = self.decode(nxt)
         mask = self.book.step_mask(source, action, target)
         if self.step_observer is not None:
-            self.step_observer(source, action, target, step)
+            fact = self.step_observer(source, action, target)
+            fid = self.fact_ids.get(fact)
+            if fid is None:
+                fid = self.fact_ids[fact] = len(self.fact_values)
+                self.fact_values.append(fact)
+            self.facts[step] = fid
         self.core.set_step(step, mask)
         if mask:
             self.kept[step] = action
@@ -341,7 +354,15 @@ class NativeSearch:
                 totals[kinds[step]] += n
         return {ALL_KINDS[i]: n for i, n in enumerate(totals) if n}
 
-    def step_counts(self) -> array[int]:
+    def observed(self) -> dict[Hashable, int]:
+        """Transitions per answer of the step observer (empty without one)."""
+        if self.step_observer is None:
+            return {}
         counts = array("Q")
         counts.frombytes(self.core.step_counts())
-        return counts
+        totals = [0] * len(self.fact_values)
+        facts = self.facts
+        for step, n in enumerate(counts):
+            if n:
+                totals[facts[step]] += n
+        return {self.fact_values[i]: n for i, n in enumerate(totals) if n}

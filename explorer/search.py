@@ -22,12 +22,15 @@ import resource
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TextIO
 
 from explorer.checks import Book, Where
+from explorer.interned import InternedModel
 from model.actions import Action
 from model.config import Config
+from model.protocol import Model
 from model.state import State
 from model.system import ClassicGroupModel
 from properties.base import STEP, Property
@@ -85,6 +88,8 @@ class Result:
     violations: list[Violation] = field(default_factory=list)
     witnessed: set[str] = field(default_factory=set)
     action_counts: dict[str, int] = field(default_factory=dict)
+    observed: dict[Hashable, int] = field(default_factory=dict)
+    """With a ``step_observer``: what it said of each step → transitions of such steps."""
 
     @property
     def ok(self) -> bool:
@@ -97,6 +102,8 @@ class Result:
 
 
 ProgressFn = Callable[[Stats, int], None]
+StepObserver = Callable[[State, Action, State], Hashable]
+"""What a caller wants to know of a step (the same for every transition of the step)."""
 
 
 ENGINES = ("auto", "native", "python")
@@ -122,22 +129,35 @@ class Explorer:
         self,
         config: Config,
         properties: Sequence[Property] = ALL,
-        model: ClassicGroupModel | None = None,
+        model: ClassicGroupModel | Model[Any, Any] | None = None,
         stop_at_first: bool = False,
         step_cache: bool = True,
         step_memory: int = 1_000_000,
         engine: str | None = None,
+        step_observer: StepObserver | None = None,
     ) -> None:
         self.engine = engine or default_engine()
         if self.engine not in ENGINES:
             raise ValueError(f"unknown engine {self.engine!r}: one of {', '.join(ENGINES)}")
         self.config = config
-        self.model = model or ClassicGroupModel(config)
+        if model is None:
+            model = ClassicGroupModel(config)
+        self.model: ClassicGroupModel | InternedModel = (
+            model if isinstance(model, ClassicGroupModel | InternedModel) else InternedModel(model)
+        )
         self.properties = list(properties)
         self.stop_at_first = stop_at_first
+        self.step_observer = step_observer
+        """Told each distinct step once; the result counts transitions per answer (``observed``)."""
         self.step_cache = step_cache
         self.step_memory = step_memory
         """How many memoised model steps to hold before asking the model to forget them."""
+
+    @classmethod
+    def of(cls, model: Model[Any, Any], **options: Any) -> Explorer:
+        """An explorer of any model (``model.protocol.Model``) and the properties it offers."""
+        properties = list(getattr(model, "properties", lambda: ALL)())
+        return cls(getattr(model, "config", None), properties, model=model, **options)  # type: ignore[arg-type]
 
     def run(self, strategy: str = "bfs", bounds: Bounds | None = None, progress: ProgressFn | None = None) -> Result:
         if strategy not in ("bfs", "dfs"):
@@ -153,17 +173,27 @@ class Explorer:
         from explorer import native
 
         whole = [p for p in self.properties if p.check_transition is not None and p.scope != STEP]
-        fits = native.AVAILABLE and self.step_cache and not whole
+        classic = isinstance(self.model, ClassicGroupModel)
+        fits = native.AVAILABLE and self.step_cache and not whole and classic
         if self.engine == "native" and not fits:
-            why = "it is not built" if not native.AVAILABLE else "a transition check reads whole transitions"
+            why = (
+                "it is not built"
+                if not native.AVAILABLE
+                else "it runs Kafka's group model only"
+                if not classic
+                else "a transition check reads whole transitions"
+            )
             raise ValueError(f"the native engine cannot run this search: {why}")
         return "native" if self.engine != "python" and fits else "python"
 
     def _run_native(self, strategy: str, bounds: Bounds, progress: ProgressFn | None) -> Result:
         from explorer.native import NativeSearch
 
+        assert isinstance(self.model, ClassicGroupModel)
         book = Book(self.properties)
-        search = NativeSearch(self.config, self.model, book, strategy, bounds.max_depth, bounds.max_states)
+        search = NativeSearch(
+            self.config, self.model, book, strategy, bounds.max_depth, bounds.max_states, self.step_observer
+        )
         stats = Stats(engine="native")
         result = Result(self.config, strategy, self.properties, stats)
 
@@ -180,6 +210,7 @@ class Explorer:
             _fill(stats, search.core.stats())
             stats.complete, stats.stopped_by = not stopped, stopped
             result.action_counts = search.action_counts()
+            result.observed = search.observed()
             result.witnessed = set(book.witnessed)
             for p, where in book.fired:
                 states = [search.decode(k) for k in search.chain(where.key)]
@@ -255,6 +286,9 @@ class _Search:
         self.step_counts: list[int] = []
         """Per step id (from ``base``): transitions taken."""
         self.kind_counts: dict[str, int] = {}
+        self.facts: list[Hashable] = []
+        """Per step id (from ``base``): what the step observer said of it."""
+        self.observed: dict[Hashable, int] = {}
         self.group_masks: dict[int, int] = {}
         """Per group id: the verdict mask of the group checks."""
         self.consumer_masks: dict[int, int] = {}
@@ -315,6 +349,8 @@ class _Search:
                 grow = model.next_step - base - len(masks)
                 masks.extend([-1] * grow)
                 step_counts.extend([0] * grow)
+                if explorer.step_observer is not None:
+                    self.facts.extend([None] * grow)
             child_depth = depth + 1
             whole = book.transition_checks and book.pending_transition_checks
             for step, nxt in successors:
@@ -354,17 +390,20 @@ class _Search:
         stats.distinct_states = len(parents)
         self.fold_counts()
         self.result.action_counts = dict(self.kind_counts)
+        self.result.observed = self.observed
         self.result.witnessed = set(book.witnessed)
         self.result.violations.sort(key=lambda v: (len(v.path), v.prop.name))
         return self.result
 
     def fold_counts(self) -> None:
         """Add the per-step transition counts to the per-kind totals."""
-        steps, kinds = self.model.steps, self.kind_counts
+        steps, kinds, facts, observed = self.model.steps, self.kind_counts, self.facts, self.observed
         for offset, n in enumerate(self.step_counts):
             if n:
                 kind = steps[self.base + offset].kind
                 kinds[kind] = kinds.get(kind, 0) + n
+                if facts:
+                    observed[facts[offset]] = observed.get(facts[offset], 0) + n
         self.step_counts = [0] * len(self.step_counts)
 
     def forget_steps(self) -> None:
@@ -372,7 +411,7 @@ class _Search:
         self.fold_counts()
         self.model.forget_steps()
         self.base = self.model.step_base
-        self.masks, self.step_counts = [], []
+        self.masks, self.step_counts, self.facts = [], [], []
 
     # ------------------------------------------------------------------ properties
     def check_state(self, key: int) -> None:
@@ -395,7 +434,10 @@ class _Search:
             self.collect()
 
     def evaluate_step(self, step: int, key: int, nxt: int) -> int:
-        """The mask of a step seen for the first time."""
+        """The mask of a step seen for the first time (and what the step observer says of it)."""
+        observer = self.explorer.step_observer
+        if observer is not None:
+            self.facts[step - self.base] = observer(self.source(key), self.model.steps[step], self.target(nxt))
         if not self.book.active_step:
             return 0
         return self.book.step_mask(self.source(key), self.model.steps[step], self.target(nxt))
@@ -423,10 +465,10 @@ def _fill(stats: Stats, core: dict[str, int]) -> None:
     }
 
 
-def terminal_progress(stream: object = None) -> ProgressFn:
+def terminal_progress(stream: TextIO | None = None) -> ProgressFn:
     """A progress line: rewritten in place on a terminal, one plain line per ~10 s otherwise."""
     out = stream or sys.stderr
-    tty = hasattr(out, "isatty") and out.isatty()  # type: ignore[union-attr]
+    tty = out.isatty()
     last_plain = [0.0]
 
     def report(stats: Stats, frontier: int) -> None:
@@ -435,9 +477,9 @@ def terminal_progress(stream: object = None) -> ProgressFn:
             f"queue {frontier:,}, {stats.states_per_second:,.0f} states/s, {stats.seconds:.0f} s"
         )
         if tty:
-            print("\r" + line + "   ", end="", file=out, flush=True)  # type: ignore[call-overload]
+            print("\r" + line + "   ", end="", file=out, flush=True)
         elif stats.seconds - last_plain[0] >= 10:
             last_plain[0] = stats.seconds
-            print("progress: " + line, file=out, flush=True)  # type: ignore[call-overload]
+            print("progress: " + line, file=out, flush=True)
 
     return report

@@ -76,6 +76,8 @@ _SESSION = "session_expiry"
 _CONSUMER_SPENDS = ("leave", "metadata_change", _LOST)
 """The perturbations a consumer move can spend (its own step, or a lost immediate answer)."""
 _AVAIL_LOST = 1 << _CONSUMER_SPENDS.index(_LOST)
+ALL_AVAILABLE = (1 << len(_CONSUMER_SPENDS)) - 1
+"""Every perturbation a consumer move can spend is available (the native engine's grain)."""
 
 
 class Interner(Generic[T]):
@@ -185,6 +187,10 @@ class ClassicGroupModel:
         """States beyond the generation bound are checked but not expanded (TLC's state
         constraint)."""
         return state.group.generation <= self.config.max_generation
+
+    def actions(self, state: State) -> list[Action]:
+        """The enabled actions, in the order of ``successors``."""
+        return [action for action, _ in self.successors(state)]
 
     def successors(self, state: State) -> list[tuple[Action, State]]:
         """Every enabled action and its next state, in a deterministic order."""
