@@ -8,7 +8,7 @@
 # of the registries this project may use (PyPI, Debian, npm), so the source has to be put on the
 # machine by hand; everything else comes from Debian: `ant` (installed with apt-get if missing)
 # and Java 17, and the build uses only the jars the repository carries (no download).
-# About 35 s (30 CPU s) on this 2-core machine. Idempotent: with the jar present it only says
+# About 40 s (27 CPU s) on this 2-core machine. Idempotent: with the jar present it only says
 # where it is. Exit 0: built or present; 2: no source given or found; 1: the build failed.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
