@@ -26,3 +26,10 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   touch "$stamp"
 fi
 .venv/bin/python -c "import kgc, model, hypothesis, networkx, graphviz, websocket, pyspark" >/dev/null
+
+# TLC, for benchmarks/tlc_vs_kgc.py and the TLC half of tests/explorer/test_tla.py (skipped
+# without it): TLC is in no registry this project reaches, so it is built only when a
+# tlaplus/tlaplus source is named (about 40 s once, with Debian's ant; a no-op once built).
+if [ -n "${TLAPLUS_SRC:-}" ]; then
+  benchmarks/tla/build_tlc.sh "$TLAPLUS_SRC"
+fi
