@@ -395,16 +395,19 @@ LEAVE_SLACK_S = 1.5
 
 
 def leave_on_poll_timeout(obs: Observation) -> list[Violation]:
+    """Stalls are the worker's ``stalled`` events (the moment processing of the stalled batch began,
+    right after the poll that returned it). A LeaveGroup is due only if the client was still a
+    member with a known coordinator when its poll timer expired: its heartbeats up to then were
+    answered NONE or REBALANCE_IN_PROGRESS (after UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or a
+    coordinator error Java's ``maybeLeaveGroup`` has nothing to leave or nobody to tell)."""
     out = []
     max_poll = obs.settings.max_poll_interval_ms / 1000
-    timeline = list(_ownership_timeline(obs))
-    for stall in (e for e in obs.events if e.kind == "stall"):
+    beat = obs.settings.heartbeat_interval_ms / 1000
+    for stall in (e for e in obs.events if e.kind == "stalled"):
         ms = int(stall.data["ms"]) / 1000
-        if ms < max_poll + 1.0:
+        if ms < max_poll + 1.0 or not _was_member(obs, stall):
             continue
-        member = _was_member(obs, timeline, stall)
-        if not member:
-            continue
+        expiry = stall.t + max_poll
         leaves = [r for r in obs.requests(stall.client, "LeaveGroup") if r.mono >= stall.t]
         early = [r for r in leaves if r.mono < stall.t + 0.9 * max_poll]
         if early:
@@ -417,24 +420,24 @@ def leave_on_poll_timeout(obs: Observation) -> list[Violation]:
                     f"({obs.settings.max_poll_interval_ms} ms) expired",
                 )
             )
-        elif obs.now > stall.t + ms + LEAVE_SLACK_S and not [
-            r for r in leaves if r.mono <= stall.t + ms + LEAVE_SLACK_S
-        ]:
+            continue
+        beats = [r for r in obs.requests(stall.client, "Heartbeat") if stall.t <= r.mono <= expiry + 2 * beat]
+        still_member = bool(beats) and all(_error(r) in ("NONE", "REBALANCE_IN_PROGRESS") for r in beats)
+        due = stall.t + ms + LEAVE_SLACK_S
+        if still_member and obs.now > due and not [r for r in leaves if r.mono <= due]:
             out.append(
                 Violation(
                     "leave_on_poll_timeout",
                     stall.client,
                     stall.t + ms,
                     f"{stall.client} did not poll for {ms:.1f} s (max.poll.interval.ms "
-                    f"{obs.settings.max_poll_interval_ms}) and sent no LeaveGroup",
+                    f"{obs.settings.max_poll_interval_ms}), kept heartbeating as a member, and sent no LeaveGroup",
                 )
             )
     return out
 
 
-def _was_member(
-    obs: Observation, timeline: list[tuple[ClientEvent, dict[str, tuple[set[int], int | None]]]], stall: ClientEvent
-) -> bool:
+def _was_member(obs: Observation, stall: ClientEvent) -> bool:
     """Whether the client had joined (a successful SyncGroup) before the stall and was not killed."""
     synced = [
         r for r in obs.requests(stall.client, "SyncGroup") if _error(r) == "NONE" and (_answered(r) or 0) < stall.t

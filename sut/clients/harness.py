@@ -56,16 +56,18 @@ class Cluster:
     """tansu plus kgc serve in front of it; the coordinator's minimum session timeout is lowered
     so that consumers may use short ones."""
 
-    def __init__(self, mutant: str | None = None) -> None:
+    def __init__(self, mutant: str | None = None, answer_mutant: str | None = None) -> None:
         self.broker = TansuBroker()
         config = CoordinatorConfig(group_min_session_timeout_ms=500, group_initial_rebalance_delay_ms=0, mutant=mutant)
         self.mutant = mutant
+        self.answer_mutant = answer_mutant
         self._config = config
         self.server: CoordinatorServer | None = None
 
     def start(self) -> Cluster:
         upstream = self.broker.start()
-        self.server = CoordinatorServer(ServeOptions(upstream=upstream, config=self._config))
+        options = ServeOptions(upstream=upstream, config=self._config, answer_mutant=self.answer_mutant)
+        self.server = CoordinatorServer(options)
         try:
             self.server.start()
         except BaseException:

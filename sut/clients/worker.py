@@ -78,9 +78,13 @@ class Loop:
                 self.closing = True
 
     def batch_ms(self) -> int:
-        """How long processing the next batch takes (a stall applies once)."""
-        ms, self.stall_ms = (self.stall_ms, 0) if self.stall_ms else (self.process_ms, 0)
-        return ms
+        """How long processing the next batch takes (a stall applies once, and is reported when it
+        starts: the poll timer runs from the poll that returned this batch)."""
+        if self.stall_ms:
+            ms, self.stall_ms = self.stall_ms, 0
+            emit("stalled", ms=ms)
+            return ms
+        return self.process_ms
 
     def commit_mode(self) -> str | None:
         once, self.commit_once = self.commit_once, None

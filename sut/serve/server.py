@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import dataclasses
 import itertools
 import threading
 import time
@@ -74,6 +75,8 @@ MAX_FRAME_BYTES = 104_857_600
 #: Node id of kgc serve's first listener when there is no upstream broker to take one from.
 DEFAULT_NODE_ID = 1
 _START_TIMEOUT_S = 10.0
+#: Wrong answers kgc serve can give on purpose (``ServeOptions.answer_mutant``).
+ANSWER_MUTANTS = {"stale_assignment": "SyncGroup hands a member the assignment of its previous generation"}
 _AFTER_KINDS = frozenset({FaultKind.DELAY, FaultKind.DROP, FaultKind.CLOSE})
 
 
@@ -98,6 +101,10 @@ class ServeOptions:
     config: CoordinatorConfig = field(default_factory=CoordinatorConfig)
     store_completion: StoreCompletion = StoreCompletion.IMMEDIATE
     nodes: int = 2
+    #: a deliberately wrong answer of the served coordinator, for showing client checks able to
+    #: fail: ``"stale_assignment"`` answers each successful SyncGroup with the assignment the member
+    #: received in its previous generation (when it had one)
+    answer_mutant: str | None = None
 
     def __post_init__(self) -> None:
         if self.clock not in ("real", "manual"):
@@ -106,6 +113,8 @@ class ServeOptions:
             raise ValueError(f"nodes must be at least 1, got {self.nodes}")
         if not 0 <= self.port < 65536:
             raise ValueError(f"port {self.port} is outside 0-65535")
+        if self.answer_mutant not in (None, *ANSWER_MUTANTS):
+            raise ValueError(f"unknown answer mutant {self.answer_mutant!r}; known: {', '.join(ANSWER_MUTANTS)}")
 
 
 @dataclass
@@ -175,6 +184,7 @@ class CoordinatorServer:
         self._counts_lock = threading.Lock()
         self._handled = 0
         self._produced = 0
+        self._assignments: dict[str, list[bytes]] = {}
         #: exceptions that closed a connection (a bug of kgc serve; tests assert there are none)
         self.internal_errors: list[str] = []
 
@@ -642,8 +652,17 @@ class CoordinatorServer:
             submit = lambda r: r.commit_offsets(request)  # noqa: E731
         record.request = summary(request)
         body = await self._submit(conn, record, request, submit)
+        if isinstance(body, SyncGroupResponse) and body.error is Errors.NONE:
+            body = self._mutate_sync(request.member_id, body)
         record.answer = summary(body)
         return wire.encode_response(wire.group_response(body, version), header.correlation_id)
+
+    def _mutate_sync(self, member_id: str, body: SyncGroupResponse) -> SyncGroupResponse:
+        history = self._assignments.setdefault(member_id, [])
+        history.append(body.assignment)
+        if self.options.answer_mutant == "stale_assignment" and len(history) >= 2:
+            return dataclasses.replace(body, assignment=history[-2])
+        return body
 
     async def _submit(
         self,
