@@ -469,9 +469,7 @@ class CoordinatorServer:
                 raise ValueError(f"no node {new} (nodes 0-{len(self._nodes) - 1})")
             self._nodes[old].reference.unload(group_id)
             self._route_all()
-            log = self._logs.get(group_id)
-            if log is not None:
-                load_group(self._nodes[new].reference, log)
+            load_group(self._nodes[new].reference, group_id, self._logs.get(group_id))
             self._owner[group_id] = new
             if load_ms > 0:
                 self._loading[group_id] = Errors.COORDINATOR_LOAD_IN_PROGRESS
