@@ -406,23 +406,26 @@ def replay_steps(
     run.start_producer()
     for step in steps:
         op = step["op"]
-        args = {k: v for k, v in step.items() if k != "op"}
+        client = step.get("client")
         if op == "start":
-            run.start_consumer(**args)
+            run.start_consumer(bool(step.get("auto_commit", False)), str(step.get("commit", "none")))
         elif op == "set":
-            run.set_loop(**args)
+            run.set_loop(client, int(step["poll_ms"]), int(step["process_ms"]), str(step["commit"]))
         elif op == "stall":
-            run.stall(**args)
+            run.stall(client, int(step["ms"]))
+            time.sleep(int(step["ms"]) / 1000 + 1.6)
         elif op == "commit":
-            run.commit_now(**args)
+            run.commit_now(client, str(step["mode"]))
         elif op == "close":
-            run.close_consumer(**args)
+            run.close_consumer(client)
         elif op == "kill":
-            run.kill(**args)
+            run.kill(client)
         elif op == "fault":
-            run.fault(**args)
+            run.fault(str(step["kind"]), client)
         elif op == "wait":
-            run.wait(**args)
+            run.wait(int(step["ms"]))
         else:
             raise ValueError(f"unknown step op {op!r}")
+        if op != "wait":
+            time.sleep(0.3)  # the machine's settle after each rule
     return run

@@ -55,6 +55,7 @@ class Findings:
     written: list[Path] = field(default_factory=list)
     runs: int = 0
     steps: int = 0
+    versions: dict[str, str] = field(default_factory=dict)
 
 
 def write_failure(run: Run, violations: list[Violation], out_dir: Path) -> Path:
@@ -212,6 +213,7 @@ def machine_for(
             self._fail_on(self.run.check())
 
         def teardown(self) -> None:
+            found.versions = found.versions or self.run.versions()
             try:
                 drained = self.run.drain()
                 violations = self.run.check(final=True)
