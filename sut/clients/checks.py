@@ -18,8 +18,9 @@ and 004; Java's ``AbstractCoordinator`` / ``ConsumerCoordinator`` 3.6.2):
 * ``rebalance_rejoins`` — after REBALANCE_IN_PROGRESS the client joins again before it syncs
   (``requestRejoin``; seed 001: the heartbeat thread keeps heartbeating, the main thread rejoins);
 * ``heartbeat_interval`` — two heartbeats of one member and generation, the first answered NONE,
-  are at least half of ``heartbeat.interval.ms`` apart (seed 001, ``Heartbeat.shouldHeartbeat``;
-  a lower bound only, so load cannot make it fail);
+  are at least half of ``heartbeat.interval.ms`` apart (seed 001, ``Heartbeat.shouldHeartbeat``:
+  the timer restarts when a heartbeat is sent); pairs whose first heartbeat may have waited behind
+  another request of its connection are not judged;
 * ``leave_on_poll_timeout`` — a member whose application stops polling for longer than
   ``max.poll.interval.ms`` sends LeaveGroup once its poll timer expires, and not before (seed 001,
   ``maybeLeaveGroup`` from the heartbeat thread, KIP-62).
@@ -367,7 +368,26 @@ def rebalance_rejoins(obs: Observation) -> list[Violation]:
     return out
 
 
+#: A request that arrives this soon after the answer to the one before it on its connection may
+#: have waited behind it in the client (a connection carries one request at a time).
+QUEUED_S = 0.05
+
+
+def _queued(obs: Observation, record: TraceRecord) -> bool:
+    """Whether ``record`` may have waited in the client behind an earlier request of its
+    connection, so that its arrival is later than its sending."""
+    for r in obs.records:
+        if r.kind != "request" or r.connection != record.connection or r.node != record.node or r.mono >= record.mono:
+            continue
+        if r.answered_mono is None or r.answered_mono >= record.mono - QUEUED_S:
+            return True
+    return False
+
+
 def heartbeat_interval(obs: Observation) -> list[Violation]:
+    """Arrival gaps stand for sending gaps only when the first heartbeat did not wait behind another
+    request of its connection (then its arrival is later than its sending and the next one, timed
+    from the sending, arrives early): such pairs are not judged."""
     out = []
     floor = obs.settings.heartbeat_interval_ms / 2000
     for client in obs.clients():
@@ -377,16 +397,17 @@ def heartbeat_interval(obs: Observation) -> list[Violation]:
                 b.request["member_id"],
                 b.request["generation_id"],
             )
-            if same and _error(a) == "NONE" and not a.fault and b.mono - a.mono < floor:
-                out.append(
-                    Violation(
-                        "heartbeat_interval",
-                        client,
-                        b.mono,
-                        f"{client} heartbeat {int((b.mono - a.mono) * 1000)} ms after the previous one "
-                        f"(heartbeat.interval.ms {obs.settings.heartbeat_interval_ms})",
-                    )
+            if not same or _error(a) != "NONE" or a.fault or b.mono - a.mono >= floor or _queued(obs, a):
+                continue
+            out.append(
+                Violation(
+                    "heartbeat_interval",
+                    client,
+                    b.mono,
+                    f"{client} heartbeat {int((b.mono - a.mono) * 1000)} ms after the previous one "
+                    f"(heartbeat.interval.ms {obs.settings.heartbeat_interval_ms})",
                 )
+            )
     return out
 
 

@@ -159,6 +159,9 @@ def test_heartbeat_interval() -> None:
         == []
     )
     assert checks.heartbeat_interval(obs([beat("c1", 1.0, "a", 1), beat("c1", 1.05, "a", 2)], events)) == []
+    # the first heartbeat waited behind a slow commit on its connection: its arrival is no sending time
+    slow_commit = req("c1", "OffsetCommit", 0.7, {"offsets": []}, {"partitions": []}, done=0.99)
+    assert checks.heartbeat_interval(obs([slow_commit, *storm], events)) == []
 
 
 def test_leave_on_poll_timeout() -> None:
