@@ -9,7 +9,9 @@ the next round treats that kind as known and searches on. Kinds filed in the kno
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,7 +150,9 @@ def run_session(
             )
             failed = False
             try:
-                run_state_machine_as_test(machine, settings=the_settings)
+                # Hypothesis prints the failing steps; they go to stderr (stdout may carry --json)
+                with contextlib.redirect_stdout(sys.stderr):
+                    run_state_machine_as_test(machine, settings=the_settings)
             except (AssertionError, HypothesisException):
                 failed = True
             remaining -= max(found.runs - before_runs, 1)
