@@ -171,7 +171,7 @@ def run_session(
             findings.setdefault(check, Finding(check, False, violations, note=note))
     return Session(
         library,
-        versions,
+        versions or found.versions,
         budget,
         seed_value,
         list(findings.values()),
