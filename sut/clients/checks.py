@@ -21,6 +21,8 @@ and 004; Java's ``AbstractCoordinator`` / ``ConsumerCoordinator`` 3.6.2):
   are at least half of ``heartbeat.interval.ms`` apart (seed 001, ``Heartbeat.shouldHeartbeat``:
   the timer restarts when a heartbeat is sent); pairs whose first heartbeat may have waited behind
   another request of its connection are not judged;
+* ``heartbeats_while_rebalancing`` — after REBALANCE_IN_PROGRESS the member keeps heartbeating
+  until it rejoins (seed 001; Kafka ≥ 2.6 clients), no silence over twice the session timeout;
 * ``leave_on_poll_timeout`` — a member whose application stops polling for longer than
   ``max.poll.interval.ms`` sends LeaveGroup once its poll timer expires, and not before (seed 001,
   ``maybeLeaveGroup`` from the heartbeat thread, KIP-62).
@@ -411,6 +413,47 @@ def heartbeat_interval(obs: Observation) -> list[Violation]:
     return out
 
 
+def heartbeats_while_rebalancing(obs: Observation) -> list[Violation]:
+    """After a Heartbeat answered REBALANCE_IN_PROGRESS the member keeps heartbeating until it
+    rejoins (seed 001: the heartbeat thread treats REBALANCE_IN_PROGRESS as a successful
+    heartbeat and carries on, so the coordinator keeps the member for the rebalance timeout; the
+    2.6+ semantics the clients claim). A silence longer than twice the session timeout before the
+    client's next JoinGroup, LeaveGroup or an error answer is a violation (an upper bound, so it is
+    generous: only a stopped heartbeat thread reaches it)."""
+    out = []
+    bound = 2 * obs.settings.session_timeout_ms / 1000
+    ends = ("killed", "close", "closed", "exited")
+    for client in obs.clients():
+        history = obs.requests(client)
+        gone = min((e.t for e in obs.events if e.client == client and e.kind in ends), default=obs.now)
+        for i, r in enumerate(history):
+            if r.api != "Heartbeat" or _error(r) != "REBALANCE_IN_PROGRESS":
+                continue
+            last, end = r.mono, gone
+            for later in history[i + 1 :]:
+                if later.api == "Heartbeat" and _error(later) in ("REBALANCE_IN_PROGRESS", "NONE", None):
+                    if later.mono - last > bound:
+                        break
+                    last = later.mono
+                elif later.api in ("JoinGroup", "LeaveGroup", "Heartbeat"):
+                    end = min(end, later.mono)
+                    break
+            end = min(end, gone)
+            silence = min(end, obs.now) - last
+            if silence > bound:
+                out.append(
+                    Violation(
+                        "heartbeats_while_rebalancing",
+                        client,
+                        last + bound,
+                        f"{client} sent no heartbeat for {silence:.1f} s after REBALANCE_IN_PROGRESS without "
+                        f"rejoining (session.timeout.ms {obs.settings.session_timeout_ms})",
+                    )
+                )
+                break
+    return out
+
+
 #: Slack after a stall ends before a missing LeaveGroup counts (the heartbeat thread's next turn).
 LEAVE_SLACK_S = 1.5
 
@@ -473,6 +516,7 @@ CHECKS: dict[str, Callable[[Observation], list[Violation]]] = {
     "rebalance_rejoins": rebalance_rejoins,
     "heartbeat_interval": heartbeat_interval,
     "leave_on_poll_timeout": leave_on_poll_timeout,
+    "heartbeats_while_rebalancing": heartbeats_while_rebalancing,
     "exclusive_ownership": exclusive_ownership,
     "revoke_before_rejoin": revoke_before_rejoin,
     "commit_covers_unprocessed": commit_covers_unprocessed,

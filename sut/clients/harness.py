@@ -27,6 +27,7 @@ from typing import IO, Any
 
 from model.types import Errors
 from sut.broker import TansuBroker
+from sut.broker.tansu import _die_with_parent as die_with_parent
 from sut.clients.checks import ClientEvent, Observation, Settings, Violation, run_checks
 from sut.reference import CoordinatorConfig
 from sut.serve import CoordinatorServer, Fault, FaultKind, ServeOptions
@@ -93,7 +94,9 @@ class Cluster:
 
 
 class Worker:
-    """One consumer process and the events it reported."""
+    """One consumer process and the events it reported. It runs in its own process group (a kill
+    is a SIGKILL of the group) and is told to die with the thread that started it
+    (``PR_SET_PDEATHSIG``, as tansu is), so nothing outlives a driver killed outright."""
 
     def __init__(self, name: str, config: dict[str, Any], sink: list[ClientEvent], lock: threading.Lock) -> None:
         self.name = name
@@ -104,6 +107,7 @@ class Worker:
             stderr=subprocess.PIPE,
             text=True,
             start_new_session=True,
+            preexec_fn=die_with_parent,
             cwd=Path(__file__).resolve().parents[2],
         )
         self._sink = sink

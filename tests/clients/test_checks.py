@@ -182,3 +182,18 @@ def test_leave_on_poll_timeout() -> None:
 @pytest.mark.parametrize("name", sorted(checks.CHECKS) + sorted(checks.FINAL_CHECKS))
 def test_every_check_is_covered_here(name: str) -> None:
     assert f"test_{name}" in globals()
+
+
+def test_heartbeats_while_rebalancing() -> None:
+    events = [ev("c1", "started", 0.5)]
+    rebalancing = [beat("c1", 1.0, "a", 1, "REBALANCE_IN_PROGRESS")]
+    # silent for 9 s, no rejoin: the heartbeat thread stopped
+    assert names(checks.heartbeats_while_rebalancing(obs(rebalancing, events, now=10.0))) == {
+        "heartbeats_while_rebalancing"
+    }
+    kept = [*rebalancing, *(beat("c1", 1.0 + 0.3 * k, "a", 1, "REBALANCE_IN_PROGRESS") for k in range(1, 30))]
+    assert checks.heartbeats_while_rebalancing(obs(kept, events, now=10.0)) == []
+    rejoined = [*rebalancing, join("c1", 2.0, "a", 2)]
+    assert checks.heartbeats_while_rebalancing(obs(rejoined, events, now=10.0)) == []
+    killed = [*events, ev("c1", "killed", 1.5)]
+    assert checks.heartbeats_while_rebalancing(obs(rebalancing, killed, now=10.0)) == []
