@@ -54,6 +54,7 @@ from sut.interface import (
     OffsetCommitPartitionResponse,
     OffsetCommitRequest,
     OffsetCommitResponse,
+    OffsetFetchRequest,
     OffsetFetchResponse,
     RequestId,
     Response,
@@ -627,10 +628,14 @@ class CoordinatorServer:
             requests = wire.fetch_requests(message, version)
             record.request = summary(requests[0] if len(requests) == 1 else requests)
             bodies = []
-            for request in requests:
-                body = await self._submit(conn, record, request, lambda r, q=request: r.fetch_offsets(q))
-                assert isinstance(body, OffsetFetchResponse)
-                bodies.append((request.group_id, body))
+            for fetch in requests:
+
+                def submit_fetch(r: ReferenceCoordinator, q: OffsetFetchRequest = fetch) -> RequestId:
+                    return r.fetch_offsets(q)
+
+                answer = await self._submit(conn, record, fetch, submit_fetch)
+                assert isinstance(answer, OffsetFetchResponse)
+                bodies.append((fetch.group_id, answer))
             record.answer = summary(bodies[0][1] if len(bodies) == 1 else [b for _, b in bodies])
             return wire.encode_response(wire.fetch_response(bodies, version), header.correlation_id)
         if header.api_key == wire.JOIN_GROUP:
@@ -695,7 +700,8 @@ class CoordinatorServer:
         self._arm_wakeup()
         closed = asyncio.ensure_future(conn.closed.wait())
         try:
-            await asyncio.wait({future, closed}, return_when=asyncio.FIRST_COMPLETED)
+            waiting: set[asyncio.Future[Any]] = {future, closed}
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
         finally:
             closed.cancel()
         if not future.done():
