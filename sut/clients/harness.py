@@ -410,7 +410,7 @@ def replay_steps(
     run.start_producer()
     for step in steps:
         op = step["op"]
-        client = step.get("client")
+        client = str(step.get("client"))
         if op == "start":
             run.start_consumer(bool(step.get("auto_commit", False)), str(step.get("commit", "none")))
         elif op == "set":
@@ -425,7 +425,7 @@ def replay_steps(
         elif op == "kill":
             run.kill(client)
         elif op == "fault":
-            run.fault(str(step["kind"]), client)
+            run.fault(str(step["kind"]), step.get("client"))
         elif op == "wait":
             run.wait(int(step["ms"]))
         else:
