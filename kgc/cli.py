@@ -25,6 +25,7 @@ VERB_MODULES = [
     "kgc.cmd_conformance",
     "kgc.cmd_mutants",
     "kgc.cmd_serve",
+    "kgc.cmd_clients",
 ]
 
 INTERNAL_ERROR_EXIT = 255

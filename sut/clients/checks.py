@@ -18,8 +18,11 @@ and 004; Java's ``AbstractCoordinator`` / ``ConsumerCoordinator`` 3.6.2):
 * ``rebalance_rejoins`` — after REBALANCE_IN_PROGRESS the client joins again before it syncs
   (``requestRejoin``; seed 001: the heartbeat thread keeps heartbeating, the main thread rejoins);
 * ``heartbeat_interval`` — two heartbeats of one member and generation, the first answered NONE,
-  are at least half of ``heartbeat.interval.ms`` apart (seed 001, ``Heartbeat.shouldHeartbeat``;
-  a lower bound only, so load cannot make it fail);
+  are at least half of ``heartbeat.interval.ms`` apart (seed 001, ``Heartbeat.shouldHeartbeat``:
+  the timer restarts when a heartbeat is sent); pairs whose first heartbeat may have waited behind
+  another request of its connection are not judged;
+* ``heartbeats_while_rebalancing`` — after REBALANCE_IN_PROGRESS the member keeps heartbeating
+  until it rejoins (seed 001; Kafka ≥ 2.6 clients), no silence over twice the session timeout;
 * ``leave_on_poll_timeout`` — a member whose application stops polling for longer than
   ``max.poll.interval.ms`` sends LeaveGroup once its poll timer expires, and not before (seed 001,
   ``maybeLeaveGroup`` from the heartbeat thread, KIP-62).
@@ -367,7 +370,26 @@ def rebalance_rejoins(obs: Observation) -> list[Violation]:
     return out
 
 
+#: A request that arrives this soon after the answer to the one before it on its connection may
+#: have waited behind it in the client (a connection carries one request at a time).
+QUEUED_S = 0.05
+
+
+def _queued(obs: Observation, record: TraceRecord) -> bool:
+    """Whether ``record`` may have waited in the client behind an earlier request of its
+    connection, so that its arrival is later than its sending."""
+    for r in obs.records:
+        if r.kind != "request" or r.connection != record.connection or r.node != record.node or r.mono >= record.mono:
+            continue
+        if r.answered_mono is None or r.answered_mono >= record.mono - QUEUED_S:
+            return True
+    return False
+
+
 def heartbeat_interval(obs: Observation) -> list[Violation]:
+    """Arrival gaps stand for sending gaps only when the first heartbeat did not wait behind another
+    request of its connection (then its arrival is later than its sending and the next one, timed
+    from the sending, arrives early): such pairs are not judged."""
     out = []
     floor = obs.settings.heartbeat_interval_ms / 2000
     for client in obs.clients():
@@ -377,16 +399,58 @@ def heartbeat_interval(obs: Observation) -> list[Violation]:
                 b.request["member_id"],
                 b.request["generation_id"],
             )
-            if same and _error(a) == "NONE" and not a.fault and b.mono - a.mono < floor:
+            if not same or _error(a) != "NONE" or a.fault or b.mono - a.mono >= floor or _queued(obs, a):
+                continue
+            out.append(
+                Violation(
+                    "heartbeat_interval",
+                    client,
+                    b.mono,
+                    f"{client} heartbeat {int((b.mono - a.mono) * 1000)} ms after the previous one "
+                    f"(heartbeat.interval.ms {obs.settings.heartbeat_interval_ms})",
+                )
+            )
+    return out
+
+
+def heartbeats_while_rebalancing(obs: Observation) -> list[Violation]:
+    """After a Heartbeat answered REBALANCE_IN_PROGRESS the member keeps heartbeating until it
+    rejoins (seed 001: the heartbeat thread treats REBALANCE_IN_PROGRESS as a successful
+    heartbeat and carries on, so the coordinator keeps the member for the rebalance timeout; the
+    2.6+ semantics the clients claim). A silence longer than twice the session timeout before the
+    client's next JoinGroup, LeaveGroup or an error answer is a violation (an upper bound, so it is
+    generous: only a stopped heartbeat thread reaches it)."""
+    out = []
+    bound = 2 * obs.settings.session_timeout_ms / 1000
+    ends = ("killed", "close", "closed", "exited")
+    for client in obs.clients():
+        history = obs.requests(client)
+        gone = min((e.t for e in obs.events if e.client == client and e.kind in ends), default=obs.now)
+        for i, r in enumerate(history):
+            if r.api != "Heartbeat" or _error(r) != "REBALANCE_IN_PROGRESS":
+                continue
+            last, end = r.mono, gone
+            for later in history[i + 1 :]:
+                if later.api == "Heartbeat" and _error(later) in ("REBALANCE_IN_PROGRESS", "NONE", None):
+                    if later.mono - last > bound:
+                        break
+                    last = later.mono
+                elif later.api in ("JoinGroup", "LeaveGroup", "Heartbeat"):
+                    end = min(end, later.mono)
+                    break
+            end = min(end, gone)
+            silence = min(end, obs.now) - last
+            if silence > bound:
                 out.append(
                     Violation(
-                        "heartbeat_interval",
+                        "heartbeats_while_rebalancing",
                         client,
-                        b.mono,
-                        f"{client} heartbeat {int((b.mono - a.mono) * 1000)} ms after the previous one "
-                        f"(heartbeat.interval.ms {obs.settings.heartbeat_interval_ms})",
+                        last + bound,
+                        f"{client} sent no heartbeat for {silence:.1f} s after REBALANCE_IN_PROGRESS without "
+                        f"rejoining (session.timeout.ms {obs.settings.session_timeout_ms})",
                     )
                 )
+                break
     return out
 
 
@@ -395,16 +459,19 @@ LEAVE_SLACK_S = 1.5
 
 
 def leave_on_poll_timeout(obs: Observation) -> list[Violation]:
+    """Stalls are the worker's ``stalled`` events (the moment processing of the stalled batch began,
+    right after the poll that returned it). A LeaveGroup is due only if the client was still a
+    member with a known coordinator when its poll timer expired: its heartbeats up to then were
+    answered NONE or REBALANCE_IN_PROGRESS (after UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or a
+    coordinator error Java's ``maybeLeaveGroup`` has nothing to leave or nobody to tell)."""
     out = []
     max_poll = obs.settings.max_poll_interval_ms / 1000
-    timeline = list(_ownership_timeline(obs))
-    for stall in (e for e in obs.events if e.kind == "stall"):
+    beat = obs.settings.heartbeat_interval_ms / 1000
+    for stall in (e for e in obs.events if e.kind == "stalled"):
         ms = int(stall.data["ms"]) / 1000
-        if ms < max_poll + 1.0:
+        if ms < max_poll + 1.0 or not _was_member(obs, stall):
             continue
-        member = _was_member(obs, timeline, stall)
-        if not member:
-            continue
+        expiry = stall.t + max_poll
         leaves = [r for r in obs.requests(stall.client, "LeaveGroup") if r.mono >= stall.t]
         early = [r for r in leaves if r.mono < stall.t + 0.9 * max_poll]
         if early:
@@ -417,24 +484,24 @@ def leave_on_poll_timeout(obs: Observation) -> list[Violation]:
                     f"({obs.settings.max_poll_interval_ms} ms) expired",
                 )
             )
-        elif obs.now > stall.t + ms + LEAVE_SLACK_S and not [
-            r for r in leaves if r.mono <= stall.t + ms + LEAVE_SLACK_S
-        ]:
+            continue
+        beats = [r for r in obs.requests(stall.client, "Heartbeat") if stall.t <= r.mono <= expiry + 2 * beat]
+        still_member = bool(beats) and all(_error(r) in ("NONE", "REBALANCE_IN_PROGRESS") for r in beats)
+        due = stall.t + ms + LEAVE_SLACK_S
+        if still_member and obs.now > due and not [r for r in leaves if r.mono <= due]:
             out.append(
                 Violation(
                     "leave_on_poll_timeout",
                     stall.client,
                     stall.t + ms,
                     f"{stall.client} did not poll for {ms:.1f} s (max.poll.interval.ms "
-                    f"{obs.settings.max_poll_interval_ms}) and sent no LeaveGroup",
+                    f"{obs.settings.max_poll_interval_ms}), kept heartbeating as a member, and sent no LeaveGroup",
                 )
             )
     return out
 
 
-def _was_member(
-    obs: Observation, timeline: list[tuple[ClientEvent, dict[str, tuple[set[int], int | None]]]], stall: ClientEvent
-) -> bool:
+def _was_member(obs: Observation, stall: ClientEvent) -> bool:
     """Whether the client had joined (a successful SyncGroup) before the stall and was not killed."""
     synced = [
         r for r in obs.requests(stall.client, "SyncGroup") if _error(r) == "NONE" and (_answered(r) or 0) < stall.t
@@ -449,6 +516,7 @@ CHECKS: dict[str, Callable[[Observation], list[Violation]]] = {
     "rebalance_rejoins": rebalance_rejoins,
     "heartbeat_interval": heartbeat_interval,
     "leave_on_poll_timeout": leave_on_poll_timeout,
+    "heartbeats_while_rebalancing": heartbeats_while_rebalancing,
     "exclusive_ownership": exclusive_ownership,
     "revoke_before_rejoin": revoke_before_rejoin,
     "commit_covers_unprocessed": commit_covers_unprocessed,

@@ -27,6 +27,7 @@ from typing import IO, Any
 
 from model.types import Errors
 from sut.broker import TansuBroker
+from sut.broker.tansu import _die_with_parent as die_with_parent
 from sut.clients.checks import ClientEvent, Observation, Settings, Violation, run_checks
 from sut.reference import CoordinatorConfig
 from sut.serve import CoordinatorServer, Fault, FaultKind, ServeOptions
@@ -56,16 +57,18 @@ class Cluster:
     """tansu plus kgc serve in front of it; the coordinator's minimum session timeout is lowered
     so that consumers may use short ones."""
 
-    def __init__(self, mutant: str | None = None) -> None:
+    def __init__(self, mutant: str | None = None, answer_mutant: str | None = None) -> None:
         self.broker = TansuBroker()
         config = CoordinatorConfig(group_min_session_timeout_ms=500, group_initial_rebalance_delay_ms=0, mutant=mutant)
         self.mutant = mutant
+        self.answer_mutant = answer_mutant
         self._config = config
         self.server: CoordinatorServer | None = None
 
     def start(self) -> Cluster:
         upstream = self.broker.start()
-        self.server = CoordinatorServer(ServeOptions(upstream=upstream, config=self._config))
+        options = ServeOptions(upstream=upstream, config=self._config, answer_mutant=self.answer_mutant)
+        self.server = CoordinatorServer(options)
         try:
             self.server.start()
         except BaseException:
@@ -91,7 +94,9 @@ class Cluster:
 
 
 class Worker:
-    """One consumer process and the events it reported."""
+    """One consumer process and the events it reported. It runs in its own process group (a kill
+    is a SIGKILL of the group) and is told to die with the thread that started it
+    (``PR_SET_PDEATHSIG``, as tansu is), so nothing outlives a driver killed outright."""
 
     def __init__(self, name: str, config: dict[str, Any], sink: list[ClientEvent], lock: threading.Lock) -> None:
         self.name = name
@@ -102,6 +107,7 @@ class Worker:
             stderr=subprocess.PIPE,
             text=True,
             start_new_session=True,
+            preexec_fn=die_with_parent,
             cwd=Path(__file__).resolve().parents[2],
         )
         self._sink = sink
@@ -404,23 +410,26 @@ def replay_steps(
     run.start_producer()
     for step in steps:
         op = step["op"]
-        args = {k: v for k, v in step.items() if k != "op"}
+        client = str(step.get("client"))
         if op == "start":
-            run.start_consumer(**args)
+            run.start_consumer(bool(step.get("auto_commit", False)), str(step.get("commit", "none")))
         elif op == "set":
-            run.set_loop(**args)
+            run.set_loop(client, int(step["poll_ms"]), int(step["process_ms"]), str(step["commit"]))
         elif op == "stall":
-            run.stall(**args)
+            run.stall(client, int(step["ms"]))
+            time.sleep(int(step["ms"]) / 1000 + 1.6)
         elif op == "commit":
-            run.commit_now(**args)
+            run.commit_now(client, str(step["mode"]))
         elif op == "close":
-            run.close_consumer(**args)
+            run.close_consumer(client)
         elif op == "kill":
-            run.kill(**args)
+            run.kill(client)
         elif op == "fault":
-            run.fault(**args)
+            run.fault(str(step["kind"]), step.get("client"))
         elif op == "wait":
-            run.wait(**args)
+            run.wait(int(step["ms"]))
         else:
             raise ValueError(f"unknown step op {op!r}")
+        if op != "wait":
+            time.sleep(0.3)  # the machine's settle after each rule
     return run

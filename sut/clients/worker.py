@@ -78,9 +78,13 @@ class Loop:
                 self.closing = True
 
     def batch_ms(self) -> int:
-        """How long processing the next batch takes (a stall applies once)."""
-        ms, self.stall_ms = (self.stall_ms, 0) if self.stall_ms else (self.process_ms, 0)
-        return ms
+        """How long processing the next batch takes (a stall applies once, and is reported when it
+        starts: the poll timer runs from the poll that returned this batch)."""
+        if self.stall_ms:
+            ms, self.stall_ms = self.stall_ms, 0
+            emit("stalled", ms=ms)
+            return ms
+        return self.process_ms
 
     def commit_mode(self) -> str | None:
         once, self.commit_once = self.commit_once, None
@@ -201,7 +205,7 @@ def run_confluent(config: dict[str, Any], loop: Loop) -> None:
     emit(
         "started",
         library="confluent-kafka",
-        version=confluent_kafka.version()[0],
+        version=_version("confluent-kafka"),
         librdkafka=confluent_kafka.libversion()[0],
     )
     while True:
@@ -209,16 +213,22 @@ def run_confluent(config: dict[str, Any], loop: Loop) -> None:
         if loop.closing:
             break
         messages = consumer.consume(num_messages=500, timeout=loop.poll_ms / 1000)
-        records = [(int(m.partition()), int(m.offset())) for m in messages if m.error() is None]
+        good = [m for m in messages if m.error() is None]
+        records = [(int(m.partition() or 0), int(m.offset() or 0)) for m in good]
         _process(loop, records)
-        for m in messages:
-            if m.error() is None:
-                consumer.store_offsets(offsets=[TopicPartition(m.topic(), m.partition(), m.offset() + 1)])
+        for m in good:
+            consumer.store_offsets(
+                offsets=[TopicPartition(str(m.topic()), int(m.partition() or 0), int(m.offset() or 0) + 1)]
+            )
         mode = loop.commit_mode()
         if mode is not None and records:
             try:
-                result = consumer.commit(asynchronous=(mode == "async"))
-                offsets = sorted((tp.partition, tp.offset) for tp in result) if result else []
+                if mode == "async":
+                    consumer.commit(asynchronous=True)
+                    result: list[Any] = []
+                else:
+                    result = consumer.commit(asynchronous=False)
+                offsets = sorted((tp.partition, tp.offset) for tp in result)
                 emit("committed", mode=mode, offsets=offsets)
             except Exception as exc:  # noqa: BLE001
                 emit("committed", mode=mode, error=f"{type(exc).__name__}: {exc}")
@@ -236,9 +246,9 @@ def run_aiokafka(config: dict[str, Any], loop: Loop) -> None:
 
 
 async def _aiokafka(config: dict[str, Any], loop: Loop) -> None:
-    import aiokafka
+    import aiokafka  # type: ignore[import-untyped]
     from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
-    from aiokafka.structs import OffsetAndMetadata
+    from aiokafka.structs import OffsetAndMetadata  # type: ignore[import-untyped]
 
     class Listener(ConsumerRebalanceListener):  # type: ignore[misc]
         async def on_partitions_revoked(self, revoked: Any) -> None:

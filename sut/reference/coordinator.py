@@ -1020,6 +1020,12 @@ class ReferenceCoordinator:
             self.remove_sync_expiration(group)
 
     # ================================================================== load (§15)
+    def own_group(self, group_id: str) -> None:
+        """Become the coordinator of the group's partition when its log holds no group record
+        (``loadGroupsAndOffsets`` finding nothing for it): the group is created by its first
+        JoinGroup, as on a coordinator that never saw it."""
+        self._manager.own(group_id)
+
     def load_group(self, loaded: GroupSnapshot) -> None:
         """Become the group's coordinator with the group as its log holds it
         (``GroupMetadataManager.loadGroup`` → ``GroupMetadata.loadGroup`` → ``onGroupLoaded``,

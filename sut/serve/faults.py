@@ -82,7 +82,7 @@ class Fault:
             return f"error {self.error.name}"
         if self.kind in (FaultKind.HOLD, FaultKind.DELAY):
             return f"{self.kind.value} {self.ms} ms"
-        return self.kind.value
+        return str(self.kind.value)
 
 
 class FaultPlan:

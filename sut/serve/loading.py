@@ -51,10 +51,12 @@ class GroupLog:
         return dataclasses.replace(self.record, offsets=self.offsets)  # type: ignore[arg-type]
 
 
-def load_group(reference: ReferenceCoordinator, log: GroupLog) -> bool:
-    """Load the group from ``log`` into ``reference``; False when nothing was ever written."""
-    record = log.loadable()
+def load_group(reference: ReferenceCoordinator, group_id: str, log: GroupLog | None) -> bool:
+    """Make ``reference`` the group's coordinator, loading the group from ``log``; False when
+    nothing was ever written (the group is then created by its next JoinGroup)."""
+    record = log.loadable() if log is not None else None
     if record is None:
+        reference.own_group(group_id)
         return False
     reference.load_group(record)
     return True

@@ -130,7 +130,8 @@ def api_name(api_key: int) -> str:
     return str(cls.__name__).removesuffix("Request") if cls is not None else f"Api{api_key}"
 
 
-def _subclasses(cls: type) -> Iterator[type]:
+def _subclasses(cls: type[ApiMessage]) -> Iterator[type[ApiMessage]]:
+    sub: type[ApiMessage]
     for sub in cls.__subclasses__():
         yield sub
         yield from _subclasses(sub)
@@ -140,8 +141,9 @@ def _request_classes() -> dict[int, type[ApiMessage]]:
     """Every request message class the library generates, by API key (primary classes only)."""
     out: dict[int, type[ApiMessage]] = {}
     for cls in _subclasses(ApiMessage):
-        if getattr(cls, "_class_version", None) is None and getattr(cls, "_json", None) and cls.type == "request":
-            out[int(cls.API_KEY)] = cls
+        message: Any = cls
+        if getattr(cls, "_class_version", None) is None and getattr(cls, "_json", None) and message.type == "request":
+            out[int(message.API_KEY)] = cls
     return out
 
 

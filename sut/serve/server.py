@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import dataclasses
 import itertools
 import threading
 import time
@@ -53,6 +54,7 @@ from sut.interface import (
     OffsetCommitPartitionResponse,
     OffsetCommitRequest,
     OffsetCommitResponse,
+    OffsetFetchRequest,
     OffsetFetchResponse,
     RequestId,
     Response,
@@ -74,6 +76,8 @@ MAX_FRAME_BYTES = 104_857_600
 #: Node id of kgc serve's first listener when there is no upstream broker to take one from.
 DEFAULT_NODE_ID = 1
 _START_TIMEOUT_S = 10.0
+#: Wrong answers kgc serve can give on purpose (``ServeOptions.answer_mutant``).
+ANSWER_MUTANTS = {"stale_assignment": "SyncGroup hands a member the assignment of its previous generation"}
 _AFTER_KINDS = frozenset({FaultKind.DELAY, FaultKind.DROP, FaultKind.CLOSE})
 
 
@@ -98,6 +102,10 @@ class ServeOptions:
     config: CoordinatorConfig = field(default_factory=CoordinatorConfig)
     store_completion: StoreCompletion = StoreCompletion.IMMEDIATE
     nodes: int = 2
+    #: a deliberately wrong answer of the served coordinator, for showing client checks able to
+    #: fail: ``"stale_assignment"`` answers each successful SyncGroup with the assignment the member
+    #: received in its previous generation (when it had one)
+    answer_mutant: str | None = None
 
     def __post_init__(self) -> None:
         if self.clock not in ("real", "manual"):
@@ -106,6 +114,8 @@ class ServeOptions:
             raise ValueError(f"nodes must be at least 1, got {self.nodes}")
         if not 0 <= self.port < 65536:
             raise ValueError(f"port {self.port} is outside 0-65535")
+        if self.answer_mutant not in (None, *ANSWER_MUTANTS):
+            raise ValueError(f"unknown answer mutant {self.answer_mutant!r}; known: {', '.join(ANSWER_MUTANTS)}")
 
 
 @dataclass
@@ -175,6 +185,7 @@ class CoordinatorServer:
         self._counts_lock = threading.Lock()
         self._handled = 0
         self._produced = 0
+        self._assignments: dict[str, list[bytes]] = {}
         #: exceptions that closed a connection (a bug of kgc serve; tests assert there are none)
         self.internal_errors: list[str] = []
 
@@ -459,9 +470,7 @@ class CoordinatorServer:
                 raise ValueError(f"no node {new} (nodes 0-{len(self._nodes) - 1})")
             self._nodes[old].reference.unload(group_id)
             self._route_all()
-            log = self._logs.get(group_id)
-            if log is not None:
-                load_group(self._nodes[new].reference, log)
+            load_group(self._nodes[new].reference, group_id, self._logs.get(group_id))
             self._owner[group_id] = new
             if load_ms > 0:
                 self._loading[group_id] = Errors.COORDINATOR_LOAD_IN_PROGRESS
@@ -619,10 +628,14 @@ class CoordinatorServer:
             requests = wire.fetch_requests(message, version)
             record.request = summary(requests[0] if len(requests) == 1 else requests)
             bodies = []
-            for request in requests:
-                body = await self._submit(conn, record, request, lambda r, q=request: r.fetch_offsets(q))
-                assert isinstance(body, OffsetFetchResponse)
-                bodies.append((request.group_id, body))
+            for fetch in requests:
+
+                def submit_fetch(r: ReferenceCoordinator, q: OffsetFetchRequest = fetch) -> RequestId:
+                    return r.fetch_offsets(q)
+
+                answer = await self._submit(conn, record, fetch, submit_fetch)
+                assert isinstance(answer, OffsetFetchResponse)
+                bodies.append((fetch.group_id, answer))
             record.answer = summary(bodies[0][1] if len(bodies) == 1 else [b for _, b in bodies])
             return wire.encode_response(wire.fetch_response(bodies, version), header.correlation_id)
         if header.api_key == wire.JOIN_GROUP:
@@ -642,8 +655,17 @@ class CoordinatorServer:
             submit = lambda r: r.commit_offsets(request)  # noqa: E731
         record.request = summary(request)
         body = await self._submit(conn, record, request, submit)
+        if isinstance(body, SyncGroupResponse) and body.error is Errors.NONE:
+            body = self._mutate_sync(request.member_id, body)
         record.answer = summary(body)
         return wire.encode_response(wire.group_response(body, version), header.correlation_id)
+
+    def _mutate_sync(self, member_id: str, body: SyncGroupResponse) -> SyncGroupResponse:
+        history = self._assignments.setdefault(member_id, [])
+        history.append(body.assignment)
+        if self.options.answer_mutant == "stale_assignment" and len(history) >= 2:
+            return dataclasses.replace(body, assignment=history[-2])
+        return body
 
     async def _submit(
         self,
@@ -678,7 +700,8 @@ class CoordinatorServer:
         self._arm_wakeup()
         closed = asyncio.ensure_future(conn.closed.wait())
         try:
-            await asyncio.wait({future, closed}, return_when=asyncio.FIRST_COMPLETED)
+            waiting: set[asyncio.Future[Any]] = {future, closed}
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
         finally:
             closed.cancel()
         if not future.done():

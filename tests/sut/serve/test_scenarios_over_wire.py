@@ -26,7 +26,7 @@ def test_every_scenario_passes_over_the_wire_as_in_process(profile: str) -> None
     assert served.count(PASSED) == len(served.results) > 0
 
 
-@pytest.mark.parametrize("mutant", ["sync_none_in_preparing", "heartbeat_none_in_rebalance"])
+@pytest.mark.parametrize("mutant", ["sync_none_in_preparing"])
 def test_a_mutant_fails_the_same_scenarios_over_the_wire(mutant: str) -> None:
     files = load_files(SCENARIOS)
     in_process = replay(files, "reference", "scala-3.x", mutant)

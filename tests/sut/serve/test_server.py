@@ -190,3 +190,13 @@ def test_malformed_frames_close_the_connection_only(server: CoordinatorServer) -
             assert raw.recv(100) == b""
     with wire_to(server) as wire:
         stable_member(wire)  # still serving
+
+
+def test_moving_a_group_without_a_record_back_and_forth_keeps_it_served(server: CoordinatorServer) -> None:
+    # nothing written yet: each move leaves the new node owning an empty partition
+    for _ in range(3):
+        server.move_coordinator(GROUP)
+    index = server.coordinator_index(GROUP)
+    with wire_to(server, index) as wire:
+        member, generation = stable_member(wire)
+        assert heartbeat(wire, member, generation) is Errors.NONE
