@@ -247,6 +247,7 @@ KAFKA_SOURCES = {
     "OffsetFetch": "GroupCoordinator.handleFetchOffsets (GroupCoordinator.scala, Kafka 3.6.2; reference §9)",
     "DescribeGroups": "GroupCoordinator.handleDescribeGroup, GroupMetadata.summary and its state names "
     "(GroupMetadata.scala, Kafka 3.6.2; reference §2)",
+    "ListGroups": "GroupCoordinator.handleListGroups (GroupCoordinator.scala, Kafka 3.6.2): every group not Dead",
     "ApiVersions": "validVersions of clients/src/main/resources/common/message/*Request.json (Kafka 3.6.2)",
     "property": "properties/ (kgc's protocol properties), checked on the broker's own answers",
 }
@@ -256,8 +257,8 @@ def kafka_source(kind: str) -> str:
     """The Kafka source behind the expectation of a kind."""
     if kind.startswith("property "):
         return KAFKA_SOURCES["property"]
-    if kind.startswith("ApiVersions"):
-        return KAFKA_SOURCES["ApiVersions"]
+    if kind.startswith(("ApiVersions", "ListGroups")):
+        return KAFKA_SOURCES[kind.split(":")[0].split(" ")[0]]
     if kind.startswith(("group ", "DescribeGroups", "the group")):
         return KAFKA_SOURCES["DescribeGroups"]
     api = _API_NAME.search(kind)

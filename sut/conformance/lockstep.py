@@ -46,7 +46,8 @@ from sut.conformance.properties import ObservedProperties
 from sut.interface import Clock, GroupCoordinator, RequestId, Response
 from sut.scenario.compare import ABSENT, FieldResult, compare_step, matches
 from sut.scenario.format import Scenario, ScenarioConfig, Step
-from sut.scenario.runner import _Run as StepRunner  # the runner's per-step executor, one per side
+from sut.scenario.runner import _Run as StepRunner
+from sut.scenario.targets import GROUP_ID  # the runner's per-step executor, one per side
 from sut.wire import WireCoordinator
 from sut.wire.errors import NoResponse, WireError
 
@@ -139,8 +140,43 @@ class Lockstep:
             except _Stop as stop:
                 self.result.unresynced = str(stop)
                 break
+        else:
+            self._list_groups()
         self.result.offset = self.offset or 0
         return self.result
+
+    def _list_groups(self) -> None:
+        """At the end of a sequence both sides were kept in line with: ListGroups on the broker
+        against Kafka's (``GroupCoordinator.handleListGroups``: every group not Dead, with its
+        protocol type and, from v4, its state)."""
+        broker = self.broker.coordinator
+        if not isinstance(broker, WireCoordinator) or not self.scenario.steps:
+            return
+        index = self.scenario.steps[-1].index
+        kafka = self.oracle.coordinator.describe_group(GROUP_ID)
+        listed = kafka.state not in ("Dead", "")
+        try:
+            entry = broker.list_group(GROUP_ID)
+        except WireError as exc:
+            self._wire_failure(index, exc)
+        found: list[tuple[str, FieldResult]] = []
+        if listed and entry is None:
+            f = FieldResult(index, "list_groups", kafka.state, ABSENT, False)
+            found.append(("ListGroups: the group is missing where Kafka lists it", f))
+        elif entry is not None and not listed:
+            f = FieldResult(index, "list_groups", ABSENT, entry.state or "listed", False)
+            found.append(("ListGroups lists a group Kafka does not have", f))
+        elif entry is not None:
+            if entry.protocol_type != kafka.protocol_type:
+                f = FieldResult(index, "list_groups.protocol_type", kafka.protocol_type, entry.protocol_type, False)
+                found.append(
+                    (f"ListGroups: protocol type {entry.protocol_type!r} where Kafka's is {kafka.protocol_type!r}", f)
+                )
+            if entry.state is not None and entry.state != kafka.state:
+                f = FieldResult(index, "list_groups.state", kafka.state, entry.state, False)
+                found.append((f"ListGroups: state {entry.state} where Kafka's is {kafka.state}", f))
+        for kind, f in found:
+            self._add(kind, index, f)
 
     def _one(self, step: Step) -> None:
         kafka = self._execute(self.oracle, step)
