@@ -53,6 +53,8 @@ def closed_port() -> int:
         (["conformance", "--broker", "tansu", "--max-wait", "soon"], "must be a number of seconds, got 'soon'"),
         (["conformance", "--broker", "tansu", "--broker-config", "x=1"], "--broker-config 'x=1': expected KEY=VALUE"),
         (["conformance", "--bootstrap", "nohost", "--no-scenarios"], "bootstrap address 'nohost' is not HOST:PORT"),
+        (["conformance", "--broker", "tansu", "--session-timeout", "100"], "must be 500 to 60000 ms"),
+        (["conformance", "--broker", "tansu", "--hold", "0"], "must be a positive number of seconds, got 0"),
         (
             ["conformance", "--broker", "tansu", "--scenarios", "/nonexistent.json"],
             "/nonexistent.json: cannot read the file",

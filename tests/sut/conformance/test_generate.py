@@ -87,3 +87,10 @@ def test_a_faithful_coordinator_shows_nothing_and_the_budget_holds() -> None:
     found = search(Differential(target, BROKER, max_wait_s=1e9).run, BROKER, budget=40, seed=3)
     assert found.divergences == []
     assert target.runs == found.runs <= 40
+
+
+def test_short_sessions_are_the_generated_sequences_timeouts() -> None:
+    """--session-timeout: the machine's session and rebalance timeouts (expiry in seconds)."""
+    options = fuzz_options(BROKER, 2, 2000)
+    assert options.session_timeouts_ms == (2000,) and options.rebalance_timeouts_ms == (2000,)
+    assert fuzz_options(BROKER, 2).session_timeouts_ms == (6000,)
