@@ -219,59 +219,62 @@ class _Search:
         within = model.key_within_boundary
         last_report = start
         expanded = 0
-        while frontier:
-            if explorer.stop_at_first and self.result.violations:
-                stats.complete, stats.stopped_by = False, "violation"
-                break
-            key, depth = pop()
-            if depth > stats.depth:
-                stats.depth = depth
-            if not within(key):
-                stats.boundary_states += 1
-                continue
-            if bounds.max_depth is not None and depth >= bounds.max_depth:
-                stats.complete, stats.stopped_by = False, "max-depth"
-                continue
-            successors = successor_keys(key)
-            stats.transitions += len(successors)
-            base, masks, step_counts = self.base, self.masks, self.step_counts
-            if len(masks) < model.next_step - base:
-                grow = model.next_step - base - len(masks)
-                masks.extend([-1] * grow)
-                step_counts.extend([0] * grow)
-            child_depth = depth + 1
-            for step, nxt in successors:
-                offset = step - base
-                step_counts[offset] += 1
-                mask = masks[offset]
-                if mask < 0:
-                    mask = masks[offset] = self.evaluate_step(step, key, nxt)
-                if mask and mask & self.active:
-                    self.record_step(mask, step, key, nxt)
-                if whole:
-                    self.check_whole(step, key, nxt)
-                if nxt in parents:
-                    continue
-                parents[nxt] = key
-                push((nxt, child_depth))
-                if self.pending_state_checks:
-                    self.check_state(nxt)
-            expanded += 1
-            if expanded & 0xFF == 0:
-                if len(model.steps) > explorer.step_memory:
-                    self.forget_steps()
-                now = time.monotonic()
-                stats.distinct_states = len(parents)
-                if self.progress is not None and now - last_report >= 1.0:
-                    stats.seconds = now - start
-                    self.progress(stats, len(frontier))
-                    last_report = now
-                if bounds.time_limit is not None and now - start >= bounds.time_limit:
-                    stats.complete, stats.stopped_by = False, "time-limit"
+        try:
+            while frontier:
+                if explorer.stop_at_first and self.result.violations:
+                    stats.complete, stats.stopped_by = False, "violation"
                     break
-            if bounds.max_states is not None and len(parents) >= bounds.max_states:
-                stats.complete, stats.stopped_by = False, "max-states"
-                break
+                key, depth = pop()
+                if depth > stats.depth:
+                    stats.depth = depth
+                if not within(key):
+                    stats.boundary_states += 1
+                    continue
+                if bounds.max_depth is not None and depth >= bounds.max_depth:
+                    stats.complete, stats.stopped_by = False, "max-depth"
+                    continue
+                successors = successor_keys(key)
+                stats.transitions += len(successors)
+                base, masks, step_counts = self.base, self.masks, self.step_counts
+                if len(masks) < model.next_step - base:
+                    grow = model.next_step - base - len(masks)
+                    masks.extend([-1] * grow)
+                    step_counts.extend([0] * grow)
+                child_depth = depth + 1
+                for step, nxt in successors:
+                    offset = step - base
+                    step_counts[offset] += 1
+                    mask = masks[offset]
+                    if mask < 0:
+                        mask = masks[offset] = self.evaluate_step(step, key, nxt)
+                    if mask and mask & self.active:
+                        self.record_step(mask, step, key, nxt)
+                    if whole:
+                        self.check_whole(step, key, nxt)
+                    if nxt in parents:
+                        continue
+                    parents[nxt] = key
+                    push((nxt, child_depth))
+                    if self.pending_state_checks:
+                        self.check_state(nxt)
+                expanded += 1
+                if expanded & 0xFF == 0:
+                    if len(model.steps) > explorer.step_memory:
+                        self.forget_steps()
+                    now = time.monotonic()
+                    stats.distinct_states = len(parents)
+                    if self.progress is not None and now - last_report >= 1.0:
+                        stats.seconds = now - start
+                        self.progress(stats, len(frontier))
+                        last_report = now
+                    if bounds.time_limit is not None and now - start >= bounds.time_limit:
+                        stats.complete, stats.stopped_by = False, "time-limit"
+                        break
+                if bounds.max_states is not None and len(parents) >= bounds.max_states:
+                    stats.complete, stats.stopped_by = False, "max-states"
+                    break
+        except KeyboardInterrupt:  # SIGINT (or SIGTERM, which kgc raises as one): keep what was found so far
+            stats.complete, stats.stopped_by = False, "interrupted"
         stats.seconds = time.monotonic() - start
         stats.distinct_states = len(parents)
         self.fold_counts()
