@@ -503,8 +503,9 @@ def load_scenario_files(paths: Iterable[str | Path]) -> list[Any]:
             files.append(parse(data, str(path)))
         except ScenarioError as exc:
             raise InputError(_one_line(str(exc))) from None
-        except RecursionError:
-            raise InputError(f"{path}: nested too deeply") from None
+        except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+            # A field of a shape the format's parser did not expect: still bad input, one line.
+            raise InputError(f"{path}: malformed scenario file ({type(exc).__name__}: {_one_line(str(exc))})") from None
     return files
 
 
