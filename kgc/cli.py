@@ -28,6 +28,7 @@ VERB_MODULES = [
     "kgc.cmd_replay",
     "kgc.cmd_conformance",
     "kgc.cmd_mutants",
+    "kgc.cmd_scenario",
 ]
 
 INTERNAL_ERROR_EXIT = exits.INTERNAL

@@ -99,6 +99,7 @@ def write_counterexamples(result: Result, out_dir: Path, fmt: str = "kgc") -> di
         path = out_dir / f"{v.prop.name}.json"
         inputs.write_atomically(path, json.dumps(doc, indent=2) + "\n")
         inputs.write_atomically(out_dir / f"{v.prop.name}.svg", render_svg(doc) + "\n")
+        write_scenario(doc, out_dir / f"{v.prop.name}.scenario.json")
         if fmt == "itf":
             from kgc.itf import itf_of_path
 
@@ -106,6 +107,19 @@ def write_counterexamples(result: Result, out_dir: Path, fmt: str = "kgc") -> di
             inputs.write_atomically(out_dir / f"{v.prop.name}.itf.json", json.dumps(itf, indent=2) + "\n")
         files[v.prop.name] = str(path)
     return files
+
+
+def write_scenario(doc: dict[str, Any], path: Path) -> bool:
+    """The counterexample as a regression test (``kgc scenario from-trace``) next to its trace;
+    False, and nothing written, when the trace has a step no scenario can express."""
+    from sut.scenario.from_trace import TraceNotTranslatable, scenario_from_trace
+
+    try:
+        document = scenario_from_trace(doc)
+    except TraceNotTranslatable:
+        return False
+    inputs.write_atomically(path, json.dumps(document, indent=1) + "\n")
+    return True
 
 
 def result_json(result: Result, files: dict[str, str] | None = None, word: str | None = None) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from diagrams.sequence import render_svg
 from explorer.mutation import Outcome, Report, run_catalogue
 from explorer.search import Bounds
 from kgc import exits, inputs
-from kgc.cmd_check import counterexample_json
+from kgc.cmd_check import counterexample_json, write_scenario
 from kgc.errors import InputError
 from kgc.options import add_bounds_arguments, add_model_arguments, bounds_from_args, config_from_args
 from kgc.outcome import end_progress, print_header, progress_reporter
@@ -286,6 +286,7 @@ def write_counterexamples(report: Report, out_dir: Path) -> dict[str, str]:
         path = out_dir / f"{outcome.name}.json"
         inputs.write_atomically(path, json.dumps(doc, indent=2) + "\n")
         inputs.write_atomically(out_dir / f"{outcome.name}.svg", render_svg(doc) + "\n")
+        write_scenario(doc, out_dir / f"{outcome.name}.scenario.json")
         files[outcome.name] = str(path)
     return files
 
