@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from diagrams.sequence import render_svg
-from explorer.search import Explorer, Result, Violation
+from explorer.search import Bounds, Explorer, Result, Violation
 from explorer.spark_env import SparkUnavailable
 from explorer.trace import format_trace, trace_json
 from kgc import exits, inputs, spark_engine
+from kgc.errors import InputError
 from kgc.options import (  # noqa: F401 - re-exported: other verbs and tests import them from here
     add_bounds_arguments,
     add_model_arguments,
@@ -50,6 +51,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default="kgc",
         help="--out: counterexamples as kgc-trace JSON (default) or also as ITF (Apalache/Quint's trace format)",
     )
+    p.add_argument(
+        "--witnesses",
+        action="store_true",
+        help="--out: also write a shortest trace of every witness found (witness_NAME.json, .svg, .itf.json)",
+    )
     p.add_argument("--no-progress", action="store_true")
     spark_engine.add_arguments(p)
 
@@ -58,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     bounds = bounds_from_args(args)
     spark = spark_engine.settings_from_args(args)
+    if (args.format != "kgc" or args.witnesses) and not args.out:
+        raise InputError("--format and --witnesses say how --out writes traces: add --out DIR")
     out_dir = inputs.output_dir(args.out) if args.out else None
     quiet = args.json or args.no_progress
     if not args.json:
@@ -75,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
             end_progress()
     word, code = verdict(result.ok, result.stats, args.allow_incomplete)
     files = write_counterexamples(result, out_dir, args.format) if out_dir else {}
+    if out_dir and args.witnesses:
+        files.update(write_witnesses(result, out_dir, args.format, bounds))
     if args.json:
         print(json.dumps(result_json(result, files, word), indent=2))
     else:
@@ -101,11 +111,33 @@ def write_counterexamples(result: Result, out_dir: Path, fmt: str = "kgc") -> di
         inputs.write_atomically(out_dir / f"{v.prop.name}.svg", render_svg(doc) + "\n")
         write_scenario(doc, out_dir / f"{v.prop.name}.scenario.json")
         if fmt == "itf":
-            from kgc.itf import itf_of_path
+            from kgc.itf import itf_of_trace
 
-            itf = itf_of_path(v.path, result.config, v.prop.name, v.prop.description)
-            inputs.write_atomically(out_dir / f"{v.prop.name}.itf.json", json.dumps(itf, indent=2) + "\n")
+            inputs.write_atomically(out_dir / f"{v.prop.name}.itf.json", json.dumps(itf_of_trace(doc), indent=1) + "\n")
         files[v.prop.name] = str(path)
+    return files
+
+
+def write_witnesses(result: Result, out_dir: Path, fmt: str, bounds: Bounds) -> dict[str, str]:
+    """A shortest trace of each witness found, as ``witness_NAME.json`` (``kgc-trace``, kind
+    "sometimes"), its chart and, with ``fmt="itf"``, ``witness_NAME.itf.json``."""
+    from kgc.itf import itf_of_trace, witness_path
+
+    files: dict[str, str] = {}
+    for p in result.properties:
+        if p.is_safety or p.name not in result.witnessed:
+            continue
+        path = witness_path(result.config, p, bounds)
+        if path is None:
+            continue
+        doc = trace_json(p.name, p.description, path, kind=p.kind, source=p.source, config=result.config.describe())
+        stem = p.name if p.name.startswith("witness") else f"witness_{p.name}"
+        target = out_dir / f"{stem}.json"
+        inputs.write_atomically(target, json.dumps(doc, indent=2) + "\n")
+        inputs.write_atomically(out_dir / f"{stem}.svg", render_svg(doc) + "\n")
+        if fmt == "itf":
+            inputs.write_atomically(out_dir / f"{stem}.itf.json", json.dumps(itf_of_trace(doc), indent=1) + "\n")
+        files[p.name] = str(target)
     return files
 
 
