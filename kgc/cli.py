@@ -29,6 +29,7 @@ VERB_MODULES = [
     "kgc.cmd_conformance",
     "kgc.cmd_mutants",
     "kgc.cmd_scenario",
+    "kgc.cmd_diff",
 ]
 
 INTERNAL_ERROR_EXIT = exits.INTERNAL

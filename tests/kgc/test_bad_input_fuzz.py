@@ -200,6 +200,8 @@ def _check_config(data: bytes, suffix: str) -> None:
         run_verb("report", ["report", "--config", str(cfg), *BOUNDED, "-o", str(out / "r.html")], out)
         run_verb("diagram", ["diagram", "graph", "--config", str(cfg), "--limit", "40", "-o", str(out / "g.dot")], out)
         run_verb("mutants", ["mutants", "--config", str(cfg), "--mutant", "leader_not_reelected", *BOUNDED], out)
+        diff = ["diff", "--config", str(cfg), "--profile", "scala-3.x", "--profile", "java-4.0", *BOUNDED]
+        run_verb("diff", [*diff, "--out", str(out)], out)
 
 
 @STRUCTURED
