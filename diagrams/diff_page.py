@@ -12,22 +12,23 @@ from typing import Any
 import kgc
 from diagrams.report import CSS
 from diagrams.sequence import render_svg
-from kgc.diff import CATEGORIES, Diff, Exploration, OneSided
+from kgc.diff import CATEGORIES
 
 MAX_CHARTS = 40
 """Witness charts drawn per side; further one-sided behaviours are listed without a chart."""
 
 
-def _side(ex: Exploration) -> str:
-    cfg = ex.config
-    faults = ", ".join(sorted(cfg.faults)) or "none"
-    state = "complete" if ex.complete else f"incomplete (stopped by {ex.stopped_by})"
+def _side(side: dict[str, Any]) -> str:
+    cfg = side["config"]
+    faults = ", ".join(cfg.get("faults", [])) or "none"
+    state = "complete" if side["complete"] else f"incomplete (stopped by {side['stopped_by']})"
+    mutant = f", mutant {escape(cfg['mutant'])}" if cfg.get("mutant") else ""
     return (
-        f"<tr><th>{escape(ex.label)}</th><td>{cfg.consumers} consumers ({cfg.static_consumers} static), "
-        f"{cfg.partitions} partitions, generations ≤ {cfg.max_generation}, profile {escape(cfg.profile)}"
-        f"{', mutant ' + escape(cfg.mutant) if cfg.mutant else ''}; faults {escape(faults)}; perturbations ≤ "
-        f"{cfg.max_perturbations}</td><td class='num'>{ex.states:,}</td><td class='num'>{ex.transitions:,}</td>"
-        f"<td class='num'>{len(ex.first):,}</td><td>{state}</td></tr>"
+        f"<tr><th>{escape(side['label'])}</th><td>{cfg['consumers']} consumers ({cfg.get('static_consumers', 0)} "
+        f"static), {cfg['partitions']} partitions, generations ≤ {cfg['max_generation']}, profile "
+        f"{escape(cfg['profile'])}{mutant}; faults {escape(faults)}; perturbations ≤ {cfg['max_perturbations']}</td>"
+        f"<td class='num'>{side['states']:,}</td><td class='num'>{side['transitions']:,}</td>"
+        f"<td class='num'>{side['behaviours']:,}</td><td>{state}</td></tr>"
     )
 
 
@@ -50,27 +51,26 @@ def _steps(trace: dict[str, Any]) -> str:
     )
 
 
-def _one_sided(title: str, items: list[OneSided], anchor: str) -> list[str]:
+def _one_sided(title: str, items: list[dict[str, Any]], anchor: str) -> list[str]:
     out = [f"<h2 id='{anchor}'>{escape(title)} ({len(items)})</h2>"]
     if not items:
         return [*out, "<p>None.</p>"]
     for category in CATEGORIES:
-        these = [o for o in items if o.behaviour.category == category]
+        these = [(i, o) for i, o in enumerate(items) if o["category"] == category]
         if these:
             out.append(f"<h3>{category} ({len(these)})</h3><ul>")
             out += [
-                f"<li><a href='#{anchor}-{i}'>{escape(o.behaviour.text())}</a> "
-                f"<span class='sub'>(shortest witness: {len(o.trace['steps'])} steps)</span></li>"
-                for i, o in enumerate(items)
-                if o in these
+                f"<li><a href='#{anchor}-{i}'>{escape(o['text'])}</a> "
+                f"<span class='sub'>(shortest witness: {o['witness_length']} steps)</span></li>"
+                for i, o in these
             ]
             out.append("</ul>")
     for i, o in enumerate(items[:MAX_CHARTS]):
         out += [
-            f"<article id='{anchor}-{i}'><h3>{escape(o.behaviour.category)}: {escape(o.behaviour.text())}</h3>",
-            f"<p class='sub'>{escape(o.trace['description'])}</p>",
-            f"<div class='diagram msc'>{render_svg(o.trace)}</div>",
-            _steps(o.trace),
+            f"<article id='{anchor}-{i}'><h3>{escape(o['category'])}: {escape(o['text'])}</h3>",
+            f"<p class='sub'>{escape(o['witness']['description'])}</p>",
+            f"<div class='diagram msc'>{render_svg(o['witness'])}</div>",
+            _steps(o["witness"]),
             "</article>",
         ]
     if len(items) > MAX_CHARTS:
@@ -78,14 +78,15 @@ def _one_sided(title: str, items: list[OneSided], anchor: str) -> list[str]:
     return out
 
 
-def build_diff_page(d: Diff, command: str = "", generated_at: _dt.datetime | None = None) -> str:
+def build_diff_page(d: dict[str, Any], command: str = "", generated_at: _dt.datetime | None = None) -> str:
+    """The page of a ``kgc-diff`` document (``kgc.diff.compare``)."""
     when = (generated_at or _dt.datetime.now(_dt.UTC)).strftime("%Y-%m-%d %H:%M UTC")
-    a, b = d.a.label, d.b.label
+    a, b = d["a"]["label"], d["b"]["label"]
     verdict = (
         '<div class="verdict ok">✔ the two sides show the same behaviours and verdicts</div>'
-        if d.same
-        else f'<div class="verdict violation">✖ {len(d.only_a)} behaviours only in {escape(a)}, '
-        f"{len(d.only_b)} only in {escape(b)}, {len(d.changed_verdicts)} verdicts changed</div>"
+        if d["same"]
+        else f'<div class="verdict violation">✖ {len(d["only_a"])} behaviours only in {escape(a)}, '
+        f"{len(d['only_b'])} only in {escape(b)}, {len(d['changed_verdicts'])} verdicts changed</div>"
     )
     parts = [
         "<!DOCTYPE html>",
@@ -99,7 +100,7 @@ def build_diff_page(d: Diff, command: str = "", generated_at: _dt.datetime | Non
         + "</div>",
         verdict,
     ]
-    if not d.complete:
+    if not d["complete"]:
         parts.append(
             '<section class="warnings"><h2>⚠ Warnings</h2><ul><li>an exploration was cut short: a behaviour '
             "listed as one-sided may be reachable on the other side beyond the bound</li></ul></section>"
@@ -108,28 +109,29 @@ def build_diff_page(d: Diff, command: str = "", generated_at: _dt.datetime | Non
         "<h2>The two sides</h2>",
         "<table><tr><th>side</th><th>configuration</th><th>states</th><th>transitions</th><th>behaviours</th>"
         "<th>exploration</th></tr>",
-        _side(d.a),
-        _side(d.b),
+        _side(d["a"]),
+        _side(d["b"]),
         "</table>",
         "<p class='sub'>A behaviour is a request in a group state with its answer's error code (or PARKED), a "
         "parked request's completion, a timer or fault with the state it leads to, or an edge of the group "
         "state machine.</p>",
         "<h2>Verdicts that changed</h2>",
     ]
-    if d.changed_verdicts:
+    if d["changed_verdicts"]:
         parts.append(f"<table><tr><th>property</th><th>{escape(a)}</th><th>{escape(b)}</th></tr>")
         parts += [
-            f"<tr><td>{escape(p.name)}</td><td>{escape(va)}</td><td>{escape(vb)}</td></tr>"
-            for p, va, vb in d.changed_verdicts
+            f"<tr><td>{escape(c['property'])}</td><td>{escape(c['a'])}</td><td>{escape(c['b'])}</td></tr>"
+            for c in d["changed_verdicts"]
         ]
         parts.append("</table>")
     else:
         parts.append("<p>None.</p>")
     parts.append("<h2>New counterexamples</h2>")
-    if d.new_counterexamples:
-        for side, trace in d.new_counterexamples:
+    if d["new_counterexamples"]:
+        for c in d["new_counterexamples"]:
+            trace = c["trace"]
             parts += [
-                f"<article><h3>{escape(trace['property'])} violated in {escape(side)} only — "
+                f"<article><h3>{escape(c['property'])} violated in {escape(c['side'])} only — "
                 f"{len(trace['steps'])} steps</h3>",
                 f"<div class='diagram msc'>{render_svg(trace)}</div>",
                 _steps(trace),
@@ -137,7 +139,7 @@ def build_diff_page(d: Diff, command: str = "", generated_at: _dt.datetime | Non
             ]
     else:
         parts.append("<p>None.</p>")
-    parts += _one_sided(f"Only in {a}", d.only_a, "only-a")
-    parts += _one_sided(f"Only in {b}", d.only_b, "only-b")
+    parts += _one_sided(f"Only in {a}", d["only_a"], "only-a")
+    parts += _one_sided(f"Only in {b}", d["only_b"], "only-b")
     parts.append("</main></body></html>")
     return "\n".join(parts)

@@ -3,7 +3,10 @@
 The two sides differ in the model options given twice: ``--profile scala-3.x --profile
 java-4.0``, ``--config a.toml --config b.toml``, ``--consumers 2 --consumers 3``; an option given
 once applies to both. ``--mutant NAME`` once compares the protocol with the mutant, twice two
-mutants (``none`` is the protocol). Both sides are explored within the same bounds (``kgc/diff.py`` says what a
+mutants (``none`` is the protocol). ``--rev REV`` explores side A with the model (``model/``,
+``properties/``, ``explorer/``) of the project's git revision ``REV`` and side B with the working
+tree's; given twice, two revisions (``kgc/revision.py``). Both sides are explored within the same
+bounds (``kgc/diff.py`` says what a
 behaviour is); the result is printed, and ``--out DIR`` writes ``DIR/diff.html`` (the report's
 style, every one-sided behaviour with its shortest witness chart) and ``DIR/diff.json``.
 
@@ -22,7 +25,7 @@ from typing import Any
 
 from kgc import exits, inputs
 from kgc.errors import InputError
-from kgc.options import MODEL_FLAGS, bounds_from_args, config_from_args
+from kgc.options import MODEL_FLAGS, bounds_from_args, config_from_args, config_mapping_from_args
 from model.config import Config
 
 VERB = "diff"
@@ -49,6 +52,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     for dest, (flag, kind) in _SIDE_FLAGS.items():
         g.add_argument(flag, dest=dest, type=kind, action="append", metavar=dest.upper())
     g.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", help="any other field, both sides")
+    g.add_argument(
+        "--rev",
+        action="append",
+        metavar="REV",
+        help="the model of this git revision of the project (once: A = REV, B = the working tree; twice: A, B)",
+    )
     b = p.add_argument_group("bounds")
     b.add_argument("--max-depth", type=int, metavar="D")
     b.add_argument("--max-states", type=int, metavar="S")
@@ -59,8 +68,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true")
 
 
-def sides(args: argparse.Namespace) -> tuple[tuple[str, Config], tuple[str, Config]]:
-    """The two configurations and their labels."""
+def sides(
+    args: argparse.Namespace,
+) -> tuple[tuple[str, Config, dict[str, Any]], tuple[str, Config, dict[str, Any]]]:
+    """The two sides: label, configuration, and the configuration as the fields given (what a
+    side at another revision is built from)."""
     chosen: list[dict[str, Any]] = [{}, {}]
     differing: list[str] = []
     for dest, (flag, _kind) in _SIDE_FLAGS.items():
@@ -74,9 +86,9 @@ def sides(args: argparse.Namespace) -> tuple[tuple[str, Config], tuple[str, Conf
         for i in range(2):
             if values:
                 chosen[i][dest] = values[i] if len(values) == 2 else values[0]
-    if not differing:
+    if not differing and not args.rev:
         raise InputError(
-            "nothing differs: give an option twice (--profile scala-3.x --profile java-4.0) or --mutant NAME"
+            "nothing differs: give an option twice (--profile scala-3.x --profile java-4.0), --mutant NAME or --rev REV"
         )
     out = []
     for i in range(2):
@@ -84,22 +96,35 @@ def sides(args: argparse.Namespace) -> tuple[tuple[str, Config], tuple[str, Conf
         for dest, value in chosen[i].items():
             setattr(ns, dest, "" if dest == "mutant" and value == "none" else value)
         config = config_from_args(ns)
+        mapping = inputs.load_config_mapping(ns.config) if ns.config else {}
+        mapping = {**mapping, **config_mapping_from_args(ns)}
         label = ", ".join(
             f"{flag.lstrip('-')} {chosen[i].get(dest, '')}"
             for dest, (flag, _k) in _SIDE_FLAGS.items()
             if flag in differing
         )
-        out.append((label, config))
+        out.append((label, config, mapping))
     return out[0], out[1]
 
 
 def run(args: argparse.Namespace) -> int:
     from diagrams.diff_page import build_diff_page
-    from kgc.diff import Diff, diff
+    from kgc.diff import compare, side_document
+    from kgc.revision import side_at_revision
 
-    (la, ca), (lb, cb) = sides(args)
+    (la, ca, ma), (lb, cb, mb) = sides(args)
     bounds = bounds_from_args(args)
     out_dir = inputs.output_dir(args.out) if args.out else None
+    revs = list(args.rev or [])
+    if len(revs) > 2:
+        raise InputError(f"--rev given {len(revs)} times: at most twice (side A, side B)")
+    at = [revs[0], None] if len(revs) == 1 else (revs or [None, None])
+    labels = [
+        " @ ".join(x for x in (label, rev or ("working tree" if any(at) else "")) if x)
+        for label, rev in ((la, at[0]), (lb, at[1]))
+    ]
+    if labels[0] == labels[1]:
+        labels = [f"A: {labels[0]}", f"B: {labels[1]}"]
     quiet = args.json or args.no_progress
 
     def say(text: str) -> None:
@@ -107,35 +132,41 @@ def run(args: argparse.Namespace) -> int:
             print(f"progress: {text}", file=sys.stderr, flush=True)
 
     if not args.json:
-        print(f"kgc diff: A = {la}; B = {lb}", flush=True)
-    d: Diff = diff((la, ca), (lb, cb), bounds, progress=say)
-    doc = d.as_json()
+        print(f"kgc diff: A = {labels[0]}; B = {labels[1]}", flush=True)
+    docs = []
+    for label, config, mapping, rev in ((labels[0], ca, ma, at[0]), (labels[1], cb, mb, at[1])):
+        say(f"exploring and checking {label}")
+        docs.append(side_at_revision(rev, label, mapping, bounds) if rev else side_document(label, config, bounds))
+    d = compare(docs[0], docs[1])
     if out_dir is not None:
         command = "kgc " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["diff"] else ""
-        inputs.write_atomically(out_dir / "diff.json", json.dumps(doc, indent=1) + "\n")
+        inputs.write_atomically(out_dir / "diff.json", json.dumps(d, indent=1) + "\n")
         inputs.write_atomically(out_dir / "diff.html", build_diff_page(d, command))
     if args.json:
-        print(json.dumps(doc, indent=1))
+        print(json.dumps(d, indent=1))
     else:
         print_text(d)
         if out_dir is not None:
             print(f"written: {out_dir / 'diff.html'}, {out_dir / 'diff.json'}")
-    if not d.complete:
+    if not d["complete"]:
         return exits.OK if args.allow_incomplete else exits.INCOMPLETE
-    return exits.OK if d.same else exits.FAILED
+    return exits.OK if d["same"] else exits.FAILED
 
 
-def print_text(d: Any) -> None:
-    for ex in (d.a, d.b):
-        state = "" if ex.complete else f" (incomplete: stopped by {ex.stopped_by})"
-        print(f"  {ex.label}: {ex.states:,} states, {ex.transitions:,} transitions, {len(ex.first)} behaviours{state}")
-    for title, items in ((f"only in {d.a.label}", d.only_a), (f"only in {d.b.label}", d.only_b)):
+def print_text(d: dict[str, Any]) -> None:
+    for side in (d["a"], d["b"]):
+        state = "" if side["complete"] else f" (incomplete: stopped by {side['stopped_by']})"
+        print(
+            f"  {side['label']}: {side['states']:,} states, {side['transitions']:,} transitions, "
+            f"{side['behaviours']} behaviours{state}"
+        )
+    for title, items in ((f"only in {d['a']['label']}", d["only_a"]), (f"only in {d['b']['label']}", d["only_b"])):
         print(f"{title}: {len(items)}")
         for o in items:
-            print(f"  {o.behaviour.category:<10} {o.behaviour.text()}  [witness: {len(o.trace['steps'])} steps]")
-    print(f"verdicts changed: {len(d.changed_verdicts)}")
-    for p, va, vb in d.changed_verdicts:
-        print(f"  {p.name}: {va} → {vb}")
-    for side, trace in d.new_counterexamples:
-        print(f"new counterexample in {side}: {trace['property']} ({len(trace['steps'])} steps)")
-    print("verdict: " + ("same" if d.same else "different") + ("" if d.complete else " (incomplete)"))
+            print(f"  {o['category']:<10} {o['text']}  [witness: {o['witness_length']} steps]")
+    print(f"verdicts changed: {len(d['changed_verdicts'])}")
+    for c in d["changed_verdicts"]:
+        print(f"  {c['property']}: {c['a']} → {c['b']}")
+    for c in d["new_counterexamples"]:
+        print(f"new counterexample in {c['side']}: {c['property']} ({len(c['trace']['steps'])} steps)")
+    print("verdict: " + ("same" if d["same"] else "different") + ("" if d["complete"] else " (incomplete)"))

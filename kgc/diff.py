@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from explorer.search import Bounds, Explorer, Result
+from explorer.search import Bounds, Explorer
 from explorer.trace import trace_json
 from model.actions import FAULT_KINDS, HANDLE, TIMER_KINDS, Action
 from model.config import Config
@@ -200,83 +200,101 @@ def explore_behaviours(
     return ex
 
 
-@dataclass
-class OneSided:
-    behaviour: Behaviour
-    side: str
-    trace: dict[str, Any]
-    """The shortest witness as a ``kgc-trace`` document."""
-
-
-@dataclass
-class Diff:
-    a: Exploration
-    b: Exploration
-    results: tuple[Result, Result]
-    only_a: list[OneSided]
-    only_b: list[OneSided]
-    changed_verdicts: list[tuple[Property, str, str]]
-    new_counterexamples: list[tuple[str, dict[str, Any]]]
-    """(side label, kgc-trace) for a property violated on that side only."""
-
-    @property
-    def same(self) -> bool:
-        return not (self.only_a or self.only_b or self.changed_verdicts)
-
-    @property
-    def complete(self) -> bool:
-        return (
-            self.a.complete
-            and self.b.complete
-            and all(r.stats.complete or r.stats.stopped_by == "max-depth" for r in self.results)
-        )
-
-    def as_json(self) -> dict[str, Any]:
-        def side(ex: Exploration, r: Result) -> dict[str, Any]:
-            return {
-                "label": ex.label,
-                "config": ex.config.describe(),
-                "states": ex.states,
-                "transitions": ex.transitions,
-                "behaviours": len(ex.first),
-                "complete": ex.complete,
-                "stopped_by": ex.stopped_by or None,
-                "violated": [v.prop.name for v in r.violations],
-            }
-
-        def one(o: OneSided) -> dict[str, Any]:
-            return {**o.behaviour.as_json(), "witness_length": len(o.trace["steps"]), "witness": o.trace}
-
-        return {
-            "format": "kgc-diff",
-            "format_version": 1,
-            "same": self.same,
-            "complete": self.complete,
-            "a": side(self.a, self.results[0]),
-            "b": side(self.b, self.results[1]),
-            "only_a": [one(o) for o in self.only_a],
-            "only_b": [one(o) for o in self.only_b],
-            "changed_verdicts": [{"property": p.name, "a": va, "b": vb} for p, va, vb in self.changed_verdicts],
-            "new_counterexamples": [
-                {"side": s, "property": t["property"], "trace": t} for s, t in self.new_counterexamples
-            ],
-        }
-
-
-def _one_sided(ex: Exploration, missing: Iterable[Behaviour]) -> list[OneSided]:
-    out = []
-    for b in sorted(missing):
-        path = ex.path(b)
+def side_document(label: str, config: Config, bounds: Bounds, properties: Sequence[Property] = ALL) -> dict[str, Any]:
+    """One side, explored and checked, as JSON: its behaviours (each with its shortest witness as
+    a ``kgc-trace``), every property's verdict and its counterexamples. A side of another
+    revision of the model is computed the same way in a subprocess (``kgc.revision``)."""
+    ex = explore_behaviours(label, config, bounds)
+    if ex.stopped_by == "interrupted":
+        raise KeyboardInterrupt
+    result = Explorer(config, properties, model=ex.model).run("bfs", bounds)
+    if result.stats.stopped_by == "interrupted":
+        raise KeyboardInterrupt
+    behaviours = []
+    for b in sorted(ex.first):
         doc = trace_json(
             f"behaviour: {b.text()}",
-            f"A shortest behaviour of {ex.label} showing {b.category} '{b.text()}', which the other side never shows.",
-            path,
+            f"A shortest behaviour of {label} showing {b.category} '{b.text()}'.",
+            ex.path(b),
             kind="behaviour",
-            source=f"kgc diff ({ex.label})",
-            config=ex.config.describe(),
+            source=f"kgc diff ({label})",
+            config=config.describe(),
         )
-        out.append(OneSided(b, ex.label, doc))
-    return out
+        behaviours.append({**b.as_json(), "witness": doc})
+    return {
+        "label": label,
+        "config": config.describe(),
+        "states": ex.states,
+        "transitions": ex.transitions,
+        "seconds": round(ex.seconds, 3),
+        "complete": ex.complete and (result.stats.complete or result.stats.stopped_by == "max-depth"),
+        "stopped_by": ex.stopped_by or result.stats.stopped_by or None,
+        "behaviours": behaviours,
+        "verdicts": {p.name: result.verdict_of(p) for p in result.properties},
+        "counterexamples": {
+            v.prop.name: trace_json(
+                v.prop.name,
+                v.prop.description,
+                v.path,
+                kind=v.prop.kind,
+                source=v.prop.source,
+                config=config.describe(),
+            )
+            for v in result.violations
+        },
+    }
+
+
+def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """The ``kgc-diff`` document of two side documents."""
+
+    def key(item: dict[str, Any]) -> tuple[str, str, str, str]:
+        return (item["category"], item["state"], item["what"], item["outcome"])
+
+    def summary(side: dict[str, Any]) -> dict[str, Any]:
+        out = {k: v for k, v in side.items() if k not in ("behaviours", "counterexamples")}
+        out["behaviours"] = len(side["behaviours"])
+        out["violated"] = sorted(side["counterexamples"])
+        return out
+
+    def one_sided(mine: dict[str, Any], other: dict[str, Any]) -> list[dict[str, Any]]:
+        theirs = {key(x) for x in other["behaviours"]}
+        out = []
+        for item in mine["behaviours"]:
+            if key(item) not in theirs:
+                witness = dict(item["witness"])
+                witness["description"] = (
+                    f"A shortest behaviour of {mine['label']} showing {item['category']} '{item['text']}', "
+                    "which the other side never shows."
+                )
+                out.append({**item, "witness": witness, "witness_length": len(witness["steps"])})
+        return out
+
+    changed = [
+        {"property": name, "a": va, "b": b["verdicts"].get(name, "absent")}
+        for name, va in a["verdicts"].items()
+        if b["verdicts"].get(name, "absent") != va
+    ]
+    changed += [{"property": n, "a": "absent", "b": vb} for n, vb in b["verdicts"].items() if n not in a["verdicts"]]
+    new = [
+        {"side": side["label"], "property": name, "trace": trace}
+        for side, other in ((a, b), (b, a))
+        for name, trace in side["counterexamples"].items()
+        if name not in other["counterexamples"]
+    ]
+    only_a, only_b = one_sided(a, b), one_sided(b, a)
+    return {
+        "format": "kgc-diff",
+        "format_version": 1,
+        "same": not (only_a or only_b or changed),
+        "complete": bool(a["complete"] and b["complete"]),
+        "a": summary(a),
+        "b": summary(b),
+        "only_a": only_a,
+        "only_b": only_b,
+        "changed_verdicts": changed,
+        "new_counterexamples": new,
+    }
 
 
 def diff(
@@ -284,36 +302,12 @@ def diff(
     b: tuple[str, Config],
     bounds: Bounds,
     properties: Sequence[Property] = ALL,
-    models: tuple[ClassicGroupModel | None, ClassicGroupModel | None] = (None, None),
     progress: Callable[[str], None] | None = None,
-) -> Diff:
+) -> dict[str, Any]:
+    """Both sides in this process, compared (the ``kgc-diff`` document)."""
     say = progress or (lambda _text: None)
-    say(f"exploring {a[0]}")
-    ea = explore_behaviours(a[0], a[1], bounds, models[0])
-    say(f"exploring {b[0]}")
-    eb = explore_behaviours(b[0], b[1], bounds, models[1])
-    if "interrupted" in (ea.stopped_by, eb.stopped_by):
-        raise KeyboardInterrupt
-    say("checking the properties on both sides")
-    ra = Explorer(a[1], properties, model=models[0]).run("bfs", bounds)
-    rb = Explorer(b[1], properties, model=models[1]).run("bfs", bounds)
-    if "interrupted" in (ra.stats.stopped_by, rb.stats.stopped_by):
-        raise KeyboardInterrupt
-    changed = [(p, ra.verdict_of(p), rb.verdict_of(p)) for p in ra.properties if ra.verdict_of(p) != rb.verdict_of(p)]
-    new: list[tuple[str, dict[str, Any]]] = []
-    for label, mine, other in ((a[0], ra, rb), (b[0], rb, ra)):
-        theirs = {v.prop.name for v in other.violations}
-        for v in mine.violations:
-            if v.prop.name not in theirs:
-                p = v.prop
-                new.append(
-                    (
-                        label,
-                        trace_json(
-                            p.name, p.description, v.path, kind=p.kind, source=p.source, config=mine.config.describe()
-                        ),
-                    )
-                )
-    only_a = _one_sided(ea, set(ea.first) - set(eb.first))
-    only_b = _one_sided(eb, set(eb.first) - set(ea.first))
-    return Diff(ea, eb, (ra, rb), only_a, only_b, changed, new)
+    say(f"exploring and checking {a[0]}")
+    da = side_document(a[0], a[1], bounds, properties)
+    say(f"exploring and checking {b[0]}")
+    db = side_document(b[0], b[1], bounds, properties)
+    return compare(da, db)

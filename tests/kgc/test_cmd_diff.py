@@ -13,7 +13,7 @@ import pytest
 from explorer.search import Bounds
 from kgc import exits
 from kgc.cli import main
-from kgc.diff import behaviours_of, diff
+from kgc.diff import behaviours_of, compare, side_document
 from model.config import Config
 
 SMALL = ["--consumers", "2", "--partitions", "1", "--max-generation", "1", "--static-consumers", "0"]
@@ -60,19 +60,17 @@ def test_scala_and_java_differ_exactly_where_the_reference_says(profiles: tuple[
     assert doc["changed_verdicts"] == [] and doc["complete"] and not doc["same"]
 
 
-def test_the_shared_rules_are_not_reported(profiles: tuple[int, Path]) -> None:
+def test_the_shared_rules_are_not_reported() -> None:
     """§17 'Same': the extension of a new group's initial delay, the request × state table."""
     config = Config(consumers=2, partitions=1, max_generation=1, static_consumers=0)
-    d = diff(
-        ("scala", config),
-        ("java", replace(config, profile="java-4.0")),
-        Bounds(),
-    )
-    shared = set(d.a.first) & set(d.b.first)
-    texts = {b.text() for b in shared}
-    assert f"expire_join (extend) in {INITIAL} (new group) → PreparingRebalance" in texts
-    assert "Heartbeat in PreparingRebalance → REBALANCE_IN_PROGRESS" in texts
-    assert all(b.category != "request" for o in (*d.only_a, *d.only_b) for b in [o.behaviour])
+    scala = side_document("scala", config, Bounds())
+    java = side_document("java", replace(config, profile="java-4.0"), Bounds())
+    shared = {b["text"] for b in scala["behaviours"]} & {b["text"] for b in java["behaviours"]}
+    assert f"expire_join (extend) in {INITIAL} (new group) → PreparingRebalance" in shared
+    assert "Heartbeat in PreparingRebalance → REBALANCE_IN_PROGRESS" in shared
+    d = compare(scala, java)
+    assert all(o["category"] != "request" for o in d["only_a"] + d["only_b"])
+    assert {o["text"] for o in d["only_b"]} == ONLY_JAVA
 
 
 def test_each_witness_ends_in_its_behaviour(profiles: tuple[int, Path]) -> None:
@@ -122,3 +120,25 @@ def test_behaviours_of_a_step() -> None:
     found = {b.text() for b in behaviours_of("Empty (new group)", join)}
     assert "JoinGroup in Empty (new group) → PARKED" in found
     assert "Empty → PreparingRebalance (JoinGroup)" in found
+
+
+def _git_checkout() -> bool:
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, check=False)
+    return out.returncode == 0
+
+
+@pytest.mark.skipif(not _git_checkout(), reason="not a git checkout")
+def test_a_revision_of_the_model(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--rev HEAD``: the committed model (extracted, explored in a subprocess) against the working
+    tree's; a name that is no commit is bad input."""
+    code = main(["diff", "--rev", "HEAD", *SMALL, "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["a"]["label"] == "HEAD" and doc["b"]["label"] == "working tree"
+    assert doc["a"]["revision"] and doc["a"]["behaviours"] > 50
+    # The suite runs on a clean checkout, where the two are the same model.
+    assert code == (exits.OK if doc["same"] else exits.FAILED)
+    assert main(["diff", "--rev", "no-such-revision-xyz", *SMALL]) == exits.BAD_INPUT
+    assert "names no commit" in capsys.readouterr().err
