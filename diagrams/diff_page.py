@@ -9,10 +9,11 @@ import datetime as _dt
 from html import escape
 from typing import Any
 
-import kgc
-from diagrams.report import CSS
+from diagrams.report import CSS, _version
 from diagrams.sequence import render_svg
-from kgc.diff import CATEGORIES
+
+CATEGORIES = ("request", "completion", "timer", "fault", "edge")
+"""The kinds of behaviour ``kgc diff`` compares, in the page's order (``kgc.diff``)."""
 
 MAX_CHARTS = 40
 """Witness charts drawn per side; further one-sided behaviours are listed without a chart."""
@@ -95,7 +96,7 @@ def build_diff_page(d: dict[str, Any], command: str = "", generated_at: _dt.date
         f"<title>kgc diff: {escape(a)} vs {escape(b)}</title>",
         f"<style>{CSS}</style></head><body><main>",
         f"<h1>Behavioural diff: {escape(a)} vs {escape(b)}</h1>",
-        f'<div class="sub">kgc {escape(kgc.__version__)} · generated {when}'
+        f'<div class="sub">kgc {escape(_version())} · generated {when}'
         + (f" · <code>{escape(command)}</code>" if command else "")
         + "</div>",
         verdict,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -57,7 +58,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="--out: also write a shortest trace of every witness found (witness_NAME.json, .svg, .itf.json)",
     )
     p.add_argument("--no-progress", action="store_true")
+    group = p.add_argument_group("interrupt and resume (native engine)")
+    group.add_argument(
+        "--checkpoint",
+        metavar="DIR",
+        help="on SIGINT/SIGTERM (and every --checkpoint-every seconds) write a checkpoint into DIR",
+    )
+    group.add_argument("--checkpoint-every", type=float, metavar="SECONDS", help="also checkpoint periodically")
+    group.add_argument("--resume", metavar="DIR", help="continue the search checkpointed in DIR (same options)")
     spark_engine.add_arguments(p)
+
+
+def checkpoint_from_args(args: argparse.Namespace) -> tuple[Path | None, float | None, bool]:
+    """``--checkpoint DIR`` / ``--checkpoint-every S`` / ``--resume DIR``, validated."""
+    every = args.checkpoint_every
+    if every is not None and not (every > 0 and math.isfinite(every)):
+        raise InputError(f"--checkpoint-every must be a positive number of seconds, got {every}")
+    if args.resume and args.checkpoint and Path(args.resume) != Path(args.checkpoint):
+        raise InputError("--resume DIR keeps checkpointing into DIR: give --checkpoint the same DIR or leave it out")
+    directory = args.resume or args.checkpoint
+    if every is not None and directory is None:
+        raise InputError("--checkpoint-every needs --checkpoint DIR")
+    if directory is not None and args.engine == "spark":
+        raise InputError("--checkpoint and --resume need the local engine; Spark checkpoints each level itself")
+    return (Path(directory) if directory else None), every, bool(args.resume)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,8 +101,18 @@ def run(args: argparse.Namespace) -> int:
             print(f"kgc: error: {exc}", file=sys.stderr)
             return EXIT_SYSTEM
     else:
+        engine = {"native": "native", "python": "python"}.get(args.engine)
+        try:
+            explorer = Explorer(config, ALL, engine=engine)
+            explorer.engine_for_run()
+        except ValueError as exc:
+            raise InputError(f"--engine {args.engine}: {exc}") from None
+        checkpoint, every, resume = checkpoint_from_args(args)
         progress = None if quiet else progress_reporter()
-        result = Explorer(config, ALL).run(args.strategy, bounds, progress)
+        try:
+            result = explorer.run(args.strategy, bounds, progress, checkpoint, every, resume)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
         if progress is not None:
             end_progress()
     word, code = verdict(result.ok, result.stats, args.allow_incomplete)
@@ -180,6 +214,10 @@ def result_json(result: Result, files: dict[str, str] | None = None, word: str |
             "boundary_states": s.boundary_states,
             "complete": s.complete,
             "stopped_by": s.stopped_by or None,
+            "engine": s.engine,
+            "visited_bytes": s.visited_bytes,
+            "bytes_per_state": round(s.bytes_per_state, 2),
+            "tables": s.tables,
         },
         "action_counts": dict(sorted(result.action_counts.items())),
         "counterexamples": [
@@ -206,7 +244,8 @@ def print_text(result: Result, files: dict[str, str], word: str | None = None) -
     s = result.stats
     print(
         f"\n{s.distinct_states:,} distinct states, {s.transitions:,} transitions, depth {s.depth}, "
-        f"{s.seconds:.1f} s, {s.states_per_second:,.0f} states/s, peak memory {s.peak_memory_mb:,.0f} MB"
+        f"{s.seconds:.1f} s, {s.states_per_second:,.0f} states/s, peak memory {s.peak_memory_mb:,.0f} MB "
+        f"({s.engine} engine" + (f", visited set {s.bytes_per_state:.1f} bytes/state)" if s.visited_bytes else ")")
     )
     if not s.complete:
         print(f"warning: exploration incomplete (stopped by {s.stopped_by}); 'holds' means within what was explored")

@@ -9,9 +9,9 @@
   short by ``--time-limit``, ``--max-states``, memory or a signal is incomplete, never ok; an
   explicit ``--max-depth`` and the model's own bounds (generations, budgets) define the model
   and so do not make it incomplete.
-* :func:`signals`: SIGTERM is raised as :class:`Terminated` (a ``KeyboardInterrupt``), so the
-  engine stops the same way as for Ctrl-C and keeps what it found; :func:`interrupt_exit` gives
-  130 or 143.
+* :func:`signals`: outside a search SIGTERM is raised as :class:`Terminated` (a
+  ``KeyboardInterrupt``), as Ctrl-C is; during one the explorer's own handlers stop it at its next
+  pause with what it found. :func:`interrupt_exit` gives 130 or 143 either way.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any, TextIO
 
+from explorer import search
 from explorer.search import Bounds, ProgressFn, Stats
 from kgc import exits
 from model.config import Config
@@ -48,6 +49,7 @@ def _on_term(signum: int, _frame: FrameType | None) -> None:
 def signals() -> Iterator[None]:
     """SIGTERM raises :class:`Terminated` inside the block (main thread only)."""
     _received.clear()
+    search.SIGNALS_RECEIVED.clear()
     try:
         previous = signal.signal(signal.SIGTERM, _on_term)
     except ValueError:  # not the main thread: leave signals alone
@@ -59,13 +61,19 @@ def signals() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _last_signal() -> int:
+    """The signal that stopped the run: ours (outside a search) or the explorer's (during one)."""
+    seen = [*_received, *search.SIGNALS_RECEIVED]
+    return signal.SIGTERM if signal.SIGTERM in seen else signal.SIGINT
+
+
 def interrupt_exit() -> int:
     """130 after Ctrl-C, 143 after SIGTERM."""
-    return exits.TERMINATED if signal.SIGTERM in _received else exits.INTERRUPTED
+    return exits.TERMINATED if _last_signal() == signal.SIGTERM else exits.INTERRUPTED
 
 
 def interrupt_name() -> str:
-    return "SIGTERM" if signal.SIGTERM in _received else "SIGINT"
+    return "SIGTERM" if _last_signal() == signal.SIGTERM else "SIGINT"
 
 
 def stats_line(stats: Stats) -> str:
