@@ -178,11 +178,12 @@ def write_witnesses(result: Result, out_dir: Path, fmt: str, bounds: Bounds) -> 
 def write_scenario(doc: dict[str, Any], path: Path) -> bool:
     """The counterexample as a regression test (``kgc scenario from-trace``) next to its trace;
     False, and nothing written, when the trace has a step no scenario can express."""
+    from sut.scenario.format import ScenarioError
     from sut.scenario.from_trace import TraceNotTranslatable, scenario_from_trace
 
     try:
         document = scenario_from_trace(doc)
-    except TraceNotTranslatable:
+    except (TraceNotTranslatable, ScenarioError):
         return False
     inputs.write_atomically(path, json.dumps(document, indent=1) + "\n")
     return True

@@ -47,10 +47,15 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         inputs.output_file(args.out, ("json",), "--out")
     doc = inputs.load_trace(args.trace)
+    from sut.scenario.format import ScenarioError
+
     try:
         document = scenario_from_trace(doc, args.name)
     except TraceNotTranslatable as exc:
         raise InputError(f"{args.trace}: cannot be expressed as a scenario: {exc}") from None
+    except ScenarioError as exc:
+        # A trace that passed validation but whose steps make no valid scenario (a hand-edited one).
+        raise InputError(f"{args.trace}: cannot be expressed as a scenario: {' '.join(str(exc).split())}") from None
     text = json.dumps(document, indent=1) + "\n"
     summary = replay_summary(document, (doc.get("config") or {}).get("mutant") or None)
     if args.out:

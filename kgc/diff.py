@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from diagrams import diff_page
 from explorer.search import Bounds, Explorer
 from explorer.trace import trace_json
 from model.actions import FAULT_KINDS, HANDLE, TIMER_KINDS, Action
@@ -40,7 +41,7 @@ from model.types import ApiKey, Errors, GroupState
 from properties.base import Property
 from properties.protocol import ALL
 
-CATEGORIES = ("request", "completion", "timer", "fault", "edge")
+CATEGORIES = diff_page.CATEGORIES
 
 
 @dataclass(frozen=True, order=True)
@@ -207,7 +208,7 @@ def side_document(label: str, config: Config, bounds: Bounds, properties: Sequen
     ex = explore_behaviours(label, config, bounds)
     if ex.stopped_by == "interrupted":
         raise KeyboardInterrupt
-    result = Explorer(config, properties, model=ex.model).run("bfs", bounds)
+    result = Explorer(config, properties).run("bfs", bounds)
     if result.stats.stopped_by == "interrupted":
         raise KeyboardInterrupt
     behaviours = []

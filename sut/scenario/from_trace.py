@@ -146,6 +146,8 @@ class _Translation:
     # ------------------------------------------------------------------ timers
     def replay_prefix(self) -> Any:
         """The reference after the ops so far (a fresh, unmutated coordinator), with its bindings."""
+        if not self.ops:  # nothing sent yet: the coordinator has no group and no timer
+            raise TraceNotTranslatable("the trace fires a timer before any request reached the coordinator")
         recorder = ScenarioRecorder(self.profile, self.scenario_config, list(self.ops))
         scenario = parse(recorder.skeleton("prefix", "translation")).scenarios[0]
         coordinator = make_target("reference", scenario.config, self.profile)
