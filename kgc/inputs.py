@@ -446,7 +446,8 @@ def check_trace(doc: Any, where: str) -> None:
             s.fail(at, f"{len(items)} consumers, but the trace has {consumers}")
         for i, item in enumerate(items):
             c = s.obj(item, f"{at}[{i}]")
-            s.optional(c, "name", f"{at}[{i}]", lambda x, a, n=names[i]: s.string(x, a, (n,)))
+            if "name" in c:
+                s.string(c["name"], f"{at}[{i}].name", (names[i],))
             s.optional(c, "state", f"{at}[{i}]", lambda x, a: s.string(x, a))
             s.optional(c, "member", f"{at}[{i}]", member)
             s.optional(c, "generation", f"{at}[{i}]", lambda x, a: s.integer(x, a))
