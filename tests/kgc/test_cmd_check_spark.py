@@ -29,7 +29,8 @@ def generation_below_one(s):  # type: ignore[no-untyped-def]
 
 
 def comparable(doc: dict[str, Any]) -> dict[str, Any]:
-    stats = {k: v for k, v in doc["stats"].items() if k not in ("seconds", "states_per_second", "peak_memory_mb")}
+    engine_specific = ("seconds", "states_per_second", "peak_memory_mb", "engine", "visited_bytes", "bytes_per_state")
+    stats = {k: v for k, v in doc["stats"].items() if k not in (*engine_specific, "tables")}
     cexes = [(c["property"], c["length"], Path(c["file"]).name) for c in doc["counterexamples"]]
     return {**doc, "stats": stats, "counterexamples": cexes}
 
