@@ -72,3 +72,10 @@ def test_check_itf_can_fail(out_dir: Path, change: Any, needle: str) -> None:
 def test_format_itf_needs_out(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "--consumers", "1", "--format", "itf"]) == exits.BAD_INPUT
     assert "add --out DIR" in capsys.readouterr().err
+
+
+def test_a_witness_chart_says_witness(out_dir: Path) -> None:
+    """A witness is not a counterexample: its chart is titled and concluded as one."""
+    chart = next(out_dir.glob("witness*.svg")).read_text()
+    assert "Witness of" in chart and "✔ step" in chart and "Counterexample" not in chart
+    assert "Counterexample to leader_is_member" in (out_dir / "leader_is_member.svg").read_text()
