@@ -30,6 +30,8 @@ VERB_MODULES = [
     "kgc.cmd_mutants",
     "kgc.cmd_scenario",
     "kgc.cmd_diff",
+    "kgc.cmd_serve",
+    "kgc.cmd_clients",
 ]
 
 INTERNAL_ERROR_EXIT = exits.INTERNAL

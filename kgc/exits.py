@@ -18,8 +18,9 @@ was killed (``mutants``), the file was written (``diagram``, ``scenario``), no d
 (``diff``), no new divergence (``conformance``)."""
 
 FAILED = 1
-"""A test failed: a scenario failed (``replay``), a mutant survived (``mutants``), a new
-divergence (``conformance``), the two sides behave differently (``diff``)."""
+"""A test failed: a scenario failed (``replay``, ``serve --replay``), a mutant survived
+(``mutants``), a new divergence (``conformance``) or finding (``clients``), the two sides behave
+differently (``diff``)."""
 
 INCOMPLETE = 4
 """The exploration was cut short by ``--time-limit``, ``--max-states`` or memory before it
@@ -80,4 +81,6 @@ BY_VERB: dict[str, tuple[int, ...]] = {
     "conformance": (OK, FAILED, BAD_INPUT, SYSTEM, INTERRUPTED, TERMINATED),
     "scenario": (OK, BAD_INPUT, INTERRUPTED, TERMINATED),
     "diff": (OK, FAILED, INCOMPLETE, BAD_INPUT, INTERRUPTED, TERMINATED),
+    "serve": (OK, FAILED, BAD_INPUT, SYSTEM, INTERRUPTED, TERMINATED),
+    "clients": (OK, FAILED, BAD_INPUT, SYSTEM, INTERRUPTED, TERMINATED),
 }
