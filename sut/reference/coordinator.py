@@ -249,6 +249,16 @@ class ReferenceCoordinator:
             self._fire(op)
         self._timer.now_ms = target
 
+    def fire_due_timers(self) -> None:
+        """Fire every timer due now (deadline ≤ now), each as its own step: what Kafka's timer
+        thread does at a deadline in a millisecond no request arrives in (``advance_time`` fires
+        only the deadlines before its target). Used by the timed simulation (``timing/``)."""
+        self._run_due_work()
+
+    def next_deadline_ms(self) -> int | None:
+        """The earliest deadline of a live timer, None when no timer runs."""
+        return next((op.deadline_ms for op in self._timer.pending()), None)
+
     def unload(self, group_id: str) -> None:
         """The coordinator loses the group's ``__consumer_offsets`` partition
         (``onResignation`` → ``onGroupUnloaded``, reference §15): the group becomes Dead, parked
