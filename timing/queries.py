@@ -565,8 +565,8 @@ def answer(question: Question, config: TimingConfig, mutant: str | None = None, 
     model = s.model()
     verdict = Verdict(question, REFUTED, 0.0, notes)
     verdict.predicted = enc.predict(model)
-    verdict.values, verdict.config = _settings(enc, model)
-    verdict.schedule = _schedule(enc, model)
+    verdict.values, verdict.config = settings_of(enc, model)
+    verdict.schedule = schedule_of(enc, model)
     verdict.seconds = time.perf_counter() - started
     if replay:
         replay_verdict(verdict, mutant)
@@ -614,7 +614,7 @@ def _vacuous(enc: Encoded) -> str | None:
     return None
 
 
-def _settings(enc: Encoded, model: z3.ModelRef) -> tuple[dict[str, int], TimingConfig]:
+def settings_of(enc: Encoded, model: z3.ModelRef) -> tuple[dict[str, int], TimingConfig]:
     cfg = enc.env.config
     values: dict[str, int] = {}
     members = list(cfg.members)
@@ -644,7 +644,7 @@ def _settings(enc: Encoded, model: z3.ModelRef) -> tuple[dict[str, int], TimingC
     return values, out
 
 
-def _schedule(enc: Encoded, model: z3.ModelRef) -> dict[str, int]:
+def schedule_of(enc: Encoded, model: z3.ModelRef) -> dict[str, int]:
     out: dict[str, int] = {}
     subject = enc.env.config.members[0].name
     for name, choice in sorted(enc.env.choices.items()):

@@ -76,6 +76,15 @@ MUTANTS: dict[str, str] = {
 }
 
 
+API_NAMES = {
+    ApiKey.JOIN_GROUP: "JoinGroup",
+    ApiKey.SYNC_GROUP: "SyncGroup",
+    ApiKey.HEARTBEAT: "Heartbeat",
+    ApiKey.LEAVE_GROUP: "LeaveGroup",
+    ApiKey.OFFSET_COMMIT: "OffsetCommit",
+}
+
+
 class Scenario(Enum):
     """What is simulated: one consumer alone (``STEADY``) or new members joining its group."""
 
@@ -118,6 +127,9 @@ class TimedMessage:
     received: int
     label: str
     error: bool = False
+    #: the message's name in the schedule (``hb3``, ``join1``…) and whether it is an answer
+    name: str = ""
+    answer: bool = False
 
 
 @dataclass
@@ -280,7 +292,7 @@ class Simulation:
         self.coord.advance_time(now - self.coord.now_ms)
         request = msg.build()
         self.run.messages.append(
-            TimedMessage(client.name, COORDINATOR, msg.sent, now, self._request_label(msg, request))
+            TimedMessage(client.name, COORDINATOR, msg.sent, now, self._request_label(msg, request), name=msg.name)
         )
         if msg.api in (ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP):
             client.parked_request = True
@@ -296,8 +308,7 @@ class Simulation:
         self.requests[rid] = (client, msg, now)
 
     def _request_label(self, msg: _Message, request: Any) -> str:
-        api = msg.api.name.replace("_", "")
-        return f"{api.title()} {msg.name}"
+        return API_NAMES[msg.api]
 
     def _observe(self, record: StepRecord) -> None:
         now = record.time_ms
@@ -331,8 +342,10 @@ class Simulation:
         delay = self.delay(f"{client.name}.{msg.name}.resp")
         arrival = max(now + delay, client.last_answer)
         client.last_answer = arrival
-        label = f"{msg.name} {error.name}"
-        self.run.messages.append(TimedMessage(COORDINATOR, client.name, now, arrival, label, error != Errors.NONE))
+        label = f"{API_NAMES[msg.api]} {error.name}"
+        self.run.messages.append(
+            TimedMessage(COORDINATOR, client.name, now, arrival, label, error != Errors.NONE, msg.name, True)
+        )
         self.at(arrival, 1, (now, 0, next(self.seq)), lambda t: self._answer(client, msg, body, t))
         if not client.parked_request and client.waiting:
             waiting, client.waiting = client.waiting, []
