@@ -91,7 +91,7 @@ BROKER: dict[str, Setting] = {
 #: What the environment does, each a range kgc may choose from.
 ENVIRONMENT: dict[str, Setting] = {
     "network.delay.ms": Setting(1, 0, INT_MAX, "one-way delay of each request and each response"),
-    "record.processing.ms": Setting(1, 0, INT_MAX, "time the application spends on one record"),
+    "record.processing.ms": Setting(1, 1, INT_MAX, "time the application spends on one record, at least 1 ms"),
     "assignment.ms": Setting(0, 0, INT_MAX, "time the leader's assignor takes (onJoinLeader)"),
     "new.member.join.ms": Setting(0, 0, INT_MAX, "when each new member sends its first JoinGroup"),
 }

@@ -208,16 +208,17 @@ def _observe_expiry(run: Run) -> Outcome | None:
 
 def _encode_poll_leave(env: Env) -> Encoded:
     """Q2: the application takes longer than ``max.poll.interval.ms`` between two polls and the
-    heartbeat thread leaves the group. The first batch starts with the poll timer (t = 0)."""
+    heartbeat thread leaves the group. Polls P_0 = 0 … P_POLLS; the poll timer starts at 0."""
     name = env.config.members[0].name
-    b0 = rules.batch_duration(env, 0, f"{name}.batch0")
-    leave = rules.poll_timer_leaves(env, 0, z3.IntVal(0), b0)
+    polls, _ = _polls(env, 0, name, POLLS)
     mpi = env.setting(0, "max.poll.interval.ms")
+    leaves = [rules.poll_timer_leaves(env, 0, polls[i], polls[i + 1]) for i in range(POLLS)]
 
     def predict(model: z3.ModelRef) -> Outcome:
-        return Outcome("left", name, _val(model, mpi))
+        i = next(i for i, b in enumerate(leaves) if _true(model, b))
+        return Outcome("left", name, _val(model, polls[i] + mpi))
 
-    return Encoded(env, leave, [], predict)
+    return Encoded(env, z3.Or(*leaves), [], predict)
 
 
 def _observe_leave(run: Run) -> Outcome | None:

