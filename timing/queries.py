@@ -536,7 +536,7 @@ def encode(
     return question.encode(env)
 
 
-def _solver(enc: Encoded, extra: list[z3.BoolRef]) -> z3.Solver:
+def solver_for(enc: Encoded, extra: list[z3.BoolRef]) -> z3.Solver:
     s = z3.Solver()
     s.set("timeout", SOLVER_TIMEOUT_MS)
     s.add(*enc.env.constraints)
@@ -553,7 +553,7 @@ def answer(question: Question, config: TimingConfig, mutant: str | None = None, 
         v = Verdict(question, PROVED, 0.0, ["vacuous: the group has one member, nobody joins"])
         return v
     enc = encode(question, config, mutant)
-    s = _solver(enc, [enc.bad])
+    s = solver_for(enc, [enc.bad])
     result = s.check()
     notes = _excluded(enc)
     if result == z3.unsat:
@@ -609,7 +609,7 @@ def _excluded(enc: Encoded) -> list[str]:
 
 
 def _vacuous(enc: Encoded) -> str | None:
-    s = _solver(enc, [])
+    s = solver_for(enc, [])
     if s.check() == z3.unsat:
         return "vacuous: no run satisfies the scenario's premises"
     return None

@@ -483,7 +483,7 @@ class Simulation:
         client.time.now_ms = now
         client.processed = client.position  # the previous batch was processed before this poll
         client.polling_at = now
-        if client.rejoin_needed or client.batch <= 2:
+        if client.rejoin_needed or client.batch == 0:
             self.run.note(now, client.name, "poll", f"poll {client.batch} (processed {client.processed})")
         client.hb.poll(now)
         if client.state == "left":
@@ -522,7 +522,7 @@ class Simulation:
         client.batch += 1
         per = self._env_min("record.processing.ms")
         length = self.schedule.get(f"{client.name}.batch{i}", records * per)
-        if i <= 2:
+        if i == 0:
             self.run.note(now, client.name, "batch", f"batch {i}: {records} records, {length} ms")
         self.at(now + length, 2, (now, 1, next(self.seq)), lambda t: self._poll(client, t))
 
