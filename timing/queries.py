@@ -412,6 +412,17 @@ def _rebalance(env: Env) -> _Rebalance:
             z3.Or(z3.Not(by_members), sync[0] <= rules.rearm_deadline(env, 0, completed)),
         )
     )
+    sync_deadline = rules.pending_sync_deadline(
+        completed, rules.rebalance_timeout([rules.join_rebalance_timeout(env, m) for m in range(n_members)])
+    )
+    premises.append(
+        (
+            "a SyncGroup arrives after the pending-sync timeout (DelayedSync evicts the member)",
+            z3.Or(
+                z3.Not(by_members), *[z3.And(*[z3.Not(rules.missed_deadline(sync_deadline, t)) for t in sync.values()])]
+            ),
+        )
+    )
     return _Rebalance(started, completed, by_members, joined, premises, subject_join, sync)
 
 

@@ -220,6 +220,13 @@ def join_completes(all_joined_at: Int, started: Int, timeout: Int) -> tuple[Int,
     return z3.If(by_members, all_joined_at, started + timeout), by_members
 
 
+def pending_sync_deadline(completed: Int, timeout: Int) -> Int:
+    """``schedulePendingSync`` (3.0+, KAFKA-12890, reference §13): at join completion a DelayedSync
+    is armed with the group's rebalance timeout — the largest of its members'; members that have
+    not sent SyncGroup when it fires are removed and a rebalance starts."""
+    return completed + timeout
+
+
 # ---------------------------------------------------------------------------------------- network
 
 

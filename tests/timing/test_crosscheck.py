@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from timing.config import parse
@@ -88,3 +88,69 @@ def test_the_check_catches_sides_out_of_step() -> None:
     j = judge(QUESTIONS["poll_timeout_leave"], config, {}, None, "client_ignores_poll_timer")
     assert j.applies and not j.agree
     assert j.symbolic is not None and j.symbolic.time == 1000 and j.concrete is None
+
+
+@st.composite
+def rebalance_cases(draw: Any) -> tuple[Any, dict[str, int]]:
+    """A subject and a new member, with a schedule for the subject's heartbeats and batches and
+    the new member's JoinGroups and SyncGroup."""
+    dmin = draw(st.integers(0, 500))
+    dmax = draw(st.integers(dmin, dmin + 1500))
+    hb = draw(st.integers(500, 3000))
+    session = draw(st.integers(max(6000, hb + 100 + 2 * dmax + 1), 30000))
+    records = draw(st.integers(5, 20))
+    pmin = draw(st.integers(10, 200))
+    pmax = draw(st.integers(pmin, pmin + 400))
+    mpi = draw(st.integers(max(records * pmax, 2000), 20000))
+    doc = {
+        "consumer": {
+            "session.timeout.ms": session,
+            "heartbeat.interval.ms": hb,
+            "max.poll.records": records,
+            "max.poll.interval.ms": mpi,
+            "enable.auto.commit": draw(st.booleans()),
+            "auto.commit.interval.ms": draw(st.integers(500, 5000)),
+        },
+        "environment": {
+            "network.delay.ms": [dmin, dmax],
+            "record.processing.ms": [pmin, pmax],
+            "assignment.ms": [0, draw(st.integers(0, 25000))],
+            "new.member.join.ms": [0, 2000],
+        },
+        "questions": {"rebalance.held.max.ms": draw(st.integers(1000, 20000))},
+        # the new member may have a shorter session than the leader (seed 000's C1 and C3)
+        "member": [{"name": "c1"}, {"name": "c2", "session.timeout.ms": draw(st.integers(max(6000, hb + 1), session))}],
+    }
+    config = parse(doc)
+    delay = st.integers(dmin, dmax)
+    schedule: dict[str, int] = {"c2.join_at": draw(st.integers(0, 2000))}
+    for name in (
+        "c2.join1.req",
+        "c2.join1.resp",
+        "c2.join2.req",
+        "c2.join2.resp",
+        "c2.sync1.req",
+        "c1.join1.req",
+        "c1.join1.resp",
+        "c1.sync1.req",
+        "c1.rejoin-commit.req",
+        "c1.rejoin-commit.resp",
+    ):
+        schedule[name] = draw(delay)
+    schedule["c1.assign"] = draw(st.integers(0, config.environment["assignment.ms"].hi))
+    for k in range(1, HEARTBEATS + 1):
+        schedule[f"c1.hb{k}.late"] = draw(st.integers(0, 100))
+        schedule[f"c1.hb{k}.req"] = draw(delay)
+        schedule[f"c1.hb{k}.resp"] = draw(delay)
+    for i in range(30):
+        schedule[f"c1.batch{i}"] = draw(st.integers(records * pmin, records * pmax))
+    return config, schedule
+
+
+@settings(max_examples=25)
+@given(rebalance_cases(), st.sampled_from(["rebalance_held", "evicted_while_parked"]), st.booleans())
+def test_rebalance_sides_agree(case: tuple[Any, dict[str, int]], question: str, mutated: bool) -> None:
+    config, schedule = case
+    mutant = "liveness_ignores_parked" if mutated else None
+    j = judge(QUESTIONS[question], config, schedule, mutant, mutant)
+    assert j.agree, (j.symbolic, j.concrete)
