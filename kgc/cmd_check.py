@@ -133,7 +133,13 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_SYSTEM
     else:
         progress = None if (args.json or args.no_progress) else terminal_progress()
-        result = Explorer(config, ALL).run(args.strategy, bounds, progress)
+        engine = {"native": "native", "python": "python"}.get(args.engine)
+        try:
+            explorer = Explorer(config, ALL, engine=engine)
+            explorer.engine_for_run()
+        except ValueError as exc:
+            raise InputError(f"--engine {args.engine}: {exc}") from None
+        result = explorer.run(args.strategy, bounds, progress)
         if progress is not None and sys.stderr.isatty():
             print(file=sys.stderr)
     files = write_counterexamples(result, out_dir) if out_dir else {}
@@ -188,6 +194,10 @@ def result_json(result: Result, files: dict[str, str] | None = None) -> dict[str
             "boundary_states": s.boundary_states,
             "complete": s.complete,
             "stopped_by": s.stopped_by or None,
+            "engine": s.engine,
+            "visited_bytes": s.visited_bytes,
+            "bytes_per_state": round(s.bytes_per_state, 2),
+            "tables": s.tables,
         },
         "action_counts": dict(sorted(result.action_counts.items())),
         "counterexamples": [
@@ -224,7 +234,8 @@ def print_text(result: Result, files: dict[str, str]) -> None:
     s = result.stats
     print(
         f"\n{s.distinct_states:,} distinct states, {s.transitions:,} transitions, depth {s.depth}, "
-        f"{s.seconds:.1f} s, {s.states_per_second:,.0f} states/s, peak memory {s.peak_memory_mb:,.0f} MB"
+        f"{s.seconds:.1f} s, {s.states_per_second:,.0f} states/s, peak memory {s.peak_memory_mb:,.0f} MB "
+        f"({s.engine} engine" + (f", visited set {s.bytes_per_state:.1f} bytes/state)" if s.visited_bytes else ")")
     )
     if not s.complete:
         print(f"warning: exploration incomplete (stopped by {s.stopped_by}); 'holds' means within what was explored")
