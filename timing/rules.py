@@ -17,13 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 import z3
 
 from timing.config import Bound, TimingConfig
 
-Int = z3.ArithRef
-Bool = z3.BoolRef
+Int: TypeAlias = z3.ArithRef
+Bool: TypeAlias = z3.BoolRef
 
 
 @dataclass
@@ -141,8 +142,10 @@ def poll_timer_leaves(env: Env, member: int, poll: Int, next_poll: Int) -> Bool:
 
 
 def batch_duration(env: Env, member: int, name: str, used: Bool | None = None) -> Int:
-    """``max.poll.records`` records per poll (the topic has a backlog), each taking
-    ``record.processing.ms``: a batch takes between records × min and records × max."""
+    """``max.poll.records`` records per poll (the topic has a backlog, so the fetcher hands out a
+    full batch: ``ConsumerConfig.MAX_POLL_RECORDS_CONFIG``, ``Fetcher.fetchRecords``, clients
+    3.6.2), each taking ``record.processing.ms``: a batch takes between records × min and
+    records × max."""
     n = env.setting(member, "max.poll.records")
     p = env.env_range("record.processing.ms")
     return env.choose(name, n * p.lo, n * p.hi, used)

@@ -35,7 +35,7 @@ from itertools import count
 from typing import Any
 
 from model.types import ApiKey, Errors, GroupState
-from sut.client import Heartbeat, MockTime
+from sut.client import DelayedTaskQueue, Heartbeat, MockTime
 from sut.interface import (
     GroupStateChanged,
     HeartbeatRequest,
@@ -203,7 +203,8 @@ class _Client:
         self.processed = 0
         self.batch = 0
         self.polling_at: int | None = None
-        self.next_commit_deadline = 0
+        #: the client's delayed tasks (the auto-commit task), run inside poll (seed 003)
+        self.tasks = DelayedTaskQueue()
         self.last_arrival = -(10**18)
         self.last_answer = -(10**18)
         self.parked_request = False
@@ -495,13 +496,24 @@ class Simulation:
             else:
                 self._send_join(client, now)
             return
-        if self._auto_commit(client) and now >= client.next_commit_deadline:
-            client.next_commit_deadline = now + client.s["auto.commit.interval.ms"]
+        # the delayed tasks due now run inside this poll, before the fetcher hands out the next
+        # batch (seed 003: a due task makes the client poll's timeout min(timeout, max(deadline − now, 0)) = 0)
+        if client.tasks.poll(now):
+            # the task runs again one interval later (scheduled after this poll's tasks ran, so an
+            # interval of 0 means once per poll, as Kafka's timer does)
+            client.tasks.add(self._auto_commit_task(client), now + client.s["auto.commit.interval.ms"])
+        self._fetch(client, now)
+
+    def _auto_commit_task(self, client: _Client) -> Callable[[int], None]:
+        """The auto-commit task (``maybeAutoCommitOffsetsAsync``): commit the position."""
+
+        def task(now: int) -> None:
             offset = client.position
             if self.mutant == "auto_commit_after_fetch":
                 offset += client.s["max.poll.records"]
             self._send_commit(client, now, offset, f"commit{client.batch}")
-        self._fetch(client, now)
+
+        return task
 
     def _send_commit(self, client: _Client, now: int, offset: int, name: str) -> str:
         self.run.commits.append((client.name, now, offset, client.processed))
@@ -627,7 +639,8 @@ class Simulation:
         client.time.now_ms = now
         client.polling_at = now
         client.hb.poll(now)
-        client.next_commit_deadline = client.s["auto.commit.interval.ms"]
+        if self._auto_commit(client):
+            client.tasks.add(self._auto_commit_task(client), client.s["auto.commit.interval.ms"])
         self.run.note(now, client.name, "poll", "poll (processed 0)")
         self._fetch(client, now)
 
@@ -637,7 +650,12 @@ class Simulation:
     def execute(self, until_ms: int, stop: Callable[[Run], bool] | None = None) -> Run:
         """Run until ``until_ms`` or until ``stop(run)`` holds."""
         self._setup()
+        same_ms, last = 0, -1
         while self.queue:
+            same_ms = same_ms + 1 if self.queue[0][0] == last else 0
+            last = self.queue[0][0]
+            if same_ms > 100_000:
+                raise RuntimeError(f"the simulation makes no progress at t={last} ms")
             top = self.queue[0]
             nt = self._next_timer()
             if nt is not None and (nt < top[0] or (nt == top[0] and top[1] > 0)) and nt <= until_ms:
