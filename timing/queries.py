@@ -69,7 +69,6 @@ class Encoded:
     bad: z3.BoolRef
     premises: list[tuple[str, z3.BoolRef]]
     predict: Callable[[z3.ModelRef], Outcome]
-    vacuous: str | None = None
 
 
 @dataclass(frozen=True)
@@ -268,7 +267,6 @@ def _encode_auto_commit(env: Env) -> Encoded:
         z3.Or(*[b for _, b in terms]),
         [("a batch exceeds max.poll.interval.ms (the consumer leaves: poll_timeout_leave)", healthy)],
         predict,
-        None,
     )
 
 

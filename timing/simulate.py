@@ -396,7 +396,8 @@ class Simulation:
         if error in (Errors.NONE, Errors.REBALANCE_IN_PROGRESS):
             if self.mutant != "session_timer_from_send":
                 client.hb.receive_heartbeat()
-            if error == Errors.REBALANCE_IN_PROGRESS and client.state == "stable" and not client.rejoin_needed:
+            rejoining = client.rejoin_needed or client.commit_wait is not None
+            if error == Errors.REBALANCE_IN_PROGRESS and client.state == "stable" and not rejoining:
                 client.rejoin_needed = True
                 self.run.note(now, client.name, "client", "rejoin needed")
         else:
