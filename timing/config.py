@@ -86,6 +86,7 @@ CONSUMER: dict[str, Setting] = {
 BROKER: dict[str, Setting] = {
     "group.min.session.timeout.ms": Setting(6_000, 0, INT_MAX, "KafkaConfig GroupMinSessionTimeoutMsProp"),
     "group.max.session.timeout.ms": Setting(1_800_000, 0, INT_MAX, "KafkaConfig GroupMaxSessionTimeoutMsProp"),
+    "group.initial.rebalance.delay.ms": Setting(3_000, 0, INT_MAX, "KafkaConfig GroupInitialRebalanceDelayMsProp"),
 }
 
 #: What the environment does, each a range kgc may choose from.

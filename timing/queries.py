@@ -437,18 +437,55 @@ def _encode_rebalance_held(env: Env) -> Encoded:
     return Encoded(env, held > limit, rb.premises, predict)
 
 
+def _encode_initial_held(env: Env) -> Encoded:
+    """Q6: forming the group takes longer than ``rebalance.held.max.ms``: every member joins the
+    empty group at ``new.member.join.ms`` (with the MEMBER_ID_REQUIRED round trip); the join phase
+    runs from the first member's JoinGroup (Empty → PreparingRebalance) to its completion."""
+    cfg = env.config
+    premises: list[tuple[str, z3.BoolRef]] = []
+    at_range = env.env_range("new.member.join.ms")
+    added: list[z3.ArithRef] = []
+    for j, member in enumerate(cfg.members):
+        start = env.choose(f"{member.name}.join_at", at_range.lo, at_range.hi)
+        first = start + env.net(f"{member.name}.join1.req")
+        again = first + env.net(f"{member.name}.join1.resp") + env.net(f"{member.name}.join2.req")
+        premises.append(
+            (
+                f"{member.name}'s pending member id expires before its second JoinGroup",
+                z3.Not(rules.missed_deadline(rules.rearm_deadline(env, j, first), again)),
+            )
+        )
+        added.append(again)
+    for a in range(len(added)):
+        for b in range(a + 1, len(added)):
+            premises.append(("two members' JoinGroups arrive in the same millisecond", added[a] != added[b]))
+    first_added = added[0]
+    first_timeout = rules.join_rebalance_timeout(env, 0)
+    for j in range(1, len(added)):
+        earlier = added[j] < first_added
+        first_timeout = z3.If(earlier, rules.join_rebalance_timeout(env, j), first_timeout)
+        first_added = z3.If(earlier, added[j], first_added)
+    completed, _ = rules.initial_join_completes(env, first_added, first_timeout, added)
+    premises.append(
+        ("a member's JoinGroup arrives after the first generation formed", z3.And(*[t <= completed for t in added]))
+    )
+    limit = env.global_setting("questions", "rebalance.held.max.ms")
+    held = completed - first_added
+
+    def predict(model: z3.ModelRef) -> Outcome:
+        return Outcome("rebalance_held", cfg.members[0].name, _val(model, completed), _val(model, held))
+
+    return Encoded(env, held > limit, premises, predict)
+
+
 def _observe_held(limit: Callable[[Run], int]) -> Callable[[Run], Outcome | None]:
     def observe(run: Run) -> Outcome | None:
         held = run.rebalance_held_ms
         if held is None or run.rebalance_completed is None or held <= limit(run):
             return None
-        return Outcome("rebalance_held", _subject_name(run), run.rebalance_completed, held)
+        return Outcome("rebalance_held", run.subject, run.rebalance_completed, held)
 
     return observe
-
-
-def _subject_name(run: Run) -> str:
-    return next((e.lane for e in run.events if e.kind == "client"), "c1")
 
 
 def _encode_parked(env: Env) -> Encoded:
@@ -515,6 +552,14 @@ QUESTIONS: dict[str, Question] = {
             "can a slow member hold a rebalance longer than rebalance.held.max.ms?",
             Scenario.REBALANCE,
             _encode_rebalance_held,
+            _observe_held(_held_limit),
+        ),
+        Question(
+            "initial_rebalance_held",
+            "can forming the group (group.initial.rebalance.delay.ms, extended per new member) take longer "
+            "than rebalance.held.max.ms?",
+            Scenario.FORMATION,
+            _encode_initial_held,
             _observe_held(_held_limit),
         ),
         Question(

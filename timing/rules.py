@@ -223,6 +223,40 @@ def join_completes(all_joined_at: Int, started: Int, timeout: Int) -> tuple[Int,
     return z3.If(by_members, all_joined_at, started + timeout), by_members
 
 
+def initial_join_completes(
+    env: Env, first_added: Int, first_timeout: Int, added: Sequence[Int]
+) -> tuple[Int, list[tuple[Int, Int]]]:
+    """``InitialDelayedJoin`` (0.11+, KIP-134; ``DelayedJoin.scala`` 3.6.2, reference §11): a
+    rebalance from Empty waits ``group.initial.rebalance.delay.ms``; when the delay expires and a
+    member was added meanwhile (``newMemberAdded``, Scala: generation 0) and time remains of the
+    first member's rebalance timeout, it waits again ``min(delay, remaining)``, with remaining
+    reduced by the expired delay; otherwise the join phase completes. Returns the completion time
+    and the windows ``(start, end]``. Mutant ``initial_delay_not_extended``: never waits again."""
+    delay_cfg = env.global_setting("broker", "group.initial.rebalance.delay.ms")
+    start: Int = first_added
+    delay: Int = delay_cfg
+    remaining: Int = z3.If(first_timeout - delay_cfg > 0, first_timeout - delay_cfg, 0)
+    windows: list[tuple[Int, Int]] = []
+    ends: list[tuple[Bool, Int]] = []
+    extending: Bool = z3.BoolVal(True)
+    for _ in range(len(added)):
+        end = start + delay
+        windows.append((start, end))
+        new_member = z3.Or(*[z3.And(t > start, t <= end) for t in added])
+        extend = z3.And(new_member, remaining != 0)
+        if env.mutant == "initial_delay_not_extended":
+            extend = z3.BoolVal(False)
+        ends.append((z3.And(extending, z3.Not(extend)), end))
+        extending = z3.And(extending, extend)
+        next_delay = z3.If(delay_cfg < remaining, delay_cfg, remaining)
+        remaining = z3.If(remaining - delay > 0, remaining - delay, 0)
+        start, delay = end, next_delay
+    completed: Int = windows[-1][1]
+    for stop, end in reversed(ends):
+        completed = z3.If(stop, end, completed)
+    return completed, windows
+
+
 def pending_sync_deadline(completed: Int, timeout: Int) -> Int:
     """``schedulePendingSync`` (3.0+, KAFKA-12890, reference §13): at join completion a DelayedSync
     is armed with the group's rebalance timeout — the largest of its members'; members that have

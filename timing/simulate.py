@@ -73,6 +73,7 @@ MUTANTS: dict[str, str] = {
     "auto_commit_after_fetch": "auto-commit commits the position after the fetcher handed out the next batch",
     "liveness_ignores_parked": "the coordinator's heartbeat expiry ignores a parked JoinGroup/SyncGroup (KAFKA-9752)",
     "rebalance_timeout_is_session_timeout": "JoinGroup carries session.timeout.ms as rebalance timeout (v0, seed 000)",
+    "initial_delay_not_extended": "the initial rebalance delay is not extended when new members join (KIP-134)",
 }
 
 
@@ -90,6 +91,7 @@ class Scenario(Enum):
 
     STEADY = "steady"
     REBALANCE = "rebalance"
+    FORMATION = "formation"
 
 
 @dataclass
@@ -154,6 +156,8 @@ class Run:
     end_ms: int = 0
     #: the N of ``rebalance_held`` (what the question compares the held time with)
     held_limit: int = 0
+    #: the first member's name
+    subject: str = "c1"
 
     def note(self, time: int, lane: str, kind: str, text: str, **detail: Any) -> None:
         self.events.append(TimedEvent(time, lane, kind, text, detail))
@@ -257,7 +261,9 @@ class Simulation:
             CoordinatorConfig(
                 group_min_session_timeout_ms=config.broker["group.min.session.timeout.ms"].lo,
                 group_max_session_timeout_ms=config.broker["group.max.session.timeout.ms"].lo,
-                group_initial_rebalance_delay_ms=0,
+                group_initial_rebalance_delay_ms=(
+                    config.broker["group.initial.rebalance.delay.ms"].lo if scenario == Scenario.FORMATION else 0
+                ),
                 mutant=coordinator_mutant,
             )
         )
@@ -266,7 +272,8 @@ class Simulation:
         self.queue: list[tuple[int, int, tuple[int, int, int], int, Callable[[int], None]]] = []
         self.requests: dict[RequestId, tuple[_Client, _Message, int]] = {}
         self.run = Run()
-        members = config.members if scenario == Scenario.REBALANCE else config.members[:1]
+        members = config.members if scenario != Scenario.STEADY else config.members[:1]
+        self.run.subject = config.members[0].name
         self.clients = [_Client(self, i, {k: b.lo for k, b in m.settings.items()}) for i, m in enumerate(members)]
         self.by_member: dict[str, _Client] = {}
         self._step_requests: list[tuple[_Client, _Message, int]] = []
@@ -307,6 +314,9 @@ class Simulation:
         self._current = (client, msg, now)
         rid = handlers[msg.api](request)
         self.requests[rid] = (client, msg, now)
+        if self.mutant == "initial_delay_not_extended":
+            # the broken coordinator never records that a member joined during the initial delay
+            self.coord.forget_new_member_added(GROUP)
 
     def _request_label(self, msg: _Message, request: Any) -> str:
         return API_NAMES[msg.api]
@@ -598,7 +608,14 @@ class Simulation:
 
     def _setup(self) -> None:
         """The subject joins an empty group at t = 0 with no delays and becomes Stable at once:
-        every timer of both sides starts at 0."""
+        every timer of both sides starts at 0. (``FORMATION``: every member joins the empty group
+        at its ``join_at``.)"""
+        if self.scenario == Scenario.FORMATION:
+            self.ready = True
+            for client in self.clients:
+                start = self.schedule.get(f"{client.name}.join_at", self._env_min("new.member.join.ms"))
+                self.at(start, 2, (start, 0, next(self.seq)), lambda t, c=client: self._send_join(c, t))
+            return
         self.ready = False
         c1 = self.clients[0]
         settings = c1.s
@@ -652,19 +669,26 @@ class Simulation:
         """Run until ``until_ms`` or until ``stop(run)`` holds."""
         self._setup()
         same_ms, last = 0, -1
-        while self.queue:
-            same_ms = same_ms + 1 if self.queue[0][0] == last else 0
-            last = self.queue[0][0]
+        while True:
+            nt = self._next_timer()
+            if not self.queue and (nt is None or nt > until_ms):
+                break
+            top_time = self.queue[0][0] if self.queue else None
+            same_ms = same_ms + 1 if top_time == last else 0
+            last = top_time if top_time is not None else last
             if same_ms > 100_000:
                 raise RuntimeError(f"the simulation makes no progress at t={last} ms")
-            top = self.queue[0]
-            nt = self._next_timer()
-            if nt is not None and (nt < top[0] or (nt == top[0] and top[1] > 0)) and nt <= until_ms:
+            timer_first = nt is not None and nt <= until_ms
+            if timer_first and self.queue:
+                top = self.queue[0]
+                timer_first = nt is not None and (nt < top[0] or (nt == top[0] and top[1] > 0))
+            if timer_first:
+                assert nt is not None
                 self.coord.advance_time(nt - self.coord.now_ms)
                 self.coord.fire_due_timers()
                 self.run.end_ms = nt
             else:
-                if top[0] > until_ms:
+                if top_time is None or top_time > until_ms:
                     break
                 time, _, _, _, fn = heapq.heappop(self.queue)
                 self.run.end_ms = time

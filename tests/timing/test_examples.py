@@ -31,6 +31,7 @@ REFUTATIONS: dict[str, dict[str, str]] = {
     "long-poll-interval.toml": {"evicted_while_parked": "evicted_while_parked"},
     "seed000.toml": {},
     "auto-commit.toml": {},
+    "initial-delay.toml": {"initial_rebalance_held": "rebalance_held", "rebalance_held": "rebalance_held"},
     "ranges.json": {},
 }
 

@@ -20,6 +20,7 @@ FLIPS: dict[str, tuple[str, str, str, str]] = {
     "auto_commit_after_fetch": ("auto-commit.toml", "auto_commit_unprocessed", PROVED, REFUTED),
     "liveness_ignores_parked": ("seed000.toml", "evicted_while_parked", PROVED, REFUTED),
     "rebalance_timeout_is_session_timeout": ("slow-processing.toml", "rebalance_held", REFUTED, PROVED),
+    "initial_delay_not_extended": ("initial-delay.toml", "initial_rebalance_held", REFUTED, PROVED),
 }
 
 
