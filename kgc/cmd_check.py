@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--out", metavar="DIR", help="write each counterexample as JSON and as a sequence chart into DIR")
     p.add_argument("--no-progress", action="store_true")
+    group = p.add_argument_group("interrupt and resume (native engine)")
+    group.add_argument(
+        "--checkpoint",
+        metavar="DIR",
+        help="on SIGINT/SIGTERM (and every --checkpoint-every seconds) write a checkpoint into DIR",
+    )
+    group.add_argument("--checkpoint-every", type=float, metavar="SECONDS", help="also checkpoint periodically")
+    group.add_argument("--resume", metavar="DIR", help="continue the search checkpointed in DIR (same options)")
     spark_engine.add_arguments(p)
 
 
@@ -115,6 +124,21 @@ def bounds_from_args(args: argparse.Namespace) -> Bounds:
     return Bounds(args.max_depth, args.max_states, args.time_limit)
 
 
+def checkpoint_from_args(args: argparse.Namespace) -> tuple[Path | None, float | None, bool]:
+    """``--checkpoint DIR`` / ``--checkpoint-every S`` / ``--resume DIR``, validated."""
+    every = args.checkpoint_every
+    if every is not None and not (every > 0 and math.isfinite(every)):
+        raise InputError(f"--checkpoint-every must be a positive number of seconds, got {every}")
+    if args.resume and args.checkpoint and Path(args.resume) != Path(args.checkpoint):
+        raise InputError("--resume DIR keeps checkpointing into DIR: give --checkpoint the same DIR or leave it out")
+    directory = args.resume or args.checkpoint
+    if every is not None and directory is None:
+        raise InputError("--checkpoint-every needs --checkpoint DIR")
+    if directory is not None and args.engine == "spark":
+        raise InputError("--checkpoint and --resume need the local engine; Spark checkpoints each level itself")
+    return (Path(directory) if directory else None), every, bool(args.resume)
+
+
 def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     bounds = bounds_from_args(args)
@@ -139,7 +163,11 @@ def run(args: argparse.Namespace) -> int:
             explorer.engine_for_run()
         except ValueError as exc:
             raise InputError(f"--engine {args.engine}: {exc}") from None
-        result = explorer.run(args.strategy, bounds, progress)
+        checkpoint, every, resume = checkpoint_from_args(args)
+        try:
+            result = explorer.run(args.strategy, bounds, progress, checkpoint, every, resume)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
         if progress is not None and sys.stderr.isatty():
             print(file=sys.stderr)
     files = write_counterexamples(result, out_dir) if out_dir else {}

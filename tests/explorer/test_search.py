@@ -145,5 +145,6 @@ def test_forgetting_memoised_steps_changes_nothing() -> None:
     assert [forgetful.verdict_of(p) for p in ALL] == [whole.verdict_of(p) for p in ALL]
     props: list[Property] = [generation_below_two]
     a = Explorer(small(max_generation=3), props, stop_at_first=True).run("bfs").violations[0]
-    b = Explorer(small(max_generation=3), props, stop_at_first=True, step_memory=50, engine="python").run("bfs").violations[0]
+    b = Explorer(small(max_generation=3), props, stop_at_first=True, step_memory=50, engine="python")
+    b = b.run("bfs").violations[0]
     assert [x[1] for x in a.path] == [x[1] for x in b.path]
