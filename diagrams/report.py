@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html import escape
 from importlib.metadata import PackageNotFoundError, version
 
@@ -72,6 +72,9 @@ class ReportInput:
     observation: Observation
     bounds: Bounds
     command: str = ""
+    #: further sections, already HTML, appended after the counterexamples (``kgc report --timing``
+    #: adds the timing verdicts this way; this module stays unaware of what they hold)
+    extra_sections: list[str] = field(default_factory=list)
 
 
 def _badge(text: str, cls: str) -> str:
@@ -142,6 +145,7 @@ def build_report(inp: ReportInput, generated_at: _dt.datetime | None = None) -> 
     parts += _coverage(inp)
     parts += _state_machine(inp)
     parts += _counterexamples(r)
+    parts += inp.extra_sections
     parts.append("</main></body></html>")
     return "\n".join(parts)
 

@@ -502,16 +502,20 @@ class NativeSearch:
         self.core.load(doc["core"])
         self.resumed = True
 
-    def action_counts(self) -> dict[str, int]:
+    def _per(self, index: array[int], size: int) -> list[int]:
+        """Transitions per class of step: ``index`` gives each step id its class."""
         counts = array("Q")
         counts.frombytes(self.core.step_counts())
-        totals = [0] * len(ALL_KINDS)
-        kinds = self.kinds
+        totals = [0] * size
         for step, n in enumerate(counts):
             if n:
-                totals[kinds[step]] += n
+                totals[index[step]] += n
+        return totals
+
+    def action_counts(self) -> dict[str, int]:
+        """Transitions per action kind, with those counted before a resume."""
         out = dict(self.counts_before)
-        for i, n in enumerate(totals):
+        for i, n in enumerate(self._per(self.kinds, len(ALL_KINDS))):
             if n:
                 out[ALL_KINDS[i]] = out.get(ALL_KINDS[i], 0) + n
         return out
@@ -520,15 +524,8 @@ class NativeSearch:
         """Transitions per answer of the step observer (empty without one)."""
         if self.step_observer is None:
             return {}
-        counts = array("Q")
-        counts.frombytes(self.core.step_counts())
-        totals = [0] * len(self.fact_values)
-        facts = self.facts
-        for step, n in enumerate(counts):
-            if n:
-                totals[facts[step]] += n
         out = dict(self.observed_before)
-        for i, n in enumerate(totals):
+        for i, n in enumerate(self._per(self.facts, len(self.fact_values))):
             if n:
                 out[self.fact_values[i]] = out.get(self.fact_values[i], 0) + n
         return out

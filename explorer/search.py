@@ -21,14 +21,13 @@ import contextlib
 import os
 import resource
 import signal
-import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from explorer.checks import Book, Where
 from explorer.interned import InternedModel
@@ -305,31 +304,12 @@ class Explorer:
 
     def rebuild(self, parents: dict[int, int], key: int) -> list[tuple[Action | None, State]]:
         """The path to ``key``: walk parents back to an initial state, then replay the model
-        forward."""
-        return self.trace(self.replay(parents, key))
-
-    def replay(self, parents: dict[int, int], key: int) -> list[tuple[int, int]]:
-        """Walk parents back to an initial state and replay forward: (step id, key) pairs, the
-        first with step -1 (each step is the first successor that reaches the next key)."""
+        forward (``replay_states``)."""
         chain = [key]
         while parents[chain[-1]] != chain[-1]:
             chain.append(parents[chain[-1]])
         chain.reverse()
-        model = self.model
-        keys = [(-1, chain[0])]
-        for current, target in zip(chain, chain[1:], strict=False):
-            for step, nxt in model.successor_keys(current):
-                if nxt == target:
-                    keys.append((step, nxt))
-                    break
-            else:  # pragma: no cover - would mean a non-deterministic successor function
-                raise RuntimeError("could not replay the counterexample: successors are not deterministic")
-        return keys
-
-    def trace(self, keys: list[tuple[int, int]]) -> list[tuple[Action | None, State]]:
-        """Decode a replayed path."""
-        model = self.model
-        return [(model.steps[step] if step >= 0 else None, model.decode(k)) for step, k in keys]
+        return self.replay_states([self.model.decode(k) for k in chain])
 
 
 class _Search:
@@ -521,10 +501,10 @@ class _Search:
         fired = self.book.fired
         while len(self.result.violations) < len(fired):
             p, where = fired[len(self.result.violations)]
-            keys = self.explorer.replay(self.parents, where.key)
+            path = self.explorer.rebuild(self.parents, where.key)
             if where.step >= 0:
-                keys.append((where.step, where.nxt))
-            self.result.violations.append(Violation(p, self.explorer.trace(keys)))
+                path.append((self.model.steps[where.step], self.model.decode(where.nxt)))
+            self.result.violations.append(Violation(p, path))
 
 
 SIGNALS_RECEIVED: list[int] = []
@@ -571,23 +551,3 @@ def _fill(stats: Stats, core: dict[str, int]) -> None:
     stats.tables = {
         k: core[k] for k in ("vectors", "own_moves", "timer_moves", "crash_moves", "deliveries", "memo_bytes")
     }
-
-
-def terminal_progress(stream: TextIO | None = None) -> ProgressFn:
-    """A progress line: rewritten in place on a terminal, one plain line per ~10 s otherwise."""
-    out = stream or sys.stderr
-    tty = out.isatty()
-    last_plain = [0.0]
-
-    def report(stats: Stats, frontier: int) -> None:
-        line = (
-            f"{stats.distinct_states:,} states, {stats.transitions:,} transitions, depth {stats.depth}, "
-            f"queue {frontier:,}, {stats.states_per_second:,.0f} states/s, {stats.seconds:.0f} s"
-        )
-        if tty:
-            print("\r" + line + "   ", end="", file=out, flush=True)
-        elif stats.seconds - last_plain[0] >= 10:
-            last_plain[0] = stats.seconds
-            print("progress: " + line, file=out, flush=True)
-
-    return report

@@ -24,6 +24,21 @@ from kgc.errors import InputError
 from kgc.options import add_model_arguments, add_search_arguments, bounds_from_args, config_from_args
 from kgc.outcome import end_progress, print_header, progress_reporter, report_interruption, verdict
 from properties.protocol import ALL
+from timing.config import TimingConfig, TimingConfigError
+from timing.config import load as load_timing
+from timing.queries import PROVED, answer_all
+from timing.report import section as timing_section
+
+
+def _timing_configs(files: list[str]) -> list[tuple[str, TimingConfig]]:
+    out = []
+    for f in files:
+        try:
+            out.append((f, load_timing(f)))
+        except TimingConfigError as exc:
+            raise InputError(str(exc)) from None
+    return out
+
 
 VERB = "report"
 HELP = "Write a self-contained HTML design-review report (verdicts, coverage, state machine, counterexamples)."
@@ -35,10 +50,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_search_arguments(p)
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="the page to write, FILE.html")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument(
+        "--timing",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="add the timing verdicts (kgc timing) of this consumer + broker configuration (repeatable)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     inputs.output_file(args.output, ("html", "htm"))
+    timing = _timing_configs(args.timing)
     config = config_from_args(args)
     bounds = bounds_from_args(args)
     print_header(VERB, config, bounds, args.strategy)
@@ -47,6 +70,9 @@ def run(args: argparse.Namespace) -> int:
     if progress is not None:
         end_progress()
     inp = ReportInput(result, obs, bounds, "kgc " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["report"] else "")
+    timing_results = [(path, answer_all(cfg)) for path, cfg in timing]
+    if timing_results:
+        inp.extra_sections.append(timing_section(timing_results))
     try:
         page = build_report(inp)
     except RenderError as exc:
@@ -60,6 +86,9 @@ def run(args: argparse.Namespace) -> int:
     )
     for w in warn:
         print(f"warning: {w}")
+    for path, verdicts in timing_results:
+        refuted = [v.question.name for v in verdicts if v.verdict != PROVED]
+        print(f"timing {path}: " + (f"not proved: {', '.join(refuted)}" if refuted else "every question proved"))
     print(f"verdict: {word}")
     if result.stats.stopped_by == "interrupted":
         report_interruption(result.stats)
