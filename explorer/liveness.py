@@ -773,8 +773,8 @@ def _fair_cycle(
         cycle.extend(path)
         current = targets[path[-1]]
     # Back to the entry (at least one step).
-    back = _bfs_in_part(graph, part, current, lambda pos: targets[pos] == entry)
-    cycle.extend(back)
+    if not cycle or current != entry:
+        cycle.extend(_bfs_in_part(graph, part, current, lambda pos: targets[pos] == entry))
     return cycle
 
 

@@ -1,8 +1,9 @@
 """kgc check: explore every interleaving within the bounds and check the properties.
 
-Exit codes follow TLC's: 0 every property holds, 12 a safety property is violated, 150 malformed
-input or configuration, 153 a system error (``--engine spark`` cannot run: pyspark or Java missing,
-the master unreachable, a Spark job failed), 255 an internal error.
+Exit codes follow TLC's: 0 every property holds, 12 a safety property is violated, 13 a liveness
+property is violated (and no safety property; ``kgc.liveness``), 150 malformed input or
+configuration, 153 a system error (``--engine spark`` cannot run: pyspark or Java missing, the
+master unreachable, a Spark job failed), 255 an internal error.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from diagrams.sequence import render_svg
 from explorer.search import Bounds, Explorer, Result, Violation, terminal_progress
 from explorer.spark_env import SparkUnavailable
 from explorer.trace import format_trace, trace_json
+from kgc import liveness as live
 from kgc import spark_engine
 from kgc.errors import InputError
 from model.config import Config, ConfigError
@@ -27,6 +29,7 @@ HELP = "Check the protocol's properties over every interleaving within the bound
 INPUT_ERROR_EXIT = 150
 EXIT_OK = 0
 EXIT_VIOLATION = 12
+EXIT_LIVENESS = live.EXIT_LIVENESS
 EXIT_SYSTEM = 153
 
 
@@ -37,6 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--out", metavar="DIR", help="write each counterexample as JSON and as a sequence chart into DIR")
     p.add_argument("--no-progress", action="store_true")
+    live.add_arguments(p)
     spark_engine.add_arguments(p)
 
 
@@ -119,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     bounds = bounds_from_args(args)
     spark = spark_engine.settings_from_args(args)
+    fairness = live.wanted(args, spark is not None)
     out_dir = Path(args.out) if args.out else None
     if out_dir is not None:
         try:
@@ -136,12 +141,29 @@ def run(args: argparse.Namespace) -> int:
         result = Explorer(config, ALL).run(args.strategy, bounds, progress)
         if progress is not None and sys.stderr.isatty():
             print(file=sys.stderr)
+    liveness = live.run(config, fairness, bounds) if fairness is not None else None
     files = write_counterexamples(result, out_dir) if out_dir else {}
+    lasso_files = live.write_lassos(liveness, out_dir) if out_dir and liveness is not None else {}
     if args.json:
-        print(json.dumps(result_json(result, files), indent=2))
+        doc = result_json(result, files)
+        if liveness is not None:
+            doc["liveness"] = live.result_json(liveness, lasso_files)
+            if not liveness.ok:
+                doc["verdict"] = "violation"
+        else:
+            doc["liveness"] = {"verdict": "not checked", "reason": live.REFUSAL if spark else "--no-liveness"}
+        print(json.dumps(doc, indent=2))
     else:
-        print_text(result, files)
-    return EXIT_OK if result.ok else EXIT_VIOLATION
+        print_text(result, files, show_verdict=liveness is None)
+        if liveness is not None:
+            live.print_text(liveness, lasso_files)
+            kinds = [k for k, ok in (("safety", result.ok), ("liveness", liveness.ok)) if not ok]
+            print("verdict: " + (f"violation ({', '.join(kinds)})" if kinds else "ok"))
+        elif spark:
+            print("liveness: not checked (" + live.REFUSAL + ")")
+    if not result.ok:
+        return EXIT_VIOLATION
+    return EXIT_LIVENESS if liveness is not None and not liveness.ok else EXIT_OK
 
 
 def counterexample_json(result: Result, v: Violation) -> dict[str, Any]:
@@ -201,7 +223,7 @@ def result_json(result: Result, files: dict[str, str] | None = None) -> dict[str
     }
 
 
-def print_text(result: Result, files: dict[str, str]) -> None:
+def print_text(result: Result, files: dict[str, str], show_verdict: bool = True) -> None:
     cfg = result.config
     print(
         f"kgc check: {cfg.consumers} consumers ({cfg.static_consumers} static), {cfg.partitions} partitions, "
@@ -231,4 +253,5 @@ def print_text(result: Result, files: dict[str, str]) -> None:
     missing = [p.name for p in result.properties if not p.is_safety and p.name not in result.witnessed]
     if missing and s.complete:
         print(f"warning: never witnessed: {', '.join(missing)}")
-    print("verdict: " + ("ok" if result.ok else "violation"))
+    if show_verdict:
+        print("verdict: " + ("ok" if result.ok else "violation"))

@@ -201,8 +201,7 @@ def consumer_eventually_stable(g: Group, c: Consumer, i: int) -> bool:
     "a partition owned by no consumer Stable in the current generation",
 )
 def partitions_reowned(s: State) -> bool:
-    """the group is Stable and every member's partitions are owned by its consumer, Stable in the current
-    generation"""
+    """the group is Stable and each member's consumer is Stable in its generation with the member's partitions"""
     g = s.group
     if g.state != GroupState.STABLE or not g.members:
         return False
