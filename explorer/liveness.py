@@ -673,8 +673,9 @@ def _find_lasso(
     enabled: dict[int, int],
     instance: str,
 ) -> Lasso | None:
-    """Breadth-first over (state, phase): phase 0 before the obligation opens, phase 1 once a
-    ``trigger and not goal`` state was reached, moving only through ``not goal`` states. The first
+    """Breadth-first over (state, phase): phase 0 before the tracked obligation opens, phase 1
+    from a ``trigger and not goal`` state on (any such state may be the one tracked), moving only
+    through ``not goal`` states. The first
     phase-1 state of a fair part ends the shortest prefix; a fair cycle through the part closes the
     lasso."""
     part_of: dict[int, int] = {}
@@ -685,11 +686,10 @@ def _find_lasso(
     parent: dict[tuple[int, int], tuple[int, int, int]] = {}
     queue: deque[tuple[int, int]] = deque()
     for v in graph.init:
-        phase = 1 if lab.open(v) else 0
-        node = (v, phase)
-        if node not in parent:
-            parent[node] = (-1, -1, -1)
-            queue.append(node)
+        for node in ((v, 1), (v, 0)) if lab.open(v) else ((v, 0),):
+            if node not in parent:
+                parent[node] = (-1, -1, -1)
+                queue.append(node)
     found: tuple[int, int] | None = None
     while queue:
         v, phase = queue.popleft()
@@ -701,12 +701,14 @@ def _find_lasso(
             if phase == 1:
                 if lab.goal(w):
                     continue
-                nxt = (w, 1)
+                nexts: tuple[tuple[int, int], ...] = ((w, 1),)
             else:
-                nxt = (w, 1 if lab.open(w) else 0)
-            if nxt not in parent:
-                parent[nxt] = (v, phase, pos)
-                queue.append(nxt)
+                # The obligation may be tracked from any state that opens it, or from a later one.
+                nexts = ((w, 1), (w, 0)) if lab.open(w) else ((w, 0),)
+            for nxt in nexts:
+                if nxt not in parent:
+                    parent[nxt] = (v, phase, pos)
+                    queue.append(nxt)
     if found is None:
         return None
     entry = found[0]

@@ -260,7 +260,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "GroupCoordinator.handleHeartbeat, case PreparingRebalance; MemberMetadata.awaitingJoinCallback; "
         "reference §6, §11",
         "",
-        "join_answered",
+        "rebalance_completes",
     ),
     Mutant(
         JOIN_IN_REBALANCE_REJECTED,

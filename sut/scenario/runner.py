@@ -151,9 +151,7 @@ class _Run:
         elif step.op == "sync":
             own = self._send_sync(step, config)
         elif step.op == "heartbeat":
-            hb = HeartbeatRequest(
-                GROUP_ID, step.fields["generation"], self._id(step), step.get("group_instance_id")
-            )
+            hb = HeartbeatRequest(GROUP_ID, step.fields["generation"], self._id(step), step.get("group_instance_id"))
             own = self._track(coordinator.heartbeat(hb), step)
         elif step.op == "leave":
             identities = tuple(
@@ -414,4 +412,3 @@ def render_body(body: ResponseBody, bindings: Bindings[str], binds: bool = False
     if isinstance(body, OffsetFetchResponse):
         return {"error": body.error.name, "offsets": {str(p.partition): p.offset for p in body.partitions}}
     raise TypeError(f"not a response body: {body!r}")
-
