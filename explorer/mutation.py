@@ -21,6 +21,8 @@ from model.mutants import Mutant
 from properties.base import Property
 from properties.protocol import ALL
 
+WEAK = live.Fairness("weak")
+
 
 @dataclass
 class Outcome:
@@ -132,7 +134,7 @@ def explore(
     properties: Sequence[Property] = ALL,
     progress: ProgressFn | None = None,
     step_cache: bool = True,
-    fairness: live.Fairness | None = live.Fairness("weak"),
+    fairness: live.Fairness | None = WEAK,
 ) -> Outcome:
     """Breadth-first search of ``config`` with ``mutant`` switched on (None: the protocol itself),
     stopping at the first violation; when no safety property is violated, the liveness check
@@ -170,7 +172,7 @@ def run_catalogue(
     properties: Sequence[Property] = ALL,
     announce: Callable[[str], None] | None = None,
     progress: ProgressFn | None = None,
-    fairness: live.Fairness | None = live.Fairness("weak"),
+    fairness: live.Fairness | None = WEAK,
 ) -> Report:
     """Explore every mutant, then the unmutated protocol (see ``baseline_bounds``). ``announce``
     is told the name of each exploration as it starts."""
