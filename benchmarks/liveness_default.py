@@ -58,6 +58,7 @@ def _liveness(config: Config, fairness: str) -> dict[str, Any]:
         "graph_arrays_mb": round(graph.nbytes() / 2**20, 1),
         "cyclic_components": result.components,
         "largest_component": result.largest_component,
+        "deadlocks": result.deadlocks,
         "verdict": "ok" if result.ok else "violation",
         "violated": sorted({v.instance for v in result.verdicts if v.verdict == "violated"}),
     }
