@@ -171,7 +171,9 @@ def describe_step(action: Action) -> str:
     if action.evicted:
         parts.append("evicted " + ", ".join(member_name(m) or "" for m in action.evicted))
     if action.choice:
-        parts.append("choice " + ", ".join((member_name(c) or "") if isinstance(c, tuple) else str(c) for c in action.choice))
+        parts.append(
+            "choice " + ", ".join((member_name(c) or "") if isinstance(c, tuple) else str(c) for c in action.choice)
+        )
     return " ".join(p for p in parts if p)
 
 
