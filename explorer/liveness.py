@@ -60,7 +60,7 @@ from model.actions import (
 )
 from model.config import Config
 from model.state import MemberId, State
-from model.system import ClassicGroupModel
+from model.system import _C_BITS, _C_MASK, _C_SHIFT, _G_MASK, ClassicGroupModel
 from model.types import GroupState
 from properties.temporal import ALL, CONSUMER, GROUP, WHOLE, Temporal
 
@@ -443,17 +443,26 @@ def taken_mask(graph: StateGraph, nodes: set[int] | frozenset[int]) -> int:
 
 
 def fair_parts(
-    graph: StateGraph, nodes: list[int], fairness: Fairness, enabled: dict[int, int]
+    graph: StateGraph,
+    nodes: list[int],
+    fairness: Fairness,
+    enabled: dict[int, int],
+    strongly_connected: bool = False,
 ) -> list[frozenset[int]]:
     """The fair strongly connected sub-graphs of ``nodes`` (one per fair component found): sets of
-    states inside which a fair cycle exists."""
+    states inside which a fair cycle exists. ``strongly_connected``: ``nodes`` is already one
+    non-trivial component (no need to split it first)."""
     offsets, targets = graph.offsets, graph.targets
     out: list[frozenset[int]] = []
     work = [nodes]
+    first = strongly_connected
     while work:
         part = work.pop()
-        allowed = set(part)
-        comps = tarjan(offsets, targets, part, allowed.__contains__)
+        if first:
+            comps, first = [part], False
+        else:
+            allowed = set(part)
+            comps = tarjan(offsets, targets, part, allowed.__contains__)
         for comp in comps:
             cs = frozenset(comp)
             if fairness.level == "none":
@@ -558,17 +567,28 @@ class Labeler:
         self.graph = graph
         self.prop = prop
         self.i = consumer
+        self.shift = _C_SHIFT + _C_BITS * consumer
         self.memo: dict[object, tuple[bool, bool]] = {}
+
+    def component(self, key: int) -> object:
+        """What the predicates read of the state ``key``: its group id (GROUP), its group and
+        consumer ids (CONSUMER), or the key itself (WHOLE). Read straight from the key's bits (the
+        layout of ``model.system``), not through ``split``: this runs once per state and instance."""
+        if self.prop.scope == GROUP:
+            return key & _G_MASK
+        if self.prop.scope == CONSUMER:
+            return (key & _G_MASK, (key >> self.shift) & _C_MASK)
+        return key
 
     def labels(self, v: int) -> tuple[bool, bool]:
         """(trigger, goal) in state ``v``."""
-        model, prop, key = self.model, self.prop, self.graph.keys[v]
-        gid, _, cids = model.split(key)
-        memo_key: object = gid if prop.scope == GROUP else (gid, cids[self.i]) if prop.scope == CONSUMER else key
+        key = self.graph.keys[v]
+        memo_key = self.component(key)
         found = self.memo.get(memo_key)
         if found is None:
+            gid, _, cids = self.model.split(key)
             found = self.evaluate(key, gid, cids)
-            if prop.scope != WHOLE:
+            if self.prop.scope != WHOLE:
                 self.memo[memo_key] = found
         return found
 
@@ -627,6 +647,7 @@ def check_graph(
             loop_fair.append(v)
     deadlocks = [v for v in range(graph.states) if graph.status[v] == DEADLOCK]
     verdicts: list[Verdict] = []
+    components: dict[object, list[int]] = {}
     n = model.config.consumers
     for prop in properties:
         for i, instance in enumerate(prop.instances(n)):
@@ -634,12 +655,14 @@ def check_graph(
             fair: list[frozenset[int]] = []
             for comp in big:
                 bad = [v for v in comp if not lab.goal(v)]
-                if bad:
+                if len(bad) == len(comp):
+                    fair.extend(fair_parts(graph, comp, fairness, enabled, strongly_connected=True))
+                elif bad:
                     fair.extend(fair_parts(graph, bad, fairness, enabled))
             fair.extend(frozenset((v,)) for v in loop_fair if not lab.goal(v))
             fair.extend(frozenset((v,)) for v in deadlocks if not lab.goal(v))
             lasso = _find_lasso(model, graph, lab, fair, fairness, enabled, instance) if fair else None
-            witnessed = lasso is not None or _witnessed(graph, lab)
+            witnessed = lasso is not None or _witnessed(graph, lab, components)
             verdicts.append(Verdict(prop, instance, "violated" if lasso else "holds", witnessed, lasso))
     largest = max([len(c) for c in big] + [1 if len(loops) else 0])
     return LivenessResult(
@@ -659,9 +682,19 @@ def check_graph(
     )
 
 
-def _witnessed(graph: StateGraph, lab: Labeler) -> bool:
-    """Some explored state opens the obligation (breadth-first order: the first found is near)."""
-    return any(lab.open(v) for v in range(graph.states) if graph.status[v] != UNEXPLORED)
+def _witnessed(graph: StateGraph, lab: Labeler, components: dict[object, list[int]]) -> bool:
+    """Some explored state opens the obligation. Evaluated once per distinct component the
+    predicates read (``components``: one state per component, cached across instances)."""
+    scope = (lab.prop.scope, lab.i if lab.prop.scope == CONSUMER else 0)
+    reps = components.get(scope)
+    if reps is None:
+        seen: dict[object, int] = {}
+        keys, status = graph.keys, graph.status
+        for v in range(graph.states):
+            if status[v] != UNEXPLORED:
+                seen.setdefault(lab.component(keys[v]), v)
+        reps = components[scope] = list(seen.values())
+    return any(lab.open(v) for v in reps)
 
 
 def _find_lasso(
