@@ -235,3 +235,18 @@ def test_the_catalogue_knows_the_liveness_property_names() -> None:
     from model.mutants import LIVENESS_PROPERTIES
 
     assert {p.name for p in ALL} == LIVENESS_PROPERTIES
+
+
+def test_every_liveness_property_can_fail() -> None:
+    """Each property is violated somewhere: by a liveness mutant under weak fairness, or (the
+    SyncGroup and pending-id obligations, which no mutant breaks) without fairness."""
+    violated: set[str] = set()
+    for name in LIVENESS_KILLS:
+        violated |= {v.prop.name for v in run({**ONE, "mutant": name})[2].verdicts if v.verdict == "violated"}
+    kip394 = {**ONE, "static_consumers": 0, "require_known_member_id": True}
+    for overrides in (FAULT_FREE, kip394):
+        model, graph, result = run(overrides, "none")
+        for lasso in result.lassos:
+            assert_real_lasso(model, lasso, L.Fairness("none"))
+        violated |= {v.prop.name for v in result.verdicts if v.verdict == "violated"}
+    assert violated == {p.name for p in ALL}
