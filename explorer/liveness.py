@@ -236,10 +236,12 @@ def build_graph(
     classes = array("H")
     status = bytearray()
     table = ClassTable()
-    step_memo: dict[int, tuple[int, int]] = {}  # step id -> (class id for a step that keeps the budget, spending one)
+    kept: list[int] = []  # by step id: the class of the step when it keeps the budget (-1: not yet known)
+    spent: list[int] = []  # ... and when it spends one (no class)
     within = model.key_within_boundary
     group_of = model.group_of
     successor_keys = model.successor_keys
+    add_class, add_target, add_key, add_depth = classes.append, targets.append, keys.append, depth.append
     complete, stopped_by = True, ""
     v = 0
     while v < len(keys):
@@ -255,20 +257,25 @@ def build_graph(
         else:
             successors = successor_keys(key)
             status.append(DEADLOCK if not successors else NORMAL)
-            bid = (key >> _BUDGET_SHIFT) & _BUDGET_MASK
+            budget = key >> _BUDGET_SHIFT & _BUDGET_MASK
             d = depth[v] + 1
+            if len(kept) < model.next_step:
+                grow = model.next_step - len(kept)
+                kept.extend([-1] * grow)
+                spent.extend([-1] * grow)
             for step, nxt in successors:
-                memo = step_memo.get(step)
-                if memo is None:
+                c = kept[step]
+                if c < 0:
                     action = model.steps[step]
-                    memo = step_memo[step] = (table.id(step_class(action, False)), table.id(step_class(action, True)))
-                classes.append(memo[0] if ((nxt >> _BUDGET_SHIFT) & _BUDGET_MASK) == bid else memo[1])
+                    c = kept[step] = table.id(step_class(action, False))
+                    spent[step] = table.id(step_class(action, True))
+                add_class(c if nxt >> _BUDGET_SHIFT & _BUDGET_MASK == budget else spent[step])
                 t = index.get(nxt)
                 if t is None:
                     t = index[nxt] = len(keys)
-                    keys.append(nxt)
-                    depth.append(d)
-                targets.append(t)
+                    add_key(nxt)
+                    add_depth(d)
+                add_target(t)
             if (v & 0x3FF) == 0:
                 if max_states is not None and len(keys) >= max_states:
                     complete, stopped_by = False, "max-states"
