@@ -652,7 +652,7 @@ def _title_lines(doc: dict[str, Any]) -> list[tuple[str, str]]:
         where = (
             f"the state after step {loop} stutters forever"
             if loop == last
-            else f"steps {loop + 1}–{last} repeat forever (a lasso)"
+            else f"{_repeating(loop, last)} forever (a lasso)"
         )
     elif kind == "state invariant":
         where = f"the state after step {last} violates it" if n else "the initial state violates it"
@@ -937,7 +937,7 @@ def _draw(svg: _Svg, chart: Chart, geo: _Geometry, width: float, top: float, bot
         text = (
             f"↻ the state after step {loop_start} stutters forever: {prop} never holds again"
             if loop_start == last_step
-            else f"↻ steps {loop_start + 1}–{last_step} repeat forever: {prop} never holds again"
+            else f"↻ {_repeating(loop_start, last_step)} forever: {prop} never holds again"
         )
     elif not steps:
         text = f"✖ the initial state violates {prop}"
@@ -949,6 +949,13 @@ def _draw(svg: _Svg, chart: Chart, geo: _Geometry, width: float, top: float, bot
     _draw_end_state(svg, chart, geo, end_row)
 
 
+def _repeating(loop_start: int, last_step: int) -> str:
+    """``steps 2–5 repeat`` / ``step 11 repeats``."""
+    if last_step == loop_start + 1:
+        return f"step {last_step} repeats"
+    return f"steps {loop_start + 1}–{last_step} repeat"
+
+
 def _draw_cycle(svg: _Svg, chart: Chart, width: float, loop_start: int, last_step: int) -> None:
     """A lasso's cycle: its steps shaded, and a back arrow in the left margin from the bottom of
     the last step up to the top of the first (a stuttering deadlock: its last state's rows)."""
@@ -957,7 +964,7 @@ def _draw_cycle(svg: _Svg, chart: Chart, width: float, loop_start: int, last_ste
     if loop_start < last_step:
         first = chart.first_row.get(loop_start + 1, items[0] if items else 1)
         last = max(i for i, r in enumerate(rows) if r.step == last_step and r.kind == "item")
-        label = f"steps {loop_start + 1}–{last_step} repeat"
+        label = _repeating(loop_start, last_step)
     else:
         last = max((i for i, r in enumerate(rows) if r.step == last_step and r.kind == "item"), default=1)
         first = chart.first_row.get(last_step, last) if last_step else 1
