@@ -32,6 +32,14 @@ where an enabled-but-never-taken class is enabled, split again). A fair componen
 ``P and not Q`` state through ``not Q`` states is a violation; a breadth-first search over
 (state, obligation-open) pairs from the initial states gives the shortest such prefix, and a cycle
 through the component that meets every fairness obligation closes the lasso.
+
+Feeding another engine's graph. ``check_graph(model, StateGraph(...))`` needs, per state, the
+model's key (``keys``, numbered from 0, ``init`` the initial states' numbers) and a ``status``
+byte (``NORMAL``, ``BOUNDARY``, ``DEAD``, ``DEADLOCK``, ``UNEXPLORED``), and per edge, in CSR
+order, its target's number and its fairness class: ``edge_class_id(model, table, step, key,
+next_key)`` with one ``ClassTable`` for the whole graph (``class_names`` is the table's
+``names``). An engine that enumerates successor keys with step ids (the native core does) can
+record exactly that while it searches; lassos are rebuilt by replaying ``successor_keys``.
 """
 
 from __future__ import annotations
