@@ -225,9 +225,11 @@ def build_graph(
     max_states: int | None = None,
     time_limit: float | None = None,
     max_depth: int | None = None,
+    step_memory: int = 1_000_000,
 ) -> StateGraph:
     """Breadth-first exploration recording every edge. States are numbered in discovery order,
-    which is also expansion order, so edges are appended source by source (CSR directly)."""
+    which is also expansion order, so edges are appended source by source (CSR directly). Past
+    ``step_memory`` memoised steps the model forgets them (``ClassicGroupModel.forget_steps``)."""
     start = time.monotonic()
     index: dict[int, int] = {}
     keys: list[int] = []
@@ -244,8 +246,9 @@ def build_graph(
     classes = array("H")
     status = bytearray()
     table = ClassTable()
-    kept: list[int] = []  # by step id: the class of the step when it keeps the budget (-1: not yet known)
-    spent: list[int] = []  # ... and when it spends one (no class)
+    base = model.step_base
+    kept = array("h")  # by step id - base: the class of the step when it keeps the budget (-1: not yet known)
+    spent = array("h")  # ... and when it spends one (no class)
     within = model.key_within_boundary
     group_of = model.group_of
     successor_keys = model.successor_keys
@@ -267,17 +270,18 @@ def build_graph(
             status.append(DEADLOCK if not successors else NORMAL)
             budget = key >> _BUDGET_SHIFT & _BUDGET_MASK
             d = depth[v] + 1
-            if len(kept) < model.next_step:
-                grow = model.next_step - len(kept)
-                kept.extend([-1] * grow)
-                spent.extend([-1] * grow)
+            if len(kept) < model.next_step - base:
+                grow = model.next_step - base - len(kept)
+                kept.extend(array("h", [-1]) * grow)
+                spent.extend(array("h", [-1]) * grow)
             for step, nxt in successors:
-                c = kept[step]
+                o = step - base
+                c = kept[o]
                 if c < 0:
                     action = model.steps[step]
-                    c = kept[step] = table.id(step_class(action, False))
-                    spent[step] = table.id(step_class(action, True))
-                add_class(c if nxt >> _BUDGET_SHIFT & _BUDGET_MASK == budget else spent[step])
+                    c = kept[o] = table.id(step_class(action, False))
+                    spent[o] = table.id(step_class(action, True))
+                add_class(c if nxt >> _BUDGET_SHIFT & _BUDGET_MASK == budget else spent[o])
                 t = index.get(nxt)
                 if t is None:
                     t = index[nxt] = len(keys)
@@ -285,6 +289,11 @@ def build_graph(
                     add_depth(d)
                 add_target(t)
             if (v & 0x3FF) == 0:
+                if len(model.steps) > step_memory:
+                    # The classes of the steps seen so far are on the edges already: let the model
+                    # drop its memoised steps (their ids are never reused), as the safety engine does.
+                    model.forget_steps()
+                    base, kept, spent = model.step_base, array("h"), array("h")
                 if max_states is not None and len(keys) >= max_states:
                     complete, stopped_by = False, "max-states"
                 elif time_limit is not None and time.monotonic() - start >= time_limit:

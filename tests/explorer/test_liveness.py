@@ -250,3 +250,22 @@ def test_every_liveness_property_can_fail() -> None:
             assert_real_lasso(model, lasso, L.Fairness("none"))
         violated |= {v.prop.name for v in result.verdicts if v.verdict == "violated"}
     assert violated == {p.name for p in ALL}
+
+
+def test_forgetting_the_models_steps_changes_nothing() -> None:
+    """Past ``step_memory`` memoised steps the model forgets them (new ids from then on): the
+    graph, its classes and the lassos are the same."""
+    overrides = {**ONE, "mutant": "join_in_rebalance_rejected"}
+    full = run(overrides)
+    model = ClassicGroupModel(Config.from_mapping(overrides))
+    graph = L.build_graph(model, step_memory=50)
+    assert model.step_base > 0  # it did forget
+    assert (graph.keys, graph.targets) == (full[1].keys, full[1].targets)
+    names = full[1].class_names
+    assert [graph.class_names[c] for c in graph.classes] == [names[c] for c in full[1].classes]
+    result = L.check_graph(model, graph, ALL)
+    assert [(x.instance, x.length, x.loop_start) for x in result.lassos] == [
+        (x.instance, x.length, x.loop_start) for x in full[2].lassos
+    ]
+    for lasso in result.lassos:
+        assert_real_lasso(model, lasso, L.Fairness("weak"))
