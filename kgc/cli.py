@@ -24,6 +24,8 @@ VERB_MODULES = [
     "kgc.cmd_replay",
     "kgc.cmd_conformance",
     "kgc.cmd_mutants",
+    "kgc.cmd_serve",
+    "kgc.cmd_clients",
 ]
 
 INTERNAL_ERROR_EXIT = 255

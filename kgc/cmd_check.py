@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", metavar="DIR", help="write each counterexample as JSON and as a sequence chart into DIR")
     p.add_argument("--no-progress", action="store_true")
     live.add_arguments(p)
+    group = p.add_argument_group("interrupt and resume (native engine)")
+    group.add_argument(
+        "--checkpoint",
+        metavar="DIR",
+        help="on SIGINT/SIGTERM (and every --checkpoint-every seconds) write a checkpoint into DIR",
+    )
+    group.add_argument("--checkpoint-every", type=float, metavar="SECONDS", help="also checkpoint periodically")
+    group.add_argument("--resume", metavar="DIR", help="continue the search checkpointed in DIR (same options)")
     spark_engine.add_arguments(p)
 
 
@@ -119,6 +128,21 @@ def bounds_from_args(args: argparse.Namespace) -> Bounds:
     return Bounds(args.max_depth, args.max_states, args.time_limit)
 
 
+def checkpoint_from_args(args: argparse.Namespace) -> tuple[Path | None, float | None, bool]:
+    """``--checkpoint DIR`` / ``--checkpoint-every S`` / ``--resume DIR``, validated."""
+    every = args.checkpoint_every
+    if every is not None and not (every > 0 and math.isfinite(every)):
+        raise InputError(f"--checkpoint-every must be a positive number of seconds, got {every}")
+    if args.resume and args.checkpoint and Path(args.resume) != Path(args.checkpoint):
+        raise InputError("--resume DIR keeps checkpointing into DIR: give --checkpoint the same DIR or leave it out")
+    directory = args.resume or args.checkpoint
+    if every is not None and directory is None:
+        raise InputError("--checkpoint-every needs --checkpoint DIR")
+    if directory is not None and args.engine == "spark":
+        raise InputError("--checkpoint and --resume need the local engine; Spark checkpoints each level itself")
+    return (Path(directory) if directory else None), every, bool(args.resume)
+
+
 def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     bounds = bounds_from_args(args)
@@ -138,9 +162,21 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_SYSTEM
     else:
         progress = None if (args.json or args.no_progress) else terminal_progress()
-        result = Explorer(config, ALL).run(args.strategy, bounds, progress)
+        engine = {"native": "native", "python": "python"}.get(args.engine)
+        try:
+            explorer = Explorer(config, ALL, engine=engine)
+            explorer.engine_for_run()
+        except ValueError as exc:
+            raise InputError(f"--engine {args.engine}: {exc}") from None
+        checkpoint, every, resume = checkpoint_from_args(args)
+        try:
+            result = explorer.run(args.strategy, bounds, progress, checkpoint, every, resume)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
         if progress is not None and sys.stderr.isatty():
             print(file=sys.stderr)
+    if result.stats.stopped_by == "interrupted":
+        fairness = None  # interrupted (and checkpointed): no liveness run after it
     liveness = live.run(config, fairness, bounds) if fairness is not None else None
     files = write_counterexamples(result, out_dir) if out_dir else {}
     lasso_files = live.write_lassos(liveness, out_dir) if out_dir and liveness is not None else {}
@@ -151,7 +187,8 @@ def run(args: argparse.Namespace) -> int:
             if not liveness.ok:
                 doc["verdict"] = "violation"
         else:
-            doc["liveness"] = {"verdict": "not checked", "reason": live.REFUSAL if spark else "--no-liveness"}
+            reason = live.REFUSAL if spark else "--no-liveness" if args.liveness is False else "interrupted"
+            doc["liveness"] = {"verdict": "not checked", "reason": reason}
         print(json.dumps(doc, indent=2))
     else:
         print_text(result, files, show_verdict=liveness is None)
@@ -210,6 +247,10 @@ def result_json(result: Result, files: dict[str, str] | None = None) -> dict[str
             "boundary_states": s.boundary_states,
             "complete": s.complete,
             "stopped_by": s.stopped_by or None,
+            "engine": s.engine,
+            "visited_bytes": s.visited_bytes,
+            "bytes_per_state": round(s.bytes_per_state, 2),
+            "tables": s.tables,
         },
         "action_counts": dict(sorted(result.action_counts.items())),
         "counterexamples": [
@@ -246,7 +287,8 @@ def print_text(result: Result, files: dict[str, str], show_verdict: bool = True)
     s = result.stats
     print(
         f"\n{s.distinct_states:,} distinct states, {s.transitions:,} transitions, depth {s.depth}, "
-        f"{s.seconds:.1f} s, {s.states_per_second:,.0f} states/s, peak memory {s.peak_memory_mb:,.0f} MB"
+        f"{s.seconds:.1f} s, {s.states_per_second:,.0f} states/s, peak memory {s.peak_memory_mb:,.0f} MB "
+        f"({s.engine} engine" + (f", visited set {s.bytes_per_state:.1f} bytes/state)" if s.visited_bytes else ")")
     )
     if not s.complete:
         print(f"warning: exploration incomplete (stopped by {s.stopped_by}); 'holds' means within what was explored")

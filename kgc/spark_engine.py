@@ -23,9 +23,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     group = p.add_argument_group("distributed exploration (--engine spark)")
     group.add_argument(
         "--engine",
-        choices=["local", "spark"],
+        choices=["local", "native", "python", "spark"],
         default="local",
-        help="explore in this process (default) or breadth-first on Apache Spark",
+        help="explore in this process (local: the native core when built, else Python; native and python force "
+        "one) or breadth-first on Apache Spark",
     )
     group.add_argument(
         "--master", metavar="URL", help="local[N] (default local[2]), spark://HOST:PORT, yarn, k8s://URL"

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define G_BITS 26
 #define B_BITS 10
@@ -194,6 +195,7 @@ typedef struct {
     /* the state being expanded */
     int have_cur, cur_depth;
     uint64_t cur_key;
+    long long since_pause;  /* expansions since run() last paused (requests do not reset it) */
     U64 succ_key; I32 succ_step;
     /* statistics */
     unsigned long long transitions, boundary;
@@ -370,28 +372,28 @@ static int gather(Core *c, uint64_t key) {
      * kind available; walk() leaves out those whose spend the budget cannot pay */
     for (int i = 0; i < c->n; i++) {
         uint64_t mk = gid | ((uint64_t)i << 26) | ((uint64_t)cids[i] << 30);
-        if (!map_get(&c->own, mk, &off)) return need(c, NEED_OWN, (int64_t)gid, i, cids[i], 0);
+        if (!map_get(&c->own, mk, &off)) return need(c, NEED_OWN, (int64_t)gid, i, cids[i], (int64_t)key);
         if ((r = walk(c, off, gid, bid, cids, 0))) return r;
     }
     /* the shared component's timers: those that remove a live member spend session_expiry */
-    if (!map_get(&c->timers, gid, &off)) return need(c, NEED_TIMERS, (int64_t)gid, 0, 0, 0);
+    if (!map_get(&c->timers, gid, &off)) return need(c, NEED_TIMERS, (int64_t)gid, (int64_t)key, 0, 0);
     if ((r = walk(c, off, gid, bid, cids, 1))) return r;
     if (crash_bid < 0 && lost_bid < 0 && c->btotal.v[bid] == 0) return 0;
     if (crash_bid >= 0) {
         for (int i = 0; i < c->n; i++) {
             uint64_t mk = gid | ((uint64_t)i << 26) | ((uint64_t)cids[i] << 30);
-            if (!map_get(&c->crash, mk, &off)) return need(c, NEED_CRASH, (int64_t)gid, i, cids[i], 0);
+            if (!map_get(&c->crash, mk, &off)) return need(c, NEED_CRASH, (int64_t)gid, i, cids[i], (int64_t)key);
             if ((r = walk(c, off, gid, bid, cids, 0))) return r;
         }
     }
     if (lost_bid >= 0) {
         for (int i = 0; i < c->n; i++) {
             uint64_t mk = gid | ((uint64_t)i << 26) | ((uint64_t)cids[i] << 30);
-            if (!map_get(&c->lose, mk, &off)) return need(c, NEED_LOSE, (int64_t)gid, i, cids[i], 0);
+            if (!map_get(&c->lose, mk, &off)) return need(c, NEED_LOSE, (int64_t)gid, i, cids[i], (int64_t)key);
             if ((r = walk(c, off, gid, bid, cids, 0))) return r;
         }
     }
-    if (c->gfaults.v[gid] < 0) return need(c, NEED_FAULTS, (int64_t)gid, 0, 0, 0);
+    if (c->gfaults.v[gid] < 0) return need(c, NEED_FAULTS, (int64_t)gid, (int64_t)key, 0, 0);
     return walk(c, c->gfaults.v[gid], gid, bid, cids, 0);
 }
 
@@ -494,13 +496,12 @@ static int pop(Core *c) {
 static PyObject *Core_run(Core *c, PyObject *args) {
     long long budget;
     if (!PyArg_ParseTuple(args, "L", &budget)) return NULL;
-    long long expanded = 0;
     int ev = EV_DONE;
     for (;;) {
         if (!c->have_cur) {
             if (PyList_GET_SIZE(c->queue)) { ev = EV_QUEUE; break; }
             if (c->max_states >= 0 && (long long)c->visited.count >= c->max_states) { ev = EV_MAX_STATES; break; }
-            if (expanded >= budget) { ev = EV_PAUSE; break; }
+            if (c->since_pause >= budget) { c->since_pause = 0; ev = EV_PAUSE; break; }
             if (!pop(c)) { ev = EV_DONE; break; }
             c->have_cur = 1;
             if (c->cur_depth > c->depth_seen) c->depth_seen = c->cur_depth;
@@ -515,7 +516,7 @@ static PyObject *Core_run(Core *c, PyObject *args) {
         if (r) { ev = r; break; }
         if (commit(c, key, c->cur_depth) < 0) return NULL;
         c->have_cur = 0;
-        expanded++;
+        c->since_pause++;
     }
     return Py_BuildValue("(iLLLL)", ev, (long long)c->req[0], (long long)c->req[1], (long long)c->req[2],
                          (long long)c->req[3]);
@@ -804,15 +805,140 @@ static PyObject *Core_has(Core *c, PyObject *args) {
     return PyBool_FromLong(set_has(&c->visited, key));
 }
 
+
+/* ------------------------------------------------------------------ checkpoints
+ * dump() -> bytes: what a resumed search needs besides the model's interning tables, taken
+ * between two expansions: the visited set, the frontier, the vectors of local ids and the
+ * counters. Component steps and verdicts are not kept (they are computed again on demand).
+ * load(bytes) restores them into a fresh core. */
+#define DUMP_MAGIC 0x6b67636b70743031ULL /* "kgckpt01" */
+
+static int put_u64s(PyObject *out, const uint64_t *v, size_t n) {
+    uint64_t len = n;
+    PyObject *b = PyBytes_FromStringAndSize((const char *)&len, sizeof len);
+    if (!b || PyList_Append(out, b) < 0) { Py_XDECREF(b); return -1; }
+    Py_DECREF(b);
+    b = PyBytes_FromStringAndSize((const char *)v, (Py_ssize_t)(n * sizeof(uint64_t)));
+    if (!b || PyList_Append(out, b) < 0) { Py_XDECREF(b); return -1; }
+    Py_DECREF(b);
+    return 0;
+}
+
+static PyObject *Core_dump(Core *c, PyObject *Py_UNUSED(ignored)) {
+    if (c->have_cur || PyList_GET_SIZE(c->queue)) {
+        PyErr_SetString(PyExc_RuntimeError, "a checkpoint is taken between two expansions");
+        return NULL;
+    }
+    if (c->parents && fflush(c->parents) != 0) { PyErr_SetString(PyExc_OSError, "could not flush the parents file"); return NULL; }
+    PyObject *parts = PyList_New(0);
+    if (!parts) return NULL;
+    uint64_t head[10] = {DUMP_MAGIC, (uint64_t)c->n, (uint64_t)c->dfs, (uint64_t)c->level, c->transitions, c->boundary,
+                         (uint64_t)c->depth_seen, (uint64_t)c->cut_by_depth, (uint64_t)c->visited.count, 0};
+    uint64_t *keys = malloc((c->visited.count + 1) * sizeof(uint64_t));
+    uint64_t *vecs = malloc((c->vecs.len + 1) * sizeof(uint64_t));
+    uint64_t *depths = malloc((c->stack_depth.len + 1) * sizeof(uint64_t));
+    int ok = keys && vecs && depths;
+    if (ok) {
+        size_t k = 0;
+        for (size_t i = 0; i < c->visited.cap; i++) if (c->visited.keys[i] != EMPTY) keys[k++] = c->visited.keys[i];
+        for (size_t i = 0; i < c->vecs.len; i++) vecs[i] = c->vecs.v[i];
+        for (size_t i = 0; i < c->stack_depth.len; i++) depths[i] = (uint64_t)c->stack_depth.v[i];
+        ok = put_u64s(parts, head, 10) == 0 && put_u64s(parts, keys, k) == 0 &&
+             put_u64s(parts, c->cur.v + c->cur_idx, c->cur.len - c->cur_idx) == 0 &&
+             put_u64s(parts, c->next.v, c->next.len) == 0 && put_u64s(parts, c->stack.v, c->stack.len) == 0 &&
+             put_u64s(parts, depths, c->stack_depth.len) == 0 && put_u64s(parts, vecs, c->vecs.len) == 0;
+        if (!ok && !PyErr_Occurred()) PyErr_NoMemory();
+    } else {
+        PyErr_NoMemory();
+    }
+    free(keys); free(vecs); free(depths);
+    if (!ok) { Py_DECREF(parts); return NULL; }
+    PyObject *empty = PyBytes_FromStringAndSize("", 0);
+    if (!empty) { Py_DECREF(parts); return NULL; }
+    PyObject *out = _PyBytes_Join(empty, parts);
+    Py_DECREF(empty); Py_DECREF(parts);
+    return out;
+}
+
+typedef struct { const uint64_t *p; size_t left; } Reader;
+static const uint64_t *take(Reader *r, size_t *n) {
+    if (r->left < 1) return NULL;
+    *n = (size_t)r->p[0];
+    if (r->left - 1 < *n) return NULL;
+    const uint64_t *v = r->p + 1;
+    r->p += 1 + *n; r->left -= 1 + *n;
+    return v;
+}
+
+static int load_into(Core *c, const uint64_t *words, size_t nwords) {
+    Reader r = {words, nwords};
+    size_t n;
+    const uint64_t *head = take(&r, &n);
+    if (!head || n != 10 || head[0] != DUMP_MAGIC || head[1] != (uint64_t)c->n || head[2] != (uint64_t)c->dfs) {
+        PyErr_SetString(PyExc_ValueError, "not a checkpoint of this search");
+        return -1;
+    }
+    c->level = (int)head[3]; c->transitions = head[4]; c->boundary = head[5];
+    c->depth_seen = (int)head[6]; c->cut_by_depth = (int)head[7];
+    const uint64_t *keys = take(&r, &n);
+    if (!keys) goto broken;
+    for (size_t i = 0; i < n; i++) if (set_add(&c->visited, keys[i]) < 0) { PyErr_NoMemory(); return -1; }
+    if (c->visited.count != head[8]) goto broken;
+    const uint64_t *cur = take(&r, &n);
+    if (!cur) goto broken;
+    RESERVE(c->cur, n + 1, 0);
+    memcpy(c->cur.v, cur, n * sizeof(uint64_t)); c->cur.len = n; c->cur_idx = 0;
+    const uint64_t *next = take(&r, &n);
+    if (!next) goto broken;
+    RESERVE(c->next, n + 1, 0);
+    memcpy(c->next.v, next, n * sizeof(uint64_t)); c->next.len = n;
+    const uint64_t *stack = take(&r, &n);
+    if (!stack) goto broken;
+    RESERVE(c->stack, n + 1, 0);
+    memcpy(c->stack.v, stack, n * sizeof(uint64_t)); c->stack.len = n;
+    size_t nd;
+    const uint64_t *depths = take(&r, &nd);
+    if (!depths || nd != n) goto broken;
+    RESERVE(c->stack_depth, nd + 1, 0);
+    for (size_t i = 0; i < nd; i++) c->stack_depth.v[i] = (int32_t)depths[i];
+    c->stack_depth.len = nd;
+    const uint64_t *vecs = take(&r, &n);
+    if (!vecs || n % (size_t)c->n) goto broken;
+    for (size_t v = 0; v < n / (size_t)c->n; v++) {
+        uint32_t ids[MAX_PROCS];
+        for (int i = 0; i < c->n; i++) ids[i] = (uint32_t)vecs[v * c->n + i];
+        if (vec_id(c, ids) != (int64_t)v) goto broken;
+    }
+    return 0;
+broken:
+    PyErr_SetString(PyExc_ValueError, "the checkpoint is damaged");
+    return -1;
+}
+
+static PyObject *Core_load(Core *c, PyObject *args) {
+    Py_buffer buf;
+    if (!PyArg_ParseTuple(args, "y*", &buf)) return NULL;
+    if (c->visited.count || c->vecs.len || buf.len % 8) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_ValueError, "a checkpoint loads into a fresh core");
+        return NULL;
+    }
+    int r = load_into(c, (const uint64_t *)buf.buf, (size_t)buf.len / 8);
+    PyBuffer_Release(&buf);
+    if (r < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
 /* ------------------------------------------------------------------ type */
 static int Core_init(Core *c, PyObject *args, PyObject *kw) {
     static char *names[] = {"consumers", "budget_kinds", "max_generation", "dfs", "max_depth", "max_states",
-                            "crash", "lost", "session", "want_vector_masks", "parents_path", NULL};
+                            "crash", "lost", "session", "want_vector_masks", "parents_path", "parents_kept", NULL};
     int n, nkinds, max_gen, dfs, max_depth, kc, kl, ks, want_v;
     long long max_states;
     const char *path;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "iiiiiLiiiiz", names, &n, &nkinds, &max_gen, &dfs, &max_depth,
-                                     &max_states, &kc, &kl, &ks, &want_v, &path))
+    long long kept = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "iiiiiLiiiiz|L", names, &n, &nkinds, &max_gen, &dfs, &max_depth,
+                                     &max_states, &kc, &kl, &ks, &want_v, &path, &kept))
         return -1;
     if (n < 1 || n > MAX_PROCS) { PyErr_SetString(PyExc_ValueError, "between 1 and 15 processes"); return -1; }
     c->n = n; c->nkinds = nkinds; c->max_gen = max_gen; c->dfs = dfs; c->max_depth = max_depth;
@@ -826,8 +952,13 @@ static int Core_init(Core *c, PyObject *args, PyObject *kw) {
     c->queue = PyList_New(0);
     if (!c->queue) return -1;
     if (path) {
-        c->parents = fopen(path, "w+b");
+        /* parents_kept >= 0: resume, keeping that many records of an existing file */
+        c->parents = fopen(path, kept >= 0 ? "r+b" : "w+b");
         if (!c->parents) { PyErr_SetFromErrnoWithFilename(PyExc_OSError, path); return -1; }
+        if (kept >= 0 && (ftruncate(fileno(c->parents), (off_t)kept * 16) != 0 || fseek(c->parents, 0, SEEK_END) != 0)) {
+            PyErr_SetFromErrnoWithFilename(PyExc_OSError, path);
+            return -1;
+        }
         c->parents_path = strdup(path);
         if (!c->parents_path) { PyErr_NoMemory(); return -1; }
     }
@@ -870,6 +1001,8 @@ static PyMethodDef Core_methods[] = {
     {"step_counts", (PyCFunction)Core_step_counts, METH_NOARGS, "transitions per step id (uint64 bytes)"},
     {"stats", (PyCFunction)Core_stats, METH_NOARGS, "counters and table sizes"},
     {"parent", (PyCFunction)Core_parent, METH_VARARGS, "parent(key) -> the key it was first reached from"},
+    {"dump", (PyCFunction)Core_dump, METH_NOARGS, "dump() -> bytes: a checkpoint of the search"},
+    {"load", (PyCFunction)Core_load, METH_VARARGS, "load(bytes): restore a checkpoint into a fresh core"},
     {"has", (PyCFunction)Core_has, METH_VARARGS, "whether a key was visited"},
     {NULL, NULL, 0, NULL},
 };
