@@ -37,7 +37,7 @@ from explorer.checks import Book, Where
 from model.actions import ALL_KINDS, Action
 from model.config import Config
 from model.state import State
-from model.system import ALL_AVAILABLE, ClassicGroupModel, ConsumerMove, Deliveries, GroupMove
+from model.system import _CONSUMER_SPENDS, ClassicGroupModel, ConsumerMove, Deliveries, GroupMove
 from model.types import GroupState
 
 _core: ModuleType | None
@@ -189,6 +189,7 @@ class NativeSearch:
             crash=_KIND["crash"],
             lost=_KIND["lost_response"],
             session=_KIND["session_expiry"],
+            consumer_spends=[_KIND[k] for k in _CONSUMER_SPENDS],
             want_vector_masks=int(bool(book.consumer_checks)),
             parents_path=self.parents_path,
             parents_kept=-1 if resume is None else int(resume["parents_records"]),
@@ -205,6 +206,7 @@ class NativeSearch:
             13: self._local,
             14: self._own,
             15: self._timers,
+            16: self._candidates,
             17: self._crash,
             18: self._lose,
             19: self._faults,
@@ -315,20 +317,27 @@ class NativeSearch:
         self.core.set_local(cid, idx, serial)
 
     def _own(self, gid: int, i: int, cid: int, key: int) -> None:
-        """Every move of consumer ``i``, as if every perturbation were still available: the
-        core leaves out, per budget, the moves it cannot pay for — the same moves, in the same
-        order, as ``successor_keys`` computes for that budget."""
-        moves = self.model._compute_moves(gid, i, cid, ALL_AVAILABLE)
+        """Consumer ``i``'s moves, of those the budget's ``avail`` bits allow (as
+        ``successor_keys`` computes them: moves needing an exhausted perturbation are left out)."""
+        bid = (key & _U64) >> _G_BITS & _B_MASK
+        avail = (self.model._budget_facts.get(bid) or self.model._compute_budget_facts(bid))[0]
+        moves = self.model._compute_moves(gid, i, cid, avail)
         self._judge(self.decode(key), [(mv.step, mv.group, i, mv.consumer, mv.deliveries) for mv in moves])
-        self.core.set_own(gid, i, cid, _flat_consumer(moves, i))
+        self.core.set_own(gid, i, cid, avail, _flat_consumer(moves, i))
 
-    def _timers(self, gid: int, key: int, _c: int, _d: int) -> None:
-        """Every timer step, none protected: the core leaves out, when no ``session_expiry``
-        is left, those that remove a member a consumer still holds — the steps
-        ``successor_keys`` does not even compute then."""
-        moves = self.model._compute_timers(gid, 0)
+    def _timers(self, gid: int, protected: int, key: int, _d: int) -> None:
+        """The group's timer steps, none that removes a ``protected`` member (bits of the
+        candidates: members a consumer still holds when no ``session_expiry`` is left)."""
+        moves = self.model._compute_timers(gid, protected)
         self._judge(self.decode(key), [(mv.step, mv.group, -1, 0, mv.deliveries) for mv in moves])
-        self.core.set_timers(gid, _flat_group(moves, timers=True))
+        self.core.set_timers(gid, protected, _flat_group(moves, timers=True))
+
+    def _candidates(self, gid: int, _b: int, _c: int, _d: int) -> None:
+        flat = [0]
+        for _bit, (idx, serial) in self.model._compute_live_candidates(gid):
+            flat += (idx, serial)
+        flat[0] = (len(flat) - 1) // 2
+        self.core.set_candidates(gid, flat)
 
     def _crash(self, gid: int, i: int, cid: int, key: int) -> None:
         move = self.model._crash(gid, i, cid)

@@ -527,6 +527,10 @@ class _Search:
             self.result.violations.append(Violation(p, self.explorer.trace(keys)))
 
 
+SIGNALS_RECEIVED: list[int] = []
+"""The signals that stopped searches in this process, in order (kgc's exit code: 130 or 143)."""
+
+
 class _Stop:
     """Set by SIGINT or SIGTERM while a search runs: the search stops at its next pause."""
 
@@ -536,6 +540,7 @@ class _Stop:
         """The native search to tell (it checks its own flag)."""
 
     def __call__(self, signum: int, frame: object) -> None:
+        SIGNALS_RECEIVED.append(signum)
         self.interrupted = True
         if self.target is not None:
             self.target.interrupted = True

@@ -8,8 +8,8 @@ client checks run (``sut/clients/checks.py``). Each kind of departure is shrunk 
 ``--out`` as a replayable file, the server's trace and a sequence chart.
 
 Exit codes: 0 no new finding (kinds in ``--known`` are reported, not failed; with ``--replay`` the
-steps break no check), 1 new findings (or the replayed steps break a check), 3 the broker or kgc
-serve could not be started, 150 bad input (one line on stderr), 255 an internal error.
+steps break no check), 1 new findings (or the replayed steps break a check), 153 the broker or
+kgc serve could not be started (``kgc.exits.SYSTEM``), 150 bad input (one line on stderr), 255 an internal error.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ HELP = "Fuzz a real Kafka consumer client library through kgc serve and report i
 INPUT_ERROR_EXIT = 150
 EXIT_OK = 0
 EXIT_FINDINGS = 1
-EXIT_UNUSABLE = 3
+EXIT_UNUSABLE = 153  # kgc.exits.SYSTEM
 
 KNOWN = Path(__file__).resolve().parents[1] / "known-divergences" / "clients.json"
 

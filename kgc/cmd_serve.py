@@ -12,7 +12,7 @@ over the wire on a manual clock and prints what ``kgc replay`` prints: every sce
 verdict it gets in process.
 
 Exit codes: 0 stopped cleanly (or every replayed scenario passed), 1 a replayed scenario failed,
-3 the upstream broker could not be started or reached, 150 bad input (one line on stderr), 130
+153 the upstream broker could not be started or reached (``kgc.exits.SYSTEM``), 150 bad input (one line on stderr), 130
 interrupted before serving, 255 an internal error.
 """
 
@@ -44,7 +44,7 @@ HELP = "Serve the reference group coordinator over the Kafka protocol in front o
 INPUT_ERROR_EXIT = 150
 EXIT_OK = 0
 EXIT_FAILED = 1
-EXIT_BROKER_UNUSABLE = 3
+EXIT_BROKER_UNUSABLE = 153  # kgc.exits.SYSTEM
 
 LIBRARY = Path(__file__).resolve().parents[1] / "scenarios"
 

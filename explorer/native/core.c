@@ -158,7 +158,7 @@ VEC(int8_t, I8)
 enum {
     EV_DONE = 0, EV_PAUSE = 1, EV_QUEUE = 2, EV_MAX_STATES = 3,
     NEED_GROUP = 10, NEED_VECTOR = 11, NEED_BUDGET = 12, NEED_LOCAL = 13, NEED_OWN = 14,
-    NEED_TIMERS = 15, NEED_CRASH = 17, NEED_LOSE = 18, NEED_FAULTS = 19,
+    NEED_TIMERS = 15, NEED_CANDIDATES = 16, NEED_CRASH = 17, NEED_LOSE = 18, NEED_FAULTS = 19,
     NEED_DELIVER = 20, NEED_STEP = 21,
 };
 
@@ -167,6 +167,8 @@ typedef struct {
     int n, nkinds, max_gen, dfs, max_depth;
     long long max_states;
     int k_crash, k_lost, k_session;
+    int consumer_spends[3];   /* the budget kinds a process's own move may spend, as bits of avail */
+    int n_consumer_spends;
     /* visited set, parents file, frontier */
     Set visited;
     FILE *parents;
@@ -177,8 +179,8 @@ typedef struct {
     U64 stack; I32 stack_depth;  /* DFS */
     /* vectors of local ids */
     Map vmap; U32 vecs; I64 vmask;
-    /* per shared id: generation, dead, state-check mask, faults (a pool offset) */
-    I32 ggen; I8 gdead; I64 gmask; I64 gfaults;
+    /* per shared id: generation, dead, state-check mask, candidates and faults (pool offsets) */
+    I32 ggen; I8 gdead; I64 gmask; I64 gcand; I64 gfaults;
     /* per budget id: spend table and total */
     I32 spend; I8 bknown; I32 btotal;
     /* per local id: the member it holds */
@@ -365,18 +367,33 @@ static int gather(Core *c, uint64_t key) {
     uint32_t cids[MAX_PROCS];
     memcpy(cids, c->vecs.v + vid * c->n, c->n * sizeof(uint32_t));
     const int32_t *row = c->spend.v + bid * c->nkinds;
-    int64_t crash_bid = row[c->k_crash], lost_bid = row[c->k_lost];
+    int avail = 0;
+    for (int k = 0; k < c->n_consumer_spends; k++) if (row[c->consumer_spends[k]] >= 0) avail |= 1 << k;
+    int64_t crash_bid = row[c->k_crash], lost_bid = row[c->k_lost], session_bid = row[c->k_session];
     int64_t off;
     int r;
-    /* each process's own steps: stored once per (shared, process, local), with every budget
-     * kind available; walk() leaves out those whose spend the budget cannot pay */
+    /* each process's own steps, stored per (shared, process, local, the perturbations the budget
+     * still allows): a move the budget can never pay for is not even computed */
     for (int i = 0; i < c->n; i++) {
-        uint64_t mk = gid | ((uint64_t)i << 26) | ((uint64_t)cids[i] << 30);
+        uint64_t mk = gid | ((uint64_t)i << 26) | ((uint64_t)avail << 30) | ((uint64_t)cids[i] << 33);
         if (!map_get(&c->own, mk, &off)) return need(c, NEED_OWN, (int64_t)gid, i, cids[i], (int64_t)key);
         if ((r = walk(c, off, gid, bid, cids, 0))) return r;
     }
-    /* the shared component's timers: those that remove a live member spend session_expiry */
-    if (!map_get(&c->timers, gid, &off)) return need(c, NEED_TIMERS, (int64_t)gid, (int64_t)key, 0, 0);
+    /* the shared component's timers: those that remove a live member spend session_expiry; with
+     * none left, the members a process still holds are protected and those steps not computed */
+    uint64_t protected = 0;
+    if (session_bid < 0) {
+        if (c->gcand.v[gid] < 0) return need(c, NEED_CANDIDATES, (int64_t)gid, 0, 0, 0);
+        const int32_t *cand = c->pool.v + c->gcand.v[gid];
+        int nc = cand[0];
+        for (int k = 0; k < nc; k++) {
+            int h = holds(c, cids, cand[1 + 2 * k], cand[2 + 2 * k], &r);
+            if (h < 0) return r;
+            if (h) protected |= 1ULL << k;
+        }
+    }
+    uint64_t tk = gid | (protected << 26);
+    if (!map_get(&c->timers, tk, &off)) return need(c, NEED_TIMERS, (int64_t)gid, (int64_t)protected, (int64_t)key, 0);
     if ((r = walk(c, off, gid, bid, cids, 1))) return r;
     if (crash_bid < 0 && lost_bid < 0 && c->btotal.v[bid] == 0) return 0;
     if (crash_bid >= 0) {
@@ -528,8 +545,9 @@ static int ensure_group(Core *c, uint64_t gid) {
     RESERVE(c->ggen, n, INT32_MIN);
     RESERVE(c->gdead, n, 0);
     RESERVE(c->gmask, n, 0);
+    RESERVE(c->gcand, n, -1);
     RESERVE(c->gfaults, n, -1);
-    if (c->ggen.len < n) c->ggen.len = c->gdead.len = c->gmask.len = c->gfaults.len = n;
+    if (c->ggen.len < n) c->ggen.len = c->gdead.len = c->gmask.len = c->gcand.len = c->gfaults.len = n;
     return 0;
 }
 
@@ -621,15 +639,16 @@ static PyObject *memo_put(Core *c, Map *m, uint64_t key, PyObject *flat) {
 }
 
 static PyObject *Core_set_own(Core *c, PyObject *args) {
-    long long gid, cid; int i; PyObject *flat;
-    if (!PyArg_ParseTuple(args, "LiLO", &gid, &i, &cid, &flat)) return NULL;
-    return memo_put(c, &c->own, (uint64_t)gid | ((uint64_t)i << 26) | ((uint64_t)cid << 30), flat);
+    long long gid, cid; int i, avail; PyObject *flat;
+    if (!PyArg_ParseTuple(args, "LiLiO", &gid, &i, &cid, &avail, &flat)) return NULL;
+    return memo_put(c, &c->own, (uint64_t)gid | ((uint64_t)i << 26) | ((uint64_t)avail << 30) | ((uint64_t)cid << 33), flat);
 }
 
 static PyObject *Core_set_timers(Core *c, PyObject *args) {
-    long long gid; PyObject *flat;
-    if (!PyArg_ParseTuple(args, "LO", &gid, &flat)) return NULL;
-    return memo_put(c, &c->timers, (uint64_t)gid, flat);
+    long long gid; unsigned long long protected; PyObject *flat;
+    if (!PyArg_ParseTuple(args, "LKO", &gid, &protected, &flat)) return NULL;
+    if (protected >> 37) { PyErr_SetString(PyExc_OverflowError, "more than 37 members to protect"); return NULL; }
+    return memo_put(c, &c->timers, (uint64_t)gid | (protected << 26), flat);
 }
 
 static PyObject *Core_set_crash(Core *c, PyObject *args) {
@@ -651,6 +670,16 @@ static PyObject *Core_set_faults(Core *c, PyObject *args) {
     int64_t off;
     if (pool_put(c, flat, &off) < 0) return NULL;
     c->gfaults.v[gid] = off;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Core_set_candidates(Core *c, PyObject *args) {
+    long long gid; PyObject *flat;
+    if (!PyArg_ParseTuple(args, "LO", &gid, &flat)) return NULL;
+    if (ensure_group(c, (uint64_t)gid) < 0) return NULL;
+    int64_t off;
+    if (pool_put(c, flat, &off) < 0) return NULL;
+    c->gcand.v[gid] = off;
     Py_RETURN_NONE;
 }
 
@@ -932,14 +961,23 @@ static PyObject *Core_load(Core *c, PyObject *args) {
 /* ------------------------------------------------------------------ type */
 static int Core_init(Core *c, PyObject *args, PyObject *kw) {
     static char *names[] = {"consumers", "budget_kinds", "max_generation", "dfs", "max_depth", "max_states",
-                            "crash", "lost", "session", "want_vector_masks", "parents_path", "parents_kept", NULL};
+                            "crash", "lost", "session", "consumer_spends", "want_vector_masks", "parents_path",
+                            "parents_kept", NULL};
     int n, nkinds, max_gen, dfs, max_depth, kc, kl, ks, want_v;
     long long max_states;
     const char *path;
+    PyObject *spends;
     long long kept = -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "iiiiiLiiiiz|L", names, &n, &nkinds, &max_gen, &dfs, &max_depth,
-                                     &max_states, &kc, &kl, &ks, &want_v, &path, &kept))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "iiiiiLiiiOiz|L", names, &n, &nkinds, &max_gen, &dfs, &max_depth,
+                                     &max_states, &kc, &kl, &ks, &spends, &want_v, &path, &kept))
         return -1;
+    PyObject *seq = PySequence_Fast(spends, "consumer_spends must be a sequence");
+    if (!seq) return -1;
+    c->n_consumer_spends = (int)PySequence_Fast_GET_SIZE(seq);
+    if (c->n_consumer_spends > 3) { Py_DECREF(seq); PyErr_SetString(PyExc_ValueError, "at most 3 consumer spends"); return -1; }
+    for (int k = 0; k < c->n_consumer_spends; k++) c->consumer_spends[k] = (int)PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, k));
+    Py_DECREF(seq);
+    if (PyErr_Occurred()) return -1;
     if (n < 1 || n > MAX_PROCS) { PyErr_SetString(PyExc_ValueError, "between 1 and 15 processes"); return -1; }
     c->n = n; c->nkinds = nkinds; c->max_gen = max_gen; c->dfs = dfs; c->max_depth = max_depth;
     c->max_states = max_states; c->k_crash = kc; c->k_lost = kl; c->k_session = ks; c->want_vmask = want_v;
@@ -970,7 +1008,7 @@ static void Core_dealloc(Core *c) {
     map_free(&c->vmap); map_free(&c->own); map_free(&c->timers); map_free(&c->crash); map_free(&c->lose);
     map_free(&c->deliver);
     free(c->cur.v); free(c->next.v); free(c->stack.v); free(c->stack_depth.v);
-    free(c->vecs.v); free(c->vmask.v); free(c->ggen.v); free(c->gdead.v); free(c->gmask.v);
+    free(c->vecs.v); free(c->vmask.v); free(c->ggen.v); free(c->gdead.v); free(c->gmask.v); free(c->gcand.v);
     free(c->gfaults.v); free(c->spend.v); free(c->bknown.v); free(c->btotal.v); free(c->lidx.v); free(c->lser.v);
     free(c->lknown.v); free(c->pool.v); free(c->smask.v); free(c->scount.v); free(c->succ_key.v); free(c->succ_step.v);
     if (c->parents) fclose(c->parents);
@@ -985,11 +1023,12 @@ static PyMethodDef Core_methods[] = {
     {"set_vector_mask", (PyCFunction)Core_set_vector_mask, METH_VARARGS, "set_vector_mask(vid, mask)"},
     {"set_budget", (PyCFunction)Core_set_budget, METH_VARARGS, "set_budget(bid, spend_row, total)"},
     {"set_local", (PyCFunction)Core_set_local, METH_VARARGS, "set_local(lid, member_index, member_serial)"},
-    {"set_own", (PyCFunction)Core_set_own, METH_VARARGS, "set_own(gid, i, lid, moves)"},
-    {"set_timers", (PyCFunction)Core_set_timers, METH_VARARGS, "set_timers(gid, moves)"},
+    {"set_own", (PyCFunction)Core_set_own, METH_VARARGS, "set_own(gid, i, lid, avail, moves)"},
+    {"set_timers", (PyCFunction)Core_set_timers, METH_VARARGS, "set_timers(gid, protected, moves)"},
     {"set_crash", (PyCFunction)Core_set_crash, METH_VARARGS, "set_crash(gid, i, lid, moves)"},
     {"set_lose", (PyCFunction)Core_set_lose, METH_VARARGS, "set_lose(gid, i, lid, moves)"},
     {"set_faults", (PyCFunction)Core_set_faults, METH_VARARGS, "set_faults(gid, moves)"},
+    {"set_candidates", (PyCFunction)Core_set_candidates, METH_VARARGS, "set_candidates(gid, [n, idx, serial, ...])"},
     {"set_deliver", (PyCFunction)Core_set_deliver, METH_VARARGS, "set_deliver(lid, response, new_lid)"},
     {"set_step", (PyCFunction)Core_set_step, METH_VARARGS, "set_step(step, mask)"},
     {"set_active", (PyCFunction)Core_set_active, METH_VARARGS, "set_active(step_mask, state_mask, queue_new)"},
