@@ -6,9 +6,10 @@ a counterexample: the values z3 chose and the replay of that run on the concrete
 timestamped timeline. ``--solve FIELD`` finds the smallest (or largest) safe value of one setting
 and proves it tight.
 
-Exit codes: 0 every question PROVED, 12 a question REFUTED, 13 a replay disagreed with z3 (a bug
-in one of the two sides), 14 z3 could not decide a question in its time budget, 150 malformed
-input (one line naming the file and field), 255 an internal error.
+Exit codes (``kgc/exits.py``, one table for every verb): 0 every question PROVED, 12 a question
+REFUTED, 1 a replay disagreed with z3 (a bug in one of the two sides: the check failed), 4 z3
+could not decide a question in its time budget (incomplete), 150 malformed input (one line naming
+the file and field), 255 an internal error.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from diagrams.render import write_atomically
+from kgc import exits
 from kgc.errors import InputError
 from timing.config import TimingConfig, TimingConfigError, load
 from timing.queries import PROVED, QUESTIONS, REFUTED, UNKNOWN, Verdict, answer
@@ -30,10 +32,10 @@ from timing.timeline import document, render_svg, text_lines
 VERB = "timing"
 HELP = "Prove or refute timing questions (needless rebalances, poll-timer leaves, …) for a configuration, with z3."
 INPUT_ERROR_EXIT = 150
-EXIT_OK = 0
-EXIT_REFUTED = 12
-EXIT_DISAGREE = 13
-EXIT_UNKNOWN = 14
+EXIT_OK = exits.OK
+EXIT_REFUTED = exits.VIOLATION
+EXIT_DISAGREE = exits.FAILED
+EXIT_UNKNOWN = exits.INCOMPLETE
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
