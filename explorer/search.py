@@ -95,6 +95,9 @@ class Result:
     action_counts: dict[str, int] = field(default_factory=dict)
     observed: dict[Hashable, int] = field(default_factory=dict)
     """With a ``step_observer``: what it said of each step → transitions of such steps."""
+    graph: Any = None
+    """With ``record_graph`` (native engine, BFS): the explored state graph for the liveness
+    check (``explorer.liveness.StateGraph``)."""
 
     @property
     def ok(self) -> bool:
@@ -140,6 +143,7 @@ class Explorer:
         step_memory: int = 1_000_000,
         engine: str | None = None,
         step_observer: StepObserver | None = None,
+        record_graph: bool = False,
     ) -> None:
         self.engine = engine or default_engine()
         if self.engine not in ENGINES:
@@ -153,6 +157,9 @@ class Explorer:
         self.properties = list(properties)
         self.stop_at_first = stop_at_first
         self.step_observer = step_observer
+        self.record_graph = record_graph
+        """Keep the state graph for the liveness check (native engine, BFS, not resumed: else
+        the result has no graph and the liveness check explores on its own)."""
         """Told each distinct step once; the result counts transitions per answer (``observed``)."""
         self.step_cache = step_cache
         self.step_memory = step_memory
@@ -244,6 +251,7 @@ class Explorer:
                 saved = checkpoints.read()
             else:
                 checkpoint.mkdir(parents=True, exist_ok=True)
+        record = self.record_graph and strategy == "bfs" and saved is None
         search = NativeSearch(
             self.config,
             self.model,
@@ -254,6 +262,7 @@ class Explorer:
             self.step_observer,
             checkpoints,
             saved,
+            record,
         )
         if saved is not None:
             search.restore(saved)
@@ -278,6 +287,11 @@ class Explorer:
             result.action_counts = search.action_counts()
             result.observed = search.observed()
             result.witnessed = set(book.witnessed)
+            if record and stopped != "interrupted":
+                started = time.monotonic()
+                result.graph = search.graph()
+                result.graph.complete, result.graph.stopped_by = stats.complete, stats.stopped_by
+                result.graph.seconds = stats.seconds + time.monotonic() - started
             for p, where in book.fired:
                 states = [search.decode(k) for k in search.chain(where.key)]
                 path = self.replay_states(states)

@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         engine = {"native": "native", "python": "python"}.get(args.engine)
         try:
-            explorer = Explorer(config, ALL, engine=engine)
+            explorer = Explorer(config, ALL, engine=engine, record_graph=fairness is not None)
             explorer.engine_for_run()
         except ValueError as exc:
             raise InputError(f"--engine {args.engine}: {exc}") from None
@@ -122,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
             end_progress()
     word, code = verdict(result.ok, result.stats, args.allow_incomplete)
     interrupted = result.stats.stopped_by == "interrupted"
-    liveness = live.run(config, fairness, bounds) if fairness is not None and not interrupted else None
+    graph, model = (result.graph, explorer.model) if spark is None else (None, None)
+    liveness = live.run(config, fairness, bounds, graph, model) if fairness is not None and not interrupted else None
     if result.ok and not interrupted and liveness is not None and not liveness.ok:
         word, code = "violation", EXIT_LIVENESS  # a lasso is real even in an incomplete exploration
     files = write_counterexamples(result, out_dir, args.format) if out_dir else {}

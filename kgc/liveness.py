@@ -14,7 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from diagrams.sequence import render_svg
-from explorer.liveness import FAIRNESS_LEVELS, Fairness, Lasso, LivenessResult, build_graph, check_graph
+from explorer.liveness import (
+    FAIRNESS_LEVELS,
+    Fairness,
+    Lasso,
+    LivenessResult,
+    StateGraph,
+    build_graph,
+    check_graph,
+)
 from explorer.search import Bounds
 from explorer.trace import format_trace, trace_json
 from kgc.errors import InputError
@@ -62,7 +70,17 @@ def wanted(args: argparse.Namespace, spark: bool) -> Fairness | None:
     return Fairness(args.fairness or "weak")
 
 
-def run(config: Config, fairness: Fairness, bounds: Bounds) -> LivenessResult:
+def run(
+    config: Config,
+    fairness: Fairness,
+    bounds: Bounds,
+    graph: StateGraph | None = None,
+    model: ClassicGroupModel | Any = None,
+) -> LivenessResult:
+    """The liveness verdicts: on the graph the safety search recorded (``graph``, with the
+    ``model`` whose keys it holds: the native engine records one), else on a graph explored here."""
+    if graph is not None and isinstance(model, ClassicGroupModel):
+        return check_graph(model, graph, ALL, fairness)
     model = ClassicGroupModel(config)
     graph = build_graph(model, bounds.max_states, bounds.time_limit, bounds.max_depth)
     return check_graph(model, graph, ALL, fairness)
