@@ -21,7 +21,8 @@ from sut.scenario.from_trace import TraceNotTranslatable, scenario_from_trace, s
 from sut.scenario.replay import replay
 from sut.scenario.result import FAILED, PASSED, SKIPPED
 
-COORDINATOR_MUTANTS = [m for m in KILLABLE if m.side == COORDINATOR]
+COORDINATOR_MUTANTS = [m for m in KILLABLE if m.side == COORDINATOR and not m.liveness]
+"""Mutants a safety counterexample kills (a liveness mutant has a lasso, not a trace to replay)."""
 
 
 def counterexample(mutant: Mutant, config: Config | None = None) -> dict[str, Any]:
