@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from kgc.errors import InputError
-from model.mutants import CATALOGUE, COORDINATOR
+from kgc.options import coordinator_mutant
 from sut.broker import BrokerError
 from sut.clients.harness import LIBRARIES
 from sut.clients.session import load_known, replay_file, run_session
@@ -57,7 +57,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    mutant = _mutant(args.mutant)
+    mutant = coordinator_mutant(args.mutant)
     if args.replay is not None:
         return _replay(args, mutant)
     known = []
@@ -123,16 +123,6 @@ def _steps(steps: list[dict[str, object]]) -> str:
         args = " ".join(f"{v}" for k, v in s.items() if k != "op" and v is not None and v is not False)
         parts.append(f"{s['op']} {args}".strip())
     return "; ".join(parts)
-
-
-def _mutant(name: str | None) -> str | None:
-    if name is None:
-        return None
-    by_name = {m.name: m for m in CATALOGUE}
-    if name not in by_name or by_name[name].side != COORDINATOR:
-        known = ", ".join(m.name for m in CATALOGUE if m.side == COORDINATOR)
-        raise InputError(f"--mutant: unknown coordinator mutant {name!r}; known: {known}")
-    return name
 
 
 def _count(text: str) -> int:

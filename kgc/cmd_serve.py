@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from kgc.errors import InputError
-from model.mutants import CATALOGUE, COORDINATOR
+from kgc.options import coordinator_mutant
 from model.types import Errors
 from sut.broker import BrokerError, TansuBroker, parse_bootstrap
 from sut.broker.address import Address
@@ -85,7 +85,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until stopped, or replay scenarios through the server."""
-    mutant = _mutant(args.mutant)
+    mutant = coordinator_mutant(args.mutant)
     if args.scenarios is not None:
         return _replay(args, mutant)
     faults = [parse_fault(spec) for spec in args.fault]
@@ -202,16 +202,6 @@ def parse_fault(spec: str) -> Fault:
         return Fault(kind, fields.get("api"), fields.get("client"), fields.get("member"), ms, error, times)
     except ValueError as exc:
         raise InputError(f"--fault {spec!r}: {exc}") from None
-
-
-def _mutant(name: str | None) -> str | None:
-    if name is None:
-        return None
-    by_name = {m.name: m for m in CATALOGUE}
-    if name not in by_name or by_name[name].side != COORDINATOR:
-        known = ", ".join(m.name for m in CATALOGUE if m.side == COORDINATOR)
-        raise InputError(f"--mutant: unknown coordinator mutant {name!r}; known: {known}")
-    return name
 
 
 def _port(text: str) -> int:

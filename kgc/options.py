@@ -17,6 +17,7 @@ from explorer.search import Bounds
 from kgc import inputs
 from kgc.errors import InputError
 from model.config import Config, ConfigError
+from model.mutants import CATALOGUE, COORDINATOR
 
 #: The model fields with a flag of their own (``--max-generation`` → ``max_generation``).
 MODEL_FLAGS = (
@@ -128,3 +129,15 @@ def bounds_from_args(args: argparse.Namespace) -> Bounds:
     for name in ("max_depth", "max_states", "time_limit"):
         inputs.finite_positive(getattr(args, name, None), f"--{name.replace('_', '-')}")
     return Bounds(args.max_depth, args.max_states, args.time_limit)
+
+
+def coordinator_mutant(name: str | None) -> str | None:
+    """``--mutant NAME`` of a verb that runs the reference coordinator: a catalogued
+    coordinator-side mutant (``model/mutants.py``), or None."""
+    if name is None:
+        return None
+    by_name = {m.name: m for m in CATALOGUE}
+    if name not in by_name or by_name[name].side != COORDINATOR:
+        known = ", ".join(m.name for m in CATALOGUE if m.side == COORDINATOR)
+        raise InputError(f"--mutant: unknown coordinator mutant {name!r}; known: {known}")
+    return name
