@@ -24,6 +24,7 @@ VERB_MODULES = [
     "kgc.cmd_replay",
     "kgc.cmd_conformance",
     "kgc.cmd_mutants",
+    "kgc.cmd_logs",
 ]
 
 INTERNAL_ERROR_EXIT = 255

@@ -150,7 +150,7 @@ def to_event(record: Record, cluster: str, stats: ParseStats) -> Event | None:
         inst = _METADATA_INSTANCE.search(d["metadata"])
         member = mid.group(1) if mid else None
         instance = inst.group(1) if inst else None
-    reason = d.get("reason")
+    reason = d.get("reason") if "reason" in d else d.get("client_reason")
     trigger, trigger_member, trigger_state = parse_reason(reason) if "reason" in d else (None, None, None)
     if trigger == "sync_expired" and reason is not None:
         m = REASONS[8][1].match(reason)

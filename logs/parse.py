@@ -64,7 +64,7 @@ _PLAIN = re.compile(
 )
 _LEVEL = re.compile(r"(?P<level>TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL) +(?P<msg>.*)$", re.DOTALL)
 _LOGGER = re.compile(r"^(?P<msg>.*?) \((?P<logger>[A-Za-z_$][\w.$-]*)\)(?: \[[^\]\n]*\])?\s*$", re.DOTALL)
-_TIMESTAMP_START = re.compile(r"\[\d{4}-\d\d-\d\d[ T]\d")
+_TIMESTAMP_START = re.compile(r"\[\d{4}-\d")
 
 
 @dataclass(slots=True)
@@ -254,6 +254,15 @@ def records(lines: Iterable[bytes], source: str, stats: ParseStats) -> Iterator[
         m = _BRACKETED.match(text) if "[" in text[:232] else None
         if m is None:
             m = _PLAIN.match(text)
+        if m is None and _TIMESTAMP_START.match(text.lstrip()):
+            # a record header cut inside its timestamp: it ends the previous record
+            if current is not None and head is not None:
+                rec = _finish(source, head, current, stats)
+                if rec is not None:
+                    yield rec
+            current, head = None, None
+            stats.bad("truncated", source, n)
+            continue
         if m is None:
             if current is not None:
                 stats.continuation_lines += 1
