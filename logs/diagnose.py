@@ -50,8 +50,7 @@ PATTERN_CAUSES: dict[str, str] = {
         "to session.timeout.ms (keep it at most a third), or, before Kafka 0.10.1 (KIP-62), a slow poll loop"
     ),
     "poll_timeout_leave": (
-        "a batch took longer than max.poll.interval.ms to process: lower max.poll.records or raise "
-        "max.poll.interval.ms"
+        "a batch took longer than max.poll.interval.ms to process: lower max.poll.records or raise max.poll.interval.ms"
     ),
     "held_to_rebalance_timeout": (
         "a consumer stuck between two polls never rejoined, so the join phase waited its max.poll.interval.ms "

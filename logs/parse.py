@@ -59,7 +59,7 @@ _BRACKETED = re.compile(
 )
 _PLAIN = re.compile(
     r"(?P<prefix>)(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[,.]\d{1,9})?)Z? "
-        r"+(?P<rest>(?:TRACE|DEBUG|INFO|WARN|ERROR|FATAL) .*)$",
+    r"+(?P<rest>(?:TRACE|DEBUG|INFO|WARN|ERROR|FATAL) .*)$",
     re.DOTALL,
 )
 _LEVEL = re.compile(r"(?P<level>TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL) +(?P<msg>.*)$", re.DOTALL)

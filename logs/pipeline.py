@@ -176,15 +176,18 @@ def summary_html(a: Analysis, charts: int = 30) -> str:
     if s.malformed:
         parts.append("<h2>Malformed input</h2><table><tr><th>kind</th><th>count</th><th>reason</th><th>first</th></tr>")
         for k, v in s.as_json()["malformed"].items():  # type: ignore[union-attr]
-            parts.append(f"<tr><td>{e(k)}</td><td>{v['count']}</td><td>{e(v['reason'])}</td><td>{e(str(v['first']))}</td></tr>")
+            parts.append(
+                f"<tr><td>{e(k)}</td><td>{v['count']}</td><td>{e(v['reason'])}</td><td>{e(str(v['first']))}</td></tr>"
+            )
         parts.append("</table>")
     if s.unrecognised_count:
         parts.append(f"<h2>Unrecognised coordinator lines ({s.unrecognised_count})</h2><ul>")
         for src, line, text in s.unrecognised[:50]:
             parts.append(f"<li><code>{e(src)}:{line}</code> {e(text)}</li>")
         parts.append("</ul>")
-    parts.append("<h2>Groups</h2><table><tr><th>cluster</th><th>group</th><th>verdict</th><th>events</th>"
-                 "<th>release</th><th>rebalances</th><th>max ms</th><th>failures</th><th>leaves</th><th>patterns</th></tr>")  # fmt: skip
+    heads = ("cluster", "group", "verdict", "events", "release", "rebalances", "max ms", "failures", "leaves")
+    heads += ("patterns",)
+    parts.append("<h2>Groups</h2><table><tr>" + "".join(f"<th>{h}</th>" for h in heads) + "</tr>")
     for r in sorted(a.rows, key=lambda r: (r["verdict"] == CONSISTENT, -r["rebalances"]))[:500]:
         cls = "ok" if r["verdict"] == CONSISTENT else "bad"
         parts.append(
@@ -200,11 +203,8 @@ def summary_html(a: Analysis, charts: int = 30) -> str:
             f"<p><code>{e(str(r['unexplained_text']))}</code></p><p>{e(str(r['unexplained_why']))}</p>"
             "<p>The model would have allowed:</p><ul>" + "".join(f"<li>{e(x)}</li>" for x in r["allowed"]) + "</ul>"
         )
-    shown = 0
-    for key, d in sorted(a.diagnoses.items(), key=lambda kv: -len(kv[1].rebalances)):
-        if shown >= charts or not d.rebalances:
-            break
-        shown += 1
+    busiest = sorted(a.diagnoses.items(), key=lambda kv: -len(kv[1].rebalances))
+    for key, d in [kv for kv in busiest if kv[1].rebalances][:charts]:
         parts.append(f"<h3>{e(key[1])}</h3>")
         for name, cause in sorted(d.patterns.items()):
             parts.append(f"<p><b>{e(name)}</b>: usually {e(cause)}</p>")
