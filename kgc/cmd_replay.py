@@ -9,12 +9,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from pathlib import Path
 
 from kgc.errors import InputError
 from model.mutants import CATALOGUE, COORDINATOR
-from sut.scenario.format import PROFILES, ScenarioError
-from sut.scenario.replay import DEFAULT_PROFILE, format_line, format_summary, format_table, load_files, replay
+from sut.scenario.format import PROFILES, ScenarioError, ScenarioFile
+from sut.scenario.replay import (
+    DEFAULT_PROFILE,
+    Replay,
+    format_line,
+    format_summary,
+    format_table,
+    load_files,
+    replay,
+)
 from sut.scenario.result import FAILED
 from sut.scenario.targets import TARGETS
 
@@ -46,6 +56,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="switch on the catalogued coordinator bug NAME (model/mutants.py) in the reference implementation",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.add_argument(
+        "--log",
+        metavar="FILE",
+        help="also write the reference coordinator's Kafka-format broker log (GroupCoordinator lines of the "
+        "profile's release) to FILE, one group per scenario (reference target only); `kgc logs FILE` validates it",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -55,7 +71,12 @@ def run(args: argparse.Namespace) -> int:
         files = load_files(args.files)
     except ScenarioError as exc:
         raise InputError(str(exc)) from None
-    outcome = replay(files, args.target, args.profile, mutant)
+    if args.log is not None:
+        if args.target != "reference":
+            raise InputError("--log needs --target reference (the model writes no broker log)")
+        outcome = _replay_logged(files, args.log, args.profile, mutant)
+    else:
+        outcome = replay(files, args.target, args.profile, mutant)
     if args.json:
         print(json.dumps(outcome.as_json(), indent=2))
     else:
@@ -70,6 +91,21 @@ def run(args: argparse.Namespace) -> int:
             print(f"({outcome.other_profiles} scenarios of these files are for other profiles)", file=out)
         print(format_summary(outcome), file=out)
     return EXIT_OK if outcome.ok else EXIT_FAILED
+
+
+def _replay_logged(files: list[ScenarioFile], path: str, profile: str, mutant: str | None) -> Replay:
+    """Replay on the reference with a Kafka-format logger attached, into ``path`` (replaced only by
+    a complete new file)."""
+    from logs.scenario_log import replay_logged
+
+    target = Path(path)
+    if target.parent and not target.parent.is_dir():
+        raise InputError(f"--log: directory {target.parent} does not exist")
+    tmp = target.with_name(target.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as out:
+        outcome = replay_logged(files, out, profile, mutant)
+    os.replace(tmp, target)
+    return outcome
 
 
 def _mutant(name: str | None, target: str) -> str | None:

@@ -44,6 +44,8 @@ def parse_reason(reason: str | None) -> tuple[str, str | None, str | None]:
         return "unknown", None, None
     for trigger, pattern in REASONS:
         m = pattern.match(reason)
+        if m is None:
+            m = re.match(pattern.pattern, reason, re.IGNORECASE)
         if m is not None:
             d = m.groupdict()
             return trigger, d.get("member"), d.get("state")

@@ -44,7 +44,7 @@ MALFORMED_REASONS: dict[str, str] = {
     "binary": "binary file (NUL bytes in its first 8 KiB): skipped",
     "non_utf8": "line is not UTF-8: decoded with replacement characters",
     "huge_line": f"line longer than {MAX_LINE_BYTES} bytes: cut there, the rest of the line skipped",
-    "truncated": "record cut short after its timestamp (no level and message): skipped",
+    "truncated": "record cut short (inside its timestamp, or without the logger name other records end with): skipped",
     "orphan": "text before the first log4j record of a file (an excerpt cut mid-record): skipped",
     "bad_timestamp": "timestamp is not a valid date: the record is kept without a time",
     "out_of_order": "timestamp earlier than the previous record of the same file: kept, events sorted by time",
@@ -58,12 +58,13 @@ _BRACKETED = re.compile(
     re.DOTALL,
 )
 _PLAIN = re.compile(
-    r"(?P<prefix>)(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[,.]\d{1,9})?)Z? "
+    r"(?P<prefix>.{0,200}?)(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[,.]\d{1,9})?)Z? "
     r"+(?P<rest>(?:TRACE|DEBUG|INFO|WARN|ERROR|FATAL) .*)$",
     re.DOTALL,
 )
 _LEVEL = re.compile(r"(?P<level>TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL) +(?P<msg>.*)$", re.DOTALL)
-_LOGGER = re.compile(r"^(?P<msg>.*?) \((?P<logger>[A-Za-z_$][\w.$-]*)\)(?: \[[^\]\n]*\])?\s*$", re.DOTALL)
+_LOGGER = re.compile(r"^(?P<msg>.*?) \((?P<logger>[A-Za-z_$][\w.$-]*)\)(?: \[[^\]\n]*\])?[*`_]*\s*$", re.DOTALL)
+_LEVELS = (" TRACE ", " DEBUG ", " INFO ", " WARN ", " ERROR ", " FATAL ")
 _TIMESTAMP_START = re.compile(r"\[\d{4}-\d")
 
 
@@ -246,18 +247,19 @@ def records(lines: Iterable[bytes], source: str, stats: ParseStats) -> Iterator[
     last_ts: int | None = None
     n = 0
     any_line = False
+    suffixed = [False]  # has a record of this file ended with the logger name?
     for raw in lines:
         n += 1
         any_line = True
         stats.lines += 1
         text = decode(raw, source, n, stats).rstrip("\r\n")
         m = _BRACKETED.match(text) if "[" in text[:232] else None
-        if m is None:
+        if m is None and any(level in text[:260] for level in _LEVELS):
             m = _PLAIN.match(text)
         if m is None and _TIMESTAMP_START.match(text.lstrip()):
             # a record header cut inside its timestamp: it ends the previous record
             if current is not None and head is not None:
-                rec = _finish(source, head, current, stats)
+                rec = _finish(source, head, current, stats, suffixed)
                 if rec is not None:
                     yield rec
             current, head = None, None
@@ -272,7 +274,7 @@ def records(lines: Iterable[bytes], source: str, stats: ParseStats) -> Iterator[
                 stats.bad("orphan", source, n)
             continue
         if current is not None and head is not None:
-            rec = _finish(source, head, current, stats)
+            rec = _finish(source, head, current, stats, suffixed)
             if rec is not None:
                 yield rec
         current, head = None, None
@@ -291,23 +293,34 @@ def records(lines: Iterable[bytes], source: str, stats: ParseStats) -> Iterator[
         current = [lm.group("msg")]
         head = (n, ts, lm.group("level"))
     if current is not None and head is not None:
-        rec = _finish(source, head, current, stats)
+        rec = _finish(source, head, current, stats, suffixed)
         if rec is not None:
             yield rec
     if not any_line:
         stats.bad("empty_file", source, 0)
 
 
-def _finish(source: str, head: tuple[int, int | None, str], parts: list[str], stats: ParseStats) -> Record | None:
-    """Split the logger off a record; coordinator records are returned, the rest counted."""
+def _finish(
+    source: str, head: tuple[int, int | None, str], parts: list[str], stats: ParseStats, suffixed: list[bool]
+) -> Record | None:
+    """Split the logger off a record; coordinator records are returned, the rest counted.
+
+    The logger name (``(%c)``) ends the record's first line, or, for a message with newlines,
+    its last line (lines after a complete first line are a stack trace or foreign text). A
+    record without it in a file whose earlier records had one was cut (``truncated``)."""
     stats.records += 1
     line, ts, level = head
-    body = parts[0] if len(parts) == 1 else "\n".join(parts)
-    lm = _LOGGER.match(body)
+    lm = _LOGGER.match(parts[0])
+    if lm is None and len(parts) > 1:
+        lm = _LOGGER.match("\n".join(parts))
     if lm is not None:
         message, logger = lm.group("msg"), lm.group("logger")
+        suffixed[0] = True
+    elif suffixed[0]:
+        stats.bad("truncated", source, line)
+        return None
     else:
-        message, logger = body, ""
+        message, logger = parts[0] if len(parts) == 1 else "\n".join(parts), ""
     ident = IDENT.match(message)
     if logger:
         if not is_coordinator_logger(logger):
