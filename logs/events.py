@@ -37,6 +37,35 @@ REASONS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )  # fmt: skip
 
 
+#: What the text of a join reason tells of the release (GroupCoordinator.scala ``addMemberAndRebalance``
+#: at the tags 2.1.0–2.2.0, 2.3.0–2.4.0, 2.5.0–3.1.0, 3.2.0; ``updateMemberAndRebalance`` 2.8.0 writes
+#: "leader", 3.0.0 "Leader"). Matched against the reason, each narrows the release lines of its line.
+REASON_RELEASES: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
+    (re.compile(r"Adding new member \S+$"), frozenset(f"scala-{v}" for v in ("2.1", "2.2"))),
+    (re.compile(r"Adding new member \S+ with group instanceid "), frozenset(f"scala-{v}" for v in ("2.3", "2.4"))),
+    (
+        re.compile(r"Adding new member \S+ with group instance id [^;]*$"),
+        frozenset(f"scala-{v}" for v in ("2.5", "2.6", "2.7", "2.8", "3.0", "3.1")),
+    ),
+    (
+        re.compile(r".*; client reason: "),
+        frozenset(
+            [f"scala-{v}" for v in ("3.2", "3.3", "3.4", "3.5", "3.6", "3.7", "3.8", "3.9")]
+            + [f"java-{v}" for v in ("3.7", "3.8", "3.9", "4.0", "4.1")]
+        ),
+    ),
+    (re.compile(r"leader \S+ re-joining group"), frozenset({"scala-2.8"})),
+)
+
+
+def reason_releases(reason: str) -> frozenset[str] | None:
+    """The release lines whose callers write this reason text, or None when it does not tell."""
+    for pattern, releases in REASON_RELEASES:
+        if pattern.match(reason):
+            return releases
+    return None
+
+
 def parse_reason(reason: str | None) -> tuple[str, str | None, str | None]:
     """``(trigger, member, state)`` of a rebalance reason; ``("unknown", None, None)`` without one,
     ``("other", None, None)`` for a text no rule knows."""
@@ -154,6 +183,10 @@ def to_event(record: Record, cluster: str, stats: ParseStats) -> Event | None:
         instance = inst.group(1) if inst else None
     reason = d.get("reason") if "reason" in d else d.get("client_reason")
     trigger, trigger_member, trigger_state = parse_reason(reason) if "reason" in d else (None, None, None)
+    if reason is not None and "reason" in d:
+        narrowed = reason_releases(reason)
+        if narrowed is not None:
+            releases = [r for r in releases if r in narrowed] or releases
     if trigger == "sync_expired" and reason is not None:
         m = REASONS[8][1].match(reason)
         removed = parse_member_set(m.group("set")) if m else ()

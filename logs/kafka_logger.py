@@ -295,9 +295,9 @@ class KafkaLogWriter:
             member = joined[-1]
             snap = a.member(member) if a is not None else None
             inst = snap.group_instance_id if snap is not None else None
-            if self.line_no < (2, 4) and not self.java:
+            if self.line_no < (2, 3) and not self.java:
                 return f"Adding new member {member}"
-            if self.line_no < (2, 7) and not self.java:
+            if self.line_no < (2, 5) and not self.java:
                 return f"Adding new member {member} with group instanceid {_option(inst)}"
             suffix = client if modern else ""
             inst_text = (inst or "null") if self.java else _option(inst)
@@ -316,6 +316,7 @@ class KafkaLogWriter:
             if rejoined:
                 member = rejoined[-1]
                 if state == GroupState.STABLE and member == b.leader_id:
-                    return f"Leader {member} re-joining group during Stable{client if modern else ''}"
+                    leader = "leader" if self.line_no == (2, 8) and not self.java else "Leader"
+                    return f"{leader} {member} re-joining group during Stable{client if modern else ''}"
                 return f"Updating metadata for member {member} during {state.kafka_name}{client if modern else ''}"
         return "not determined"

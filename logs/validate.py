@@ -201,7 +201,7 @@ def _prepare(a: Abstract, e: Event, delayed_sync: bool) -> Abstract:
         raise _Reject(f"a rebalance cannot start from {a.state.kafka_name} (valid: Stable, CompletingRebalance, Empty)")
     if a.generation is not None and e.generation is not None and a.generation != e.generation:
         raise _Reject(f"the old generation is {e.generation} but the group is in generation {a.generation}")
-    trigger, named_state = e.trigger, state_named(e.trigger_state)
+    trigger, named_state = e.trigger or "unknown", state_named(e.trigger_state)
     if named_state is not None and a.state is not None and named_state != a.state:
         raise _Reject(f"the reason names {named_state.kafka_name} but the group is {a.state.kafka_name}")
     if trigger in ("heartbeat_expired", "leave", "sync_expired") and a.state not in (None, STABLE, CR):
