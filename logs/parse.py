@@ -95,8 +95,8 @@ class ParseStats:
     continuation_lines: int = 0
     other_loggers: Counter[str] = field(default_factory=Counter)
     malformed: Counter[str] = field(default_factory=Counter)
-    #: kind → first place (``file:line``)
-    malformed_first: dict[str, str] = field(default_factory=dict)
+    #: kind → first place (file, line) in file-name order
+    malformed_first: dict[str, tuple[str, int]] = field(default_factory=dict)
     #: coordinator records no template matches: (source, line, text), the first 100
     unrecognised: list[tuple[str, int, str]] = field(default_factory=list)
     unrecognised_count: int = 0
@@ -106,7 +106,7 @@ class ParseStats:
     def bad(self, kind: str, source: str, line: int) -> None:
         """Count one malformed input of ``kind``."""
         self.malformed[kind] += 1
-        self.malformed_first.setdefault(kind, f"{source}:{line}")
+        self.malformed_first.setdefault(kind, (source, line))
 
     def merge(self, other: ParseStats) -> None:
         """Add ``other`` into this one."""
@@ -118,8 +118,8 @@ class ParseStats:
         self.other_loggers.update(other.other_loggers)
         self.malformed.update(other.malformed)
         for k, v in other.malformed_first.items():
-            self.malformed_first.setdefault(k, v)
-        self.unrecognised.extend(other.unrecognised[: max(0, 100 - len(self.unrecognised))])
+            self.malformed_first[k] = min(v, self.malformed_first.get(k, v))
+        self.unrecognised = sorted(self.unrecognised + other.unrecognised)[:100]
         self.unrecognised_count += other.unrecognised_count
         self.consumer_protocol += other.consumer_protocol
 
@@ -134,13 +134,17 @@ class ParseStats:
             "other_loggers": dict(self.other_loggers.most_common()),
             "other_logger_records": sum(self.other_loggers.values()),
             "malformed": {
-                k: {"count": n, "reason": MALFORMED_REASONS[k], "first": self.malformed_first.get(k)}
+                k: {"count": n, "reason": MALFORMED_REASONS[k], "first": _place(self.malformed_first.get(k))}
                 for k, n in sorted(self.malformed.items())
             },
             "unrecognised_coordinator_lines": self.unrecognised_count,
-            "unrecognised": [{"source": s, "line": n, "text": t} for s, n, t in self.unrecognised],
+            "unrecognised": [{"source": s, "line": n, "text": t} for s, n, t in sorted(self.unrecognised)],
             "consumer_protocol_lines": self.consumer_protocol,
         }
+
+
+def _place(where: tuple[str, int] | None) -> str | None:
+    return f"{where[0]}:{where[1]}" if where is not None else None
 
 
 # --------------------------------------------------------------------------------------------------

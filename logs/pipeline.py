@@ -102,12 +102,13 @@ def analyse_local(paths: Iterable[str | Path], profile: str | None = None) -> An
     stats = ParseStats()
     events: list[Event] = []
     for path, source, cluster in iter_files(paths):
-        stats.files += 1
-        stream = open_source(path, source, stats)
-        if stream is None:
-            continue
-        with stream:
-            events.extend(events_of(read_records(stream, source, stats), cluster, stats))
+        # per-file statistics merged into the total, as the Spark engine does
+        file_stats = ParseStats(files=1)
+        stream = open_source(path, source, file_stats)
+        if stream is not None:
+            with stream:
+                events.extend(events_of(read_records(stream, source, file_stats), cluster, file_stats))
+        stats.merge(file_stats)
     groups = by_group(events)
     rows: list[dict[str, Any]] = []
     diagnoses: dict[tuple[str, str], Diagnosis] = {}
