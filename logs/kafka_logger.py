@@ -132,6 +132,15 @@ class KafkaLogWriter:
 
     # ------------------------------------------------------------------ steps
     def _on_step(self, record: StepRecord) -> None:
+        # Heartbeats, offsets, timers that removed no one: Kafka logs nothing, and what the writer
+        # compares (state, members, pending ids, writes) did not change.
+        quiet = not any(
+            isinstance(e, (MemberRemoved, GroupStateChanged))
+            or (isinstance(e, TimerExpired) and e.kind in (TimerKind.JOIN, TimerKind.INITIAL_JOIN))
+            for e in record.events
+        )
+        if quiet and not (record.kind == StepKind.REQUEST and record.api in (ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP)):
+            return
         after = self.coordinator.introspect()
         before = self._before
         self._before = after

@@ -373,6 +373,10 @@ def validate_group(events: Sequence[Event], profile: str | None = None) -> Verdi
     prof_name = profile or T.profile_for(releases)
     prof = profile_named(prof_name)
     delayed_sync, static_membership = prof.delayed_sync, prof.static_membership
+    if profile is None and releases:
+        # without --profile, the rule holds if some release the lines fit has it
+        delayed_sync = any(_at_least(r, (3, 0)) for r in releases)
+        static_membership = any(_at_least(r, (2, 3)) for r in releases)
     members = Members()
     tenures: dict[str, set[Abstract]] = {}
     first: Unexplained | None = None
@@ -416,6 +420,15 @@ def validate_group(events: Sequence[Event], profile: str | None = None) -> Verdi
         coordinators=tuple(tenures) if first is None else tuple(dict.fromkeys(_tenure_key(e) for e in events)),
         final_states=tuple(finals),
     )
+
+
+def _at_least(release: str, line: tuple[int, int]) -> bool:
+    """``scala-2.8`` ≥ (2, 3); Java releases always (3.7+)."""
+    impl, _, version = release.partition("-")
+    if impl == T.JAVA:
+        return True
+    parts = tuple(int(x) for x in version.split("."))
+    return parts[:2] >= line
 
 
 def _update_members(e: Event, m: Members) -> None:
