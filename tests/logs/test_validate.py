@@ -207,3 +207,21 @@ def test_several_coordinators_are_followed_apart() -> None:
     # on one broker the same lines are impossible (a generation-7 rebalance after an unload)
     (v,) = verdicts("\n".join(x.replace("GroupCoordinator 2]", "GroupCoordinator 1]") for x in moved))
     assert v.verdict == INCONSISTENT
+
+
+def test_a_generated_fleet_is_consistent_and_a_mismatched_one_is_not(tmp_path: Path) -> None:
+    from logs.corpus import PROFILE_OF_RELEASE, generate
+    from logs.pipeline import analyse_local
+
+    generate(tmp_path / "ok", 1500, groups=3, brokers=3, clusters=1, releases=("scala-3.6", "java-4.0", "scala-2.4"))
+    analysis = analyse_local([tmp_path / "ok"])
+    assert len(analysis.rows) == 3 and not analysis.inconsistent
+    assert any(r["rebalances"] > 5 for r in analysis.rows)
+    # A 3.x coordinator writing 2.4's format: its pending-sync expiries are impossible for 2.4.
+    PROFILE_OF_RELEASE["scala-2.4"], saved = "scala-3.x", PROFILE_OF_RELEASE["scala-2.4"]
+    try:
+        generate(tmp_path / "bad", 2000, groups=2, brokers=1, clusters=1, releases=("scala-2.4",))
+    finally:
+        PROFILE_OF_RELEASE["scala-2.4"] = saved
+    bad = analyse_local([tmp_path / "bad"]).inconsistent
+    assert bad and all("pending-sync expiry" in r["unexplained_why"] for r in bad)
