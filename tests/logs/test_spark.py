@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
+import pytest
 
 from logs.pipeline import analyse_local
 from logs.scenario_log import replay_logged
@@ -18,6 +19,7 @@ from sut.scenario.replay import load_files
 from tests.logs.helpers import HEALTHY
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.spark
 
 
 def _corpus(tmp: Path) -> Path:
