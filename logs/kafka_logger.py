@@ -16,7 +16,7 @@ Timestamps are the coordinator's virtual clock from ``base_ms``; the partition o
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TextIO
 
 from logs import templates as T
@@ -105,7 +105,7 @@ class KafkaLogWriter:
         self.coordinator.observe(None)
 
     # ------------------------------------------------------------------ output
-    def _write(self, now_ms: int, group: str, kind: str, values: dict[str, object], variant: str = "") -> None:
+    def _write(self, now_ms: int, group: str, kind: str, values: Mapping[str, object], variant: str = "") -> None:
         template = T.template_for(kind, self.release, variant)
         if template is None and variant == "" and self.java:
             template = T.template_for(kind, self.release, "other")
@@ -231,13 +231,13 @@ class KafkaLogWriter:
                     left.append(mid)
                     snap = before_members.get(mid)
                     inst = snap.group_instance_id if snap is not None else None
-                    values = {
+                    leave: dict[str, object] = {
                         "member": mid,
-                        "instance": inst if self.java else _option(inst),
+                        "instance": (inst or "") if self.java else _option(inst),
                         "metadata": _metadata(snap) if snap is not None else f"MemberMetadata(memberId={mid})",
                         "client_reason": "the consumer is being closed",
                     }
-                    self._write(now, gid, T.MEMBER_LEFT, values, "static" if (self.java and inst) else "")
+                    self._write(now, gid, T.MEMBER_LEFT, leave, "static" if (self.java and inst) else "")
                 elif cause == RemovalCause.NOT_REJOINED:
                     not_rejoined.append(mid)
                 elif cause == RemovalCause.SYNC_EXPIRED:

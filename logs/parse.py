@@ -123,6 +123,13 @@ class ParseStats:
         self.unrecognised_count += other.unrecognised_count
         self.consumer_protocol += other.consumer_protocol
 
+    def malformed_json(self) -> dict[str, dict[str, object]]:
+        """Each kind of malformed input: count, reason, first place."""
+        return {
+            k: {"count": n, "reason": MALFORMED_REASONS[k], "first": _place(self.malformed_first.get(k))}
+            for k, n in sorted(self.malformed.items())
+        }
+
     def as_json(self) -> dict[str, object]:
         """The summary's ``input`` object."""
         return {
@@ -133,10 +140,7 @@ class ParseStats:
             "continuation_lines": self.continuation_lines,
             "other_loggers": dict(self.other_loggers.most_common()),
             "other_logger_records": sum(self.other_loggers.values()),
-            "malformed": {
-                k: {"count": n, "reason": MALFORMED_REASONS[k], "first": _place(self.malformed_first.get(k))}
-                for k, n in sorted(self.malformed.items())
-            },
+            "malformed": self.malformed_json(),
             "unrecognised_coordinator_lines": self.unrecognised_count,
             "unrecognised": [{"source": s, "line": n, "text": t} for s, n, t in sorted(self.unrecognised)],
             "consumer_protocol_lines": self.consumer_protocol,

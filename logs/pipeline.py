@@ -126,8 +126,8 @@ def analyse_local(paths: Iterable[str | Path], profile: str | None = None) -> An
 # --------------------------------------------------------------------------------------------------
 def write_parquet(rows: Sequence[dict[str, Any]], path: Path) -> None:
     """The rows as one Parquet file (pyarrow)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     table = pa.Table.from_pylist([{c: r[c] for c in ROW_COLUMNS} for r in rows], schema=parquet_schema())
     pq.write_table(table, path)
@@ -176,9 +176,9 @@ def summary_html(a: Analysis, charts: int = 30) -> str:
     ]
     if s.malformed:
         parts.append("<h2>Malformed input</h2><table><tr><th>kind</th><th>count</th><th>reason</th><th>first</th></tr>")
-        for k, v in s.as_json()["malformed"].items():  # type: ignore[union-attr]
+        for k, v in s.malformed_json().items():
             parts.append(
-                f"<tr><td>{e(k)}</td><td>{v['count']}</td><td>{e(v['reason'])}</td><td>{e(str(v['first']))}</td></tr>"
+                f"<tr><td>{e(k)}</td><td>{v['count']}</td><td>{e(str(v['reason']))}</td><td>{e(str(v['first']))}</td></tr>"
             )
         parts.append("</table>")
     if s.unrecognised_count:
@@ -186,8 +186,8 @@ def summary_html(a: Analysis, charts: int = 30) -> str:
         for src, line, text in s.unrecognised[:50]:
             parts.append(f"<li><code>{e(src)}:{line}</code> {e(text)}</li>")
         parts.append("</ul>")
-    heads = ("cluster", "group", "verdict", "events", "release", "rebalances", "max ms", "failures", "leaves")
-    heads += ("patterns",)
+    heads: tuple[str, ...] = ("cluster", "group", "verdict", "events", "release", "rebalances", "max ms")
+    heads += ("failures", "leaves", "patterns")
     parts.append("<h2>Groups</h2><table><tr>" + "".join(f"<th>{h}</th>" for h in heads) + "</tr>")
     for r in sorted(a.rows, key=lambda r: (r["verdict"] == CONSISTENT, -r["rebalances"]))[:500]:
         cls = "ok" if r["verdict"] == CONSISTENT else "bad"
@@ -222,7 +222,7 @@ def format_text(a: Analysis, limit: int = 50) -> str:
         f"{sum(s.other_loggers.values())} records of other loggers skipped"
         + (f", {s.consumer_protocol} consumer-protocol (KIP-848) lines not validated" if s.consumer_protocol else "")
     ]
-    for k, v in s.as_json()["malformed"].items():  # type: ignore[union-attr]
+    for k, v in s.malformed_json().items():
         lines.append(f"malformed: {v['count']} × {k}: {v['reason']} (first at {v['first']})")
     if s.unrecognised_count:
         lines.append(f"unrecognised coordinator lines: {s.unrecognised_count}")

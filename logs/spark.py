@@ -109,7 +109,7 @@ def _coerce(v: Any) -> Any:
 
 
 def _as_row(r: Any) -> dict[str, Any]:
-    d = r.asDict()
+    d: dict[str, Any] = r.asDict()
     for c in ("coordinators", "allowed", "patterns"):
         d[c] = list(d[c] or [])
     return d
