@@ -1,12 +1,11 @@
 """One exploration, and what the diagrams and the report need from it besides the verdicts.
 
-The explorer checks every transition invariant on every transition it generates (that is what a
-transition invariant means), so an always-true transition property is a faithful probe: it sees
-each explored ``(state, action, next state)`` exactly once, without touching the search. The probe
-is added for the run and removed from the result, so verdicts and statistics are the explorer's
-own.
+What is observed of a transition depends only on its model step (the group before, the action,
+what the coordinator answered): the explorer hands each distinct step to ``Observation.fact``
+once and counts the transitions per step (``Explorer(step_observer=...)``), so observing costs
+nothing per transition and runs on either engine. Verdicts and statistics are the explorer's own.
 
-What the probe keeps:
+What the observation keeps:
 
 * the group-state edges each step takes (``GroupTx.transition_to`` calls, recorded in the
   action's ``path``), labelled by the step (``step_label``), and the steps that leave the group
@@ -14,6 +13,9 @@ What the probe keeps:
 * every request the coordinator handled, by the group state it was handled in and its outcome
   (the error code of its immediate answer, or ``parked``);
 * every action by kind, and the coordinator's timers and faults by group state.
+
+``kgc diagram graph`` needs every transition, not every step: with a ``tap`` the observation is a
+transition property instead (the Python engine evaluates it on every transition).
 """
 
 from __future__ import annotations
@@ -45,6 +47,10 @@ from properties.protocol import ALL, exchanges
 
 PARKED = "parked"
 
+Fact = tuple[GroupState, str, str, tuple[GroupState, ...], tuple[tuple[str, str], ...]]
+"""A step as the diagrams see it: group state before, action kind, label, group states entered,
+(API, outcome) of each request handled."""
+
 
 def step_label(action: Action) -> str:
     """What a step is called on diagrams: the API of the request the coordinator handled last in
@@ -72,25 +78,34 @@ class Observation:
     tap: Callable[[State, Action, State], None] | None = None
     """Also called with every transition (``kgc diagram graph`` collects the graph with it)."""
 
-    def record(self, s: State, a: Action, t: State) -> bool:
-        self.transitions += 1
+    @staticmethod
+    def fact(s: State, a: Action, t: State) -> Fact:
+        """What is observed of a step (the same for every transition of that step)."""
         before = GroupState(s.group.state)
-        label = step_label(a)
-        self.actions[a.kind] += 1
-        self.events[(before, a.kind)] += 1
-        previous = before
-        for entered in a.path:
-            target = GroupState(entered)
-            self.edges[(previous, target, label)] += 1
-            previous = target
-        if not a.path:
-            self.stays[(before, label)] += 1
+        requests: list[tuple[str, str]] = []
         if a.handled:
             answered = list(exchanges(s, a))
-            for request, answer in answered:
-                self.requests[(before, ApiKey(request.api).label, Errors(answer.response.error).name)] += 1
-            for request in a.handled[len(answered) :]:
-                self.requests[(before, ApiKey(request.api).label, PARKED)] += 1
+            requests = [(ApiKey(r.api).label, Errors(answer.response.error).name) for r, answer in answered]
+            requests += [(ApiKey(r.api).label, PARKED) for r in a.handled[len(answered) :]]
+        return before, a.kind, step_label(a), tuple(GroupState(x) for x in a.path), tuple(requests)
+
+    def absorb(self, fact: Fact, n: int) -> None:
+        """Count ``n`` transitions whose step has this fact."""
+        before, kind, label, path, requests = fact
+        self.transitions += n
+        self.actions[kind] += n
+        self.events[(before, kind)] += n
+        previous = before
+        for target in path:
+            self.edges[(previous, target, label)] += n
+            previous = target
+        if not path:
+            self.stays[(before, label)] += n
+        for api, outcome in requests:
+            self.requests[(before, api, outcome)] += n
+
+    def record(self, s: State, a: Action, t: State) -> bool:
+        self.absorb(self.fact(s, a, t), 1)
         if self.tap is not None:
             self.tap(s, a, t)
         return True
@@ -116,10 +131,15 @@ def explore(
     progress: ProgressFn | None = None,
     observation: Observation | None = None,
 ) -> tuple[Result, Observation]:
-    """Run the explorer with the probe; the result lists only ``properties``."""
+    """Run the explorer and observe every step; the result lists only ``properties``."""
     obs = observation or Observation()
-    result = Explorer(config, [*properties, obs.probe()]).run(strategy, bounds, progress)
-    result.properties = list(properties)
+    if obs.tap is not None:
+        result = Explorer(config, [*properties, obs.probe()]).run(strategy, bounds, progress)
+        result.properties = list(properties)
+        return result, obs
+    result = Explorer(config, properties, step_observer=obs.fact).run(strategy, bounds, progress)
+    for fact, n in result.observed.items():
+        obs.absorb(fact, n)  # type: ignore[arg-type]
     return result, obs
 
 

@@ -19,8 +19,8 @@ import datetime as _dt
 from collections import defaultdict
 from dataclasses import dataclass
 from html import escape
+from importlib.metadata import PackageNotFoundError, version
 
-import kgc
 from diagrams.exploration import Observation, apis, disabled_kinds
 from diagrams.render import render_graph, svg_fragment
 from diagrams.sequence import STATE_COLOURS, render_svg
@@ -125,7 +125,7 @@ def build_report(inp: ReportInput, generated_at: _dt.datetime | None = None) -> 
         "<title>kgc design review: classic consumer group protocol</title>",
         f"<style>{CSS}</style></head><body><main>",
         "<h1>Design review: Kafka classic consumer group protocol</h1>",
-        f'<div class="sub">kgc {escape(kgc.__version__)} · generated {when} · {cfg.consumers} consumers, '
+        f'<div class="sub">kgc {escape(_version())} · generated {when} · {cfg.consumers} consumers, '
         f"{cfg.partitions} partitions, generations ≤ {cfg.max_generation}, profile {escape(cfg.profile)}"
         + (f" · <code>{escape(inp.command)}</code>" if inp.command else "")
         + "</div>",
@@ -363,3 +363,11 @@ def _counterexample(index: int, v: Violation, r: Result) -> list[str]:
 def report_for(result: Result, observation: Observation, bounds: Bounds, command: str = "") -> str:
     """Shorthand for ``build_report(ReportInput(...))``."""
     return build_report(ReportInput(result, observation, bounds, command))
+
+
+def _version() -> str:
+    """kgc's installed version (the report does not import the command line for it)."""
+    try:
+        return version("kgc")
+    except PackageNotFoundError:  # pragma: no cover - run from a checkout that was never installed
+        return "unknown"

@@ -17,18 +17,23 @@ and the same counterexample.
 
 from __future__ import annotations
 
+import os
 import resource
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TextIO
 
+from explorer.checks import Book, Where
+from explorer.interned import InternedModel
 from model.actions import Action
 from model.config import Config
+from model.protocol import Model
 from model.state import State
 from model.system import ClassicGroupModel
-from properties.base import SOMETIMES, STATE, STEP, TRANSITION, Property, StateCheck, TransitionCheck
+from properties.base import STEP, Property
 from properties.protocol import ALL
 
 
@@ -55,6 +60,15 @@ class Stats:
     boundary_states: int = 0
     complete: bool = True
     stopped_by: str = ""
+    engine: str = "python"
+    visited_bytes: int = 0
+    """Memory of the visited set (the native engine's key table; 0 for the Python engine)."""
+    tables: dict[str, int] = field(default_factory=dict)
+    """Sizes of the engine's component tables (memoised steps, vectors, deliveries)."""
+
+    @property
+    def bytes_per_state(self) -> float:
+        return self.visited_bytes / self.distinct_states if self.distinct_states else 0.0
 
     @property
     def states_per_second(self) -> float:
@@ -74,6 +88,8 @@ class Result:
     violations: list[Violation] = field(default_factory=list)
     witnessed: set[str] = field(default_factory=set)
     action_counts: dict[str, int] = field(default_factory=dict)
+    observed: dict[Hashable, int] = field(default_factory=dict)
+    """With a ``step_observer``: what it said of each step → transitions of such steps."""
 
     @property
     def ok(self) -> bool:
@@ -86,37 +102,139 @@ class Result:
 
 
 ProgressFn = Callable[[Stats, int], None]
+StepObserver = Callable[[State, Action, State], Hashable]
+"""What a caller wants to know of a step (the same for every transition of the step)."""
+
+
+ENGINES = ("auto", "native", "python")
+
+
+def default_engine() -> str:
+    """``KGC_ENGINE`` (``native`` or ``python``) if set, else ``auto``: the native engine when it
+    is built and the properties allow it, the Python engine otherwise."""
+    return os.environ.get("KGC_ENGINE", "auto")
 
 
 class Explorer:
     """Checks a model's properties over every reachable state within the bounds.
 
     ``step_cache=False`` evaluates every transition check on every transition (slower; the tests
-    use it to confirm that caching step-scoped checks changes nothing).
+    use it to confirm that caching step-scoped checks changes nothing). ``engine`` picks the
+    search engine (``ENGINES``); both give the same counts, verdicts and counterexamples. The
+    native engine needs step-scoped caching and no transition check that reads the whole
+    transition; ``auto`` falls back to the Python engine for those.
     """
 
     def __init__(
         self,
         config: Config,
         properties: Sequence[Property] = ALL,
-        model: ClassicGroupModel | None = None,
+        model: ClassicGroupModel | Model[Any, Any] | None = None,
         stop_at_first: bool = False,
         step_cache: bool = True,
         step_memory: int = 1_000_000,
+        engine: str | None = None,
+        step_observer: StepObserver | None = None,
     ) -> None:
+        self.engine = engine or default_engine()
+        if self.engine not in ENGINES:
+            raise ValueError(f"unknown engine {self.engine!r}: one of {', '.join(ENGINES)}")
         self.config = config
-        self.model = model or ClassicGroupModel(config)
+        if model is None:
+            model = ClassicGroupModel(config)
+        self.model: ClassicGroupModel | InternedModel = (
+            model if isinstance(model, ClassicGroupModel | InternedModel) else InternedModel(model)
+        )
         self.properties = list(properties)
         self.stop_at_first = stop_at_first
+        self.step_observer = step_observer
+        """Told each distinct step once; the result counts transitions per answer (``observed``)."""
         self.step_cache = step_cache
         self.step_memory = step_memory
         """How many memoised model steps to hold before asking the model to forget them."""
 
+    @classmethod
+    def of(cls, model: Model[Any, Any], **options: Any) -> Explorer:
+        """An explorer of any model (``model.protocol.Model``) and the properties it offers."""
+        properties = list(getattr(model, "properties", lambda: ALL)())
+        return cls(getattr(model, "config", None), properties, model=model, **options)  # type: ignore[arg-type]
+
     def run(self, strategy: str = "bfs", bounds: Bounds | None = None, progress: ProgressFn | None = None) -> Result:
         if strategy not in ("bfs", "dfs"):
             raise ValueError(f"unknown strategy {strategy!r}")
+        engine = self.engine_for_run()
+        if engine == "native":
+            return self._run_native(strategy, bounds or Bounds(), progress)
         search = _Search(self, strategy, bounds or Bounds(), progress)
         return search.run()
+
+    def engine_for_run(self) -> str:
+        """The engine ``run`` uses: ``native`` or ``python``."""
+        from explorer import native
+
+        whole = [p for p in self.properties if p.check_transition is not None and p.scope != STEP]
+        classic = isinstance(self.model, ClassicGroupModel)
+        fits = native.AVAILABLE and self.step_cache and not whole and classic
+        if self.engine == "native" and not fits:
+            why = (
+                "it is not built"
+                if not native.AVAILABLE
+                else "it runs Kafka's group model only"
+                if not classic
+                else "a transition check reads whole transitions"
+            )
+            raise ValueError(f"the native engine cannot run this search: {why}")
+        return "native" if self.engine != "python" and fits else "python"
+
+    def _run_native(self, strategy: str, bounds: Bounds, progress: ProgressFn | None) -> Result:
+        from explorer.native import NativeSearch
+
+        assert isinstance(self.model, ClassicGroupModel)
+        book = Book(self.properties)
+        search = NativeSearch(
+            self.config, self.model, book, strategy, bounds.max_depth, bounds.max_states, self.step_observer
+        )
+        stats = Stats(engine="native")
+        result = Result(self.config, strategy, self.properties, stats)
+
+        def report(core_stats: dict[str, int], seconds: float) -> None:
+            assert progress is not None
+            _fill(stats, core_stats)
+            stats.seconds = seconds
+            progress(stats, core_stats["queue"])
+
+        start = time.monotonic()
+        try:
+            stopped = search.run(self.stop_at_first, bounds.time_limit, report if progress else None)
+            stats.seconds = time.monotonic() - start
+            _fill(stats, search.core.stats())
+            stats.complete, stats.stopped_by = not stopped, stopped
+            result.action_counts = search.action_counts()
+            result.observed = search.observed()
+            result.witnessed = set(book.witnessed)
+            for p, where in book.fired:
+                states = [search.decode(k) for k in search.chain(where.key)]
+                path = self.replay_states(states)
+                if where.step >= 0:
+                    path.append((search.kept[where.step], search.decode(where.nxt)))
+                result.violations.append(Violation(p, path))
+        finally:
+            search.close()
+        result.violations.sort(key=lambda v: (len(v.path), v.prop.name))
+        return result
+
+    def replay_states(self, states: list[State]) -> list[tuple[Action | None, State]]:
+        """The path through ``states``: each step is the first successor (in the model's order)
+        that reaches the next state, as ``replay`` picks it."""
+        path: list[tuple[Action | None, State]] = [(None, states[0])]
+        for current, target in zip(states, states[1:], strict=False):
+            for action, nxt in self.model.successors(current):
+                if nxt == target:
+                    path.append((action, nxt))
+                    break
+            else:  # pragma: no cover - would mean a non-deterministic successor function
+                raise RuntimeError("could not replay the counterexample: successors are not deterministic")
+        return path
 
     def rebuild(self, parents: dict[int, int], key: int) -> list[tuple[Action | None, State]]:
         """The path to ``key``: walk parents back to an initial state, then replay the model
@@ -148,7 +266,8 @@ class Explorer:
 
 
 class _Search:
-    """One run of the explorer: the visited set, the frontier and the property bookkeeping."""
+    """One run of the Python engine: the visited set (a dict of keys to parent keys), the
+    frontier, and the property bookkeeping of ``explorer.checks``."""
 
     def __init__(self, explorer: Explorer, strategy: str, bounds: Bounds, progress: ProgressFn | None) -> None:
         self.explorer = explorer
@@ -156,32 +275,24 @@ class _Search:
         self.strategy = strategy
         self.bounds = bounds
         self.progress = progress
-        props = explorer.properties
-        self.state_checks = [p for p in props if p.kind in (STATE, SOMETIMES) and p.check_state is not None]
-        self.pending_state_checks: list[tuple[Property, StateCheck, bool]] = [
-            (p, p.check_state, p.is_safety) for p in self.state_checks if p.check_state is not None
-        ]
-        """State checks not yet violated or witnessed, with their functions (hot path)."""
-        transition_checks = [p for p in props if p.kind in (TRANSITION, SOMETIMES) and p.check_transition is not None]
-        cached = [p for p in transition_checks if p.scope == STEP] if explorer.step_cache else []
-        self.step_checks = cached
-        self.step_check_calls: list[tuple[int, TransitionCheck, bool]] = [
-            (1 << i, p.check_transition, p.is_safety) for i, p in enumerate(cached) if p.check_transition is not None
-        ]
-        self.whole_checks = [p for p in transition_checks if p not in cached]
+        self.book = Book(explorer.properties, explorer.step_cache)
         self.stats = Stats()
-        self.result = Result(explorer.config, strategy, props, self.stats)
-        self.done: set[str] = set()
-        """Safety properties already violated and witnesses already found: not checked again."""
+        self.result = Result(explorer.config, strategy, explorer.properties, self.stats)
         self.parents: dict[int, int] = {}
         self.base = self.model.step_base
         self.masks: list[int] = []
-        """Per step id (from ``base``): bit i set when step check i fires (an invariant fails, a
-        witness holds); -1 while unknown."""
-        self.active = (1 << len(self.step_checks)) - 1
+        """Per step id (from ``base``): the step's verdict mask (``Book.step_mask``); -1 while
+        unknown."""
         self.step_counts: list[int] = []
         """Per step id (from ``base``): transitions taken."""
         self.kind_counts: dict[str, int] = {}
+        self.facts: list[Hashable] = []
+        """Per step id (from ``base``): what the step observer said of it."""
+        self.observed: dict[Hashable, int] = {}
+        self.group_masks: dict[int, int] = {}
+        """Per group id: the verdict mask of the group checks."""
+        self.consumer_masks: dict[int, int] = {}
+        """Per tuple of consumer ids (a key's consumer bits): the verdict mask of the consumer checks."""
         self._source: tuple[int, State | None] = (-1, None)
         self._target: tuple[int, State | None] = (-1, None)
 
@@ -203,7 +314,7 @@ class _Search:
 
     # ------------------------------------------------------------------ the search loop
     def run(self) -> Result:
-        explorer, model, stats, bounds = self.explorer, self.model, self.stats, self.bounds
+        explorer, model, stats, bounds, book = self.explorer, self.model, self.stats, self.bounds, self.book
         parents = self.parents
         start = time.monotonic()
         frontier: deque[tuple[int, int]] = deque()  # (key, depth)
@@ -215,7 +326,6 @@ class _Search:
         pop = frontier.popleft if self.strategy == "bfs" else frontier.pop
         push = frontier.append
         successor_keys = model.successor_keys
-        whole = self.whole_checks
         within = model.key_within_boundary
         last_report = start
         expanded = 0
@@ -239,23 +349,27 @@ class _Search:
                 grow = model.next_step - base - len(masks)
                 masks.extend([-1] * grow)
                 step_counts.extend([0] * grow)
+                if explorer.step_observer is not None:
+                    self.facts.extend([None] * grow)
             child_depth = depth + 1
+            whole = book.transition_checks and book.pending_transition_checks
             for step, nxt in successors:
                 offset = step - base
                 step_counts[offset] += 1
                 mask = masks[offset]
                 if mask < 0:
                     mask = masks[offset] = self.evaluate_step(step, key, nxt)
-                if mask and mask & self.active:
-                    self.record_step(mask, step, key, nxt)
+                if mask and mask & book.active_step:
+                    book.fire_step(mask, Where(key, step, nxt))
+                    self.collect()
                 if whole:
-                    self.check_whole(step, key, nxt)
+                    book.check_transition(self.source(key), model.steps[step], self.target(nxt), Where(key, step, nxt))
+                    self.collect()
                 if nxt in parents:
                     continue
                 parents[nxt] = key
                 push((nxt, child_depth))
-                if self.pending_state_checks:
-                    self.check_state(nxt)
+                self.check_state(nxt)
             expanded += 1
             if expanded & 0xFF == 0:
                 if len(model.steps) > explorer.step_memory:
@@ -276,16 +390,20 @@ class _Search:
         stats.distinct_states = len(parents)
         self.fold_counts()
         self.result.action_counts = dict(self.kind_counts)
+        self.result.observed = self.observed
+        self.result.witnessed = set(book.witnessed)
         self.result.violations.sort(key=lambda v: (len(v.path), v.prop.name))
         return self.result
 
     def fold_counts(self) -> None:
         """Add the per-step transition counts to the per-kind totals."""
-        steps, kinds = self.model.steps, self.kind_counts
+        steps, kinds, facts, observed = self.model.steps, self.kind_counts, self.facts, self.observed
         for offset, n in enumerate(self.step_counts):
             if n:
                 kind = steps[self.base + offset].kind
                 kinds[kind] = kinds.get(kind, 0) + n
+                if facts:
+                    observed[facts[offset]] = observed.get(facts[offset], 0) + n
         self.step_counts = [0] * len(self.step_counts)
 
     def forget_steps(self) -> None:
@@ -293,66 +411,64 @@ class _Search:
         self.fold_counts()
         self.model.forget_steps()
         self.base = self.model.step_base
-        self.masks, self.step_counts = [], []
+        self.masks, self.step_counts, self.facts = [], [], []
 
     # ------------------------------------------------------------------ properties
     def check_state(self, key: int) -> None:
-        """State invariants and state witnesses, on a state seen for the first time."""
-        pending = self.pending_state_checks
-        if not pending:
-            return
-        state = self.target(key)
-        for p, check, safety in pending:
-            if check(state) != safety:  # an invariant fails, or a witness holds
-                self.done.add(p.name)
-                if safety:
-                    self.result.violations.append(Violation(p, self.explorer.rebuild(self.parents, key)))
-                else:
-                    self.result.witnessed.add(p.name)
-                self.pending_state_checks = [c for c in pending if c[0].name not in self.done]
+        """State invariants and state witnesses, on a state seen for the first time: the
+        component checks through their cached masks, the others on the decoded state."""
+        book = self.book
+        if book.active_component:
+            gid, rest = self.model.group_and_consumer_parts(key)
+            gmask = self.group_masks.get(gid)
+            if gmask is None:
+                gmask = self.group_masks[gid] = book.group_mask(self.target(key))
+            cmask = self.consumer_masks.get(rest)
+            if cmask is None:
+                cmask = self.consumer_masks[rest] = book.consumer_mask(self.target(key))
+            if (gmask | cmask) & book.active_component:
+                book.fire_component(gmask | cmask, Where(key))
+                self.collect()
+        if book.state_checks and book.pending_state_checks:
+            book.check_state(self.target(key), Where(key))
+            self.collect()
 
     def evaluate_step(self, step: int, key: int, nxt: int) -> int:
-        """The mask of a step seen for the first time. Checks already done (violated or
-        witnessed) are skipped: their bits are never read again."""
-        active = self.active
-        if not active:
+        """The mask of a step seen for the first time (and what the step observer says of it)."""
+        observer = self.explorer.step_observer
+        if observer is not None:
+            self.facts[step - self.base] = observer(self.source(key), self.model.steps[step], self.target(nxt))
+        if not self.book.active_step:
             return 0
-        s, t, action = self.source(key), self.target(nxt), self.model.steps[step]
-        mask = 0
-        for bit, check, safety in self.step_check_calls:
-            if active & bit and check(s, action, t) != safety:  # an invariant fails, or a witness holds
-                mask |= bit
-        return mask
+        return self.book.step_mask(self.source(key), self.model.steps[step], self.target(nxt))
 
-    def record_step(self, mask: int, step: int, key: int, nxt: int) -> None:
-        for i, p in enumerate(self.step_checks):
-            bit = 1 << i
-            if mask & bit & self.active:
-                self.active &= ~bit
-                self.fire(p, step, key, nxt)
-
-    def check_whole(self, step: int, key: int, nxt: int) -> None:
-        action = self.model.steps[step]
-        for p in self.whole_checks:
-            if p.name in self.done:
-                continue
-            if p.holds_on(self.source(key), action, self.target(nxt)) != p.is_safety:
-                self.fire(p, step, key, nxt)
-
-    def fire(self, p: Property, step: int, key: int, nxt: int) -> None:
-        """A transition violated an invariant (record the counterexample) or satisfied a witness."""
-        self.done.add(p.name)
-        if not p.is_safety:
-            self.result.witnessed.add(p.name)
-            return
-        keys = self.explorer.replay(self.parents, key) + [(step, nxt)]
-        self.result.violations.append(Violation(p, self.explorer.trace(keys)))
+    def collect(self) -> None:
+        """Turn what the book recorded since the last call into counterexamples (now, while the
+        model still holds the steps they end with)."""
+        fired = self.book.fired
+        while len(self.result.violations) < len(fired):
+            p, where = fired[len(self.result.violations)]
+            keys = self.explorer.replay(self.parents, where.key)
+            if where.step >= 0:
+                keys.append((where.step, where.nxt))
+            self.result.violations.append(Violation(p, self.explorer.trace(keys)))
 
 
-def terminal_progress(stream: object = None) -> ProgressFn:
+def _fill(stats: Stats, core: dict[str, int]) -> None:
+    stats.distinct_states = core["distinct_states"]
+    stats.transitions = core["transitions"]
+    stats.depth = core["depth"]
+    stats.boundary_states = core["boundary_states"]
+    stats.visited_bytes = core["visited_bytes"]
+    stats.tables = {
+        k: core[k] for k in ("vectors", "own_moves", "timer_moves", "crash_moves", "deliveries", "memo_bytes")
+    }
+
+
+def terminal_progress(stream: TextIO | None = None) -> ProgressFn:
     """A progress line: rewritten in place on a terminal, one plain line per ~10 s otherwise."""
     out = stream or sys.stderr
-    tty = hasattr(out, "isatty") and out.isatty()  # type: ignore[union-attr]
+    tty = out.isatty()
     last_plain = [0.0]
 
     def report(stats: Stats, frontier: int) -> None:
@@ -361,9 +477,9 @@ def terminal_progress(stream: object = None) -> ProgressFn:
             f"queue {frontier:,}, {stats.states_per_second:,.0f} states/s, {stats.seconds:.0f} s"
         )
         if tty:
-            print("\r" + line + "   ", end="", file=out, flush=True)  # type: ignore[call-overload]
+            print("\r" + line + "   ", end="", file=out, flush=True)
         elif stats.seconds - last_plain[0] >= 10:
             last_plain[0] = stats.seconds
-            print("progress: " + line, file=out, flush=True)  # type: ignore[call-overload]
+            print("progress: " + line, file=out, flush=True)
 
     return report

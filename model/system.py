@@ -76,6 +76,8 @@ _SESSION = "session_expiry"
 _CONSUMER_SPENDS = ("leave", "metadata_change", _LOST)
 """The perturbations a consumer move can spend (its own step, or a lost immediate answer)."""
 _AVAIL_LOST = 1 << _CONSUMER_SPENDS.index(_LOST)
+ALL_AVAILABLE = (1 << len(_CONSUMER_SPENDS)) - 1
+"""Every perturbation a consumer move can spend is available (the native engine's grain)."""
 
 
 class Interner(Generic[T]):
@@ -162,6 +164,9 @@ class ClassicGroupModel:
         self._lose_memo: dict[tuple[int, int, int], tuple[int, int] | None] = {}
         self._shifts = [_C_SHIFT + _C_BITS * i for i in range(self.n)]
         self._can_lose = config.budget("lost_response") > 0 and config.max_perturbations > 0
+        self.memoise = True
+        """Keep computed component steps in this model's memo tables (the Python engine's
+        ``successor_keys``). The native engine keeps them itself and turns this off."""
 
     # ------------------------------------------------------------------ the model (values)
     def init_states(self) -> list[State]:
@@ -182,6 +187,10 @@ class ClassicGroupModel:
         """States beyond the generation bound are checked but not expanded (TLC's state
         constraint)."""
         return state.group.generation <= self.config.max_generation
+
+    def actions(self, state: State) -> list[Action]:
+        """The enabled actions, in the order of ``successors``."""
+        return [action for action, _ in self.successors(state)]
 
     def successors(self, state: State) -> list[tuple[Action, State]]:
         """Every enabled action and its next state, in a deterministic order."""
@@ -216,6 +225,10 @@ class ClassicGroupModel:
     def split(self, key: int) -> tuple[int, int, list[int]]:
         """A key's group id, budget id and consumer ids."""
         return key & _G_MASK, (key >> _G_BITS) & _B_MASK, [(key >> shift) & _C_MASK for shift in self._shifts]
+
+    def group_and_consumer_parts(self, key: int) -> tuple[int, int]:
+        """A key's group id, and its consumer ids packed as one int (equal for equal tuples)."""
+        return key & _G_MASK, key >> _C_SHIFT
 
     def pack(self, gid: int, bid: int, cids: list[int]) -> int:
         """The key of a group id, budget id and consumer ids."""
@@ -361,11 +374,14 @@ class ClassicGroupModel:
             cid = (rest >> shift) & _C_MASK
             ncid = memo.get((cid, rid))
             if ncid is None:
-                c = self.consumers.values[cid]
-                ncid = self.consumers.id(c._replace(responses=c.responses + (self.responses.values[rid],)))
-                memo[(cid, rid)] = ncid
+                ncid = memo[(cid, rid)] = self.delivered(cid, rid)
             rest ^= (cid ^ ncid) << shift
         return rest
+
+    def delivered(self, cid: int, rid: int) -> int:
+        """The consumer ``cid`` with response ``rid`` appended to its response channel."""
+        c = self.consumers.values[cid]
+        return self.consumers.id(c._replace(responses=c.responses + (self.responses.values[rid],)))
 
     def _spend(self, bid: int, kind: str) -> int:
         """The budget after spending one ``kind`` perturbation, or -1 when none is left."""
@@ -433,7 +449,8 @@ class ClassicGroupModel:
                         self._deliveries(action.answers),
                     )
                 )
-        self._moves[(gid, index, cid, avail)] = moves
+        if self.memoise:
+            self._moves[(gid, index, cid, avail)] = moves
         return moves
 
     def _group_moves(self, gid: int, steps: list[GroupStep]) -> list[GroupMove]:
@@ -459,21 +476,27 @@ class ClassicGroupModel:
         group = self.groups.values[gid]
         ids = [m.mid for m in group.members if not m.orphan] + [p.mid for p in group.pending if not p.orphan]
         candidates = tuple((1 << i, mid) for i, mid in enumerate(ids))
-        self._live_candidates[gid] = candidates
+        if self.memoise:
+            self._live_candidates[gid] = candidates
         return candidates
 
     def _compute_timers(self, gid: int, protected: int) -> list[GroupMove]:
         """The timer steps of a group, leaving out those that remove a ``protected`` member
         (bits of ``_live_candidates``: live members when no ``session_expiry`` budget is left)."""
         group = self.groups.values[gid]
-        keep = frozenset(mid for bit, mid in self._live_candidates.get(gid, ()) if protected & bit)
+        candidates = self._live_candidates.get(gid) if protected else ()
+        if candidates is None:
+            candidates = self._compute_live_candidates(gid)
+        keep = frozenset(mid for bit, mid in candidates if protected & bit)
         moves = self._group_moves(gid, self._timer_steps(group, keep))
-        self._timers[(gid, protected)] = moves
+        if self.memoise:
+            self._timers[(gid, protected)] = moves
         return moves
 
     def _compute_faults(self, gid: int) -> list[GroupMove]:
         moves = self._group_moves(gid, self._group_fault_steps(self.groups.values[gid]))
-        self._faults[gid] = moves
+        if self.memoise:
+            self._faults[gid] = moves
         return moves
 
     def _crash(self, gid: int, index: int, cid: int) -> tuple[int, int, int] | None:
@@ -491,7 +514,8 @@ class ClassicGroupModel:
                 self._group_id(coord.orphan_consumer(group, index)),
                 self.consumers.id(restarted),
             )
-        self._crash_memo[key] = move
+        if self.memoise:
+            self._crash_memo[key] = move
         return move
 
     def _lose(self, gid: int, index: int, cid: int) -> tuple[int, int] | None:
@@ -504,7 +528,8 @@ class ClassicGroupModel:
         if cons.responses:
             action = Action(LOSE_RESPONSE, index, response=cons.responses[0])
             move = (self._intern_step(action), self.consumers.id(client.lose_response(cons)))
-        self._lose_memo[key] = move
+        if self.memoise:
+            self._lose_memo[key] = move
         return move
 
     def _round_trip(

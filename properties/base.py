@@ -15,6 +15,11 @@ exactly those parts) instead of once per transition, which is what makes exhaust
 fast. A check that reads anything else (another consumer, the budget) must keep the default
 ``scope=TRANSITION``. ``tests/explorer`` checks that the two evaluations agree on the shipped
 properties.
+
+What a state check reads. Most state invariants read the group alone or the consumers alone.
+Declared ``reads=GROUP`` or ``reads=CONSUMERS``, such a check is evaluated once per distinct group
+(or tuple of consumers) and its verdict cached with that component (``explorer.checks``), not once
+per state. A check that reads more keeps the default ``reads=STATE``.
 """
 
 from __future__ import annotations
@@ -34,6 +39,13 @@ STEP = "step"
 WHOLE = "transition"
 """Scope: the check may read the whole transition."""
 
+GROUP = "group"
+"""Reads: the state check reads only ``state.group``."""
+CONSUMERS = "consumers"
+"""Reads: the state check reads only ``state.consumers``."""
+WHOLE_STATE = "state"
+"""Reads: the state check may read the whole state."""
+
 StateCheck = Callable[[State], bool]
 TransitionCheck = Callable[[State, Action, State], bool]
 
@@ -50,6 +62,8 @@ class Property:
     """For a ``sometimes`` property: the safety property whose antecedent it shows reachable."""
     scope: str = WHOLE
     """For transition checks: ``STEP`` or ``WHOLE`` (see the module docstring)."""
+    reads: str = WHOLE_STATE
+    """For state checks: ``GROUP``, ``CONSUMERS`` or ``WHOLE_STATE`` (see the module docstring)."""
 
     @property
     def is_safety(self) -> bool:
@@ -64,9 +78,11 @@ class Property:
         return self.check_transition(state, action, nxt)
 
 
-def state_invariant(name: str, description: str, source: str) -> Callable[[StateCheck], Property]:
+def state_invariant(
+    name: str, description: str, source: str, reads: str = WHOLE_STATE
+) -> Callable[[StateCheck], Property]:
     def wrap(fn: StateCheck) -> Property:
-        return Property(name, description, source, STATE, check_state=fn)
+        return Property(name, description, source, STATE, check_state=fn, reads=reads)
 
     return wrap
 
@@ -99,12 +115,20 @@ def sometimes(
     return wrap
 
 
-def sometimes_state(name: str, description: str, witness_of: str) -> Callable[[StateCheck], Property]:
+def sometimes_state(
+    name: str, description: str, witness_of: str, reads: str = WHOLE_STATE
+) -> Callable[[StateCheck], Property]:
     """A witness that some reachable state satisfies the check."""
 
     def wrap(fn: StateCheck) -> Property:
         return Property(
-            name, description, f"witness for {witness_of}", SOMETIMES, check_state=fn, witness_of=witness_of
+            name,
+            description,
+            f"witness for {witness_of}",
+            SOMETIMES,
+            check_state=fn,
+            witness_of=witness_of,
+            reads=reads,
         )
 
     return wrap

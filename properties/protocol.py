@@ -22,7 +22,16 @@ from model.actions import (
 )
 from model.state import NO_MEMBER, JoinTimer, Request, State
 from model.types import VALID_PREVIOUS_STATES, ApiKey, Errors, GroupState, MemberState
-from properties.base import STEP, Property, sometimes, sometimes_state, state_invariant, transition_invariant
+from properties.base import (
+    CONSUMERS,
+    GROUP,
+    STEP,
+    Property,
+    sometimes,
+    sometimes_state,
+    state_invariant,
+    transition_invariant,
+)
 
 PR = GroupState.PREPARING_REBALANCE
 CR = GroupState.COMPLETING_REBALANCE
@@ -42,6 +51,7 @@ def exchanges(state: State, action: Action) -> Iterable[tuple[Request, Answer]]:
     "single_delayed_join",
     "A group has a join timer (DelayedJoin or InitialDelayedJoin) exactly while it is PreparingRebalance.",
     "seed 000 (one DelayedJoin per rebalance); reference §11",
+    reads=GROUP,
 )
 def single_delayed_join_state(s: State) -> bool:
     g = s.group
@@ -120,6 +130,7 @@ def valid_transitions(s: State, a: Action, t: State) -> bool:
     "empty_iff_no_members",
     "The group is Empty exactly when it has no members (outside a rebalance and Dead).",
     "seed 002 (Empty: no active consumer); reference §2",
+    reads=GROUP,
 )
 def empty_iff_no_members(s: State) -> bool:
     g = s.group
@@ -134,6 +145,7 @@ def empty_iff_no_members(s: State) -> bool:
     "leader_is_member",
     "Whenever the group has members, its leader is one of them; with none, it has no leader.",
     "seed 002 (leader consumer); reference §11 (leader election)",
+    reads=GROUP,
 )
 def leader_is_member(s: State) -> bool:
     g = s.group
@@ -149,6 +161,7 @@ def leader_is_member(s: State) -> bool:
     "exclusive_ownership",
     "No partition is owned by two consumers that are Stable in the same generation.",
     "seed 002 (each consumer receives only its own part); the most important property",
+    reads=CONSUMERS,
 )
 def exclusive_ownership(s: State) -> bool:
     seen: dict[tuple[int, int], int] = {}
@@ -238,6 +251,7 @@ def no_expiry_while_parked(s: State, a: Action, t: State) -> bool:
     "A JoinGroup is parked only while the group is PreparingRebalance, a SyncGroup only while it is "
     "CompletingRebalance.",
     "seed 004 (prepareRebalance: resetAndPropagateAssignmentError; onCompleteJoin); reference §11, §14",
+    reads=GROUP,
 )
 def parked_only_in_phase(s: State) -> bool:
     g = s.group
@@ -332,6 +346,7 @@ def generation_members_rejoined(s: State, a: Action, t: State) -> bool:
     "one_member_per_instance",
     "At most one member of the group holds a static member's group.instance.id.",
     "reference §4 step 6 (replaceStaticMember: a known instance id is taken over, never doubled, 2.3+)",
+    reads=GROUP,
 )
 def one_member_per_instance(s: State) -> bool:
     instances = [m.mid[0] for m in s.group.members if m.static]
@@ -373,7 +388,10 @@ def witness_sync_in_rebalance(s: State, a: Action, t: State) -> bool:
 
 
 @sometimes_state(
-    "witness_two_stable", "Two consumers are Stable in the same generation with partitions.", "exclusive_ownership"
+    "witness_two_stable",
+    "Two consumers are Stable in the same generation with partitions.",
+    "exclusive_ownership",
+    reads=CONSUMERS,
 )
 def witness_two_stable(s: State) -> bool:
     gens = [c.generation for c in s.consumers if c.state == MemberState.STABLE and c.owned]

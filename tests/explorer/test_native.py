@@ -1,0 +1,76 @@
+"""The native engine and the Python engine give the same counts, verdicts, witnesses, action
+counts and counterexamples (the native core only changes where the work is done)."""
+
+from __future__ import annotations
+
+import pytest
+
+from explorer import native
+from explorer.search import Bounds, Explorer, Result
+from model.config import Config
+from model.mutants import CATALOGUE
+
+pytestmark = pytest.mark.skipif(not native.AVAILABLE, reason="the native core is not built")
+
+
+def _summary(result: Result) -> tuple[object, ...]:
+    s = result.stats
+    return (
+        s.distinct_states,
+        s.transitions,
+        s.depth,
+        s.boundary_states,
+        s.complete,
+        s.stopped_by,
+        sorted(result.witnessed),
+        sorted(result.action_counts.items()),
+        [(v.prop.name, [(a, t) for a, t in v.path]) for v in result.violations],
+    )
+
+
+@pytest.mark.parametrize("strategy", ["bfs", "dfs"])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"consumers": 2, "partitions": 2, "max_generation": 2},
+        {"consumers": 2, "partitions": 2, "max_generation": 2, "max_perturbations": 2},
+        {"consumers": 3, "partitions": 1, "max_generation": 1, "faults": "crash,lost_response"},
+        {"consumers": 2, "partitions": 1, "max_generation": 2, "require_known_member_id": True},
+        {"consumers": 2, "partitions": 1, "max_generation": 1, "atomic_requests": False},
+        {"consumers": 2, "partitions": 2, "max_generation": 2, "profile": "java-4.0", "static_consumers": 0},
+    ],
+)
+def test_both_engines_agree(strategy: str, extra: dict[str, object]) -> None:
+    config = Config.from_mapping(extra)
+    python = Explorer(config, engine="python").run(strategy)
+    fast = Explorer(config, engine="native").run(strategy)
+    assert fast.stats.engine == "native" and python.stats.engine == "python"
+    assert _summary(fast) == _summary(python)
+
+
+@pytest.mark.parametrize("mutant", [m.name for m in CATALOGUE][:8])
+def test_both_engines_find_the_same_shortest_counterexample(mutant: str) -> None:
+    config = Config.from_mapping({"consumers": 2, "partitions": 2, "max_generation": 2, "mutant": mutant})
+    python = Explorer(config, engine="python", stop_at_first=True).run("bfs")
+    fast = Explorer(config, engine="native", stop_at_first=True).run("bfs")
+    assert _summary(fast) == _summary(python)
+
+
+@pytest.mark.parametrize("bounds", [Bounds(max_depth=7), Bounds(max_states=5000)])
+def test_both_engines_honour_bounds(bounds: Bounds) -> None:
+    config = Config.from_mapping({"consumers": 2, "partitions": 2, "max_generation": 2})
+    python = Explorer(config, engine="python").run("bfs", bounds)
+    fast = Explorer(config, engine="native").run("bfs", bounds)
+    assert not fast.stats.complete
+    assert fast.stats.stopped_by == python.stats.stopped_by
+    if bounds.max_depth is not None:
+        assert _summary(fast) == _summary(python)
+    else:
+        assert fast.stats.distinct_states >= 5000
+
+
+def test_the_native_engine_holds_each_visited_state_in_at_most_16_bytes() -> None:
+    config = Config.from_mapping({"consumers": 3, "partitions": 2, "max_generation": 1})
+    result = Explorer(config, engine="native").run()
+    assert result.stats.distinct_states == 76_001
+    assert 8 <= result.stats.bytes_per_state <= 16
