@@ -12,6 +12,7 @@ Used by ``benchmarks/logs_engines.py``; the log it writes validates as consisten
 
 from __future__ import annotations
 
+import io
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -184,6 +185,18 @@ class _Group:
         self.join(fresh)
 
 
+def _flush(outs: dict[tuple[int, int], TextIO], buffers: dict[tuple[int, int], list[io.StringIO]]) -> None:
+    """A broker writes its groups' lines in time order (a stable sort on the ``[timestamp]``)."""
+    for key, bufs in buffers.items():
+        pending: list[str] = []
+        for b in bufs:
+            pending += b.getvalue().splitlines(keepends=True)
+            b.seek(0)
+            b.truncate()
+        pending.sort(key=lambda ln: ln[:25])
+        outs[key].writelines(pending)
+
+
 def generate(
     out_dir: Path,
     lines: int,
@@ -196,6 +209,7 @@ def generate(
     """Write at least ``lines`` log lines into ``out_dir/cluster-C/broker-B.log``; returns the count."""
     rng = random.Random(seed)
     outs: dict[tuple[int, int], TextIO] = {}
+    buffers: dict[tuple[int, int], list[io.StringIO]] = {}
     state: list[_Group] = []
     try:
         for g in range(groups):
@@ -211,8 +225,10 @@ def generate(
                 CoordinatorConfig(seed=seed * 1000 + g, group_initial_rebalance_delay_ms=3000, profile=profile),
                 start_ms=0,
             )
-            writer = KafkaLogWriter(coordinator, outs[key], release, broker_id=broker, base_ms=DEFAULT_BASE_MS)
+            buffer = io.StringIO()
+            writer = KafkaLogWriter(coordinator, buffer, release, broker_id=broker, base_ms=DEFAULT_BASE_MS)
             group = _Group(f"group-{g}", coordinator, writer, random.Random(rng.getrandbits(32)))
+            buffers.setdefault(key, []).append(buffer)
             for _ in range(rng.randint(2, 5)):
                 group.new_client(static=rng.random() < 0.2)
             state.append(group)
@@ -222,7 +238,9 @@ def generate(
             n += 1
             for group in state:
                 group.tick(n)
+            _flush(outs, buffers)
     finally:
+        _flush(outs, buffers)
         for f in outs.values():
             f.close()
     return sum(g.writer.lines_written for g in state)
