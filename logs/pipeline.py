@@ -3,7 +3,8 @@ and diagnose each group → per-group rows, Parquet and a summary page.
 
 Both engines share every step but the plumbing: :func:`analyse_local` runs them in this process,
 :mod:`logs.spark` on Spark (one task per file to parse, a grouped map per group). A group's row is
-:func:`group_row`, so the engines' verdicts can be compared row for row.
+:func:`make_row` of the group's verdict (``validate_group``) and diagnosis (``diagnose``), so the
+engines' verdicts can be compared row for row.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from logs.diagnose import Diagnosis, diagnose, timeline_svg
-from logs.events import Event, by_group, events_of, sort_key
+from logs.events import Event, by_group, events_of
 from logs.parse import ParseStats, iter_files, open_source, read_records
 from logs.validate import CONSISTENT, Verdict, validate_group
 
@@ -30,15 +31,8 @@ ROW_COLUMNS = (
 )  # fmt: skip
 
 
-def group_row(events: Sequence[Event], profile: str | None) -> dict[str, Any]:
-    """Validate and diagnose one group's events (any order): its row."""
-    seq = sorted(events, key=sort_key)
-    verdict = validate_group(seq, profile)
-    diag = diagnose(seq)
-    return make_row(verdict, diag)
-
-
 def make_row(v: Verdict, d: Diagnosis) -> dict[str, Any]:
+    """A group's row (the Parquet columns, ``ROW_COLUMNS``)."""
     u = v.first_unexplained
     m = d.metrics()
     return {
@@ -68,6 +62,20 @@ def make_row(v: Verdict, d: Diagnosis) -> dict[str, Any]:
     }
 
 
+#: (cluster, group, rebalances, {pattern: usual cause}, timeline SVG)
+Chart = tuple[str, str, int, dict[str, str], str]
+CHARTS = 30
+
+
+def chart(d: Diagnosis) -> Chart:
+    """A group's entry on the summary page."""
+    return (d.cluster, d.group, len(d.rebalances), dict(d.patterns), timeline_svg(d))
+
+
+def chart_order(c: Chart) -> tuple[int, str, str]:
+    return (-c[2], c[0], c[1])
+
+
 @dataclass
 class Analysis:
     """What a run found: the input statistics and one row per group (sorted by cluster, group)."""
@@ -76,9 +84,9 @@ class Analysis:
     stats: ParseStats
     rows: list[dict[str, Any]]
     seconds: float
-    #: diagnoses of the groups, for the summary page (the local engine keeps them all; Spark the
-    #: groups with patterns or verdicts worth a chart)
-    diagnoses: dict[tuple[str, str], Diagnosis] = field(default_factory=dict)
+    #: the summary page's charts: (cluster, group, rebalances, patterns with causes, timeline SVG) of
+    #: the groups with the most rebalances, most first
+    charts: list[Chart] = field(default_factory=list)
 
     @property
     def inconsistent(self) -> list[dict[str, Any]]:
@@ -111,14 +119,16 @@ def analyse_local(paths: Iterable[str | Path], profile: str | None = None) -> An
         stats.merge(file_stats)
     groups = by_group(events)
     rows: list[dict[str, Any]] = []
-    diagnoses: dict[tuple[str, str], Diagnosis] = {}
+    charts: list[Chart] = []
     for key in sorted(groups):
         seq = groups[key]
         verdict = validate_group(seq, profile)
         diag = diagnose(seq)
-        diagnoses[key] = diag
+        if diag.rebalances:
+            charts.append(chart(diag))
         rows.append(make_row(verdict, diag))
-    return Analysis("local", stats, rows, time.monotonic() - began, diagnoses)
+    charts = sorted(charts, key=chart_order)[:CHARTS]
+    return Analysis("local", stats, rows, time.monotonic() - began, charts)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -204,12 +214,11 @@ def summary_html(a: Analysis, charts: int = 30) -> str:
             f"<p><code>{e(str(r['unexplained_text']))}</code></p><p>{e(str(r['unexplained_why']))}</p>"
             "<p>The model would have allowed:</p><ul>" + "".join(f"<li>{e(x)}</li>" for x in r["allowed"]) + "</ul>"
         )
-    busiest = sorted(a.diagnoses.items(), key=lambda kv: -len(kv[1].rebalances))
-    for key, d in [kv for kv in busiest if kv[1].rebalances][:charts]:
-        parts.append(f"<h3>{e(key[1])}</h3>")
-        for name, cause in sorted(d.patterns.items()):
+    for cluster, group, _n, patterns, svg in a.charts[:charts]:
+        parts.append(f"<h3>{e(cluster)}/{e(group)}</h3>")
+        for name, cause in sorted(patterns.items()):
             parts.append(f"<p><b>{e(name)}</b>: usually {e(cause)}</p>")
-        parts.append(timeline_svg(d))
+        parts.append(svg)
     parts.append("</body></html>")
     return "\n".join(parts)
 

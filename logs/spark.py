@@ -5,8 +5,8 @@
    files must be readable from the executors (local disk for ``local[N]``, a shared filesystem on a
    cluster).
 2. Events are keyed by ``(cluster, group)`` and grouped (``groupByKey``); the grouped map sorts each
-   group's events by time and validates and diagnoses them (:func:`logs.pipeline.group_row`, the
-   local engine's code).
+   group's events by time and validates and diagnoses them (``validate_group``, ``diagnose``,
+   ``logs.pipeline.make_row``: the local engine's code), keeping each group's chart.
 3. The rows become a DataFrame written as Parquet (``verdicts.parquet/``); the input statistics are
    merged on the driver (``reduce``), and the summary page is written there.
 
@@ -24,9 +24,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from logs.events import Event, events_of
+from logs.diagnose import diagnose
+from logs.events import Event, events_of, sort_key
 from logs.parse import ParseStats, iter_files, open_source, read_records
-from logs.pipeline import ROW_COLUMNS, Analysis, group_row
+from logs.pipeline import CHARTS, ROW_COLUMNS, Analysis, Chart, chart, chart_order, make_row
+from logs.validate import validate_group
 
 _SHIPPED = ("logs", "sut", "model")
 
@@ -47,8 +49,10 @@ def _merge(a: ParseStats, b: ParseStats) -> ParseStats:
     return a
 
 
-def _group(rows: Iterable[dict[str, Any]], profile: str | None) -> dict[str, Any]:
-    return group_row([Event.from_row(r) for r in rows], profile)
+def _group(rows: Iterable[dict[str, Any]], profile: str | None) -> tuple[dict[str, Any], Chart | None]:
+    events = sorted((Event.from_row(r) for r in rows), key=sort_key)
+    diag = diagnose(events)
+    return make_row(validate_group(events, profile), diag), (chart(diag) if diag.rebalances else None)
 
 
 def _ship(spark: Any) -> None:
@@ -86,7 +90,8 @@ def analyse_spark(
     stats: ParseStats = parsed.map(lambda x: x[1]).reduce(_merge)
     keyed = parsed.flatMap(lambda x: [((r["cluster"], r["group"]), r) for r in x[0]])
     prof = profile
-    rows_rdd = keyed.groupByKey().map(lambda kv: _group(kv[1], prof))
+    grouped = keyed.groupByKey().map(lambda kv: _group(kv[1], prof)).cache()
+    rows_rdd = grouped.map(lambda rc: rc[0])
     text, num, lst = StringType(), LongType(), ArrayType(StringType())
     types = {
         "events": num, "unexplained_line": num, "rebalances": num, "rebalance_ms_mean": DoubleType(),
@@ -100,8 +105,10 @@ def analyse_spark(
         out.mkdir(parents=True, exist_ok=True)
         frame.write.mode("overwrite").parquet(str(out / "verdicts.parquet"))
     rows = sorted((_as_row(r) for r in frame.collect()), key=lambda r: (r["cluster"], r["group"]))
+    charts = grouped.map(lambda rc: rc[1]).filter(lambda c: c is not None).takeOrdered(CHARTS, key=chart_order)
+    grouped.unpersist()
     parsed.unpersist()
-    return Analysis("spark", stats, rows, time.monotonic() - began)
+    return Analysis("spark", stats, rows, time.monotonic() - began, charts)
 
 
 def _coerce(v: Any) -> Any:

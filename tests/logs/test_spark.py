@@ -43,6 +43,7 @@ def test_spark_and_local_engines_agree(spark_session: Any, tmp_path: Path) -> No
     local = analyse_local([corpus])
     remote = analyse_spark(spark_session, [corpus], out=tmp_path / "out")
     assert remote.rows == local.rows
+    assert remote.charts == local.charts and local.charts
     assert len(local.rows) > 20 and len(local.inconsistent) == 1
     assert remote.stats.as_json() == local.stats.as_json()
     assert set(local.stats.malformed) >= {"binary", "truncated", "orphan"}
