@@ -34,6 +34,8 @@ from logs.corpus import generate
 
 ROOT = Path(__file__).resolve().parent.parent
 KGC = str(ROOT / ".venv" / "bin" / "kgc")
+#: a generated group id (``group-17``) wherever it stands (``[Group group-17]``, ``[GroupId=group-17]``)
+GROUP_ID = re.compile(r"(?<![\w-])group-(\d+)")
 
 
 def count_lines(path: Path) -> int:
@@ -55,8 +57,7 @@ def make_corpus(base_dir: Path, full_dir: Path, base_lines: int, lines: int) -> 
             for f in sorted(base_dir.rglob("*.log")):
                 target = full_dir / f"copy-{k}" / f.relative_to(base_dir)
                 target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(f.read_text().replace("group group-", f"group group-c{k}-").replace(
-                    " group-", f" group-c{k}-"))  # fmt: skip
+                target.write_text(GROUP_ID.sub(f"group-c{k}-\\1", f.read_text()))
     return base_count, count_lines(full_dir), seconds
 
 
