@@ -74,6 +74,7 @@ PARTITION_ELECTED = "partition_elected"  # broker-wide: became coordinator of a 
 PARTITION_RESIGNED = "partition_resigned"  # broker-wide: resigned a partition
 PARTITION_LOADING = "partition_loading"  # broker-wide: loading / loaded / unloading a partition
 LIFECYCLE = "lifecycle"  # broker-wide: startup / shutdown of the coordinator
+NOTE = "note"  # about a group, but no change of its state or members (kept as recognised, not validated)
 
 #: Kinds that concern one group (the others are about a broker or a partition).
 GROUP_KINDS = frozenset(
@@ -392,6 +393,20 @@ TEMPLATES: tuple[Template, ...] = (
              f"{_GMM} 2.0.0–3.9 loadGroupsAndOffsets"),
     Template(PARTITION_LOADING, SCALA, "0.11", "3.9", "Not {groups}",
              f"{_GMM} 3.0.0–3.9 (epoch checks)"),
+    Template(NOTE, SCALA, "2.4", "2.7", "Member id {member} was not found in {group} during heartbeat expiration.",
+             f"{_GC} 2.4.0 shouldCompleteNonPendingHeartbeat"),
+    Template(NOTE, SCALA, "2.8", "3.5", "Member id {member} was not found in {group} during heartbeat completion check",
+             f"{_GC} 2.8.0 (debug in 3.6.2) shouldCompleteNonPendingHeartbeat"),
+    Template(NOTE, SCALA, "2.4", "3.9",
+             "Received notification of heartbeat expiration for member {member} after group {group} had already "
+             "been unloaded or deleted.",
+             f"{_GC} 2.4.0–3.9 onExpireHeartbeat"),
+    Template(NOTE, SCALA, "2.4", "3.9",
+             "The following offsets of the group {group} were deleted: {groups}. A total of {count} offsets were "
+             "removed.",
+             f"{_GC} 2.4.0–3.9 handleDeleteOffsets"),
+    Template(NOTE, SCALA, "2.0", "3.9", "Removed {count} offsets associated with deleted partitions: {groups}.",
+             f"{_GC} 2.0.0–3.9 handleDeletedPartitions"),
     Template(LIFECYCLE, SCALA, "0.10.0", "3.9", "Starting up.", f"{_GC} startup"),
     Template(LIFECYCLE, SCALA, "0.10.0", "3.9", "Startup complete.", f"{_GC} startup"),
     Template(LIFECYCLE, SCALA, "0.10.0", "3.9", "Shutting down.", f"{_GC} shutdown"),
