@@ -8,6 +8,11 @@ compare across runs). Not a test: the figures go into the README by hand.
 
     .venv/bin/python benchmarks/check_default.py                       # the default configuration
     .venv/bin/python benchmarks/check_default.py max_perturbations=0   # overrides: FIELD=VALUE
+    .venv/bin/python benchmarks/check_default.py consumers=4           # the 4-consumer row
+    KGC_ENGINE=python .venv/bin/python benchmarks/check_default.py     # the pure-Python engine
+
+Run it under ``/usr/bin/time -v`` for the operating system's own figures (maximum resident set
+size, CPU seconds) beside the JSON line.
 """
 
 from __future__ import annotations
@@ -47,6 +52,9 @@ def main(argv: list[str]) -> int:
                 "distinct_states_per_second": round(s.states_per_second),
                 "distinct_states_per_cpu_second": round(s.distinct_states / cpu) if cpu else None,
                 "peak_memory_mb": round(s.peak_memory_mb),
+                "engine": s.engine,
+                "visited_set_bytes_per_state": round(s.bytes_per_state, 2),
+                "engine_tables": s.tables,
                 "model_tables": explorer.model.cache_sizes(),
                 "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)],
             }

@@ -629,6 +629,14 @@ class _Geometry:
     width: float
 
 
+WITNESS_KINDS = ("sometimes", "behaviour")
+"""Traces that show something reachable (a witness, a ``kgc diff`` behaviour), not a violation."""
+
+
+def _heading(kind: str) -> str:
+    return "Witness of" if kind in WITNESS_KINDS else "Counterexample to"
+
+
 def _title_lines(doc: dict[str, Any]) -> list[tuple[str, str]]:
     steps = doc["steps"]
     n = len(steps)
@@ -639,9 +647,11 @@ def _title_lines(doc: dict[str, Any]) -> list[tuple[str, str]]:
         where = f"the state after step {last} violates it" if n else "the initial state violates it"
     elif kind == "transition invariant":
         where = f"step {last} violates it"
+    elif kind in WITNESS_KINDS:
+        where = f"step {last} (the last) shows it" if n else "the initial state shows it"
     else:
         where = f"step {last} (the last) breaks it" if n else "the initial state breaks it"
-    lines = [(f"Counterexample to {prop}", "title")]
+    lines = [(f"{_heading(kind)} {prop}", "title")]
     if doc.get("description"):
         lines.append((str(doc["description"]), "subtitle"))
     meta = [f"{n} steps", where]
@@ -804,7 +814,7 @@ def render_svg(doc: dict[str, Any]) -> str:
     return "\n".join(
         [
             head,
-            f"<title>Counterexample to {prop}</title>",
+            f"<title>{_heading(doc.get('kind') or '')} {prop}</title>",
             f"<style>{CSS}</style>",
             f'<rect x="0" y="0" width="{_fmt(width)}" height="{_fmt(height)}" fill="#ffffff"/>',
             *svg.parts,
@@ -910,7 +920,9 @@ def _draw(svg: _Svg, chart: Chart, geo: _Geometry, width: float, top: float, bot
     verdict_row = next(r for r in rows if r.kind == "verdict")
     prop = chart.doc["property"]
     kind = chart.doc.get("kind") or ""
-    if not steps:
+    if kind in WITNESS_KINDS:
+        text = f"✔ step {last_step} shows {prop}" if steps else f"✔ the initial state shows {prop}"
+    elif not steps:
         text = f"✖ the initial state violates {prop}"
     elif kind == "state invariant":
         text = f"✖ the state after step {last_step} violates {prop}"

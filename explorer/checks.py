@@ -80,20 +80,21 @@ class Book:
         )
 
     # ------------------------------------------------------------------ verdicts as masks
-    def group_mask(self, state: State) -> int:
-        """The group checks that fire on ``state``'s group (valid for every state with that group)."""
-        return _mask(self.group_checks, 0, self.active_component, state)
+    def group_mask(self, state: State, active: int | None = None) -> int:
+        """The group checks that fire on ``state``'s group (valid for every state with that
+        group), of those in ``active`` (default: those still active)."""
+        return _mask(self.group_checks, 0, self.active_component if active is None else active, state)
 
-    def consumer_mask(self, state: State) -> int:
+    def consumer_mask(self, state: State, active: int | None = None) -> int:
         """The consumer checks that fire on ``state``'s consumers."""
-        return _mask(self.consumer_checks, len(self.group_checks), self.active_component, state)
+        return _mask(
+            self.consumer_checks, len(self.group_checks), self.active_component if active is None else active, state
+        )
 
-    def component_mask(self, state: State) -> int:
-        return self.group_mask(state) | self.consumer_mask(state)
-
-    def step_mask(self, source: State, action: Action, target: State) -> int:
-        """The step checks that fire on a step (valid for every transition with that step id)."""
-        active = self.active_step
+    def step_mask(self, source: State, action: Action, target: State, active: int | None = None) -> int:
+        """The step checks that fire on a step (valid for every transition with that step id),
+        of those in ``active`` (default: those still active)."""
+        active = self.active_step if active is None else active
         mask = 0
         if active:
             for bit, check, safety in self._step_calls:
@@ -131,14 +132,14 @@ class Book:
             if p.name not in self.done and p.holds_on(source, action, target) != p.is_safety:
                 self._record(p, where)
 
-    def settle(self, names: set[str]) -> None:
+    def bits(self, checks: list[Property], names: set[str] | frozenset[str]) -> int:
+        """The bits of ``checks`` (``component_checks`` or ``step_checks``) named in ``names``."""
+        return sum(1 << i for i, p in enumerate(checks) if p.name in names)
+
+    def settle(self, names: set[str] | frozenset[str]) -> None:
         """Mark properties as already decided (violated or witnessed elsewhere): never checked."""
-        for i, p in enumerate(self.component_checks):
-            if p.name in names:
-                self.active_component &= ~(1 << i)
-        for i, p in enumerate(self.step_checks):
-            if p.name in names:
-                self.active_step &= ~(1 << i)
+        self.active_component &= ~self.bits(self.component_checks, names)
+        self.active_step &= ~self.bits(self.step_checks, names)
         self.done |= names
 
     def _record(self, p: Property, where: Where) -> None:

@@ -105,6 +105,8 @@ def explore(
     mutated = replace(config, mutant=mutant.name if mutant is not None else "")
     mutated.validate()
     result = Explorer(mutated, properties, stop_at_first=True, step_cache=step_cache).run("bfs", bounds, progress)
+    if result.stats.stopped_by == "interrupted":  # Ctrl-C / SIGTERM stops the whole catalogue, not one mutant
+        raise KeyboardInterrupt
     return Outcome(mutant, result, bounds)
 
 

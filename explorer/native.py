@@ -23,17 +23,21 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pickle
 import tempfile
 import time
 from array import array
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from explorer.checks import Book, Where
 from model.actions import ALL_KINDS, Action
 from model.config import Config
 from model.state import State
-from model.system import ALL_AVAILABLE, ClassicGroupModel, ConsumerMove, GroupMove
+from model.system import _CONSUMER_SPENDS, ClassicGroupModel, ConsumerMove, Deliveries, GroupMove
 from model.types import GroupState
 
 _core: ModuleType | None
@@ -94,6 +98,48 @@ def _flat_group(moves: list[GroupMove], timers: bool) -> list[int]:
     return out
 
 
+CHECKPOINT_FORMAT = "kgc-checkpoint-1"
+
+
+@dataclass(frozen=True)
+class Checkpoints:
+    """Where a search writes its checkpoint (``DIR/checkpoint.kgc``, and every state's parent
+    in ``DIR/parents.bin``) and how often (seconds; None: only when interrupted). ``identity``
+    names the search (configuration, strategy, properties, bounds): a checkpoint resumes only
+    the search that wrote it."""
+
+    directory: Path
+    every: float | None
+    identity: dict[str, Any]
+
+    @property
+    def file(self) -> Path:
+        return self.directory / "checkpoint.kgc"
+
+    @property
+    def parents(self) -> Path:
+        return self.directory / "parents.bin"
+
+    def read(self) -> dict[str, Any]:
+        """The checkpoint to resume, checked to belong to this search (ValueError otherwise)."""
+        try:
+            with open(self.file, "rb") as f:
+                doc = pickle.load(f)
+        except FileNotFoundError:
+            raise ValueError(f"no checkpoint in {self.directory}") from None
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError) as exc:
+            raise ValueError(f"the checkpoint in {self.directory} cannot be read ({type(exc).__name__})") from None
+        if not isinstance(doc, dict) or doc.get("format") != CHECKPOINT_FORMAT:
+            raise ValueError(f"{self.file} is not a kgc checkpoint")
+        if doc["search"] != self.identity:
+            raise ValueError(
+                f"the checkpoint in {self.directory} is of another search (configuration, strategy or bounds)"
+            )
+        if not self.parents.exists() or self.parents.stat().st_size < 16 * int(doc["parents_records"]):
+            raise ValueError(f"the parents file of the checkpoint in {self.directory} is missing or short")
+        return doc
+
+
 class NativeSearch:
     """One run of the native engine (``Explorer(..., engine="native")``)."""
 
@@ -106,6 +152,8 @@ class NativeSearch:
         max_depth: int | None,
         max_states: int | None,
         step_observer: Callable[[State, Action, State], Hashable] | None = None,
+        checkpoints: Checkpoints | None = None,
+        resume: dict[str, Any] | None = None,
     ) -> None:
         if _core is None:
             raise RuntimeError("the native engine is not built (run scripts/setup.sh)")
@@ -118,8 +166,19 @@ class NativeSearch:
         """Per step id: the index of the observer's answer in ``fact_values`` (-1: none yet)."""
         self.fact_ids: dict[Hashable, int] = {}
         self.fact_values: list[Hashable] = []
-        fd, self.parents_path = tempfile.mkstemp(prefix="kgc-parents-", suffix=".bin")
-        os.close(fd)
+        self.keep_parents = checkpoints is not None
+        if checkpoints is not None:
+            self.parents_path = str(checkpoints.parents)
+        else:
+            fd, self.parents_path = tempfile.mkstemp(prefix="kgc-parents-", suffix=".bin")
+            os.close(fd)
+        self.interrupted = False
+        """Set (by a signal handler) to stop at the next pause, writing a checkpoint if asked."""
+        self.resumed = False
+        self.checkpoints_written = 0
+        self.counts_before: dict[str, int] = {}
+        self.observed_before: dict[Hashable, int] = {}
+        self.seconds_before = 0.0
         self.core = _core.Core(
             consumers=config.consumers,
             budget_kinds=len(BUDGET_KINDS),
@@ -130,15 +189,16 @@ class NativeSearch:
             crash=_KIND["crash"],
             lost=_KIND["lost_response"],
             session=_KIND["session_expiry"],
+            consumer_spends=[_KIND[k] for k in _CONSUMER_SPENDS],
             want_vector_masks=int(bool(book.consumer_checks)),
             parents_path=self.parents_path,
+            parents_kept=-1 if resume is None else int(resume["parents_records"]),
         )
         self.kinds = array("B")
         """Per step id: the index of its action kind in ``ALL_KINDS``."""
         self.kept: dict[int, Action] = {}
         """The actions of steps whose verdict fired: a counterexample ends with one of them."""
         self._decoded: tuple[int, State | None] = (-1, None)
-        self._source: tuple[int, State | None] = (-1, None)
         self._handlers: dict[int, Callable[[int, int, int, int], None]] = {
             10: self._group,
             11: self._vector,
@@ -146,6 +206,7 @@ class NativeSearch:
             13: self._local,
             14: self._own,
             15: self._timers,
+            16: self._candidates,
             17: self._crash,
             18: self._lose,
             19: self._faults,
@@ -154,17 +215,17 @@ class NativeSearch:
         }
 
     def close(self) -> None:
-        """Remove the parents file (the core's tables go with the object)."""
-        with contextlib.suppress(OSError):
-            os.unlink(self.parents_path)
+        """Remove the parents file unless a checkpoint refers to it (the core's tables go with
+        the object)."""
+        if not self.keep_parents:
+            with contextlib.suppress(OSError):
+                os.unlink(self.parents_path)
 
     # ------------------------------------------------------------------ keys and states
     def decode(self, key: int) -> State:
         key &= _U64
         if self._decoded[0] == key and self._decoded[1] is not None:
             return self._decoded[1]
-        if self._source[0] == key and self._source[1] is not None:
-            return self._source[1]
         m = self.model
         consumers = m.consumers.values
         state = State(
@@ -182,7 +243,8 @@ class NativeSearch:
             bid = m.budgets.id(state.budget)
             vid = core.vector_id([m.consumers.id(c) for c in state.consumers])
             key = gid | bid << _G_BITS | vid << _V_SHIFT
-            core.set_group(gid, state.group.generation, int(state.group.state == GroupState.DEAD), self._gmask(state))
+            dead = int(state.group.state == GroupState.DEAD)
+            core.set_group(gid, state.group.generation, dead, self.book.group_mask(state))
             core.set_vector_mask(vid, self.book.consumer_mask(state))
             core.add_initial(key)
 
@@ -201,23 +263,47 @@ class NativeSearch:
         return chain
 
     # ------------------------------------------------------------------ answers to the core
-    def _note_steps(self, before: int) -> None:
-        """Record the kinds of the steps the model just created; drop their actions at once
-        when no verdict or observer will ever ask for them."""
-        m = self.model
-        steps = m.steps
-        for s in range(before, m.next_step):
-            self.kinds.append(_ACTION_KIND[steps[s].kind])
+    def _judge(self, source: State, moves: list[tuple[int, int, int, int, Deliveries]]) -> None:
+        """Judge each new step once, when it is computed: ``moves`` are (step, new group id,
+        acting consumer, its new id, deliveries). A step-scoped check reads only the group
+        before and after, the action and the acting consumer (``properties.base``), which the
+        step fixes, so the verdict holds for every transition of the step (the Python engine
+        judges a step at its first transition; both give the same verdicts). The action is kept
+        only when a check fires on it (a counterexample may end with it) and dropped otherwise,
+        so memory does not grow with steps never taken."""
+        m, book, core = self.model, self.book, self.core
+        steps, consumers = m.steps, m.consumers.values
+        observer = self.step_observer
+        for step, ngid, actor, ncid, deliveries in moves:
+            action = steps.pop(step)
+            assert len(self.kinds) == step, "step ids are judged in the order they are made"
+            self.kinds.append(_ACTION_KIND[action.kind])
             self.facts.append(-1)
-            if not self.book.active_step and self.step_observer is None:
-                del steps[s]
-
-    def _gmask(self, state: State) -> int:
-        return self.book.group_mask(state)
+            if not book.active_step and observer is None:
+                core.set_step(step, 0)
+                continue
+            after = list(source.consumers)
+            if actor >= 0:
+                after[actor] = consumers[ncid]
+            for j, rid in deliveries:
+                c = after[j]
+                after[j] = c._replace(responses=c.responses + (m.responses.values[rid],))
+            target = State(m.groups.values[ngid], tuple(after), source.budget)
+            mask = book.step_mask(source, action, target)
+            if observer is not None:
+                fact = observer(source, action, target)
+                fid = self.fact_ids.get(fact)
+                if fid is None:
+                    fid = self.fact_ids[fact] = len(self.fact_values)
+                    self.fact_values.append(fact)
+                self.facts[step] = fid
+            core.set_step(step, mask)
+            if mask:
+                self.kept[step] = action
 
     def _group(self, gid: int, key: int, _c: int, _d: int) -> None:
         m = self.model
-        self.core.set_group(gid, m._generation[gid], int(m._dead[gid]), self._gmask(self.decode(key)))
+        self.core.set_group(gid, m._generation[gid], int(m._dead[gid]), self.book.group_mask(self.decode(key)))
 
     def _vector(self, vid: int, key: int, _c: int, _d: int) -> None:
         self.core.set_vector_mask(vid, self.book.consumer_mask(self.decode(key)))
@@ -230,63 +316,55 @@ class NativeSearch:
         idx, serial = self.model.consumers.values[cid].mid
         self.core.set_local(cid, idx, serial)
 
-    def _own(self, gid: int, i: int, cid: int, _d: int) -> None:
-        """Every move of consumer ``i``, as if every perturbation were still available: the
-        core leaves out, per budget, the moves it cannot pay for — the same moves, in the same
-        order, as ``successor_keys`` computes for that budget."""
-        before = self.model.next_step
-        moves = self.model._compute_moves(gid, i, cid, ALL_AVAILABLE)
-        self._note_steps(before)
-        self.core.set_own(gid, i, cid, _flat_consumer(moves, i))
+    def _own(self, gid: int, i: int, cid: int, key: int) -> None:
+        """Consumer ``i``'s moves, of those the budget's ``avail`` bits allow (as
+        ``successor_keys`` computes them: moves needing an exhausted perturbation are left out)."""
+        bid = (key & _U64) >> _G_BITS & _B_MASK
+        avail = (self.model._budget_facts.get(bid) or self.model._compute_budget_facts(bid))[0]
+        moves = self.model._compute_moves(gid, i, cid, avail)
+        self._judge(self.decode(key), [(mv.step, mv.group, i, mv.consumer, mv.deliveries) for mv in moves])
+        self.core.set_own(gid, i, cid, avail, _flat_consumer(moves, i))
 
-    def _timers(self, gid: int, _b: int, _c: int, _d: int) -> None:
-        """Every timer step, none protected: the core leaves out, when no ``session_expiry``
-        is left, those that remove a member a consumer still holds — the steps
-        ``successor_keys`` does not even compute then."""
-        before = self.model.next_step
-        moves = self.model._compute_timers(gid, 0)
-        self._note_steps(before)
-        self.core.set_timers(gid, _flat_group(moves, timers=True))
+    def _timers(self, gid: int, protected: int, key: int, _d: int) -> None:
+        """The group's timer steps, none that removes a ``protected`` member (bits of the
+        candidates: members a consumer still holds when no ``session_expiry`` is left)."""
+        moves = self.model._compute_timers(gid, protected)
+        self._judge(self.decode(key), [(mv.step, mv.group, -1, 0, mv.deliveries) for mv in moves])
+        self.core.set_timers(gid, protected, _flat_group(moves, timers=True))
 
-    def _crash(self, gid: int, i: int, cid: int, _d: int) -> None:
-        before = self.model.next_step
+    def _candidates(self, gid: int, _b: int, _c: int, _d: int) -> None:
+        flat = [0]
+        for _bit, (idx, serial) in self.model._compute_live_candidates(gid):
+            flat += (idx, serial)
+        flat[0] = (len(flat) - 1) // 2
+        self.core.set_candidates(gid, flat)
+
+    def _crash(self, gid: int, i: int, cid: int, key: int) -> None:
         move = self.model._crash(gid, i, cid)
-        self._note_steps(before)
-        flat = [0] if move is None else [1, move[0], _KIND["crash"], -1, move[1], i, move[2], 0, 0]
+        flat = [0]
+        if move is not None:
+            self._judge(self.decode(key), [(move[0], move[1], i, move[2], ())])
+            flat = [1, move[0], _KIND["crash"], -1, move[1], i, move[2], 0, 0]
         self.core.set_crash(gid, i, cid, flat)
 
-    def _lose(self, gid: int, i: int, cid: int, _d: int) -> None:
-        before = self.model.next_step
+    def _lose(self, gid: int, i: int, cid: int, key: int) -> None:
         move = self.model._lose(gid, i, cid)
-        self._note_steps(before)
-        flat = [0] if move is None else [1, move[0], _KIND["lost_response"], -1, gid, i, move[1], 0, 0]
+        flat = [0]
+        if move is not None:
+            self._judge(self.decode(key), [(move[0], gid, i, move[1], ())])
+            flat = [1, move[0], _KIND["lost_response"], -1, gid, i, move[1], 0, 0]
         self.core.set_lose(gid, i, cid, flat)
 
-    def _faults(self, gid: int, _b: int, _c: int, _d: int) -> None:
-        before = self.model.next_step
+    def _faults(self, gid: int, key: int, _c: int, _d: int) -> None:
         moves = self.model._compute_faults(gid)
-        self._note_steps(before)
+        self._judge(self.decode(key), [(mv.step, mv.group, -1, 0, mv.deliveries) for mv in moves])
         self.core.set_faults(gid, _flat_group(moves, timers=False))
 
     def _deliver(self, cid: int, rid: int, _c: int, _d: int) -> None:
         self.core.set_deliver(cid, rid, self.model.delivered(cid, rid))
 
-    def _step(self, step: int, key: int, nxt: int, _d: int) -> None:
-        action = self.model.steps.pop(step)
-        source = self.decode(key)
-        self._source = (key & _U64, source)
-        target = self.decode(nxt)
-        mask = self.book.step_mask(source, action, target)
-        if self.step_observer is not None:
-            fact = self.step_observer(source, action, target)
-            fid = self.fact_ids.get(fact)
-            if fid is None:
-                fid = self.fact_ids[fact] = len(self.fact_values)
-                self.fact_values.append(fact)
-            self.facts[step] = fid
-        self.core.set_step(step, mask)
-        if mask:
-            self.kept[step] = action
+    def _step(self, step: int, _b: int, _c: int, _d: int) -> None:  # pragma: no cover - steps are judged when made
+        raise RuntimeError(f"step {step} was never judged: every step is judged when it is computed")
 
     # ------------------------------------------------------------------ the run
     def sync(self) -> None:
@@ -317,12 +395,16 @@ class NativeSearch:
         stop_at_first: bool,
         time_limit: float | None,
         progress: Callable[[dict[str, int], float], None] | None,
+        checkpoints: Checkpoints | None = None,
     ) -> str:
-        """Search to the end, or to a bound; returns what stopped it ("" when complete)."""
+        """Search to the end, or to a bound; returns what stopped it ("" when complete). With
+        ``checkpoints``, a checkpoint is written every ``checkpoints.every`` seconds and when the
+        search is interrupted (``interrupted`` set, by a signal handler)."""
         core, handlers = self.core, self._handlers
         self.sync()
-        self.add_initial_states()
-        start = last = time.monotonic()
+        if not self.resumed:
+            self.add_initial_states()
+        start = last = last_checkpoint = time.monotonic()
         while True:
             event, a, b, c, d = core.run(_CHUNK)
             if event >= 10:
@@ -338,11 +420,87 @@ class NativeSearch:
             if event == _DONE:
                 return "max-depth" if core.stats()["cut_by_depth"] else ""
             now = time.monotonic()
+            if self.interrupted:
+                if checkpoints is not None:
+                    self.checkpoint(checkpoints, self.seconds_before + now - start)
+                return "interrupted"
             if progress is not None and now - last >= 1.0:
-                progress(core.stats(), now - start)
+                progress(core.stats(), self.seconds_before + now - start)
                 last = now
+            if checkpoints is not None and checkpoints.every and now - last_checkpoint >= checkpoints.every:
+                self.checkpoint(checkpoints, self.seconds_before + now - start)
+                last_checkpoint = time.monotonic()
             if time_limit is not None and now - start >= time_limit:
                 return "time-limit"
+
+    # ------------------------------------------------------------------ checkpoints
+    def checkpoint(self, where: Checkpoints, seconds: float) -> None:
+        """Write a checkpoint atomically: a kill during the write leaves the previous one."""
+        m, book = self.model, self.book
+        doc = {
+            "format": CHECKPOINT_FORMAT,
+            "search": where.identity,
+            "model": {
+                "groups": m.groups.values,
+                "consumers": m.consumers.values,
+                "budgets": m.budgets.values,
+                "responses": m.responses.values,
+                "next_step": m.next_step,
+            },
+            "book": {
+                "done": book.done,
+                "witnessed": book.witnessed,
+                "fired": [(p.name, w) for p, w in book.fired],
+                "active_step": book.active_step,
+                "active_component": book.active_component,
+            },
+            "kept": self.kept,
+            "action_counts": self.action_counts(),
+            "observed": self.observed(),
+            "parents_records": self.core.stats()["distinct_states"],
+            "seconds": seconds,
+            "core": self.core.dump(),
+        }
+        tmp = where.file.with_name(where.file.name + ".tmp")
+        with open(tmp, "wb") as out:
+            pickle.dump(doc, out, protocol=pickle.HIGHEST_PROTOCOL)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, where.file)
+        self.checkpoints_written += 1
+
+    def restore(self, doc: dict[str, Any]) -> None:
+        """Continue the search a checkpoint recorded (this object was built with its parents
+        file kept to ``doc["parents_records"]``)."""
+        m, book = self.model, self.book
+        saved = doc["model"]
+        for interner, values in (
+            (m.groups, saved["groups"]),
+            (m.consumers, saved["consumers"]),
+            (m.budgets, saved["budgets"]),
+            (m.responses, saved["responses"]),
+        ):
+            interner.values[:] = values
+            interner.ids.clear()
+            interner.ids.update((v, i) for i, v in enumerate(values))
+        m._generation[:] = [g.generation for g in m.groups.values]
+        m._dead[:] = [g.state == GroupState.DEAD for g in m.groups.values]
+        m.next_step = m.step_base = saved["next_step"]
+        self.kinds.extend([0] * m.next_step)
+        self.facts.extend([-1] * m.next_step)
+        by_name = {p.name: p for p in book.properties}
+        saved_book = doc["book"]
+        book.done = set(saved_book["done"])
+        book.witnessed = set(saved_book["witnessed"])
+        book.fired = [(by_name[name], w) for name, w in saved_book["fired"]]
+        book.active_step = saved_book["active_step"]
+        book.active_component = saved_book["active_component"]
+        self.kept = dict(doc["kept"])
+        self.counts_before = dict(doc["action_counts"])
+        self.observed_before = dict(doc["observed"])
+        self.seconds_before = float(doc["seconds"])
+        self.core.load(doc["core"])
+        self.resumed = True
 
     def action_counts(self) -> dict[str, int]:
         counts = array("Q")
@@ -352,7 +510,11 @@ class NativeSearch:
         for step, n in enumerate(counts):
             if n:
                 totals[kinds[step]] += n
-        return {ALL_KINDS[i]: n for i, n in enumerate(totals) if n}
+        out = dict(self.counts_before)
+        for i, n in enumerate(totals):
+            if n:
+                out[ALL_KINDS[i]] = out.get(ALL_KINDS[i], 0) + n
+        return out
 
     def observed(self) -> dict[Hashable, int]:
         """Transitions per answer of the step observer (empty without one)."""
@@ -365,4 +527,8 @@ class NativeSearch:
         for step, n in enumerate(counts):
             if n:
                 totals[facts[step]] += n
-        return {self.fact_values[i]: n for i, n in enumerate(totals) if n}
+        out = dict(self.observed_before)
+        for i, n in enumerate(totals):
+            if n:
+                out[self.fact_values[i]] = out.get(self.fact_values[i], 0) + n
+        return out

@@ -17,13 +17,17 @@ and the same counterexample.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
+import signal
 import sys
+import threading
 import time
 from collections import deque
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TextIO
 
 from explorer.checks import Book, Where
@@ -65,6 +69,8 @@ class Stats:
     """Memory of the visited set (the native engine's key table; 0 for the Python engine)."""
     tables: dict[str, int] = field(default_factory=dict)
     """Sizes of the engine's component tables (memoised steps, vectors, deliveries)."""
+    checkpoints: int = 0
+    """Checkpoints written by this run."""
 
     @property
     def bytes_per_state(self) -> float:
@@ -159,14 +165,45 @@ class Explorer:
         properties = list(getattr(model, "properties", lambda: ALL)())
         return cls(getattr(model, "config", None), properties, model=model, **options)  # type: ignore[arg-type]
 
-    def run(self, strategy: str = "bfs", bounds: Bounds | None = None, progress: ProgressFn | None = None) -> Result:
+    def run(
+        self,
+        strategy: str = "bfs",
+        bounds: Bounds | None = None,
+        progress: ProgressFn | None = None,
+        checkpoint: Path | None = None,
+        checkpoint_every: float | None = None,
+        resume: bool = False,
+    ) -> Result:
+        """Search; SIGINT and SIGTERM stop it at the next pause with what it found so far
+        (``stopped_by`` "interrupted"). With ``checkpoint`` (a directory; native engine), a
+        checkpoint is written there when interrupted and every ``checkpoint_every`` seconds;
+        ``resume`` continues from it, to the same counts and counterexamples as a search that
+        was never interrupted."""
         if strategy not in ("bfs", "dfs"):
             raise ValueError(f"unknown strategy {strategy!r}")
         engine = self.engine_for_run()
-        if engine == "native":
-            return self._run_native(strategy, bounds or Bounds(), progress)
-        search = _Search(self, strategy, bounds or Bounds(), progress)
-        return search.run()
+        bounds = bounds or Bounds()
+        if (checkpoint is not None or resume) and engine != "native":
+            raise ValueError("checkpoints need the native engine")
+        if resume and checkpoint is None:
+            raise ValueError("resume needs the checkpoint directory")
+        with _stop_on_signals() as stop:
+            if engine == "native":
+                return self._run_native(strategy, bounds, progress, stop, checkpoint, checkpoint_every, resume)
+            search = _Search(self, strategy, bounds, progress, stop)
+            return search.run()
+
+    def search_identity(self, strategy: str, bounds: Bounds) -> dict[str, Any]:
+        """What a checkpoint must match to be resumed by this search."""
+        return {
+            "config": self.config.describe() if self.config is not None else None,
+            "strategy": strategy,
+            "properties": [p.name for p in self.properties],
+            "max_depth": bounds.max_depth,
+            "max_states": bounds.max_states,
+            "stop_at_first": self.stop_at_first,
+            "observer": self.step_observer is not None,
+        }
 
     def engine_for_run(self) -> str:
         """The engine ``run`` uses: ``native`` or ``python``."""
@@ -186,14 +223,43 @@ class Explorer:
             raise ValueError(f"the native engine cannot run this search: {why}")
         return "native" if self.engine != "python" and fits else "python"
 
-    def _run_native(self, strategy: str, bounds: Bounds, progress: ProgressFn | None) -> Result:
-        from explorer.native import NativeSearch
+    def _run_native(
+        self,
+        strategy: str,
+        bounds: Bounds,
+        progress: ProgressFn | None,
+        stop: _Stop,
+        checkpoint: Path | None,
+        checkpoint_every: float | None,
+        resume: bool,
+    ) -> Result:
+        from explorer.native import Checkpoints, NativeSearch
 
         assert isinstance(self.model, ClassicGroupModel)
         book = Book(self.properties)
+        checkpoints = None
+        saved = None
+        if checkpoint is not None:
+            checkpoints = Checkpoints(checkpoint, checkpoint_every, self.search_identity(strategy, bounds))
+            if resume:
+                saved = checkpoints.read()
+            else:
+                checkpoint.mkdir(parents=True, exist_ok=True)
         search = NativeSearch(
-            self.config, self.model, book, strategy, bounds.max_depth, bounds.max_states, self.step_observer
+            self.config,
+            self.model,
+            book,
+            strategy,
+            bounds.max_depth,
+            bounds.max_states,
+            self.step_observer,
+            checkpoints,
+            saved,
         )
+        if saved is not None:
+            search.restore(saved)
+        stop.target = search
+        search.interrupted = stop.interrupted  # a signal that came before the search existed
         stats = Stats(engine="native")
         result = Result(self.config, strategy, self.properties, stats)
 
@@ -205,8 +271,9 @@ class Explorer:
 
         start = time.monotonic()
         try:
-            stopped = search.run(self.stop_at_first, bounds.time_limit, report if progress else None)
-            stats.seconds = time.monotonic() - start
+            stopped = search.run(self.stop_at_first, bounds.time_limit, report if progress else None, checkpoints)
+            stats.seconds = search.seconds_before + time.monotonic() - start
+            stats.checkpoints = search.checkpoints_written
             _fill(stats, search.core.stats())
             stats.complete, stats.stopped_by = not stopped, stopped
             result.action_counts = search.action_counts()
@@ -269,8 +336,11 @@ class _Search:
     """One run of the Python engine: the visited set (a dict of keys to parent keys), the
     frontier, and the property bookkeeping of ``explorer.checks``."""
 
-    def __init__(self, explorer: Explorer, strategy: str, bounds: Bounds, progress: ProgressFn | None) -> None:
+    def __init__(
+        self, explorer: Explorer, strategy: str, bounds: Bounds, progress: ProgressFn | None, stop: _Stop
+    ) -> None:
         self.explorer = explorer
+        self.stop = stop
         self.model = explorer.model
         self.strategy = strategy
         self.bounds = bounds
@@ -383,6 +453,9 @@ class _Search:
                 if bounds.time_limit is not None and now - start >= bounds.time_limit:
                     stats.complete, stats.stopped_by = False, "time-limit"
                     break
+                if self.stop.interrupted:
+                    stats.complete, stats.stopped_by = False, "interrupted"
+                    break
             if bounds.max_states is not None and len(parents) >= bounds.max_states:
                 stats.complete, stats.stopped_by = False, "max-states"
                 break
@@ -452,6 +525,41 @@ class _Search:
             if where.step >= 0:
                 keys.append((where.step, where.nxt))
             self.result.violations.append(Violation(p, self.explorer.trace(keys)))
+
+
+SIGNALS_RECEIVED: list[int] = []
+"""The signals that stopped searches in this process, in order (kgc's exit code: 130 or 143)."""
+
+
+class _Stop:
+    """Set by SIGINT or SIGTERM while a search runs: the search stops at its next pause."""
+
+    def __init__(self) -> None:
+        self.interrupted = False
+        self.target: Any = None
+        """The native search to tell (it checks its own flag)."""
+
+    def __call__(self, signum: int, frame: object) -> None:
+        SIGNALS_RECEIVED.append(signum)
+        self.interrupted = True
+        if self.target is not None:
+            self.target.interrupted = True
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[_Stop]:
+    """SIGINT and SIGTERM set a flag instead of raising in the middle of the search (only in
+    the main thread, where Python delivers signals; elsewhere the handlers stay as they are)."""
+    stop = _Stop()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _fill(stats: Stats, core: dict[str, int]) -> None:

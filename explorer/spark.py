@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from explorer.checks import Book
 from explorer.search import Bounds, ProgressFn, Result, Stats, Violation
 from explorer.spark_env import (
     SparkSettings,
@@ -74,7 +75,7 @@ from model.actions import Action
 from model.config import Config
 from model.state import State
 from model.system import ClassicGroupModel
-from properties.base import SOMETIMES, STATE, STEP, TRANSITION, Property
+from properties.base import Property
 from properties.protocol import ALL
 
 if TYPE_CHECKING:
@@ -158,20 +159,18 @@ class LevelTask:
 
 
 class _Worker:
-    """One Python worker's share of a search: the model, the property lists split as
-    ``Explorer`` splits them, and the verdict of each step-scoped check per step id."""
+    """One Python worker's share of a search: the model, the property bookkeeping of
+    ``explorer.checks`` and its verdicts cached per step id and per component. The cached masks
+    cover every check (settled or not), so they stay valid in every later partition and level."""
 
     def __init__(self, task: LevelTask) -> None:
         self.model = ClassicGroupModel(task.config)
-        props = task.properties
-        self.state_checks = [p for p in props if p.kind in (STATE, SOMETIMES) and p.check_state is not None]
-        transition_checks = [p for p in props if p.kind in (TRANSITION, SOMETIMES) and p.check_transition is not None]
-        self.step_checks = [p for p in transition_checks if p.scope == STEP]
-        self.whole_checks = [p for p in transition_checks if p.scope != STEP]
+        self.book = Book(task.properties)
+        self.every = -1
         self.masks: dict[int, int] = {}
-        """Step id → bit i set when step check i fires (an invariant fails, a witness holds).
-        Computed for the checks still open when the step was first met: a bit left out belongs
-        to a property already settled, whose bit is never read again."""
+        """Step id → its verdict mask (``Book.step_mask`` over every step check)."""
+        self.group_masks: dict[int, int] = {}
+        self.consumer_masks: dict[int, int] = {}
 
 
 _WORKERS: OrderedDict[str, _Worker] = OrderedDict()
@@ -193,15 +192,17 @@ def _worker(task: LevelTask) -> _Worker:
 
 def expand_partition(task: LevelTask, rows: Iterable[Any]) -> Iterator[tuple[int, bytes, bytes]]:
     """Expand one partition of a level: ``rows`` hold canonical states; yields a ``SUCCESSOR``
-    row ``(state, parent)`` per distinct successor and one ``SUMMARY`` row. Mirrors the body of
-    ``Explorer``'s search (same checks, same order, same boundary and depth rules)."""
+    row ``(state, parent)`` per distinct successor and one ``SUMMARY`` row. The checks are
+    ``explorer.checks``'s, as in the local engines; unlike them, a partition reports every
+    violating transition (the driver keeps the smallest), since partitions run side by side."""
     worker = _worker(task)
-    model, masks = worker.model, worker.masks
+    model, book, masks = worker.model, worker.book, worker.masks
     settled = task.settled
-    state_checks = [(p.name, p.check_state, p.is_safety) for p in worker.state_checks if p.name not in settled]
-    step_checks = [(1 << i, p) for i, p in enumerate(worker.step_checks) if p.name not in settled]
-    active = sum(bit for bit, _ in step_checks)
-    whole = [p for p in worker.whole_checks if p.name not in settled]
+    step_active = ~book.bits(book.step_checks, settled) & ((1 << len(book.step_checks)) - 1)
+    comp_active = ~book.bits(book.component_checks, settled) & ((1 << len(book.component_checks)) - 1)
+    comp_safety = book.bits(book.component_checks, {p.name for p in book.component_checks if p.is_safety})
+    state_checks = [p for p in book.state_checks if p.name not in settled]
+    whole = [p for p in book.transition_checks if p.name not in settled]
     summary = LevelSummary()
     step_counts: dict[int, int] = {}
     found: dict[int, list[bytes]] = {}  # successor key -> [smallest parent]
@@ -223,24 +224,19 @@ def expand_partition(task: LevelTask, rows: Iterable[Any]) -> Iterator[tuple[int
         for index, (step, nxt) in enumerate(successors):
             step_counts[step] = step_counts.get(step, 0) + 1
             target: State | None = None
-            if active:
+            if step_active:
                 mask = masks.get(step)
                 if mask is None:
                     target = model.decode(nxt)
-                    action = steps[step]
-                    mask = 0
-                    for bit, p in step_checks:
-                        if active & bit and p.holds_on(source, action, target) != p.is_safety:
-                            mask |= bit
-                    masks[step] = mask
-                if mask & active:
-                    for bit, p in step_checks:
-                        if mask & active & bit:
+                    mask = masks[step] = book.step_mask(source, steps[step], target, worker.every)
+                if mask & step_active:
+                    for i, p in enumerate(book.step_checks):
+                        if mask & step_active & 1 << i:
                             if p.is_safety:
                                 summary.violation(p.name, blob, index)
-                            else:  # a witness: found once is enough for this level
+                            else:  # a witness: found once is enough for this partition
                                 summary.witnessed.add(p.name)
-                                active &= ~bit
+                                step_active &= ~(1 << i)
             if whole:
                 target = target or model.decode(nxt)
                 hit = False
@@ -256,20 +252,39 @@ def expand_partition(task: LevelTask, rows: Iterable[Any]) -> Iterator[tuple[int
             seen = found.get(nxt)
             if seen is None:
                 found[nxt] = [blob]
+                bad: list[str] = []
+                if comp_active:
+                    gid, rest = model.group_and_consumer_parts(nxt)
+                    gmask = worker.group_masks.get(gid)
+                    if gmask is None:
+                        target = target or model.decode(nxt)
+                        gmask = worker.group_masks[gid] = book.group_mask(target, worker.every)
+                    cmask = worker.consumer_masks.get(rest)
+                    if cmask is None:
+                        target = target or model.decode(nxt)
+                        cmask = worker.consumer_masks[rest] = book.consumer_mask(target, worker.every)
+                    fired = (gmask | cmask) & comp_active
+                    for i, p in enumerate(book.component_checks):
+                        if fired & 1 << i:
+                            if comp_safety & 1 << i:
+                                bad.append(p.name)
+                            else:
+                                summary.witnessed.add(p.name)
+                                comp_active &= ~(1 << i)
                 if state_checks:
                     target = target or model.decode(nxt)
-                    bad, hit = [], False
-                    for name, check, safety in state_checks:
-                        if check(target) != safety:  # type: ignore[misc]
-                            if safety:
-                                bad.append(name)
+                    hit = False
+                    for p in state_checks:
+                        if p.holds_in(target) != p.is_safety:
+                            if p.is_safety:
+                                bad.append(p.name)
                             else:
-                                summary.witnessed.add(name)
+                                summary.witnessed.add(p.name)
                                 hit = True
-                    if bad:
-                        broken[nxt] = bad
                     if hit:
-                        state_checks = [c for c in state_checks if c[0] not in summary.witnessed]
+                        state_checks = [p for p in state_checks if p.name not in summary.witnessed]
+                if bad:
+                    broken[nxt] = bad
             elif blob < seen[0]:
                 seen[0] = blob
             if broken and nxt in broken:

@@ -1,9 +1,11 @@
 """The ``kgc`` console command: one verb per job.
 
 Each verb lives in its own module exposing ``VERB``, ``HELP``, ``INPUT_ERROR_EXIT``,
-``add_arguments(parser)`` and ``run(args) -> int``. Bad input never produces a traceback: it ends
-with one line on stderr and the verb's ``INPUT_ERROR_EXIT`` code (150 for ``check``, TLC's
-convention; 2 for ``replay``). An unexpected exception exits 255, also with one line.
+``add_arguments(parser)`` and ``run(args) -> int``. Exit codes are one table for every verb
+(:mod:`kgc.exits`). Bad input never produces a traceback: it ends with one line on stderr and
+exit code 150 on every verb (TLC's convention). SIGINT and SIGTERM end a run with one line (the
+exploring verbs print the statistics so far) and 130 / 143. An unexpected exception exits 255,
+also with one line.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ import sys
 from types import ModuleType
 from typing import NoReturn
 
+from kgc import exits
 from kgc.errors import InputError
+from kgc.outcome import interrupt_exit, interrupt_name, signals
 
 #: Modules implementing the verbs, in the order ``kgc --help`` lists them.
 VERB_MODULES = [
@@ -24,10 +28,14 @@ VERB_MODULES = [
     "kgc.cmd_replay",
     "kgc.cmd_conformance",
     "kgc.cmd_mutants",
+    "kgc.cmd_scenario",
+    "kgc.cmd_diff",
+    "kgc.cmd_serve",
+    "kgc.cmd_clients",
     "kgc.cmd_logs",
 ]
 
-INTERNAL_ERROR_EXIT = 255
+INTERNAL_ERROR_EXIT = exits.INTERNAL
 
 
 class _Parser(argparse.ArgumentParser):
@@ -56,27 +64,30 @@ def build_parser(verbs: dict[str, ModuleType]) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    verbs = _load_verbs()
-    parser = build_parser(verbs)
-    verb_module = verbs.get(argv[0]) if argv else None
-    input_exit = getattr(verb_module, "INPUT_ERROR_EXIT", 2)
-    try:
-        args = parser.parse_args(argv)
-        if args.verb is None:
-            parser.print_help()
-            return 2
-        return int(verbs[args.verb].run(args))
-    except InputError as exc:
-        print(f"kgc: error: {exc}", file=sys.stderr)
-        return input_exit
-    except KeyboardInterrupt:
-        print("kgc: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return 0
-    except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, exit 255
-        print(f"kgc: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return INTERNAL_ERROR_EXIT
+    with signals():
+        try:
+            verbs = _load_verbs()
+            parser = build_parser(verbs)
+            args = parser.parse_args(argv)
+            if args.verb is None:
+                parser.print_help(sys.stderr)
+                return exits.BAD_INPUT
+            return int(verbs[args.verb].run(args))
+        except InputError as exc:
+            print(f"kgc: error: {exc}", file=sys.stderr)
+            return exits.BAD_INPUT
+        except KeyboardInterrupt:
+            print(f"kgc: interrupted by {interrupt_name()}", file=sys.stderr)
+            return interrupt_exit()
+        except MemoryError:
+            print("kgc: error: out of memory: the run was cut short (exploration incomplete)", file=sys.stderr)
+            return exits.INCOMPLETE
+        except BrokenPipeError:
+            return exits.OK
+        except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, exit 255
+            text = " ".join(str(exc).split())[:300]
+            print(f"kgc: internal error: {type(exc).__name__}: {text}", file=sys.stderr)
+            return INTERNAL_ERROR_EXIT
 
 
 if __name__ == "__main__":

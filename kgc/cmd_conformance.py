@@ -7,9 +7,10 @@ Hypothesis-generated request sequences are replayed on the reference implementat
 and on the broker; every divergence is reported once per kind with its shortest request sequence,
 Kafka's answer against the broker's, and a scenario file that reproduces it (``--out``).
 
-Exit codes: 0 no divergence outside the known-divergence file (``--known``), 1 new divergences,
-2 bad input (an option, a scenario or known-divergence file; one line on stderr), 3 the broker
-could not be started or used, 255 an internal error.
+Exit codes (``kgc.exits``): 0 no divergence outside the known-divergence file (``--known``), 1 new
+divergences, 130/143 interrupted, 150 bad input (an option, a scenario or known-divergence file, an
+unwritable output; one line on stderr), 153 the broker could not be started or used (TLC's
+system-error code), 255 an internal error.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import json
 import sys
 from pathlib import Path
 
+from kgc import exits, inputs
 from kgc.errors import InputError
 from sut.broker import BrokerError, TansuBroker, parse_bootstrap
 from sut.conformance.differential import BROKER_KEYS, BrokerSettings, WireTarget
@@ -29,10 +31,10 @@ from sut.wire import WireError
 
 VERB = "conformance"
 HELP = "Fuzz a Kafka-protocol broker over the wire and report where it departs from Kafka."
-INPUT_ERROR_EXIT = 2
-EXIT_OK = 0
-EXIT_NEW_DIVERGENCES = 1
-EXIT_BROKER_UNUSABLE = 3
+INPUT_ERROR_EXIT = exits.BAD_INPUT
+EXIT_OK = exits.OK
+EXIT_NEW_DIVERGENCES = exits.FAILED
+EXIT_BROKER_UNUSABLE = exits.SYSTEM
 
 #: The scenario library shipped with kgc (``scenarios/`` next to the packages).
 LIBRARY = Path(__file__).resolve().parents[1] / "scenarios"
@@ -108,11 +110,17 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(str(exc)) from None
     known: tuple[KnownDivergence, ...] = ()
     if args.known:
+        inputs.check_known_file(args.known)
         try:
             known = load_known(args.known)
         except KnownFileError as exc:
             raise InputError(str(exc)) from None
     paths = [] if args.no_scenarios else (args.scenarios or ([LIBRARY] if LIBRARY.is_dir() else []))
+    expanded = [f for raw in paths for f in (sorted(Path(raw).glob("*.json")) if Path(raw).is_dir() else [Path(raw)])]
+    inputs.load_scenario_files(expanded)
+    out_dir = inputs.output_dir(args.out)
+    if args.write_known:
+        inputs.output_file(args.write_known, ("json",), "--write-known")
     try:
         files = scenario_files(paths)
     except ScenarioError as exc:
@@ -141,11 +149,13 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if broker is not None:
             broker.stop()
-    report.write_scenarios(Path(args.out))
+    report.write_scenarios(out_dir)
     if args.write_known:
         notes = {k.kind: k.note for k in known}
-        Path(args.write_known).write_text(
-            json.dumps(known_document(report.target, report.groups, notes), indent=2) + "\n"
+        inputs.write_atomically(
+            args.write_known,
+            json.dumps(known_document(report.target, report.groups, notes), indent=2) + "\n",
+            "--write-known",
         )
     print(json.dumps(report.as_json(), indent=2) if args.json else report.text())
     return EXIT_NEW_DIVERGENCES if report.new else EXIT_OK

@@ -7,8 +7,11 @@
 * ``kgc diagram graph [model options] [--limit N] -o FILE.{svg,png,dot}``: the full state graph of
   a small configuration, the initial state and violating states marked.
 
-Exit codes: 0 written, 150 malformed input (one line naming it), 152 a state graph too large to
-draw (TLC's code for a state space too large), 255 an internal error.
+Exit codes (``kgc.exits``): 0 written, 4 ``states`` from an exploration cut short by
+``--time-limit``/``--max-states`` (the diagram is written, edges may be missing; 0 with
+``--allow-incomplete``), 130/143 interrupted, 150 malformed input (one line naming it; a trace
+whose actions, APIs, states or consumer count are not the model's is malformed), 152 a state
+graph too large to draw (TLC's code for a state space too large), 255 an internal error.
 """
 
 from __future__ import annotations
@@ -17,20 +20,21 @@ import argparse
 import sys
 
 from diagrams.exploration import explore
-from diagrams.render import RenderError, output_format, render_graph, write_atomically
-from diagrams.sequence import TraceError, load_trace, render_svg
+from diagrams.render import RenderError, output_format, render_graph
+from diagrams.sequence import TraceError, render_svg
 from diagrams.state_graph import DEFAULT_LIMIT, GraphTooLarge, build_state_graph, state_graph_dot
 from diagrams.state_machine import compare, state_machine_graph
-from explorer.search import terminal_progress
-from kgc.cmd_check import add_model_arguments, add_search_arguments, bounds_from_args, config_from_args
+from kgc import exits, inputs
 from kgc.errors import InputError
+from kgc.options import add_model_arguments, add_search_arguments, bounds_from_args, config_from_args
+from kgc.outcome import end_progress, print_header, progress_reporter, report_interruption, verdict
 from model.config import Config
 from properties.protocol import ALL
 
 VERB = "diagram"
 HELP = "Draw the group state machine, a counterexample's sequence chart, or the state graph."
-INPUT_ERROR_EXIT = 150
-EXIT_TOO_LARGE = 152
+INPUT_ERROR_EXIT = exits.BAD_INPUT
+EXIT_TOO_LARGE = exits.TOO_LARGE
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -76,9 +80,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _trace(args: argparse.Namespace) -> int:
-    output_format(args.output, ("svg",))
-    doc = load_trace(args.trace)
-    write_atomically(args.output, render_svg(doc).encode())
+    inputs.output_file(args.output, ("svg",))
+    doc = inputs.load_trace(args.trace)
+    inputs.write_atomically(args.output, render_svg(doc), "-o")
     print(f"kgc diagram trace: {len(doc['steps'])} steps of {doc['property']} → {args.output}")
     return 0
 
@@ -91,15 +95,16 @@ def _summary(config: Config) -> str:
 
 
 def _states(args: argparse.Namespace) -> int:
-    fmt = output_format(args.output)
+    fmt = output_format(inputs.output_file(args.output, ("svg", "png", "dot")))
     config = config_from_args(args)
     bounds = bounds_from_args(args)
-    progress = None if args.no_progress else terminal_progress()
+    print_header("diagram states", config, bounds, args.strategy)
+    progress = None if args.no_progress else progress_reporter()
     result, obs = explore(config, ALL, args.strategy, bounds, progress)
-    if progress is not None and sys.stderr.isatty():
-        print(file=sys.stderr)
+    if progress is not None:
+        end_progress()
     title = f"Group state machine derived from {result.stats.distinct_states:,} explored states ({_summary(config)})"
-    write_atomically(args.output, render_graph(state_machine_graph(obs, config, title), fmt))
+    inputs.write_atomically(args.output, render_graph(state_machine_graph(obs, config, title), fmt), "-o")
     missing, extra = compare(obs.edge_set(), config)
     print(
         f"kgc diagram states: {len(obs.edge_set())} group-state edges from {result.stats.distinct_states:,} states, "
@@ -111,11 +116,13 @@ def _states(args: argparse.Namespace) -> int:
         print(f"warning: {a.kafka_name} → {b.kafka_name} is not in Kafka's valid-previous-state table")
     for a, b in sorted(missing):
         print(f"note: {a.kafka_name} → {b.kafka_name} (allowed by Kafka) was never taken")
-    return 0
+    if result.stats.stopped_by == "interrupted":
+        report_interruption(result.stats)
+    return verdict(True, result.stats, args.allow_incomplete)[1]
 
 
 def _graph(args: argparse.Namespace) -> int:
-    fmt = output_format(args.output)
+    fmt = output_format(inputs.output_file(args.output, ("svg", "png", "dot")))
     if args.limit <= 0:
         raise InputError(f"--limit must be positive, got {args.limit}")
     config = config_from_args(args)
@@ -127,6 +134,6 @@ def _graph(args: argparse.Namespace) -> int:
     nodes, edges = sg.graph.number_of_nodes(), sg.graph.number_of_edges()
     bad = sum(1 for _, d in sg.graph.nodes(data=True) if d["violates"])
     title = f"State graph: {nodes} states, {edges} transitions ({_summary(config)})"
-    write_atomically(args.output, render_graph(state_graph_dot(sg, title), fmt))
+    inputs.write_atomically(args.output, render_graph(state_graph_dot(sg, title), fmt), "-o")
     print(f"kgc diagram graph: {nodes} states ({bad} violating), {edges} transitions → {args.output}")
     return 0

@@ -6,7 +6,7 @@ group says whether some behaviour of the model explains its lines — or names t
 none does, what the model would have allowed there and the release the line's format points to —
 with its rebalance timeline and the named patterns found.
 
-Exit codes: 0 every group is consistent, 1 some group is inconsistent, 150 bad input (a path that
+Exit codes (``kgc.exits``): 0 every group is consistent, 1 some group is inconsistent, 150 bad input (a path that
 does not exist, a bad option; one line on stderr), 153 Spark cannot run (``--engine spark``),
 255 an internal error. Malformed log content (binary files, non-UTF-8, huge or cut lines,
 timestamps out of order) is never an error: it is counted, with a reason per kind, in the summary.
@@ -20,16 +20,17 @@ import sys
 from pathlib import Path
 
 from explorer.spark_env import SparkSettings, SparkUnavailable, start_session, validate_master
+from kgc import exits
 from kgc.errors import InputError
 from logs.pipeline import Analysis, analyse_local, format_text, write_outputs
 from sut.reference.profiles import PROFILES
 
 VERB = "logs"
 HELP = "Validate Kafka broker logs (GroupCoordinator lines) against the model; diagnose rebalances."
-INPUT_ERROR_EXIT = 150
-EXIT_OK = 0
-EXIT_INCONSISTENT = 1
-EXIT_SYSTEM = 153
+INPUT_ERROR_EXIT = exits.BAD_INPUT
+EXIT_OK = exits.OK
+EXIT_INCONSISTENT = exits.FAILED
+EXIT_SYSTEM = exits.SYSTEM
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

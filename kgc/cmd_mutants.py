@@ -7,8 +7,10 @@ Each mutant is explored breadth-first on the configuration given (the default on
 otherwise), stopping at the first violation, so its counterexample is a shortest one. The
 unmutated protocol gets a row of its own: explored with the same bounds and, unless
 ``--max-depth`` or ``--full-baseline`` is given, to the deepest kill. Exit codes: 0 every mutant
-killed and the protocol holds, 1 a mutant survived, 12 the unmutated protocol violates a property
-(or the unmutated reference fails a scenario), 150 malformed input.
+killed and the protocol holds, 1 a mutant survived, 4 the unmutated protocol's exploration was cut
+short by ``--time-limit``/``--max-states`` (0 with ``--allow-incomplete``), 12 the unmutated
+protocol violates a property (or the unmutated reference fails a scenario), 130/143 interrupted,
+150 malformed input or an unwritable output (``kgc.exits``).
 """
 
 from __future__ import annotations
@@ -22,43 +24,31 @@ from typing import Any
 
 from diagrams.sequence import render_svg
 from explorer.mutation import Outcome, Report, run_catalogue
-from explorer.search import Bounds, terminal_progress
-from kgc.cmd_check import (
-    add_bounds_arguments,
-    add_model_arguments,
-    bounds_from_args,
-    config_from_args,
-    counterexample_json,
-)
+from explorer.search import Bounds
+from kgc import exits, inputs
+from kgc.cmd_check import counterexample_json, write_scenario
 from kgc.errors import InputError
+from kgc.options import add_bounds_arguments, add_model_arguments, bounds_from_args, config_from_args
+from kgc.outcome import end_progress, print_header, progress_reporter
 from model.config import Config
 from model.mutants import CATALOGUE, KILLABLE, NAMES, Mutant
 from properties.protocol import ALL
 from sut.fuzz.mutation import FuzzOutcome, fuzz_mutant
 from sut.fuzz.mutation import applies as fuzz_applies
-from sut.scenario.format import ScenarioError
 from sut.scenario.mutation import ReplayOutcome, applies, replay_mutant, shipped_files
-from sut.scenario.replay import load_files
 
 VERB = "mutants"
 HELP = "Run the explorer against every catalogued protocol bug (mutant) and report which property kills it."
-INPUT_ERROR_EXIT = 150
-EXIT_OK = 0
-EXIT_SURVIVOR = 1
-EXIT_PROTOCOL_VIOLATION = 12
+INPUT_ERROR_EXIT = exits.BAD_INPUT
+EXIT_OK = exits.OK
+EXIT_SURVIVOR = exits.FAILED
+EXIT_PROTOCOL_VIOLATION = exits.VIOLATION
+EXIT_INCOMPLETE = exits.INCOMPLETE
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--mutant",
-        dest="mutants",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="run only this mutant (repeatable); default: every mutant the model can tell apart",
-    )
     p.add_argument("--list", action="store_true", help="print the catalogue and exit")
-    add_model_arguments(p)
+    add_model_arguments(p, mutant="many")
     add_bounds_arguments(p)
     p.add_argument(
         "--full-baseline",
@@ -132,15 +122,12 @@ def run(args: argparse.Namespace) -> int:
     if config.mutant:
         raise InputError("kgc mutants switches each mutant on by itself: use --mutant NAME, not the mutant field")
     bounds = bounds_from_args(args)
-    out_dir = Path(args.out) if args.out else None
-    if out_dir is not None:
-        try:
-            out_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise InputError(f"--out: cannot create {str(out_dir)!r}: {exc.strerror}") from None
+    out_dir = inputs.output_dir(args.out) if args.out else None
     scenario_files = _load_scenarios(args.scenarios) if args.replay else None
     quiet = args.json or args.no_progress
     report = None
+    if not args.json:
+        print_header(VERB, config, bounds)
     if not args.no_explore:
         report = run_catalogue(
             config,
@@ -149,10 +136,10 @@ def run(args: argparse.Namespace) -> int:
             full_baseline=args.full_baseline,
             properties=ALL,
             announce=None if quiet else _announce,
-            progress=None if quiet else terminal_progress(),
+            progress=None if quiet else progress_reporter(),
         )
-        if not quiet and sys.stderr.isatty():
-            print(file=sys.stderr)
+        if not quiet:
+            end_progress()
     replayed = None
     if scenario_files is not None:
         paths, loaded = scenario_files
@@ -188,7 +175,8 @@ def run(args: argparse.Namespace) -> int:
         if fuzzed is not None:
             print_fuzz(fuzzed)
         print(verdict_line(report, replayed, fuzzed))
-    return exit_code(report, replayed, fuzzed)
+    code = exit_code(report, replayed, fuzzed)
+    return exits.OK if code == EXIT_INCOMPLETE and args.allow_incomplete else code
 
 
 @dataclass
@@ -260,10 +248,7 @@ def _load_scenarios(names: list[str] | None) -> tuple[list[str], list[Any]]:
     paths = names or [str(p) for p in shipped_files()]
     if not paths:
         raise InputError("--replay: no scenario files (the shipped scenarios/ directory is missing)")
-    try:
-        return paths, load_files(paths)
-    except ScenarioError as exc:
-        raise InputError(str(exc)) from None
+    return paths, inputs.load_scenario_files(paths)
 
 
 def exit_code(report: Report | None, replayed: Replayed | None = None, fuzzed: Fuzzed | None = None) -> int:
@@ -276,7 +261,12 @@ def exit_code(report: Report | None, replayed: Replayed | None = None, fuzzed: F
     survivors: list[Any] = list(report.survivors) if report is not None else []
     survivors += replayed.survivors if replayed else []
     survivors += fuzzed.survivors if fuzzed else []
-    return EXIT_SURVIVOR if survivors else EXIT_OK
+    if survivors:
+        return EXIT_SURVIVOR
+    base = report.baseline if report is not None else None
+    if base is not None and base.result.stats.stopped_by in ("time-limit", "max-states"):
+        return EXIT_INCOMPLETE
+    return EXIT_OK
 
 
 def _announce(name: str) -> None:
@@ -294,8 +284,9 @@ def write_counterexamples(report: Report, out_dir: Path) -> dict[str, str]:
             continue
         doc = counterexample_json(outcome.result, v)
         path = out_dir / f"{outcome.name}.json"
-        path.write_text(json.dumps(doc, indent=2) + "\n")
-        (out_dir / f"{outcome.name}.svg").write_text(render_svg(doc) + "\n")
+        inputs.write_atomically(path, json.dumps(doc, indent=2) + "\n")
+        inputs.write_atomically(out_dir / f"{outcome.name}.svg", render_svg(doc) + "\n")
+        write_scenario(doc, out_dir / f"{outcome.name}.scenario.json")
         files[outcome.name] = str(path)
     return files
 
@@ -365,7 +356,8 @@ def report_json(
 
 def _verdict_word(report: Report | None, replayed: Replayed | None = None, fuzzed: Fuzzed | None = None) -> str:
     code = exit_code(report, replayed, fuzzed)
-    return {EXIT_OK: "ok", EXIT_SURVIVOR: "survivors", EXIT_PROTOCOL_VIOLATION: "protocol violation"}[code]
+    words = {EXIT_OK: "ok", EXIT_SURVIVOR: "survivors", EXIT_PROTOCOL_VIOLATION: "protocol violation"}
+    return words.get(code, "incomplete")
 
 
 def verdict_line(report: Report | None, replayed: Replayed | None, fuzzed: Fuzzed | None = None) -> str:

@@ -1,8 +1,8 @@
 """kgc replay: run scenario files against the reference implementation, or have the model judge them.
 
-Exit codes: 0 every scenario that ran passed (skipped ones do not count), 1 some scenario failed,
-2 a malformed scenario file or a bad option (one line on stderr naming the file, scenario, step and
-field), 255 an internal error.
+Exit codes (``kgc.exits``): 0 every scenario that ran passed (skipped ones do not count), 1 some
+scenario failed, 130/143 interrupted, 150 a malformed scenario file or a bad option (one line on
+stderr naming the file, scenario, step and field), 255 an internal error.
 """
 
 from __future__ import annotations
@@ -13,26 +13,19 @@ import os
 import sys
 from pathlib import Path
 
+from kgc import exits, inputs
 from kgc.errors import InputError
 from model.mutants import CATALOGUE, COORDINATOR
-from sut.scenario.format import PROFILES, ScenarioError, ScenarioFile
-from sut.scenario.replay import (
-    DEFAULT_PROFILE,
-    Replay,
-    format_line,
-    format_summary,
-    format_table,
-    load_files,
-    replay,
-)
+from sut.scenario.format import PROFILES, ScenarioFile
+from sut.scenario.replay import DEFAULT_PROFILE, Replay, format_line, format_summary, format_table, replay
 from sut.scenario.result import FAILED
 from sut.scenario.targets import TARGETS
 
 VERB = "replay"
 HELP = "Replay scenario files against the reference coordinator (or have the model judge them)."
-INPUT_ERROR_EXIT = 2
-EXIT_OK = 0
-EXIT_FAILED = 1
+INPUT_ERROR_EXIT = exits.BAD_INPUT
+EXIT_OK = exits.OK
+EXIT_FAILED = exits.FAILED
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -67,10 +60,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Load every file (all of them, before running anything), replay, print, and exit 0/1."""
     mutant = _mutant(args.mutant, args.target)
-    try:
-        files = load_files(args.files)
-    except ScenarioError as exc:
-        raise InputError(str(exc)) from None
+    files = inputs.load_scenario_files(args.files)
     if args.log is not None:
         if args.target != "reference":
             raise InputError("--log needs --target reference (the model writes no broker log)")

@@ -76,8 +76,6 @@ _SESSION = "session_expiry"
 _CONSUMER_SPENDS = ("leave", "metadata_change", _LOST)
 """The perturbations a consumer move can spend (its own step, or a lost immediate answer)."""
 _AVAIL_LOST = 1 << _CONSUMER_SPENDS.index(_LOST)
-ALL_AVAILABLE = (1 << len(_CONSUMER_SPENDS)) - 1
-"""Every perturbation a consumer move can spend is available (the native engine's grain)."""
 
 
 class Interner(Generic[T]):

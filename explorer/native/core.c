@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define G_BITS 26
 #define B_BITS 10
@@ -157,7 +158,7 @@ VEC(int8_t, I8)
 enum {
     EV_DONE = 0, EV_PAUSE = 1, EV_QUEUE = 2, EV_MAX_STATES = 3,
     NEED_GROUP = 10, NEED_VECTOR = 11, NEED_BUDGET = 12, NEED_LOCAL = 13, NEED_OWN = 14,
-    NEED_TIMERS = 15, NEED_CRASH = 17, NEED_LOSE = 18, NEED_FAULTS = 19,
+    NEED_TIMERS = 15, NEED_CANDIDATES = 16, NEED_CRASH = 17, NEED_LOSE = 18, NEED_FAULTS = 19,
     NEED_DELIVER = 20, NEED_STEP = 21,
 };
 
@@ -166,6 +167,8 @@ typedef struct {
     int n, nkinds, max_gen, dfs, max_depth;
     long long max_states;
     int k_crash, k_lost, k_session;
+    int consumer_spends[3];   /* the budget kinds a process's own move may spend, as bits of avail */
+    int n_consumer_spends;
     /* visited set, parents file, frontier */
     Set visited;
     FILE *parents;
@@ -176,8 +179,8 @@ typedef struct {
     U64 stack; I32 stack_depth;  /* DFS */
     /* vectors of local ids */
     Map vmap; U32 vecs; I64 vmask;
-    /* per shared id: generation, dead, state-check mask, faults (a pool offset) */
-    I32 ggen; I8 gdead; I64 gmask; I64 gfaults;
+    /* per shared id: generation, dead, state-check mask, candidates and faults (pool offsets) */
+    I32 ggen; I8 gdead; I64 gmask; I64 gcand; I64 gfaults;
     /* per budget id: spend table and total */
     I32 spend; I8 bknown; I32 btotal;
     /* per local id: the member it holds */
@@ -194,6 +197,7 @@ typedef struct {
     /* the state being expanded */
     int have_cur, cur_depth;
     uint64_t cur_key;
+    long long since_pause;  /* expansions since run() last paused (requests do not reset it) */
     U64 succ_key; I32 succ_step;
     /* statistics */
     unsigned long long transitions, boundary;
@@ -363,35 +367,50 @@ static int gather(Core *c, uint64_t key) {
     uint32_t cids[MAX_PROCS];
     memcpy(cids, c->vecs.v + vid * c->n, c->n * sizeof(uint32_t));
     const int32_t *row = c->spend.v + bid * c->nkinds;
-    int64_t crash_bid = row[c->k_crash], lost_bid = row[c->k_lost];
+    int avail = 0;
+    for (int k = 0; k < c->n_consumer_spends; k++) if (row[c->consumer_spends[k]] >= 0) avail |= 1 << k;
+    int64_t crash_bid = row[c->k_crash], lost_bid = row[c->k_lost], session_bid = row[c->k_session];
     int64_t off;
     int r;
-    /* each process's own steps: stored once per (shared, process, local), with every budget
-     * kind available; walk() leaves out those whose spend the budget cannot pay */
+    /* each process's own steps, stored per (shared, process, local, the perturbations the budget
+     * still allows): a move the budget can never pay for is not even computed */
     for (int i = 0; i < c->n; i++) {
-        uint64_t mk = gid | ((uint64_t)i << 26) | ((uint64_t)cids[i] << 30);
-        if (!map_get(&c->own, mk, &off)) return need(c, NEED_OWN, (int64_t)gid, i, cids[i], 0);
+        uint64_t mk = gid | ((uint64_t)i << 26) | ((uint64_t)avail << 30) | ((uint64_t)cids[i] << 33);
+        if (!map_get(&c->own, mk, &off)) return need(c, NEED_OWN, (int64_t)gid, i, cids[i], (int64_t)key);
         if ((r = walk(c, off, gid, bid, cids, 0))) return r;
     }
-    /* the shared component's timers: those that remove a live member spend session_expiry */
-    if (!map_get(&c->timers, gid, &off)) return need(c, NEED_TIMERS, (int64_t)gid, 0, 0, 0);
+    /* the shared component's timers: those that remove a live member spend session_expiry; with
+     * none left, the members a process still holds are protected and those steps not computed */
+    uint64_t protected = 0;
+    if (session_bid < 0) {
+        if (c->gcand.v[gid] < 0) return need(c, NEED_CANDIDATES, (int64_t)gid, 0, 0, 0);
+        const int32_t *cand = c->pool.v + c->gcand.v[gid];
+        int nc = cand[0];
+        for (int k = 0; k < nc; k++) {
+            int h = holds(c, cids, cand[1 + 2 * k], cand[2 + 2 * k], &r);
+            if (h < 0) return r;
+            if (h) protected |= 1ULL << k;
+        }
+    }
+    uint64_t tk = gid | (protected << 26);
+    if (!map_get(&c->timers, tk, &off)) return need(c, NEED_TIMERS, (int64_t)gid, (int64_t)protected, (int64_t)key, 0);
     if ((r = walk(c, off, gid, bid, cids, 1))) return r;
     if (crash_bid < 0 && lost_bid < 0 && c->btotal.v[bid] == 0) return 0;
     if (crash_bid >= 0) {
         for (int i = 0; i < c->n; i++) {
             uint64_t mk = gid | ((uint64_t)i << 26) | ((uint64_t)cids[i] << 30);
-            if (!map_get(&c->crash, mk, &off)) return need(c, NEED_CRASH, (int64_t)gid, i, cids[i], 0);
+            if (!map_get(&c->crash, mk, &off)) return need(c, NEED_CRASH, (int64_t)gid, i, cids[i], (int64_t)key);
             if ((r = walk(c, off, gid, bid, cids, 0))) return r;
         }
     }
     if (lost_bid >= 0) {
         for (int i = 0; i < c->n; i++) {
             uint64_t mk = gid | ((uint64_t)i << 26) | ((uint64_t)cids[i] << 30);
-            if (!map_get(&c->lose, mk, &off)) return need(c, NEED_LOSE, (int64_t)gid, i, cids[i], 0);
+            if (!map_get(&c->lose, mk, &off)) return need(c, NEED_LOSE, (int64_t)gid, i, cids[i], (int64_t)key);
             if ((r = walk(c, off, gid, bid, cids, 0))) return r;
         }
     }
-    if (c->gfaults.v[gid] < 0) return need(c, NEED_FAULTS, (int64_t)gid, 0, 0, 0);
+    if (c->gfaults.v[gid] < 0) return need(c, NEED_FAULTS, (int64_t)gid, (int64_t)key, 0, 0);
     return walk(c, c->gfaults.v[gid], gid, bid, cids, 0);
 }
 
@@ -494,13 +513,12 @@ static int pop(Core *c) {
 static PyObject *Core_run(Core *c, PyObject *args) {
     long long budget;
     if (!PyArg_ParseTuple(args, "L", &budget)) return NULL;
-    long long expanded = 0;
     int ev = EV_DONE;
     for (;;) {
         if (!c->have_cur) {
             if (PyList_GET_SIZE(c->queue)) { ev = EV_QUEUE; break; }
             if (c->max_states >= 0 && (long long)c->visited.count >= c->max_states) { ev = EV_MAX_STATES; break; }
-            if (expanded >= budget) { ev = EV_PAUSE; break; }
+            if (c->since_pause >= budget) { c->since_pause = 0; ev = EV_PAUSE; break; }
             if (!pop(c)) { ev = EV_DONE; break; }
             c->have_cur = 1;
             if (c->cur_depth > c->depth_seen) c->depth_seen = c->cur_depth;
@@ -515,7 +533,7 @@ static PyObject *Core_run(Core *c, PyObject *args) {
         if (r) { ev = r; break; }
         if (commit(c, key, c->cur_depth) < 0) return NULL;
         c->have_cur = 0;
-        expanded++;
+        c->since_pause++;
     }
     return Py_BuildValue("(iLLLL)", ev, (long long)c->req[0], (long long)c->req[1], (long long)c->req[2],
                          (long long)c->req[3]);
@@ -527,8 +545,9 @@ static int ensure_group(Core *c, uint64_t gid) {
     RESERVE(c->ggen, n, INT32_MIN);
     RESERVE(c->gdead, n, 0);
     RESERVE(c->gmask, n, 0);
+    RESERVE(c->gcand, n, -1);
     RESERVE(c->gfaults, n, -1);
-    if (c->ggen.len < n) c->ggen.len = c->gdead.len = c->gmask.len = c->gfaults.len = n;
+    if (c->ggen.len < n) c->ggen.len = c->gdead.len = c->gmask.len = c->gcand.len = c->gfaults.len = n;
     return 0;
 }
 
@@ -620,15 +639,16 @@ static PyObject *memo_put(Core *c, Map *m, uint64_t key, PyObject *flat) {
 }
 
 static PyObject *Core_set_own(Core *c, PyObject *args) {
-    long long gid, cid; int i; PyObject *flat;
-    if (!PyArg_ParseTuple(args, "LiLO", &gid, &i, &cid, &flat)) return NULL;
-    return memo_put(c, &c->own, (uint64_t)gid | ((uint64_t)i << 26) | ((uint64_t)cid << 30), flat);
+    long long gid, cid; int i, avail; PyObject *flat;
+    if (!PyArg_ParseTuple(args, "LiLiO", &gid, &i, &cid, &avail, &flat)) return NULL;
+    return memo_put(c, &c->own, (uint64_t)gid | ((uint64_t)i << 26) | ((uint64_t)avail << 30) | ((uint64_t)cid << 33), flat);
 }
 
 static PyObject *Core_set_timers(Core *c, PyObject *args) {
-    long long gid; PyObject *flat;
-    if (!PyArg_ParseTuple(args, "LO", &gid, &flat)) return NULL;
-    return memo_put(c, &c->timers, (uint64_t)gid, flat);
+    long long gid; unsigned long long protected; PyObject *flat;
+    if (!PyArg_ParseTuple(args, "LKO", &gid, &protected, &flat)) return NULL;
+    if (protected >> 37) { PyErr_SetString(PyExc_OverflowError, "more than 37 members to protect"); return NULL; }
+    return memo_put(c, &c->timers, (uint64_t)gid | (protected << 26), flat);
 }
 
 static PyObject *Core_set_crash(Core *c, PyObject *args) {
@@ -650,6 +670,16 @@ static PyObject *Core_set_faults(Core *c, PyObject *args) {
     int64_t off;
     if (pool_put(c, flat, &off) < 0) return NULL;
     c->gfaults.v[gid] = off;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Core_set_candidates(Core *c, PyObject *args) {
+    long long gid; PyObject *flat;
+    if (!PyArg_ParseTuple(args, "LO", &gid, &flat)) return NULL;
+    if (ensure_group(c, (uint64_t)gid) < 0) return NULL;
+    int64_t off;
+    if (pool_put(c, flat, &off) < 0) return NULL;
+    c->gcand.v[gid] = off;
     Py_RETURN_NONE;
 }
 
@@ -804,16 +834,150 @@ static PyObject *Core_has(Core *c, PyObject *args) {
     return PyBool_FromLong(set_has(&c->visited, key));
 }
 
+
+/* ------------------------------------------------------------------ checkpoints
+ * dump() -> bytes: what a resumed search needs besides the model's interning tables, taken
+ * between two expansions: the visited set, the frontier, the vectors of local ids and the
+ * counters. Component steps and verdicts are not kept (they are computed again on demand).
+ * load(bytes) restores them into a fresh core. */
+#define DUMP_MAGIC 0x6b67636b70743031ULL /* "kgckpt01" */
+
+static int put_u64s(PyObject *out, const uint64_t *v, size_t n) {
+    uint64_t len = n;
+    PyObject *b = PyBytes_FromStringAndSize((const char *)&len, sizeof len);
+    if (!b || PyList_Append(out, b) < 0) { Py_XDECREF(b); return -1; }
+    Py_DECREF(b);
+    b = PyBytes_FromStringAndSize((const char *)v, (Py_ssize_t)(n * sizeof(uint64_t)));
+    if (!b || PyList_Append(out, b) < 0) { Py_XDECREF(b); return -1; }
+    Py_DECREF(b);
+    return 0;
+}
+
+static PyObject *Core_dump(Core *c, PyObject *Py_UNUSED(ignored)) {
+    if (c->have_cur || PyList_GET_SIZE(c->queue)) {
+        PyErr_SetString(PyExc_RuntimeError, "a checkpoint is taken between two expansions");
+        return NULL;
+    }
+    if (c->parents && fflush(c->parents) != 0) { PyErr_SetString(PyExc_OSError, "could not flush the parents file"); return NULL; }
+    PyObject *parts = PyList_New(0);
+    if (!parts) return NULL;
+    uint64_t head[10] = {DUMP_MAGIC, (uint64_t)c->n, (uint64_t)c->dfs, (uint64_t)c->level, c->transitions, c->boundary,
+                         (uint64_t)c->depth_seen, (uint64_t)c->cut_by_depth, (uint64_t)c->visited.count, 0};
+    uint64_t *keys = malloc((c->visited.count + 1) * sizeof(uint64_t));
+    uint64_t *vecs = malloc((c->vecs.len + 1) * sizeof(uint64_t));
+    uint64_t *depths = malloc((c->stack_depth.len + 1) * sizeof(uint64_t));
+    int ok = keys && vecs && depths;
+    if (ok) {
+        size_t k = 0;
+        for (size_t i = 0; i < c->visited.cap; i++) if (c->visited.keys[i] != EMPTY) keys[k++] = c->visited.keys[i];
+        for (size_t i = 0; i < c->vecs.len; i++) vecs[i] = c->vecs.v[i];
+        for (size_t i = 0; i < c->stack_depth.len; i++) depths[i] = (uint64_t)c->stack_depth.v[i];
+        ok = put_u64s(parts, head, 10) == 0 && put_u64s(parts, keys, k) == 0 &&
+             put_u64s(parts, c->cur.v + c->cur_idx, c->cur.len - c->cur_idx) == 0 &&
+             put_u64s(parts, c->next.v, c->next.len) == 0 && put_u64s(parts, c->stack.v, c->stack.len) == 0 &&
+             put_u64s(parts, depths, c->stack_depth.len) == 0 && put_u64s(parts, vecs, c->vecs.len) == 0;
+        if (!ok && !PyErr_Occurred()) PyErr_NoMemory();
+    } else {
+        PyErr_NoMemory();
+    }
+    free(keys); free(vecs); free(depths);
+    if (!ok) { Py_DECREF(parts); return NULL; }
+    PyObject *empty = PyBytes_FromStringAndSize("", 0);
+    if (!empty) { Py_DECREF(parts); return NULL; }
+    PyObject *out = _PyBytes_Join(empty, parts);
+    Py_DECREF(empty); Py_DECREF(parts);
+    return out;
+}
+
+typedef struct { const uint64_t *p; size_t left; } Reader;
+static const uint64_t *take(Reader *r, size_t *n) {
+    if (r->left < 1) return NULL;
+    *n = (size_t)r->p[0];
+    if (r->left - 1 < *n) return NULL;
+    const uint64_t *v = r->p + 1;
+    r->p += 1 + *n; r->left -= 1 + *n;
+    return v;
+}
+
+static int load_into(Core *c, const uint64_t *words, size_t nwords) {
+    Reader r = {words, nwords};
+    size_t n;
+    const uint64_t *head = take(&r, &n);
+    if (!head || n != 10 || head[0] != DUMP_MAGIC || head[1] != (uint64_t)c->n || head[2] != (uint64_t)c->dfs) {
+        PyErr_SetString(PyExc_ValueError, "not a checkpoint of this search");
+        return -1;
+    }
+    c->level = (int)head[3]; c->transitions = head[4]; c->boundary = head[5];
+    c->depth_seen = (int)head[6]; c->cut_by_depth = (int)head[7];
+    const uint64_t *keys = take(&r, &n);
+    if (!keys) goto broken;
+    for (size_t i = 0; i < n; i++) if (set_add(&c->visited, keys[i]) < 0) { PyErr_NoMemory(); return -1; }
+    if (c->visited.count != head[8]) goto broken;
+    const uint64_t *cur = take(&r, &n);
+    if (!cur) goto broken;
+    RESERVE(c->cur, n + 1, 0);
+    memcpy(c->cur.v, cur, n * sizeof(uint64_t)); c->cur.len = n; c->cur_idx = 0;
+    const uint64_t *next = take(&r, &n);
+    if (!next) goto broken;
+    RESERVE(c->next, n + 1, 0);
+    memcpy(c->next.v, next, n * sizeof(uint64_t)); c->next.len = n;
+    const uint64_t *stack = take(&r, &n);
+    if (!stack) goto broken;
+    RESERVE(c->stack, n + 1, 0);
+    memcpy(c->stack.v, stack, n * sizeof(uint64_t)); c->stack.len = n;
+    size_t nd;
+    const uint64_t *depths = take(&r, &nd);
+    if (!depths || nd != n) goto broken;
+    RESERVE(c->stack_depth, nd + 1, 0);
+    for (size_t i = 0; i < nd; i++) c->stack_depth.v[i] = (int32_t)depths[i];
+    c->stack_depth.len = nd;
+    const uint64_t *vecs = take(&r, &n);
+    if (!vecs || n % (size_t)c->n) goto broken;
+    for (size_t v = 0; v < n / (size_t)c->n; v++) {
+        uint32_t ids[MAX_PROCS];
+        for (int i = 0; i < c->n; i++) ids[i] = (uint32_t)vecs[v * c->n + i];
+        if (vec_id(c, ids) != (int64_t)v) goto broken;
+    }
+    return 0;
+broken:
+    PyErr_SetString(PyExc_ValueError, "the checkpoint is damaged");
+    return -1;
+}
+
+static PyObject *Core_load(Core *c, PyObject *args) {
+    Py_buffer buf;
+    if (!PyArg_ParseTuple(args, "y*", &buf)) return NULL;
+    if (c->visited.count || c->vecs.len || buf.len % 8) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_ValueError, "a checkpoint loads into a fresh core");
+        return NULL;
+    }
+    int r = load_into(c, (const uint64_t *)buf.buf, (size_t)buf.len / 8);
+    PyBuffer_Release(&buf);
+    if (r < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
 /* ------------------------------------------------------------------ type */
 static int Core_init(Core *c, PyObject *args, PyObject *kw) {
     static char *names[] = {"consumers", "budget_kinds", "max_generation", "dfs", "max_depth", "max_states",
-                            "crash", "lost", "session", "want_vector_masks", "parents_path", NULL};
+                            "crash", "lost", "session", "consumer_spends", "want_vector_masks", "parents_path",
+                            "parents_kept", NULL};
     int n, nkinds, max_gen, dfs, max_depth, kc, kl, ks, want_v;
     long long max_states;
     const char *path;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "iiiiiLiiiiz", names, &n, &nkinds, &max_gen, &dfs, &max_depth,
-                                     &max_states, &kc, &kl, &ks, &want_v, &path))
+    PyObject *spends;
+    long long kept = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "iiiiiLiiiOiz|L", names, &n, &nkinds, &max_gen, &dfs, &max_depth,
+                                     &max_states, &kc, &kl, &ks, &spends, &want_v, &path, &kept))
         return -1;
+    PyObject *seq = PySequence_Fast(spends, "consumer_spends must be a sequence");
+    if (!seq) return -1;
+    c->n_consumer_spends = (int)PySequence_Fast_GET_SIZE(seq);
+    if (c->n_consumer_spends > 3) { Py_DECREF(seq); PyErr_SetString(PyExc_ValueError, "at most 3 consumer spends"); return -1; }
+    for (int k = 0; k < c->n_consumer_spends; k++) c->consumer_spends[k] = (int)PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, k));
+    Py_DECREF(seq);
+    if (PyErr_Occurred()) return -1;
     if (n < 1 || n > MAX_PROCS) { PyErr_SetString(PyExc_ValueError, "between 1 and 15 processes"); return -1; }
     c->n = n; c->nkinds = nkinds; c->max_gen = max_gen; c->dfs = dfs; c->max_depth = max_depth;
     c->max_states = max_states; c->k_crash = kc; c->k_lost = kl; c->k_session = ks; c->want_vmask = want_v;
@@ -826,8 +990,13 @@ static int Core_init(Core *c, PyObject *args, PyObject *kw) {
     c->queue = PyList_New(0);
     if (!c->queue) return -1;
     if (path) {
-        c->parents = fopen(path, "w+b");
+        /* parents_kept >= 0: resume, keeping that many records of an existing file */
+        c->parents = fopen(path, kept >= 0 ? "r+b" : "w+b");
         if (!c->parents) { PyErr_SetFromErrnoWithFilename(PyExc_OSError, path); return -1; }
+        if (kept >= 0 && (ftruncate(fileno(c->parents), (off_t)kept * 16) != 0 || fseek(c->parents, 0, SEEK_END) != 0)) {
+            PyErr_SetFromErrnoWithFilename(PyExc_OSError, path);
+            return -1;
+        }
         c->parents_path = strdup(path);
         if (!c->parents_path) { PyErr_NoMemory(); return -1; }
     }
@@ -839,7 +1008,7 @@ static void Core_dealloc(Core *c) {
     map_free(&c->vmap); map_free(&c->own); map_free(&c->timers); map_free(&c->crash); map_free(&c->lose);
     map_free(&c->deliver);
     free(c->cur.v); free(c->next.v); free(c->stack.v); free(c->stack_depth.v);
-    free(c->vecs.v); free(c->vmask.v); free(c->ggen.v); free(c->gdead.v); free(c->gmask.v);
+    free(c->vecs.v); free(c->vmask.v); free(c->ggen.v); free(c->gdead.v); free(c->gmask.v); free(c->gcand.v);
     free(c->gfaults.v); free(c->spend.v); free(c->bknown.v); free(c->btotal.v); free(c->lidx.v); free(c->lser.v);
     free(c->lknown.v); free(c->pool.v); free(c->smask.v); free(c->scount.v); free(c->succ_key.v); free(c->succ_step.v);
     if (c->parents) fclose(c->parents);
@@ -854,11 +1023,12 @@ static PyMethodDef Core_methods[] = {
     {"set_vector_mask", (PyCFunction)Core_set_vector_mask, METH_VARARGS, "set_vector_mask(vid, mask)"},
     {"set_budget", (PyCFunction)Core_set_budget, METH_VARARGS, "set_budget(bid, spend_row, total)"},
     {"set_local", (PyCFunction)Core_set_local, METH_VARARGS, "set_local(lid, member_index, member_serial)"},
-    {"set_own", (PyCFunction)Core_set_own, METH_VARARGS, "set_own(gid, i, lid, moves)"},
-    {"set_timers", (PyCFunction)Core_set_timers, METH_VARARGS, "set_timers(gid, moves)"},
+    {"set_own", (PyCFunction)Core_set_own, METH_VARARGS, "set_own(gid, i, lid, avail, moves)"},
+    {"set_timers", (PyCFunction)Core_set_timers, METH_VARARGS, "set_timers(gid, protected, moves)"},
     {"set_crash", (PyCFunction)Core_set_crash, METH_VARARGS, "set_crash(gid, i, lid, moves)"},
     {"set_lose", (PyCFunction)Core_set_lose, METH_VARARGS, "set_lose(gid, i, lid, moves)"},
     {"set_faults", (PyCFunction)Core_set_faults, METH_VARARGS, "set_faults(gid, moves)"},
+    {"set_candidates", (PyCFunction)Core_set_candidates, METH_VARARGS, "set_candidates(gid, [n, idx, serial, ...])"},
     {"set_deliver", (PyCFunction)Core_set_deliver, METH_VARARGS, "set_deliver(lid, response, new_lid)"},
     {"set_step", (PyCFunction)Core_set_step, METH_VARARGS, "set_step(step, mask)"},
     {"set_active", (PyCFunction)Core_set_active, METH_VARARGS, "set_active(step_mask, state_mask, queue_new)"},
@@ -870,6 +1040,8 @@ static PyMethodDef Core_methods[] = {
     {"step_counts", (PyCFunction)Core_step_counts, METH_NOARGS, "transitions per step id (uint64 bytes)"},
     {"stats", (PyCFunction)Core_stats, METH_NOARGS, "counters and table sizes"},
     {"parent", (PyCFunction)Core_parent, METH_VARARGS, "parent(key) -> the key it was first reached from"},
+    {"dump", (PyCFunction)Core_dump, METH_NOARGS, "dump() -> bytes: a checkpoint of the search"},
+    {"load", (PyCFunction)Core_load, METH_VARARGS, "load(bytes): restore a checkpoint into a fresh core"},
     {"has", (PyCFunction)Core_has, METH_VARARGS, "whether a key was visited"},
     {NULL, NULL, 0, NULL},
 };

@@ -1019,6 +1019,48 @@ class ReferenceCoordinator:
                     self._heartbeat_purgatory.check_and_complete(member_key(group.group_id, member.member_id))
             self.remove_sync_expiration(group)
 
+    # ================================================================== load (§15)
+    def own_group(self, group_id: str) -> None:
+        """Become the coordinator of the group's partition when its log holds no group record
+        (``loadGroupsAndOffsets`` finding nothing for it): the group is created by its first
+        JoinGroup, as on a coordinator that never saw it."""
+        self._manager.own(group_id)
+
+    def load_group(self, loaded: GroupSnapshot) -> None:
+        """Become the group's coordinator with the group as its log holds it
+        (``GroupMetadataManager.loadGroup`` → ``GroupMetadata.loadGroup`` → ``onGroupLoaded``,
+        Kafka 3.6.2): Stable with the record's members, generation, protocol, leader and
+        assignments, or Empty without members; committed offsets restored; a heartbeat expiration
+        scheduled for every member (``completeAndScheduleNextHeartbeatExpiration``). Parked
+        requests and pending member ids are not in the log, so they are not restored."""
+        group = self._new_group(loaded.group_id)
+        with self._atomic(StepKind.LOAD):
+            group.generation_id = loaded.generation_id
+            group.protocol_type = loaded.protocol_type
+            group.protocol_name = loaded.protocol_name if loaded.members else None
+            for m in loaded.members:
+                member = MemberMetadata(
+                    m.member_id,
+                    m.group_instance_id,
+                    m.client_id,
+                    m.client_host,
+                    m.rebalance_timeout_ms,
+                    m.session_timeout_ms,
+                    m.protocol_type,
+                    m.protocols,
+                )
+                member.assignment = m.assignment
+                member.assignment_generation = m.assignment_generation
+                group.add(member, None)
+            group.leader_id = loaded.leader_id if loaded.members else None
+            for tp, offset, metadata in loaded.offsets:
+                group.offsets[tp] = OffsetAndMetadata(offset, metadata)
+            if loaded.members:
+                group.state = STABLE  # constructed in its initial state, not a transition (loadGroup)
+            self._manager.load_group(group)
+            for member in list(group.members.values()):
+                self.complete_and_schedule_next_heartbeat_expiration(group, member)
+
     # ================================================================== heartbeats (§12)
     def complete_and_schedule_next_heartbeat_expiration(self, group: GroupMetadata, member: MemberMetadata) -> None:
         """``completeAndScheduleNextHeartbeatExpiration``: satisfy the member's DelayedHeartbeat and

@@ -94,6 +94,19 @@ class GroupMetadataManager:
             on_group_unloaded(group)
             self._unloaded[group_id] = group
 
+    def own(self, group_id: str) -> None:
+        """This coordinator owns the group's partition (again), which holds no group record."""
+        self._not_owned.discard(group_id)
+        self._unloaded.pop(group_id, None)
+
+    def load_group(self, group: GroupMetadata) -> GroupMetadata:
+        """``loadGroupsAndOffsets`` for one group: this coordinator owns its partition (again) and
+        caches ``group`` read from the log (reference §15, the other direction)."""
+        self._not_owned.discard(group.group_id)
+        self._unloaded.pop(group.group_id, None)
+        self._groups[group.group_id] = group
+        return group
+
     # ------------------------------------------------------------------ group writes
     def store_group(self, write: GroupWrite) -> None:
         """``storeGroup``: append the group record; the callback runs when the write completes."""

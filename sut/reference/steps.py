@@ -24,6 +24,7 @@ class StepKind(Enum):
     STORE_CALLBACK = "store_callback"
     UNLOAD = "unload"
     MARK_DEAD = "mark_dead"
+    LOAD = "load"  # the group read back from the log by a new coordinator (kgc serve's failover)
 
 
 @dataclass(frozen=True)

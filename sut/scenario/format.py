@@ -538,7 +538,7 @@ def _step(where: _Where, index: int, raw: Any) -> Step:
     if not isinstance(raw, dict):
         where.fail("a step must be an object with 'op'")
     op = raw.get("op")
-    if op not in OPS:
+    if not isinstance(op, str) or op not in OPS:
         where.at_field("op").fail(f"unknown op {_show(op)}; known ops: {', '.join(OPS)}")
     required, optional = OPS[op]
     _only(where, raw, {"op", *required, *optional})

@@ -130,11 +130,11 @@ def test_step_cached_violations_are_as_short_as_per_transition_ones() -> None:
 
 
 def test_forgetting_memoised_steps_changes_nothing() -> None:
-    """A model asked to drop its step memos mid-run (bounded memory) explores the same states with
-    the same verdicts, counts and counterexamples."""
+    """A model asked to drop its step memos mid-run (bounded memory: the Python engine's) explores
+    the same states with the same verdicts, counts and counterexamples."""
     config = small(max_generation=2)
     whole = Explorer(config).run("bfs")
-    forgetful_explorer = Explorer(config, step_memory=300)
+    forgetful_explorer = Explorer(config, step_memory=300, engine="python")
     forgetful = forgetful_explorer.run("bfs")
     assert forgetful_explorer.model.step_base > 0  # it did forget
     assert (forgetful.stats.distinct_states, forgetful.stats.transitions) == (
@@ -145,5 +145,6 @@ def test_forgetting_memoised_steps_changes_nothing() -> None:
     assert [forgetful.verdict_of(p) for p in ALL] == [whole.verdict_of(p) for p in ALL]
     props: list[Property] = [generation_below_two]
     a = Explorer(small(max_generation=3), props, stop_at_first=True).run("bfs").violations[0]
-    b = Explorer(small(max_generation=3), props, stop_at_first=True, step_memory=50).run("bfs").violations[0]
+    b = Explorer(small(max_generation=3), props, stop_at_first=True, step_memory=50, engine="python")
+    b = b.run("bfs").violations[0]
     assert [x[1] for x in a.path] == [x[1] for x in b.path]

@@ -55,26 +55,26 @@ def closed_port() -> int:
         (["conformance", "--bootstrap", "nohost", "--no-scenarios"], "bootstrap address 'nohost' is not HOST:PORT"),
         (
             ["conformance", "--broker", "tansu", "--scenarios", "/nonexistent.json"],
-            "/nonexistent.json: cannot read the file",
+            "cannot read scenario file '/nonexistent.json'",
         ),
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(argv) == 2
+def test_bad_input_is_one_line_and_exit_150(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 150
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("kgc: error: ") and message in err
 
 
-def test_a_malformed_known_file_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_malformed_known_file_is_exit_150(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     known = tmp_path / "known.json"
     known.write_text("[]")
-    assert main(["conformance", "--broker", "tansu", "--known", str(known)]) == 2
+    assert main(["conformance", "--broker", "tansu", "--known", str(known)]) == 150
     assert capsys.readouterr().err == f"kgc: error: {known}: 'format' must be 'kgc-known-divergences'\n"
 
 
-def test_an_unreachable_broker_is_one_line_and_exit_3(capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unreachable_broker_is_one_line_and_exit_153(capsys: pytest.CaptureFixture[str]) -> None:
     port = closed_port()
-    assert main(["conformance", "--bootstrap", f"127.0.0.1:{port}", "--no-scenarios", "--budget", "0"]) == 3
+    assert main(["conformance", "--bootstrap", f"127.0.0.1:{port}", "--no-scenarios", "--budget", "0"]) == 153
     err = capsys.readouterr().err
     assert err == f"kgc: error: the broker could not be used: cannot connect to 127.0.0.1:{port}: Connection refused\n"
 

@@ -104,5 +104,5 @@ def test_malformed_trace_keeps_the_existing_output(tmp_path: Path, capsys: pytes
     out = tmp_path / "chart.svg"
     out.write_text("old chart")
     assert main(["diagram", "trace", str(bad), "-o", str(out)]) == 150
-    assert "'initial' must be a dict" in capsys.readouterr().err
+    assert "'initial' is missing" in capsys.readouterr().err
     assert out.read_text() == "old chart"

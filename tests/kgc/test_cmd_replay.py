@@ -95,13 +95,15 @@ def test_profile_selects_scenarios(capsys: pytest.CaptureFixture[str]) -> None:
         (["--colour"], "unrecognized arguments: --colour"),
     ],
 )
-def test_a_bad_option_exits_2_with_one_line(capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
+def test_a_bad_option_exits_150_with_one_line(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
     code, out, err = replay(capsys, SEED, *args)
-    assert code == 2 and out == ""
+    assert code == 150 and out == ""
     assert err.count("\n") == 1 and message in err
 
 
-def test_a_malformed_file_exits_2_naming_scenario_step_and_field(
+def test_a_malformed_file_exits_150_naming_scenario_step_and_field(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     doc = json.loads(Path(SEED).read_text())
@@ -109,16 +111,16 @@ def test_a_malformed_file_exits_2_naming_scenario_step_and_field(
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(doc))
     code, out, err = replay(capsys, SEED, str(bad))
-    assert code == 2 and out == ""  # every file is validated before anything runs
+    assert code == 150 and out == ""  # every file is validated before anything runs
     assert err == (
         f"kgc: error: {bad}, scenario 'seed000_three_at_once_current_form', step 2, field 'member': "
         "must be a symbolic member name such as 'c1' (letters, digits, '_', '.'), got 7\n"
     )
 
 
-def test_a_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_missing_file_exits_150(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = replay(capsys, str(tmp_path / "none.json"))
-    assert code == 2 and "none.json: cannot read the file" in err and err.count("\n") == 1
+    assert code == 150 and "none.json': No such file" in err and err.count("\n") == 1
 
 
 def _reference_unavailable() -> str | None:

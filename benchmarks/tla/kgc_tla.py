@@ -1,0 +1,198 @@
+"""kgc configurations as TLC models of ``KgcClassicGroup.tla``, and running TLC on them.
+
+``KgcClassicGroup.tla`` transcribes kgc's fault-free model (``max_perturbations = 0``, atomic
+requests, no mutant). ``cfg_text(config)`` writes the TLC model of
+such a kgc configuration; ``read_cfg(path)`` reads one back into the kgc configuration it stands
+for (the committed ``*.cfg`` files are its output, and the tests check that they round-trip).
+``run_tlc`` runs TLC with one worker and returns its counts and the CPU seconds of the JVM.
+
+Used by ``benchmarks/tlc_vs_kgc.py`` and ``tests/explorer/test_tla.py``; TLC itself is built by
+``benchmarks/tla/build_tlc.sh`` (never committed).
+"""
+
+from __future__ import annotations
+
+import re
+import resource
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from model.config import Config, ConfigError
+
+HERE = Path(__file__).resolve().parent
+SPEC = HERE / "KgcClassicGroup.tla"
+DEFAULT_JAR = HERE / ".tlc" / "tla2tools.jar"
+"""Where ``build_tlc.sh`` puts the jar (git-ignored)."""
+
+_BASE = Config.from_mapping({"faults": "none", "max_perturbations": 0})
+_DELAY_NOT_EXTENSIBLE = 300000
+"""An initial delay equal to the rebalance timeout: an InitialDelayedJoin cannot be re-armed."""
+
+
+class NotTranscribed(ValueError):
+    """The kgc configuration lies outside what the TLA+ transcription covers."""
+
+
+def check_transcribed(config: Config) -> None:
+    """Raise ``NotTranscribed`` naming the first field the transcription does not cover."""
+    if config.max_perturbations != 0:
+        raise NotTranscribed("the TLA+ transcription is of the fault-free model: max_perturbations must be 0")
+    if not config.atomic_requests:
+        raise NotTranscribed("the TLA+ transcription handles requests atomically: atomic_requests must be true")
+    if config.mutant:
+        raise NotTranscribed("the TLA+ transcription is of the protocol itself: no mutant")
+
+
+def _tla(value: object) -> str:
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    return f'"{value}"'
+
+
+def constants(config: Config) -> dict[str, str]:
+    """The TLA+ constants of a kgc configuration, as TLC config values."""
+    check_transcribed(config)
+    return {
+        "Consumers": _tla(config.consumers),
+        "Partitions": _tla(config.partitions),
+        "MaxGeneration": _tla(config.max_generation),
+        "StaticConsumers": _tla(config.static_consumers),
+        "Assignor": _tla(config.assignor),
+        "InitialDelayZero": _tla(config.initial_delay_zero),
+        "InitialDelayExtensible": _tla(config.initial_delay_extensible),
+        "AutoCommit": _tla(config.auto_commit),
+        "OffsetFetch": _tla(config.offset_fetch),
+        "JavaProfile": _tla(config.profile == "java-4.0"),
+        "RequireKnownMemberId": _tla(config.require_known_member_id),
+    }
+
+
+def kgc_arguments(config: Config) -> list[str]:
+    """``kgc check`` arguments for the same configuration (every field the spec reads)."""
+    check_transcribed(config)
+    return [
+        "--consumers", str(config.consumers),
+        "--static-consumers", str(config.static_consumers),
+        "--partitions", str(config.partitions),
+        "--max-generation", str(config.max_generation),
+        "--faults", "none",
+        "--max-perturbations", "0",
+        "--assignor", config.assignor,
+        "--initial-rebalance-delay-ms", str(config.initial_rebalance_delay_ms),
+        "--profile", config.profile,
+        "--set", f"rebalance_timeout_ms={config.rebalance_timeout_ms}",
+        "--set", f"auto_commit={str(config.auto_commit).lower()}",
+        "--set", f"offset_fetch={str(config.offset_fetch).lower()}",
+        "--set", f"require_known_member_id={str(config.require_known_member_id).lower()}",
+    ]  # fmt: skip
+
+
+def cfg_text(config: Config) -> str:
+    """The TLC model (``.cfg``) of a kgc configuration."""
+    lines = [
+        "\\* TLC model of KgcClassicGroup.tla; written by benchmarks/tla/kgc_tla.py (cfg_text).",
+        "\\* The same configuration in kgc:",
+        "\\*   kgc check " + " ".join(kgc_arguments(config)),
+        "CONSTANTS",
+    ]
+    lines += [f"    {name} = {value}" for name, value in constants(config).items()]
+    lines += ["INIT Init", "NEXT Next", ""]
+    return "\n".join(lines)
+
+
+_CONSTANT = re.compile(r"^\s*([A-Za-z]+)\s*=\s*(\S+)\s*$")
+
+
+def read_cfg(path: Path) -> Config:
+    """The kgc configuration a ``.cfg`` written by ``cfg_text`` stands for."""
+    found: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        match = _CONSTANT.match(line.split("\\*", 1)[0])
+        if match:
+            found[match.group(1)] = match.group(2)
+    expected = set(constants(_BASE))
+    if set(found) != expected:
+        missing = sorted(expected - set(found)) or sorted(set(found) - expected)
+        raise NotTranscribed(f"{path}: constants do not match KgcClassicGroup.tla's ({', '.join(missing)})")
+
+    def flag(name: str) -> bool:
+        if found[name] not in ("TRUE", "FALSE"):
+            raise NotTranscribed(f"{path}: {name} must be TRUE or FALSE")
+        return found[name] == "TRUE"
+
+    if flag("InitialDelayZero"):
+        delay, timeout = 0, _BASE.rebalance_timeout_ms
+    elif flag("InitialDelayExtensible"):
+        delay, timeout = _BASE.initial_rebalance_delay_ms, _BASE.rebalance_timeout_ms
+    else:
+        delay, timeout = _DELAY_NOT_EXTENSIBLE, _DELAY_NOT_EXTENSIBLE
+    try:
+        return Config.from_mapping(
+            {
+                "consumers": found["Consumers"],
+                "partitions": found["Partitions"],
+                "max_generation": found["MaxGeneration"],
+                "static_consumers": found["StaticConsumers"],
+                "assignor": found["Assignor"].strip('"'),
+                "initial_rebalance_delay_ms": delay,
+                "rebalance_timeout_ms": timeout,
+                "auto_commit": flag("AutoCommit"),
+                "offset_fetch": flag("OffsetFetch"),
+                "profile": "java-4.0" if flag("JavaProfile") else "scala-3.x",
+                "require_known_member_id": flag("RequireKnownMemberId"),
+            },
+            base=_BASE,
+        )
+    except ConfigError as exc:
+        raise NotTranscribed(f"{path}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class TlcResult:
+    distinct_states: int
+    generated: int
+    depth: int
+    cpu_seconds: float
+    """user + sys of the JVM (every thread: TLC's worker, GC and JIT)."""
+    wall_seconds: float
+
+
+class TlcError(RuntimeError):
+    """TLC did not finish a clean exhaustive run; the message holds the end of its output."""
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_tlc(jar: Path, cfg: Path, spec: Path = SPEC, java: str = "java", timeout: float = 3600) -> TlcResult:
+    """Run TLC with one worker on ``spec`` under ``cfg`` (deadlock not checked: states beyond the
+    generation bound have no successor) and parse its closing counts."""
+    with tempfile.TemporaryDirectory(prefix="kgc-tlc-") as meta:
+        command = [
+            java, "-XX:+UseParallelGC", "-cp", str(jar.resolve()), "tlc2.TLC",
+            "-workers", "1", "-deadlock", "-nowarning", "-noGenerateSpecTE",
+            "-metadir", meta, "-config", str(cfg.resolve()), str(spec.resolve()),
+        ]  # fmt: skip
+        cpu, wall = _children_cpu(), time.monotonic()
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=meta, check=False)
+        cpu, wall = _children_cpu() - cpu, time.monotonic() - wall
+    out = done.stdout + done.stderr
+    counts = re.search(r"([\d,]+) states generated, ([\d,]+) distinct states found, 0 states left on queue", out)
+    depth = re.search(r"depth of the complete state graph search is ([\d,]+)", out)
+    if done.returncode != 0 or counts is None or depth is None or "No error has been found" not in out:
+        tail = "\n".join(out.strip().splitlines()[-15:])
+        raise TlcError(f"TLC exited {done.returncode} without a clean exhaustive run:\n{tail}")
+    return TlcResult(
+        distinct_states=int(counts.group(2).replace(",", "")),
+        generated=int(counts.group(1).replace(",", "")),
+        depth=int(depth.group(1).replace(",", "")),
+        cpu_seconds=cpu,
+        wall_seconds=wall,
+    )

@@ -1,0 +1,145 @@
+"""kgc clients: drive a real Kafka consumer client library through kgc serve and tansu with
+Hypothesis and report where it departs from the Java client.
+
+Consumers of the chosen library run in their own processes (a crash is a SIGKILL) against kgc
+serve (Kafka 3.6.2's coordinator) in front of tansu, both started on loopback and always stopped;
+rules start, stall, commit, close and kill consumers and inject faults, and after every step the
+client checks run (``sut/clients/checks.py``). Each kind of departure is shrunk and written to
+``--out`` as a replayable file, the server's trace and a sequence chart.
+
+Exit codes: 0 no new finding (kinds in ``--known`` are reported, not failed; with ``--replay`` the
+steps break no check), 1 new findings (or the replayed steps break a check), 153 the broker or
+kgc serve could not be started (``kgc.exits.SYSTEM``), 150 bad input (one line on stderr), 255 an internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from kgc.errors import InputError
+from model.mutants import CATALOGUE, COORDINATOR
+from sut.broker import BrokerError
+from sut.clients.harness import LIBRARIES
+from sut.clients.session import load_known, replay_file, run_session
+from sut.serve import ServeError
+
+VERB = "clients"
+HELP = "Fuzz a real Kafka consumer client library through kgc serve and report its departures."
+INPUT_ERROR_EXIT = 150
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_UNUSABLE = 153  # kgc.exits.SYSTEM
+
+KNOWN = Path(__file__).resolve().parents[1] / "known-divergences" / "clients.json"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Library, budget, seed, output, known findings, replay."""
+    p.add_argument(
+        "--client", choices=LIBRARIES, default="kafka-python", help="the client library (default %(default)s)"
+    )
+    p.add_argument(
+        "--budget", type=_count, default=4, metavar="N", help="examples to run, shrinking included (default 4)"
+    )
+    p.add_argument("--steps", type=_count, default=12, metavar="N", help="rules per example at most (default 12)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the search (default 0)")
+    p.add_argument("--out", type=Path, default=Path("kgc-clients"), metavar="DIR", help="where findings go")
+    p.add_argument(
+        "--known", type=Path, metavar="FILE", help=f"known findings (default {KNOWN.parent.name}/{KNOWN.name})"
+    )
+    p.add_argument("--no-known", action="store_true", help="treat every finding as new")
+    p.add_argument("--mutant", metavar="NAME", help="serve a catalogued coordinator bug (model/mutants.py)")
+    p.add_argument("--replay", type=Path, metavar="FILE", help="run a finding's steps again and check them")
+    p.add_argument("--json", action="store_true", help="one JSON object instead of text")
+
+
+def run(args: argparse.Namespace) -> int:
+    mutant = _mutant(args.mutant)
+    if args.replay is not None:
+        return _replay(args, mutant)
+    known = []
+    if not args.no_known:
+        path = args.known or KNOWN
+        if args.known is not None or path.exists():
+            try:
+                known = load_known(path)
+            except ValueError as exc:
+                raise InputError(f"--known: {exc}") from None
+    if args.out.exists() and not args.out.is_dir():
+        raise InputError(f"--out: {args.out} exists and is not a directory")
+    try:
+        session = run_session(args.client, args.budget, args.seed, args.out, known, args.steps, mutant)
+    except (BrokerError, ServeError) as exc:
+        print(f"kgc: error: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    if args.json:
+        print(json.dumps(session.as_json(), indent=2))
+    else:
+        versions = ", ".join(f"{k} {v}" for k, v in session.versions.items() if k != "library") or "?"
+        print(
+            f"{session.library} ({versions}): {session.runs} runs, {session.steps} steps, seed {session.seed}, "
+            f"{session.seconds:.0f} s"
+        )
+        for finding in session.findings:
+            tag = "NEW  " if finding.new else "KNOWN"
+            print(f"{tag} {finding.check}: {finding.violations[0].message}")
+            if finding.note:
+                print(f"      note: {finding.note}")
+            if finding.file is not None:
+                print(f"      shortest ({len(finding.steps)} steps): {_steps(finding.steps)}")
+                print(
+                    f"      reproduce: kgc clients --replay {finding.file}   chart: {finding.file.with_suffix('.svg')}"
+                )
+        if not session.findings:
+            print("no departure from the Java client found")
+    return EXIT_FINDINGS if session.new else EXIT_OK
+
+
+def _replay(args: argparse.Namespace, mutant: str | None) -> int:
+    try:
+        _, violations, document = replay_file(args.replay, mutant)
+    except ValueError as exc:
+        raise InputError(f"--replay: {exc}") from None
+    except (BrokerError, ServeError) as exc:
+        print(f"kgc: error: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    if args.json:
+        print(json.dumps({"library": document["library"], "violations": [str(v) for v in violations]}, indent=2))
+    else:
+        print(f"{document['library']}: {len(document['steps'])} steps replayed: {_steps(document['steps'])}")
+        for v in violations:
+            print(f"VIOLATED {v}")
+        if not violations:
+            print("every check holds on this run")
+    return EXIT_FINDINGS if violations else EXIT_OK
+
+
+def _steps(steps: list[dict[str, object]]) -> str:
+    parts = []
+    for s in steps:
+        args = " ".join(f"{v}" for k, v in s.items() if k != "op" and v is not None and v is not False)
+        parts.append(f"{s['op']} {args}".strip())
+    return "; ".join(parts)
+
+
+def _mutant(name: str | None) -> str | None:
+    if name is None:
+        return None
+    by_name = {m.name: m for m in CATALOGUE}
+    if name not in by_name or by_name[name].side != COORDINATOR:
+        known = ", ".join(m.name for m in CATALOGUE if m.side == COORDINATOR)
+        raise InputError(f"--mutant: unknown coordinator mutant {name!r}; known: {known}")
+    return name
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise InputError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise InputError(f"{value} must be at least 1")
+    return value

@@ -1,0 +1,86 @@
+"""The exit codes of every ``kgc`` verb: one table, TLC's codes where they apply.
+
+TLC's codes (``tlc2.output.EC.ExitStatus``: 0 success, 12 safety violation, 13 liveness
+violation, 150 a malformed specification, 152 a state space too large, 153 a system error, 255
+an error) keep their meaning here. kgc adds three of its own, each for one outcome TLC has no code
+for: 1 a test of an implementation or a comparison failed, 4 an exploration cut short by a
+resource bound, and the shells' 128+N for a run stopped by signal N.
+
+A verb never exits with a code outside :data:`TABLE`; 255 means a bug in kgc (the one line names
+the exception), never bad input.
+"""
+
+from __future__ import annotations
+
+OK = 0
+"""Every property holds (``check``, ``report``), every scenario passed (``replay``), every mutant
+was killed (``mutants``), the file was written (``diagram``, ``scenario``), no difference
+(``diff``), no new divergence (``conformance``)."""
+
+FAILED = 1
+"""A test failed: a scenario failed (``replay``, ``serve --replay``), a mutant survived
+(``mutants``), a new divergence (``conformance``) or finding (``clients``), the two sides behave
+differently (``diff``)."""
+
+INCOMPLETE = 4
+"""The exploration was cut short by ``--time-limit``, ``--max-states`` or memory before it
+covered the bounded model, and found no violation: the verdict is "incomplete", not "ok"
+(``--allow-incomplete`` turns it into 0). Bounds that define the model (``max_generation``, the
+budgets, an explicit ``--max-depth``) never make a run incomplete."""
+
+VIOLATION = 12
+"""A safety property is violated (TLC's code). ``mutants``: the unmutated protocol violates one."""
+
+LIVENESS = 13
+"""A liveness property is violated (TLC's code)."""
+
+BAD_INPUT = 150
+"""Malformed input on any verb: an option, a configuration, a scenario, trace or known-divergence
+file, an output that cannot be written (TLC's code for a malformed specification). One line on
+stderr names the file and field."""
+
+TOO_LARGE = 152
+"""A state graph too large to draw (``diagram graph --limit``; TLC's code for a state space too
+large)."""
+
+SYSTEM = 153
+"""The environment cannot run the job: Spark or Java missing, a Spark master that does not
+answer, a broker that cannot be started or reached (TLC's system-error code)."""
+
+INTERRUPTED = 130
+"""Stopped by SIGINT (Ctrl-C): 128 + 2, the shells' convention. The statistics so far are
+printed."""
+
+TERMINATED = 143
+"""Stopped by SIGTERM: 128 + 15."""
+
+INTERNAL = 255
+"""A bug in kgc: an unexpected exception (one line on stderr naming it)."""
+
+TABLE: dict[int, str] = {
+    OK: "success: every property holds / every scenario passed / the file was written / no difference",
+    FAILED: "a test failed: a scenario failed, a mutant survived, a new divergence, the two sides differ",
+    INCOMPLETE: "exploration cut short by --time-limit, --max-states or memory (verdict incomplete)",
+    VIOLATION: "a safety property is violated",
+    LIVENESS: "a liveness property is violated",
+    BAD_INPUT: "malformed input: an option, a file, an unwritable output (one line on stderr)",
+    TOO_LARGE: "a state graph too large to draw",
+    SYSTEM: "the environment cannot run the job (Spark, Java, a broker)",
+    INTERRUPTED: "stopped by SIGINT; the statistics so far are printed",
+    TERMINATED: "stopped by SIGTERM; the statistics so far are printed",
+    INTERNAL: "a bug in kgc (one line on stderr)",
+}
+
+#: Which codes each verb can end with (the README's table; the fuzz test checks every run).
+BY_VERB: dict[str, tuple[int, ...]] = {
+    "check": (OK, INCOMPLETE, VIOLATION, LIVENESS, BAD_INPUT, SYSTEM, INTERRUPTED, TERMINATED),
+    "report": (OK, INCOMPLETE, VIOLATION, LIVENESS, BAD_INPUT, INTERRUPTED, TERMINATED),
+    "diagram": (OK, INCOMPLETE, BAD_INPUT, TOO_LARGE, INTERRUPTED, TERMINATED),
+    "mutants": (OK, FAILED, INCOMPLETE, VIOLATION, BAD_INPUT, INTERRUPTED, TERMINATED),
+    "replay": (OK, FAILED, BAD_INPUT, INTERRUPTED, TERMINATED),
+    "conformance": (OK, FAILED, BAD_INPUT, SYSTEM, INTERRUPTED, TERMINATED),
+    "scenario": (OK, BAD_INPUT, INTERRUPTED, TERMINATED),
+    "diff": (OK, FAILED, INCOMPLETE, BAD_INPUT, INTERRUPTED, TERMINATED),
+    "serve": (OK, FAILED, BAD_INPUT, SYSTEM, INTERRUPTED, TERMINATED),
+    "clients": (OK, FAILED, BAD_INPUT, SYSTEM, INTERRUPTED, TERMINATED),
+}

@@ -1,0 +1,515 @@
+"""One validation layer for every file a ``kgc`` verb reads or writes.
+
+Every configuration, scenario, trace and known-divergence file goes through :func:`read_text`
+(it exists, is a regular file, is at most its kind's size limit, is UTF-8) and :func:`parse_json`
+or :func:`parse_toml` (well-formed, nested at most :data:`MAX_DEPTH` deep, no NaN or infinity, no
+duplicate key, no number too long to convert), then through its kind's own checks: every field's
+type and range, and the cross-checks a chart or a replay relies on (a trace's consumer count
+against its configuration and its steps, its actions, APIs, error codes and group states from the
+model's vocabulary). Outputs are checked before any work is done (:func:`output_file`,
+:func:`output_dir`). Every problem is an :class:`~kgc.errors.InputError` whose message is one line
+naming the file and the field; the verbs turn it into exit code 150.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import tomllib
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from kgc.errors import InputError
+
+MAX_DEPTH = 64
+"""How deeply JSON or TOML may nest. The deepest file kgc writes (a scenario's expectations)
+nests 8 levels."""
+
+MAX_CONFIG_BYTES = 1 << 20
+MAX_TRACE_BYTES = 64 << 20
+MAX_SCENARIO_BYTES = 64 << 20
+MAX_KNOWN_BYTES = 4 << 20
+
+MAX_TRACE_STEPS = 100_000
+"""Longer than any counterexample the explorer can produce within a day."""
+
+MAX_INT = 1 << 53
+"""Integers in a trace or scenario beyond this are refused (JSON readers outside Python lose
+precision there)."""
+
+
+def _where(path: str | Path) -> str:
+    return str(path)
+
+
+# ---------------------------------------------------------------------- reading
+
+
+def read_text(path: str | Path, what: str, max_bytes: int) -> str:
+    """The file's text: it must exist, be a regular file no larger than ``max_bytes`` and be UTF-8."""
+    p = Path(path)
+    try:
+        if p.is_dir():
+            raise InputError(f"{p}: is a directory, not a {what}")
+        size = p.stat().st_size
+        if size > max_bytes:
+            raise InputError(f"{p}: {size:,} bytes, larger than a {what} may be ({max_bytes:,} bytes)")
+        with p.open("rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError as exc:
+        raise InputError(f"cannot read {what} {str(p)!r}: {exc.strerror or exc}") from None
+    except ValueError as exc:  # an embedded NUL in the path
+        raise InputError(f"{str(p)!r}: not a usable file name ({exc})") from None
+    if len(data) > max_bytes:  # grew while being read (a pipe, /dev/zero)
+        raise InputError(f"{p}: larger than a {what} may be ({max_bytes:,} bytes)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{p}: not UTF-8 text (byte {exc.start}: {data[exc.start : exc.start + 1]!r})") from None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number kgc accepts")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def parse_json(text: str, where: str) -> Any:
+    """A JSON document, with NaN/Infinity, duplicate keys, over-long numbers and deep nesting
+    refused."""
+    if _bracket_depth(text) > MAX_DEPTH:
+        raise InputError(f"{where}: nested more than {MAX_DEPTH} levels deep")
+    try:
+        data = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_no_duplicates)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{where}: not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+    except RecursionError:
+        raise InputError(f"{where}: nested too deeply") from None
+    except ValueError as exc:  # _no_constant, _no_duplicates, int() of a 5,000-digit number
+        raise InputError(f"{where}: not valid JSON for kgc: {_one_line(str(exc))}") from None
+    check_finite(data, where)
+    return data
+
+
+def parse_toml(text: str, where: str) -> Any:
+    """A TOML document (its nan and inf refused, nesting bounded)."""
+    if _bracket_depth(text) > MAX_DEPTH:
+        raise InputError(f"{where}: nested more than {MAX_DEPTH} levels deep")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{where}: not valid TOML: {_one_line(str(exc))}") from None
+    except RecursionError:
+        raise InputError(f"{where}: nested too deeply") from None
+    check_finite(data, where)
+    return data
+
+
+def _bracket_depth(text: str) -> int:
+    """The deepest nesting of [ and { outside strings (an upper bound for TOML, exact for JSON).
+    Cheap enough for the size limits: it only looks at the bracket and quote characters."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return 0
+    depth = deepest = 0
+    in_string = escape = False
+    for ch in text:
+        if in_string:
+            if escape:
+                escape = False
+            elif ch == "\\":
+                escape = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > MAX_DEPTH:
+                    return deepest
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def check_finite(data: Any, where: str) -> None:
+    """Refuse NaN and infinities anywhere in a parsed document (iteratively: no recursion)."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            raise InputError(f"{where}: {item} is not a number kgc accepts (NaN and infinities are refused)")
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def load_json(path: str | Path, what: str, max_bytes: int) -> Any:
+    return parse_json(read_text(path, what, max_bytes), _where(path))
+
+
+# ---------------------------------------------------------------------- numbers on the command line
+
+
+def finite_positive(value: float | None, option: str) -> None:
+    """``--time-limit nan`` and ``--time-limit inf`` are refused, as is anything ≤ 0."""
+    if value is None:
+        return
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InputError(f"{option} must be a finite number, got {value}")
+    if value <= 0:
+        raise InputError(f"{option} must be positive, got {value}")
+
+
+# ---------------------------------------------------------------------- configurations
+
+
+def load_config_mapping(path: str | Path) -> dict[str, Any]:
+    """The fields of a TOML (or, for ``.json``, JSON) configuration file: a table of fields,
+    optionally under ``[model]``."""
+    p = Path(path)
+    text = read_text(p, "configuration file", MAX_CONFIG_BYTES)
+    data = parse_json(text, str(p)) if p.suffix == ".json" else parse_toml(text, str(p))
+    if not isinstance(data, dict):
+        raise InputError(f"{p}: a configuration file holds a table of fields")
+    if "model" in data:
+        if not isinstance(data["model"], dict):
+            raise InputError(f"{p}: 'model' must be a table of fields")
+        data = data["model"]
+    return data
+
+
+# ---------------------------------------------------------------------- outputs
+
+
+def output_dir(path: str | Path, option: str = "--out") -> Path:
+    """A directory the verb will write into: created if missing, and shown writable by writing
+    (and removing) a file there before any work is done."""
+    p = Path(path)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        if not p.is_dir():
+            raise InputError(f"{option}: {str(p)!r} is not a directory")
+        fd, probe = tempfile.mkstemp(prefix=".kgc-probe-", dir=p)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise InputError(f"{option}: cannot write into {str(p)!r}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise InputError(f"{option}: {str(p)!r} is not a usable directory name ({exc})") from None
+    return p
+
+
+def output_file(path: str | Path, suffixes: Iterable[str], option: str = "-o") -> Path:
+    """A file the verb will write: a known suffix, in a directory that exists and is writable."""
+    p = Path(path)
+    allowed = tuple(suffixes)
+    if p.suffix.lower().lstrip(".") not in allowed:
+        raise InputError(
+            f"{option}: cannot tell the output format of {str(p)!r}: use a file name ending in "
+            + ", ".join(f".{s}" for s in allowed)
+        )
+    if p.is_dir():
+        raise InputError(f"{option}: {str(p)!r} is a directory")
+    directory = p.parent if str(p.parent) else Path(".")
+    if not directory.is_dir():
+        raise InputError(f"{option}: cannot write {str(p)!r}: directory {str(directory)!r} does not exist")
+    output_dir(directory, option)
+    return p
+
+
+def write_atomically(path: str | Path, data: bytes | str, option: str = "--out") -> None:
+    """Write next to ``path`` and rename into place: a failure never leaves a half-written file
+    or destroys an existing one."""
+    target = Path(path)
+    raw = data.encode() if isinstance(data, str) else data
+    directory = target.parent if str(target.parent) else Path(".")
+    tmp = ""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
+        with os.fdopen(fd, "wb") as out:
+            out.write(raw)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)
+        os.replace(tmp, target)
+    except OSError as exc:
+        if tmp:
+            Path(tmp).unlink(missing_ok=True)
+        raise InputError(f"{option}: cannot write {str(target)!r}: {exc.strerror or exc}") from None
+
+
+# ---------------------------------------------------------------------- kgc-trace files
+
+
+def load_trace(path: str | Path) -> dict[str, Any]:
+    """A ``kgc-trace`` file (format versions 1 and 2), every field checked (:func:`check_trace`)."""
+    doc = load_json(path, "counterexample file", MAX_TRACE_BYTES)
+    check_trace(doc, str(path))
+    assert isinstance(doc, dict)
+    return doc
+
+
+class _Schema:
+    """Checks a parsed value against a small description: a type, an enumeration, a list of an
+    element schema, or an object of optional/required fields (unknown fields are allowed, as a
+    newer writer may add some)."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def fail(self, at: str, message: str) -> None:
+        raise InputError(f"{self.where}: {at}: {message}")
+
+    def integer(self, value: Any, at: str, low: int = -1, high: int = MAX_INT) -> int:
+        if not isinstance(value, int) or isinstance(value, bool):
+            self.fail(at, f"must be a whole number, got {_short(value)}")
+        if not low <= value <= high:
+            self.fail(at, f"must be between {low} and {high}, got {value}")
+        return int(value)
+
+    def string(self, value: Any, at: str, choices: Iterable[str] | None = None, nullable: bool = False) -> str | None:
+        if value is None and nullable:
+            return None
+        if not isinstance(value, str):
+            self.fail(at, f"must be a string, got {_short(value)}")
+        if len(value) > 200:
+            self.fail(at, f"a string of {len(value):,} characters (at most 200)")
+        if choices is not None:
+            options = tuple(choices)
+            if value not in options:
+                self.fail(at, f"unknown value {_short(value)}; expected one of {', '.join(options)}")
+        return str(value)
+
+    def scalar(self, value: Any, at: str) -> object:
+        if value is not None and not isinstance(value, (str, int)):
+            self.fail(at, f"must be a string, a number or null, got {_short(value)}")
+        return value
+
+    def boolean(self, value: Any, at: str) -> bool:
+        if not isinstance(value, bool):
+            self.fail(at, f"must be true or false, got {_short(value)}")
+        return bool(value)
+
+    def obj(self, value: Any, at: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            self.fail(at, f"must be an object, got {_short(value)}")
+        return value  # type: ignore[no-any-return]
+
+    def array(self, value: Any, at: str, each: Callable[[Any, str], object] | None = None) -> list[Any]:
+        if not isinstance(value, list):
+            self.fail(at, f"must be a list, got {_short(value)}")
+        if each is not None:
+            for i, item in enumerate(value):
+                each(item, f"{at}[{i}]")
+        return value  # type: ignore[no-any-return]
+
+    def optional(self, obj: dict[str, Any], key: str, at: str, check: Callable[[Any, str], object]) -> None:
+        if key in obj:
+            check(obj[key], f"{at}.{key}" if at else key)
+
+    def required(self, obj: dict[str, Any], key: str, at: str, check: Callable[[Any, str], object]) -> Any:
+        if key not in obj:
+            self.fail(at or "the file", f"'{key}' is missing")
+        return check(obj[key], f"{at}.{key}" if at else key)
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def check_trace(doc: Any, where: str) -> None:
+    """Every field of a ``kgc-trace`` document (as ``explorer/trace.py`` writes it), and the
+    cross-checks: the consumer count is within the model's range and agrees with the trace's
+    configuration, its initial state and every step; actors and answer recipients are among those
+    consumers; steps are numbered 1, 2, …; actions, APIs, error codes and group states are the
+    model's."""
+    from explorer.trace import SUPPORTED_VERSIONS, TRACE_FORMAT
+    from model.actions import ALL_KINDS
+    from model.config import Config, ConfigError
+    from model.types import ApiKey, Errors, GroupState
+
+    s = _Schema(where)
+    states = [g.kafka_name for g in GroupState]
+    apis = [a.label for a in ApiKey]
+    errors = [e.name for e in Errors]
+    doc = s.obj(doc, "the file")
+    if doc.get("format") != TRACE_FORMAT:
+        s.fail("format", f"must be {TRACE_FORMAT!r}, got {_short(doc.get('format'))}")
+    version = doc.get("format_version")
+    if version not in SUPPORTED_VERSIONS or isinstance(version, bool):
+        s.fail("format_version", f"unsupported {_short(version)} (this kgc reads {SUPPORTED_VERSIONS})")
+    s.required(doc, "property", "", lambda v, at: s.string(v, at))
+    for key in ("description", "kind", "source"):
+        s.optional(doc, key, "", lambda v, at: _text(s, v, at))
+    consumers = s.required(doc, "consumers", "", lambda v, at: s.integer(v, at, 1, 6))
+    names = [f"c{i + 1}" for i in range(consumers)]
+    config = doc.get("config")
+    if config is not None:
+        s.obj(config, "config")
+        try:
+            parsed = Config.from_mapping(config)
+        except ConfigError as exc:
+            raise InputError(f"{where}: config: {exc}") from None
+        if parsed.consumers != consumers:
+            s.fail("consumers", f"{consumers} consumers, but the trace's configuration has {parsed.consumers}")
+
+    def member(v: Any, at: str) -> object:
+        if v is None:
+            return None
+        text = s.string(v, at)
+        assert text is not None
+        head, _, serial = text.partition("#")
+        if head not in names or not serial.isdigit():
+            s.fail(at, f"{_short(v)} is not a member id of the trace's {consumers} consumers (cN#K)")
+        return text
+
+    def partitions(v: Any, at: str) -> object:
+        return s.array(v, at, lambda p, a: s.integer(p, a, 0, 1000))
+
+    def request(v: Any, at: str) -> object:
+        r = s.obj(v, at)
+        s.required(r, "api", at, lambda x, a: s.string(x, a, apis))
+        s.optional(r, "member", at, member)
+        s.optional(r, "generation", at, lambda x, a: s.integer(x, a))
+        s.optional(r, "metadata", at, lambda x, a: s.integer(x, a))
+        s.optional(r, "covers_unprocessed", at, s.boolean)
+
+        def plan(x: Any, a: str) -> object:
+            for key, value in s.obj(x, a).items():
+                member(key, f"{a} key")
+                partitions(value, f"{a}.{key}")
+            return x
+
+        s.optional(r, "assignment", at, plan)
+        return r
+
+    def response(v: Any, at: str) -> object:
+        r = s.obj(v, at)
+        s.required(r, "api", at, lambda x, a: s.string(x, a, apis))
+        s.required(r, "error", at, lambda x, a: s.string(x, a, errors))
+        s.optional(r, "member", at, member)
+        s.optional(r, "generation", at, lambda x, a: s.integer(x, a))
+        s.optional(r, "leader", at, member)
+        s.optional(r, "members", at, lambda x, a: s.array(x, a, member))
+        s.optional(r, "assignment", at, partitions)
+        s.optional(r, "plan_generation", at, lambda x, a: s.integer(x, a))
+        return r
+
+    def answer(v: Any, at: str) -> object:
+        r = s.obj(v, at)
+        s.required(r, "to", at, lambda x, a: s.string(x, a, names))
+        s.required(r, "response", at, response)
+        for key in ("parked", "delivered", "read"):
+            s.optional(r, key, at, s.boolean)
+        return r
+
+    def group(v: Any, at: str) -> object:
+        g = s.obj(v, at)
+        s.required(g, "state", at, lambda x, a: s.string(x, a, states))
+        s.required(g, "generation", at, lambda x, a: s.integer(x, a))
+        s.optional(g, "leader", at, member)
+        s.optional(g, "join_timer", at, lambda x, a: s.string(x, a, ("none", "DelayedJoin", "InitialDelayedJoin")))
+        s.optional(g, "outstanding_stores", at, lambda x, a: s.array(x, a, lambda y, b: s.integer(y, b)))
+
+        def group_member(x: Any, a: str) -> object:
+            m = s.obj(x, a)
+            s.optional(m, "id", a, member)
+            s.optional(m, "awaiting_join", a, s.boolean)
+            s.optional(m, "awaiting_sync", a, s.boolean)
+            s.optional(m, "assignment", a, partitions)
+            return m
+
+        s.optional(g, "members", at, lambda x, a: s.array(x, a, group_member))
+        return g
+
+    def consumer_list(v: Any, at: str) -> object:
+        items = s.array(v, at)
+        if len(items) != consumers:
+            s.fail(at, f"{len(items)} consumers, but the trace has {consumers}")
+        for i, item in enumerate(items):
+            c = s.obj(item, f"{at}[{i}]")
+            if "name" in c:
+                s.string(c["name"], f"{at}[{i}].name", (names[i],))
+            s.optional(c, "state", f"{at}[{i}]", lambda x, a: s.string(x, a))
+            s.optional(c, "member", f"{at}[{i}]", member)
+            s.optional(c, "generation", f"{at}[{i}]", lambda x, a: s.integer(x, a))
+            s.optional(c, "owned", f"{at}[{i}]", partitions)
+            s.optional(c, "rejoin_needed", f"{at}[{i}]", s.boolean)
+        return items
+
+    initial = s.required(doc, "initial", "", s.obj)
+    s.required(initial, "group", "initial", group)
+    s.optional(initial, "consumers", "initial", consumer_list)
+    steps = s.required(doc, "steps", "", s.array)
+    if len(steps) > MAX_TRACE_STEPS:
+        s.fail("steps", f"{len(steps):,} steps (at most {MAX_TRACE_STEPS:,})")
+    for k, raw in enumerate(steps):
+        at = f"steps[{k}]"
+        step = s.obj(raw, at)
+        number = s.required(step, "step", at, lambda x, a: s.integer(x, a, 0))
+        if number != k + 1:
+            s.fail(f"{at}.step", f"steps are numbered 1, 2, …: expected {k + 1}, got {number}")
+        s.required(step, "actor", at, lambda x, a: s.string(x, a, names + ["coordinator"]))
+        s.required(step, "action", at, lambda x, a: s.string(x, a, ALL_KINDS))
+        s.optional(step, "member", at, member)
+        s.optional(step, "choice", at, lambda x, a: s.array(x, a, s.scalar))
+        s.optional(step, "sent", at, lambda x, a: None if x is None else request(x, a))
+        s.optional(step, "received", at, lambda x, a: None if x is None else response(x, a))
+        s.optional(step, "handled", at, lambda x, a: s.array(x, a, request))
+        s.optional(step, "answers", at, lambda x, a: s.array(x, a, answer))
+        s.optional(step, "evicted", at, lambda x, a: s.array(x, a, member))
+        s.optional(step, "state_path", at, lambda x, a: s.array(x, a, lambda y, b: s.string(y, b, states)))
+        s.required(step, "group", at, group)
+        s.optional(step, "consumers", at, consumer_list)
+
+
+def _text(s: _Schema, value: Any, at: str) -> object:
+    if value is not None and not isinstance(value, str):
+        s.fail(at, f"must be a string, got {_short(value)}")
+    if isinstance(value, str) and len(value) > 10_000:
+        s.fail(at, "longer than 10,000 characters")
+    return value
+
+
+# ---------------------------------------------------------------------- scenario and known-divergence files
+
+
+def load_scenario_files(paths: Iterable[str | Path]) -> list[Any]:
+    """Every ``kgc-scenarios`` file, read through this layer and validated by the format's
+    parser (``sut/scenario/format.py``) before anything runs."""
+    from sut.scenario.format import ScenarioError, parse
+
+    files = []
+    for path in paths:
+        data = load_json(path, "scenario file", MAX_SCENARIO_BYTES)
+        try:
+            files.append(parse(data, str(path)))
+        except ScenarioError as exc:
+            raise InputError(_one_line(str(exc))) from None
+        except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+            # A field of a shape the format's parser did not expect: still bad input, one line.
+            raise InputError(f"{path}: malformed scenario file ({type(exc).__name__}: {_one_line(str(exc))})") from None
+    return files
+
+
+def check_known_file(path: str | Path) -> None:
+    """A known-divergence file passes this layer before ``load_known`` reads its fields."""
+    load_json(path, "known-divergence file", MAX_KNOWN_BYTES)

@@ -1,0 +1,1 @@
+"""Real Kafka consumer clients under test: consumer processes, the run harness and the checks."""

@@ -1,0 +1,24 @@
+"""aiokafka under test: a 3-consumer group through kgc serve + tansu, and the stateful test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sut.clients.harness import Cluster
+from tests.clients.conftest import budget
+from tests.clients.library_tests import stateful, three_consumers_reach_stable
+
+pytestmark = pytest.mark.clients
+LIBRARY = "aiokafka"
+
+
+def test_three_consumers_reach_stable_and_process_every_record(cluster: Cluster) -> None:
+    three_consumers_reach_stable(cluster, LIBRARY)
+
+
+def test_stateful_real_consumers(cluster: Cluster, tmp_path: Path) -> None:
+    examples, steps = budget()
+    found = stateful(cluster, LIBRARY, examples, steps, tmp_path)
+    assert found.runs >= examples

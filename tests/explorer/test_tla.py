@@ -1,0 +1,158 @@
+"""Cross-check of kgc's explorer against TLC on a TLA+ transcription of the fault-free model.
+
+``benchmarks/tla/KgcClassicGroup.tla`` transcribes kgc's fault-free model; on every committed
+TLC model (``benchmarks/tla/*.cfg``) TLC must find exactly the distinct states kgc finds. Both
+counts are pinned here. kgc runs always; TLC runs when its jar is there (built by
+``benchmarks/tla/build_tlc.sh`` into ``benchmarks/tla/.tlc/``, or named by ``KGC_TLC_JAR``), and
+its tests are skipped with the reason otherwise. The cross-check is shown able to fail both ways:
+a transcription with one rule changed, and a kgc mutant, each give a different count.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from explorer.search import Explorer
+from kgc.cli import main
+from model.config import Config
+
+ROOT = Path(__file__).resolve().parents[2]
+TLA = ROOT / "benchmarks" / "tla"
+sys.path.insert(0, str(TLA))
+
+import kgc_tla  # noqa: E402
+
+#: Distinct states of each committed TLC model, as kgc and TLC both count them.
+PINNED = {
+    "two_consumers_g1": 248,
+    "two_consumers_g2": 911,
+    "two_dynamic_g2": 833,
+    "two_java_g2": 876,
+    "two_no_initial_delay_g2": 422,
+    "two_kip394_g2": 469,
+    "three_consumers_g1": 4527,
+    "three_kip394_dynamic_g3": 1666,
+    "default_fault_free": 219983,
+}
+SLOW = {"default_fault_free"}
+"""Too long for the default suite (kgc 9 s, TLC about 20 CPU s): run with ``-m slow``."""
+SLOW_TLC = SLOW | {"three_consumers_g1", "three_kip394_dynamic_g3"}
+"""TLC's start-up (about 2 CPU s a run) is most of its time here: the default suite runs it on
+the small models only."""
+
+
+def _cases(slow: set[str]) -> list[object]:
+    return [pytest.param(name, marks=[pytest.mark.slow] if name in slow else []) for name in PINNED]
+
+
+def _engines() -> list[str]:
+    from explorer import native
+
+    return ["python", "native"] if native.AVAILABLE else ["python"]
+
+
+def _jar() -> Path | None:
+    named = os.environ.get("KGC_TLC_JAR")
+    jar = Path(named) if named else kgc_tla.DEFAULT_JAR
+    return jar if jar.is_file() and shutil.which("java") else None
+
+
+needs_tlc = pytest.mark.skipif(
+    _jar() is None,
+    reason="no TLC jar: build it with benchmarks/tla/build_tlc.sh SOURCE (a tlaplus/tlaplus checkout; TLC is in no "
+    "registry this project reaches) or name one in KGC_TLC_JAR",
+)
+
+
+def test_every_committed_model_is_pinned() -> None:
+    assert sorted(p.stem for p in TLA.glob("*.cfg")) == sorted(PINNED)
+
+
+@pytest.mark.parametrize("name", list(PINNED))
+def test_committed_model_is_what_cfg_text_writes(name: str) -> None:
+    """The .cfg files are ``cfg_text``'s output for the kgc configuration they stand for."""
+    path = TLA / f"{name}.cfg"
+    assert kgc_tla.cfg_text(kgc_tla.read_cfg(path)) == path.read_text()
+
+
+@pytest.mark.parametrize("engine", _engines())
+@pytest.mark.parametrize("name", _cases(SLOW))
+def test_kgc_count(name: str, engine: str) -> None:
+    stats = Explorer(kgc_tla.read_cfg(TLA / f"{name}.cfg"), engine=engine).run("bfs").stats
+    assert stats.complete
+    assert stats.distinct_states == PINNED[name]
+
+
+def test_kgc_check_json_reports_the_same_count(capsys: pytest.CaptureFixture[str]) -> None:
+    """The ``kgc check`` command line written into the .cfg file gives the pinned count."""
+    config = kgc_tla.read_cfg(TLA / "two_consumers_g1.cfg")
+    assert main(["check", "--json", "--no-progress", *kgc_tla.kgc_arguments(config)]) == 0
+    assert json.loads(capsys.readouterr().out)["stats"]["distinct_states"] == PINNED["two_consumers_g1"]
+
+
+@needs_tlc
+@pytest.mark.parametrize("name", _cases(SLOW_TLC))
+def test_tlc_count(name: str) -> None:
+    jar = _jar()
+    assert jar is not None
+    result = kgc_tla.run_tlc(jar, TLA / f"{name}.cfg")
+    assert result.distinct_states == PINNED[name]
+
+
+@needs_tlc
+def test_a_changed_transcription_is_caught(tmp_path: Path) -> None:
+    """Drop the rule that a timer may not remove a member its consumer holds: TLC's count moves
+    off kgc's."""
+    jar = _jar()
+    assert jar is not None
+    text = kgc_tla.SPEC.read_text()
+    guard = "    /\\ (t.evicted \\cup leftBehind) \\cap Held = {}\n"
+    assert guard in text
+    spec = tmp_path / "KgcClassicGroup.tla"
+    spec.write_text(text.replace(guard, ""))
+    result = kgc_tla.run_tlc(jar, TLA / "two_consumers_g1.cfg", spec=spec)
+    assert result.distinct_states != PINNED["two_consumers_g1"]
+
+
+def test_a_kgc_mutant_is_caught() -> None:
+    """A protocol bug in kgc's model moves kgc's count off the transcription's."""
+    base = kgc_tla.read_cfg(TLA / "two_consumers_g1.cfg")
+    mutated = Config.from_mapping({"mutant": "rebalance_keeps_parked_syncs"}, base=base)
+    assert Explorer(mutated).run("bfs").stats.distinct_states != PINNED["two_consumers_g1"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "needle"),
+    [
+        ("max_perturbations", 1, "max_perturbations must be 0"),
+        ("atomic_requests", False, "atomic_requests must be true"),
+        ("mutant", "rebalance_keeps_parked_syncs", "no mutant"),
+    ],
+)
+def test_configurations_outside_the_transcription_are_refused(field: str, value: object, needle: str) -> None:
+    config = Config.from_mapping({"faults": "none", "max_perturbations": 0, field: value})
+    with pytest.raises(kgc_tla.NotTranscribed, match=needle):
+        kgc_tla.cfg_text(config)
+
+
+def test_a_cfg_with_other_constants_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.cfg"
+    bad.write_text((TLA / "two_consumers_g1.cfg").read_text().replace("    JavaProfile = FALSE\n", ""))
+    with pytest.raises(kgc_tla.NotTranscribed, match="JavaProfile"):
+        kgc_tla.read_cfg(bad)
+
+
+def test_tlc_failure_is_reported(tmp_path: Path) -> None:
+    """A jar that is not TLC gives a TlcError, not a count."""
+    fake = tmp_path / "tla2tools.jar"
+    fake.write_bytes(b"not a jar")
+    if shutil.which("java") is None:
+        pytest.skip("no java on PATH")
+    with pytest.raises(kgc_tla.TlcError, match="without a clean exhaustive run"):
+        kgc_tla.run_tlc(fake, TLA / "two_consumers_g1.cfg")

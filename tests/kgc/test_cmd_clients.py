@@ -1,0 +1,59 @@
+"""``kgc clients``: bad input, the known-findings file, and replaying a finding's steps."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kgc.cli import main
+from sut.clients.session import load_known
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["clients", "--client", "kafka-java"],
+        ["clients", "--budget", "0"],
+        ["clients", "--steps", "x"],
+        ["clients", "--mutant", "no_such_bug"],
+        ["clients", "--known", "/no/such/file.json"],
+        ["clients", "--replay", "/no/such/file.json"],
+    ],
+)
+def test_bad_input_is_one_line_and_150(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 150
+    err = capsys.readouterr().err
+    assert err.startswith("kgc: error:") and err.count("\n") == 1
+
+
+def test_a_malformed_known_file_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "known.json"
+    bad.write_text(
+        json.dumps(
+            {
+                "format": "kgc-known-client-findings",
+                "findings": [{"library": "aiokafka", "check": "nope", "version": "1", "note": ""}],
+            }
+        )
+    )
+    assert main(["clients", "--known", str(bad)]) == 150
+    assert "unknown check 'nope'" in capsys.readouterr().err
+
+
+def test_the_shipped_known_findings_load() -> None:
+    known = load_known(ROOT / "known-divergences" / "clients.json")
+    assert {(k.library, k.check) for k in known} >= {("aiokafka", "heartbeat_interval")}
+
+
+@pytest.mark.clients
+def test_replaying_steps_runs_them_on_real_clients(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    steps = [{"op": "start", "auto_commit": False, "commit": "none"}, {"op": "commit", "client": "c1", "mode": "sync"}]
+    document = {"format": "kgc-clients-run", "version": 1, "library": "kafka-python", "steps": steps, "violations": []}
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    assert main(["clients", "--replay", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"library": "kafka-python", "violations": []}
