@@ -55,9 +55,7 @@ def test_inconsistent_log_exits_1_naming_the_line(tmp_path: Path, capsys: pytest
         ([".", "--profile", "scala-9"], "invalid choice"),
     ],
 )
-def test_bad_input_is_one_line_and_exit_150(
-    capsys: pytest.CaptureFixture[str], args: list[str], message: str
-) -> None:
+def test_bad_input_is_one_line_and_exit_150(capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
     code, out, err = run(capsys, *args)
     assert code == 150 and out == ""
     assert len(err.strip().splitlines()) == 1 and message in err
