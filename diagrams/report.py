@@ -6,7 +6,8 @@ property with its verdict, description and source; the exploration's statistics;
 (every action kind with its count, and the protocol's own table: which requests were handled in
 which group state with which outcome, which timers and faults fired in which state); the derived
 group state machine with its comparison against Kafka's table; every counterexample with its
-sequence chart and step table.
+sequence chart and step table; and, when the liveness check ran, the fairness assumed, each liveness
+property's verdict and every lasso with its sequence chart (the cycle shaded) and step table.
 
 A never-fired action that the configuration enables, a ``sometimes`` witness never found, an
 incomplete exploration and a state-machine edge outside Kafka's table are warnings, listed at
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html import escape
 from importlib.metadata import PackageNotFoundError, version
 
@@ -25,6 +26,7 @@ from diagrams.exploration import Observation, apis, disabled_kinds
 from diagrams.render import render_graph, svg_fragment
 from diagrams.sequence import STATE_COLOURS, render_svg
 from diagrams.state_machine import KAFKA_EDGES, compare, not_modelled, state_machine_graph
+from explorer.liveness import Lasso, LivenessResult
 from explorer.search import Bounds, Result, Violation
 from explorer.trace import describe_step, trace_json
 from model.actions import ALL_KINDS, CONSUMER_KINDS, FAULT_KINDS, HANDLE, TIMER_KINDS
@@ -61,6 +63,7 @@ td.cell small { display: block; color: #546e7a; }
            background: #fff; }
 .steps td:first-child { text-align: right; }
 .steps tr.breaks td { background: #ffebee; }
+.steps tr.cycle td { background: #e3f2fd; }
 code { font-family: "DejaVu Sans Mono", monospace; font-size: 12.5px; }
 .legend-swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; vertical-align: middle; }
 """
@@ -72,6 +75,10 @@ class ReportInput:
     observation: Observation
     bounds: Bounds
     command: str = ""
+    liveness: LivenessResult | None = None
+    #: further sections, already HTML, appended after the counterexamples (``kgc report --timing``
+    #: adds the timing verdicts this way; this module stays unaware of what they hold)
+    extra_sections: list[str] = field(default_factory=list)
 
 
 def _badge(text: str, cls: str) -> str:
@@ -97,6 +104,13 @@ def warnings(inp: ReportInput) -> list[str]:
     for p in r.properties:
         if not p.is_safety and p.name not in r.witnessed:
             out.append(f"Witness {p.name} was never found: {p.description}")
+    live = inp.liveness
+    if live is not None:
+        if not live.complete:
+            out.append(f"The liveness exploration is incomplete (stopped by {live.stopped_by}).")
+        for v in live.verdicts:
+            if not v.witnessed:
+                out.append(f"Liveness property {v.instance} is vacuous here: {v.prop.witness} is unreachable.")
     missing, extra = compare(obs.edge_set(), r.config)
     for a, b in sorted(extra):
         out.append(f"The group took {a.kafka_name} → {b.kafka_name}, which Kafka's valid-previous-state table forbids.")
@@ -118,6 +132,15 @@ def build_report(inp: ReportInput, generated_at: _dt.datetime | None = None) -> 
         else f'<div class="verdict violation">✖ {len(r.violations)} safety '
         f"propert{'y' if len(r.violations) == 1 else 'ies'} violated</div>"
     )
+    live = inp.liveness
+    if live is not None:
+        bad = [v for v in live.verdicts if v.verdict != "holds"]
+        verdict += (
+            f' <div class="verdict ok">✔ every liveness property holds ({escape(live.fairness.level)} fairness)</div>'
+            if not bad
+            else f' <div class="verdict violation">✖ {len(bad)} liveness propert{"y" if len(bad) == 1 else "ies"} '
+            f"violated ({escape(live.fairness.level)} fairness)</div>"
+        )
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -142,6 +165,9 @@ def build_report(inp: ReportInput, generated_at: _dt.datetime | None = None) -> 
     parts += _coverage(inp)
     parts += _state_machine(inp)
     parts += _counterexamples(r)
+    if live is not None:
+        parts += _liveness(live)
+    parts += inp.extra_sections
     parts.append("</main></body></html>")
     return "\n".join(parts)
 
@@ -355,6 +381,70 @@ def _counterexample(index: int, v: Violation, r: Result) -> list[str]:
         out.append(
             f"<tr{cls}><td>{k}</td><td>{actor}</td><td><code>{escape(what)}</code></td><td>{group}</td>"
             f"<td>{consumers}</td></tr>"
+        )
+    out.append("</table></article>")
+    return out
+
+
+def _liveness(live: LivenessResult) -> list[str]:
+    out = [
+        '<section id="liveness"><h2>Liveness</h2>',
+        f"<p>Fairness: <b>{escape(live.fairness.level)}</b>. Assumed:</p><ul>",
+    ]
+    out += [f"<li>{escape(line)}</li>" for line in live.fairness.describe()]
+    out.append("</ul>")
+    out.append(
+        "<table><tr><th>property</th><th>formula</th><th>verdict</th><th>witness</th><th>what must happen</th>"
+        "<th>source</th></tr>"
+    )
+    for v in live.verdicts:
+        witness = _badge("found", "found") if v.witnessed else _badge("not found", "notfound")
+        out.append(
+            f'<tr data-liveness="{escape(v.instance)}"><td><code>{escape(v.instance)}</code></td>'
+            f"<td><code>{escape(v.prop.formula)}</code></td><td>{_badge(v.verdict, v.verdict)}</td><td>{witness}</td>"
+            f"<td>{escape(v.prop.description)}</td><td>{escape(v.prop.source)}</td></tr>"
+        )
+    out.append("</table>")
+    out.append(
+        f"<p class='sub'>{_num(live.states)} states, {_num(live.edges)} transitions, {_num(live.components)} cyclic "
+        f"components (largest {_num(live.largest_component)}), {live.deadlocks} deadlocks; explored in "
+        f"{live.explore_seconds:.1f} s, cycles checked in {live.check_seconds:.1f} s.</p>"
+    )
+    for i, lasso in enumerate(live.lassos, 1):
+        out += _lasso(i, lasso, live)
+    out.append("</section>")
+    return out
+
+
+def _lasso(index: int, lasso: Lasso, live: LivenessResult) -> list[str]:
+    p = lasso.prop
+    doc = trace_json(
+        lasso.instance,
+        p.description,
+        lasso.path,
+        kind=p.kind,
+        source=p.source,
+        config=live.config.describe(),
+        loop_start=lasso.loop_start,
+    )
+    out = [
+        f'<article class="lasso" id="lasso-{escape(lasso.instance)}">',
+        f"<h3>{index}. {escape(lasso.instance)} — {lasso.prefix_length} steps, then a cycle of "
+        f"{lasso.cycle_length} repeated forever</h3>",
+        f"<p>{escape(p.description)} <span class='sub'>(<code>{escape(p.formula)}</code>; source: "
+        f"{escape(p.source)})</span></p>",
+        f'<div class="diagram msc">{render_svg(doc)}</div>',
+        "<table class='steps'><tr><th>step</th><th>actor</th><th>what happened</th><th>group after</th></tr>",
+    ]
+    for k, (action, state) in enumerate(lasso.path):
+        g = state.group
+        actor = "" if action is None else (f"c{action.actor + 1}" if action.actor >= 0 else "coordinator")
+        what = "initial state" if action is None else describe_step(action)
+        cls = " class='cycle'" if k > lasso.loop_start else ""
+        mark = " ◀ cycle starts" if k == lasso.loop_start else ""
+        out.append(
+            f"<tr{cls}><td>{k}</td><td>{actor}</td><td><code>{escape(what)}</code>{mark}</td>"
+            f"<td>{GroupState(g.state).kafka_name} gen {g.generation}</td></tr>"
         )
     out.append("</table></article>")
     return out

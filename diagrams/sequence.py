@@ -9,7 +9,10 @@ lifeline from the step it was parked to the step that released it, where the ans
 starts. Timers (◷), faults (⚡: crash, lost response, unload, store failure) and evictions (✖) are
 marks on the lifeline they happen to. The group's state and generation after each step stand in a
 column beside the coordinator, whose lifeline is coloured by the group state. The step that breaks
-the property is shaded red and the property is named in the title.
+the property is shaded red and the property is named in the title. A liveness counterexample is a
+lasso (``loop_start`` in the trace): the steps of its cycle are shaded blue and a back arrow in the
+left margin runs from the cycle's last step up to its first; a deadlock that stutters forever is
+shaded on its last state.
 
 The chart is laid out by hand (graphviz cannot draw sequence charts), with text widths taken from
 DejaVu Sans's metrics (``diagrams.text``): every label has a row of its own and room between the
@@ -98,6 +101,10 @@ CSS = (
 .kgc-msc .state .changed { font-weight: bold; }
 .kgc-msc .state .via { font-size: 10.5px; fill: #616161; }
 .kgc-msc .violation rect { fill: #ffebee; stroke: #e53935; stroke-width: 1.5; }
+.kgc-msc .cycle rect { fill: #e3f2fd; stroke: #1e88e5; stroke-width: 1.5; }
+.kgc-msc .cycle path { stroke: #1565c0; stroke-width: 2; fill: none; }
+.kgc-msc .cycle polygon { fill: #1565c0; }
+.kgc-msc .cycle text { font-size: 11px; fill: #1565c0; font-weight: bold; }
 .kgc-msc .verdict { font-size: 14px; font-weight: bold; fill: #b71c1c; }
 .kgc-msc .endstate text { font-size: 11px; text-anchor: middle; fill: #37474f; }
 .kgc-msc .legend text { font-size: 11px; fill: #37474f; }
@@ -146,6 +153,11 @@ def validate_trace(doc: object, where: str = "trace") -> None:
     initial = _need(doc, "initial", dict, where)
     _check_group(_need(initial, "group", dict, f"{where}: initial"), f"{where}: initial.group")
     steps = _need(doc, "steps", list, where)
+    loop_start = doc.get("loop_start")
+    if loop_start is not None and (
+        not isinstance(loop_start, int) or isinstance(loop_start, bool) or not 0 <= loop_start <= len(steps)
+    ):
+        raise TraceError(f"{where}: 'loop_start' must be a step number between 0 and {len(steps)}, got {loop_start!r}")
     names = {f"c{i + 1}" for i in range(consumers)}
     for k, step in enumerate(steps):
         at = f"{where}: steps[{k}]"
@@ -643,7 +655,14 @@ def _title_lines(doc: dict[str, Any]) -> list[tuple[str, str]]:
     last = int(steps[-1]["step"]) if steps else 0
     kind = doc.get("kind") or ""
     prop = doc["property"]
-    if kind == "state invariant":
+    loop = doc.get("loop_start")
+    if loop is not None:
+        where = (
+            f"the state after step {loop} stutters forever"
+            if loop == last
+            else f"{_repeating(loop, last)} forever (a lasso)"
+        )
+    elif kind == "state invariant":
         where = f"the state after step {last} violates it" if n else "the initial state violates it"
     elif kind == "transition invariant":
         where = f"step {last} violates it"
@@ -790,7 +809,7 @@ def render_svg(doc: dict[str, Any]) -> str:
     geo = _layout(chart)
     title = _title_lines(doc)
     title_w = max(text_width(t, *_TITLE_SIZES[c]) for t, c in title)
-    legend_items = _legend_items()
+    legend_items = _legend_items(doc.get("loop_start") is not None)
     width = max(geo.width, title_w + 2 * TOP_PAD, 760.0)
     y = float(TOP_PAD)
     svg = _Svg()
@@ -831,17 +850,21 @@ def _draw(svg: _Svg, chart: Chart, geo: _Geometry, width: float, top: float, bot
     steps = chart.doc["steps"]
     last_step = int(steps[-1]["step"]) if steps else 0
 
-    # The violating step, shaded first so everything else draws over it.
-    first, last = chart.first_row.get(last_step, 1), chart.last_row.get(last_step, 1)
-    if not steps:
-        first = last = 1
+    loop_start = chart.doc.get("loop_start")
+    if loop_start is not None:
+        _draw_cycle(svg, chart, width, int(loop_start), last_step)
     else:
-        last = max(i for i, r in enumerate(rows) if r.step == last_step and r.kind == "item")
-    v_top, v_bottom = rows[first].top, rows[last].top + rows[last].height
-    svg.add(
-        f'<g class="violation" data-step="{last_step}"><rect x="4" y="{_fmt(v_top)}" width="{_fmt(width - 8)}" '
-        f'height="{_fmt(v_bottom - v_top)}" rx="4"/></g>'
-    )
+        # The violating step, shaded first so everything else draws over it.
+        first, last = chart.first_row.get(last_step, 1), chart.last_row.get(last_step, 1)
+        if not steps:
+            first = last = 1
+        else:
+            last = max(i for i, r in enumerate(rows) if r.step == last_step and r.kind == "item")
+        v_top, v_bottom = rows[first].top, rows[last].top + rows[last].height
+        svg.add(
+            f'<g class="violation" data-step="{last_step}"><rect x="4" y="{_fmt(v_top)}" width="{_fmt(width - 8)}" '
+            f'height="{_fmt(v_bottom - v_top)}" rx="4"/></g>'
+        )
 
     # Lifelines: consumers dashed; the coordinator coloured by the group state.
     end_row = rows[-1]
@@ -920,7 +943,13 @@ def _draw(svg: _Svg, chart: Chart, geo: _Geometry, width: float, top: float, bot
     verdict_row = next(r for r in rows if r.kind == "verdict")
     prop = chart.doc["property"]
     kind = chart.doc.get("kind") or ""
-    if kind in WITNESS_KINDS:
+    if loop_start is not None:
+        text = (
+            f"↻ the state after step {loop_start} stutters forever: {prop} never holds again"
+            if loop_start == last_step
+            else f"↻ {_repeating(loop_start, last_step)} forever: {prop} never holds again"
+        )
+    elif kind in WITNESS_KINDS:
         text = f"✔ step {last_step} shows {prop}" if steps else f"✔ the initial state shows {prop}"
     elif not steps:
         text = f"✖ the initial state violates {prop}"
@@ -930,6 +959,42 @@ def _draw(svg: _Svg, chart: Chart, geo: _Geometry, width: float, top: float, bot
         text = f"✖ step {last_step} violates {prop}"
     svg.text(16, verdict_row.line_y, text, "verdict")
     _draw_end_state(svg, chart, geo, end_row)
+
+
+def _repeating(loop_start: int, last_step: int) -> str:
+    """``steps 2–5 repeat`` / ``step 11 repeats``."""
+    if last_step == loop_start + 1:
+        return f"step {last_step} repeats"
+    return f"steps {loop_start + 1}–{last_step} repeat"
+
+
+def _draw_cycle(svg: _Svg, chart: Chart, width: float, loop_start: int, last_step: int) -> None:
+    """A lasso's cycle: its steps shaded, and a back arrow in the left margin from the bottom of
+    the last step up to the top of the first (a stuttering deadlock: its last state's rows)."""
+    rows = chart.rows
+    items = [i for i, r in enumerate(rows) if r.kind == "item"]
+    if loop_start < last_step:
+        first = chart.first_row.get(loop_start + 1, items[0] if items else 1)
+        last = max(i for i, r in enumerate(rows) if r.step == last_step and r.kind == "item")
+        label = _repeating(loop_start, last_step)
+    else:
+        last = max((i for i, r in enumerate(rows) if r.step == last_step and r.kind == "item"), default=1)
+        first = chart.first_row.get(last_step, last) if last_step else 1
+        label = "stutters"
+    top, bottom = rows[first].top, rows[last].top + rows[last].height
+    x_in, x_out = 56.0, 42.0
+    y_top, y_bottom = top + 8, bottom - 8
+    svg.add(
+        f'<g class="cycle" data-loop-start="{loop_start}" data-first-step="{loop_start + 1}" '
+        f'data-last-step="{last_step}"><rect x="4" y="{_fmt(top)}" width="{_fmt(width - 8)}" '
+        f'height="{_fmt(bottom - top)}" rx="4"/>'
+        f'<path class="back-arrow" d="M {_fmt(x_in)} {_fmt(y_bottom)} H {_fmt(x_out)} V {_fmt(y_top)} '
+        f'H {_fmt(x_in - 6)}"/>'
+        f'<polygon points="{_fmt(x_in)},{_fmt(y_top)} {_fmt(x_in - 7)},{_fmt(y_top - 4)} '
+        f'{_fmt(x_in - 7)},{_fmt(y_top + 4)}"/>'
+    )
+    svg.text(x_out + 3, (y_top + y_bottom) / 2, "↻", "", extra=f' data-label="{escape(label)}"')
+    svg.add("</g>")
 
 
 def _draw_head(svg: _Svg, geo: _Geometry, y: float, n: int) -> None:
@@ -1063,7 +1128,8 @@ def _draw_end_state(svg: _Svg, chart: Chart, geo: _Geometry, row: Row) -> None:
     svg.add("</g>")
 
 
-def _legend_items() -> list[tuple[str, str]]:
+def _legend_items(lasso: bool = False) -> list[tuple[str, str]]:
+    last = ("cycle", "repeats forever") if lasso else ("violation", "breaks the property")
     return [
         ("request", "request"),
         ("response", "response"),
@@ -1073,7 +1139,7 @@ def _legend_items() -> list[tuple[str, str]]:
         ("timer", "◷ timer"),
         ("fault", "⚡ fault"),
         ("evict", "✖ eviction"),
-        ("violation", "breaks the property"),
+        last,
     ]
 
 
@@ -1112,6 +1178,7 @@ def _draw_legend(svg: _Svg, items: list[tuple[str, str]], width: float, top: flo
             "fault": '<circle cx="{c}" cy="{y}" r="4.5" fill="#d32f2f"/>',
             "evict": '<circle cx="{c}" cy="{y}" r="4.5" fill="#b71c1c"/>',
             "violation": '<rect x="{a}" y="{t}" width="34" height="14" rx="3" fill="#ffebee" stroke="#e53935"/>',
+            "cycle": '<rect x="{a}" y="{t}" width="34" height="14" rx="3" fill="#e3f2fd" stroke="#1e88e5"/>',
         }[kind]
         svg.add(sample.format(a=_fmt(x), b=_fmt(x + 34), c=_fmt(x + 17), y=_fmt(y - 4), t=_fmt(y - 11)))
         svg.text(x + _LEGEND_ITEM_W, y, text)

@@ -1,7 +1,10 @@
 """Mutation testing of the checker: run the explorer against each catalogued protocol bug.
 
 A mutant is *killed* when breadth-first search finds a violation of a safety property; BFS stops
-at the first one, so the counterexample is a shortest one. The unmutated protocol is explored
+at the first one, so the counterexample is a shortest one. A mutant no safety property kills (the
+search ends clean) is then checked for liveness (``explorer.liveness``, weak fairness unless told
+otherwise): a lasso kills it, the shortest one (then the first property in ``properties.temporal``
+order) being the kill. The unmutated protocol is explored
 with the same bounds and, unless a depth bound is given, to the deepest kill: every
 counterexample length at which a mutant was told apart from the protocol.
 """
@@ -11,11 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+from explorer import liveness as live
 from explorer.search import Bounds, Explorer, ProgressFn, Result, Violation
 from model.config import Config
 from model.mutants import Mutant
 from properties.base import Property
 from properties.protocol import ALL
+
+WEAK = live.Fairness("weak")
 
 
 @dataclass
@@ -25,6 +31,8 @@ class Outcome:
     mutant: Mutant | None
     result: Result
     bounds: Bounds
+    liveness: live.LivenessResult | None = None
+    """The liveness check, when one ran (no safety property killed the mutant)."""
 
     @property
     def name(self) -> str:
@@ -32,7 +40,23 @@ class Outcome:
 
     @property
     def killed(self) -> bool:
-        return bool(self.result.violations)
+        return bool(self.result.violations) or self.lasso is not None
+
+    @property
+    def lassos(self) -> list[live.Lasso]:
+        """The liveness violations, shortest first (then in the order of the properties)."""
+        if self.liveness is None:
+            return []
+        found = self.liveness.lassos
+        return sorted(found, key=lambda lasso: (lasso.length, found.index(lasso)))
+
+    @property
+    def lasso(self) -> live.Lasso | None:
+        """The liveness kill: None when a safety property killed the mutant or none ran."""
+        if self.result.violations:
+            return None
+        lassos = self.lassos
+        return lassos[0] if lassos else None
 
     @property
     def shortest(self) -> list[Violation]:
@@ -50,17 +74,27 @@ class Outcome:
     @property
     def killed_by(self) -> str | None:
         v = self.kill
-        return v.prop.name if v is not None else None
+        if v is not None:
+            return v.prop.name
+        lasso = self.lasso
+        return lasso.prop.name if lasso is not None else None
 
     @property
     def also(self) -> list[str]:
         """Other properties violated by a counterexample of the same (shortest) length."""
+        lasso = self.lasso
+        if lasso is not None:
+            names = [x.prop.name for x in self.lassos if x.length == lasso.length and x.prop.name != lasso.prop.name]
+            return list(dict.fromkeys(names))
         return [v.prop.name for v in self.shortest[1:]]
 
     @property
     def trace_length(self) -> int | None:
         v = self.kill
-        return len(v.path) - 1 if v is not None else None
+        if v is not None:
+            return len(v.path) - 1
+        lasso = self.lasso
+        return lasso.length if lasso is not None else None
 
     @property
     def states(self) -> int:
@@ -68,7 +102,8 @@ class Outcome:
 
     @property
     def seconds(self) -> float:
-        return self.result.stats.seconds
+        extra = self.liveness.explore_seconds + self.liveness.check_seconds if self.liveness is not None else 0.0
+        return self.result.stats.seconds + extra
 
     @property
     def depth(self) -> int:
@@ -87,7 +122,9 @@ class Report:
 
     @property
     def deepest_kill(self) -> int:
-        return max((o.trace_length or 0 for o in self.outcomes if o.killed), default=0)
+        """The longest safety kill (a lasso's length says nothing about the depth a safety search
+        needs)."""
+        return max((o.trace_length or 0 for o in self.outcomes if o.kill is not None), default=0)
 
 
 def explore(
@@ -97,17 +134,28 @@ def explore(
     properties: Sequence[Property] = ALL,
     progress: ProgressFn | None = None,
     step_cache: bool = True,
+    fairness: live.Fairness | None = WEAK,
 ) -> Outcome:
     """Breadth-first search of ``config`` with ``mutant`` switched on (None: the protocol itself),
-    stopping at the first violation. ``step_cache=False`` evaluates every check on every
-    transition (the explorer's cross-check of the properties' scopes)."""
+    stopping at the first violation; when no safety property is violated, the liveness check
+    under ``fairness`` (None: no liveness check). ``step_cache=False`` evaluates every check on
+    every transition (the explorer's cross-check of the properties' scopes)."""
     bounds = bounds or Bounds()
     mutated = replace(config, mutant=mutant.name if mutant is not None else "")
     mutated.validate()
     result = Explorer(mutated, properties, stop_at_first=True, step_cache=step_cache).run("bfs", bounds, progress)
     if result.stats.stopped_by == "interrupted":  # Ctrl-C / SIGTERM stops the whole catalogue, not one mutant
         raise KeyboardInterrupt
-    return Outcome(mutant, result, bounds)
+    liveness = None
+    if fairness is not None and not result.violations:
+        liveness = live.check(
+            mutated,
+            fairness=fairness,
+            max_states=bounds.max_states,
+            time_limit=bounds.time_limit,
+            max_depth=bounds.max_depth,
+        )
+    return Outcome(mutant, result, bounds, liveness)
 
 
 def baseline_bounds(bounds: Bounds, deepest_kill: int, full: bool) -> Bounds:
@@ -126,6 +174,7 @@ def run_catalogue(
     properties: Sequence[Property] = ALL,
     announce: Callable[[str], None] | None = None,
     progress: ProgressFn | None = None,
+    fairness: live.Fairness | None = WEAK,
 ) -> Report:
     """Explore every mutant, then the unmutated protocol (see ``baseline_bounds``). ``announce``
     is told the name of each exploration as it starts."""
@@ -134,9 +183,9 @@ def run_catalogue(
     for m in mutants:
         if announce is not None:
             announce(m.name)
-        report.outcomes.append(explore(config, m, bounds, properties, progress))
+        report.outcomes.append(explore(config, m, bounds, properties, progress, fairness=fairness))
     if announce is not None:
         announce("the unmutated protocol")
     base_bounds = baseline_bounds(bounds, report.deepest_kill, full_baseline)
-    report.baseline = explore(config, None, base_bounds, properties, progress)
+    report.baseline = explore(config, None, base_bounds, properties, progress, fairness=fairness)
     return report

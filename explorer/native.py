@@ -34,6 +34,7 @@ from types import ModuleType
 from typing import Any
 
 from explorer.checks import Book, Where
+from explorer.liveness import UNEXPLORED, ClassTable, StateGraph, step_class
 from model.actions import ALL_KINDS, Action
 from model.config import Config
 from model.state import State
@@ -154,6 +155,7 @@ class NativeSearch:
         step_observer: Callable[[State, Action, State], Hashable] | None = None,
         checkpoints: Checkpoints | None = None,
         resume: dict[str, Any] | None = None,
+        record_graph: bool = False,
     ) -> None:
         if _core is None:
             raise RuntimeError("the native engine is not built (run scripts/setup.sh)")
@@ -193,7 +195,15 @@ class NativeSearch:
             want_vector_masks=int(bool(book.consumer_checks)),
             parents_path=self.parents_path,
             parents_kept=-1 if resume is None else int(resume["parents_records"]),
+            record_graph=int(record_graph),
         )
+        self.record_graph = record_graph
+        """Record the state graph for the liveness check (``graph``)."""
+        self.classes = ClassTable()
+        self.class_kept = array("H")
+        """Per step id: its fairness class (``explorer.liveness``) when it keeps the budget ..."""
+        self.class_spent = array("H")
+        """... and when it spends one."""
         self.kinds = array("B")
         """Per step id: the index of its action kind in ``ALL_KINDS``."""
         self.kept: dict[int, Action] = {}
@@ -279,6 +289,9 @@ class NativeSearch:
             assert len(self.kinds) == step, "step ids are judged in the order they are made"
             self.kinds.append(_ACTION_KIND[action.kind])
             self.facts.append(-1)
+            if self.record_graph:
+                self.class_kept.append(self.classes.id(step_class(action, False)))
+                self.class_spent.append(self.classes.id(step_class(action, True)))
             if not book.active_step and observer is None:
                 core.set_step(step, 0)
                 continue
@@ -502,16 +515,54 @@ class NativeSearch:
         self.core.load(doc["core"])
         self.resumed = True
 
-    def action_counts(self) -> dict[str, int]:
+    def graph(self) -> StateGraph:
+        """The explored state graph for ``explorer.liveness.check_graph``: the model's own keys
+        (read back from the parents file, in discovery order), CSR edges with fairness classes,
+        and each state's status (a state the search did not reach to expand is UNEXPLORED)."""
+        status_b, ends_b, targets_b, _steps, _spends = self.core.graph()
+        self.core.flush()
+        records = array("Q")
+        with open(self.parents_path, "rb") as f:
+            records.frombytes(f.read())
+        children = records[0::2]
+        del records
+        m, core = self.model, self.core
+        packed: dict[int, int] = {}
+        keys: list[int] = []
+        for key in children:
+            vid = key >> _V_SHIFT
+            rest = packed.get(vid)
+            if rest is None:
+                rest = packed[vid] = m.pack(0, 0, list(core.vector(vid)))
+            keys.append((key & _G_MASK) | ((key >> _G_BITS) & _B_MASK) << 32 | rest)
+        status = bytearray(status_b)
+        status.extend(bytes([UNEXPLORED]) * (len(keys) - len(status)))
+        ends = array("q")
+        ends.frombytes(ends_b)
+        offsets = array("q", [0])
+        offsets.extend(ends)
+        offsets.extend([offsets[-1]] * (len(keys) + 1 - len(offsets)))
+        targets = array("i")
+        targets.frombytes(targets_b)
+        classes = array("H")
+        classes.frombytes(core.edge_classes(self.class_kept.tobytes(), self.class_spent.tobytes()))
+        init = list(range(len(m.init_states())))
+        return StateGraph(keys, offsets, targets, classes, list(self.classes.names), init, status)
+
+    def _per(self, index: array[int], size: int) -> list[int]:
+        """Transitions per class of step: ``index`` gives each step id its class."""
         counts = array("Q")
         counts.frombytes(self.core.step_counts())
-        totals = [0] * len(ALL_KINDS)
-        kinds = self.kinds
+        totals = [0] * size
         for step, n in enumerate(counts):
             if n:
-                totals[kinds[step]] += n
+                totals[index[step]] += n
+        return totals
+
+    def action_counts(self) -> dict[str, int]:
+        """Transitions per action kind, with those counted before a resume."""
         out = dict(self.counts_before)
-        for i, n in enumerate(totals):
+        for i, n in enumerate(self._per(self.kinds, len(ALL_KINDS))):
             if n:
                 out[ALL_KINDS[i]] = out.get(ALL_KINDS[i], 0) + n
         return out
@@ -520,15 +571,8 @@ class NativeSearch:
         """Transitions per answer of the step observer (empty without one)."""
         if self.step_observer is None:
             return {}
-        counts = array("Q")
-        counts.frombytes(self.core.step_counts())
-        totals = [0] * len(self.fact_values)
-        facts = self.facts
-        for step, n in enumerate(counts):
-            if n:
-                totals[facts[step]] += n
         out = dict(self.observed_before)
-        for i, n in enumerate(totals):
+        for i, n in enumerate(self._per(self.facts, len(self.fact_values))):
             if n:
                 out[self.fact_values[i]] = out.get(self.fact_values[i], 0) + n
         return out

@@ -21,14 +21,13 @@ import contextlib
 import os
 import resource
 import signal
-import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from explorer.checks import Book, Where
 from explorer.interned import InternedModel
@@ -96,6 +95,9 @@ class Result:
     action_counts: dict[str, int] = field(default_factory=dict)
     observed: dict[Hashable, int] = field(default_factory=dict)
     """With a ``step_observer``: what it said of each step → transitions of such steps."""
+    graph: Any = None
+    """With ``record_graph`` (native engine, BFS): the explored state graph for the liveness
+    check (``explorer.liveness.StateGraph``)."""
 
     @property
     def ok(self) -> bool:
@@ -141,6 +143,7 @@ class Explorer:
         step_memory: int = 1_000_000,
         engine: str | None = None,
         step_observer: StepObserver | None = None,
+        record_graph: bool = False,
     ) -> None:
         self.engine = engine or default_engine()
         if self.engine not in ENGINES:
@@ -154,6 +157,9 @@ class Explorer:
         self.properties = list(properties)
         self.stop_at_first = stop_at_first
         self.step_observer = step_observer
+        self.record_graph = record_graph
+        """Keep the state graph for the liveness check (native engine, BFS, not resumed: else
+        the result has no graph and the liveness check explores on its own)."""
         """Told each distinct step once; the result counts transitions per answer (``observed``)."""
         self.step_cache = step_cache
         self.step_memory = step_memory
@@ -245,6 +251,7 @@ class Explorer:
                 saved = checkpoints.read()
             else:
                 checkpoint.mkdir(parents=True, exist_ok=True)
+        record = self.record_graph and strategy == "bfs" and saved is None
         search = NativeSearch(
             self.config,
             self.model,
@@ -255,6 +262,7 @@ class Explorer:
             self.step_observer,
             checkpoints,
             saved,
+            record,
         )
         if saved is not None:
             search.restore(saved)
@@ -279,6 +287,11 @@ class Explorer:
             result.action_counts = search.action_counts()
             result.observed = search.observed()
             result.witnessed = set(book.witnessed)
+            if record and stopped != "interrupted":
+                started = time.monotonic()
+                result.graph = search.graph()
+                result.graph.complete, result.graph.stopped_by = stats.complete, stats.stopped_by
+                result.graph.seconds = stats.seconds + time.monotonic() - started
             for p, where in book.fired:
                 states = [search.decode(k) for k in search.chain(where.key)]
                 path = self.replay_states(states)
@@ -305,31 +318,12 @@ class Explorer:
 
     def rebuild(self, parents: dict[int, int], key: int) -> list[tuple[Action | None, State]]:
         """The path to ``key``: walk parents back to an initial state, then replay the model
-        forward."""
-        return self.trace(self.replay(parents, key))
-
-    def replay(self, parents: dict[int, int], key: int) -> list[tuple[int, int]]:
-        """Walk parents back to an initial state and replay forward: (step id, key) pairs, the
-        first with step -1 (each step is the first successor that reaches the next key)."""
+        forward (``replay_states``)."""
         chain = [key]
         while parents[chain[-1]] != chain[-1]:
             chain.append(parents[chain[-1]])
         chain.reverse()
-        model = self.model
-        keys = [(-1, chain[0])]
-        for current, target in zip(chain, chain[1:], strict=False):
-            for step, nxt in model.successor_keys(current):
-                if nxt == target:
-                    keys.append((step, nxt))
-                    break
-            else:  # pragma: no cover - would mean a non-deterministic successor function
-                raise RuntimeError("could not replay the counterexample: successors are not deterministic")
-        return keys
-
-    def trace(self, keys: list[tuple[int, int]]) -> list[tuple[Action | None, State]]:
-        """Decode a replayed path."""
-        model = self.model
-        return [(model.steps[step] if step >= 0 else None, model.decode(k)) for step, k in keys]
+        return self.replay_states([self.model.decode(k) for k in chain])
 
 
 class _Search:
@@ -521,10 +515,10 @@ class _Search:
         fired = self.book.fired
         while len(self.result.violations) < len(fired):
             p, where = fired[len(self.result.violations)]
-            keys = self.explorer.replay(self.parents, where.key)
+            path = self.explorer.rebuild(self.parents, where.key)
             if where.step >= 0:
-                keys.append((where.step, where.nxt))
-            self.result.violations.append(Violation(p, self.explorer.trace(keys)))
+                path.append((self.model.steps[where.step], self.model.decode(where.nxt)))
+            self.result.violations.append(Violation(p, path))
 
 
 SIGNALS_RECEIVED: list[int] = []
@@ -571,23 +565,3 @@ def _fill(stats: Stats, core: dict[str, int]) -> None:
     stats.tables = {
         k: core[k] for k in ("vectors", "own_moves", "timer_moves", "crash_moves", "deliveries", "memo_bytes")
     }
-
-
-def terminal_progress(stream: TextIO | None = None) -> ProgressFn:
-    """A progress line: rewritten in place on a terminal, one plain line per ~10 s otherwise."""
-    out = stream or sys.stderr
-    tty = out.isatty()
-    last_plain = [0.0]
-
-    def report(stats: Stats, frontier: int) -> None:
-        line = (
-            f"{stats.distinct_states:,} states, {stats.transitions:,} transitions, depth {stats.depth}, "
-            f"queue {frontier:,}, {stats.states_per_second:,.0f} states/s, {stats.seconds:.0f} s"
-        )
-        if tty:
-            print("\r" + line + "   ", end="", file=out, flush=True)
-        elif stats.seconds - last_plain[0] >= 10:
-            last_plain[0] = stats.seconds
-            print("progress: " + line, file=out, flush=True)
-
-    return report

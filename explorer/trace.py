@@ -129,9 +129,12 @@ def trace_json(
     kind: str = "",
     source: str = "",
     config: dict[str, Any] | None = None,
+    loop_start: int | None = None,
 ) -> dict[str, Any]:
     """The counterexample as one JSON object; the last step is the one that breaks the property
-    (for a state invariant: the state it reaches)."""
+    (for a state invariant: the state it reaches). A liveness counterexample is a lasso:
+    ``loop_start`` k says that after step k (0: the initial state) steps k+1 … n repeat forever,
+    step n returning to the state after step k; k = n means the last state stutters forever."""
     steps = [step_json(i, a, s) for i, (a, s) in enumerate(path) if a is not None]
     doc: dict[str, Any] = {
         "format": TRACE_FORMAT,
@@ -145,6 +148,8 @@ def trace_json(
         "initial": {"group": group_json(path[0][1]), "consumers": consumers_json(path[0][1])},
         "steps": steps,
     }
+    if loop_start is not None:
+        doc["loop_start"] = loop_start
     return doc
 
 
@@ -166,7 +171,9 @@ def describe_step(action: Action) -> str:
     if action.evicted:
         parts.append("evicted " + ", ".join(member_name(m) or "" for m in action.evicted))
     if action.choice:
-        parts.append("choice " + ", ".join(member_name(c) if isinstance(c, tuple) else str(c) for c in action.choice))
+        parts.append(
+            "choice " + ", ".join((member_name(c) or "") if isinstance(c, tuple) else str(c) for c in action.choice)
+        )
     return " ".join(p for p in parts if p)
 
 
@@ -188,13 +195,25 @@ def _response_text(r: Response) -> str:
     return text
 
 
-def format_trace(path: list[tuple[Action | None, State]]) -> str:
+def format_trace(path: list[tuple[Action | None, State]], loop_start: int | None = None) -> str:
+    """Numbered steps; with ``loop_start`` (a lasso) the cycle's steps are marked ``↻`` and a last
+    line says where it returns to (or that the last state stutters)."""
     lines = []
     for i, (action, state) in enumerate(path):
         g = state.group
         where = f"[{GroupState(g.state).kafka_name} gen {g.generation}]"
+        mark = "↻ " if loop_start is not None and i > loop_start else "  "
         if action is None:
-            lines.append(f"  0. initial state {where}")
+            lines.append(f"{mark}0. initial state {where}")
         else:
-            lines.append(f"  {i}. {describe_step(action)} {where}")
+            lines.append(f"{mark}{i}. {describe_step(action)} {where}")
+        if loop_start is not None and i == loop_start:
+            lines[-1] += "   ◀ cycle starts here"
+    if loop_start is not None:
+        if loop_start == len(path) - 1:
+            lines.append(f"  … state {loop_start} has no enabled step: it stutters forever")
+        else:
+            last = len(path) - 1
+            which = f"step {last} repeats" if last == loop_start + 1 else f"steps {loop_start + 1}–{last} repeat"
+            lines.append(f"↻ back to state {loop_start}: {which} forever")
     return "\n".join(lines)

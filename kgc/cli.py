@@ -33,6 +33,7 @@ VERB_MODULES = [
     "kgc.cmd_serve",
     "kgc.cmd_clients",
     "kgc.cmd_logs",
+    "kgc.cmd_timing",
 ]
 
 INTERNAL_ERROR_EXIT = exits.INTERNAL

@@ -2,7 +2,8 @@
 
 Exit codes (``kgc.exits``, TLC's where they apply): 0 every property holds, 4 the exploration was
 cut short by ``--time-limit``/``--max-states``/memory (verdict "incomplete"; 0 with
-``--allow-incomplete``), 12 a safety property is violated, 130/143 interrupted (SIGINT/SIGTERM;
+``--allow-incomplete``), 12 a safety property is violated, 13 a liveness property is violated (and
+no safety property; ``kgc.liveness``), 130/143 interrupted (SIGINT/SIGTERM;
 the statistics so far are printed), 150 malformed input or an unwritable output, 153 a system
 error (``--engine spark`` cannot run: pyspark or Java missing, the master unreachable, a Spark job
 failed), 255 an internal error.
@@ -22,6 +23,7 @@ from explorer.search import Bounds, Explorer, Result, Violation
 from explorer.spark_env import SparkUnavailable
 from explorer.trace import format_trace, trace_json
 from kgc import exits, inputs, spark_engine
+from kgc import liveness as live
 from kgc.errors import InputError
 from kgc.options import (  # noqa: F401 - re-exported: other verbs and tests import them from here
     add_bounds_arguments,
@@ -39,6 +41,7 @@ INPUT_ERROR_EXIT = exits.BAD_INPUT
 EXIT_OK = exits.OK
 EXIT_VIOLATION = exits.VIOLATION
 EXIT_SYSTEM = exits.SYSTEM
+EXIT_LIVENESS = exits.LIVENESS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -58,6 +61,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="--out: also write a shortest trace of every witness found (witness_NAME.json, .svg, .itf.json)",
     )
     p.add_argument("--no-progress", action="store_true")
+    live.add_arguments(p)
     group = p.add_argument_group("interrupt and resume (native engine)")
     group.add_argument(
         "--checkpoint",
@@ -88,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     bounds = bounds_from_args(args)
     spark = spark_engine.settings_from_args(args)
+    fairness = live.wanted(args, spark is not None)
     if (args.format != "kgc" or args.witnesses) and not args.out:
         raise InputError("--format and --witnesses say how --out writes traces: add --out DIR")
     out_dir = inputs.output_dir(args.out) if args.out else None
@@ -103,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         engine = {"native": "native", "python": "python"}.get(args.engine)
         try:
-            explorer = Explorer(config, ALL, engine=engine)
+            explorer = Explorer(config, ALL, engine=engine, record_graph=fairness is not None)
             explorer.engine_for_run()
         except ValueError as exc:
             raise InputError(f"--engine {args.engine}: {exc}") from None
@@ -116,14 +121,32 @@ def run(args: argparse.Namespace) -> int:
         if progress is not None:
             end_progress()
     word, code = verdict(result.ok, result.stats, args.allow_incomplete)
+    interrupted = result.stats.stopped_by == "interrupted"
+    graph, model = (result.graph, explorer.model) if spark is None else (None, None)
+    liveness = live.run(config, fairness, bounds, graph, model) if fairness is not None and not interrupted else None
+    if result.ok and not interrupted and liveness is not None and not liveness.ok:
+        word, code = "violation", EXIT_LIVENESS  # a lasso is real even in an incomplete exploration
     files = write_counterexamples(result, out_dir, args.format) if out_dir else {}
     if out_dir and args.witnesses:
         files.update(write_witnesses(result, out_dir, args.format, bounds))
+    lasso_files = live.write_lassos(liveness, out_dir) if out_dir and liveness is not None else {}
     if args.json:
-        print(json.dumps(result_json(result, files, word), indent=2))
+        doc = result_json(result, files, word)
+        if liveness is not None:
+            doc["liveness"] = live.result_json(liveness, lasso_files)
+        else:
+            reason = live.REFUSAL if spark else "--no-liveness" if args.liveness is False else "interrupted"
+            doc["liveness"] = {"verdict": "not checked", "reason": reason}
+        print(json.dumps(doc, indent=2))
     else:
-        print_text(result, files, word)
-    if result.stats.stopped_by == "interrupted":
+        print_text(result, files, word, show_verdict=liveness is None)
+        if liveness is not None:
+            live.print_text(liveness, lasso_files)
+            kinds = [k for k, ok in (("safety", result.ok), ("liveness", liveness.ok)) if not ok]
+            print("verdict: " + (f"violation ({', '.join(kinds)})" if kinds else word))
+        elif spark:
+            print("liveness: not checked (" + live.REFUSAL + ")")
+    if interrupted:
         report_interruption(result.stats)
     return code
 
@@ -232,7 +255,7 @@ def result_json(result: Result, files: dict[str, str] | None = None, word: str |
     }
 
 
-def print_text(result: Result, files: dict[str, str], word: str | None = None) -> None:
+def print_text(result: Result, files: dict[str, str], word: str | None = None, show_verdict: bool = True) -> None:
     """The verdicts, counterexamples and statistics (the header was printed when the run began)."""
     print("properties:")
     for p in result.properties:
@@ -253,4 +276,5 @@ def print_text(result: Result, files: dict[str, str], word: str | None = None) -
     missing = [p.name for p in result.properties if not p.is_safety and p.name not in result.witnessed]
     if missing and s.complete:
         print(f"warning: never witnessed: {', '.join(missing)}")
-    print("verdict: " + (word or verdict(result.ok, s)[0]))
+    if show_verdict:
+        print("verdict: " + (word or verdict(result.ok, s)[0]))

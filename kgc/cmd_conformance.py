@@ -23,10 +23,13 @@ from pathlib import Path
 from kgc import exits, inputs
 from kgc.errors import InputError
 from sut.broker import BrokerError, TansuBroker, parse_bootstrap
-from sut.conformance.differential import BROKER_KEYS, BrokerSettings, WireTarget
+from sut.conformance.differential import BROKER_KEYS, PROFILE, BrokerSettings, WireTarget
 from sut.conformance.divergence import KnownDivergence, KnownFileError, known_document, load_known
 from sut.conformance.session import Plan, run_conformance, scenario_files
+from sut.reference import CoordinatorConfig
+from sut.reference.profiles import profile_named
 from sut.scenario.format import ScenarioError
+from sut.serve import CoordinatorServer, ServeError, ServeOptions
 from sut.wire import WireError
 
 VERB = "conformance"
@@ -44,13 +47,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """Target, phases, budget, known divergences, output."""
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--bootstrap", metavar="HOST:PORT", help="a running broker (its group coordinator is found)")
-    where.add_argument("--broker", choices=["tansu"], help="start this broker locally for the run (and stop it)")
+    where.add_argument(
+        "--broker",
+        choices=["tansu", "kgc"],
+        help="start this broker locally for the run (and stop it); kgc: kgc's own reference coordinator served "
+        "over the wire (kgc serve, in front of tansu), a broker that must show no divergence",
+    )
     p.add_argument(
         "--budget",
         type=_count,
         default=12,
         metavar="N",
         help="generated sequences run on the broker, shrinking included (default 12; 0: none)",
+    )
+    p.add_argument(
+        "--time-limit",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="stop generating new sequences after this long (the budget still applies)",
     )
     p.add_argument("--seed", type=_int, default=0, metavar="S", help="seed of the generated sequences (default 0)")
     p.add_argument(
@@ -83,6 +98,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=30.0,
         metavar="SECONDS",
         help="bound on every wait for the broker (default 30)",
+    )
+    p.add_argument(
+        "--hold",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="how long a broker's hold of a request Kafka has answered is waited out "
+        "(default: the sequence's longest session timeout + 2 s, for holds that scale with it)",
+    )
+    p.add_argument(
+        "--session-timeout",
+        type=_session,
+        default=None,
+        metavar="MS",
+        help="session and rebalance timeout of generated sequences (default 6000; shorter ones make "
+        "expiry reachable in seconds and assume the broker's group.min.session.timeout.ms admits them)",
+    )
+    p.add_argument(
+        "--first-only",
+        action="store_true",
+        help="stop each sequence at its first divergence (no resynchronisation; kgc's earlier behaviour)",
+    )
+    p.add_argument(
+        "--no-properties", action="store_true", help="do not check the protocol properties on the broker's answers"
     )
     p.add_argument(
         "--broker-config",
@@ -127,13 +166,33 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(str(exc)) from None
     if args.request_timeout <= args.settle:
         raise InputError("--request-timeout must be longer than --settle")
-    plan = Plan(files, args.budget, args.seed, args.clients, args.max_wait, settings)
+    plan = Plan(
+        files,
+        args.budget,
+        args.seed,
+        args.clients,
+        args.max_wait,
+        settings,
+        resync=not args.first_only,
+        hold_s=args.hold,
+        check_properties=not args.no_properties,
+        session_timeout_ms=args.session_timeout,
+        time_limit_s=args.time_limit,
+    )
     progress = _progress if sys.stderr.isatty() and not args.json else None
-    broker = TansuBroker() if args.broker == "tansu" else None
+    broker = TansuBroker() if args.broker in ("tansu", "kgc") else None
+    server: CoordinatorServer | None = None
     try:
         if broker is not None:
             address = broker.start()
             description = f"{broker.version()} at {address} (started by kgc)"
+            if args.broker == "kgc":
+                # kgc's reference coordinator (Kafka 3.6.2) behind the wire protocol, on a real
+                # clock, with the broker's settings; tansu takes what is not a group API.
+                config = _served_config(settings)
+                server = CoordinatorServer(ServeOptions(upstream=address, config=config, nodes=1))
+                address = server.start()
+                description = f"kgc serve (reference coordinator, Kafka 3.6.2) at {address}, in front of {description}"
         else:
             try:
                 address = parse_bootstrap(args.bootstrap)
@@ -143,10 +202,12 @@ def run(args: argparse.Namespace) -> int:
         target = WireTarget(address, args.settle, args.request_timeout)
         command = "kgc conformance " + (f"--broker {args.broker}" if broker is not None else f"--bootstrap {address}")
         report = run_conformance(target, description, plan, known, progress, command)
-    except (BrokerError, WireError) as exc:
+    except (BrokerError, WireError, ServeError) as exc:
         print(f"kgc: error: the broker could not be used: {exc}", file=sys.stderr)
         return EXIT_BROKER_UNUSABLE
     finally:
+        if server is not None:
+            server.stop()
         if broker is not None:
             broker.stop()
     report.write_scenarios(out_dir)
@@ -159,6 +220,18 @@ def run(args: argparse.Namespace) -> int:
         )
     print(json.dumps(report.as_json(), indent=2) if args.json else report.text())
     return EXIT_NEW_DIVERGENCES if report.new else EXIT_OK
+
+
+def _served_config(settings: BrokerSettings | None) -> CoordinatorConfig:
+    """The served reference's settings: ``--broker-config``'s, else Kafka 3.6.2's defaults."""
+    broker = settings or BrokerSettings()
+    return CoordinatorConfig(
+        group_min_session_timeout_ms=broker.min_session_timeout_ms,
+        group_max_session_timeout_ms=broker.max_session_timeout_ms,
+        group_initial_rebalance_delay_ms=broker.initial_rebalance_delay_ms,
+        group_max_size=broker.group_max_size,
+        profile=profile_named(PROFILE),
+    )
 
 
 def _progress(text: str) -> None:
@@ -183,6 +256,13 @@ def _clients(text: str) -> int:
     value = _int(text)
     if not 1 <= value <= 4:
         raise argparse.ArgumentTypeError(f"must be 1 to 4, got {value}")
+    return value
+
+
+def _session(text: str) -> int:
+    value = _int(text)
+    if not 500 <= value <= 60_000:
+        raise argparse.ArgumentTypeError(f"must be 500 to 60000 ms (waits are real), got {value}")
     return value
 
 

@@ -4,7 +4,9 @@ implementation with each coordinator mutant switched on; with ``--fuzz``, also r
 machine (``sut.fuzz``) against the reference with each coordinator mutant.
 
 Each mutant is explored breadth-first on the configuration given (the default one unless told
-otherwise), stopping at the first violation, so its counterexample is a shortest one. The
+otherwise), stopping at the first violation, so its counterexample is a shortest one; a mutant no
+safety property kills is then checked for liveness (``--fairness``, weak by default; ``--no-liveness``
+skips it), a shortest lasso being its kill. The
 unmutated protocol gets a row of its own: explored with the same bounds and, unless
 ``--max-depth`` or ``--full-baseline`` is given, to the deepest kill. Exit codes: 0 every mutant
 killed and the protocol holds, 1 a mutant survived, 4 the unmutated protocol's exploration was cut
@@ -23,9 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from diagrams.sequence import render_svg
+from explorer.liveness import FAIRNESS_LEVELS, Fairness
 from explorer.mutation import Outcome, Report, run_catalogue
 from explorer.search import Bounds
 from kgc import exits, inputs
+from kgc import liveness as live_cli
 from kgc.cmd_check import counterexample_json, write_scenario
 from kgc.errors import InputError
 from kgc.options import add_bounds_arguments, add_model_arguments, bounds_from_args, config_from_args
@@ -55,6 +59,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="explore the unmutated protocol within the bounds only, not just to the deepest kill",
     )
+    p.add_argument(
+        "--fairness",
+        choices=FAIRNESS_LEVELS,
+        default="weak",
+        help="fairness of the liveness check of mutants no safety property kills (default %(default)s)",
+    )
+    p.add_argument("--no-liveness", action="store_true", help="check safety only (liveness mutants then survive)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--out", metavar="DIR", help="write each counterexample as JSON and as a sequence chart into DIR")
     p.add_argument("--no-progress", action="store_true")
@@ -137,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
             properties=ALL,
             announce=None if quiet else _announce,
             progress=None if quiet else progress_reporter(),
+            fairness=None if args.no_liveness else Fairness(args.fairness),
         )
         if not quiet:
             end_progress()
@@ -279,10 +291,13 @@ def write_counterexamples(report: Report, out_dir: Path) -> dict[str, str]:
     sequence chart ``DIR/<name>.svg``."""
     files: dict[str, str] = {}
     for outcome in [*report.outcomes, *([report.baseline] if report.baseline else [])]:
-        v = outcome.kill
-        if v is None:
+        v, lasso = outcome.kill, outcome.lasso
+        if v is not None:
+            doc = counterexample_json(outcome.result, v)
+        elif lasso is not None and outcome.liveness is not None:
+            doc = live_cli.lasso_json(outcome.liveness, lasso)
+        else:
             continue
-        doc = counterexample_json(outcome.result, v)
         path = out_dir / f"{outcome.name}.json"
         inputs.write_atomically(path, json.dumps(doc, indent=2) + "\n")
         inputs.write_atomically(out_dir / f"{outcome.name}.svg", render_svg(doc) + "\n")
@@ -303,7 +318,12 @@ def outcome_json(o: Outcome, files: dict[str, str]) -> dict[str, Any]:
         "depth": o.depth,
         "stopped_by": o.result.stats.stopped_by or None,
         "file": files.get(o.name),
+        "kind": "safety" if o.kill is not None else "liveness" if o.lasso is not None else None,
+        "fairness": o.liveness.fairness.level if o.liveness is not None else None,
     }
+    lasso = o.lasso
+    if lasso is not None:
+        row.update(instance=lasso.instance, prefix_length=lasso.prefix_length, cycle_length=lasso.cycle_length)
     if o.mutant is not None:
         row.update(
             side=o.mutant.side,
@@ -426,7 +446,8 @@ def print_table(report: Report, not_run: list[Mutant], files: dict[str, str]) ->
     print(
         f"kgc mutants: {cfg.consumers} consumers, {cfg.partitions} partitions, generations ≤ {cfg.max_generation}, "
         f"assignor {cfg.assignor}, profile {cfg.profile}; faults: {', '.join(sorted(cfg.faults)) or 'none'}; "
-        f"perturbations ≤ {cfg.max_perturbations}; BFS, stop at the first violation"
+        f"perturbations ≤ {cfg.max_perturbations}; BFS, stop at the first violation; then liveness "
+        f"({_fairness_of(report)})"
     )
     header = ("mutant", "killed", "property", "length", "states", "seconds", "also violated")
     rows: list[tuple[str, ...]] = []
@@ -435,7 +456,7 @@ def print_table(report: Report, not_run: list[Mutant], files: dict[str, str]) ->
             (
                 o.name,
                 "yes" if o.killed else f"NO ({o.result.stats.stopped_by or 'exhausted'})",
-                o.killed_by or "-",
+                _killer(o),
                 str(o.trace_length) if o.trace_length is not None else "-",
                 f"{o.states:,}",
                 f"{o.seconds:.1f}",
@@ -451,7 +472,7 @@ def print_table(report: Report, not_run: list[Mutant], files: dict[str, str]) ->
             (
                 "(unmutated protocol)",
                 f"VIOLATED ({b.killed_by})" if b.killed else f"holds, {scope}",
-                b.killed_by or "-",
+                _killer(b),
                 str(b.trace_length) if b.trace_length is not None else "-",
                 f"{b.states:,}",
                 f"{b.seconds:.1f}",
@@ -465,6 +486,19 @@ def print_table(report: Report, not_run: list[Mutant], files: dict[str, str]) ->
         print("equivalent under the model, not explored (--mutant NAME explores one):")
         for m in not_run:
             print(f"  {m.name}: {m.equivalent}")
+
+
+def _fairness_of(report: Report) -> str:
+    levels = {o.liveness.fairness.level for o in report.outcomes if o.liveness is not None}
+    return f"fairness {', '.join(sorted(levels))}" if levels else "not run"
+
+
+def _killer(o: Outcome) -> str:
+    """The property that killed, a lasso's shape after it: ``rebalance_completes (lasso 2+7)``."""
+    lasso = o.lasso
+    if lasso is not None:
+        return f"{lasso.instance} (lasso {lasso.prefix_length}+{lasso.cycle_length})"
+    return o.killed_by or "-"
 
 
 def print_catalogue(as_json: bool) -> None:

@@ -67,8 +67,11 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"file": args.out, **summary}, indent=2), file=out)
     else:
         steps = len(document["scenarios"][0]["steps"])
-        print(f"kgc scenario from-trace: {len(doc['steps'])} model steps → {steps} scenario steps"
-              + (f" → {args.out}" if args.out else ""), file=out)
+        print(
+            f"kgc scenario from-trace: {len(doc['steps'])} model steps → {steps} scenario steps"
+            + (f" → {args.out}" if args.out else ""),
+            file=out,
+        )
         for key in ("reference", "mutant", "model"):
             if summary.get(key):
                 print(f"  {summary[key]['label']}: {summary[key]['verdict']}{summary[key]['detail']}", file=out)
@@ -99,7 +102,10 @@ def replay_summary(document: dict[str, Any], mutant: str | None) -> dict[str, An
     if mutant and mutant in by_name and by_name[mutant].side == COORDINATOR:
         out["mutant"] = one("reference", mutant, f"reference with mutant {mutant}")
     elif mutant:
-        out["mutant"] = {"label": f"mutant {mutant}", "verdict": "not replayable",
-                         "detail": " (a consumer mutant: the reference implements the coordinator)"}
+        out["mutant"] = {
+            "label": f"mutant {mutant}",
+            "verdict": "not replayable",
+            "detail": " (a consumer mutant: the reference implements the coordinator)",
+        }
     out["model"] = one("model", None, "model judge")
     return out

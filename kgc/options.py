@@ -84,9 +84,7 @@ def add_bounds_arguments(p: argparse.ArgumentParser) -> None:
         "--max-depth", type=int, metavar="D", help="explore behaviours of at most D steps (part of the model)"
     )
     g.add_argument("--max-states", type=int, metavar="S", help="stop after S distinct states (the run is incomplete)")
-    g.add_argument(
-        "--time-limit", type=float, metavar="SECONDS", help="stop after SECONDS (the run is incomplete)"
-    )
+    g.add_argument("--time-limit", type=float, metavar="SECONDS", help="stop after SECONDS (the run is incomplete)")
     g.add_argument(
         "--allow-incomplete",
         action="store_true",

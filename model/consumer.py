@@ -140,6 +140,8 @@ def receive(config: Config, consumer: Consumer) -> Consumer:
             return _reset(c, reset_member_id=True)
         if error == Errors.ILLEGAL_GENERATION:
             return _reset(c, reset_member_id=False)
+        if error in COORDINATOR_ERRORS and config.mutant == mutants.NO_RETRY_AFTER_COORDINATOR_ERROR:
+            return c._replace(state=MemberState.REBALANCING)
         return c._replace(rejoin_needed=True, state=MemberState.REBALANCING)
     if api in (ApiKey.HEARTBEAT, ApiKey.OFFSET_COMMIT):
         if error == Errors.REBALANCE_IN_PROGRESS:
@@ -173,6 +175,8 @@ def _on_join_response(config: Config, c: Consumer, response: Response) -> Consum
         return _send(c._replace(mid=response.mid), Request(ApiKey.JOIN_GROUP, response.mid, meta=c.meta))
     if error == Errors.UNKNOWN_MEMBER_ID:
         return _reset(c, reset_member_id=True)
+    if error in COORDINATOR_ERRORS and config.mutant == mutants.NO_RETRY_AFTER_COORDINATOR_ERROR:
+        return c._replace(rejoin_needed=False)
     return c._replace(rejoin_needed=True)
 
 

@@ -416,6 +416,9 @@ def handle_join_group(tx: GroupTx, consumer: int, request: Request, in_use: set[
         return False
     else:
         member = tx.members[mid]
+        if tx.state == PR and tx.mutant == mutants.JOIN_IN_REBALANCE_REJECTED:
+            tx.respond(consumer, Response(ApiKey.JOIN_GROUP, Errors.REBALANCE_IN_PROGRESS))
+            return False
         if tx.state == PR:
             tx.update_member_and_rebalance(mid, request.meta)
         elif tx.state == CR:
@@ -551,6 +554,11 @@ def handle_heartbeat(tx: GroupTx, consumer: int, request: Request) -> None:
     elif tx.state == EMPTY:
         tx.respond(consumer, Response(ApiKey.HEARTBEAT, Errors.UNKNOWN_MEMBER_ID))
     else:
+        if tx.state == PR and tx.mutant == mutants.HEARTBEAT_RESETS_REBALANCE:
+            # The join phase restarts: who had rejoined is forgotten, their callbacks dropped.
+            for other in sorted(tx.members):
+                if tx.members[other].awaiting_join:
+                    tx.update(other, awaiting_join=False)
         rebalancing = tx.state == PR and tx.mutant != mutants.HEARTBEAT_NONE_IN_REBALANCE
         rebalancing |= tx.state == CR and tx.mutant == mutants.HEARTBEAT_REBALANCING_IN_COMPLETING
         error = Errors.REBALANCE_IN_PROGRESS if rebalancing else Errors.NONE
@@ -632,6 +640,10 @@ def expire_pending(tx: GroupTx, mid: MemberId) -> None:
 def expire_join(tx: GroupTx, extend: bool) -> None:
     """The group's join timer expires: a DelayedJoin (rebalance timeout) forces the join phase to
     complete with whoever rejoined; an InitialDelayedJoin extends itself or completes."""
+    if tx.mutant == mutants.JOIN_EXPIRY_NOT_FORCED:
+        # The expiry only retries tryComplete: an InitialDelayedJoin never completes early.
+        tx.try_complete_join()
+        return
     if tx.join_timer == JoinTimer.INITIAL_DELAYED_JOIN:
         tx.expire_initial_delayed_join(extend)
     else:

@@ -49,6 +49,11 @@ LEAVE_SKIPS_REBALANCE = "leave_skips_rebalance"
 AUTO_COMMIT_AFTER_FETCH = "auto_commit_after_fetch"
 ASSIGN_WITHOUT_REVOKE = "assign_without_revoke"
 STATIC_JOIN_ADDS_MEMBER = "static_join_adds_member"
+# Liveness mutants: no safety property tells them apart, a liveness property does.
+JOIN_EXPIRY_NOT_FORCED = "join_expiry_not_forced"
+HEARTBEAT_RESETS_REBALANCE = "heartbeat_resets_rebalance"
+JOIN_IN_REBALANCE_REJECTED = "join_in_rebalance_rejected"
+NO_RETRY_AFTER_COORDINATOR_ERROR = "no_retry_after_coordinator_error"
 
 
 @dataclass(frozen=True)
@@ -65,13 +70,19 @@ class Mutant:
     jira: str
     """The Kafka JIRA / KIP it corresponds to, or "" when none does."""
     expected: str
-    """The property expected to kill it ("" for an equivalent mutant)."""
+    """The property expected to kill it ("" for an equivalent mutant); a liveness property
+    (``properties.temporal``) for the liveness mutants."""
     equivalent: str = ""
     """Why no behaviour of the model can tell it from the protocol ("" for a killable mutant)."""
 
     @property
     def killable(self) -> bool:
         return not self.equivalent
+
+    @property
+    def liveness(self) -> bool:
+        """Killed by a liveness property only: no safety property tells it apart."""
+        return self.expected in LIVENESS_PROPERTIES
 
 
 CATALOGUE: tuple[Mutant, ...] = (
@@ -194,8 +205,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "A static member's JoinGroup without a member id is added as a new member even when its "
         "group.instance.id is held, instead of taking the old member's place.",
         COORDINATOR,
-        "GroupCoordinator.doStaticNewMemberJoinGroup (currentStaticMemberId, replaceStaticMember); "
-        "reference §4 step 6",
+        "GroupCoordinator.doStaticNewMemberJoinGroup (currentStaticMemberId, replaceStaticMember); reference §4 step 6",
         "KIP-345",
         "one_member_per_instance",
     ),
@@ -232,7 +242,58 @@ CATALOGUE: tuple[Mutant, ...] = (
         "KIP-429, KAFKA-12984",
         "exclusive_ownership",
     ),
+    Mutant(
+        JOIN_EXPIRY_NOT_FORCED,
+        "The join timer's expiry does not force the join phase to complete (DelayedOperation.forceComplete "
+        "skipped): a DelayedJoin completes only once every member has rejoined, an InitialDelayedJoin never.",
+        COORDINATOR,
+        "DelayedJoin / InitialDelayedJoin (onExpiration → onComplete → GroupCoordinator.onCompleteJoin), "
+        "DelayedOperation.run; reference §11",
+        "",
+        "rebalance_completes",
+    ),
+    Mutant(
+        HEARTBEAT_RESETS_REBALANCE,
+        "A Heartbeat in PreparingRebalance restarts the join phase: the coordinator forgets which members "
+        "have rejoined (awaitingJoinCallback cleared) without answering their parked JoinGroups.",
+        COORDINATOR,
+        "GroupCoordinator.handleHeartbeat, case PreparingRebalance; MemberMetadata.awaitingJoinCallback; "
+        "reference §6, §11",
+        "",
+        "rebalance_completes",
+    ),
+    Mutant(
+        JOIN_IN_REBALANCE_REJECTED,
+        "A known member's JoinGroup in PreparingRebalance is answered REBALANCE_IN_PROGRESS instead of being "
+        "parked, so the member rejoins endlessly and never counts as rejoined.",
+        COORDINATOR,
+        "GroupCoordinator.doCurrentMemberJoinGroup, case PreparingRebalance (updateMemberAndRebalance); reference §4",
+        "",
+        "rebalance_completes",
+    ),
+    Mutant(
+        NO_RETRY_AFTER_COORDINATOR_ERROR,
+        "After COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR on a JoinGroup or SyncGroup the consumer marks the "
+        "coordinator unknown and never rejoins.",
+        CONSUMER,
+        "AbstractCoordinator.SyncGroupResponseHandler / JoinGroupResponseHandler (markCoordinatorUnknown, then "
+        "requestRejoin); seed 001 (joinGroupIfNeeded retries); reference §14",
+        "",
+        "rebalance_completes",
+    ),
 )
+
+LIVENESS_PROPERTIES = frozenset(
+    {
+        "rebalance_completes",
+        "join_answered",
+        "sync_answered",
+        "consumer_eventually_stable",
+        "partitions_reowned",
+        "pending_resolved",
+    }
+)
+"""The names of ``properties.temporal.ALL`` (kept here so the catalogue needs no import of them)."""
 
 NAMES: tuple[str, ...] = tuple(m.name for m in CATALOGUE)
 KILLABLE: tuple[Mutant, ...] = tuple(m for m in CATALOGUE if m.killable)

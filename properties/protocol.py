@@ -496,6 +496,37 @@ def witness_static_left_behind(s: State, a: Action, t: State) -> bool:
     return any(m.static and not m.awaiting_join and t.group.member(m.mid) for m in s.group.members)
 
 
+@sometimes(
+    "witness_two_states_in_one_step",
+    "A step takes the group through two states at once (a rebalance that starts and completes in one step).",
+    "valid_transitions",
+    scope=STEP,
+)
+def witness_two_states_in_one_step(s: State, a: Action, t: State) -> bool:
+    return len(a.path) >= 2
+
+
+@sometimes(
+    "witness_last_member_gone",
+    "A join phase completes with no member left: the group goes from PreparingRebalance back to Empty.",
+    "empty_iff_no_members",
+    scope=STEP,
+)
+def witness_last_member_gone(s: State, a: Action, t: State) -> bool:
+    return s.group.state == PR and bool(s.group.members) and t.group.state == GroupState.EMPTY
+
+
+@sometimes(
+    "witness_leader_replaced",
+    "The leader leaves or is removed and another member becomes leader.",
+    "leader_is_member",
+    scope=STEP,
+)
+def witness_leader_replaced(s: State, a: Action, t: State) -> bool:
+    old, new = s.group.leader, t.group.leader
+    return old != NO_MEMBER and new != NO_MEMBER and new != old and t.group.member(old) is None
+
+
 ALL: tuple[Property, ...] = (
     single_delayed_join_state,
     one_join_per_generation,
@@ -525,6 +556,9 @@ ALL: tuple[Property, ...] = (
     witness_absent_member_removed,
     witness_static_replaced,
     witness_static_left_behind,
+    witness_two_states_in_one_step,
+    witness_last_member_gone,
+    witness_leader_replaced,
 )
 
 

@@ -198,6 +198,12 @@ typedef struct {
     int have_cur, cur_depth;
     uint64_t cur_key;
     long long since_pause;  /* expansions since run() last paused (requests do not reset it) */
+    /* the state graph, for liveness (BFS only): states numbered in discovery order, which BFS
+     * also expands in; per state its status and the end of its edges; per edge its target, step
+     * and whether it spent a budget */
+    int record;
+    Map index;
+    U64 gend; U32 gtarget, gstep; I8 gspends, gstatus;
     U64 succ_key; I32 succ_step;
     /* statistics */
     unsigned long long transitions, boundary;
@@ -442,6 +448,7 @@ static int discover(Core *c, uint64_t nxt, uint64_t parent, int depth) {
     int added = set_add(&c->visited, nxt);
     if (added < 0) { PyErr_NoMemory(); return -1; }
     if (!added) return 0;
+    if (c->record && map_put(&c->index, nxt, (int64_t)c->visited.count - 1) < 0) { PyErr_NoMemory(); return -1; }
     uint64_t rec[2] = {nxt, parent};
     if (c->parents && fwrite(rec, sizeof(rec), 1, c->parents) != 1) {
         PyErr_SetString(PyExc_OSError, "could not write the parents file");
@@ -487,7 +494,29 @@ static int commit(Core *c, uint64_t key, int depth) {
             }
         }
         if (discover(c, nxt, key, depth + 1) < 0) return -1;
+        if (c->record) {
+            int64_t t = -1;
+            if (!map_get(&c->index, nxt, &t)) { PyErr_SetString(PyExc_RuntimeError, "a visited state without a number"); return -1; }
+            RESERVE(c->gtarget, c->gtarget.len + 1, 0);
+            RESERVE(c->gstep, c->gstep.len + 1, 0);
+            RESERVE(c->gspends, c->gspends.len + 1, 0);
+            c->gtarget.v[c->gtarget.len++] = (uint32_t)t;
+            c->gstep.v[c->gstep.len++] = (uint32_t)step;
+            c->gspends.v[c->gspends.len++] = ((nxt ^ key) >> G_BITS & B_MASK) != 0;
+        }
     }
+    return 0;
+}
+
+enum { G_NORMAL = 0, G_BOUNDARY = 1, G_DEAD = 2, G_DEADLOCK = 3, G_UNEXPLORED = 4 };
+
+/* The state just popped is done: its status, and where its edges end. */
+static int close_state(Core *c, int status) {
+    if (!c->record) return 0;
+    RESERVE(c->gstatus, c->gstatus.len + 1, 0);
+    RESERVE(c->gend, c->gend.len + 1, 0);
+    c->gstatus.v[c->gstatus.len++] = (int8_t)status;
+    c->gend.v[c->gend.len++] = c->gtarget.len;
     return 0;
 }
 
@@ -525,13 +554,22 @@ static PyObject *Core_run(Core *c, PyObject *args) {
         }
         uint64_t key = c->cur_key, gid = key & G_MASK;
         if (!gknown(c, gid)) { ev = need(c, NEED_GROUP, (int64_t)gid, (int64_t)key, 0, 0); break; }
-        if (c->ggen.v[gid] > c->max_gen) { c->boundary++; c->have_cur = 0; continue; }
-        if (c->max_depth >= 0 && c->cur_depth >= c->max_depth) { c->cut_by_depth = 1; c->have_cur = 0; continue; }
+        if (c->ggen.v[gid] > c->max_gen) {
+            c->boundary++; c->have_cur = 0;
+            if (close_state(c, G_BOUNDARY) < 0) return NULL;
+            continue;
+        }
+        if (c->max_depth >= 0 && c->cur_depth >= c->max_depth) {
+            c->cut_by_depth = 1; c->have_cur = 0;
+            if (close_state(c, G_UNEXPLORED) < 0) return NULL;
+            continue;
+        }
         int r = gather(c, key);
         if (!r) r = ready(c, key);
         if (r < 0) return NULL;
         if (r) { ev = r; break; }
         if (commit(c, key, c->cur_depth) < 0) return NULL;
+        if (close_state(c, c->gdead.v[gid] ? G_DEAD : c->succ_key.len ? G_NORMAL : G_DEADLOCK) < 0) return NULL;
         c->have_cur = 0;
         c->since_pause++;
     }
@@ -835,6 +873,41 @@ static PyObject *Core_has(Core *c, PyObject *args) {
 }
 
 
+/* graph() -> (status, ends, targets, steps, spends) as bytes: the recorded state graph. */
+static PyObject *Core_graph(Core *c, PyObject *Py_UNUSED(ignored)) {
+    if (!c->record) { PyErr_SetString(PyExc_ValueError, "this search records no graph"); return NULL; }
+    return Py_BuildValue("(y#y#y#y#y#)",
+        (const char *)c->gstatus.v, (Py_ssize_t)c->gstatus.len,
+        (const char *)c->gend.v, (Py_ssize_t)(c->gend.len * sizeof(uint64_t)),
+        (const char *)c->gtarget.v, (Py_ssize_t)(c->gtarget.len * sizeof(uint32_t)),
+        (const char *)c->gstep.v, (Py_ssize_t)(c->gstep.len * sizeof(uint32_t)),
+        (const char *)c->gspends.v, (Py_ssize_t)c->gspends.len);
+}
+
+/* edge_classes(kept, spent) -> bytes of uint16: each recorded edge's class, from its step's class
+ * when it keeps the budget (kept[step]) or spends one (spent[step]); both uint16 per step id. */
+static PyObject *Core_edge_classes(Core *c, PyObject *args) {
+    Py_buffer kept, spent;
+    if (!PyArg_ParseTuple(args, "y*y*", &kept, &spent)) return NULL;
+    size_t nk = (size_t)kept.len / 2, ns = (size_t)spent.len / 2;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(c->gstep.len * 2));
+    if (out) {
+        uint16_t *dst = (uint16_t *)PyBytes_AS_STRING(out);
+        const uint16_t *k = kept.buf, *sp = spent.buf;
+        for (size_t e = 0; e < c->gstep.len; e++) {
+            uint32_t step = c->gstep.v[e];
+            if (step >= nk || step >= ns) {
+                Py_DECREF(out); out = NULL;
+                PyErr_SetString(PyExc_IndexError, "a step without a class");
+                break;
+            }
+            dst[e] = c->gspends.v[e] ? sp[step] : k[step];
+        }
+    }
+    PyBuffer_Release(&kept); PyBuffer_Release(&spent);
+    return out;
+}
+
 /* ------------------------------------------------------------------ checkpoints
  * dump() -> bytes: what a resumed search needs besides the model's interning tables, taken
  * between two expansions: the visited set, the frontier, the vectors of local ids and the
@@ -962,15 +1035,19 @@ static PyObject *Core_load(Core *c, PyObject *args) {
 static int Core_init(Core *c, PyObject *args, PyObject *kw) {
     static char *names[] = {"consumers", "budget_kinds", "max_generation", "dfs", "max_depth", "max_states",
                             "crash", "lost", "session", "consumer_spends", "want_vector_masks", "parents_path",
-                            "parents_kept", NULL};
+                            "parents_kept", "record_graph", NULL};
     int n, nkinds, max_gen, dfs, max_depth, kc, kl, ks, want_v;
     long long max_states;
     const char *path;
     PyObject *spends;
     long long kept = -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "iiiiiLiiiOiz|L", names, &n, &nkinds, &max_gen, &dfs, &max_depth,
-                                     &max_states, &kc, &kl, &ks, &spends, &want_v, &path, &kept))
+    int record = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "iiiiiLiiiOiz|Li", names, &n, &nkinds, &max_gen, &dfs, &max_depth,
+                                     &max_states, &kc, &kl, &ks, &spends, &want_v, &path, &kept, &record))
         return -1;
+    if (record && dfs) { PyErr_SetString(PyExc_ValueError, "the state graph is recorded breadth-first only"); return -1; }
+    c->record = record;
+    if (record && map_init(&c->index, 1 << 16) < 0) { PyErr_NoMemory(); return -1; }
     PyObject *seq = PySequence_Fast(spends, "consumer_spends must be a sequence");
     if (!seq) return -1;
     c->n_consumer_spends = (int)PySequence_Fast_GET_SIZE(seq);
@@ -1007,6 +1084,8 @@ static void Core_dealloc(Core *c) {
     free(c->visited.keys);
     map_free(&c->vmap); map_free(&c->own); map_free(&c->timers); map_free(&c->crash); map_free(&c->lose);
     map_free(&c->deliver);
+    if (c->record) map_free(&c->index);
+    free(c->gend.v); free(c->gtarget.v); free(c->gstep.v); free(c->gspends.v); free(c->gstatus.v);
     free(c->cur.v); free(c->next.v); free(c->stack.v); free(c->stack_depth.v);
     free(c->vecs.v); free(c->vmask.v); free(c->ggen.v); free(c->gdead.v); free(c->gmask.v); free(c->gcand.v);
     free(c->gfaults.v); free(c->spend.v); free(c->bknown.v); free(c->btotal.v); free(c->lidx.v); free(c->lser.v);
@@ -1040,6 +1119,8 @@ static PyMethodDef Core_methods[] = {
     {"step_counts", (PyCFunction)Core_step_counts, METH_NOARGS, "transitions per step id (uint64 bytes)"},
     {"stats", (PyCFunction)Core_stats, METH_NOARGS, "counters and table sizes"},
     {"parent", (PyCFunction)Core_parent, METH_VARARGS, "parent(key) -> the key it was first reached from"},
+    {"graph", (PyCFunction)Core_graph, METH_NOARGS, "graph() -> (status, ends, targets, steps, spends)"},
+    {"edge_classes", (PyCFunction)Core_edge_classes, METH_VARARGS, "edge_classes(kept, spent) -> uint16 bytes"},
     {"dump", (PyCFunction)Core_dump, METH_NOARGS, "dump() -> bytes: a checkpoint of the search"},
     {"load", (PyCFunction)Core_load, METH_VARARGS, "load(bytes): restore a checkpoint into a fresh core"},
     {"has", (PyCFunction)Core_has, METH_VARARGS, "whether a key was visited"},

@@ -15,31 +15,45 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
+from html import escape
 from pathlib import Path
 from typing import Any
 
 from diagrams.render import write_atomically
-from diagrams.sequence import render_svg, validate_trace
+from diagrams.sequence import STATE_COLOURS, render_svg, validate_trace
 from explorer.trace import TRACE_FORMAT, TRACE_VERSION
 from sut.conformance.differential import sender
 from sut.conformance.divergence import API_OF_OP, Divergence
 
 
-def trace_document(divergence: Divergence) -> dict[str, Any]:
-    """A ``kgc-trace`` document of Kafka's run of the divergence's request sequence."""
+def trace_document(divergence: Divergence, broker: bool = False) -> dict[str, Any]:
+    """A ``kgc-trace`` document of Kafka's run of the divergence's request sequence, or with
+    ``broker`` of the broker's observed run (its answers, the answers its holds released, its
+    DescribeGroups states; a state name Kafka does not have is drawn as Empty and named in the
+    description)."""
     steps = divergence.request
-    outcomes = divergence.kafka_outcome[: len(steps)]
+    source = divergence.broker_outcome if broker else divergence.kafka_outcome
+    outcomes = [_with_later(o) for o in source[: len(steps)]]
+    odd: dict[str, list[int]] = {}
+    if broker:
+        outcomes = [_kafka_states(o, i, odd) for i, o in enumerate(outcomes)]
     names = _names(steps)
     rename, consumers = _lifelines(names)
     trace_steps = [_trace_step(i, steps, outcomes[i], rename) for i in range(len(outcomes))]
     renamed = ", ".join(f"{rename[n]} is {n}" for n in names if rename[n] != n)
-    description = f"{divergence.kind} (the broker: {divergence.field_name} = {_short(divergence.actual)})"
+    if broker:
+        description = f"{divergence.kind} (Kafka: {divergence.field_name} = {_short(divergence.expected)})"
+        for state, at in odd.items():
+            description += f"; state {state} (drawn as Empty) after step {', '.join(str(i + 1) for i in at)}"
+    else:
+        description = f"{divergence.kind} (the broker: {divergence.field_name} = {_short(divergence.actual)})"
     if renamed:
         description += f"; {renamed}"
+    who = "The broker's observed answers" if broker else "Kafka's answers"
     document = {
         "format": TRACE_FORMAT,
         "format_version": TRACE_VERSION,
-        "property": "Kafka's answers (the broker departs at the last step)",
+        "property": f"{who} (the runs differ at the last step, shaded)",
         "description": description,
         "kind": "",
         "source": divergence.source,
@@ -52,8 +66,64 @@ def trace_document(divergence: Divergence) -> dict[str, Any]:
 
 
 def write_chart(divergence: Divergence, path: Path) -> None:
-    """Render and write the chart as SVG."""
-    write_atomically(path, render_svg(trace_document(divergence)).encode("utf-8"))
+    """Render and write the chart as SVG: Kafka's expected run beside the broker's observed run
+    when the broker's was recorded (lockstep runs), Kafka's alone otherwise."""
+    kafka = render_svg(trace_document(divergence))
+    if not divergence.broker_outcome:
+        write_atomically(path, kafka.encode("utf-8"))
+        return
+    observed = render_svg(trace_document(divergence, broker=True))
+    write_atomically(path, side_by_side(("Kafka 3.6.2 (expected)", kafka), ("the broker (observed)", observed)))
+
+
+_SIZE = re.compile(r'<svg [^>]*?width="([\d.]+)" height="([\d.]+)"')
+#: Room above each chart for its heading, and between the two charts.
+HEADING = 28
+GAP = 24
+
+
+def side_by_side(*charts: tuple[str, str]) -> bytes:
+    """One SVG holding each ``(heading, svg)`` chart next to the others, each under its heading."""
+    parts: list[str] = []
+    x = 0.0
+    height = 0.0
+    for heading, svg in charts:
+        match = _SIZE.search(svg)
+        if match is None:
+            raise ValueError("a chart without width and height")
+        width, tall = float(match.group(1)), float(match.group(2))
+        inner = svg.replace("<svg ", f'<svg x="{x:g}" y="{HEADING}" ', 1)
+        parts.append(
+            f'<text x="{x + 8:g}" y="{HEADING - 9}" font-size="15" font-weight="bold" '
+            f'font-family="sans-serif" data-run="{escape(heading)}">{escape(heading)}</text>'
+        )
+        parts.append(inner)
+        x += width + GAP
+        height = max(height, tall)
+    total_w, total_h = x - GAP, height + HEADING
+    head = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="kgc-conformance" width="{total_w:g}" '
+        f'height="{total_h:g}" viewBox="0 0 {total_w:g} {total_h:g}">'
+    )
+    background = f'<rect x="0" y="0" width="{total_w:g}" height="{total_h:g}" fill="#ffffff"/>'
+    return "\n".join([head, background, *parts, "</svg>"]).encode("utf-8")
+
+
+def _with_later(outcome: Mapping[str, Any]) -> dict[str, Any]:
+    """A step's outcome with the answers obtained by waiting out a hold (or by running Kafka's
+    clock on) among its completions."""
+    later = list(outcome.get("later", []))
+    if not later:
+        return dict(outcome)
+    return {**outcome, "completions": [*outcome.get("completions", []), *later]}
+
+
+def _kafka_states(outcome: dict[str, Any], index: int, odd: dict[str, list[int]]) -> dict[str, Any]:
+    group = outcome.get("group")
+    if not isinstance(group, dict) or group.get("state") in STATE_COLOURS:
+        return outcome
+    odd.setdefault(str(group.get("state")), []).append(index)
+    return {**outcome, "group": {**group, "state": "Empty"}}
 
 
 #: The client of a request sent without a member (an OffsetCommit with generation -1, a fetch).

@@ -28,16 +28,57 @@ from typing import Any, Protocol
 
 from sut.broker.address import Address
 from sut.conformance.divergence import Divergence, describe, kind_of
+from sut.conformance.lockstep import Lockstep
 from sut.interface import GroupCoordinator
 from sut.scenario.format import Scenario, ScenarioConfig, ScenarioError, Step, parse
 from sut.scenario.result import PASSED, SKIPPED, ScenarioResult
 from sut.scenario.runner import missing_capability, run_scenario
 from sut.scenario.symbols import parse_partition
 from sut.scenario.targets import make_target
-from sut.wire import WireCoordinator, WireOptions
+from sut.wire import WireCoordinator, WireError, WireOptions
 
 #: The profile whose behaviour the reference gives (Kafka 3.0-3.9 Scala, verified on 3.6.2).
 PROFILE = "scala-3.x"
+
+#: Added to the longest session timeout of a sequence to make the default hold bound.
+HOLD_MARGIN_S = 2.0
+
+
+def hold_for(scenario: Scenario) -> float:
+    """The default bound on waiting out a broker's hold: the sequence's longest session timeout
+    that Kafka accepts (within ``group.min/max.session.timeout.ms``), plus :data:`HOLD_MARGIN_S` —
+    enough for a broker holding a JoinGroup for S/2 or a SyncGroup for 0.8 × S (tansu)."""
+    config = scenario.config
+    sessions = [config.session_timeout_ms] + [
+        int(s.fields["session_timeout_ms"])
+        for s in scenario.steps
+        if s.op == "join" and "session_timeout_ms" in s.fields
+    ]
+    valid = [s for s in sessions if config.min_session_timeout_ms <= s <= config.max_session_timeout_ms]
+    return max(valid or [config.session_timeout_ms]) / 1000 + HOLD_MARGIN_S
+
+
+def catch_up_for(scenario: Scenario) -> int:
+    """How far Kafka's (virtual) clock may run on to meet an answer the broker gave early: the
+    initial delay and its extension (``InitialDelayedJoin``) plus a second, but never to within
+    half a second of the shortest session or rebalance timeout of the sequence, so that running
+    Kafka's clock on completes a join phase and never evicts a member the broker still has."""
+    config = scenario.config
+    timeouts = [config.session_timeout_ms, config.rebalance_timeout_ms]
+    for step in scenario.steps:
+        if step.op == "join":
+            timeouts += [int(step.fields.get(k, 0)) for k in ("session_timeout_ms", "rebalance_timeout_ms")]
+    shortest = min(t for t in timeouts if t > 0)
+    return max(0, min(2 * config.initial_rebalance_delay_ms + 1_000, shortest - 500))
+
+
+def _stop_step(reason: str) -> int:
+    """The step number in a lockstep stop reason (``"step 7: ..."``)."""
+    try:
+        return int(reason.split(":", 1)[0].removeprefix("step "))
+    except ValueError:
+        return 0
+
 
 #: Scenario config keys that are broker settings (the rest are the clients' own).
 BROKER_KEYS = ("initial_rebalance_delay_ms", "min_session_timeout_ms", "max_session_timeout_ms", "group_max_size")
@@ -87,6 +128,18 @@ class Outcome:
     divergence: Divergence | None = None
     skipped: str | None = None
     seconds: float = 0.0
+    #: every divergence of the sequence, one per kind in step order (lockstep runs; the first is
+    #: ``divergence``)
+    divergences: tuple[Divergence, ...] = ()
+    #: why the comparison stopped before the sequence's end (it could not be resynchronised)
+    unresynced: str | None = None
+
+    @property
+    def found(self) -> tuple[Divergence, ...]:
+        """Every divergence of the run."""
+        if self.divergences:
+            return self.divergences
+        return () if self.divergence is None else (self.divergence,)
 
 
 class Target(Protocol):
@@ -145,10 +198,24 @@ class WireTarget:
 class Differential:
     """Replays scenarios on the reference and on the broker and names the first divergence."""
 
-    def __init__(self, target: Target, settings: BrokerSettings | None = None, max_wait_s: float = 4.0) -> None:
+    def __init__(
+        self,
+        target: Target,
+        settings: BrokerSettings | None = None,
+        max_wait_s: float = 4.0,
+        resync: bool = True,
+        hold_s: float | None = None,
+        check_properties: bool = True,
+    ) -> None:
         self.target = target
         self.settings = settings
         self.max_wait_s = max_wait_s
+        #: lockstep with resynchronisation (every divergence of a sequence) or the first only
+        self.resync = resync
+        #: how long a broker's hold is waited out; None: the sequence's longest valid session
+        #: timeout plus :data:`HOLD_MARGIN_S` (a broker whose holds scale with it)
+        self.hold_s = hold_s
+        self.check_properties = check_properties
 
     def run(self, scenario: Mapping[str, Any], source: str) -> Outcome:
         """One scenario document (an entry of a ``kgc-scenarios`` file)."""
@@ -181,12 +248,85 @@ class Differential:
             expected = scenario_from(expected_doc, source)
         except ScenarioError as exc:
             return Outcome(source, skipped=f"kgc cannot write the reference's outcome as a scenario: {exc}")
+        kafka_outcome = tuple(r.actual for r in reference.steps)
+        if self.resync:
+            return self._lockstep(expected, expected_doc, kafka_outcome, source, started)
         with self.target.coordinator(expected) as coordinator:
             result = run_scenario(expected, lambda _config: coordinator)
         divergence = first_divergence(expected_doc, expected.config, result, source)
         if divergence is not None:
-            divergence = dataclasses.replace(divergence, kafka_outcome=tuple(r.actual for r in reference.steps))
+            divergence = dataclasses.replace(divergence, kafka_outcome=kafka_outcome)
         return Outcome(source, divergence, seconds=time.monotonic() - started)
+
+    def _lockstep(
+        self,
+        scenario: Scenario,
+        doc: Mapping[str, Any],
+        kafka_outcome: tuple[Mapping[str, Any], ...],
+        source: str,
+        started: float,
+    ) -> Outcome:
+        """Every divergence of the sequence, the oracle resynchronised with the broker after each
+        (``sut.conformance.lockstep``)."""
+        config = scenario.config
+        try:
+            with self.target.coordinator(scenario) as coordinator:
+                run = Lockstep(
+                    scenario,
+                    doc["steps"],
+                    reference_coordinator(config),
+                    coordinator,
+                    observable,
+                    _answer_fields,
+                    source,
+                    self.hold_s if self.hold_s is not None else hold_for(scenario),
+                    catch_up_for(scenario),
+                    self.check_properties,
+                ).run()
+        except WireError as exc:
+            # The broker failed outside a request of the sequence (connecting, finding the
+            # coordinator, creating topics, closing): a finding of its own, never a crash.
+            text = f"{type(exc).__name__}: {exc}"
+            kind = kind_of(doc["steps"], config, 0, "exception", "an answer", text)
+            failure = Divergence(
+                kind=kind,
+                description=f"step 0: {text}",
+                source=source,
+                steps=tuple(doc["steps"]),
+                step=0,
+                field_name="exception",
+                expected="an answer",
+                actual=text,
+                scenario={**doc, "steps": list(doc["steps"][:1]), "expect": list(doc["expect"][:1])},
+                kafka_outcome=kafka_outcome,
+                resynchronised=False,
+                unresynced=f"step 0: the broker failed ({text})",
+            )
+            elapsed = time.monotonic() - started
+            return Outcome(source, failure, seconds=elapsed, divergences=(failure,), unresynced=failure.unresynced)
+        found = []
+        for divergence in run.divergences:
+            index = divergence.step
+            reproduction = {
+                **doc,
+                "steps": list(doc["steps"][: index + 1]),
+                "expect": list(doc["expect"][: index + 1]),
+                "description": f"{divergence.kind}. Found by kgc conformance ({source}).",
+            }
+            found.append(
+                dataclasses.replace(
+                    divergence,
+                    scenario=reproduction,
+                    kafka_outcome=kafka_outcome,
+                    broker_outcome=tuple(run.broker),
+                    resynchronised=run.unresynced is None or index < _stop_step(run.unresynced),
+                    unresynced=run.unresynced,
+                )
+            )
+        first = found[0] if found else None
+        return Outcome(
+            source, first, seconds=time.monotonic() - started, divergences=tuple(found), unresynced=run.unresynced
+        )
 
     def unrunnable(self, scenario: Scenario) -> str | None:
         """Why the broker cannot run ``scenario`` (a capability it lacks, or more real waiting

@@ -64,6 +64,12 @@ class Divergence:
     #: the reference's full outcome of each step (for the sequence chart)
     kafka_outcome: tuple[Mapping[str, Any], ...] = ()
     chart_file: str | None = None
+    #: the broker's observed outcome of each step (lockstep runs; for the chart)
+    broker_outcome: tuple[Mapping[str, Any], ...] = ()
+    #: whether the run went on comparing after this divergence
+    resynchronised: bool = True
+    #: why the sequence's comparison stopped, if it did
+    unresynced: str | None = None
 
     @property
     def request(self) -> list[Mapping[str, Any]]:
@@ -81,7 +87,24 @@ class Divergence:
             "scenario_file": self.scenario_file,
             "chart": self.chart_file,
             "source": self.source,
+            "resynchronised": self.resynchronised,
+            "kafka_source": kafka_source(self.kind),
+            # The transcript: what each side answered and showed, step by step, up to the
+            # divergent step (the broker's generations in Kafka's numbering once an offset is
+            # learnt; "later" holds answers a hold or Kafka's clock released within the step).
+            "transcript": [
+                {"step": i, "request": dict(step), "kafka": _brief(kafka), "broker": _brief(broker)}
+                for i, (step, kafka, broker) in enumerate(
+                    zip(self.request, self.kafka_outcome, self.broker_outcome, strict=False)
+                )
+            ],
         }
+
+
+def _brief(outcome: Mapping[str, Any]) -> dict[str, Any]:
+    """A step's outcome as a transcript shows it: answers and the described group."""
+    keep = ("response", "completions", "later", "group")
+    return {k: outcome[k] for k in keep if k in outcome and outcome[k] not in (None, [])}
 
 
 @dataclass
@@ -121,10 +144,24 @@ def group_by_kind(divergences: Iterable[Divergence]) -> list[DivergenceGroup]:
 
 
 def join_version(step: Mapping[str, Any], config: ScenarioConfig) -> int:
-    """The JoinGroup version the scenario runner sends for a join step: v5 when the member must
-    obtain its id first or is static, v3 otherwise (``sut.scenario.runner``; reference §3)."""
+    """The JoinGroup version the scenario runner sends for a join step: its ``api_version``, else
+    v5 when the member must obtain its id first or is static, v3 otherwise
+    (``sut.scenario.runner``; reference §3)."""
+    if isinstance(step.get("api_version"), int):
+        return int(step["api_version"])
     known = step.get("require_known_member_id", config.require_known_member_id)
     return 5 if known or step.get("group_instance_id") is not None else 3
+
+
+def join_class(version: int) -> str:
+    """The JoinGroup versions that Kafka 3.6.2 answers alike, as kinds name them: v0-v3 admit a
+    new member at once, v4 first hands out its id (KIP-394), v5+ also carry group.instance.id
+    (KIP-345; v6+ flexible, v7+ protocol type and name in the answer, v9 skip_assignment only
+    for static leaders). A departure shown at v1 and at v3 is one kind, and so is one at v4 and v9;
+    a static member's join (an instance id, v5+) is named apart by :func:`_api`."""
+    if version <= 3:
+        return "v0-v3"
+    return "v4+"
 
 
 def kind_of(
@@ -136,7 +173,9 @@ def kind_of(
     completion = _COMPLETION.match(field_name)
     if completion is not None:
         target = int(completion.group(1))
-        api = _api(steps, config, target)
+        # When an answer comes (after being parked) does not depend on the request's version once
+        # the member is admitted: the API alone names these kinds.
+        api = API_OF_OP.get(str(steps[target].get("op")), str(steps[target].get("op")))
         sub = completion.group(2)
         if sub is None:
             if expected == ABSENT:
@@ -168,7 +207,11 @@ def _api(steps: Sequence[Mapping[str, Any]], config: ScenarioConfig, index: int)
     op = str(step.get("op"))
     api = API_OF_OP.get(op, op)
     if op == "join":
-        api += f" v{join_version(step, config)}"
+        api += f" {join_class(join_version(step, config))}"
+        if step.get("group_instance_id") is not None:
+            api += " (static member)"
+    elif op == "leave" and isinstance(step.get("api_version"), int) and step["api_version"] < 3:
+        api += " v0-v2"
     return api
 
 
@@ -182,14 +225,44 @@ def _field_kind(api: str, name: str, expected: Any, actual: Any) -> str:
     if name == "generation" and isinstance(expected, int) and isinstance(actual, int):
         return f"{api}: generation {'lower' if actual < expected else 'higher'} than Kafka's"
     if name == "member_errors":
-        return f"{api}: member errors {_compact(actual)} where Kafka answers {_compact(expected)}"
+        return f"{api}: member errors {compact(actual)} where Kafka answers {compact(expected)}"
     if name == "protocol":
-        return f"{api}: protocol {_compact(actual)} where Kafka selects {_compact(expected)}"
+        return f"{api}: protocol {compact(actual)} where Kafka selects {compact(expected)}"
     if name == "leader" and isinstance(expected, str) and "the leader every other answer" in expected:
         return f"{api}: answers of one generation name different leaders"
     if name == "members" and expected == "the member list in the leader's answer only":
         return f"{api}: the member list is not in the leader's answer only"
     return f"{api}: {name} differs from Kafka's"
+
+
+#: Where Kafka 3.6.2 decides each API's answer (core/src/main/scala/kafka/coordinator/group/).
+KAFKA_SOURCES = {
+    "JoinGroup": "GroupCoordinator.handleJoinGroup / doNewMemberJoinGroup / doCurrentMemberJoinGroup, "
+    "completeJoin (GroupCoordinator.scala, Kafka 3.6.2; reference §3-§4, §11)",
+    "SyncGroup": "GroupCoordinator.handleSyncGroup / doSyncGroup (GroupCoordinator.scala, Kafka 3.6.2; reference §5)",
+    "Heartbeat": "GroupCoordinator.handleHeartbeat (GroupCoordinator.scala, Kafka 3.6.2; reference §6)",
+    "LeaveGroup": "GroupCoordinator.handleLeaveGroup (GroupCoordinator.scala, Kafka 3.6.2; reference §7)",
+    "OffsetCommit": "GroupCoordinator.handleCommitOffsets / validateOffsetCommit (GroupCoordinator.scala, "
+    "Kafka 3.6.2; reference §8)",
+    "OffsetFetch": "GroupCoordinator.handleFetchOffsets (GroupCoordinator.scala, Kafka 3.6.2; reference §9)",
+    "DescribeGroups": "GroupCoordinator.handleDescribeGroup, GroupMetadata.summary and its state names "
+    "(GroupMetadata.scala, Kafka 3.6.2; reference §2)",
+    "ListGroups": "GroupCoordinator.handleListGroups (GroupCoordinator.scala, Kafka 3.6.2): every group not Dead",
+    "ApiVersions": "validVersions of clients/src/main/resources/common/message/*Request.json (Kafka 3.6.2)",
+    "property": "properties/ (kgc's protocol properties), checked on the broker's own answers",
+}
+
+
+def kafka_source(kind: str) -> str:
+    """The Kafka source behind the expectation of a kind."""
+    if kind.startswith("property "):
+        return KAFKA_SOURCES["property"]
+    if kind.startswith(("ApiVersions", "ListGroups")):
+        return KAFKA_SOURCES[kind.split(":")[0].split(" ")[0]]
+    if kind.startswith(("group ", "DescribeGroups", "the group")):
+        return KAFKA_SOURCES["DescribeGroups"]
+    api = _API_NAME.search(kind)
+    return KAFKA_SOURCES.get(api.group(0), "") if api is not None else ""
 
 
 def _failure_kind(text: str) -> str:
@@ -200,7 +273,7 @@ def _failure_kind(text: str) -> str:
     return f"{api.group(0)}: {what}" if api is not None else what
 
 
-def _compact(value: Any) -> str:
+def compact(value: Any) -> str:
     if value in (ABSENT, UNOBSERVED):
         return str(value)
     return json.dumps(value, separators=(",", ":"))
@@ -208,7 +281,7 @@ def _compact(value: Any) -> str:
 
 def describe(step_label: str, field_name: str, expected: Any, actual: Any) -> str:
     """One sentence with the concrete values."""
-    return f"step {step_label}: {field_name} is {_compact(actual)} on the broker, {_compact(expected)} in Kafka"
+    return f"step {step_label}: {field_name} is {compact(actual)} on the broker, {compact(expected)} in Kafka"
 
 
 # --------------------------------------------------------------------------------------------------

@@ -30,21 +30,38 @@ broker again and never see a flaky answer.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule, run_state_machine_as_test
 
+from model.state import Request
+from model.types import ApiKey
 from sut.conformance.differential import PROFILE, BrokerSettings, Outcome
 from sut.conformance.divergence import Divergence
-from sut.fuzz.machine import CoordinatorMachine
-from sut.fuzz.target import FuzzOptions, FuzzTarget
-from sut.interface import Failover, StoreCompletion
+from sut.fuzz.client import Client
+from sut.fuzz.machine import TOPIC, CoordinatorMachine
+from sut.fuzz.target import GROUP_ID, FuzzOptions, FuzzTarget
+from sut.interface import (
+    Failover,
+    HeartbeatRequest,
+    JoinGroupProtocol,
+    LeaveGroupRequest,
+    MemberIdentity,
+    OffsetCommitPartition,
+    OffsetCommitRequest,
+    RequestId,
+    StoreCompletion,
+    SyncGroupRequest,
+    TopicPartition,
+)
 from sut.reference import CoordinatorConfig, ReferenceCoordinator
 from sut.reference.profiles import profile_named
 
@@ -58,15 +75,29 @@ MAX_TIMER_WAIT_MS = 7_000
 MARGIN_MS = 500
 #: Rules per generated example (the happy-path prefix ``form_group`` counts as one).
 STEPS = 6
+#: JoinGroup versions of Kafka 3.6.2 (``JoinGroupRequest.json`` validVersions 0-9): a client that
+#: must obtain its member id first sends v4+, an older client v0-v3.
+JOIN_VERSIONS_KNOWN_ID = (4, 5, 6, 7, 8, 9)
+JOIN_VERSIONS_OLD = (0, 1, 2, 3)
+#: LeaveGroup versions: v0-v2 carry one member id (top-level error only), v3+ a batch (KIP-345).
+LEAVE_VERSIONS = (0, 1, 2, 3, 4, 5)
+#: Made-up values a client sends by mistake (or a fenced zombie): a generation ahead of the
+#: group's, and a member id the coordinator never issued.
+GENERATION_AHEAD = 7
+GHOST_MEMBER = "kgc-ghost"
+GHOST_INSTANCE = "kgc-ghost-instance"
 PARTITIONS = 2
 
 
-def fuzz_options(broker: BrokerSettings, clients: int) -> FuzzOptions:
+def fuzz_options(broker: BrokerSettings, clients: int, session_timeout_ms: int | None = None) -> FuzzOptions:
     """The machine's options for a broker with ``broker``'s group settings: ``clients``
     consumers, 6 s timeouts (within the broker's bounds), the requests the model does not cover
     too (``extended``); no model checks (the oracle is checked against the model by ``sut.fuzz``'s
     own tests; here only the broker is judged)."""
-    timeout = min(max(TIMEOUT_MS, broker.min_session_timeout_ms), broker.max_session_timeout_ms)
+    if session_timeout_ms is not None:
+        timeout = session_timeout_ms
+    else:
+        timeout = min(max(TIMEOUT_MS, broker.min_session_timeout_ms), broker.max_session_timeout_ms)
     return FuzzOptions(
         consumers=clients,
         partitions=PARTITIONS,
@@ -123,6 +154,15 @@ class SearchResult:
     runs: int = 0
     rounds: int = 0
     exhausted: bool = False
+    #: kinds Hypothesis shrank, in order (one per round)
+    shrunk: list[str] = field(default_factory=list)
+    #: sequences whose comparison stopped at a divergence that could not be resynchronised
+    unresynced: int = 0
+
+    @property
+    def kinds(self) -> list[str]:
+        """Distinct kinds found, in order of first appearance."""
+        return list(dict.fromkeys(d.kind for d in self.divergences))
 
 
 Judge = Callable[[list[dict[str, Any]], Mapping[str, Any]], Divergence | None]
@@ -184,6 +224,167 @@ class DifferentialMachine(CoordinatorMachine):
                     moved = True
         return ms
 
+    # ------------------------------------------------------------------ the wider vocabulary
+    # The machine's own rules send JoinGroup v3/v5 and LeaveGroup v5 with a client's true member
+    # id and generation; here every version Kafka 3.6.2 accepts is drawn, and requests carrying
+    # made-up generations, member ids and instance ids, and other protocol lists, are sent too.
+    # Each goes through the machine's client (one request in flight per client), and the client
+    # reacts to the answer as a consumer does (``sut.fuzz.client``).
+
+    _draw_version: int | None = None
+
+    @precondition(lambda self: not self.unloaded and bool(self._idle()))
+    @rule(data=st.data(), v4=st.booleans())
+    def join_any_version(self, data: st.DataObject, v4: bool) -> None:
+        """JoinGroup at a version drawn from Kafka's range (v4-v9 hand out the member id first,
+        KIP-394; v0-v3 admit at once), possibly with a protocol list other than the group's
+        (several protocols voted on, or only one the others do not support)."""
+        o = self.OPTIONS
+        c = self._pick(data)
+        self._draw_version = data.draw(
+            st.sampled_from(JOIN_VERSIONS_KNOWN_ID if v4 else JOIN_VERSIONS_OLD), label="JoinGroup version"
+        )
+        tag = f"m{c.meta}".encode()
+        lists = {
+            "range": None,
+            "range+roundrobin": (JoinGroupProtocol("range", tag), JoinGroupProtocol("roundrobin", tag)),
+            "roundrobin+range": (JoinGroupProtocol("roundrobin", tag), JoinGroupProtocol("range", tag)),
+            "roundrobin": (JoinGroupProtocol("roundrobin", tag),),
+        }
+        choice = data.draw(st.sampled_from(sorted(lists)), label="protocols")
+        try:
+            self._join(c, v4, False, self._session(c), o.rebalance_timeouts_ms[0], "consumer", lists[choice])
+        finally:
+            self._draw_version = None
+
+    @precondition(lambda self: bool(self._idle(CoordinatorMachine._may_leave)))
+    @rule(data=st.data())
+    def leave_any_version(self, data: st.DataObject) -> None:
+        """LeaveGroup at a drawn version: v0-v2 name the one member in the request and answer
+        only a top-level error; v3+ are the batch form."""
+        self._draw_version = data.draw(st.sampled_from(LEAVE_VERSIONS), label="LeaveGroup version")
+        try:
+            self.leave(data)
+        finally:
+            self._draw_version = None
+
+    @precondition(lambda self: bool(self._idle(CoordinatorMachine._member)))
+    @rule(data=st.data(), what=st.sampled_from(("generation", "member", "instance")))
+    def heartbeat_made_up(self, data: st.DataObject, what: str) -> None:
+        """A Heartbeat with a generation ahead of the group's, a member id never issued, or an
+        instance id no static member holds (Kafka: ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID /
+        FENCED_INSTANCE_ID or UNKNOWN_MEMBER_ID, ``GroupCoordinator.handleHeartbeat``)."""
+        c = self._pick(data, CoordinatorMachine._member)
+        generation, member_id, instance = c.generation, c.member_id, None
+        op: dict[str, Any] = {"op": "heartbeat", "member": c.name, "generation": c.generation}
+        if what == "generation":
+            generation += GENERATION_AHEAD
+            op["generation"] = generation
+        elif what == "member":
+            member_id = GHOST_MEMBER
+            op["member_id"] = f"ID:{GHOST_MEMBER}"
+        else:
+            instance = GHOST_INSTANCE
+            op["group_instance_id"] = GHOST_INSTANCE
+        request = HeartbeatRequest(GROUP_ID, generation, member_id, instance)
+        abstract = Request(ApiKey.HEARTBEAT, self.ids.get(c.member_id), c.generation)
+        self._send(c, op, ApiKey.HEARTBEAT, lambda: self.coordinator.heartbeat(request), abstract, 0, c.member_id)
+
+    @precondition(lambda self: bool(self._idle(CoordinatorMachine._member)))
+    @rule(data=st.data(), what=st.sampled_from(("generation", "member", "no_group_management")))
+    def commit_made_up(self, data: st.DataObject, what: str) -> None:
+        """An OffsetCommit with a generation ahead, a member id never issued, or generation -1
+        and no member id (a client without group management committing to a live group; Kafka
+        3.6.2 ``handleCommitOffsets`` / ``validateOffsetCommit``)."""
+        c = self._pick(data, CoordinatorMachine._member)
+        generation, member_id = c.generation, c.member_id
+        op: dict[str, Any] = {"op": "commit", "member": c.name}
+        if what == "generation":
+            generation += GENERATION_AHEAD
+        elif what == "member":
+            member_id = GHOST_MEMBER
+            op["member_id"] = f"ID:{GHOST_MEMBER}"
+        else:
+            generation, member_id = -1, ""
+            op["member_id"] = "UNKNOWN"
+        offset = next(self.offsets)
+        op["generation"] = generation
+        op["offsets"] = {f"{TOPIC}-0": offset}
+        request = OffsetCommitRequest(
+            GROUP_ID, generation, member_id, (OffsetCommitPartition(TopicPartition(TOPIC, 0), offset),)
+        )
+        abstract = Request(ApiKey.OFFSET_COMMIT, self.ids.get(c.member_id), c.generation)
+        self._send(
+            c, op, ApiKey.OFFSET_COMMIT, lambda: self.coordinator.commit_offsets(request), abstract, 0, c.member_id
+        )
+
+    @precondition(lambda self: bool(self._idle(CoordinatorMachine._member)))
+    @rule(data=st.data())
+    def sync_made_up(self, data: st.DataObject) -> None:
+        """A SyncGroup of a generation ahead of the group's (Kafka: ILLEGAL_GENERATION at once,
+        ``doSyncGroup``)."""
+        c = self._pick(data, CoordinatorMachine._member)
+        generation = c.generation + GENERATION_AHEAD
+        request = SyncGroupRequest(GROUP_ID, generation, c.member_id)
+        op: dict[str, Any] = {"op": "sync", "member": c.name, "generation": generation}
+        abstract = Request(ApiKey.SYNC_GROUP, self.ids.get(c.member_id), c.generation)
+        self._send(c, op, ApiKey.SYNC_GROUP, lambda: self.coordinator.sync(request), abstract, 0, c.member_id)
+
+    @precondition(lambda self: bool(self._idle()))
+    @rule(data=st.data(), version=st.sampled_from(LEAVE_VERSIONS))
+    def leave_made_up(self, data: st.DataObject, version: int) -> None:
+        """A LeaveGroup for a member id never issued (Kafka: UNKNOWN_MEMBER_ID, per member from
+        v3, top-level before)."""
+        c = self._pick(data)
+        request = LeaveGroupRequest(GROUP_ID, (MemberIdentity(GHOST_MEMBER),), version)
+        op: dict[str, Any] = {
+            "op": "leave",
+            "members": [{"member": c.name, "member_id": f"ID:{GHOST_MEMBER}"}],
+            "api_version": version,
+        }
+        abstract = Request(ApiKey.LEAVE_GROUP, self.ids.get(c.member_id))
+        # The client did not leave: it named another member id (the machine's send forgets the
+        # client's own membership for every LeaveGroup).
+        kept = {k: v for k, v in vars(c).items() if k != "in_flight"}
+        self._send(c, op, ApiKey.LEAVE_GROUP, lambda: self.coordinator.leave(request), abstract, 0, c.member_id)
+        for key, value in kept.items():
+            setattr(c, key, value)
+
+    def _send(
+        self,
+        c: Client,
+        op: dict[str, Any],
+        api: ApiKey,
+        call: Any,
+        abstract: Request,
+        join_version: int,
+        member_id: str,
+    ) -> None:
+        """The machine's send, with the drawn version written into the step and the request."""
+        version = self._draw_version
+        if version is not None and api in (ApiKey.JOIN_GROUP, ApiKey.LEAVE_GROUP) and "api_version" not in op:
+            op["api_version"] = version
+            original = call
+
+            def call() -> RequestId:  # noqa: F811 - the same request at the drawn version
+                return self._at_version(api, version, original)
+
+        super()._send(c, op, api, call, abstract, join_version, member_id)
+
+    def _at_version(self, api: ApiKey, version: int, call: Any) -> RequestId:
+        """Send ``call``'s request at ``version`` (the coordinator's method is wrapped once)."""
+        method = "join" if api == ApiKey.JOIN_GROUP else "leave"
+        real = getattr(self.coordinator, method)
+
+        def versioned(request: Any) -> RequestId:
+            return cast(RequestId, real(dataclasses.replace(request, api_version=version)))
+
+        setattr(self.coordinator, method, versioned)
+        try:
+            return cast(RequestId, call())
+        finally:
+            delattr(self.coordinator, method)
+
     def teardown(self) -> None:
         super().teardown()
         if not self.recorder.steps:
@@ -220,31 +421,44 @@ def search(
     seed: int,
     clients: int = 2,
     stop_after: int | None = None,
+    session_timeout_ms: int | None = None,
+    time_limit_s: float | None = None,
 ) -> SearchResult:
     """Look for divergences of kinds not found yet, each shrunk to a shortest sequence, with at
     most ``budget`` differential runs on the broker; stop early once ``stop_after`` kinds are
     found (None: spend the budget looking for more)."""
     result = SearchResult()
+    deadline = None if time_limit_s is None else time.monotonic() + time_limit_s
     memo: dict[str, Outcome] = {}
     found: set[str] = set()
+    seen: set[str] = set()
 
     def judge(steps: list[dict[str, Any]], config: Mapping[str, Any]) -> Divergence | None:
         key = json.dumps(steps, sort_keys=True)
         outcome = memo.get(key)
         if outcome is None:
-            if result.runs >= budget:
+            if result.runs >= budget or (deadline is not None and time.monotonic() >= deadline):
                 result.exhausted = True
                 return None
             result.runs += 1
             name = f"generated-{result.runs}"
             outcome = run(scenario_document(steps, config, name), f"generated (seed {seed}, run {result.runs})")
             memo[key] = outcome
-        if outcome.divergence is None or outcome.divergence.kind in found:
-            return None
-        return outcome.divergence
+            # Every divergence of every run is kept (the report keeps each kind's shortest); a
+            # lockstep run shows all the kinds of its sequence, not only the one being shrunk.
+            result.divergences.extend(outcome.found)
+            if outcome.unresynced is not None:
+                result.unresynced += 1
+            seen.update(d.kind for d in outcome.found)
+        fresh = [d for d in outcome.found if d.kind not in found]
+        return fresh[0] if fresh else None
 
-    machine = differential_machine(fuzz_options(broker, clients), judge)
-    while result.runs < budget and (stop_after is None or len(found) < stop_after):
+    machine = differential_machine(fuzz_options(broker, clients, session_timeout_ms), judge)
+    while (
+        result.runs < budget
+        and (stop_after is None or len(found) < stop_after)
+        and (deadline is None or time.monotonic() < deadline)
+    ):
         result.rounds += 1
         round_settings = settings(
             max_examples=max(budget - result.runs, 1),
@@ -260,8 +474,13 @@ def search(
         try:
             run_state_machine_as_test(hypothesis_seed(seed * 1_000 + result.rounds)(machine), settings=round_settings)
         except DivergenceFound as exc:
+            # The shrunk example's kinds are done; kinds seen only on the way are looked for
+            # (and shrunk) in later rounds.
             found.add(exc.divergence.kind)
-            result.divergences.append(exc.divergence)
+            final = memo.get(json.dumps(list(exc.divergence.steps), sort_keys=True))
+            if final is not None:
+                found.update(d.kind for d in final.found)
+            result.shrunk.append(exc.divergence.kind)
             continue
         break
     return result

@@ -4,6 +4,7 @@ scenario files that reproduce them, what was skipped, and how long it all took."
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -14,8 +15,18 @@ from diagrams.render import RenderError
 from diagrams.sequence import TraceError
 from sut.conformance.chart import write_chart
 from sut.conformance.differential import Outcome
-from sut.conformance.divergence import DivergenceGroup, KnownDivergence, group_by_kind
+from sut.conformance.divergence import (
+    Divergence,
+    DivergenceGroup,
+    KnownDivergence,
+    compact,
+    group_by_kind,
+    kafka_source,
+)
 from sut.conformance.generate import SearchResult
+
+#: ``kgc conformance --max-wait``'s default: a reproduction waiting longer names its own.
+DEFAULT_MAX_WAIT_S = 4.0
 
 
 @dataclass
@@ -33,9 +44,11 @@ class Report:
     command: str = "kgc conformance"
     groups: list[DivergenceGroup] = field(default_factory=list)
     chart_failures: dict[str, str] = field(default_factory=dict)
+    #: divergences found without a request sequence (ApiVersions against Kafka's ranges)
+    checks: list[Divergence] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        found = [o.divergence for o in self.scenarios if o.divergence is not None]
+        found = list(self.checks) + [d for o in self.scenarios for d in o.found]
         if self.search is not None:
             found += self.search.divergences
         self.groups = group_by_kind(found)
@@ -65,6 +78,8 @@ class Report:
         sequence chart (Kafka's run, SVG) beside it."""
         directory.mkdir(parents=True, exist_ok=True)
         for number, group in enumerate(self.groups, 1):
+            if not group.shortest.steps:
+                continue  # no request sequence to reproduce (ApiVersions)
             path = directory / f"divergence-{number:02d}-{_slug(group.kind)}.json"
             scenario = {**group.shortest.scenario, "name": f"divergence_{number:02d}"}
             document = {"format": "kgc-scenarios", "format_version": 1, "scenarios": [scenario]}
@@ -87,18 +102,32 @@ class Report:
         return {
             "target": self.target,
             "seconds": round(self.seconds, 1),
-            "divergences": [_entry(g) for g in self.new],
+            "divergences": [
+                _entry(g, self.known_kinds[g.kind].note if g.kind in self.known_kinds else None) for g in self.groups
+            ],
+            "new": len(self.new),
             "known": [_entry(g, self.known_kinds[g.kind].note) for g in self.accepted],
             "known_not_seen": [{"kind": k.kind, "note": k.note} for k in self.unseen_known],
             "versions": self.versions,
             "scenarios": {
                 "run": sum(1 for o in self.scenarios if o.skipped is None),
                 "diverged": sum(1 for o in self.scenarios if o.divergence is not None),
+                "unresynchronised": [
+                    {"scenario": o.source, "reason": o.unresynced} for o in self.scenarios if o.unresynced
+                ],
                 "skipped": [{"scenario": o.source, "reason": o.skipped} for o in self.scenarios if o.skipped],
             },
             "generated": None
             if self.search is None
-            else {"budget": self.budget, "seed": self.seed, "runs": self.search.runs, "rounds": self.search.rounds},
+            else {
+                "budget": self.budget,
+                "seed": self.seed,
+                "runs": self.search.runs,
+                "rounds": self.search.rounds,
+                "kinds": self.search.kinds,
+                "shrunk": self.search.shrunk,
+                "unresynchronised": self.search.unresynced,
+            },
         }
 
     def text(self) -> str:
@@ -109,13 +138,17 @@ class Report:
         skipped = [o for o in self.scenarios if o.skipped is not None]
         if self.scenarios:
             diverged = sum(1 for o in ran if o.divergence is not None)
-            lines.append(f"scenarios: {len(ran)} run, {diverged} diverged, {len(skipped)} skipped")
+            stuck = sum(1 for o in ran if o.unresynced)
+            lines.append(
+                f"scenarios: {len(ran)} run, {diverged} diverged ({stuck} not resynchronised), {len(skipped)} skipped"
+            )
             for reason, count in Counter(_reason_class(o.skipped or "") for o in skipped).most_common():
                 lines.append(f"  skipped {count}: {reason}")
         if self.search is not None:
             lines.append(
                 f"generated: {self.search.runs} sequences run (budget {self.budget}, seed {self.seed}), "
-                f"{len(self.search.divergences)} kinds found by search"
+                f"{len(self.search.kinds)} kinds found by search, {len(self.search.shrunk)} shrunk by Hypothesis, "
+                f"{self.search.unresynced} sequences not resynchronised"
             )
         lines.append(
             f"{len(self.groups)} kinds of divergence ({len(self.new)} new, {len(self.accepted)} known) "
@@ -140,12 +173,21 @@ def _group_lines(label: str, group: DivergenceGroup, known: KnownDivergence | No
     if known is not None and known.note:
         out.append(f"      note: {known.note}")
     out.append(f"      {shortest.description}")
-    requests = "; ".join(_step_text(s) for s in shortest.request)
-    out.append(f"      shortest ({len(shortest.request)} steps, {shortest.source}): {requests}")
+    out.append(f"      Kafka: {compact(shortest.expected)}  |  broker: {compact(shortest.actual)}")
+    source = kafka_source(group.kind)
+    if source:
+        out.append(f"      Kafka source: {source}")
+    if not shortest.resynchronised and shortest.unresynced:
+        out.append(f"      not resynchronised: {shortest.unresynced}")
+    if shortest.request:
+        requests = "; ".join(_step_text(s) for s in shortest.request)
+        out.append(f"      shortest ({len(shortest.request)} steps, {shortest.source}): {requests}")
     if shortest.scenario_file:
-        out.append(f"      reproduce: {command} --scenarios {shortest.scenario_file} --budget 0")
+        waits = sum(int(s.get("ms", 0)) for s in shortest.request if s.get("op") == "advance_time") / 1000
+        longer = f" --max-wait {math.ceil(waits)}" if waits > DEFAULT_MAX_WAIT_S else ""
+        out.append(f"      reproduce: {command} --scenarios {shortest.scenario_file} --budget 0{longer}")
     if shortest.chart_file:
-        out.append(f"      chart (Kafka's run): {shortest.chart_file}")
+        out.append(f"      chart (Kafka's run and the broker's): {shortest.chart_file}")
     return out
 
 
@@ -170,6 +212,7 @@ def _step_text(step: Any) -> str:
 def _entry(group: DivergenceGroup, note: str | None = None) -> dict[str, Any]:
     entry = group.shortest.as_json()
     entry["examples"] = group.examples
+    entry["known"] = note is not None
     if note is not None:
         entry["note"] = note
     return entry

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sut.conformance.apiversions import compare_api_versions
 from sut.conformance.differential import PROFILE, BrokerSettings, Differential, Outcome, WireTarget
 from sut.conformance.divergence import KnownDivergence
 from sut.conformance.generate import SearchResult, search
@@ -30,6 +32,15 @@ class Plan:
     #: the broker's group settings when known; None: scenarios run as configured, generated
     #: sequences assume Kafka's defaults
     broker: BrokerSettings | None = None
+    #: lockstep with resynchronisation (every divergence of a sequence), or the first only
+    resync: bool = True
+    #: bound on waiting out a broker's hold (None: the sequence's longest session timeout + 2 s)
+    hold_s: float | None = None
+    check_properties: bool = True
+    #: session and rebalance timeout of generated sequences (None: 6 s, Kafka's smallest default)
+    session_timeout_ms: int | None = None
+    #: wall-clock bound on the generated phase (None: only the budget bounds it)
+    time_limit_s: float | None = None
 
 
 def scenario_files(paths: Sequence[str | Path]) -> tuple[Path, ...]:
@@ -70,9 +81,11 @@ def run_conformance(
     probe = target.probe()
     try:
         versions = probe.versions.describe()
+        offered = dict(probe.versions.broker)
     finally:
         probe.close()
-    differential = Differential(target, plan.broker, plan.max_wait_s)
+    api_versions = compare_api_versions(offered)
+    differential = Differential(target, plan.broker, plan.max_wait_s, plan.resync, plan.hold_s, plan.check_properties)
     outcomes: list[Outcome] = []
     for source, document in scenario_documents(plan.scenario_files):
         outcome = differential.run(document, source)
@@ -84,14 +97,27 @@ def run_conformance(
     if plan.budget > 0:
         say(f"generated sequences: budget {plan.budget}, seed {plan.seed}")
         broker = plan.broker or BrokerSettings()
+        if plan.session_timeout_ms is not None and plan.session_timeout_ms < broker.min_session_timeout_ms:
+            # Short sessions make expiry reachable in seconds; Kafka is then configured with a
+            # group.min.session.timeout.ms that admits them (as the broker is assumed to be).
+            broker = dataclasses.replace(broker, min_session_timeout_ms=plan.session_timeout_ms)
         # The budget bounds the generated phase; --max-wait is for the scenario library.
-        generated = Differential(target, broker, max_wait_s=float("inf"))
-        found = search(generated.run, broker, plan.budget, plan.seed, plan.clients)
+        generated = Differential(target, broker, float("inf"), plan.resync, plan.hold_s, plan.check_properties)
+        found = search(
+            generated.run,
+            broker,
+            plan.budget,
+            plan.seed,
+            plan.clients,
+            session_timeout_ms=plan.session_timeout_ms,
+            time_limit_s=plan.time_limit_s,
+        )
     return Report(
         target=description,
         versions=versions,
         seconds=time.monotonic() - started,
         scenarios=outcomes,
+        checks=api_versions,
         search=found,
         budget=plan.budget,
         seed=plan.seed,

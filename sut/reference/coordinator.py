@@ -249,6 +249,23 @@ class ReferenceCoordinator:
             self._fire(op)
         self._timer.now_ms = target
 
+    def fire_due_timers(self) -> None:
+        """Fire every timer due now (deadline ≤ now), each as its own step: what Kafka's timer
+        thread does at a deadline in a millisecond no request arrives in (``advance_time`` fires
+        only the deadlines before its target). Used by the timed simulation (``timing/``)."""
+        self._run_due_work()
+
+    def forget_new_member_added(self, group_id: str) -> None:
+        """Clear the group's ``newMemberAdded`` flag: the timed simulation's mutant
+        ``initial_delay_not_extended`` (``timing/simulate.py``) uses it after each request."""
+        group = self._manager.get_group(group_id)
+        if group is not None:
+            group.new_member_added = False
+
+    def next_deadline_ms(self) -> int | None:
+        """The earliest deadline of a live timer, None when no timer runs."""
+        return self._timer.next_deadline()
+
     def unload(self, group_id: str) -> None:
         """The coordinator loses the group's ``__consumer_offsets`` partition
         (``onResignation`` → ``onGroupUnloaded``, reference §15): the group becomes Dead, parked

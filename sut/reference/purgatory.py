@@ -101,6 +101,12 @@ class VirtualTimer:
             return op
         return None
 
+    def next_deadline(self) -> int | None:
+        """The earliest deadline of a live operation (completed ones are dropped on the way)."""
+        while self._queue and self._queue[0][2].completed:
+            heapq.heappop(self._queue)
+        return self._queue[0][0] if self._queue else None
+
     def pending(self) -> Iterator[DelayedOperation]:
         """Armed operations that have not completed, earliest deadline first."""
         for _, _, op in sorted(self._queue, key=lambda e: (e[0], e[1])):

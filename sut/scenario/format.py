@@ -504,6 +504,7 @@ OPS: dict[str, tuple[dict[str, Check], dict[str, Check]]] = {
             "rebalance_timeout_ms": _any_int,
             "protocol_type": _str_any,
             "protocols": _protocols,
+            "api_version": _nonneg,
         },
     ),
     "sync": (
@@ -515,13 +516,14 @@ OPS: dict[str, tuple[dict[str, Check], dict[str, Check]]] = {
             "protocol_name": _str_any,
             "group_instance_id": _instance,
             "store_completion": _store,
+            "api_version": _nonneg,
         },
     ),
     "heartbeat": (
         {"member": _member_name, "generation": _gen},
-        {"member_id": _member_id, "group_instance_id": _instance},
+        {"member_id": _member_id, "group_instance_id": _instance, "api_version": _nonneg},
     ),
-    "leave": ({"members": _leave_members}, {}),
+    "leave": ({"members": _leave_members}, {"api_version": _nonneg}),
     "commit": (
         {"generation": _gen, "offsets": _offsets},
         {"member": _member_name, "member_id": _member_id, "group_instance_id": _instance, "api_version": _nonneg},

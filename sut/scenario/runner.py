@@ -152,7 +152,11 @@ class _Run:
             own = self._send_sync(step, config)
         elif step.op == "heartbeat":
             hb = HeartbeatRequest(
-                GROUP_ID, step.fields["generation"], self._id(step), step.get("group_instance_id")
+                GROUP_ID,
+                step.fields["generation"],
+                self._id(step),
+                step.get("group_instance_id"),
+                step.get("api_version", 4),
             )
             own = self._track(coordinator.heartbeat(hb), step)
         elif step.op == "leave":
@@ -160,7 +164,8 @@ class _Run:
                 MemberIdentity(self.bindings.resolve(e["member"], e.get("member_id")), e.get("group_instance_id"))
                 for e in step.fields["members"]
             )
-            own = self._track(coordinator.leave(LeaveGroupRequest(GROUP_ID, identities)), step)
+            leave = LeaveGroupRequest(GROUP_ID, identities, step.get("api_version", 5))
+            own = self._track(coordinator.leave(leave), step)
         elif step.op == "commit":
             offsets = tuple(
                 OffsetCommitPartition(parse_partition(tp), offset) for tp, offset in step.fields["offsets"].items()
@@ -224,7 +229,8 @@ class _Run:
         member_id = self._id(step)
         instance = step.get("group_instance_id")
         known = step.get("require_known_member_id", config.require_known_member_id)
-        version = JOIN_VERSION_KNOWN_MEMBER_ID if (known or instance is not None) else JOIN_VERSION_OLD
+        default = JOIN_VERSION_KNOWN_MEMBER_ID if (known or instance is not None) else JOIN_VERSION_OLD
+        version = step.get("api_version", default)
         request = JoinGroupRequest(
             group_id=GROUP_ID,
             member_id=member_id,
@@ -255,6 +261,7 @@ class _Run:
             protocol_type=step.get("protocol_type"),
             protocol_name=step.get("protocol_name"),
             assignments=tuple(assignments),
+            api_version=step.get("api_version", 5),
         )
         return self._track(coordinator.sync(request), step)
 
@@ -414,4 +421,3 @@ def render_body(body: ResponseBody, bindings: Bindings[str], binds: bool = False
     if isinstance(body, OffsetFetchResponse):
         return {"error": body.error.name, "offsets": {str(p.partition): p.offset for p in body.partitions}}
     raise TypeError(f"not a response body: {body!r}")
-

@@ -16,6 +16,7 @@ from typing import Any
 import kafka.errors as kafka_errors
 from kafka.protocol.admin import CreateTopicsRequest as KCreateTopics
 from kafka.protocol.admin import DescribeGroupsRequest as KDescribeGroups
+from kafka.protocol.admin import ListGroupsRequest as KListGroups
 from kafka.protocol.api_message import ApiMessage
 from kafka.protocol.consumer import HeartbeatRequest as KHeartbeat
 from kafka.protocol.consumer import JoinGroupRequest as KJoinGroup
@@ -425,6 +426,33 @@ def decode_fetch(message: Any, version: int, request_group: str) -> OffsetFetchR
             for p in topic.partitions
         ),
     )
+
+
+@dataclass(frozen=True)
+class ListedGroup:
+    """One entry of a ListGroups answer; ``state`` exists from v4 (KIP-518), None before."""
+
+    group_id: str
+    protocol_type: str
+    state: str | None = None
+
+
+def encode_list_groups(version: int) -> ApiMessage:
+    """ListGroups of every group (no state filter from v4, no type filter from v5)."""
+    fields: dict[str, Any] = {}
+    if version >= 4:
+        fields["states_filter"] = []
+    if version >= 5:
+        fields["types_filter"] = []
+    return KListGroups(version=version, **fields)
+
+
+def decode_list_groups(message: Any, version: int) -> tuple[Errors, tuple[ListedGroup, ...]]:
+    """ListGroups answer: the top-level error and the listed groups."""
+    groups = tuple(
+        ListedGroup(g.group_id, g.protocol_type, g.group_state if version >= 4 else None) for g in message.groups
+    )
+    return error_of(message.error_code, "ListGroups"), groups
 
 
 def decode_describe(message: Any, version: int, group_id: str) -> GroupDescription:

@@ -62,6 +62,7 @@ from sut.wire.versions import (
     CREATE_TOPICS,
     DESCRIBE_GROUPS,
     FIND_COORDINATOR,
+    LIST_GROUPS,
     REQUEST_CLASSES,
     NegotiatedVersions,
 )
@@ -405,6 +406,27 @@ class WireCoordinator:
             "DescribeGroups",
         )
         return dataclasses.replace(description, group_id=group_id)
+
+    def list_group(self, group_id: str) -> codec.ListedGroup | None:
+        """ListGroups on the admin connection to the group's coordinator: the group's entry (its
+        id without the prefix), or None when the coordinator does not list it. Raises
+        :class:`WireError` when the answer's error is not NONE."""
+        version = self.versions.highest(LIST_GROUPS)
+        wire_group = self._on_wire(group_id)
+        admin = self._connection(ADMIN, self.coordinator_of(wire_group))
+        error, groups = self._call(
+            admin,
+            codec.encode_list_groups(version),
+            version,
+            lambda message: codec.decode_list_groups(message, version),
+            "ListGroups",
+        )
+        if error is not Errors.NONE:
+            raise WireError(f"ListGroups answered {error.name}", api="ListGroups")
+        for group in groups:
+            if group.group_id == wire_group:
+                return dataclasses.replace(group, group_id=group_id)
+        return None
 
     def take_events(self) -> list[Event]:
         """Every answer received since the last call, in arrival order. If a request failed

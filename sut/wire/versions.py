@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from kafka.protocol.admin import CreateTopicsRequest as KCreateTopics
 from kafka.protocol.admin import DescribeGroupsRequest as KDescribeGroups
+from kafka.protocol.admin import ListGroupsRequest as KListGroups
 from kafka.protocol.api_message import ApiMessage
 from kafka.protocol.consumer import HeartbeatRequest as KHeartbeat
 from kafka.protocol.consumer import JoinGroupRequest as KJoinGroup
@@ -36,6 +37,7 @@ HEARTBEAT = 12
 LEAVE_GROUP = 13
 SYNC_GROUP = 14
 DESCRIBE_GROUPS = 15
+LIST_GROUPS = 16
 API_VERSIONS = 18
 CREATE_TOPICS = 19
 
@@ -51,6 +53,7 @@ REQUEST_CLASSES: Mapping[int, type[ApiMessage]] = {
     DESCRIBE_GROUPS: KDescribeGroups,
     API_VERSIONS: KApiVersions,
     CREATE_TOPICS: KCreateTopics,
+    LIST_GROUPS: KListGroups,
 }
 
 API_NAMES: Mapping[int, str] = {

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from explorer import native
-from explorer.search import Explorer, Result
+from explorer.search import Explorer
 from model.config import Config
+from tests.explorer.summary import summary
 
 pytestmark = pytest.mark.skipif(not native.AVAILABLE, reason="the native core is not built")
 
@@ -28,20 +29,6 @@ threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGTERM)).start()
 result = Explorer(config, {props}).run({strategy!r}, checkpoint=Path(sys.argv[1]))
 print(result.stats.stopped_by, result.stats.distinct_states, result.stats.checkpoints)
 """
-
-
-def _summary(result: Result) -> tuple[object, ...]:
-    s = result.stats
-    return (
-        s.distinct_states,
-        s.transitions,
-        s.depth,
-        s.boundary_states,
-        s.complete,
-        sorted(result.witnessed),
-        sorted(result.action_counts.items()),
-        [(v.prop.name, v.path) for v in result.violations],
-    )
 
 
 def _interrupted(tmp_path: Path, strategy: str, mutant: str | None = None) -> tuple[Config, list[str]]:
@@ -62,7 +49,7 @@ def test_a_search_killed_mid_level_resumes_to_the_same_result(tmp_path: Path, st
     resumed = Explorer(config).run(strategy, checkpoint=tmp_path, resume=True)
     whole = Explorer(config).run(strategy)
     assert whole.stats.distinct_states > int(states)
-    assert _summary(resumed) == _summary(whole)
+    assert summary(resumed) == summary(whole)
 
 
 def test_counterexamples_found_before_and_after_the_interrupt_survive(tmp_path: Path) -> None:
@@ -70,7 +57,7 @@ def test_counterexamples_found_before_and_after_the_interrupt_survive(tmp_path: 
     assert stopped == "interrupted"
     resumed = Explorer(config).run("bfs", checkpoint=tmp_path, resume=True)
     whole = Explorer(config).run("bfs")
-    assert resumed.violations and _summary(resumed) == _summary(whole)
+    assert resumed.violations and summary(resumed) == summary(whole)
 
 
 def test_a_half_written_checkpoint_leaves_the_previous_one_usable(tmp_path: Path) -> None:

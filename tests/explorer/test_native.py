@@ -6,26 +6,12 @@ from __future__ import annotations
 import pytest
 
 from explorer import native
-from explorer.search import Bounds, Explorer, Result
+from explorer.search import Bounds, Explorer
 from model.config import Config
 from model.mutants import CATALOGUE
+from tests.explorer.summary import summary
 
 pytestmark = pytest.mark.skipif(not native.AVAILABLE, reason="the native core is not built")
-
-
-def _summary(result: Result) -> tuple[object, ...]:
-    s = result.stats
-    return (
-        s.distinct_states,
-        s.transitions,
-        s.depth,
-        s.boundary_states,
-        s.complete,
-        s.stopped_by,
-        sorted(result.witnessed),
-        sorted(result.action_counts.items()),
-        [(v.prop.name, [(a, t) for a, t in v.path]) for v in result.violations],
-    )
 
 
 @pytest.mark.parametrize("strategy", ["bfs", "dfs"])
@@ -45,7 +31,7 @@ def test_both_engines_agree(strategy: str, extra: dict[str, object]) -> None:
     python = Explorer(config, engine="python").run(strategy)
     fast = Explorer(config, engine="native").run(strategy)
     assert fast.stats.engine == "native" and python.stats.engine == "python"
-    assert _summary(fast) == _summary(python)
+    assert summary(fast) == summary(python)
 
 
 @pytest.mark.parametrize("mutant", [m.name for m in CATALOGUE][:8])
@@ -53,7 +39,7 @@ def test_both_engines_find_the_same_shortest_counterexample(mutant: str) -> None
     config = Config.from_mapping({"consumers": 2, "partitions": 2, "max_generation": 2, "mutant": mutant})
     python = Explorer(config, engine="python", stop_at_first=True).run("bfs")
     fast = Explorer(config, engine="native", stop_at_first=True).run("bfs")
-    assert _summary(fast) == _summary(python)
+    assert summary(fast) == summary(python)
 
 
 @pytest.mark.parametrize("bounds", [Bounds(max_depth=7), Bounds(max_states=5000)])
@@ -64,7 +50,7 @@ def test_both_engines_honour_bounds(bounds: Bounds) -> None:
     assert not fast.stats.complete
     assert fast.stats.stopped_by == python.stats.stopped_by
     if bounds.max_depth is not None:
-        assert _summary(fast) == _summary(python)
+        assert summary(fast) == summary(python)
     else:
         assert fast.stats.distinct_states >= 5000
 

@@ -21,8 +21,14 @@ def test_json_verdict_ok(capsys: pytest.CaptureFixture[str]) -> None:
     assert doc["verdict"] == "ok"
     assert {p["name"] for p in doc["properties"]} >= {"exclusive_ownership", "sync_in_preparing_rebalance"}
     assert all(p["verdict"] == "holds" for p in doc["properties"] if p["kind"] != "sometimes")
-    assert set(doc["stats"]) >= {"distinct_states", "transitions", "depth", "seconds", "states_per_second",
-                                 "peak_memory_mb"}
+    assert set(doc["stats"]) >= {
+        "distinct_states",
+        "transitions",
+        "depth",
+        "seconds",
+        "states_per_second",
+        "peak_memory_mb",
+    }
     assert doc["stats"]["distinct_states"] == 2796
     assert doc["counterexamples"] == []
 

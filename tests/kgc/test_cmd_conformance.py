@@ -12,7 +12,7 @@ import pytest
 
 from kgc.cli import main
 
-#: One scenario whose very first answer tells tansu from Kafka (tansu answers a JoinGroup v3 from
+#: One scenario whose very first answer tells tansu from Kafka (tansu answers a JoinGroup v0-v3 from
 #: a new member with MEMBER_ID_REQUIRED; Kafka 3.6.2 adds the member and parks the request).
 QUICK = {
     "format": "kgc-scenarios",
@@ -53,6 +53,8 @@ def closed_port() -> int:
         (["conformance", "--broker", "tansu", "--max-wait", "soon"], "must be a number of seconds, got 'soon'"),
         (["conformance", "--broker", "tansu", "--broker-config", "x=1"], "--broker-config 'x=1': expected KEY=VALUE"),
         (["conformance", "--bootstrap", "nohost", "--no-scenarios"], "bootstrap address 'nohost' is not HOST:PORT"),
+        (["conformance", "--broker", "tansu", "--session-timeout", "100"], "must be 500 to 60000 ms"),
+        (["conformance", "--broker", "tansu", "--hold", "0"], "must be a positive number of seconds, got 0"),
         (
             ["conformance", "--broker", "tansu", "--scenarios", "/nonexistent.json"],
             "cannot read scenario file '/nonexistent.json'",
@@ -91,23 +93,54 @@ def test_against_tansu_new_then_known_then_reproduced(tmp_path: Path, capsys: py
     first = json.loads(capsys.readouterr().out)
     assert first["target"].startswith("tansu broker 0.6.0 at 127.0.0.1:") and first["seconds"] > 0
     kinds = [d["kind"] for d in first["divergences"]]
-    v3 = "JoinGroup v3 answered at once (MEMBER_ID_REQUIRED) where Kafka parks it"
+    v3 = "JoinGroup v0-v3 answered at once (MEMBER_ID_REQUIRED) where Kafka parks it"
     assert v3 in kinds and first["known"] == []
     # tansu 0.6.0 panics on a JoinGroup without protocols (administrator.rs, protocols[0]).
     assert "JoinGroup: the broker closed the connection instead of answering" in kinds
+    # tansu 0.6.0's ListGroups answers an empty list while the group exists (Kafka lists every
+    # group that is not Dead).
+    assert "ListGroups: the group is missing where Kafka lists it" in kinds
     entry = next(d for d in first["divergences"] if d["kind"] == v3)
     assert entry["expected"] == "PENDING" and entry["actual"]["error"] == "MEMBER_ID_REQUIRED"
     assert [(s["op"], s["member"]) for s in entry["request"]] == [("join", "c1")]  # the shortest example
     assert Path(entry["scenario_file"]).is_file() and Path(entry["chart"]).is_file()
     assert first["generated"]["runs"] <= 2
+    reproduction = tmp_path / "reproduce.json"  # later runs renumber the files in --out
+    reproduction.write_text(Path(entry["scenario_file"]).read_text())
 
     # 2. With the known file, the same findings are listed as known and the run passes.
     assert main([*common, "--scenarios", str(scenarios), "--budget", "0", "--known", str(known)]) == 0
     second = json.loads(capsys.readouterr().out)
-    assert second["divergences"] == []
-    assert v3 in [d["kind"] for d in second["known"]]
+    # Known kinds keep their place in "divergences", labelled (never hidden).
+    assert second["new"] == 0 and second["divergences"] and all(d["known"] for d in second["divergences"])
+    assert v3 in [d["kind"] for d in second["known"]] and v3 in [d["kind"] for d in second["divergences"]]
 
     # 3. The divergence's scenario file reproduces its kind.
-    assert main([*common, "--scenarios", entry["scenario_file"], "--budget", "0"]) == 1
+    assert main([*common, "--scenarios", str(reproduction), "--budget", "0"]) == 1
     third = json.loads(capsys.readouterr().out)
-    assert [d["kind"] for d in third["divergences"]] == [v3]
+    assert v3 in [d["kind"] for d in third["divergences"]] and not any(d["known"] for d in third["divergences"])
+
+
+@pytest.mark.broker
+def test_kgcs_own_reference_over_the_wire_shows_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--broker kgc: the reference coordinator served by kgc serve (real clock, in front of tansu)
+    is compared with the in-process reference: no divergence, exit 0, every process stopped."""
+    scenarios = tmp_path / "quick.json"
+    scenarios.write_text(json.dumps(QUICK))
+    argv = ["conformance", "--broker", "kgc", "--scenarios", str(scenarios), "--budget", "1", "--json"]
+    assert main([*argv, "--out", str(tmp_path / "out")]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["target"].startswith("kgc serve (reference coordinator, Kafka 3.6.2)")
+    assert report["divergences"] == [] and report["scenarios"]["run"] == 2
+
+
+@pytest.mark.slow
+@pytest.mark.broker
+def test_the_generator_alone_finds_many_kinds_on_tansu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Lockstep with resynchronisation: twelve generated sequences show far more than the first
+    departure of each (kgc's earlier generator found 2 kinds with this budget and seed)."""
+    argv = ["conformance", "--broker", "tansu", "--no-scenarios", "--budget", "12", "--seed", "0", "--json"]
+    assert main([*argv, "--out", str(tmp_path / "out")]) == 1
+    kinds = [d["kind"] for d in json.loads(capsys.readouterr().out)["divergences"]]
+    assert len(kinds) >= 10
+    assert "JoinGroup: generations offset by -1 from Kafka's numbering (first generation is 1)" in kinds

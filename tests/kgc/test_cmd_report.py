@@ -85,3 +85,18 @@ def test_bad_input(argv: list[str], needle: str, capsys: pytest.CaptureFixture[s
     assert main(argv) == 150
     err = capsys.readouterr().err.strip()
     assert needle in err and "\n" not in err
+
+
+def test_report_with_a_livelock_lasso_exits_13(tmp_path: Path) -> None:
+    out = tmp_path / "live.html"
+    argv = ["report", "--consumers", "2", "--partitions", "2", "--max-generation", "2", "--max-perturbations", "0"]
+    assert main([*argv, "--fairness", "none", "--no-progress", "-o", str(out)]) == 13
+    page = out.read_text()
+    assert '<section id="liveness">' in page and "Fairness: <b>none</b>" in page
+    assert 'data-liveness="rebalance_completes"' in page and 'id="lasso-rebalance_completes"' in page
+    assert 'class="cycle" data-loop-start="1"' in page and "<tr class='cycle'>" in page
+    assert "liveness propert" in page and "violated (none fairness)" in page
+    assert "Liveness property pending_resolved[c1] is vacuous here" in page
+    assert main([*argv, "--no-progress", "-o", str(out)]) == 0
+    page = out.read_text()
+    assert "every liveness property holds (weak fairness)" in page and "WF(store_callback)" in page

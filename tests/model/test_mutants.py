@@ -16,9 +16,10 @@ from model.system import ClassicGroupModel
 from model.types import ApiKey, GroupState
 from properties.base import STEP, sometimes
 from properties.protocol import ALL
+from properties.temporal import ALL as TEMPORAL
 from tests.model.drive import Driver
 
-PROPERTY_NAMES = {p.name for p in ALL if p.is_safety}
+PROPERTY_NAMES = {p.name for p in ALL if p.is_safety} | {p.name for p in TEMPORAL}
 
 
 def test_catalogue_is_well_formed() -> None:

@@ -38,7 +38,7 @@ CONFIG = ScenarioConfig()
             "response",
             "PENDING",
             {"error": "MEMBER_ID_REQUIRED"},
-            "JoinGroup v3 answered at once (MEMBER_ID_REQUIRED) where Kafka parks it",
+            "JoinGroup v0-v3 answered at once (MEMBER_ID_REQUIRED) where Kafka parks it",
         ),
         (
             2,
@@ -54,10 +54,10 @@ CONFIG = ScenarioConfig()
             "REBALANCE_IN_PROGRESS",
             "SyncGroup: REBALANCE_IN_PROGRESS where Kafka answers UNKNOWN_MEMBER_ID",
         ),
-        (0, "response.generation", 1, 0, "JoinGroup v5: generation lower than Kafka's"),
-        (0, "response.generation", 7, 9, "JoinGroup v5: generation higher than Kafka's"),
-        (3, "completions[step=0]", {"error": "NONE"}, ABSENT, "JoinGroup v5 still parked when Kafka has answered it"),
-        (3, "completions[step=1]", ABSENT, {"error": "NONE"}, "JoinGroup v3 answered while Kafka still parks it"),
+        (0, "response.generation", 1, 0, "JoinGroup v4+: generation lower than Kafka's"),
+        (0, "response.generation", 7, 9, "JoinGroup v4+: generation higher than Kafka's"),
+        (3, "completions[step=0]", {"error": "NONE"}, ABSENT, "JoinGroup still parked when Kafka has answered it"),
+        (3, "completions[step=1]", ABSENT, {"error": "NONE"}, "JoinGroup answered while Kafka still parks it"),
         (
             3,
             "completions[step=2].error",
@@ -93,7 +93,7 @@ def test_kinds_name_the_api_the_field_and_the_categorical_values(
 def test_member_names_and_offsets_never_enter_a_kind() -> None:
     one = kind_of(STEPS, CONFIG, 0, "response.members", ["c1", "c2"], ["c2"])
     other = kind_of(STEPS, CONFIG, 0, "response.members", ["c7"], [])
-    assert one == other == "JoinGroup v5: members differs from Kafka's"
+    assert one == other == "JoinGroup v4+: members differs from Kafka's"
 
 
 def divergence(kind: str, steps: int, source: str) -> Divergence:

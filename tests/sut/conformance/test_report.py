@@ -15,6 +15,7 @@ from tests.sut.conformance.reference_target import ReferenceTarget
 
 LIBRARY = Path(__file__).resolve().parents[3] / "scenarios"
 MUTANT_KIND = "SyncGroup: NONE where Kafka answers REBALANCE_IN_PROGRESS"
+PROPERTY_KIND = "property sync_rejected_in_preparing_rebalance broken by the broker's answers"
 
 
 def mutant_outcomes() -> list[Outcome]:
@@ -29,15 +30,15 @@ def report(known: tuple[KnownDivergence, ...] = ()) -> Report:
 
 def test_new_kinds_fail_and_known_ones_are_still_listed(tmp_path: Path) -> None:
     fresh = report()
-    assert [g.kind for g in fresh.new] == [MUTANT_KIND] and fresh.accepted == []
+    assert [g.kind for g in fresh.new] == [MUTANT_KIND, PROPERTY_KIND] and fresh.accepted == []
     accepted = report((KnownDivergence(MUTANT_KIND, "on purpose"), KnownDivergence("gone", "fixed since")))
-    assert accepted.new == [] and [g.kind for g in accepted.accepted] == [MUTANT_KIND]
+    assert [g.kind for g in accepted.new] == [PROPERTY_KIND] and [g.kind for g in accepted.accepted] == [MUTANT_KIND]
     assert [k.kind for k in accepted.unseen_known] == ["gone"]
     text = accepted.text()
     assert f"KNOWN {MUTANT_KIND}  [2 examples]" in text
     assert "      note: on purpose" in text
     assert "NOT SEEN  gone  (listed as known; not shown by this run)" in text
-    assert "1 kinds of divergence (0 new, 1 known) in 1.2 s" in text
+    assert "2 kinds of divergence (1 new, 1 known) in 1.2 s" in text
 
 
 def test_the_json_report_has_the_documented_shape(tmp_path: Path) -> None:
@@ -46,7 +47,7 @@ def test_the_json_report_has_the_documented_shape(tmp_path: Path) -> None:
     data = json.loads(json.dumps(result.as_json()))
     assert {"target", "seconds", "divergences", "known"} <= set(data)
     assert (data["target"], data["seconds"], data["known"]) == ("a mutant", 1.2, [])
-    (entry,) = data["divergences"]
+    entry, _property = data["divergences"]
     assert {"kind", "description", "request", "expected", "actual", "scenario_file"} <= set(entry)
     assert (entry["kind"], entry["expected"], entry["actual"], entry["examples"]) == (
         MUTANT_KIND,

@@ -1,0 +1,62 @@
+"""Benchmark: how long z3 takes to answer the timing questions for a configuration.
+
+For each file and each question, one JSON line: the verdict, the seconds of the z3 query alone
+(the negated claim checked once, no replay, no "not examined" checks) and of the whole answer
+(with the premise checks and, for a refutation, the concrete replay), and the load average. The
+target is under 2 s per query for a typical configuration. Not a test: the figures go into the
+README by hand, measured with ``/usr/bin/time -v``.
+
+    .venv/bin/python benchmarks/timing_query.py                       # every shipped example
+    .venv/bin/python benchmarks/timing_query.py my.toml               # your own files
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from timing.config import TimingConfigError, load
+from timing.queries import QUESTIONS, answer, encode, solver_for
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "timing"
+
+
+def main(argv: list[str]) -> int:
+    files = argv or sorted(str(p) for p in EXAMPLES.iterdir() if p.suffix in (".toml", ".json"))
+    for f in files:
+        try:
+            config = load(f)
+        except TimingConfigError as exc:
+            print(f"timing_query: {exc}", file=sys.stderr)
+            return 2
+        for q in QUESTIONS.values():
+            load_before = os.getloadavg()[0]
+            started = time.perf_counter()
+            enc = encode(q, config)
+            result = solver_for(enc, [enc.bad]).check()
+            query = time.perf_counter() - started
+            started = time.perf_counter()
+            verdict = answer(q, config)
+            whole = time.perf_counter() - started
+            print(
+                json.dumps(
+                    {
+                        "file": Path(f).name,
+                        "question": q.name,
+                        "verdict": verdict.verdict,
+                        "z3": str(result),
+                        "query_s": round(query, 3),
+                        "answer_s": round(whole, 3),
+                        "load": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+                    }
+                ),
+                flush=True,
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

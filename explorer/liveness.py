@@ -1,0 +1,897 @@
+"""Liveness checking: fair accepting cycles in the explored state graph, reported as lassos.
+
+The module stands apart from the safety engine (``explorer.search``): it explores the model through
+its key API (``init_keys``, ``successor_keys``, ``key_within_boundary``, ``decode``, ``steps``)
+and stores the state graph compactly — CSR arrays of ints (``offsets``, ``targets``) and one small
+int per edge for the edge's *fairness class* — never a Python object per edge. ``check_graph``
+takes those arrays, so any engine that can hand over CSR edges (a native one) can feed it.
+
+Semantics. A behaviour is an infinite path of the graph. Finite maximal paths are not behaviours:
+a state at the generation bound (TLC's state constraint: not expanded) or cut by ``--max-states``
+says nothing about what follows, and a Dead group has left this coordinator (the model stops
+following it); neither is ever part of a lasso. A state that *is* expanded and has no enabled step
+(a deadlock) stutters forever, as in TLA+: an infinite behaviour that takes no fair step.
+
+Fairness (``Fairness``): every step belongs to a *class* — a consumer's poll (its next JoinGroup,
+Heartbeat, OffsetCommit, OffsetFetch), the delivery of an answer to a consumer, the handling of a
+consumer's request (``atomic_requests = false``), and each coordinator timer (a member's session
+timer, a pending id's timer, the join timer's completion, DelayedSync, the storeGroup callback) —
+or to no class: faults, LeaveGroup and metadata changes, and every step that spends a perturbation
+budget (a timer removing a live member included). ``weak`` fairness: a class continuously enabled
+along a behaviour is taken infinitely often; ``strong``: a class enabled infinitely often is taken
+infinitely often; ``none``: every cycle counts. Steps of no class are never forced, which is what
+bounded perturbations mean: fairness holds from the last perturbation on. No cycle can even
+contain a perturbation: the budget is part of the state and only decreases.
+
+Algorithm. One iterative Tarjan pass (no recursion) splits the whole graph into strongly connected
+components; only non-trivial ones (several states, or one with a self-loop) can hold a cycle. For
+each property instance ``P ~> Q`` the states of those components where ``Q`` fails are split again
+(Tarjan on the sub-graph) and each sub-component is tested for fairness — weak: every class enabled
+in all of its states is taken inside it; strong: Emerson–Lei/Streett refinement (drop the states
+where an enabled-but-never-taken class is enabled, split again). A fair component reachable from a
+``P and not Q`` state through ``not Q`` states is a violation; a breadth-first search over
+(state, obligation-open) pairs from the initial states gives the shortest such prefix, and a cycle
+through the component that meets every fairness obligation closes the lasso.
+
+Feeding another engine's graph. ``check_graph(model, StateGraph(...))`` needs, per state, the
+model's key (``keys``, numbered from 0, ``init`` the initial states' numbers) and a ``status``
+byte (``NORMAL``, ``BOUNDARY``, ``DEAD``, ``DEADLOCK``, ``UNEXPLORED``), and per edge, in CSR
+order, its target's number and its fairness class: ``edge_class_id(model, table, step, key,
+next_key)`` with one ``ClassTable`` for the whole graph (``class_names`` is the table's
+``names``). An engine that enumerates successor keys with step ids (the native core does) can
+record exactly that while it searches; lassos are rebuilt by replaying ``successor_keys``.
+"""
+
+from __future__ import annotations
+
+import time
+from array import array
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import cast
+
+from model.actions import (
+    BUDGET_OF,
+    EXPIRE_HEARTBEAT,
+    EXPIRE_JOIN,
+    EXPIRE_PENDING,
+    EXPIRE_SYNC,
+    HANDLE,
+    RECEIVE,
+    SEND_COMMIT,
+    SEND_FETCH,
+    SEND_HEARTBEAT,
+    SEND_JOIN,
+    STORE_COMPLETE,
+    Action,
+)
+from model.config import Config
+from model.state import MemberId, State
+from model.system import _C_BITS, _C_MASK, _C_SHIFT, _G_MASK, ClassicGroupModel
+from model.types import GroupState
+from properties.temporal import ALL, CONSUMER, GROUP, WHOLE, Temporal
+
+FAIRNESS_LEVELS = ("none", "weak", "strong")
+
+#: The fair step kinds and the class each belongs to; every other kind belongs to no class.
+FAIR_KINDS: dict[str, str] = {
+    SEND_JOIN: "join",
+    SEND_HEARTBEAT: "heartbeat",
+    SEND_COMMIT: "commit",
+    SEND_FETCH: "fetch",
+    RECEIVE: "deliver",
+    HANDLE: "handle",
+    EXPIRE_HEARTBEAT: "session_timer",
+    EXPIRE_PENDING: "pending_timer",
+    EXPIRE_JOIN: "join_timer",
+    EXPIRE_SYNC: "sync_timer",
+    STORE_COMPLETE: "store_callback",
+}
+
+#: What each class stands for (printed with every verdict).
+CLASS_DOC: dict[str, str] = {
+    "join": "each live consumer that needs to (re)join sends its JoinGroup (its poll loop runs)",
+    "heartbeat": "each Stable consumer's heartbeat thread sends its next Heartbeat",
+    "commit": "each Stable consumer's auto-commit sends its next OffsetCommit",
+    "fetch": "each Stable consumer's next OffsetFetch (offset_fetch)",
+    "deliver": "an answer on a consumer's response channel is delivered (unless a fault drops it)",
+    "handle": "a request on a consumer's connection is handled (--no-atomic-requests)",
+    "session_timer": "each member's heartbeat/session timer fires (a firing on an alive member re-arms it)",
+    "pending_timer": "each pending member id's timer fires",
+    "join_timer": "the join timer (DelayedJoin, InitialDelayedJoin) completes the join phase",
+    "sync_timer": "DelayedSync fires",
+    "store_callback": "the storeGroup write completes",
+}
+UNFAIR_DOC = (
+    "never forced (perturbations, bounded by the budgets): crash, lose_response, unload, store_failure, "
+    "LeaveGroup, metadata change, InitialDelayedJoin extension, a timer removing a live member"
+)
+
+
+@dataclass(frozen=True)
+class Fairness:
+    """Which behaviours count: ``none``, ``weak`` or ``strong`` fairness on every class."""
+
+    level: str = "weak"
+
+    def __post_init__(self) -> None:
+        if self.level not in FAIRNESS_LEVELS:
+            raise ValueError(f"fairness must be one of {', '.join(FAIRNESS_LEVELS)}, got {self.level!r}")
+
+    def describe(self) -> list[str]:
+        """One line per assumption, as printed with every liveness verdict."""
+        if self.level == "none":
+            return ["no fairness: every cycle of the state graph is a behaviour"]
+        tag = "WF" if self.level == "weak" else "SF"
+        lines = [f"{tag}({name}): {doc}" for name, doc in CLASS_DOC.items()]
+        lines.append(UNFAIR_DOC)
+        return lines
+
+    def summary(self) -> str:
+        if self.level == "none":
+            return "none"
+        return (
+            f"{self.level} ({'WF' if self.level == 'weak' else 'SF'} on {', '.join(CLASS_DOC)}; perturbations unfair)"
+        )
+
+
+def step_class(action: Action, spends: bool) -> str:
+    """The fairness class of a step ("" for none): per consumer for consumer steps, per member for
+    member timers. A step that spends a perturbation budget belongs to no class."""
+    if spends or action.kind in BUDGET_OF:
+        return ""
+    cls = FAIR_KINDS.get(action.kind, "")
+    if not cls:
+        return ""
+    if action.kind == EXPIRE_JOIN and action.choice[:1] == ("extend",):
+        return ""
+    if cls in ("join", "heartbeat", "commit", "fetch", "deliver", "handle"):
+        return f"{cls}(c{action.actor + 1})"
+    if cls in ("session_timer", "pending_timer"):
+        return f"{cls}({_member(action.mid)})"
+    return cls
+
+
+def _member(mid: MemberId) -> str:
+    return f"c{mid[0] + 1}#{mid[1]}"
+
+
+# ------------------------------------------------------------------------------------ the graph
+NORMAL, BOUNDARY, DEAD, DEADLOCK, UNEXPLORED = 0, 1, 2, 3, 4
+
+
+@dataclass
+class StateGraph:
+    """The explored state graph in CSR form. State ``v``'s edges are ``targets[offsets[v]:offsets[v+1]]``
+    with fairness classes ``classes[...]`` (0: no class; ``class_names[k]`` names class ``k``)."""
+
+    keys: list[int]
+    offsets: array[int]
+    targets: array[int]
+    classes: array[int]
+    class_names: list[str]
+    init: list[int]
+    status: bytearray
+    """Per state: NORMAL, BOUNDARY (beyond the generation bound), DEAD, DEADLOCK (expanded, no step)
+    or UNEXPLORED (cut by a search bound)."""
+    seconds: float = 0.0
+    complete: bool = True
+    stopped_by: str = ""
+
+    @property
+    def states(self) -> int:
+        return len(self.keys)
+
+    @property
+    def edges(self) -> int:
+        return len(self.targets)
+
+    def nbytes(self) -> int:
+        """Bytes held by the edge and state arrays (not the keys)."""
+        return (
+            self.offsets.itemsize * len(self.offsets)
+            + self.targets.itemsize * len(self.targets)
+            + self.classes.itemsize * len(self.classes)
+            + len(self.status)
+        )
+
+
+class ClassTable:
+    """Interns class names to small ints (0 is "no class")."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = [""]
+        self.ids: dict[str, int] = {"": 0}
+
+    def id(self, name: str) -> int:
+        found = self.ids.get(name)
+        if found is None:
+            found = self.ids[name] = len(self.names)
+            self.names.append(name)
+        return found
+
+
+_BUDGET_SHIFT, _BUDGET_MASK = 32, (1 << 16) - 1
+
+
+def edge_class_id(model: ClassicGroupModel, table: ClassTable, step: int, key: int, nxt: int) -> int:
+    spends = ((key >> _BUDGET_SHIFT) & _BUDGET_MASK) != ((nxt >> _BUDGET_SHIFT) & _BUDGET_MASK)
+    return table.id(step_class(model.steps[step], spends))
+
+
+def build_graph(
+    model: ClassicGroupModel,
+    max_states: int | None = None,
+    time_limit: float | None = None,
+    max_depth: int | None = None,
+    step_memory: int = 1_000_000,
+) -> StateGraph:
+    """Breadth-first exploration recording every edge. States are numbered in discovery order,
+    which is also expansion order, so edges are appended source by source (CSR directly). Past
+    ``step_memory`` memoised steps the model forgets them (``ClassicGroupModel.forget_steps``)."""
+    start = time.monotonic()
+    index: dict[int, int] = {}
+    keys: list[int] = []
+    depth = array("i")
+    init: list[int] = []
+    for key in model.init_keys():
+        if key not in index:
+            index[key] = len(keys)
+            keys.append(key)
+            depth.append(0)
+            init.append(index[key])
+    offsets = array("q", [0])
+    targets = array("i")
+    classes = array("H")
+    status = bytearray()
+    table = ClassTable()
+    base = model.step_base
+    kept = array("h")  # by step id - base: the class of the step when it keeps the budget (-1: not yet known)
+    spent = array("h")  # ... and when it spends one (no class)
+    within = model.key_within_boundary
+    group_of = model.group_of
+    successor_keys = model.successor_keys
+    add_class, add_target, add_key, add_depth = classes.append, targets.append, keys.append, depth.append
+    complete, stopped_by = True, ""
+    v = 0
+    while v < len(keys):
+        key = keys[v]
+        if not within(key):
+            status.append(BOUNDARY)
+        elif group_of(key).state == GroupState.DEAD:
+            status.append(DEAD)
+        elif not complete or (max_depth is not None and depth[v] >= max_depth):
+            status.append(UNEXPLORED)
+            if complete:
+                complete, stopped_by = False, "max-depth"
+        else:
+            successors = successor_keys(key)
+            status.append(DEADLOCK if not successors else NORMAL)
+            budget = key >> _BUDGET_SHIFT & _BUDGET_MASK
+            d = depth[v] + 1
+            if len(kept) < model.next_step - base:
+                grow = model.next_step - base - len(kept)
+                kept.extend(array("h", [-1]) * grow)
+                spent.extend(array("h", [-1]) * grow)
+            for step, nxt in successors:
+                o = step - base
+                c = kept[o]
+                if c < 0:
+                    action = model.steps[step]
+                    c = kept[o] = table.id(step_class(action, False))
+                    spent[o] = table.id(step_class(action, True))
+                add_class(c if nxt >> _BUDGET_SHIFT & _BUDGET_MASK == budget else spent[o])
+                t = index.get(nxt)
+                if t is None:
+                    t = index[nxt] = len(keys)
+                    add_key(nxt)
+                    add_depth(d)
+                add_target(t)
+            if (v & 0x3FF) == 0:
+                if len(model.steps) > step_memory:
+                    # The classes of the steps seen so far are on the edges already: let the model
+                    # drop its memoised steps (their ids are never reused), as the safety engine does.
+                    model.forget_steps()
+                    base, kept, spent = model.step_base, array("h"), array("h")
+                if max_states is not None and len(keys) >= max_states:
+                    complete, stopped_by = False, "max-states"
+                elif time_limit is not None and time.monotonic() - start >= time_limit:
+                    complete, stopped_by = False, "time-limit"
+        offsets.append(len(targets))
+        v += 1
+    del index
+    return StateGraph(
+        keys, offsets, targets, classes, table.names, init, status, time.monotonic() - start, complete, stopped_by
+    )
+
+
+# ---------------------------------------------------------------------------------- components
+def tarjan(
+    offsets: Sequence[int],
+    targets: Sequence[int],
+    nodes: Iterable[int],
+    member: Callable[[int], bool] | None = None,
+) -> list[list[int]]:
+    """The non-trivial strongly connected components (several states, or one state with a
+    self-loop) of the sub-graph induced by ``nodes`` (edges to states outside it, as ``member``
+    tells, are ignored). Iterative Tarjan: no recursion, whatever the depth."""
+    index: dict[int, int] = {}
+    low: dict[int, int] = {}
+    on_stack: set[int] = set()
+    stack: list[int] = []
+    out: list[list[int]] = []
+    counter = 0
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, offsets[root])]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, pos = work[-1]
+            end = offsets[v + 1]
+            descended = False
+            while pos < end:
+                w = targets[pos]
+                pos += 1
+                if member is not None and not member(w):
+                    continue
+                if w not in index:
+                    work[-1] = (v, pos)
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, offsets[w]))
+                    descended = True
+                    break
+                if w in on_stack and index[w] < low[v]:
+                    low[v] = index[w]
+            if descended:
+                continue
+            work.pop()
+            if work:
+                u = work[-1][0]
+                if low[v] < low[u]:
+                    low[u] = low[v]
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1 or _self_loop(offsets, targets, v):
+                    out.append(comp)
+    return out
+
+
+def _self_loop(offsets: Sequence[int], targets: Sequence[int], v: int) -> bool:
+    return any(targets[pos] == v for pos in range(offsets[v], offsets[v + 1]))
+
+
+def global_components(graph: StateGraph) -> tuple[list[list[int]], array[int]]:
+    """Tarjan over the whole graph with flat arrays (one pass over every edge): the non-trivial
+    components of more than one state, and the states that form one alone with a self-loop."""
+    n = graph.states
+    offsets, targets = graph.offsets, graph.targets
+    index = array("i", [-1]) * n
+    low = array("i", [0]) * n
+    on_stack = bytearray(n)
+    stack = array("i")
+    big: list[list[int]] = []
+    loops = array("i")
+    counter = 0
+    for root in range(n):
+        if index[root] >= 0:
+            continue
+        work_v = array("i", [root])
+        work_p = array("q", [offsets[root]])
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack[root] = 1
+        while work_v:
+            v = work_v[-1]
+            pos = work_p[-1]
+            end = offsets[v + 1]
+            lv = low[v]
+            descended = False
+            while pos < end:
+                w = targets[pos]
+                pos += 1
+                iw = index[w]
+                if iw < 0:
+                    work_p[-1] = pos
+                    low[v] = lv
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack[w] = 1
+                    work_v.append(w)
+                    work_p.append(offsets[w])
+                    descended = True
+                    break
+                if on_stack[w] and iw < lv:
+                    lv = iw
+            if descended:
+                continue
+            low[v] = lv
+            work_v.pop()
+            work_p.pop()
+            if work_v:
+                u = work_v[-1]
+                if lv < low[u]:
+                    low[u] = lv
+            if lv == index[v]:
+                w = stack.pop()
+                on_stack[w] = 0
+                if w == v:
+                    if _self_loop(offsets, targets, v):
+                        loops.append(v)
+                    continue
+                comp = [w]
+                while w != v:
+                    w = stack.pop()
+                    on_stack[w] = 0
+                    comp.append(w)
+                big.append(comp)
+    return big, loops
+
+
+# ------------------------------------------------------------------------------------ fairness
+def enabled_mask(graph: StateGraph, v: int) -> int:
+    """The fair classes enabled in state ``v`` (a bit per class id)."""
+    mask = 0
+    classes = graph.classes
+    for pos in range(graph.offsets[v], graph.offsets[v + 1]):
+        c = classes[pos]
+        if c:
+            mask |= 1 << c
+    return mask
+
+
+def taken_mask(graph: StateGraph, nodes: set[int] | frozenset[int]) -> int:
+    """The fair classes of the edges inside ``nodes``."""
+    mask = 0
+    offsets, targets, classes = graph.offsets, graph.targets, graph.classes
+    for v in nodes:
+        for pos in range(offsets[v], offsets[v + 1]):
+            if targets[pos] in nodes and classes[pos]:
+                mask |= 1 << classes[pos]
+    return mask
+
+
+def fair_parts(
+    graph: StateGraph,
+    nodes: list[int],
+    fairness: Fairness,
+    enabled: dict[int, int],
+    strongly_connected: bool = False,
+) -> list[frozenset[int]]:
+    """The fair strongly connected sub-graphs of ``nodes`` (one per fair component found): sets of
+    states inside which a fair cycle exists. ``strongly_connected``: ``nodes`` is already one
+    non-trivial component (no need to split it first)."""
+    offsets, targets = graph.offsets, graph.targets
+    out: list[frozenset[int]] = []
+    work = [nodes]
+    first = strongly_connected
+    while work:
+        part = work.pop()
+        if first:
+            comps, first = [part], False
+        else:
+            allowed = set(part)
+            comps = tarjan(offsets, targets, part, allowed.__contains__)
+        for comp in comps:
+            cs = frozenset(comp)
+            if fairness.level == "none":
+                out.append(cs)
+                continue
+            taken = taken_mask(graph, cs)
+            if fairness.level == "weak":
+                always = -1
+                for v in cs:
+                    always &= enabled[v]
+                if always & ~taken == 0:
+                    out.append(cs)
+                continue
+            anywhere = 0
+            for v in cs:
+                anywhere |= enabled[v]
+            bad = anywhere & ~taken
+            if bad == 0:
+                out.append(cs)
+                continue
+            keep = [v for v in comp if enabled[v] & bad == 0]
+            if keep:
+                work.append(keep)
+    return out
+
+
+# ------------------------------------------------------------------------------------ results
+@dataclass
+class Lasso:
+    """A violation: ``prefix`` reaches the cycle's first state; ``cycle`` returns to it (empty:
+    the last state stutters forever, a deadlock). Each element is (step id or -1, state key)."""
+
+    prop: Temporal
+    instance: str
+    keys: list[tuple[int, int]]
+    loop_start: int
+    """Index in ``keys`` of the state the cycle starts and ends at."""
+    path: list[tuple[Action | None, State]] = field(default_factory=list)
+
+    @property
+    def prefix_length(self) -> int:
+        return self.loop_start
+
+    @property
+    def cycle_length(self) -> int:
+        return len(self.keys) - 1 - self.loop_start
+
+    @property
+    def length(self) -> int:
+        return len(self.keys) - 1
+
+
+@dataclass
+class Verdict:
+    prop: Temporal
+    instance: str
+    verdict: str
+    """``holds`` or ``violated``."""
+    witnessed: bool
+    lasso: Lasso | None = None
+
+
+@dataclass
+class LivenessResult:
+    config: Config
+    fairness: Fairness
+    verdicts: list[Verdict]
+    states: int
+    edges: int
+    components: int
+    """Non-trivial strongly connected components (a self-loop state counts as one)."""
+    largest_component: int
+    deadlocks: int
+    explore_seconds: float
+    check_seconds: float
+    complete: bool = True
+    stopped_by: str = ""
+    graph_bytes: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return all(v.verdict == "holds" for v in self.verdicts)
+
+    @property
+    def lassos(self) -> list[Lasso]:
+        return [v.lasso for v in self.verdicts if v.lasso is not None]
+
+    def verdict_of(self, prop: Temporal) -> str:
+        vs = [v for v in self.verdicts if v.prop.name == prop.name]
+        return "violated" if any(v.verdict == "violated" for v in vs) else "holds"
+
+    def witnessed(self, prop: Temporal) -> bool:
+        return any(v.witnessed for v in self.verdicts if v.prop.name == prop.name)
+
+
+# ------------------------------------------------------------------------------------ labelling
+class Labeler:
+    """Evaluates a property instance's predicates on states, memoised per interned component."""
+
+    def __init__(self, model: ClassicGroupModel, graph: StateGraph, prop: Temporal, consumer: int) -> None:
+        self.model = model
+        self.graph = graph
+        self.prop = prop
+        self.i = consumer
+        self.shift = _C_SHIFT + _C_BITS * consumer
+        self.memo: dict[object, tuple[bool, bool]] = {}
+
+    def component(self, key: int) -> object:
+        """What the predicates read of the state ``key``: its group id (GROUP), its group and
+        consumer ids (CONSUMER), or the key itself (WHOLE). Read straight from the key's bits (the
+        layout of ``model.system``), not through ``split``: this runs once per state and instance."""
+        if self.prop.scope == GROUP:
+            return key & _G_MASK
+        if self.prop.scope == CONSUMER:
+            return (key & _G_MASK, (key >> self.shift) & _C_MASK)
+        return key
+
+    def labels(self, v: int) -> tuple[bool, bool]:
+        """(trigger, goal) in state ``v``."""
+        key = self.graph.keys[v]
+        memo_key = self.component(key)
+        found = self.memo.get(memo_key)
+        if found is None:
+            gid, _, cids = self.model.split(key)
+            found = self.evaluate(key, gid, cids)
+            if self.prop.scope != WHOLE:
+                self.memo[memo_key] = found
+        return found
+
+    def evaluate(self, key: int, gid: int, cids: list[int]) -> tuple[bool, bool]:
+        prop, model = self.prop, self.model
+        g = model.groups.values[gid]
+        args: tuple[object, ...]
+        if prop.scope == GROUP:
+            args = (g,)
+        elif prop.scope == CONSUMER:
+            args = (g, model.consumers.values[cids[self.i]], self.i)
+        else:
+            args = (model.decode(key),)
+        trigger = cast(Callable[..., bool], prop.trigger) if prop.trigger is not None else None
+        goal = cast(Callable[..., bool], prop.goal)
+        return (trigger(*args) if trigger is not None else True), bool(goal(*args))
+
+    def goal(self, v: int) -> bool:
+        return self.labels(v)[1]
+
+    def open(self, v: int) -> bool:
+        """The obligation arises here: trigger true, goal false."""
+        p, q = self.labels(v)
+        return p and not q
+
+
+# ------------------------------------------------------------------------------------ the check
+def check_graph(
+    model: ClassicGroupModel,
+    graph: StateGraph,
+    properties: Sequence[Temporal] = ALL,
+    fairness: Fairness | None = None,
+) -> LivenessResult:
+    """Check every instance of ``properties`` on an explored graph (``graph`` may come from any
+    engine: it only has to hold the model's keys and CSR edges with fairness classes)."""
+    fairness = fairness or Fairness()
+    start = time.monotonic()
+    big, loops = global_components(graph)
+    offsets, targets, classes = graph.offsets, graph.targets, graph.classes
+    # Candidate states: members of non-trivial components, self-loop states, deadlocks.
+    enabled: dict[int, int] = {}
+    for comp in big:
+        for v in comp:
+            enabled[v] = enabled_mask(graph, v)
+    loop_fair: list[int] = []
+    for v in loops:
+        if fairness.level == "none":
+            loop_fair.append(v)
+            continue
+        en = enabled_mask(graph, v)
+        taken = 0
+        for pos in range(offsets[v], offsets[v + 1]):
+            if targets[pos] == v and classes[pos]:
+                taken |= 1 << classes[pos]
+        if en & ~taken == 0:  # weak and strong agree on a single state
+            loop_fair.append(v)
+    deadlocks = [v for v in range(graph.states) if graph.status[v] == DEADLOCK]
+    verdicts: list[Verdict] = []
+    components: dict[object, list[int]] = {}
+    n = model.config.consumers
+    for prop in properties:
+        for i, instance in enumerate(prop.instances(n)):
+            lab = Labeler(model, graph, prop, i)
+            fair: list[frozenset[int]] = []
+            for comp in big:
+                bad = [v for v in comp if not lab.goal(v)]
+                if len(bad) == len(comp):
+                    fair.extend(fair_parts(graph, comp, fairness, enabled, strongly_connected=True))
+                elif bad:
+                    fair.extend(fair_parts(graph, bad, fairness, enabled))
+            fair.extend(frozenset((v,)) for v in loop_fair if not lab.goal(v))
+            fair.extend(frozenset((v,)) for v in deadlocks if not lab.goal(v))
+            lasso = _find_lasso(model, graph, lab, fair, fairness, enabled, instance) if fair else None
+            witnessed = lasso is not None or _witnessed(graph, lab, components)
+            verdicts.append(Verdict(prop, instance, "violated" if lasso else "holds", witnessed, lasso))
+    largest = max([len(c) for c in big] + [1 if len(loops) else 0])
+    return LivenessResult(
+        model.config,
+        fairness,
+        verdicts,
+        graph.states,
+        graph.edges,
+        len(big) + len(loops),
+        largest,
+        len(deadlocks),
+        graph.seconds,
+        time.monotonic() - start,
+        graph.complete,
+        graph.stopped_by,
+        graph.nbytes(),
+    )
+
+
+def _witnessed(graph: StateGraph, lab: Labeler, components: dict[object, list[int]]) -> bool:
+    """Some explored state opens the obligation. Evaluated once per distinct component the
+    predicates read (``components``: one state per component, cached across instances)."""
+    scope = (lab.prop.scope, lab.i if lab.prop.scope == CONSUMER else 0)
+    reps = components.get(scope)
+    if reps is None:
+        seen: dict[object, int] = {}
+        keys, status = graph.keys, graph.status
+        for v in range(graph.states):
+            if status[v] != UNEXPLORED:
+                seen.setdefault(lab.component(keys[v]), v)
+        reps = components[scope] = list(seen.values())
+    return any(lab.open(v) for v in reps)
+
+
+def _find_lasso(
+    model: ClassicGroupModel,
+    graph: StateGraph,
+    lab: Labeler,
+    fair: list[frozenset[int]],
+    fairness: Fairness,
+    enabled: dict[int, int],
+    instance: str,
+) -> Lasso | None:
+    """Breadth-first over (state, phase): phase 0 before the tracked obligation opens, phase 1
+    from a ``trigger and not goal`` state on (any such state may be the one tracked), moving only
+    through ``not goal`` states. The first
+    phase-1 state of a fair part ends the shortest prefix; a fair cycle through the part closes the
+    lasso."""
+    part_of: dict[int, int] = {}
+    for k, part in enumerate(fair):
+        for v in part:
+            part_of.setdefault(v, k)
+    offsets, targets = graph.offsets, graph.targets
+    parent: dict[tuple[int, int], tuple[int, int, int]] = {}
+    queue: deque[tuple[int, int]] = deque()
+    for v in graph.init:
+        for node in ((v, 1), (v, 0)) if lab.open(v) else ((v, 0),):
+            if node not in parent:
+                parent[node] = (-1, -1, -1)
+                queue.append(node)
+    found: tuple[int, int] | None = None
+    while queue:
+        v, phase = queue.popleft()
+        if phase == 1 and v in part_of:
+            found = (v, phase)
+            break
+        for pos in range(offsets[v], offsets[v + 1]):
+            w = targets[pos]
+            if phase == 1:
+                if lab.goal(w):
+                    continue
+                nexts: tuple[tuple[int, int], ...] = ((w, 1),)
+            else:
+                # The obligation may be tracked from any state that opens it, or from a later one.
+                nexts = ((w, 1), (w, 0)) if lab.open(w) else ((w, 0),)
+            for nxt in nexts:
+                if nxt not in parent:
+                    parent[nxt] = (v, phase, pos)
+                    queue.append(nxt)
+    if found is None:
+        return None
+    entry = found[0]
+    edge_path: list[int] = []  # edge positions, prefix
+    node = found
+    while parent[node][0] >= 0:
+        pv, pp, pos = parent[node]
+        edge_path.append(pos)
+        node = (pv, pp)
+    edge_path.reverse()
+    start_state = node[0]
+    part = fair[part_of[entry]]
+    cycle = _fair_cycle(graph, part, entry, fairness, enabled)
+    states = [start_state]
+    for pos in edge_path:
+        states.append(targets[pos])
+    loop_start = len(states) - 1
+    for pos in cycle:
+        states.append(targets[pos])
+    edges = edge_path + cycle
+    keys = _replay(model, graph, states, edges)
+    lasso = Lasso(lab.prop, instance, keys, loop_start)
+    lasso.path = [(model.steps[s] if s >= 0 else None, model.decode(k)) for s, k in keys]
+    return lasso
+
+
+def _fair_cycle(
+    graph: StateGraph, part: frozenset[int], entry: int, fairness: Fairness, enabled: dict[int, int]
+) -> list[int]:
+    """Edge positions of a cycle from ``entry`` back to it inside ``part`` that meets every
+    fairness obligation: for each class enabled all along (weak) or anywhere (strong) in the
+    part, the cycle takes an edge of it, or (weak) visits a state where it is disabled. Built
+    greedily from shortest paths inside the part; empty for a deadlock (stuttering)."""
+    offsets, targets, classes = graph.offsets, graph.targets, graph.classes
+    if not any(targets[pos] in part for pos in range(offsets[entry], offsets[entry + 1])) and len(part) == 1:
+        return []  # a deadlock: it stutters
+    en = {v: enabled[v] if v in enabled else enabled_mask(graph, v) for v in part}
+    need = 0
+    if fairness.level != "none":
+        for v in part:
+            need |= en[v]
+    weak = fairness.level == "weak"
+
+    def disabled_at(v: int) -> int:
+        return need & ~en[v] if weak else 0
+
+    cycle: list[int] = []
+    current = entry
+    satisfied = disabled_at(entry)
+    while need & ~satisfied:
+        missing = need & ~satisfied
+
+        def meets(pos: int, missing: int = missing) -> bool:
+            c = classes[pos]
+            return bool((c and missing >> c & 1) or disabled_at(targets[pos]) & missing)
+
+        # The shortest path inside the part to an edge of a missing class (weak: or to a state where
+        # one is disabled); the part is fair, so one exists.
+        path = _bfs_in_part(graph, part, current, meets)
+        for pos in path:
+            if classes[pos]:
+                satisfied |= (1 << classes[pos]) & need
+            satisfied |= disabled_at(targets[pos])
+        cycle.extend(path)
+        current = targets[path[-1]]
+    # Back to the entry (at least one step).
+    if not cycle or current != entry:
+        cycle.extend(_bfs_in_part(graph, part, current, lambda pos: targets[pos] == entry))
+    return cycle
+
+
+def _bfs_in_part(graph: StateGraph, part: frozenset[int], source: int, goal_edge: Callable[[int], bool]) -> list[int]:
+    """Edge positions of a shortest path inside ``part`` from ``source`` whose last edge satisfies
+    ``goal_edge``."""
+    offsets, targets = graph.offsets, graph.targets
+    parent: dict[int, tuple[int, int]] = {source: (-1, -1)}
+    queue = deque([source])
+    while queue:
+        v = queue.popleft()
+        for pos in range(offsets[v], offsets[v + 1]):
+            w = targets[pos]
+            if w not in part:
+                continue
+            if goal_edge(pos):
+                path = [pos]
+                u = v
+                while parent[u][0] >= 0:
+                    pu, ppos = parent[u]
+                    path.append(ppos)
+                    u = pu
+                path.reverse()
+                return path
+            if w not in parent:
+                parent[w] = (v, pos)
+                queue.append(w)
+    raise RuntimeError("no path inside a strongly connected part: the graph is inconsistent")
+
+
+def _replay(model: ClassicGroupModel, graph: StateGraph, states: list[int], edges: list[int]) -> list[tuple[int, int]]:
+    """(step id, key) pairs of a path: each edge's step is recomputed from its source's successors
+    (the first with the edge's target and fairness class), so the graph need not hold step ids."""
+    table = ClassTable()
+    table.names = list(graph.class_names)
+    table.ids = {name: k for k, name in enumerate(graph.class_names)}
+    out = [(-1, graph.keys[states[0]])]
+    for v, w, pos in zip(states[:-1], states[1:], edges, strict=True):
+        key, target = graph.keys[v], graph.keys[w]
+        want = graph.classes[pos]
+        for step, nxt in model.successor_keys(key):
+            if nxt == target and edge_class_id(model, table, step, key, nxt) == want:
+                out.append((step, nxt))
+                break
+        else:  # pragma: no cover - would mean a non-deterministic successor function
+            raise RuntimeError("could not replay the lasso: successors are not deterministic")
+    return out
+
+
+def check(
+    config: Config,
+    properties: Sequence[Temporal] = ALL,
+    fairness: Fairness | None = None,
+    max_states: int | None = None,
+    time_limit: float | None = None,
+    max_depth: int | None = None,
+) -> LivenessResult:
+    """Explore ``config`` and check its liveness properties under ``fairness``."""
+    model = ClassicGroupModel(config)
+    graph = build_graph(model, max_states, time_limit, max_depth)
+    return check_graph(model, graph, properties, fairness)

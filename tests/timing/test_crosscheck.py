@@ -1,0 +1,156 @@
+"""Property tests: on generated configurations and delay schedules, z3's judgement of a run (every
+choice pinned to the schedule) and the concrete simulation of the same run never disagree —
+neither a concrete bad event z3 calls impossible, nor a z3 counterexample the concrete side does
+not reproduce, at the same millisecond. Shown able to fail with the two sides out of step."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from timing.config import parse
+from timing.crosscheck import judge
+from timing.queries import HEARTBEATS, POLLS, QUESTIONS
+
+
+@st.composite
+def cases(draw: Any, healthy_heartbeats: bool, healthy_polls: bool) -> tuple[Any, dict[str, int]]:
+    """A one-consumer configuration and a schedule for its first heartbeats and polls."""
+    backoff = draw(st.integers(0, 300))
+    hb = draw(st.integers(300, 4000))
+    dmin = draw(st.integers(0, 1500))
+    dmax = draw(st.integers(dmin, dmin + 3000))
+    session = draw(st.integers(max(6000, hb + 1), 20000))
+    if healthy_heartbeats:
+        session = max(session, hb + backoff + 2 * dmax + 1)
+    records = draw(st.integers(5, 40))
+    pmin = draw(st.integers(10, 100))
+    pmax = draw(st.integers(pmin, pmin + 300))
+    mpi = draw(st.integers(1000, 20000))
+    if healthy_polls:
+        mpi = max(mpi, records * pmax)
+    doc = {
+        "consumer": {
+            "session.timeout.ms": session,
+            "heartbeat.interval.ms": hb,
+            "retry.backoff.ms": backoff,
+            "max.poll.records": records,
+            "max.poll.interval.ms": mpi,
+            "auto.commit.interval.ms": draw(st.integers(0, 6000)),
+        },
+        "broker": {"group.max.session.timeout.ms": 1_800_000},
+        "environment": {"network.delay.ms": [dmin, dmax], "record.processing.ms": [pmin, pmax]},
+    }
+    config = parse(doc)
+    schedule: dict[str, int] = {}
+    for k in range(1, HEARTBEATS + 1):
+        schedule[f"c1.hb{k}.late"] = draw(st.integers(0, backoff))
+        schedule[f"c1.hb{k}.req"] = draw(st.integers(dmin, dmax))
+        schedule[f"c1.hb{k}.resp"] = draw(st.integers(dmin, dmax))
+    for i in range(POLLS):
+        schedule[f"c1.batch{i}"] = draw(st.integers(records * pmin, records * pmax))
+    return config, schedule
+
+
+@given(cases(healthy_heartbeats=False, healthy_polls=True))
+def test_needless_expiry_sides_agree(case: tuple[Any, dict[str, int]]) -> None:
+    config, schedule = case
+    j = judge(QUESTIONS["needless_expiry"], config, schedule)
+    assert j.agree, (j.symbolic, j.concrete)
+
+
+@given(cases(healthy_heartbeats=True, healthy_polls=False))
+def test_poll_timeout_leave_sides_agree(case: tuple[Any, dict[str, int]]) -> None:
+    config, schedule = case
+    j = judge(QUESTIONS["poll_timeout_leave"], config, schedule)
+    assert j.agree, (j.symbolic, j.concrete)
+
+
+@given(cases(healthy_heartbeats=True, healthy_polls=True), st.booleans())
+def test_auto_commit_sides_agree(case: tuple[Any, dict[str, int]], mutated: bool) -> None:
+    config, schedule = case
+    mutant = "auto_commit_after_fetch" if mutated else None
+    j = judge(QUESTIONS["auto_commit_unprocessed"], config, schedule, mutant, mutant)
+    assert j.agree, (j.symbolic, j.concrete)
+
+
+def test_the_check_catches_sides_out_of_step() -> None:
+    """Symbolic rules of Kafka against a concrete client that ignores its poll timer: the first
+    batch outlasts max.poll.interval.ms, z3 says the consumer leaves, the simulation does not."""
+    config = parse(
+        {
+            "consumer": {"max.poll.records": 10, "max.poll.interval.ms": 1000},
+            "environment": {"network.delay.ms": [1, 1], "record.processing.ms": [200, 200]},
+        }
+    )
+    j = judge(QUESTIONS["poll_timeout_leave"], config, {}, None, "client_ignores_poll_timer")
+    assert j.applies and not j.agree
+    assert j.symbolic is not None and j.symbolic.time == 1000 and j.concrete is None
+
+
+@st.composite
+def rebalance_cases(draw: Any) -> tuple[Any, dict[str, int]]:
+    """A subject and a new member, with a schedule for the subject's heartbeats and batches and
+    the new member's JoinGroups and SyncGroup."""
+    dmin = draw(st.integers(0, 500))
+    dmax = draw(st.integers(dmin, dmin + 1500))
+    hb = draw(st.integers(500, 3000))
+    session = draw(st.integers(max(6000, hb + 100 + 2 * dmax + 1), 30000))
+    records = draw(st.integers(5, 20))
+    pmin = draw(st.integers(10, 200))
+    pmax = draw(st.integers(pmin, pmin + 400))
+    mpi = draw(st.integers(max(records * pmax, 2000), 20000))
+    doc = {
+        "consumer": {
+            "session.timeout.ms": session,
+            "heartbeat.interval.ms": hb,
+            "max.poll.records": records,
+            "max.poll.interval.ms": mpi,
+            "enable.auto.commit": draw(st.booleans()),
+            "auto.commit.interval.ms": draw(st.integers(500, 5000)),
+        },
+        "environment": {
+            "network.delay.ms": [dmin, dmax],
+            "record.processing.ms": [pmin, pmax],
+            "assignment.ms": [0, draw(st.integers(0, 25000))],
+            "new.member.join.ms": [0, 2000],
+        },
+        "questions": {"rebalance.held.max.ms": draw(st.integers(1000, 20000))},
+        # the new member may have a shorter session than the leader (seed 000's C1 and C3)
+        "member": [{"name": "c1"}, {"name": "c2", "session.timeout.ms": draw(st.integers(max(6000, hb + 1), session))}],
+    }
+    config = parse(doc)
+    delay = st.integers(dmin, dmax)
+    schedule: dict[str, int] = {"c2.join_at": draw(st.integers(0, 2000))}
+    for name in (
+        "c2.join1.req",
+        "c2.join1.resp",
+        "c2.join2.req",
+        "c2.join2.resp",
+        "c2.sync1.req",
+        "c1.join1.req",
+        "c1.join1.resp",
+        "c1.sync1.req",
+        "c1.rejoin-commit.req",
+        "c1.rejoin-commit.resp",
+    ):
+        schedule[name] = draw(delay)
+    schedule["c1.assign"] = draw(st.integers(0, config.environment["assignment.ms"].hi))
+    for k in range(1, HEARTBEATS + 1):
+        schedule[f"c1.hb{k}.late"] = draw(st.integers(0, 100))
+        schedule[f"c1.hb{k}.req"] = draw(delay)
+        schedule[f"c1.hb{k}.resp"] = draw(delay)
+    for i in range(30):
+        schedule[f"c1.batch{i}"] = draw(st.integers(records * pmin, records * pmax))
+    return config, schedule
+
+
+@settings(max_examples=25)
+@given(rebalance_cases(), st.sampled_from(["rebalance_held", "evicted_while_parked"]), st.booleans())
+def test_rebalance_sides_agree(case: tuple[Any, dict[str, int]], question: str, mutated: bool) -> None:
+    config, schedule = case
+    mutant = "liveness_ignores_parked" if mutated else None
+    j = judge(QUESTIONS[question], config, schedule, mutant, mutant)
+    assert j.agree, (j.symbolic, j.concrete)

@@ -1,0 +1,129 @@
+"""The shipped examples give their documented verdicts, every refutation replays concretely with
+the same outcome at the same millisecond, and seed 000's timeline has the seed's numbers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kgc.cli import main
+from timing.config import load
+from timing.queries import PROVED, QUESTIONS, REFUTED, Verdict, answer
+from timing.simulate import Scenario, Schedule, Simulation
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "timing"
+
+EXPIRY = "expired|lapsed"  # z3 may pick either kind of counterexample
+
+#: The documented verdicts (README, section "Timing") with the kinds of outcome a counterexample
+#: may have; everything not listed is PROVED.
+REFUTATIONS: dict[str, dict[str, str]] = {
+    "defaults.toml": {},
+    "tight-session.toml": {"needless_expiry": EXPIRY},
+    "wan-latency.toml": {"needless_expiry": "lapsed"},
+    "slow-processing.toml": {
+        "poll_timeout_leave": "left",
+        "rebalance_held": "rebalance_held",
+        "evicted_while_parked": "evicted_while_parked",
+    },
+    "long-poll-interval.toml": {"evicted_while_parked": "evicted_while_parked"},
+    "seed000.toml": {},
+    "auto-commit.toml": {},
+    "initial-delay.toml": {"initial_rebalance_held": "rebalance_held", "rebalance_held": "rebalance_held"},
+    "ranges.json": {},
+}
+
+#: ranges.json's rebalance questions are nonlinear and take several seconds each
+SLOW = {("ranges.json", "rebalance_held"), ("ranges.json", "evicted_while_parked")}
+
+
+def _cases() -> list[object]:
+    out: list[object] = []
+    for name in REFUTATIONS:
+        for q in QUESTIONS:
+            marks = [pytest.mark.slow] if (name, q) in SLOW else []
+            out.append(pytest.param(name, q, marks=marks, id=f"{name}-{q}"))
+    return out
+
+
+def test_every_example_is_listed() -> None:
+    shipped = {p.name for p in EXAMPLES.iterdir() if p.suffix in (".toml", ".json")}
+    assert shipped == set(REFUTATIONS)
+    assert len(shipped) >= 6
+    verdicts = [bool(r) for r in REFUTATIONS.values()]
+    assert any(verdicts) and not all(verdicts)
+
+
+@pytest.mark.parametrize(("name", "question"), _cases())
+def test_documented_verdict_and_concrete_replay(name: str, question: str) -> None:
+    verdict = answer(QUESTIONS[question], load(EXAMPLES / name))
+    expected = REFUTATIONS[name].get(question)
+    if expected is None:
+        assert verdict.verdict == PROVED, verdict.predicted
+        return
+    assert verdict.verdict == REFUTED
+    assert verdict.predicted is not None and verdict.predicted.kind in expected.split("|")
+    assert verdict.observed == verdict.predicted, "the concrete replay must reach the same outcome"
+
+
+def _seed000(mutant: str | None) -> Verdict:
+    return answer(QUESTIONS["evicted_while_parked"], load(EXAMPLES / "seed000.toml"), mutant)
+
+
+def test_seed000_timeline_has_the_seeds_numbers() -> None:
+    """Seed 000: join completes at T, deadlines T+10 s / T+20 s / T+40 s; C1 syncs at T+3 s and is
+    parked until the leader syncs at T+15 s; after the answers the deadlines are T+25 s / T+35 s /
+    T+55 s (the seed's "10:00:25, 10:00:35, 10:00:55")."""
+    witness = _seed000("liveness_ignores_parked")
+    assert witness.verdict == REFUTED and witness.predicted is not None
+    assert witness.config is not None
+    sim = Simulation(witness.config, Schedule(dict(witness.schedule)), Scenario.REBALANCE)
+    run = sim.execute(
+        10**6,
+        stop=lambda r: any(e.text.startswith("Stable") and e.lane == "coordinator" and e.time > 0 for e in r.events),
+    )
+    assert run.rebalance_completed is not None
+    t = run.rebalance_completed
+    parked_c1 = [(a, b) for lane, a, b, name in run.parked if lane == "C1" and name == "sync1"]
+    assert parked_c1 == [(t + 3000, t + 15000)]
+    assert run.expired == []  # 3.6.2: C1 is parked when its deadline T+10 s passes, so it stays
+    deadlines = {
+        sim.by_member[m.member_id].name: m.heartbeat_deadline_ms
+        for m in sim.coord.introspect().groups["timed-group"].members
+    }
+    assert deadlines == {"C1": t + 25000, "C2": t + 35000, "C3": t + 55000}
+    # with the mutant, C1 is evicted at T+10 s while its SyncGroup is parked
+    assert witness.predicted.member == "C1" and witness.predicted.time == t + 10000
+    assert witness.observed == witness.predicted
+
+
+def test_cli_verdicts_json_and_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = [str(EXAMPLES / "defaults.toml"), str(EXAMPLES / "tight-session.toml")]
+    code = main(
+        [
+            "timing",
+            *files,
+            "--question",
+            "needless_expiry",
+            "--question",
+            "poll_timeout_leave",
+            "--out",
+            str(tmp_path),
+            "--json",
+        ]
+    )
+    assert code == 12
+    doc = json.loads(capsys.readouterr().out)
+    verdicts = {(Path(r["file"]).name, q["question"]): q["verdict"] for r in doc["results"] for q in r["questions"]}
+    assert verdicts[("defaults.toml", "needless_expiry")] == PROVED
+    assert verdicts[("tight-session.toml", "needless_expiry")] == REFUTED
+    timeline = json.loads((tmp_path / "tight-session.needless_expiry.json").read_text())
+    assert timeline["format"] == "kgc-timeline" and timeline["replay_agrees"] is True
+    assert timeline["outcome"]["kind"] in ("expired", "lapsed")
+    svg = (tmp_path / "tight-session.needless_expiry.svg").read_text()
+    assert svg.startswith("<svg") and timeline["outcome"]["kind"] in svg and "expired" in svg
+    assert main(["timing", str(EXAMPLES / "defaults.toml"), "--question", "needless_expiry"]) == 0
+    text = capsys.readouterr().out
+    assert "needless_expiry" in text and "PROVED" in text

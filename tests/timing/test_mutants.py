@@ -1,0 +1,40 @@
+"""Every timing rule can fail: each mutant flips a shipped verdict, and where the mutant turns a
+proof into a refutation, the refutation replays on the equally mutated concrete side."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from timing.config import load
+from timing.queries import PROVED, QUESTIONS, REFUTED, answer
+from timing.simulate import MUTANTS
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "timing"
+
+#: mutant → (example, question, verdict of Kafka's rules, verdict under the mutant)
+FLIPS: dict[str, tuple[str, str, str, str]] = {
+    "client_ignores_poll_timer": ("slow-processing.toml", "poll_timeout_leave", REFUTED, PROVED),
+    "session_timer_from_send": ("wan-latency.toml", "needless_expiry", REFUTED, PROVED),
+    "auto_commit_after_fetch": ("auto-commit.toml", "auto_commit_unprocessed", PROVED, REFUTED),
+    "liveness_ignores_parked": ("seed000.toml", "evicted_while_parked", PROVED, REFUTED),
+    "rebalance_timeout_is_session_timeout": ("slow-processing.toml", "rebalance_held", REFUTED, PROVED),
+    "initial_delay_not_extended": ("initial-delay.toml", "initial_rebalance_held", REFUTED, PROVED),
+}
+
+
+def test_every_mutant_has_a_flip() -> None:
+    assert set(FLIPS) == set(MUTANTS)
+
+
+@pytest.mark.parametrize("mutant", sorted(FLIPS))
+def test_mutant_flips_a_shipped_verdict(mutant: str) -> None:
+    example, question, before, after = FLIPS[mutant]
+    config = load(EXAMPLES / example)
+    original = answer(QUESTIONS[question], config)
+    mutated = answer(QUESTIONS[question], config, mutant)
+    assert (original.verdict, mutated.verdict) == (before, after)
+    for v in (original, mutated):
+        if v.verdict == REFUTED:
+            assert v.observed == v.predicted, f"{mutant}: the concrete replay must agree"

@@ -1,0 +1,75 @@
+"""The concrete side on its own: runs whose outcome follows from Kafka's rules by hand, not from z3."""
+
+from __future__ import annotations
+
+import pytest
+
+from timing.config import parse
+from timing.simulate import MUTANTS, Run, Scenario, Schedule, Simulation
+
+
+def _steady(doc: dict[str, object], schedule: dict[str, int], until: int, mutant: str | None = None) -> Run:
+    return Simulation(parse(doc), Schedule(schedule), Scenario.STEADY, mutant, auto_commit=False).execute(until)
+
+
+CONSUMER = {"session.timeout.ms": 10000, "heartbeat.interval.ms": 3000, "retry.backoff.ms": 100, "max.poll.records": 10}
+
+
+def test_heartbeats_leave_one_interval_after_the_previous_send() -> None:
+    run = _steady({"consumer": CONSUMER}, {"c1.hb2.late": 70, "c1.hb2.req": 400}, 10000)
+    sent = [m.sent for m in run.messages if m.name.startswith("hb") and not m.answer]
+    # hb1 at 3000; hb2 late by 70 ms; hb3 one interval after hb2's send, whatever hb2's delay
+    assert sent[:3] == [3000, 6070, 9070]
+    arrivals = [(t, e) for m, t, e in run.heartbeats][:2]
+    assert arrivals == [(3001, "NONE"), (6470, "NONE")]
+
+
+def test_a_slow_answer_lapses_the_client_session_at_the_deadline() -> None:
+    run = _steady({"consumer": CONSUMER}, {"c1.hb1.resp": 7500}, 20000)
+    # the session timer restarted at 0 (heartbeat thread enabled); hb1's answer arrives at 10501
+    assert run.lapsed == [("c1", 10000)]
+
+
+def test_fifo_a_later_message_never_overtakes() -> None:
+    run = _steady({"consumer": CONSUMER}, {"c1.hb1.req": 5000, "c1.hb2.req": 1}, 10000)
+    h1, h2 = [t for m, t, e in run.heartbeats][:2]
+    assert (h1, h2) == (8000, 8000)  # hb2, sent at 6000 with 1 ms, waits behind hb1
+
+
+def test_the_coordinator_expires_at_the_deadline_not_before() -> None:
+    doc = {"consumer": CONSUMER, "environment": {"network.delay.ms": [0, 8000]}}
+    # hb1 arrives at exactly 0 + 10000 (its answer at once): the request in the deadline's
+    # millisecond is handled first, and the answer in the client's deadline millisecond read first
+    on_time = _steady(doc, {"c1.hb1.req": 7000, "c1.hb1.resp": 0}, 30000)
+    assert on_time.expired == [] and on_time.lapsed == []
+    late = _steady(doc, {"c1.hb1.req": 7001, "c1.hb1.resp": 0}, 30000)
+    assert late.expired == [("c1", 10000, False)]
+
+
+def test_poll_timer_leave_and_its_mutant() -> None:
+    doc = {"consumer": {**CONSUMER, "max.poll.interval.ms": 5000}, "environment": {"record.processing.ms": [1, 1000]}}
+    run = _steady(doc, {"c1.batch0": 6000}, 8000)
+    assert run.left == [("c1", 5000)]
+    assert any(m.label == "LeaveGroup" for m in run.messages)
+    assert _steady(doc, {"c1.batch0": 6000}, 8000, "client_ignores_poll_timer").left == []
+
+
+def test_a_follower_request_waits_behind_its_parked_syncgroup() -> None:
+    """The broker mutes a connection while its SyncGroup is parked (reference §1): the follower's
+    heartbeat is handled only after the leader's SyncGroup answered the parked one."""
+    doc = {
+        "consumer": {**CONSUMER, "heartbeat.interval.ms": 1000, "max.poll.records": 1},
+        "environment": {"network.delay.ms": [10, 10], "assignment.ms": [5000, 5000], "new.member.join.ms": [0, 0]},
+    }
+    run = Simulation(parse(doc), Schedule({}), Scenario.REBALANCE).execute(20000)
+    (lane, parked_from, parked_to, _), *_ = [p for p in run.parked if p[0] == "c2" and p[3] == "sync1"]
+    c2_heartbeats = [t for m, t, e in run.heartbeats if m == "c2"]
+    assert c2_heartbeats and min(c2_heartbeats) >= parked_to > parked_from
+
+
+def test_unknown_mutant_and_ranges_are_refused() -> None:
+    with pytest.raises(ValueError, match="unknown timing mutant"):
+        Simulation(parse({}), Schedule({}), Scenario.STEADY, "nope")
+    with pytest.raises(ValueError, match="needs fixed values"):
+        Simulation(parse({"consumer": {"max.poll.records": [1, 5]}}), Schedule({}), Scenario.STEADY)
+    assert len(MUTANTS) == 6
