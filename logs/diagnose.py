@@ -66,6 +66,15 @@ PATTERN_CAUSES: dict[str, str] = {
     ),
 }
 
+#: The ``kgc timing`` question (timing/queries.py) that proves or refutes a pattern for a configuration.
+PATTERN_TIMING: dict[str, str] = {
+    "session_timeout_loop": "needless_expiry",
+    "poll_timeout_leave": "poll_timeout_leave",
+    "held_to_rebalance_timeout": "rebalance_held",
+}
+for _name, _question in PATTERN_TIMING.items():
+    PATTERN_CAUSES[_name] += f"; check a configuration with `kgc timing CONFIG --question {_question}`"
+
 #: Thresholds: a loop is this many occurrences within WINDOW_MS.
 LOOP_COUNT = 3
 WINDOW_MS = 30 * 60_000
