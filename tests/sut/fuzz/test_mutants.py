@@ -53,9 +53,9 @@ def test_a_mutant_is_found_shrunk_and_replayed(
 def test_replay_mutant_option_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "x.json"
     path.write_text("{}")
-    assert main(["replay", str(path), "--mutant", "no_such_bug"]) == 2
+    assert main(["replay", str(path), "--mutant", "no_such_bug"]) == 150
     assert "unknown mutant 'no_such_bug'" in capsys.readouterr().err
-    assert main(["replay", str(path), "--mutant", mutants.ASSIGN_WITHOUT_REVOKE]) == 2
+    assert main(["replay", str(path), "--mutant", mutants.ASSIGN_WITHOUT_REVOKE]) == 150
     assert "consumer mutant" in capsys.readouterr().err
-    assert main(["replay", str(path), "--mutant", mutants.LEADER_NOT_REELECTED, "--target", "model"]) == 2
+    assert main(["replay", str(path), "--mutant", mutants.LEADER_NOT_REELECTED, "--target", "model"]) == 150
     assert "not in --target model" in capsys.readouterr().err
