@@ -32,6 +32,7 @@ VERB_MODULES = [
     "kgc.cmd_diff",
     "kgc.cmd_serve",
     "kgc.cmd_clients",
+    "kgc.cmd_logs",
     "kgc.cmd_timing",
 ]
 

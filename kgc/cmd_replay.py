@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from pathlib import Path
 
 from kgc import exits, inputs
 from kgc.errors import InputError
 from model.mutants import CATALOGUE, COORDINATOR
-from sut.scenario.format import PROFILES
-from sut.scenario.replay import DEFAULT_PROFILE, format_line, format_summary, format_table, replay
+from sut.scenario.format import PROFILES, ScenarioFile
+from sut.scenario.replay import DEFAULT_PROFILE, Replay, format_line, format_summary, format_table, replay
 from sut.scenario.result import FAILED
 from sut.scenario.targets import TARGETS
 
@@ -47,13 +49,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="switch on the catalogued coordinator bug NAME (model/mutants.py) in the reference implementation",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.add_argument(
+        "--log",
+        metavar="FILE",
+        help="also write the reference coordinator's Kafka-format broker log (GroupCoordinator lines of the "
+        "profile's release) to FILE, one group per scenario (reference target only); `kgc logs FILE` validates it",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Load every file (all of them, before running anything), replay, print, and exit 0/1."""
     mutant = _mutant(args.mutant, args.target)
     files = inputs.load_scenario_files(args.files)
-    outcome = replay(files, args.target, args.profile, mutant)
+    if args.log is not None:
+        if args.target != "reference":
+            raise InputError("--log needs --target reference (the model writes no broker log)")
+        outcome = _replay_logged(files, args.log, args.profile, mutant)
+    else:
+        outcome = replay(files, args.target, args.profile, mutant)
     if args.json:
         print(json.dumps(outcome.as_json(), indent=2))
     else:
@@ -68,6 +81,21 @@ def run(args: argparse.Namespace) -> int:
             print(f"({outcome.other_profiles} scenarios of these files are for other profiles)", file=out)
         print(format_summary(outcome), file=out)
     return EXIT_OK if outcome.ok else EXIT_FAILED
+
+
+def _replay_logged(files: list[ScenarioFile], path: str, profile: str, mutant: str | None) -> Replay:
+    """Replay on the reference with a Kafka-format logger attached, into ``path`` (replaced only by
+    a complete new file)."""
+    from logs.scenario_log import replay_logged
+
+    target = Path(path)
+    if target.parent and not target.parent.is_dir():
+        raise InputError(f"--log: directory {target.parent} does not exist")
+    tmp = target.with_name(target.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as out:
+        outcome = replay_logged(files, out, profile, mutant)
+    os.replace(tmp, target)
+    return outcome
 
 
 def _mutant(name: str | None, target: str) -> str | None:

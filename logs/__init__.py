@@ -1,0 +1,1 @@
+"""Kafka broker logs as evidence: parse the group coordinator's lines, validate them against the model."""
