@@ -107,6 +107,8 @@ def _mutant(name: str | None, target: str) -> str | None:
         raise InputError(f"--mutant: unknown mutant {name!r}; known mutants: {', '.join(by_name)}")
     if by_name[name].side != COORDINATOR:
         raise InputError(f"--mutant: {name} is a consumer mutant; the reference implements the coordinator only")
+    if not by_name[name].in_reference:
+        raise InputError(f"--mutant: {name} is a liveness mutant of the model; the reference does not have it")
     if target != "reference":
         raise InputError(f"--mutant switches a bug on in the reference implementation, not in --target {target}")
     return name

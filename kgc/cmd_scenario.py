@@ -20,7 +20,7 @@ from typing import Any
 
 from kgc import exits, inputs
 from kgc.errors import InputError
-from model.mutants import CATALOGUE, COORDINATOR
+from model.mutants import CATALOGUE
 
 VERB = "scenario"
 HELP = "Turn a counterexample (kgc-trace) into a scenario file kgc replay runs (a regression test)."
@@ -99,7 +99,7 @@ def replay_summary(document: dict[str, Any], mutant: str | None) -> dict[str, An
 
     out = {"reference": one("reference", None, f"reference ({profile})")}
     by_name = {m.name: m for m in CATALOGUE}
-    if mutant and mutant in by_name and by_name[mutant].side == COORDINATOR:
+    if mutant and mutant in by_name and by_name[mutant].in_reference:
         out["mutant"] = one("reference", mutant, f"reference with mutant {mutant}")
     elif mutant:
         out["mutant"] = {

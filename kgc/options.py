@@ -17,7 +17,7 @@ from explorer.search import Bounds
 from kgc import inputs
 from kgc.errors import InputError
 from model.config import Config, ConfigError
-from model.mutants import CATALOGUE, COORDINATOR
+from model.mutants import CATALOGUE
 
 #: The model fields with a flag of their own (``--max-generation`` → ``max_generation``).
 MODEL_FLAGS = (
@@ -137,7 +137,7 @@ def coordinator_mutant(name: str | None) -> str | None:
     if name is None:
         return None
     by_name = {m.name: m for m in CATALOGUE}
-    if name not in by_name or by_name[name].side != COORDINATOR:
-        known = ", ".join(m.name for m in CATALOGUE if m.side == COORDINATOR)
+    if name not in by_name or not by_name[name].in_reference:
+        known = ", ".join(m.name for m in CATALOGUE if m.in_reference)
         raise InputError(f"--mutant: unknown coordinator mutant {name!r}; known: {known}")
     return name

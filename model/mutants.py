@@ -84,6 +84,13 @@ class Mutant:
         """Killed by a liveness property only: no safety property tells it apart."""
         return self.expected in LIVENESS_PROPERTIES
 
+    @property
+    def in_reference(self) -> bool:
+        """The reference implementation (``sut/reference``) has it too: a coordinator mutant a
+        finite run shows. The liveness mutants are the model's only (their effect is an infinite
+        behaviour; a scenario or a fuzz run would pass them either way)."""
+        return self.side == COORDINATOR and not self.liveness
+
 
 CATALOGUE: tuple[Mutant, ...] = (
     Mutant(

@@ -20,7 +20,7 @@ from typing import Any
 from hypothesis import HealthCheck, Verbosity, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from model.mutants import COORDINATOR, Mutant
+from model.mutants import Mutant
 from sut.fuzz.machine import coordinator_machine
 from sut.fuzz.target import FuzzOptions
 
@@ -59,7 +59,7 @@ class FuzzOutcome:
 
 def applies(mutant: Mutant) -> bool:
     """The reference implements the coordinator: consumer mutants do not apply."""
-    return mutant.side == COORDINATOR
+    return mutant.in_reference
 
 
 def check_of(message: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from model.mutants import CATALOGUE, COORDINATOR
+from model.mutants import CATALOGUE
 from sut.reference.profiles import SCALA_3X, Profile
 
 #: ``Int.MaxValue``: Kafka's default ``group.max.size``.
@@ -14,7 +14,7 @@ INT_MAX = 2**31 - 1
 #: Named deviations of the coordinator that can be switched on by configuration, never by editing
 #: code (issue 5): the coordinator mutants of the model's catalogue (``model/mutants.py``), under
 #: the same names. Each is consulted where it changes behaviour, as in ``model/coordinator.py``.
-MUTANTS: dict[str, str] = {m.name: m.description for m in CATALOGUE if m.side == COORDINATOR}
+MUTANTS: dict[str, str] = {m.name: m.description for m in CATALOGUE if m.in_reference}
 
 
 @dataclass(frozen=True)

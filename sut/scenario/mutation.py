@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from model.mutants import COORDINATOR, Mutant
+from model.mutants import Mutant
 from sut.scenario.format import ScenarioFile
 from sut.scenario.replay import DEFAULT_PROFILE, Replay, replay
 from sut.scenario.result import FAILED, ScenarioResult
@@ -30,7 +30,7 @@ def shipped_files() -> list[Path]:
 
 def applies(mutant: Mutant) -> bool:
     """Whether the reference implementation has the mutant (coordinator mutants only)."""
-    return mutant.side == COORDINATOR
+    return mutant.in_reference
 
 
 @dataclass(frozen=True)

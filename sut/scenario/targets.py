@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sut.interface import GroupCoordinator, ReferenceControls, StoreCompletion
+from sut.reference import CoordinatorConfig, ReferenceCoordinator
+from sut.reference.profiles import profile_named
 from sut.scenario.format import ScenarioConfig
 
 #: The one group of a scenario (its id is irrelevant, scenario-format.md *The world*).
@@ -60,13 +62,10 @@ def make_target(name: str, config: ScenarioConfig, profile: str, mutant: str | N
     raise ValueError(f"unknown target {name!r}; known targets: {', '.join(TARGETS)}")
 
 
-def _reference(config: ScenarioConfig, profile: str, mutant: str | None = None) -> GroupCoordinator:
-    try:
-        from sut.reference import CoordinatorConfig, ReferenceCoordinator
-        from sut.reference.profiles import profile_named
-    except ImportError as exc:
-        raise TargetUnavailable(f"the reference implementation is not available ({exc})") from None
-    coordinator_config = CoordinatorConfig(
+def coordinator_config(config: ScenarioConfig, profile: str, mutant: str | None = None) -> CoordinatorConfig:
+    """The reference coordinator's settings for a scenario's config and a behaviour profile
+    (one place for every target that runs the reference: in process, or served over the wire)."""
+    return CoordinatorConfig(
         group_min_session_timeout_ms=config.min_session_timeout_ms,
         group_max_session_timeout_ms=config.max_session_timeout_ms,
         group_initial_rebalance_delay_ms=config.initial_rebalance_delay_ms,
@@ -75,8 +74,11 @@ def _reference(config: ScenarioConfig, profile: str, mutant: str | None = None) 
         profile=profile_named(profile),
         mutant=mutant,
     )
+
+
+def _reference(config: ScenarioConfig, profile: str, mutant: str | None = None) -> GroupCoordinator:
     completion = StoreCompletion(config.store_completion)
-    coordinator: GroupCoordinator = ReferenceCoordinator(coordinator_config, completion, 0)
+    coordinator: GroupCoordinator = ReferenceCoordinator(coordinator_config(config, profile, mutant), completion, 0)
     return coordinator
 
 

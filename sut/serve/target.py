@@ -41,6 +41,7 @@ from sut.scenario.format import ScenarioConfig, ScenarioFile
 from sut.scenario.replay import DEFAULT_PROFILE, Replay
 from sut.scenario.result import ScenarioResult
 from sut.scenario.runner import run_scenario
+from sut.scenario.targets import coordinator_config
 from sut.serve.server import CoordinatorServer, ServeOptions
 from sut.wire import NoResponse, WireCoordinator, WireOptions
 
@@ -179,18 +180,7 @@ class ServedReference:
 def served_target(config: ScenarioConfig, profile: str, mutant: str | None = None) -> ServedReference:
     """A :class:`ServedReference` configured for one scenario (as ``sut.scenario.targets``
     configures the in-process reference)."""
-    from sut.reference.profiles import profile_named
-
-    coordinator_config = CoordinatorConfig(
-        group_min_session_timeout_ms=config.min_session_timeout_ms,
-        group_max_session_timeout_ms=config.max_session_timeout_ms,
-        group_initial_rebalance_delay_ms=config.initial_rebalance_delay_ms,
-        group_max_size=config.group_max_size,
-        new_member_join_timeout_ms=config.new_member_join_timeout_ms,
-        profile=profile_named(profile),
-        mutant=mutant,
-    )
-    return ServedReference(coordinator_config, StoreCompletion(config.store_completion))
+    return ServedReference(coordinator_config(config, profile, mutant), StoreCompletion(config.store_completion))
 
 
 def replay_served(files: Sequence[ScenarioFile], profile: str = DEFAULT_PROFILE, mutant: str | None = None) -> Replay:

@@ -14,14 +14,14 @@ from kgc import exits
 from kgc.cli import main
 from kgc.cmd_check import counterexample_json
 from model.config import Config
-from model.mutants import CATALOGUE, COORDINATOR, KILLABLE, Mutant
+from model.mutants import CATALOGUE, KILLABLE, Mutant
 from properties.protocol import ALL
 from sut.scenario.format import parse
 from sut.scenario.from_trace import TraceNotTranslatable, scenario_from_trace, symbol
 from sut.scenario.replay import replay
 from sut.scenario.result import FAILED, PASSED, SKIPPED
 
-COORDINATOR_MUTANTS = [m for m in KILLABLE if m.side == COORDINATOR and not m.liveness]
+COORDINATOR_MUTANTS = [m for m in KILLABLE if m.in_reference]
 """Mutants a safety counterexample kills (a liveness mutant has a lasso, not a trace to replay)."""
 
 
