@@ -519,14 +519,17 @@ class NativeSearch:
         """The explored state graph for ``explorer.liveness.check_graph``: the model's own keys
         (read back from the parents file, in discovery order), CSR edges with fairness classes,
         and each state's status (a state the search did not reach to expand is UNEXPLORED)."""
-        status_b, ends_b, targets_b, _steps, _spends = self.core.graph()
-        self.core.flush()
+        m, core = self.model, self.core
+        classes = array("H")
+        classes.frombytes(core.edge_classes(self.class_kept.tobytes(), self.class_spent.tobytes()))
+        core.release()  # the search's tables go before the liveness check builds its own
+        status_b, ends_b, targets_b = core.graph()
+        core.flush()
         records = array("Q")
         with open(self.parents_path, "rb") as f:
             records.frombytes(f.read())
         children = records[0::2]
         del records
-        m, core = self.model, self.core
         packed: dict[int, int] = {}
         keys: list[int] = []
         for key in children:
@@ -544,8 +547,7 @@ class NativeSearch:
         offsets.extend([offsets[-1]] * (len(keys) + 1 - len(offsets)))
         targets = array("i")
         targets.frombytes(targets_b)
-        classes = array("H")
-        classes.frombytes(core.edge_classes(self.class_kept.tobytes(), self.class_spent.tobytes()))
+        del status_b, ends_b, targets_b
         init = list(range(len(m.init_states())))
         return StateGraph(keys, offsets, targets, classes, list(self.classes.names), init, status)
 

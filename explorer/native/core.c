@@ -198,6 +198,7 @@ typedef struct {
     int have_cur, cur_depth;
     uint64_t cur_key;
     long long since_pause;  /* expansions since run() last paused (requests do not reset it) */
+    int released;           /* release() was called: only the graph, vectors and counts remain */
     /* the state graph, for liveness (BFS only): states numbered in discovery order, which BFS
      * also expands in; per state its status and the end of its edges; per edge its target, step
      * and whether it spent a budget */
@@ -542,6 +543,7 @@ static int pop(Core *c) {
 static PyObject *Core_run(Core *c, PyObject *args) {
     long long budget;
     if (!PyArg_ParseTuple(args, "L", &budget)) return NULL;
+    if (c->released) { PyErr_SetString(PyExc_RuntimeError, "the search was released"); return NULL; }
     int ev = EV_DONE;
     for (;;) {
         if (!c->have_cur) {
@@ -873,15 +875,35 @@ static PyObject *Core_has(Core *c, PyObject *args) {
 }
 
 
-/* graph() -> (status, ends, targets, steps, spends) as bytes: the recorded state graph. */
+/* release(): free what only the search needs (the visited set, the memoised component steps,
+ * the state numbering), keeping the vectors, the counts and the recorded graph: called once the
+ * search is over, before the liveness check builds its own structures. */
+static PyObject *Core_release(Core *c, PyObject *Py_UNUSED(ignored)) {
+    free(c->visited.keys); c->visited.keys = NULL; c->visited.cap = 0;
+    map_free(&c->own); map_free(&c->timers); map_free(&c->crash); map_free(&c->lose); map_free(&c->deliver);
+    c->own.cap = c->timers.cap = c->crash.cap = c->lose.cap = c->deliver.cap = 0;
+    if (c->record) { map_free(&c->index); c->index.cap = 0; }
+    free(c->pool.v); c->pool.v = NULL; c->pool.len = c->pool.cap = 0;
+    free(c->gstep.v); c->gstep.v = NULL;
+    free(c->gspends.v); c->gspends.v = NULL;
+    c->released = 1;
+    Py_RETURN_NONE;
+}
+
+/* graph() -> (status, ends, targets) as bytes: the recorded state graph, handed over once (the
+ * core's copies are freed). The edges' classes come from edge_classes(), before release(). */
 static PyObject *Core_graph(Core *c, PyObject *Py_UNUSED(ignored)) {
     if (!c->record) { PyErr_SetString(PyExc_ValueError, "this search records no graph"); return NULL; }
-    return Py_BuildValue("(y#y#y#y#y#)",
+    if (!c->gend.v && c->gstatus.len) { PyErr_SetString(PyExc_RuntimeError, "the graph was handed over already"); return NULL; }
+    PyObject *out = Py_BuildValue("(y#y#y#)",
         (const char *)c->gstatus.v, (Py_ssize_t)c->gstatus.len,
         (const char *)c->gend.v, (Py_ssize_t)(c->gend.len * sizeof(uint64_t)),
-        (const char *)c->gtarget.v, (Py_ssize_t)(c->gtarget.len * sizeof(uint32_t)),
-        (const char *)c->gstep.v, (Py_ssize_t)(c->gstep.len * sizeof(uint32_t)),
-        (const char *)c->gspends.v, (Py_ssize_t)c->gspends.len);
+        (const char *)c->gtarget.v, (Py_ssize_t)(c->gtarget.len * sizeof(uint32_t)));
+    if (out) {
+        free(c->gend.v); c->gend.v = NULL;
+        free(c->gtarget.v); c->gtarget.v = NULL;
+    }
+    return out;
 }
 
 /* edge_classes(kept, spent) -> bytes of uint16: each recorded edge's class, from its step's class
@@ -891,6 +913,10 @@ static PyObject *Core_edge_classes(Core *c, PyObject *args) {
     if (!PyArg_ParseTuple(args, "y*y*", &kept, &spent)) return NULL;
     size_t nk = (size_t)kept.len / 2, ns = (size_t)spent.len / 2;
     PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(c->gstep.len * 2));
+    if (out && c->released) {
+        Py_DECREF(out); out = NULL;
+        PyErr_SetString(PyExc_RuntimeError, "the edges' steps were released");
+    }
     if (out) {
         uint16_t *dst = (uint16_t *)PyBytes_AS_STRING(out);
         const uint16_t *k = kept.buf, *sp = spent.buf;
@@ -1119,7 +1145,8 @@ static PyMethodDef Core_methods[] = {
     {"step_counts", (PyCFunction)Core_step_counts, METH_NOARGS, "transitions per step id (uint64 bytes)"},
     {"stats", (PyCFunction)Core_stats, METH_NOARGS, "counters and table sizes"},
     {"parent", (PyCFunction)Core_parent, METH_VARARGS, "parent(key) -> the key it was first reached from"},
-    {"graph", (PyCFunction)Core_graph, METH_NOARGS, "graph() -> (status, ends, targets, steps, spends)"},
+    {"release", (PyCFunction)Core_release, METH_NOARGS, "free what only the search needs"},
+    {"graph", (PyCFunction)Core_graph, METH_NOARGS, "graph() -> (status, ends, targets)"},
     {"edge_classes", (PyCFunction)Core_edge_classes, METH_VARARGS, "edge_classes(kept, spent) -> uint16 bytes"},
     {"dump", (PyCFunction)Core_dump, METH_NOARGS, "dump() -> bytes: a checkpoint of the search"},
     {"load", (PyCFunction)Core_load, METH_VARARGS, "load(bytes): restore a checkpoint into a fresh core"},
