@@ -26,7 +26,7 @@ from diagrams.exploration import Observation, apis, disabled_kinds
 from diagrams.render import render_graph, svg_fragment
 from diagrams.sequence import STATE_COLOURS, render_svg
 from diagrams.state_machine import KAFKA_EDGES, compare, not_modelled, state_machine_graph
-from explorer.liveness import Lasso, LivenessResult
+from explorer.liveness import Lasso, LivenessResult, lasso_trace
 from explorer.search import Bounds, Result, Violation
 from explorer.trace import describe_step, trace_json
 from model.actions import ALL_KINDS, CONSUMER_KINDS, FAULT_KINDS, HANDLE, TIMER_KINDS
@@ -418,15 +418,7 @@ def _liveness(live: LivenessResult) -> list[str]:
 
 def _lasso(index: int, lasso: Lasso, live: LivenessResult) -> list[str]:
     p = lasso.prop
-    doc = trace_json(
-        lasso.instance,
-        p.description,
-        lasso.path,
-        kind=p.kind,
-        source=p.source,
-        config=live.config.describe(),
-        loop_start=lasso.loop_start,
-    )
+    doc = lasso_trace(live, lasso)
     out = [
         f'<article class="lasso" id="lasso-{escape(lasso.instance)}">',
         f"<h3>{index}. {escape(lasso.instance)} — {lasso.prefix_length} steps, then a cycle of "

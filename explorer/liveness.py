@@ -49,8 +49,9 @@ from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 
+from explorer.trace import trace_json
 from model.actions import (
     BUDGET_OF,
     EXPIRE_HEARTBEAT,
@@ -895,3 +896,22 @@ def check(
     model = ClassicGroupModel(config)
     graph = build_graph(model, max_states, time_limit, max_depth)
     return check_graph(model, graph, properties, fairness)
+
+
+def lasso_trace(result: LivenessResult, lasso: Lasso) -> dict[str, Any]:
+    """The ``kgc-trace`` document of a lasso (``loop_start`` marks the cycle), with the fairness
+    it was found under and the property's formula: what ``kgc check --out``, ``kgc mutants`` and
+    the report draw."""
+    p = lasso.prop
+    doc = trace_json(
+        lasso.instance,
+        p.description,
+        lasso.path,
+        kind=p.kind,
+        source=p.source,
+        config=result.config.describe(),
+        loop_start=lasso.loop_start,
+    )
+    doc["fairness"] = result.fairness.level
+    doc["formula"] = p.formula
+    return doc

@@ -22,9 +22,10 @@ from explorer.liveness import (
     StateGraph,
     build_graph,
     check_graph,
+    lasso_trace,
 )
 from explorer.search import Bounds
-from explorer.trace import format_trace, trace_json
+from explorer.trace import format_trace
 from kgc.errors import InputError
 from model.config import Config
 from model.system import ClassicGroupModel
@@ -92,19 +93,8 @@ def file_stem(instance: str) -> str:
 
 
 def lasso_json(result: LivenessResult, lasso: Lasso) -> dict[str, Any]:
-    p = lasso.prop
-    doc = trace_json(
-        lasso.instance,
-        p.description,
-        lasso.path,
-        kind=p.kind,
-        source=p.source,
-        config=result.config.describe(),
-        loop_start=lasso.loop_start,
-    )
-    doc["fairness"] = result.fairness.level
-    doc["formula"] = p.formula
-    return doc
+    """The ``kgc-trace`` document of a lasso (``explorer.liveness.lasso_trace``)."""
+    return lasso_trace(result, lasso)
 
 
 def write_lassos(result: LivenessResult, out_dir: Path) -> dict[str, str]:

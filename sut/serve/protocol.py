@@ -62,19 +62,43 @@ from sut.interface import (
     TopicPartition,
 )
 
-# Kafka's API keys (``ApiKeys.java``) of what kgc serve reads itself.
-PRODUCE = 0
-METADATA = 3
-OFFSET_COMMIT = 8
-OFFSET_FETCH = 9
-FIND_COORDINATOR = 10
-JOIN_GROUP = 11
-HEARTBEAT = 12
-LEAVE_GROUP = 13
-SYNC_GROUP = 14
-DESCRIBE_GROUPS = 15
-LIST_GROUPS = 16
-API_VERSIONS = 18
+# Kafka's API keys (``ApiKeys.java``) of what kgc serve reads itself, re-exported from sut.wire.
+from sut.wire.versions import (
+    API_VERSIONS as API_VERSIONS,
+)
+from sut.wire.versions import (
+    DESCRIBE_GROUPS as DESCRIBE_GROUPS,
+)
+from sut.wire.versions import (
+    FIND_COORDINATOR as FIND_COORDINATOR,
+)
+from sut.wire.versions import (
+    HEARTBEAT as HEARTBEAT,
+)
+from sut.wire.versions import (
+    JOIN_GROUP as JOIN_GROUP,
+)
+from sut.wire.versions import (
+    LEAVE_GROUP as LEAVE_GROUP,
+)
+from sut.wire.versions import (
+    LIST_GROUPS as LIST_GROUPS,
+)
+from sut.wire.versions import (
+    METADATA as METADATA,
+)
+from sut.wire.versions import (
+    OFFSET_COMMIT as OFFSET_COMMIT,
+)
+from sut.wire.versions import (
+    OFFSET_FETCH as OFFSET_FETCH,
+)
+from sut.wire.versions import (
+    PRODUCE as PRODUCE,
+)
+from sut.wire.versions import (
+    SYNC_GROUP as SYNC_GROUP,
+)
 
 #: Group requests answered by the reference coordinator (possibly later: JoinGroup/SyncGroup park).
 GROUP_APIS = frozenset({JOIN_GROUP, SYNC_GROUP, HEARTBEAT, LEAVE_GROUP, OFFSET_COMMIT, OFFSET_FETCH})

@@ -29,6 +29,8 @@ from kafka.protocol.metadata import FindCoordinatorRequest as KFindCoordinator
 from sut.wire.errors import UnsupportedVersion
 
 # API keys (Kafka's ``ApiKeys``); the group APIs are also ``model.types.ApiKey``.
+PRODUCE = 0
+METADATA = 3
 OFFSET_COMMIT = 8
 OFFSET_FETCH = 9
 FIND_COORDINATOR = 10
