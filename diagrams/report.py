@@ -179,6 +179,8 @@ def _configuration(inp: ReportInput) -> list[str]:
     rows.append(("max depth", str(b.max_depth) if b.max_depth else "none"))
     rows.append(("max states", _num(b.max_states) if b.max_states else "none"))
     rows.append(("time limit", f"{b.time_limit} s" if b.time_limit else "none"))
+    if b.max_memory:
+        rows.append(("max memory", f"{b.max_memory:,} bytes"))
     out = ['<section id="configuration"><h2>Configuration and bounds</h2><table>']
     out += [f"<tr><th>{escape(k)}</th><td><code>{escape(v)}</code></td></tr>" for k, v in rows]
     out.append("</table></section>")

@@ -51,6 +51,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from explorer import memory
 from explorer.trace import trace_json
 from model.actions import (
     BUDGET_OF,
@@ -227,6 +228,7 @@ def build_graph(
     time_limit: float | None = None,
     max_depth: int | None = None,
     step_memory: int = 1_000_000,
+    max_memory: int | None = None,
 ) -> StateGraph:
     """Breadth-first exploration recording every edge. States are numbered in discovery order,
     which is also expansion order, so edges are appended source by source (CSR directly). Past
@@ -299,6 +301,8 @@ def build_graph(
                     complete, stopped_by = False, "max-states"
                 elif time_limit is not None and time.monotonic() - start >= time_limit:
                     complete, stopped_by = False, "time-limit"
+                elif memory.over(max_memory):
+                    complete, stopped_by = False, "memory"
         offsets.append(len(targets))
         v += 1
     del index
@@ -891,10 +895,11 @@ def check(
     max_states: int | None = None,
     time_limit: float | None = None,
     max_depth: int | None = None,
+    max_memory: int | None = None,
 ) -> LivenessResult:
     """Explore ``config`` and check its liveness properties under ``fairness``."""
     model = ClassicGroupModel(config)
-    graph = build_graph(model, max_states, time_limit, max_depth)
+    graph = build_graph(model, max_states, time_limit, max_depth, max_memory=max_memory)
     return check_graph(model, graph, properties, fairness)
 
 

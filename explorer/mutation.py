@@ -147,13 +147,14 @@ def explore(
     if result.stats.stopped_by == "interrupted":  # Ctrl-C / SIGTERM stops the whole catalogue, not one mutant
         raise KeyboardInterrupt
     liveness = None
-    if fairness is not None and not result.violations:
+    if fairness is not None and not result.violations and result.stats.stopped_by != "memory":
         liveness = live.check(
             mutated,
             fairness=fairness,
             max_states=bounds.max_states,
             time_limit=bounds.time_limit,
             max_depth=bounds.max_depth,
+            max_memory=bounds.max_memory,
         )
     return Outcome(mutant, result, bounds, liveness)
 

@@ -33,6 +33,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from explorer import memory
 from explorer.checks import Book, Where
 from explorer.liveness import UNEXPLORED, ClassTable, StateGraph, step_class
 from model.actions import ALL_KINDS, Action
@@ -409,10 +410,12 @@ class NativeSearch:
         time_limit: float | None,
         progress: Callable[[dict[str, int], float], None] | None,
         checkpoints: Checkpoints | None = None,
+        max_memory: int | None = None,
     ) -> str:
         """Search to the end, or to a bound; returns what stopped it ("" when complete). With
         ``checkpoints``, a checkpoint is written every ``checkpoints.every`` seconds and when the
-        search is interrupted (``interrupted`` set, by a signal handler)."""
+        search is interrupted (``interrupted`` set, by a signal handler) or its RSS reaches
+        ``max_memory`` bytes (``explorer.memory``; "memory")."""
         core, handlers = self.core, self._handlers
         self.sync()
         if not self.resumed:
@@ -437,6 +440,10 @@ class NativeSearch:
                 if checkpoints is not None:
                     self.checkpoint(checkpoints, self.seconds_before + now - start)
                 return "interrupted"
+            if memory.over(max_memory):
+                if checkpoints is not None:
+                    self.checkpoint(checkpoints, self.seconds_before + now - start)
+                return "memory"
             if progress is not None and now - last >= 1.0:
                 progress(core.stats(), self.seconds_before + now - start)
                 last = now

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from explorer import memory
 from explorer.checks import Book, Where
 from explorer.interned import InternedModel
 from model.actions import Action
@@ -45,6 +46,9 @@ class Bounds:
     max_depth: int | None = None
     max_states: int | None = None
     time_limit: float | None = None
+    max_memory: int | None = None
+    """Stop (``stopped_by`` "memory", incomplete) once the process's RSS reaches this many bytes
+    (``explorer.memory``), at the same pauses as ``time_limit``."""
 
 
 @dataclass
@@ -197,7 +201,11 @@ class Explorer:
             if engine == "native":
                 return self._run_native(strategy, bounds, progress, stop, checkpoint, checkpoint_every, resume)
             search = _Search(self, strategy, bounds, progress, stop)
-            return search.run()
+            try:
+                return search.run()
+            except MemoryError:  # the allocator failed (e.g. under ulimit -v); the frontier goes with it
+                pass
+            return search.out_of_memory()
 
     def search_identity(self, strategy: str, bounds: Bounds) -> dict[str, Any]:
         """What a checkpoint must match to be resumed by this search."""
@@ -279,7 +287,13 @@ class Explorer:
 
         start = time.monotonic()
         try:
-            stopped = search.run(self.stop_at_first, bounds.time_limit, report if progress else None, checkpoints)
+            try:
+                stopped = search.run(
+                    self.stop_at_first, bounds.time_limit, report if progress else None, checkpoints, bounds.max_memory
+                )
+            except MemoryError:  # the allocator failed mid-chunk: the counts so far, no checkpoint of a torn core
+                stopped = "memory"
+                search.core.release()  # the visited set and memoised steps: room to report
             stats.seconds = search.seconds_before + time.monotonic() - start
             stats.checkpoints = search.checkpoints_written
             _fill(stats, search.core.stats())
@@ -287,7 +301,7 @@ class Explorer:
             result.action_counts = search.action_counts()
             result.observed = search.observed()
             result.witnessed = set(book.witnessed)
-            if record and stopped != "interrupted":
+            if record and stopped not in ("interrupted", "memory"):
                 started = time.monotonic()
                 result.graph = search.graph()
                 result.graph.complete, result.graph.stopped_by = stats.complete, stats.stopped_by
@@ -359,6 +373,7 @@ class _Search:
         """Per tuple of consumer ids (a key's consumer bits): the verdict mask of the consumer checks."""
         self._source: tuple[int, State | None] = (-1, None)
         self._target: tuple[int, State | None] = (-1, None)
+        self.start = time.monotonic()
 
     def source(self, key: int) -> State:
         """The state being expanded, decoded once for all its successors."""
@@ -380,7 +395,7 @@ class _Search:
     def run(self) -> Result:
         explorer, model, stats, bounds, book = self.explorer, self.model, self.stats, self.bounds, self.book
         parents = self.parents
-        start = time.monotonic()
+        start = self.start = time.monotonic()
         frontier: deque[tuple[int, int]] = deque()  # (key, depth)
         for key in model.init_keys():
             if key not in parents:
@@ -450,11 +465,31 @@ class _Search:
                 if self.stop.interrupted:
                     stats.complete, stats.stopped_by = False, "interrupted"
                     break
+                if memory.over(bounds.max_memory):
+                    stats.complete, stats.stopped_by = False, "memory"
+                    break
             if bounds.max_states is not None and len(parents) >= bounds.max_states:
                 stats.complete, stats.stopped_by = False, "max-states"
                 break
-        stats.seconds = time.monotonic() - start
-        stats.distinct_states = len(parents)
+        return self.finish()
+
+    def out_of_memory(self) -> Result:
+        """The result so far of a search whose allocation failed: the visited set and the
+        memoised steps are freed first (the counterexamples are already rebuilt), so that there is
+        room to count and report."""
+        self.stats.complete, self.stats.stopped_by = False, "memory"
+        distinct = len(self.parents)
+        self.parents = {}
+        self.forget_steps()
+        result = self.finish()
+        self.stats.distinct_states = distinct
+        return result
+
+    def finish(self) -> Result:
+        """The result of the search so far."""
+        stats, book = self.stats, self.book
+        stats.seconds = time.monotonic() - self.start
+        stats.distinct_states = len(self.parents)
         self.fold_counts()
         self.result.action_counts = dict(self.kind_counts)
         self.result.observed = self.observed

@@ -1,7 +1,7 @@
 """kgc check: explore every interleaving within the bounds and check the properties.
 
 Exit codes (``kgc.exits``, TLC's where they apply): 0 every property holds, 4 the exploration was
-cut short by ``--time-limit``/``--max-states``/memory (verdict "incomplete"; 0 with
+cut short by ``--time-limit``/``--max-states``/``--max-memory`` or a failed allocation (verdict "incomplete"; 0 with
 ``--allow-incomplete``), 12 a safety property is violated, 13 a liveness property is violated (and
 no safety property; ``kgc.liveness``), 130/143 interrupted (SIGINT/SIGTERM;
 the statistics so far are printed), 150 malformed input or an unwritable output, 153 a system
@@ -32,7 +32,14 @@ from kgc.options import (  # noqa: F401 - re-exported: other verbs and tests imp
     bounds_from_args,
     config_from_args,
 )
-from kgc.outcome import end_progress, print_header, progress_reporter, report_interruption, verdict
+from kgc.outcome import (
+    end_progress,
+    print_header,
+    progress_reporter,
+    report_interruption,
+    report_memory_stop,
+    verdict,
+)
 from properties.protocol import ALL
 
 VERB = "check"
@@ -122,8 +129,9 @@ def run(args: argparse.Namespace) -> int:
             end_progress()
     word, code = verdict(result.ok, result.stats, args.allow_incomplete)
     interrupted = result.stats.stopped_by == "interrupted"
+    cut = result.stats.stopped_by in ("interrupted", "memory")  # no liveness check after these: it needs more
     graph, model = (result.graph, explorer.model) if spark is None else (None, None)
-    liveness = live.run(config, fairness, bounds, graph, model) if fairness is not None and not interrupted else None
+    liveness = live.run(config, fairness, bounds, graph, model) if fairness is not None and not cut else None
     if result.ok and not interrupted and liveness is not None and not liveness.ok:
         word, code = "violation", EXIT_LIVENESS  # a lasso is real even in an incomplete exploration
     files = write_counterexamples(result, out_dir, args.format) if out_dir else {}
@@ -135,19 +143,24 @@ def run(args: argparse.Namespace) -> int:
         if liveness is not None:
             doc["liveness"] = live.result_json(liveness, lasso_files)
         else:
-            reason = live.REFUSAL if spark else "--no-liveness" if args.liveness is False else "interrupted"
+            reason = live.REFUSAL if spark else "--no-liveness" if args.liveness is False else result.stats.stopped_by
             doc["liveness"] = {"verdict": "not checked", "reason": reason}
         print(json.dumps(doc, indent=2))
     else:
-        print_text(result, files, word, show_verdict=liveness is None)
+        skipped = fairness is not None and cut and liveness is None
+        print_text(result, files, word, show_verdict=liveness is None and not skipped)
         if liveness is not None:
             live.print_text(liveness, lasso_files)
             kinds = [k for k, ok in (("safety", result.ok), ("liveness", liveness.ok)) if not ok]
             print("verdict: " + (f"violation ({', '.join(kinds)})" if kinds else word))
         elif spark:
             print("liveness: not checked (" + live.REFUSAL + ")")
+        elif skipped:
+            print(f"liveness: not checked (the search stopped by {result.stats.stopped_by})")
+            print(f"verdict: {word}")
     if interrupted:
         report_interruption(result.stats)
+    report_memory_stop(result.stats, bounds)
     return code
 
 
@@ -272,7 +285,8 @@ def print_text(result: Result, files: dict[str, str], word: str | None = None, s
         f"({s.engine} engine" + (f", visited set {s.bytes_per_state:.1f} bytes/state)" if s.visited_bytes else ")")
     )
     if not s.complete:
-        print(f"warning: exploration incomplete (stopped by {s.stopped_by}); 'holds' means within what was explored")
+        why = s.stopped_by + (": --max-memory reached or an allocation failed" if s.stopped_by == "memory" else "")
+        print(f"warning: exploration incomplete (stopped by {why}); 'holds' means within what was explored")
     missing = [p.name for p in result.properties if not p.is_safety and p.name not in result.witnessed]
     if missing and s.complete:
         print(f"warning: never witnessed: {', '.join(missing)}")

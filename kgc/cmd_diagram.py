@@ -27,7 +27,14 @@ from diagrams.state_machine import compare, state_machine_graph
 from kgc import exits, inputs
 from kgc.errors import InputError
 from kgc.options import add_model_arguments, add_search_arguments, bounds_from_args, config_from_args
-from kgc.outcome import end_progress, print_header, progress_reporter, report_interruption, verdict
+from kgc.outcome import (
+    end_progress,
+    print_header,
+    progress_reporter,
+    report_interruption,
+    report_memory_stop,
+    verdict,
+)
 from model.config import Config
 from properties.protocol import ALL
 
@@ -118,6 +125,7 @@ def _states(args: argparse.Namespace) -> int:
         print(f"note: {a.kafka_name} → {b.kafka_name} (allowed by Kafka) was never taken")
     if result.stats.stopped_by == "interrupted":
         report_interruption(result.stats)
+    report_memory_stop(result.stats, bounds)
     return verdict(True, result.stats, args.allow_incomplete)[1]
 
 

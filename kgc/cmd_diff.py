@@ -25,7 +25,7 @@ from typing import Any
 
 from kgc import exits, inputs
 from kgc.errors import InputError
-from kgc.options import MODEL_FLAGS, bounds_from_args, config_from_args, config_mapping_from_args
+from kgc.options import MODEL_FLAGS, add_bounds_arguments, bounds_from_args, config_from_args, config_mapping_from_args
 from model.config import Config
 
 VERB = "diff"
@@ -58,11 +58,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="REV",
         help="the model of this git revision of the project (once: A = REV, B = the working tree; twice: A, B)",
     )
-    b = p.add_argument_group("bounds")
-    b.add_argument("--max-depth", type=int, metavar="D")
-    b.add_argument("--max-states", type=int, metavar="S")
-    b.add_argument("--time-limit", type=float, metavar="SECONDS")
-    b.add_argument("--allow-incomplete", action="store_true")
+    add_bounds_arguments(p)
     p.add_argument("--json", action="store_true", help="print the diff as one JSON object")
     p.add_argument("--out", metavar="DIR", help="write DIR/diff.html and DIR/diff.json")
     p.add_argument("--no-progress", action="store_true")

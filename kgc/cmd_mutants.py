@@ -10,7 +10,7 @@ skips it), a shortest lasso being its kill. The
 unmutated protocol gets a row of its own: explored with the same bounds and, unless
 ``--max-depth`` or ``--full-baseline`` is given, to the deepest kill. Exit codes: 0 every mutant
 killed and the protocol holds, 1 a mutant survived, 4 the unmutated protocol's exploration was cut
-short by ``--time-limit``/``--max-states`` (0 with ``--allow-incomplete``), 12 the unmutated
+short by ``--time-limit``/``--max-states``/``--max-memory`` (0 with ``--allow-incomplete``), 12 the unmutated
 protocol violates a property (or the unmutated reference fails a scenario), 130/143 interrupted,
 150 malformed input or an unwritable output (``kgc.exits``).
 """
@@ -276,7 +276,7 @@ def exit_code(report: Report | None, replayed: Replayed | None = None, fuzzed: F
     if survivors:
         return EXIT_SURVIVOR
     base = report.baseline if report is not None else None
-    if base is not None and base.result.stats.stopped_by in ("time-limit", "max-states"):
+    if base is not None and base.result.stats.stopped_by in ("time-limit", "max-states", "memory"):
         return EXIT_INCOMPLETE
     return EXIT_OK
 

@@ -25,7 +25,14 @@ from kgc import liveness as live
 from kgc.cmd_check import EXIT_OK, EXIT_VIOLATION  # noqa: F401 - kept for importers
 from kgc.errors import InputError
 from kgc.options import add_model_arguments, add_search_arguments, bounds_from_args, config_from_args
-from kgc.outcome import end_progress, print_header, progress_reporter, report_interruption, verdict
+from kgc.outcome import (
+    end_progress,
+    print_header,
+    progress_reporter,
+    report_interruption,
+    report_memory_stop,
+    verdict,
+)
 from properties.protocol import ALL
 from timing.config import TimingConfig, TimingConfigError
 from timing.config import load as load_timing
@@ -75,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
     if progress is not None:
         end_progress()
     interrupted = result.stats.stopped_by == "interrupted"
-    liveness = live.run(config, fairness, bounds) if fairness is not None and not interrupted else None
+    cut = result.stats.stopped_by in ("interrupted", "memory")  # no liveness check after these: it needs more
+    liveness = live.run(config, fairness, bounds) if fairness is not None and not cut else None
     command = "kgc " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["report"] else ""
     inp = ReportInput(result, obs, bounds, command, liveness)
     timing_results = [(path, answer_all(cfg)) for path, cfg in timing]
@@ -104,4 +112,5 @@ def run(args: argparse.Namespace) -> int:
     print(f"verdict: {word}")
     if result.stats.stopped_by == "interrupted":
         report_interruption(result.stats)
+    report_memory_stop(result.stats, bounds)
     return code

@@ -164,6 +164,11 @@ def explore_behaviours(
     boundary, ``max_generation``, are reached but not expanded, as in the explorer)."""
     model = model or ClassicGroupModel(config)
     ex = Exploration(label, config, model)
+    # getattr and a late import: a side at an older revision (kgc.revision) runs this module with
+    # that revision's explorer, whose Bounds may have no max_memory and which may have no memory module.
+    max_memory = getattr(bounds, "max_memory", None)
+    if max_memory is not None:
+        from explorer import memory
     parents = ex.parents
     started = time.monotonic()
     frontier: deque[tuple[int, int]] = deque()
@@ -171,6 +176,7 @@ def explore_behaviours(
         if key not in parents:
             parents[key] = key
             frontier.append((key, 0))
+    expanded = 0
     try:
         while frontier:
             key, depth = frontier.popleft()
@@ -194,8 +200,14 @@ def explore_behaviours(
             if bounds.time_limit is not None and time.monotonic() - started >= bounds.time_limit:
                 ex.complete, ex.stopped_by = False, "time-limit"
                 break
+            expanded += 1
+            if max_memory is not None and expanded & 0xFF == 0 and memory.over(max_memory):
+                ex.complete, ex.stopped_by = False, "memory"
+                break
     except KeyboardInterrupt:
         ex.complete, ex.stopped_by = False, "interrupted"
+    except MemoryError:  # the allocator failed: the behaviours found so far
+        ex.complete, ex.stopped_by = False, "memory"
     ex.states = len(parents)
     ex.seconds = time.monotonic() - started
     return ex

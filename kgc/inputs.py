@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import tempfile
 import tomllib
 from collections.abc import Callable, Iterable
@@ -175,6 +176,27 @@ def finite_positive(value: float | None, option: str) -> None:
         raise InputError(f"{option} must be a finite number, got {value}")
     if value <= 0:
         raise InputError(f"{option} must be positive, got {value}")
+
+
+_SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+_SIZE = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*(?:([kmgt])(?:i?b)?|b)?", re.IGNORECASE)
+
+
+def memory_size(text: str, option: str) -> int:
+    """``2G`` → 2 GiB in bytes: a positive decimal number with an optional unit K, M, G or T
+    (powers of 1024, as ``ulimit``, the JVM's ``-Xmx`` and Docker read them; ``KB``/``KiB`` and
+    lower case too); a bare number is bytes. ``banana``, ``0``, ``nan``, ``inf``, ``-1G`` and
+    sizes beyond 1 PiB are refused."""
+    match = _SIZE.fullmatch(text.strip()) if isinstance(text, str) and len(text) <= 40 else None
+    if match is None:
+        raise InputError(f"{option} must be a size such as 2G, 500M or 1.5G, got {text!r}")
+    number, unit = match.groups()
+    size = int(float(number) * _SIZE_UNITS[(unit or "").lower()])
+    if size <= 0:
+        raise InputError(f"{option} must be positive, got {text!r}")
+    if size > 1 << 50:
+        raise InputError(f"{option} {text!r} is more than 1 PiB")
+    return size
 
 
 # ---------------------------------------------------------------------- configurations

@@ -83,7 +83,7 @@ def run(
     if graph is not None and isinstance(model, ClassicGroupModel):
         return check_graph(model, graph, ALL, fairness)
     model = ClassicGroupModel(config)
-    graph = build_graph(model, bounds.max_states, bounds.time_limit, bounds.max_depth)
+    graph = build_graph(model, bounds.max_states, bounds.time_limit, bounds.max_depth, max_memory=bounds.max_memory)
     return check_graph(model, graph, ALL, fairness)
 
 

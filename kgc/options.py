@@ -87,9 +87,15 @@ def add_bounds_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--max-states", type=int, metavar="S", help="stop after S distinct states (the run is incomplete)")
     g.add_argument("--time-limit", type=float, metavar="SECONDS", help="stop after SECONDS (the run is incomplete)")
     g.add_argument(
+        "--max-memory",
+        metavar="SIZE",
+        help="stop cleanly once this process's resident memory reaches SIZE (2G, 500M, 1.5G; K/M/G/T are powers of "
+        "1024; the run is incomplete, its statistics printed, --checkpoint DIR written)",
+    )
+    g.add_argument(
         "--allow-incomplete",
         action="store_true",
-        help="exit 0, not 4, when --time-limit, --max-states or memory cut the exploration short",
+        help="exit 0, not 4, when --time-limit, --max-states or --max-memory cut the exploration short",
     )
 
 
@@ -125,10 +131,18 @@ def config_from_args(args: argparse.Namespace, base: Config | None = None) -> Co
 
 
 def bounds_from_args(args: argparse.Namespace) -> Bounds:
-    """The bounds, each positive and finite (``--time-limit nan`` is refused)."""
+    """The bounds, each positive and finite (``--time-limit nan`` is refused); ``--max-memory``
+    in bytes (:func:`kgc.inputs.memory_size`)."""
     for name in ("max_depth", "max_states", "time_limit"):
         inputs.finite_positive(getattr(args, name, None), f"--{name.replace('_', '-')}")
-    return Bounds(args.max_depth, args.max_states, args.time_limit)
+    size = getattr(args, "max_memory", None)
+    max_memory = inputs.memory_size(size, "--max-memory") if size is not None else None
+    if max_memory is not None and getattr(args, "engine", None) == "spark":
+        raise InputError(
+            "--max-memory bounds this process; under --engine spark the memory is Spark's: "
+            "--spark-conf spark.driver.memory=SIZE / spark.executor.memory=SIZE"
+        )
+    return Bounds(args.max_depth, args.max_states, args.time_limit, max_memory)
 
 
 def coordinator_mutant(name: str | None) -> str | None:

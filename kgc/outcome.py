@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any, TextIO
 
-from explorer import search
+from explorer import memory, search
 from explorer.search import Bounds, ProgressFn, Stats
 from kgc import exits
 from model.config import Config
@@ -102,6 +102,8 @@ def describe_bounds(bounds: Bounds) -> str:
         parts.append(f"states ≤ {bounds.max_states:,}")
     if bounds.time_limit is not None:
         parts.append(f"time ≤ {bounds.time_limit:g} s")
+    if bounds.max_memory is not None:
+        parts.append(f"memory ≤ {memory.describe(bounds.max_memory)}")
     return ", ".join(parts) or "none"
 
 
@@ -154,6 +156,20 @@ def end_progress(stream: TextIO | None = None) -> None:
     out: Any = stream or sys.stderr
     if hasattr(out, "isatty") and out.isatty():
         print(file=out)
+
+
+def report_memory_stop(stats: Stats, bounds: Bounds) -> None:
+    """The one line on stderr of a search stopped by memory (``--max-memory`` or a failed
+    allocation): the statistics so far. Nothing for any other search."""
+    if stats.stopped_by != "memory":
+        return
+    reached = bounds.max_memory is not None and stats.peak_memory_mb * (1 << 20) >= bounds.max_memory
+    why = (
+        f"memory use reached --max-memory {memory.describe(bounds.max_memory or 0)}"
+        if reached
+        else "out of memory (an allocation failed)"
+    )
+    print(f"kgc: {why}: {stats_line(stats)}; exploration incomplete", file=sys.stderr)
 
 
 def report_interruption(stats: Stats) -> None:

@@ -35,7 +35,10 @@ from model.config import Config
 from kgc.diff import side_document
 request = json.load(sys.stdin)
 config = Config.from_mapping(request["config"])
-json.dump(side_document(request["label"], config, Bounds(*request["bounds"])), sys.stdout)
+bounds = Bounds(*request["bounds"][:3])
+if hasattr(bounds, "max_memory"):  # a revision older than --max-memory explores without it
+    bounds.max_memory = request["bounds"][3]
+json.dump(side_document(request["label"], config, bounds), sys.stdout)
 """
 
 
@@ -74,7 +77,7 @@ def side_at_revision(rev: str, label: str, mapping: dict[str, Any], bounds: Boun
         request = {
             "label": label,
             "config": {k: sorted(v) if isinstance(v, (set, frozenset)) else v for k, v in mapping.items()},
-            "bounds": [bounds.max_depth, bounds.max_states, bounds.time_limit],
+            "bounds": [bounds.max_depth, bounds.max_states, bounds.time_limit, bounds.max_memory],
         }
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([tmp, str(ROOT)])}
         proc = subprocess.run(

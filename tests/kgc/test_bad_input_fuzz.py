@@ -216,10 +216,12 @@ def test_configuration_files_raw(data: bytes, suffix: str) -> None:
     _check_config(data, suffix)
 
 
-OPTION_VALUES = st.sampled_from(["nan", "inf", "-inf", "-1", "0", "1e309", "abc", "0.001", "", "1e-300", "3"])
+OPTION_VALUES = st.sampled_from(
+    ["nan", "inf", "-inf", "-1", "0", "1e309", "abc", "0.001", "", "1e-300", "3", "banana", "500M", "1.5G", "2X", "1M"]
+)
 
 
-OPTIONS = st.sampled_from(["--time-limit", "--max-states", "--max-depth", "--consumers", "--set"])
+OPTIONS = st.sampled_from(["--time-limit", "--max-states", "--max-depth", "--max-memory", "--consumers", "--set"])
 
 
 @RAW

@@ -1,0 +1,45 @@
+"""The process's memory, read cheaply at the engines' pauses (``--max-memory``).
+
+A search that outgrows the machine does not get a ``MemoryError`` on Linux: with overcommit the
+kernel's OOM killer ends the process with SIGKILL, which nothing can catch, and the statistics are
+lost. ``--max-memory SIZE`` stops the search cleanly instead, at the engines' existing pauses
+(the Python engine every 256 expansions, the native core every ``_CHUNK`` states, the same pauses
+that honour ``--time-limit`` and signals), once the resident set size passes SIZE: the verdict is
+"incomplete" (``stopped_by`` "memory") and the statistics so far are printed as for any other
+bound. The RSS is read from ``/proc/self/statm`` (one small read, a few microseconds); where that
+file does not exist the peak RSS from ``getrusage`` stands in (it never decreases, so the stop is
+only earlier, never later).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+_STATM = "/proc/self/statm"
+
+
+def rss_bytes() -> int:
+    """The process's resident set size now, in bytes."""
+    try:
+        with open(_STATM, "rb") as f:
+            return int(f.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024  # bytes on macOS, KiB on Linux
+
+
+def over(limit: int | None) -> bool:
+    """True when ``limit`` (bytes) is set and the RSS has reached it."""
+    return limit is not None and rss_bytes() >= limit
+
+
+def describe(size: int) -> str:
+    """``536870912`` → ``512 MiB`` (the unit a person wrote ``--max-memory`` in)."""
+    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale:
+            value = size / scale
+            return f"{value:.0f} {unit}" if value == int(value) or value >= 100 else f"{value:.1f} {unit}"
+    return f"{size} bytes"
