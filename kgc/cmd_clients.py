@@ -19,11 +19,12 @@ import json
 import sys
 from pathlib import Path
 
+from kgc import inputs
 from kgc.errors import InputError
-from kgc.options import coordinator_mutant
+from kgc.options import add_coordinator_arguments, coordinator_mutant
 from sut.broker import BrokerError
 from sut.clients.harness import LIBRARIES
-from sut.clients.session import load_known, replay_file, run_session
+from sut.clients.session import replay_file, run_session
 from sut.serve import ServeError
 
 VERB = "clients"
@@ -41,37 +42,37 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--client", choices=LIBRARIES, default="kafka-python", help="the client library (default %(default)s)"
     )
-    p.add_argument(
-        "--budget", type=_count, default=4, metavar="N", help="examples to run, shrinking included (default 4)"
-    )
-    p.add_argument("--steps", type=_count, default=12, metavar="N", help="rules per example at most (default 12)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the search (default 0)")
-    p.add_argument("--out", type=Path, default=Path("kgc-clients"), metavar="DIR", help="where findings go")
-    p.add_argument(
-        "--known", type=Path, metavar="FILE", help=f"known findings (default {KNOWN.parent.name}/{KNOWN.name})"
-    )
+    p.add_argument("--budget", default="4", metavar="N", help="examples to run, shrinking included (default 4)")
+    p.add_argument("--steps", default="12", metavar="N", help="rules per example at most (default 12)")
+    p.add_argument("--seed", default="0", metavar="S", help="seed of the search (default 0)")
+    p.add_argument("--out", default="kgc-clients", metavar="DIR", help="where findings go")
+    p.add_argument("--known", metavar="FILE", help=f"known findings (default {KNOWN.parent.name}/{KNOWN.name})")
     p.add_argument("--no-known", action="store_true", help="treat every finding as new")
-    p.add_argument("--mutant", metavar="NAME", help="serve a catalogued coordinator bug (model/mutants.py)")
-    p.add_argument("--replay", type=Path, metavar="FILE", help="run a finding's steps again and check them")
+    add_coordinator_arguments(p, delay=False)
+    p.add_argument("--replay", metavar="FILE", help="run a finding's steps again and check them")
     p.add_argument("--json", action="store_true", help="one JSON object instead of text")
 
 
 def run(args: argparse.Namespace) -> int:
+    """Every option and file is validated (``kgc.options``, ``kgc.inputs``) before a broker or a
+    consumer starts."""
     mutant = coordinator_mutant(args.mutant)
     if args.replay is not None:
         return _replay(args, mutant)
+    budget = inputs.whole_number(args.budget, "--budget", 1, 100_000)
+    steps = inputs.whole_number(args.steps, "--steps", 1, inputs.MAX_CLIENT_STEPS)
+    seed = inputs.whole_number(args.seed, "--seed", 0, 2**64 - 1)
     known = []
     if not args.no_known:
-        path = args.known or KNOWN
-        if args.known is not None or path.exists():
-            try:
-                known = load_known(path)
-            except ValueError as exc:
-                raise InputError(f"--known: {exc}") from None
-    if args.out.exists() and not args.out.is_dir():
-        raise InputError(f"--out: {args.out} exists and is not a directory")
+        if args.known is not None:
+            known = inputs.load_client_known(args.known)
+        elif KNOWN.exists():
+            known = inputs.load_client_known(KNOWN)
+    elif args.known is not None:
+        raise InputError("--known and --no-known contradict each other: give one")
+    out = inputs.future_dir(args.out, "--out")
     try:
-        session = run_session(args.client, args.budget, args.seed, args.out, known, args.steps, mutant)
+        session = run_session(args.client, budget, seed, out, known, steps, mutant)
     except (BrokerError, ServeError) as exc:
         print(f"kgc: error: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
@@ -99,10 +100,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace, mutant: str | None) -> int:
+    document = inputs.load_client_run(args.replay)
     try:
-        _, violations, document = replay_file(args.replay, mutant)
-    except ValueError as exc:
-        raise InputError(f"--replay: {exc}") from None
+        _, violations, document = replay_file(Path(args.replay), mutant, document)
     except (BrokerError, ServeError) as exc:
         print(f"kgc: error: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
@@ -123,13 +123,3 @@ def _steps(steps: list[dict[str, object]]) -> str:
         args = " ".join(f"{v}" for k, v in s.items() if k != "op" and v is not None and v is not False)
         parts.append(f"{s['op']} {args}".strip())
     return "; ".join(parts)
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise InputError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise InputError(f"{value} must be at least 1")
-    return value

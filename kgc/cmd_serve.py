@@ -26,18 +26,18 @@ import threading
 import time
 from pathlib import Path
 
+from kgc import inputs
 from kgc.errors import InputError
-from kgc.options import coordinator_mutant
+from kgc.options import add_coordinator_arguments, address_from_args, coordinator_from_args, port_from_args
 from model.types import Errors
-from sut.broker import BrokerError, TansuBroker, parse_bootstrap
+from sut.broker import BrokerError, TansuBroker
 from sut.broker.address import Address
-from sut.reference import CoordinatorConfig
-from sut.reference.profiles import profile_named
-from sut.scenario.format import PROFILES, ScenarioError
-from sut.scenario.replay import DEFAULT_PROFILE, format_line, format_summary, format_table, load_files
+from sut.scenario.replay import format_line, format_summary, format_table
 from sut.scenario.result import FAILED
-from sut.serve import CoordinatorServer, Fault, FaultKind, ServeError, ServeOptions, write_trace
+from sut.serve import CoordinatorServer, Fault, FaultKind, ServeError, ServeOptions
+from sut.serve.protocol import api_name
 from sut.serve.target import replay_served
+from sut.serve.trace import trace_text
 
 VERB = "serve"
 HELP = "Serve the reference group coordinator over the Kafka protocol in front of a real broker."
@@ -54,16 +54,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     upstream = p.add_mutually_exclusive_group()
     upstream.add_argument("--broker", choices=["tansu"], help="start this broker on loopback as the upstream")
     upstream.add_argument("--upstream", metavar="HOST:PORT", help="a running broker to forward non-group APIs to")
-    p.add_argument("--port", type=_port, default=0, help="port on 127.0.0.1 (default: a free one)")
-    p.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE, help="coordinator behaviour profile")
-    p.add_argument("--mutant", metavar="NAME", help="switch on a catalogued coordinator bug (model/mutants.py)")
-    p.add_argument(
-        "--initial-rebalance-delay-ms",
-        type=_non_negative,
-        default=3000,
-        metavar="MS",
-        help="group.initial.rebalance.delay.ms (default 3000)",
-    )
+    p.add_argument("--port", default="0", help="port on 127.0.0.1 (default: a free one)")
+    add_coordinator_arguments(p)
     p.add_argument(
         "--fault",
         action="append",
@@ -72,7 +64,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="inject a fault: kind=hold|delay|drop|close|error[,api=NAME][,client=ID][,member=ID][,ms=N]"
         "[,error=NAME][,times=N] (times 0: every matching request); repeatable",
     )
-    p.add_argument("--trace", type=Path, metavar="FILE", help="write the trace (JSON lines) here when stopping")
+    p.add_argument("--trace", metavar="FILE", help="write the trace (JSON lines) here when stopping")
     p.add_argument("--duration", type=float, metavar="SECONDS", help="stop after this long (default: until Ctrl-C)")
     p.add_argument(
         "--scenarios",
@@ -84,26 +76,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Serve until stopped, or replay scenarios through the server."""
-    mutant = coordinator_mutant(args.mutant)
+    """Serve until stopped, or replay scenarios through the server. Every option and file is
+    validated (``kgc.options``, ``kgc.inputs``) before a broker starts or a port is bound."""
+    config = coordinator_from_args(args)
+    port = port_from_args(args.port)
     if args.scenarios is not None:
-        return _replay(args, mutant)
+        given = [o for o, v in (("--fault", args.fault), ("--trace", args.trace), ("--duration", args.duration)) if v]
+        if given or args.broker or args.upstream or port:
+            drop = (given or ["--broker/--upstream/--port"])[0]
+            raise InputError(f"--scenarios replays on a server of its own: drop {drop}")
+        return _replay(args, config.mutant)
+    if args.json:
+        raise InputError("--json goes with --scenarios")
     faults = [parse_fault(spec) for spec in args.fault]
-    if args.duration is not None and not args.duration > 0:
-        raise InputError(f"--duration must be positive, got {args.duration}")
+    inputs.finite_positive(args.duration, "--duration")
     upstream_address: Address | None = None
     if args.upstream is not None:
-        try:
-            upstream_address = parse_bootstrap(args.upstream)
-        except ValueError as exc:
-            raise InputError(f"--upstream: {exc}") from None
-    if args.trace is not None and not args.trace.parent.is_dir():
-        raise InputError(f"--trace: directory {args.trace.parent} does not exist")
-    config = CoordinatorConfig(
-        group_initial_rebalance_delay_ms=args.initial_rebalance_delay_ms,
-        profile=profile_named(args.profile),
-        mutant=mutant,
-    )
+        upstream_address = address_from_args(args.upstream, "--upstream")
+    trace_path = inputs.writable_file(args.trace, "--trace") if args.trace is not None else None
     broker = TansuBroker() if args.broker == "tansu" else None
     stop = threading.Event()
     previous = signal.signal(signal.SIGTERM, lambda _s, _f: stop.set())
@@ -114,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
             except BrokerError as exc:
                 print(f"kgc: error: {exc}", file=sys.stderr)
                 return EXIT_BROKER_UNUSABLE
-        server = CoordinatorServer(ServeOptions(port=args.port, upstream=upstream_address, config=config))
+        server = CoordinatorServer(ServeOptions(port=port, upstream=upstream_address, config=config))
         try:
             server.start()
         except ServeError as exc:
@@ -132,9 +122,9 @@ def run(args: argparse.Namespace) -> int:
             pass
         finally:
             server.stop()
-            if args.trace is not None:
-                write_trace(server.trace.snapshot(), args.trace)
-                print(f"kgc serve: trace of {len(server.trace)} records written to {args.trace}", flush=True)
+            if trace_path is not None:
+                inputs.write_atomically(trace_path, trace_text(server.trace.snapshot()), "--trace")
+                print(f"kgc serve: trace of {len(server.trace)} records written to {trace_path}", flush=True)
         requests = sum(1 for r in server.trace.snapshot() if r.kind == "request")
         print(f"kgc serve: stopped after {requests} requests", flush=True)
         return EXIT_OK
@@ -155,10 +145,7 @@ def _wait(stop: threading.Event, duration: float | None) -> None:
 
 def _replay(args: argparse.Namespace, mutant: str | None) -> int:
     paths = args.scenarios or sorted(LIBRARY.glob("*.json"))
-    try:
-        files = load_files(paths)
-    except ScenarioError as exc:
-        raise InputError(str(exc)) from None
+    files = inputs.load_scenario_files(paths)
     outcome = replay_served(files, args.profile, mutant)
     if args.json:
         print(json.dumps(outcome.as_json(), indent=2))
@@ -193,32 +180,19 @@ def parse_fault(spec: str) -> Fault:
         error = Errors[fields["error"]] if "error" in fields else None
     except KeyError:
         raise InputError(f"--fault {spec!r}: unknown error {fields['error']!r}") from None
+    ms = inputs.whole_number(fields.get("ms", "0"), f"--fault {spec!r}: ms", 0, 3_600_000)
+    times = inputs.whole_number(fields.get("times", "1"), f"--fault {spec!r}: times", 0, 1_000_000)
+    api = fields.get("api")
+    if api is not None and api not in _API_NAMES:
+        raise InputError(f"--fault {spec!r}: unknown api {api!r} (Kafka's API names: JoinGroup, Heartbeat, ...)")
+    for key in ("client", "member"):
+        if len(fields.get(key, "")) > 255:
+            raise InputError(f"--fault {spec!r}: {key} is longer than 255 characters")
     try:
-        ms = int(fields.get("ms", "0"))
-        times = int(fields.get("times", "1"))
-    except ValueError:
-        raise InputError(f"--fault {spec!r}: ms and times must be integers") from None
-    try:
-        return Fault(kind, fields.get("api"), fields.get("client"), fields.get("member"), ms, error, times)
+        return Fault(kind, api, fields.get("client"), fields.get("member"), ms, error, times)
     except ValueError as exc:
         raise InputError(f"--fault {spec!r}: {exc}") from None
 
 
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise InputError(f"--port: {text!r} is not a number") from None
-    if not 0 <= value < 65536:
-        raise InputError(f"--port: {value} is outside 0-65535")
-    return value
-
-
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise InputError(f"{text!r} is not an integer") from None
-    if value < 0:
-        raise InputError(f"{value} must not be negative")
-    return value
+_API_NAMES = frozenset(api_name(key) for key in range(100))
+"""What ``--fault api=NAME`` may name: Kafka's API names as the server's trace writes them."""

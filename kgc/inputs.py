@@ -535,3 +535,158 @@ def load_scenario_files(paths: Iterable[str | Path]) -> list[Any]:
 def check_known_file(path: str | Path) -> None:
     """A known-divergence file passes this layer before ``load_known`` reads its fields."""
     load_json(path, "known-divergence file", MAX_KNOWN_BYTES)
+
+
+# ---------------------------------------------------------------------- kgc serve and kgc clients
+
+MAX_CLIENT_RUN_BYTES = 4 << 20
+MAX_CLIENT_STEPS = 1_000
+"""More rules than any ``kgc clients`` session records (its ``--steps`` default is 12)."""
+MAX_CLIENT_MS = 600_000
+"""A step's ``ms``, a loop's ``poll_ms``/``process_ms`` and a consumer timeout: at most 10 minutes."""
+CLIENT_COMMITS = ("none", "sync", "async")
+
+
+def whole_number(text: str, option: str, low: int = 0, high: int = MAX_INT) -> int:
+    """An integer option between ``low`` and ``high`` (``--port``, ``--budget``, ``ms=``)."""
+    try:
+        value = int(text.strip(), 10) if isinstance(text, str) and len(text) <= 40 else None
+    except ValueError:
+        value = None
+    if value is None:
+        raise InputError(f"{option}: {_short(text)} is not a whole number")
+    if not low <= value <= high:
+        raise InputError(f"{option}: {value} is outside {low:,}-{high:,}")
+    return value
+
+
+def writable_file(path: str | Path, option: str) -> Path:
+    """A file a verb writes later (``kgc serve --trace``): not a directory, in a directory that
+    exists and is writable, checked before any work is done."""
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{option}: {str(p)!r} is a directory")
+    directory = p.parent if str(p.parent) else Path(".")
+    if not directory.is_dir():
+        raise InputError(f"{option}: cannot write {str(p)!r}: directory {str(directory)!r} does not exist")
+    output_dir(directory, option)
+    return p
+
+
+def future_dir(path: str | Path, option: str) -> Path:
+    """A directory a verb may create later (``kgc clients --out``, written only when there is a
+    finding): if it exists it must be a writable directory; if not, its nearest existing ancestor
+    must be. Nothing is created now."""
+    p = Path(path)
+    if p.exists():
+        return output_dir(p, option)
+    ancestor = p.parent
+    while str(ancestor) not in ("", ".", "/") and not ancestor.exists():
+        ancestor = ancestor.parent
+    ancestor = ancestor if str(ancestor) else Path(".")
+    if not ancestor.is_dir():
+        raise InputError(f"{option}: cannot create {str(p)!r}: {str(ancestor)!r} is not a directory")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise InputError(f"{option}: cannot create {str(p)!r}: {str(ancestor)!r} is not writable")
+    return p
+
+
+def load_client_known(path: str | Path) -> list[Any]:
+    """A ``kgc-known-client-findings`` file (``kgc clients --known``): every finding names a
+    client library kgc drives and one of the client checks, with a version and a note."""
+    from sut.clients.checks import CHECKS, FINAL_CHECKS
+    from sut.clients.harness import LIBRARIES
+    from sut.clients.session import KNOWN_FORMAT, KnownFinding
+
+    doc = load_json(path, "known-findings file", MAX_KNOWN_BYTES)
+    s = _Schema(str(path))
+    top = s.obj(doc, "the file")
+    s.required(top, "format", "", lambda v, at: s.string(v, at, [KNOWN_FORMAT]))
+    findings = s.required(top, "findings", "", s.array)
+    out = []
+    for i, entry in enumerate(findings):
+        at = f"findings[{i}]"
+        e = s.obj(entry, at)
+        library = s.required(e, "library", at, lambda v, a: s.string(v, a, LIBRARIES))
+        check = s.required(e, "check", at, lambda v, a: s.string(v, a, [*CHECKS, *FINAL_CHECKS]))
+        version = s.required(e, "version", at, lambda v, a: _text(s, v, a))
+        note = s.required(e, "note", at, lambda v, a: _text(s, v, a))
+        out.append(KnownFinding(library, check, version, note))
+    return out
+
+
+def load_client_run(path: str | Path) -> dict[str, Any]:
+    """A ``kgc-clients-run`` file (``kgc clients --replay``), checked whole before any broker or
+    consumer starts: its library, mutant, consumer options, and every step — an op the harness
+    knows (``sut/clients/harness.py``, ``replay_steps``) with its fields' types and ranges; a step
+    names a consumer an earlier ``start`` started (``c1``, ``c2``, … in order)."""
+    from sut.clients.harness import LIBRARIES
+    from sut.clients.machine import FAULTS, FORMAT
+
+    doc = load_json(path, "client run file", MAX_CLIENT_RUN_BYTES)
+    s = _Schema(str(path))
+    top = s.obj(doc, "the file")
+    s.required(top, "format", "", lambda v, at: s.string(v, at, [FORMAT]))
+    s.required(top, "library", "", lambda v, at: s.string(v, at, LIBRARIES))
+    s.optional(top, "mutant", "", lambda v, at: _client_mutant(s, v, at))
+    options = top.get("options", {})
+    s.obj(options, "options")
+    ranges = {
+        "session_timeout_ms": (1, MAX_CLIENT_MS),
+        "heartbeat_interval_ms": (1, MAX_CLIENT_MS),
+        "max_poll_interval_ms": (1, MAX_CLIENT_MS),
+        "partitions": (1, 100),
+    }
+    for key in options:
+        if key not in ranges:
+            s.fail(f"options.{key}", f"unknown option; known: {', '.join(ranges)}")
+        s.integer(options[key], f"options.{key}", *ranges[key])
+    steps = s.required(top, "steps", "", s.array)
+    if len(steps) > MAX_CLIENT_STEPS:
+        s.fail("steps", f"{len(steps):,} steps, more than {MAX_CLIENT_STEPS:,}")
+    started = 0
+
+    def client(v: Any, at: str) -> object:
+        name = s.string(v, at)
+        if name not in {f"c{i}" for i in range(1, started + 1)}:
+            s.fail(at, f"{_short(v)} names no consumer started before (started: {started})")
+        return name
+
+    def ms(v: Any, at: str) -> object:
+        return s.integer(v, at, 0, MAX_CLIENT_MS)
+
+    def commit(v: Any, at: str) -> object:
+        return s.string(v, at, CLIENT_COMMITS)
+
+    fields: dict[str, dict[str, Callable[[Any, str], object]]] = {
+        "start": {"auto_commit": s.boolean, "commit": commit},
+        "set": {"client": client, "poll_ms": ms, "process_ms": ms, "commit": commit},
+        "stall": {"client": client, "ms": ms},
+        "commit": {"client": client, "mode": lambda v, at: s.string(v, at, CLIENT_COMMITS[1:])},
+        "close": {"client": client},
+        "kill": {"client": client},
+        "fault": {"kind": lambda v, at: s.string(v, at, FAULTS), "client": lambda v, at: v is None or client(v, at)},
+        "wait": {"ms": ms},
+    }
+    optional = {("start", "auto_commit"), ("start", "commit"), ("fault", "client")}
+    for i, step in enumerate(steps):
+        at = f"steps[{i}]"
+        st = s.obj(step, at)
+        op = s.required(st, "op", at, lambda v, a: s.string(v, a, fields))
+        for key in st:
+            if key != "op" and key not in fields[op]:
+                s.fail(f"{at}.{key}", f"unknown field of a {op!r} step; known: {', '.join(fields[op]) or 'none'}")
+        for key, check in fields[op].items():
+            (s.optional if (op, key) in optional else s.required)(st, key, at, check)
+        if op == "start":
+            started += 1
+    return dict(top)
+
+
+def _client_mutant(s: _Schema, value: Any, at: str) -> object:
+    """A run's ``mutant``: null or a catalogued coordinator mutant (the server runs it)."""
+    from model.mutants import CATALOGUE
+
+    if value is None:
+        return None
+    return s.string(value, at, [m.name for m in CATALOGUE if m.in_reference])

@@ -155,3 +155,53 @@ def coordinator_mutant(name: str | None) -> str | None:
         known = ", ".join(m.name for m in CATALOGUE if m.in_reference)
         raise InputError(f"--mutant: unknown coordinator mutant {name!r}; known: {known}")
     return name
+
+
+# ---------------------------------------------------------------------- the wire verbs (serve, clients)
+
+
+def add_coordinator_arguments(p: argparse.ArgumentParser, *, delay: bool = True) -> None:
+    """The reference coordinator's options of the verbs that serve it (``serve``, ``clients``):
+    ``--mutant`` and, with ``delay``, ``--profile`` and ``--initial-rebalance-delay-ms``. Values
+    are read back with :func:`coordinator_from_args`."""
+    from sut.scenario.format import PROFILES
+    from sut.scenario.replay import DEFAULT_PROFILE
+
+    p.add_argument("--mutant", metavar="NAME", help="switch on a catalogued coordinator bug (model/mutants.py)")
+    if delay:
+        p.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE, help="coordinator behaviour profile")
+        p.add_argument(
+            "--initial-rebalance-delay-ms",
+            default="3000",
+            metavar="MS",
+            help="group.initial.rebalance.delay.ms (default 3000)",
+        )
+
+
+def coordinator_from_args(args: argparse.Namespace) -> Any:
+    """The ``sut.reference.CoordinatorConfig`` of :func:`add_coordinator_arguments`' options,
+    validated (:func:`coordinator_mutant`; the delay a whole number of ms up to a day)."""
+    from sut.reference import CoordinatorConfig
+    from sut.reference.profiles import profile_named
+
+    delay = inputs.whole_number(args.initial_rebalance_delay_ms, "--initial-rebalance-delay-ms", 0, 86_400_000)
+    return CoordinatorConfig(
+        group_initial_rebalance_delay_ms=delay,
+        profile=profile_named(args.profile),
+        mutant=coordinator_mutant(args.mutant),
+    )
+
+
+def port_from_args(text: str, option: str = "--port") -> int:
+    """A TCP port on 127.0.0.1 (0: a free one)."""
+    return inputs.whole_number(text, option, 0, 65535)
+
+
+def address_from_args(text: str, option: str) -> Any:
+    """``HOST:PORT`` (``[v6]:PORT``) as ``sut.broker.address.Address``."""
+    from sut.broker import parse_bootstrap
+
+    try:
+        return parse_bootstrap(text)
+    except ValueError as exc:
+        raise InputError(f"{option}: {exc}") from None

@@ -181,10 +181,13 @@ def run_session(
     )
 
 
-def replay_file(path: Path, mutant: str | None = None) -> tuple[Run | None, list[Violation], dict[str, Any]]:
+def replay_file(
+    path: Path, mutant: str | None = None, document: dict[str, Any] | None = None
+) -> tuple[Run | None, list[Violation], dict[str, Any]]:
     """Run a failure file's steps again on a fresh cluster and check them (faults stop and the topic
-    is drained at the end, as in the machine's teardown)."""
-    document = load_failure(path)
+    is drained at the end, as in the machine's teardown). ``document``: the file already read
+    (``kgc clients`` reads it through ``kgc.inputs``)."""
+    document = document if document is not None else load_failure(path)
     library = str(document["library"])
     fields = {"session_timeout_ms", "heartbeat_interval_ms", "max_poll_interval_ms", "partitions"}
     given = {k: int(v) for k, v in document.get("options", {}).items() if k in fields}

@@ -96,13 +96,17 @@ class Trace:
             return len(self.records)
 
 
+def trace_text(records: list[TraceRecord]) -> str:
+    """``records`` as JSON lines after a header line naming the format."""
+    lines = [json.dumps({"format": FORMAT, "version": VERSION})]
+    lines += [json.dumps(record.to_json(), sort_keys=True) for record in records]
+    return "\n".join(lines) + "\n"
+
+
 def write_trace(records: list[TraceRecord], path: Path) -> None:
     """Write ``records`` as JSON lines after a header line naming the format."""
     tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as out:
-        out.write(json.dumps({"format": FORMAT, "version": VERSION}) + "\n")
-        for record in records:
-            out.write(json.dumps(record.to_json(), sort_keys=True) + "\n")
+    tmp.write_text(trace_text(records), encoding="utf-8")
     tmp.replace(path)
 
 

@@ -292,6 +292,7 @@ def _check_scenarios(data: bytes) -> None:
         path = write(tmp, "s.json", data)
         run_verb("replay", ["replay", str(path)])
         run_verb("replay", ["replay", str(path), "--target", "model"])
+        run_verb("serve", ["serve", "--scenarios", str(path)])
 
 
 @STRUCTURED
@@ -332,6 +333,124 @@ def test_known_divergence_files_raw(data: bytes) -> None:
     _check_known(data)
 
 
+# ---------------------------------------------------------------------- kgc serve and kgc clients
+
+CLIENT_KNOWN = json.loads((ROOT / "known-divergences" / "clients.json").read_text())
+CLIENT_RUN = {
+    "format": "kgc-clients-run",
+    "version": 1,
+    "library": "kafka-python",
+    "mutant": None,
+    "options": {
+        "session_timeout_ms": 2000,
+        "heartbeat_interval_ms": 300,
+        "max_poll_interval_ms": 3000,
+        "partitions": 3,
+    },
+    "steps": [
+        {"op": "start", "auto_commit": False, "commit": "none"},
+        {"op": "set", "client": "c1", "poll_ms": 200, "process_ms": 30, "commit": "sync"},
+        {"op": "fault", "kind": "delay_sync", "client": None},
+        {"op": "stall", "client": "c1", "ms": 300},
+        {"op": "commit", "client": "c1", "mode": "async"},
+        {"op": "wait", "ms": 300},
+        {"op": "kill", "client": "c1"},
+    ],
+    "violations": [],
+}
+
+
+@contextlib.contextmanager
+def no_broker() -> Iterator[None]:
+    """A valid ``kgc clients`` input would start tansu and real consumers: with the broker's
+    binary pointed nowhere it ends at once with 153 instead (the input was accepted)."""
+    previous = os.environ.get("KGC_TANSU_BIN")
+    os.environ["KGC_TANSU_BIN"] = "/nonexistent/tansu"
+    try:
+        yield
+    finally:
+        if previous is None:
+            del os.environ["KGC_TANSU_BIN"]
+        else:
+            os.environ["KGC_TANSU_BIN"] = previous
+
+
+def _check_client_files(data: bytes) -> None:
+    with tempfile.TemporaryDirectory() as t, no_broker():
+        tmp = Path(t)
+        path = write(tmp, "f.json", data)
+        run_verb("clients", ["clients", "--replay", str(path)])
+        run_verb("clients", ["clients", "--known", str(path), "--out", str(tmp / "o")])
+
+
+@settings(max_examples=int(12 * SCALE), **QUIET)  # type: ignore[arg-type]
+@given(doc=st.one_of(mutated(CLIENT_RUN), mutated(CLIENT_KNOWN)))
+def test_client_files_structured(doc: Any) -> None:
+    _check_client_files(as_bytes(doc))
+
+
+@settings(max_examples=int(8 * SCALE), **QUIET)  # type: ignore[arg-type]
+@given(data=RAW_BYTES)
+def test_client_files_raw(data: bytes) -> None:
+    _check_client_files(data)
+
+
+WIRE_VALUES = st.one_of(
+    OPTION_VALUES,
+    st.sampled_from(["70000", "65535", "x:1", "127.0.0.1:0", "[::1]:9", "/no/such/dir/t.jsonl", "1" * 50, "-0"]),
+    st.text(max_size=20),
+)
+SERVE_OPTIONS = st.sampled_from(
+    ["--port", "--duration", "--initial-rebalance-delay-ms", "--upstream", "--trace", "--profile", "--mutant"]
+    + ["--fault"]
+)
+FAULT_SPECS = st.builds(
+    lambda parts: ",".join(parts),
+    st.lists(
+        st.builds(
+            lambda k, v: f"{k}={v}",
+            st.sampled_from(["kind", "api", "client", "member", "ms", "error", "times", "nope"]),
+            st.one_of(
+                st.sampled_from(["hold", "delay", "drop", "close", "error", "Heartbeat", "NOT_COORDINATOR", "5"]),
+                OPTION_VALUES,
+            ),
+        ),
+        max_size=4,
+    ),
+)
+
+
+@settings(max_examples=int(20 * SCALE), **QUIET)  # type: ignore[arg-type]
+@given(option=SERVE_OPTIONS, value=WIRE_VALUES, fault=FAULT_SPECS)
+def test_serve_options(option: str, value: str, fault: str) -> None:
+    """Every bad option fails before the server binds; a valid set serves 50 ms and stops. A
+    ``--duration`` the fuzz gives is kept short (a long one is a request to serve, not a hang)."""
+    if option == "--duration":
+        try:
+            if float(value) > 2:
+                value = "2"
+        except ValueError:
+            pass
+    argv = ["serve", *(["--duration", "0.05"] if option != "--duration" else []), option, value]
+    with tempfile.TemporaryDirectory() as t:
+        if option == "--trace" and not value.startswith("/"):
+            value = str(Path(t) / value) if value else value
+            argv[-1] = value
+        run_verb("serve", argv)
+        run_verb("serve", ["serve", "--duration", "0.05", "--fault", fault])
+
+
+CLIENT_OPTIONS = st.sampled_from(["--budget", "--steps", "--seed", "--out", "--known", "--mutant", "--client"])
+
+
+@settings(max_examples=int(15 * SCALE), **QUIET)  # type: ignore[arg-type]
+@given(option=CLIENT_OPTIONS, value=WIRE_VALUES)
+def test_clients_options(option: str, value: str) -> None:
+    with tempfile.TemporaryDirectory() as t, no_broker():
+        out = [] if option == "--out" else ["--out", str(Path(t) / "o")]
+        run_verb("clients", ["clients", *out, option, value])
+
+
 def test_unwritable_outputs_are_one_line(tmp_path: Path) -> None:
     """An output below a regular file (unwritable even for root) is refused before any work."""
     blocker = tmp_path / "file"
@@ -341,6 +460,8 @@ def test_unwritable_outputs_are_one_line(tmp_path: Path) -> None:
         ("report", ["report", "--consumers", "1", "--no-progress", "-o", str(blocker / "r.html")]),
         ("mutants", ["mutants", "--consumers", "1", "--no-progress", "--out", str(blocker / "d")]),
         ("diagram", ["diagram", "graph", "--consumers", "1", "-o", str(blocker / "g.svg")]),
+        ("serve", ["serve", "--duration", "0.05", "--trace", str(blocker / "t.jsonl")]),
+        ("clients", ["clients", "--out", str(blocker / "d")]),
     ]
     for verb, argv in cases:
         code, out, err = run_verb(verb, argv)

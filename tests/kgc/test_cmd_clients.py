@@ -41,7 +41,7 @@ def test_a_malformed_known_file_is_refused(tmp_path: Path, capsys: pytest.Captur
         )
     )
     assert main(["clients", "--known", str(bad)]) == 150
-    assert "unknown check 'nope'" in capsys.readouterr().err
+    assert "findings[0].check: unknown value 'nope'" in capsys.readouterr().err
 
 
 def test_the_shipped_known_findings_load() -> None:
@@ -57,3 +57,45 @@ def test_replaying_steps_runs_them_on_real_clients(tmp_path: Path, capsys: pytes
     path.write_text(json.dumps(document))
     assert main(["clients", "--replay", str(path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == {"library": "kafka-python", "violations": []}
+
+
+RUN = {
+    "format": "kgc-clients-run",
+    "library": "kafka-python",
+    "steps": [{"op": "start", "auto_commit": False, "commit": "none"}, {"op": "kill", "client": "c1"}],
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "needle"),
+    [
+        (lambda d: d.update(library="kafka-java"), "library: unknown value 'kafka-java'"),
+        (lambda d: d.update(mutant="no_such_bug"), "mutant: unknown value 'no_such_bug'"),
+        (lambda d: d["steps"][1].update(client="c2"), "'c2' names no consumer started before"),
+        (lambda d: d["steps"].insert(0, {"op": "wait", "ms": 10**12}), "must be between 0 and 600000"),
+        (lambda d: d["steps"].append({"op": "teleport"}), "op: unknown value 'teleport'"),
+        (lambda d: d["steps"].append({"op": "wait", "ms": 5, "colour": "red"}), "unknown field of a 'wait' step"),
+        (lambda d: d.update(options={"partitions": 0}), "options.partitions: must be between 1 and 100"),
+        (lambda d: d.update(steps=[{"op": "wait", "ms": 1}] * 1001), "more than 1,000"),
+    ],
+)
+def test_a_replay_file_is_checked_whole_before_anything_starts(
+    change: object, needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import copy
+
+    doc = copy.deepcopy(RUN)
+    change(doc)  # type: ignore[operator]
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(doc))
+    assert main(["clients", "--replay", str(path)]) == 150
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1, err
+
+
+def test_a_valid_replay_file_passes_the_input_layer(tmp_path: Path) -> None:
+    from kgc.inputs import load_client_run
+
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(RUN))
+    assert load_client_run(path)["steps"] == RUN["steps"]

@@ -53,9 +53,30 @@ def test_serving_writes_the_trace(tmp_path: Path, capsys: pytest.CaptureFixture[
         ["serve", "--duration", "0"],
         ["serve", "--trace", "/no/such/dir/t.jsonl"],
         ["serve", "--scenarios", "/no/such/file.json"],
+        ["serve", "--port", "x"],
+        ["serve", "--duration", "nan"],
+        ["serve", "--duration", "inf"],
+        ["serve", "--initial-rebalance-delay-ms", "-1"],
+        ["serve", "--fault", "kind=delay,ms=99999999999999999999"],
+        ["serve", "--fault", "kind=drop,api=NoSuchApi"],
+        ["serve", "--trace", "/"],
+        ["serve", "--json"],
+        ["serve", "--scenarios", "--fault", "kind=drop"],
+        ["serve", "--broker", "tansu", "--fault", "kind=nope"],
     ],
 )
-def test_bad_input_is_one_line_and_150(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_input_is_one_line_and_150(
+    argv: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bad input fails before a broker starts or a port is bound: both are made to fail the test."""
+    from sut.broker import TansuBroker
+    from sut.serve import CoordinatorServer
+
+    def never(*_a: object) -> None:
+        raise AssertionError("kgc serve started serving on bad input")
+
+    monkeypatch.setattr(CoordinatorServer, "start", never)
+    monkeypatch.setattr(TansuBroker, "start", never)
     assert main(argv) == 150
     err = capsys.readouterr().err
     assert err.startswith("kgc: error:") and err.count("\n") == 1
