@@ -16,6 +16,7 @@ from pathlib import Path
 from kgc import exits, inputs
 from kgc.errors import InputError
 from model.mutants import CATALOGUE, COORDINATOR
+from sut.client.consumer import CONSUMER_MUTANTS
 from sut.scenario.format import PROFILES, ScenarioFile
 from sut.scenario.replay import DEFAULT_PROFILE, Replay, format_line, format_summary, format_table, replay
 from sut.scenario.result import FAILED
@@ -46,7 +47,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--mutant",
         metavar="NAME",
-        help="switch on the catalogued coordinator bug NAME (model/mutants.py) in the reference implementation",
+        help="switch on the catalogued bug NAME (model/mutants.py): a coordinator bug in the reference "
+        "implementation, a consumer bug in the scenario's consumers (sut/client/consumer.py)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument(
@@ -59,7 +61,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load every file (all of them, before running anything), replay, print, and exit 0/1."""
-    mutant = _mutant(args.mutant, args.target)
+    mutant = _mutant(args.mutant, args.target, bool(args.log))
     files = inputs.load_scenario_files(args.files)
     if args.log is not None:
         if args.target != "reference":
@@ -98,16 +100,20 @@ def _replay_logged(files: list[ScenarioFile], path: str, profile: str, mutant: s
     return outcome
 
 
-def _mutant(name: str | None, target: str) -> str | None:
-    """``--mutant``: a coordinator mutant of the catalogue, on the reference target only."""
+def _mutant(name: str | None, target: str, log: bool = False) -> str | None:
+    """``--mutant``: a coordinator mutant of the catalogue (switched on in the reference) or a
+    consumer mutant (switched on in the scenario's consumers, ``sut.client.consumer``), on the
+    reference target only."""
     if name is None:
         return None
     by_name = {m.name: m for m in CATALOGUE}
     if name not in by_name:
         raise InputError(f"--mutant: unknown mutant {name!r}; known mutants: {', '.join(by_name)}")
-    if by_name[name].side != COORDINATOR:
-        raise InputError(f"--mutant: {name} is a consumer mutant; the reference implements the coordinator only")
-    if not by_name[name].in_reference:
+    if by_name[name].side != COORDINATOR and name not in CONSUMER_MUTANTS:
+        raise InputError(f"--mutant: {name} is a liveness mutant of the consumer; a finite scenario cannot show it")
+    if name in CONSUMER_MUTANTS and log:
+        raise InputError(f"--mutant {name} is a consumer mutant: --log records the coordinator's side only")
+    if by_name[name].side == COORDINATOR and not by_name[name].in_reference:
         raise InputError(f"--mutant: {name} is a liveness mutant of the model; the reference does not have it")
     if target != "reference":
         raise InputError(f"--mutant switches a bug on in the reference implementation, not in --target {target}")

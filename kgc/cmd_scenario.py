@@ -4,8 +4,9 @@
 ``kgc-trace`` counterexample (``sut/scenario/from_trace.py``): the requests, timers and storage
 events of the trace as scenario steps, with the outcomes the unmutated reference coordinator
 gives as expectations. It then replays the file and says how it fares: on the reference (it
-must pass), on the reference with the trace's mutant switched on (a coordinator mutant: it should
-fail), and judged by the model.
+must pass), with the trace's mutant switched on (a coordinator mutant in the reference, a consumer
+mutant in the scenario's consumers, ``sut/client/consumer.py``: it should fail), and judged by the
+model.
 
 Exit codes (``kgc.exits``): 0 written, 130/143 interrupted, 150 malformed input (the trace, an
 unwritable output, a trace a scenario cannot express), 255 an internal error.
@@ -21,6 +22,7 @@ from typing import Any
 from kgc import exits, inputs
 from kgc.errors import InputError
 from model.mutants import CATALOGUE
+from sut.client.consumer import CONSUMER_MUTANTS
 
 VERB = "scenario"
 HELP = "Turn a counterexample (kgc-trace) into a scenario file kgc replay runs (a regression test)."
@@ -101,11 +103,13 @@ def replay_summary(document: dict[str, Any], mutant: str | None) -> dict[str, An
     by_name = {m.name: m for m in CATALOGUE}
     if mutant and mutant in by_name and by_name[mutant].in_reference:
         out["mutant"] = one("reference", mutant, f"reference with mutant {mutant}")
+    elif mutant in CONSUMER_MUTANTS:
+        out["mutant"] = one("reference", mutant, f"reference with mutant {mutant} in its consumers")
     elif mutant:
         out["mutant"] = {
             "label": f"mutant {mutant}",
             "verdict": "not replayable",
-            "detail": " (a consumer mutant: the reference implements the coordinator)",
+            "detail": " (a liveness mutant: a finite scenario cannot show it)",
         }
     out["model"] = one("model", None, "model judge")
     return out

@@ -116,6 +116,8 @@ class Scenario:
     derived_from: str = ""
     key_asserts: tuple[KeyAssert, ...] = ()
     file: str = ""
+    client_checks: tuple[str, ...] = ()
+    """Properties judged on the scenario's consumers after every step (``sut.scenario.clients``)."""
 
     def members(self) -> list[str]:
         """Every symbolic client name the steps use, in order of first use."""
@@ -245,7 +247,12 @@ _SCENARIO_KEYS = {
     "steps",
     "expect",
     "key_asserts",
+    "client_checks",
 }
+
+CLIENT_CHECKS = ("exclusive_ownership", "commit_fencing")
+"""What ``client_checks`` may name (``sut.scenario.clients``: the consumers' side, judged by the
+model's property of that name)."""
 
 
 def _scenario(file_where: _Where, index: int, item: Any) -> Scenario:
@@ -290,6 +297,11 @@ def _scenario(file_where: _Where, index: int, item: Any) -> Scenario:
     if has_choice and not text["notes"]:
         where.at_field("notes").fail("is required when an expectation uses one_of or timers_fired: null")
     asserts = _key_asserts(where.at_field("key_asserts"), item.get("key_asserts", []), expect)
+    checks = item.get("client_checks", [])
+    if not isinstance(checks, list) or any(c not in CLIENT_CHECKS for c in checks) or len(set(checks)) != len(checks):
+        where.at_field("client_checks").fail(
+            f"must be a list of distinct names among {', '.join(CLIENT_CHECKS)}, got {_show(checks)}"
+        )
     return Scenario(
         name=name,
         applies_to=tuple(applies),
@@ -304,6 +316,7 @@ def _scenario(file_where: _Where, index: int, item: Any) -> Scenario:
         derived_from=derived,
         key_asserts=asserts,
         file=file_where.file,
+        client_checks=tuple(checks),
     )
 
 
@@ -526,7 +539,13 @@ OPS: dict[str, tuple[dict[str, Check], dict[str, Check]]] = {
     "leave": ({"members": _leave_members}, {"api_version": _nonneg}),
     "commit": (
         {"generation": _gen, "offsets": _offsets},
-        {"member": _member_name, "member_id": _member_id, "group_instance_id": _instance, "api_version": _nonneg},
+        {
+            "member": _member_name,
+            "member_id": _member_id,
+            "group_instance_id": _instance,
+            "api_version": _nonneg,
+            "auto_commit": _bool,
+        },
     ),
     "fetch": ({"partitions": _partitions}, {}),
     "advance_time": ({"ms": _timeout_ms}, {}),

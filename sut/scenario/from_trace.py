@@ -40,7 +40,7 @@ from model.config import Config
 from sut.fuzz.client import instance_id, metadata_tag
 from sut.fuzz.scenario import ScenarioRecorder
 from sut.interface import TimerKind
-from sut.scenario.format import ScenarioConfig, parse
+from sut.scenario.format import CLIENT_CHECKS, ScenarioConfig, parse
 from sut.scenario.runner import _Run
 from sut.scenario.targets import make_target
 
@@ -137,6 +137,9 @@ class _Translation:
                 "member": name,
                 "generation": generation,
                 "offsets": {TOPIC_PARTITION: 1},
+                # The model's consumers commit by auto-commit only (model/consumer.py): the offset
+                # is the scenario's consumer's (sut.client.consumer), as its auto-commit task computes it.
+                **({"auto_commit": True} if self.config.auto_commit else {}),
                 **self.static(index),
             }
         if api == "OffsetFetch":
@@ -291,6 +294,8 @@ def scenario_from_trace(doc: dict[str, Any], name: str | None = None) -> dict[st
 
     document = recorder.document(title, description, build)
     scenario = document["scenarios"][0]
+    if doc["property"] in CLIENT_CHECKS:  # a property of the consumers' side: judged on them too
+        scenario["client_checks"] = [doc["property"]]
     scenario["source_test"] = "(code) kgc scenario from-trace"
     if t.notes:
         scenario["notes"] = " ".join(sorted(set(t.notes)) + ([scenario["notes"]] if scenario.get("notes") else []))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sut.client.consumer import CONSUMER_MUTANTS
 from sut.scenario.compare import show
 from sut.scenario.format import PROFILES, Scenario, ScenarioFile, load_file
 from sut.scenario.judge import judge_scenario
@@ -57,7 +58,8 @@ def load_files(paths: Iterable[str | Path]) -> list[ScenarioFile]:
 
 def scenario_runner(target: str, profile: str, mutant: str | None = None) -> Callable[[Scenario], ScenarioResult]:
     """How one scenario is replayed on ``target`` (``reference`` or ``model``) for ``profile``
-    (``mutant``: a catalogued protocol bug switched on in the reference)."""
+    (``mutant``: a catalogued protocol bug switched on in the reference, or, for a consumer mutant,
+    in the scenario's consumers: ``sut.client.consumer``, judged by the scenario's ``client_checks``)."""
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}; known targets: {', '.join(TARGETS)}")
     if profile not in PROFILES:
@@ -66,6 +68,8 @@ def scenario_runner(target: str, profile: str, mutant: str | None = None) -> Cal
         if mutant is not None:
             raise ValueError("a mutant is switched on in the reference target only")
         return lambda scenario: judge_scenario(scenario, profile)
+    if mutant in CONSUMER_MUTANTS:
+        return lambda scenario: run_scenario(scenario, lambda config: make_target(target, config, profile), mutant)
     return lambda scenario: run_scenario(scenario, lambda config: make_target(target, config, profile, mutant))
 
 

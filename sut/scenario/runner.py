@@ -49,6 +49,7 @@ from sut.interface import (
     TimerExpired,
     TimerKind,
 )
+from sut.scenario.clients import Clients
 from sut.scenario.compare import FieldResult, compare_step
 from sut.scenario.format import Scenario, ScenarioConfig, Step
 from sut.scenario.result import FAILED, SKIPPED, ScenarioResult, StepReport, verdict_of
@@ -83,9 +84,10 @@ def missing_capability(scenario: Scenario, coordinator: object) -> str | None:
     return None
 
 
-def run_scenario(scenario: Scenario, build: TargetBuilder) -> ScenarioResult:
+def run_scenario(scenario: Scenario, build: TargetBuilder, client_mutant: str | None = None) -> ScenarioResult:
     """Replay ``scenario`` on a coordinator made by ``build``; every step's expectation is compared
-    field by field."""
+    field by field. ``client_mutant``: a consumer mutant switched on in the scenario's consumers
+    (``sut.client.consumer``; what ``client_checks`` judge)."""
     try:
         coordinator = build(scenario.config)
     except TargetUnavailable as exc:
@@ -93,7 +95,7 @@ def run_scenario(scenario: Scenario, build: TargetBuilder) -> ScenarioResult:
     reason = missing_capability(scenario, coordinator)
     if reason is not None:
         return ScenarioResult(scenario.name, scenario.file, SKIPPED, reason)
-    return _Run(scenario, coordinator).run()
+    return _Run(scenario, coordinator, client_mutant).run()
 
 
 @dataclass
@@ -108,9 +110,10 @@ class _Sent:
 
 
 class _Run:
-    def __init__(self, scenario: Scenario, coordinator: GroupCoordinator) -> None:
+    def __init__(self, scenario: Scenario, coordinator: GroupCoordinator, client_mutant: str | None = None) -> None:
         self.scenario = scenario
         self.coordinator = coordinator
+        self.clients = Clients(client_mutant)
         self.bindings: Bindings[str] = Bindings("", lambda text: text)
         self.in_flight: dict[RequestId, _Sent] = {}
         self.leaders: dict[int, str | None] = {}
@@ -135,6 +138,7 @@ class _Run:
             expect = self.scenario.expect[step.index]
             fields = compare_step(step.index, expect, actual, frozenset(actual.pop("_unobserved", ())))
             fields += self._correlation(step.index, actual) + actual.pop("_lint")
+            fields += self.clients.check(step.index, self.scenario.client_checks)
             reports.append(StepReport(step.index, step.describe(), tuple(fields), actual))
         steps = tuple(reports)
         return ScenarioResult(self.scenario.name, self.scenario.file, verdict_of(steps), "", steps)
@@ -147,6 +151,7 @@ class _Run:
         response: Any = None
         lint: list[FieldResult] = []
         if step.op == "join":
+            self.clients.joining(step.fields["member"])
             own = self._send_join(step, config)
         elif step.op == "sync":
             own = self._send_sync(step, config)
@@ -164,11 +169,15 @@ class _Run:
                 MemberIdentity(self.bindings.resolve(e["member"], e.get("member_id")), e.get("group_instance_id"))
                 for e in step.fields["members"]
             )
+            for entry in step.fields["members"]:
+                self.clients.leaving(entry["member"])
             leave = LeaveGroupRequest(GROUP_ID, identities, step.get("api_version", 5))
             own = self._track(coordinator.leave(leave), step)
         elif step.op == "commit":
+            auto = self.clients.auto_commit(step, coordinator.now_ms if isinstance(coordinator, Clock) else 0)
             offsets = tuple(
-                OffsetCommitPartition(parse_partition(tp), offset) for tp, offset in step.fields["offsets"].items()
+                OffsetCommitPartition(parse_partition(tp), offset if auto is None else auto)
+                for tp, offset in step.fields["offsets"].items()
             )
             commit = OffsetCommitRequest(
                 GROUP_ID,
@@ -277,6 +286,9 @@ class _Run:
         # the member it replaced, so no client id supposes a name for it).
         bound = {event.request_id for event in events if isinstance(event, Response) and self._bind(event)}
         for event in events:
+            if isinstance(event, Response) and event.request_id in self.in_flight:
+                sent = self.in_flight[event.request_id]
+                self.clients.answered(sent.op, sent.member, event.body)
             if isinstance(event, Response):
                 answer = self._answer(event, event.request_id in bound)
                 if answer is None:

@@ -295,8 +295,13 @@ def _check_scenarios(data: bytes) -> None:
         run_verb("serve", ["serve", "--scenarios", str(path)])
 
 
+SCENARIO_CLIENTS = copy.deepcopy(SCENARIO)
+SCENARIO_CLIENTS["scenarios"][0]["client_checks"] = ["exclusive_ownership", "commit_fencing"]
+"""A scenario judged on its consumers too (``client_checks``; kgc scenario from-trace writes them)."""
+
+
 @STRUCTURED
-@given(doc=mutated(SCENARIO))
+@given(doc=st.one_of(mutated(SCENARIO), mutated(SCENARIO_CLIENTS)))
 def test_scenario_files_structured(doc: Any) -> None:
     _check_scenarios(as_bytes(doc))
 

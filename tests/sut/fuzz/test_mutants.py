@@ -55,7 +55,9 @@ def test_replay_mutant_option_errors(tmp_path: Path, capsys: pytest.CaptureFixtu
     path.write_text("{}")
     assert main(["replay", str(path), "--mutant", "no_such_bug"]) == 150
     assert "unknown mutant 'no_such_bug'" in capsys.readouterr().err
-    assert main(["replay", str(path), "--mutant", mutants.ASSIGN_WITHOUT_REVOKE]) == 150
-    assert "consumer mutant" in capsys.readouterr().err
+    assert main(["replay", str(path), "--mutant", mutants.NO_RETRY_AFTER_COORDINATOR_ERROR]) == 150
+    assert "liveness mutant of the consumer" in capsys.readouterr().err
+    assert main(["replay", str(path), "--mutant", mutants.ASSIGN_WITHOUT_REVOKE, "--target", "model"]) == 150
+    assert "not in --target model" in capsys.readouterr().err
     assert main(["replay", str(path), "--mutant", mutants.LEADER_NOT_REELECTED, "--target", "model"]) == 150
     assert "not in --target model" in capsys.readouterr().err

@@ -229,3 +229,26 @@ def test_key_assert_paths_select_completions_by_step() -> None:
     expect = {"completions": [{"step": 4, "error": "NONE"}, {"step": 7, "error": "REBALANCE_IN_PROGRESS"}]}
     assert resolve_path(expect, "completions.7.error") == (True, "REBALANCE_IN_PROGRESS")
     assert resolve_path(expect, "completions.5.error") == (False, None)
+
+
+def _shipped() -> dict[str, Any]:
+    return json.loads((Path(__file__).resolve().parents[3] / "scenarios" / "store_race.json").read_text())
+
+
+@pytest.mark.parametrize("checks", [["nope"], "exclusive_ownership", ["commit_fencing", "commit_fencing"]])
+def test_client_checks_name_consumer_properties(checks: Any) -> None:
+    doc = _shipped()
+    doc["scenarios"][0]["client_checks"] = checks
+    with pytest.raises(ScenarioError, match="client_checks"):
+        parse(doc, "<test>")
+    doc["scenarios"][0]["client_checks"] = ["exclusive_ownership", "commit_fencing"]
+    assert parse(doc, "<test>").scenarios[0].client_checks == ("exclusive_ownership", "commit_fencing")
+
+
+def test_auto_commit_is_a_boolean() -> None:
+    doc = _shipped()
+    commit = {"op": "commit", "member": "c1", "generation": 1, "offsets": {"orders-0": 1}, "auto_commit": "yes"}
+    doc["scenarios"][0]["steps"].append(commit)
+    doc["scenarios"][0]["expect"].append({})
+    with pytest.raises(ScenarioError, match="auto_commit"):
+        parse(doc, "<test>")
