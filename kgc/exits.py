@@ -23,7 +23,8 @@ FAILED = 1
 differently (``diff``)."""
 
 INCOMPLETE = 4
-"""The exploration was cut short by ``--time-limit``, ``--max-states`` or memory before it
+"""The exploration was cut short by ``--time-limit``, ``--max-states`` or memory (``--max-memory``,
+or an allocation that failed) before it
 covered the bounded model, and found no violation: the verdict is "incomplete", not "ok"
 (``--allow-incomplete`` turns it into 0). Bounds that define the model (``max_generation``, the
 budgets, an explicit ``--max-depth``) never make a run incomplete."""
@@ -60,7 +61,7 @@ INTERNAL = 255
 TABLE: dict[int, str] = {
     OK: "success: every property holds / every scenario passed / the file was written / no difference",
     FAILED: "a test failed: a scenario failed, a mutant survived, a new divergence, the two sides differ",
-    INCOMPLETE: "exploration cut short by --time-limit, --max-states or memory (verdict incomplete)",
+    INCOMPLETE: "exploration cut short by --time-limit, --max-states or --max-memory (verdict incomplete)",
     VIOLATION: "a safety property is violated",
     LIVENESS: "a liveness property is violated",
     BAD_INPUT: "malformed input: an option, a file, an unwritable output (one line on stderr)",

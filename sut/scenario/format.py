@@ -5,6 +5,15 @@ checked completely before anything runs: every error is one line that names the 
 scenario, the step and the field, and says what was expected ("scenario 'x', step 3, field
 'generation': must be an integer, got '1'"). A loaded :class:`Scenario` is plain, validated data;
 the runner never meets a malformed value.
+
+kgc's two additions to the shared format (both optional; a file without them is a file of the
+shared format): a scenario's ``client_checks`` — a list of ``exclusive_ownership`` and
+``commit_fencing``, the model's properties judged on the scenario's consumers after every step
+(``sut.scenario.clients``: one ``sut.client.consumer.GroupConsumer`` per consumer, told what it
+sends and what it is answered) —, and a ``commit`` step's ``auto_commit: true`` — the consumer's
+auto-commit task computes the committed offset (the step's ``offsets`` name the partitions; their
+values are replaced by the consumer's position when the task runs). The README's *Scenario files*
+section documents both.
 """
 
 from __future__ import annotations
