@@ -24,10 +24,9 @@ differently (``diff``)."""
 
 INCOMPLETE = 4
 """The exploration was cut short by ``--time-limit``, ``--max-states`` or memory (``--max-memory``,
-or an allocation that failed) before it
-covered the bounded model, and found no violation: the verdict is "incomplete", not "ok"
-(``--allow-incomplete`` turns it into 0). Bounds that define the model (``max_generation``, the
-budgets, an explicit ``--max-depth``) never make a run incomplete."""
+or an allocation that failed) before it covered the bounded model, and found no violation: the
+verdict is "incomplete", not "ok" (``--allow-incomplete`` turns it into 0). Bounds that define the
+model (``max_generation``, the budgets, an explicit ``--max-depth``) never make a run incomplete."""
 
 VIOLATION = 12
 """A safety property is violated (TLC's code). ``mutants``: the unmutated protocol violates one."""
