@@ -8,7 +8,7 @@
   a small configuration, the initial state and violating states marked.
 
 Exit codes (``kgc.exits``): 0 written, 4 ``states`` from an exploration cut short by
-``--time-limit``/``--max-states`` (the diagram is written, edges may be missing; 0 with
+``--time-limit``/``--max-states``/``--max-memory`` (the diagram is written, edges may be missing; 0 with
 ``--allow-incomplete``), 130/143 interrupted, 150 malformed input (one line naming it; a trace
 whose actions, APIs, states or consumer count are not the model's is malformed), 152 a state
 graph too large to draw (TLC's code for a state space too large), 255 an internal error.

@@ -11,7 +11,7 @@ behaviour is); the result is printed, and ``--out DIR`` writes ``DIR/diff.html``
 style, every one-sided behaviour with its shortest witness chart) and ``DIR/diff.json``.
 
 Exit codes (``kgc.exits``): 0 the same behaviours and verdicts, 1 they differ, 4 an exploration
-was cut short by ``--time-limit``/``--max-states`` (0 with ``--allow-incomplete``), 130/143
+was cut short by ``--time-limit``/``--max-states``/``--max-memory`` (0 with ``--allow-incomplete``), 130/143
 interrupted, 150 malformed input, 255 an internal error.
 """
 

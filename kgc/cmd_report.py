@@ -5,7 +5,7 @@ configuration and bounds, every property with its verdict, description and sourc
 statistics, action coverage, the derived group state machine and every counterexample with its
 sequence chart and step table, and the liveness check (``--fairness``, weak by default;
 ``--no-liveness`` skips it) with every lasso. Exit codes as ``kgc check`` (``kgc.exits``): 0 every
-property holds, 4 incomplete (cut short by ``--time-limit``/``--max-states``; 0 with
+property holds, 4 incomplete (cut short by ``--time-limit``/``--max-states``/``--max-memory``; 0 with
 ``--allow-incomplete``), 12 a safety property is violated, 13 a liveness property is violated (the
 report is written either way), 130/143
 interrupted, 150 malformed input or an unwritable output, 255 an internal error.
