@@ -33,6 +33,7 @@ from kgc.options import (  # noqa: F401 - re-exported: other verbs and tests imp
     config_from_args,
 )
 from kgc.outcome import end_progress, print_header, progress_reporter, report_interruption, verdict
+from model._compiled import running_compiled
 from properties.protocol import ALL
 
 VERB = "check"
@@ -239,6 +240,7 @@ def result_json(result: Result, files: dict[str, str] | None = None, word: str |
             "complete": s.complete,
             "stopped_by": s.stopped_by or None,
             "engine": s.engine,
+            "compiled": running_compiled(),
             "visited_bytes": s.visited_bytes,
             "bytes_per_state": round(s.bytes_per_state, 2),
             "tables": s.tables,
@@ -269,7 +271,8 @@ def print_text(result: Result, files: dict[str, str], word: str | None = None, s
     print(
         f"\n{s.distinct_states:,} distinct states, {s.transitions:,} transitions, depth {s.depth}, "
         f"{s.seconds:.1f} s, {s.states_per_second:,.0f} states/s, peak memory {s.peak_memory_mb:,.0f} MB "
-        f"({s.engine} engine" + (f", visited set {s.bytes_per_state:.1f} bytes/state)" if s.visited_bytes else ")")
+        f"({s.engine} engine, {'compiled' if running_compiled() else 'Python'} model"
+        + (f", visited set {s.bytes_per_state:.1f} bytes/state)" if s.visited_bytes else ")")
     )
     if not s.complete:
         print(f"warning: exploration incomplete (stopped by {s.stopped_by}); 'holds' means within what was explored")

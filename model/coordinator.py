@@ -36,6 +36,7 @@ from model.state import (
     Request,
     Response,
     Store,
+    replace,
 )
 from model.types import ApiKey, Errors, GroupState
 
@@ -115,7 +116,7 @@ class GroupTx:
         self.answers.append(Answer(mid[0], response, not orphan, parked=True))
 
     def update(self, mid: MemberId, **fields: Any) -> Member:
-        member = self.members[mid]._replace(**fields)
+        member = replace(self.members[mid], **fields)
         self.members[mid] = member
         return member
 
@@ -465,14 +466,14 @@ def update_static_member_and_rebalance(tx: GroupTx, consumer: int, old: MemberId
         tx.answer_parked(old, Response(ApiKey.JOIN_GROUP, Errors.FENCED_INSTANCE_ID, mid=old), m.orphan)
     if m.awaiting_sync:
         tx.answer_parked(old, Response(ApiKey.SYNC_GROUP, Errors.FENCED_INSTANCE_ID), m.orphan)
-    tx.members[new] = m._replace(mid=new, meta=meta, awaiting_join=True, awaiting_sync=False, orphan=False)
+    tx.members[new] = replace(m, mid=new, meta=meta, awaiting_join=True, awaiting_sync=False, orphan=False)
     if tx.leader == old:
         tx.leader = new
     if tx.state == STABLE:
         # The answer names the leader as it was before the replacement, so that a replaced
         # leader takes itself for a follower and plans nothing a Stable group would not hand out.
         tx.update(new, awaiting_join=False)
-        tx.respond(consumer, _current_join_response(tx, new)._replace(leader=current_leader, members=()))
+        tx.respond(consumer, replace(_current_join_response(tx, new), leader=current_leader, members=()))
         return False
     if tx.state == CR:
         tx.prepare_rebalance()
@@ -703,6 +704,6 @@ def orphan_consumer(group: Group, consumer: int) -> Group:
     lost from now on. Auxiliary bookkeeping, invisible to the coordinator."""
     if not any(m.mid[0] == consumer for m in group.members) and not any(p.mid[0] == consumer for p in group.pending):
         return group
-    members = tuple(m._replace(orphan=True) if m.mid[0] == consumer else m for m in group.members)
-    pending = tuple(p._replace(orphan=True) if p.mid[0] == consumer else p for p in group.pending)
-    return group._replace(members=members, pending=pending)
+    members = tuple(replace(m, orphan=True) if m.mid[0] == consumer else m for m in group.members)
+    pending = tuple(replace(p, orphan=True) if p.mid[0] == consumer else p for p in group.pending)
+    return replace(group, members=members, pending=pending)

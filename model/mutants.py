@@ -75,6 +75,10 @@ class Mutant:
     equivalent: str = ""
     """Why no behaviour of the model can tell it from the protocol ("" for a killable mutant)."""
 
+    def __reduce__(self) -> tuple[type[Mutant], tuple[str, ...]]:
+        """Pickled by its fields: a compiled frozen class cannot be unpickled attribute by attribute."""
+        return (Mutant, (self.name, self.description, self.side, self.where, self.jira, self.expected, self.equivalent))
+
     @property
     def killable(self) -> bool:
         return not self.equivalent
