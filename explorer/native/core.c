@@ -755,6 +755,11 @@ static PyObject *Core_vector(Core *c, PyObject *args) {
     return t;
 }
 
+/* vectors() -> bytes: every vector of local ids (uint32, one per process), by vector id. */
+static PyObject *Core_vectors(Core *c, PyObject *Py_UNUSED(ignored)) {
+    return PyBytes_FromStringAndSize((const char *)c->vecs.v, (Py_ssize_t)(c->vecs.len * sizeof(uint32_t)));
+}
+
 static PyObject *Core_vector_id(Core *c, PyObject *args) {
     PyObject *ids;
     if (!PyArg_ParseTuple(args, "O", &ids)) return NULL;
@@ -1138,6 +1143,7 @@ static PyMethodDef Core_methods[] = {
     {"set_step", (PyCFunction)Core_set_step, METH_VARARGS, "set_step(step, mask)"},
     {"set_active", (PyCFunction)Core_set_active, METH_VARARGS, "set_active(step_mask, state_mask, queue_new)"},
     {"vector", (PyCFunction)Core_vector, METH_VARARGS, "vector(vid) -> local ids"},
+    {"vectors", (PyCFunction)Core_vectors, METH_NOARGS, "vectors() -> every vector's local ids, as uint32 bytes"},
     {"vector_id", (PyCFunction)Core_vector_id, METH_VARARGS, "vector_id(local ids) -> vid"},
     {"add_initial", (PyCFunction)Core_add_initial, METH_VARARGS, "add_initial(key)"},
     {"take_queue", (PyCFunction)Core_take_queue, METH_NOARGS, "the queued events"},
