@@ -690,12 +690,16 @@ class Labeler:
         self.goal_of = cast(Callable[..., bool], prop.goal)
         self.keep = prop.scope != WHOLE  # one per state: not worth keeping
 
+    def evaluate(self, value: int) -> tuple[bool, bool]:
+        """(trigger, goal) of a component, computed (the passes over distinct components)."""
+        args = self.projector.args(self.prop.scope, self.i, value)
+        return (self.trigger(*args) if self.trigger is not None else True), bool(self.goal_of(*args))
+
     def of(self, value: int) -> tuple[bool, bool]:
-        """(trigger, goal) of a component."""
+        """(trigger, goal) of a component, memoised (state by state: deadlocks, lassos)."""
         found = self.memo.get(value)
         if found is None:
-            args = self.projector.args(self.prop.scope, self.i, value)
-            found = (self.trigger(*args) if self.trigger is not None else True), bool(self.goal_of(*args))
+            found = self.evaluate(value)
             if self.keep:
                 self.memo[value] = found
         return found
@@ -794,7 +798,7 @@ def check_graph(
         reps: Sequence[int] | None = None
         for k, prop, inst_i, instance in group:
             lab = Labeler(projector, prop, inst_i)
-            goal = bytearray(1 if lab.of(u)[1] else 0 for u in uniq)
+            goal = bytearray(1 if lab.evaluate(u)[1] else 0 for u in uniq)
             part, count = fair_part_ids(graph, _bad_states(comp, idx, goal, kernel), fairness, kernel)
             stuck = [v for v in deadlocks if not lab.goal(v)]
             lasso = _find_lasso(model, graph, lab, part, stuck, fairness, instance) if count or stuck else None
@@ -802,7 +806,7 @@ def check_graph(
             if lasso is None:
                 if reps is None:
                     reps = projector.project(scope, i, None, graph.status)[1]
-                witnessed = any(lab.of(u)[0] and not lab.of(u)[1] for u in reps)
+                witnessed = any(t and not g for t, g in map(lab.evaluate, reps))
             else:
                 witnessed = True
             found[(k, inst_i)] = Verdict(prop, instance, "violated" if lasso else "holds", witnessed, lasso)

@@ -206,10 +206,8 @@ class NativeSearch:
         self.record_graph = record_graph
         """Record the state graph for the liveness check (``graph``)."""
         self.classes = ClassTable()
-        self.class_kept = array("H")
-        """Per step id: its fairness class (``explorer.liveness``) when it keeps the budget ..."""
-        self.class_spent = array("H")
-        """... and when it spends one."""
+        """The fairness classes (``explorer.liveness``): each step's, when it keeps the budget and
+        when it spends one, go to the core with its verdicts (``set_step``)."""
         self.kinds = array("B")
         """Per step id: the index of its action kind in ``ALL_KINDS``."""
         self.kept: dict[int, Action] = {}
@@ -295,11 +293,11 @@ class NativeSearch:
             assert len(self.kinds) == step, "step ids are judged in the order they are made"
             self.kinds.append(_ACTION_KIND[action.kind])
             self.facts.append(-1)
+            classes = -1
             if self.record_graph:
-                self.class_kept.append(self.classes.id(step_class(action, False)))
-                self.class_spent.append(self.classes.id(step_class(action, True)))
+                classes = self.classes.id(step_class(action, False)) | self.classes.id(step_class(action, True)) << 16
             if not book.active_step and observer is None:
-                core.set_step(step, 0)
+                core.set_step(step, 0, classes)
                 continue
             after = list(source.consumers)
             if actor >= 0:
@@ -316,7 +314,7 @@ class NativeSearch:
                     fid = self.fact_ids[fact] = len(self.fact_values)
                     self.fact_values.append(fact)
                 self.facts[step] = fid
-            core.set_step(step, mask)
+            core.set_step(step, mask, classes)
             if mask:
                 self.kept[step] = action
 
@@ -528,9 +526,8 @@ class NativeSearch:
         state's status (a state the search did not reach to expand is UNEXPLORED). No Python
         object per state: the liveness check reads the keys through ``NativeProjector``."""
         m, core = self.model, self.core
-        classes = array("H")
-        classes.frombytes(core.edge_classes(self.class_kept.tobytes(), self.class_spent.tobytes()))
         core.release()  # the search's tables go before the liveness check builds its own
+        classes = memoryview(core.edge_classes()).cast("H")
         status_b, ends_b, targets_b = core.graph()
         core.flush()
         keys = array("Q")
