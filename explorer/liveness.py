@@ -26,12 +26,22 @@ contain a perturbation: the budget is part of the state and only decreases.
 Algorithm. One iterative Tarjan pass (no recursion) splits the whole graph into strongly connected
 components; only non-trivial ones (several states, or one with a self-loop) can hold a cycle. For
 each property instance ``P ~> Q`` the states of those components where ``Q`` fails are split again
-(Tarjan on the sub-graph) and each sub-component is tested for fairness — weak: every class enabled
-in all of its states is taken inside it; strong: Emerson–Lei/Streett refinement (drop the states
-where an enabled-but-never-taken class is enabled, split again). A fair component reachable from a
-``P and not Q`` state through ``not Q`` states is a violation; a breadth-first search over
-(state, obligation-open) pairs from the initial states gives the shortest such prefix, and a cycle
-through the component that meets every fairness obligation closes the lasso.
+(Tarjan on the sub-graph they induce) and each sub-component is tested for fairness — weak: every
+class enabled in all of its states is taken inside it; strong: Emerson–Lei/Streett refinement (drop
+the states where an enabled-but-never-taken class is enabled, split again). A fair component
+reachable from a ``P and not Q`` state through ``not Q`` states is a violation; a breadth-first
+search over (state, obligation-open) pairs from the initial states gives the shortest such prefix,
+and the shortest cycle from the prefix's last state back to it inside the component that meets
+every fairness obligation closes the lasso (a breadth-first search over (state, obligations met)
+pairs; beyond ``EXACT_CYCLE_LIMIT`` of them, a fair cycle built greedily from shortest paths).
+
+Cost. The per-state passes — both Tarjan passes, the fairness tests, and reading each state's
+component for the predicates (``Projector``) — run in C (``explorer._liveness``, built from
+``explorer/native/scc.c``) over the CSR arrays, with one flat array per state and no Python object
+per state or edge; each predicate is evaluated once per distinct component (group, group and
+consumer, ...), not per state. The pure-Python passes remain (``kernel=False``, or when the kernel
+is not built) and give the same components, parts, verdicts and lassos
+(``tests/explorer/test_liveness_kernel.py``).
 
 Feeding another engine's graph. ``check_graph(model, StateGraph(...))`` needs, per state, the
 model's key (``keys``, numbered from 0, ``init`` the initial states' numbers) and a ``status``
@@ -920,8 +930,10 @@ def _fair_cycle(
 ) -> list[int]:
     """Edge positions of a cycle from ``entry`` back to it inside ``part`` that meets every
     fairness obligation: for each class enabled all along (weak) or anywhere (strong) in the
-    part, the cycle takes an edge of it, or (weak) visits a state where it is disabled. Built
-    greedily from shortest paths inside the part; empty for a deadlock (stuttering)."""
+    part, the cycle takes an edge of it, or (weak) visits a state where it is disabled. The
+    shortest such cycle through ``entry`` (``_shortest_fair_cycle``) when the part and its
+    obligations are small enough to search exactly, else built greedily from shortest paths
+    inside the part; empty for a deadlock (stuttering)."""
     offsets, targets, classes = graph.offsets, graph.targets, graph.classes
     if not any(targets[pos] in part for pos in range(offsets[entry], offsets[entry + 1])) and len(part) == 1:
         return []  # a deadlock: it stutters
@@ -935,6 +947,9 @@ def _fair_cycle(
     def disabled_at(v: int) -> int:
         return need & ~en[v] if weak else 0
 
+    exact = _shortest_fair_cycle(graph, part, entry, need, disabled_at)
+    if exact is not None:
+        return exact
     cycle: list[int] = []
     current = entry
     satisfied = disabled_at(entry)
@@ -958,6 +973,49 @@ def _fair_cycle(
     if not cycle or current != entry:
         cycle.extend(_bfs_in_part(graph, part, current, lambda pos: targets[pos] == entry))
     return cycle
+
+
+EXACT_CYCLE_LIMIT = 1 << 18
+"""Largest (states of the part) x 2^(obligations) product searched for the shortest fair cycle."""
+
+
+def _shortest_fair_cycle(
+    graph: StateGraph, part: frozenset[int], entry: int, need: int, disabled_at: Callable[[int], int]
+) -> list[int] | None:
+    """The shortest cycle from ``entry`` back to it inside ``part`` meeting every obligation of
+    ``need`` (a bit per class: taken on an edge of the cycle, or disabled at one of its states),
+    by breadth-first search over (state, obligations met) pairs; None when that product exceeds
+    ``EXACT_CYCLE_LIMIT`` (the caller then builds a fair cycle greedily)."""
+    bits = [c for c in range(need.bit_length()) if need >> c & 1]
+    if len(part) << len(bits) > EXACT_CYCLE_LIMIT:
+        return None
+    offsets, targets, classes = graph.offsets, graph.targets, graph.classes
+    start = (entry, disabled_at(entry) & need)
+    parent: dict[tuple[int, int], tuple[tuple[int, int], int]] = {}
+    queue = deque([start])
+    seen = {start}
+    while queue:
+        node = queue.popleft()
+        v, met = node
+        for pos in range(offsets[v], offsets[v + 1]):
+            w = targets[pos]
+            if w not in part:
+                continue
+            c = classes[pos]
+            now = met | ((1 << c) & need if c else 0) | disabled_at(w)
+            if w == entry and now == need:
+                path = [pos]
+                while node != start:
+                    node, p = parent[node]
+                    path.append(p)
+                path.reverse()
+                return path
+            nxt = (w, now)
+            if nxt not in seen:
+                seen.add(nxt)
+                parent[nxt] = (node, pos)
+                queue.append(nxt)
+    raise RuntimeError("no fair cycle inside a fair part: the graph is inconsistent")
 
 
 def _bfs_in_part(graph: StateGraph, part: frozenset[int], source: int, goal_edge: Callable[[int], bool]) -> list[int]:

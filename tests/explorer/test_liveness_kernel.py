@@ -112,3 +112,22 @@ def test_the_kernel_gives_the_python_verdicts_and_lassos(overrides: dict[str, ob
         ngraph = explorer.run("bfs").graph
         assert ngraph is not None
         assert summary(L.check_graph(explorer.model, ngraph, ALL, L.Fairness(level))) == summary(fast)
+
+
+def test_the_lasso_cycle_is_the_shortest_fair_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From 0, taking class a first (0 → 1) then b (2 → 3) and coming back is 6 steps; the fair
+    cycle 0 → 6 → 0 takes b then a in 2. The exact search finds the 2-step cycle; the greedy
+    construction (beyond ``EXACT_CYCLE_LIMIT``) the 6-step one."""
+    edges = {0: [(1, 1), (6, 2)], 1: [(2, 0)], 2: [(3, 2)], 3: [(4, 0)], 4: [(5, 0)], 5: [(0, 0)], 6: [(0, 1)]}
+    offsets, targets, classes = array("q", [0]), array("i"), array("H")
+    for v in range(7):
+        for w, c in edges[v]:
+            targets.append(w)
+            classes.append(c)
+        offsets.append(len(targets))
+    graph = L.StateGraph(list(range(7)), offsets, targets, classes, ["", "a", "b"], [0], bytearray(7))
+    part = frozenset(range(7))
+    strong = L.Fairness("strong")
+    assert [targets[p] for p in L._fair_cycle(graph, part, 0, strong, {})] == [6, 0]
+    monkeypatch.setattr(L, "EXACT_CYCLE_LIMIT", 0)
+    assert [targets[p] for p in L._fair_cycle(graph, part, 0, strong, {})] == [1, 2, 3, 4, 5, 0]
