@@ -85,8 +85,7 @@ def test_the_kernel_rejects_inconsistent_arrays() -> None:
 
 def summary(result: L.LivenessResult) -> list[tuple[object, ...]]:
     return [
-        (v.instance, v.verdict, v.witnessed, v.lasso and (v.lasso.loop_start, v.lasso.path))
-        for v in result.verdicts
+        (v.instance, v.verdict, v.witnessed, v.lasso and (v.lasso.loop_start, v.lasso.path)) for v in result.verdicts
     ]
 
 
