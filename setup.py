@@ -1,6 +1,7 @@
 """Build of kgc's native parts; everything else is in pyproject.toml.
 
 - ``explorer._core``: the native search core (C).
+- ``explorer._liveness``: the liveness kernel (C: strongly connected components, fair parts).
 - The explorer's hot path compiled by mypyc (``model._compiled.COMPILED``): the same typed
   source, run as C extensions (about 1.7x faster). ``KGC_PURE_PYTHON=1`` at install time builds
   none of them; at run time it runs their source instead.
@@ -29,6 +30,11 @@ setup(
         Extension(
             "explorer._core",
             ["explorer/native/core.c"],
+            extra_compile_args=["-O2", "-std=c11"],
+        ),
+        Extension(
+            "explorer._liveness",
+            ["explorer/native/scc.c"],
             extra_compile_args=["-O2", "-std=c11"],
         ),
         *_compiled(),
