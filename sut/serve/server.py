@@ -118,6 +118,17 @@ class ServeOptions:
             raise ValueError(f"unknown answer mutant {self.answer_mutant!r}; known: {', '.join(ANSWER_MUTANTS)}")
 
 
+@dataclass(frozen=True)
+class HandledRequest:
+    """A group request a node's coordinator handled: the trace record it belongs to (its
+    sequence number and client id), the request as the coordinator got it and the API version."""
+
+    seq: int
+    client_id: str
+    request: Any
+    version: int
+
+
 @dataclass
 class _Pending:
     """A group request handed to the coordinator, waiting for its answer."""
@@ -186,6 +197,7 @@ class CoordinatorServer:
         self._handled = 0
         self._produced = 0
         self._assignments: dict[str, list[bytes]] = {}
+        self._handled_requests: dict[tuple[int, RequestId], HandledRequest] = {}
         #: exceptions that closed a connection (a bug of kgc serve; tests assert there are none)
         self.internal_errors: list[str] = []
 
@@ -345,6 +357,16 @@ class CoordinatorServer:
         """Call ``observer(node index, step)`` after every atomic step of any node's coordinator
         (on the loop thread)."""
         self._observers.append(observer)
+
+    def unobserve(self, observer: Callable[[int, StepRecord], None]) -> None:
+        """Stop calling an observer :meth:`observe` registered (a no-op for an unknown one)."""
+        with contextlib.suppress(ValueError):
+            self._observers.remove(observer)
+
+    def handled_request(self, node: int, request_id: RequestId) -> HandledRequest | None:
+        """The request node ``node``'s coordinator knows as ``request_id`` (a ``StepRecord``'s
+        handled request or a ``Response``'s), None for one it did not get from a client."""
+        return self._handled_requests.get((node, request_id))
 
     def counts(self) -> tuple[int, int]:
         """``(group requests handed to a coordinator, answers the coordinators produced)``."""
@@ -693,6 +715,9 @@ class CoordinatorServer:
             record.fault = record.fault or ("not the coordinator" if owner != node.index else "loading")
             return _error_body(request, error)
         request_id = submit(reference)
+        self._handled_requests[(node.index, request_id)] = HandledRequest(
+            record.seq, record.client_id, request, record.version
+        )
         node.pending[request_id] = _Pending(future, record)
         with self._counts_lock:
             self._handled += 1
