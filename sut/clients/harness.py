@@ -29,7 +29,8 @@ from model.types import Errors
 from sut.broker import TansuBroker
 from sut.broker.tansu import _die_with_parent as die_with_parent
 from sut.clients.checks import ClientEvent, Observation, Settings, Violation, run_checks
-from sut.reference import CoordinatorConfig
+from sut.clients.refinement import CoordinatorRefinement, ServedStep, client_refines_consumer
+from sut.reference import CoordinatorConfig, StepRecord
 from sut.serve import CoordinatorServer, Fault, FaultKind, ServeOptions
 
 LIBRARIES = ("kafka-python", "confluent-kafka", "aiokafka")
@@ -200,8 +201,22 @@ class Run:
         self._producer: threading.Thread | None = None
         self._names = itertools.count(1)
         self._closed = False
+        #: every atomic step of kgc serve's coordinators, with this run's group after it
+        self.served: list[ServedStep] = []
+        self.refinement = CoordinatorRefinement(
+            self.group, self.options.partitions, self.options.max_poll_interval_ms, self.server.handled_request
+        )
+        self.server.observe(self._on_step)
         atexit.register(self.close)
         self._create_topic()
+
+    def _on_step(self, node: int, record: StepRecord) -> None:
+        """kgc serve's observer (on its loop thread): keep the step with this run's group after it."""
+        snapshot = self.server.reference(node).introspect()
+        writes = tuple(w for w in snapshot.writes if w.group_id == self.group)
+        step = ServedStep(node, record, snapshot.groups.get(self.group), writes, time.monotonic())
+        with self._lock:
+            self.served.append(step)
 
     # ------------------------------------------------------------------ setup
     def _create_topic(self) -> None:
@@ -360,7 +375,17 @@ class Run:
         return Observation(self.records(), events, produced, self.options.settings, time.monotonic())
 
     def check(self, final: bool = False) -> list[Violation]:
-        return run_checks(self.observation(), final)
+        """Every check of ``sut.clients.checks``, the client side of refinement
+        (``client_refines_consumer``) and the coordinator side (``trace_refines_model``) on the
+        steps served so far; violations in time order."""
+        obs = self.observation()
+        with self._lock:
+            served = list(self.served)
+        out = run_checks(obs, final) + client_refines_consumer(obs)
+        violation = self.refinement.feed(served, obs.events, final)
+        if violation is not None:
+            out.append(violation)
+        return sorted(out, key=lambda v: v.t)
 
     def drain(self, timeout_s: float = 40.0) -> bool:
         """Faults stop, the producer stops, a consumer runs normally, until every record produced
@@ -393,6 +418,7 @@ class Run:
             return
         self._closed = True
         atexit.unregister(self.close)
+        self.server.unobserve(self._on_step)
         self._stop_producing.set()
         for worker in self.workers.values():
             if worker.process.poll() is None:

@@ -635,10 +635,28 @@ class CoordinatorServer:
             record.request = {"keys": keys}
         else:
             reply = wire.error_response(header.api_key, message, header.api_version, error)
+            if header.api_key in wire.GROUP_APIS:
+                record.request = summary(self._group_body(conn, header, message))
         record.answer = {"error": error.name}
         return wire.encode_response(reply, header.correlation_id)
 
     # ------------------------------------------------------------------ group APIs
+    def _group_body(self, conn: _Conn, header: wire.RequestHeader, message: Any) -> Any:
+        """A group request as the coordinator gets it (an OffsetFetch of several groups: the list)."""
+        version = header.api_version
+        if header.api_key == wire.OFFSET_FETCH:
+            requests = wire.fetch_requests(message, version)
+            return requests[0] if len(requests) == 1 else requests
+        if header.api_key == wire.JOIN_GROUP:
+            return wire.join_request(message, version, header.client_id, "/" + conn.peer)
+        if header.api_key == wire.SYNC_GROUP:
+            return wire.sync_request(message, version)
+        if header.api_key == wire.HEARTBEAT:
+            return wire.heartbeat_request(message, version)
+        if header.api_key == wire.LEAVE_GROUP:
+            return wire.leave_request(message, version)
+        return wire.commit_request(message, version)
+
     async def _group_request(self, conn: _Conn, header: wire.RequestHeader, message: Any, record: TraceRecord) -> bytes:
         version = header.api_version
         lo, hi = wire.SERVED_VERSIONS[header.api_key]
