@@ -498,7 +498,12 @@ def abstract_answer(record: TraceRecord, ids: _Ids) -> Response | None:
             return Response(api, error, mid=mid)
         members = tuple(sorted(ids.get(m.get("member_id")) for m in a.get("members") or []))
         return Response(
-            api, error, mid=mid, generation=int(a["generation_id"]), leader=ids.get(a.get("leader")), members=members
+            api,
+            error,
+            mid=mid,
+            generation=int(a.get("generation_id", -1)),
+            leader=ids.get(a.get("leader")),
+            members=members,
         )
     return Response(api, error)
 
@@ -560,7 +565,7 @@ def client_refines_consumer(obs: Observation) -> list[Violation]:
     """Every group request of every client is one the model's consumer may send (module docstring);
     the first departure of each client is reported."""
     out = []
-    for client in obs.clients():
+    for client in sorted({r.client_id for r in obs.requests()}):
         records = [r for r in obs.requests(client) if r.api in _GROUP_APIS]
         violation = _check_client(client, records, obs.now)
         if violation is not None:

@@ -24,6 +24,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from sut.clients.checks import CHECKS, FINAL_CHECKS, Violation
 from sut.clients.harness import LIBRARIES, ClientOptions, Cluster, Run, replay_steps
 from sut.clients.machine import Findings, load_failure, machine_for
+from sut.clients.refinement import CONSUMER_CHECK, COORDINATOR_CHECK
 
 KNOWN_FORMAT = "kgc-known-client-findings"
 
@@ -54,7 +55,7 @@ def load_known(path: Path) -> list[KnownFinding]:
             )
         except (KeyError, TypeError):
             raise ValueError(f"{path}: findings[{i}] needs library, check, version and note") from None
-        if finding.check not in CHECKS and finding.check not in FINAL_CHECKS:
+        if finding.check not in {*CHECKS, *FINAL_CHECKS, CONSUMER_CHECK, COORDINATOR_CHECK}:
             raise ValueError(f"{path}: findings[{i}]: unknown check {finding.check!r}")
         out.append(finding)
     return out
