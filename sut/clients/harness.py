@@ -34,6 +34,12 @@ from sut.reference import CoordinatorConfig, StepRecord
 from sut.serve import CoordinatorServer, Fault, FaultKind, ServeOptions
 
 LIBRARIES = ("kafka-python", "confluent-kafka", "aiokafka")
+#: The rebalance protocols (KIP-429): ``eager`` (range assignor: revoke everything, then rejoin)
+#: and ``cooperative`` (cooperative-sticky: revoke only what moves, in a second rebalance).
+ASSIGNMENTS = ("eager", "cooperative")
+#: The libraries with a cooperative assignor: confluent-kafka (librdkafka's ``cooperative-sticky``)
+#: and kafka-python ≥ 2.3 (``CooperativeStickyAssignor``); aiokafka 0.14 has none.
+COOPERATIVE = ("kafka-python", "confluent-kafka")
 _runs = itertools.count(1)
 
 
@@ -48,10 +54,20 @@ class ClientOptions:
     partitions: int = 3
     produce_every_ms: int = 50
     mutant: str | None = None
+    #: ``eager`` or ``cooperative`` (:data:`ASSIGNMENTS`)
+    assignment: str = "eager"
 
     @property
     def settings(self) -> Settings:
         return Settings(self.session_timeout_ms, self.heartbeat_interval_ms, self.max_poll_interval_ms)
+
+
+def check_assignment(library: str, assignment: str) -> None:
+    """ValueError (one line) for an unknown protocol or one the library lacks."""
+    if assignment not in ASSIGNMENTS:
+        raise ValueError(f"unknown assignment {assignment!r}; known: {', '.join(ASSIGNMENTS)}")
+    if assignment == "cooperative" and library not in COOPERATIVE:
+        raise ValueError(f"{library} has no cooperative assignor; cooperative runs need {' or '.join(COOPERATIVE)}")
 
 
 class Cluster:
@@ -183,6 +199,7 @@ class Run:
     def __init__(self, cluster: Cluster, library: str, options: ClientOptions | None = None) -> None:
         if library not in LIBRARIES:
             raise ValueError(f"unknown client library {library!r}; known: {', '.join(LIBRARIES)}")
+        check_assignment(library, (options or ClientOptions()).assignment)
         assert cluster.server is not None
         self.cluster = cluster
         self.server = cluster.server
@@ -286,6 +303,7 @@ class Run:
             "auto_commit": auto_commit,
             "commit": commit,
             "poll_ms": 200,
+            "assignment": o.assignment,
         }
         self.workers[name] = Worker(name, config, self.events, self._lock)
         return name
@@ -372,7 +390,8 @@ class Run:
         with self._lock:
             events = list(self.events)
             produced = set(self.produced)
-        return Observation(self.records(), events, produced, self.options.settings, time.monotonic())
+        eager = self.options.assignment == "eager"
+        return Observation(self.records(), events, produced, self.options.settings, time.monotonic(), eager)
 
     def check(self, final: bool = False) -> list[Violation]:
         """Every check of ``sut.clients.checks``, the client side of refinement

@@ -61,7 +61,6 @@ that allows it is taken.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -73,7 +72,7 @@ from model.state import NO_GENERATION, NO_MEMBER, Consumer, Group, MemberId, Req
 from model.state import initial_group as initial_model_group
 from model.system import ClassicGroupModel
 from model.types import ApiKey, Errors, MemberState
-from sut.clients.checks import ClientEvent, Observation, Violation
+from sut.clients.checks import ClientEvent, Observation, Violation, assignment_partitions
 from sut.fuzz.abstraction import (
     AbstractionError,
     Codec,
@@ -113,27 +112,6 @@ _ENDS = ("killed", "closed", "exited")
 # --------------------------------------------------------------------------------------------------
 # Kafka's consumer protocol bytes
 # --------------------------------------------------------------------------------------------------
-
-
-def assignment_partitions(data: bytes) -> tuple[int, ...]:
-    """The partitions of a ``ConsumerProtocolAssignment`` (``ConsumerProtocol.java``, every
-    version: INT16 version, then an array of topics, each a STRING and an array of INT32
-    partitions; user data after). Bytes that are not one read as no partitions."""
-    try:
-        offset = 2
-        (topics,) = struct.unpack_from(">i", data, offset)
-        offset += 4
-        out: list[int] = []
-        for _ in range(max(topics, 0)):
-            (length,) = struct.unpack_from(">h", data, offset)
-            offset += 2 + max(length, 0)
-            (count,) = struct.unpack_from(">i", data, offset)
-            offset += 4
-            out += struct.unpack_from(f">{max(count, 0)}i", data, offset)
-            offset += 4 * max(count, 0)
-        return tuple(sorted(out))
-    except struct.error:
-        return ()
 
 
 class MetaNumbers:
@@ -295,6 +273,9 @@ class CoordinatorRefinement:
             self._previous[step.node] = (step.group, step.writes)
             return
         prior, prior_writes = self._previous.get(step.node, (None, ()))
+        # Ids nobody refers to any more (a crashed incarnation's) free their serials, as in the model.
+        held = {c.member_id for c in self._clients if c.member_id}
+        self.ids.prune(held | (group_ids(prior, prior_writes) if self._restart is None else set()))
         before_group = self._restart if self._restart is not None else self._abstract(prior, prior_writes)
         actor, request, join_version, name = -1, None, 0, ""
         if handled is not None:
