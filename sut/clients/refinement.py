@@ -273,17 +273,18 @@ class CoordinatorRefinement:
             self._previous[step.node] = (step.group, step.writes)
             return
         prior, prior_writes = self._previous.get(step.node, (None, ()))
-        # Ids nobody refers to any more (a crashed incarnation's) free their serials, as in the model.
-        held = {c.member_id for c in self._clients if c.member_id}
-        self.ids.prune(held | (group_ids(prior, prior_writes) if self._restart is None else set()))
-        before_group = self._restart if self._restart is not None else self._abstract(prior, prior_writes)
-        actor, request, join_version, name = -1, None, 0, ""
+        actor, join_version, name = -1, 0, ""
         if handled is not None:
             name = handled.client_id
             actor = self._slot(name)
-            member_id = _member_id(handled.request)
-            self._clients[actor].member_id = member_id
+            # The model's consumer holds the member id it sends (none after a reset or a leave).
+            self._clients[actor].member_id = _member_id(handled.request)
             join_version = handled.version if isinstance(handled.request, JoinGroupRequest) else 0
+        # Ids nobody refers to any more (a crashed incarnation's, one given up) free their
+        # serials, as in the model.
+        held = {c.member_id for c in self._clients if c.member_id}
+        self.ids.prune(held | (group_ids(prior, prior_writes) if self._restart is None else set()))
+        before_group = self._restart if self._restart is not None else self._abstract(prior, prior_writes)
         in_use = {c.index: self.ids.get(c.member_id) for c in self._clients}
         creator = self._slots[name] if handled is not None else None
         self.ids.bind_new(sorted(group_ids(step.group, step.writes)), before_group, in_use, creator)
@@ -311,6 +312,8 @@ class CoordinatorRefinement:
                 self.violation = Violation(COORDINATOR_CHECK, name or "-", step.mono, message)
                 return
         self._deliver(step.node, events)
+        if isinstance(handled.request if handled is not None else None, LeaveGroupRequest):
+            self._clients[actor].left()  # maybeLeaveGroup resets the member id and generation
         self._previous[step.node] = (step.group, step.writes)
         self._restart = None
         if record.kind == StepKind.UNLOAD:

@@ -34,6 +34,10 @@ the other, field by field:
 * **A Dead group** (unloaded) is shown as the model's ``unload`` leaves it: nothing parked, no
   timers, no pending ids, no writes. The coordinator keeps the object only for inspection; the
   model stops there.
+* **Bytes and names are parameters.** How protocol metadata and assignments read (:class:`Codec`)
+  and which client a member id belongs to (``IdMap``'s ``owner_of``) are the fuzzer's by default;
+  ``sut.clients.refinement`` passes Kafka's consumer protocol and the harness's client names to
+  check real clients' traces with this same abstraction (and :func:`abstract_action`).
 * **Consumers** are the fuzzer's clients (``sut.fuzz.client``): state, member id, generation,
   ownership, subscription version and the API in flight. Their channels are empty: an answer is
   read as soon as the coordinator gives it.

@@ -173,3 +173,21 @@ def test_a_mutant_of_the_served_coordinator_fails_the_trace_refinement(mutant: s
             assert all(v.check != CONSUMER_CHECK for v in violations)
         finally:
             run.close()
+
+
+@pytest.mark.clients
+def test_the_reference_refines_the_model_across_a_poll_timeout_leave_and_rejoin(cluster: Cluster) -> None:
+    """The shortest sequence that once broke the check (a member id given up by a LeaveGroup kept
+    its serial): ``kgc clients`` found it as ``start c1; stall c1 4500``."""
+    run = Run(cluster, "kafka-python")
+    try:
+        run.start_producer()
+        c1 = run.start_consumer()
+        assert _until(lambda: any(e.kind == "assigned" and e.client == c1 for e in list(run.events)))
+        run.stall(c1, run.options.max_poll_interval_ms + 1500)
+        assert _until(lambda: len(run.records()) > 0 and any(r.api == "LeaveGroup" for r in run.records()), 10)
+        assert _until(lambda: sum(r.api == "SyncGroup" for r in run.records()) >= 2, 15)
+        assert run.check() == []
+        assert run.refinement.checked > 10
+    finally:
+        run.close()
