@@ -257,7 +257,8 @@ class CoordinatorRefinement:
 
     def _check(self, step: ServedStep, events: list[Any]) -> None:
         record = step.record
-        handled = self.resolve(step.node, record.request_id) if record.kind == StepKind.REQUEST else None
+        rid = record.request_id
+        handled = self.resolve(step.node, rid) if record.kind == StepKind.REQUEST and rid is not None else None
         if record.kind == StepKind.REQUEST and (handled is None or handled.request.group_id != self.group_id):
             return
         if record.kind == StepKind.LOAD:
