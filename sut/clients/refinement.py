@@ -55,7 +55,7 @@ answer a fault dropped or cut off is ``lose_response``) and by its own requests 
 
 A client may have a request queued on its connection while an answer is on its way (kgc serve
 reads one request per connection at a time, as Kafka does), so a request is judged against every
-state the client was in during the :data:`PIPELINE_SLACK_S` before it arrived, and the earliest
+state the client was in during the :data:`PIPELINE_SLACK_S` before it arrived; the latest state
 that allows it is taken.
 """
 
@@ -583,7 +583,9 @@ def _check_client(client: str, records: list[TraceRecord], now: float) -> Violat
         older = [(at, s) for at, s in history if at < t - PIPELINE_SLACK_S]
         if older:
             candidates.insert(0, older[-1])
-        match = next(((at, s) for at, s in candidates if _allowed(s, request)), None)
+        # The client most likely read every answer already; an earlier state only if it must have
+        # written the request before reading the latest ones.
+        match = next(((at, s) for at, s in reversed(candidates) if _allowed(s, request)), None)
         if match is None:
             return Violation(
                 CONSUMER_CHECK,
