@@ -259,7 +259,7 @@ class CoordinatorRefinement:
         record = step.record
         rid = record.request_id
         handled = self.resolve(step.node, rid) if record.kind == StepKind.REQUEST and rid is not None else None
-        if record.kind == StepKind.REQUEST and (handled is None or handled.request.group_id != self.group_id):
+        if record.kind == StepKind.REQUEST and (handled is None or _group_of(handled.request) != self.group_id):
             return
         if record.kind == StepKind.LOAD:
             if step.group is not None:
@@ -268,6 +268,10 @@ class CoordinatorRefinement:
                 self._node, self._restart = step.node, None
                 self._previous[step.node] = (step.group, step.writes)
             return
+        events = [e for e in events if self._ours(step.node, e)]
+        unchanged = (step.group, step.writes) == self._previous.get(step.node, (None, ()))
+        if record.kind != StepKind.REQUEST and not events and unchanged:
+            return  # a step of another group (a timer of an earlier run's group on this cluster)
         if self._node is None and record.kind == StepKind.REQUEST:
             self._node = step.node  # the group is created anew on this node
         if step.node != self._node:
@@ -321,6 +325,14 @@ class CoordinatorRefinement:
             self._node, self._restart = None, initial_model_group()
         referenced = group_ids(step.group, step.writes) | {c.member_id for c in self._clients if c.member_id}
         self.ids.prune(referenced)
+
+    def _ours(self, node: int, event: Any) -> bool:
+        """Whether an event is about this run's group: an answer to one of its requests, or an
+        event naming it (other runs' groups live on the same coordinators)."""
+        if isinstance(event, ResponseEvent):
+            handled = self.resolve(node, event.request_id)
+            return handled is not None and _group_of(handled.request) == self.group_id
+        return getattr(event, "group_id", None) == self.group_id
 
     def _abstract(self, group: GroupSnapshot | None, writes: tuple[WriteSnapshot, ...]) -> Group:
         return abstract_group(group, writes, self.ids, self._clients, self.codec)
@@ -383,6 +395,13 @@ def _zero_delay_join(step: ServedStep, node: int) -> bool:
     return (
         step.node == node and r.kind == StepKind.TIMER and r.timer == TimerKind.INITIAL_JOIN and (r.delay_ms or 0) <= 0
     )
+
+
+def _group_of(request: Any) -> str | None:
+    """The group of a handled request (an OffsetFetch of several groups: the first)."""
+    if isinstance(request, list):
+        return _group_of(request[0]) if request else None
+    return getattr(request, "group_id", None)
 
 
 def _member_id(request: Any) -> str:
