@@ -379,11 +379,17 @@ class Run:
 
     # ------------------------------------------------------------------ observation and checks
     def records(self) -> list[Any]:
+        """This run's clients' requests: their client ids, and for a group request this run's
+        group (a consumer of an earlier run on the same cluster had the same name, and a request
+        it wrote just before it was killed may be read after this run began)."""
         clients = set(self.workers)
         return [
             r
             for r in self.server.trace.snapshot(self.trace_start)
-            if r.kind == "request" and r.client_id in clients and r.api != "ApiVersions"
+            if r.kind == "request"
+            and r.client_id in clients
+            and r.api != "ApiVersions"
+            and _group_of(r.request) in (None, self.group)
         ]
 
     def observation(self) -> Observation:
@@ -445,6 +451,13 @@ class Run:
         self.server.faults.clear()
         if self._producer is not None:
             self._producer.join(15)
+
+
+def _group_of(request: Any) -> str | None:
+    """The group a traced request names, None for a request of no group."""
+    if isinstance(request, list):
+        return _group_of(request[0]) if request else None
+    return str(request["group_id"]) if isinstance(request, dict) and "group_id" in request else None
 
 
 def replay_steps(

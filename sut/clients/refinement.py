@@ -187,7 +187,8 @@ class CoordinatorRefinement:
     _clients: list[Client] = field(default_factory=list)
     _slots: dict[str, tuple[int, int]] = field(default_factory=dict)
     _ended: set[str] = field(default_factory=set)
-    _node: int | None = 0
+    #: the node coordinating the group (None until its first request, and after an unload)
+    _node: int | None = None
     _restart: Group | None = None
     _previous: dict[int, tuple[GroupSnapshot | None, tuple[WriteSnapshot, ...]]] = field(default_factory=dict)
 

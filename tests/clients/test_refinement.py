@@ -191,3 +191,21 @@ def test_the_reference_refines_the_model_across_a_poll_timeout_leave_and_rejoin(
         assert run.refinement.checked > 10
     finally:
         run.close()
+
+
+@pytest.mark.clients
+def test_the_trace_refinement_follows_the_group_across_coordinator_moves(cluster: Cluster) -> None:
+    """The coordinator moves before the group exists and again once it is Stable (found by
+    ``kgc clients``: start c1; move_coordinator; wait; move_coordinator)."""
+    run = Run(cluster, "kafka-python")
+    try:
+        run.fault("move_coordinator")
+        run.start_producer()
+        c1 = run.start_consumer()
+        assert _until(lambda: any(e.kind == "assigned" and e.client == c1 for e in list(run.events)))
+        run.fault("move_coordinator")
+        assert _until(lambda: sum(r.api == "Heartbeat" and r.node == 0 for r in run.records()) >= 2, 10)
+        assert run.check() == []
+        assert run.refinement.checked > 5
+    finally:
+        run.close()
