@@ -243,7 +243,7 @@ class CoordinatorRefinement:
             events_of = list(step.record.events)
             # The model folds an InitialDelayedJoin of delay 0 into the step that armed it
             # (model.coordinator.prepare_rebalance): merge the two served steps likewise.
-            while self._done < len(steps) and _zero_delay_join(steps[self._done], step.node):
+            while self._done < len(steps) and _zero_delay_join(steps[self._done], step.node, self.group_id):
                 events_of += list(steps[self._done].record.events)
                 step = ServedStep(step.node, step.record, steps[self._done].group, steps[self._done].writes, step.mono)
                 self._done += 1
@@ -391,10 +391,15 @@ class CoordinatorRefinement:
         return f"{record.kind.value} {at}"
 
 
-def _zero_delay_join(step: ServedStep, node: int) -> bool:
+def _zero_delay_join(step: ServedStep, node: int, group_id: str) -> bool:
+    """An InitialDelayedJoin of this group, armed with delay 0, firing on ``node``."""
     r = step.record
     return (
-        step.node == node and r.kind == StepKind.TIMER and r.timer == TimerKind.INITIAL_JOIN and (r.delay_ms or 0) <= 0
+        step.node == node
+        and r.kind == StepKind.TIMER
+        and r.timer == TimerKind.INITIAL_JOIN
+        and (r.delay_ms or 0) <= 0
+        and any(getattr(e, "group_id", None) == group_id for e in r.events)
     )
 
 
