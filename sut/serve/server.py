@@ -581,6 +581,11 @@ class CoordinatorServer:
             )
         )
         client_id = record.client_id
+        if api_key in wire.GROUP_APIS and message is not None:
+            lo, hi = wire.SERVED_VERSIONS[api_key]
+            if lo <= version <= hi:
+                # what the client asked, before a hold or a paused heartbeat delays its handling
+                record.request = summary(self._group_body(conn, header, message))
         error_fault = self.faults.take(api, client_id, member_id, frozenset({FaultKind.ERROR}))
         hold = self.faults.take(api, client_id, member_id, frozenset({FaultKind.HOLD}))
         if hold is not None:
@@ -635,8 +640,6 @@ class CoordinatorServer:
             record.request = {"keys": keys}
         else:
             reply = wire.error_response(header.api_key, message, header.api_version, error)
-            if header.api_key in wire.GROUP_APIS:
-                record.request = summary(self._group_body(conn, header, message))
         record.answer = {"error": error.name}
         return wire.encode_response(reply, header.correlation_id)
 
