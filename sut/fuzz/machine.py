@@ -30,16 +30,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from model.actions import (
-    EXPIRE_HEARTBEAT,
-    EXPIRE_JOIN,
-    EXPIRE_PENDING,
-    EXPIRE_SYNC,
     HANDLE,
-    STORE_COMPLETE,
-    STORE_FAILURE,
-    UNLOAD,
     Action,
-    Answer,
 )
 from model.assignors import assign
 from model.config import FAULTS, Config
@@ -51,8 +43,8 @@ from properties.protocol import ALL
 from sut.fuzz.abstraction import (
     AbstractionError,
     IdMap,
+    abstract_action,
     abstract_group,
-    abstract_response,
     abstract_state,
     group_ids,
 )
@@ -62,14 +54,12 @@ from sut.fuzz.scenario import ScenarioRecorder, render, replay_summary
 from sut.fuzz.target import GROUP_ID, FuzzOptions, FuzzTarget, TargetFactory, reference_target
 from sut.interface import (
     Event,
-    GroupStateChanged,
     HeartbeatRequest,
     JoinGroupProtocol,
     JoinGroupRequest,
     JoinGroupResponse,
     LeaveGroupRequest,
     MemberIdentity,
-    MemberRemoved,
     OffsetCommitPartition,
     OffsetCommitRequest,
     OffsetFetchRequest,
@@ -77,7 +67,6 @@ from sut.interface import (
     Response,
     SyncGroupAssignment,
     SyncGroupRequest,
-    SyncGroupResponse,
     TimerKind,
     TopicPartition,
 )
@@ -98,13 +87,6 @@ OUT_OF_MODEL = frozenset(
     {Errors.INVALID_SESSION_TIMEOUT, Errors.INCONSISTENT_GROUP_PROTOCOL, Errors.GROUP_MAX_SIZE_REACHED}
 )
 
-_TIMER_ACTIONS = {
-    TimerKind.HEARTBEAT: EXPIRE_HEARTBEAT,
-    TimerKind.PENDING: EXPIRE_PENDING,
-    TimerKind.JOIN: EXPIRE_JOIN,
-    TimerKind.INITIAL_JOIN: EXPIRE_JOIN,
-    TimerKind.SYNC: EXPIRE_SYNC,
-}
 
 _MODELS: dict[Config, ClassicGroupModel] = {}
 
@@ -901,40 +883,22 @@ class CoordinatorMachine(RuleBasedStateMachine):
         request: Request | None,
         own: RequestId | None,
     ) -> Action:
-        answers = []
-        for event in events:
-            if not isinstance(event, Response):
-                continue
-            owner = self.owner.get(event.request_id)
-            consumer = owner[0] if owner is not None else (client.index if client else -1)
-            if owner is None and event.request_id == own and client is not None:
-                consumer = client.index
-            plan_generation = -1
-            if isinstance(event.body, SyncGroupResponse):
-                member_id = owner[3] if owner is not None else ""
-                plan_generation = self._assignment_generation(member_id, after, before)
-            response = abstract_response(event.body, self.ids, plan_generation)
-            lost = owner is not None and self.clients[owner[0]].incarnation != owner[1]
-            answers.append(Answer(consumer, response, not lost, parked=event.request_id != own))
-        path = tuple(e.state for e in events if isinstance(e, GroupStateChanged))
-        evicted = tuple(
-            self.ids.get(e.member_id) for e in events if isinstance(e, MemberRemoved) and e.cause.is_eviction
+        def answer_to(request_id: RequestId) -> tuple[int, bool, str] | None:
+            owner = self.owner.get(request_id)
+            if owner is None:
+                return None
+            return owner[0], self.clients[owner[0]].incarnation == owner[1], owner[3]
+
+        return abstract_action(
+            record,
+            events,
+            self.ids,
+            client.index if client else -1,
+            request,
+            own,
+            answer_to,
+            lambda member_id: self._assignment_generation(member_id, after, before),
         )
-        if record.kind == StepKind.REQUEST:
-            assert client is not None and request is not None
-            return Action(HANDLE, client.index, handled=(request,), path=path, answers=tuple(answers), evicted=evicted)
-        if record.kind == StepKind.TIMER:
-            assert record.timer is not None
-            mid = (
-                self.ids.get(record.member_id or "")
-                if record.timer in (TimerKind.HEARTBEAT, TimerKind.PENDING)
-                else NO_MEMBER
-            )
-            return Action(_TIMER_ACTIONS[record.timer], mid=mid, path=path, answers=tuple(answers), evicted=evicted)
-        if record.kind == StepKind.STORE_CALLBACK:
-            kind = STORE_COMPLETE if record.store_error == Errors.NONE else STORE_FAILURE
-            return Action(kind, path=path, answers=tuple(answers), evicted=evicted)
-        return Action(UNLOAD, path=path, answers=tuple(answers), evicted=evicted)
 
     @staticmethod
     def _assignment_generation(member_id: str, *snapshots: CoordinatorSnapshot) -> int:

@@ -1276,11 +1276,16 @@ class ReferenceCoordinator:
         heartbeat_deadline: dict[tuple[str, str], int] = {}
         join_timer: dict[str, TimerKind] = {}
         sync_armed: set[str] = set()
+        live = {g.group_id: g for g in self._groups()}
         for op in self._timer.pending():
             assert isinstance(op, CoordinatorOperation)
             assert op.armed_at_ms is not None and op.deadline_ms is not None
             gid = op.group.group_id
             timers.append(TimerSnapshot(op.kind, gid, op.member_id, op.armed_at_ms, op.deadline_ms))
+            if live.get(gid) is not op.group:
+                # An operation of an unloaded group object whose id a newer object took (the group
+                # was loaded again, kgc serve's failover): it acts on the old object only.
+                continue
             if op.kind == TimerKind.HEARTBEAT and op.member_id is not None:
                 heartbeat_deadline[(gid, op.member_id)] = op.deadline_ms
             elif op.kind in (TimerKind.JOIN, TimerKind.INITIAL_JOIN):
@@ -1291,7 +1296,7 @@ class ReferenceCoordinator:
             g.group_id: self._group_snapshot(
                 g, heartbeat_deadline, join_timer.get(g.group_id), g.group_id in sync_armed
             )
-            for g in self._groups()
+            for g in live.values()
         }
         writes = tuple(
             WriteSnapshot(w.group.group_id, w.kind, w.generation_id, tuple(sorted(w.assignment.items())), w.member_ids)
