@@ -30,7 +30,8 @@ from sut.broker.address import Address
 from sut.conformance.divergence import Divergence, describe, kind_of
 from sut.conformance.lockstep import Lockstep
 from sut.interface import GroupCoordinator
-from sut.scenario.format import Scenario, ScenarioConfig, ScenarioError, Step, parse
+from sut.scenario.format import Scenario, ScenarioConfig, ScenarioError, parse
+from sut.scenario.ops import AdvanceTime, Commit, Fetch, Join, Step
 from sut.scenario.result import PASSED, SKIPPED, ScenarioResult
 from sut.scenario.runner import missing_capability, run_scenario
 from sut.scenario.symbols import parse_partition
@@ -50,9 +51,7 @@ def hold_for(scenario: Scenario) -> float:
     enough for a broker holding a JoinGroup for S/2 or a SyncGroup for 0.8 × S (tansu)."""
     config = scenario.config
     sessions = [config.session_timeout_ms] + [
-        int(s.fields["session_timeout_ms"])
-        for s in scenario.steps
-        if s.op == "join" and "session_timeout_ms" in s.fields
+        s.session_timeout_ms for s in scenario.steps if isinstance(s, Join) and s.session_timeout_ms is not None
     ]
     valid = [s for s in sessions if config.min_session_timeout_ms <= s <= config.max_session_timeout_ms]
     return max(valid or [config.session_timeout_ms]) / 1000 + HOLD_MARGIN_S
@@ -66,8 +65,8 @@ def catch_up_for(scenario: Scenario) -> int:
     config = scenario.config
     timeouts = [config.session_timeout_ms, config.rebalance_timeout_ms]
     for step in scenario.steps:
-        if step.op == "join":
-            timeouts += [int(step.fields.get(k, 0)) for k in ("session_timeout_ms", "rebalance_timeout_ms")]
+        if isinstance(step, Join):
+            timeouts += [step.session_timeout_ms or 0, step.rebalance_timeout_ms or 0]
     shortest = min(t for t in timeouts if t > 0)
     return max(0, min(2 * config.initial_rebalance_delay_ms + 1_000, shortest - 500))
 
@@ -334,7 +333,7 @@ class Differential:
         reason = missing_capability(scenario, self.target.capabilities())
         if reason is not None:
             return reason
-        waiting = sum(s.fields["ms"] for s in scenario.steps if s.op == "advance_time") / 1000
+        waiting = sum(s.ms for s in scenario.steps if isinstance(s, AdvanceTime)) / 1000
         if waiting > self.max_wait_s:
             return f"waits {waiting:g} s of real time (more than --max-wait {self.max_wait_s:g} s)"
         return None
@@ -463,7 +462,9 @@ def _topics(scenario: Scenario) -> dict[str, int]:
     """Topics the scenario commits to or fetches, with enough partitions."""
     counts: dict[str, int] = {}
     for step in scenario.steps:
-        names = list(step.get("offsets", {})) if step.op == "commit" else list(step.get("partitions", []))
+        names = (
+            list(step.offsets) if isinstance(step, Commit) else list(step.partitions) if isinstance(step, Fetch) else []
+        )
         for text in names:
             tp = parse_partition(text)
             counts[tp.topic] = max(counts.get(tp.topic, 0), tp.partition + 1)
