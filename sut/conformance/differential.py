@@ -30,8 +30,8 @@ from sut.broker.address import Address
 from sut.conformance.divergence import Divergence, describe, kind_of
 from sut.conformance.lockstep import Lockstep
 from sut.interface import GroupCoordinator
-from sut.scenario.format import Scenario, ScenarioConfig, ScenarioError, parse
-from sut.scenario.ops import AdvanceTime, Commit, Fetch, Join, Step
+from sut.scenario.format import FORMAT, FORMAT_VERSION, Scenario, ScenarioConfig, ScenarioError, parse
+from sut.scenario.ops import AdvanceTime, Commit, Fetch, Join, Step, Sync, as_step, sender
 from sut.scenario.result import PASSED, SKIPPED, ScenarioResult
 from sut.scenario.runner import missing_capability, run_scenario
 from sut.scenario.symbols import parse_partition
@@ -236,7 +236,7 @@ class Differential:
                 f"step {mismatch.step} {mismatch.field}: {mismatch.expected}" if mismatch else ""
             )
             return Outcome(source, skipped=f"the reference's run is not usable as Kafka's outcome ({why})")
-        conflict = parked_conflict(oracle_doc["steps"], reference)
+        conflict = parked_conflict(oracle_scenario.steps, reference)
         if conflict is not None:
             return Outcome(source, skipped=conflict)
         expected_doc = {
@@ -286,7 +286,7 @@ class Differential:
             # The broker failed outside a request of the sequence (connecting, finding the
             # coordinator, creating topics, closing): a finding of its own, never a crash.
             text = f"{type(exc).__name__}: {exc}"
-            kind = kind_of(doc["steps"], config, 0, "exception", "an answer", text)
+            kind = kind_of(scenario.steps, config, 0, "exception", "an answer", text)
             failure = Divergence(
                 kind=kind,
                 description=f"step 0: {text}",
@@ -354,27 +354,18 @@ class Differential:
         }
 
 
-def sender(step: Mapping[str, Any]) -> str | None:
-    """The client whose connection carries the step's request (a leave's first member)."""
-    member = step.get("member")
-    if member is not None:
-        return str(member)
-    members = step.get("members") or []
-    return str(members[0]["member"]) if members else None
-
-
-def parked_after(steps: Sequence[Mapping[str, Any]], result: ScenarioResult) -> dict[str, int]:
+def parked_after(steps: Sequence[Step | Mapping[str, Any]], result: ScenarioResult) -> dict[str, int]:
     """Clients whose JoinGroup or SyncGroup is still parked after the run, with its step."""
     parked: dict[int, str] = {}
     for report in result.steps:
         for completion in report.actual.get("completions", []):
             parked.pop(completion["step"], None)
         if report.actual.get("response") == "PENDING":
-            parked[report.index] = str(steps[report.index].get("member"))
+            parked[report.index] = str(sender(steps[report.index]))
     return {client: index for index, client in parked.items()}
 
 
-def parked_conflict(steps: Sequence[Mapping[str, Any]], result: ScenarioResult) -> str | None:
+def parked_conflict(steps: Sequence[Step | Mapping[str, Any]], result: ScenarioResult) -> str | None:
     """Why the sequence is not one a real client sends on the reference's timing: a client sending
     while its own JoinGroup or SyncGroup is parked (one request in flight per connection,
     reference §1), or None."""
@@ -385,12 +376,12 @@ def parked_conflict(steps: Sequence[Mapping[str, Any]], result: ScenarioResult) 
         if waiting is not None:
             return (
                 f"with the broker's settings, client {who} sends step {report.index} while its "
-                f"{steps[waiting]['op']} of step {waiting} is parked"
+                f"{as_step(steps[waiting]).op} of step {waiting} is parked"
             )
         for completion in report.actual.get("completions", []):
             parked.pop(completion["step"], None)
         if report.actual.get("response") == "PENDING":
-            parked[report.index] = str(steps[report.index].get("member"))
+            parked[report.index] = str(sender(steps[report.index]))
     return None
 
 
@@ -401,7 +392,7 @@ def reference_coordinator(config: ScenarioConfig) -> GroupCoordinator:
 
 def scenario_from(doc: Mapping[str, Any], source: str) -> Scenario:
     """Validate one scenario entry (``ScenarioError`` names the problem)."""
-    document = {"format": "kgc-scenarios", "format_version": 1, "scenarios": [doc]}
+    document = {"format": FORMAT, "format_version": FORMAT_VERSION, "scenarios": [doc]}
     return parse(document, source).scenarios[0]
 
 
@@ -410,9 +401,9 @@ def observable(actual: Mapping[str, Any], steps: Sequence[Step], index: int) -> 
     (the step's own and those of parked requests) and the group's state and members."""
     group = actual.get("group")
     return {
-        "response": _answer_fields(steps[index].op, actual.get("response")),
+        "response": _answer_fields(steps[index], actual.get("response")),
         "completions": [
-            {"step": c["step"], "member": c["member"], **_answer_fields(steps[c["step"]].op, _bare(c))}
+            {"step": c["step"], "member": c["member"], **_answer_fields(steps[c["step"]], _bare(c))}
             for c in actual.get("completions", [])
         ],
         "group": None if group is None else _group_fields(group),
@@ -437,13 +428,13 @@ def _bare(completion: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in completion.items() if k not in ("step", "member")}
 
 
-def _answer_fields(op: str, answer: Any) -> Any:
+def _answer_fields(step: Step, answer: Any) -> Any:
     """An answer as the scenario format writes it: a JoinGroup error answer carries only its error
     (and whether it bound a member id), a SyncGroup error answer no assignment."""
     if not isinstance(answer, dict):
         return answer
     if answer.get("error") == "NONE":
-        if op != "join":
+        if not isinstance(step, Join):
             return answer
         kept = dict(answer)
         if not _nameable(kept.get("members", [])):
@@ -451,9 +442,9 @@ def _answer_fields(op: str, answer: Any) -> Any:
         if kept.get("leader") is not None and not _nameable([kept["leader"]]):
             kept.pop("leader")
         return kept
-    if op == "join":
+    if isinstance(step, Join):
         return {k: v for k, v in answer.items() if k in ("error", "binds_member_id")}
-    if op == "sync":
+    if isinstance(step, Sync):
         return {"error": answer["error"]}
     return answer
 

@@ -99,7 +99,7 @@ class Lockstep:
         oracle: GroupCoordinator,
         broker: GroupCoordinator,
         observable: Callable[[Mapping[str, Any], Sequence[Step], int], dict[str, Any]],
-        answer_fields: Callable[[str, Any], Any],
+        answer_fields: Callable[[Step, Any], Any],
         source: str,
         hold_s: float,
         catch_up_ms: int,
@@ -272,7 +272,7 @@ class Lockstep:
         """The explorer's properties on the broker's own answers (reported with their own kinds)."""
         if self.properties is None:
             return
-        for violation in self.properties.check(self.steps, index, actual):
+        for violation in self.properties.check(self.scenario.steps, index, actual):
             f = FieldResult(index, "property", violation.name, violation.description, False)
             self._add(violation.kind, index, f)
 
@@ -430,7 +430,7 @@ class Lockstep:
         return isinstance(op, STATEFUL_OPS) and ("NONE" in (f.expected, f.actual) or handed_out)
 
     def _record(self, index: int, f: FieldResult) -> str:
-        kind = kind_of(self.steps, self.config, index, f.field, f.expected, f.actual)
+        kind = kind_of(self.scenario.steps, self.config, index, f.field, f.expected, f.actual)
         self._add(kind, index, f)
         return kind
 
@@ -541,9 +541,8 @@ class Lockstep:
             broker = self.broker_answers.get(step)
             if kafka is None or broker is None:
                 continue
-            op = self.scenario.steps[step].op
             exp, act = self._without_adopted(
-                {"completions": [{"step": step, **self.answer_fields(op, _bare(kafka))}]},
+                {"completions": [{"step": step, **self.answer_fields(self.scenario.steps[step], _bare(kafka))}]},
                 {"completions": [{"step": step, **_bare(broker)}]},
             )
             wanted, got = exp["completions"][0], act["completions"][0]

@@ -159,6 +159,10 @@ def _label(op: str, member: str | None, generation: int | None, member_id: str |
 #: JoinGroup defaults when a join step leaves them out (scenario-format.md, *Steps*).
 DEFAULT_PROTOCOL_TYPE = "consumer"
 DEFAULT_PROTOCOLS = ("range",)
+#: JoinGroup versions sent when a join step leaves ``api_version`` out: v5 when the client must
+#: obtain its member id first (KIP-394, v4+) or carries a group instance id (v5+), v3 otherwise.
+JOIN_VERSION_KNOWN_MEMBER_ID = 5
+JOIN_VERSION_OLD = 3
 
 
 @dataclass(frozen=True)
@@ -199,6 +203,15 @@ class Join(Op):
     def offered_type(self) -> str:
         """The protocol type sent, default ``consumer``."""
         return DEFAULT_PROTOCOL_TYPE if self.protocol_type is None else self.protocol_type
+
+    def version(self, config: ScenarioConfig) -> int:
+        """The JoinGroup version sent: the step's ``api_version``, else v5 when the client must
+        obtain its member id first (KIP-394, v4+) or carries a group instance id (v5+, KIP-345),
+        v3 otherwise (reference §3)."""
+        if self.api_version is not None:
+            return self.api_version
+        known = config.require_known_member_id if self.require_known_member_id is None else self.require_known_member_id
+        return JOIN_VERSION_KNOWN_MEMBER_ID if known or self.group_instance_id is not None else JOIN_VERSION_OLD
 
 
 @dataclass(frozen=True)
@@ -397,6 +410,24 @@ def load(where: Where, raw: Any) -> Step:
         where.at_field("op").fail(f"unknown op {c.show(name)}; known ops: {', '.join(OPS)}")
     cls = OPS[name]
     return cls(**_load_fields(cls, where, raw, f"is required for op {name!r}"))
+
+
+def as_step(value: Step | Mapping[str, Any]) -> Step:
+    """A step, loaded when given as a file's JSON object (a recorded request sequence)."""
+    if isinstance(value, Op):
+        return value
+    return load(Where("<steps>"), value)
+
+
+def sender(step: Step | Mapping[str, Any]) -> str | None:
+    """The client whose connection carries the step's request (a leave's first member), or None."""
+    match as_step(step):
+        case Join(member=member) | Sync(member=member) | Heartbeat(member=member) | Commit(member=member):
+            return member
+        case Leave(members=members):
+            return members[0].member
+        case _:
+            return None
 
 
 def _plain(value: Any) -> Any:

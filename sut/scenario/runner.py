@@ -59,11 +59,6 @@ from sut.scenario.targets import GROUP_ID, TargetUnavailable, observe_group
 #: Builds a fresh coordinator for one scenario from its config.
 TargetBuilder = Callable[[ScenarioConfig], GroupCoordinator]
 
-#: JoinGroup versions the runner sends: v5 when the client must obtain its member id first
-#: (KIP-394, v4+) or carries a group instance id (v5+), v3 otherwise (reference §3).
-JOIN_VERSION_KNOWN_MEMBER_ID = 5
-JOIN_VERSION_OLD = 3
-
 
 def missing_capability(scenario: Scenario, coordinator: object) -> str | None:
     """Why ``coordinator`` cannot run ``scenario`` (the first op needing a capability it lacks),
@@ -216,8 +211,6 @@ class _Run:
     def _send_join(self, index: int, step: ops.Join, config: ScenarioConfig) -> RequestId:
         member_id = self._id(step.member, step.member_id)
         instance = step.group_instance_id
-        known = _or(step.require_known_member_id, config.require_known_member_id)
-        default = JOIN_VERSION_KNOWN_MEMBER_ID if (known or instance is not None) else JOIN_VERSION_OLD
         request = JoinGroupRequest(
             group_id=GROUP_ID,
             member_id=member_id,
@@ -227,7 +220,7 @@ class _Run:
             rebalance_timeout_ms=_or(step.rebalance_timeout_ms, config.rebalance_timeout_ms),
             group_instance_id=instance,
             client_id=step.member,
-            api_version=_or(step.api_version, default),
+            api_version=step.version(config),
         )
         return self._track(self.coordinator.join(request), index, step, step.member, member_id, member_id == "")
 
