@@ -63,7 +63,6 @@ from sut.interface import (
     TopicPartition,
 )
 from sut.reference import CoordinatorConfig, ReferenceCoordinator
-from sut.reference.profiles import profile_named
 from sut.scenario.ops import Commit, Heartbeat, Join, Leave, Leaver, Step, Sync, dump
 
 #: The client timeouts of generated sequences: Kafka's smallest default session timeout.
@@ -128,13 +127,7 @@ class OracleTarget(FuzzTarget):
 def oracle_target(options: FuzzOptions) -> FuzzTarget:
     """A fresh reference coordinator whose writes complete inside the request (as a broker's
     appear to its clients)."""
-    config = CoordinatorConfig(
-        group_min_session_timeout_ms=options.min_session_timeout_ms,
-        group_max_session_timeout_ms=options.max_session_timeout_ms,
-        group_initial_rebalance_delay_ms=options.initial_rebalance_delay_ms,
-        group_max_size=options.group_max_size,
-        profile=profile_named(options.profile),
-    )
+    config = CoordinatorConfig.of(options, options.profile)
     return OracleTarget(ReferenceCoordinator(config, StoreCompletion.IMMEDIATE, 0), "reference (oracle)")
 
 

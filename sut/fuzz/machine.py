@@ -43,6 +43,7 @@ from model.actions import (
 )
 from model.assignors import assign
 from model.config import FAULTS, Config
+from model.profiles import profile_named
 from model.state import NO_MEMBER, Request, initial_group
 from model.system import ClassicGroupModel
 from model.types import ApiKey, Errors, GroupState
@@ -133,7 +134,7 @@ def model_config(options: FuzzOptions, require_known_member_id: bool) -> Config:
         require_known_member_id=require_known_member_id,
         initial_rebalance_delay_ms=options.initial_rebalance_delay_ms,
         rebalance_timeout_ms=max(options.rebalance_timeouts_ms),
-        profile=options.profile if options.profile in ("scala-3.x", "java-4.0") else "scala-3.x",
+        profile=profile_named(options.profile).model_profile,
         atomic_requests=False,
         static_consumers=options.statics,
     )

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from model.profiles import PROFILES as KNOWN_PROFILES
 from model.types import GroupState
 from sut.scenario import ops
 from sut.scenario.checks import (
@@ -44,8 +45,8 @@ __all__ = ["PARTITION", "ScenarioError", "Step"]
 FORMAT = "kgc-scenarios"
 FORMAT_VERSION = 1
 
-#: Behaviour profiles a scenario may name (scenario-format.md, *Profiles*).
-PROFILES = ("scala-3.x", "java-4.0", "scala-2.2-2.6", "scala-2.2-2.3", "scala-2.0-2.2")
+#: Behaviour profiles a scenario may name (scenario-format.md, *Profiles*; ``model/profiles.py``).
+PROFILES = tuple(KNOWN_PROFILES)
 DERIVED_FROM = ("test", "test-adapted", "test+code", "code")
 STATE_NAMES = tuple(s.kafka_name for s in GroupState)
 TIMER_NAME = re.compile(r"^(initial_join|join|sync|heartbeat:[^:\s]+|pending:[^:\s]+)$")

@@ -59,8 +59,8 @@ from model.actions import (
     Chooser,
     enumerate_choices,
 )
-from model.config import PROFILES as MODEL_PROFILES
 from model.config import Config
+from model.profiles import MODELLED, PROFILES
 from model.state import (
     NO_MEMBER,
     Budget,
@@ -99,8 +99,8 @@ class OutsideModel(Exception):
 
 def coverage_gap(scenario: Scenario, profile: str) -> str | None:
     """Why the model cannot judge ``scenario`` as a whole, or None (see the module docstring)."""
-    if profile not in MODEL_PROFILES:
-        return f"the model covers the profiles {', '.join(MODEL_PROFILES)}, not {profile}"
+    if profile not in PROFILES or not PROFILES[profile].modelled:
+        return f"the model covers the profiles {', '.join(MODELLED)}, not {profile}"
     config = scenario.config
     protocols: list[str] | None = None
     requirement: set[bool] = set()
@@ -346,7 +346,7 @@ class _Judge:
             case ops.Fetch():
                 request = Request(ApiKey.OFFSET_FETCH)
             case ops.Leave():
-                if not world.exists and not dead and self.config.profile == "java-4.0":
+                if not world.exists and not dead and self.config.behaviour.leave_unknown_group_fails_request:
                     raise OutsideModel(
                         f"step {index}: LeaveGroup to a group that does not exist (java-4.0 fails it at top "
                         "level): the model starts from an existing Empty group"
