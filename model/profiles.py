@@ -80,7 +80,7 @@ class Profile:
     modelled: bool = False
     #: The modelled profile whose rules stand in for this one when a run is checked against the
     #: model: itself when modelled; Scala 3.x for the older Scala releases (the model has none of
-    #: their switches, so such checks are approximate and the fuzzer says which profile it used).
+    #: their switches, so such checks hold only where those releases answer as 3.x does).
     model_profile: str = "scala-3.x"
 
 
