@@ -28,11 +28,11 @@ from pathlib import Path
 
 from kgc.errors import InputError
 from kgc.options import coordinator_mutant
+from model.profiles import profile_named
 from model.types import Errors
 from sut.broker import BrokerError, TansuBroker, parse_bootstrap
 from sut.broker.address import Address
 from sut.reference import CoordinatorConfig
-from sut.reference.profiles import profile_named
 from sut.scenario.format import PROFILES, ScenarioError
 from sut.scenario.replay import DEFAULT_PROFILE, format_line, format_summary, format_table, load_files
 from sut.scenario.result import FAILED

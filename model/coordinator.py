@@ -198,7 +198,7 @@ class GroupTx:
         """After a member or pending id expires in PreparingRebalance. Java completes even an
         initial rebalance at once if everyone left has joined (reference §17 item 2)."""
         if (
-            self.config.profile == "java-4.0"
+            self.config.behaviour.expiry_completes_initial_join
             and self.state == PR
             and self.join_timer == JoinTimer.INITIAL_DELAYED_JOIN
             and self.all_members_joined()
@@ -319,9 +319,9 @@ class GroupTx:
         with a ``group.instance.id``."""
         if self.state == PR:
             extends = (
-                self.join_timer == JoinTimer.INITIAL_DELAYED_JOIN
-                if self.config.profile == "java-4.0"
-                else self.generation == 0
+                self.generation == 0
+                if self.config.behaviour.new_member_added_needs_generation_zero
+                else self.join_timer == JoinTimer.INITIAL_DELAYED_JOIN
             )
             if extends:
                 self.new_member_added = True

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from model.profiles import profile_named
 from sut.interface import Clock, Failover, GroupCoordinator, ReferenceControls, StoreCompletion
 from sut.reference import CoordinatorConfig, ReferenceCoordinator
 from sut.reference.config import INT_MAX
-from sut.reference.profiles import profile_named
 from sut.scenario.format import ScenarioConfig
 from sut.scenario.targets import make_target
 
@@ -116,14 +116,7 @@ TargetFactory = Callable[[FuzzOptions], FuzzTarget]
 def reference_target(options: FuzzOptions) -> FuzzTarget:
     """The reference implementation, writes completing on ``store_complete`` (manual), so that
     the race between a rebalance and the leader's write is fuzzed too (reference §14)."""
-    config = CoordinatorConfig(
-        group_min_session_timeout_ms=options.min_session_timeout_ms,
-        group_max_session_timeout_ms=options.max_session_timeout_ms,
-        group_initial_rebalance_delay_ms=options.initial_rebalance_delay_ms,
-        group_max_size=options.group_max_size,
-        profile=profile_named(options.profile),
-        mutant=options.mutant,
-    )
+    config = CoordinatorConfig.of(options, options.profile, options.mutant)
 
     def replay(scenario_config: ScenarioConfig) -> GroupCoordinator:
         return make_target("reference", scenario_config, options.profile, options.mutant)

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from itertools import count
 
 from model import mutants
+from model.profiles import MaxSizeRule
 from model.types import ApiKey, Errors, GroupState
 from sut.interface import (
     NO_GENERATION,
@@ -69,7 +70,6 @@ from sut.reference.delayed import (
 from sut.reference.group import GroupMetadata, OffsetAndMetadata, join_error
 from sut.reference.manager import GroupMetadataManager, GroupWrite, append_error_to_sync_error
 from sut.reference.member import JoinCallback, MemberMetadata, Responder, SyncCallback
-from sut.reference.profiles import MaxSizeRule
 from sut.reference.purgatory import DelayedOperationPurgatory, VirtualTimer
 from sut.reference.snapshot import (
     CoordinatorSnapshot,

@@ -19,7 +19,6 @@ from typing import Any
 
 from sut.interface import GroupCoordinator, ReferenceControls, StoreCompletion
 from sut.reference import CoordinatorConfig, ReferenceCoordinator
-from sut.reference.profiles import profile_named
 from sut.scenario.format import ScenarioConfig
 
 #: The one group of a scenario (its id is irrelevant, scenario-format.md *The world*).
@@ -65,15 +64,7 @@ def make_target(name: str, config: ScenarioConfig, profile: str, mutant: str | N
 def coordinator_config(config: ScenarioConfig, profile: str, mutant: str | None = None) -> CoordinatorConfig:
     """The reference coordinator's settings for a scenario's config and a behaviour profile
     (one place for every target that runs the reference: in process, or served over the wire)."""
-    return CoordinatorConfig(
-        group_min_session_timeout_ms=config.min_session_timeout_ms,
-        group_max_session_timeout_ms=config.max_session_timeout_ms,
-        group_initial_rebalance_delay_ms=config.initial_rebalance_delay_ms,
-        group_max_size=config.group_max_size,
-        new_member_join_timeout_ms=config.new_member_join_timeout_ms,
-        profile=profile_named(profile),
-        mutant=mutant,
-    )
+    return CoordinatorConfig.of(config, profile, mutant, config.new_member_join_timeout_ms)
 
 
 def _reference(config: ScenarioConfig, profile: str, mutant: str | None = None) -> GroupCoordinator:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from model.profiles import SCALA_3X, Profile
 from model.types import Errors, GroupState
 from sut.interface import (
     Event,
@@ -40,7 +41,6 @@ from sut.interface import (
     TopicPartition,
 )
 from sut.reference import CoordinatorConfig, GroupSnapshot, ReferenceCoordinator
-from sut.reference.profiles import SCALA_3X, Profile
 
 GROUP = "groupId"
 PROTOCOL_TYPE = "consumer"
