@@ -25,7 +25,9 @@ from sut.scenario.format import ScenarioConfig
 #: The one group of a scenario (its id is irrelevant, scenario-format.md *The world*).
 GROUP_ID = "kgc-scenario-group"
 
-TARGETS = ("reference", "model")
+#: The coordinators :func:`make_target` builds. ``kgc replay`` offers one more target, the model
+#: as a judge (``sut.scenario.replay.REPLAY_TARGETS``), which is not a coordinator.
+TARGETS = ("reference",)
 
 
 class TargetUnavailable(Exception):
@@ -57,8 +59,6 @@ def make_target(name: str, config: ScenarioConfig, profile: str, mutant: str | N
     :class:`TargetUnavailable` when it cannot be built (an unknown name is a ValueError)."""
     if name == "reference":
         return _reference(config, profile, mutant)
-    if name == "model":
-        raise ValueError("the model judges scenarios itself (sut.scenario.judge), it is not a coordinator")
     raise ValueError(f"unknown target {name!r}; known targets: {', '.join(TARGETS)}")
 
 
