@@ -209,14 +209,18 @@ def load_trace(path: str | Path) -> dict[str, Any]:
     which validates them with :func:`validate_trace` too."""
     p = Path(path)
     try:
-        text = p.read_text()
+        return parse_trace(p.read_text(), str(p))
     except OSError as exc:
         raise TraceError(f"cannot read counterexample file {str(p)!r}: {exc.strerror}") from None
+
+
+def parse_trace(text: str, where: str = "trace") -> dict[str, Any]:
+    """A ``kgc-trace`` document from its JSON text, validated (:func:`validate_trace`)."""
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise TraceError(f"{str(p)!r} is not valid JSON: {exc}") from None
-    validate_trace(doc, str(p))
+        raise TraceError(f"{where!r} is not valid JSON: {exc}") from None
+    validate_trace(doc, where)
     assert isinstance(doc, dict)
     return doc
 
