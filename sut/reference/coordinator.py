@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import count
 
-from model.mutants import rules_for
+from model.mutants import Rules, rules_for
 from model.types import ApiKey, Errors, GroupState
 from sut.interface import (
     NO_GENERATION,
@@ -110,8 +110,6 @@ class ReferenceCoordinator:
     ) -> None:
         self.config = config or CoordinatorConfig()
         self.profile = self.config.profile
-        #: The protocol's rules, with the one a mutant breaks patched (``model/mutants.py``).
-        self.rules = rules_for(self.config.mutant)
         self.store_completion = store_completion
         self._timer = VirtualTimer(start_ms)
         self._heartbeat_purgatory = DelayedOperationPurgatory("Heartbeat", self._timer)
@@ -155,6 +153,13 @@ class ReferenceCoordinator:
             raise IllegalGroupStateError("an arbitrary choice needs at least one candidate")
         salt = self.config.seed.to_bytes(8, "little", signed=True)
         return min(candidates, key=lambda c: (zlib.crc32(salt + c.encode("utf-8")), c))
+
+    @property
+    def rules(self) -> Rules:
+        """The protocol's rules, with the one ``config.mutant`` breaks patched (the catalogue's
+        patch table, ``model/mutants.py``). Read from the configuration each time, so a caller
+        that swaps the configuration (a conformance target switching a mutant on) is obeyed."""
+        return rules_for(self.config.mutant)
 
     def _alive(self, member: MemberMetadata) -> bool:
         """``hasSatisfiedHeartbeat``, or for ``liveness_ignores_parked`` only a satisfied timer."""
