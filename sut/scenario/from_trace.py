@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from model.config import Config
+from model.names import consumer_index
 from sut.fuzz.client import instance_id, metadata_tag
 from sut.fuzz.scenario import ScenarioRecorder
 from sut.interface import TimerKind
@@ -75,7 +76,9 @@ class _Translation:
 
     # ------------------------------------------------------------------ requests
     def consumer_index(self, actor: str) -> int:
-        return int(actor[1:]) - 1
+        index = consumer_index(actor)
+        assert index is not None  # validate_trace: actors are the trace's consumers or the coordinator
+        return index
 
     def static(self, consumer: int) -> dict[str, str]:
         return {"group_instance_id": instance_id(consumer)} if self.config.is_static(consumer) else {}
