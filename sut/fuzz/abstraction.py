@@ -65,7 +65,8 @@ from model.state import (
 )
 from model.types import ApiKey, Errors, GroupState
 from sut.fuzz.client import Client, decode_meta, decode_partitions, instance_id
-from sut.interface import (
+from sut.interface.events import TimerKind
+from sut.interface.messages import (
     HeartbeatResponse,
     JoinGroupResponse,
     LeaveGroupResponse,
@@ -73,7 +74,6 @@ from sut.interface import (
     OffsetFetchResponse,
     ResponseBody,
     SyncGroupResponse,
-    TimerKind,
 )
 from sut.reference.snapshot import GroupSnapshot, WriteSnapshot
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from model.names import consumer_name
 from model.types import ApiKey, Errors, MemberState
-from sut.interface import (
+from sut.interface.messages import (
     HeartbeatResponse,
     JoinGroupResponse,
     LeaveGroupResponse,

@@ -61,16 +61,14 @@ from sut.fuzz.client import Client, encode_partitions, metadata_tag
 from sut.fuzz.refinement import ImplStep, Refinement, step_effects
 from sut.fuzz.scenario import ScenarioRecorder, render, replay_summary
 from sut.fuzz.target import GROUP_ID, FuzzOptions, FuzzTarget, TargetFactory, reference_target
-from sut.interface import (
-    Event,
-    GroupStateChanged,
+from sut.interface.events import Event, GroupStateChanged, MemberRemoved, TimerKind
+from sut.interface.messages import (
     HeartbeatRequest,
     JoinGroupProtocol,
     JoinGroupRequest,
     JoinGroupResponse,
     LeaveGroupRequest,
     MemberIdentity,
-    MemberRemoved,
     OffsetCommitPartition,
     OffsetCommitRequest,
     OffsetFetchRequest,
@@ -79,7 +77,6 @@ from sut.interface import (
     SyncGroupAssignment,
     SyncGroupRequest,
     SyncGroupResponse,
-    TimerKind,
     TopicPartition,
 )
 from sut.reference.snapshot import CoordinatorSnapshot

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sut.interface import GroupCoordinator
+from sut.interface.coordinator import GroupCoordinator
 from sut.scenario.format import ScenarioConfig, ScenarioError, parse
 from sut.scenario.result import FAILED, ScenarioResult
 from sut.scenario.runner import run_scenario

@@ -24,12 +24,11 @@ from itertools import count
 
 from model.mutants import Rules, rules_for
 from model.types import ApiKey, Errors, GroupState
-from sut.interface import (
+from sut.interface.events import Event, EventLog, RemovalCause, TimerExpired, TimerKind
+from sut.interface.messages import (
     NO_GENERATION,
     UNKNOWN_MEMBER_ID,
     DescribedMember,
-    Event,
-    EventLog,
     GroupDescription,
     HeartbeatRequest,
     HeartbeatResponse,
@@ -45,17 +44,14 @@ from sut.interface import (
     OffsetCommitResponse,
     OffsetFetchRequest,
     OffsetFetchResponse,
-    RemovalCause,
     RequestId,
     Response,
-    StoreCompletion,
     SyncGroupRequest,
     SyncGroupResponse,
-    TimerExpired,
-    TimerKind,
     TopicPartition,
 )
 from sut.reference.config import CoordinatorConfig
+from sut.reference.controls import StoreCompletion
 from sut.reference.delayed import (
     CoordinatorOperation,
     DelayedHeartbeat,
@@ -99,8 +95,8 @@ class IllegalGroupStateError(RuntimeError):
 class ReferenceCoordinator:
     """An in-process classic-group coordinator that owns every group it is asked about.
 
-    Implements :class:`sut.interface.GroupCoordinator`, :class:`~sut.interface.Clock`,
-    :class:`~sut.interface.Failover` and :class:`~sut.interface.ReferenceControls`."""
+    Implements :class:`sut.interface.coordinator.GroupCoordinator`, :class:`~sut.interface.coordinator.Clock`,
+    :class:`~sut.interface.coordinator.Failover` and :class:`~sut.reference.controls.ReferenceControls`."""
 
     def __init__(
         self,

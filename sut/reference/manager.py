@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from model.types import Errors, GroupState
-from sut.interface import OffsetFetchPartitionResponse, TopicPartition
+from sut.interface.messages import OffsetFetchPartitionResponse, TopicPartition
 from sut.reference.group import GroupMetadata, OffsetAndMetadata
 from sut.reference.profiles import Profile
 

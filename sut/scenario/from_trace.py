@@ -40,7 +40,7 @@ from model.config import Config
 from model.names import consumer_index
 from sut.fuzz.client import instance_id, metadata_tag
 from sut.fuzz.scenario import ScenarioRecorder
-from sut.interface import TimerKind
+from sut.interface.events import TimerKind
 from sut.scenario.format import ScenarioConfig, parse
 from sut.scenario.runner import _Run
 from sut.scenario.targets import make_target

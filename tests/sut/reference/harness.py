@@ -12,9 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from model.types import Errors, GroupState
-from sut.interface import (
-    Event,
-    GroupStateChanged,
+from sut.interface.events import Event, GroupStateChanged, MemberRemoved, TimerExpired
+from sut.interface.messages import (
     HeartbeatRequest,
     HeartbeatResponse,
     JoinGroupProtocol,
@@ -23,7 +22,6 @@ from sut.interface import (
     LeaveGroupRequest,
     LeaveGroupResponse,
     MemberIdentity,
-    MemberRemoved,
     OffsetCommitPartition,
     OffsetCommitRequest,
     OffsetCommitResponse,
@@ -32,14 +30,13 @@ from sut.interface import (
     RequestId,
     Response,
     ResponseBody,
-    StoreCompletion,
     SyncGroupAssignment,
     SyncGroupRequest,
     SyncGroupResponse,
-    TimerExpired,
     TopicPartition,
 )
 from sut.reference import CoordinatorConfig, GroupSnapshot, ReferenceCoordinator
+from sut.reference.controls import StoreCompletion
 from sut.reference.profiles import SCALA_3X, Profile
 
 GROUP = "groupId"

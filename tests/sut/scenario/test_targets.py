@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sut.interface import GroupCoordinator
+from sut.interface.coordinator import GroupCoordinator
 from sut.scenario.format import ScenarioConfig
 from sut.scenario.replay import REPLAY_TARGETS, scenario_runner
 from sut.scenario.targets import TARGETS, make_target
