@@ -10,13 +10,15 @@ explorer's shortest counterexample violates. ``kgc mutants`` runs the explorer a
 Each mutant *breaks one rule* of the protocol. :class:`Rules` names every rule a mutant can
 break, after the Kafka rule it is (``sync_checks_generation``: ``validateSyncGroup`` answers
 ILLEGAL_GENERATION to another generation); :data:`KAFKA` follows them all, and a mutant's entry
-names the rule it breaks (``rule=``). The coordinators ask the rule, never the mutant: the model
-(``model/coordinator.py``, ``model/consumer.py``) and the reference implementation
-(``sut/reference/coordinator.py``) bind ``rules_for(config.mutant)`` once per transaction or
-coordinator and read a field where the rule applies (``if ... and tx.rules.sync_checks_generation``),
-which costs one attribute load, no more than the string comparison it replaces. So a new mutant
-of a rule already listed is one entry here; a mutant of a new rule adds the field here and reads it
-where that rule lives in each coordinator.
+names the rule it breaks (``rule=``); :data:`RULES`, the patch table, gives each mutant's rules.
+The coordinators ask the rule, never the mutant: the model binds ``RULES[config.mutant]`` once
+per transaction (``GroupTx.rules`` in ``model/coordinator.py``; ``model/consumer.py`` indexes it
+where a consumer rule applies) and reads a field where the rule applies (``if ... and
+tx.rules.sync_checks_generation``): an attribute load where a string comparison was, on the
+engine's hot path. The reference implementation (``sut/reference/coordinator.py``) reads the same
+rules (``ReferenceCoordinator.rules``). So a new mutant of a rule already listed is one entry
+here; a mutant of a new rule adds the field here and reads it where that rule lives in each
+coordinator.
 
 The generation checks of SyncGroup and OffsetCommit are reached only through static membership
 (KIP-345, ``Config.static_consumers``, one by default): a static member that misses a forced join
