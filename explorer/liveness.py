@@ -80,7 +80,8 @@ from model.actions import (
     Action,
 )
 from model.config import Config
-from model.state import MemberId, State
+from model.names import actor_name, mid_text
+from model.state import State
 from model.system import _C_BITS, _C_MASK, _C_SHIFT, _G_MASK, ClassicGroupModel
 from model.types import GroupState
 from properties.temporal import ALL, CONSUMER, CONSUMERS, GROUP, WHOLE, Temporal
@@ -169,14 +170,10 @@ def step_class(action: Action, spends: bool) -> str:
     if action.kind == EXPIRE_JOIN and action.choice[:1] == ("extend",):
         return ""
     if cls in ("join", "heartbeat", "commit", "fetch", "deliver", "handle"):
-        return f"{cls}(c{action.actor + 1})"
+        return f"{cls}({actor_name(action.actor)})"
     if cls in ("session_timer", "pending_timer"):
-        return f"{cls}({_member(action.mid)})"
+        return f"{cls}({mid_text(action.mid)})"
     return cls
-
-
-def _member(mid: MemberId) -> str:
-    return f"c{mid[0] + 1}#{mid[1]}"
 
 
 # ------------------------------------------------------------------------------------ the graph

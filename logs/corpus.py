@@ -21,7 +21,7 @@ from typing import TextIO
 from logs.kafka_logger import DEFAULT_BASE_MS, KafkaLogWriter
 from model.profiles import profile_named
 from model.types import ApiKey, Errors
-from sut.interface import (
+from sut.interface.messages import (
     UNKNOWN_MEMBER_ID,
     HeartbeatRequest,
     JoinGroupProtocol,

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from model import mutants
 from model.actions import (
     CHANGE_METADATA,
     RECEIVE,
@@ -27,6 +26,7 @@ from model.actions import (
 )
 from model.assignors import assign
 from model.config import Config
+from model.mutants import RULES
 from model.state import NO_GENERATION, NO_MEMBER, Consumer, Request, Response, initial_consumer, replace
 from model.types import ApiKey, Errors, MemberState
 
@@ -74,14 +74,14 @@ def consumer_steps(config: Config, index: int, consumer: Consumer) -> list[tuple
 def auto_commit_request(config: Config, consumer: Consumer) -> Request:
     """The auto-commit task runs inside ``poll`` before the fetcher advances the position, so the
     committed position never covers records the application has not processed (seed 003)."""
-    after_fetch = config.mutant == mutants.AUTO_COMMIT_AFTER_FETCH
+    after_fetch = not RULES[config.mutant].auto_commit_processed_only
     return Request(ApiKey.OFFSET_COMMIT, consumer.mid, consumer.generation, covers_unprocessed=after_fetch)
 
 
 def send_join(config: Config, consumer: Consumer, request: Request) -> Consumer:
     """``joinGroupIfNeeded``: ``onJoinPrepare`` revokes every owned partition (eager protocol),
     then JoinGroup with the known member id (empty for a new member)."""
-    kept = consumer.owned if config.mutant == mutants.ASSIGN_WITHOUT_REVOKE else ()
+    kept = () if RULES[config.mutant].revoke_before_assign else consumer.owned
     return _send(consumer, request, owned=kept, state=MemberState.REBALANCING)
 
 
@@ -134,14 +134,14 @@ def receive(config: Config, consumer: Consumer) -> Consumer:
         if error == Errors.NONE:
             # onJoinComplete → onPartitionsAssigned.
             owned = response.assignment
-            if config.mutant == mutants.ASSIGN_WITHOUT_REVOKE:
+            if not RULES[config.mutant].revoke_before_assign:
                 owned = tuple(sorted(set(c.owned) | set(owned)))
             return replace(c, state=MemberState.STABLE, owned=owned)
         if error == Errors.UNKNOWN_MEMBER_ID:
             return _reset(c, reset_member_id=True)
         if error == Errors.ILLEGAL_GENERATION:
             return _reset(c, reset_member_id=False)
-        if error in COORDINATOR_ERRORS and config.mutant == mutants.NO_RETRY_AFTER_COORDINATOR_ERROR:
+        if error in COORDINATOR_ERRORS and not RULES[config.mutant].retry_after_coordinator_error:
             return replace(c, state=MemberState.REBALANCING)
         return replace(c, rejoin_needed=True, state=MemberState.REBALANCING)
     if api in (ApiKey.HEARTBEAT, ApiKey.OFFSET_COMMIT):
@@ -176,7 +176,7 @@ def _on_join_response(config: Config, c: Consumer, response: Response) -> Consum
         return _send(replace(c, mid=response.mid), Request(ApiKey.JOIN_GROUP, response.mid, meta=c.meta))
     if error == Errors.UNKNOWN_MEMBER_ID:
         return _reset(c, reset_member_id=True)
-    if error in COORDINATOR_ERRORS and config.mutant == mutants.NO_RETRY_AFTER_COORDINATOR_ERROR:
+    if error in COORDINATOR_ERRORS and not RULES[config.mutant].retry_after_coordinator_error:
         return replace(c, rejoin_needed=False)
     return replace(c, rejoin_needed=True)
 

@@ -29,7 +29,7 @@ from typing import Any, Protocol
 from sut.broker.address import Address
 from sut.conformance.divergence import Divergence, describe, kind_of
 from sut.conformance.lockstep import Lockstep
-from sut.interface import GroupCoordinator
+from sut.interface.coordinator import GroupCoordinator
 from sut.scenario.format import FORMAT, FORMAT_VERSION, Scenario, ScenarioConfig, ScenarioError, parse
 from sut.scenario.ops import AdvanceTime, Commit, Fetch, Join, Step, Sync, as_step, sender
 from sut.scenario.result import PASSED, SKIPPED, ScenarioResult

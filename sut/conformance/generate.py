@@ -49,8 +49,8 @@ from sut.conformance.divergence import Divergence
 from sut.fuzz.client import Client
 from sut.fuzz.machine import TOPIC, CoordinatorMachine
 from sut.fuzz.target import GROUP_ID, FuzzOptions, FuzzTarget
-from sut.interface import (
-    Failover,
+from sut.interface.coordinator import Failover
+from sut.interface.messages import (
     HeartbeatRequest,
     JoinGroupProtocol,
     LeaveGroupRequest,
@@ -58,11 +58,11 @@ from sut.interface import (
     OffsetCommitPartition,
     OffsetCommitRequest,
     RequestId,
-    StoreCompletion,
     SyncGroupRequest,
     TopicPartition,
 )
 from sut.reference import CoordinatorConfig, ReferenceCoordinator
+from sut.reference.controls import StoreCompletion
 from sut.scenario.ops import Commit, Heartbeat, Join, Leave, Leaver, Step, Sync, dump
 
 #: The client timeouts of generated sequences: Kafka's smallest default session timeout.

@@ -44,7 +44,8 @@ from typing import Any
 
 from sut.conformance.divergence import Divergence, describe, kind_of
 from sut.conformance.properties import ObservedProperties
-from sut.interface import Clock, GroupCoordinator, RequestId, Response
+from sut.interface.coordinator import Clock, GroupCoordinator
+from sut.interface.messages import RequestId, Response
 from sut.scenario.compare import ABSENT, FieldResult, compare_step, matches
 from sut.scenario.format import Scenario, ScenarioConfig
 from sut.scenario.ops import Commit, Heartbeat, Join, Leave, Step, Sync

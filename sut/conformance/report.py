@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from diagrams.render import RenderError
-from diagrams.sequence import TraceError
+from explorer.trace import TraceError
 from sut.conformance.chart import write_chart
 from sut.conformance.differential import Outcome
 from sut.conformance.divergence import (

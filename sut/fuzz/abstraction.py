@@ -82,21 +82,18 @@ from model.state import (
 )
 from model.types import ApiKey, Errors, GroupState
 from sut.fuzz.client import Client, decode_meta, decode_partitions, instance_id
-from sut.interface import (
-    Event,
-    GroupStateChanged,
+from sut.interface.events import Event, GroupStateChanged, MemberRemoved, TimerKind
+from sut.interface.messages import (
     HeartbeatResponse,
     JoinGroupResponse,
     LeaveGroupResponse,
-    MemberRemoved,
     OffsetCommitResponse,
     OffsetFetchResponse,
     RequestId,
     ResponseBody,
     SyncGroupResponse,
-    TimerKind,
 )
-from sut.interface import Response as ResponseEvent
+from sut.interface.messages import Response as ResponseEvent
 from sut.reference.snapshot import GroupSnapshot, WriteSnapshot
 from sut.reference.steps import StepKind, StepRecord
 

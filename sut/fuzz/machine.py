@@ -35,6 +35,7 @@ from model.actions import (
 )
 from model.assignors import assign
 from model.config import FAULTS, Config
+from model.names import consumer_name, request_text
 from model.profiles import profile_named
 from model.state import NO_MEMBER, Request, initial_group
 from model.system import ClassicGroupModel
@@ -50,11 +51,11 @@ from sut.fuzz.abstraction import (
     group_ids,
 )
 from sut.fuzz.client import Client, encode_partitions, metadata_tag
-from sut.fuzz.refinement import ImplStep, Refinement, describe_request, describe_step
+from sut.fuzz.refinement import ImplStep, Refinement, step_effects
 from sut.fuzz.scenario import ScenarioRecorder, render, replay_summary
 from sut.fuzz.target import GROUP_ID, FuzzOptions, FuzzTarget, TargetFactory, reference_target
-from sut.interface import (
-    Event,
+from sut.interface.events import Event, TimerKind
+from sut.interface.messages import (
     HeartbeatRequest,
     JoinGroupProtocol,
     JoinGroupRequest,
@@ -68,7 +69,6 @@ from sut.interface import (
     Response,
     SyncGroupAssignment,
     SyncGroupRequest,
-    TimerKind,
     TopicPartition,
 )
 from sut.reference.snapshot import CoordinatorSnapshot
@@ -809,7 +809,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
             # pending id and so complete the join phase (§3, group.max.size). The transition
             # properties assume the model's requests and are not evaluated on such a step.
             if rejected[0] != Errors.GROUP_MAX_SIZE_REACHED and before.group != after.group:
-                did = describe_step(action, after.group)
+                did = step_effects(action, after.group)
                 return f"{label}: answered {rejected[0].name} but changed the group: {did}", None
             return self._state_failure(label, action, after)
         for prop in TRANSITION_PROPERTIES:
@@ -876,7 +876,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
         before: Any,
         join_version: int,
     ) -> tuple[str, dict[str, Any] | None]:
-        message = f"property {prop.name} violated ({prop.description}; {prop.source}) by {label}: " + describe_step(
+        message = f"property {prop.name} violated ({prop.description}; {prop.source}) by {label}: " + step_effects(
             action, after.group
         )
         expected = None
@@ -923,7 +923,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
     def _label(self, record: StepRecord, client: Client | None, request: Request | None) -> str:
         at = f"at {record.time_ms} ms"
         if record.kind == StepKind.REQUEST and client is not None and request is not None:
-            return f"{client.name}'s {describe_request(request)} {at}"
+            return f"{client.name}'s {request_text(request)} {at}"
         if record.kind == StepKind.TIMER and record.timer is not None:
             who = f" of {self._name(record.member_id)}" if record.member_id else ""
             return f"the {record.timer.value} timer{who} expiring {at}"
@@ -1018,11 +1018,11 @@ class CoordinatorMachine(RuleBasedStateMachine):
         owner = self.ids.owner(member_id)
         if owner is None:
             return member_id
-        return f"c{owner[0] + 1}" if owner[1] == 0 else f"c{owner[0] + 1}_{owner[1]}"
+        return consumer_name(owner[0]) if owner[1] == 0 else f"{consumer_name(owner[0])}_{owner[1]}"
 
     def _client_name(self, owner: tuple[int, int, int, str]) -> str:
         index, incarnation = owner[0], owner[1]
-        return f"c{index + 1}" if incarnation == 0 else f"c{index + 1}_{incarnation}"
+        return consumer_name(index) if incarnation == 0 else f"{consumer_name(index)}_{incarnation}"
 
     def _note_bindings(self, events: list[Event]) -> None:
         """A JoinGroup sent without a member id binds its client's symbolic name when answered

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sut.interface import GroupCoordinator
+from sut.interface.coordinator import GroupCoordinator
 from sut.scenario.format import FORMAT, FORMAT_VERSION, ScenarioConfig, ScenarioError, parse
 from sut.scenario.ops import Step, dump
 from sut.scenario.result import FAILED, ScenarioResult

@@ -1,8 +1,8 @@
 """What the fuzzer drives: a coordinator and the capabilities it offers, built by a factory.
 
-The machine asks only ``sut.interface``: any :class:`~sut.interface.GroupCoordinator` can be fuzzed;
-a :class:`~sut.interface.Clock` adds ``advance_time``, a :class:`~sut.interface.Failover` adds
-``unload``, and :class:`~sut.interface.ReferenceControls` with a step observer (the reference
+The machine asks only ``sut.interface``: any :class:`~sut.interface.coordinator.GroupCoordinator` can be fuzzed;
+a :class:`~sut.interface.coordinator.Clock` adds ``advance_time``, a :class:`~sut.interface.coordinator.Failover` adds
+``unload``, and :class:`~sut.reference.controls.ReferenceControls` with a step observer (the reference
 implementation) adds manual storage completion and the step-by-step checks (abstraction, the
 properties, refinement). A wire adapter to a real broker plugs in as another factory.
 """
@@ -13,9 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from model.profiles import profile_named
-from sut.interface import Clock, Failover, GroupCoordinator, ReferenceControls, StoreCompletion
+from sut.interface.coordinator import Clock, Failover, GroupCoordinator
 from sut.reference import CoordinatorConfig, ReferenceCoordinator
 from sut.reference.config import INT_MAX
+from sut.reference.controls import ReferenceControls, StoreCompletion
 from sut.scenario.format import ScenarioConfig
 from sut.scenario.targets import make_target
 

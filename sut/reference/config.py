@@ -14,7 +14,8 @@ INT_MAX = 2**31 - 1
 
 #: Named deviations of the coordinator that can be switched on by configuration, never by editing
 #: code (issue 5): the coordinator mutants of the model's catalogue (``model/mutants.py``), under
-#: the same names. Each is consulted where it changes behaviour, as in ``model/coordinator.py``.
+#: the same names. Each breaks one of the protocol's rules (``model.mutants.Rules``), which the
+#: coordinator reads where the rule applies (``ReferenceCoordinator.rules``), as the model does.
 MUTANTS: dict[str, str] = {m.name: m.description for m in CATALOGUE if m.in_reference}
 
 

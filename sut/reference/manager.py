@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from model.profiles import Profile
 from model.types import Errors, GroupState
-from sut.interface import OffsetFetchPartitionResponse, TopicPartition
+from sut.interface.messages import OffsetFetchPartitionResponse, TopicPartition
 from sut.reference.group import GroupMetadata, OffsetAndMetadata
 
 

@@ -37,9 +37,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from model.config import Config
+from model.names import consumer_index
 from sut.fuzz.client import instance_id, metadata_tag
 from sut.fuzz.scenario import ScenarioRecorder
-from sut.interface import TimerKind
+from sut.interface.events import TimerKind
 from sut.scenario import ops
 from sut.scenario.format import ScenarioConfig, parse
 from sut.scenario.runner import _Run
@@ -76,7 +77,9 @@ class _Translation:
 
     # ------------------------------------------------------------------ requests
     def consumer_index(self, actor: str) -> int:
-        return int(actor[1:]) - 1
+        index = consumer_index(actor)
+        assert index is not None  # validate_trace: actors are the trace's consumers or the coordinator
+        return index
 
     def instance(self, consumer: int) -> str | None:
         """The ``group.instance.id`` a static consumer sends (None: a dynamic one)."""

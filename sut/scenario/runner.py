@@ -20,11 +20,9 @@ from dataclasses import dataclass
 from typing import Any, assert_never
 
 from model.types import Errors
-from sut.interface import (
-    Clock,
-    Failover,
-    GroupCoordinator,
-    GroupStateChanged,
+from sut.interface.coordinator import Clock, Failover, GroupCoordinator
+from sut.interface.events import GroupStateChanged, MemberRemoved, TimerExpired, TimerKind
+from sut.interface.messages import (
     HeartbeatRequest,
     HeartbeatResponse,
     JoinGroupRequest,
@@ -32,23 +30,19 @@ from sut.interface import (
     LeaveGroupRequest,
     LeaveGroupResponse,
     MemberIdentity,
-    MemberRemoved,
     OffsetCommitPartition,
     OffsetCommitRequest,
     OffsetCommitResponse,
     OffsetFetchRequest,
     OffsetFetchResponse,
-    ReferenceControls,
     RequestId,
     Response,
     ResponseBody,
-    StoreCompletion,
     SyncGroupAssignment,
     SyncGroupRequest,
     SyncGroupResponse,
-    TimerExpired,
-    TimerKind,
 )
+from sut.reference.controls import ReferenceControls, StoreCompletion
 from sut.scenario import ops
 from sut.scenario.compare import FieldResult, compare_step
 from sut.scenario.format import Scenario, ScenarioConfig

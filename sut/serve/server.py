@@ -42,8 +42,8 @@ from kafka.protocol.metadata import MetadataResponse as KMetadataResponse
 
 from model.types import Errors
 from sut.broker.address import Address
-from sut.interface import (
-    Event,
+from sut.interface.events import Event
+from sut.interface.messages import (
     GroupDescription,
     HeartbeatRequest,
     HeartbeatResponse,
@@ -59,11 +59,11 @@ from sut.interface import (
     RequestId,
     Response,
     ResponseBody,
-    StoreCompletion,
     SyncGroupRequest,
     SyncGroupResponse,
 )
 from sut.reference import CoordinatorConfig, ReferenceCoordinator, StepRecord
+from sut.reference.controls import StoreCompletion
 from sut.serve import protocol as wire
 from sut.serve.faults import FaultKind, FaultPlan
 from sut.serve.loading import GroupLog, load_group

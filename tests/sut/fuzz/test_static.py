@@ -18,7 +18,7 @@ from model import mutants
 from model.types import ApiKey, Errors, MemberState
 from sut.fuzz import FuzzOptions, coordinator_machine, model_config
 from sut.fuzz.client import Client, instance_id
-from sut.interface import HeartbeatResponse, SyncGroupResponse
+from sut.interface.messages import HeartbeatResponse, SyncGroupResponse
 
 GROUP = "kgc-fuzz-group"
 
