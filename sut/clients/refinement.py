@@ -84,7 +84,8 @@ from sut.fuzz.abstraction import (
 )
 from sut.fuzz.client import Client
 from sut.fuzz.refinement import ImplStep, Refinement, describe_request
-from sut.interface import (
+from sut.interface.events import TimerKind
+from sut.interface.messages import (
     HeartbeatRequest,
     JoinGroupRequest,
     LeaveGroupRequest,
@@ -92,9 +93,8 @@ from sut.interface import (
     OffsetFetchRequest,
     RequestId,
     SyncGroupRequest,
-    TimerKind,
 )
-from sut.interface import Response as ResponseEvent
+from sut.interface.messages import Response as ResponseEvent
 from sut.reference.snapshot import GroupSnapshot, WriteSnapshot
 from sut.reference.steps import StepKind, StepRecord
 from sut.serve.server import HandledRequest

@@ -24,7 +24,8 @@ from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 from model.types import ApiKey
-from sut.interface import Clock, Failover, ReferenceControls
+from sut.interface.coordinator import Clock, Failover
+from sut.reference.controls import ReferenceControls
 from sut.scenario import checks as c
 from sut.scenario.checks import Check, Where
 
