@@ -68,6 +68,7 @@ from typing import Any
 from model.actions import CHANGE_METADATA
 from model.config import FAULTS, Config
 from model.consumer import consumer_steps, lose_response, receive, send_join, send_leave
+from model.names import request_text
 from model.state import NO_GENERATION, NO_MEMBER, Consumer, Group, MemberId, Request, Response, initial_consumer
 from model.state import initial_group as initial_model_group
 from model.system import ClassicGroupModel
@@ -83,7 +84,7 @@ from sut.fuzz.abstraction import (
     group_ids,
 )
 from sut.fuzz.client import Client
-from sut.fuzz.refinement import ImplStep, Refinement, describe_request
+from sut.fuzz.refinement import ImplStep, Refinement
 from sut.interface.events import TimerKind
 from sut.interface.messages import (
     HeartbeatRequest,
@@ -383,7 +384,7 @@ class CoordinatorRefinement:
     def _label(self, record: StepRecord, name: str, request: Request | None, step: ServedStep) -> str:
         at = f"on node {step.node} at {record.time_ms} ms"
         if record.kind == StepKind.REQUEST and request is not None:
-            return f"{name}'s {describe_request(request)} {at}"
+            return f"{name}'s {request_text(request)} {at}"
         if record.kind == StepKind.TIMER and record.timer is not None:
             return (
                 f"the {record.timer.value} timer{' of ' + record.member_id if record.member_id else ''} expiring {at}"
