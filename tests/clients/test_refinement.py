@@ -210,7 +210,7 @@ def test_the_trace_refinement_follows_the_group_across_coordinator_moves(cluster
             beats = [r for r in run.records() if r.api == "Heartbeat" and r.mono > moved and r.done]
             return sum(isinstance(r.answer, dict) and r.answer.get("error") == "NONE" for r in beats) >= 2
 
-        assert _until(beating, 30), [(r.api, r.node, r.answer) for r in run.records() if r.mono > moved]
+        assert _until(beating, 60), [(r.api, r.node, r.answer) for r in run.records() if r.mono > moved]
         assert run.check() == []
         assert run.refinement.checked > 5
     finally:
