@@ -1,6 +1,29 @@
-"""Build of kgc's native search core (``explorer._core``); everything else is in pyproject.toml."""
+"""Build of kgc's native parts; everything else is in pyproject.toml.
+
+- ``explorer._core``: the native search core (C).
+- ``explorer._liveness``: the liveness kernel (C: strongly connected components, fair parts).
+- The explorer's hot path compiled by mypyc (``model._compiled.COMPILED``): the same typed
+  source, run as C extensions (about 1.7x faster). ``KGC_PURE_PYTHON=1`` at install time builds
+  none of them; at run time it runs their source instead.
+"""
+
+import os
+import sys
 
 from setuptools import Extension, setup
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+
+def _compiled() -> list[Extension]:
+    if os.environ.get("KGC_PURE_PYTHON", "") not in ("", "0"):
+        return []
+    from mypyc.build import mypycify
+
+    from model._compiled import COMPILED
+
+    return mypycify(list(COMPILED), opt_level="3", debug_level="0")
+
 
 setup(
     ext_modules=[
@@ -8,6 +31,12 @@ setup(
             "explorer._core",
             ["explorer/native/core.c"],
             extra_compile_args=["-O2", "-std=c11"],
-        )
+        ),
+        Extension(
+            "explorer._liveness",
+            ["explorer/native/scc.c"],
+            extra_compile_args=["-O2", "-std=c11"],
+        ),
+        *_compiled(),
     ]
 )

@@ -40,8 +40,9 @@ from model.actions import (
     Action,
 )
 from model.config import Config
+from model.names import api_name, error_name
 from model.state import State
-from model.types import ApiKey, Errors, GroupState
+from model.types import ApiKey, GroupState
 from properties.base import TRANSITION, Property
 from properties.protocol import ALL, exchanges
 
@@ -57,7 +58,7 @@ def step_label(action: Action) -> str:
     the step (the only one that can change the group state: every earlier request of an atomic
     round trip got an immediate answer without a transition), else the action's kind."""
     if action.handled:
-        return ApiKey(action.handled[-1].api).label
+        return api_name(action.handled[-1].api)
     return action.kind
 
 
@@ -85,8 +86,8 @@ class Observation:
         requests: list[tuple[str, str]] = []
         if a.handled:
             answered = list(exchanges(s, a))
-            requests = [(ApiKey(r.api).label, Errors(answer.response.error).name) for r, answer in answered]
-            requests += [(ApiKey(r.api).label, PARKED) for r in a.handled[len(answered) :]]
+            requests = [(api_name(r.api), error_name(answer.response.error)) for r, answer in answered]
+            requests += [(api_name(r.api), PARKED) for r in a.handled[len(answered) :]]
         return before, a.kind, step_label(a), tuple(GroupState(x) for x in a.path), tuple(requests)
 
     def absorb(self, fact: Fact, n: int) -> None:

@@ -28,9 +28,10 @@ from diagrams.sequence import STATE_COLOURS, render_svg
 from diagrams.state_machine import KAFKA_EDGES, compare, not_modelled, state_machine_graph
 from explorer.liveness import Lasso, LivenessResult, lasso_trace
 from explorer.search import Bounds, Result, Violation
-from explorer.trace import describe_step, trace_json
+from explorer.trace import trace_json
 from model.actions import ALL_KINDS, CONSUMER_KINDS, FAULT_KINDS, HANDLE, TIMER_KINDS
-from model.types import GroupState, MemberState
+from model.names import actor_name, consumer_text, group_where, state_name, step_text
+from model.types import GroupState
 
 CSS = """
 body { font-family: "DejaVu Sans", Verdana, Arial, Helvetica, sans-serif; color: #212121; margin: 0;
@@ -363,22 +364,14 @@ def _counterexample(index: int, v: Violation, r: Result) -> list[str]:
     ]
     for k, (action, state) in enumerate(v.path):
         g = state.group
-        colour = STATE_COLOURS[GroupState(g.state).kafka_name]
-        group = (
-            f"<span class='legend-swatch' style='background:{colour}'></span> "
-            f"{GroupState(g.state).kafka_name} gen {g.generation}"
-        )
-        consumers = "<br>".join(
-            f"c{i + 1}: {MemberState(c.state).name.lower()}"
-            + (f" gen {c.generation}" if c.generation >= 0 else "")
-            + (f" owns {list(c.owned)}" if c.owned else "")
-            for i, c in enumerate(state.consumers)
-        )
+        colour = STATE_COLOURS[state_name(g.state)]
+        group = f"<span class='legend-swatch' style='background:{colour}'></span> {group_where(g)}"
+        consumers = "<br>".join(escape(consumer_text(i, c)) for i, c in enumerate(state.consumers))
         if action is None:
             actor, what = "", "initial state"
         else:
-            actor = f"c{action.actor + 1}" if action.actor >= 0 else "coordinator"
-            what = describe_step(action)
+            actor = actor_name(action.actor)
+            what = step_text(action)
         cls = " class='breaks'" if k == steps else ""
         out.append(
             f"<tr{cls}><td>{k}</td><td>{actor}</td><td><code>{escape(what)}</code></td><td>{group}</td>"
@@ -432,13 +425,13 @@ def _lasso(index: int, lasso: Lasso, live: LivenessResult) -> list[str]:
     ]
     for k, (action, state) in enumerate(lasso.path):
         g = state.group
-        actor = "" if action is None else (f"c{action.actor + 1}" if action.actor >= 0 else "coordinator")
-        what = "initial state" if action is None else describe_step(action)
+        actor = "" if action is None else actor_name(action.actor)
+        what = "initial state" if action is None else step_text(action)
         cls = " class='cycle'" if k > lasso.loop_start else ""
         mark = " ◀ cycle starts" if k == lasso.loop_start else ""
         out.append(
             f"<tr{cls}><td>{k}</td><td>{actor}</td><td><code>{escape(what)}</code>{mark}</td>"
-            f"<td>{GroupState(g.state).kafka_name} gen {g.generation}</td></tr>"
+            f"<td>{group_where(g)}</td></tr>"
         )
     out.append("</table></article>")
     return out

@@ -23,15 +23,13 @@ generation, error) so tests and tools can read the chart back.
 
 from __future__ import annotations
 
-import json
 from collections import deque
 from dataclasses import dataclass, field
 from html import escape
-from pathlib import Path
 from typing import Any
 
 from diagrams.text import FONT_FAMILY, text_width, wrap
-from explorer.trace import SUPPORTED_VERSIONS, TRACE_FORMAT
+from model.names import COORDINATOR, consumer_index, consumer_name, consumer_names, request_words, response_words
 
 HEADER_EVERY = 20
 """Repeat the lifeline heads every this many steps."""
@@ -110,92 +108,6 @@ CSS = (
 .kgc-msc .legend text { font-size: 11px; fill: #37474f; }
 """
 ).replace("FONT", FONT_FAMILY)
-
-
-class TraceError(ValueError):
-    """A counterexample file that is not a readable ``kgc-trace``; the message is one line."""
-
-
-# ---------------------------------------------------------------------- loading
-
-
-def load_trace(path: str | Path) -> dict[str, Any]:
-    """Read and validate a ``kgc-trace`` JSON file (format versions 1 and 2)."""
-    p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as exc:
-        raise TraceError(f"cannot read counterexample file {str(p)!r}: {exc.strerror}") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TraceError(f"{str(p)!r} is not valid JSON: {exc}") from None
-    validate_trace(doc, str(p))
-    assert isinstance(doc, dict)
-    return doc
-
-
-def validate_trace(doc: object, where: str = "trace") -> None:
-    """Check the parts of a ``kgc-trace`` the chart reads; the error names the first bad field."""
-    if not isinstance(doc, dict):
-        raise TraceError(f"{where}: a kgc-trace file holds one JSON object")
-    if doc.get("format") != TRACE_FORMAT:
-        raise TraceError(f"{where}: 'format' must be {TRACE_FORMAT!r}, got {doc.get('format')!r}")
-    if doc.get("format_version") not in SUPPORTED_VERSIONS:
-        raise TraceError(
-            f"{where}: unsupported format_version {doc.get('format_version')!r} "
-            f"(this kgc reads {', '.join(map(str, SUPPORTED_VERSIONS))})"
-        )
-    _need(doc, "property", str, where)
-    consumers = _need(doc, "consumers", int, where)
-    if consumers < 1:
-        raise TraceError(f"{where}: 'consumers' must be at least 1, got {consumers}")
-    initial = _need(doc, "initial", dict, where)
-    _check_group(_need(initial, "group", dict, f"{where}: initial"), f"{where}: initial.group")
-    steps = _need(doc, "steps", list, where)
-    loop_start = doc.get("loop_start")
-    if loop_start is not None and (
-        not isinstance(loop_start, int) or isinstance(loop_start, bool) or not 0 <= loop_start <= len(steps)
-    ):
-        raise TraceError(f"{where}: 'loop_start' must be a step number between 0 and {len(steps)}, got {loop_start!r}")
-    names = {f"c{i + 1}" for i in range(consumers)}
-    for k, step in enumerate(steps):
-        at = f"{where}: steps[{k}]"
-        if not isinstance(step, dict):
-            raise TraceError(f"{at} must be an object")
-        _need(step, "step", int, at)
-        actor = _need(step, "actor", str, at)
-        if actor != "coordinator" and actor not in names:
-            raise TraceError(f"{at}.actor: unknown actor {actor!r} (the trace has {consumers} consumers)")
-        _need(step, "action", str, at)
-        _check_group(_need(step, "group", dict, at), f"{at}.group")
-        for key in ("handled", "answers", "evicted", "state_path"):
-            if not isinstance(step.get(key, []), list):
-                raise TraceError(f"{at}.{key} must be a list")
-        for j, answer in enumerate(step.get("answers", [])):
-            if (
-                not isinstance(answer, dict)
-                or answer.get("to") not in names
-                or not isinstance(answer.get("response"), dict)
-            ):
-                raise TraceError(f"{at}.answers[{j}] needs 'to' (a consumer) and a 'response' object")
-        for j, request in enumerate(step.get("handled", [])):
-            if not isinstance(request, dict) or not isinstance(request.get("api"), str):
-                raise TraceError(f"{at}.handled[{j}] needs an 'api'")
-
-
-def _need(obj: dict[str, Any], key: str, kind: type, where: str) -> Any:
-    value = obj.get(key)
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise TraceError(f"{where}: '{key}' must be a {kind.__name__}, got {value!r}")
-    return value
-
-
-def _check_group(group: dict[str, Any], where: str) -> None:
-    state = _need(group, "state", str, where)
-    if state not in STATE_COLOURS:
-        raise TraceError(f"{where}.state: unknown group state {state!r}")
-    _need(group, "generation", int, where)
 
 
 # ---------------------------------------------------------------------- the chart's elements
@@ -296,46 +208,42 @@ class Chart:
 # ---------------------------------------------------------------------- interpretation
 
 
-def _member(value: object) -> str:
-    return str(value) if value else "∅"
-
-
 def request_label(req: dict[str, Any], parked: bool = False) -> Label:
-    """``JoinGroup(c1#0)`` / ``SyncGroup(c1#0, gen 1)`` with the leader's plan as a detail."""
-    api = req.get("api", "?")
-    head = f"{api}({_member(req.get('member'))}"
-    if "generation" in req:
-        head += f", gen {req['generation']}"
-    head += ")"
-    details = []
+    """``JoinGroup(c1#0)`` / ``SyncGroup(c1#0, gen 1)`` with the leader's plan as a detail, in
+    ``model/names.py``'s words."""
     plan = req.get("assignment")
-    if isinstance(plan, dict) and plan:
-        details.append("plan " + ", ".join(f"{m}→{list(p)}" for m, p in plan.items()))
-    if req.get("covers_unprocessed"):
-        details.append("covers unprocessed records")
+    head, details = request_words(
+        str(req.get("api", "?")),
+        _name(req.get("member")),
+        req.get("generation") if isinstance(req.get("generation"), int) else None,
+        metadata=req.get("metadata") or 0,
+        plan=[(m, p) for m, p in plan.items()] if isinstance(plan, dict) else (),
+        covers_unprocessed=bool(req.get("covers_unprocessed")),
+    )
     if parked:
         details.append("parked in purgatory")
     return Label(head, details)
 
 
 def response_label(resp: dict[str, Any], request: dict[str, Any] | None) -> Label:
-    """``JoinGroup: NONE`` with member, generation, leader, members or assignment as details."""
-    api, error = resp.get("api", "?"), resp.get("error", "?")
-    member = resp.get("member") or (request or {}).get("member")
+    """``JoinGroup: NONE`` with member, generation, leader, members or assignment as details (the
+    member and generation of the request it answers when the response carries none)."""
     generation = resp.get("generation", (request or {}).get("generation"))
-    parts = []
-    if member:
-        parts.append(f"to {member}")
-    if generation is not None and generation >= 0:
-        parts.append(f"gen {generation}")
-    if resp.get("leader"):
-        parts.append(f"leader {resp['leader']}")
-    details = [" · ".join(parts)] if parts else []
-    if resp.get("members"):
-        details.append("members " + ", ".join(resp["members"]))
-    if "assignment" in resp:
-        details.append(f"assignment {resp['assignment']} (plan of gen {resp.get('plan_generation')})")
-    return Label(f"{api}: {error}", details)
+    head, details = response_words(
+        str(resp.get("api", "?")),
+        str(resp.get("error", "?")),
+        member=_name(resp.get("member") or (request or {}).get("member")),
+        generation=generation if isinstance(generation, int) else None,
+        leader=_name(resp.get("leader")),
+        members=[_name(m) for m in resp.get("members") or []],
+        assignment=resp.get("assignment"),
+        plan_generation=resp.get("plan_generation"),
+    )
+    return Label(head, details)
+
+
+def _name(value: object) -> str | None:
+    return str(value) if value else None
 
 
 _TIMER_TEXT = {
@@ -430,17 +338,19 @@ class _Builder:
         )
 
     def _consumer(self, name: str) -> int:
-        return int(name[1:]) - 1
+        index = consumer_index(name)
+        assert index is not None  # validate_trace: actors and recipients are consumers c1 … cN
+        return index
 
     def _step(self, number: int, step: dict[str, Any], previous: dict[str, Any]) -> None:
         actor, kind = step["actor"], step["action"]
         handled: list[dict[str, Any]] = list(step.get("handled", []))
         answers: list[dict[str, Any]] = list(step.get("answers", []))
         evicted = [e for e in step.get("evicted", []) if e]
-        me = self._consumer(actor) if actor != "coordinator" else -1
+        me = self._consumer(actor) if actor != COORDINATOR else -1
         pre_drawn: list[Message | None] = [None] * len(handled)
 
-        if actor == "coordinator":
+        if actor == COORDINATOR:
             self._coordinator_event(number, step, previous, evicted)
             evicted = []
         elif kind == "handle":
@@ -533,7 +443,7 @@ class _Builder:
         """Requests handled in this step with their answers, in the order they happened. The k-th
         immediate answer to the actor answers the k-th handled request (``properties.protocol.
         exchanges``); a handled request left without one is parked."""
-        actor = f"c{me + 1}"
+        actor = consumer_name(me)
         immediate = [a for a in answers if a.get("to") == actor and not a.get("parked")]
         n_immediate = len(immediate)
         drawn = 0
@@ -712,7 +622,7 @@ def _layout(chart: Chart) -> _Geometry:
     gap = min(need, MAX_GAP)
     col_x = [LEFT + i * gap for i in range(n + 1)]
     lanes = max((s.lane + 1 for s in chart.spans), default=0)
-    head_half = (text_width("coordinator", 13, bold=True) + 20) / 2
+    head_half = (text_width(COORDINATOR, 13, bold=True) + 20) / 2
     state_x = max(col_x[n] + 14 + lanes * LANE_W + 12, col_x[n] + head_half + 12)
     state_w = 0.0
     for state, generation, path, _ in chart.states.values():
@@ -871,11 +781,12 @@ def _draw(svg: _Svg, chart: Chart, geo: _Geometry, width: float, top: float, bot
     life_bottom = end_row.top + 6
     for i in range(n):
         svg.add(
-            f'<line class="lifeline" data-actor="c{i + 1}" x1="{_fmt(geo.col_x[i])}" y1="{_fmt(top + HEAD_H)}" '
+            f'<line class="lifeline" data-actor="{consumer_name(i)}" x1="{_fmt(geo.col_x[i])}" '
+            f'y1="{_fmt(top + HEAD_H)}" '
             f'x2="{_fmt(geo.col_x[i])}" y2="{_fmt(life_bottom)}"/>'
         )
     svg.add(
-        f'<line class="lifeline" data-actor="coordinator" x1="{_fmt(coord_x)}" y1="{_fmt(top + HEAD_H)}" '
+        f'<line class="lifeline" data-actor="{COORDINATOR}" x1="{_fmt(coord_x)}" y1="{_fmt(top + HEAD_H)}" '
         f'x2="{_fmt(coord_x)}" y2="{_fmt(life_bottom)}"/>'
     )
     segments = sorted((chart.first_row[k], k) for k in chart.states)
@@ -897,10 +808,11 @@ def _draw(svg: _Svg, chart: Chart, geo: _Geometry, width: float, top: float, bot
         cls = "parked open" if open_end else "parked"
         released = "still parked at the end of the trace" if open_end else f"released at step {rows[span.end_row].step}"  # type: ignore[index]
         svg.add(
-            f'<rect class="{cls}" data-consumer="c{span.consumer + 1}" data-member="{escape(span.member or "")}" '
+            f'<rect class="{cls}" data-consumer="{consumer_name(span.consumer)}" '
+            f'data-member="{escape(span.member or "")}" '
             f'data-api="{span.api}" data-step="{span.step}" x="{_fmt(x)}" y="{_fmt(y1)}" width="7" '
             f'height="{_fmt(max(y2 - y1, 3))}" rx="2"><title>{escape(span.api)} of '
-            f"{escape(span.member or 'a new member')} (c{span.consumer + 1}) parked at step {span.step}, "
+            f"{escape(span.member or 'a new member')} ({consumer_name(span.consumer)}) parked at step {span.step}, "
             f"{released}</title></rect>"
         )
 
@@ -997,9 +909,14 @@ def _draw_cycle(svg: _Svg, chart: Chart, width: float, loop_start: int, last_ste
     svg.add("</g>")
 
 
+def _column_name(column: int, chart: Chart) -> str:
+    """The lifeline of a column: a consumer, or the coordinator (the last column)."""
+    return COORDINATOR if column == chart.consumers else consumer_name(column)
+
+
 def _draw_head(svg: _Svg, geo: _Geometry, y: float, n: int) -> None:
     svg.add('<g class="head">')
-    names = [f"c{i + 1}" for i in range(n)] + ["coordinator"]
+    names = [*consumer_names(n), COORDINATOR]
     for x, name in zip(geo.col_x, names, strict=True):
         w = text_width(name, 13, bold=True) + 20
         svg.add(f'<rect x="{_fmt(x - w / 2)}" y="{_fmt(y)}" width="{_fmt(w)}" height="{HEAD_H - 8}" rx="4"/>')
@@ -1034,8 +951,8 @@ def _draw_message(
         f'class="{" ".join(classes)}"',
         f'data-step="{msg.step}"',
         f'data-api="{escape(msg.api)}"',
-        f'data-from="{"coordinator" if msg.src == chart.consumers else f"c{msg.src + 1}"}"',
-        f'data-to="{"coordinator" if msg.dst == chart.consumers else f"c{msg.dst + 1}"}"',
+        f'data-from="{_column_name(msg.src, chart)}"',
+        f'data-to="{_column_name(msg.dst, chart)}"',
         f'data-fate="{msg.fate}"',
     ]
     if msg.member:
@@ -1088,7 +1005,7 @@ def _draw_mark(
 ) -> None:
     row = chart.rows[mark.row]
     x = geo.col_x[mark.column]
-    actor = "coordinator" if mark.column == chart.consumers else f"c{mark.column + 1}"
+    actor = _column_name(mark.column, chart)
     group = f'<g class="mark {mark.kind}" data-step="{mark.step}" data-actor="{actor}">'
     svg.add(group)
     svg.add(f'<circle cx="{_fmt(x)}" cy="{_fmt(row.line_y)}" r="4.5"/>')

@@ -22,9 +22,9 @@ import networkx as nx
 from diagrams.exploration import Observation, explore, step_label
 from diagrams.sequence import STATE_COLOURS
 from explorer.search import Bounds, Result
-from explorer.trace import member_name
 from model.actions import Action
 from model.config import Config
+from model.names import consumer_name, member_name
 from model.state import State
 from model.system import ClassicGroupModel
 from model.types import GroupState, MemberState
@@ -49,7 +49,7 @@ class StateGraph:
 def _consumer_text(i: int, state: State) -> str:
     c = state.consumers[i]
     short = {MemberState.UNJOINED: "unjoined", MemberState.REBALANCING: "rebalancing", MemberState.STABLE: "stable"}
-    text = f"c{i + 1} {short[MemberState(c.state)]}"
+    text = f"{consumer_name(i)} {short[MemberState(c.state)]}"
     if c.generation >= 0:
         text += f" g{c.generation}"
     if c.owned:

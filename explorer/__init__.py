@@ -1,1 +1,3 @@
 """explorer package."""
+
+import model  # noqa: F401  - chooses compiled or source modules before any of ours loads

@@ -35,6 +35,10 @@ class Where:
     step: int = -1
     nxt: int = -1
 
+    def __reduce__(self) -> tuple[type[Where], tuple[int, int, int]]:
+        """Pickled by its fields: a compiled frozen class cannot be unpickled attribute by attribute."""
+        return (Where, (self.key, self.step, self.nxt))
+
 
 class Book:
     """Which properties are checked where, which are still active, and where each one fired."""

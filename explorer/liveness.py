@@ -26,12 +26,22 @@ contain a perturbation: the budget is part of the state and only decreases.
 Algorithm. One iterative Tarjan pass (no recursion) splits the whole graph into strongly connected
 components; only non-trivial ones (several states, or one with a self-loop) can hold a cycle. For
 each property instance ``P ~> Q`` the states of those components where ``Q`` fails are split again
-(Tarjan on the sub-graph) and each sub-component is tested for fairness — weak: every class enabled
-in all of its states is taken inside it; strong: Emerson–Lei/Streett refinement (drop the states
-where an enabled-but-never-taken class is enabled, split again). A fair component reachable from a
-``P and not Q`` state through ``not Q`` states is a violation; a breadth-first search over
-(state, obligation-open) pairs from the initial states gives the shortest such prefix, and a cycle
-through the component that meets every fairness obligation closes the lasso.
+(Tarjan on the sub-graph they induce) and each sub-component is tested for fairness — weak: every
+class enabled in all of its states is taken inside it; strong: Emerson–Lei/Streett refinement (drop
+the states where an enabled-but-never-taken class is enabled, split again). A fair component
+reachable from a ``P and not Q`` state through ``not Q`` states is a violation; a breadth-first
+search over (state, obligation-open) pairs from the initial states gives the shortest such prefix,
+and the shortest cycle from the prefix's last state back to it inside the component that meets
+every fairness obligation closes the lasso (a breadth-first search over (state, obligations met)
+pairs; beyond ``EXACT_CYCLE_LIMIT`` of them, a fair cycle built greedily from shortest paths).
+
+Cost. The per-state passes — both Tarjan passes, the fairness tests, and reading each state's
+component for the predicates (``Projector``) — run in C (``explorer._liveness``, built from
+``explorer/native/scc.c``) over the CSR arrays, with one flat array per state and no Python object
+per state or edge; each predicate is evaluated once per distinct component (group, group and
+consumer, ...), not per state. The pure-Python passes remain (``kernel=False``, or when the kernel
+is not built) and give the same components, parts, verdicts and lassos
+(``tests/explorer/test_liveness_kernel.py``).
 
 Feeding another engine's graph. ``check_graph(model, StateGraph(...))`` needs, per state, the
 model's key (``keys``, numbered from 0, ``init`` the initial states' numbers) and a ``status``
@@ -49,6 +59,8 @@ from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import groupby
+from types import ModuleType
 from typing import Any, cast
 
 from explorer import memory
@@ -69,10 +81,20 @@ from model.actions import (
     Action,
 )
 from model.config import Config
-from model.state import MemberId, State
+from model.names import actor_name, mid_text
+from model.state import State
 from model.system import _C_BITS, _C_MASK, _C_SHIFT, _G_MASK, ClassicGroupModel
 from model.types import GroupState
-from properties.temporal import ALL, CONSUMER, GROUP, WHOLE, Temporal
+from properties.temporal import ALL, CONSUMER, CONSUMERS, GROUP, WHOLE, Temporal
+
+_kernel: ModuleType | None
+try:
+    from explorer import _liveness as _kernel
+except ImportError:  # pragma: no cover - the build is part of setup; the pure-Python passes remain
+    _kernel = None
+
+KERNEL = _kernel is not None
+"""The C liveness kernel (explorer/native/scc.c) is built: the per-state passes run in C."""
 
 FAIRNESS_LEVELS = ("none", "weak", "strong")
 
@@ -149,14 +171,10 @@ def step_class(action: Action, spends: bool) -> str:
     if action.kind == EXPIRE_JOIN and action.choice[:1] == ("extend",):
         return ""
     if cls in ("join", "heartbeat", "commit", "fetch", "deliver", "handle"):
-        return f"{cls}(c{action.actor + 1})"
+        return f"{cls}({actor_name(action.actor)})"
     if cls in ("session_timer", "pending_timer"):
-        return f"{cls}({_member(action.mid)})"
+        return f"{cls}({mid_text(action.mid)})"
     return cls
-
-
-def _member(mid: MemberId) -> str:
-    return f"c{mid[0] + 1}#{mid[1]}"
 
 
 # ------------------------------------------------------------------------------------ the graph
@@ -168,10 +186,11 @@ class StateGraph:
     """The explored state graph in CSR form. State ``v``'s edges are ``targets[offsets[v]:offsets[v+1]]``
     with fairness classes ``classes[...]`` (0: no class; ``class_names[k]`` names class ``k``)."""
 
-    keys: list[int]
-    offsets: array[int]
-    targets: array[int]
-    classes: array[int]
+    keys: Sequence[int]
+    """Per state, the model's key (a list, or a sequence that makes each key when asked)."""
+    offsets: Sequence[int]
+    targets: Sequence[int]
+    classes: Sequence[int]
     class_names: list[str]
     init: list[int]
     status: bytearray
@@ -180,6 +199,8 @@ class StateGraph:
     seconds: float = 0.0
     complete: bool = True
     stopped_by: str = ""
+    projector: Projector | None = None
+    """How the predicates' components are read of each state (None: from the model's keys)."""
 
     @property
     def states(self) -> int:
@@ -191,12 +212,92 @@ class StateGraph:
 
     def nbytes(self) -> int:
         """Bytes held by the edge and state arrays (not the keys)."""
-        return (
-            self.offsets.itemsize * len(self.offsets)
-            + self.targets.itemsize * len(self.targets)
-            + self.classes.itemsize * len(self.classes)
-            + len(self.status)
-        )
+        return _nbytes(self.offsets) + _nbytes(self.targets) + _nbytes(self.classes) + len(self.status)
+
+
+def _nbytes(seq: Sequence[int]) -> int:
+    try:
+        return memoryview(seq).nbytes  # type: ignore[arg-type]
+    except TypeError:
+        return 8 * len(seq)
+
+
+def _buffer(seq: Sequence[int], code: str) -> Sequence[int]:
+    """``seq`` itself when it is a flat array of ``code`` items (what the kernel reads), else a copy."""
+    if isinstance(seq, array) and seq.typecode == code:
+        return seq
+    if code == "B" and isinstance(seq, bytes | bytearray):
+        return seq
+    if isinstance(seq, memoryview) and seq.format == code:
+        return seq
+    return array(code, seq)
+
+
+_M32 = (1 << 32) - 1
+
+
+class Projector:
+    """What a liveness predicate reads of a state, as one int per state (its *component*): the
+    group id (``GROUP``), the group id | consumer ``i``'s id << 32 (``CONSUMER``), the group id |
+    the consumers' part << 32 (``CONSUMERS``), or the state's key (``WHOLE``). Predicates are
+    evaluated once per distinct component (``args`` makes their arguments of one), never once per
+    state. This class reads the model's own keys (``ClassicGroupModel``'s layout); the native
+    engine's graph has its own (``explorer.native``), with the projection in C."""
+
+    def __init__(self, model: ClassicGroupModel, keys: Sequence[int]) -> None:
+        self.model = model
+        self.keys = keys
+
+    def value(self, scope: str, i: int, v: int) -> int:
+        """State ``v``'s component."""
+        key = self.keys[v]
+        if scope == GROUP:
+            return key & _G_MASK
+        if scope == CONSUMER:
+            return (key & _G_MASK) | ((key >> (_C_SHIFT + _C_BITS * i)) & _C_MASK) << 32
+        if scope == CONSUMERS:
+            return (key & _G_MASK) | (key >> _C_SHIFT) << 32
+        return key
+
+    def consumers(self, value: int) -> tuple[Any, ...]:
+        """The consumers of a ``CONSUMERS`` component."""
+        rest, values = value >> 32, self.model.consumers.values
+        return tuple(values[(rest >> (_C_BITS * j)) & _C_MASK] for j in range(self.model.config.consumers))
+
+    def state(self, value: int) -> State:
+        """The state of a ``WHOLE`` component (its key)."""
+        return self.model.decode(value)
+
+    def args(self, scope: str, i: int, value: int) -> tuple[object, ...]:
+        """The predicate's arguments for a component."""
+        m = self.model
+        if scope == GROUP:
+            return (m.groups.values[value],)
+        if scope == CONSUMER:
+            return (m.groups.values[value & _M32], m.consumers.values[value >> 32], i)
+        if scope == CONSUMERS:
+            # the predicate reads the group and the consumers only (properties.temporal.CONSUMERS)
+            return (State(m.groups.values[value & _M32], self.consumers(value), m.budgets.values[0]),)
+        return (self.state(value),)
+
+    def project(
+        self, scope: str, i: int, comp: Sequence[int] | None, status: bytearray | None
+    ) -> tuple[Sequence[int], Sequence[int]]:
+        """(idx, uniq): the distinct components in order of first occurrence, and each state's
+        index in ``uniq`` (-1 when not selected: with ``comp``, only the states of a cyclic
+        component; with ``status``, only the states not UNEXPLORED)."""
+        idx = array("i", [-1]) * len(self.keys)
+        seen: dict[int, int] = {}
+        value = self.value
+        for v in range(len(self.keys)):
+            if (comp is not None and comp[v] < 0) or (status is not None and status[v] == UNEXPLORED):
+                continue
+            x = value(scope, i, v)
+            found = seen.get(x)
+            if found is None:
+                found = seen[x] = len(seen)
+            idx[v] = found
+        return idx, list(seen)
 
 
 class ClassTable:
@@ -589,51 +690,34 @@ class LivenessResult:
 
 # ------------------------------------------------------------------------------------ labelling
 class Labeler:
-    """Evaluates a property instance's predicates on states, memoised per interned component."""
+    """Evaluates a property instance's predicates, memoised per component (``Projector``)."""
 
-    def __init__(self, model: ClassicGroupModel, graph: StateGraph, prop: Temporal, consumer: int) -> None:
-        self.model = model
-        self.graph = graph
+    def __init__(self, projector: Projector, prop: Temporal, consumer: int) -> None:
+        self.projector = projector
         self.prop = prop
         self.i = consumer
-        self.shift = _C_SHIFT + _C_BITS * consumer
-        self.memo: dict[object, tuple[bool, bool]] = {}
+        self.memo: dict[int, tuple[bool, bool]] = {}
+        self.trigger = cast(Callable[..., bool], prop.trigger) if prop.trigger is not None else None
+        self.goal_of = cast(Callable[..., bool], prop.goal)
+        self.keep = prop.scope != WHOLE  # one per state: not worth keeping
 
-    def component(self, key: int) -> object:
-        """What the predicates read of the state ``key``: its group id (GROUP), its group and
-        consumer ids (CONSUMER), or the key itself (WHOLE). Read straight from the key's bits (the
-        layout of ``model.system``), not through ``split``: this runs once per state and instance."""
-        if self.prop.scope == GROUP:
-            return key & _G_MASK
-        if self.prop.scope == CONSUMER:
-            return (key & _G_MASK, (key >> self.shift) & _C_MASK)
-        return key
+    def evaluate(self, value: int) -> tuple[bool, bool]:
+        """(trigger, goal) of a component, computed (the passes over distinct components)."""
+        args = self.projector.args(self.prop.scope, self.i, value)
+        return (self.trigger(*args) if self.trigger is not None else True), bool(self.goal_of(*args))
+
+    def of(self, value: int) -> tuple[bool, bool]:
+        """(trigger, goal) of a component, memoised (state by state: deadlocks, lassos)."""
+        found = self.memo.get(value)
+        if found is None:
+            found = self.evaluate(value)
+            if self.keep:
+                self.memo[value] = found
+        return found
 
     def labels(self, v: int) -> tuple[bool, bool]:
         """(trigger, goal) in state ``v``."""
-        key = self.graph.keys[v]
-        memo_key = self.component(key)
-        found = self.memo.get(memo_key)
-        if found is None:
-            gid, _, cids = self.model.split(key)
-            found = self.evaluate(key, gid, cids)
-            if self.prop.scope != WHOLE:
-                self.memo[memo_key] = found
-        return found
-
-    def evaluate(self, key: int, gid: int, cids: list[int]) -> tuple[bool, bool]:
-        prop, model = self.prop, self.model
-        g = model.groups.values[gid]
-        args: tuple[object, ...]
-        if prop.scope == GROUP:
-            args = (g,)
-        elif prop.scope == CONSUMER:
-            args = (g, model.consumers.values[cids[self.i]], self.i)
-        else:
-            args = (model.decode(key),)
-        trigger = cast(Callable[..., bool], prop.trigger) if prop.trigger is not None else None
-        goal = cast(Callable[..., bool], prop.goal)
-        return (trigger(*args) if trigger is not None else True), bool(goal(*args))
+        return self.of(self.projector.value(self.prop.scope, self.i, v))
 
     def goal(self, v: int) -> bool:
         return self.labels(v)[1]
@@ -645,62 +729,107 @@ class Labeler:
 
 
 # ------------------------------------------------------------------------------------ the check
+def components(graph: StateGraph, kernel: bool = True) -> tuple[Sequence[int], int, int, int]:
+    """(comp, big, loops, largest): per state the id of its non-trivial strongly connected
+    component (-1: none), the number of those of several states, of single states with a
+    self-loop, and the largest's size. In C when the kernel is built (``kernel``), else
+    ``global_components``."""
+    if kernel and _kernel is not None:
+        raw, big, loops, largest = _kernel.components(_buffer(graph.offsets, "q"), _buffer(graph.targets, "i"))
+        return memoryview(raw).cast("i"), big, loops, largest
+    comps, singles = global_components(graph)
+    comp = array("i", [-1]) * graph.states
+    for k, members in enumerate(comps):
+        for v in members:
+            comp[v] = k
+    for k, v in enumerate(singles, len(comps)):
+        comp[v] = k
+    largest = max([len(c) for c in comps] + [1 if len(singles) else 0])
+    return comp, len(comps), len(singles), largest
+
+
+def fair_part_ids(
+    graph: StateGraph, bad: Sequence[int], fairness: Fairness, kernel: bool = True
+) -> tuple[Sequence[int], int]:
+    """(part, count): the fair strongly connected parts of the sub-graph the ``bad`` states
+    induce (``fair_parts``), as each state's part id (-1: in none)."""
+    level = FAIRNESS_LEVELS.index(fairness.level)
+    if kernel and _kernel is not None:
+        raw, count = _kernel.fair_parts(
+            _buffer(graph.offsets, "q"),
+            _buffer(graph.targets, "i"),
+            _buffer(graph.classes, "H"),
+            len(graph.class_names),
+            _buffer(bad, "B"),
+            level,
+        )
+        return memoryview(raw).cast("i"), count
+    nodes = [v for v in range(graph.states) if bad[v]]
+    enabled = {v: enabled_mask(graph, v) for v in nodes}
+    part = array("i", [-1]) * graph.states
+    parts = fair_parts(graph, nodes, fairness, enabled)
+    for k, members in enumerate(parts):
+        for v in members:
+            part[v] = k
+    return part, len(parts)
+
+
+def _bad_states(comp: Sequence[int], idx: Sequence[int], goal: bytearray, kernel: bool) -> Sequence[int]:
+    if kernel and _kernel is not None:
+        return cast(bytes, _kernel.bad_states(_buffer(comp, "i"), _buffer(idx, "i"), goal))
+    return bytearray(1 if c >= 0 and not goal[x] else 0 for c, x in zip(comp, idx, strict=True))
+
+
 def check_graph(
     model: ClassicGroupModel,
     graph: StateGraph,
     properties: Sequence[Temporal] = ALL,
     fairness: Fairness | None = None,
+    kernel: bool = True,
 ) -> LivenessResult:
     """Check every instance of ``properties`` on an explored graph (``graph`` may come from any
-    engine: it only has to hold the model's keys and CSR edges with fairness classes)."""
+    engine: it only has to hold the model's keys and CSR edges with fairness classes). The
+    per-state passes run in C when the kernel is built; ``kernel=False`` runs them in Python
+    (the same components, parts, verdicts and lassos)."""
     fairness = fairness or Fairness()
     start = time.monotonic()
-    big, loops = global_components(graph)
-    offsets, targets, classes = graph.offsets, graph.targets, graph.classes
-    # Candidate states: members of non-trivial components, self-loop states, deadlocks.
-    enabled: dict[int, int] = {}
-    for comp in big:
-        for v in comp:
-            enabled[v] = enabled_mask(graph, v)
-    loop_fair: list[int] = []
-    for v in loops:
-        if fairness.level == "none":
-            loop_fair.append(v)
-            continue
-        en = enabled_mask(graph, v)
-        taken = 0
-        for pos in range(offsets[v], offsets[v + 1]):
-            if targets[pos] == v and classes[pos]:
-                taken |= 1 << classes[pos]
-        if en & ~taken == 0:  # weak and strong agree on a single state
-            loop_fair.append(v)
-    deadlocks = [v for v in range(graph.states) if graph.status[v] == DEADLOCK]
-    verdicts: list[Verdict] = []
-    components: dict[object, list[int]] = {}
+    comp, big, loops, largest = components(graph, kernel)
+    deadlocks = [v for v in range(graph.states) if graph.status[v] == DEADLOCK] if DEADLOCK in graph.status else []
+    projector = graph.projector or Projector(model, graph.keys)
     n = model.config.consumers
-    for prop in properties:
-        for i, instance in enumerate(prop.instances(n)):
-            lab = Labeler(model, graph, prop, i)
-            fair: list[frozenset[int]] = []
-            for comp in big:
-                bad = [v for v in comp if not lab.goal(v)]
-                if len(bad) == len(comp):
-                    fair.extend(fair_parts(graph, comp, fairness, enabled, strongly_connected=True))
-                elif bad:
-                    fair.extend(fair_parts(graph, bad, fairness, enabled))
-            fair.extend(frozenset((v,)) for v in loop_fair if not lab.goal(v))
-            fair.extend(frozenset((v,)) for v in deadlocks if not lab.goal(v))
-            lasso = _find_lasso(model, graph, lab, fair, fairness, enabled, instance) if fair else None
-            witnessed = lasso is not None or _witnessed(graph, lab, components)
-            verdicts.append(Verdict(prop, instance, "violated" if lasso else "holds", witnessed, lasso))
-    largest = max([len(c) for c in big] + [1 if len(loops) else 0])
+    jobs = [(k, prop, i, name) for k, prop in enumerate(properties) for i, name in enumerate(prop.instances(n))]
+
+    def scope_of(job: tuple[int, Temporal, int, str]) -> tuple[str, int]:
+        return job[1].scope, job[2] if job[1].scope == CONSUMER else 0
+
+    found: dict[tuple[int, int], Verdict] = {}
+    # Instances reading the same component share its projection; one projection at a time is held.
+    for (scope, i), group in groupby(sorted(jobs, key=scope_of), key=scope_of):
+        idx, uniq = projector.project(scope, i, comp, None)
+        reps: Sequence[int] | None = None
+        for k, prop, inst_i, instance in group:
+            lab = Labeler(projector, prop, inst_i)
+            goal = bytearray(1 if lab.evaluate(u)[1] else 0 for u in uniq)
+            part, count = fair_part_ids(graph, _bad_states(comp, idx, goal, kernel), fairness, kernel)
+            stuck = [v for v in deadlocks if not lab.goal(v)]
+            lasso = _find_lasso(model, graph, lab, part, stuck, fairness, instance) if count or stuck else None
+            del part
+            if lasso is None:
+                if reps is None:
+                    reps = projector.project(scope, i, None, graph.status)[1]
+                witnessed = any(t and not g for t, g in map(lab.evaluate, reps))
+            else:
+                witnessed = True
+            found[(k, inst_i)] = Verdict(prop, instance, "violated" if lasso else "holds", witnessed, lasso)
+        del idx, uniq, reps
+    verdicts = [found[(k, inst_i)] for k, _, inst_i, _ in jobs]
     return LivenessResult(
         model.config,
         fairness,
         verdicts,
         graph.states,
         graph.edges,
-        len(big) + len(loops),
+        big + loops,
         largest,
         len(deadlocks),
         graph.seconds,
@@ -711,39 +840,21 @@ def check_graph(
     )
 
 
-def _witnessed(graph: StateGraph, lab: Labeler, components: dict[object, list[int]]) -> bool:
-    """Some explored state opens the obligation. Evaluated once per distinct component the
-    predicates read (``components``: one state per component, cached across instances)."""
-    scope = (lab.prop.scope, lab.i if lab.prop.scope == CONSUMER else 0)
-    reps = components.get(scope)
-    if reps is None:
-        seen: dict[object, int] = {}
-        keys, status = graph.keys, graph.status
-        for v in range(graph.states):
-            if status[v] != UNEXPLORED:
-                seen.setdefault(lab.component(keys[v]), v)
-        reps = components[scope] = list(seen.values())
-    return any(lab.open(v) for v in reps)
-
-
 def _find_lasso(
     model: ClassicGroupModel,
     graph: StateGraph,
     lab: Labeler,
-    fair: list[frozenset[int]],
+    part: Sequence[int],
+    stuck: list[int],
     fairness: Fairness,
-    enabled: dict[int, int],
     instance: str,
 ) -> Lasso | None:
     """Breadth-first over (state, phase): phase 0 before the tracked obligation opens, phase 1
     from a ``trigger and not goal`` state on (any such state may be the one tracked), moving only
-    through ``not goal`` states. The first
-    phase-1 state of a fair part ends the shortest prefix; a fair cycle through the part closes the
-    lasso."""
-    part_of: dict[int, int] = {}
-    for k, part in enumerate(fair):
-        for v in part:
-            part_of.setdefault(v, k)
+    through ``not goal`` states. The first phase-1 state of a fair part (``part``: each state's
+    fair part, -1 for none; ``stuck``: deadlocks where the goal fails, each a part of its own)
+    ends the shortest prefix; a fair cycle through the part closes the lasso."""
+    stuck_set = set(stuck)
     offsets, targets = graph.offsets, graph.targets
     parent: dict[tuple[int, int], tuple[int, int, int]] = {}
     queue: deque[tuple[int, int]] = deque()
@@ -755,7 +866,7 @@ def _find_lasso(
     found: tuple[int, int] | None = None
     while queue:
         v, phase = queue.popleft()
-        if phase == 1 and v in part_of:
+        if phase == 1 and (part[v] >= 0 or v in stuck_set):
             found = (v, phase)
             break
         for pos in range(offsets[v], offsets[v + 1]):
@@ -782,8 +893,8 @@ def _find_lasso(
         node = (pv, pp)
     edge_path.reverse()
     start_state = node[0]
-    part = fair[part_of[entry]]
-    cycle = _fair_cycle(graph, part, entry, fairness, enabled)
+    members = _part_members(graph, part, entry)
+    cycle = _fair_cycle(graph, members, entry, fairness, {})
     states = [start_state]
     for pos in edge_path:
         states.append(targets[pos])
@@ -797,13 +908,33 @@ def _find_lasso(
     return lasso
 
 
+def _part_members(graph: StateGraph, part: Sequence[int], entry: int) -> frozenset[int]:
+    """The states of ``entry``'s fair part (strongly connected: found from it), or ``{entry}``."""
+    k = part[entry]
+    if k < 0:
+        return frozenset((entry,))
+    offsets, targets = graph.offsets, graph.targets
+    seen = {entry}
+    todo = [entry]
+    while todo:
+        v = todo.pop()
+        for pos in range(offsets[v], offsets[v + 1]):
+            w = targets[pos]
+            if w not in seen and part[w] == k:
+                seen.add(w)
+                todo.append(w)
+    return frozenset(seen)
+
+
 def _fair_cycle(
     graph: StateGraph, part: frozenset[int], entry: int, fairness: Fairness, enabled: dict[int, int]
 ) -> list[int]:
     """Edge positions of a cycle from ``entry`` back to it inside ``part`` that meets every
     fairness obligation: for each class enabled all along (weak) or anywhere (strong) in the
-    part, the cycle takes an edge of it, or (weak) visits a state where it is disabled. Built
-    greedily from shortest paths inside the part; empty for a deadlock (stuttering)."""
+    part, the cycle takes an edge of it, or (weak) visits a state where it is disabled. The
+    shortest such cycle through ``entry`` (``_shortest_fair_cycle``) when the part and its
+    obligations are small enough to search exactly, else built greedily from shortest paths
+    inside the part; empty for a deadlock (stuttering)."""
     offsets, targets, classes = graph.offsets, graph.targets, graph.classes
     if not any(targets[pos] in part for pos in range(offsets[entry], offsets[entry + 1])) and len(part) == 1:
         return []  # a deadlock: it stutters
@@ -817,6 +948,9 @@ def _fair_cycle(
     def disabled_at(v: int) -> int:
         return need & ~en[v] if weak else 0
 
+    exact = _shortest_fair_cycle(graph, part, entry, need, disabled_at)
+    if exact is not None:
+        return exact
     cycle: list[int] = []
     current = entry
     satisfied = disabled_at(entry)
@@ -840,6 +974,49 @@ def _fair_cycle(
     if not cycle or current != entry:
         cycle.extend(_bfs_in_part(graph, part, current, lambda pos: targets[pos] == entry))
     return cycle
+
+
+EXACT_CYCLE_LIMIT = 1 << 18
+"""Largest (states of the part) x 2^(obligations) product searched for the shortest fair cycle."""
+
+
+def _shortest_fair_cycle(
+    graph: StateGraph, part: frozenset[int], entry: int, need: int, disabled_at: Callable[[int], int]
+) -> list[int] | None:
+    """The shortest cycle from ``entry`` back to it inside ``part`` meeting every obligation of
+    ``need`` (a bit per class: taken on an edge of the cycle, or disabled at one of its states),
+    by breadth-first search over (state, obligations met) pairs; None when that product exceeds
+    ``EXACT_CYCLE_LIMIT`` (the caller then builds a fair cycle greedily)."""
+    bits = [c for c in range(need.bit_length()) if need >> c & 1]
+    if len(part) << len(bits) > EXACT_CYCLE_LIMIT:
+        return None
+    offsets, targets, classes = graph.offsets, graph.targets, graph.classes
+    start = (entry, disabled_at(entry) & need)
+    parent: dict[tuple[int, int], tuple[tuple[int, int], int]] = {}
+    queue = deque([start])
+    seen = {start}
+    while queue:
+        node = queue.popleft()
+        v, met = node
+        for pos in range(offsets[v], offsets[v + 1]):
+            w = targets[pos]
+            if w not in part:
+                continue
+            c = classes[pos]
+            now = met | ((1 << c) & need if c else 0) | disabled_at(w)
+            if w == entry and now == need:
+                path = [pos]
+                while node != start:
+                    node, p = parent[node]
+                    path.append(p)
+                path.reverse()
+                return path
+            nxt = (w, now)
+            if nxt not in seen:
+                seen.add(nxt)
+                parent[nxt] = (node, pos)
+                queue.append(nxt)
+    raise RuntimeError("no fair cycle inside a fair part: the graph is inconsistent")
 
 
 def _bfs_in_part(graph: StateGraph, part: frozenset[int], source: int, goal_edge: Callable[[int], bool]) -> list[int]:

@@ -27,26 +27,32 @@ import pickle
 import tempfile
 import time
 from array import array
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, overload
 
 from explorer import memory
 from explorer.checks import Book, Where
-from explorer.liveness import UNEXPLORED, ClassTable, StateGraph, step_class
+from explorer.liveness import UNEXPLORED, ClassTable, Projector, StateGraph, step_class
 from model.actions import ALL_KINDS, Action
 from model.config import Config
 from model.state import State
 from model.system import _CONSUMER_SPENDS, ClassicGroupModel, ConsumerMove, Deliveries, GroupMove
 from model.types import GroupState
+from properties.temporal import CONSUMER, CONSUMERS, GROUP
 
 _core: ModuleType | None
 try:
     from explorer import _core
 except ImportError:  # pragma: no cover - the build is part of setup; the Python engine remains
     _core = None
+_kernel: ModuleType | None
+try:
+    from explorer import _liveness as _kernel
+except ImportError:  # pragma: no cover - built with the core
+    _kernel = None
 
 AVAILABLE = _core is not None
 
@@ -201,10 +207,8 @@ class NativeSearch:
         self.record_graph = record_graph
         """Record the state graph for the liveness check (``graph``)."""
         self.classes = ClassTable()
-        self.class_kept = array("H")
-        """Per step id: its fairness class (``explorer.liveness``) when it keeps the budget ..."""
-        self.class_spent = array("H")
-        """... and when it spends one."""
+        """The fairness classes (``explorer.liveness``): each step's, when it keeps the budget and
+        when it spends one, go to the core with its verdicts (``set_step``)."""
         self.kinds = array("B")
         """Per step id: the index of its action kind in ``ALL_KINDS``."""
         self.kept: dict[int, Action] = {}
@@ -290,11 +294,11 @@ class NativeSearch:
             assert len(self.kinds) == step, "step ids are judged in the order they are made"
             self.kinds.append(_ACTION_KIND[action.kind])
             self.facts.append(-1)
+            classes = -1
             if self.record_graph:
-                self.class_kept.append(self.classes.id(step_class(action, False)))
-                self.class_spent.append(self.classes.id(step_class(action, True)))
+                classes = self.classes.id(step_class(action, False)) | self.classes.id(step_class(action, True)) << 16
             if not book.active_step and observer is None:
-                core.set_step(step, 0)
+                core.set_step(step, 0, classes)
                 continue
             after = list(source.consumers)
             if actor >= 0:
@@ -311,7 +315,7 @@ class NativeSearch:
                     fid = self.fact_ids[fact] = len(self.fact_values)
                     self.fact_values.append(fact)
                 self.facts[step] = fid
-            core.set_step(step, mask)
+            core.set_step(step, mask, classes)
             if mask:
                 self.kept[step] = action
 
@@ -523,40 +527,43 @@ class NativeSearch:
         self.resumed = True
 
     def graph(self) -> StateGraph:
-        """The explored state graph for ``explorer.liveness.check_graph``: the model's own keys
-        (read back from the parents file, in discovery order), CSR edges with fairness classes,
-        and each state's status (a state the search did not reach to expand is UNEXPLORED)."""
+        """The explored state graph for ``explorer.liveness.check_graph``: the keys (read back from
+        the parents file, in discovery order, and kept as the core's 64-bit keys: ``NativeKeys``
+        makes the model's key of a state when asked), CSR edges with fairness classes, and each
+        state's status (a state the search did not reach to expand is UNEXPLORED). No Python
+        object per state: the liveness check reads the keys through ``NativeProjector``."""
         m, core = self.model, self.core
-        classes = array("H")
-        classes.frombytes(core.edge_classes(self.class_kept.tobytes(), self.class_spent.tobytes()))
         core.release()  # the search's tables go before the liveness check builds its own
+        classes = memoryview(core.edge_classes()).cast("H")
         status_b, ends_b, targets_b = core.graph()
         core.flush()
-        records = array("Q")
+        keys = array("Q")
+        chunk = array("Q")
         with open(self.parents_path, "rb") as f:
-            records.frombytes(f.read())
-        children = records[0::2]
-        del records
-        packed: dict[int, int] = {}
-        keys: list[int] = []
-        for key in children:
-            vid = key >> _V_SHIFT
-            rest = packed.get(vid)
-            if rest is None:
-                rest = packed[vid] = m.pack(0, 0, list(core.vector(vid)))
-            keys.append((key & _G_MASK) | ((key >> _G_BITS) & _B_MASK) << 32 | rest)
+            while block := f.read(1 << 24):  # (child, parent) records: keep the children
+                chunk.frombytes(block)
+                keys.extend(chunk[0::2])
+                del chunk[:]
+        n = len(keys)
         status = bytearray(status_b)
-        status.extend(bytes([UNEXPLORED]) * (len(keys) - len(status)))
-        ends = array("q")
-        ends.frombytes(ends_b)
+        status.extend(bytes([UNEXPLORED]) * (n - len(status)))
+        del status_b
         offsets = array("q", [0])
-        offsets.extend(ends)
-        offsets.extend([offsets[-1]] * (len(keys) + 1 - len(offsets)))
-        targets = array("i")
-        targets.frombytes(targets_b)
-        del status_b, ends_b, targets_b
+        offsets.frombytes(ends_b)
+        del ends_b
+        offsets.extend(array("q", [offsets[-1]]) * (n + 1 - len(offsets)))
+        targets = memoryview(targets_b).cast("i")
         init = list(range(len(m.init_states())))
-        return StateGraph(keys, offsets, targets, classes, list(self.classes.names), init, status)
+        return StateGraph(
+            NativeKeys(keys, self),
+            offsets,
+            targets,
+            classes,
+            list(self.classes.names),
+            init,
+            status,
+            projector=NativeProjector(keys, self),
+        )
 
     def _per(self, index: array[int], size: int) -> list[int]:
         """Transitions per class of step: ``index`` gives each step id its class."""
@@ -585,3 +592,73 @@ class NativeSearch:
             if n:
                 out[self.fact_values[i]] = out.get(self.fact_values[i], 0) + n
         return out
+
+
+class NativeKeys(Sequence[int]):
+    """The model's keys of a native graph's states, made on demand from the core's keys (a state's
+    key is only needed to label a lasso's states and to replay it)."""
+
+    def __init__(self, keys: array[int], search: NativeSearch) -> None:
+        self.native = keys
+        self.search = search
+        self.rests: dict[int, int] = {}
+        """Per vector id: the model's key bits of its consumers."""
+
+    def __len__(self) -> int:
+        return len(self.native)
+
+    @overload
+    def __getitem__(self, v: int) -> int: ...
+    @overload
+    def __getitem__(self, v: slice) -> list[int]: ...
+    def __getitem__(self, v: int | slice) -> int | list[int]:
+        if isinstance(v, slice):
+            return [self[j] for j in range(*v.indices(len(self)))]
+        key = self.native[v]
+        vid = key >> _V_SHIFT
+        rest = self.rests.get(vid)
+        if rest is None:
+            rest = self.rests[vid] = self.search.model.pack(0, 0, list(self.search.core.vector(vid)))
+        return (key & _G_MASK) | ((key >> _G_BITS) & _B_MASK) << 32 | rest
+
+
+class NativeProjector(Projector):
+    """``explorer.liveness.Projector`` over the native engine's keys: a component is the group id,
+    the group id | consumer ``i``'s id << 32, the group id | the vector id << 32 (``CONSUMERS``),
+    or the native key (``WHOLE``); the projection of every state is computed in C."""
+
+    def __init__(self, keys: array[int], search: NativeSearch) -> None:
+        super().__init__(search.model, keys)
+        self.search = search
+        self._vecs: bytes | None = None
+
+    def value(self, scope: str, i: int, v: int) -> int:
+        key = self.keys[v]
+        gid = key & _G_MASK
+        if scope == GROUP:
+            return gid
+        if scope == CONSUMER:
+            return gid | int(self.search.core.vector(key >> _V_SHIFT)[i]) << 32
+        if scope == CONSUMERS:
+            return gid | (key >> _V_SHIFT) << 32
+        return key
+
+    def consumers(self, value: int) -> tuple[Any, ...]:
+        values = self.model.consumers.values
+        return tuple(values[cid] for cid in self.search.core.vector(value >> 32))
+
+    def state(self, value: int) -> State:
+        return self.search.decode(value)
+
+    def project(
+        self, scope: str, i: int, comp: Sequence[int] | None, status: bytearray | None
+    ) -> tuple[Sequence[int], Sequence[int]]:
+        if _kernel is None:  # pragma: no cover - built with the core
+            return super().project(scope, i, comp, status)
+        mode = {GROUP: 0, CONSUMER: 1, CONSUMERS: 2}.get(scope, 3)
+        if mode == 1 and self._vecs is None:
+            self._vecs = self.search.core.vectors()
+        idx, uniq = _kernel.project(
+            self.keys, mode, self._vecs if mode == 1 else None, self.model.config.consumers, i, comp, status
+        )
+        return memoryview(idx).cast("i"), memoryview(uniq).cast("Q")

@@ -40,6 +40,7 @@ from kgc.outcome import (
     report_memory_stop,
     verdict,
 )
+from model._compiled import running_compiled
 from properties.protocol import ALL
 
 VERB = "check"
@@ -252,6 +253,7 @@ def result_json(result: Result, files: dict[str, str] | None = None, word: str |
             "complete": s.complete,
             "stopped_by": s.stopped_by or None,
             "engine": s.engine,
+            "compiled": running_compiled(),
             "visited_bytes": s.visited_bytes,
             "bytes_per_state": round(s.bytes_per_state, 2),
             "tables": s.tables,
@@ -282,7 +284,8 @@ def print_text(result: Result, files: dict[str, str], word: str | None = None, s
     print(
         f"\n{s.distinct_states:,} distinct states, {s.transitions:,} transitions, depth {s.depth}, "
         f"{s.seconds:.1f} s, {s.states_per_second:,.0f} states/s, peak memory {s.peak_memory_mb:,.0f} MB "
-        f"({s.engine} engine" + (f", visited set {s.bytes_per_state:.1f} bytes/state)" if s.visited_bytes else ")")
+        f"({s.engine} engine, {'compiled' if running_compiled() else 'Python'} model"
+        + (f", visited set {s.bytes_per_state:.1f} bytes/state)" if s.visited_bytes else ")")
     )
     if not s.complete:
         why = s.stopped_by + (": --max-memory reached or an allocation failed" if s.stopped_by == "memory" else "")

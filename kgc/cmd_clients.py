@@ -23,7 +23,7 @@ from kgc import inputs
 from kgc.errors import InputError
 from kgc.options import add_coordinator_arguments, coordinator_mutant
 from sut.broker import BrokerError
-from sut.clients.harness import LIBRARIES
+from sut.clients.harness import ASSIGNMENTS, COOPERATIVE, LIBRARIES, ClientOptions, check_assignment
 from sut.clients.session import replay_file, run_session
 from sut.serve import ServeError
 
@@ -43,6 +43,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--client", choices=LIBRARIES, default="kafka-python", help="the client library (default %(default)s)"
     )
     p.add_argument("--budget", default="4", metavar="N", help="examples to run, shrinking included (default 4)")
+    p.add_argument(
+        "--assignment",
+        choices=ASSIGNMENTS,
+        default="eager",
+        help="rebalance protocol (KIP-429): eager (range) or cooperative (cooperative-sticky; "
+        f"{' and '.join(COOPERATIVE)} only) (default %(default)s)",
+    )
     p.add_argument("--steps", default="12", metavar="N", help="rules per example at most (default 12)")
     p.add_argument("--seed", default="0", metavar="S", help="seed of the search (default 0)")
     p.add_argument("--out", default="kgc-clients", metavar="DIR", help="where findings go")
@@ -72,7 +79,12 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--known and --no-known contradict each other: give one")
     out = inputs.future_dir(args.out, "--out")
     try:
-        session = run_session(args.client, budget, seed, out, known, steps, mutant)
+        check_assignment(args.client, args.assignment)
+    except ValueError as exc:
+        raise InputError(f"--assignment: {exc}") from None
+    options = ClientOptions(assignment=args.assignment)
+    try:
+        session = run_session(args.client, budget, seed, out, known, steps, mutant, options)
     except (BrokerError, ServeError) as exc:
         print(f"kgc: error: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
@@ -81,8 +93,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         versions = ", ".join(f"{k} {v}" for k, v in session.versions.items() if k != "library") or "?"
         print(
-            f"{session.library} ({versions}): {session.runs} runs, {session.steps} steps, seed {session.seed}, "
-            f"{session.seconds:.0f} s"
+            f"{session.library} ({versions}, {args.assignment}): {session.runs} runs, {session.steps} steps, "
+            f"seed {session.seed}, {session.seconds:.0f} s"
         )
         for finding in session.findings:
             tag = "NEW  " if finding.new else "KNOWN"

@@ -27,7 +27,6 @@ from sut.conformance.differential import BROKER_KEYS, PROFILE, BrokerSettings, W
 from sut.conformance.divergence import KnownDivergence, KnownFileError, known_document, load_known
 from sut.conformance.session import Plan, run_conformance, scenario_files
 from sut.reference import CoordinatorConfig
-from sut.reference.profiles import profile_named
 from sut.scenario.format import ScenarioError
 from sut.serve import CoordinatorServer, ServeError, ServeOptions
 from sut.wire import WireError
@@ -224,14 +223,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _served_config(settings: BrokerSettings | None) -> CoordinatorConfig:
     """The served reference's settings: ``--broker-config``'s, else Kafka 3.6.2's defaults."""
-    broker = settings or BrokerSettings()
-    return CoordinatorConfig(
-        group_min_session_timeout_ms=broker.min_session_timeout_ms,
-        group_max_session_timeout_ms=broker.max_session_timeout_ms,
-        group_initial_rebalance_delay_ms=broker.initial_rebalance_delay_ms,
-        group_max_size=broker.group_max_size,
-        profile=profile_named(PROFILE),
-    )
+    return CoordinatorConfig.of(settings or BrokerSettings(), PROFILE)
 
 
 def _progress(text: str) -> None:

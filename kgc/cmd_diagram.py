@@ -21,9 +21,10 @@ import sys
 
 from diagrams.exploration import explore
 from diagrams.render import RenderError, output_format, render_graph
-from diagrams.sequence import TraceError, render_svg
+from diagrams.sequence import render_svg
 from diagrams.state_graph import DEFAULT_LIMIT, GraphTooLarge, build_state_graph, state_graph_dot
 from diagrams.state_machine import compare, state_machine_graph
+from explorer.trace import TraceError
 from kgc import exits, inputs
 from kgc.errors import InputError
 from kgc.options import add_model_arguments, add_search_arguments, bounds_from_args, config_from_args

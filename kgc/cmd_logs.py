@@ -23,7 +23,7 @@ from explorer.spark_env import SparkSettings, SparkUnavailable, start_session, v
 from kgc import exits
 from kgc.errors import InputError
 from logs.pipeline import Analysis, analyse_local, format_text, write_outputs
-from sut.reference.profiles import PROFILES
+from model.profiles import PROFILES
 
 VERB = "logs"
 HELP = "Validate Kafka broker logs (GroupCoordinator lines) against the model; diagnose rebalances."

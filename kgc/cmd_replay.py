@@ -18,9 +18,16 @@ from kgc.errors import InputError
 from model.mutants import CATALOGUE, COORDINATOR
 from sut.client.consumer import CONSUMER_MUTANTS
 from sut.scenario.format import PROFILES, ScenarioFile
-from sut.scenario.replay import DEFAULT_PROFILE, Replay, format_line, format_summary, format_table, replay
+from sut.scenario.replay import (
+    DEFAULT_PROFILE,
+    REPLAY_TARGETS,
+    Replay,
+    format_line,
+    format_summary,
+    format_table,
+    replay,
+)
 from sut.scenario.result import FAILED
-from sut.scenario.targets import TARGETS
 
 VERB = "replay"
 HELP = "Replay scenario files against the reference coordinator (or have the model judge them)."
@@ -34,7 +41,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", metavar="FILE", help="kgc-scenarios files (JSON)")
     p.add_argument(
         "--target",
-        choices=TARGETS,
+        choices=REPLAY_TARGETS,
         default="reference",
         help="reference: run on the in-process reference coordinator; model: the model judges each scenario",
     )

@@ -35,9 +35,10 @@ from explorer.search import Bounds, Explorer
 from explorer.trace import trace_json
 from model.actions import FAULT_KINDS, HANDLE, TIMER_KINDS, Action
 from model.config import Config
+from model.names import api_name, error_name
 from model.state import JoinTimer, State
 from model.system import ClassicGroupModel
-from model.types import ApiKey, Errors, GroupState
+from model.types import GroupState
 from properties.base import Property
 from properties.protocol import ALL
 
@@ -92,7 +93,7 @@ def state_label(state: State) -> str:
 def _label(action: Action) -> str:
     if action.kind == HANDLE or action.request is not None:
         handled = action.handled[0] if action.handled else action.request
-        return ApiKey(handled.api).label if handled is not None else action.kind
+        return api_name(handled.api) if handled is not None else action.kind
     return action.kind
 
 
@@ -102,15 +103,15 @@ def behaviours_of(before: str, action: Action) -> list[Behaviour]:
     out: list[Behaviour] = []
     immediate = [a for a in action.answers if not a.parked]
     for request in action.handled:
-        api = ApiKey(request.api).label
+        api = api_name(request.api)
         answer = next((a for a in immediate if a.response.api == request.api), None)
-        outcome = Errors(answer.response.error).name if answer is not None else "PARKED"
+        outcome = error_name(answer.response.error) if answer is not None else "PARKED"
         out.append(Behaviour("request", start, api, outcome))
     cause = _label(action)
     for a in action.answers:
         if a.parked:
             out.append(
-                Behaviour("completion", start, cause, f"{ApiKey(a.response.api).label} {Errors(a.response.error).name}")
+                Behaviour("completion", start, cause, f"{api_name(a.response.api)} {error_name(a.response.error)}")
             )
     after = _name(action.path[-1]) if action.path else start.split(" ", 1)[0]
     if action.kind in TIMER_KINDS:

@@ -34,12 +34,9 @@ MAX_TRACE_BYTES = 64 << 20
 MAX_SCENARIO_BYTES = 64 << 20
 MAX_KNOWN_BYTES = 4 << 20
 
-MAX_TRACE_STEPS = 100_000
-"""Longer than any counterexample the explorer can produce within a day."""
-
 MAX_INT = 1 << 53
-"""Integers in a trace or scenario beyond this are refused (JSON readers outside Python lose
-precision there)."""
+"""Integers in an option or a client run file beyond this are refused (JSON readers outside
+Python lose precision there)."""
 
 
 def _where(path: str | Path) -> str:
@@ -281,11 +278,46 @@ def write_atomically(path: str | Path, data: bytes | str, option: str = "--out")
 
 
 def load_trace(path: str | Path) -> dict[str, Any]:
-    """A ``kgc-trace`` file (format versions 1 and 2), every field checked (:func:`check_trace`)."""
+    """A ``kgc-trace`` file (format versions 1 and 2), every field checked by the format's own
+    validator (``explorer.trace.validate_trace``)."""
+    from explorer.trace import TraceError, validate_trace
+
     doc = load_json(path, "counterexample file", MAX_TRACE_BYTES)
-    check_trace(doc, str(path))
+    try:
+        validate_trace(doc, str(path))
+    except TraceError as exc:
+        raise InputError(_one_line(str(exc))) from None
     assert isinstance(doc, dict)
     return doc
+
+
+# ---------------------------------------------------------------------- scenario and known-divergence files
+
+
+def load_scenario_files(paths: Iterable[str | Path]) -> list[Any]:
+    """Every ``kgc-scenarios`` file, read through this layer and validated by the format's
+    parser (``sut/scenario/format.py``) before anything runs."""
+    from sut.scenario.format import ScenarioError, parse
+
+    files = []
+    for path in paths:
+        data = load_json(path, "scenario file", MAX_SCENARIO_BYTES)
+        try:
+            files.append(parse(data, str(path)))
+        except ScenarioError as exc:
+            raise InputError(_one_line(str(exc))) from None
+        except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+            # A field of a shape the format's parser did not expect: still bad input, one line.
+            raise InputError(f"{path}: malformed scenario file ({type(exc).__name__}: {_one_line(str(exc))})") from None
+    return files
+
+
+def check_known_file(path: str | Path) -> None:
+    """A known-divergence file passes this layer before ``load_known`` reads its fields."""
+    load_json(path, "known-divergence file", MAX_KNOWN_BYTES)
+
+
+# ---------------------------------------------------------------------- kgc serve and kgc clients
 
 
 class _Schema:
@@ -357,152 +389,6 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def check_trace(doc: Any, where: str) -> None:
-    """Every field of a ``kgc-trace`` document (as ``explorer/trace.py`` writes it), and the
-    cross-checks: the consumer count is within the model's range and agrees with the trace's
-    configuration, its initial state and every step; actors and answer recipients are among those
-    consumers; steps are numbered 1, 2, …; actions, APIs, error codes and group states are the
-    model's."""
-    from explorer.trace import SUPPORTED_VERSIONS, TRACE_FORMAT
-    from model.actions import ALL_KINDS
-    from model.config import Config, ConfigError
-    from model.types import ApiKey, Errors, GroupState
-
-    s = _Schema(where)
-    states = [g.kafka_name for g in GroupState]
-    apis = [a.label for a in ApiKey]
-    errors = [e.name for e in Errors]
-    doc = s.obj(doc, "the file")
-    if doc.get("format") != TRACE_FORMAT:
-        s.fail("format", f"must be {TRACE_FORMAT!r}, got {_short(doc.get('format'))}")
-    version = doc.get("format_version")
-    if version not in SUPPORTED_VERSIONS or isinstance(version, bool):
-        s.fail("format_version", f"unsupported {_short(version)} (this kgc reads {SUPPORTED_VERSIONS})")
-    s.required(doc, "property", "", lambda v, at: s.string(v, at))
-    for key in ("description", "kind", "source"):
-        s.optional(doc, key, "", lambda v, at: _text(s, v, at))
-    consumers = s.required(doc, "consumers", "", lambda v, at: s.integer(v, at, 1, 6))
-    names = [f"c{i + 1}" for i in range(consumers)]
-    config = doc.get("config")
-    if config is not None:
-        s.obj(config, "config")
-        try:
-            parsed = Config.from_mapping(config)
-        except ConfigError as exc:
-            raise InputError(f"{where}: config: {exc}") from None
-        if parsed.consumers != consumers:
-            s.fail("consumers", f"{consumers} consumers, but the trace's configuration has {parsed.consumers}")
-
-    def member(v: Any, at: str) -> object:
-        if v is None:
-            return None
-        text = s.string(v, at)
-        assert text is not None
-        head, _, serial = text.partition("#")
-        if head not in names or not serial.isdigit():
-            s.fail(at, f"{_short(v)} is not a member id of the trace's {consumers} consumers (cN#K)")
-        return text
-
-    def partitions(v: Any, at: str) -> object:
-        return s.array(v, at, lambda p, a: s.integer(p, a, 0, 1000))
-
-    def request(v: Any, at: str) -> object:
-        r = s.obj(v, at)
-        s.required(r, "api", at, lambda x, a: s.string(x, a, apis))
-        s.optional(r, "member", at, member)
-        s.optional(r, "generation", at, lambda x, a: s.integer(x, a))
-        s.optional(r, "metadata", at, lambda x, a: s.integer(x, a))
-        s.optional(r, "covers_unprocessed", at, s.boolean)
-
-        def plan(x: Any, a: str) -> object:
-            for key, value in s.obj(x, a).items():
-                member(key, f"{a} key")
-                partitions(value, f"{a}.{key}")
-            return x
-
-        s.optional(r, "assignment", at, plan)
-        return r
-
-    def response(v: Any, at: str) -> object:
-        r = s.obj(v, at)
-        s.required(r, "api", at, lambda x, a: s.string(x, a, apis))
-        s.required(r, "error", at, lambda x, a: s.string(x, a, errors))
-        s.optional(r, "member", at, member)
-        s.optional(r, "generation", at, lambda x, a: s.integer(x, a))
-        s.optional(r, "leader", at, member)
-        s.optional(r, "members", at, lambda x, a: s.array(x, a, member))
-        s.optional(r, "assignment", at, partitions)
-        s.optional(r, "plan_generation", at, lambda x, a: s.integer(x, a))
-        return r
-
-    def answer(v: Any, at: str) -> object:
-        r = s.obj(v, at)
-        s.required(r, "to", at, lambda x, a: s.string(x, a, names))
-        s.required(r, "response", at, response)
-        for key in ("parked", "delivered", "read"):
-            s.optional(r, key, at, s.boolean)
-        return r
-
-    def group(v: Any, at: str) -> object:
-        g = s.obj(v, at)
-        s.required(g, "state", at, lambda x, a: s.string(x, a, states))
-        s.required(g, "generation", at, lambda x, a: s.integer(x, a))
-        s.optional(g, "leader", at, member)
-        s.optional(g, "join_timer", at, lambda x, a: s.string(x, a, ("none", "DelayedJoin", "InitialDelayedJoin")))
-        s.optional(g, "outstanding_stores", at, lambda x, a: s.array(x, a, lambda y, b: s.integer(y, b)))
-
-        def group_member(x: Any, a: str) -> object:
-            m = s.obj(x, a)
-            s.optional(m, "id", a, member)
-            s.optional(m, "awaiting_join", a, s.boolean)
-            s.optional(m, "awaiting_sync", a, s.boolean)
-            s.optional(m, "assignment", a, partitions)
-            return m
-
-        s.optional(g, "members", at, lambda x, a: s.array(x, a, group_member))
-        return g
-
-    def consumer_list(v: Any, at: str) -> object:
-        items = s.array(v, at)
-        if len(items) != consumers:
-            s.fail(at, f"{len(items)} consumers, but the trace has {consumers}")
-        for i, item in enumerate(items):
-            c = s.obj(item, f"{at}[{i}]")
-            if "name" in c:
-                s.string(c["name"], f"{at}[{i}].name", (names[i],))
-            s.optional(c, "state", f"{at}[{i}]", lambda x, a: s.string(x, a))
-            s.optional(c, "member", f"{at}[{i}]", member)
-            s.optional(c, "generation", f"{at}[{i}]", lambda x, a: s.integer(x, a))
-            s.optional(c, "owned", f"{at}[{i}]", partitions)
-            s.optional(c, "rejoin_needed", f"{at}[{i}]", s.boolean)
-        return items
-
-    initial = s.required(doc, "initial", "", s.obj)
-    s.required(initial, "group", "initial", group)
-    s.optional(initial, "consumers", "initial", consumer_list)
-    steps = s.required(doc, "steps", "", s.array)
-    if len(steps) > MAX_TRACE_STEPS:
-        s.fail("steps", f"{len(steps):,} steps (at most {MAX_TRACE_STEPS:,})")
-    for k, raw in enumerate(steps):
-        at = f"steps[{k}]"
-        step = s.obj(raw, at)
-        number = s.required(step, "step", at, lambda x, a: s.integer(x, a, 0))
-        if number != k + 1:
-            s.fail(f"{at}.step", f"steps are numbered 1, 2, …: expected {k + 1}, got {number}")
-        s.required(step, "actor", at, lambda x, a: s.string(x, a, names + ["coordinator"]))
-        s.required(step, "action", at, lambda x, a: s.string(x, a, ALL_KINDS))
-        s.optional(step, "member", at, member)
-        s.optional(step, "choice", at, lambda x, a: s.array(x, a, s.scalar))
-        s.optional(step, "sent", at, lambda x, a: None if x is None else request(x, a))
-        s.optional(step, "received", at, lambda x, a: None if x is None else response(x, a))
-        s.optional(step, "handled", at, lambda x, a: s.array(x, a, request))
-        s.optional(step, "answers", at, lambda x, a: s.array(x, a, answer))
-        s.optional(step, "evicted", at, lambda x, a: s.array(x, a, member))
-        s.optional(step, "state_path", at, lambda x, a: s.array(x, a, lambda y, b: s.string(y, b, states)))
-        s.required(step, "group", at, group)
-        s.optional(step, "consumers", at, consumer_list)
-
-
 def _text(s: _Schema, value: Any, at: str) -> object:
     if value is not None and not isinstance(value, str):
         s.fail(at, f"must be a string, got {_short(value)}")
@@ -510,34 +396,6 @@ def _text(s: _Schema, value: Any, at: str) -> object:
         s.fail(at, "longer than 10,000 characters")
     return value
 
-
-# ---------------------------------------------------------------------- scenario and known-divergence files
-
-
-def load_scenario_files(paths: Iterable[str | Path]) -> list[Any]:
-    """Every ``kgc-scenarios`` file, read through this layer and validated by the format's
-    parser (``sut/scenario/format.py``) before anything runs."""
-    from sut.scenario.format import ScenarioError, parse
-
-    files = []
-    for path in paths:
-        data = load_json(path, "scenario file", MAX_SCENARIO_BYTES)
-        try:
-            files.append(parse(data, str(path)))
-        except ScenarioError as exc:
-            raise InputError(_one_line(str(exc))) from None
-        except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
-            # A field of a shape the format's parser did not expect: still bad input, one line.
-            raise InputError(f"{path}: malformed scenario file ({type(exc).__name__}: {_one_line(str(exc))})") from None
-    return files
-
-
-def check_known_file(path: str | Path) -> None:
-    """A known-divergence file passes this layer before ``load_known`` reads its fields."""
-    load_json(path, "known-divergence file", MAX_KNOWN_BYTES)
-
-
-# ---------------------------------------------------------------------- kgc serve and kgc clients
 
 MAX_CLIENT_RUN_BYTES = 4 << 20
 MAX_CLIENT_STEPS = 1_000
@@ -596,6 +454,7 @@ def load_client_known(path: str | Path) -> list[Any]:
     client library kgc drives and one of the client checks, with a version and a note."""
     from sut.clients.checks import CHECKS, FINAL_CHECKS
     from sut.clients.harness import LIBRARIES
+    from sut.clients.refinement import CONSUMER_CHECK, COORDINATOR_CHECK
     from sut.clients.session import KNOWN_FORMAT, KnownFinding
 
     doc = load_json(path, "known-findings file", MAX_KNOWN_BYTES)
@@ -608,7 +467,9 @@ def load_client_known(path: str | Path) -> list[Any]:
         at = f"findings[{i}]"
         e = s.obj(entry, at)
         library = s.required(e, "library", at, lambda v, a: s.string(v, a, LIBRARIES))
-        check = s.required(e, "check", at, lambda v, a: s.string(v, a, [*CHECKS, *FINAL_CHECKS]))
+        check = s.required(
+            e, "check", at, lambda v, a: s.string(v, a, [*CHECKS, *FINAL_CHECKS, CONSUMER_CHECK, COORDINATOR_CHECK])
+        )
         version = s.required(e, "version", at, lambda v, a: _text(s, v, a))
         note = s.required(e, "note", at, lambda v, a: _text(s, v, a))
         out.append(KnownFinding(library, check, version, note))

@@ -31,6 +31,7 @@ from explorer.search import Bounds, Explorer
 from explorer.trace import trace_json
 from model.actions import Action
 from model.config import Config
+from model.names import consumer_name
 from model.state import State
 from properties.base import STATE, TRANSITION, Property
 
@@ -73,7 +74,7 @@ def _group(g: dict[str, Any]) -> dict[str, Any]:
 def _consumers(cs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [
         {
-            "name": c.get("name", f"c{i + 1}"),
+            "name": c.get("name", consumer_name(i)),
             "state": c.get("state", ""),
             "member": _member(c.get("member")),
             "generation": big(c.get("generation", -1)),

@@ -181,8 +181,8 @@ def add_coordinator_arguments(p: argparse.ArgumentParser, *, delay: bool = True)
 def coordinator_from_args(args: argparse.Namespace) -> Any:
     """The ``sut.reference.CoordinatorConfig`` of :func:`add_coordinator_arguments`' options,
     validated (:func:`coordinator_mutant`; the delay a whole number of ms up to a day)."""
+    from model.profiles import profile_named
     from sut.reference import CoordinatorConfig
-    from sut.reference.profiles import profile_named
 
     delay = inputs.whole_number(args.initial_rebalance_delay_ms, "--initial-rebalance-delay-ms", 0, 86_400_000)
     return CoordinatorConfig(

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import TextIO
 
 from logs.kafka_logger import DEFAULT_BASE_MS, KafkaLogWriter
+from model.profiles import profile_named
 from model.types import ApiKey, Errors
-from sut.interface import (
+from sut.interface.messages import (
     UNKNOWN_MEMBER_ID,
     HeartbeatRequest,
     JoinGroupProtocol,
@@ -35,7 +36,6 @@ from sut.interface import (
 )
 from sut.reference.config import CoordinatorConfig
 from sut.reference.coordinator import ReferenceCoordinator
-from sut.reference.profiles import profile_named
 
 #: The coordinator behaviour of a broker of each release (a 2.x broker has no pending-sync expiry).
 PROFILE_OF_RELEASE = {

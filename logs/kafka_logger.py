@@ -22,7 +22,7 @@ from typing import TextIO
 from logs import templates as T
 from logs.parse import format_timestamp
 from model.types import ApiKey, Errors, GroupState
-from sut.interface import GroupStateChanged, MemberRemoved, RemovalCause, TimerExpired, TimerKind
+from sut.interface.events import GroupStateChanged, MemberRemoved, RemovalCause, TimerExpired, TimerKind
 from sut.reference.coordinator import ReferenceCoordinator
 from sut.reference.snapshot import CoordinatorSnapshot, GroupSnapshot, MemberSnapshot
 from sut.reference.steps import StepKind, StepRecord

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from logs.kafka_logger import DEFAULT_BASE_MS, RELEASE_OF_PROFILE, KafkaLogWriter
-from sut.interface import GroupCoordinator
+from sut.interface.coordinator import GroupCoordinator
 from sut.reference.coordinator import ReferenceCoordinator
 from sut.scenario.format import Scenario, ScenarioConfig, ScenarioFile
 from sut.scenario.replay import Replay

@@ -454,7 +454,7 @@ def describe_releases(releases: Iterable[str]) -> str:
 
 
 def profile_for(releases: Iterable[str]) -> str:
-    """The behaviour profile (``sut/reference/profiles.py``) of the newest release a format points to:
+    """The behaviour profile (``model/profiles.py``) of the newest release a format points to:
     ``java-4.0`` when only the Java coordinator fits, else by the newest Scala line that fits
     (2.7+ → ``scala-3.x``, 2.4–2.6 → ``scala-2.2-2.6``, 2.2–2.3 → ``scala-2.2-2.3``, older →
     ``scala-2.0-2.2``, the oldest profile the project has)."""

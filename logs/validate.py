@@ -34,7 +34,7 @@ an excerpt may start anywhere (the first line's state and generation are unknown
 them); and every coordinator (broker) of a group is followed separately, as its own tenure, so logs
 of several brokers interleave freely. Version-specific rules come from the profile the line formats
 point to (``templates.profile_for``) or ``--profile``: pending-sync expiry exists from 3.0, static
-membership from 2.3 (``sut/reference/profiles.py``).
+membership from 2.3 (``model/profiles.py``).
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 
 from logs import templates as T
 from logs.events import Event
+from model.profiles import profile_named
 from model.types import VALID_PREVIOUS_STATES, GroupState
-from sut.reference.profiles import profile_named
 
 EMPTY = GroupState.EMPTY
 PR = GroupState.PREPARING_REBALANCE

@@ -7,11 +7,15 @@ sort them. The result is a plan: (member id, partitions) pairs sorted by member 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
-from model.state import MemberId, Plan
+from model.state import MemberId
+
+M = TypeVar("M", MemberId, str)
+"""A member id: the model's, or a real coordinator's string (the fuzzer's leader assigns too)."""
 
 
-def assign(assignor: str, members: Sequence[MemberId], partitions: int) -> Plan:
+def assign(assignor: str, members: Sequence[M], partitions: int) -> tuple[tuple[M, tuple[int, ...]], ...]:
     """The plan the leader sends in its SyncGroup (seed 002 §2.2: the leader computes it, the
     coordinator only distributes it)."""
     ordered = sorted(members)
@@ -19,7 +23,7 @@ def assign(assignor: str, members: Sequence[MemberId], partitions: int) -> Plan:
         return ()
     if assignor == "range":
         per, extra = divmod(partitions, len(ordered))
-        plan: list[tuple[MemberId, tuple[int, ...]]] = []
+        plan: list[tuple[M, tuple[int, ...]]] = []
         start = 0
         for i, mid in enumerate(ordered):
             n = per + (1 if i < extra else 0)

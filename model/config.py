@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from model.mutants import NAMES as MUTANTS
+from model.profiles import MODELLED, Profile
+from model.profiles import PROFILES as KNOWN_PROFILES
 
 FAULTS = ("crash", "lost_response", "session_expiry", "coordinator_unload", "store_failure")
 """Faults the model can inject, each a bounded perturbation (``budget_*``). ``session_expiry`` is a
@@ -21,7 +23,8 @@ still running and holds the id: a slow or partitioned consumer. The same timers 
 abandoned member (its consumer crashed, left or started over) are recovery and always enabled."""
 
 ASSIGNORS = ("range", "roundrobin")
-PROFILES = ("scala-3.x", "java-4.0")
+PROFILES = MODELLED
+"""The profiles the model covers (``model/profiles.py``: those with ``modelled`` set)."""
 
 
 class ConfigError(ValueError):
@@ -71,6 +74,8 @@ class Config:
     auto_commit: bool = True
     offset_fetch: bool = False
     profile: str = "scala-3.x"
+    """The behaviour profile's name (``model/profiles.py``); :attr:`behaviour` is the profile itself.
+    The name is what files, the command line, traces and checkpoints carry."""
     atomic_requests: bool = True
     """Reduction: a request is handled in the step that sends it, and a request answered at once
     (not parked) is answered and read in that step too. Only answers to parked requests travel
@@ -80,6 +85,11 @@ class Config:
     """A catalogued protocol bug to switch on (``model/mutants.py``); "" for the protocol itself."""
 
     # ------------------------------------------------------------------ derived facts
+    @property
+    def behaviour(self) -> Profile:
+        """The behaviour profile (its rule switches) this configuration checks."""
+        return KNOWN_PROFILES[self.profile]
+
     @property
     def initial_delay_zero(self) -> bool:
         return self.initial_rebalance_delay_ms == 0

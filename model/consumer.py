@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from model import mutants
 from model.actions import (
     CHANGE_METADATA,
     RECEIVE,
@@ -27,7 +26,8 @@ from model.actions import (
 )
 from model.assignors import assign
 from model.config import Config
-from model.state import NO_GENERATION, NO_MEMBER, Consumer, Request, Response, initial_consumer
+from model.mutants import RULES
+from model.state import NO_GENERATION, NO_MEMBER, Consumer, Request, Response, initial_consumer, replace
 from model.types import ApiKey, Errors, MemberState
 
 #: Errors that mean "find the coordinator again" (``markCoordinatorUnknown``).
@@ -35,7 +35,7 @@ COORDINATOR_ERRORS = frozenset({Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_A
 
 
 def _send(consumer: Consumer, request: Request, **changes: Any) -> Consumer:
-    return consumer._replace(awaiting=int(request.api), requests=consumer.requests + (request,), **changes)
+    return replace(consumer, awaiting=int(request.api), requests=consumer.requests + (request,), **changes)
 
 
 def consumer_steps(config: Config, index: int, consumer: Consumer) -> list[tuple[Action, Consumer]]:
@@ -66,7 +66,7 @@ def consumer_steps(config: Config, index: int, consumer: Consumer) -> list[tuple
         # id keeps its place until its session times out.
         leave = Request(ApiKey.LEAVE_GROUP, consumer.mid)
         steps.append((Action(SEND_LEAVE, index, request=leave), send_leave(consumer, leave)))
-    changed = consumer._replace(meta=consumer.meta ^ 1, rejoin_needed=True)
+    changed = replace(consumer, meta=consumer.meta ^ 1, rejoin_needed=True)
     steps.append((Action(CHANGE_METADATA, index), changed))
     return steps
 
@@ -74,14 +74,14 @@ def consumer_steps(config: Config, index: int, consumer: Consumer) -> list[tuple
 def auto_commit_request(config: Config, consumer: Consumer) -> Request:
     """The auto-commit task runs inside ``poll`` before the fetcher advances the position, so the
     committed position never covers records the application has not processed (seed 003)."""
-    after_fetch = config.mutant == mutants.AUTO_COMMIT_AFTER_FETCH
+    after_fetch = not RULES[config.mutant].auto_commit_processed_only
     return Request(ApiKey.OFFSET_COMMIT, consumer.mid, consumer.generation, covers_unprocessed=after_fetch)
 
 
 def send_join(config: Config, consumer: Consumer, request: Request) -> Consumer:
     """``joinGroupIfNeeded``: ``onJoinPrepare`` revokes every owned partition (eager protocol),
     then JoinGroup with the known member id (empty for a new member)."""
-    kept = consumer.owned if config.mutant == mutants.ASSIGN_WITHOUT_REVOKE else ()
+    kept = () if RULES[config.mutant].revoke_before_assign else consumer.owned
     return _send(consumer, request, owned=kept, state=MemberState.REBALANCING)
 
 
@@ -103,7 +103,8 @@ def send_leave(consumer: Consumer, request: Request) -> Consumer:
 def _reset(consumer: Consumer, reset_member_id: bool) -> Consumer:
     """``resetGenerationOnResponseError``: forget the generation (and the member id on
     UNKNOWN_MEMBER_ID), lose the partitions, rejoin."""
-    return consumer._replace(
+    return replace(
+        consumer,
         state=MemberState.UNJOINED,
         mid=NO_MEMBER if reset_member_id else consumer.mid,
         generation=NO_GENERATION,
@@ -115,15 +116,15 @@ def _reset(consumer: Consumer, reset_member_id: bool) -> Consumer:
 def fenced(consumer: Consumer) -> Consumer:
     """FENCED_INSTANCE_ID is fatal (``FencedInstanceIdException``, KIP-345): another consumer holds
     the instance id; this one gives up its partitions and stops taking part."""
-    return consumer._replace(
-        state=MemberState.UNJOINED, mid=NO_MEMBER, generation=NO_GENERATION, owned=(), rejoin_needed=False
+    return replace(
+        consumer, state=MemberState.UNJOINED, mid=NO_MEMBER, generation=NO_GENERATION, owned=(), rejoin_needed=False
     )
 
 
 def receive(config: Config, consumer: Consumer) -> Consumer:
     """Handle the response at the head of the connection."""
     response = consumer.responses[0]
-    c = consumer._replace(responses=consumer.responses[1:], awaiting=0)
+    c = replace(consumer, responses=consumer.responses[1:], awaiting=0)
     api, error = response.api, response.error
     if error == Errors.FENCED_INSTANCE_ID:
         return fenced(c)
@@ -133,19 +134,19 @@ def receive(config: Config, consumer: Consumer) -> Consumer:
         if error == Errors.NONE:
             # onJoinComplete → onPartitionsAssigned.
             owned = response.assignment
-            if config.mutant == mutants.ASSIGN_WITHOUT_REVOKE:
+            if not RULES[config.mutant].revoke_before_assign:
                 owned = tuple(sorted(set(c.owned) | set(owned)))
-            return c._replace(state=MemberState.STABLE, owned=owned)
+            return replace(c, state=MemberState.STABLE, owned=owned)
         if error == Errors.UNKNOWN_MEMBER_ID:
             return _reset(c, reset_member_id=True)
         if error == Errors.ILLEGAL_GENERATION:
             return _reset(c, reset_member_id=False)
-        if error in COORDINATOR_ERRORS and config.mutant == mutants.NO_RETRY_AFTER_COORDINATOR_ERROR:
-            return c._replace(state=MemberState.REBALANCING)
-        return c._replace(rejoin_needed=True, state=MemberState.REBALANCING)
+        if error in COORDINATOR_ERRORS and not RULES[config.mutant].retry_after_coordinator_error:
+            return replace(c, state=MemberState.REBALANCING)
+        return replace(c, rejoin_needed=True, state=MemberState.REBALANCING)
     if api in (ApiKey.HEARTBEAT, ApiKey.OFFSET_COMMIT):
         if error == Errors.REBALANCE_IN_PROGRESS:
-            return c._replace(rejoin_needed=True)
+            return replace(c, rejoin_needed=True)
         if error == Errors.UNKNOWN_MEMBER_ID:
             return _reset(c, reset_member_id=True)
         if error == Errors.ILLEGAL_GENERATION:
@@ -172,12 +173,12 @@ def _on_join_response(config: Config, c: Consumer, response: Response) -> Consum
         )
     if error == Errors.MEMBER_ID_REQUIRED:
         # KIP-394: rejoin at once with the id the coordinator handed out.
-        return _send(c._replace(mid=response.mid), Request(ApiKey.JOIN_GROUP, response.mid, meta=c.meta))
+        return _send(replace(c, mid=response.mid), Request(ApiKey.JOIN_GROUP, response.mid, meta=c.meta))
     if error == Errors.UNKNOWN_MEMBER_ID:
         return _reset(c, reset_member_id=True)
-    if error in COORDINATOR_ERRORS and config.mutant == mutants.NO_RETRY_AFTER_COORDINATOR_ERROR:
-        return c._replace(rejoin_needed=False)
-    return c._replace(rejoin_needed=True)
+    if error in COORDINATOR_ERRORS and not RULES[config.mutant].retry_after_coordinator_error:
+        return replace(c, rejoin_needed=False)
+    return replace(c, rejoin_needed=True)
 
 
 def lose_response(consumer: Consumer) -> Consumer:
@@ -185,9 +186,9 @@ def lose_response(consumer: Consumer) -> Consumer:
     response). The client's request times out and it carries on: a JoinGroup or SyncGroup is
     retried by rejoining with the member id it knows."""
     response = consumer.responses[0]
-    c = consumer._replace(responses=consumer.responses[1:], awaiting=0)
+    c = replace(consumer, responses=consumer.responses[1:], awaiting=0)
     if response.api in (ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP):
-        return c._replace(rejoin_needed=True, state=MemberState.REBALANCING)
+        return replace(c, rejoin_needed=True, state=MemberState.REBALANCING)
     return c
 
 
@@ -195,4 +196,4 @@ def crash(consumer: Consumer) -> Consumer:
     """The consumer process dies and restarts: its connection closes (queued requests and answers
     are gone) and it starts over with no member id. The coordinator still has its old member
     until a timer removes it."""
-    return initial_consumer()._replace(meta=consumer.meta)
+    return replace(initial_consumer(), meta=consumer.meta)

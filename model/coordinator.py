@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from model import mutants
 from model.actions import Answer, Chooser
 from model.config import Config
+from model.mutants import RULES
 from model.state import (
     NO_GENERATION,
     NO_MEMBER,
@@ -36,6 +36,7 @@ from model.state import (
     Request,
     Response,
     Store,
+    replace,
 )
 from model.types import ApiKey, Errors, GroupState
 
@@ -57,7 +58,8 @@ class GroupTx:
     def __init__(self, group: Group, config: Config, chooser: Chooser) -> None:
         self.group = group
         self.config = config
-        self.mutant = config.mutant
+        self.rules = RULES[config.mutant]
+        """The protocol's rules, with the one a mutant breaks patched (``model/mutants.py``)."""
         self.chooser = chooser
         self.state = group.state
         self.generation = group.generation
@@ -115,7 +117,7 @@ class GroupTx:
         self.answers.append(Answer(mid[0], response, not orphan, parked=True))
 
     def update(self, mid: MemberId, **fields: Any) -> Member:
-        member = self.members[mid]._replace(**fields)
+        member = replace(self.members[mid], **fields)
         self.members[mid] = member
         return member
 
@@ -163,7 +165,7 @@ class GroupTx:
     def maybe_prepare_rebalance(self) -> None:
         """``canRebalance``: only Stable, CompletingRebalance and Empty may enter
         PreparingRebalance; a trigger during PreparingRebalance starts nothing (reference §2)."""
-        if self.state in (STABLE, CR, EMPTY) or self.mutant == mutants.DELAYED_JOIN_PER_JOIN:
+        if self.state in (STABLE, CR, EMPTY) or not self.rules.rebalance_needs_can_rebalance:
             self.prepare_rebalance()
 
     def prepare_rebalance(self) -> None:
@@ -172,7 +174,7 @@ class GroupTx:
         DelayedSync is cancelled); put the one join timer of this rebalance in the purgatory —
         an InitialDelayedJoin when the group was Empty, else a DelayedJoin — and try to complete
         it at once."""
-        if self.state == CR and self.mutant != mutants.REBALANCE_KEEPS_PARKED_SYNCS:
+        if self.state == CR and self.rules.rebalance_fails_parked_syncs:
             self.reset_and_propagate_assignment_error(Errors.REBALANCE_IN_PROGRESS)
         for mid, m in list(self.members.items()):
             if m.pending_sync:
@@ -197,7 +199,7 @@ class GroupTx:
         """After a member or pending id expires in PreparingRebalance. Java completes even an
         initial rebalance at once if everyone left has joined (reference §17 item 2)."""
         if (
-            self.config.profile == "java-4.0"
+            self.config.behaviour.expiry_completes_initial_join
             and self.state == PR
             and self.join_timer == JoinTimer.INITIAL_DELAYED_JOIN
             and self.all_members_joined()
@@ -224,19 +226,19 @@ class GroupTx:
         self.new_member_added = False
         for mid in sorted(self.members):
             absent = not self.members[mid].awaiting_join
-            if absent and not self.config.is_static(mid[0]) and self.mutant != mutants.COMPLETE_JOIN_KEEPS_ABSENT:
+            if absent and not self.config.is_static(mid[0]) and self.rules.complete_join_removes_absent:
                 self.evicted.append(mid)
                 del self.members[mid]
         joined = sorted(mid for mid, m in self.members.items() if m.awaiting_join)
         if self.members and not joined:
             # No member rejoined but static members remain: wait for them again (reference §11).
             # A removed leader was replaced at once by an arbitrary remaining member (``remove``).
-            if self.leader not in self.members and self.mutant != mutants.LEADER_NOT_REELECTED:
+            if self.leader not in self.members and self.rules.leader_reelected:
                 self.leader = self.chooser.choose(sorted(self.members))
             self.join_timer = JoinTimer.DELAYED_JOIN
             return
         leader = self.members.get(self.leader)
-        if (leader is None or not leader.awaiting_join) and self.mutant != mutants.LEADER_NOT_REELECTED:
+        if (leader is None or not leader.awaiting_join) and self.rules.leader_reelected:
             # maybeElectNewJoinedLeader (2.3+): a leader that did not rejoin is replaced by an
             # arbitrary rejoined member.
             self.leader = self.chooser.choose(joined) if joined else NO_MEMBER
@@ -295,7 +297,7 @@ class GroupTx:
         """``GroupMetadata.remove``: if the leader goes, an arbitrary remaining member (HashMap
         order) becomes leader at once (reference §7, §21)."""
         del self.members[mid]
-        if self.leader == mid and self.mutant != mutants.LEADER_NOT_REELECTED:
+        if self.leader == mid and self.rules.leader_reelected:
             self.leader = self.chooser.choose(sorted(self.members)) if self.members else NO_MEMBER
 
     def remove_member_and_update_group(self, mid: MemberId) -> None:
@@ -318,9 +320,9 @@ class GroupTx:
         with a ``group.instance.id``."""
         if self.state == PR:
             extends = (
-                self.join_timer == JoinTimer.INITIAL_DELAYED_JOIN
-                if self.config.profile == "java-4.0"
-                else self.generation == 0
+                self.generation == 0
+                if self.config.behaviour.new_member_added_needs_generation_zero
+                else self.join_timer == JoinTimer.INITIAL_DELAYED_JOIN
             )
             if extends:
                 self.new_member_added = True
@@ -395,7 +397,7 @@ def handle_join_group(tx: GroupTx, consumer: int, request: Request, in_use: set[
         # fresh member id, an unknown one joins as a new member (reference §4 step 6).
         holder = tx.static_member(consumer)
         mid = tx.fresh_member_id(consumer, in_use | ({holder} if holder else set()))
-        if holder is None or tx.mutant == mutants.STATIC_JOIN_ADDS_MEMBER:
+        if holder is None or not tx.rules.static_join_replaces_holder:
             tx.add_member_and_rebalance(mid, request.meta, static=True)
         elif not update_static_member_and_rebalance(tx, consumer, holder, mid, request.meta):
             return False
@@ -416,7 +418,7 @@ def handle_join_group(tx: GroupTx, consumer: int, request: Request, in_use: set[
         return False
     else:
         member = tx.members[mid]
-        if tx.state == PR and tx.mutant == mutants.JOIN_IN_REBALANCE_REJECTED:
+        if tx.state == PR and not tx.rules.join_in_rebalance_parked:
             tx.respond(consumer, Response(ApiKey.JOIN_GROUP, Errors.REBALANCE_IN_PROGRESS))
             return False
         if tx.state == PR:
@@ -429,7 +431,7 @@ def handle_join_group(tx: GroupTx, consumer: int, request: Request, in_use: set[
                 return False
             tx.update_member_and_rebalance(mid, request.meta)
         elif tx.state == STABLE:
-            if tx.is_leader(mid) or member.meta != request.meta or tx.mutant == mutants.FOLLOWER_REJOIN_REBALANCES:
+            if tx.is_leader(mid) or member.meta != request.meta or not tx.rules.follower_rejoin_answered_at_once:
                 tx.update_member_and_rebalance(mid, request.meta)
             else:
                 # A follower with unchanged metadata: immediate answer, no rebalance (seed 000:
@@ -465,14 +467,14 @@ def update_static_member_and_rebalance(tx: GroupTx, consumer: int, old: MemberId
         tx.answer_parked(old, Response(ApiKey.JOIN_GROUP, Errors.FENCED_INSTANCE_ID, mid=old), m.orphan)
     if m.awaiting_sync:
         tx.answer_parked(old, Response(ApiKey.SYNC_GROUP, Errors.FENCED_INSTANCE_ID), m.orphan)
-    tx.members[new] = m._replace(mid=new, meta=meta, awaiting_join=True, awaiting_sync=False, orphan=False)
+    tx.members[new] = replace(m, mid=new, meta=meta, awaiting_join=True, awaiting_sync=False, orphan=False)
     if tx.leader == old:
         tx.leader = new
     if tx.state == STABLE:
         # The answer names the leader as it was before the replacement, so that a replaced
         # leader takes itself for a follower and plans nothing a Stable group would not hand out.
         tx.update(new, awaiting_join=False)
-        tx.respond(consumer, _current_join_response(tx, new)._replace(leader=current_leader, members=()))
+        tx.respond(consumer, replace(_current_join_response(tx, new), leader=current_leader, members=()))
         return False
     if tx.state == CR:
         tx.prepare_rebalance()
@@ -505,14 +507,14 @@ def handle_sync_group(tx: GroupTx, consumer: int, request: Request) -> bool:
         tx.respond(consumer, Response(ApiKey.SYNC_GROUP, invalid))
         return False
     member = tx.members[mid]
-    if request.generation != tx.generation and tx.mutant != mutants.SYNC_SKIPS_GENERATION_CHECK:
+    if request.generation != tx.generation and tx.rules.sync_checks_generation:
         tx.respond(consumer, Response(ApiKey.SYNC_GROUP, Errors.ILLEGAL_GENERATION))
         return False
     if tx.state == PR:
-        if tx.mutant == mutants.SYNC_NONE_IN_PREPARING:
-            tx.respond(consumer, _assignment_response(tx, member))
-        else:
+        if tx.rules.sync_in_preparing_rebalancing:
             tx.respond(consumer, Response(ApiKey.SYNC_GROUP, Errors.REBALANCE_IN_PROGRESS))
+        else:
+            tx.respond(consumer, _assignment_response(tx, member))
         return False
     if tx.state == CR:
         tx.update(mid, awaiting_sync=True, pending_sync=False)
@@ -554,13 +556,13 @@ def handle_heartbeat(tx: GroupTx, consumer: int, request: Request) -> None:
     elif tx.state == EMPTY:
         tx.respond(consumer, Response(ApiKey.HEARTBEAT, Errors.UNKNOWN_MEMBER_ID))
     else:
-        if tx.state == PR and tx.mutant == mutants.HEARTBEAT_RESETS_REBALANCE:
+        if tx.state == PR and not tx.rules.heartbeat_keeps_join_phase:
             # The join phase restarts: who had rejoined is forgotten, their callbacks dropped.
             for other in sorted(tx.members):
                 if tx.members[other].awaiting_join:
                     tx.update(other, awaiting_join=False)
-        rebalancing = tx.state == PR and tx.mutant != mutants.HEARTBEAT_NONE_IN_REBALANCE
-        rebalancing |= tx.state == CR and tx.mutant == mutants.HEARTBEAT_REBALANCING_IN_COMPLETING
+        rebalancing = tx.state == PR and tx.rules.heartbeat_in_preparing_rebalancing
+        rebalancing |= tx.state == CR and not tx.rules.heartbeat_none_in_completing
         error = Errors.REBALANCE_IN_PROGRESS if rebalancing else Errors.NONE
         tx.respond(consumer, Response(ApiKey.HEARTBEAT, error))
 
@@ -580,10 +582,10 @@ def handle_leave_group(tx: GroupTx, consumer: int, request: Request) -> None:
         tx.respond(consumer, Response(ApiKey.LEAVE_GROUP, invalid))
     elif mid in tx.members:
         tx.respond(consumer, Response(ApiKey.LEAVE_GROUP, Errors.NONE))
-        if tx.mutant == mutants.LEAVE_SKIPS_REBALANCE:
-            tx.remove_member(mid)
-        else:
+        if tx.rules.leave_rebalances:
             tx.remove_member_and_update_group(mid)
+        else:
+            tx.remove_member(mid)
     else:
         tx.respond(consumer, Response(ApiKey.LEAVE_GROUP, Errors.UNKNOWN_MEMBER_ID))
 
@@ -594,8 +596,8 @@ def handle_commit_offsets(tx: GroupTx, consumer: int, request: Request) -> None:
     timer), CompletingRebalance answers REBALANCE_IN_PROGRESS. Offsets are stored blindly, so
     the model keeps only the verdict."""
     mid = request.mid
-    fenced = tx.mutant != mutants.COMMIT_UNFENCED
-    check_generation = fenced and tx.mutant != mutants.COMMIT_SKIPS_GENERATION_CHECK
+    fenced = tx.rules.commit_fenced
+    check_generation = fenced and tx.rules.commit_checks_generation
     if request.generation < 0 and tx.state == EMPTY:
         tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.NONE))
     elif fenced and (invalid := tx.validate_member(consumer, mid)) is not None:
@@ -614,8 +616,9 @@ def handle_commit_offsets(tx: GroupTx, consumer: int, request: Request) -> None:
 def member_is_alive(member: Member, mutant: str = "") -> bool:
     """``MemberMetadata.hasSatisfiedHeartbeat`` at expiry (reference §12, 2.5+; seed 000's
     "member is alive" conditions): a new member never; otherwise parked in JoinGroup or
-    SyncGroup (a newer heartbeat would have replaced the timer)."""
-    if mutant == mutants.LIVENESS_IGNORES_PARKED:
+    SyncGroup (a newer heartbeat would have replaced the timer). ``mutant`` (``Config.mutant``)
+    may break the rule that a parked member is alive."""
+    if mutant and not RULES[mutant].parked_member_alive:
         return False
     return (not member.is_new) and (member.awaiting_join or member.awaiting_sync)
 
@@ -623,7 +626,7 @@ def member_is_alive(member: Member, mutant: str = "") -> bool:
 def expire_heartbeat(tx: GroupTx, mid: MemberId) -> None:
     """``onExpireHeartbeat``: the DelayedHeartbeat fires; the member is removed unless alive (a
     firing on an alive member changes nothing)."""
-    if not member_is_alive(tx.members[mid], tx.mutant):
+    if not member_is_alive(tx.members[mid], tx.config.mutant):
         tx.evicted.append(mid)
         tx.remove_member_and_update_group(mid)
 
@@ -640,7 +643,7 @@ def expire_pending(tx: GroupTx, mid: MemberId) -> None:
 def expire_join(tx: GroupTx, extend: bool) -> None:
     """The group's join timer expires: a DelayedJoin (rebalance timeout) forces the join phase to
     complete with whoever rejoined; an InitialDelayedJoin extends itself or completes."""
-    if tx.mutant == mutants.JOIN_EXPIRY_NOT_FORCED:
+    if not tx.rules.join_expiry_forces_completion:
         # The expiry only retries tryComplete: an InitialDelayedJoin never completes early.
         tx.try_complete_join()
         return
@@ -666,9 +669,9 @@ def store_callback(tx: GroupTx, ok: bool) -> bool:
     leader synced for. Returns whether it applied."""
     store, tx.stores = tx.stores[0], tx.stores[1:]
     current = tx.state == CR and tx.generation == store.generation
-    if tx.mutant == mutants.STORE_CALLBACK_SKIPS_GENERATION:
+    if not tx.rules.store_callback_checks_generation:
         current = tx.state == CR
-    if not current and tx.mutant != mutants.STORE_CALLBACK_UNGUARDED:
+    if not current and tx.rules.store_callback_guarded:
         return False
     if ok:
         tx.set_and_propagate_assignment(store)
@@ -703,6 +706,6 @@ def orphan_consumer(group: Group, consumer: int) -> Group:
     lost from now on. Auxiliary bookkeeping, invisible to the coordinator."""
     if not any(m.mid[0] == consumer for m in group.members) and not any(p.mid[0] == consumer for p in group.pending):
         return group
-    members = tuple(m._replace(orphan=True) if m.mid[0] == consumer else m for m in group.members)
-    pending = tuple(p._replace(orphan=True) if p.mid[0] == consumer else p for p in group.pending)
-    return group._replace(members=members, pending=pending)
+    members = tuple(replace(m, orphan=True) if m.mid[0] == consumer else m for m in group.members)
+    pending = tuple(replace(p, orphan=True) if p.mid[0] == consumer else p for p in group.pending)
+    return replace(group, members=members, pending=pending)

@@ -7,9 +7,18 @@ a callback not invoked, a rule of an older release. It names the Kafka code path
 one exists) it corresponds to and the property expected to kill it: the property that the
 explorer's shortest counterexample violates. ``kgc mutants`` runs the explorer against each.
 
-The model consults ``config.mutant`` at the few places in ``model/coordinator.py`` and
-``model/consumer.py`` where a mutant changes behaviour; those steps are memoised per component,
-so a hook costs nothing per global state.
+Each mutant *breaks one rule* of the protocol. :class:`Rules` names every rule a mutant can
+break, after the Kafka rule it is (``sync_checks_generation``: ``validateSyncGroup`` answers
+ILLEGAL_GENERATION to another generation); :data:`KAFKA` follows them all, and a mutant's entry
+names the rule it breaks (``rule=``); :data:`RULES`, the patch table, gives each mutant's rules.
+The coordinators ask the rule, never the mutant: the model binds ``RULES[config.mutant]`` once
+per transaction (``GroupTx.rules`` in ``model/coordinator.py``; ``model/consumer.py`` indexes it
+where a consumer rule applies) and reads a field where the rule applies (``if ... and
+tx.rules.sync_checks_generation``): an attribute load where a string comparison was, on the
+engine's hot path. The reference implementation (``sut/reference/coordinator.py``) reads the same
+rules (``ReferenceCoordinator.rules``). So a new mutant of a rule already listed is one entry
+here; a mutant of a new rule adds the field here and reads it where that rule lives in each
+coordinator.
 
 The generation checks of SyncGroup and OffsetCommit are reached only through static membership
 (KIP-345, ``Config.static_consumers``, one by default): a static member that misses a forced join
@@ -25,12 +34,13 @@ counted as a kill.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 COORDINATOR = "coordinator"
 CONSUMER = "consumer"
 
-# The names the hooks in model/coordinator.py and model/consumer.py compare against.
+# The mutants' names (``Config.mutant``, ``kgc check --mutant NAME``).
 SYNC_NONE_IN_PREPARING = "sync_none_in_preparing"
 REBALANCE_KEEPS_PARKED_SYNCS = "rebalance_keeps_parked_syncs"
 SYNC_SKIPS_GENERATION_CHECK = "sync_skips_generation_check"
@@ -74,6 +84,12 @@ class Mutant:
     (``properties.temporal``) for the liveness mutants."""
     equivalent: str = ""
     """Why no behaviour of the model can tell it from the protocol ("" for a killable mutant)."""
+    rule: str = field(kw_only=True)
+    """The field of :class:`Rules` it breaks: with this mutant the rule does not hold."""
+
+    def __reduce__(self) -> tuple[type[Mutant], tuple[str, ...]]:
+        """Pickled by its fields: a compiled frozen class cannot be unpickled attribute by attribute."""
+        return (Mutant, (self.name, self.description, self.side, self.where, self.jira, self.expected, self.equivalent))
 
     @property
     def killable(self) -> bool:
@@ -92,6 +108,74 @@ class Mutant:
         return self.side == COORDINATOR and not self.liveness
 
 
+class Rules(NamedTuple):
+    """The rules of Kafka 3.6.2's classic group protocol that a catalogued mutant breaks, each
+    ``True`` where the protocol follows it (:data:`KAFKA`). A coordinator reads them where the
+    rule applies; :func:`rules_for` gives a mutant's, with its rule ``False``."""
+
+    rebalance_needs_can_rebalance: bool = True
+    """``maybePrepareRebalance`` starts a rebalance only when ``canRebalance`` (Stable,
+    CompletingRebalance, Empty): one DelayedJoin per rebalance (seed 000)."""
+    rebalance_fails_parked_syncs: bool = True
+    """``prepareRebalance`` from CompletingRebalance answers the parked SyncGroups
+    REBALANCE_IN_PROGRESS (``resetAndPropagateAssignmentError``; seed 004, reference §14)."""
+    complete_join_removes_absent: bool = True
+    """``onCompleteJoin`` removes the dynamic members that did not rejoin (reference §11)."""
+    leader_reelected: bool = True
+    """``GroupMetadata.remove`` and ``maybeElectNewJoinedLeader`` replace a leader that left or did
+    not rejoin (reference §11)."""
+    static_join_replaces_holder: bool = True
+    """A static member's JoinGroup without a member id takes the place of the member holding its
+    ``group.instance.id`` (``doStaticNewMemberJoinGroup``; reference §4 step 6)."""
+    join_in_rebalance_parked: bool = True
+    """A known member's JoinGroup in PreparingRebalance is parked until the join phase completes
+    (``doCurrentMemberJoinGroup``; reference §4)."""
+    follower_rejoin_answered_at_once: bool = True
+    """A follower's JoinGroup in Stable with unchanged metadata is answered at once, without a
+    rebalance (``doCurrentMemberJoinGroup``, case Stable; seed 000)."""
+    sync_checks_generation: bool = True
+    """``validateSyncGroup`` answers ILLEGAL_GENERATION to another generation (seed 004)."""
+    sync_in_preparing_rebalancing: bool = True
+    """SyncGroup in PreparingRebalance answers REBALANCE_IN_PROGRESS (``doSyncGroup``; seed 000)."""
+    store_callback_guarded: bool = True
+    """The storeGroup callback acts only if the group is still in CompletingRebalance of the
+    write's generation (``doSyncGroup``; reference §14)."""
+    store_callback_checks_generation: bool = True
+    """That guard compares the generation too, not only the state (reference §14, the storeGroup
+    race)."""
+    heartbeat_keeps_join_phase: bool = True
+    """A Heartbeat in PreparingRebalance leaves the join phase alone (``handleHeartbeat``)."""
+    heartbeat_in_preparing_rebalancing: bool = True
+    """Heartbeat in PreparingRebalance answers REBALANCE_IN_PROGRESS (``handleHeartbeat``; seed 000)."""
+    heartbeat_none_in_completing: bool = True
+    """Heartbeat in CompletingRebalance answers NONE (2.7+, KAFKA-10134; reference §6, §18)."""
+    leave_rebalances: bool = True
+    """LeaveGroup removes the member through ``removeMemberAndUpdateGroup``, which rebalances
+    (seed 000)."""
+    commit_fenced: bool = True
+    """OffsetCommit validates the member (``validateOffsetCommit``, KIP-447; seed 002)."""
+    commit_checks_generation: bool = True
+    """OffsetCommit answers ILLEGAL_GENERATION to another generation (``validateOffsetCommit``;
+    reference §8)."""
+    parked_member_alive: bool = True
+    """``hasSatisfiedHeartbeat``: a member parked in JoinGroup or SyncGroup is alive when its
+    heartbeat timer expires (KAFKA-9752; seed 000)."""
+    join_expiry_forces_completion: bool = True
+    """The join timer's expiry forces the join phase to complete (``DelayedOperation.run`` →
+    ``forceComplete``; reference §11)."""
+    auto_commit_processed_only: bool = True
+    """The consumer's auto-commit covers only processed records (seed 003)."""
+    revoke_before_assign: bool = True
+    """The eager consumer revokes its partitions before rejoining (``onJoinPrepare``; seed 004)."""
+    retry_after_coordinator_error: bool = True
+    """After COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR on a JoinGroup or SyncGroup the consumer
+    rediscovers the coordinator and rejoins (``AbstractCoordinator``; seed 001)."""
+
+
+KAFKA = Rules()
+"""Every rule as Kafka follows it: the rules without a mutant."""
+
+
 CATALOGUE: tuple[Mutant, ...] = (
     Mutant(
         SYNC_NONE_IN_PREPARING,
@@ -101,6 +185,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "GroupCoordinator.doSyncGroup, case PreparingRebalance; seed 000 (SyncGroup in PreparingRebalance)",
         "",
         "no_stale_assignment",
+        rule="sync_in_preparing_rebalancing",
     ),
     Mutant(
         REBALANCE_KEEPS_PARKED_SYNCS,
@@ -110,6 +195,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "GroupCoordinator.prepareRebalance; seed 004; reference §14",
         "",
         "parked_only_in_phase",
+        rule="rebalance_fails_parked_syncs",
     ),
     Mutant(
         SYNC_SKIPS_GENERATION_CHECK,
@@ -118,6 +204,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "GroupCoordinator.validateSyncGroup; seed 004 (doSyncGroup: ILLEGAL_GENERATION)",
         "",
         "no_stale_assignment",
+        rule="sync_checks_generation",
     ),
     Mutant(
         STORE_CALLBACK_UNGUARDED,
@@ -126,6 +213,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "GroupCoordinator.doSyncGroup, storeGroup callback guard; seed 004; reference §14",
         "",
         "parked_only_in_phase",
+        rule="store_callback_guarded",
     ),
     Mutant(
         STORE_CALLBACK_SKIPS_GENERATION,
@@ -136,6 +224,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "reference §14 (the storeGroup race)",
         "",
         "rebalance_triggers",
+        rule="store_callback_checks_generation",
     ),
     Mutant(
         DELAYED_JOIN_PER_JOIN,
@@ -144,6 +233,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "GroupCoordinator.maybePrepareRebalance (canRebalance); seed 000 (one DelayedJoin per rebalance)",
         "",
         "one_join_per_generation",
+        rule="rebalance_needs_can_rebalance",
     ),
     Mutant(
         LIVENESS_IGNORES_PARKED,
@@ -153,6 +243,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "MemberMetadata.hasSatisfiedHeartbeat, GroupCoordinator.onExpireHeartbeat; seed 000 (member is alive)",
         "KAFKA-9752",
         "no_expiry_while_parked",
+        rule="parked_member_alive",
     ),
     Mutant(
         COMPLETE_JOIN_KEEPS_ABSENT,
@@ -161,6 +252,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "GroupCoordinator.onCompleteJoin (removal of dynamic members not awaiting join); reference §11",
         "KAFKA-8220",
         "generation_members_rejoined",
+        rule="complete_join_removes_absent",
     ),
     Mutant(
         LEADER_NOT_REELECTED,
@@ -169,6 +261,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "GroupMetadata.remove, GroupMetadata.maybeElectNewJoinedLeader; reference §11 (leader)",
         "KAFKA-8220",
         "leader_is_member",
+        rule="leader_reelected",
     ),
     Mutant(
         HEARTBEAT_NONE_IN_REBALANCE,
@@ -177,6 +270,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "GroupCoordinator.handleHeartbeat, case PreparingRebalance; seed 000 (heartbeat handling)",
         "",
         "heartbeat_errors",
+        rule="heartbeat_in_preparing_rebalancing",
     ),
     Mutant(
         HEARTBEAT_REBALANCING_IN_COMPLETING,
@@ -189,6 +283,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "only once Stable, which it becomes in a generation only after its group left "
         "CompletingRebalance for that generation; a static member left behind carries an older "
         "generation and is answered ILLEGAL_GENERATION first",
+        rule="heartbeat_none_in_completing",
     ),
     Mutant(
         COMMIT_SKIPS_GENERATION_CHECK,
@@ -197,6 +292,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "GroupCoordinator.validateOffsetCommit (generationId != group.generationId); reference §8",
         "",
         "commit_fencing",
+        rule="commit_checks_generation",
     ),
     Mutant(
         COMMIT_UNFENCED,
@@ -206,6 +302,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "GroupCoordinator.validateOffsetCommit (validateCurrentMember, generation); seed 002 (commit fencing)",
         "KIP-447",
         "commit_fencing",
+        rule="commit_fenced",
     ),
     Mutant(
         STATIC_JOIN_ADDS_MEMBER,
@@ -215,6 +312,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "GroupCoordinator.doStaticNewMemberJoinGroup (currentStaticMemberId, replaceStaticMember); reference §4 step 6",
         "KIP-345",
         "one_member_per_instance",
+        rule="static_join_replaces_holder",
     ),
     Mutant(
         FOLLOWER_REJOIN_REBALANCES,
@@ -223,6 +321,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "GroupCoordinator.doCurrentMemberJoinGroup, case Stable; seed 000 (follower lost its JoinGroup response)",
         "",
         "rebalance_triggers",
+        rule="follower_rejoin_answered_at_once",
     ),
     Mutant(
         LEAVE_SKIPS_REBALANCE,
@@ -231,6 +330,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "GroupCoordinator.removeMemberAndUpdateGroup from handleLeaveGroup; seed 000 (LeaveGroup in each state)",
         "",
         "empty_iff_no_members",
+        rule="leave_rebalances",
     ),
     Mutant(
         AUTO_COMMIT_AFTER_FETCH,
@@ -239,6 +339,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "ConsumerCoordinator.maybeAutoCommitOffsetsAsync inside KafkaConsumer.poll; seed 003",
         "",
         "commit_fencing",
+        rule="auto_commit_processed_only",
     ),
     Mutant(
         ASSIGN_WITHOUT_REVOKE,
@@ -248,6 +349,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "ConsumerCoordinator.onJoinPrepare (eager revocation) and onJoinComplete; seed 004 (joinGroupIfNeeded)",
         "KIP-429, KAFKA-12984",
         "exclusive_ownership",
+        rule="revoke_before_assign",
     ),
     Mutant(
         JOIN_EXPIRY_NOT_FORCED,
@@ -258,6 +360,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "DelayedOperation.run; reference §11",
         "",
         "rebalance_completes",
+        rule="join_expiry_forces_completion",
     ),
     Mutant(
         HEARTBEAT_RESETS_REBALANCE,
@@ -268,6 +371,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "reference §6, §11",
         "",
         "rebalance_completes",
+        rule="heartbeat_keeps_join_phase",
     ),
     Mutant(
         JOIN_IN_REBALANCE_REJECTED,
@@ -277,6 +381,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "GroupCoordinator.doCurrentMemberJoinGroup, case PreparingRebalance (updateMemberAndRebalance); reference §4",
         "",
         "rebalance_completes",
+        rule="join_in_rebalance_parked",
     ),
     Mutant(
         NO_RETRY_AFTER_COORDINATOR_ERROR,
@@ -287,6 +392,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "requestRejoin); seed 001 (joinGroupIfNeeded retries); reference §14",
         "",
         "rebalance_completes",
+        rule="retry_after_coordinator_error",
     ),
 )
 
@@ -312,3 +418,15 @@ def by_name(name: str) -> Mutant:
         if m.name == name:
             return m
     raise KeyError(f"unknown mutant {name!r}; known mutants: {', '.join(NAMES)}")
+
+
+RULES: dict[str, Rules] = {"": KAFKA} | {m.name: KAFKA._replace(**{m.rule: False}) for m in CATALOGUE}
+"""The patch table, by ``Config.mutant``: each mutant's rules (its own rule broken); ``""``, no
+mutant, Kafka's. On the model's hot path index it directly (``RULES[config.mutant]``, one
+subscript where a string comparison was) and bind the result for the transaction."""
+
+
+def rules_for(mutant: str | None) -> Rules:
+    """The rules a coordinator follows with ``mutant`` switched on (Kafka's for none). Bind the
+    result once per transaction or coordinator; reading a field costs one attribute load."""
+    return RULES[mutant or ""]

@@ -8,7 +8,7 @@ dictionary key. Sentinels: ``NO_MEMBER`` for an absent member id, generation ``-
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, Final, NamedTuple, TypeVar
 
 from model.types import ApiKey, Errors, GroupState, MemberState
 
@@ -23,14 +23,32 @@ Plan = tuple[tuple[MemberId, tuple[int, ...]], ...]
 """A leader's assignment: (member id, partitions) pairs sorted by member id."""
 
 
+V = TypeVar("V", bound=tuple[Any, ...])
+
+_FIELDS: dict[type, dict[str, int]] = {}
+
+
+def replace(value: V, **changes: Any) -> V:
+    """``value._replace(**changes)`` at a third of the cost: the explorer replaces a field of a
+    group member or a consumer millions of times (an unknown field is a KeyError, as there)."""
+    cls = type(value)
+    index = _FIELDS.get(cls)
+    if index is None:
+        index = _FIELDS[cls] = {name: i for i, name in enumerate(cls._fields)}  # type: ignore[attr-defined]
+    items = list(value)
+    for name, new in changes.items():
+        items[index[name]] = new
+    return tuple.__new__(cls, items)
+
+
 class JoinTimer:
     """Which join-phase timer the group has in the join purgatory (at most one, reference §11)."""
 
-    NONE = 0
-    DELAYED_JOIN = 1
-    INITIAL_DELAYED_JOIN = 2
+    NONE: Final = 0
+    DELAYED_JOIN: Final = 1
+    INITIAL_DELAYED_JOIN: Final = 2
 
-    NAMES = {0: "none", 1: "DelayedJoin", 2: "InitialDelayedJoin"}
+    NAMES: Final = {0: "none", 1: "DelayedJoin", 2: "InitialDelayedJoin"}
 
 
 class Member(NamedTuple):

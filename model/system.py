@@ -59,6 +59,7 @@ from model.state import (
     State,
     initial_consumer,
     initial_group,
+    replace,
 )
 from model.types import GroupState
 
@@ -379,7 +380,7 @@ class ClassicGroupModel:
     def delivered(self, cid: int, rid: int) -> int:
         """The consumer ``cid`` with response ``rid`` appended to its response channel."""
         c = self.consumers.values[cid]
-        return self.consumers.id(c._replace(responses=c.responses + (self.responses.values[rid],)))
+        return self.consumers.id(replace(c, responses=c.responses + (self.responses.values[rid],)))
 
     def _spend(self, bid: int, kind: str) -> int:
         """The budget after spending one ``kind`` perturbation, or -1 when none is left."""
@@ -389,7 +390,7 @@ class ClassicGroupModel:
             if getattr(budget, kind) == 0 or budget.total == 0:
                 nbid = -1
             else:
-                nbid = self.budgets.id(budget._replace(**{kind: getattr(budget, kind) - 1, "total": budget.total - 1}))
+                nbid = self.budgets.id(replace(budget, **{kind: getattr(budget, kind) - 1, "total": budget.total - 1}))
             self._spend_memo[(bid, kind)] = nbid
         return nbid
 
@@ -420,7 +421,7 @@ class ClassicGroupModel:
                 continue
             if self.config.atomic_requests and new_cons.requests:
                 for step, new_group, handled_cons, lost in self._round_trip(group, index, new_cons, can_lose):
-                    merged = step._replace(kind=action.kind, request=action.request, response=action.response)
+                    merged = replace(step, kind=action.kind, request=action.request, response=action.response)
                     moves.append(
                         ConsumerMove(
                             self._intern_step(merged),
@@ -541,10 +542,10 @@ class ClassicGroupModel:
             immediate = [a for a in action.answers if a.consumer == index and not a.parked]
             parked = tuple(a for a in action.answers if not (a.consumer == index and not a.parked))
             if not immediate:
-                steps.append((action._replace(handled=(cons.requests[0],)), new_group, popped, False))
+                steps.append((replace(action, handled=(cons.requests[0],)), new_group, popped, False))
                 continue
             answer = immediate[0]
-            got = popped._replace(responses=popped.responses + (answer.response,))
+            got = replace(popped, responses=popped.responses + (answer.response,))
             # Read at once ...
             read = client.receive(self.config, got)
             for tail, g2, c2, lost in self._continue(new_group, index, read, can_lose):
@@ -552,7 +553,7 @@ class ClassicGroupModel:
             # ... or lost on the way (seed 000: a lost response).
             if can_lose:
                 dropped = client.lose_response(got)
-                lost_answer = answer._replace(delivered=False)
+                lost_answer = replace(answer, delivered=False)
                 steps.append((_chain(action, cons.requests[0], parked, lost_answer, None), new_group, dropped, True))
         return steps
 
@@ -575,7 +576,7 @@ class ClassicGroupModel:
         """The coordinator handles the request at the head of the consumer's connection, once per
         combination of Kafka's arbitrary choices."""
         request = cons.requests[0]
-        popped = cons._replace(requests=cons.requests[1:])
+        popped = replace(cons, requests=cons.requests[1:])
         in_use: set[MemberId] = {cons.mid}
 
         def step(chooser: Chooser) -> tuple[Group, list[Answer], list[GroupState], list[MemberId]]:
@@ -684,7 +685,7 @@ def _run(
 
 def _chain(first: Action, request: Request, parked: tuple[Answer, ...], answer: Answer, tail: Action | None) -> Action:
     """One action for a round trip and whatever the reaction sent and got in the same step."""
-    answers = parked + (answer._replace(read=answer.delivered),)
+    answers = parked + (replace(answer, read=answer.delivered),)
     handled: tuple[Request, ...] = (request,)
     path, evicted, choice = first.path, first.evicted, first.choice
     if tail is not None:
@@ -695,7 +696,7 @@ def _chain(first: Action, request: Request, parked: tuple[Answer, ...], answer: 
         choice += tail.choice
     if not answer.delivered:
         choice += ("lost",)
-    return first._replace(answers=answers, handled=handled, path=path, evicted=evicted, choice=choice)
+    return replace(first, answers=answers, handled=handled, path=path, evicted=evicted, choice=choice)
 
 
 def _orphaned(group: Group, mid: MemberId) -> bool:

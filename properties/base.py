@@ -24,8 +24,11 @@ per state. A check that reads more keeps the default ``reads=STATE``.
 
 from __future__ import annotations
 
+import importlib
+import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any
 
 from model.actions import Action
 from model.state import State
@@ -64,6 +67,17 @@ class Property:
     """For transition checks: ``STEP`` or ``WHOLE`` (see the module docstring)."""
     reads: str = WHOLE_STATE
     """For state checks: ``GROUP``, ``CONSUMERS`` or ``WHOLE_STATE`` (see the module docstring)."""
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled by reference when its module holds it under its check's name (a compiled check
+        pickles only that way), else by its fields (a compiled frozen class cannot be unpickled
+        attribute by attribute)."""
+        check = self.check_state or self.check_transition
+        if check is not None:
+            module, name = getattr(check, "__module__", None), getattr(check, "__name__", None)
+            if module and name and getattr(sys.modules.get(module), name, None) is self:
+                return (_property_at, (module, name))
+        return (Property, tuple(getattr(self, f.name) for f in fields(self)))
 
     @property
     def is_safety(self) -> bool:
@@ -132,3 +146,10 @@ def sometimes_state(
         )
 
     return wrap
+
+
+def _property_at(module: str, name: str) -> Property:
+    """The property a module holds under ``name`` (unpickling a property by reference)."""
+    found = getattr(importlib.import_module(module), name)
+    assert isinstance(found, Property), f"{module}.{name} is not a property"
+    return found

@@ -11,9 +11,11 @@ source and a *witness* (a reachable state where the property's obligation is ope
 
 A predicate reads one *scope* of the state, which lets the checker evaluate it once per interned
 component instead of once per state: ``GROUP`` (the coordinator's group alone), ``CONSUMER`` (the
-group and consumer ``i``; the property has one instance per consumer, ``name[c1]`` …), or
-``WHOLE`` (the whole state). Which behaviours count as fair, and why every cycle of the state graph
-is free of perturbations, is ``explorer.liveness``'s business (and ``docs/reductions.md``'s).
+group and consumer ``i``; the property has one instance per consumer, ``name[c1]`` …),
+``CONSUMERS`` (the group and every consumer: the predicate takes a ``State`` and must not read its
+budget, which is not part of what it is evaluated on) or ``WHOLE`` (the whole state). Which
+behaviours count as fair, and why every cycle of the state graph is free of perturbations, is
+``explorer.liveness``'s business (and ``docs/reductions.md``'s).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ ALWAYS_EVENTUALLY = "always_eventually"
 
 GROUP = "group"
 CONSUMER = "consumer"
+CONSUMERS = "consumers"
 WHOLE = "whole"
 
 GroupPredicate = Callable[[Group], bool]
@@ -197,11 +200,12 @@ def consumer_eventually_stable(g: Group, c: Consumer, i: int) -> bool:
     "group's current generation (a later one than the departed member's).",
     "seed 002 (each partition consumed by one consumer of the group); reference §7, §11 (removal triggers a "
     "rebalance that reassigns)",
-    WHOLE,
+    CONSUMERS,
     "a partition owned by no consumer Stable in the current generation",
 )
 def partitions_reowned(s: State) -> bool:
     """the group is Stable and each member's consumer is Stable in its generation with the member's partitions"""
+    # reads the group and the consumers, never the budget (scope CONSUMERS)
     g = s.group
     if g.state != GroupState.STABLE or not g.members:
         return False

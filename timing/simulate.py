@@ -36,26 +36,23 @@ from typing import Any
 
 from model.types import ApiKey, Errors, GroupState
 from sut.client import DelayedTaskQueue, Heartbeat, MockTime
-from sut.interface import (
-    GroupStateChanged,
+from sut.interface.events import GroupStateChanged, MemberRemoved, RemovalCause, TimerExpired
+from sut.interface.messages import (
     HeartbeatRequest,
     JoinGroupProtocol,
     JoinGroupRequest,
     JoinGroupResponse,
     LeaveGroupRequest,
     MemberIdentity,
-    MemberRemoved,
     OffsetCommitPartition,
     OffsetCommitRequest,
     OffsetCommitResponse,
-    RemovalCause,
     RequestId,
     Response,
     ResponseBody,
     SyncGroupAssignment,
     SyncGroupRequest,
     SyncGroupResponse,
-    TimerExpired,
     TopicPartition,
 )
 from sut.reference import CoordinatorConfig, ReferenceCoordinator, StepRecord

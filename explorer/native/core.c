@@ -38,20 +38,29 @@ static inline uint64_t mix64(uint64_t x) {
 }
 static inline size_t slot_of(uint64_t h, size_t cap) { return (size_t)(((__uint128_t)h * cap) >> 64); }
 
-/* A set of 64-bit keys (open addressing, linear probing; grows by 1.5x at 3/4 full). */
-typedef struct { uint64_t *keys; size_t cap, count; } Set;
+/* A set of 64-bit keys (open addressing, linear probing; grows by 1.5x at 3/4 full). With
+ * `nums` (set_number), each key also holds its number: the order it was added in (the state
+ * graph's numbering, at 4 bytes a slot instead of a separate map). */
+typedef struct { uint64_t *keys; uint32_t *nums; size_t cap, count; } Set;
 
 static int set_init(Set *s, size_t cap) {
     s->keys = malloc(cap * sizeof(uint64_t));
+    s->nums = NULL;
     if (!s->keys) return -1;
     memset(s->keys, 0xff, cap * sizeof(uint64_t));
     s->cap = cap; s->count = 0;
     return 0;
 }
+/* Number the keys from now on (an empty set only). */
+static int set_number(Set *s) {
+    s->nums = malloc(s->cap * sizeof(uint32_t));
+    return s->nums ? 0 : -1;
+}
 static int set_grow(Set *s) {
     size_t ncap = s->cap + s->cap / 2;
     uint64_t *nk = malloc(ncap * sizeof(uint64_t));
-    if (!nk) return -1;
+    uint32_t *nn = s->nums ? malloc(ncap * sizeof(uint32_t)) : NULL;
+    if (!nk || (s->nums && !nn)) { free(nk); free(nn); return -1; }
     memset(nk, 0xff, ncap * sizeof(uint64_t));
     for (size_t i = 0; i < s->cap; i++) {
         uint64_t k = s->keys[i];
@@ -59,8 +68,10 @@ static int set_grow(Set *s) {
         size_t j = slot_of(mix64(k), ncap);
         while (nk[j] != EMPTY) { j++; if (j == ncap) j = 0; }
         nk[j] = k;
+        if (nn) nn[j] = s->nums[i];
     }
     free(s->keys); s->keys = nk; s->cap = ncap;
+    if (nn) { free(s->nums); s->nums = nn; }
     return 0;
 }
 /* 1: inserted, 0: present, -1: out of memory */
@@ -70,7 +81,12 @@ static inline int set_add(Set *s, uint64_t k) {
     for (;;) {
         uint64_t x = s->keys[j];
         if (x == k) return 0;
-        if (x == EMPTY) { s->keys[j] = k; s->count++; return 1; }
+        if (x == EMPTY) {
+            s->keys[j] = k;
+            if (s->nums) s->nums[j] = (uint32_t)s->count;
+            s->count++;
+            return 1;
+        }
         j++; if (j == s->cap) j = 0;
     }
 }
@@ -79,6 +95,16 @@ static inline int set_has(const Set *s, uint64_t k) {
     for (;;) {
         uint64_t x = s->keys[j];
         if (x == k) return 1;
+        if (x == EMPTY) return 0;
+        j++; if (j == s->cap) j = 0;
+    }
+}
+/* The number of a key of a numbered set: 1 found, 0 not. */
+static inline int set_num(const Set *s, uint64_t k, int64_t *out) {
+    size_t j = slot_of(mix64(k), s->cap);
+    for (;;) {
+        uint64_t x = s->keys[j];
+        if (x == k) { *out = s->nums[j]; return 1; }
         if (x == EMPTY) return 0;
         j++; if (j == s->cap) j = 0;
     }
@@ -138,6 +164,7 @@ VEC(int32_t, I32)
 VEC(int64_t, I64)
 VEC(uint64_t, U64)
 VEC(uint32_t, U32)
+VEC(uint16_t, U16)
 VEC(int8_t, I8)
 
 #define RESERVE(vec, n, fill)                                                                    \
@@ -200,11 +227,11 @@ typedef struct {
     long long since_pause;  /* expansions since run() last paused (requests do not reset it) */
     int released;           /* release() was called: only the graph, vectors and counts remain */
     /* the state graph, for liveness (BFS only): states numbered in discovery order, which BFS
-     * also expands in; per state its status and the end of its edges; per edge its target, step
-     * and whether it spent a budget */
+     * also expands in (the visited set numbers them); per state its status and the end of its
+     * edges; per edge its target and its fairness class (per step: its class when it keeps the
+     * budget | its class when it spends one << 16, told by set_step) */
     int record;
-    Map index;
-    U64 gend; U32 gtarget, gstep; I8 gspends, gstatus;
+    U64 gend; U32 gtarget, sclass; U16 gclass; I8 gstatus;
     U64 succ_key; I32 succ_step;
     /* statistics */
     unsigned long long transitions, boundary;
@@ -449,7 +476,6 @@ static int discover(Core *c, uint64_t nxt, uint64_t parent, int depth) {
     int added = set_add(&c->visited, nxt);
     if (added < 0) { PyErr_NoMemory(); return -1; }
     if (!added) return 0;
-    if (c->record && map_put(&c->index, nxt, (int64_t)c->visited.count - 1) < 0) { PyErr_NoMemory(); return -1; }
     uint64_t rec[2] = {nxt, parent};
     if (c->parents && fwrite(rec, sizeof(rec), 1, c->parents) != 1) {
         PyErr_SetString(PyExc_OSError, "could not write the parents file");
@@ -497,13 +523,16 @@ static int commit(Core *c, uint64_t key, int depth) {
         if (discover(c, nxt, key, depth + 1) < 0) return -1;
         if (c->record) {
             int64_t t = -1;
-            if (!map_get(&c->index, nxt, &t)) { PyErr_SetString(PyExc_RuntimeError, "a visited state without a number"); return -1; }
+            if (!set_num(&c->visited, nxt, &t)) { PyErr_SetString(PyExc_RuntimeError, "a visited state without a number"); return -1; }
+            if ((size_t)step >= c->sclass.len || c->sclass.v[step] == UINT32_MAX) {
+                PyErr_SetString(PyExc_RuntimeError, "a step without a fairness class");
+                return -1;
+            }
+            uint32_t sc = c->sclass.v[step];
             RESERVE(c->gtarget, c->gtarget.len + 1, 0);
-            RESERVE(c->gstep, c->gstep.len + 1, 0);
-            RESERVE(c->gspends, c->gspends.len + 1, 0);
+            RESERVE(c->gclass, c->gclass.len + 1, 0);
             c->gtarget.v[c->gtarget.len++] = (uint32_t)t;
-            c->gstep.v[c->gstep.len++] = (uint32_t)step;
-            c->gspends.v[c->gspends.len++] = ((nxt ^ key) >> G_BITS & B_MASK) != 0;
+            c->gclass.v[c->gclass.len++] = (uint16_t)(((nxt ^ key) >> G_BITS & B_MASK) ? sc >> 16 : sc & 0xFFFF);
         }
     }
     return 0;
@@ -736,12 +765,25 @@ static int reserve_steps(Core *c, size_t n) {
     return 0;
 }
 
+static int reserve_classes(Core *c, size_t n) {
+    RESERVE(c->sclass, n, UINT32_MAX);
+    if (c->sclass.len < n) c->sclass.len = n;
+    return 0;
+}
+
+/* set_step(step, mask[, classes]): a step's verdicts; recording the graph, also its fairness
+ * classes (kept | spent << 16). */
 static PyObject *Core_set_step(Core *c, PyObject *args) {
-    long long step, mask;
-    if (!PyArg_ParseTuple(args, "LL", &step, &mask)) return NULL;
+    long long step, mask, classes = -1;
+    if (!PyArg_ParseTuple(args, "LL|L", &step, &mask, &classes)) return NULL;
     if (step < 0) { PyErr_SetString(PyExc_ValueError, "negative step id"); return NULL; }
     if (reserve_steps(c, (size_t)step + 1) < 0) return NULL;
     c->smask.v[step] = mask;
+    if (classes >= 0) {
+        if (classes >= (1LL << 32) - 1) { PyErr_SetString(PyExc_ValueError, "classes are two 16-bit ids"); return NULL; }
+        if (reserve_classes(c, (size_t)step + 1) < 0) return NULL;
+        c->sclass.v[step] = (uint32_t)classes;
+    }
     Py_RETURN_NONE;
 }
 
@@ -753,6 +795,11 @@ static PyObject *Core_vector(Core *c, PyObject *args) {
     if (!t) return NULL;
     for (int i = 0; i < c->n; i++) PyTuple_SET_ITEM(t, i, PyLong_FromUnsignedLong(c->vecs.v[vid * c->n + i]));
     return t;
+}
+
+/* vectors() -> bytes: every vector of local ids (uint32, one per process), by vector id. */
+static PyObject *Core_vectors(Core *c, PyObject *Py_UNUSED(ignored)) {
+    return PyBytes_FromStringAndSize((const char *)c->vecs.v, (Py_ssize_t)(c->vecs.len * sizeof(uint32_t)));
 }
 
 static PyObject *Core_vector_id(Core *c, PyObject *args) {
@@ -880,18 +927,17 @@ static PyObject *Core_has(Core *c, PyObject *args) {
  * search is over, before the liveness check builds its own structures. */
 static PyObject *Core_release(Core *c, PyObject *Py_UNUSED(ignored)) {
     free(c->visited.keys); c->visited.keys = NULL; c->visited.cap = 0;
+    free(c->visited.nums); c->visited.nums = NULL;
     map_free(&c->own); map_free(&c->timers); map_free(&c->crash); map_free(&c->lose); map_free(&c->deliver);
     c->own.cap = c->timers.cap = c->crash.cap = c->lose.cap = c->deliver.cap = 0;
-    if (c->record) { map_free(&c->index); c->index.cap = 0; }
     free(c->pool.v); c->pool.v = NULL; c->pool.len = c->pool.cap = 0;
-    free(c->gstep.v); c->gstep.v = NULL;
-    free(c->gspends.v); c->gspends.v = NULL;
+    free(c->sclass.v); c->sclass.v = NULL; c->sclass.len = c->sclass.cap = 0;
     c->released = 1;
     Py_RETURN_NONE;
 }
 
 /* graph() -> (status, ends, targets) as bytes: the recorded state graph, handed over once (the
- * core's copies are freed). The edges' classes come from edge_classes(), before release(). */
+ * core's copies are freed). The edges' classes come from edge_classes(). */
 static PyObject *Core_graph(Core *c, PyObject *Py_UNUSED(ignored)) {
     if (!c->record) { PyErr_SetString(PyExc_ValueError, "this search records no graph"); return NULL; }
     if (!c->gend.v && c->gstatus.len) { PyErr_SetString(PyExc_RuntimeError, "the graph was handed over already"); return NULL; }
@@ -906,31 +952,12 @@ static PyObject *Core_graph(Core *c, PyObject *Py_UNUSED(ignored)) {
     return out;
 }
 
-/* edge_classes(kept, spent) -> bytes of uint16: each recorded edge's class, from its step's class
- * when it keeps the budget (kept[step]) or spends one (spent[step]); both uint16 per step id. */
-static PyObject *Core_edge_classes(Core *c, PyObject *args) {
-    Py_buffer kept, spent;
-    if (!PyArg_ParseTuple(args, "y*y*", &kept, &spent)) return NULL;
-    size_t nk = (size_t)kept.len / 2, ns = (size_t)spent.len / 2;
-    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(c->gstep.len * 2));
-    if (out && c->released) {
-        Py_DECREF(out); out = NULL;
-        PyErr_SetString(PyExc_RuntimeError, "the edges' steps were released");
-    }
-    if (out) {
-        uint16_t *dst = (uint16_t *)PyBytes_AS_STRING(out);
-        const uint16_t *k = kept.buf, *sp = spent.buf;
-        for (size_t e = 0; e < c->gstep.len; e++) {
-            uint32_t step = c->gstep.v[e];
-            if (step >= nk || step >= ns) {
-                Py_DECREF(out); out = NULL;
-                PyErr_SetString(PyExc_IndexError, "a step without a class");
-                break;
-            }
-            dst[e] = c->gspends.v[e] ? sp[step] : k[step];
-        }
-    }
-    PyBuffer_Release(&kept); PyBuffer_Release(&spent);
+/* edge_classes() -> bytes of uint16: each recorded edge's fairness class, handed over once. */
+static PyObject *Core_edge_classes(Core *c, PyObject *Py_UNUSED(ignored)) {
+    if (!c->record) { PyErr_SetString(PyExc_ValueError, "this search records no graph"); return NULL; }
+    if (!c->gclass.v && c->gtarget.len) { PyErr_SetString(PyExc_RuntimeError, "the classes were handed over already"); return NULL; }
+    PyObject *out = PyBytes_FromStringAndSize((const char *)c->gclass.v, (Py_ssize_t)(c->gclass.len * sizeof(uint16_t)));
+    if (out) { free(c->gclass.v); c->gclass.v = NULL; c->gclass.cap = 0; }
     return out;
 }
 
@@ -1073,7 +1100,6 @@ static int Core_init(Core *c, PyObject *args, PyObject *kw) {
         return -1;
     if (record && dfs) { PyErr_SetString(PyExc_ValueError, "the state graph is recorded breadth-first only"); return -1; }
     c->record = record;
-    if (record && map_init(&c->index, 1 << 16) < 0) { PyErr_NoMemory(); return -1; }
     PyObject *seq = PySequence_Fast(spends, "consumer_spends must be a sequence");
     if (!seq) return -1;
     c->n_consumer_spends = (int)PySequence_Fast_GET_SIZE(seq);
@@ -1086,7 +1112,7 @@ static int Core_init(Core *c, PyObject *args, PyObject *kw) {
     c->max_states = max_states; c->k_crash = kc; c->k_lost = kl; c->k_session = ks; c->want_vmask = want_v;
     if (set_init(&c->visited, 1 << 16) < 0 || map_init(&c->vmap, 1 << 12) < 0 || map_init(&c->own, 1 << 12) < 0 ||
         map_init(&c->timers, 1 << 10) < 0 || map_init(&c->crash, 1 << 10) < 0 || map_init(&c->lose, 1 << 10) < 0 ||
-        map_init(&c->deliver, 1 << 10) < 0) {
+        map_init(&c->deliver, 1 << 10) < 0 || (record && set_number(&c->visited) < 0)) {
         PyErr_NoMemory();
         return -1;
     }
@@ -1110,8 +1136,8 @@ static void Core_dealloc(Core *c) {
     free(c->visited.keys);
     map_free(&c->vmap); map_free(&c->own); map_free(&c->timers); map_free(&c->crash); map_free(&c->lose);
     map_free(&c->deliver);
-    if (c->record) map_free(&c->index);
-    free(c->gend.v); free(c->gtarget.v); free(c->gstep.v); free(c->gspends.v); free(c->gstatus.v);
+    free(c->visited.nums);
+    free(c->gend.v); free(c->gtarget.v); free(c->gclass.v); free(c->sclass.v); free(c->gstatus.v);
     free(c->cur.v); free(c->next.v); free(c->stack.v); free(c->stack_depth.v);
     free(c->vecs.v); free(c->vmask.v); free(c->ggen.v); free(c->gdead.v); free(c->gmask.v); free(c->gcand.v);
     free(c->gfaults.v); free(c->spend.v); free(c->bknown.v); free(c->btotal.v); free(c->lidx.v); free(c->lser.v);
@@ -1135,9 +1161,10 @@ static PyMethodDef Core_methods[] = {
     {"set_faults", (PyCFunction)Core_set_faults, METH_VARARGS, "set_faults(gid, moves)"},
     {"set_candidates", (PyCFunction)Core_set_candidates, METH_VARARGS, "set_candidates(gid, [n, idx, serial, ...])"},
     {"set_deliver", (PyCFunction)Core_set_deliver, METH_VARARGS, "set_deliver(lid, response, new_lid)"},
-    {"set_step", (PyCFunction)Core_set_step, METH_VARARGS, "set_step(step, mask)"},
+    {"set_step", (PyCFunction)Core_set_step, METH_VARARGS, "set_step(step, mask[, classes])"},
     {"set_active", (PyCFunction)Core_set_active, METH_VARARGS, "set_active(step_mask, state_mask, queue_new)"},
     {"vector", (PyCFunction)Core_vector, METH_VARARGS, "vector(vid) -> local ids"},
+    {"vectors", (PyCFunction)Core_vectors, METH_NOARGS, "vectors() -> every vector's local ids, as uint32 bytes"},
     {"vector_id", (PyCFunction)Core_vector_id, METH_VARARGS, "vector_id(local ids) -> vid"},
     {"add_initial", (PyCFunction)Core_add_initial, METH_VARARGS, "add_initial(key)"},
     {"take_queue", (PyCFunction)Core_take_queue, METH_NOARGS, "the queued events"},
@@ -1147,7 +1174,7 @@ static PyMethodDef Core_methods[] = {
     {"parent", (PyCFunction)Core_parent, METH_VARARGS, "parent(key) -> the key it was first reached from"},
     {"release", (PyCFunction)Core_release, METH_NOARGS, "free what only the search needs"},
     {"graph", (PyCFunction)Core_graph, METH_NOARGS, "graph() -> (status, ends, targets)"},
-    {"edge_classes", (PyCFunction)Core_edge_classes, METH_VARARGS, "edge_classes(kept, spent) -> uint16 bytes"},
+    {"edge_classes", (PyCFunction)Core_edge_classes, METH_NOARGS, "edge_classes() -> uint16 bytes"},
     {"dump", (PyCFunction)Core_dump, METH_NOARGS, "dump() -> bytes: a checkpoint of the search"},
     {"load", (PyCFunction)Core_load, METH_VARARGS, "load(bytes): restore a checkpoint into a fresh core"},
     {"has", (PyCFunction)Core_has, METH_VARARGS, "whether a key was visited"},

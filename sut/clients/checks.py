@@ -34,6 +34,11 @@ and 004; Java's ``AbstractCoordinator`` / ``ConsumerCoordinator`` 3.6.2):
   client received before its ``assigned`` callback);
 * ``revoke_before_rejoin`` — an eager client revokes (or loses) every partition before it sends
   JoinGroup (``onJoinPrepare``, KIP-429's eager protocol);
+* ``cooperative_revokes_moved_only`` — a cooperative client (``cooperative-sticky``, KIP-429)
+  revokes only the partitions its new assignment no longer holds, after the SyncGroup that took
+  them away (``ConsumerCoordinator.onJoinComplete``: ``revokedPartitions = ownedPartitions −
+  assignedPartitions``; ``onJoinPrepare`` revokes nothing under COOPERATIVE, Kafka 3.6.2), except
+  when it leaves the group (``onLeavePrepare`` revokes everything);
 * ``commit_covers_unprocessed`` — no OffsetCommit the coordinator accepted covers a record no
   application had processed when it was sent (seed 003);
 * ``every_record_processed`` — once faults stop, every record produced is processed by someone
@@ -42,6 +47,7 @@ and 004; Java's ``AbstractCoordinator`` / ``ConsumerCoordinator`` 3.6.2):
 
 from __future__ import annotations
 
+import struct
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -92,7 +98,8 @@ class Observation:
     produced: set[tuple[int, int]]
     settings: Settings
     now: float
-    #: clients whose consumer must revoke before rejoining (the eager protocol)
+    #: the consumers use the eager protocol (revoke everything before rejoining); False: the
+    #: cooperative one (KIP-429)
     eager: bool = True
 
     def requests(self, client: str | None = None, api: str | None = None) -> list[TraceRecord]:
@@ -207,6 +214,80 @@ def revoke_before_rejoin(obs: Observation) -> list[Violation]:
                     f"owning partitions {sorted(parts)} of generation {generation}: an eager consumer revokes first",
                 )
             )
+    return out
+
+
+#: How soon after a revocation a LeaveGroup shows it was ``onLeavePrepare``'s (everything revoked).
+LEAVE_WINDOW_S = 2.0
+
+
+def assignment_partitions(data: bytes) -> tuple[int, ...]:
+    """The partitions of a ``ConsumerProtocolAssignment`` (``ConsumerProtocol.java``, every
+    version: INT16 version, then an array of topics, each a STRING and an array of INT32
+    partitions; user data after). Bytes that are not one read as no partitions."""
+    try:
+        offset = 2
+        (topics,) = struct.unpack_from(">i", data, offset)
+        offset += 4
+        out: list[int] = []
+        for _ in range(max(topics, 0)):
+            (length,) = struct.unpack_from(">h", data, offset)
+            offset += 2 + max(length, 0)
+            (count,) = struct.unpack_from(">i", data, offset)
+            offset += 4
+            out += struct.unpack_from(f">{max(count, 0)}i", data, offset)
+            offset += 4 * max(count, 0)
+        return tuple(sorted(out))
+    except struct.error:
+        return ()
+
+
+def _sync_assignments(obs: Observation, client: str) -> list[tuple[float, int, set[int]]]:
+    """``(answered, generation, partitions)`` of each successful SyncGroup answer to ``client``."""
+    out = []
+    for r in obs.requests(client, "SyncGroup"):
+        at = _answered(r)
+        if at is None or _error(r) != "NONE" or not isinstance(r.request, dict):
+            continue
+        raw = r.answer.get("assignment") if isinstance(r.answer, dict) else None
+        data = bytes.fromhex(raw["hex"]) if isinstance(raw, dict) and "hex" in raw else b""
+        out.append((at, int(r.request["generation_id"]), set(assignment_partitions(data))))
+    return sorted(out, key=lambda s: s[0])
+
+
+def cooperative_revokes_moved_only(obs: Observation) -> list[Violation]:
+    """Under cooperative rebalancing each revocation takes only partitions the latest assignment
+    the client received no longer holds (see the module docstring). A revocation followed within
+    :data:`LEAVE_WINDOW_S` by the client's LeaveGroup, or after the driver closed it, revokes
+    everything and is not judged."""
+    if obs.eager:
+        return []
+    out = []
+    for client in obs.clients():
+        syncs = _sync_assignments(obs, client)
+        leaves = [r.mono for r in obs.requests(client, "LeaveGroup")]
+        closed = min((e.t for e in obs.events if e.client == client and e.kind == "close"), default=None)
+        for e in obs.events:
+            if e.client != client or e.kind != "revoked" or not e.data.get("partitions"):
+                continue
+            if (closed is not None and e.t >= closed) or any(e.t <= t <= e.t + LEAVE_WINDOW_S for t in leaves):
+                continue
+            before = [s for s in syncs if s[0] <= e.t]
+            if not before:
+                continue
+            _, generation, assigned = before[-1]
+            kept = sorted(set(e.data["partitions"]) & assigned)
+            if kept:
+                out.append(
+                    Violation(
+                        "cooperative_revokes_moved_only",
+                        client,
+                        e.t,
+                        f"{client} revoked partitions {kept} that its assignment of generation {generation} "
+                        f"({sorted(assigned)}) keeps: under cooperative rebalancing only the partitions that move "
+                        "are revoked (KIP-429)",
+                    )
+                )
     return out
 
 
@@ -519,6 +600,7 @@ CHECKS: dict[str, Callable[[Observation], list[Violation]]] = {
     "heartbeats_while_rebalancing": heartbeats_while_rebalancing,
     "exclusive_ownership": exclusive_ownership,
     "revoke_before_rejoin": revoke_before_rejoin,
+    "cooperative_revokes_moved_only": cooperative_revokes_moved_only,
     "commit_covers_unprocessed": commit_covers_unprocessed,
 }
 #: Checked only when a run ends (after faults stop and the consumers drained the topic).

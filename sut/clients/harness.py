@@ -29,10 +29,17 @@ from model.types import Errors
 from sut.broker import TansuBroker
 from sut.broker.tansu import _die_with_parent as die_with_parent
 from sut.clients.checks import ClientEvent, Observation, Settings, Violation, run_checks
-from sut.reference import CoordinatorConfig
+from sut.clients.refinement import CoordinatorRefinement, ServedStep, client_refines_consumer
+from sut.reference import CoordinatorConfig, StepRecord
 from sut.serve import CoordinatorServer, Fault, FaultKind, ServeOptions
 
 LIBRARIES = ("kafka-python", "confluent-kafka", "aiokafka")
+#: The rebalance protocols (KIP-429): ``eager`` (range assignor: revoke everything, then rejoin)
+#: and ``cooperative`` (cooperative-sticky: revoke only what moves, in a second rebalance).
+ASSIGNMENTS = ("eager", "cooperative")
+#: The libraries with a cooperative assignor: confluent-kafka (librdkafka's ``cooperative-sticky``)
+#: and kafka-python ≥ 2.3 (``CooperativeStickyAssignor``); aiokafka 0.14 has none.
+COOPERATIVE = ("kafka-python", "confluent-kafka")
 _runs = itertools.count(1)
 
 
@@ -47,10 +54,20 @@ class ClientOptions:
     partitions: int = 3
     produce_every_ms: int = 50
     mutant: str | None = None
+    #: ``eager`` or ``cooperative`` (:data:`ASSIGNMENTS`)
+    assignment: str = "eager"
 
     @property
     def settings(self) -> Settings:
         return Settings(self.session_timeout_ms, self.heartbeat_interval_ms, self.max_poll_interval_ms)
+
+
+def check_assignment(library: str, assignment: str) -> None:
+    """ValueError (one line) for an unknown protocol or one the library lacks."""
+    if assignment not in ASSIGNMENTS:
+        raise ValueError(f"unknown assignment {assignment!r}; known: {', '.join(ASSIGNMENTS)}")
+    if assignment == "cooperative" and library not in COOPERATIVE:
+        raise ValueError(f"{library} has no cooperative assignor; cooperative runs need {' or '.join(COOPERATIVE)}")
 
 
 class Cluster:
@@ -182,6 +199,7 @@ class Run:
     def __init__(self, cluster: Cluster, library: str, options: ClientOptions | None = None) -> None:
         if library not in LIBRARIES:
             raise ValueError(f"unknown client library {library!r}; known: {', '.join(LIBRARIES)}")
+        check_assignment(library, (options or ClientOptions()).assignment)
         assert cluster.server is not None
         self.cluster = cluster
         self.server = cluster.server
@@ -200,8 +218,22 @@ class Run:
         self._producer: threading.Thread | None = None
         self._names = itertools.count(1)
         self._closed = False
+        #: every atomic step of kgc serve's coordinators, with this run's group after it
+        self.served: list[ServedStep] = []
+        self.refinement = CoordinatorRefinement(
+            self.group, self.options.partitions, self.options.max_poll_interval_ms, self.server.handled_request
+        )
+        self.server.observe(self._on_step)
         atexit.register(self.close)
         self._create_topic()
+
+    def _on_step(self, node: int, record: StepRecord) -> None:
+        """kgc serve's observer (on its loop thread): keep the step with this run's group after it."""
+        snapshot = self.server.reference(node).introspect()
+        writes = tuple(w for w in snapshot.writes if w.group_id == self.group)
+        step = ServedStep(node, record, snapshot.groups.get(self.group), writes, time.monotonic())
+        with self._lock:
+            self.served.append(step)
 
     # ------------------------------------------------------------------ setup
     def _create_topic(self) -> None:
@@ -271,6 +303,7 @@ class Run:
             "auto_commit": auto_commit,
             "commit": commit,
             "poll_ms": 200,
+            "assignment": o.assignment,
         }
         self.workers[name] = Worker(name, config, self.events, self._lock)
         return name
@@ -346,21 +379,38 @@ class Run:
 
     # ------------------------------------------------------------------ observation and checks
     def records(self) -> list[Any]:
+        """This run's clients' requests: their client ids, and for a group request this run's
+        group (a consumer of an earlier run on the same cluster had the same name, and a request
+        it wrote just before it was killed may be read after this run began)."""
         clients = set(self.workers)
         return [
             r
             for r in self.server.trace.snapshot(self.trace_start)
-            if r.kind == "request" and r.client_id in clients and r.api != "ApiVersions"
+            if r.kind == "request"
+            and r.client_id in clients
+            and r.api != "ApiVersions"
+            and _group_of(r.request) in (None, self.group)
         ]
 
     def observation(self) -> Observation:
         with self._lock:
             events = list(self.events)
             produced = set(self.produced)
-        return Observation(self.records(), events, produced, self.options.settings, time.monotonic())
+        eager = self.options.assignment == "eager"
+        return Observation(self.records(), events, produced, self.options.settings, time.monotonic(), eager)
 
     def check(self, final: bool = False) -> list[Violation]:
-        return run_checks(self.observation(), final)
+        """Every check of ``sut.clients.checks``, the client side of refinement
+        (``client_refines_consumer``) and the coordinator side (``trace_refines_model``) on the
+        steps served so far; violations in time order."""
+        obs = self.observation()
+        with self._lock:
+            served = list(self.served)
+        out = run_checks(obs, final) + client_refines_consumer(obs)
+        violation = self.refinement.feed(served, obs.events, final)
+        if violation is not None:
+            out.append(violation)
+        return sorted(out, key=lambda v: v.t)
 
     def drain(self, timeout_s: float = 40.0) -> bool:
         """Faults stop, the producer stops, a consumer runs normally, until every record produced
@@ -393,6 +443,7 @@ class Run:
             return
         self._closed = True
         atexit.unregister(self.close)
+        self.server.unobserve(self._on_step)
         self._stop_producing.set()
         for worker in self.workers.values():
             if worker.process.poll() is None:
@@ -400,6 +451,13 @@ class Run:
         self.server.faults.clear()
         if self._producer is not None:
             self._producer.join(15)
+
+
+def _group_of(request: Any) -> str | None:
+    """The group a traced request names, None for a request of no group."""
+    if isinstance(request, list):
+        return _group_of(request[0]) if request else None
+    return str(request["group_id"]) if isinstance(request, dict) and "group_id" in request else None
 
 
 def replay_steps(

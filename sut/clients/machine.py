@@ -73,6 +73,7 @@ def write_failure(run: Run, violations: list[Violation], out_dir: Path) -> Path:
             "heartbeat_interval_ms": run.options.heartbeat_interval_ms,
             "max_poll_interval_ms": run.options.max_poll_interval_ms,
             "partitions": run.options.partitions,
+            "assignment": run.options.assignment,
         },
         "steps": [s.to_json() for s in run.steps],
         "violations": [{"check": v.check, "client": v.client, "message": v.message} for v in violations],

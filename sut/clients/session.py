@@ -22,8 +22,9 @@ from hypothesis.errors import HypothesisException
 from hypothesis.stateful import run_state_machine_as_test
 
 from sut.clients.checks import CHECKS, FINAL_CHECKS, Violation
-from sut.clients.harness import LIBRARIES, ClientOptions, Cluster, Run, replay_steps
+from sut.clients.harness import LIBRARIES, ClientOptions, Cluster, Run, check_assignment, replay_steps
 from sut.clients.machine import Findings, load_failure, machine_for
+from sut.clients.refinement import CONSUMER_CHECK, COORDINATOR_CHECK
 
 KNOWN_FORMAT = "kgc-known-client-findings"
 
@@ -54,7 +55,7 @@ def load_known(path: Path) -> list[KnownFinding]:
             )
         except (KeyError, TypeError):
             raise ValueError(f"{path}: findings[{i}] needs library, check, version and note") from None
-        if finding.check not in CHECKS and finding.check not in FINAL_CHECKS:
+        if finding.check not in {*CHECKS, *FINAL_CHECKS, CONSUMER_CHECK, COORDINATOR_CHECK}:
             raise ValueError(f"{path}: findings[{i}]: unknown check {finding.check!r}")
         out.append(finding)
     return out
@@ -127,6 +128,7 @@ def run_session(
     """Search ``library`` with ``budget`` examples of at most ``steps`` rules (see the module)."""
     if library not in LIBRARIES:
         raise ValueError(f"unknown client library {library!r}; known: {', '.join(LIBRARIES)}")
+    check_assignment(library, (options or ClientOptions()).assignment)
     filed = {k.check: k for k in (known or []) if k.library == library}
     started = time.monotonic()
     findings: dict[str, Finding] = {}
@@ -190,8 +192,10 @@ def replay_file(
     document = document if document is not None else load_failure(path)
     library = str(document["library"])
     fields = {"session_timeout_ms", "heartbeat_interval_ms", "max_poll_interval_ms", "partitions"}
-    given = {k: int(v) for k, v in document.get("options", {}).items() if k in fields}
-    options = ClientOptions(**given)  # type: ignore[arg-type]
+    given: dict[str, Any] = {k: int(v) for k, v in document.get("options", {}).items() if k in fields}
+    given["assignment"] = str(document.get("options", {}).get("assignment", "eager"))
+    check_assignment(library, given["assignment"])
+    options = ClientOptions(**given)
     with Cluster(mutant if mutant is not None else document.get("mutant")) as cluster:
         run = replay_steps(cluster, library, document["steps"], options)
         try:

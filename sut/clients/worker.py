@@ -91,6 +91,13 @@ class Loop:
         return once or (self.commit if self.commit != "none" else None)
 
 
+def cooperative(config: dict[str, Any]) -> bool:
+    """Whether the run uses the cooperative protocol (KIP-429): ``cooperative-sticky`` instead of
+    ``range``. The rebalance listeners are the same: under cooperative they are called with the
+    partitions added and revoked only (``ConsumerCoordinator.onJoinComplete``)."""
+    return config.get("assignment", "eager") == "cooperative"
+
+
 def _tps(partitions: Any) -> list[int]:
     return sorted(int(tp.partition) for tp in partitions)
 
@@ -103,6 +110,8 @@ def _tps(partitions: Any) -> list[int]:
 def run_kafka_python(config: dict[str, Any], loop: Loop) -> None:
     from kafka import KafkaConsumer, OffsetAndMetadata, TopicPartition
     from kafka.consumer.subscription_state import ConsumerRebalanceListener
+    from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
+    from kafka.coordinator.assignors.range import RangePartitionAssignor
 
     class Listener(ConsumerRebalanceListener):  # type: ignore[misc]
         def on_partitions_revoked(self, revoked: Any) -> None:
@@ -127,6 +136,9 @@ def run_kafka_python(config: dict[str, Any], loop: Loop) -> None:
         request_timeout_ms=int(config.get("request_timeout_ms", 5000)),
         retry_backoff_ms=100,
         reconnect_backoff_ms=50,
+        partition_assignment_strategy=(
+            [CooperativeStickyAssignor] if cooperative(config) else [RangePartitionAssignor]
+        ),
     )
     consumer.subscribe([config["topic"]], listener=Listener())
     emit("started", library="kafka-python", version=_version("kafka-python"))
@@ -183,7 +195,7 @@ def run_confluent(config: dict[str, Any], loop: Loop) -> None:
             "session.timeout.ms": int(config["session_timeout_ms"]),
             "heartbeat.interval.ms": int(config["heartbeat_interval_ms"]),
             "max.poll.interval.ms": int(config["max_poll_interval_ms"]),
-            "partition.assignment.strategy": "range",
+            "partition.assignment.strategy": "cooperative-sticky" if cooperative(config) else "range",
             "topic.metadata.refresh.interval.ms": 1000,
             "reconnect.backoff.ms": 50,
             "retry.backoff.ms": 100,

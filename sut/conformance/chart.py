@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from diagrams.render import write_atomically
-from diagrams.sequence import STATE_COLOURS, render_svg, validate_trace
-from explorer.trace import TRACE_FORMAT, TRACE_VERSION
-from sut.conformance.differential import sender
-from sut.conformance.divergence import API_OF_OP, Divergence
+from diagrams.sequence import STATE_COLOURS, render_svg
+from explorer.trace import TRACE_FORMAT, TRACE_VERSION, validate_trace
+from sut.conformance.divergence import Divergence
+from sut.scenario import ops
 
 
 def trace_document(divergence: Divergence, broker: bool = False) -> dict[str, Any]:
@@ -31,7 +31,7 @@ def trace_document(divergence: Divergence, broker: bool = False) -> dict[str, An
     ``broker`` of the broker's observed run (its answers, the answers its holds released, its
     DescribeGroups states; a state name Kafka does not have is drawn as Empty and named in the
     description)."""
-    steps = divergence.request
+    steps = [ops.as_step(s) for s in divergence.request]
     source = divergence.broker_outcome if broker else divergence.kafka_outcome
     outcomes = [_with_later(o) for o in source[: len(steps)]]
     odd: dict[str, list[int]] = {}
@@ -61,7 +61,7 @@ def trace_document(divergence: Divergence, broker: bool = False) -> dict[str, An
         "initial": {"group": {"state": "Empty", "generation": 0}},
         "steps": trace_steps,
     }
-    validate_trace(document, "divergence chart")
+    validate_trace(document, "divergence chart", model=False)
     return document
 
 
@@ -130,14 +130,18 @@ def _kafka_states(outcome: dict[str, Any], index: int, odd: dict[str, list[int]]
 NO_MEMBER = "no-member"
 
 
-def _names(steps: Sequence[Mapping[str, Any]]) -> list[str]:
+def _names(steps: Sequence[ops.Step]) -> list[str]:
     seen: dict[str, None] = {}
     for step in steps:
-        if step.get("member") is not None:
-            seen.setdefault(str(step["member"]), None)
-        for entry in step.get("members", []):
-            seen.setdefault(str(entry["member"]), None)
-        if step.get("op") in API_OF_OP and sender(step) is None:
+        match step:
+            case ops.Join(member=str(member)) | ops.Sync(member=str(member)) | ops.Heartbeat(member=str(member)):
+                seen.setdefault(member, None)
+            case ops.Commit(member=str(member)):
+                seen.setdefault(member, None)
+            case ops.Leave(members=members):
+                for entry in members:
+                    seen.setdefault(entry.member, None)
+        if step.api is not None and ops.sender(step) is None:
             seen.setdefault(NO_MEMBER, None)
     return list(seen)
 
@@ -157,10 +161,9 @@ def _short(value: Any) -> str:
 
 
 def _trace_step(
-    index: int, steps: Sequence[Mapping[str, Any]], outcome: Mapping[str, Any], rename: Mapping[str, str]
+    index: int, steps: Sequence[ops.Step], outcome: Mapping[str, Any], rename: Mapping[str, str]
 ) -> dict[str, Any]:
     step = steps[index]
-    op = str(step["op"])
     group = outcome.get("group") or {}
     answers = [
         {
@@ -177,38 +180,43 @@ def _trace_step(
         "state_path": list(outcome.get("state_path", [])),
         "evicted": [rename.get(e, e) for e in outcome.get("evicted", [])],
     }
-    if op not in API_OF_OP:
+    if step.api is None:
         return {**entry, "actor": "coordinator", "action": _action(step), "answers": answers}
-    actor = rename[sender(step) or NO_MEMBER]
+    actor = rename[ops.sender(step) or NO_MEMBER]
     request = _request(step, rename)
     response = outcome.get("response")
     if isinstance(response, dict):
         answers.insert(0, {"to": actor, "response": _response(step, response, rename), "parked": False, "read": True})
-    return {**entry, "actor": actor, "action": op, "sent": request, "handled": [request], "answers": answers}
+    return {**entry, "actor": actor, "action": step.op, "sent": request, "handled": [request], "answers": answers}
 
 
-def _action(step: Mapping[str, Any]) -> str:
-    if step["op"] == "advance_time":
-        return f"◷ {step['ms']} ms pass"
-    return str(step["op"])
+def _action(step: ops.Step) -> str:
+    if isinstance(step, ops.AdvanceTime):
+        return f"◷ {step.ms} ms pass"
+    return step.op
 
 
-def _request(step: Mapping[str, Any], rename: Mapping[str, str]) -> dict[str, Any]:
-    request: dict[str, Any] = {"api": API_OF_OP[str(step["op"])]}
-    if step.get("member") is not None:
-        request["member"] = rename[str(step["member"])]
-    elif step.get("members"):
-        request["member"] = ", ".join(rename[str(m["member"])] for m in step["members"])
-    if "generation" in step:
-        request["generation"] = step["generation"]
-    if isinstance(step.get("assignment"), dict):
-        request["assignment"] = {rename.get(k, k): [v] for k, v in step["assignment"].items()}
+def _request(step: ops.Step, rename: Mapping[str, str]) -> dict[str, Any]:
+    assert step.api is not None
+    request: dict[str, Any] = {"api": step.api.label}
+    match step:
+        case ops.Join(member=member) | ops.Sync(member=member) | ops.Heartbeat(member=member):
+            request["member"] = rename[member]
+        case ops.Commit(member=str(member)):
+            request["member"] = rename[member]
+        case ops.Leave(members=members):
+            request["member"] = ", ".join(rename[m.member] for m in members)
+    if isinstance(step, ops.Sync | ops.Heartbeat | ops.Commit):
+        request["generation"] = step.generation
+    if isinstance(step, ops.Sync) and step.assignment is not None:
+        request["assignment"] = {rename.get(k, k): [v] for k, v in step.assignment.items()}
     return request
 
 
-def _response(step: Mapping[str, Any], answer: Mapping[str, Any], rename: Mapping[str, str]) -> dict[str, Any]:
-    response: dict[str, Any] = {"api": API_OF_OP.get(str(step["op"]), str(step["op"])), "error": answer.get("error")}
-    if answer.get("error") == "NONE" and step["op"] == "join":
+def _response(step: ops.Step, answer: Mapping[str, Any], rename: Mapping[str, str]) -> dict[str, Any]:
+    api = step.api.label if step.api is not None else step.op
+    response: dict[str, Any] = {"api": api, "error": answer.get("error")}
+    if answer.get("error") == "NONE" and isinstance(step, ops.Join):
         response["generation"] = answer.get("generation")
         if answer.get("leader"):
             response["leader"] = rename.get(answer["leader"], answer["leader"])

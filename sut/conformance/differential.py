@@ -29,8 +29,9 @@ from typing import Any, Protocol
 from sut.broker.address import Address
 from sut.conformance.divergence import Divergence, describe, kind_of
 from sut.conformance.lockstep import Lockstep
-from sut.interface import GroupCoordinator
-from sut.scenario.format import Scenario, ScenarioConfig, ScenarioError, Step, parse
+from sut.interface.coordinator import GroupCoordinator
+from sut.scenario.format import FORMAT, FORMAT_VERSION, Scenario, ScenarioConfig, ScenarioError, parse
+from sut.scenario.ops import AdvanceTime, Commit, Fetch, Join, Step, Sync, as_step, sender
 from sut.scenario.result import PASSED, SKIPPED, ScenarioResult
 from sut.scenario.runner import missing_capability, run_scenario
 from sut.scenario.symbols import parse_partition
@@ -50,9 +51,7 @@ def hold_for(scenario: Scenario) -> float:
     enough for a broker holding a JoinGroup for S/2 or a SyncGroup for 0.8 × S (tansu)."""
     config = scenario.config
     sessions = [config.session_timeout_ms] + [
-        int(s.fields["session_timeout_ms"])
-        for s in scenario.steps
-        if s.op == "join" and "session_timeout_ms" in s.fields
+        s.session_timeout_ms for s in scenario.steps if isinstance(s, Join) and s.session_timeout_ms is not None
     ]
     valid = [s for s in sessions if config.min_session_timeout_ms <= s <= config.max_session_timeout_ms]
     return max(valid or [config.session_timeout_ms]) / 1000 + HOLD_MARGIN_S
@@ -66,8 +65,8 @@ def catch_up_for(scenario: Scenario) -> int:
     config = scenario.config
     timeouts = [config.session_timeout_ms, config.rebalance_timeout_ms]
     for step in scenario.steps:
-        if step.op == "join":
-            timeouts += [int(step.fields.get(k, 0)) for k in ("session_timeout_ms", "rebalance_timeout_ms")]
+        if isinstance(step, Join):
+            timeouts += [step.session_timeout_ms or 0, step.rebalance_timeout_ms or 0]
     shortest = min(t for t in timeouts if t > 0)
     return max(0, min(2 * config.initial_rebalance_delay_ms + 1_000, shortest - 500))
 
@@ -237,7 +236,7 @@ class Differential:
                 f"step {mismatch.step} {mismatch.field}: {mismatch.expected}" if mismatch else ""
             )
             return Outcome(source, skipped=f"the reference's run is not usable as Kafka's outcome ({why})")
-        conflict = parked_conflict(oracle_doc["steps"], reference)
+        conflict = parked_conflict(oracle_scenario.steps, reference)
         if conflict is not None:
             return Outcome(source, skipped=conflict)
         expected_doc = {
@@ -287,7 +286,7 @@ class Differential:
             # The broker failed outside a request of the sequence (connecting, finding the
             # coordinator, creating topics, closing): a finding of its own, never a crash.
             text = f"{type(exc).__name__}: {exc}"
-            kind = kind_of(doc["steps"], config, 0, "exception", "an answer", text)
+            kind = kind_of(scenario.steps, config, 0, "exception", "an answer", text)
             failure = Divergence(
                 kind=kind,
                 description=f"step 0: {text}",
@@ -334,7 +333,7 @@ class Differential:
         reason = missing_capability(scenario, self.target.capabilities())
         if reason is not None:
             return reason
-        waiting = sum(s.fields["ms"] for s in scenario.steps if s.op == "advance_time") / 1000
+        waiting = sum(s.ms for s in scenario.steps if isinstance(s, AdvanceTime)) / 1000
         if waiting > self.max_wait_s:
             return f"waits {waiting:g} s of real time (more than --max-wait {self.max_wait_s:g} s)"
         return None
@@ -355,27 +354,18 @@ class Differential:
         }
 
 
-def sender(step: Mapping[str, Any]) -> str | None:
-    """The client whose connection carries the step's request (a leave's first member)."""
-    member = step.get("member")
-    if member is not None:
-        return str(member)
-    members = step.get("members") or []
-    return str(members[0]["member"]) if members else None
-
-
-def parked_after(steps: Sequence[Mapping[str, Any]], result: ScenarioResult) -> dict[str, int]:
+def parked_after(steps: Sequence[Step | Mapping[str, Any]], result: ScenarioResult) -> dict[str, int]:
     """Clients whose JoinGroup or SyncGroup is still parked after the run, with its step."""
     parked: dict[int, str] = {}
     for report in result.steps:
         for completion in report.actual.get("completions", []):
             parked.pop(completion["step"], None)
         if report.actual.get("response") == "PENDING":
-            parked[report.index] = str(steps[report.index].get("member"))
+            parked[report.index] = str(sender(steps[report.index]))
     return {client: index for index, client in parked.items()}
 
 
-def parked_conflict(steps: Sequence[Mapping[str, Any]], result: ScenarioResult) -> str | None:
+def parked_conflict(steps: Sequence[Step | Mapping[str, Any]], result: ScenarioResult) -> str | None:
     """Why the sequence is not one a real client sends on the reference's timing: a client sending
     while its own JoinGroup or SyncGroup is parked (one request in flight per connection,
     reference §1), or None."""
@@ -386,12 +376,12 @@ def parked_conflict(steps: Sequence[Mapping[str, Any]], result: ScenarioResult) 
         if waiting is not None:
             return (
                 f"with the broker's settings, client {who} sends step {report.index} while its "
-                f"{steps[waiting]['op']} of step {waiting} is parked"
+                f"{as_step(steps[waiting]).op} of step {waiting} is parked"
             )
         for completion in report.actual.get("completions", []):
             parked.pop(completion["step"], None)
         if report.actual.get("response") == "PENDING":
-            parked[report.index] = str(steps[report.index].get("member"))
+            parked[report.index] = str(sender(steps[report.index]))
     return None
 
 
@@ -402,7 +392,7 @@ def reference_coordinator(config: ScenarioConfig) -> GroupCoordinator:
 
 def scenario_from(doc: Mapping[str, Any], source: str) -> Scenario:
     """Validate one scenario entry (``ScenarioError`` names the problem)."""
-    document = {"format": "kgc-scenarios", "format_version": 1, "scenarios": [doc]}
+    document = {"format": FORMAT, "format_version": FORMAT_VERSION, "scenarios": [doc]}
     return parse(document, source).scenarios[0]
 
 
@@ -411,9 +401,9 @@ def observable(actual: Mapping[str, Any], steps: Sequence[Step], index: int) -> 
     (the step's own and those of parked requests) and the group's state and members."""
     group = actual.get("group")
     return {
-        "response": _answer_fields(steps[index].op, actual.get("response")),
+        "response": _answer_fields(steps[index], actual.get("response")),
         "completions": [
-            {"step": c["step"], "member": c["member"], **_answer_fields(steps[c["step"]].op, _bare(c))}
+            {"step": c["step"], "member": c["member"], **_answer_fields(steps[c["step"]], _bare(c))}
             for c in actual.get("completions", [])
         ],
         "group": None if group is None else _group_fields(group),
@@ -438,13 +428,13 @@ def _bare(completion: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in completion.items() if k not in ("step", "member")}
 
 
-def _answer_fields(op: str, answer: Any) -> Any:
+def _answer_fields(step: Step, answer: Any) -> Any:
     """An answer as the scenario format writes it: a JoinGroup error answer carries only its error
     (and whether it bound a member id), a SyncGroup error answer no assignment."""
     if not isinstance(answer, dict):
         return answer
     if answer.get("error") == "NONE":
-        if op != "join":
+        if not isinstance(step, Join):
             return answer
         kept = dict(answer)
         if not _nameable(kept.get("members", [])):
@@ -452,9 +442,9 @@ def _answer_fields(op: str, answer: Any) -> Any:
         if kept.get("leader") is not None and not _nameable([kept["leader"]]):
             kept.pop("leader")
         return kept
-    if op == "join":
+    if isinstance(step, Join):
         return {k: v for k, v in answer.items() if k in ("error", "binds_member_id")}
-    if op == "sync":
+    if isinstance(step, Sync):
         return {"error": answer["error"]}
     return answer
 
@@ -463,7 +453,9 @@ def _topics(scenario: Scenario) -> dict[str, int]:
     """Topics the scenario commits to or fetches, with enough partitions."""
     counts: dict[str, int] = {}
     for step in scenario.steps:
-        names = list(step.get("offsets", {})) if step.op == "commit" else list(step.get("partitions", []))
+        names = (
+            list(step.offsets) if isinstance(step, Commit) else list(step.partitions) if isinstance(step, Fetch) else []
+        )
         for text in names:
             tp = parse_partition(text)
             counts[tp.topic] = max(counts.get(tp.topic, 0), tp.partition + 1)

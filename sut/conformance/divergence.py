@@ -20,16 +20,7 @@ from typing import Any
 
 from sut.scenario.compare import ABSENT, UNOBSERVED
 from sut.scenario.format import ScenarioConfig
-
-#: The Kafka API of each scenario op that sends a request.
-API_OF_OP = {
-    "join": "JoinGroup",
-    "sync": "SyncGroup",
-    "heartbeat": "Heartbeat",
-    "leave": "LeaveGroup",
-    "commit": "OffsetCommit",
-    "fetch": "OffsetFetch",
-}
+from sut.scenario.ops import API_OF_OP, Join, Leave, Step, as_step
 
 #: ``kind`` words of the wire errors (``sut.wire.errors``), by exception class name.
 WIRE_FAILURES = {
@@ -143,16 +134,6 @@ def group_by_kind(divergences: Iterable[Divergence]) -> list[DivergenceGroup]:
 # --------------------------------------------------------------------------------------------------
 
 
-def join_version(step: Mapping[str, Any], config: ScenarioConfig) -> int:
-    """The JoinGroup version the scenario runner sends for a join step: its ``api_version``, else
-    v5 when the member must obtain its id first or is static, v3 otherwise
-    (``sut.scenario.runner``; reference §3)."""
-    if isinstance(step.get("api_version"), int):
-        return int(step["api_version"])
-    known = step.get("require_known_member_id", config.require_known_member_id)
-    return 5 if known or step.get("group_instance_id") is not None else 3
-
-
 def join_class(version: int) -> str:
     """The JoinGroup versions that Kafka 3.6.2 answers alike, as kinds name them: v0-v3 admit a
     new member at once, v4 first hands out its id (KIP-394), v5+ also carry group.instance.id
@@ -165,7 +146,12 @@ def join_class(version: int) -> str:
 
 
 def kind_of(
-    steps: Sequence[Mapping[str, Any]], config: ScenarioConfig, step: int, field_name: str, expected: Any, actual: Any
+    steps: Sequence[Step | Mapping[str, Any]],
+    config: ScenarioConfig,
+    step: int,
+    field_name: str,
+    expected: Any,
+    actual: Any,
 ) -> str:
     """The stable name of a departure at ``field_name`` of ``steps[step]``."""
     if field_name == "exception":
@@ -175,7 +161,8 @@ def kind_of(
         target = int(completion.group(1))
         # When an answer comes (after being parked) does not depend on the request's version once
         # the member is admitted: the API alone names these kinds.
-        api = API_OF_OP.get(str(steps[target].get("op")), str(steps[target].get("op")))
+        parked = as_step(steps[target])
+        api = parked.api.label if parked.api is not None else parked.op
         sub = completion.group(2)
         if sub is None:
             if expected == ABSENT:
@@ -202,16 +189,16 @@ def kind_of(
     return f"{field_name} differs from Kafka's"
 
 
-def _api(steps: Sequence[Mapping[str, Any]], config: ScenarioConfig, index: int) -> str:
-    step = steps[index]
-    op = str(step.get("op"))
-    api = API_OF_OP.get(op, op)
-    if op == "join":
-        api += f" {join_class(join_version(step, config))}"
-        if step.get("group_instance_id") is not None:
-            api += " (static member)"
-    elif op == "leave" and isinstance(step.get("api_version"), int) and step["api_version"] < 3:
-        api += " v0-v2"
+def _api(steps: Sequence[Step | Mapping[str, Any]], config: ScenarioConfig, index: int) -> str:
+    step = as_step(steps[index])
+    api = step.api.label if step.api is not None else step.op
+    match step:
+        case Join():
+            api += f" {join_class(step.version(config))}"
+            if step.group_instance_id is not None:
+                api += " (static member)"
+        case Leave(api_version=int(version)) if version < 3:
+            api += " v0-v2"
     return api
 
 

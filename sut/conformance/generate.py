@@ -49,8 +49,8 @@ from sut.conformance.divergence import Divergence
 from sut.fuzz.client import Client
 from sut.fuzz.machine import TOPIC, CoordinatorMachine
 from sut.fuzz.target import GROUP_ID, FuzzOptions, FuzzTarget
-from sut.interface import (
-    Failover,
+from sut.interface.coordinator import Failover
+from sut.interface.messages import (
     HeartbeatRequest,
     JoinGroupProtocol,
     LeaveGroupRequest,
@@ -58,12 +58,12 @@ from sut.interface import (
     OffsetCommitPartition,
     OffsetCommitRequest,
     RequestId,
-    StoreCompletion,
     SyncGroupRequest,
     TopicPartition,
 )
 from sut.reference import CoordinatorConfig, ReferenceCoordinator
-from sut.reference.profiles import profile_named
+from sut.reference.controls import StoreCompletion
+from sut.scenario.ops import Commit, Heartbeat, Join, Leave, Leaver, Step, Sync, dump
 
 #: The client timeouts of generated sequences: Kafka's smallest default session timeout.
 TIMEOUT_MS = 6_000
@@ -127,13 +127,7 @@ class OracleTarget(FuzzTarget):
 def oracle_target(options: FuzzOptions) -> FuzzTarget:
     """A fresh reference coordinator whose writes complete inside the request (as a broker's
     appear to its clients)."""
-    config = CoordinatorConfig(
-        group_min_session_timeout_ms=options.min_session_timeout_ms,
-        group_max_session_timeout_ms=options.max_session_timeout_ms,
-        group_initial_rebalance_delay_ms=options.initial_rebalance_delay_ms,
-        group_max_size=options.group_max_size,
-        profile=profile_named(options.profile),
-    )
+    config = CoordinatorConfig.of(options, options.profile)
     return OracleTarget(ReferenceCoordinator(config, StoreCompletion.IMMEDIATE, 0), "reference (oracle)")
 
 
@@ -276,16 +270,16 @@ class DifferentialMachine(CoordinatorMachine):
         FENCED_INSTANCE_ID or UNKNOWN_MEMBER_ID, ``GroupCoordinator.handleHeartbeat``)."""
         c = self._pick(data, CoordinatorMachine._member)
         generation, member_id, instance = c.generation, c.member_id, None
-        op: dict[str, Any] = {"op": "heartbeat", "member": c.name, "generation": c.generation}
+        op = Heartbeat(c.name, c.generation)
         if what == "generation":
             generation += GENERATION_AHEAD
-            op["generation"] = generation
+            op = dataclasses.replace(op, generation=generation)
         elif what == "member":
             member_id = GHOST_MEMBER
-            op["member_id"] = f"ID:{GHOST_MEMBER}"
+            op = dataclasses.replace(op, member_id=f"ID:{GHOST_MEMBER}")
         else:
             instance = GHOST_INSTANCE
-            op["group_instance_id"] = GHOST_INSTANCE
+            op = dataclasses.replace(op, group_instance_id=GHOST_INSTANCE)
         request = HeartbeatRequest(GROUP_ID, generation, member_id, instance)
         abstract = Request(ApiKey.HEARTBEAT, self.ids.get(c.member_id), c.generation)
         self._send(c, op, ApiKey.HEARTBEAT, lambda: self.coordinator.heartbeat(request), abstract, 0, c.member_id)
@@ -298,18 +292,17 @@ class DifferentialMachine(CoordinatorMachine):
         3.6.2 ``handleCommitOffsets`` / ``validateOffsetCommit``)."""
         c = self._pick(data, CoordinatorMachine._member)
         generation, member_id = c.generation, c.member_id
-        op: dict[str, Any] = {"op": "commit", "member": c.name}
+        sent_id: str | None = None
         if what == "generation":
             generation += GENERATION_AHEAD
         elif what == "member":
             member_id = GHOST_MEMBER
-            op["member_id"] = f"ID:{GHOST_MEMBER}"
+            sent_id = f"ID:{GHOST_MEMBER}"
         else:
             generation, member_id = -1, ""
-            op["member_id"] = "UNKNOWN"
+            sent_id = "UNKNOWN"
         offset = next(self.offsets)
-        op["generation"] = generation
-        op["offsets"] = {f"{TOPIC}-0": offset}
+        op = Commit(generation, {f"{TOPIC}-0": offset}, member=c.name, member_id=sent_id)
         request = OffsetCommitRequest(
             GROUP_ID, generation, member_id, (OffsetCommitPartition(TopicPartition(TOPIC, 0), offset),)
         )
@@ -326,7 +319,7 @@ class DifferentialMachine(CoordinatorMachine):
         c = self._pick(data, CoordinatorMachine._member)
         generation = c.generation + GENERATION_AHEAD
         request = SyncGroupRequest(GROUP_ID, generation, c.member_id)
-        op: dict[str, Any] = {"op": "sync", "member": c.name, "generation": generation}
+        op = Sync(c.name, generation)
         abstract = Request(ApiKey.SYNC_GROUP, self.ids.get(c.member_id), c.generation)
         self._send(c, op, ApiKey.SYNC_GROUP, lambda: self.coordinator.sync(request), abstract, 0, c.member_id)
 
@@ -337,11 +330,7 @@ class DifferentialMachine(CoordinatorMachine):
         v3, top-level before)."""
         c = self._pick(data)
         request = LeaveGroupRequest(GROUP_ID, (MemberIdentity(GHOST_MEMBER),), version)
-        op: dict[str, Any] = {
-            "op": "leave",
-            "members": [{"member": c.name, "member_id": f"ID:{GHOST_MEMBER}"}],
-            "api_version": version,
-        }
+        op = Leave((Leaver(c.name, member_id=f"ID:{GHOST_MEMBER}"),), api_version=version)
         abstract = Request(ApiKey.LEAVE_GROUP, self.ids.get(c.member_id))
         # The client did not leave: it named another member id (the machine's send forgets the
         # client's own membership for every LeaveGroup).
@@ -353,7 +342,7 @@ class DifferentialMachine(CoordinatorMachine):
     def _send(
         self,
         c: Client,
-        op: dict[str, Any],
+        op: Step,
         api: ApiKey,
         call: Any,
         abstract: Request,
@@ -362,8 +351,8 @@ class DifferentialMachine(CoordinatorMachine):
     ) -> None:
         """The machine's send, with the drawn version written into the step and the request."""
         version = self._draw_version
-        if version is not None and api in (ApiKey.JOIN_GROUP, ApiKey.LEAVE_GROUP) and "api_version" not in op:
-            op["api_version"] = version
+        if version is not None and isinstance(op, Join | Leave) and op.api_version is None:
+            op = dataclasses.replace(op, api_version=version)
             original = call
 
             def call() -> RequestId:  # noqa: F811 - the same request at the drawn version
@@ -389,7 +378,7 @@ class DifferentialMachine(CoordinatorMachine):
         super().teardown()
         if not self.recorder.steps:
             return
-        divergence = type(self).JUDGE(list(self.recorder.steps), self.recorder.config)
+        divergence = type(self).JUDGE([dump(step) for step in self.recorder.steps], self.recorder.config)
         if divergence is not None:
             raise DivergenceFound(divergence)
 

@@ -36,6 +36,7 @@ and the sequence's remaining steps are not compared, so nothing after it is misa
 from __future__ import annotations
 
 import copy
+import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,9 +44,11 @@ from typing import Any
 
 from sut.conformance.divergence import Divergence, describe, kind_of
 from sut.conformance.properties import ObservedProperties
-from sut.interface import Clock, GroupCoordinator, RequestId, Response
+from sut.interface.coordinator import Clock, GroupCoordinator
+from sut.interface.messages import RequestId, Response
 from sut.scenario.compare import ABSENT, FieldResult, compare_step, matches
-from sut.scenario.format import Scenario, ScenarioConfig, Step
+from sut.scenario.format import Scenario, ScenarioConfig
+from sut.scenario.ops import Commit, Heartbeat, Join, Leave, Step, Sync
 from sut.scenario.runner import _Run as StepRunner
 from sut.scenario.targets import GROUP_ID  # the runner's per-step executor, one per side
 from sut.wire import WireCoordinator
@@ -55,7 +58,7 @@ from sut.wire.errors import NoResponse, WireError
 CATCH_UP_STEP_MS = 100
 #: Ops whose answers, when they differ in kind (an error against NONE), leave the two groups in
 #: states no later request can reconcile: membership and generations are decided by them.
-STATEFUL_OPS = ("join", "sync", "leave")
+STATEFUL_OPS = (Join, Sync, Leave)
 
 
 @dataclass
@@ -97,7 +100,7 @@ class Lockstep:
         oracle: GroupCoordinator,
         broker: GroupCoordinator,
         observable: Callable[[Mapping[str, Any], Sequence[Step], int], dict[str, Any]],
-        answer_fields: Callable[[str, Any], Any],
+        answer_fields: Callable[[Step, Any], Any],
         source: str,
         hold_s: float,
         catch_up_ms: int,
@@ -133,10 +136,10 @@ class Lockstep:
     def run(self) -> LockstepResult:
         self.oracle.coordinator.take_events()
         self.broker.coordinator.take_events()
-        for step in self.scenario.steps:
-            self.step_index = step.index
+        for index, step in enumerate(self.scenario.steps):
+            self.step_index = index
             try:
-                self._one(step)
+                self._one(index, step)
             except _Stop as stop:
                 self.result.unresynced = str(stop)
                 break
@@ -152,7 +155,7 @@ class Lockstep:
         broker = self.broker.coordinator
         if not isinstance(broker, WireCoordinator) or not self.scenario.steps:
             return
-        index = self.scenario.steps[-1].index
+        index = len(self.scenario.steps) - 1
         kafka = self.oracle.coordinator.describe_group(GROUP_ID)
         listed = kafka.state not in ("Dead", "")
         try:
@@ -178,28 +181,28 @@ class Lockstep:
         for kind, f in found:
             self._add(kind, index, f)
 
-    def _one(self, step: Step) -> None:
-        kafka = self._execute(self.oracle, step)
+    def _one(self, index: int, step: Step) -> None:
+        kafka = self._execute(self.oracle, index, step)
         self.result.kafka.append(kafka.actual)
-        self._note_answers(kafka.actual, self.kafka_answers, self.kafka_leaders, step.index)
-        expected = self.observable(kafka.actual, self.scenario.steps, step.index)
+        self._note_answers(kafka.actual, self.kafka_answers, self.kafka_leaders, index)
+        expected = self.observable(kafka.actual, self.scenario.steps, index)
         try:
-            broker = self._execute(self.broker, self._for_broker(step))
+            broker = self._execute(self.broker, index, self._for_broker(step))
         except WireError as exc:
-            self._wire_failure(step.index, exc)
+            self._wire_failure(index, exc)
         self.result.broker.append(broker.actual)
         self._normalise(broker.actual)
-        self._note_answers(broker.actual, self.broker_answers, self.broker_leaders, step.index)
-        fields = self._compare(step.index, expected, broker)
-        fields = self._adopt_member_id(step, fields, expected, broker)
+        self._note_answers(broker.actual, self.broker_answers, self.broker_leaders, index)
+        fields = self._compare(index, expected, broker)
+        fields = self._adopt_member_id(index, step, fields, expected, broker)
         try:
-            self._judge(step.index, fields)
+            self._judge(index, fields)
         finally:
-            self._check_properties(step.index, broker.actual)
-        self._resynchronise(step.index)
+            self._check_properties(index, broker.actual)
+        self._resynchronise(index)
 
-    def _execute(self, side: StepRunner, step: Step) -> Observed:
-        actual = side._execute(step)
+    def _execute(self, side: StepRunner, index: int, step: Step) -> Observed:
+        actual = side._execute(index, step)
         actual.pop("_lint", None)
         unobserved = frozenset(actual.pop("_unobserved", ()))
         return Observed(actual, unobserved)
@@ -214,25 +217,26 @@ class Lockstep:
     def _for_broker(self, step: Step) -> Step:
         """The step as the broker is sent it: generations shifted by the learnt offset, and the
         leader's assignment moved to the broker's leader's SyncGroup."""
-        fields = dict(step.fields)
-        generation = fields.get("generation")
-        if self.offset and isinstance(generation, int) and generation >= 0:
-            fields["generation"] = generation - self.offset
-        if step.op == "sync" and isinstance(generation, int) and generation in self.leader_adopted:
-            member = fields.get("member")
+        if not isinstance(step, Sync | Heartbeat | Commit):
+            return step
+        generation = step.generation
+        sent: Sync | Heartbeat | Commit = step
+        if self.offset and generation >= 0:
+            sent = dataclasses.replace(step, generation=generation - self.offset)
+        if isinstance(sent, Sync) and generation in self.leader_adopted:
             broker_leader = self.broker_leaders.get(generation)
-            if member != broker_leader:
-                fields.pop("assignment", None)
-            elif "assignment" not in fields:
+            if sent.member != broker_leader:
+                sent = dataclasses.replace(sent, assignment=None)
+            elif sent.assignment is None:
                 plan = self._plan_of(generation)
                 if plan is not None:
-                    fields["assignment"] = plan
-        return Step(step.index, step.op, fields)
+                    sent = dataclasses.replace(sent, assignment=plan)
+        return sent
 
     def _plan_of(self, generation: int) -> dict[str, str] | None:
-        for s in self.steps:
-            if s.get("op") == "sync" and s.get("generation") == generation and s.get("assignment"):
-                return dict(s["assignment"])
+        for s in self.scenario.steps:
+            if isinstance(s, Sync) and s.generation == generation and s.assignment:
+                return dict(s.assignment)
         return None
 
     def _normalise(self, actual: dict[str, Any]) -> None:
@@ -246,10 +250,10 @@ class Lockstep:
     def _join_answers(self, actual: Mapping[str, Any], index: int) -> list[dict[str, Any]]:
         answers = []
         response = actual.get("response")
-        if self.steps[index].get("op") == "join" and isinstance(response, dict):
+        if isinstance(self.scenario.steps[index], Join) and isinstance(response, dict):
             answers.append(response)
         for completion in actual.get("completions", []):
-            if self.steps[completion["step"]].get("op") == "join":
+            if isinstance(self.scenario.steps[completion["step"]], Join):
                 answers.append(completion)
         return answers
 
@@ -269,7 +273,7 @@ class Lockstep:
         """The explorer's properties on the broker's own answers (reported with their own kinds)."""
         if self.properties is None:
             return
-        for violation in self.properties.check(self.steps, index, actual):
+        for violation in self.properties.check(self.scenario.steps, index, actual):
             f = FieldResult(index, "property", violation.name, violation.description, False)
             self._add(violation.kind, index, f)
 
@@ -314,7 +318,7 @@ class Lockstep:
         return expected, actual
 
     def _adopt_member_id(
-        self, step: Step, fields: list[FieldResult], expected: Mapping[str, Any], broker: Observed
+        self, index: int, step: Step, fields: list[FieldResult], expected: Mapping[str, Any], broker: Observed
     ) -> list[FieldResult]:
         """A JoinGroup the broker answered MEMBER_ID_REQUIRED where Kafka did not: the departure is
         recorded, and the join is sent again with the id the broker handed out (as a client does);
@@ -322,7 +326,7 @@ class Lockstep:
         response = broker.actual.get("response")
         wanted = expected.get("response")
         if (
-            step.op != "join"
+            not isinstance(step, Join)
             or not isinstance(response, dict)
             or response.get("error") != "MEMBER_ID_REQUIRED"
             or (isinstance(wanted, dict) and wanted.get("error") != "NONE")
@@ -331,21 +335,21 @@ class Lockstep:
             return fields
         for f in fields:
             if f.field in ("response", "response.error"):  # parked in Kafka, or admitted at once
-                self._record(step.index, f)
-        again = {k: v for k, v in step.fields.items() if k != "member_id"}
-        self.id_adopted.add(step.index)
+                self._record(index, f)
+        again = dataclasses.replace(step, member_id=None)
+        self.id_adopted.add(index)
         try:
-            second = self._execute(self.broker, self._for_broker(Step(step.index, step.op, again)))
+            second = self._execute(self.broker, index, self._for_broker(again))
         except WireError as exc:
-            self._wire_failure(step.index, exc)
+            self._wire_failure(index, exc)
         self._normalise(second.actual)
-        self._note_answers(second.actual, self.broker_answers, self.broker_leaders, step.index)
+        self._note_answers(second.actual, self.broker_answers, self.broker_leaders, index)
         merged = dict(second.actual)
         merged["completions"] = sorted(
             broker.actual.get("completions", []) + second.actual.get("completions", []), key=lambda c: c["step"]
         )
         broker.actual.update(merged)
-        return self._compare(step.index, expected, second)
+        return self._compare(index, expected, second)
 
     def _judge(self, index: int, fields: list[FieldResult]) -> None:
         """Record each differing field (offsets and leaders adopted first); stop when the two
@@ -394,7 +398,7 @@ class Lockstep:
         self.broker_leaders = {g + self.offset: leader for g, leader in self.broker_leaders.items()}
         for step, answer in self.broker_answers.items():
             if (
-                self.steps[step].get("op") == "join"
+                isinstance(self.scenario.steps[step], Join)
                 and isinstance(answer, dict)
                 and answer.get("error") == "NONE"
                 and isinstance(answer.get("generation"), int)
@@ -420,14 +424,14 @@ class Lockstep:
         target = index
         if f.field.startswith("completions[step="):
             target = int(f.field.split("=", 1)[1].split("]", 1)[0])
-        op = self.steps[target].get("op")
+        op = self.scenario.steps[target]
         # A member id handed out where Kafka refused the join: the broker holds a member (or a
         # pending one) Kafka does not.
-        handed_out = op == "join" and f.actual == "MEMBER_ID_REQUIRED"
-        return op in STATEFUL_OPS and ("NONE" in (f.expected, f.actual) or handed_out)
+        handed_out = isinstance(op, Join) and f.actual == "MEMBER_ID_REQUIRED"
+        return isinstance(op, STATEFUL_OPS) and ("NONE" in (f.expected, f.actual) or handed_out)
 
     def _record(self, index: int, f: FieldResult) -> str:
-        kind = kind_of(self.steps, self.config, index, f.field, f.expected, f.actual)
+        kind = kind_of(self.scenario.steps, self.config, index, f.field, f.expected, f.actual)
         self._add(kind, index, f)
         return kind
 
@@ -538,9 +542,8 @@ class Lockstep:
             broker = self.broker_answers.get(step)
             if kafka is None or broker is None:
                 continue
-            op = self.scenario.steps[step].op
             exp, act = self._without_adopted(
-                {"completions": [{"step": step, **self.answer_fields(op, _bare(kafka))}]},
+                {"completions": [{"step": step, **self.answer_fields(self.scenario.steps[step], _bare(kafka))}]},
                 {"completions": [{"step": step, **_bare(broker)}]},
             )
             wanted, got = exp["completions"][0], act["completions"][0]

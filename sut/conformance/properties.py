@@ -30,6 +30,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sut.scenario.ops import Heartbeat, Join, Leave, Step, Sync, as_step, sender
+
 PROPERTY_NAMES = (
     "generations_increase",
     "sync_rejected_in_preparing_rebalance",
@@ -62,11 +64,13 @@ class ObservedProperties:
     left: set[str] = field(default_factory=set)
     last_members: list[str] | None = None
 
-    def check(self, steps: Sequence[Mapping[str, Any]], index: int, actual: Mapping[str, Any]) -> list[Violation]:
+    def check(
+        self, steps: Sequence[Step | Mapping[str, Any]], index: int, actual: Mapping[str, Any]
+    ) -> list[Violation]:
         """Violations shown by step ``index``'s observation (its answer, the answers it
         released, and the group it left)."""
         out: list[Violation] = []
-        step = steps[index]
+        step = as_step(steps[index])
         state_before = self.last_state
         answers: list[tuple[int, Mapping[str, Any]]] = []
         response = actual.get("response")
@@ -81,19 +85,22 @@ class ObservedProperties:
             self.last_state = group.get("state")
             members = group.get("members")
             self.last_members = list(members) if isinstance(members, list) else None
-        if step.get("op") == "join":
-            self.left.discard(str(step.get("member")))
+        if isinstance(step, Join):
+            self.left.discard(step.member)
         return out
 
     def _answer(
-        self, steps: Sequence[Mapping[str, Any]], target: int, answer: Mapping[str, Any], state_before: str | None
+        self,
+        steps: Sequence[Step | Mapping[str, Any]],
+        target: int,
+        answer: Mapping[str, Any],
+        state_before: str | None,
     ) -> list[Violation]:
-        step = steps[target]
-        op = step.get("op")
-        member = str(step.get("member"))
+        step = as_step(steps[target])
+        member = str(sender(step))
         ok = answer.get("error") == "NONE"
         out: list[Violation] = []
-        if op == "join" and ok and isinstance(answer.get("generation"), int):
+        if isinstance(step, Join) and ok and isinstance(answer.get("generation"), int):
             generation = answer["generation"]
             if self.highest_generation is not None and generation < self.highest_generation:
                 out.append(
@@ -104,8 +111,8 @@ class ObservedProperties:
                     )
                 )
             self.highest_generation = max(generation, self.highest_generation or generation)
-        if op == "sync" and ok:
-            generation = step.get("generation")
+        if isinstance(step, Sync) and ok:
+            generation = step.generation
             if state_before == "PreparingRebalance":
                 out.append(
                     Violation(
@@ -127,14 +134,14 @@ class ObservedProperties:
                 )
             if isinstance(generation, int):
                 out += self._ownership(target, generation, member, str(answer.get("assignment", "")))
-        if op == "leave" and ok:
+        if isinstance(step, Leave) and ok:
             errors = answer.get("member_errors") or []
-            for i, entry in enumerate(step.get("members", [])):
-                own = "member_id" not in entry  # the member's own id, not a made-up or another's
+            for i, entry in enumerate(step.members):
+                own = entry.member_id is None  # the member's own id, not a made-up or another's
                 removed = errors[i] == "NONE" if i < len(errors) else not errors
                 if own and removed:
-                    self.left.add(str(entry.get("member")))
-        if op == "heartbeat" and ok and member in self.left:
+                    self.left.add(entry.member)
+        if isinstance(step, Heartbeat) and ok and member in self.left:
             out.append(
                 Violation(
                     "left_member_fenced",

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from diagrams.render import RenderError
-from diagrams.sequence import TraceError
+from explorer.trace import TraceError
 from sut.conformance.chart import write_chart
 from sut.conformance.differential import Outcome
 from sut.conformance.divergence import (
@@ -24,6 +24,7 @@ from sut.conformance.divergence import (
     kafka_source,
 )
 from sut.conformance.generate import SearchResult
+from sut.scenario.ops import AdvanceTime, Commit, Heartbeat, Join, Leave, Sync, as_step
 
 #: ``kgc conformance --max-wait``'s default: a reproduction waiting longer names its own.
 DEFAULT_MAX_WAIT_S = 4.0
@@ -183,7 +184,8 @@ def _group_lines(label: str, group: DivergenceGroup, known: KnownDivergence | No
         requests = "; ".join(_step_text(s) for s in shortest.request)
         out.append(f"      shortest ({len(shortest.request)} steps, {shortest.source}): {requests}")
     if shortest.scenario_file:
-        waits = sum(int(s.get("ms", 0)) for s in shortest.request if s.get("op") == "advance_time") / 1000
+        steps = [as_step(s) for s in shortest.request]
+        waits = sum(s.ms for s in steps if isinstance(s, AdvanceTime)) / 1000
         longer = f" --max-wait {math.ceil(waits)}" if waits > DEFAULT_MAX_WAIT_S else ""
         out.append(f"      reproduce: {command} --scenarios {shortest.scenario_file} --budget 0{longer}")
     if shortest.chart_file:
@@ -191,21 +193,23 @@ def _group_lines(label: str, group: DivergenceGroup, known: KnownDivergence | No
     return out
 
 
-def _step_text(step: Any) -> str:
-    op = step.get("op")
-    if op == "advance_time":
-        return f"wait {step['ms']} ms"
-    if op == "leave":
-        return "leave " + ",".join(m["member"] for m in step["members"])
-    parts = [str(op), str(step.get("member", "-"))]
-    if "generation" in step:
-        parts.append(f"g{step['generation']}")
-    if "member_id" in step:
-        parts.append(f"id={step['member_id']}")
-    if op == "join" and step.get("require_known_member_id") is False:
-        parts.append("v3")
-    if "group_instance_id" in step:
-        parts.append(f"static={step['group_instance_id']}")
+def _step_text(raw: Any) -> str:
+    step = as_step(raw)
+    match step:
+        case AdvanceTime():
+            return f"wait {step.ms} ms"
+        case Leave():
+            return step.describe()
+    parts = [step.op, str(getattr(step, "member", None) or "-")]
+    if isinstance(step, Sync | Heartbeat | Commit):
+        parts.append(f"g{step.generation}")
+    if isinstance(step, Join | Sync | Heartbeat | Commit):
+        if step.member_id is not None:
+            parts.append(f"id={step.member_id}")
+        if isinstance(step, Join) and step.require_known_member_id is False:
+            parts.append("v3")
+        if step.group_instance_id is not None:
+            parts.append(f"static={step.group_instance_id}")
     return " ".join(parts)
 
 

@@ -34,6 +34,10 @@ the other, field by field:
 * **A Dead group** (unloaded) is shown as the model's ``unload`` leaves it: nothing parked, no
   timers, no pending ids, no writes. The coordinator keeps the object only for inspection; the
   model stops there.
+* **Bytes and names are parameters.** How protocol metadata and assignments read (:class:`Codec`)
+  and which client a member id belongs to (``IdMap``'s ``owner_of``) are the fuzzer's by default;
+  ``sut.clients.refinement`` passes Kafka's consumer protocol and the harness's client names to
+  check real clients' traces with this same abstraction (and :func:`abstract_action`).
 * **Consumers** are the fuzzer's clients (``sut.fuzz.client``): state, member id, generation,
   ownership, subscription version and the API in flight. Their channels are empty: an answer is
   read as soon as the coordinator gives it.
@@ -42,9 +46,22 @@ the other, field by field:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 
-from model.actions import Chooser
+from model.actions import (
+    EXPIRE_HEARTBEAT,
+    EXPIRE_JOIN,
+    EXPIRE_PENDING,
+    EXPIRE_SYNC,
+    HANDLE,
+    STORE_COMPLETE,
+    STORE_FAILURE,
+    UNLOAD,
+    Action,
+    Answer,
+    Chooser,
+)
 from model.config import Config
 from model.coordinator import GroupTx
 from model.state import (
@@ -65,20 +82,39 @@ from model.state import (
 )
 from model.types import ApiKey, Errors, GroupState
 from sut.fuzz.client import Client, decode_meta, decode_partitions, instance_id
-from sut.interface import (
+from sut.interface.events import Event, GroupStateChanged, MemberRemoved, TimerKind
+from sut.interface.messages import (
     HeartbeatResponse,
     JoinGroupResponse,
     LeaveGroupResponse,
     OffsetCommitResponse,
     OffsetFetchResponse,
+    RequestId,
     ResponseBody,
     SyncGroupResponse,
-    TimerKind,
 )
+from sut.interface.messages import Response as ResponseEvent
 from sut.reference.snapshot import GroupSnapshot, WriteSnapshot
+from sut.reference.steps import StepKind, StepRecord
 
 #: A budget no step can exhaust: the fuzzer's perturbations are not bounded.
 UNBOUNDED = Budget(*(10**9 for _ in Budget._fields))
+
+
+@dataclass(frozen=True)
+class Codec:
+    """How the opaque bytes of the group protocol read as the model's values: ``meta`` turns a
+    member's protocol metadata into the model's subscription version (equal bytes, equal
+    versions: the coordinator only compares them), ``partitions`` an assignment into partitions.
+    The fuzzer writes its own tags (:data:`FUZZ_CODEC`); real clients write Kafka's consumer
+    protocol (``sut.clients.refinement``)."""
+
+    meta: Callable[[bytes], int]
+    partitions: Callable[[bytes], tuple[int, ...]]
+
+
+#: The fuzzer's clients' bytes: ``m0`` / ``m1`` metadata, ``0,2`` assignments (``sut.fuzz.client``).
+FUZZ_CODEC = Codec(decode_meta, decode_partitions)
 
 _CLIENT_ID = re.compile(r"^c(\d+)(?:_(\d+))?$")
 _INSTANCE_ID = re.compile(r"^instance-(\d+)-.")
@@ -108,15 +144,17 @@ class IdMap:
     """Implementation member ids ↔ model member ids, and the client (index, incarnation) each
     static member id was issued to."""
 
-    def __init__(self, model_config: Config) -> None:
+    def __init__(self, model_config: Config, owner_of: Callable[[str], tuple[int, int] | None] = client_of) -> None:
         self._config = model_config
+        self._owner_of = owner_of
         self.ids: dict[str, MemberId] = {}
         self.static_owners: dict[str, tuple[int, int]] = {}
 
     def owner(self, member_id: str) -> tuple[int, int] | None:
         """``(consumer index, incarnation)`` of the client a member id was issued to: read from a
-        dynamic id (:func:`client_of`), remembered for a static one; None for neither."""
-        return self.static_owners.get(member_id) or client_of(member_id)
+        dynamic id (``owner_of``, :func:`client_of` for the fuzzer's clients), remembered for a
+        static one; None for neither."""
+        return self.static_owners.get(member_id) or self._owner_of(member_id)
 
     def get(self, member_id: str) -> MemberId:
         """The model id of ``member_id``; NO_MEMBER for the empty id or an id never bound."""
@@ -143,7 +181,7 @@ class IdMap:
                 self.static_owners[member_id] = creator
                 index = static
             else:
-                owner = client_of(member_id)
+                owner = self._owner_of(member_id)
                 if owner is None:
                     raise AbstractionError(f"member id {member_id!r} was not issued to one of the fuzzer's clients")
                 index = owner[0]
@@ -180,7 +218,11 @@ def _is_orphan(member_id: str, clients: list[Client], ids: IdMap) -> bool:
 
 
 def abstract_group(
-    group: GroupSnapshot | None, writes: Iterable[WriteSnapshot], ids: IdMap, clients: list[Client]
+    group: GroupSnapshot | None,
+    writes: Iterable[WriteSnapshot],
+    ids: IdMap,
+    clients: list[Client],
+    codec: Codec = FUZZ_CODEC,
 ) -> Group:
     """The model's ``Group`` for the coordinator's group (see the module docstring)."""
     if group is None:
@@ -189,7 +231,7 @@ def abstract_group(
     pending_sync = set(group.pending_sync_members)
     members = []
     for m in group.members:
-        meta = decode_meta(m.protocols[0].metadata) if m.protocols else -1
+        meta = codec.meta(m.protocols[0].metadata) if m.protocols else -1
         mid = ids.get(m.member_id)
         if m.group_instance_id is not None and m.group_instance_id != instance_id(mid[0]):
             raise AbstractionError(
@@ -204,7 +246,7 @@ def abstract_group(
                 awaiting_sync=m.awaiting_sync and not dead,
                 is_new=m.is_new,
                 pending_sync=m.member_id in pending_sync and not dead,
-                assignment=decode_partitions(m.assignment),
+                assignment=codec.partitions(m.assignment),
                 assignment_gen=m.assignment_generation,
                 orphan=_is_orphan(m.member_id, clients, ids),
                 static=m.group_instance_id is not None,
@@ -223,7 +265,7 @@ def abstract_group(
         stores = tuple(
             Store(
                 w.generation_id,
-                tuple(sorted((ids.get(m), decode_partitions(dict(w.assignment).get(m, b""))) for m in w.member_ids)),
+                tuple(sorted((ids.get(m), codec.partitions(dict(w.assignment).get(m, b""))) for m in w.member_ids)),
             )
             for w in writes
             if w.kind == "assignment" and w.group_id == group.group_id
@@ -266,7 +308,7 @@ def abstract_state(
     return State(group, consumers, UNBOUNDED)
 
 
-def abstract_response(body: ResponseBody, ids: IdMap, plan_generation: int) -> Response:
+def abstract_response(body: ResponseBody, ids: IdMap, plan_generation: int, codec: Codec = FUZZ_CODEC) -> Response:
     """The model's ``Response`` for an answer. ``plan_generation`` is the generation of the plan a
     successful SyncGroup answer hands out (the member's ``assignment_generation``)."""
     if isinstance(body, JoinGroupResponse):
@@ -284,7 +326,7 @@ def abstract_response(body: ResponseBody, ids: IdMap, plan_generation: int) -> R
         return Response(
             ApiKey.SYNC_GROUP,
             body.error,
-            assignment=decode_partitions(body.assignment) if ok else (),
+            assignment=codec.partitions(body.assignment) if ok else (),
             plan_generation=plan_generation if ok else NO_GENERATION,
         )
     if isinstance(body, HeartbeatResponse):
@@ -312,3 +354,56 @@ def core(response: Response) -> tuple[object, ...]:
     if response.api == ApiKey.SYNC_GROUP and response.error == Errors.NONE:
         return (response.api, response.error, response.assignment, response.plan_generation)
     return (response.api, response.error)
+
+
+_TIMER_ACTIONS = {
+    TimerKind.HEARTBEAT: EXPIRE_HEARTBEAT,
+    TimerKind.PENDING: EXPIRE_PENDING,
+    TimerKind.JOIN: EXPIRE_JOIN,
+    TimerKind.INITIAL_JOIN: EXPIRE_JOIN,
+    TimerKind.SYNC: EXPIRE_SYNC,
+}
+
+
+def abstract_action(
+    record: StepRecord,
+    events: Iterable[Event],
+    ids: IdMap,
+    actor: int,
+    request: Request | None,
+    own: RequestId | None,
+    answer_to: Callable[[RequestId], tuple[int, bool, str] | None],
+    plan_generation: Callable[[str], int],
+    codec: Codec = FUZZ_CODEC,
+) -> Action:
+    """The model action of one implementation step (``record``, with its ``events``): the
+    request handled by consumer ``actor`` (``request``, its implementation id ``own``), a timer
+    expiry, a storage callback or an unload. ``answer_to(request id)`` names who an answer goes
+    to — ``(consumer index, delivered, member id of the request)`` — or None for a request of no
+    known client (then it is the actor's own); ``plan_generation(member id)`` is the generation
+    of the plan a successful SyncGroup answer hands out. Shared by the in-process fuzzer and the
+    real clients' trace refinement (``sut.clients.refinement``)."""
+    answers = []
+    events = tuple(events)
+    for event in events:
+        if not isinstance(event, ResponseEvent):
+            continue
+        owner = answer_to(event.request_id)
+        consumer, delivered, member_id = owner if owner is not None else (actor, True, "")
+        generation = plan_generation(member_id) if isinstance(event.body, SyncGroupResponse) else -1
+        response = abstract_response(event.body, ids, generation, codec)
+        answers.append(Answer(consumer, response, delivered, parked=event.request_id != own))
+    path = tuple(e.state for e in events if isinstance(e, GroupStateChanged))
+    evicted = tuple(ids.get(e.member_id) for e in events if isinstance(e, MemberRemoved) and e.cause.is_eviction)
+    if record.kind == StepKind.REQUEST:
+        assert request is not None
+        return Action(HANDLE, actor, handled=(request,), path=path, answers=tuple(answers), evicted=evicted)
+    if record.kind == StepKind.TIMER:
+        assert record.timer is not None
+        timed = record.timer in (TimerKind.HEARTBEAT, TimerKind.PENDING)
+        mid = ids.get(record.member_id or "") if timed else NO_MEMBER
+        return Action(_TIMER_ACTIONS[record.timer], mid=mid, path=path, answers=tuple(answers), evicted=evicted)
+    if record.kind == StepKind.STORE_CALLBACK:
+        kind = STORE_COMPLETE if record.store_error == Errors.NONE else STORE_FAILURE
+        return Action(kind, path=path, answers=tuple(answers), evicted=evicted)
+    return Action(UNLOAD, path=path, answers=tuple(answers), evicted=evicted)

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from model.names import consumer_name
 from model.types import ApiKey, Errors, MemberState
-from sut.interface import (
+from sut.interface.messages import (
     HeartbeatResponse,
     JoinGroupResponse,
     LeaveGroupResponse,
@@ -99,7 +100,7 @@ class Client:
     @property
     def name(self) -> str:
         """The client id and symbolic name: ``c1``, and ``c1_1``, ``c1_2`` … after crashes."""
-        base = f"c{self.index + 1}"
+        base = consumer_name(self.index)
         return base if self.incarnation == 0 else f"{base}_{self.incarnation}"
 
     def __repr__(self) -> str:

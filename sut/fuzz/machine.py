@@ -30,19 +30,13 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from model.actions import (
-    EXPIRE_HEARTBEAT,
-    EXPIRE_JOIN,
-    EXPIRE_PENDING,
-    EXPIRE_SYNC,
     HANDLE,
-    STORE_COMPLETE,
-    STORE_FAILURE,
-    UNLOAD,
     Action,
-    Answer,
 )
 from model.assignors import assign
 from model.config import FAULTS, Config
+from model.names import consumer_name, request_text
+from model.profiles import profile_named
 from model.state import NO_MEMBER, Request, initial_group
 from model.system import ClassicGroupModel
 from model.types import ApiKey, Errors, GroupState
@@ -51,25 +45,23 @@ from properties.protocol import ALL
 from sut.fuzz.abstraction import (
     AbstractionError,
     IdMap,
+    abstract_action,
     abstract_group,
-    abstract_response,
     abstract_state,
     group_ids,
 )
 from sut.fuzz.client import Client, encode_partitions, metadata_tag
-from sut.fuzz.refinement import ImplStep, Refinement, describe_request, describe_step
+from sut.fuzz.refinement import ImplStep, Refinement, step_effects
 from sut.fuzz.scenario import ScenarioRecorder, render, replay_summary
 from sut.fuzz.target import GROUP_ID, FuzzOptions, FuzzTarget, TargetFactory, reference_target
-from sut.interface import (
-    Event,
-    GroupStateChanged,
+from sut.interface.events import Event, TimerKind
+from sut.interface.messages import (
     HeartbeatRequest,
     JoinGroupProtocol,
     JoinGroupRequest,
     JoinGroupResponse,
     LeaveGroupRequest,
     MemberIdentity,
-    MemberRemoved,
     OffsetCommitPartition,
     OffsetCommitRequest,
     OffsetFetchRequest,
@@ -77,12 +69,11 @@ from sut.interface import (
     Response,
     SyncGroupAssignment,
     SyncGroupRequest,
-    SyncGroupResponse,
-    TimerKind,
     TopicPartition,
 )
 from sut.reference.snapshot import CoordinatorSnapshot
 from sut.reference.steps import StepKind, StepRecord
+from sut.scenario import ops
 
 TOPIC = "topic"
 #: Amounts of time the ``advance_time`` rule lets pass: around the initial delay (3 s) and the
@@ -98,13 +89,6 @@ OUT_OF_MODEL = frozenset(
     {Errors.INVALID_SESSION_TIMEOUT, Errors.INCONSISTENT_GROUP_PROTOCOL, Errors.GROUP_MAX_SIZE_REACHED}
 )
 
-_TIMER_ACTIONS = {
-    TimerKind.HEARTBEAT: EXPIRE_HEARTBEAT,
-    TimerKind.PENDING: EXPIRE_PENDING,
-    TimerKind.JOIN: EXPIRE_JOIN,
-    TimerKind.INITIAL_JOIN: EXPIRE_JOIN,
-    TimerKind.SYNC: EXPIRE_SYNC,
-}
 
 _MODELS: dict[Config, ClassicGroupModel] = {}
 
@@ -132,7 +116,7 @@ def model_config(options: FuzzOptions, require_known_member_id: bool) -> Config:
         require_known_member_id=require_known_member_id,
         initial_rebalance_delay_ms=options.initial_rebalance_delay_ms,
         rebalance_timeout_ms=max(options.rebalance_timeouts_ms),
-        profile=options.profile if options.profile in ("scala-3.x", "java-4.0") else "scala-3.x",
+        profile=profile_named(options.profile).model_profile,
         atomic_requests=False,
         static_consumers=options.statics,
     )
@@ -304,17 +288,16 @@ class CoordinatorMachine(RuleBasedStateMachine):
             client_id=c.name,
             api_version=version,
         )
-        op: dict[str, Any] = {"op": "join", "member": c.name}
-        if c.member_id == "" and c.name in self.bound:
-            op["member_id"] = "UNKNOWN"
-        if c.static:
-            op["group_instance_id"] = c.instance_id
-        op["require_known_member_id"] = v4
-        op["session_timeout_ms"] = session
-        op["rebalance_timeout_ms"] = rebalance
-        if protocol_type != "consumer":
-            op["protocol_type"] = protocol_type
-        op["protocols"] = [f"{p.name}:{p.metadata.decode()}" for p in protocols]
+        op = ops.Join(
+            c.name,
+            member_id="UNKNOWN" if c.member_id == "" and c.name in self.bound else None,
+            group_instance_id=_instance(c),
+            require_known_member_id=v4,
+            session_timeout_ms=session,
+            rebalance_timeout_ms=rebalance,
+            protocol_type=protocol_type if protocol_type != "consumer" else None,
+            protocols=tuple(f"{p.name}:{p.metadata.decode()}" for p in protocols),
+        )
         abstract = Request(ApiKey.JOIN_GROUP, self.ids.get(c.member_id), meta=c.meta)
         self._send(c, op, ApiKey.JOIN_GROUP, lambda: self.coordinator.join(request), abstract, version, c.member_id)
 
@@ -346,9 +329,10 @@ class CoordinatorMachine(RuleBasedStateMachine):
             plan = {cast(str, m): parts for m, parts in assign("range", cast(Any, c.members), self.OPTIONS.partitions)}
         assignments = tuple(SyncGroupAssignment(m, encode_partitions(p)) for m, p in plan.items())
         request = SyncGroupRequest(GROUP_ID, c.generation, c.member_id, c.instance_id, assignments=assignments)
-        op: dict[str, Any] = {"op": "sync", "member": c.name, "generation": c.generation, **_instance(c)}
+        assignment = None
         if c.is_leader:
-            op["assignment"] = {self._name(m): ",".join(map(str, p)) for m, p in plan.items() if self.ids.owner(m)}
+            assignment = {self._name(m): ",".join(map(str, p)) for m, p in plan.items() if self.ids.owner(m)}
+        op = ops.Sync(c.name, c.generation, assignment=assignment, group_instance_id=_instance(c))
         abstract_plan = tuple(sorted((self.ids.get(m), p) for m, p in plan.items() if self.ids.get(m) != NO_MEMBER))
         abstract = Request(ApiKey.SYNC_GROUP, self.ids.get(c.member_id), c.generation, plan=abstract_plan)
         self._send(c, op, ApiKey.SYNC_GROUP, lambda: self.coordinator.sync(request), abstract, 0, c.member_id)
@@ -361,7 +345,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
 
     def _heartbeat(self, c: Client) -> None:
         request = HeartbeatRequest(GROUP_ID, c.generation, c.member_id, c.instance_id)
-        op = {"op": "heartbeat", "member": c.name, "generation": c.generation, **_instance(c)}
+        op = ops.Heartbeat(c.name, c.generation, group_instance_id=_instance(c))
         abstract = Request(ApiKey.HEARTBEAT, self.ids.get(c.member_id), c.generation)
         self._send(c, op, ApiKey.HEARTBEAT, lambda: self.coordinator.heartbeat(request), abstract, 0, c.member_id)
 
@@ -450,7 +434,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
         forgets its id and generation (``maybeLeaveGroup``)."""
         c = self._pick(data, self._may_leave)
         request = LeaveGroupRequest(GROUP_ID, (MemberIdentity(c.member_id),))
-        op = {"op": "leave", "members": [{"member": c.name}]}
+        op = ops.Leave((ops.Leaver(c.name),))
         abstract = Request(ApiKey.LEAVE_GROUP, self.ids.get(c.member_id))
         member_id = c.member_id
         self._send(c, op, ApiKey.LEAVE_GROUP, lambda: self.coordinator.leave(request), abstract, 0, member_id)
@@ -467,13 +451,8 @@ class CoordinatorMachine(RuleBasedStateMachine):
         partitions = c.owned or (0,)
         parts = tuple(OffsetCommitPartition(TopicPartition(TOPIC, p), offset) for p in partitions)
         request = OffsetCommitRequest(GROUP_ID, c.generation, c.member_id, parts, c.instance_id)
-        op = {
-            "op": "commit",
-            "member": c.name,
-            "generation": c.generation,
-            "offsets": {f"{TOPIC}-{p}": offset for p in partitions},
-            **_instance(c),
-        }
+        offsets = {f"{TOPIC}-{p}": offset for p in partitions}
+        op = ops.Commit(c.generation, offsets, member=c.name, group_instance_id=_instance(c))
         abstract = Request(ApiKey.OFFSET_COMMIT, self.ids.get(c.member_id), c.generation)
         self._send(
             c, op, ApiKey.OFFSET_COMMIT, lambda: self.coordinator.commit_offsets(request), abstract, 0, c.member_id
@@ -487,7 +466,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
         c = self._pick(data, self._stable)
         partitions = tuple(TopicPartition(TOPIC, p) for p in range(self.OPTIONS.partitions))
         request = OffsetFetchRequest(GROUP_ID, partitions)
-        op = {"op": "fetch", "partitions": [str(p) for p in partitions]}
+        op = ops.Fetch(tuple(str(p) for p in partitions))
         abstract = Request(ApiKey.OFFSET_FETCH, self.ids.get(c.member_id), c.generation)
         self._send(
             c, op, ApiKey.OFFSET_FETCH, lambda: self.coordinator.fetch_offsets(request), abstract, 0, c.member_id
@@ -556,17 +535,16 @@ class CoordinatorMachine(RuleBasedStateMachine):
         clock fires the same timers as in one advance of the total."""
         clock = self.target.clock
         assert clock is not None
-        op: dict[str, Any] = {"op": "advance_time", "ms": ms}
 
-        def advance() -> None:
+        def advance() -> ops.Step:
             start = clock.now_ms
             total = self._off_deadlines(ms)
             if total > 1:
                 clock.advance_time(total - 1)
             clock.advance_time(self._off_deadlines(start + total - clock.now_ms))
-            op["ms"] = clock.now_ms - start
+            return ops.AdvanceTime(clock.now_ms - start)
 
-        self._environment(op, advance)
+        self._environment(advance)
 
     def _off_deadlines(self, ms: int) -> int:
         """``ms``, lengthened until an advance from now ends off every armed timer's deadline."""
@@ -590,7 +568,12 @@ class CoordinatorMachine(RuleBasedStateMachine):
         """The oldest write of a leader's assignment succeeds (reference §14)."""
         controls = self.target.controls
         assert controls is not None
-        self._environment({"op": "store_complete"}, lambda: controls.store_complete(Errors.NONE))
+
+        def complete() -> ops.Step:
+            controls.store_complete(Errors.NONE)
+            return ops.StoreComplete()
+
+        self._environment(complete)
 
     @precondition(lambda self: self._writes_outstanding())
     @rule()
@@ -599,8 +582,12 @@ class CoordinatorMachine(RuleBasedStateMachine):
         COORDINATOR_NOT_AVAILABLE (reference §14; the model's storage fault)."""
         controls = self.target.controls
         assert controls is not None
-        step = {"op": "store_complete", "error": "COORDINATOR_NOT_AVAILABLE"}
-        self._environment(step, lambda: controls.store_complete(Errors.COORDINATOR_NOT_AVAILABLE))
+
+        def fail() -> ops.Step:
+            controls.store_complete(Errors.COORDINATOR_NOT_AVAILABLE)
+            return ops.StoreComplete(Errors.COORDINATOR_NOT_AVAILABLE.name)
+
+        self._environment(fail)
 
     @precondition(lambda self: self.target.failover is not None and not self.unloaded and self._requests_parked())
     @rule()
@@ -611,7 +598,12 @@ class CoordinatorMachine(RuleBasedStateMachine):
         failover = self.target.failover
         assert failover is not None
         self.unloaded = True
-        self._environment({"op": "coordinator_unload"}, lambda: failover.unload(GROUP_ID))
+
+        def unload() -> ops.Step:
+            failover.unload(GROUP_ID)
+            return ops.CoordinatorUnload()
+
+        self._environment(unload)
 
     def _writes_outstanding(self) -> bool:
         controls = self.target.controls
@@ -626,7 +618,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
     def _send(
         self,
         c: Client,
-        op: dict[str, Any],
+        op: ops.Step,
         api: ApiKey,
         call: Callable[[], RequestId],
         abstract: Request,
@@ -663,17 +655,18 @@ class CoordinatorMachine(RuleBasedStateMachine):
         controls.store_complete(Errors.NONE)
         return True
 
-    def _environment(self, op: dict[str, Any], call: Callable[[], object]) -> None:
+    def _environment(self, call: Callable[[], ops.Step]) -> None:
+        """Run an environment rule; ``call`` acts and returns the step that records it."""
         step = self.recorder.next_index
         self._prune()
         in_use = {x.index: self.ids.get(x.member_id) for x in self.clients}
         self.records = []
-        call()
+        op = call()
         self._after(op, step, None, None, None, 0, in_use, "", False)
 
     def _after(
         self,
-        op: dict[str, Any],
+        op: ops.Step,
         step: int,
         request_id: RequestId | None,
         client: Client | None,
@@ -686,7 +679,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
         events = self.coordinator.take_events()
         self.recorder.add(op)
         if restored:
-            self.recorder.add({"op": "store_complete"})
+            self.recorder.add(ops.StoreComplete())
         timer_times = [r.time_ms for r, _ in self.records if r.kind == StepKind.TIMER]
         if len(timer_times) != len(set(timer_times)):
             self.shared_deadlines.add(step)
@@ -816,7 +809,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
             # pending id and so complete the join phase (§3, group.max.size). The transition
             # properties assume the model's requests and are not evaluated on such a step.
             if rejected[0] != Errors.GROUP_MAX_SIZE_REACHED and before.group != after.group:
-                did = describe_step(action, after.group)
+                did = step_effects(action, after.group)
                 return f"{label}: answered {rejected[0].name} but changed the group: {did}", None
             return self._state_failure(label, action, after)
         for prop in TRANSITION_PROPERTIES:
@@ -883,7 +876,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
         before: Any,
         join_version: int,
     ) -> tuple[str, dict[str, Any] | None]:
-        message = f"property {prop.name} violated ({prop.description}; {prop.source}) by {label}: " + describe_step(
+        message = f"property {prop.name} violated ({prop.description}; {prop.source}) by {label}: " + step_effects(
             action, after.group
         )
         expected = None
@@ -901,40 +894,22 @@ class CoordinatorMachine(RuleBasedStateMachine):
         request: Request | None,
         own: RequestId | None,
     ) -> Action:
-        answers = []
-        for event in events:
-            if not isinstance(event, Response):
-                continue
-            owner = self.owner.get(event.request_id)
-            consumer = owner[0] if owner is not None else (client.index if client else -1)
-            if owner is None and event.request_id == own and client is not None:
-                consumer = client.index
-            plan_generation = -1
-            if isinstance(event.body, SyncGroupResponse):
-                member_id = owner[3] if owner is not None else ""
-                plan_generation = self._assignment_generation(member_id, after, before)
-            response = abstract_response(event.body, self.ids, plan_generation)
-            lost = owner is not None and self.clients[owner[0]].incarnation != owner[1]
-            answers.append(Answer(consumer, response, not lost, parked=event.request_id != own))
-        path = tuple(e.state for e in events if isinstance(e, GroupStateChanged))
-        evicted = tuple(
-            self.ids.get(e.member_id) for e in events if isinstance(e, MemberRemoved) and e.cause.is_eviction
+        def answer_to(request_id: RequestId) -> tuple[int, bool, str] | None:
+            owner = self.owner.get(request_id)
+            if owner is None:
+                return None
+            return owner[0], self.clients[owner[0]].incarnation == owner[1], owner[3]
+
+        return abstract_action(
+            record,
+            events,
+            self.ids,
+            client.index if client else -1,
+            request,
+            own,
+            answer_to,
+            lambda member_id: self._assignment_generation(member_id, after, before),
         )
-        if record.kind == StepKind.REQUEST:
-            assert client is not None and request is not None
-            return Action(HANDLE, client.index, handled=(request,), path=path, answers=tuple(answers), evicted=evicted)
-        if record.kind == StepKind.TIMER:
-            assert record.timer is not None
-            mid = (
-                self.ids.get(record.member_id or "")
-                if record.timer in (TimerKind.HEARTBEAT, TimerKind.PENDING)
-                else NO_MEMBER
-            )
-            return Action(_TIMER_ACTIONS[record.timer], mid=mid, path=path, answers=tuple(answers), evicted=evicted)
-        if record.kind == StepKind.STORE_CALLBACK:
-            kind = STORE_COMPLETE if record.store_error == Errors.NONE else STORE_FAILURE
-            return Action(kind, path=path, answers=tuple(answers), evicted=evicted)
-        return Action(UNLOAD, path=path, answers=tuple(answers), evicted=evicted)
 
     @staticmethod
     def _assignment_generation(member_id: str, *snapshots: CoordinatorSnapshot) -> int:
@@ -948,7 +923,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
     def _label(self, record: StepRecord, client: Client | None, request: Request | None) -> str:
         at = f"at {record.time_ms} ms"
         if record.kind == StepKind.REQUEST and client is not None and request is not None:
-            return f"{client.name}'s {describe_request(request)} {at}"
+            return f"{client.name}'s {request_text(request)} {at}"
         if record.kind == StepKind.TIMER and record.timer is not None:
             who = f" of {self._name(record.member_id)}" if record.member_id else ""
             return f"the {record.timer.value} timer{who} expiring {at}"
@@ -1043,11 +1018,11 @@ class CoordinatorMachine(RuleBasedStateMachine):
         owner = self.ids.owner(member_id)
         if owner is None:
             return member_id
-        return f"c{owner[0] + 1}" if owner[1] == 0 else f"c{owner[0] + 1}_{owner[1]}"
+        return consumer_name(owner[0]) if owner[1] == 0 else f"{consumer_name(owner[0])}_{owner[1]}"
 
     def _client_name(self, owner: tuple[int, int, int, str]) -> str:
         index, incarnation = owner[0], owner[1]
-        return f"c{index + 1}" if incarnation == 0 else f"c{index + 1}_{incarnation}"
+        return consumer_name(index) if incarnation == 0 else f"{consumer_name(index)}_{incarnation}"
 
     def _note_bindings(self, events: list[Event]) -> None:
         """A JoinGroup sent without a member id binds its client's symbolic name when answered
@@ -1117,9 +1092,9 @@ class CoordinatorMachine(RuleBasedStateMachine):
             )
 
 
-def _instance(c: Client) -> dict[str, Any]:
+def _instance(c: Client) -> str | None:
     """The ``group_instance_id`` field of a static client's scenario step (none for a dynamic one)."""
-    return {"group_instance_id": c.instance_id} if c.static else {}
+    return c.instance_id if c.static else None
 
 
 def _one_of(values: list[Any]) -> Any:

@@ -10,7 +10,7 @@ changes nothing abstract (a timer firing with no effect, e.g. the timer of a pen
 already left) is a stutter and always allowed.
 
 A disagreement reads "implementation did X; the model allows only Y", listing every step the
-model offers.
+model offers, in the words every printer uses (``model/names.py``).
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from dataclasses import dataclass
 
 from model.actions import EXPIRE_HEARTBEAT, EXPIRE_PENDING, HANDLE, Action, Answer, Chooser
 from model.coordinator import GroupTx, handle_request
-from model.state import NO_MEMBER, Group, Member, MemberId, Request, Response, State
+from model.names import effects_text, group_text, mid_text
+from model.state import Group, Member, State
 from model.system import ClassicGroupModel
-from model.types import ApiKey, GroupState
+from model.types import GroupState
 from sut.fuzz.abstraction import core
 
 
@@ -107,90 +108,26 @@ class Refinement:
         options = self.candidates(step)
         if any(_same(step, action, after) for action, after in options):
             return None
-        did = describe_step(step.action, step.after.group)
+        did = step_effects(step.action, step.after.group)
         if not options:
             return (
                 f"{step.label}: implementation did {did}; the model allows no {step.action.kind} step "
-                f"from {describe_group(step.before.group)}"
+                f"from {group_text(step.before.group)}"
             )
-        allowed = "; or ".join(describe_step(action, after.group) for action, after in options)
+        allowed = "; or ".join(step_effects(action, after.group) for action, after in options)
         nearest = min(options, key=lambda o: len(group_diff(step.after.group, o[1].group)))
         diff = ", ".join(group_diff(step.after.group, nearest[1].group)) or "none"
         return (
             f"{step.label}: implementation did {did}; the model allows only {allowed} "
-            f"(from {describe_group(step.before.group)}; group fields differing from the nearest: {diff})"
+            f"(from {group_text(step.before.group)}; group fields differing from the nearest: {diff})"
         )
 
 
 # ---------------------------------------------------------------------- rendering
-def mid_name(mid: MemberId) -> str:
-    """A model member id as ``c2#0`` (consumer c2, serial 0)."""
-    return "-" if mid == NO_MEMBER else f"c{mid[0] + 1}#{mid[1]}"
-
-
-def describe_member(m: Member) -> str:
-    flags = [
-        flag
-        for flag, on in (
-            ("join", m.awaiting_join),
-            ("sync", m.awaiting_sync),
-            ("new", m.is_new),
-            ("pending-sync", m.pending_sync),
-            ("orphan", m.orphan),
-        )
-        if on
-    ]
-    assignment = f" a={list(m.assignment)}@{m.assignment_gen}" if m.assignment_gen >= 0 or m.assignment else ""
-    return f"{mid_name(m.mid)}(meta {m.meta}{', ' + ' '.join(flags) if flags else ''}{assignment})"
-
-
-def describe_group(g: Group) -> str:
-    timer = {0: "", 1: ", DelayedJoin", 2: ", InitialDelayedJoin"}[g.join_timer]
-    pending = f", pending [{', '.join(mid_name(p.mid) for p in g.pending)}]" if g.pending else ""
-    stores = f", writes of generation {[s.generation for s in g.stores]}" if g.stores else ""
-    flag = ", newMemberAdded" if g.new_member_added else ""
-    members = ", ".join(describe_member(m) for m in g.members)
-    return (
-        f"{g.state.kafka_name} generation {g.generation} leader {mid_name(g.leader)} "
-        f"members [{members}]{pending}{timer}{flag}{stores}"
-    )
-
-
-def describe_response(r: Response) -> str:
-    text = f"{ApiKey(r.api).label} {r.error.name}"
-    if r.api == ApiKey.JOIN_GROUP and r.error.name == "NONE":
-        members = f" members [{', '.join(mid_name(m) for m in r.members)}]" if r.members else ""
-        text += f" (member {mid_name(r.mid)}, generation {r.generation}, leader {mid_name(r.leader)}{members})"
-    elif r.api == ApiKey.JOIN_GROUP and r.mid != NO_MEMBER:
-        text += f" (member {mid_name(r.mid)})"
-    elif r.api == ApiKey.SYNC_GROUP and r.error.name == "NONE":
-        text += f" (assignment {list(r.assignment)} of generation {r.plan_generation})"
-    return text
-
-
-def describe_request(r: Request) -> str:
-    text = f"{ApiKey(r.api).label}(member {mid_name(r.mid)}"
-    if r.api in (ApiKey.SYNC_GROUP, ApiKey.HEARTBEAT, ApiKey.OFFSET_COMMIT):
-        text += f", generation {r.generation}"
-    if r.api == ApiKey.JOIN_GROUP:
-        text += f", meta {r.meta}"
-    if r.plan:
-        text += f", plan {{{', '.join(f'{mid_name(m)}: {list(p)}' for m, p in r.plan)}}}"
-    return text + ")"
-
-
-def describe_step(action: Action, group: Group) -> str:
-    """What a step did: its answers, the states it entered, who it evicted, the group after."""
-    parts = []
-    for answer in action.answers:
-        who = f"c{answer.consumer + 1}"
-        parts.append(f"{'completed' if answer.parked else 'answered'} {who}: {describe_response(answer.response)}")
-    if action.path:
-        parts.append("entered " + " → ".join(s.kafka_name for s in action.path))
-    if action.evicted:
-        parts.append("evicted " + ", ".join(mid_name(m) for m in action.evicted))
-    parts.append("group " + describe_group(group))
-    return "[" + "; ".join(parts) + "]"
+def step_effects(action: Action, group: Group) -> str:
+    """What a step did, in ``model/names.py``'s words: its answers, the states it entered, whom it
+    evicted, and the group after it."""
+    return "[" + "; ".join([*effects_text(action), "group " + group_text(group)]) + "]"
 
 
 def group_diff(a: Group, b: Group) -> list[str]:
@@ -202,9 +139,9 @@ def group_diff(a: Group, b: Group) -> list[str]:
     am, bm = {m.mid: m for m in a.members}, {m.mid: m for m in b.members}
     for mid in sorted(set(am) | set(bm)):
         if mid not in am or mid not in bm:
-            out.append(f"member {mid_name(mid)} present in one only")
+            out.append(f"member {mid_text(mid)} present in one only")
             continue
         for name in Member._fields:
             if getattr(am[mid], name) != getattr(bm[mid], name):
-                out.append(f"member {mid_name(mid)}.{name}")
+                out.append(f"member {mid_text(mid)}.{name}")
     return out

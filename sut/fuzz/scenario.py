@@ -16,13 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sut.interface import GroupCoordinator
-from sut.scenario.format import ScenarioConfig, ScenarioError, parse
+from sut.interface.coordinator import GroupCoordinator
+from sut.scenario.format import FORMAT, FORMAT_VERSION, ScenarioConfig, ScenarioError, parse
+from sut.scenario.ops import Step, dump
 from sut.scenario.result import FAILED, ScenarioResult
 from sut.scenario.runner import run_scenario
-
-FORMAT = "kgc-scenarios"
-FORMAT_VERSION = 1
 
 #: Builds a fresh coordinator of the fuzzed kind for a scenario's config.
 ReplayBuilder = Callable[[ScenarioConfig], GroupCoordinator]
@@ -34,13 +32,13 @@ class ScenarioRecorder:
 
     profile: str
     config: dict[str, Any]
-    steps: list[dict[str, Any]] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
 
     @property
     def next_index(self) -> int:
         return len(self.steps)
 
-    def add(self, op: dict[str, Any]) -> int:
+    def add(self, op: Step) -> int:
         """Append a step; returns its index."""
         self.steps.append(op)
         return len(self.steps) - 1
@@ -55,7 +53,7 @@ class ScenarioRecorder:
             "derived_from": "code",
             "description": description,
             "config": self.config,
-            "steps": list(self.steps),
+            "steps": [dump(step) for step in self.steps],
             "expect": expect if expect is not None else [{} for _ in self.steps],
         }
         notes = _notes(scenario["expect"])
@@ -71,8 +69,7 @@ class ScenarioRecorder:
         document = self.skeleton("observed", "observation run")
         scenario = parse(document).scenarios[0]
         result = run_scenario(scenario, build)
-        ops = [step["op"] for step in self.steps]
-        out = [expectation(report.actual, ops, report.index) for report in result.steps]
+        out = [expectation(report.actual) for report in result.steps]
         return out + [{} for _ in range(len(self.steps) - len(out))]
 
     def document(
@@ -101,7 +98,7 @@ class ScenarioRecorder:
         return recorder.skeleton(name, description, expect)
 
 
-def expectation(actual: dict[str, Any], ops: list[str], index: int) -> dict[str, Any]:
+def expectation(actual: dict[str, Any]) -> dict[str, Any]:
     """The runner's rendering of a step's outcome as an expectation of the format: fields an error
     answer carries without meaning (a JoinGroup error's generation -1 and null protocol, a failed
     SyncGroup's empty assignment) are left unconstrained, as are fields naming a member id no
@@ -111,13 +108,13 @@ def expectation(actual: dict[str, Any], ops: list[str], index: int) -> dict[str,
         if key.startswith("_"):
             continue
         if key == "response":
-            out[key] = _answer(ops[index], value) if isinstance(value, dict) else value
+            out[key] = _answer(value) if isinstance(value, dict) else value
         elif key == "completions":
             out[key] = [
                 {
                     "step": c["step"],
                     **({"member": c["member"]} if _named(c.get("member")) else {}),
-                    **_answer(ops[c["step"]], c),
+                    **_answer(c),
                 }
                 for c in value
             ]
@@ -130,7 +127,7 @@ def expectation(actual: dict[str, Any], ops: list[str], index: int) -> dict[str,
     return out
 
 
-def _answer(op: str, answer: dict[str, Any]) -> dict[str, Any]:
+def _answer(answer: dict[str, Any]) -> dict[str, Any]:
     fields = {k: v for k, v in answer.items() if k not in ("step", "member")}
     if fields.get("error") != "NONE":
         keep = {"error", "binds_member_id", "member_errors", "applied"}

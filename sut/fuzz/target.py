@@ -1,8 +1,8 @@
 """What the fuzzer drives: a coordinator and the capabilities it offers, built by a factory.
 
-The machine asks only ``sut.interface``: any :class:`~sut.interface.GroupCoordinator` can be fuzzed;
-a :class:`~sut.interface.Clock` adds ``advance_time``, a :class:`~sut.interface.Failover` adds
-``unload``, and :class:`~sut.interface.ReferenceControls` with a step observer (the reference
+The machine asks only ``sut.interface``: any :class:`~sut.interface.coordinator.GroupCoordinator` can be fuzzed;
+a :class:`~sut.interface.coordinator.Clock` adds ``advance_time``, a :class:`~sut.interface.coordinator.Failover` adds
+``unload``, and :class:`~sut.reference.controls.ReferenceControls` with a step observer (the reference
 implementation) adds manual storage completion and the step-by-step checks (abstraction, the
 properties, refinement). A wire adapter to a real broker plugs in as another factory.
 """
@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sut.interface import Clock, Failover, GroupCoordinator, ReferenceControls, StoreCompletion
+from model.profiles import profile_named
+from sut.interface.coordinator import Clock, Failover, GroupCoordinator
 from sut.reference import CoordinatorConfig, ReferenceCoordinator
 from sut.reference.config import INT_MAX
-from sut.reference.profiles import profile_named
+from sut.reference.controls import ReferenceControls, StoreCompletion
 from sut.scenario.format import ScenarioConfig
 from sut.scenario.targets import make_target
 
@@ -116,14 +117,7 @@ TargetFactory = Callable[[FuzzOptions], FuzzTarget]
 def reference_target(options: FuzzOptions) -> FuzzTarget:
     """The reference implementation, writes completing on ``store_complete`` (manual), so that
     the race between a rebalance and the leader's write is fuzzed too (reference §14)."""
-    config = CoordinatorConfig(
-        group_min_session_timeout_ms=options.min_session_timeout_ms,
-        group_max_session_timeout_ms=options.max_session_timeout_ms,
-        group_initial_rebalance_delay_ms=options.initial_rebalance_delay_ms,
-        group_max_size=options.group_max_size,
-        profile=profile_named(options.profile),
-        mutant=options.mutant,
-    )
+    config = CoordinatorConfig.of(options, options.profile, options.mutant)
 
     def replay(scenario_config: ScenarioConfig) -> GroupCoordinator:
         return make_target("reference", scenario_config, options.profile, options.mutant)

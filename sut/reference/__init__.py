@@ -6,9 +6,9 @@ Java 4.0 coordinator where they differ.
 protocols (``GroupCoordinator``, ``Clock``, ``Failover``, ``ReferenceControls``).
 """
 
+from model.profiles import DEFAULT_PROFILE, PROFILES, Profile, profile_named
 from sut.reference.config import MUTANTS, CoordinatorConfig
 from sut.reference.coordinator import IllegalGroupStateError, ReferenceCoordinator
-from sut.reference.profiles import DEFAULT_PROFILE, PROFILES, Profile, profile_named
 from sut.reference.snapshot import CoordinatorSnapshot, GroupSnapshot, MemberSnapshot, TimerSnapshot, WriteSnapshot
 from sut.reference.steps import StepKind, StepRecord
 

@@ -4,17 +4,37 @@ profile and the mutant switch."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from model.mutants import CATALOGUE
-from sut.reference.profiles import SCALA_3X, Profile
+from model.profiles import SCALA_3X, Profile, profile_named
 
 #: ``Int.MaxValue``: Kafka's default ``group.max.size``.
 INT_MAX = 2**31 - 1
 
 #: Named deviations of the coordinator that can be switched on by configuration, never by editing
 #: code (issue 5): the coordinator mutants of the model's catalogue (``model/mutants.py``), under
-#: the same names. Each is consulted where it changes behaviour, as in ``model/coordinator.py``.
+#: the same names. Each breaks one of the protocol's rules (``model.mutants.Rules``), which the
+#: coordinator reads where the rule applies (``ReferenceCoordinator.rules``), as the model does.
 MUTANTS: dict[str, str] = {m.name: m.description for m in CATALOGUE if m.in_reference}
+
+
+class GroupSettings(Protocol):
+    """A broker's group settings under the names every settings record uses: a scenario's config
+    (``sut.scenario.format.ScenarioConfig``), the fuzzer's options (``sut.fuzz.target.FuzzOptions``)
+    and conformance's broker settings (``sut.conformance.differential.BrokerSettings``)."""
+
+    @property
+    def min_session_timeout_ms(self) -> int: ...
+
+    @property
+    def max_session_timeout_ms(self) -> int: ...
+
+    @property
+    def initial_rebalance_delay_ms(self) -> int: ...
+
+    @property
+    def group_max_size(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -58,3 +78,27 @@ class CoordinatorConfig:
             raise ValueError(f"group_max_size must be at least 1, got {self.group_max_size}")
         if self.mutant is not None and self.mutant not in MUTANTS:
             raise ValueError(f"unknown mutant {self.mutant!r}; known mutants: {', '.join(sorted(MUTANTS))}")
+
+    @classmethod
+    def of(
+        cls,
+        group: GroupSettings,
+        profile: str | Profile,
+        mutant: str | None = None,
+        new_member_join_timeout_ms: int | None = None,
+    ) -> CoordinatorConfig:
+        """The reference's settings for ``group``'s broker settings and a behaviour profile (by name:
+        an unknown one is refused in one sentence), with the catalogued ``mutant`` switched on if
+        given: the one place that maps a settings record onto Kafka's broker configuration."""
+        extra: dict[str, Any] = {}
+        if new_member_join_timeout_ms is not None:
+            extra["new_member_join_timeout_ms"] = new_member_join_timeout_ms
+        return cls(
+            group_min_session_timeout_ms=group.min_session_timeout_ms,
+            group_max_session_timeout_ms=group.max_session_timeout_ms,
+            group_initial_rebalance_delay_ms=group.initial_rebalance_delay_ms,
+            group_max_size=group.group_max_size,
+            profile=profile if isinstance(profile, Profile) else profile_named(profile),
+            mutant=mutant,
+            **extra,
+        )

@@ -22,14 +22,14 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import count
 
-from model import mutants
+from model.mutants import Rules, rules_for
+from model.profiles import MaxSizeRule
 from model.types import ApiKey, Errors, GroupState
-from sut.interface import (
+from sut.interface.events import Event, EventLog, RemovalCause, TimerExpired, TimerKind
+from sut.interface.messages import (
     NO_GENERATION,
     UNKNOWN_MEMBER_ID,
     DescribedMember,
-    Event,
-    EventLog,
     GroupDescription,
     HeartbeatRequest,
     HeartbeatResponse,
@@ -45,17 +45,14 @@ from sut.interface import (
     OffsetCommitResponse,
     OffsetFetchRequest,
     OffsetFetchResponse,
-    RemovalCause,
     RequestId,
     Response,
-    StoreCompletion,
     SyncGroupRequest,
     SyncGroupResponse,
-    TimerExpired,
-    TimerKind,
     TopicPartition,
 )
 from sut.reference.config import CoordinatorConfig
+from sut.reference.controls import StoreCompletion
 from sut.reference.delayed import (
     CoordinatorOperation,
     DelayedHeartbeat,
@@ -69,7 +66,6 @@ from sut.reference.delayed import (
 from sut.reference.group import GroupMetadata, OffsetAndMetadata, join_error
 from sut.reference.manager import GroupMetadataManager, GroupWrite, append_error_to_sync_error
 from sut.reference.member import JoinCallback, MemberMetadata, Responder, SyncCallback
-from sut.reference.profiles import MaxSizeRule
 from sut.reference.purgatory import DelayedOperationPurgatory, VirtualTimer
 from sut.reference.snapshot import (
     CoordinatorSnapshot,
@@ -99,8 +95,8 @@ class IllegalGroupStateError(RuntimeError):
 class ReferenceCoordinator:
     """An in-process classic-group coordinator that owns every group it is asked about.
 
-    Implements :class:`sut.interface.GroupCoordinator`, :class:`~sut.interface.Clock`,
-    :class:`~sut.interface.Failover` and :class:`~sut.interface.ReferenceControls`."""
+    Implements :class:`sut.interface.coordinator.GroupCoordinator`, :class:`~sut.interface.coordinator.Clock`,
+    :class:`~sut.interface.coordinator.Failover` and :class:`~sut.reference.controls.ReferenceControls`."""
 
     def __init__(
         self,
@@ -154,13 +150,16 @@ class ReferenceCoordinator:
         salt = self.config.seed.to_bytes(8, "little", signed=True)
         return min(candidates, key=lambda c: (zlib.crc32(salt + c.encode("utf-8")), c))
 
-    def _mutant(self, name: str) -> bool:
-        """Whether the catalogued protocol bug ``name`` (``model/mutants.py``) is switched on."""
-        return self.config.mutant == name
+    @property
+    def rules(self) -> Rules:
+        """The protocol's rules, with the one ``config.mutant`` breaks patched (the catalogue's
+        patch table, ``model/mutants.py``). Read from the configuration each time, so a caller
+        that swaps the configuration (a conformance target switching a mutant on) is obeyed."""
+        return rules_for(self.config.mutant)
 
     def _alive(self, member: MemberMetadata) -> bool:
         """``hasSatisfiedHeartbeat``, or for ``liveness_ignores_parked`` only a satisfied timer."""
-        if self._mutant(mutants.LIVENESS_IGNORES_PARKED):
+        if not self.rules.parked_member_alive:
             return member.heartbeat_satisfied
         return member.has_satisfied_heartbeat()
 
@@ -390,8 +389,9 @@ class ReferenceCoordinator:
                 self._rebalance_purgatory.check_and_complete(join_key(group.group_id))
 
     def _new_group(self, group_id: str) -> GroupMetadata:
-        reelect = not self._mutant(mutants.LEADER_NOT_REELECTED)
-        return GroupMetadata(group_id, self._emit, self._arbitrary, self._new_uuid, reelect_leader=reelect)
+        return GroupMetadata(
+            group_id, self._emit, self._arbitrary, self._new_uuid, reelect_leader=self.rules.leader_reelected
+        )
 
     def _protocol_names(self, request: JoinGroupRequest) -> set[str]:
         return {p.name for p in request.protocols}
@@ -423,7 +423,7 @@ class ReferenceCoordinator:
         """``doStaticNewMemberJoinGroup``: a known instance id is moved to the new member id, an
         unknown one joins as a new member (reference §4 step 6)."""
         old_member_id = group.current_static_member_id(group_instance_id)
-        if old_member_id is not None and not self._mutant(mutants.STATIC_JOIN_ADDS_MEMBER):
+        if old_member_id is not None and self.rules.static_join_replaces_holder:
             self.update_static_member_and_rebalance(
                 group, old_member_id, new_member_id, group_instance_id, request, callback
             )
@@ -483,7 +483,7 @@ class ReferenceCoordinator:
                 self.update_member_and_rebalance(group, member, request, callback)
         elif group.is_(STABLE):
             rebalances = group.is_leader(member_id) or not member.matches(request.protocols)
-            if rebalances or self._mutant(mutants.FOLLOWER_REJOIN_REBALANCES):
+            if rebalances or not self.rules.follower_rejoin_answered_at_once:
                 self.update_member_and_rebalance(group, member, request, callback)
             else:
                 callback(group.join_result(member_id, members=False))
@@ -634,7 +634,7 @@ class ReferenceCoordinator:
         error = self.validate_current_member(group, request.member_id, self._instance_id(request.group_instance_id))
         if error is not None:
             return error
-        if request.generation_id != group.generation_id and not self._mutant(mutants.SYNC_SKIPS_GENERATION_CHECK):
+        if request.generation_id != group.generation_id and self.rules.sync_checks_generation:
             return Errors.ILLEGAL_GENERATION
         if request.protocol_type is not None and request.protocol_type != group.protocol_type:
             return Errors.INCONSISTENT_GROUP_PROTOCOL
@@ -656,13 +656,13 @@ class ReferenceCoordinator:
             if group.is_(EMPTY):
                 callback(SyncGroupResponse(Errors.UNKNOWN_MEMBER_ID))
             elif group.is_(PR):
-                if self._mutant(mutants.SYNC_NONE_IN_PREPARING):
+                if self.rules.sync_in_preparing_rebalancing:
+                    callback(SyncGroupResponse(Errors.REBALANCE_IN_PROGRESS))
+                else:
                     member = group.get(member_id)
                     callback(
                         SyncGroupResponse(Errors.NONE, group.protocol_type, group.protocol_name, member.assignment)
                     )
-                else:
-                    callback(SyncGroupResponse(Errors.REBALANCE_IN_PROGRESS))
             elif group.is_(CR):
                 group.get(member_id).awaiting_sync_callback = callback
                 self.remove_pending_sync_member(group, member_id)
@@ -700,9 +700,9 @@ class ReferenceCoordinator:
         answers them with the error and rebalances. Returns whether it acted."""
         with group.lock:
             current = group.is_(CR) and generation_id == group.generation_id
-            if self._mutant(mutants.STORE_CALLBACK_SKIPS_GENERATION):
+            if not self.rules.store_callback_checks_generation:
                 current = group.is_(CR)
-            if not current and not self._mutant(mutants.STORE_CALLBACK_UNGUARDED):
+            if not current and self.rules.store_callback_guarded:
                 return False
             if error != Errors.NONE:
                 self.reset_and_propagate_assignment_error(group, error)
@@ -776,14 +776,12 @@ class ReferenceCoordinator:
         if group.is_(EMPTY):
             return Errors.UNKNOWN_MEMBER_ID
         if group.is_(CR):
-            if not self.profile.heartbeat_completing_rebalance_ok or self._mutant(
-                mutants.HEARTBEAT_REBALANCING_IN_COMPLETING
-            ):
+            if not self.profile.heartbeat_completing_rebalance_ok or not self.rules.heartbeat_none_in_completing:
                 return Errors.REBALANCE_IN_PROGRESS
             self.complete_and_schedule_next_heartbeat_expiration(group, member)
             return Errors.NONE
         self.complete_and_schedule_next_heartbeat_expiration(group, member)
-        rebalancing = group.is_(PR) and not self._mutant(mutants.HEARTBEAT_NONE_IN_REBALANCE)
+        rebalancing = group.is_(PR) and self.rules.heartbeat_in_preparing_rebalancing
         return Errors.REBALANCE_IN_PROGRESS if rebalancing else Errors.NONE
 
     def _heartbeat_2_2(self, group: GroupMetadata, request: HeartbeatRequest) -> Errors:
@@ -798,7 +796,7 @@ class ReferenceCoordinator:
         if request.generation_id != group.generation_id:
             return Errors.ILLEGAL_GENERATION
         self.complete_and_schedule_next_heartbeat_expiration(group, group.get(request.member_id))
-        rebalancing = group.is_(PR) and not self._mutant(mutants.HEARTBEAT_NONE_IN_REBALANCE)
+        rebalancing = group.is_(PR) and self.rules.heartbeat_in_preparing_rebalancing
         return Errors.REBALANCE_IN_PROGRESS if rebalancing else Errors.NONE
 
     # ================================================================== LeaveGroup (§7)
@@ -853,12 +851,12 @@ class ReferenceCoordinator:
     def remove_current_member_from_group(self, group: GroupMetadata, member_id: str) -> None:
         """``removeCurrentMemberFromGroup``: remove the member, update the group, drop its
         heartbeat timer."""
-        if self._mutant(mutants.LEAVE_SKIPS_REBALANCE):
+        if self.rules.leave_rebalances:
+            self.remove_member_and_update_group(group, group.get(member_id), RemovalCause.LEAVE_GROUP)
+        else:
             member = group.get(member_id)
             group.maybe_invoke_join_callback(member, join_error(UNKNOWN_MEMBER_ID, Errors.UNKNOWN_MEMBER_ID))
             group.remove(member_id, RemovalCause.LEAVE_GROUP)
-        else:
-            self.remove_member_and_update_group(group, group.get(member_id), RemovalCause.LEAVE_GROUP)
         self.remove_heartbeat_for_leaving_member(group, member_id)
 
     @staticmethod
@@ -914,13 +912,13 @@ class ReferenceCoordinator:
         instance_id = self._instance_id(request.group_instance_id)
         if request.generation_id < 0 and group.is_(EMPTY):
             return None
-        if self._mutant(mutants.COMMIT_UNFENCED):
+        if not self.rules.commit_fenced:
             return None
         if request.generation_id >= 0 or request.member_id != UNKNOWN_MEMBER_ID or instance_id is not None:
             error = self.validate_current_member(group, request.member_id, instance_id)
             if error is not None:
                 return error
-            if request.generation_id != group.generation_id and not self._mutant(mutants.COMMIT_SKIPS_GENERATION_CHECK):
+            if request.generation_id != group.generation_id and self.rules.commit_checks_generation:
                 return Errors.ILLEGAL_GENERATION
             return None
         if not group.is_(EMPTY):
@@ -1138,7 +1136,7 @@ class ReferenceCoordinator:
     def maybe_prepare_rebalance(self, group: GroupMetadata) -> None:
         """``maybePrepareRebalance``: only Stable, CompletingRebalance and Empty can rebalance."""
         with group.lock:
-            if group.can_rebalance or self._mutant(mutants.DELAYED_JOIN_PER_JOIN):
+            if group.can_rebalance or not self.rules.rebalance_needs_can_rebalance:
                 self.prepare_rebalance(group)
 
     def prepare_rebalance(self, group: GroupMetadata) -> None:
@@ -1146,7 +1144,7 @@ class ReferenceCoordinator:
         parked SyncGroup with REBALANCE_IN_PROGRESS; cancel the pending-sync timeout; arm the join
         timer — InitialDelayedJoin from Empty, else a DelayedJoin of the members' largest
         rebalance timeout — go PreparingRebalance and try to complete at once."""
-        if group.is_(CR) and not self._mutant(mutants.REBALANCE_KEEPS_PARKED_SYNCS):
+        if group.is_(CR) and self.rules.rebalance_fails_parked_syncs:
             self.reset_and_propagate_assignment_error(group, Errors.REBALANCE_IN_PROGRESS)
         self.remove_sync_expiration(group)
         op: DelayedJoin
@@ -1205,7 +1203,7 @@ class ReferenceCoordinator:
         only), restart each session timer, and start the pending-sync timeout (3.0+)."""
         with group.lock:
             absent = [m for m in group.not_yet_rejoined_members() if not m.is_static_member]
-            if self._mutant(mutants.COMPLETE_JOIN_KEEPS_ABSENT):
+            if not self.rules.complete_join_removes_absent:
                 absent = []
             for member in absent:
                 group.remove(member.member_id, RemovalCause.NOT_REJOINED)
@@ -1276,11 +1274,16 @@ class ReferenceCoordinator:
         heartbeat_deadline: dict[tuple[str, str], int] = {}
         join_timer: dict[str, TimerKind] = {}
         sync_armed: set[str] = set()
+        live = {g.group_id: g for g in self._groups()}
         for op in self._timer.pending():
             assert isinstance(op, CoordinatorOperation)
             assert op.armed_at_ms is not None and op.deadline_ms is not None
             gid = op.group.group_id
             timers.append(TimerSnapshot(op.kind, gid, op.member_id, op.armed_at_ms, op.deadline_ms))
+            if live.get(gid) is not op.group:
+                # An operation of an unloaded group object whose id a newer object took (the group
+                # was loaded again, kgc serve's failover): it acts on the old object only.
+                continue
             if op.kind == TimerKind.HEARTBEAT and op.member_id is not None:
                 heartbeat_deadline[(gid, op.member_id)] = op.deadline_ms
             elif op.kind in (TimerKind.JOIN, TimerKind.INITIAL_JOIN):
@@ -1291,7 +1294,7 @@ class ReferenceCoordinator:
             g.group_id: self._group_snapshot(
                 g, heartbeat_deadline, join_timer.get(g.group_id), g.group_id in sync_armed
             )
-            for g in self._groups()
+            for g in live.values()
         }
         writes = tuple(
             WriteSnapshot(w.group.group_id, w.kind, w.generation_id, tuple(sorted(w.assignment.items())), w.member_ids)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sut.interface import TimerKind
+from sut.interface.events import TimerKind
 from sut.reference.group import GroupMetadata
 from sut.reference.purgatory import DelayedOperation, DelayedOperationPurgatory
 

@@ -15,14 +15,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from model.types import VALID_PREVIOUS_STATES, Errors, GroupState
-from sut.interface import (
-    Event,
-    GroupStateChanged,
+from sut.interface.events import Event, GroupStateChanged, MemberRemoved, RemovalCause
+from sut.interface.messages import (
     JoinGroupProtocol,
     JoinGroupResponse,
     JoinGroupResponseMember,
-    MemberRemoved,
-    RemovalCause,
     SyncGroupResponse,
     TopicPartition,
 )

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from model.profiles import Profile
 from model.types import Errors, GroupState
-from sut.interface import OffsetFetchPartitionResponse, TopicPartition
+from sut.interface.messages import OffsetFetchPartitionResponse, TopicPartition
 from sut.reference.group import GroupMetadata, OffsetAndMetadata
-from sut.reference.profiles import Profile
 
 
 def append_error_to_sync_error(error: Errors, profile: Profile) -> Errors:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from model.types import ApiKey
-from sut.interface import (
+from sut.interface.messages import (
     JoinGroupProtocol,
     JoinGroupResponse,
     RequestId,

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from model.types import GroupState
-from sut.interface import JoinGroupProtocol, TimerKind, TopicPartition
+from sut.interface.events import TimerKind
+from sut.interface.messages import JoinGroupProtocol, TopicPartition
 
 
 @dataclass(frozen=True)

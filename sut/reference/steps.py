@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from enum import Enum
 
 from model.types import ApiKey, Errors
-from sut.interface import Event, RequestId, TimerKind
+from sut.interface.events import Event, TimerKind
+from sut.interface.messages import RequestId
 
 
 class StepKind(Enum):

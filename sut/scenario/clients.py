@@ -33,9 +33,9 @@ from model.state import Budget, Member, Request, Response, State, initial_consum
 from model.types import ApiKey, Errors, GroupState
 from properties.protocol import commit_fencing, exclusive_ownership
 from sut.client.consumer import GroupConsumer
-from sut.interface import HeartbeatResponse, JoinGroupResponse, OffsetCommitResponse, SyncGroupResponse
+from sut.interface.messages import HeartbeatResponse, JoinGroupResponse, OffsetCommitResponse, SyncGroupResponse
+from sut.scenario import ops
 from sut.scenario.compare import FieldResult
-from sut.scenario.format import Step
 
 
 def consumer_of(name: str) -> str:
@@ -69,10 +69,10 @@ class Clients:
     def leaving(self, name: str) -> None:
         self.of(name).on_leave()
 
-    def auto_commit(self, step: Step, now_ms: int) -> int | None:
+    def auto_commit(self, step: ops.Commit, now_ms: int) -> int | None:
         """The offset a ``commit`` step with ``"auto_commit": true`` sends (None: the step's own)."""
-        name = step.get("member")
-        if not step.get("auto_commit") or name is None:
+        name = step.member
+        if not step.auto_commit or name is None:
             return None
         consumer = self.of(name)
         offset = consumer.poll_with_auto_commit(now_ms)
@@ -80,26 +80,30 @@ class Clients:
         return offset
 
     # ------------------------------------------------------------------ what they are answered
-    def answered(self, op: str, name: str | None, body: Any) -> None:
+    def answered(self, step: ops.Step, name: str | None, body: Any) -> None:
+        """Member ``name``'s request of ``step`` was answered ``body``."""
         if name is None:
             return
         consumer = self.of(name)
-        if op == "join" and isinstance(body, JoinGroupResponse):
-            consumer.on_join_answer(body.error, body.generation_id)
-        elif op == "sync" and isinstance(body, SyncGroupResponse):
-            text = body.assignment.decode(errors="replace")
-            consumer.on_sync_answer(body.error, tuple(p for p in text.split("+") if p))
-        elif op == "heartbeat" and isinstance(body, HeartbeatResponse):
-            consumer.on_answer(body.error)
-        elif op == "commit" and isinstance(body, OffsetCommitResponse):
-            errors = [p.error for p in body.partitions if p.error != Errors.NONE]
-            error = errors[0] if errors else Errors.NONE
-            if name in self.pending:
-                self.commits.append((name, consumer.generation, self.pending.pop(name), error))
-            consumer.on_answer(error)
+        match step, body:
+            case ops.Join(), JoinGroupResponse():
+                consumer.on_join_answer(body.error, body.generation_id)
+            case ops.Sync(), SyncGroupResponse():
+                text = body.assignment.decode(errors="replace")
+                consumer.on_sync_answer(body.error, tuple(p for p in text.split("+") if p))
+            case ops.Heartbeat(), HeartbeatResponse():
+                consumer.on_answer(body.error)
+            case ops.Commit(), OffsetCommitResponse():
+                errors = [p.error for p in body.partitions if p.error != Errors.NONE]
+                error = errors[0] if errors else Errors.NONE
+                if name in self.pending:
+                    self.commits.append((name, consumer.generation, self.pending.pop(name), error))
+                consumer.on_answer(error)
+            case _:  # a leave, a fetch, a control step, or an answer of another shape: nothing changes
+                pass
 
     # ------------------------------------------------------------------ the properties
-    def check(self, index: int, names: tuple[str, ...]) -> list[FieldResult]:
+    def check(self, index: int, names: tuple[ops.ClientCheck, ...]) -> list[FieldResult]:
         """The ``client_checks`` after step ``index``: one failed field per property violated."""
         out: list[FieldResult] = []
         commits, self.commits = self.commits, []
@@ -117,9 +121,16 @@ class Clients:
         return out
 
     def model_state(self) -> State:
-        """The consumers as the model's ``State`` (the group part is not read by the checks)."""
+        """The consumers as the model's ``State`` (the group part is not read by the checks). The
+        model numbers partitions (``Consumer.owned: tuple[int, ...]``, enforced at run time by the
+        compiled model) and a scenario names them by text: each distinct name gets one number."""
+        numbers: dict[str, int] = {}
         consumers = tuple(
-            initial_consumer()._replace(state=c.state, generation=c.generation, owned=c.owned)  # type: ignore[arg-type]
+            initial_consumer()._replace(
+                state=c.state,
+                generation=c.generation,
+                owned=tuple(numbers.setdefault(p, len(numbers)) for p in c.owned),
+            )
             for _name, c in self.by_consumer.values()
         )
         return State(initial_group(), consumers, Budget(*([0] * len(Budget._fields))))

@@ -20,32 +20,45 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
-from model.types import Errors, GroupState
+from model.profiles import PROFILES as KNOWN_PROFILES
+from model.types import GroupState
+from sut.scenario import ops
+from sut.scenario.checks import (
+    PARTITION,
+    STORE_COMPLETIONS,
+    Check,
+    ScenarioError,
+    Where,
+    any_string,
+    boolean,
+    choice,
+    error_name,
+    generation,
+    integer,
+    member_name,
+    non_negative,
+    only,
+    partition,
+    show,
+    string,
+)
+from sut.scenario.ops import Join, Step
+
+__all__ = ["PARTITION", "ScenarioError", "Step"]
 
 FORMAT = "kgc-scenarios"
 FORMAT_VERSION = 1
 
-#: Behaviour profiles a scenario may name (scenario-format.md, *Profiles*).
-PROFILES = ("scala-3.x", "java-4.0", "scala-2.2-2.6", "scala-2.2-2.3", "scala-2.0-2.2")
+#: Behaviour profiles a scenario may name (scenario-format.md, *Profiles*; ``model/profiles.py``).
+PROFILES = tuple(KNOWN_PROFILES)
 DERIVED_FROM = ("test", "test-adapted", "test+code", "code")
-STORE_COMPLETIONS = ("immediate", "manual")
 STATE_NAMES = tuple(s.kafka_name for s in GroupState)
 TIMER_NAME = re.compile(r"^(initial_join|join|sync|heartbeat:[^:\s]+|pending:[^:\s]+)$")
-PARTITION = re.compile(r"^(.+)-(\d+)$")
-MEMBER_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
-
-#: Ops whose step sends no request: their ``response`` is always null.
-NO_REQUEST_OPS = ("advance_time", "coordinator_unload", "mark_dead")
-
-
-class ScenarioError(ValueError):
-    """A scenario file is malformed. The message is one line naming the file, scenario, step and
-    field."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -72,38 +85,6 @@ class ScenarioConfig:
 
 
 @dataclass(frozen=True)
-class Step:
-    """One operation. ``fields`` holds the op's validated fields exactly as the file gives them."""
-
-    index: int
-    op: str
-    fields: Mapping[str, Any]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self.fields.get(key, default)
-
-    def describe(self) -> str:
-        """A short label for tables: ``join c1``, ``sync c2 g1``, ``advance_time 3001``."""
-        f = self.fields
-        if self.op in ("join", "sync", "heartbeat"):
-            text = f"{self.op} {f['member']}"
-            if "generation" in f:
-                text += f" g{f['generation']}"
-            if "member_id" in f:
-                text += f" id={f['member_id']}"
-            return text
-        if self.op == "leave":
-            return "leave " + ",".join(m["member"] for m in f["members"])
-        if self.op == "commit":
-            return f"commit {f.get('member', '-')} g{f['generation']}"
-        if self.op == "advance_time":
-            return f"advance_time {f['ms']}"
-        if self.op == "store_complete":
-            return f"store_complete {f.get('error', 'NONE')}"
-        return self.op
-
-
-@dataclass(frozen=True)
 class KeyAssert:
     step: int
     path: str
@@ -125,14 +106,14 @@ class Scenario:
     derived_from: str = ""
     key_asserts: tuple[KeyAssert, ...] = ()
     file: str = ""
-    client_checks: tuple[str, ...] = ()
+    client_checks: tuple[ops.ClientCheck, ...] = ()
     """Properties judged on the scenario's consumers after every step (``sut.scenario.clients``)."""
 
     def members(self) -> list[str]:
         """Every symbolic client name the steps use, in order of first use."""
         seen: dict[str, None] = {}
         for step in self.steps:
-            for name in _step_member_names(step):
+            for name in step.member_names():
                 seen.setdefault(name, None)
         return list(seen)
 
@@ -167,10 +148,10 @@ def load_file(path: str | Path) -> ScenarioFile:
 
 def parse(data: Any, origin: str = "<scenarios>") -> ScenarioFile:
     """Validate an already parsed document."""
-    where = _Where(origin)
+    where = Where(origin)
     if not isinstance(data, dict):
         where.fail("the file must hold a JSON object with 'format', 'format_version' and 'scenarios'")
-    _only(where, data, {"format", "format_version", "kafka_source", "scenarios"})
+    only(where, data, {"format", "format_version", "kafka_source", "scenarios"})
     if data.get("format") != FORMAT:
         where.at_field("format").fail(f"must be {FORMAT!r}, got {data.get('format')!r}")
     version = data.get("format_version")
@@ -194,52 +175,6 @@ def parse(data: Any, origin: str = "<scenarios>") -> ScenarioFile:
 
 
 # --------------------------------------------------------------------------------------------------
-# Error locations
-# --------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Where:
-    file: str
-    scenario: str | None = None
-    step: int | None = None
-    field: str | None = None
-
-    def in_scenario(self, name: str) -> _Where:
-        return _Where(self.file, name)
-
-    def at_step(self, index: int) -> _Where:
-        return _Where(self.file, self.scenario, index, self.field)
-
-    def at_field(self, name: str) -> _Where:
-        if not self.field:
-            return _Where(self.file, self.scenario, self.step, name)
-        joined = f"{self.field}{name}" if name.startswith("[") else f"{self.field}.{name}"
-        return _Where(self.file, self.scenario, self.step, joined)
-
-    def fail(self, message: str) -> NoReturn:
-        parts = [self.file]
-        if self.scenario is not None:
-            parts.append(f"scenario {self.scenario!r}")
-        if self.step is not None:
-            parts.append(f"step {self.step}")
-        if self.field is not None:
-            parts.append(f"field {self.field!r}")
-        raise ScenarioError(", ".join(parts) + ": " + message)
-
-
-def _only(where: _Where, obj: Mapping[str, Any], allowed: set[str] | Sequence[str]) -> None:
-    for key in obj:
-        if key not in allowed:
-            where.at_field(key).fail(f"unknown key; allowed here: {', '.join(sorted(allowed))}")
-
-
-def _show(value: Any) -> str:
-    text = json.dumps(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-# --------------------------------------------------------------------------------------------------
 # Scenario and config
 # --------------------------------------------------------------------------------------------------
 
@@ -259,34 +194,30 @@ _SCENARIO_KEYS = {
     "client_checks",
 }
 
-CLIENT_CHECKS = ("exclusive_ownership", "commit_fencing")
-"""What ``client_checks`` may name (``sut.scenario.clients``: the consumers' side, judged by the
-model's property of that name)."""
 
-
-def _scenario(file_where: _Where, index: int, item: Any) -> Scenario:
+def _scenario(file_where: Where, index: int, item: Any) -> Scenario:
     if not isinstance(item, dict):
         file_where.at_field(f"scenarios[{index}]").fail("must be an object")
     name = item.get("name")
     if not isinstance(name, str) or not name.strip():
         file_where.at_field(f"scenarios[{index}].name").fail("must be a non-empty string")
     where = file_where.in_scenario(name)
-    _only(where, item, _SCENARIO_KEYS)
+    only(where, item, _SCENARIO_KEYS)
     text: dict[str, str] = {}
     for key in ("source_test", "source_file", "kafka_version", "description", "notes"):
         value = item.get(key, "")
         if not isinstance(value, str):
-            where.at_field(key).fail(f"must be a string, got {_show(value)}")
+            where.at_field(key).fail(f"must be a string, got {show(value)}")
         text[key] = value
     derived = item.get("derived_from", "")
     if derived and derived not in DERIVED_FROM:
-        where.at_field("derived_from").fail(f"must be one of {', '.join(DERIVED_FROM)}, got {_show(derived)}")
+        where.at_field("derived_from").fail(f"must be one of {', '.join(DERIVED_FROM)}, got {show(derived)}")
     applies = item.get("applies_to")
     if not isinstance(applies, list) or not applies:
         where.at_field("applies_to").fail("must be a non-empty list of profiles")
     for p in applies:
         if p not in PROFILES:
-            where.at_field("applies_to").fail(f"unknown profile {_show(p)}; known: {', '.join(PROFILES)}")
+            where.at_field("applies_to").fail(f"unknown profile {show(p)}; known: {', '.join(PROFILES)}")
     config = _config(where.at_field("config"), item.get("config", {}))
     steps_raw = item.get("steps")
     if not isinstance(steps_raw, list) or not steps_raw:
@@ -296,7 +227,7 @@ def _scenario(file_where: _Where, index: int, item: Any) -> Scenario:
         where.at_field("expect").fail("must be a list with one entry per step")
     if len(expect_raw) != len(steps_raw):
         where.at_field("expect").fail(f"has {len(expect_raw)} entries for {len(steps_raw)} steps; give one per step")
-    steps = tuple(_step(where.at_step(i), i, raw) for i, raw in enumerate(steps_raw))
+    steps = tuple(ops.load(where.at_step(i), raw) for i, raw in enumerate(steps_raw))
     _check_member_references(where, steps)
     expect = tuple(_expectation(where.at_step(i), steps, i, raw) for i, raw in enumerate(expect_raw))
     _check_completions(where, expect)
@@ -306,11 +237,7 @@ def _scenario(file_where: _Where, index: int, item: Any) -> Scenario:
     if has_choice and not text["notes"]:
         where.at_field("notes").fail("is required when an expectation uses one_of or timers_fired: null")
     asserts = _key_asserts(where.at_field("key_asserts"), item.get("key_asserts", []), expect)
-    checks = item.get("client_checks", [])
-    if not isinstance(checks, list) or any(c not in CLIENT_CHECKS for c in checks) or len(set(checks)) != len(checks):
-        where.at_field("client_checks").fail(
-            f"must be a list of distinct names among {', '.join(CLIENT_CHECKS)}, got {_show(checks)}"
-        )
+    checks = ops.client_checks(where.at_field("client_checks"), item.get("client_checks", []))
     return Scenario(
         name=name,
         applies_to=tuple(applies),
@@ -325,7 +252,7 @@ def _scenario(file_where: _Where, index: int, item: Any) -> Scenario:
         derived_from=derived,
         key_asserts=asserts,
         file=file_where.file,
-        client_checks=tuple(checks),
+        client_checks=checks,
     )
 
 
@@ -340,20 +267,20 @@ _INT_CONFIG = {
 }
 
 
-def _config(where: _Where, raw: Any) -> ScenarioConfig:
+def _config(where: Where, raw: Any) -> ScenarioConfig:
     if not isinstance(raw, dict):
         where.fail("must be an object")
-    _only(where, raw, set(_INT_CONFIG) | {"require_known_member_id", "store_completion"})
+    only(where, raw, set(_INT_CONFIG) | {"require_known_member_id", "store_completion"})
     values: dict[str, Any] = {}
     for key, minimum in _INT_CONFIG.items():
         if key in raw:
-            values[key] = _int(where.at_field(key), raw[key], minimum)
+            values[key] = integer(where.at_field(key), raw[key], minimum)
     if "require_known_member_id" in raw:
-        values["require_known_member_id"] = _bool(
+        values["require_known_member_id"] = boolean(
             where.at_field("require_known_member_id"), raw["require_known_member_id"]
         )
     if "store_completion" in raw:
-        values["store_completion"] = _choice(
+        values["store_completion"] = choice(
             where.at_field("store_completion"), raw["store_completion"], STORE_COMPLETIONS
         )
     config = ScenarioConfig(**values)
@@ -363,245 +290,24 @@ def _config(where: _Where, raw: Any) -> ScenarioConfig:
 
 
 # --------------------------------------------------------------------------------------------------
-# Scalar checks
+# Steps (the ops themselves: sut/scenario/ops.py)
 # --------------------------------------------------------------------------------------------------
 
 
-def _int(where: _Where, value: Any, minimum: int | None = None) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        where.fail(f"must be an integer, got {_show(value)}")
-    if minimum is not None and value < minimum:
-        where.fail(f"must be at least {minimum}, got {value}")
-    return int(value)
-
-
-def _bool(where: _Where, value: Any) -> bool:
-    if not isinstance(value, bool):
-        where.fail(f"must be true or false, got {_show(value)}")
-    return bool(value)
-
-
-def _str(where: _Where, value: Any, allow_empty: bool = False) -> str:
-    if not isinstance(value, str) or (not allow_empty and not value):
-        where.fail(f"must be a {'' if allow_empty else 'non-empty '}string, got {_show(value)}")
-    return str(value)
-
-
-def _choice(where: _Where, value: Any, options: Sequence[str]) -> str:
-    if value not in options:
-        where.fail(f"must be one of {', '.join(options)}, got {_show(value)}")
-    return str(value)
-
-
-def _member_name(where: _Where, value: Any) -> str:
-    if not isinstance(value, str) or not MEMBER_NAME.match(value):
-        where.fail(f"must be a symbolic member name such as 'c1' (letters, digits, '_', '.'), got {_show(value)}")
-    return str(value)
-
-
-def _member_id(where: _Where, value: Any) -> str:
-    if not isinstance(value, str):
-        where.fail(f"must be a string, got {_show(value)}")
-    if value == "UNKNOWN" or value.startswith("ID:"):
-        return str(value)
-    if value.startswith("OF:"):
-        _member_name(where, value[3:])
-        return str(value)
-    return where.fail(f"must be 'UNKNOWN', 'ID:<text>' or 'OF:<name>', got {_show(value)}")
-
-
-def _error_name(where: _Where, value: Any) -> str:
-    if not isinstance(value, str) or value not in Errors.__members__:
-        where.fail(f"must be a Kafka error name such as 'NONE' or 'UNKNOWN_MEMBER_ID', got {_show(value)}")
-    return str(value)
-
-
-def _partition(where: _Where, value: Any) -> str:
-    if not isinstance(value, str) or not PARTITION.match(value):
-        where.fail(f"must be 'topic-partition' such as 'orders-0', got {_show(value)}")
-    return str(value)
-
-
-# --------------------------------------------------------------------------------------------------
-# Steps
-# --------------------------------------------------------------------------------------------------
-
-Check = Callable[[_Where, Any], Any]
-
-
-def _protocols(where: _Where, value: Any) -> list[str]:
-    if not isinstance(value, list):
-        where.fail(f"must be a list of 'name' or 'name:metadata' strings, got {_show(value)}")
-    for i, entry in enumerate(value):
-        if not isinstance(entry, str) or not entry or entry.startswith(":"):
-            where.at_field(f"[{i}]").fail(f"must be 'name' or 'name:metadata', got {_show(entry)}")
-    return list(value)
-
-
-def _assignment(where: _Where, value: Any) -> dict[str, str]:
-    if not isinstance(value, dict):
-        where.fail("must be an object mapping member names to assignment strings")
-    for name, part in value.items():
-        _member_name(where.at_field(name), name)
-        _str(where.at_field(name), part, allow_empty=True)
-    return dict(value)
-
-
-def _offsets(where: _Where, value: Any) -> dict[str, int]:
-    if not isinstance(value, dict) or not value:
-        where.fail("must be a non-empty object mapping 'topic-partition' to an offset")
-    for key, offset in value.items():
-        _partition(where.at_field(key), key)
-        _int(where.at_field(key), offset, 0)
-    return dict(value)
-
-
-def _partitions(where: _Where, value: Any) -> list[str]:
-    if not isinstance(value, list) or not value:
-        where.fail("must be a non-empty list of 'topic-partition' strings")
-    for i, entry in enumerate(value):
-        _partition(where.at_field(f"[{i}]"), entry)
-    return list(value)
-
-
-def _leave_members(where: _Where, value: Any) -> list[dict[str, Any]]:
-    if not isinstance(value, list) or not value:
-        where.fail("must be a non-empty list of {member, member_id?, group_instance_id?}")
-    out = []
-    for i, entry in enumerate(value):
-        w = where.at_field(f"[{i}]")
-        if not isinstance(entry, dict):
-            w.fail("must be an object {member, member_id?, group_instance_id?}")
-        _only(w, entry, {"member", "member_id", "group_instance_id"})
-        if "member" not in entry:
-            w.at_field("member").fail("is required")
-        _member_name(w.at_field("member"), entry["member"])
-        if "member_id" in entry:
-            _member_id(w.at_field("member_id"), entry["member_id"])
-        if "group_instance_id" in entry:
-            _str(w.at_field("group_instance_id"), entry["group_instance_id"])
-        out.append(dict(entry))
-    return out
-
-
-def _instance(where: _Where, value: Any) -> str:
-    return _str(where, value)
-
-
-def _gen(where: _Where, value: Any) -> int:
-    return _int(where, value, -1)
-
-
-def _nonneg(where: _Where, value: Any) -> int:
-    return _int(where, value, 0)
-
-
-def _any_int(where: _Where, value: Any) -> int:
-    """Timeouts a client may send wrong on purpose (negative, zero): the coordinator must answer
-    INVALID_SESSION_TIMEOUT, not the loader."""
-    return _int(where, value)
-
-
-def _str_any(where: _Where, value: Any) -> str:
-    return _str(where, value, allow_empty=True)
-
-
-def _store(where: _Where, value: Any) -> str:
-    return _choice(where, value, STORE_COMPLETIONS)
-
-
-def _timeout_ms(where: _Where, value: Any) -> int:
-    return _int(where, value, 1)
-
-
-#: Per op: required fields and optional fields with their checks (scenario-format.md, *Steps*).
-OPS: dict[str, tuple[dict[str, Check], dict[str, Check]]] = {
-    "join": (
-        {"member": _member_name},
-        {
-            "member_id": _member_id,
-            "require_known_member_id": _bool,
-            "group_instance_id": _instance,
-            "session_timeout_ms": _any_int,
-            "rebalance_timeout_ms": _any_int,
-            "protocol_type": _str_any,
-            "protocols": _protocols,
-            "api_version": _nonneg,
-        },
-    ),
-    "sync": (
-        {"member": _member_name, "generation": _gen},
-        {
-            "member_id": _member_id,
-            "assignment": _assignment,
-            "protocol_type": _str_any,
-            "protocol_name": _str_any,
-            "group_instance_id": _instance,
-            "store_completion": _store,
-            "api_version": _nonneg,
-        },
-    ),
-    "heartbeat": (
-        {"member": _member_name, "generation": _gen},
-        {"member_id": _member_id, "group_instance_id": _instance, "api_version": _nonneg},
-    ),
-    "leave": ({"members": _leave_members}, {"api_version": _nonneg}),
-    "commit": (
-        {"generation": _gen, "offsets": _offsets},
-        {
-            "member": _member_name,
-            "member_id": _member_id,
-            "group_instance_id": _instance,
-            "api_version": _nonneg,
-            "auto_commit": _bool,
-        },
-    ),
-    "fetch": ({"partitions": _partitions}, {}),
-    "advance_time": ({"ms": _timeout_ms}, {}),
-    "store_complete": ({}, {"error": _error_name}),
-    "coordinator_unload": ({}, {}),
-    "mark_dead": ({}, {}),
-}
-
-
-def _step(where: _Where, index: int, raw: Any) -> Step:
-    if not isinstance(raw, dict):
-        where.fail("a step must be an object with 'op'")
-    op = raw.get("op")
-    if not isinstance(op, str) or op not in OPS:
-        where.at_field("op").fail(f"unknown op {_show(op)}; known ops: {', '.join(OPS)}")
-    required, optional = OPS[op]
-    _only(where, raw, {"op", *required, *optional})
-    fields: dict[str, Any] = {}
-    for key, check in required.items():
-        if key not in raw:
-            where.at_field(key).fail(f"is required for op {op!r}")
-        fields[key] = check(where.at_field(key), raw[key])
-    for key, check in optional.items():
-        if key in raw:
-            fields[key] = check(where.at_field(key), raw[key])
-    return Step(index, op, fields)
-
-
-def _check_member_references(where: _Where, steps: Sequence[Step]) -> None:
+def _check_member_references(where: Where, steps: Sequence[Step]) -> None:
     """``OF:<name>`` must name a client that an earlier ``join`` step binds (scenario-format.md,
     *Member ids*): otherwise the reference can never resolve."""
     joined: set[str] = set()
-    for step in steps:
-        w = where.at_step(step.index)
-        refs: list[tuple[_Where, Any]] = [(w.at_field("member_id"), step.get("member_id"))]
-        refs += [
-            (w.at_field(f"members[{i}].member_id"), entry.get("member_id"))
-            for i, entry in enumerate(step.get("members", []))
-        ]
-        for rw, value in refs:
+    for index, step in enumerate(steps):
+        w = where.at_step(index)
+        for path, value in step.references():
             if isinstance(value, str) and value.startswith("OF:") and value[3:] not in joined:
-                rw.fail(f"{value!r} names a client that no earlier join step binds")
-        if step.op == "join":
-            joined.add(step.fields["member"])
+                w.at_field(path).fail(f"{value!r} names a client that no earlier join step binds")
+        if isinstance(step, Join):
+            joined.add(step.member)
 
 
-def _check_completions(where: _Where, expect: Sequence[Mapping[str, Any]]) -> None:
+def _check_completions(where: Where, expect: Sequence[Mapping[str, Any]]) -> None:
     """A request is answered once: a completion names a step whose own answer was ``PENDING``, and
     no two steps complete the same request."""
     completed: dict[int, int] = {}
@@ -617,24 +323,6 @@ def _check_completions(where: _Where, expect: Sequence[Mapping[str, Any]]) -> No
             completed[target] = index
 
 
-def _step_member_names(step: Step) -> list[str]:
-    names: list[str] = []
-    f = step.fields
-    if "member" in f:
-        names.append(f["member"])
-    for entry in f.get("members", []):
-        names.append(entry["member"])
-    for key in ("member_id",):
-        value = f.get(key)
-        if isinstance(value, str) and value.startswith("OF:"):
-            names.append(value[3:])
-    for entry in f.get("members", []):
-        value = entry.get("member_id")
-        if isinstance(value, str) and value.startswith("OF:"):
-            names.append(value[3:])
-    return names
-
-
 # --------------------------------------------------------------------------------------------------
 # Expectations
 # --------------------------------------------------------------------------------------------------
@@ -643,10 +331,10 @@ _EXPECT_KEYS = ("response", "completions", "evicted", "timers_fired", "group", "
 _GROUP_KEYS = ("state", "generation", "leader", "members", "pending_members")
 
 
-def _one_of(where: _Where, value: Any, check: Check) -> Any:
+def _one_of(where: Where, value: Any, check: Check) -> Any:
     """A value, or ``{"one_of": [alternatives]}`` with each alternative passing ``check``."""
     if isinstance(value, dict) and "one_of" in value:
-        _only(where, value, {"one_of"})
+        only(where, value, {"one_of"})
         options = value["one_of"]
         if not isinstance(options, list) or len(options) < 2:
             where.at_field("one_of").fail("must list at least two alternatives")
@@ -664,38 +352,38 @@ def _contains_one_of(value: Any) -> bool:
     return False
 
 
-def _name_or_null(where: _Where, value: Any) -> str | None:
-    return None if value is None else _member_name(where, value)
+def _name_or_null(where: Where, value: Any) -> str | None:
+    return None if value is None else member_name(where, value)
 
 
-def _names(where: _Where, value: Any, pending_suffix: bool = False) -> list[str]:
+def _names(where: Where, value: Any, pending_suffix: bool = False) -> list[str]:
     if not isinstance(value, list):
-        where.fail(f"must be a sorted list of member names, got {_show(value)}")
+        where.fail(f"must be a sorted list of member names, got {show(value)}")
     for i, entry in enumerate(value):
         name = entry
         if pending_suffix and isinstance(entry, str) and entry.endswith("(pending)"):
             name = entry[: -len("(pending)")]
-        _member_name(where.at_field(f"[{i}]"), name)
+        member_name(where.at_field(f"[{i}]"), name)
     if value != sorted(value):
-        where.fail(f"must be sorted, got {_show(value)}")
+        where.fail(f"must be sorted, got {show(value)}")
     if len(set(value)) != len(value):
-        where.fail(f"lists a name twice: {_show(value)}")
+        where.fail(f"lists a name twice: {show(value)}")
     return list(value)
 
 
-def _state(where: _Where, value: Any) -> str:
-    return _choice(where, value, STATE_NAMES)
+def _state(where: Where, value: Any) -> str:
+    return choice(where, value, STATE_NAMES)
 
 
-def _group(where: _Where, value: Any) -> Any:
+def _group(where: Where, value: Any) -> Any:
     if value is None:
         return None
     if not isinstance(value, dict):
         where.fail("must be an object {state, generation, leader, members, pending_members} or null")
-    _only(where, value, _GROUP_KEYS)
+    only(where, value, _GROUP_KEYS)
     checks: dict[str, Check] = {
         "state": _state,
-        "generation": _nonneg,
+        "generation": non_negative,
         "leader": _name_or_null,
         "members": _names,
         "pending_members": _names,
@@ -706,78 +394,70 @@ def _group(where: _Where, value: Any) -> Any:
     return value
 
 
-def _response_fields(op: str) -> dict[str, Check]:
-    """The response fields a request's answer may constrain (scenario-format.md, response table)."""
-    if op == "join":
-        return {
-            "error": _error_name,
-            "generation": _gen,
-            "leader": _name_or_null,
-            "members": _names,
-            "protocol": _str_any,
-            "binds_member_id": _bool,
-        }
-    if op == "sync":
-        return {"error": _error_name, "assignment": _str_any}
-    if op in ("heartbeat", "commit"):
-        return {"error": _error_name}
-    if op == "leave":
-        return {"error": _error_name, "member_errors": _error_list}
-    if op == "fetch":
-        return {"error": _error_name, "offsets": _fetched_offsets}
-    if op == "store_complete":
-        return {"applied": _bool}
-    return {}
-
-
-def _error_list(where: _Where, value: Any) -> list[str]:
+def _error_list(where: Where, value: Any) -> list[str]:
     if not isinstance(value, list):
         where.fail("must be a list of error names, one per member of the request")
     for i, entry in enumerate(value):
-        _one_of(where.at_field(f"[{i}]"), entry, _error_name)
+        _one_of(where.at_field(f"[{i}]"), entry, error_name)
     return list(value)
 
 
-def _fetched_offsets(where: _Where, value: Any) -> dict[str, int]:
+def _fetched_offsets(where: Where, value: Any) -> dict[str, int]:
     if not isinstance(value, dict):
         where.fail("must be an object mapping 'topic-partition' to an offset (-1 = none)")
     for key, offset in value.items():
-        _partition(where.at_field(key), key)
-        _int(where.at_field(key), offset, -1)
+        partition(where.at_field(key), key)
+        integer(where.at_field(key), offset, -1)
     return dict(value)
 
 
-def _answer(where: _Where, value: Any, op: str) -> Any:
-    fields = _response_fields(op)
+#: The checks of the answer fields an op declares (``Op.answer``; scenario-format.md, response
+#: table): one per name, whatever the op.
+ANSWER_CHECKS: dict[str, Check] = {
+    "error": error_name,
+    "generation": generation,
+    "leader": _name_or_null,
+    "members": _names,
+    "protocol": any_string,
+    "binds_member_id": boolean,
+    "assignment": any_string,
+    "member_errors": _error_list,
+    "offsets": _fetched_offsets,
+    "applied": boolean,
+}
+
+
+def _answer(where: Where, value: Any, step: Step) -> Any:
+    names = step.answer or ()
     if not isinstance(value, dict):
-        where.fail(f"must be an object with {', '.join(fields)}")
-    _only(where, value, set(fields))
-    for key, check in fields.items():
+        where.fail(f"must be an object with {', '.join(names)}")
+    only(where, value, set(names))
+    for key in names:
         if key in value:
-            _one_of(where.at_field(key), value[key], check)
+            _one_of(where.at_field(key), value[key], ANSWER_CHECKS[key])
     return value
 
 
-def _expectation(where: _Where, steps: Sequence[Step], index: int, raw: Any) -> Mapping[str, Any]:
+def _expectation(where: Where, steps: Sequence[Step], index: int, raw: Any) -> Mapping[str, Any]:
     w = where.at_field("expect")
     if not isinstance(raw, dict):
         w.fail("must be an object")
-    _only(w, raw, _EXPECT_KEYS)
-    op = steps[index].op
+    only(w, raw, _EXPECT_KEYS)
+    step = steps[index]
     if "response" in raw:
         response = raw["response"]
         rw = w.at_field("response")
-        if op in NO_REQUEST_OPS:
+        if step.answer is None:
             if response is not None:
-                rw.fail(f"must be null for op {op!r} (it sends no request)")
-        elif op == "store_complete":
-            _answer(rw, response, op)
+                rw.fail(f"must be null for op {step.op!r} (it sends no request)")
+        elif step.api is None:
+            _answer(rw, response, step)
         elif response != "PENDING":
             if response is None:
-                rw.fail(f"must be an object or 'PENDING' for op {op!r}")
-            _answer(rw, response, op)
-        elif op not in ("join", "sync"):
-            rw.fail(f"only a JoinGroup or SyncGroup can be 'PENDING', not op {op!r}")
+                rw.fail(f"must be an object or 'PENDING' for op {step.op!r}")
+            _answer(rw, response, step)
+        elif not step.parks:
+            rw.fail(f"only a JoinGroup or SyncGroup can be 'PENDING', not op {step.op!r}")
     if "completions" in raw:
         cw = w.at_field("completions")
         completions = raw["completions"]
@@ -788,18 +468,18 @@ def _expectation(where: _Where, steps: Sequence[Step], index: int, raw: Any) -> 
             iw = cw.at_field(f"[{i}]")
             if not isinstance(completion, dict):
                 iw.fail("must be an object with 'step', 'member' and the response fields")
-            target = _int(iw.at_field("step"), completion.get("step"), 0)
+            target = integer(iw.at_field("step"), completion.get("step"), 0)
             if target >= index:
                 iw.at_field("step").fail(f"must name an earlier step than {index}, got {target}")
-            if steps[target].op not in ("join", "sync"):
+            if not steps[target].parks:
                 iw.at_field("step").fail(f"step {target} is a {steps[target].op!r}, which is never parked")
             if target in seen:
                 iw.at_field("step").fail(f"step {target} is completed twice")
             seen.add(target)
             rest = {k: v for k, v in completion.items() if k not in ("step", "member")}
             if "member" in completion:
-                _member_name(iw.at_field("member"), completion["member"])
-            _answer(iw, rest, steps[target].op)
+                member_name(iw.at_field("member"), completion["member"])
+            _answer(iw, rest, steps[target])
     if "evicted" in raw:
         _names(w.at_field("evicted"), raw["evicted"], pending_suffix=True)
     if "timers_fired" in raw and raw["timers_fired"] is not None:
@@ -810,10 +490,10 @@ def _expectation(where: _Where, steps: Sequence[Step], index: int, raw: Any) -> 
         for i, name in enumerate(timers):
             if not isinstance(name, str) or not TIMER_NAME.match(name):
                 tw.at_field(f"[{i}]").fail(
-                    f"must be initial_join, join, sync, heartbeat:<name> or pending:<name>, got {_show(name)}"
+                    f"must be initial_join, join, sync, heartbeat:<name> or pending:<name>, got {show(name)}"
                 )
         if timers != sorted(timers) or len(set(timers)) != len(timers):
-            tw.fail(f"must be sorted and distinct, got {_show(timers)}")
+            tw.fail(f"must be sorted and distinct, got {show(timers)}")
     if "group" in raw:
         _group(w.at_field("group"), raw["group"])
     if "state_path" in raw:
@@ -824,7 +504,7 @@ def _expectation(where: _Where, steps: Sequence[Step], index: int, raw: Any) -> 
         for i, state in enumerate(path):
             _state(sw.at_field(f"[{i}]"), state)
     if "time_ms" in raw:
-        _int(w.at_field("time_ms"), raw["time_ms"], 0)
+        integer(w.at_field("time_ms"), raw["time_ms"], 0)
     expectation: Mapping[str, Any] = raw
     return expectation
 
@@ -857,7 +537,7 @@ def resolve_path(expect: Mapping[str, Any], path: str) -> tuple[bool, Any]:
     return True, value
 
 
-def _key_asserts(where: _Where, raw: Any, expect: Sequence[Mapping[str, Any]]) -> tuple[KeyAssert, ...]:
+def _key_asserts(where: Where, raw: Any, expect: Sequence[Mapping[str, Any]]) -> tuple[KeyAssert, ...]:
     if not isinstance(raw, list):
         where.fail("must be a list of {step, path, equals}")
     out = []
@@ -865,17 +545,17 @@ def _key_asserts(where: _Where, raw: Any, expect: Sequence[Mapping[str, Any]]) -
         w = where.at_field(f"[{i}]")
         if not isinstance(entry, dict):
             w.fail("must be an object {step, path, equals}")
-        _only(w, entry, {"step", "path", "equals"})
-        step = _int(w.at_field("step"), entry.get("step"), 0)
+        only(w, entry, {"step", "path", "equals"})
+        step = integer(w.at_field("step"), entry.get("step"), 0)
         if step >= len(expect):
             w.at_field("step").fail(f"there are only {len(expect)} steps")
-        path = _str(w.at_field("path"), entry.get("path"))
+        path = string(w.at_field("path"), entry.get("path"))
         if "equals" not in entry:
             w.at_field("equals").fail("is required")
         found, value = resolve_path(expect[step], path)
         if not found:
             w.at_field("path").fail(f"{path!r} does not exist in the expectation of step {step}")
         if value != entry["equals"]:
-            w.at_field("equals").fail(f"{_show(entry['equals'])} differs from expect[{step}].{path} = {_show(value)}")
+            w.at_field("equals").fail(f"{show(entry['equals'])} differs from expect[{step}].{path} = {show(value)}")
         out.append(KeyAssert(step, path, entry["equals"]))
     return tuple(out)

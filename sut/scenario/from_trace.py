@@ -37,10 +37,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from model.config import Config
+from model.names import consumer_index
 from sut.fuzz.client import instance_id, metadata_tag
 from sut.fuzz.scenario import ScenarioRecorder
-from sut.interface import TimerKind
-from sut.scenario.format import CLIENT_CHECKS, ScenarioConfig, parse
+from sut.interface.events import TimerKind
+from sut.scenario import ops
+from sut.scenario.format import ScenarioConfig, parse
 from sut.scenario.runner import _Run
 from sut.scenario.targets import make_target
 
@@ -66,7 +68,7 @@ class _Translation:
     doc: dict[str, Any]
     config: Config
     scenario_config: dict[str, Any]
-    ops: list[dict[str, Any]] = field(default_factory=list)
+    steps: list[ops.Step] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -75,10 +77,13 @@ class _Translation:
 
     # ------------------------------------------------------------------ requests
     def consumer_index(self, actor: str) -> int:
-        return int(actor[1:]) - 1
+        index = consumer_index(actor)
+        assert index is not None  # validate_trace: actors are the trace's consumers or the coordinator
+        return index
 
-    def static(self, consumer: int) -> dict[str, str]:
-        return {"group_instance_id": instance_id(consumer)} if self.config.is_static(consumer) else {}
+    def instance(self, consumer: int) -> str | None:
+        """The ``group.instance.id`` a static consumer sends (None: a dynamic one)."""
+        return instance_id(consumer) if self.config.is_static(consumer) else None
 
     def join_symbol(self, step_index: int, consumer: str) -> str:
         """The name an id-less JoinGroup binds: that of the member id its answer carries (looked
@@ -102,56 +107,52 @@ class _Translation:
         )
         return symbol(f"{consumer}#{earlier}")
 
-    def request_op(self, step_index: int, consumer: str, request: dict[str, Any]) -> dict[str, Any]:
+    def request_op(self, step_index: int, consumer: str, request: dict[str, Any]) -> ops.Step:
         index = self.consumer_index(consumer)
         api, member = request["api"], request.get("member")
         generation = request.get("generation", -1)
+        instance = self.instance(index)
         if api == "JoinGroup":
-            op: dict[str, Any] = {"op": "join"}
+            protocols = (f"{self.config.assignor}:{metadata_tag(int(request.get('metadata', 0)))}",)
             if member is None:
-                op.update(member=self.join_symbol(step_index, consumer), member_id="UNKNOWN")
-            else:
-                op["member"] = symbol(member)
-            op["protocols"] = [f"{self.config.assignor}:{metadata_tag(int(request.get('metadata', 0)))}"]
-            return {**op, **self.static(index)}
+                name = self.join_symbol(step_index, consumer)
+                return ops.Join(name, member_id="UNKNOWN", protocols=protocols, group_instance_id=instance)
+            return ops.Join(symbol(member), protocols=protocols, group_instance_id=instance)
         if member is None:
             if api == "OffsetCommit":
-                return {"op": "commit", "generation": generation, "offsets": {TOPIC_PARTITION: 1}}
+                return ops.Commit(generation, {TOPIC_PARTITION: 1})
             if api == "OffsetFetch":
-                return {"op": "fetch", "partitions": [TOPIC_PARTITION]}
+                return ops.Fetch((TOPIC_PARTITION,))
             raise TraceNotTranslatable(f"step {step_index + 1}: a {api} without a member id")
         name = symbol(member)
         if api == "SyncGroup":
-            op = {"op": "sync", "member": name, "generation": generation}
             plan = request.get("assignment")
-            if plan:
-                op["assignment"] = {symbol(m): "+".join(map(str, parts)) for m, parts in plan.items()}
-            return {**op, **self.static(index)}
+            assignment = {symbol(m): "+".join(map(str, parts)) for m, parts in plan.items()} if plan else None
+            return ops.Sync(name, generation, assignment=assignment, group_instance_id=instance)
         if api == "Heartbeat":
-            return {"op": "heartbeat", "member": name, "generation": generation, **self.static(index)}
+            return ops.Heartbeat(name, generation, group_instance_id=instance)
         if api == "LeaveGroup":
-            return {"op": "leave", "members": [{"member": name, **self.static(index)}]}
+            return ops.Leave((ops.Leaver(name, group_instance_id=instance),))
         if api == "OffsetCommit":
-            return {
-                "op": "commit",
-                "member": name,
-                "generation": generation,
-                "offsets": {TOPIC_PARTITION: 1},
-                # The model's consumers commit by auto-commit only (model/consumer.py): the offset
-                # is the scenario's consumer's (sut.client.consumer), as its auto-commit task computes it.
-                **({"auto_commit": True} if self.config.auto_commit else {}),
-                **self.static(index),
-            }
+            # The model's consumers commit by auto-commit only (model/consumer.py): the offset is
+            # the scenario's consumer's (sut.client.consumer), as its auto-commit task computes it.
+            return ops.Commit(
+                generation,
+                {TOPIC_PARTITION: 1},
+                member=name,
+                group_instance_id=instance,
+                auto_commit=True if self.config.auto_commit else None,
+            )
         if api == "OffsetFetch":
-            return {"op": "fetch", "partitions": [TOPIC_PARTITION]}
+            return ops.Fetch((TOPIC_PARTITION,))
         raise TraceNotTranslatable(f"step {step_index + 1}: no scenario op for a {api} request")
 
     # ------------------------------------------------------------------ timers
     def replay_prefix(self) -> Any:
         """The reference after the ops so far (a fresh, unmutated coordinator), with its bindings."""
-        if not self.ops:  # nothing sent yet: the coordinator has no group and no timer
+        if not self.steps:  # nothing sent yet: the coordinator has no group and no timer
             raise TraceNotTranslatable("the trace fires a timer before any request reached the coordinator")
-        recorder = ScenarioRecorder(self.profile, self.scenario_config, list(self.ops))
+        recorder = ScenarioRecorder(self.profile, self.scenario_config, list(self.steps))
         scenario = parse(recorder.skeleton("prefix", "translation")).scenarios[0]
         coordinator = make_target("reference", scenario.config, self.profile)
         run = _Run(scenario, coordinator)
@@ -178,7 +179,7 @@ class _Translation:
             target += 1
         if any(t.deadline_ms < timer.deadline_ms for t in timers if t is not timer):
             self.notes.append(f"other timers fall due before the {timer.kind.value} timer the model fires")
-        self.ops.append({"op": "advance_time", "ms": max(target - now, 1)})
+        self.steps.append(ops.AdvanceTime(max(target - now, 1)))
         return True
 
     def timer_step(self, index: int, step: dict[str, Any]) -> None:
@@ -222,15 +223,15 @@ class _Translation:
             if action in ("expire_join", "expire_heartbeat", "expire_pending", "expire_sync"):
                 self.timer_step(index, step)
             elif action == "store_complete":
-                self.ops.append({"op": "store_complete"})
+                self.steps.append(ops.StoreComplete())
             elif action == "store_failure":
-                self.ops.append({"op": "store_complete", "error": "COORDINATOR_NOT_AVAILABLE"})
+                self.steps.append(ops.StoreComplete("COORDINATOR_NOT_AVAILABLE"))
             elif action == "unload":
-                self.ops.append({"op": "coordinator_unload"})
+                self.steps.append(ops.CoordinatorUnload())
             for request in step.get("handled", []):
                 if actor == "coordinator":
                     raise TraceNotTranslatable(f"step {index + 1}: the coordinator handles a request of no consumer")
-                self.ops.append(self.request_op(index, actor, request))
+                self.steps.append(self.request_op(index, actor, request))
 
 
 def timings(config: Config) -> list[dict[str, Any]]:
@@ -278,7 +279,7 @@ def scenario_from_trace(doc: dict[str, Any], name: str | None = None) -> dict[st
     config = Config.from_mapping({k: v for k, v in (doc.get("config") or {}).items() if k != "mutant"})
     t = _best_translation(doc, config)
     scenario_config = t.scenario_config
-    if not t.ops:
+    if not t.steps:
         raise TraceNotTranslatable("the trace has no step the coordinator takes part in")
     mutant = (doc.get("config") or {}).get("mutant") or ""
     title = name or f"{doc['property']}{'_' + mutant if mutant else ''}_from_trace"
@@ -287,14 +288,14 @@ def scenario_from_trace(doc: dict[str, Any], name: str | None = None) -> dict[st
         + (f" with mutant {mutant}" if mutant else "")
         + f" ({len(doc['steps'])} model steps), as a regression test. {doc.get('description') or ''}".rstrip()
     )
-    recorder = ScenarioRecorder(config.profile, scenario_config, t.ops)
+    recorder = ScenarioRecorder(config.profile, scenario_config, t.steps)
 
     def build(scenario_config: ScenarioConfig) -> Any:
         return make_target("reference", scenario_config, config.profile)
 
     document = recorder.document(title, description, build)
     scenario = document["scenarios"][0]
-    if doc["property"] in CLIENT_CHECKS:  # a property of the consumers' side: judged on them too
+    if doc["property"] in ops.CLIENT_CHECKS:  # a property of the consumers' side: judged on them too
         scenario["client_checks"] = [doc["property"]]
     scenario["source_test"] = "(code) kgc scenario from-trace"
     if t.notes:

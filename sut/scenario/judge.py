@@ -59,8 +59,8 @@ from model.actions import (
     Chooser,
     enumerate_choices,
 )
-from model.config import PROFILES as MODEL_PROFILES
 from model.config import Config
+from model.profiles import MODELLED, PROFILES
 from model.state import (
     NO_MEMBER,
     Budget,
@@ -76,8 +76,9 @@ from model.state import (
 )
 from model.system import ClassicGroupModel
 from model.types import ApiKey, Errors, GroupState
+from sut.scenario import ops
 from sut.scenario.compare import FieldResult, compare_step
-from sut.scenario.format import Scenario, Step
+from sut.scenario.format import Scenario
 from sut.scenario.result import FAILED, PASSED, SKIPPED, ScenarioResult, StepReport
 from sut.scenario.symbols import Bindings
 
@@ -98,34 +99,50 @@ class OutsideModel(Exception):
 
 def coverage_gap(scenario: Scenario, profile: str) -> str | None:
     """Why the model cannot judge ``scenario`` as a whole, or None (see the module docstring)."""
-    if profile not in MODEL_PROFILES:
-        return f"the model covers the profiles {', '.join(MODEL_PROFILES)}, not {profile}"
+    if profile not in PROFILES or not PROFILES[profile].modelled:
+        return f"the model covers the profiles {', '.join(MODELLED)}, not {profile}"
     config = scenario.config
     protocols: list[str] | None = None
     requirement: set[bool] = set()
-    for step in scenario.steps:
-        where = f"step {step.index} ({step.op})"
-        entries = step.get("members", []) if step.op == "leave" else [step.fields]
-        if any("group_instance_id" in e for e in entries):
+    for index, step in enumerate(scenario.steps):
+        where = f"step {index} ({step.op})"
+        instances = [e.group_instance_id for e in step.members] if isinstance(step, ops.Leave) else []
+        if isinstance(step, ops.Join | ops.Sync | ops.Heartbeat | ops.Commit):
+            instances.append(step.group_instance_id)
+        if any(i is not None for i in instances):
             return f"{where}: the judge does not map a group_instance_id onto the model's static consumers"
-        if step.op == "mark_dead":
-            return f"{where}: a Dead group that stays addressable is not in the model (it stops at unload)"
-        if step.op == "store_complete" and step.get("error", "NONE") not in ("NONE", "COORDINATOR_NOT_AVAILABLE"):
-            return f"{where}: the model's storage failure answers COORDINATOR_NOT_AVAILABLE only"
-        if step.op == "sync" and ("protocol_type" in step.fields or "protocol_name" in step.fields):
-            return f"{where}: SyncGroup's protocol type and name checks are not in the model"
-        if step.op != "join":
-            continue
-        if step.get("protocol_type", "consumer") != "consumer":
-            return f"{where}: the model's members all use protocol type 'consumer'"
-        names = [p.partition(":")[0] for p in step.get("protocols", ["range"])]
-        if not names or (protocols is not None and names != protocols):
-            return f"{where}: protocol selection and INCONSISTENT_GROUP_PROTOCOL are not in the model"
-        protocols = names
-        timeout = step.get("session_timeout_ms", config.session_timeout_ms)
-        if not config.min_session_timeout_ms <= timeout <= config.max_session_timeout_ms:
-            return f"{where}: INVALID_SESSION_TIMEOUT (session timeout bounds) is not in the model"
-        requirement.add(step.get("require_known_member_id", config.require_known_member_id))
+        match step:
+            case ops.MarkDead():
+                return f"{where}: a Dead group that stays addressable is not in the model (it stops at unload)"
+            case ops.StoreComplete() if step.outcome not in ("NONE", "COORDINATOR_NOT_AVAILABLE"):
+                return f"{where}: the model's storage failure answers COORDINATOR_NOT_AVAILABLE only"
+            case ops.Sync() if step.protocol_type is not None or step.protocol_name is not None:
+                return f"{where}: SyncGroup's protocol type and name checks are not in the model"
+            case ops.Join():
+                if step.offered_type != "consumer":
+                    return f"{where}: the model's members all use protocol type 'consumer'"
+                names = [p.partition(":")[0] for p in step.offered]
+                if not names or (protocols is not None and names != protocols):
+                    return f"{where}: protocol selection and INCONSISTENT_GROUP_PROTOCOL are not in the model"
+                protocols = names
+                timeout = _or(step.session_timeout_ms, config.session_timeout_ms)
+                if not config.min_session_timeout_ms <= timeout <= config.max_session_timeout_ms:
+                    return f"{where}: INVALID_SESSION_TIMEOUT (session timeout bounds) is not in the model"
+                requirement.add(_or(step.require_known_member_id, config.require_known_member_id))
+            case (
+                ops.Sync()
+                | ops.Heartbeat()
+                | ops.Leave()
+                | ops.Commit()
+                | ops.Fetch()
+                | ops.AdvanceTime()
+                | ops.StoreComplete()
+            ):
+                pass
+            case ops.CoordinatorUnload():
+                pass
+            case _:
+                return f"{where}: the model has no counterpart of this op"
     if len(requirement) > 1:
         return "JoinGroup versions with and without MEMBER_ID_REQUIRED in one scenario: the model fixes one"
     return None
@@ -197,10 +214,10 @@ class _Judge:
         self.names = scenario.members()
         self.index = {name: i for i, name in enumerate(self.names)}
         config = scenario.config
-        joins = [s for s in scenario.steps if s.op == "join"]
-        empty = [s for s in joins if "member_id" not in s.fields or s.fields["member_id"] == "UNKNOWN"]
-        known = empty[0].get("require_known_member_id", config.require_known_member_id) if empty else False
-        rebalance = max([s.get("rebalance_timeout_ms", config.rebalance_timeout_ms) for s in joins] or [1])
+        joins = [s for s in scenario.steps if isinstance(s, ops.Join)]
+        empty = [s for s in joins if s.member_id is None or s.member_id == "UNKNOWN"]
+        known = _or(empty[0].require_known_member_id, config.require_known_member_id) if empty else False
+        rebalance = max([_or(s.rebalance_timeout_ms, config.rebalance_timeout_ms) for s in joins] or [1])
         consumers = max(1, len(self.names))
         # GroupTx reads only the profile, require_known_member_id and the initial delay; the consumer
         # count must pass Config's bound but never limits the judge (member ids carry the index).
@@ -226,7 +243,7 @@ class _Judge:
         self.model = ClassicGroupModel(self.config)
         self.consumers = tuple(initial_consumer() for _ in range(consumers))
         self.no_budget = Budget(0, 0, 0, 0, 0, 0, 0, 0)
-        protocol_lists = [[p.partition(":")[0] for p in s.get("protocols", ["range"])] for s in joins]
+        protocol_lists = [[p.partition(":")[0] for p in s.offered] for s in joins]
         self.protocol = protocol_lists[0][0] if protocol_lists else None
         self.metadata: dict[tuple[str, ...], int] = {}
         self.codes: dict[str, tuple[int, ...]] = {"": ()}
@@ -239,16 +256,16 @@ class _Judge:
         bindings: Bindings[MemberId] = Bindings(NO_MEMBER, self._literal)
         worlds = [_World(initial_group(), False, bindings, (), (), frozenset())]
         reports: list[StepReport] = []
-        for step in self.scenario.steps:
-            if step.op == "advance_time":
-                self.clock += step.fields["ms"]
-            expect = self.scenario.expect[step.index]
+        for index, step in enumerate(self.scenario.steps):
+            if isinstance(step, ops.AdvanceTime):
+                self.clock += step.ms
+            expect = self.scenario.expect[index]
             survivors: dict[tuple[Any, ...], _World] = {}
             best: tuple[int, list[FieldResult], dict[str, Any]] | None = None
             for world in worlds:
-                for observed, after in self._outcomes(world, step, expect):
+                for observed, after in self._outcomes(world, index, step, expect):
                     actual = self._render(observed, after)
-                    fields = compare_step(step.index, expect, actual)
+                    fields = compare_step(index, expect, actual)
                     misses = sum(not f.ok for f in fields)
                     if misses == 0:
                         survivors.setdefault(after.key(), after)
@@ -257,14 +274,14 @@ class _Judge:
                     elif best is None or misses < best[0]:
                         best = (misses, fields, actual)
             if best is None:  # no behaviour at all (e.g. the named timers cannot fire)
-                best = (1, self._impossible(step, expect, worlds), {})
-            reports.append(StepReport(step.index, step.describe(), tuple(best[1]), best[2]))
+                best = (1, self._impossible(index, expect, worlds), {})
+            reports.append(StepReport(index, step.describe(), tuple(best[1]), best[2]))
             if not survivors:
                 return reports
             worlds = list(survivors.values())
         return reports
 
-    def _impossible(self, step: Step, expect: Mapping[str, Any], worlds: list[_World]) -> list[FieldResult]:
+    def _impossible(self, index: int, expect: Mapping[str, Any], worlds: list[_World]) -> list[FieldResult]:
         armed: set[str] = set()
         for world in worlds:
             state = State(world.group, self.consumers, self.no_budget)
@@ -272,80 +289,92 @@ class _Judge:
                 if action.kind in TIMER_KINDS:
                     armed.add(self._timer_name(action.kind, action.mid, world.group, world.bindings))
         actual = NOT_ARMED.format(", ".join(sorted(armed)) or "none")
-        return [FieldResult(step.index, "timers_fired", expect.get("timers_fired"), actual, False)]
+        return [FieldResult(index, "timers_fired", expect.get("timers_fired"), actual, False)]
 
-    def _outcomes(self, world: _World, step: Step, expect: Mapping[str, Any]) -> Iterator[tuple[_Observed, _World]]:
-        if step.op == "advance_time":
-            yield from self._advance(world, expect.get("timers_fired"))
-        elif step.op == "store_complete":
-            yield from self._store_complete(world, step)
-        elif step.op == "coordinator_unload":
-            yield from self._unload(world)
-        else:
-            yield from self._request(world, step)
+    def _outcomes(
+        self, world: _World, index: int, step: ops.Step, expect: Mapping[str, Any]
+    ) -> Iterator[tuple[_Observed, _World]]:
+        match step:
+            case ops.AdvanceTime():
+                yield from self._advance(world, expect.get("timers_fired"))
+            case ops.StoreComplete():
+                yield from self._store_complete(world, step)
+            case ops.CoordinatorUnload():
+                yield from self._unload(world)
+            case ops.Join() | ops.Sync() | ops.Heartbeat() | ops.Leave() | ops.Commit() | ops.Fetch():
+                yield from self._request(world, index, step)
+            case _:  # coverage_gap has skipped the scenario
+                raise OutsideModel(f"step {index}: the model has no counterpart of op {step.op!r}")
 
     # ------------------------------------------------------------------ requests
-    def _request(self, world: _World, step: Step) -> Iterator[tuple[_Observed, _World]]:
-        op = step.op
-        name = step.get("member")
+    def _request(
+        self, world: _World, index: int, step: ops.Join | ops.Sync | ops.Heartbeat | ops.Leave | ops.Commit | ops.Fetch
+    ) -> Iterator[tuple[_Observed, _World]]:
+        name = step.member if isinstance(step, ops.Join | ops.Sync | ops.Heartbeat | ops.Commit) else None
+        member_id = step.member_id if isinstance(step, ops.Join | ops.Sync | ops.Heartbeat | ops.Commit) else None
         consumer = self.index.get(name, 0) if name is not None else 0
-        mid = world.bindings.resolve(name, step.get("member_id")) if op != "leave" else NO_MEMBER
+        mid = world.bindings.resolve(name, member_id) if not isinstance(step, ops.Leave) else NO_MEMBER
         dead = world.group.state == GroupState.DEAD
         creates = False
-        if op == "join":
-            if not _accepts_joining_member(world.group, mid, self.scenario.config.group_max_size):
-                raise OutsideModel(
-                    f"step {step.index}: group.max.size refuses this JoinGroup "
-                    "(GROUP_MAX_SIZE_REACHED is not in the model)"
-                )
-            request = Request(ApiKey.JOIN_GROUP, mid, meta=self._meta(step))
-            creates = mid == NO_MEMBER and not dead
-        elif op == "sync":
-            request = Request(ApiKey.SYNC_GROUP, mid, step.fields["generation"], plan=self._plan(world, step))
-        elif op == "heartbeat":
-            request = Request(ApiKey.HEARTBEAT, mid, step.fields["generation"])
-        elif op == "commit":
-            generation = step.fields["generation"]
-            if not world.exists and not dead and generation >= 0:
-                raise OutsideModel(
-                    f"step {step.index}: OffsetCommit with generation {generation} to a group that does not exist "
-                    "(ILLEGAL_GENERATION / GROUP_ID_NOT_FOUND): the model starts from an existing Empty group"
-                )
-            request = Request(ApiKey.OFFSET_COMMIT, mid, generation)
-            creates = generation < 0 and not dead
-        elif op == "fetch":
-            request = Request(ApiKey.OFFSET_FETCH)
-        else:
-            if not world.exists and not dead and self.config.profile == "java-4.0":
-                raise OutsideModel(
-                    f"step {step.index}: LeaveGroup to a group that does not exist (java-4.0 fails it at top "
-                    "level): the model starts from an existing Empty group"
-                )
-            request = Request(ApiKey.LEAVE_GROUP)
-        leavers = [world.bindings.resolve(e["member"], e.get("member_id")) for e in step.get("members", [])]
+        leavers: list[MemberId] = []
+        immediate_store = False
+        match step:
+            case ops.Join():
+                if not _accepts_joining_member(world.group, mid, self.scenario.config.group_max_size):
+                    raise OutsideModel(
+                        f"step {index}: group.max.size refuses this JoinGroup "
+                        "(GROUP_MAX_SIZE_REACHED is not in the model)"
+                    )
+                request = Request(ApiKey.JOIN_GROUP, mid, meta=self._meta(step))
+                creates = mid == NO_MEMBER and not dead
+            case ops.Sync():
+                request = Request(ApiKey.SYNC_GROUP, mid, step.generation, plan=self._plan(world, step))
+                immediate_store = step.completion(self.scenario.config) == "immediate"
+                if immediate_store and world.group.stores:
+                    raise OutsideModel(f"step {index}: an immediate write queued behind an outstanding manual one")
+            case ops.Heartbeat():
+                request = Request(ApiKey.HEARTBEAT, mid, step.generation)
+            case ops.Commit():
+                generation = step.generation
+                if not world.exists and not dead and generation >= 0:
+                    raise OutsideModel(
+                        f"step {index}: OffsetCommit with generation {generation} to a group that does not exist "
+                        "(ILLEGAL_GENERATION / GROUP_ID_NOT_FOUND): the model starts from an existing Empty group"
+                    )
+                request = Request(ApiKey.OFFSET_COMMIT, mid, generation)
+                creates = generation < 0 and not dead
+            case ops.Fetch():
+                request = Request(ApiKey.OFFSET_FETCH)
+            case ops.Leave():
+                if not world.exists and not dead and self.config.behaviour.leave_unknown_group_fails_request:
+                    raise OutsideModel(
+                        f"step {index}: LeaveGroup to a group that does not exist (java-4.0 fails it at top "
+                        "level): the model starts from an existing Empty group"
+                    )
+                request = Request(ApiKey.LEAVE_GROUP)
+                leavers = [world.bindings.resolve(e.member, e.member_id) for e in step.members]
         in_use = set(world.issued) | set(self.literals.values())
-        immediate_store = step.get("store_completion", self.scenario.config.store_completion) == "immediate"
-        if op == "sync" and immediate_store and world.group.stores:
-            raise OutsideModel(f"step {step.index}: an immediate write queued behind an outstanding manual one")
+        batch = isinstance(step, ops.Leave)
 
         def body(chooser: Chooser) -> tuple[Group, tuple[Answer, ...], tuple[GroupState, ...], tuple[MemberId, ...]]:
             tx = coord.GroupTx(world.group, self.config, chooser)
-            if op == "leave" and tx.state != GroupState.DEAD:
+            if batch and tx.state != GroupState.DEAD:
                 for leaver in leavers:
                     coord.handle_leave_group(tx, consumer, request._replace(mid=leaver))
             else:
                 coord.handle_request(tx, consumer, request, in_use)
-                if op == "sync" and immediate_store and len(tx.stores) > len(world.group.stores):
+                if immediate_store and len(tx.stores) > len(world.group.stores):
                     coord.store_callback(tx, ok=True)
             return tx.freeze(), tuple(tx.answers), tuple(tx.path), tuple(tx.evicted)
 
         for _, (group, answers, path, evicted) in enumerate_choices(body):
-            yield self._after_request(world, step, request, consumer, creates, group, answers, path, evicted)
+            yield self._after_request(world, index, step, request, consumer, creates, group, answers, path, evicted)
 
     def _after_request(
         self,
         world: _World,
-        step: Step,
+        index: int,
+        step: ops.Join | ops.Sync | ops.Heartbeat | ops.Leave | ops.Commit | ops.Fetch,
         request: Request,
         consumer: int,
         creates: bool,
@@ -359,35 +388,35 @@ class _Judge:
         issued_now = self._fresh_ids(world, group, answers)
         current_mid = request.mid
         binds = None
-        if request.api == ApiKey.JOIN_GROUP and request.mid == NO_MEMBER:
-            binds = step.fields["member"]
+        if isinstance(step, ops.Join) and request.mid == NO_MEMBER:
+            binds = step.member
             current_mid = next(iter(issued_now)) if issued_now else NO_MEMBER
         parked = list(world.parked)
         if request.api in (ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP) and not own_answers and current_mid != NO_MEMBER:
-            parked.append(_Parked(current_mid, request.api, step.index, binds))
+            parked.append(_Parked(current_mid, request.api, index, binds))
             if binds is not None:
                 bindings.suppose(current_mid, binds)
         own: Any = None
         if own_answers:
-            if step.op == "leave":
+            if isinstance(step, ops.Leave):
                 if group.state == GroupState.DEAD and world.group.state == GroupState.DEAD:
                     own = {"error": own_answers[0].response.error.name, "member_errors": []}
                 else:
                     own = {"error": "NONE", "member_errors": [a.response.error.name for a in own_answers]}
             else:
-                own = self._render_response(step.op, own_answers[0].response, bindings, binds)
-        completions, own_parked, parked = self._deliver(answers, parked, bindings, step.index)
+                own = self._render_response(request.api, own_answers[0].response, bindings, binds)
+        completions, own_parked, parked = self._deliver(answers, parked, bindings, index)
         if own_parked is not None:
             own = own_parked
-        if own is None and step.op in ("join", "sync"):
+        if own is None and step.parks:
             own = "PENDING"
         evicted_names = tuple(self._evicted_name(m, world.group, bindings) for m in evicted)
         timers: frozenset[str] = frozenset()
         if self.config.initial_delay_zero and _entered_from_empty(world.group.state, path):
             timers = frozenset({"initial_join"})
         offsets = dict(world.offsets)
-        if step.op == "commit" and isinstance(own, dict) and own.get("error") == "NONE":
-            offsets.update(step.fields["offsets"])
+        if isinstance(step, ops.Commit) and isinstance(own, dict) and own.get("error") == "NONE":
+            offsets.update(step.offsets)
         after = _World(
             group,
             world.exists or creates,
@@ -396,9 +425,9 @@ class _Judge:
             tuple(sorted(offsets.items())),
             world.issued | issued_now,
         )
-        if step.op == "fetch" and isinstance(own, dict) and own.get("error") == "NONE":
+        if isinstance(step, ops.Fetch) and isinstance(own, dict) and own.get("error") == "NONE":
             stored = dict(world.offsets)
-            own["offsets"] = {tp: stored.get(tp, -1) for tp in step.fields["partitions"]}
+            own["offsets"] = {tp: stored.get(tp, -1) for tp in step.partitions}
         observed = _Observed(own, completions, evicted_names, timers, tuple(s.kafka_name for s in path))
         return observed, after
 
@@ -434,8 +463,7 @@ class _Judge:
             if entry.binds is not None and response.error in (Errors.NONE, Errors.MEMBER_ID_REQUIRED):
                 bindings.bind(entry.binds, response.mid)
                 binds = entry.binds
-            op = "join" if response.api == ApiKey.JOIN_GROUP else "sync"
-            rendered = self._render_response(op, response, bindings, binds)
+            rendered = self._render_response(response.api, response, bindings, binds)
             if entry.step == current:
                 own = rendered
             else:
@@ -495,11 +523,11 @@ class _Judge:
         after = replace(world, group=group, bindings=bindings, parked=tuple(parked))
         return after, _Observed(None, completions, names, frozenset(), tuple(s.kafka_name for s in path))
 
-    def _store_complete(self, world: _World, step: Step) -> Iterator[tuple[_Observed, _World]]:
+    def _store_complete(self, world: _World, step: ops.StoreComplete) -> Iterator[tuple[_Observed, _World]]:
         if not world.group.stores:
             yield _Observed(NO_WRITE), world
             return
-        ok = step.get("error", "NONE") == "NONE"
+        ok = step.outcome == "NONE"
 
         def body(chooser: Chooser) -> tuple[Group, tuple[Answer, ...], tuple[GroupState, ...], bool]:
             tx = coord.GroupTx(world.group, self.config, chooser)
@@ -550,13 +578,13 @@ class _Judge:
 
     def _render_response(
         self,
-        op: str,
+        api: ApiKey,
         response: Response,
         bindings: Bindings[MemberId],
         binds: str | None,
     ) -> dict[str, Any]:
         error = response.error
-        if op == "join":
+        if api == ApiKey.JOIN_GROUP:
             if binds is not None and error in (Errors.NONE, Errors.MEMBER_ID_REQUIRED) and response.mid != NO_MEMBER:
                 bindings.bind(binds, response.mid)
             return {
@@ -567,9 +595,9 @@ class _Judge:
                 "protocol": self.protocol if error == Errors.NONE else None,
                 "binds_member_id": binds is not None and error in (Errors.NONE, Errors.MEMBER_ID_REQUIRED),
             }
-        if op == "sync":
+        if api == ApiKey.SYNC_GROUP:
             return {"error": error.name, "assignment": self.texts.get(response.assignment, "?")}
-        if op == "fetch":
+        if api == ApiKey.OFFSET_FETCH:
             return {"error": error.name, "offsets": {}}
         return {"error": error.name}
 
@@ -591,14 +619,14 @@ class _Judge:
         """``ID:<text>``: an id the model never issues (consumer index -2)."""
         return self.literals.setdefault(text, (-2, len(self.literals)))
 
-    def _meta(self, step: Step) -> int:
+    def _meta(self, step: ops.Join) -> int:
         """Protocol metadata as the model's version number: equal iff the tags are equal."""
-        tags = tuple(p.partition(":")[2] for p in step.get("protocols", ["range"]))
+        tags = tuple(p.partition(":")[2] for p in step.offered)
         return self.metadata.setdefault(tags, len(self.metadata))
 
-    def _plan(self, world: _World, step: Step) -> Plan:
+    def _plan(self, world: _World, step: ops.Sync) -> Plan:
         plan = []
-        for name, text in step.get("assignment", {}).items():
+        for name, text in (step.assignment or {}).items():
             bound = world.bindings.id_of(name)
             if bound is None:
                 continue
@@ -608,6 +636,11 @@ class _Judge:
                 self.texts[code] = text
             plan.append((bound, self.codes[text]))
         return tuple(sorted(plan))
+
+
+def _or(value: Any, default: Any) -> Any:
+    """A step's field, or the default when the file leaves it out."""
+    return default if value is None else value
 
 
 def _accepts_joining_member(group: Group, mid: MemberId, max_size: int) -> bool:

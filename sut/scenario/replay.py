@@ -24,6 +24,11 @@ from sut.scenario.targets import TARGETS, make_target
 
 DEFAULT_PROFILE = PROFILES[0]
 
+MODEL_TARGET = "model"
+#: What a scenario can be replayed on: every coordinator ``make_target`` builds, and the model,
+#: which judges a scenario itself (``sut.scenario.judge``) instead of running it.
+REPLAY_TARGETS = (*TARGETS, MODEL_TARGET)
+
 
 @dataclass(frozen=True)
 class Replay:
@@ -60,11 +65,11 @@ def scenario_runner(target: str, profile: str, mutant: str | None = None) -> Cal
     """How one scenario is replayed on ``target`` (``reference`` or ``model``) for ``profile``
     (``mutant``: a catalogued protocol bug switched on in the reference, or, for a consumer mutant,
     in the scenario's consumers: ``sut.client.consumer``, judged by the scenario's ``client_checks``)."""
-    if target not in TARGETS:
-        raise ValueError(f"unknown target {target!r}; known targets: {', '.join(TARGETS)}")
+    if target not in REPLAY_TARGETS:
+        raise ValueError(f"unknown target {target!r}; known targets: {', '.join(REPLAY_TARGETS)}")
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; known profiles: {', '.join(PROFILES)}")
-    if target == "model":
+    if target == MODEL_TARGET:
         if mutant is not None:
             raise ValueError("a mutant is switched on in the reference target only")
         return lambda scenario: judge_scenario(scenario, profile)

@@ -17,14 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, assert_never
 
 from model.types import Errors
-from sut.interface import (
-    Clock,
-    Failover,
-    GroupCoordinator,
-    GroupStateChanged,
+from sut.interface.coordinator import Clock, Failover, GroupCoordinator
+from sut.interface.events import GroupStateChanged, MemberRemoved, TimerExpired, TimerKind
+from sut.interface.messages import (
     HeartbeatRequest,
     HeartbeatResponse,
     JoinGroupRequest,
@@ -32,26 +30,23 @@ from sut.interface import (
     LeaveGroupRequest,
     LeaveGroupResponse,
     MemberIdentity,
-    MemberRemoved,
     OffsetCommitPartition,
     OffsetCommitRequest,
     OffsetCommitResponse,
     OffsetFetchRequest,
     OffsetFetchResponse,
-    ReferenceControls,
     RequestId,
     Response,
     ResponseBody,
-    StoreCompletion,
     SyncGroupAssignment,
     SyncGroupRequest,
     SyncGroupResponse,
-    TimerExpired,
-    TimerKind,
 )
+from sut.reference.controls import ReferenceControls, StoreCompletion
+from sut.scenario import ops
 from sut.scenario.clients import Clients
 from sut.scenario.compare import FieldResult, compare_step
-from sut.scenario.format import Scenario, ScenarioConfig, Step
+from sut.scenario.format import Scenario, ScenarioConfig
 from sut.scenario.result import FAILED, SKIPPED, ScenarioResult, StepReport, verdict_of
 from sut.scenario.symbols import Bindings, parse_partition, parse_protocols
 from sut.scenario.targets import GROUP_ID, TargetUnavailable, observe_group
@@ -59,28 +54,15 @@ from sut.scenario.targets import GROUP_ID, TargetUnavailable, observe_group
 #: Builds a fresh coordinator for one scenario from its config.
 TargetBuilder = Callable[[ScenarioConfig], GroupCoordinator]
 
-#: JoinGroup versions the runner sends: v5 when the client must obtain its member id first
-#: (KIP-394, v4+) or carries a group instance id (v5+), v3 otherwise (reference §3).
-JOIN_VERSION_KNOWN_MEMBER_ID = 5
-JOIN_VERSION_OLD = 3
-
 
 def missing_capability(scenario: Scenario, coordinator: object) -> str | None:
     """Why ``coordinator`` cannot run ``scenario`` (the first op needing a capability it lacks),
     or None when it can (scenario-format.md ops; sut/interface.py capabilities)."""
-    needs: list[tuple[str, type, str]] = []
-    for step in scenario.steps:
-        if step.op == "advance_time":
-            needs.append((f"step {step.index} (advance_time)", Clock, "a controllable clock"))
-        elif step.op == "coordinator_unload":
-            needs.append((f"step {step.index} (coordinator_unload)", Failover, "coordinator failover"))
-        elif step.op in ("store_complete", "mark_dead"):
-            needs.append((f"step {step.index} ({step.op})", ReferenceControls, "in-process reference controls"))
-        elif step.op == "sync" and _store_completion(scenario.config, step) is StoreCompletion.MANUAL:
-            needs.append((f"step {step.index} (manual store completion)", ReferenceControls, "manual log writes"))
-    for where, capability, what in needs:
-        if not isinstance(coordinator, capability):
-            return f"{where} needs {what} ({capability.__name__}), which the target does not offer"
+    for index, step in enumerate(scenario.steps):
+        need = step.needs(scenario.config)
+        if need is not None and not isinstance(coordinator, need[1]):
+            label, capability, what = need
+            return f"step {index} ({label}) needs {what} ({capability.__name__}), which the target does not offer"
     return None
 
 
@@ -103,7 +85,7 @@ class _Sent:
     """A request in flight: the step that sent it, on whose behalf, with which id."""
 
     step: int
-    op: str
+    op: ops.Step
     member: str | None
     sent_id: str
     binds: bool
@@ -122,95 +104,90 @@ class _Run:
     def run(self) -> ScenarioResult:
         self.coordinator.take_events()
         reports: list[StepReport] = []
-        for step in self.scenario.steps:
+        for index, step in enumerate(self.scenario.steps):
             try:
-                actual = self._execute(step)
+                actual = self._execute(index, step)
             except Exception as exc:  # noqa: BLE001 - a target's crash is the scenario's failure
-                failure = FieldResult(step.index, "exception", "no exception", f"{type(exc).__name__}: {exc}", False)
-                reports.append(StepReport(step.index, step.describe(), (failure,)))
+                failure = FieldResult(index, "exception", "no exception", f"{type(exc).__name__}: {exc}", False)
+                reports.append(StepReport(index, step.describe(), (failure,)))
                 return ScenarioResult(
                     self.scenario.name,
                     self.scenario.file,
                     FAILED,
-                    f"step {step.index}: the target raised {type(exc).__name__}: {exc}",
+                    f"step {index}: the target raised {type(exc).__name__}: {exc}",
                     tuple(reports),
                 )
-            expect = self.scenario.expect[step.index]
-            fields = compare_step(step.index, expect, actual, frozenset(actual.pop("_unobserved", ())))
-            fields += self._correlation(step.index, actual) + actual.pop("_lint")
-            fields += self.clients.check(step.index, self.scenario.client_checks)
-            reports.append(StepReport(step.index, step.describe(), tuple(fields), actual))
+            expect = self.scenario.expect[index]
+            fields = compare_step(index, expect, actual, frozenset(actual.pop("_unobserved", ())))
+            fields += self._correlation(index, actual) + actual.pop("_lint")
+            fields += self.clients.check(index, self.scenario.client_checks)
+            reports.append(StepReport(index, step.describe(), tuple(fields), actual))
         steps = tuple(reports)
         return ScenarioResult(self.scenario.name, self.scenario.file, verdict_of(steps), "", steps)
 
     # ------------------------------------------------------------------ one step
-    def _execute(self, step: Step) -> dict[str, Any]:
+    def _execute(self, index: int, step: ops.Step) -> dict[str, Any]:
         config = self.scenario.config
         coordinator = self.coordinator
         own: RequestId | None = None
         response: Any = None
         lint: list[FieldResult] = []
-        if step.op == "join":
-            self.clients.joining(step.fields["member"])
-            own = self._send_join(step, config)
-        elif step.op == "sync":
-            own = self._send_sync(step, config)
-        elif step.op == "heartbeat":
-            hb = HeartbeatRequest(
-                GROUP_ID,
-                step.fields["generation"],
-                self._id(step),
-                step.get("group_instance_id"),
-                step.get("api_version", 4),
-            )
-            own = self._track(coordinator.heartbeat(hb), step)
-        elif step.op == "leave":
-            identities = tuple(
-                MemberIdentity(self.bindings.resolve(e["member"], e.get("member_id")), e.get("group_instance_id"))
-                for e in step.fields["members"]
-            )
-            for entry in step.fields["members"]:
-                self.clients.leaving(entry["member"])
-            leave = LeaveGroupRequest(GROUP_ID, identities, step.get("api_version", 5))
-            own = self._track(coordinator.leave(leave), step)
-        elif step.op == "commit":
-            auto = self.clients.auto_commit(step, coordinator.now_ms if isinstance(coordinator, Clock) else 0)
-            offsets = tuple(
-                OffsetCommitPartition(parse_partition(tp), offset if auto is None else auto)
-                for tp, offset in step.fields["offsets"].items()
-            )
-            commit = OffsetCommitRequest(
-                GROUP_ID,
-                step.fields["generation"],
-                self._id(step),
-                offsets,
-                step.get("group_instance_id"),
-                step.get("api_version", 8),
-            )
-            own = self._track(coordinator.commit_offsets(commit), step)
-        elif step.op == "fetch":
-            partitions = tuple(parse_partition(tp) for tp in step.fields["partitions"])
-            own = self._track(coordinator.fetch_offsets(OffsetFetchRequest(GROUP_ID, partitions)), step)
-        elif step.op == "advance_time":
-            assert isinstance(coordinator, Clock)
-            coordinator.advance_time(step.fields["ms"])
-            lint = self._deadline_lint(step)
-        elif step.op == "store_complete":
-            assert isinstance(coordinator, ReferenceControls)
-            response = {"applied": coordinator.store_complete(Errors[step.get("error", "NONE")])}
-        elif step.op == "coordinator_unload":
-            assert isinstance(coordinator, Failover)
-            coordinator.unload(GROUP_ID)
-        elif step.op == "mark_dead":
-            assert isinstance(coordinator, ReferenceControls)
-            coordinator.mark_dead(GROUP_ID)
-        else:  # pragma: no cover - the loader admits only the ops above
-            raise ValueError(f"unknown op {step.op!r}")
+        match step:
+            case ops.Join():
+                self.clients.joining(step.member)
+                own = self._send_join(index, step, config)
+            case ops.Sync():
+                own = self._send_sync(index, step, config)
+            case ops.Heartbeat():
+                member_id = self._id(step.member, step.member_id)
+                hb = HeartbeatRequest(
+                    GROUP_ID, step.generation, member_id, step.group_instance_id, _or(step.api_version, 4)
+                )
+                own = self._track(coordinator.heartbeat(hb), index, step, step.member, member_id)
+            case ops.Leave():
+                identities = tuple(
+                    MemberIdentity(self.bindings.resolve(e.member, e.member_id), e.group_instance_id)
+                    for e in step.members
+                )
+                for entry in step.members:
+                    self.clients.leaving(entry.member)
+                leave = LeaveGroupRequest(GROUP_ID, identities, _or(step.api_version, 5))
+                own = self._track(coordinator.leave(leave), index, step, None, self._id(None, None))
+            case ops.Commit():
+                auto = self.clients.auto_commit(step, coordinator.now_ms if isinstance(coordinator, Clock) else 0)
+                offsets = tuple(
+                    OffsetCommitPartition(parse_partition(tp), n if auto is None else auto)
+                    for tp, n in step.offsets.items()
+                )
+                member_id = self._id(step.member, step.member_id)
+                commit = OffsetCommitRequest(
+                    GROUP_ID, step.generation, member_id, offsets, step.group_instance_id, _or(step.api_version, 8)
+                )
+                own = self._track(coordinator.commit_offsets(commit), index, step, step.member, member_id)
+            case ops.Fetch():
+                partitions = tuple(parse_partition(tp) for tp in step.partitions)
+                request = OffsetFetchRequest(GROUP_ID, partitions)
+                own = self._track(coordinator.fetch_offsets(request), index, step, None, self._id(None, None))
+            case ops.AdvanceTime():
+                assert isinstance(coordinator, Clock)
+                coordinator.advance_time(step.ms)
+                lint = self._deadline_lint(index)
+            case ops.StoreComplete():
+                assert isinstance(coordinator, ReferenceControls)
+                response = {"applied": coordinator.store_complete(Errors[step.outcome])}
+            case ops.CoordinatorUnload():
+                assert isinstance(coordinator, Failover)
+                coordinator.unload(GROUP_ID)
+            case ops.MarkDead():
+                assert isinstance(coordinator, ReferenceControls)
+                coordinator.mark_dead(GROUP_ID)
+            case _:
+                assert_never(step)
         actual = self._observe(own, response)
         actual["_lint"] = lint
         return actual
 
-    def _deadline_lint(self, step: Step) -> list[FieldResult]:
+    def _deadline_lint(self, index: int) -> list[FieldResult]:
         """A scenario must never end an ``advance_time`` exactly on a timer deadline
         (scenario-format.md, *Timers* rule 2): where the target shows its armed timers, a timer due
         exactly now makes the step fail, since its outcome would test a timer convention."""
@@ -225,54 +202,54 @@ class _Run:
         if not due:
             return []
         expected = "an end time off every timer deadline (scenario-format.md, Timers rule 2)"
-        return [FieldResult(step.index, "advance_time", expected, f"{', '.join(due)} due at exactly {now} ms", False)]
+        return [FieldResult(index, "advance_time", expected, f"{', '.join(due)} due at exactly {now} ms", False)]
 
-    def _id(self, step: Step) -> str:
-        return self.bindings.resolve(step.get("member"), step.get("member_id"))
+    def _id(self, member: str | None, member_id: str | None) -> str:
+        return self.bindings.resolve(member, member_id)
 
-    def _track(self, request_id: RequestId, step: Step, sent_id: str = "", binds: bool = False) -> RequestId:
-        self.in_flight[request_id] = _Sent(step.index, step.op, step.get("member"), sent_id or self._id(step), binds)
+    def _track(
+        self, request_id: RequestId, index: int, step: ops.Step, member: str | None, sent_id: str, binds: bool = False
+    ) -> RequestId:
+        self.in_flight[request_id] = _Sent(index, step, member, sent_id, binds)
         return request_id
 
-    def _send_join(self, step: Step, config: ScenarioConfig) -> RequestId:
-        member_id = self._id(step)
-        instance = step.get("group_instance_id")
-        known = step.get("require_known_member_id", config.require_known_member_id)
-        default = JOIN_VERSION_KNOWN_MEMBER_ID if (known or instance is not None) else JOIN_VERSION_OLD
-        version = step.get("api_version", default)
+    def _send_join(self, index: int, step: ops.Join, config: ScenarioConfig) -> RequestId:
+        member_id = self._id(step.member, step.member_id)
+        instance = step.group_instance_id
         request = JoinGroupRequest(
             group_id=GROUP_ID,
             member_id=member_id,
-            protocol_type=step.get("protocol_type", "consumer"),
-            protocols=parse_protocols(step.get("protocols", ["range"])),
-            session_timeout_ms=step.get("session_timeout_ms", config.session_timeout_ms),
-            rebalance_timeout_ms=step.get("rebalance_timeout_ms", config.rebalance_timeout_ms),
+            protocol_type=step.offered_type,
+            protocols=parse_protocols(step.offered),
+            session_timeout_ms=_or(step.session_timeout_ms, config.session_timeout_ms),
+            rebalance_timeout_ms=_or(step.rebalance_timeout_ms, config.rebalance_timeout_ms),
             group_instance_id=instance,
-            client_id=step.fields["member"],
-            api_version=version,
+            client_id=step.member,
+            api_version=step.version(config),
         )
-        return self._track(self.coordinator.join(request), step, member_id, binds=member_id == "")
+        return self._track(self.coordinator.join(request), index, step, step.member, member_id, member_id == "")
 
-    def _send_sync(self, step: Step, config: ScenarioConfig) -> RequestId:
+    def _send_sync(self, index: int, step: ops.Sync, config: ScenarioConfig) -> RequestId:
         coordinator = self.coordinator
         if isinstance(coordinator, ReferenceControls):
-            coordinator.store_completion = _store_completion(config, step)
+            coordinator.store_completion = StoreCompletion(step.completion(config))
         assignments = []
-        for name, part in step.get("assignment", {}).items():
+        for name, part in (step.assignment or {}).items():
             bound = self.bindings.id_of(name)
             if bound is not None:  # entries for unknown names are dropped
                 assignments.append(SyncGroupAssignment(bound, part.encode()))
+        member_id = self._id(step.member, step.member_id)
         request = SyncGroupRequest(
             group_id=GROUP_ID,
-            generation_id=step.fields["generation"],
-            member_id=self._id(step),
-            group_instance_id=step.get("group_instance_id"),
-            protocol_type=step.get("protocol_type"),
-            protocol_name=step.get("protocol_name"),
+            generation_id=step.generation,
+            member_id=member_id,
+            group_instance_id=step.group_instance_id,
+            protocol_type=step.protocol_type,
+            protocol_name=step.protocol_name,
             assignments=tuple(assignments),
-            api_version=step.get("api_version", 5),
+            api_version=_or(step.api_version, 5),
         )
-        return self._track(coordinator.sync(request), step)
+        return self._track(coordinator.sync(request), index, step, step.member, member_id)
 
     # ------------------------------------------------------------------ what the step did
     def _observe(self, own: RequestId | None, response: Any) -> dict[str, Any]:
@@ -358,7 +335,7 @@ class _Run:
         seen = observe_group(self.coordinator)
         if not seen.exists:
             return None, []
-        joining = {s.member for s in self.in_flight.values() if s.op == "join" and s.binds}
+        joining = {s.member for s in self.in_flight.values() if isinstance(s.op, ops.Join) and s.binds}
         for member_id, client_id in seen.client_ids:
             if client_id in joining:
                 self.bindings.suppose(member_id, client_id)
@@ -385,10 +362,10 @@ class _Run:
         the leader's answer only (scenario-format.md, *Matching rules*)."""
         out: list[FieldResult] = []
         answers: list[tuple[str, Any]] = []
-        if self.scenario.steps[index].op == "join" and isinstance(actual.get("response"), dict):
+        if isinstance(self.scenario.steps[index], ops.Join) and isinstance(actual.get("response"), dict):
             answers.append(("response", actual["response"]))
         for completion in actual.get("completions", []):
-            if self.scenario.steps[completion["step"]].op == "join":
+            if isinstance(self.scenario.steps[completion["step"]], ops.Join):
                 answers.append((f"completions[step={completion['step']}]", completion))
         for label, answer in answers:
             if answer.get("error") != "NONE":
@@ -405,8 +382,9 @@ class _Run:
         return out
 
 
-def _store_completion(config: ScenarioConfig, step: Step) -> StoreCompletion:
-    return StoreCompletion(step.get("store_completion", config.store_completion))
+def _or(value: Any, default: Any) -> Any:
+    """A step's field, or the default when the file leaves it out."""
+    return default if value is None else value
 
 
 def render_body(body: ResponseBody, bindings: Bindings[str], binds: bool = False) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
 
-from sut.interface import JoinGroupProtocol, TopicPartition
+from sut.interface.messages import JoinGroupProtocol, TopicPartition
 from sut.scenario.format import PARTITION
 
 Id = TypeVar("Id")

@@ -1,10 +1,11 @@
 """Targets a scenario can run against, built from a scenario's config and a behaviour profile.
 
-A target is any :class:`sut.interface.GroupCoordinator`; what else it offers decides which
-scenarios it can run: :class:`~sut.interface.Clock` for ``advance_time``,
-:class:`~sut.interface.Failover` for ``coordinator_unload``, :class:`~sut.interface.ReferenceControls`
-for ``store_complete``, ``mark_dead`` and manual store completion. The runner asks only these
-protocols, so a wire adapter to a real broker plugs in through :func:`make_target` unchanged.
+A target is any :class:`sut.interface.coordinator.GroupCoordinator`; what else it offers decides
+which scenarios it can run: :class:`~sut.interface.coordinator.Clock` for ``advance_time``,
+:class:`~sut.interface.coordinator.Failover` for ``coordinator_unload``,
+:class:`~sut.reference.controls.ReferenceControls` for ``store_complete``, ``mark_dead`` and manual
+store completion. The runner asks only these protocols, so a wire adapter to a real broker plugs
+in through :func:`make_target` unchanged.
 
 :func:`observe_group` reads the group after a step: from a full snapshot when the target offers
 ``introspect`` (the reference implementation), otherwise from DescribeGroups, with the fields
@@ -17,15 +18,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sut.interface import GroupCoordinator, ReferenceControls, StoreCompletion
+from sut.interface.coordinator import GroupCoordinator
 from sut.reference import CoordinatorConfig, ReferenceCoordinator
-from sut.reference.profiles import profile_named
+from sut.reference.controls import ReferenceControls, StoreCompletion
 from sut.scenario.format import ScenarioConfig
 
 #: The one group of a scenario (its id is irrelevant, scenario-format.md *The world*).
 GROUP_ID = "kgc-scenario-group"
 
-TARGETS = ("reference", "model")
+#: The coordinators :func:`make_target` builds. ``kgc replay`` offers one more target, the model
+#: as a judge (``sut.scenario.replay.REPLAY_TARGETS``), which is not a coordinator.
+TARGETS = ("reference",)
 
 
 class TargetUnavailable(Exception):
@@ -57,23 +60,13 @@ def make_target(name: str, config: ScenarioConfig, profile: str, mutant: str | N
     :class:`TargetUnavailable` when it cannot be built (an unknown name is a ValueError)."""
     if name == "reference":
         return _reference(config, profile, mutant)
-    if name == "model":
-        raise ValueError("the model judges scenarios itself (sut.scenario.judge), it is not a coordinator")
     raise ValueError(f"unknown target {name!r}; known targets: {', '.join(TARGETS)}")
 
 
 def coordinator_config(config: ScenarioConfig, profile: str, mutant: str | None = None) -> CoordinatorConfig:
     """The reference coordinator's settings for a scenario's config and a behaviour profile
     (one place for every target that runs the reference: in process, or served over the wire)."""
-    return CoordinatorConfig(
-        group_min_session_timeout_ms=config.min_session_timeout_ms,
-        group_max_session_timeout_ms=config.max_session_timeout_ms,
-        group_initial_rebalance_delay_ms=config.initial_rebalance_delay_ms,
-        group_max_size=config.group_max_size,
-        new_member_join_timeout_ms=config.new_member_join_timeout_ms,
-        profile=profile_named(profile),
-        mutant=mutant,
-    )
+    return CoordinatorConfig.of(config, profile, mutant, config.new_member_join_timeout_ms)
 
 
 def _reference(config: ScenarioConfig, profile: str, mutant: str | None = None) -> GroupCoordinator:

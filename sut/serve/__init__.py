@@ -2,7 +2,7 @@
 a real broker, with injected faults and a trace of every request (``server.py``)."""
 
 from sut.serve.faults import Fault, FaultKind, FaultPlan
-from sut.serve.server import CoordinatorServer, ServeError, ServeOptions
+from sut.serve.server import CoordinatorServer, HandledRequest, ServeError, ServeOptions
 from sut.serve.trace import Trace, TraceRecord, read_trace, write_trace
 
 __all__ = [
@@ -10,6 +10,7 @@ __all__ = [
     "Fault",
     "FaultKind",
     "FaultPlan",
+    "HandledRequest",
     "ServeError",
     "ServeOptions",
     "Trace",

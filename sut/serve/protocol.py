@@ -39,7 +39,7 @@ from kafka.protocol.metadata import FindCoordinatorResponse as KFindCoordinatorR
 from kafka.protocol.metadata import MetadataResponse as KMetadataResponse
 
 from model.types import Errors
-from sut.interface import (
+from sut.interface.messages import (
     NO_GENERATION,
     GroupDescription,
     HeartbeatRequest,
@@ -470,7 +470,7 @@ def error_response(api_key: int, message: Any, version: int, error: Errors) -> A
     if api_key == LEAVE_GROUP:
         return leave_response(LeaveGroupResponse(error), version)
     if api_key == OFFSET_COMMIT:
-        from sut.interface import OffsetCommitPartitionResponse
+        from sut.interface.messages import OffsetCommitPartitionResponse
 
         request = commit_request(message, version)
         return commit_response(

@@ -42,8 +42,8 @@ from kafka.protocol.metadata import MetadataResponse as KMetadataResponse
 
 from model.types import Errors
 from sut.broker.address import Address
-from sut.interface import (
-    Event,
+from sut.interface.events import Event
+from sut.interface.messages import (
     GroupDescription,
     HeartbeatRequest,
     HeartbeatResponse,
@@ -59,11 +59,11 @@ from sut.interface import (
     RequestId,
     Response,
     ResponseBody,
-    StoreCompletion,
     SyncGroupRequest,
     SyncGroupResponse,
 )
 from sut.reference import CoordinatorConfig, ReferenceCoordinator, StepRecord
+from sut.reference.controls import StoreCompletion
 from sut.serve import protocol as wire
 from sut.serve.faults import FaultKind, FaultPlan
 from sut.serve.loading import GroupLog, load_group
@@ -116,6 +116,17 @@ class ServeOptions:
             raise ValueError(f"port {self.port} is outside 0-65535")
         if self.answer_mutant not in (None, *ANSWER_MUTANTS):
             raise ValueError(f"unknown answer mutant {self.answer_mutant!r}; known: {', '.join(ANSWER_MUTANTS)}")
+
+
+@dataclass(frozen=True)
+class HandledRequest:
+    """A group request a node's coordinator handled: the trace record it belongs to (its
+    sequence number and client id), the request as the coordinator got it and the API version."""
+
+    seq: int
+    client_id: str
+    request: Any
+    version: int
 
 
 @dataclass
@@ -186,6 +197,7 @@ class CoordinatorServer:
         self._handled = 0
         self._produced = 0
         self._assignments: dict[str, list[bytes]] = {}
+        self._handled_requests: dict[tuple[int, RequestId], HandledRequest] = {}
         #: exceptions that closed a connection (a bug of kgc serve; tests assert there are none)
         self.internal_errors: list[str] = []
 
@@ -345,6 +357,16 @@ class CoordinatorServer:
         """Call ``observer(node index, step)`` after every atomic step of any node's coordinator
         (on the loop thread)."""
         self._observers.append(observer)
+
+    def unobserve(self, observer: Callable[[int, StepRecord], None]) -> None:
+        """Stop calling an observer :meth:`observe` registered (a no-op for an unknown one)."""
+        with contextlib.suppress(ValueError):
+            self._observers.remove(observer)
+
+    def handled_request(self, node: int, request_id: RequestId) -> HandledRequest | None:
+        """The request node ``node``'s coordinator knows as ``request_id`` (a ``StepRecord``'s
+        handled request or a ``Response``'s), None for one it did not get from a client."""
+        return self._handled_requests.get((node, request_id))
 
     def counts(self) -> tuple[int, int]:
         """``(group requests handed to a coordinator, answers the coordinators produced)``."""
@@ -559,6 +581,11 @@ class CoordinatorServer:
             )
         )
         client_id = record.client_id
+        if api_key in wire.GROUP_APIS and message is not None:
+            lo, hi = wire.SERVED_VERSIONS[api_key]
+            if lo <= version <= hi:
+                # what the client asked, before a hold or a paused heartbeat delays its handling
+                record.request = summary(self._group_body(conn, header, message))
         error_fault = self.faults.take(api, client_id, member_id, frozenset({FaultKind.ERROR}))
         hold = self.faults.take(api, client_id, member_id, frozenset({FaultKind.HOLD}))
         if hold is not None:
@@ -617,6 +644,22 @@ class CoordinatorServer:
         return wire.encode_response(reply, header.correlation_id)
 
     # ------------------------------------------------------------------ group APIs
+    def _group_body(self, conn: _Conn, header: wire.RequestHeader, message: Any) -> Any:
+        """A group request as the coordinator gets it (an OffsetFetch of several groups: the list)."""
+        version = header.api_version
+        if header.api_key == wire.OFFSET_FETCH:
+            requests = wire.fetch_requests(message, version)
+            return requests[0] if len(requests) == 1 else requests
+        if header.api_key == wire.JOIN_GROUP:
+            return wire.join_request(message, version, header.client_id, "/" + conn.peer)
+        if header.api_key == wire.SYNC_GROUP:
+            return wire.sync_request(message, version)
+        if header.api_key == wire.HEARTBEAT:
+            return wire.heartbeat_request(message, version)
+        if header.api_key == wire.LEAVE_GROUP:
+            return wire.leave_request(message, version)
+        return wire.commit_request(message, version)
+
     async def _group_request(self, conn: _Conn, header: wire.RequestHeader, message: Any, record: TraceRecord) -> bytes:
         version = header.api_version
         lo, hi = wire.SERVED_VERSIONS[header.api_key]
@@ -693,6 +736,9 @@ class CoordinatorServer:
             record.fault = record.fault or ("not the coordinator" if owner != node.index else "loading")
             return _error_body(request, error)
         request_id = submit(reference)
+        self._handled_requests[(node.index, request_id)] = HandledRequest(
+            record.seq, record.client_id, request, record.version
+        )
         node.pending[request_id] = _Pending(future, record)
         with self._counts_lock:
             self._handled += 1

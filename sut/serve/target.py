@@ -24,8 +24,8 @@ import time
 from collections.abc import Sequence
 
 from model.types import Errors
-from sut.interface import (
-    Event,
+from sut.interface.events import Event
+from sut.interface.messages import (
     GroupDescription,
     HeartbeatRequest,
     JoinGroupRequest,
@@ -33,10 +33,10 @@ from sut.interface import (
     OffsetCommitRequest,
     OffsetFetchRequest,
     RequestId,
-    StoreCompletion,
     SyncGroupRequest,
 )
 from sut.reference import CoordinatorConfig, CoordinatorSnapshot
+from sut.reference.controls import StoreCompletion
 from sut.scenario.format import ScenarioConfig, ScenarioFile
 from sut.scenario.replay import DEFAULT_PROFILE, Replay
 from sut.scenario.result import ScenarioResult
@@ -50,7 +50,7 @@ _POLL_S = 0.0005
 
 
 class ServedReference:
-    """A :class:`~sut.interface.ReferenceControls` coordinator whose requests travel over the wire
+    """A :class:`~sut.reference.controls.ReferenceControls` coordinator whose requests travel over the wire
     to kgc serve. Close it (or use it as a context manager) to stop the server."""
 
     def __init__(

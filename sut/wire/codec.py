@@ -28,7 +28,7 @@ from kafka.protocol.metadata import ApiVersionsRequest as KApiVersions
 from kafka.protocol.metadata import FindCoordinatorRequest as KFindCoordinator
 
 from model.types import Errors
-from sut.interface import (
+from sut.interface.messages import (
     DescribedMember,
     GroupDescription,
     HeartbeatRequest,

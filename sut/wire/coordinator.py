@@ -1,10 +1,10 @@
 """A group coordinator reached over the Kafka protocol: :class:`WireCoordinator`.
 
-It implements :class:`sut.interface.GroupCoordinator` against any broker that speaks the Kafka
+It implements :class:`sut.interface.coordinator.GroupCoordinator` against any broker that speaks the Kafka
 protocol. Each symbolic client has its own TCP connection to the group's coordinator, as a real
 consumer does, so a request sent behind the client's parked JoinGroup waits for it inside the
 broker, and answers arrive in the order the broker gives them. Requests return at once with a
-:data:`~sut.interface.RequestId`; answers become :class:`~sut.interface.Response` events, matched by
+:data:`~sut.interface.messages.RequestId`; answers become :class:`~sut.interface.messages.Response` events, matched by
 correlation id and stamped with their arrival time by the connection's reader thread.
 
 Which connection a request uses: the ``client`` argument every request method accepts (a symbolic
@@ -37,10 +37,9 @@ from kafka.protocol.api_message import ApiMessage
 
 from model.types import ApiKey, Errors
 from sut.broker.address import Address
-from sut.interface import (
+from sut.interface.events import Event, EventLog
+from sut.interface.messages import (
     UNKNOWN_MEMBER_ID,
-    Event,
-    EventLog,
     GroupDescription,
     HeartbeatRequest,
     JoinGroupRequest,
@@ -178,8 +177,8 @@ def seconds(value: float) -> str:
 
 
 class WireCoordinator:
-    """A :class:`~sut.interface.GroupCoordinator` (and a real-time :class:`~sut.interface.Clock`)
-    backed by a Kafka-protocol broker at ``bootstrap``.
+    """A :class:`~sut.interface.coordinator.GroupCoordinator` (and a real-time
+    :class:`~sut.interface.coordinator.Clock`) backed by a Kafka-protocol broker at ``bootstrap``.
 
     Use it as a context manager, or call :meth:`close`: it closes every connection it opened. The
     first request negotiates API versions (ApiVersions) and finds the group's coordinator

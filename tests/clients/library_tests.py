@@ -1,6 +1,7 @@
 """The tests every client library gets (imported by ``test_<library>.py``): a 3-consumer group with
 a producer reaches Stable through kgc serve + tansu and processes every record; the Hypothesis
-stateful test with the profile's budget, the library's filed findings known."""
+stateful test with the profile's budget, the library's filed findings known; the same under the
+cooperative protocol for the libraries that have it."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from sut.clients.harness import Cluster, Run
+from sut.clients.harness import ClientOptions, Cluster, Run
 from sut.clients.machine import Findings, machine_for
 from sut.clients.session import load_known
 
@@ -50,9 +51,11 @@ def three_consumers_reach_stable(cluster: Cluster, library: str) -> None:
         run.close()
 
 
-def stateful(cluster: Cluster, library: str, examples: int, steps: int, out: Path) -> Findings:
+def stateful(
+    cluster: Cluster, library: str, examples: int, steps: int, out: Path, options: ClientOptions | None = None
+) -> Findings:
     found = Findings()
-    machine = machine_for(cluster, library, known=known_checks(library), out_dir=out, findings=found)
+    machine = machine_for(cluster, library, options, known=known_checks(library), out_dir=out, findings=found)
     run_state_machine_as_test(
         machine,
         settings=settings(

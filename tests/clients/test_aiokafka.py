@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sut.clients.harness import Cluster
+from sut.clients.harness import ClientOptions, Cluster, Run
 from tests.clients.conftest import budget
 from tests.clients.library_tests import stateful, three_consumers_reach_stable
 
@@ -22,3 +22,8 @@ def test_stateful_real_consumers(cluster: Cluster, tmp_path: Path) -> None:
     examples, steps = budget()
     found = stateful(cluster, LIBRARY, examples, steps, tmp_path)
     assert found.runs >= examples
+
+
+def test_aiokafka_has_no_cooperative_assignor(cluster: Cluster) -> None:
+    with pytest.raises(ValueError, match="no cooperative assignor"):
+        Run(cluster, LIBRARY, ClientOptions(assignment="cooperative"))

@@ -3,6 +3,7 @@ observation with the offending record or event put right."""
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 import pytest
@@ -98,6 +99,57 @@ def test_revoke_before_rejoin() -> None:
     assert names(checks.revoke_before_rejoin(obs(records, events))) == {"revoke_before_rejoin"}
     assert checks.revoke_before_rejoin(obs(records, [*events, ev("c1", "revoked", 1.9, partitions=[0])])) == []
     assert checks.revoke_before_rejoin(obs(records, [*events, ev("c1", "lost", 1.9, partitions=[0])])) == []
+
+
+def _assignment(partitions: list[int]) -> dict[str, str]:
+    """A ``ConsumerProtocolAssignment`` v0 of topic ``t`` as the trace writes bytes."""
+    data = struct.pack(">hih", 0, 1, 1) + b"t" + struct.pack(f">i{len(partitions)}i", len(partitions), *partitions)
+    return {"hex": (data + struct.pack(">i", -1)).hex()}
+
+
+def cooperative(records: list[TraceRecord], events: list[ClientEvent]) -> Observation:
+    o = obs(records, events)
+    o.eager = False
+    return o
+
+
+def test_cooperative_revokes_moved_only() -> None:
+    """c1 owned [0, 1, 2]; generation 2 gives it [0, 1] (partition 2 moves to c2). Revoking 2 is
+    KIP-429's incremental revocation; revoking 0 too (or everything before the rejoin, as an eager
+    client does) is not."""
+    first = req(
+        "c1",
+        "SyncGroup",
+        1.0,
+        {"member_id": "a", "generation_id": 1},
+        {"error": "NONE", "assignment": _assignment([0, 1, 2])},
+    )
+    second = req(
+        "c1",
+        "SyncGroup",
+        3.0,
+        {"member_id": "a", "generation_id": 2},
+        {"error": "NONE", "assignment": _assignment([0, 1])},
+    )
+    records = [first, join("c1", 2.5, "a", 2), second]
+    assigned = [ev("c1", "assigned", 1.1, partitions=[0, 1, 2])]
+    moved = [*assigned, ev("c1", "revoked", 3.1, partitions=[2])]
+    assert checks.cooperative_revokes_moved_only(cooperative(records, moved)) == []
+    too_much = [*assigned, ev("c1", "revoked", 3.1, partitions=[0, 2])]
+    (violation,) = checks.cooperative_revokes_moved_only(cooperative(records, too_much))
+    assert "revoked partitions [0]" in violation.message
+    eager_style = [*assigned, ev("c1", "revoked", 2.4, partitions=[0, 1, 2])]
+    assert names(checks.cooperative_revokes_moved_only(cooperative(records, eager_style))) == {
+        "cooperative_revokes_moved_only"
+    }
+    # leaving the group revokes everything (onLeavePrepare), as does closing
+    leaving = [*records, req("c1", "LeaveGroup", 3.5, {"members": [{"member_id": "a"}]}, {"error": "NONE"})]
+    everything = [*assigned, ev("c1", "revoked", 3.4, partitions=[0, 1, 2])]
+    assert checks.cooperative_revokes_moved_only(cooperative(leaving, everything)) == []
+    # the eager protocol is revoke_before_rejoin's to judge
+    assert checks.cooperative_revokes_moved_only(obs(records, too_much)) == []
+    # and the eager check does not apply to a cooperative client keeping its partitions
+    assert checks.revoke_before_rejoin(cooperative(records, moved)) == []
 
 
 def test_commit_covers_unprocessed() -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sut.clients.harness import Cluster
+from sut.clients.harness import ClientOptions, Cluster
 from tests.clients.conftest import budget
 from tests.clients.library_tests import stateful, three_consumers_reach_stable
 
@@ -21,4 +21,12 @@ def test_three_consumers_reach_stable_and_process_every_record(cluster: Cluster)
 def test_stateful_real_consumers(cluster: Cluster, tmp_path: Path) -> None:
     examples, steps = budget()
     found = stateful(cluster, LIBRARY, examples, steps, tmp_path)
+    assert found.runs >= examples
+
+
+def test_stateful_real_consumers_cooperative(cluster: Cluster, tmp_path: Path) -> None:
+    """cooperative-sticky (KIP-429): only the moved partitions are revoked
+    (``cooperative_revokes_moved_only``), every other check as under eager."""
+    examples, steps = budget()
+    found = stateful(cluster, LIBRARY, examples, steps, tmp_path, ClientOptions(assignment="cooperative"))
     assert found.runs >= examples

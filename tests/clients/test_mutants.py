@@ -54,6 +54,8 @@ def test_a_leave_without_rebalance_breaks_every_record_processed() -> None:
             _until(lambda: _assigned(run, c2))
             run.close_consumer(c2)
             assert not run.drain(6)
-            assert [v.check for v in run.check(final=True)] == ["every_record_processed"]
+            # the leave's step departs from the model at once (test_refinement.py); the records of
+            # the leaver's partitions are never processed
+            assert sorted({v.check for v in run.check(final=True)}) == ["every_record_processed", "trace_refines_model"]
         finally:
             run.close()

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from diagrams.sequence import HEADER_EVERY, MAX_GAP, TraceError, build_chart, label_boxes, load_trace, render_svg
+from diagrams.sequence import HEADER_EVERY, MAX_GAP, build_chart, label_boxes, render_svg
+from explorer.trace import TraceError, load_trace
 from tests.diagrams.traces import (
     counterexample,
     generation_below_three,
@@ -32,12 +33,14 @@ NS = {"s": "http://www.w3.org/2000/svg"}
 #: write completes and the parked SyncGroup is answered with both partitions.
 KNOWN_TRACE = """\
   0. initial state [Empty gen 0]
-  1. c1: send_join JoinGroup(member=∅) [PreparingRebalance gen 0]
-  2. coordinator: expire_join → c1 JoinGroup NONE gen=1 leader=c1#0 [CompletingRebalance gen 1]
-  3. c1: receive got JoinGroup NONE gen=1 leader=c1#0 then SyncGroup(member=c1#0, gen=1, plan=c1#0:[0, 1]) \
+  1. c1: send_join JoinGroup(∅) [PreparingRebalance gen 0]
+  2. coordinator: expire_join → c1 JoinGroup: NONE · to c1#0 · gen 1 · leader c1#0 · members c1#0 (parked) \
 [CompletingRebalance gen 1]
-  4. coordinator: store_complete → c1 SyncGroup NONE assignment=[0, 1] (plan of gen 1) [Stable gen 1]
-  5. c1: receive got SyncGroup NONE assignment=[0, 1] (plan of gen 1) [Stable gen 1]"""
+  3. c1: receive got JoinGroup: NONE · to c1#0 · gen 1 · leader c1#0 · members c1#0 then SyncGroup(c1#0, gen 1) \
+· plan c1#0→[0, 1] [CompletingRebalance gen 1]
+  4. coordinator: store_complete → c1 SyncGroup: NONE · to c1#0 · gen 1 · assignment [0, 1] (plan of gen 1) (parked) \
+[Stable gen 1]
+  5. c1: receive got SyncGroup: NONE · to c1#0 · gen 1 · assignment [0, 1] (plan of gen 1) [Stable gen 1]"""
 
 
 def parse(svg: str) -> ET.Element:
@@ -256,12 +259,12 @@ def test_version_1_traces_still_render(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("mutate", "needle"),
     [
-        (lambda d: d.update(format="other"), "'format' must be 'kgc-trace'"),
-        (lambda d: d.update(format_version=99), "unsupported format_version 99"),
-        (lambda d: d.pop("steps"), "'steps' must be a list"),
-        (lambda d: d["steps"][0].update(actor="c9"), "steps[0].actor: unknown actor 'c9'"),
-        (lambda d: d["steps"][1]["group"].update(state="Sleeping"), "steps[1].group.state: unknown group state"),
-        (lambda d: d["steps"][1]["answers"][0].pop("to"), "steps[1].answers[0] needs 'to'"),
+        (lambda d: d.update(format="other"), "format: must be 'kgc-trace'"),
+        (lambda d: d.update(format_version=99), "format_version: unsupported 99"),
+        (lambda d: d.pop("steps"), "'steps' is missing"),
+        (lambda d: d["steps"][0].update(actor="c9"), "steps[0].actor: unknown value 'c9'"),
+        (lambda d: d["steps"][1]["group"].update(state="Sleeping"), "steps[1].group.state: unknown value 'Sleeping'"),
+        (lambda d: d["steps"][1]["answers"][0].pop("to"), "steps[1].answers[0]: 'to' is missing"),
     ],
 )
 def test_malformed_traces_are_one_line_errors(mutate: Any, needle: str, tmp_path: Path) -> None:

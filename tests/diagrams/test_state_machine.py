@@ -10,9 +10,7 @@ from diagrams.exploration import Observation, explore
 from diagrams.render import render_graph
 from diagrams.state_machine import KAFKA_EDGES, compare, expected_edges, state_machine_graph
 from explorer.search import Result
-from model import coordinator
 from model.config import Config
-from model.coordinator import GroupTx
 from model.types import VALID_PREVIOUS_STATES, GroupState
 
 SMALL = {"consumers": 2, "partitions": 2, "max_generation": 1, "max_perturbations": 1}
@@ -58,19 +56,12 @@ def test_asynchronous_channels_take_the_same_edges() -> None:
     assert compare(obs.edge_set(), config) == (set(), set())
 
 
-def _careless_store_callback(tx: GroupTx, ok: bool) -> bool:
-    """Mutant: the storeGroup callback forgets its guard (reference §14) and installs a stale
-    plan in whatever state the group is in."""
-    store, tx.stores = tx.stores[0], tx.stores[1:]
-    if ok:
-        tx.set_and_propagate_assignment(store)
-        tx.transition_to(STABLE)
-    return True
-
-
-def test_the_comparison_fails_on_a_mutant(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(coordinator, "store_callback", _careless_store_callback)
-    config = Config.from_mapping({**SMALL, "faults": "crash,lost_response,session_expiry"})
+def test_the_comparison_fails_on_a_mutant() -> None:
+    # The catalogue's store_callback_unguarded: the storeGroup callback forgets its guard
+    # (reference §14) and installs a stale plan in whatever state the group is in.
+    config = Config.from_mapping(
+        {**SMALL, "faults": "crash,lost_response,session_expiry", "mutant": "store_callback_unguarded"}
+    )
     _, obs = explore(config)
     missing, extra = compare(obs.edge_set(), config)
     assert (PR, STABLE) in extra

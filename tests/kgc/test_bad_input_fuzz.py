@@ -104,9 +104,7 @@ SCALARS = st.one_of(
 )
 JSON_VALUES = st.recursive(
     SCALARS,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=8), inner, max_size=3)
-    ),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=8), inner, max_size=3)),
     max_leaves=8,
 )
 
@@ -173,8 +171,22 @@ def trace_doc() -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         code, _, _ = run_verb(
             "check",
-            ["check", "--consumers", "2", "--partitions", "1", "--max-generation", "1", "--mutant",
-             "leader_not_reelected", "--max-depth", "3", "--no-progress", "--out", tmp],
+            [
+                "check",
+                "--consumers",
+                "2",
+                "--partitions",
+                "1",
+                "--max-generation",
+                "1",
+                "--mutant",
+                "leader_not_reelected",
+                "--max-depth",
+                "3",
+                "--no-progress",
+                "--out",
+                tmp,
+            ],
         )
         assert code == exits.VIOLATION
         doc: dict[str, Any] = json.loads((Path(tmp) / "leader_is_member.json").read_text())

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from diagrams.sequence import TraceError, validate_trace
+from explorer.trace import TraceError, validate_trace
 from kgc.cli import main
 from properties.temporal import ALL
 
@@ -98,7 +98,7 @@ def test_a_bad_loop_start_is_refused() -> None:
         "steps": [],
         "loop_start": 3,
     }
-    with pytest.raises(TraceError, match="'loop_start' must be a step number between 0 and 0"):
+    with pytest.raises(TraceError, match="loop_start: must be between 0 and 0, got 3"):
         validate_trace(doc)
 
 

@@ -22,6 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
         ["clients", "--mutant", "no_such_bug"],
         ["clients", "--known", "/no/such/file.json"],
         ["clients", "--replay", "/no/such/file.json"],
+        ["clients", "--assignment", "sticky"],
+        ["clients", "--client", "aiokafka", "--assignment", "cooperative"],
     ],
 )
 def test_bad_input_is_one_line_and_150(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,6 +7,7 @@ refused under an address-space limit) also ends with the statistics so far."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -121,13 +122,16 @@ sys.exit(main(sys.argv[1:]))
 def test_a_real_memory_error_prints_the_statistics_so_far() -> None:
     """Under an address-space limit 40 MB above what the interpreter holds, the allocator refuses
     and Python raises ``MemoryError`` mid-search: the run still ends with its statistics, verdict
-    incomplete and exit 4 (the visited set is freed first, to make room to report)."""
+    incomplete and exit 4 (the visited set is freed first, to make room to report). The model runs
+    from its Python source (``KGC_PURE_PYTHON=1``): mypyc's runtime aborts the process on a failed
+    allocation in compiled code (``fatal: out of memory``) instead of raising ``MemoryError``."""
     argv = ["check", "--engine", "python", "--consumers", "3", "--partitions", "2", "--max-generation", "2"]
     proc = subprocess.run(
         [sys.executable, "-c", _UNDER_LIMIT, *argv, "--no-progress", "--no-liveness"],
         capture_output=True,
         text=True,
         timeout=300,
+        env={**os.environ, "KGC_PURE_PYTHON": "1"},
     )
     assert proc.returncode == exits.INCOMPLETE, proc.stderr
     assert proc.stderr.startswith("kgc: out of memory (an allocation failed): ") and proc.stderr.count("\n") == 1

@@ -12,7 +12,7 @@ import pytest
 from logs.kafka_logger import RELEASE_OF_PROFILE, partition_for
 from logs.scenario_log import replay_logged
 from logs.validate import CONSISTENT, INCONSISTENT
-from sut.reference.profiles import PROFILES
+from model.profiles import PROFILES
 from sut.scenario.replay import load_files
 from tests.logs.helpers import HEALTHY, G, line, parse_text, verdicts
 

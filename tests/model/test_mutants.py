@@ -4,13 +4,14 @@ the equivalent mutant shown equivalent (the model cannot tell it from the protoc
 from __future__ import annotations
 
 from collections import deque
+from pathlib import Path
 
 import pytest
 
 from explorer.search import Explorer
 from model.actions import HANDLE, Action
 from model.config import Config, ConfigError
-from model.mutants import CATALOGUE, KILLABLE, NAMES, Mutant, by_name
+from model.mutants import CATALOGUE, KAFKA, KILLABLE, NAMES, Mutant, Rules, by_name, rules_for
 from model.state import Request
 from model.system import ClassicGroupModel
 from model.types import ApiKey, GroupState
@@ -162,3 +163,23 @@ def test_the_stale_request_witness_is_not_vacuous() -> None:
     assert current_member_with_stale_request.holds_on(s, Action(HANDLE, 0, handled=(stale,)), s)
     current = stale._replace(generation=s.group.generation)
     assert not current_member_with_stale_request.holds_on(s, Action(HANDLE, 0, handled=(current,)), s)
+
+
+def test_each_mutant_breaks_one_rule_that_both_coordinators_read() -> None:
+    """The patch table (``model/mutants.py``): every mutant names the rule it breaks, every rule is
+    broken by some mutant and read where it lives — by the model, and for a mutant the reference
+    implementation has too, by the reference; no coordinator compares mutant names any more."""
+    root = Path(__file__).resolve().parents[2]
+    model_source = "".join((root / "model" / f).read_text() for f in ("coordinator.py", "consumer.py"))
+    reference_source = (root / "sut" / "reference" / "coordinator.py").read_text()
+    assert {m.rule for m in CATALOGUE} == set(Rules._fields)
+    assert rules_for("") is rules_for(None) is KAFKA and all(KAFKA)
+    for m in CATALOGUE:
+        patched = rules_for(m.name)
+        assert [f for f in Rules._fields if getattr(patched, f) != getattr(KAFKA, f)] == [m.rule], m.name
+        assert f".{m.rule}" in model_source, m.rule
+        if m.in_reference:
+            assert f".{m.rule}" in reference_source, m.rule
+    for source in (model_source, reference_source):
+        code = source.replace("model/mutants.py", "")
+        assert "mutants." not in code and ".mutant ==" not in code and ".mutant !=" not in code

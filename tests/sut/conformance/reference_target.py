@@ -8,7 +8,7 @@ import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from sut.interface import GroupCoordinator
+from sut.interface.coordinator import GroupCoordinator
 from sut.reference import ReferenceCoordinator
 from sut.scenario.format import Scenario, ScenarioConfig
 from sut.scenario.targets import make_target

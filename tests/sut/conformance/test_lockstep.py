@@ -15,7 +15,8 @@ from typing import Any
 from sut.conformance.differential import BrokerSettings, Differential, Outcome
 from sut.conformance.generate import search
 from sut.conformance.session import scenario_documents, scenario_files
-from sut.interface import GroupCoordinator, JoinGroupResponse, Response
+from sut.interface.coordinator import GroupCoordinator
+from sut.interface.messages import JoinGroupResponse, Response
 from sut.scenario.format import Scenario
 from tests.sut.conformance.reference_target import ReferenceTarget
 

@@ -137,7 +137,7 @@ def test_an_unobservable_target_is_checked_on_what_its_clients_were_told() -> No
     machine = coordinator_machine(FuzzOptions(name="opaque"), _opaque)()
     assert not machine.target.observable and machine.target.clock is not None
     machine._join(machine.clients[0], False, False, 10_000, 60_000)
-    assert machine.recorder.steps[0]["op"] == "join" and machine._check_state() is None
+    assert machine.recorder.steps[0].op == "join" and machine._check_state() is None
     for c in machine.clients[:2]:
         c.state, c.generation, c.owned = MemberState.STABLE, 1, (0,)
     failure = machine._check_state()

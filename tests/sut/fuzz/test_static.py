@@ -18,7 +18,7 @@ from model import mutants
 from model.types import ApiKey, Errors, MemberState
 from sut.fuzz import FuzzOptions, coordinator_machine, model_config
 from sut.fuzz.client import Client, instance_id
-from sut.interface import HeartbeatResponse, SyncGroupResponse
+from sut.interface.messages import HeartbeatResponse, SyncGroupResponse
 
 GROUP = "kgc-fuzz-group"
 
@@ -57,7 +57,7 @@ def test_the_first_client_is_static_and_the_model_agrees(tmp_path: Path) -> None
     # No MEMBER_ID_REQUIRED for a static member, even with JoinGroup v4+: it is added at once.
     (member,) = _group(m).members
     assert member.group_instance_id == instance_id(0) and member.member_id.startswith("instance-1-")
-    assert m.recorder.steps[0]["group_instance_id"] == instance_id(0)
+    assert m.recorder.steps[0].group_instance_id == instance_id(0)
     assert not m._may_leave(m.clients[0])
     assert m._abstract(m.coordinator.introspect()).members[0].static
 
@@ -81,7 +81,7 @@ def test_a_restarted_static_client_takes_its_members_place(tmp_path: Path) -> No
     group = _group(m)
     assert group.state.kafka_name == "Stable" and old not in [x.member_id for x in group.members]
     assert c1.member_id in [x.member_id for x in group.members] and c1.idle
-    assert [s["op"] for s in m.recorder.steps[-2:]] == ["join", "store_complete"]
+    assert [s.op for s in m.recorder.steps[-2:]] == ["join", "store_complete"]
 
 
 def test_a_static_join_that_adds_a_member_is_killed(tmp_path: Path) -> None:

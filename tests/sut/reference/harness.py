@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from model.profiles import SCALA_3X, Profile
 from model.types import Errors, GroupState
-from sut.interface import (
-    Event,
-    GroupStateChanged,
+from sut.interface.events import Event, GroupStateChanged, MemberRemoved, TimerExpired
+from sut.interface.messages import (
     HeartbeatRequest,
     HeartbeatResponse,
     JoinGroupProtocol,
@@ -23,7 +23,6 @@ from sut.interface import (
     LeaveGroupRequest,
     LeaveGroupResponse,
     MemberIdentity,
-    MemberRemoved,
     OffsetCommitPartition,
     OffsetCommitRequest,
     OffsetCommitResponse,
@@ -32,15 +31,13 @@ from sut.interface import (
     RequestId,
     Response,
     ResponseBody,
-    StoreCompletion,
     SyncGroupAssignment,
     SyncGroupRequest,
     SyncGroupResponse,
-    TimerExpired,
     TopicPartition,
 )
 from sut.reference import CoordinatorConfig, GroupSnapshot, ReferenceCoordinator
-from sut.reference.profiles import SCALA_3X, Profile
+from sut.reference.controls import StoreCompletion
 
 GROUP = "groupId"
 PROTOCOL_TYPE = "consumer"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from model.types import Errors, GroupState
-from sut.interface import JoinGroupProtocol
+from sut.interface.messages import JoinGroupProtocol
 from tests.sut.reference.harness import (
     GROUP,
     INITIAL_DELAY,
@@ -345,7 +345,7 @@ def test_join_group_completion_when_pending_member_times_out() -> None:
 
 def test_pending_members_leaves_group() -> None:
     """testPendingMembersLeavesGroup."""
-    from sut.interface import MemberIdentity
+    from sut.interface.messages import MemberIdentity
 
     k = Kafka()
     pending = _group_with_pending_member(k)

@@ -4,7 +4,8 @@ the cells of the request × state table (§10) they do not cover."""
 from __future__ import annotations
 
 from model.types import Errors, GroupState
-from sut.interface import MemberIdentity, StoreCompletion
+from sut.interface.messages import MemberIdentity
+from sut.reference.controls import StoreCompletion
 from tests.sut.reference.harness import (
     INITIAL_DELAY,
     PROTOCOL_SUPERSET,

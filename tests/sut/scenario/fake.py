@@ -1,6 +1,6 @@
 """A test double for the scenario runner: a toy coordinator with fixed, simple rules (not Kafka's).
 
-It implements :class:`sut.interface.GroupCoordinator` (and, in :class:`FakeWithClock`, ``Clock``)
+It implements :class:`sut.interface.coordinator.GroupCoordinator` (and, in :class:`FakeWithClock`, ``Clock``)
 with just enough behaviour to drive every path of the runner: member ids handed out with
 MEMBER_ID_REQUIRED, JoinGroups parked until time passes, a follower's SyncGroup parked until the
 leader's, heartbeats, evictions, timer and state events, and switches that make it misbehave
@@ -12,12 +12,18 @@ from __future__ import annotations
 import itertools
 
 from model.types import ApiKey, Errors, GroupState
-from sut.interface import (
-    DescribedMember,
+from sut.interface.events import (
     Event,
     EventLog,
-    GroupDescription,
     GroupStateChanged,
+    MemberRemoved,
+    RemovalCause,
+    TimerExpired,
+    TimerKind,
+)
+from sut.interface.messages import (
+    DescribedMember,
+    GroupDescription,
     HeartbeatRequest,
     HeartbeatResponse,
     JoinGroupRequest,
@@ -26,21 +32,17 @@ from sut.interface import (
     LeaveGroupMemberResponse,
     LeaveGroupRequest,
     LeaveGroupResponse,
-    MemberRemoved,
     OffsetCommitPartitionResponse,
     OffsetCommitRequest,
     OffsetCommitResponse,
     OffsetFetchPartitionResponse,
     OffsetFetchRequest,
     OffsetFetchResponse,
-    RemovalCause,
     RequestId,
     Response,
     ResponseBody,
     SyncGroupRequest,
     SyncGroupResponse,
-    TimerExpired,
-    TimerKind,
     TopicPartition,
 )
 from sut.scenario.targets import GROUP_ID
@@ -216,7 +218,7 @@ class FakeCoordinator:
 
 
 class FakeWithClock(FakeCoordinator):
-    """The toy coordinator with a controllable clock (``sut.interface.Clock``)."""
+    """The toy coordinator with a controllable clock (``sut.interface.coordinator.Clock``)."""
 
     @property
     def now_ms(self) -> int:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from model.types import Errors
-from sut.interface import (
+from sut.interface.messages import (
     HeartbeatRequest,
     HeartbeatResponse,
     JoinGroupProtocol,

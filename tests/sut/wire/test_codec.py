@@ -17,7 +17,7 @@ from kafka.protocol.consumer import SyncGroupResponse as KSyncGroupResponse
 from kafka.protocol.metadata import FindCoordinatorResponse as KFindCoordinatorResponse
 
 from model.types import Errors
-from sut.interface import (
+from sut.interface.messages import (
     DescribedMember,
     GroupDescription,
     HeartbeatRequest,

@@ -12,7 +12,13 @@ import pytest
 
 from model.types import Errors
 from sut.broker.address import Address
-from sut.interface import HeartbeatRequest, HeartbeatResponse, JoinGroupProtocol, JoinGroupRequest, SyncGroupRequest
+from sut.interface.messages import (
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupProtocol,
+    JoinGroupRequest,
+    SyncGroupRequest,
+)
 from sut.wire import (
     BrokerUnreachable,
     ConnectionClosed,

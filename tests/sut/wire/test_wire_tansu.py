@@ -15,8 +15,8 @@ import pytest
 
 from model.types import Errors
 from sut.broker import TansuBroker
-from sut.interface import (
-    GroupCoordinator,
+from sut.interface.coordinator import GroupCoordinator
+from sut.interface.messages import (
     HeartbeatRequest,
     JoinGroupProtocol,
     JoinGroupRequest,

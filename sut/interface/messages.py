@@ -1,32 +1,17 @@
-"""What kgc can ask of "a group coordinator you can talk to".
-
-The shape follows Kafka's own request path: a client sends a request and gets a handle back; the
-answer arrives as an event, possibly much later (a JoinGroup parked in the join purgatory, a
-SyncGroup waiting for the leader's assignment to be written). Callers collect answers with
-``take_events()``, each tagged with the :data:`RequestId` it answers, the way Kafka invokes a
-request's response callback. Nothing here reaches into a coordinator's internals, so a wire adapter
-(JoinGroup/SyncGroup/... over TCP with kafka-python) can implement :class:`GroupCoordinator` as well
-as the in-process reference implementation (``sut.reference``) does.
+"""The requests a client sends a group coordinator and the answers it gets.
 
 Field names and meanings are Kafka's message fields (``JoinGroupRequest.json`` etc.); ``""`` is
 Kafka's "unknown member id" and "no leader". Protocol metadata and assignments are opaque bytes.
-
-Capabilities beyond the wire protocol are separate protocols: :class:`Clock` (virtual time),
-:class:`Failover` (the coordinator losing the group's partition) and :class:`ReferenceControls`
-(storage completion, ``mark_dead`` and a full state snapshot), which only an in-process
-implementation can offer.
+An answer arrives as a :class:`Response` event tagged with the :data:`RequestId` it answers, the
+way Kafka invokes a request's response callback.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from enum import Enum
-from typing import TYPE_CHECKING, NewType, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import NewType
 
 from model.types import ApiKey, Errors, GroupState
-
-if TYPE_CHECKING:
-    from sut.reference.snapshot import CoordinatorSnapshot
 
 #: A request's handle, unique per coordinator connection set; answers carry it back.
 RequestId = NewType("RequestId", int)
@@ -326,174 +311,3 @@ class Response:
     request_id: RequestId
     api: ApiKey
     body: ResponseBody
-
-
-class TimerKind(Enum):
-    """The coordinator's timers, named as in scenario files (scenario-format.md, *Timers*)."""
-
-    INITIAL_JOIN = "initial_join"
-    JOIN = "join"
-    SYNC = "sync"
-    HEARTBEAT = "heartbeat"
-    PENDING = "pending"
-
-
-@dataclass(frozen=True)
-class TimerExpired:
-    """A timer reached its deadline before being completed (observable only in-process). It is
-    reported even if its expiry then found nothing to do."""
-
-    group_id: str
-    kind: TimerKind
-    member_id: str | None = None
-
-
-class RemovalCause(Enum):
-    """Why a member or a pending member id left the group."""
-
-    LEAVE_GROUP = "leave_group"
-    HEARTBEAT_EXPIRED = "heartbeat_expired"  # session or 5-minute new-member timeout (§12)
-    PENDING_EXPIRED = "pending_expired"  # a MEMBER_ID_REQUIRED id never came back (§12)
-    NOT_REJOINED = "not_rejoined"  # dynamic member missing at join completion (§11)
-    SYNC_EXPIRED = "sync_expired"  # no SyncGroup before the DelayedSync deadline (§13)
-    GROUP_MAX_SIZE = "group_max_size"  # refused by group.max.size (§4 step 3)
-
-    @property
-    def is_eviction(self) -> bool:
-        """True when the coordinator removed the member on its own (scenario ``evicted``)."""
-        return self not in (RemovalCause.LEAVE_GROUP, RemovalCause.GROUP_MAX_SIZE)
-
-
-@dataclass(frozen=True)
-class MemberRemoved:
-    """A member (or a pending member id, ``pending=True``) was removed from the group."""
-
-    group_id: str
-    member_id: str
-    cause: RemovalCause
-    pending: bool = False
-
-
-@dataclass(frozen=True)
-class GroupStateChanged:
-    """The group entered ``state`` (every transition, including re-entering the same state)."""
-
-    group_id: str
-    state: GroupState
-
-
-Event = Response | TimerExpired | MemberRemoved | GroupStateChanged
-
-
-# --------------------------------------------------------------------------------------------------
-# The interfaces
-# --------------------------------------------------------------------------------------------------
-
-
-@runtime_checkable
-class GroupCoordinator(Protocol):
-    """A classic-protocol group coordinator, request by request.
-
-    Each request method returns at once with the request's id; its answer is a :class:`Response`
-    in ``take_events()``, now or after later calls. A client must not send a request while its own
-    JoinGroup or SyncGroup is parked (Kafka handles one in-flight request per connection)."""
-
-    def join(self, request: JoinGroupRequest) -> RequestId:
-        """Send a JoinGroup."""
-        ...
-
-    def sync(self, request: SyncGroupRequest) -> RequestId:
-        """Send a SyncGroup."""
-        ...
-
-    def heartbeat(self, request: HeartbeatRequest) -> RequestId:
-        """Send a Heartbeat."""
-        ...
-
-    def leave(self, request: LeaveGroupRequest) -> RequestId:
-        """Send a LeaveGroup."""
-        ...
-
-    def commit_offsets(self, request: OffsetCommitRequest) -> RequestId:
-        """Send an OffsetCommit."""
-        ...
-
-    def fetch_offsets(self, request: OffsetFetchRequest) -> RequestId:
-        """Send an OffsetFetch."""
-        ...
-
-    def describe_group(self, group_id: str) -> GroupDescription:
-        """DescribeGroups for one group; never parked, so answered directly."""
-        ...
-
-    def take_events(self) -> list[Event]:
-        """Every event since the last call, oldest first, and forget them."""
-        ...
-
-
-@runtime_checkable
-class Clock(Protocol):
-    """A coordinator whose time the caller controls."""
-
-    @property
-    def now_ms(self) -> int:
-        """The coordinator's current time."""
-        ...
-
-    def advance_time(self, ms: int) -> None:
-        """Let ``ms`` milliseconds pass, firing every timer that falls due, in deadline order."""
-        ...
-
-
-@runtime_checkable
-class Failover(Protocol):
-    """A coordinator that can be told to lose a group's ``__consumer_offsets`` partition."""
-
-    def unload(self, group_id: str) -> None:
-        """Resign as coordinator of the group: it becomes Dead, parked requests are answered
-        NOT_COORDINATOR and every later request gets NOT_COORDINATOR (reference §15)."""
-        ...
-
-
-class StoreCompletion(Enum):
-    """How the write of a group record (the leader's assignment) completes."""
-
-    IMMEDIATE = "immediate"  # inside the request that issued it, as in Kafka's unit tests
-    MANUAL = "manual"  # outstanding until store_complete()
-
-
-@runtime_checkable
-class ReferenceControls(Clock, Failover, Protocol):
-    """What only an in-process coordinator offers: control over its log writes, the Dead-group
-    window, and a snapshot of everything it holds."""
-
-    store_completion: StoreCompletion
-
-    def store_complete(self, error: Errors = Errors.NONE) -> bool:
-        """Finish the oldest outstanding group write with ``error`` (already translated to what the
-        coordinator hands to SyncGroup). Returns whether its callback applied (§14)."""
-        ...
-
-    def mark_dead(self, group_id: str) -> None:
-        """Move the group to Dead with the unload callbacks but keep it addressable (§15)."""
-        ...
-
-    def introspect(self) -> CoordinatorSnapshot:
-        """A frozen snapshot of the coordinator's full state."""
-        ...
-
-
-@dataclass
-class EventLog:
-    """An append-only event buffer with ``take_events`` semantics; shared by implementations."""
-
-    events: list[Event] = field(default_factory=list)
-
-    def emit(self, event: Event) -> None:
-        """Record one event."""
-        self.events.append(event)
-
-    def take(self) -> list[Event]:
-        """Return and forget the recorded events."""
-        taken, self.events = self.events, []
-        return taken

@@ -1,5 +1,10 @@
 """Behaviour profiles: where Kafka releases (and its two coordinator implementations) answer the same
-request differently.
+request differently. The one registry of profiles: the model's configuration, scenario files, the
+reference coordinator and the fuzzer all name a :class:`Profile` from here.
+
+The model covers the profiles whose ``modelled`` flag is set; for the others, ``model_profile``
+names the modelled profile whose rules the model applies when a tool checks such a run against it
+(the fuzzer's model checks), stated here rather than assumed where it is used.
 
 The reference implementation is written once, in the shape of the Scala ``GroupCoordinator`` of
 3.6.2, and each difference is a named switch here. The profile names are those of
@@ -71,11 +76,18 @@ class Profile:
     commit_validates_member_first: bool = True
     #: §4 step 3: the group.max.size rule.
     max_size_rule: MaxSizeRule = MaxSizeRule.KAFKA_9885
+    #: Whether the model (``model/coordinator.py``) covers this profile's rules.
+    modelled: bool = False
+    #: The modelled profile whose rules stand in for this one when a run is checked against the
+    #: model: itself when modelled; Scala 3.x for the older Scala releases (the model has none of
+    #: their switches, so such checks hold only where those releases answer as 3.x does).
+    model_profile: str = "scala-3.x"
 
 
 SCALA_3X = Profile(
     name="scala-3.x",
     description="Scala GroupCoordinator 3.0-3.9 (read at 3.6.2)",
+    modelled=True,
 )
 
 JAVA_4_0 = Profile(
@@ -88,6 +100,8 @@ JAVA_4_0 = Profile(
     commit_unknown_group_v9_group_id_not_found=True,
     leave_cancels_pending_timer=True,
     request_timed_out_maps_to=Errors.COORDINATOR_NOT_AVAILABLE,
+    modelled=True,
+    model_profile="java-4.0",
 )
 
 SCALA_2_2_TO_2_6 = Profile(
@@ -125,11 +139,14 @@ PROFILES: dict[str, Profile] = {
 
 DEFAULT_PROFILE = SCALA_3X.name
 
+#: The names of the profiles the model covers.
+MODELLED = tuple(name for name, p in PROFILES.items() if p.modelled)
+
 
 def profile_named(name: str) -> Profile:
-    """The profile called ``name``; ValueError naming the known ones otherwise."""
+    """The profile called ``name``; ValueError naming the known ones otherwise (one sentence)."""
     try:
         return PROFILES[name]
-    except KeyError:
+    except (KeyError, TypeError):
         known = ", ".join(PROFILES)
         raise ValueError(f"unknown profile {name!r} (known: {known})") from None

@@ -1,0 +1,471 @@
+"""The scenario ops (``kgc-scenarios`` v1, scenario-format.md *Steps*): one frozen dataclass per op.
+
+This module is the op vocabulary: every other module that reads or writes steps — the loader
+(``sut/scenario/format.py``), the runner, the model judge, the writers (``kgc scenario
+from-trace``, the fuzz machine's and the conformance generator's recorders), the conformance
+library — works with these classes and dispatches on them with ``match``. A step is loaded from a
+file's JSON object by :func:`load` and written back by :func:`dump` (``load(dump(step)) == step``).
+
+A field given as ``None`` is absent from the file: the runner then uses the scenario config's
+default (scenario-format.md: "Fields not given take the config default"). Each field's
+``metadata["check"]`` validates its raw value and returns the loaded form (a list becomes a tuple).
+
+Adding an op: a dataclass here (its ``op`` name, fields with their checks, the Kafka API it sends
+or the capability it needs, the answer fields an expectation may constrain), its name in
+:data:`Step` and :data:`OPS`, and what it does as a ``case`` of the runner's ``match``
+(``sut/scenario/runner.py``; mypy names a missing case). The model judge skips an op it does not
+know, with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
+
+from model.types import ApiKey
+from sut.interface.coordinator import Clock, Failover
+from sut.reference.controls import ReferenceControls
+from sut.scenario import checks as c
+from sut.scenario.checks import Check, Where
+
+if TYPE_CHECKING:
+    from sut.scenario.format import ScenarioConfig
+
+
+def _field(check: Check, **kwargs: Any) -> Any:
+    """A dataclass field validated by ``check`` when loaded."""
+    return field(metadata={"check": check}, **kwargs)
+
+
+def _optional(check: Check) -> Any:
+    return _field(check, default=None)
+
+
+# --------------------------------------------------------------------------------------------------
+# Checks of the ops' structured fields
+# --------------------------------------------------------------------------------------------------
+
+
+def _protocols(where: Where, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        where.fail(f"must be a list of 'name' or 'name:metadata' strings, got {c.show(value)}")
+    for i, entry in enumerate(value):
+        if not isinstance(entry, str) or not entry or entry.startswith(":"):
+            where.at_field(f"[{i}]").fail(f"must be 'name' or 'name:metadata', got {c.show(entry)}")
+    return tuple(value)
+
+
+def _assignment(where: Where, value: Any) -> dict[str, str]:
+    if not isinstance(value, dict):
+        where.fail("must be an object mapping member names to assignment strings")
+    for name, part in value.items():
+        c.member_name(where.at_field(name), name)
+        c.string(where.at_field(name), part, allow_empty=True)
+    return dict(value)
+
+
+def _offsets(where: Where, value: Any) -> dict[str, int]:
+    if not isinstance(value, dict) or not value:
+        where.fail("must be a non-empty object mapping 'topic-partition' to an offset")
+    for key, offset in value.items():
+        c.partition(where.at_field(key), key)
+        c.integer(where.at_field(key), offset, 0)
+    return dict(value)
+
+
+def _partitions(where: Where, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value:
+        where.fail("must be a non-empty list of 'topic-partition' strings")
+    for i, entry in enumerate(value):
+        c.partition(where.at_field(f"[{i}]"), entry)
+    return tuple(value)
+
+
+@dataclass(frozen=True)
+class Leaver:
+    """One member of a batch LeaveGroup (``MemberIdentity``, KIP-345, LeaveGroup v3+)."""
+
+    member: str = _field(c.member_name)
+    member_id: str | None = _optional(c.member_id)
+    group_instance_id: str | None = _optional(c.string)
+
+
+def _leavers(where: Where, value: Any) -> tuple[Leaver, ...]:
+    if not isinstance(value, list) or not value:
+        where.fail("must be a non-empty list of {member, member_id?, group_instance_id?}")
+    out = []
+    for i, entry in enumerate(value):
+        w = where.at_field(f"[{i}]")
+        if not isinstance(entry, dict):
+            w.fail("must be an object {member, member_id?, group_instance_id?}")
+        out.append(Leaver(**_load_fields(Leaver, w, entry, "is required")))
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------------------------------
+# The ops
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Op:
+    """What every op offers. Subclasses set the class attributes and declare their fields."""
+
+    #: The op's name in scenario files.
+    op: ClassVar[str]
+    #: The Kafka API the step sends; None for a step that sends no request (a control step).
+    api: ClassVar[ApiKey | None] = None
+    #: Whether the coordinator may park the request (its answer ``PENDING``).
+    parks: ClassVar[bool] = False
+    #: The answer fields an expectation may constrain (scenario-format.md, response table; their
+    #: checks are ``sut/scenario/format.py``'s ``ANSWER_CHECKS``). None: the step has no answer.
+    answer: ClassVar[tuple[str, ...] | None] = None
+
+    def describe(self) -> str:
+        """A short label for tables: ``join c1``, ``sync c2 g1``, ``advance_time 3001``."""
+        return self.op
+
+    def needs(self, config: ScenarioConfig) -> tuple[str, type, str] | None:
+        """The capability (``sut.interface``) a target needs to run this step: a label, the
+        protocol and what it is; None when any coordinator can."""
+        return None
+
+    def member_names(self) -> list[str]:
+        """The symbolic client names the step uses: its member, its leavers, then the names its
+        ``OF:`` member ids refer to."""
+        member = getattr(self, "member", None)
+        leavers: tuple[Leaver, ...] = getattr(self, "members", ())
+        ids = [getattr(self, "member_id", None), *(entry.member_id for entry in leavers)]
+        names = ([member] if member is not None else []) + [entry.member for entry in leavers]
+        return names + [value[3:] for value in ids if isinstance(value, str) and value.startswith("OF:")]
+
+    def references(self) -> list[tuple[str, str | None]]:
+        """Every member id the step names, with its field path (``member_id``,
+        ``members[1].member_id``)."""
+        refs: list[tuple[str, str | None]] = [("member_id", getattr(self, "member_id", None))]
+        leavers: tuple[Leaver, ...] = getattr(self, "members", ())
+        return refs + [(f"members[{i}].member_id", entry.member_id) for i, entry in enumerate(leavers)]
+
+
+def _label(op: str, member: str | None, generation: int | None, member_id: str | None) -> str:
+    text = f"{op} {member}"
+    if generation is not None:
+        text += f" g{generation}"
+    if member_id is not None:
+        text += f" id={member_id}"
+    return text
+
+
+#: JoinGroup defaults when a join step leaves them out (scenario-format.md, *Steps*).
+DEFAULT_PROTOCOL_TYPE = "consumer"
+DEFAULT_PROTOCOLS = ("range",)
+#: JoinGroup versions sent when a join step leaves ``api_version`` out: v5 when the client must
+#: obtain its member id first (KIP-394, v4+) or carries a group instance id (v5+), v3 otherwise.
+JOIN_VERSION_KNOWN_MEMBER_ID = 5
+JOIN_VERSION_OLD = 3
+
+
+@dataclass(frozen=True)
+class Join(Op):
+    """JoinGroup (reference §3–§4; Kafka 3.6.2 ``GroupCoordinator.handleJoinGroup``)."""
+
+    op: ClassVar[str] = "join"
+    api: ClassVar[ApiKey | None] = ApiKey.JOIN_GROUP
+    parks: ClassVar[bool] = True
+    answer: ClassVar[tuple[str, ...] | None] = (
+        "error",
+        "generation",
+        "leader",
+        "members",
+        "protocol",
+        "binds_member_id",
+    )
+
+    member: str = _field(c.member_name)
+    member_id: str | None = _optional(c.member_id)
+    require_known_member_id: bool | None = _optional(c.boolean)
+    group_instance_id: str | None = _optional(c.string)
+    session_timeout_ms: int | None = _optional(c.any_integer)
+    rebalance_timeout_ms: int | None = _optional(c.any_integer)
+    protocol_type: str | None = _optional(c.any_string)
+    protocols: tuple[str, ...] | None = _optional(_protocols)
+    api_version: int | None = _optional(c.non_negative)
+
+    def describe(self) -> str:
+        return _label(self.op, self.member, None, self.member_id)
+
+    @property
+    def offered(self) -> tuple[str, ...]:
+        """The protocols sent (``name`` or ``name:metadata``), default ``["range"]``."""
+        return DEFAULT_PROTOCOLS if self.protocols is None else self.protocols
+
+    @property
+    def offered_type(self) -> str:
+        """The protocol type sent, default ``consumer``."""
+        return DEFAULT_PROTOCOL_TYPE if self.protocol_type is None else self.protocol_type
+
+    def version(self, config: ScenarioConfig) -> int:
+        """The JoinGroup version sent: the step's ``api_version``, else v5 when the client must
+        obtain its member id first (KIP-394, v4+) or carries a group instance id (v5+, KIP-345),
+        v3 otherwise (reference §3)."""
+        if self.api_version is not None:
+            return self.api_version
+        known = config.require_known_member_id if self.require_known_member_id is None else self.require_known_member_id
+        return JOIN_VERSION_KNOWN_MEMBER_ID if known or self.group_instance_id is not None else JOIN_VERSION_OLD
+
+
+@dataclass(frozen=True)
+class Sync(Op):
+    """SyncGroup (reference §5; ``GroupCoordinator.handleSyncGroup``); ``store_completion``
+    says whether the leader's write completes in this step."""
+
+    op: ClassVar[str] = "sync"
+    api: ClassVar[ApiKey | None] = ApiKey.SYNC_GROUP
+    parks: ClassVar[bool] = True
+    answer: ClassVar[tuple[str, ...] | None] = ("error", "assignment")
+
+    member: str = _field(c.member_name)
+    generation: int = _field(c.generation)
+    member_id: str | None = _optional(c.member_id)
+    assignment: Mapping[str, str] | None = _optional(_assignment)
+    protocol_type: str | None = _optional(c.any_string)
+    protocol_name: str | None = _optional(c.any_string)
+    group_instance_id: str | None = _optional(c.string)
+    store_completion: str | None = _optional(c.store_completion)
+    api_version: int | None = _optional(c.non_negative)
+
+    def describe(self) -> str:
+        return _label(self.op, self.member, self.generation, self.member_id)
+
+    def completion(self, config: ScenarioConfig) -> str:
+        """``immediate`` or ``manual``: the step's own, else the scenario's."""
+        return self.store_completion if self.store_completion is not None else config.store_completion
+
+    def needs(self, config: ScenarioConfig) -> tuple[str, type, str] | None:
+        if self.completion(config) == "manual":
+            return "manual store completion", ReferenceControls, "manual log writes"
+        return None
+
+
+@dataclass(frozen=True)
+class Heartbeat(Op):
+    """Heartbeat (reference §6; ``GroupCoordinator.handleHeartbeat``)."""
+
+    op: ClassVar[str] = "heartbeat"
+    api: ClassVar[ApiKey | None] = ApiKey.HEARTBEAT
+    answer: ClassVar[tuple[str, ...] | None] = ("error",)
+
+    member: str = _field(c.member_name)
+    generation: int = _field(c.generation)
+    member_id: str | None = _optional(c.member_id)
+    group_instance_id: str | None = _optional(c.string)
+    api_version: int | None = _optional(c.non_negative)
+
+    def describe(self) -> str:
+        return _label(self.op, self.member, self.generation, self.member_id)
+
+
+@dataclass(frozen=True)
+class Leave(Op):
+    """LeaveGroup, batch form (reference §7; ``GroupCoordinator.handleLeaveGroup``, KIP-345)."""
+
+    op: ClassVar[str] = "leave"
+    api: ClassVar[ApiKey | None] = ApiKey.LEAVE_GROUP
+    answer: ClassVar[tuple[str, ...] | None] = ("error", "member_errors")
+
+    members: tuple[Leaver, ...] = _field(_leavers)
+    api_version: int | None = _optional(c.non_negative)
+
+    def describe(self) -> str:
+        return "leave " + ",".join(m.member for m in self.members)
+
+
+@dataclass(frozen=True)
+class Commit(Op):
+    """OffsetCommit, not transactional (reference §8; ``GroupCoordinator.handleCommitOffsets``);
+    without ``member`` it is sent with no member (generation -1: no group management)."""
+
+    op: ClassVar[str] = "commit"
+    api: ClassVar[ApiKey | None] = ApiKey.OFFSET_COMMIT
+    answer: ClassVar[tuple[str, ...] | None] = ("error",)
+
+    generation: int = _field(c.generation)
+    offsets: Mapping[str, int] = _field(_offsets)
+    member: str | None = _optional(c.member_name)
+    member_id: str | None = _optional(c.member_id)
+    group_instance_id: str | None = _optional(c.string)
+    api_version: int | None = _optional(c.non_negative)
+    #: kgc's addition: the consumer's auto-commit task computes the committed offsets
+    #: (``sut.scenario.clients``; ``offsets`` name the partitions, their values are replaced by the
+    #: consumer's position when the task runs). The model's consumers commit by auto-commit only
+    #: (model/consumer.py; Kafka 3.6.2 ``ConsumerCoordinator.maybeAutoCommitOffsetsAsync``).
+    auto_commit: bool | None = _optional(c.boolean)
+
+    def describe(self) -> str:
+        return f"commit {self.member or '-'} g{self.generation}"
+
+
+@dataclass(frozen=True)
+class Fetch(Op):
+    """OffsetFetch (reference §9; ``GroupCoordinator.handleFetchOffsets``)."""
+
+    op: ClassVar[str] = "fetch"
+    api: ClassVar[ApiKey | None] = ApiKey.OFFSET_FETCH
+    answer: ClassVar[tuple[str, ...] | None] = ("error", "offsets")
+
+    partitions: tuple[str, ...] = _field(_partitions)
+
+
+@dataclass(frozen=True)
+class AdvanceTime(Op):
+    """Time passes and every timer that falls due fires (scenario-format.md, *Timers*)."""
+
+    op: ClassVar[str] = "advance_time"
+
+    ms: int = _field(c.positive)
+
+    def describe(self) -> str:
+        return f"advance_time {self.ms}"
+
+    def needs(self, config: ScenarioConfig) -> tuple[str, type, str] | None:
+        return self.op, Clock, "a controllable clock"
+
+
+@dataclass(frozen=True)
+class StoreComplete(Op):
+    """The outstanding write of a leader's assignment finishes with ``error`` (reference §14;
+    ``GroupCoordinator.doSyncGroup``'s ``storeGroup`` callback). Its answer: whether it applied."""
+
+    op: ClassVar[str] = "store_complete"
+    answer: ClassVar[tuple[str, ...] | None] = ("applied",)
+
+    error: str | None = _optional(c.error_name)
+
+    @property
+    def outcome(self) -> str:
+        """The error the write finishes with, default ``NONE``."""
+        return self.error or "NONE"
+
+    def describe(self) -> str:
+        return f"store_complete {self.outcome}"
+
+    def needs(self, config: ScenarioConfig) -> tuple[str, type, str] | None:
+        return self.op, ReferenceControls, "in-process reference controls"
+
+
+@dataclass(frozen=True)
+class CoordinatorUnload(Op):
+    """The coordinator loses the group's partition (reference §15;
+    ``GroupCoordinator.onResignation``)."""
+
+    op: ClassVar[str] = "coordinator_unload"
+
+    def needs(self, config: ScenarioConfig) -> tuple[str, type, str] | None:
+        return self.op, Failover, "coordinator failover"
+
+
+@dataclass(frozen=True)
+class MarkDead(Op):
+    """The group becomes Dead but stays addressable (reference §15: Kafka's ``…DeadGroup`` tests)."""
+
+    op: ClassVar[str] = "mark_dead"
+
+    def needs(self, config: ScenarioConfig) -> tuple[str, type, str] | None:
+        return self.op, ReferenceControls, "in-process reference controls"
+
+
+# --------------------------------------------------------------------------------------------------
+# The consumers' side of a scenario (kgc's addition)
+# --------------------------------------------------------------------------------------------------
+
+#: A property judged on a scenario's consumers after every step (``sut.scenario.clients``: one
+#: ``sut.client.consumer.GroupConsumer`` per consumer, judged by the model's property of that name).
+ClientCheck: TypeAlias = Literal["exclusive_ownership", "commit_fencing"]
+
+#: What a scenario's ``client_checks`` may name, in the order scenario files list them.
+CLIENT_CHECKS: tuple[ClientCheck, ...] = ("exclusive_ownership", "commit_fencing")
+
+
+def client_checks(where: Where, value: Any) -> tuple[ClientCheck, ...]:
+    """A scenario's ``client_checks``: a list of distinct names among :data:`CLIENT_CHECKS`."""
+    if not isinstance(value, list) or any(v not in CLIENT_CHECKS for v in value) or len(set(value)) != len(value):
+        where.fail(f"must be a list of distinct names among {', '.join(CLIENT_CHECKS)}, got {c.show(value)}")
+    return tuple(CLIENT_CHECKS[CLIENT_CHECKS.index(v)] for v in value)
+
+
+#: A loaded step: one of the ops.
+Step: TypeAlias = (
+    Join | Sync | Heartbeat | Leave | Commit | Fetch | AdvanceTime | StoreComplete | CoordinatorUnload | MarkDead
+)
+
+#: Every op by its name in scenario files, in the order scenario-format.md lists them.
+OPS: dict[str, type[Step]] = {
+    cls.op: cls
+    for cls in (Join, Sync, Heartbeat, Leave, Commit, Fetch, AdvanceTime, StoreComplete, CoordinatorUnload, MarkDead)
+}
+
+#: The Kafka API name of each op that sends a request.
+API_OF_OP: dict[str, str] = {name: cls.api.label for name, cls in OPS.items() if cls.api is not None}
+
+
+# --------------------------------------------------------------------------------------------------
+# Loading and writing
+# --------------------------------------------------------------------------------------------------
+
+
+def _load_fields(cls: type, where: Where, raw: Mapping[str, Any], required: str) -> dict[str, Any]:
+    declared = fields(cls)
+    c.only(where, raw, {"op", *(f.name for f in declared)} if issubclass(cls, Op) else {f.name for f in declared})
+    values: dict[str, Any] = {}
+    for f in declared:
+        if f.name in raw:
+            values[f.name] = f.metadata["check"](where.at_field(f.name), raw[f.name])
+        elif f.default is MISSING:
+            where.at_field(f.name).fail(required)
+    return values
+
+
+def load(where: Where, raw: Any) -> Step:
+    """The op of a step's JSON object, validated (:class:`~sut.scenario.checks.ScenarioError`)."""
+    if not isinstance(raw, dict):
+        where.fail("a step must be an object with 'op'")
+    name = raw.get("op")
+    if not isinstance(name, str) or name not in OPS:
+        where.at_field("op").fail(f"unknown op {c.show(name)}; known ops: {', '.join(OPS)}")
+    cls = OPS[name]
+    return cls(**_load_fields(cls, where, raw, f"is required for op {name!r}"))
+
+
+def as_step(value: Step | Mapping[str, Any]) -> Step:
+    """A step, loaded when given as a file's JSON object (a recorded request sequence)."""
+    if isinstance(value, Op):
+        return value
+    return load(Where("<steps>"), value)
+
+
+def sender(step: Step | Mapping[str, Any]) -> str | None:
+    """The client whose connection carries the step's request (a leave's first member), or None."""
+    match as_step(step):
+        case Join(member=member) | Sync(member=member) | Heartbeat(member=member) | Commit(member=member):
+            return member
+        case Leave(members=members):
+            return members[0].member
+        case _:
+            return None
+
+
+def _plain(value: Any) -> Any:
+    if is_dataclass(value):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value) if getattr(value, f.name) is not None}
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def dump(step: Step) -> dict[str, Any]:
+    """The step as scenario files write it: ``op`` first, then the fields given."""
+    body: dict[str, Any] = _plain(step)
+    return {"op": step.op, **body}
