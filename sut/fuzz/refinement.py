@@ -149,6 +149,7 @@ def describe_group(g: Group) -> str:
     pending = f", pending [{', '.join(mid_name(p.mid) for p in g.pending)}]" if g.pending else ""
     stores = f", writes of generation {[s.generation for s in g.stores]}" if g.stores else ""
     flag = ", newMemberAdded" if g.new_member_added else ""
+    flag += ", stale pending-sync id" if g.stale_sync else ""
     members = ", ".join(describe_member(m) for m in g.members)
     return (
         f"{g.state.kafka_name} generation {g.generation} leader {mid_name(g.leader)} "
@@ -196,7 +197,7 @@ def describe_step(action: Action, group: Group) -> str:
 def group_diff(a: Group, b: Group) -> list[str]:
     """The fields in which two abstract groups differ (members compared one by one)."""
     out = []
-    for name in ("state", "generation", "leader", "join_timer", "new_member_added", "stores", "pending"):
+    for name in ("state", "generation", "leader", "join_timer", "new_member_added", "stores", "pending", "stale_sync"):
         if getattr(a, name) != getattr(b, name):
             out.append(name)
     am, bm = {m.mid: m for m in a.members}, {m.mid: m for m in b.members}
