@@ -69,6 +69,7 @@ class GroupTx:
         self.join_timer = group.join_timer
         self.new_member_added = group.new_member_added
         self.stores = group.stores
+        self.stale_sync = group.stale_sync
         self.path: list[GroupState] = []
         self.answers: list[Answer] = []
         self.evicted: list[MemberId] = []
@@ -84,6 +85,7 @@ class GroupTx:
             and self.join_timer == g.join_timer
             and self.new_member_added == g.new_member_added
             and self.stores is g.stores
+            and self.stale_sync == g.stale_sync
             and len(self.members) == len(g.members)
             and len(self.pending) == len(g.pending)
             and all(self.members.get(m.mid) is m for m in g.members)
@@ -99,6 +101,7 @@ class GroupTx:
             self.join_timer,
             self.new_member_added,
             self.stores,
+            self.stale_sync,
         )
 
     def transition_to(self, target: GroupState) -> None:
@@ -179,6 +182,7 @@ class GroupTx:
         for mid, m in list(self.members.items()):
             if m.pending_sync:
                 self.update(mid, pending_sync=False)
+        self.stale_sync = False
         initial = self.state == EMPTY
         self.join_timer = JoinTimer.INITIAL_DELAYED_JOIN if initial else JoinTimer.DELAYED_JOIN
         self.transition_to(PR)
@@ -243,6 +247,7 @@ class GroupTx:
             # arbitrary rejoined member.
             self.leader = self.chooser.choose(joined) if joined else NO_MEMBER
         self.generation += 1
+        self.stale_sync = False  # initNextGeneration: clearPendingSyncMembers
         if not self.members:
             self.transition_to(EMPTY)
             return
@@ -452,7 +457,14 @@ def update_static_member_and_rebalance(tx: GroupTx, consumer: int, old: MemberId
     """``replaceStaticMember`` / ``updateStaticMemberAndRebalance`` (reference §4 step 6, 3.6.2):
     a static member joining without a member id takes over its instance id under a fresh member
     id. The old id's parked JoinGroup or SyncGroup is answered FENCED_INSTANCE_ID; the member
-    keeps its assignment, its place in the pending-sync set and, if it led, the leadership. Then:
+    keeps its assignment and, if it led, the leadership. Its entry in ``pendingSyncMembers`` does
+    NOT move: ``replaceStaticMember`` re-keys ``members``, ``leaderId`` and ``staticMembers`` only
+    (core/src/main/scala/kafka/coordinator/group/GroupMetadata.scala, 3.6.2; likewise
+    group-coordinator/.../classic/ClassicGroup.java on trunk 1eb7644, the 4.0 line). So the new id
+    is not pending-sync, and an old id that was stays in the set as a stale entry
+    (``Group.stale_sync``): no SyncGroup can remove it (the id is unknown), so DelayedSync expires
+    and starts a rebalance (``onExpirePendingSync`` / ``expirePendingSync``) unless another
+    rebalance clears the set first. Then:
     in Stable the group is re-stored and the member gets the current generation back (the
     selected protocol cannot change: every consumer offers the same one); in CompletingRebalance a
     rebalance starts (the leader may have planned for the old id); in PreparingRebalance the
@@ -467,7 +479,11 @@ def update_static_member_and_rebalance(tx: GroupTx, consumer: int, old: MemberId
         tx.answer_parked(old, Response(ApiKey.JOIN_GROUP, Errors.FENCED_INSTANCE_ID, mid=old), m.orphan)
     if m.awaiting_sync:
         tx.answer_parked(old, Response(ApiKey.SYNC_GROUP, Errors.FENCED_INSTANCE_ID), m.orphan)
-    tx.members[new] = replace(m, mid=new, meta=meta, awaiting_join=True, awaiting_sync=False, orphan=False)
+    tx.members[new] = replace(
+        m, mid=new, meta=meta, awaiting_join=True, awaiting_sync=False, pending_sync=False, orphan=False
+    )
+    if m.pending_sync:
+        tx.stale_sync = True
     if tx.leader == old:
         tx.leader = new
     if tx.state == STABLE:
@@ -655,7 +671,9 @@ def expire_join(tx: GroupTx, extend: bool) -> None:
 
 def expire_sync(tx: GroupTx) -> None:
     """DelayedSync expires (3.0+, KAFKA-12890; reference §13): members of the generation that
-    never sent SyncGroup are removed and a rebalance starts."""
+    never sent SyncGroup are removed and a rebalance starts. A stale entry (``Group.stale_sync``)
+    removes nobody: ``group.remove`` of an id that is no longer a member only drops it from the
+    set (GroupMetadata.scala ``remove``, 3.6.2)."""
     for mid in sorted(tx.members):
         if tx.members[mid].pending_sync:
             tx.evicted.append(mid)
@@ -694,6 +712,7 @@ def unload(tx: GroupTx) -> None:
         if tx.state in (CR, STABLE) and m.awaiting_sync:
             tx.answer_parked(mid, Response(ApiKey.SYNC_GROUP, Errors.NOT_COORDINATOR), m.orphan)
         tx.update(mid, awaiting_join=False, awaiting_sync=False, pending_sync=False)
+    tx.stale_sync = False
     tx.pending.clear()
     tx.join_timer = JoinTimer.NONE
     tx.new_member_added = False

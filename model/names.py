@@ -262,7 +262,7 @@ def member_state_text(m: Member) -> str:
 
 def group_text(g: Group) -> str:
     """The whole group: state, generation, leader, members with their flags, pending member ids,
-    the join timer, ``newMemberAdded`` and the outstanding writes."""
+    the join timer, ``newMemberAdded``, a stale pending-sync id and the outstanding writes."""
     parts = [f"leader {mid_text(g.leader)}", f"members [{', '.join(member_state_text(m) for m in g.members)}]"]
     if g.pending:
         parts.append(f"pending [{', '.join(mid_text(p.mid) for p in g.pending)}]")
@@ -270,6 +270,8 @@ def group_text(g: Group) -> str:
         parts.append(join_timer_name(g.join_timer))
     if g.new_member_added:
         parts.append("newMemberAdded")
+    if g.stale_sync:
+        parts.append("stale pending-sync id")
     if g.stores:
         parts.append(f"writes of generation {[s.generation for s in g.stores]}")
     return f"{group_where(g)}, " + ", ".join(parts)

@@ -107,6 +107,11 @@ class Group(NamedTuple):
     """``newMemberAdded``: a member was added during an InitialDelayedJoin (extends it)."""
     stores: tuple[Store, ...]
     """Outstanding plan writes, in log order (appends to one partition complete in order)."""
+    stale_sync: bool = False
+    """``pendingSyncMembers`` holds an id that is no longer a member: a static member replaced in
+    Stable before its old id sent SyncGroup (``replaceStaticMember`` moves the member, not its
+    pending-sync entry; ``update_static_member_and_rebalance``). DelayedSync then cannot complete
+    early; its expiry removes nobody for that id and still starts a rebalance."""
 
     def member(self, mid: MemberId) -> Member | None:
         for m in self.members:

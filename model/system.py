@@ -621,8 +621,8 @@ class ClassicGroupModel:
             if group.new_member_added and cfg.initial_delay_extensible:
                 steps += _run(group, cfg, EXPIRE_JOIN, None, lambda tx: coord.expire_join(tx, extend=True), ("extend",))
             steps += _run(group, cfg, EXPIRE_JOIN, None, lambda tx: coord.expire_join(tx, extend=False))
-        if group.state in (GroupState.COMPLETING_REBALANCE, GroupState.STABLE) and any(
-            m.pending_sync for m in group.members
+        if group.state in (GroupState.COMPLETING_REBALANCE, GroupState.STABLE) and (
+            group.stale_sync or any(m.pending_sync for m in group.members)
         ):
             steps += _run(group, cfg, EXPIRE_SYNC, None, coord.expire_sync)
         if group.stores:

@@ -273,9 +273,14 @@ def rebalance_trigger(s: State, a: Action) -> bool:
     answered MEMBER_ID_REQUIRED), a static member replaced in CompletingRebalance, the leader's
     JoinGroup in Stable, a member's JoinGroup with
     changed metadata, a member's LeaveGroup, a session or new-member timeout removing a member, a
-    pending-sync timeout, or a failed write of the current generation's assignment."""
+    pending-sync timeout, or a failed write of the current generation's assignment. A pending-sync
+    timeout triggers even when it removes nobody, if the set held a replaced static member's old id
+    (``Group.stale_sync``: ``onExpirePendingSync`` rebalances whenever the set is not empty,
+    GroupCoordinator.scala 3.6.2)."""
     g = s.group
-    if a.kind in (EXPIRE_HEARTBEAT, EXPIRE_SYNC):
+    if a.kind == EXPIRE_SYNC:
+        return bool(a.evicted) or g.stale_sync
+    if a.kind == EXPIRE_HEARTBEAT:
         return bool(a.evicted)
     if a.kind == STORE_FAILURE:
         return g.state == CR and g.stores[0].generation == g.generation

@@ -75,7 +75,8 @@ Resp(api, err) == [api |-> api, error |-> err, mid |-> NoMember, generation |-> 
 
 (* model/state.py initial_group, initial_consumer *)
 InitGroup == [state |-> "Empty", generation |-> 0, leader |-> NoMember, members |-> EmptyFn,
-              pending |-> {}, joinTimer |-> "none", newMemberAdded |-> FALSE, stores |-> << >>]
+              pending |-> {}, joinTimer |-> "none", newMemberAdded |-> FALSE, stores |-> << >>,
+              staleSync |-> FALSE]
 InitConsumer == [state |-> "Unjoined", mid |-> NoMember, generation |-> NoGen, rejoin |-> TRUE,
                  owned |-> << >>, meta |-> 0, awaiting |-> "", responses |-> << >>]
 
@@ -187,7 +188,8 @@ OnCompleteJoin(tx0) ==
                            ELSE {ldr}
                 Complete(t) == IF kept = {} THEN [t EXCEPT !.g.state = "Empty"]
                                ELSE AnswerJoins([t EXCEPT !.g.state = CR], kept, Sorted(kept))
-            IN {Complete([tx2 EXCEPT !.g.leader = l, !.g.generation = @ + 1]) : l \in leaders}
+            IN {Complete([tx2 EXCEPT !.g.leader = l, !.g.generation = @ + 1, !.g.staleSync = FALSE])
+                : l \in leaders}
 
 (* GroupTx.try_complete_join *)
 TryCompleteJoin(tx) ==
@@ -205,7 +207,7 @@ PrepareRebalance(tx0) ==
         initial == tx0.g.state = "Empty"
         tx2 == [tx1 EXCEPT !.g.members = [m \in DOMAIN ms |-> [ms[m] EXCEPT !.pendingSync = FALSE]],
                            !.g.joinTimer = IF initial THEN "InitialDelayedJoin" ELSE "DelayedJoin",
-                           !.g.state = PR]
+                           !.g.state = PR, !.g.staleSync = FALSE]
     IN IF ~initial THEN TryCompleteJoin(tx2)
        ELSE IF InitialDelayZero THEN OnCompleteJoin(tx2)   \* expire_initial_delayed_join(extend=False)
        ELSE {tx2}
@@ -260,10 +262,12 @@ UpdateStatic(tx, old, new, meta) ==
               THEN Park(tx, old, [Resp("JoinGroup", "FENCED_INSTANCE_ID") EXCEPT !.mid = old]) ELSE tx
         t2 == IF m.awaitingSync THEN Park(t1, old, Resp("SyncGroup", "FENCED_INSTANCE_ID")) ELSE t1
         rest == Mids(t2) \ {old}
+        \* replaceStaticMember keeps the old id's pendingSyncMembers entry (a stale one)
         t3 == [t2 EXCEPT !.g.members = (new :> [m EXCEPT !.meta = meta, !.awaitingJoin = TRUE,
-                                                          !.awaitingSync = FALSE])
+                                                          !.awaitingSync = FALSE, !.pendingSync = FALSE])
                                        @@ [x \in rest |-> t2.g.members[x]],
-                         !.g.leader = IF @ = old THEN new ELSE @]
+                         !.g.leader = IF @ = old THEN new ELSE @,
+                         !.g.staleSync = @ \/ m.pendingSync]
     IN IF t3.g.state = "Stable"
        THEN LET t4 == [t3 EXCEPT !.g.members[new].awaitingJoin = FALSE]
             IN {Reply(t4, [CurrentJoinResponse(t4, new) EXCEPT !.leader = curLeader, !.members = {}])}
@@ -493,7 +497,7 @@ RemoveAll(T, ms) == IF ms = << >> THEN T ELSE RemoveAll(Then(T, LAMBDA t : Remov
 ExpireSync ==
     LET pending == {m \in DOMAIN grp.members : grp.members[m].pendingSync}
     IN /\ grp.state \in {CR, "Stable"}
-       /\ pending # {}
+       /\ (pending # {} \/ grp.staleSync)
        /\ \E t \in Then(RemoveAll({[NewTx(grp) EXCEPT !.evicted = pending]}, Sorted(pending)), PrepareRebalance) :
               TimerOutcome(t, {})
 

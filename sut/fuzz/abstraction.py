@@ -21,7 +21,8 @@ the other, field by field:
   member's ``meta`` is its subscription version read from its protocol metadata; ``awaiting_join``
   / ``awaiting_sync`` are its parked callbacks; ``is_new`` is Kafka's flag (the model keeps
   every member's heartbeat timer armed, so there is no flag for it); ``pending_sync`` is
-  membership of ``pendingSyncMembers``;
+  membership of ``pendingSyncMembers``, and the group's ``stale_sync`` says that set holds an id
+  that is no longer a member (a replaced static member's old id);
   ``assignment`` is its assignment bytes read as partitions and ``assignment_gen`` the generation of
   the SyncGroup the plan came from (auxiliary, recorded by the coordinator for observers only).
   ``pending`` are the pending member ids; ``stores`` the leader-plan writes in flight, each with the
@@ -279,6 +280,7 @@ def abstract_group(
         join_timer=join_timer,
         new_member_added=group.new_member_added and not dead,
         stores=stores,
+        stale_sync=not dead and not pending_sync <= {m.member_id for m in group.members},
     )
 
 

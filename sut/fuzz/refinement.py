@@ -133,7 +133,7 @@ def step_effects(action: Action, group: Group) -> str:
 def group_diff(a: Group, b: Group) -> list[str]:
     """The fields in which two abstract groups differ (members compared one by one)."""
     out = []
-    for name in ("state", "generation", "leader", "join_timer", "new_member_added", "stores", "pending"):
+    for name in ("state", "generation", "leader", "join_timer", "new_member_added", "stores", "pending", "stale_sync"):
         if getattr(a, name) != getattr(b, name):
             out.append(name)
     am, bm = {m.mid: m for m in a.members}, {m.mid: m for m in b.members}

@@ -23,9 +23,9 @@ ONE = {**SMALL, "max_perturbations": 1}
 #: Liveness mutants on ``ONE``: (states, kill property, prefix length, cycle length).
 LIVENESS_KILLS = {
     "join_expiry_not_forced": (86, "rebalance_completes", 2, 7),
-    "heartbeat_resets_rebalance": (14_378, "rebalance_completes", 10, 1),
-    "join_in_rebalance_rejected": (8_411, "rebalance_completes", 4, 4),
-    "no_retry_after_coordinator_error": (13_382, "rebalance_completes", 5, 3),
+    "heartbeat_resets_rebalance": (14_504, "rebalance_completes", 10, 1),
+    "join_in_rebalance_rejected": (8_477, "rebalance_completes", 4, 4),
+    "no_retry_after_coordinator_error": (13_482, "rebalance_completes", 5, 3),
 }
 
 

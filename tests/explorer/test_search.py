@@ -24,11 +24,11 @@ def small(**extra: object) -> Config:
 @pytest.mark.parametrize(
     ("extra", "states", "transitions"),
     [
-        ({}, 2796, 7800),
-        ({"atomic_requests": False}, 8815, 24152),
+        ({}, 2822, 7869),
+        ({"atomic_requests": False}, 9145, 24984),
         ({"static_consumers": 0}, 3509, 10167),
         ({"static_consumers": 0, "atomic_requests": False}, 10778, 29167),
-        ({"static_consumers": 2}, 2062, 5283),
+        ({"static_consumers": 2}, 2114, 5445),
     ],
 )
 @pytest.mark.parametrize("strategy", ["bfs", "dfs"])

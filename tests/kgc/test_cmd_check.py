@@ -29,7 +29,7 @@ def test_json_verdict_ok(capsys: pytest.CaptureFixture[str]) -> None:
         "states_per_second",
         "peak_memory_mb",
     }
-    assert doc["stats"]["distinct_states"] == 2796
+    assert doc["stats"]["distinct_states"] == 2822
     assert doc["counterexamples"] == []
 
 

@@ -40,7 +40,7 @@ def test_states(suffix: str, tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert main(["diagram", "states", *SMALL, "--no-progress", "-o", str(out)]) == 0
     data = out.read_bytes()
     assert data.startswith({"svg": b"<?xml", "png": b"\x89PNG", "dot": b"digraph"}[suffix])
-    assert "10 group-state edges from 2,796 states" in capsys.readouterr().out
+    assert "10 group-state edges from 2,822 states" in capsys.readouterr().out
 
 
 def test_check_out_writes_json_and_chart_side_by_side_and_trace_redraws_it(

@@ -130,3 +130,45 @@ def test_fenced_instance_id_stops_the_consumer() -> None:
     fenced = receive(d.model.config, c._replace(responses=(Response(ApiKey.HEARTBEAT, Errors.FENCED_INSTANCE_ID),)))
     assert fenced.state == MemberState.UNJOINED and not fenced.owned and not fenced.rejoin_needed
     assert fenced.mid == (-1, -1) or fenced.mid != c.mid
+
+
+def test_a_static_member_replaced_in_stable_leaves_its_old_id_pending_sync() -> None:
+    """replaceStaticMember moves the member, not its pendingSyncMembers entry (GroupMetadata.scala
+    3.6.2): a static follower restarted in Stable before its SyncGroup gets a new id that is not
+    pending-sync, while its old id stays in the set. The new id's SyncGroup cannot clear it, so the
+    DelayedSync still expires; it evicts nobody and starts a rebalance."""
+    d = driver(faults="crash", max_perturbations=1)
+    d.do("send_join", 2)  # the dynamic consumer joins first and leads
+    d.do("send_join", 1)
+    d.do("expire_join", choice=())
+    d.do("receive", 2)  # the leader's JoinGroup answer; its SyncGroup with the plan is parked
+    d.do("store_complete")
+    assert d.state.group.state == GroupState.STABLE
+    assert [m.pending_sync for m in d.state.group.members] == [True, False]  # (0, 0) static, (1, 0)
+    d.do("crash", 1)  # before it reads its JoinGroup answer
+    rejoin = d.do("send_join", 1)
+    assert [a.response.error for a in rejoin.answers] == [Errors.NONE, Errors.NONE]  # JoinGroup, SyncGroup
+    g = d.state.group
+    assert g.state == GroupState.STABLE and [m.mid for m in g.members] == [(0, 1), (1, 0)]
+    assert not any(m.pending_sync for m in g.members) and g.stale_sync
+    expiry = d.do("expire_sync")
+    assert not expiry.evicted and d.state.group.state == GroupState.PREPARING_REBALANCE
+    assert [m.mid for m in d.state.group.members] == [(0, 1), (1, 0)] and not d.state.group.stale_sync
+
+
+def test_a_static_member_replaced_after_its_sync_leaves_nothing_pending() -> None:
+    """A static member that had synced before its restart leaves no stale entry: with everyone
+    synced the DelayedSync is not armed and the group stays Stable."""
+    d = driver(faults="crash", max_perturbations=1)
+    d.do("send_join", 2)
+    d.do("send_join", 1)
+    d.do("expire_join", choice=())
+    d.do("receive", 2)
+    d.do("store_complete")
+    d.do("receive", 1)  # the follower's JoinGroup answer; its SyncGroup is answered at once
+    d.do("receive", 2)
+    d.do("crash", 1)
+    d.do("send_join", 1)
+    g = d.state.group
+    assert g.state == GroupState.STABLE and not g.stale_sync and not any(m.pending_sync for m in g.members)
+    assert "expire_sync" not in {a.kind for a, _ in d.model.successors(d.state)}
