@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from explorer.search import Bounds, Explorer, ProgressFn, Result
 from model.actions import (
@@ -133,15 +134,32 @@ def explore(
     observation: Observation | None = None,
 ) -> tuple[Result, Observation]:
     """Run the explorer and observe every step; the result lists only ``properties``."""
+    result, obs, _ = explore_recording(config, properties, strategy, bounds, progress, observation)
+    return result, obs
+
+
+def explore_recording(
+    config: Config,
+    properties: Sequence[Property] = ALL,
+    strategy: str = "bfs",
+    bounds: Bounds | None = None,
+    progress: ProgressFn | None = None,
+    observation: Observation | None = None,
+    record_graph: bool = False,
+) -> tuple[Result, Observation, Any]:
+    """``explore``, and the model it explored; with ``record_graph`` the result also holds the
+    state graph (``Result.graph``), so the liveness check runs on it instead of exploring again."""
     obs = observation or Observation()
     if obs.tap is not None:
-        result = Explorer(config, [*properties, obs.probe()]).run(strategy, bounds, progress)
+        explorer = Explorer(config, [*properties, obs.probe()], record_graph=record_graph)
+        result = explorer.run(strategy, bounds, progress)
         result.properties = list(properties)
-        return result, obs
-    result = Explorer(config, properties, step_observer=obs.fact).run(strategy, bounds, progress)
+        return result, obs, explorer.model
+    explorer = Explorer(config, properties, step_observer=obs.fact, record_graph=record_graph)
+    result = explorer.run(strategy, bounds, progress)
     for fact, n in result.observed.items():
         obs.absorb(fact, n)  # type: ignore[arg-type]
-    return result, obs
+    return result, obs, explorer.model
 
 
 def disabled_kinds(config: Config) -> dict[str, str]:

@@ -17,7 +17,7 @@ import argparse
 import shlex
 import sys
 
-from diagrams.exploration import explore
+from diagrams.exploration import explore_recording
 from diagrams.render import RenderError
 from diagrams.report import ReportInput, build_report, warnings
 from kgc import exits, inputs
@@ -78,12 +78,13 @@ def run(args: argparse.Namespace) -> int:
     fairness = live.wanted(args, spark=False)
     print_header(VERB, config, bounds, args.strategy)
     progress = None if args.no_progress else progress_reporter()
-    result, obs = explore(config, ALL, args.strategy, bounds, progress)
+    recording = fairness is not None
+    result, obs, model = explore_recording(config, ALL, args.strategy, bounds, progress, record_graph=recording)
     if progress is not None:
         end_progress()
     interrupted = result.stats.stopped_by == "interrupted"
     cut = result.stats.stopped_by in ("interrupted", "memory")  # no liveness check after these: it needs more
-    liveness = live.run(config, fairness, bounds) if fairness is not None and not cut else None
+    liveness = live.run(config, fairness, bounds, result.graph, model) if fairness is not None and not cut else None
     command = "kgc " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["report"] else ""
     inp = ReportInput(result, obs, bounds, command, liveness)
     timing_results = [(path, answer_all(cfg)) for path, cfg in timing]
