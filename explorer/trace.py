@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from model.actions import ALL_KINDS, Action, Answer
 from model.names import (
@@ -225,16 +225,19 @@ def parse_trace(text: str, where: str = "trace") -> dict[str, Any]:
     return doc
 
 
-class _Schema:
+class Schema:
     """Checks a parsed value against a small description: a type, an enumeration, a list of an
     element schema, or an object of optional/required fields (unknown fields are allowed, as a
-    newer writer may add some)."""
+    newer writer may add some). A failure raises ``error`` (``kgc.inputs`` checks its other files
+    with the same schema, raising its own error)."""
+
+    error: type[Exception] = TraceError
 
     def __init__(self, where: str) -> None:
         self.where = where
 
-    def fail(self, at: str, message: str) -> None:
-        raise TraceError(f"{self.where}: {at}: {message}")
+    def fail(self, at: str, message: str) -> NoReturn:
+        raise self.error(f"{self.where}: {at}: {message}")
 
     def integer(self, value: Any, at: str, low: int = -1, high: int = MAX_INT) -> int:
         if not isinstance(value, int) or isinstance(value, bool):
@@ -243,7 +246,9 @@ class _Schema:
             self.fail(at, f"must be between {low} and {high}, got {value}")
         return int(value)
 
-    def string(self, value: Any, at: str, choices: Iterable[str] | None = None) -> str:
+    def string(self, value: Any, at: str, choices: Iterable[str] | None = None, nullable: bool = False) -> str | None:
+        if value is None and nullable:
+            return None
         if not isinstance(value, str):
             self.fail(at, f"must be a string, got {_short(value)}")
         if len(value) > 200:
@@ -308,7 +313,7 @@ def validate_trace(doc: object, where: str = "trace", *, model: bool = True) -> 
     codes are the model's. Raises :class:`TraceError` naming the first bad field."""
     from model.config import Config, ConfigError
 
-    s = _Schema(where)
+    s = Schema(where)
     states = [g.kafka_name for g in GroupState]
     apis = [a.label for a in ApiKey] if model else None
     errors = [e.name for e in Errors] if model else None

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from explorer.trace import Schema
 from kgc.errors import InputError
 
 MAX_DEPTH = 64
@@ -320,68 +321,11 @@ def check_known_file(path: str | Path) -> None:
 # ---------------------------------------------------------------------- kgc serve and kgc clients
 
 
-class _Schema:
-    """Checks a parsed value against a small description: a type, an enumeration, a list of an
-    element schema, or an object of optional/required fields (unknown fields are allowed, as a
-    newer writer may add some)."""
+class _Schema(Schema):
+    """The trace format's schema checker (``explorer.trace.Schema``), failing with a one-line
+    input error."""
 
-    def __init__(self, where: str) -> None:
-        self.where = where
-
-    def fail(self, at: str, message: str) -> None:
-        raise InputError(f"{self.where}: {at}: {message}")
-
-    def integer(self, value: Any, at: str, low: int = -1, high: int = MAX_INT) -> int:
-        if not isinstance(value, int) or isinstance(value, bool):
-            self.fail(at, f"must be a whole number, got {_short(value)}")
-        if not low <= value <= high:
-            self.fail(at, f"must be between {low} and {high}, got {value}")
-        return int(value)
-
-    def string(self, value: Any, at: str, choices: Iterable[str] | None = None, nullable: bool = False) -> str | None:
-        if value is None and nullable:
-            return None
-        if not isinstance(value, str):
-            self.fail(at, f"must be a string, got {_short(value)}")
-        if len(value) > 200:
-            self.fail(at, f"a string of {len(value):,} characters (at most 200)")
-        if choices is not None:
-            options = tuple(choices)
-            if value not in options:
-                self.fail(at, f"unknown value {_short(value)}; expected one of {', '.join(options)}")
-        return str(value)
-
-    def scalar(self, value: Any, at: str) -> object:
-        if value is not None and not isinstance(value, (str, int)):
-            self.fail(at, f"must be a string, a number or null, got {_short(value)}")
-        return value
-
-    def boolean(self, value: Any, at: str) -> bool:
-        if not isinstance(value, bool):
-            self.fail(at, f"must be true or false, got {_short(value)}")
-        return bool(value)
-
-    def obj(self, value: Any, at: str) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            self.fail(at, f"must be an object, got {_short(value)}")
-        return value  # type: ignore[no-any-return]
-
-    def array(self, value: Any, at: str, each: Callable[[Any, str], object] | None = None) -> list[Any]:
-        if not isinstance(value, list):
-            self.fail(at, f"must be a list, got {_short(value)}")
-        if each is not None:
-            for i, item in enumerate(value):
-                each(item, f"{at}[{i}]")
-        return value  # type: ignore[no-any-return]
-
-    def optional(self, obj: dict[str, Any], key: str, at: str, check: Callable[[Any, str], object]) -> None:
-        if key in obj:
-            check(obj[key], f"{at}.{key}" if at else key)
-
-    def required(self, obj: dict[str, Any], key: str, at: str, check: Callable[[Any, str], object]) -> Any:
-        if key not in obj:
-            self.fail(at or "the file", f"'{key}' is missing")
-        return check(obj[key], f"{at}.{key}" if at else key)
+    error = InputError
 
 
 def _short(value: Any) -> str:
@@ -390,11 +334,7 @@ def _short(value: Any) -> str:
 
 
 def _text(s: _Schema, value: Any, at: str) -> object:
-    if value is not None and not isinstance(value, str):
-        s.fail(at, f"must be a string, got {_short(value)}")
-    if isinstance(value, str) and len(value) > 10_000:
-        s.fail(at, "longer than 10,000 characters")
-    return value
+    return s.text(value, at)
 
 
 MAX_CLIENT_RUN_BYTES = 4 << 20
