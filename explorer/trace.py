@@ -246,9 +246,11 @@ class Schema:
             self.fail(at, f"must be between {low} and {high}, got {value}")
         return int(value)
 
-    def string(self, value: Any, at: str, choices: Iterable[str] | None = None, nullable: bool = False) -> str | None:
-        if value is None and nullable:
-            return None
+    def optional_string(self, value: Any, at: str, choices: Iterable[str] | None = None) -> str | None:
+        """``string``, or null."""
+        return None if value is None else self.string(value, at, choices)
+
+    def string(self, value: Any, at: str, choices: Iterable[str] | None = None) -> str:
         if not isinstance(value, str):
             self.fail(at, f"must be a string, got {_short(value)}")
         if len(value) > 200:
@@ -279,7 +281,7 @@ class Schema:
     def obj(self, value: Any, at: str) -> dict[str, Any]:
         if not isinstance(value, dict):
             self.fail(at, f"must be an object, got {_short(value)}")
-        return value  # type: ignore[no-any-return]
+        return value
 
     def array(self, value: Any, at: str, each: Callable[[Any, str], object] | None = None) -> list[Any]:
         if not isinstance(value, list):
@@ -287,7 +289,7 @@ class Schema:
         if each is not None:
             for i, item in enumerate(value):
                 each(item, f"{at}[{i}]")
-        return value  # type: ignore[no-any-return]
+        return value
 
     def optional(self, obj: dict[str, Any], key: str, at: str, check: Callable[[Any, str], object]) -> None:
         if key in obj:
