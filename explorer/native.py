@@ -91,12 +91,18 @@ def _flat_consumer(moves: list[ConsumerMove], index: int) -> list[int]:
     return out
 
 
+_SLOTS: dict[tuple[str, ...], tuple[int, int]] = {}
+
+
 def _spends(spends: tuple[str, ...]) -> tuple[int, int]:
     """A move's two spend slots: the budget kinds it spends, in order (-1: none)."""
-    kinds = [_KIND[k] for k in spends] + [-1, -1]
-    if len(spends) > 2:  # pragma: no cover - the classic model spends at most two
-        raise ValueError(f"a step spends at most two budgets, not {spends}")
-    return kinds[0], kinds[1]
+    slots = _SLOTS.get(spends)
+    if slots is None:
+        if len(spends) > 2:  # pragma: no cover - the classic model spends at most two
+            raise ValueError(f"a step spends at most two budgets, not {spends}")
+        kinds = [_KIND[k] for k in spends] + [-1, -1]
+        slots = _SLOTS[spends] = (kinds[0], kinds[1])
+    return slots
 
 
 def _flat_group(moves: list[GroupMove]) -> list[int]:

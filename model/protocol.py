@@ -61,12 +61,15 @@ def successors(model: Model[S, A], state: S) -> list[tuple[A, S]]:
 
 
 ProcessStep = tuple[Any, tuple[str, ...], Any, Any, tuple[tuple[int, Any], ...]]
-"""A step of one process: (action, the budget kinds it spends in order, the shared component
-after it, the process's local component after it, answers put on channels: (process, answer))."""
+"""A step of one process (``ComponentModel.consumer_steps``, ``crash``, ``lose_answer``):
+``(action, spends, shared, local, answers)`` — the budget kinds it spends in order, the shared
+component and the process's local component after it, the answers it puts on channels
+(``(process index, answer)``, in order)."""
 
 SharedStep = tuple[Any, tuple[str, ...], Any, tuple[tuple[int, Any], ...], tuple[tuple[int, int], ...]]
-"""A step of the shared component alone: (action, the budget kinds it spends, the shared component
-after it, answers put on channels, the identities it removes that a process may still hold)."""
+"""A step of the shared component alone (``ComponentModel.timer_steps``, ``fault_steps``):
+``(action, spends, shared, answers, removes)`` — ``removes``: the identities it removes that a
+process may still hold."""
 
 
 @runtime_checkable

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any, NamedTuple
+from typing import Any
 
 from model import consumer as client
 from model import coordinator as coord
@@ -77,29 +77,16 @@ CONSUMER_SPENDS = ("leave", "metadata_change", LOST)
 """The perturbations a consumer step can spend (its own step, or a lost immediate answer)."""
 
 
-class ConsumerStep(NamedTuple):
-    """A step of consumer ``i`` against the group: the action, the budgets it spends (in order),
-    the group and the consumer after it, and the answers it puts on response channels."""
+ConsumerStep = tuple[Action, tuple[str, ...], Group, Consumer, Deliveries]
+"""A step of consumer ``i`` against the group: ``(action, spends, group, consumer, answers)`` —
+the action, the budgets it spends (in order), the group and the consumer after it, and the answers
+it puts on response channels. (A plain tuple: the engine builds millions.)"""
 
-    action: Action
-    spends: tuple[str, ...]
-    group: Group
-    consumer: Consumer
-    answers: Deliveries
-
-
-class GroupStep(NamedTuple):
-    """A timer, storage callback or coordinator fault acting on the group alone."""
-
-    action: Action
-    spends: tuple[str, ...]
-    """The budget a fault spends; none for a timer (see ``removes``)."""
-    group: Group
-    answers: Deliveries
-    removes: tuple[MemberId, ...]
-    """Timers: the members or pending ids removed that were not orphaned (``live_removals``): if
-    a running consumer still holds one, the timer removed a live member and spends
-    ``session_expiry``."""
+GroupStep = tuple[Action, tuple[str, ...], Group, Deliveries, tuple[MemberId, ...]]
+"""A timer, storage callback or coordinator fault acting on the group alone: ``(action, spends,
+group, answers, removes)`` — a fault spends its own budget, a timer none; ``removes`` (timers) are
+the members or pending ids removed that were not orphaned (``live_removals``): if a running
+consumer still holds one, the timer removed a live member and spends ``session_expiry``."""
 
 
 class ClassicGroupModel:
@@ -156,25 +143,29 @@ class ClassicGroupModel:
             return out
         affordable = frozenset(kind for kind in CONSUMER_SPENDS if self.spend(budget, kind) is not None)
         for i, cons in enumerate(consumers):
-            for step in self.consumer_steps(group, i, cons, affordable, self.own_steps(i, cons)):
-                out += self._then(state, step.action, step.spends, step.group, i, step.consumer, step.answers)
+            for action, spends, new_group, new_cons, answers in self.consumer_steps(
+                group, i, cons, affordable, self.own_steps(i, cons)
+            ):
+                out += self._then(state, action, spends, new_group, i, new_cons, answers)
         can_remove_live = self.spend(budget, SESSION) is not None
         keep = frozenset(
             mid for mid in self.live_candidates(group) if not can_remove_live and self.holds(consumers, mid)
         )
-        for t in self.timer_steps(group, keep):
-            spends = (SESSION,) if any(self.holds(consumers, mid) for mid in t.removes) else ()
-            out += self._then(state, t.action, spends, t.group, -1, None, t.answers)
+        for action, _, new_group, answers, removes in self.timer_steps(group, keep):
+            spends = (SESSION,) if any(self.holds(consumers, mid) for mid in removes) else ()
+            out += self._then(state, action, spends, new_group, -1, None, answers)
         for i, cons in enumerate(consumers):
             crashed = self.crash(group, i, cons)
             if crashed is not None:
-                out += self._then(state, crashed.action, crashed.spends, crashed.group, i, crashed.consumer, ())
+                action, spends, new_group, new_cons, _ = crashed
+                out += self._then(state, action, spends, new_group, i, new_cons, ())
         for i, cons in enumerate(consumers):
             lost = self.lose_answer(group, i, cons)
             if lost is not None:
-                out += self._then(state, lost.action, lost.spends, lost.group, i, lost.consumer, ())
-        for f in self.fault_steps(group):
-            out += self._then(state, f.action, f.spends, f.group, -1, None, f.answers)
+                action, spends, new_group, new_cons, _ = lost
+                out += self._then(state, action, spends, new_group, i, new_cons, ())
+        for action, spends, new_group, answers, _ in self.fault_steps(group):
+            out += self._then(state, action, spends, new_group, -1, None, answers)
         return out
 
     def _then(
@@ -269,12 +260,12 @@ class ClassicGroupModel:
                 for step, new_group, handled_cons, lost in self.round_trip(group, index, new_cons, can_lose):
                     merged = replace(step, kind=action.kind, request=action.request, response=action.response)
                     paid = spends + (LOST,) if lost else spends
-                    steps.append(ConsumerStep(merged, paid, new_group, handled_cons, _deliveries(step.answers)))
+                    steps.append((merged, paid, new_group, handled_cons, _deliveries(step.answers)))
             else:
-                steps.append(ConsumerStep(action, spends, group, new_cons, ()))
+                steps.append((action, spends, group, new_cons, ()))
         if not self.config.atomic_requests and cons.requests:
             for action, new_group, popped in self.handle_request(group, index, cons):
-                steps.append(ConsumerStep(action, (), new_group, popped, _deliveries(action.answers)))
+                steps.append((action, (), new_group, popped, _deliveries(action.answers)))
         return steps
 
     def handle_request(self, group: Group, index: int, cons: Consumer) -> list[tuple[Action, Group, Consumer]]:
@@ -376,7 +367,7 @@ class ClassicGroupModel:
             steps += _run(group, cfg, STORE_COMPLETE, None, lambda tx: coord.store_callback(tx, ok=True))
         if keep:
             steps = [(a, g) for a, g in steps if keep.isdisjoint(a.evicted + _left_behind(group, a, g))]
-        return [GroupStep(a, (), g, _deliveries(a.answers), self.live_removals(group, a, g)) for a, g in steps]
+        return [(a, (), g, _deliveries(a.answers), self.live_removals(group, a, g)) for a, g in steps]
 
     def live_removals(self, group: Group, action: Action, new_group: Group) -> tuple[MemberId, ...]:
         """The members and pending ids a step removes (evicted, or left behind by a forced join
@@ -392,7 +383,7 @@ class ClassicGroupModel:
             steps += _run(group, self.config, UNLOAD, None, coord.unload)
         if group.stores and self.config.has("store_failure"):
             steps += _run(group, self.config, STORE_FAILURE, None, lambda tx: coord.store_callback(tx, ok=False))
-        return [GroupStep(a, (BUDGET_OF[a.kind],), g, _deliveries(a.answers), ()) for a, g in steps]
+        return [(a, (BUDGET_OF[a.kind],), g, _deliveries(a.answers), ()) for a, g in steps]
 
     # ------------------------------------------------------------------ a consumer's faults
     def crash(self, group: Group, index: int, cons: Consumer) -> ConsumerStep | None:
@@ -402,7 +393,7 @@ class ClassicGroupModel:
         restarted = client.crash(cons)
         if cons == restarted and not _refers_to(group, index):
             return None
-        return ConsumerStep(Action(CRASH, index), ("crash",), coord.orphan_consumer(group, index), restarted, ())
+        return (Action(CRASH, index), ("crash",), coord.orphan_consumer(group, index), restarted, ())
 
     def lose_answer(self, group: Group, index: int, cons: Consumer) -> ConsumerStep | None:
         """The answer at the head of the consumer's response channel is lost
@@ -410,7 +401,7 @@ class ClassicGroupModel:
         if not cons.responses:
             return None
         action = Action(LOSE_RESPONSE, index, response=cons.responses[0])
-        return ConsumerStep(action, (LOST,), group, client.lose_response(cons), ())
+        return (action, (LOST,), group, client.lose_response(cons), ())
 
 
 def _run(
