@@ -147,11 +147,12 @@ class ClassicGroupModel:
                 group, i, cons, affordable, self.own_steps(i, cons)
             ):
                 out += self._then(state, action, spends, new_group, i, new_cons, answers)
-        can_remove_live = self.spend(budget, SESSION) is not None
-        keep = frozenset(
-            mid for mid in self.live_candidates(group) if not can_remove_live and self.holds(consumers, mid)
-        )
+        keep: frozenset[MemberId] = frozenset()
+        if self.spend(budget, SESSION) is None:
+            # No live member may time out any more: the timers that would remove one are disabled.
+            keep = frozenset(mid for mid in self.live_candidates(group) if self.holds(consumers, mid))
         for action, _, new_group, answers, removes in self.timer_steps(group, keep):
+            # A live consumer missed a deadline: a perturbation, not recovery.
             spends = (SESSION,) if any(self.holds(consumers, mid) for mid in removes) else ()
             out += self._then(state, action, spends, new_group, -1, None, answers)
         for i, cons in enumerate(consumers):
