@@ -55,7 +55,7 @@ from sut.interface.messages import (
     SyncGroupResponse,
     TopicPartition,
 )
-from sut.reference import CoordinatorConfig, ReferenceCoordinator, StepRecord
+from sut.reference import BrokerGroupSettings, CoordinatorConfig, ReferenceCoordinator, StepRecord
 from timing.config import TimingConfig
 
 GROUP = "timed-group"
@@ -255,11 +255,13 @@ class Simulation:
         self.ready = False
         coordinator_mutant = "liveness_ignores_parked" if mutant == "liveness_ignores_parked" else None
         self.coord = ReferenceCoordinator(
-            CoordinatorConfig(
-                group_min_session_timeout_ms=config.broker["group.min.session.timeout.ms"].lo,
-                group_max_session_timeout_ms=config.broker["group.max.session.timeout.ms"].lo,
-                group_initial_rebalance_delay_ms=(
-                    config.broker["group.initial.rebalance.delay.ms"].lo if scenario == Scenario.FORMATION else 0
+            CoordinatorConfig.of(
+                BrokerGroupSettings(
+                    min_session_timeout_ms=config.broker["group.min.session.timeout.ms"].lo,
+                    max_session_timeout_ms=config.broker["group.max.session.timeout.ms"].lo,
+                    initial_rebalance_delay_ms=(
+                        config.broker["group.initial.rebalance.delay.ms"].lo if scenario == Scenario.FORMATION else 0
+                    ),
                 ),
                 mutant=coordinator_mutant,
             )
