@@ -420,11 +420,24 @@ class NativeSearch:
         ``checkpoints``, a checkpoint is written every ``checkpoints.every`` seconds and when the
         search is interrupted (``interrupted`` set, by a signal handler) or its RSS reaches
         ``max_memory`` bytes (``explorer.memory``; "memory")."""
-        core, handlers = self.core, self._handlers
         self.sync()
         if not self.resumed:
             self.add_initial_states()
-        start = last = last_checkpoint = time.monotonic()
+        start = time.monotonic()
+        with memory.young_garbage_only():
+            return self._run(stop_at_first, time_limit, progress, checkpoints, max_memory, start)
+
+    def _run(
+        self,
+        stop_at_first: bool,
+        time_limit: float | None,
+        progress: Callable[[dict[str, int], float], None] | None,
+        checkpoints: Checkpoints | None,
+        max_memory: int | None,
+        start: float,
+    ) -> str:
+        core, handlers = self.core, self._handlers
+        last = last_checkpoint = start
         while True:
             event, a, b, c, d = core.run(_CHUNK)
             if event >= 10:
@@ -439,6 +452,7 @@ class NativeSearch:
                 return "max-states"
             if event == _DONE:
                 return "max-depth" if core.stats()["cut_by_depth"] else ""
+            memory.settle()
             now = time.monotonic()
             if self.interrupted:
                 if checkpoints is not None:
