@@ -18,6 +18,7 @@ from explorer import liveness as live
 from explorer.search import Bounds, Explorer, ProgressFn, Result, Violation
 from model.config import Config
 from model.mutants import Mutant
+from model.system import ClassicGroupModel
 from properties.base import Property
 from properties.protocol import ALL
 
@@ -143,19 +144,29 @@ def explore(
     bounds = bounds or Bounds()
     mutated = replace(config, mutant=mutant.name if mutant is not None else "")
     mutated.validate()
-    result = Explorer(mutated, properties, stop_at_first=True, step_cache=step_cache).run("bfs", bounds, progress)
+    recording = fairness is not None
+    explorer = Explorer(mutated, properties, stop_at_first=True, step_cache=step_cache, record_graph=recording)
+    result = explorer.run("bfs", bounds, progress)
     if result.stats.stopped_by == "interrupted":  # Ctrl-C / SIGTERM stops the whole catalogue, not one mutant
         raise KeyboardInterrupt
+    graph, result.graph = result.graph, None
     liveness = None
     if fairness is not None and not result.violations and result.stats.stopped_by != "memory":
-        liveness = live.check(
-            mutated,
-            fairness=fairness,
-            max_states=bounds.max_states,
-            time_limit=bounds.time_limit,
-            max_depth=bounds.max_depth,
-            max_memory=bounds.max_memory,
-        )
+        if graph is not None and isinstance(explorer.model, ClassicGroupModel):
+            # The graph the safety search recorded (native engine): no second exploration. Its
+            # explore time is the graph's assembly; the search's own time is in ``result``.
+            liveness = live.check_graph(explorer.model, graph, fairness=fairness)
+            liveness = replace(liveness, explore_seconds=max(0.0, graph.seconds - result.stats.seconds))
+        else:
+            liveness = live.check(
+                mutated,
+                fairness=fairness,
+                max_states=bounds.max_states,
+                time_limit=bounds.time_limit,
+                max_depth=bounds.max_depth,
+                max_memory=bounds.max_memory,
+            )
+    del graph
     return Outcome(mutant, result, bounds, liveness)
 
 
