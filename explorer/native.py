@@ -215,6 +215,8 @@ class NativeSearch:
         self.classes = ClassTable()
         """The fairness classes (``explorer.liveness``): each step's, when it keeps the budget and
         when it spends one, go to the core with its verdicts (``set_step``)."""
+        self.class_memo: dict[tuple[str, int, tuple[int, int], tuple[Any, ...]], int] = {}
+        """Both fairness classes of a step, by what ``step_class`` reads of its action."""
         self.kinds = array("B")
         """Per step id: the index of its action kind in ``ALL_KINDS``."""
         self.kept: dict[int, Action] = {}
@@ -302,7 +304,14 @@ class NativeSearch:
             self.facts.append(-1)
             classes = -1
             if self.record_graph:
-                classes = self.classes.id(step_class(action, False)) | self.classes.id(step_class(action, True)) << 16
+                # step_class reads only these fields of the action: memoised by them
+                fair = (action.kind, action.actor, action.mid, action.choice[:1])
+                found = self.class_memo.get(fair)
+                if found is None:
+                    found = self.class_memo[fair] = (
+                        self.classes.id(step_class(action, False)) | self.classes.id(step_class(action, True)) << 16
+                    )
+                classes = found
             if not book.active_step and observer is None:
                 core.set_step(step, 0, classes)
                 continue
