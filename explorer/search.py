@@ -212,7 +212,8 @@ class Explorer:
                 return self._run_native(strategy, bounds, progress, stop, checkpoint, checkpoint_every, resume)
             search = _Search(self, strategy, bounds, progress, stop)
             try:
-                return search.run()
+                with memory.young_garbage_only():
+                    return search.run()
             except MemoryError:  # the allocator failed (e.g. under ulimit -v); the frontier goes with it
                 pass
             return search.out_of_memory()
@@ -461,6 +462,7 @@ class _Search:
                 self.check_state(nxt)
             expanded += 1
             if expanded & 0xFF == 0:
+                memory.settle()
                 if len(model.steps) > explorer.step_memory:
                     self.forget_steps()
                 now = time.monotonic()

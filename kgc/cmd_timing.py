@@ -24,8 +24,8 @@ from diagrams.render import write_atomically
 from kgc import exits
 from kgc.errors import InputError
 from timing.config import TimingConfig, TimingConfigError, load
+from timing.mutants import MUTANTS
 from timing.queries import PROVED, QUESTIONS, REFUTED, UNKNOWN, Verdict, answer
-from timing.simulate import MUTANTS
 from timing.synthesis import Solution, solve
 from timing.timeline import document, render_svg, text_lines
 

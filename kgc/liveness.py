@@ -77,7 +77,7 @@ def run(
     fairness: Fairness,
     bounds: Bounds,
     graph: StateGraph | None = None,
-    model: ClassicGroupModel | Any = None,
+    model: PackedModel | Any = None,
 ) -> LivenessResult:
     """The liveness verdicts: on the graph the safety search recorded (``graph``, with the
     ``model`` whose keys it holds: the native engine records one), else on a graph explored here."""

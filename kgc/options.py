@@ -181,14 +181,11 @@ def add_coordinator_arguments(p: argparse.ArgumentParser, *, delay: bool = True)
 def coordinator_from_args(args: argparse.Namespace) -> Any:
     """The ``sut.reference.CoordinatorConfig`` of :func:`add_coordinator_arguments`' options,
     validated (:func:`coordinator_mutant`; the delay a whole number of ms up to a day)."""
-    from model.profiles import profile_named
-    from sut.reference import CoordinatorConfig
+    from sut.reference.config import BrokerGroupSettings, CoordinatorConfig
 
     delay = inputs.whole_number(args.initial_rebalance_delay_ms, "--initial-rebalance-delay-ms", 0, 86_400_000)
-    return CoordinatorConfig(
-        group_initial_rebalance_delay_ms=delay,
-        profile=profile_named(args.profile),
-        mutant=coordinator_mutant(args.mutant),
+    return CoordinatorConfig.of(
+        BrokerGroupSettings(initial_rebalance_delay_ms=delay), args.profile, coordinator_mutant(args.mutant)
     )
 
 

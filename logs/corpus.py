@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TextIO
 
 from logs.kafka_logger import DEFAULT_BASE_MS, KafkaLogWriter
-from model.profiles import profile_named
+from model.profiles import JAVA_4_0, SCALA_2_2_TO_2_3, SCALA_2_2_TO_2_6, SCALA_3X, Profile
 from model.types import ApiKey, Errors
 from sut.interface.messages import (
     UNKNOWN_MEMBER_ID,
@@ -34,17 +34,27 @@ from sut.interface.messages import (
     SyncGroupAssignment,
     SyncGroupRequest,
 )
-from sut.reference.config import CoordinatorConfig
+from sut.reference.config import BrokerGroupSettings, CoordinatorConfig
 from sut.reference.coordinator import ReferenceCoordinator
 
 #: The coordinator behaviour of a broker of each release (a 2.x broker has no pending-sync expiry).
 PROFILE_OF_RELEASE = {
-    "scala-3.6": "scala-3.x",
-    "scala-2.8": "scala-2.2-2.6",
-    "scala-2.4": "scala-2.2-2.6",
-    "scala-2.3": "scala-2.2-2.3",
-    "java-4.0": "java-4.0",
+    "scala-3.6": SCALA_3X,
+    "scala-2.8": SCALA_2_2_TO_2_6,
+    "scala-2.4": SCALA_2_2_TO_2_6,
+    "scala-2.3": SCALA_2_2_TO_2_3,
+    "java-4.0": JAVA_4_0,
 }
+
+
+def profile_of_release(release: str) -> Profile:
+    """The behaviour profile of a broker of ``release``; ValueError naming the known releases
+    otherwise (one sentence: a log of a release the corpus has no profile for is never written
+    with another release's rules)."""
+    if release not in PROFILE_OF_RELEASE:
+        raise ValueError(f"unknown release {release!r} (known: {', '.join(PROFILE_OF_RELEASE)})")
+    return PROFILE_OF_RELEASE[release]
+
 
 SESSION_MS = 10_000
 REBALANCE_MS = 30_000
@@ -207,6 +217,7 @@ def generate(
     releases: tuple[str, ...] = ("scala-3.6", "scala-2.8", "scala-2.4", "java-4.0"),
 ) -> int:
     """Write at least ``lines`` log lines into ``out_dir/cluster-C/broker-B.log``; returns the count."""
+    profiles = {release: profile_of_release(release) for release in releases}
     rng = random.Random(seed)
     outs: dict[tuple[int, int], TextIO] = {}
     buffers: dict[tuple[int, int], list[io.StringIO]] = {}
@@ -220,9 +231,11 @@ def generate(
                 path.parent.mkdir(parents=True, exist_ok=True)
                 outs[key] = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed below
             release = releases[broker % len(releases)]
-            profile = profile_named(PROFILE_OF_RELEASE.get(release, "scala-3.x"))
+            profile = profiles[release]
             coordinator = ReferenceCoordinator(
-                CoordinatorConfig(seed=seed * 1000 + g, group_initial_rebalance_delay_ms=3000, profile=profile),
+                CoordinatorConfig.of(
+                    BrokerGroupSettings(initial_rebalance_delay_ms=3000), profile, seed=seed * 1000 + g
+                ),
                 start_ms=0,
             )
             buffer = io.StringIO()

@@ -21,6 +21,7 @@ from typing import TextIO
 
 from logs import templates as T
 from logs.parse import format_timestamp
+from model.profiles import JAVA_4_0, SCALA_2_0_TO_2_2, SCALA_2_2_TO_2_3, SCALA_2_2_TO_2_6, SCALA_3X
 from model.types import ApiKey, Errors, GroupState
 from sut.interface.events import GroupStateChanged, MemberRemoved, RemovalCause, TimerExpired, TimerKind
 from sut.reference.coordinator import ReferenceCoordinator
@@ -33,11 +34,11 @@ OFFSETS_PARTITIONS = 50
 
 #: The release line whose format a behaviour profile's log is written in.
 RELEASE_OF_PROFILE = {
-    "scala-3.x": "scala-3.6",
-    "java-4.0": "java-4.0",
-    "scala-2.2-2.6": "scala-2.5",
-    "scala-2.2-2.3": "scala-2.3",
-    "scala-2.0-2.2": "scala-2.1",
+    SCALA_3X.name: "scala-3.6",
+    JAVA_4_0.name: "java-4.0",
+    SCALA_2_2_TO_2_6.name: "scala-2.5",
+    SCALA_2_2_TO_2_3.name: "scala-2.3",
+    SCALA_2_0_TO_2_2.name: "scala-2.1",
 }
 
 

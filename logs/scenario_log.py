@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from logs.kafka_logger import DEFAULT_BASE_MS, RELEASE_OF_PROFILE, KafkaLogWriter
+from model.profiles import DEFAULT_PROFILE
 from sut.interface.coordinator import GroupCoordinator
 from sut.reference.coordinator import ReferenceCoordinator
 from sut.scenario.format import Scenario, ScenarioConfig, ScenarioFile
@@ -24,7 +25,7 @@ from sut.scenario.targets import make_target
 def replay_logged(
     files: Sequence[ScenarioFile],
     out: TextIO,
-    profile: str = "scala-3.x",
+    profile: str = DEFAULT_PROFILE,
     mutant: str | None = None,
     release: str | None = None,
 ) -> Replay:

@@ -35,6 +35,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from model.profiles import DEFAULT_PROFILE, JAVA_4_0, SCALA_2_0_TO_2_2, SCALA_2_2_TO_2_3, SCALA_2_2_TO_2_6, SCALA_3X
+
 #: The Scala coordinator's release lines, oldest first.
 SCALA_LINES: tuple[str, ...] = (
     "0.10.0", "0.10.1", "0.10.2", "0.11", "1.0", "1.1",
@@ -457,19 +459,20 @@ def profile_for(releases: Iterable[str]) -> str:
     """The behaviour profile (``model/profiles.py``) of the newest release a format points to:
     ``java-4.0`` when only the Java coordinator fits, else by the newest Scala line that fits
     (2.7+ → ``scala-3.x``, 2.4–2.6 → ``scala-2.2-2.6``, 2.2–2.3 → ``scala-2.2-2.3``, older →
-    ``scala-2.0-2.2``, the oldest profile the project has)."""
+    ``scala-2.0-2.2``, the oldest profile the project has); no release at all (a log whose lines
+    fit no known format) gets the default profile, ``scala-3.x``."""
     chosen = set(releases)
     scala = [i for i, line in enumerate(SCALA_LINES) if f"{SCALA}-{line}" in chosen]
     if not scala:
-        return "java-4.0" if chosen else "scala-3.x"
+        return JAVA_4_0.name if chosen else DEFAULT_PROFILE
     newest = SCALA_LINES[max(scala)]
     if newest in ("0.10.0", "0.10.1", "0.10.2", "0.11", "1.0", "1.1", "2.0", "2.1"):
-        return "scala-2.0-2.2"
+        return SCALA_2_0_TO_2_2.name
     if newest in ("2.2", "2.3"):
-        return "scala-2.2-2.3"
+        return SCALA_2_2_TO_2_3.name
     if newest in ("2.4", "2.5", "2.6"):
-        return "scala-2.2-2.6"
-    return "scala-3.x"
+        return SCALA_2_2_TO_2_6.name
+    return SCALA_3X.name
 
 
 # Log prefixes (``logIdent`` / ``LogContext``) of the coordinator's classes.

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from model.mutants import NAMES as MUTANTS
-from model.profiles import MODELLED, Profile
+from model.profiles import DEFAULT_PROFILE, MODELLED, Profile
 from model.profiles import PROFILES as KNOWN_PROFILES
 
 FAULTS = ("crash", "lost_response", "session_expiry", "coordinator_unload", "store_failure")
@@ -73,7 +73,7 @@ class Config:
     delay matters to the untimed model (whether an InitialDelayedJoin can be extended)."""
     auto_commit: bool = True
     offset_fetch: bool = False
-    profile: str = "scala-3.x"
+    profile: str = DEFAULT_PROFILE
     """The behaviour profile's name (``model/profiles.py``); :attr:`behaviour` is the profile itself.
     The name is what files, the command line, traces and checkpoints carry."""
     atomic_requests: bool = True

@@ -3,7 +3,7 @@
 Each function states one rule of the client (Kafka clients 3.6.2: ``Heartbeat``, ``Timer``,
 ``AbstractCoordinator.HeartbeatThread``, ``ConsumerCoordinator``) or of the coordinator (Kafka
 3.6.2 ``GroupCoordinator``, ``DelayedHeartbeat``, ``DelayedJoin``) and cites where it comes from.
-The same rules run concretely in ``timing/simulate.py``; a named mutant (``MUTANTS`` there)
+The same rules run concretely in ``timing/simulate.py``; a named mutant (``timing/mutants.py``)
 switches a rule to a broken variant on both sides.
 
 Conventions shared with the simulation: time is whole milliseconds; at one millisecond requests
@@ -21,6 +21,7 @@ from typing import TypeAlias
 
 import z3
 
+from timing import mutants as M
 from timing.config import Bound, TimingConfig
 
 Int: TypeAlias = z3.ArithRef
@@ -126,7 +127,7 @@ def client_session_lapses(
     (``client.pollNoWakeup()`` precedes the checks). Mutant ``session_timer_from_send``: the timer
     restarts when a heartbeat is sent, so a coordinator that stopped answering goes unnoticed."""
     st = env.setting(member, "session.timeout.ms")
-    if env.mutant == "session_timer_from_send":
+    if env.mutant == M.SESSION_TIMER_FROM_SEND:
         return next_send > last_send + st
     return next_answer > last_answer + st
 
@@ -136,7 +137,7 @@ def poll_timer_leaves(env: Env, member: int, poll: Int, next_poll: Int) -> Bool:
     (``pollHeartbeat``); the heartbeat thread leaves the group (``maybeLeaveGroup``) when it finds
     the poll timer expired — ``max.poll.interval.ms`` without a poll (seed 001,
     ``HeartbeatThread.run`` 3.6.2). Mutant ``client_ignores_poll_timer``: never."""
-    if env.mutant == "client_ignores_poll_timer":
+    if env.mutant == M.CLIENT_IGNORES_POLL_TIMER:
         return z3.BoolVal(False)
     return next_poll > poll + env.setting(member, "max.poll.interval.ms")
 
@@ -163,7 +164,7 @@ def committed_offset(env: Env, member: int, position_before_fetch: Int) -> Int:
     ``ConsumerCoordinator.poll`` *before* the fetcher hands out the next batch, so the position
     still ends at the records the application processed before calling poll (seed 003 §4.4.2).
     Mutant ``auto_commit_after_fetch``: after the fetch."""
-    if env.mutant == "auto_commit_after_fetch":
+    if env.mutant == M.AUTO_COMMIT_AFTER_FETCH:
         return position_before_fetch + env.setting(member, "max.poll.records")
     return position_before_fetch
 
@@ -172,7 +173,7 @@ def join_rebalance_timeout(env: Env, member: int) -> Int:
     """The consumer's JoinGroup carries ``max.poll.interval.ms`` as its rebalance timeout (KIP-62,
     ``GroupRebalanceConfig``, clients ≥ 0.10.1). Mutant ``rebalance_timeout_is_session_timeout``:
     the session timeout, as JoinGroup v0 and seed 000 have it (reference §20)."""
-    if env.mutant == "rebalance_timeout_is_session_timeout":
+    if env.mutant == M.REBALANCE_TIMEOUT_IS_SESSION_TIMEOUT:
         return env.setting(member, "session.timeout.ms")
     return env.setting(member, "max.poll.interval.ms")
 
@@ -201,7 +202,7 @@ def alive_at_expiry(env: Env, parked: Bool, is_new: Bool) -> Bool:
     000's awaitingJoin/awaitingSync conditions). A new member is never alive: its 5-minute join
     timer evicts it even while parked (KAFKA-7610). Mutant ``liveness_ignores_parked``: parking
     does not count."""
-    if env.mutant == "liveness_ignores_parked":
+    if env.mutant == M.LIVENESS_IGNORES_PARKED:
         return z3.BoolVal(False)
     return z3.And(z3.Not(is_new), parked)
 
@@ -244,7 +245,7 @@ def initial_join_completes(
         windows.append((start, end))
         new_member = z3.Or(*[z3.And(t > start, t <= end) for t in added])
         extend = z3.And(new_member, remaining != 0)
-        if env.mutant == "initial_delay_not_extended":
+        if env.mutant == M.INITIAL_DELAY_NOT_EXTENDED:
             extend = z3.BoolVal(False)
         ends.append((z3.And(extending, z3.Not(extend)), end))
         extending = z3.And(extending, extend)

@@ -55,24 +55,13 @@ from sut.interface.messages import (
     SyncGroupResponse,
     TopicPartition,
 )
-from sut.reference import CoordinatorConfig, ReferenceCoordinator, StepRecord
+from sut.reference import BrokerGroupSettings, CoordinatorConfig, ReferenceCoordinator, StepRecord
+from timing import mutants as M
 from timing.config import TimingConfig
 
 GROUP = "timed-group"
 TOPIC = TopicPartition("topic", 0)
 COORDINATOR = "coordinator"
-
-#: Timing mutants (each a deliberately broken rule, switched on by name; ``timing/rules.py`` has
-#: the symbolic counterpart of each).
-MUTANTS: dict[str, str] = {
-    "client_ignores_poll_timer": "the heartbeat thread never checks the poll timer (no leave)",
-    "session_timer_from_send": "the client's session timer restarts when a heartbeat is sent, not answered",
-    "auto_commit_after_fetch": "auto-commit commits the position after the fetcher handed out the next batch",
-    "liveness_ignores_parked": "the coordinator's heartbeat expiry ignores a parked JoinGroup/SyncGroup (KAFKA-9752)",
-    "rebalance_timeout_is_session_timeout": "JoinGroup carries session.timeout.ms as rebalance timeout (v0, seed 000)",
-    "initial_delay_not_extended": "the initial rebalance delay is not extended when new members join (KIP-134)",
-}
-
 
 API_NAMES = {
     ApiKey.JOIN_GROUP: "JoinGroup",
@@ -241,8 +230,8 @@ class Simulation:
         mutant: str | None = None,
         auto_commit: bool | None = None,
     ) -> None:
-        if mutant is not None and mutant not in MUTANTS:
-            raise ValueError(f"unknown timing mutant {mutant!r}; known: {', '.join(sorted(MUTANTS))}")
+        if mutant is not None and mutant not in M.MUTANTS:
+            raise ValueError(f"unknown timing mutant {mutant!r}; known: {', '.join(sorted(M.MUTANTS))}")
         for m in config.members:
             for key, bound in m.settings.items():
                 if not bound.fixed:
@@ -253,13 +242,15 @@ class Simulation:
         self.mutant = mutant
         self.auto_commit_override = auto_commit
         self.ready = False
-        coordinator_mutant = "liveness_ignores_parked" if mutant == "liveness_ignores_parked" else None
+        coordinator_mutant = M.LIVENESS_IGNORES_PARKED if mutant == M.LIVENESS_IGNORES_PARKED else None
         self.coord = ReferenceCoordinator(
-            CoordinatorConfig(
-                group_min_session_timeout_ms=config.broker["group.min.session.timeout.ms"].lo,
-                group_max_session_timeout_ms=config.broker["group.max.session.timeout.ms"].lo,
-                group_initial_rebalance_delay_ms=(
-                    config.broker["group.initial.rebalance.delay.ms"].lo if scenario == Scenario.FORMATION else 0
+            CoordinatorConfig.of(
+                BrokerGroupSettings(
+                    min_session_timeout_ms=config.broker["group.min.session.timeout.ms"].lo,
+                    max_session_timeout_ms=config.broker["group.max.session.timeout.ms"].lo,
+                    initial_rebalance_delay_ms=(
+                        config.broker["group.initial.rebalance.delay.ms"].lo if scenario == Scenario.FORMATION else 0
+                    ),
                 ),
                 mutant=coordinator_mutant,
             )
@@ -311,7 +302,7 @@ class Simulation:
         self._current = (client, msg, now)
         rid = handlers[msg.api](request)
         self.requests[rid] = (client, msg, now)
-        if self.mutant == "initial_delay_not_extended":
+        if self.mutant == M.INITIAL_DELAY_NOT_EXTENDED:
             # the broken coordinator never records that a member joined during the initial delay
             self.coord.forget_new_member_added(GROUP)
 
@@ -401,7 +392,7 @@ class Simulation:
 
     def _heartbeat_answer(self, client: _Client, error: Errors, now: int) -> None:
         if error in (Errors.NONE, Errors.REBALANCE_IN_PROGRESS):
-            if self.mutant != "session_timer_from_send":
+            if self.mutant != M.SESSION_TIMER_FROM_SEND:
                 client.hb.receive_heartbeat()
             rejoining = client.rejoin_needed or client.commit_wait is not None
             if error == Errors.REBALANCE_IN_PROGRESS and client.state == "stable" and not rejoining:
@@ -464,7 +455,7 @@ class Simulation:
         client.enabled = False
         settings = client.s
         rebalance_timeout = settings["max.poll.interval.ms"]
-        if self.mutant == "rebalance_timeout_is_session_timeout":
+        if self.mutant == M.REBALANCE_TIMEOUT_IS_SESSION_TIMEOUT:
             rebalance_timeout = settings["session.timeout.ms"]
         mid = client.member_id
         req = JoinGroupRequest(
@@ -517,7 +508,7 @@ class Simulation:
 
         def task(now: int) -> None:
             offset = client.position
-            if self.mutant == "auto_commit_after_fetch":
+            if self.mutant == M.AUTO_COMMIT_AFTER_FETCH:
                 offset += client.s["max.poll.records"]
             self._send_commit(client, now, offset, f"commit{client.batch}")
 
@@ -560,7 +551,7 @@ class Simulation:
             now + hb.heartbeat_timer.remaining_ms() + late,
             hb.session_timer.deadline_ms(),
         }
-        if self.mutant != "client_ignores_poll_timer":
+        if self.mutant != M.CLIENT_IGNORES_POLL_TIMER:
             times.add(hb.poll_timer.deadline_ms())
         for t in {max(t, now) for t in times} - client.wakes:
             client.wakes.add(t)
@@ -579,7 +570,7 @@ class Simulation:
             client.done = True
             client.enabled = False
             return
-        if self.mutant != "client_ignores_poll_timer" and hb.poll_timeout_expired(now):
+        if self.mutant != M.CLIENT_IGNORES_POLL_TIMER and hb.poll_timeout_expired(now):
             self.run.left.append((client.name, now))
             self.run.note(now, client.name, "leave", "poll timer expired: maybeLeaveGroup")
             client.state = "left"
@@ -592,7 +583,7 @@ class Simulation:
         if hb.should_heartbeat(now) and now >= hb.heartbeat_timer.deadline_ms() + late:
             client.hb_count = k
             hb.sent_heartbeat(now)
-            if self.mutant == "session_timer_from_send":
+            if self.mutant == M.SESSION_TIMER_FROM_SEND:
                 hb.reset_session_timeout()
             gen, mid = client.generation, client.member_id
             client.send("hb", ApiKey.HEARTBEAT, lambda: HeartbeatRequest(GROUP, gen, mid), now, 1)
@@ -617,7 +608,7 @@ class Simulation:
         c1 = self.clients[0]
         settings = c1.s
         rebalance_timeout = settings["max.poll.interval.ms"]
-        if self.mutant == "rebalance_timeout_is_session_timeout":
+        if self.mutant == M.REBALANCE_TIMEOUT_IS_SESSION_TIMEOUT:
             rebalance_timeout = settings["session.timeout.ms"]
         proto = (JoinGroupProtocol("range", b"m0"),)
         st = settings["session.timeout.ms"]

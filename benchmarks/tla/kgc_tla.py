@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from model.config import Config, ConfigError
+from model.profiles import JAVA_4_0, SCALA_3X
 
 HERE = Path(__file__).resolve().parent
 SPEC = HERE / "KgcClassicGroup.tla"
@@ -67,7 +68,7 @@ def constants(config: Config) -> dict[str, str]:
         "InitialDelayExtensible": _tla(config.initial_delay_extensible),
         "AutoCommit": _tla(config.auto_commit),
         "OffsetFetch": _tla(config.offset_fetch),
-        "JavaProfile": _tla(config.profile == "java-4.0"),
+        "JavaProfile": _tla(config.profile == JAVA_4_0.name),
         "RequireKnownMemberId": _tla(config.require_known_member_id),
     }
 
@@ -143,7 +144,7 @@ def read_cfg(path: Path) -> Config:
                 "rebalance_timeout_ms": timeout,
                 "auto_commit": flag("AutoCommit"),
                 "offset_fetch": flag("OffsetFetch"),
-                "profile": "java-4.0" if flag("JavaProfile") else "scala-3.x",
+                "profile": JAVA_4_0.name if flag("JavaProfile") else SCALA_3X.name,
                 "require_known_member_id": flag("RequireKnownMemberId"),
             },
             base=_BASE,

@@ -30,7 +30,7 @@ from sut.broker import TansuBroker
 from sut.broker.tansu import _die_with_parent as die_with_parent
 from sut.clients.checks import ClientEvent, Observation, Settings, Violation, run_checks
 from sut.clients.refinement import CoordinatorRefinement, ServedStep, client_refines_consumer
-from sut.reference import CoordinatorConfig, StepRecord
+from sut.reference import BrokerGroupSettings, CoordinatorConfig, StepRecord
 from sut.serve import CoordinatorServer, Fault, FaultKind, ServeOptions
 
 LIBRARIES = ("kafka-python", "confluent-kafka", "aiokafka")
@@ -76,7 +76,8 @@ class Cluster:
 
     def __init__(self, mutant: str | None = None, answer_mutant: str | None = None) -> None:
         self.broker = TansuBroker()
-        config = CoordinatorConfig(group_min_session_timeout_ms=500, group_initial_rebalance_delay_ms=0, mutant=mutant)
+        settings = BrokerGroupSettings(min_session_timeout_ms=500, initial_rebalance_delay_ms=0)
+        config = CoordinatorConfig.of(settings, mutant=mutant)
         self.mutant = mutant
         self.answer_mutant = answer_mutant
         self._config = config

@@ -69,6 +69,7 @@ from model.actions import CHANGE_METADATA
 from model.config import FAULTS, Config
 from model.consumer import consumer_steps, lose_response, receive, send_join, send_leave
 from model.names import request_text
+from model.profiles import SCALA_3X
 from model.state import NO_GENERATION, NO_MEMBER, Consumer, Group, MemberId, Request, Response, initial_consumer
 from model.state import initial_group as initial_model_group
 from model.system import ClassicGroupModel
@@ -138,7 +139,7 @@ def model_config(partitions: int, rebalance_timeout_ms: int, require_known_membe
         require_known_member_id=require_known_member_id,
         initial_rebalance_delay_ms=0,
         rebalance_timeout_ms=rebalance_timeout_ms,
-        profile="scala-3.x",
+        profile=SCALA_3X.name,
         atomic_requests=False,
         static_consumers=0,
         auto_commit=True,

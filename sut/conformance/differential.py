@@ -26,10 +26,12 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from model.profiles import SCALA_3X
 from sut.broker.address import Address
 from sut.conformance.divergence import Divergence, describe, kind_of
 from sut.conformance.lockstep import Lockstep
 from sut.interface.coordinator import GroupCoordinator
+from sut.reference.config import BrokerGroupSettings
 from sut.scenario.format import FORMAT, FORMAT_VERSION, Scenario, ScenarioConfig, ScenarioError, parse
 from sut.scenario.ops import AdvanceTime, Commit, Fetch, Join, Step, Sync, as_step, sender
 from sut.scenario.result import PASSED, SKIPPED, ScenarioResult
@@ -39,7 +41,7 @@ from sut.scenario.targets import make_target
 from sut.wire import WireCoordinator, WireError, WireOptions
 
 #: The profile whose behaviour the reference gives (Kafka 3.0-3.9 Scala, verified on 3.6.2).
-PROFILE = "scala-3.x"
+PROFILE = SCALA_3X.name
 
 #: Added to the longest session timeout of a sequence to make the default hold bound.
 HOLD_MARGIN_S = 2.0
@@ -84,15 +86,9 @@ BROKER_KEYS = ("initial_rebalance_delay_ms", "min_session_timeout_ms", "max_sess
 
 
 @dataclass(frozen=True)
-class BrokerSettings:
-    """The broker's group settings the reference is configured with; Kafka 3.6.2's defaults
-    (``group.initial.rebalance.delay.ms``, ``group.min/max.session.timeout.ms``,
-    ``group.max.size``)."""
-
-    initial_rebalance_delay_ms: int = 3_000
-    min_session_timeout_ms: int = 6_000
-    max_session_timeout_ms: int = 1_800_000
-    group_max_size: int = 2**31 - 1
+class BrokerSettings(BrokerGroupSettings):
+    """The broker's group settings the reference is configured with (Kafka 3.6.2's defaults,
+    ``sut.reference.config.BrokerGroupSettings``), read from ``--broker-config``."""
 
     def apply(self, config: Mapping[str, Any]) -> dict[str, Any]:
         """A scenario config with these broker settings in place of the scenario's own."""

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, Verbosity, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from model.mutants import Mutant
+from model.profiles import DEFAULT_PROFILE
 from sut.fuzz.machine import coordinator_machine
 from sut.fuzz.target import FuzzOptions
 
@@ -88,7 +89,11 @@ def fuzz_settings(examples: int, steps: int) -> settings:
 
 
 def fuzz_mutant(
-    mutant: Mutant | None, examples: int = 200, steps: int = 40, out_dir: Path | None = None, profile: str = "scala-3.x"
+    mutant: Mutant | None,
+    examples: int = 200,
+    steps: int = 40,
+    out_dir: Path | None = None,
+    profile: str = DEFAULT_PROFILE,
 ) -> FuzzOutcome:
     """Run the machine against the reference with ``mutant`` switched on; the shrunk run's
     scenario file goes to ``out_dir`` (a temporary directory when None: then no file is kept)."""

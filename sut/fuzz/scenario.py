@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sut.interface.coordinator import GroupCoordinator
-from sut.scenario.format import FORMAT, FORMAT_VERSION, ScenarioConfig, ScenarioError, parse
+from sut.scenario.format import FORMAT, FORMAT_VERSION, ScenarioConfig, ScenarioError, contains_one_of, parse
 from sut.scenario.ops import Step, dump
 from sut.scenario.result import FAILED, ScenarioResult
 from sut.scenario.runner import run_scenario
@@ -176,16 +176,8 @@ def render(document: dict[str, Any]) -> str:
 
 def _notes(expect: list[dict[str, Any]]) -> str:
     notes = []
-    if any(_has_one_of(e) for e in expect):
+    if any(contains_one_of(e) for e in expect):
         notes.append("one_of lists the outcomes the model allows at the failing step.")
     if any("timers_fired" in e and e["timers_fired"] is None for e in expect):
         notes.append("timers_fired is null where timers shared a deadline.")
     return " ".join(notes)
-
-
-def _has_one_of(value: Any) -> bool:
-    if isinstance(value, dict):
-        return "one_of" in value or any(_has_one_of(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_has_one_of(v) for v in value)
-    return False

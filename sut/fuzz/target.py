@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from model.profiles import profile_named
+from model.profiles import DEFAULT_PROFILE, profile_named
 from sut.interface.coordinator import Clock, Failover, GroupCoordinator
 from sut.reference import CoordinatorConfig, ReferenceCoordinator
 from sut.reference.config import INT_MAX
@@ -50,7 +50,7 @@ class FuzzOptions:
     is also what lets a forced join completion leave a static member behind with its old
     generation (docs/reductions.md, *Static membership*) before its session expires."""
     partitions: int = 3
-    profile: str = "scala-3.x"
+    profile: str = DEFAULT_PROFILE
     initial_rebalance_delay_ms: int = 3000
     session_timeouts_ms: tuple[int, ...] = (10_000, 30_000)
     rebalance_timeouts_ms: tuple[int, ...] = (60_000, 300_000)

@@ -7,15 +7,17 @@ protocols (``GroupCoordinator``, ``Clock``, ``Failover``, ``ReferenceControls``)
 """
 
 from model.profiles import DEFAULT_PROFILE, PROFILES, Profile, profile_named
-from sut.reference.config import MUTANTS, CoordinatorConfig
+from sut.reference.config import KAFKA_DEFAULTS, MUTANTS, BrokerGroupSettings, CoordinatorConfig
 from sut.reference.coordinator import IllegalGroupStateError, ReferenceCoordinator
 from sut.reference.snapshot import CoordinatorSnapshot, GroupSnapshot, MemberSnapshot, TimerSnapshot, WriteSnapshot
 from sut.reference.steps import StepKind, StepRecord
 
 __all__ = [
     "DEFAULT_PROFILE",
+    "KAFKA_DEFAULTS",
     "MUTANTS",
     "PROFILES",
+    "BrokerGroupSettings",
     "CoordinatorConfig",
     "CoordinatorSnapshot",
     "GroupSnapshot",

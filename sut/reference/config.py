@@ -38,17 +38,34 @@ class GroupSettings(Protocol):
 
 
 @dataclass(frozen=True)
-class CoordinatorConfig:
-    """Kafka broker defaults of 3.6.2 unless noted (reference §3, §4, §11, §12)."""
+class BrokerGroupSettings:
+    """A broker's group settings (:class:`GroupSettings`) with Kafka 3.6.2's defaults (reference §3,
+    §4, §11; ``GroupConfig``, ``KafkaConfig``): the one place those defaults are written. A caller
+    that has no settings record of its own names the settings it changes here."""
 
-    #: ``group.min.session.timeout.ms``
-    group_min_session_timeout_ms: int = 6000
-    #: ``group.max.session.timeout.ms`` (300000 in 2.0)
-    group_max_session_timeout_ms: int = 1_800_000
     #: ``group.initial.rebalance.delay.ms`` (0.11+, KIP-134)
-    group_initial_rebalance_delay_ms: int = 3000
+    initial_rebalance_delay_ms: int = 3_000
+    #: ``group.min.session.timeout.ms``
+    min_session_timeout_ms: int = 6_000
+    #: ``group.max.session.timeout.ms`` (300000 in 2.0)
+    max_session_timeout_ms: int = 1_800_000
     #: ``group.max.size`` (2.2+, KIP-389)
     group_max_size: int = INT_MAX
+
+
+#: Kafka 3.6.2's group settings.
+KAFKA_DEFAULTS = BrokerGroupSettings()
+
+
+@dataclass(frozen=True)
+class CoordinatorConfig:
+    """Kafka broker defaults of 3.6.2 unless noted (reference §3, §4, §11, §12). Built by
+    :meth:`of` from a settings record; the fields' defaults are :data:`KAFKA_DEFAULTS`'."""
+
+    group_min_session_timeout_ms: int = KAFKA_DEFAULTS.min_session_timeout_ms
+    group_max_session_timeout_ms: int = KAFKA_DEFAULTS.max_session_timeout_ms
+    group_initial_rebalance_delay_ms: int = KAFKA_DEFAULTS.initial_rebalance_delay_ms
+    group_max_size: int = KAFKA_DEFAULTS.group_max_size
     #: ``GroupCoordinator.NewMemberJoinTimeoutMs``: fixed 5 minutes in Scala (2.2+, KAFKA-7610)
     new_member_join_timeout_ms: int = 300_000
     #: ``offset.metadata.max.bytes``: longer commit metadata gets OFFSET_METADATA_TOO_LARGE
@@ -82,14 +99,18 @@ class CoordinatorConfig:
     @classmethod
     def of(
         cls,
-        group: GroupSettings,
-        profile: str | Profile,
+        group: GroupSettings = KAFKA_DEFAULTS,
+        profile: str | Profile = SCALA_3X,
         mutant: str | None = None,
+        *,
+        seed: int = 0,
         new_member_join_timeout_ms: int | None = None,
     ) -> CoordinatorConfig:
-        """The reference's settings for ``group``'s broker settings and a behaviour profile (by name:
-        an unknown one is refused in one sentence), with the catalogued ``mutant`` switched on if
-        given: the one place that maps a settings record onto Kafka's broker configuration."""
+        """The reference's settings for ``group``'s broker settings (a scenario's config, the
+        fuzzer's options, conformance's or a :class:`BrokerGroupSettings`) and a behaviour profile
+        (by name: an unknown one is refused in one sentence), with the catalogued ``mutant``
+        switched on if given: the one place that maps a settings record onto Kafka's broker
+        configuration. ``seed`` seeds the member ids and Kafka's arbitrary choices."""
         extra: dict[str, Any] = {}
         if new_member_join_timeout_ms is not None:
             extra["new_member_join_timeout_ms"] = new_member_join_timeout_ms
@@ -99,6 +120,7 @@ class CoordinatorConfig:
             group_initial_rebalance_delay_ms=group.initial_rebalance_delay_ms,
             group_max_size=group.group_max_size,
             profile=profile if isinstance(profile, Profile) else profile_named(profile),
+            seed=seed,
             mutant=mutant,
             **extra,
         )

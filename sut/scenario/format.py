@@ -231,7 +231,7 @@ def _scenario(file_where: Where, index: int, item: Any) -> Scenario:
     _check_member_references(where, steps)
     expect = tuple(_expectation(where.at_step(i), steps, i, raw) for i, raw in enumerate(expect_raw))
     _check_completions(where, expect)
-    has_choice = any(_contains_one_of(e) for e in expect) or any(
+    has_choice = any(contains_one_of(e) for e in expect) or any(
         "timers_fired" in e and e["timers_fired"] is None for e in expect
     )
     if has_choice and not text["notes"]:
@@ -344,11 +344,12 @@ def _one_of(where: Where, value: Any, check: Check) -> Any:
     return check(where, value)
 
 
-def _contains_one_of(value: Any) -> bool:
+def contains_one_of(value: Any) -> bool:
+    """Whether an expectation (or any value inside it) offers a ``one_of`` choice."""
     if isinstance(value, dict):
-        return "one_of" in value or any(_contains_one_of(v) for v in value.values())
+        return "one_of" in value or any(contains_one_of(v) for v in value.values())
     if isinstance(value, list):
-        return any(_contains_one_of(v) for v in value)
+        return any(contains_one_of(v) for v in value)
     return False
 
 

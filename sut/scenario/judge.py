@@ -125,10 +125,10 @@ def coverage_gap(scenario: Scenario, profile: str) -> str | None:
                 if not names or (protocols is not None and names != protocols):
                     return f"{where}: protocol selection and INCONSISTENT_GROUP_PROTOCOL are not in the model"
                 protocols = names
-                timeout = _or(step.session_timeout_ms, config.session_timeout_ms)
+                timeout = ops.given(step.session_timeout_ms, config.session_timeout_ms)
                 if not config.min_session_timeout_ms <= timeout <= config.max_session_timeout_ms:
                     return f"{where}: INVALID_SESSION_TIMEOUT (session timeout bounds) is not in the model"
-                requirement.add(_or(step.require_known_member_id, config.require_known_member_id))
+                requirement.add(ops.given(step.require_known_member_id, config.require_known_member_id))
             case (
                 ops.Sync()
                 | ops.Heartbeat()
@@ -216,8 +216,8 @@ class _Judge:
         config = scenario.config
         joins = [s for s in scenario.steps if isinstance(s, ops.Join)]
         empty = [s for s in joins if s.member_id is None or s.member_id == "UNKNOWN"]
-        known = _or(empty[0].require_known_member_id, config.require_known_member_id) if empty else False
-        rebalance = max([_or(s.rebalance_timeout_ms, config.rebalance_timeout_ms) for s in joins] or [1])
+        known = ops.given(empty[0].require_known_member_id, config.require_known_member_id) if empty else False
+        rebalance = max([ops.given(s.rebalance_timeout_ms, config.rebalance_timeout_ms) for s in joins] or [1])
         consumers = max(1, len(self.names))
         # GroupTx reads only the profile, require_known_member_id and the initial delay; the consumer
         # count must pass Config's bound but never limits the judge (member ids carry the index).
@@ -636,11 +636,6 @@ class _Judge:
                 self.texts[code] = text
             plan.append((bound, self.codes[text]))
         return tuple(sorted(plan))
-
-
-def _or(value: Any, default: Any) -> Any:
-    """A step's field, or the default when the file leaves it out."""
-    return default if value is None else value
 
 
 def _accepts_joining_member(group: Group, mid: MemberId, max_size: int) -> bool:

@@ -10,27 +10,55 @@ A field given as ``None`` is absent from the file: the runner then uses the scen
 default (scenario-format.md: "Fields not given take the config default"). Each field's
 ``metadata["check"]`` validates its raw value and returns the loaded form (a list becomes a tuple).
 
-Adding an op: a dataclass here (its ``op`` name, fields with their checks, the Kafka API it sends
-or the capability it needs, the answer fields an expectation may constrain), its name in
-:data:`Step` and :data:`OPS`, and what it does as a ``case`` of the runner's ``match``
-(``sut/scenario/runner.py``; mypy names a missing case). The model judge skips an op it does not
-know, with the reason.
+Each op also says what it does against a target: its ``run`` sends its request (or drives the
+target's clock, storage or failover) through the runner's :class:`Runner` context, and the runner
+(``sut/scenario/runner.py``) only observes and compares what followed.
+
+Adding an op touches this module only: a dataclass here (its ``op`` name, fields with their
+checks, the Kafka API it sends or the capability it needs, the answer fields an expectation may
+constrain, and its ``run``), its name in :data:`Step` and :data:`OPS`. mypy names a missing piece
+(a class outside :data:`Step` does not fit :data:`OPS`; a member of :data:`Step` without ``run``
+fails the runner's ``step.run``). The model judge (``sut/scenario/judge.py``) skips a scenario
+with an op it has no model counterpart for, with the reason; the consumers' side
+(``sut/scenario/clients.py``) leaves an op it does not know alone.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeAlias, TypeVar
 
-from model.types import ApiKey
-from sut.interface.coordinator import Clock, Failover
-from sut.reference.controls import ReferenceControls
+from model.types import ApiKey, Errors
+from sut.interface.coordinator import Clock, Failover, GroupCoordinator
+from sut.interface.messages import (
+    HeartbeatRequest,
+    JoinGroupRequest,
+    LeaveGroupRequest,
+    MemberIdentity,
+    OffsetCommitPartition,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    RequestId,
+    SyncGroupAssignment,
+    SyncGroupRequest,
+)
+from sut.reference.controls import ReferenceControls, StoreCompletion
 from sut.scenario import checks as c
 from sut.scenario.checks import Check, Where
+from sut.scenario.compare import FieldResult
+from sut.scenario.symbols import parse_partition, parse_protocols
 
 if TYPE_CHECKING:
+    from sut.scenario.clients import Clients
     from sut.scenario.format import ScenarioConfig
+
+_T = TypeVar("_T")
+
+
+def given(value: _T | None, default: _T) -> _T:
+    """A step's field, or the scenario config's default when the file leaves it out."""
+    return default if value is None else value
 
 
 def _field(check: Check, **kwargs: Any) -> Any:
@@ -108,6 +136,70 @@ def _leavers(where: Where, value: Any) -> tuple[Leaver, ...]:
 # --------------------------------------------------------------------------------------------------
 
 
+# --------------------------------------------------------------------------------------------------
+# What a step may use of the runner, and what it hands back
+# --------------------------------------------------------------------------------------------------
+
+
+class Runner(Protocol):
+    """The scenario runner as a step's ``run`` sees it (``sut/scenario/runner.py``)."""
+
+    @property
+    def config(self) -> ScenarioConfig:
+        """The scenario's config: the defaults of fields a step leaves out."""
+        ...
+
+    @property
+    def coordinator(self) -> GroupCoordinator:
+        """The target; a step needing more than this protocol has said so in ``needs``."""
+        ...
+
+    @property
+    def group_id(self) -> str:
+        """The id of the scenario's one group."""
+        ...
+
+    @property
+    def clients(self) -> Clients:
+        """The scenario's consumers (``sut.scenario.clients``), told what their member does."""
+        ...
+
+    def member_id(self, member: str | None, member_id: str | None) -> str:
+        """The id a request of ``member`` carries: the step's ``member_id`` (``OF:``, ``UNKNOWN``
+        or a literal), else the id bound to ``member``, else the empty id."""
+        ...
+
+    def bound_id(self, member: str) -> str | None:
+        """The id bound to ``member``, None before its JoinGroup is answered."""
+        ...
+
+    def track(self, request_id: RequestId, step: Step, member: str | None, sent_id: str, binds: bool = False) -> None:
+        """Expect an answer to the request ``step`` sent on behalf of ``member`` with ``sent_id``;
+        ``binds``: its answer binds ``member`` to the id it carries."""
+        ...
+
+    def deadline_lint(self) -> tuple[FieldResult, ...]:
+        """A failed field when a timer is due exactly now (scenario-format.md, *Timers* rule 2)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Done:
+    """What a step's ``run`` did: the request it sent (its answer is the step's ``response``, or
+    ``PENDING``), the answer of a step that sends none, and failed fields of the step itself."""
+
+    request: RequestId | None = None
+    answer: dict[str, Any] | None = None
+    lint: tuple[FieldResult, ...] = ()
+
+
+def _sent(
+    runner: Runner, request: RequestId, step: Step, member: str | None, sent_id: str, binds: bool = False
+) -> Done:
+    runner.track(request, step, member, sent_id, binds)
+    return Done(request)
+
+
 @dataclass(frozen=True)
 class Op:
     """What every op offers. Subclasses set the class attributes and declare their fields."""
@@ -130,6 +222,9 @@ class Op:
         """The capability (``sut.interface``) a target needs to run this step: a label, the
         protocol and what it is; None when any coordinator can."""
         return None
+
+    # Each op defines ``run(self, runner: Runner) -> Done``: what it does against a target. It is
+    # not declared here, so that mypy names an op of :data:`Step` that lacks it.
 
     def member_names(self) -> list[str]:
         """The symbolic client names the step uses: its member, its leavers, then the names its
@@ -214,6 +309,23 @@ class Join(Op):
         known = config.require_known_member_id if self.require_known_member_id is None else self.require_known_member_id
         return JOIN_VERSION_KNOWN_MEMBER_ID if known or self.group_instance_id is not None else JOIN_VERSION_OLD
 
+    def run(self, runner: Runner) -> Done:
+        runner.clients.joining(self.member)
+        config = runner.config
+        member_id = runner.member_id(self.member, self.member_id)
+        request = JoinGroupRequest(
+            group_id=runner.group_id,
+            member_id=member_id,
+            protocol_type=self.offered_type,
+            protocols=parse_protocols(self.offered),
+            session_timeout_ms=given(self.session_timeout_ms, config.session_timeout_ms),
+            rebalance_timeout_ms=given(self.rebalance_timeout_ms, config.rebalance_timeout_ms),
+            group_instance_id=self.group_instance_id,
+            client_id=self.member,
+            api_version=self.version(config),
+        )
+        return _sent(runner, runner.coordinator.join(request), self, self.member, member_id, member_id == "")
+
 
 @dataclass(frozen=True)
 class Sync(Op):
@@ -247,6 +359,28 @@ class Sync(Op):
             return "manual store completion", ReferenceControls, "manual log writes"
         return None
 
+    def run(self, runner: Runner) -> Done:
+        coordinator = runner.coordinator
+        if isinstance(coordinator, ReferenceControls):
+            coordinator.store_completion = StoreCompletion(self.completion(runner.config))
+        assignments = []
+        for name, part in (self.assignment or {}).items():
+            bound = runner.bound_id(name)
+            if bound is not None:  # entries for unknown names are dropped
+                assignments.append(SyncGroupAssignment(bound, part.encode()))
+        member_id = runner.member_id(self.member, self.member_id)
+        request = SyncGroupRequest(
+            group_id=runner.group_id,
+            generation_id=self.generation,
+            member_id=member_id,
+            group_instance_id=self.group_instance_id,
+            protocol_type=self.protocol_type,
+            protocol_name=self.protocol_name,
+            assignments=tuple(assignments),
+            api_version=given(self.api_version, 5),
+        )
+        return _sent(runner, coordinator.sync(request), self, self.member, member_id)
+
 
 @dataclass(frozen=True)
 class Heartbeat(Op):
@@ -265,6 +399,13 @@ class Heartbeat(Op):
     def describe(self) -> str:
         return _label(self.op, self.member, self.generation, self.member_id)
 
+    def run(self, runner: Runner) -> Done:
+        member_id = runner.member_id(self.member, self.member_id)
+        request = HeartbeatRequest(
+            runner.group_id, self.generation, member_id, self.group_instance_id, given(self.api_version, 4)
+        )
+        return _sent(runner, runner.coordinator.heartbeat(request), self, self.member, member_id)
+
 
 @dataclass(frozen=True)
 class Leave(Op):
@@ -279,6 +420,15 @@ class Leave(Op):
 
     def describe(self) -> str:
         return "leave " + ",".join(m.member for m in self.members)
+
+    def run(self, runner: Runner) -> Done:
+        identities = tuple(
+            MemberIdentity(runner.member_id(e.member, e.member_id), e.group_instance_id) for e in self.members
+        )
+        for entry in self.members:
+            runner.clients.leaving(entry.member)
+        request = LeaveGroupRequest(runner.group_id, identities, given(self.api_version, 5))
+        return _sent(runner, runner.coordinator.leave(request), self, None, runner.member_id(None, None))
 
 
 @dataclass(frozen=True)
@@ -305,6 +455,18 @@ class Commit(Op):
     def describe(self) -> str:
         return f"commit {self.member or '-'} g{self.generation}"
 
+    def run(self, runner: Runner) -> Done:
+        coordinator = runner.coordinator
+        auto = runner.clients.auto_commit(self, coordinator.now_ms if isinstance(coordinator, Clock) else 0)
+        offsets = tuple(
+            OffsetCommitPartition(parse_partition(tp), n if auto is None else auto) for tp, n in self.offsets.items()
+        )
+        member_id = runner.member_id(self.member, self.member_id)
+        request = OffsetCommitRequest(
+            runner.group_id, self.generation, member_id, offsets, self.group_instance_id, given(self.api_version, 8)
+        )
+        return _sent(runner, coordinator.commit_offsets(request), self, self.member, member_id)
+
 
 @dataclass(frozen=True)
 class Fetch(Op):
@@ -315,6 +477,10 @@ class Fetch(Op):
     answer: ClassVar[tuple[str, ...] | None] = ("error", "offsets")
 
     partitions: tuple[str, ...] = _field(_partitions)
+
+    def run(self, runner: Runner) -> Done:
+        request = OffsetFetchRequest(runner.group_id, tuple(parse_partition(tp) for tp in self.partitions))
+        return _sent(runner, runner.coordinator.fetch_offsets(request), self, None, runner.member_id(None, None))
 
 
 @dataclass(frozen=True)
@@ -330,6 +496,12 @@ class AdvanceTime(Op):
 
     def needs(self, config: ScenarioConfig) -> tuple[str, type, str] | None:
         return self.op, Clock, "a controllable clock"
+
+    def run(self, runner: Runner) -> Done:
+        coordinator = runner.coordinator
+        assert isinstance(coordinator, Clock)
+        coordinator.advance_time(self.ms)
+        return Done(lint=runner.deadline_lint())
 
 
 @dataclass(frozen=True)
@@ -353,6 +525,11 @@ class StoreComplete(Op):
     def needs(self, config: ScenarioConfig) -> tuple[str, type, str] | None:
         return self.op, ReferenceControls, "in-process reference controls"
 
+    def run(self, runner: Runner) -> Done:
+        coordinator = runner.coordinator
+        assert isinstance(coordinator, ReferenceControls)
+        return Done(answer={"applied": coordinator.store_complete(Errors[self.outcome])})
+
 
 @dataclass(frozen=True)
 class CoordinatorUnload(Op):
@@ -364,6 +541,12 @@ class CoordinatorUnload(Op):
     def needs(self, config: ScenarioConfig) -> tuple[str, type, str] | None:
         return self.op, Failover, "coordinator failover"
 
+    def run(self, runner: Runner) -> Done:
+        coordinator = runner.coordinator
+        assert isinstance(coordinator, Failover)
+        coordinator.unload(runner.group_id)
+        return Done()
+
 
 @dataclass(frozen=True)
 class MarkDead(Op):
@@ -373,6 +556,12 @@ class MarkDead(Op):
 
     def needs(self, config: ScenarioConfig) -> tuple[str, type, str] | None:
         return self.op, ReferenceControls, "in-process reference controls"
+
+    def run(self, runner: Runner) -> Done:
+        coordinator = runner.coordinator
+        assert isinstance(coordinator, ReferenceControls)
+        coordinator.mark_dead(runner.group_id)
+        return Done()
 
 
 # --------------------------------------------------------------------------------------------------

@@ -1,9 +1,11 @@
 """Replaying a scenario against a coordinator target, step by step.
 
-The runner speaks only :mod:`sut.interface`: it turns each step into a request (or a clock, unload
-or storage control), collects the events the step produced — answers (the step's own and those of
-parked requests), timer expiries, evictions, state changes — observes the group, renders all of it
-with symbolic member names, and compares the result with the step's expectation
+The runner speaks only :mod:`sut.interface`: each step's own ``run`` (``sut/scenario/ops.py``)
+sends its request (or drives the clock, unload or storage control) through the runner as an
+:class:`sut.scenario.ops.Runner`; the runner then collects the events the step produced —
+answers (the step's own and those of parked requests), timer expiries, evictions, state changes
+— observes the group, renders all of it with symbolic member names, and compares the result
+with the step's expectation
 (scenario-format.md, *Expectations*). A scenario needing a capability the target lacks is skipped
 with the reason, never run halfway.
 
@@ -17,38 +19,29 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, assert_never
+from typing import Any
 
 from model.types import Errors
-from sut.interface.coordinator import Clock, Failover, GroupCoordinator
+from sut.interface.coordinator import Clock, GroupCoordinator
 from sut.interface.events import GroupStateChanged, MemberRemoved, TimerExpired, TimerKind
 from sut.interface.messages import (
-    HeartbeatRequest,
     HeartbeatResponse,
-    JoinGroupRequest,
     JoinGroupResponse,
-    LeaveGroupRequest,
     LeaveGroupResponse,
-    MemberIdentity,
-    OffsetCommitPartition,
-    OffsetCommitRequest,
     OffsetCommitResponse,
-    OffsetFetchRequest,
     OffsetFetchResponse,
     RequestId,
     Response,
     ResponseBody,
-    SyncGroupAssignment,
-    SyncGroupRequest,
     SyncGroupResponse,
 )
-from sut.reference.controls import ReferenceControls, StoreCompletion
+from sut.reference.controls import ReferenceControls
 from sut.scenario import ops
 from sut.scenario.clients import Clients
 from sut.scenario.compare import FieldResult, compare_step
 from sut.scenario.format import Scenario, ScenarioConfig
 from sut.scenario.result import FAILED, SKIPPED, ScenarioResult, StepReport, verdict_of
-from sut.scenario.symbols import Bindings, parse_partition, parse_protocols
+from sut.scenario.symbols import Bindings
 from sut.scenario.targets import GROUP_ID, TargetUnavailable, observe_group
 
 #: Builds a fresh coordinator for one scenario from its config.
@@ -100,6 +93,7 @@ class _Run:
         self.in_flight: dict[RequestId, _Sent] = {}
         self.leaders: dict[int, str | None] = {}
         self.responder: str | None = None
+        self.index = 0
 
     def run(self) -> ScenarioResult:
         self.coordinator.take_events()
@@ -127,72 +121,38 @@ class _Run:
 
     # ------------------------------------------------------------------ one step
     def _execute(self, index: int, step: ops.Step) -> dict[str, Any]:
-        config = self.scenario.config
-        coordinator = self.coordinator
-        own: RequestId | None = None
-        response: Any = None
-        lint: list[FieldResult] = []
-        match step:
-            case ops.Join():
-                self.clients.joining(step.member)
-                own = self._send_join(index, step, config)
-            case ops.Sync():
-                own = self._send_sync(index, step, config)
-            case ops.Heartbeat():
-                member_id = self._id(step.member, step.member_id)
-                hb = HeartbeatRequest(
-                    GROUP_ID, step.generation, member_id, step.group_instance_id, _or(step.api_version, 4)
-                )
-                own = self._track(coordinator.heartbeat(hb), index, step, step.member, member_id)
-            case ops.Leave():
-                identities = tuple(
-                    MemberIdentity(self.bindings.resolve(e.member, e.member_id), e.group_instance_id)
-                    for e in step.members
-                )
-                for entry in step.members:
-                    self.clients.leaving(entry.member)
-                leave = LeaveGroupRequest(GROUP_ID, identities, _or(step.api_version, 5))
-                own = self._track(coordinator.leave(leave), index, step, None, self._id(None, None))
-            case ops.Commit():
-                auto = self.clients.auto_commit(step, coordinator.now_ms if isinstance(coordinator, Clock) else 0)
-                offsets = tuple(
-                    OffsetCommitPartition(parse_partition(tp), n if auto is None else auto)
-                    for tp, n in step.offsets.items()
-                )
-                member_id = self._id(step.member, step.member_id)
-                commit = OffsetCommitRequest(
-                    GROUP_ID, step.generation, member_id, offsets, step.group_instance_id, _or(step.api_version, 8)
-                )
-                own = self._track(coordinator.commit_offsets(commit), index, step, step.member, member_id)
-            case ops.Fetch():
-                partitions = tuple(parse_partition(tp) for tp in step.partitions)
-                request = OffsetFetchRequest(GROUP_ID, partitions)
-                own = self._track(coordinator.fetch_offsets(request), index, step, None, self._id(None, None))
-            case ops.AdvanceTime():
-                assert isinstance(coordinator, Clock)
-                coordinator.advance_time(step.ms)
-                lint = self._deadline_lint(index)
-            case ops.StoreComplete():
-                assert isinstance(coordinator, ReferenceControls)
-                response = {"applied": coordinator.store_complete(Errors[step.outcome])}
-            case ops.CoordinatorUnload():
-                assert isinstance(coordinator, Failover)
-                coordinator.unload(GROUP_ID)
-            case ops.MarkDead():
-                assert isinstance(coordinator, ReferenceControls)
-                coordinator.mark_dead(GROUP_ID)
-            case _:
-                assert_never(step)
-        actual = self._observe(own, response)
-        actual["_lint"] = lint
+        self.index = index
+        done = step.run(self)
+        actual = self._observe(done.request, done.answer)
+        actual["_lint"] = list(done.lint)
         return actual
 
-    def _deadline_lint(self, index: int) -> list[FieldResult]:
+    # ------------------------------------------------------------------ what a step's run uses (ops.Runner)
+    @property
+    def config(self) -> ScenarioConfig:
+        return self.scenario.config
+
+    @property
+    def group_id(self) -> str:
+        return GROUP_ID
+
+    def member_id(self, member: str | None, member_id: str | None) -> str:
+        return self.bindings.resolve(member, member_id)
+
+    def bound_id(self, member: str) -> str | None:
+        return self.bindings.id_of(member)
+
+    def track(
+        self, request_id: RequestId, step: ops.Step, member: str | None, sent_id: str, binds: bool = False
+    ) -> None:
+        self.in_flight[request_id] = _Sent(self.index, step, member, sent_id, binds)
+
+    def deadline_lint(self) -> tuple[FieldResult, ...]:
         """A scenario must never end an ``advance_time`` exactly on a timer deadline
         (scenario-format.md, *Timers* rule 2): where the target shows its armed timers, a timer due
         exactly now makes the step fail, since its outcome would test a timer convention."""
         if not isinstance(self.coordinator, ReferenceControls):
-            return []
+            return ()
         now = self.coordinator.now_ms
         due = sorted(
             self._timer_name(TimerExpired(GROUP_ID, t.kind, t.member_id))
@@ -200,56 +160,9 @@ class _Run:
             if t.group_id == GROUP_ID and t.deadline_ms == now
         )
         if not due:
-            return []
+            return ()
         expected = "an end time off every timer deadline (scenario-format.md, Timers rule 2)"
-        return [FieldResult(index, "advance_time", expected, f"{', '.join(due)} due at exactly {now} ms", False)]
-
-    def _id(self, member: str | None, member_id: str | None) -> str:
-        return self.bindings.resolve(member, member_id)
-
-    def _track(
-        self, request_id: RequestId, index: int, step: ops.Step, member: str | None, sent_id: str, binds: bool = False
-    ) -> RequestId:
-        self.in_flight[request_id] = _Sent(index, step, member, sent_id, binds)
-        return request_id
-
-    def _send_join(self, index: int, step: ops.Join, config: ScenarioConfig) -> RequestId:
-        member_id = self._id(step.member, step.member_id)
-        instance = step.group_instance_id
-        request = JoinGroupRequest(
-            group_id=GROUP_ID,
-            member_id=member_id,
-            protocol_type=step.offered_type,
-            protocols=parse_protocols(step.offered),
-            session_timeout_ms=_or(step.session_timeout_ms, config.session_timeout_ms),
-            rebalance_timeout_ms=_or(step.rebalance_timeout_ms, config.rebalance_timeout_ms),
-            group_instance_id=instance,
-            client_id=step.member,
-            api_version=step.version(config),
-        )
-        return self._track(self.coordinator.join(request), index, step, step.member, member_id, member_id == "")
-
-    def _send_sync(self, index: int, step: ops.Sync, config: ScenarioConfig) -> RequestId:
-        coordinator = self.coordinator
-        if isinstance(coordinator, ReferenceControls):
-            coordinator.store_completion = StoreCompletion(step.completion(config))
-        assignments = []
-        for name, part in (step.assignment or {}).items():
-            bound = self.bindings.id_of(name)
-            if bound is not None:  # entries for unknown names are dropped
-                assignments.append(SyncGroupAssignment(bound, part.encode()))
-        member_id = self._id(step.member, step.member_id)
-        request = SyncGroupRequest(
-            group_id=GROUP_ID,
-            generation_id=step.generation,
-            member_id=member_id,
-            group_instance_id=step.group_instance_id,
-            protocol_type=step.protocol_type,
-            protocol_name=step.protocol_name,
-            assignments=tuple(assignments),
-            api_version=_or(step.api_version, 5),
-        )
-        return self._track(coordinator.sync(request), index, step, step.member, member_id)
+        return (FieldResult(self.index, "advance_time", expected, f"{', '.join(due)} due at exactly {now} ms", False),)
 
     # ------------------------------------------------------------------ what the step did
     def _observe(self, own: RequestId | None, response: Any) -> dict[str, Any]:
@@ -380,11 +293,6 @@ class _Run:
                 expected = "the member list in the leader's answer only"
                 out.append(FieldResult(index, f"{label}.members", expected, answer.get("members"), False))
         return out
-
-
-def _or(value: Any, default: Any) -> Any:
-    """A step's field, or the default when the file leaves it out."""
-    return default if value is None else value
 
 
 def render_body(body: ResponseBody, bindings: Bindings[str], binds: bool = False) -> dict[str, Any]:

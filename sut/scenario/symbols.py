@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
 
 from sut.interface.messages import JoinGroupProtocol, TopicPartition
-from sut.scenario.format import PARTITION
+from sut.scenario.checks import PARTITION
 
 Id = TypeVar("Id")
 

@@ -66,7 +66,7 @@ def make_target(name: str, config: ScenarioConfig, profile: str, mutant: str | N
 def coordinator_config(config: ScenarioConfig, profile: str, mutant: str | None = None) -> CoordinatorConfig:
     """The reference coordinator's settings for a scenario's config and a behaviour profile
     (one place for every target that runs the reference: in process, or served over the wire)."""
-    return CoordinatorConfig.of(config, profile, mutant, config.new_member_join_timeout_ms)
+    return CoordinatorConfig.of(config, profile, mutant, new_member_join_timeout_ms=config.new_member_join_timeout_ms)
 
 
 def _reference(config: ScenarioConfig, profile: str, mutant: str | None = None) -> GroupCoordinator:

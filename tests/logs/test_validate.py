@@ -212,16 +212,26 @@ def test_several_coordinators_are_followed_apart() -> None:
 def test_a_generated_fleet_is_consistent_and_a_mismatched_one_is_not(tmp_path: Path) -> None:
     from logs.corpus import PROFILE_OF_RELEASE, generate
     from logs.pipeline import analyse_local
+    from model.profiles import SCALA_3X
 
     generate(tmp_path / "ok", 1500, groups=3, brokers=3, clusters=1, releases=("scala-3.6", "java-4.0", "scala-2.4"))
     analysis = analyse_local([tmp_path / "ok"])
     assert len(analysis.rows) == 3 and not analysis.inconsistent
     assert any(r["rebalances"] > 5 for r in analysis.rows)
     # A 3.x coordinator writing 2.4's format: its pending-sync expiries are impossible for 2.4.
-    PROFILE_OF_RELEASE["scala-2.4"], saved = "scala-3.x", PROFILE_OF_RELEASE["scala-2.4"]
+    PROFILE_OF_RELEASE["scala-2.4"], saved = SCALA_3X, PROFILE_OF_RELEASE["scala-2.4"]
     try:
         generate(tmp_path / "bad", 2000, groups=2, brokers=1, clusters=1, releases=("scala-2.4",))
     finally:
         PROFILE_OF_RELEASE["scala-2.4"] = saved
     bad = analyse_local([tmp_path / "bad"]).inconsistent
     assert bad and all("pending-sync expiry" in r["unexplained_why"] for r in bad)
+
+
+def test_a_corpus_of_an_unknown_release_is_refused_in_one_sentence(tmp_path: Path) -> None:
+    """The corpus never writes a release it has no profile for with another release's rules."""
+    from logs.corpus import generate
+
+    with pytest.raises(ValueError, match=r"^unknown release 'scala-9.9' \(known: scala-3.6, scala-2.8") as caught:
+        generate(tmp_path, 10, groups=1, brokers=1, clusters=1, releases=("scala-9.9",))
+    assert "\n" not in str(caught.value) and not any(tmp_path.iterdir())

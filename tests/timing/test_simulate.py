@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from timing.config import parse
-from timing.simulate import MUTANTS, Run, Scenario, Schedule, Simulation
+from timing.mutants import MUTANTS
+from timing.simulate import Run, Scenario, Schedule, Simulation
 
 
 def _steady(doc: dict[str, object], schedule: dict[str, int], until: int, mutant: str | None = None) -> Run:

@@ -116,14 +116,20 @@ def _minimal(cls: type) -> Any:
     return cls(**{f.name: values[f.name] for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING})
 
 
-def test_the_op_vocabulary_is_known_to_the_runner() -> None:
-    """The runner's ``match`` has a case per op (mypy checks it with ``assert_never``); a step of
-    an op it does not know would fail there, not silently do nothing."""
+def test_every_op_says_what_it_does() -> None:
+    """Each op carries its own ``run`` (what it does against a target, through ``ops.Runner``), so
+    adding an op touches ``sut/scenario/ops.py`` only; the runner dispatches on nothing but
+    ``step.run`` (mypy names a member of ``ops.Step`` without one), and ``ops.Op`` declares no
+    ``run`` an op could silently inherit."""
     from sut.scenario import runner
 
-    source = Path(runner.__file__).read_text(encoding="utf-8")
+    assert not hasattr(ops.Op, "run")
     for cls in ops.OPS.values():
-        assert f"case ops.{cls.__name__}()" in source, f"the runner has no case for {cls.op}"
+        assert "run" in vars(cls), f"op {cls.op} does not say what it does"
+    source = Path(runner.__file__).read_text(encoding="utf-8")
+    assert "step.run(self)" in source
+    for cls in ops.OPS.values():
+        assert f"case ops.{cls.__name__}()" not in source, f"the runner dispatches on op {cls.op} itself"
 
 
 @pytest.mark.parametrize(
