@@ -424,24 +424,31 @@ class PackedModel:
 
     def _process_move(self, gid: int, step: ProcessStep) -> ConsumerMove:
         action, spends, group, consumer, answers = step
-        return ConsumerMove(
-            self._intern_step(action),
-            spends,
-            self.group_id(group, gid),
-            self.consumer_id(consumer),
-            self._deliveries(answers) if answers else (),
+        # tuple.__new__: not the interpreted __new__ namedtuple generates (one per step)
+        return tuple.__new__(
+            ConsumerMove,
+            (
+                self._intern_step(action),
+                spends,
+                self.group_id(group, gid),
+                self.consumer_id(consumer),
+                self._deliveries(answers) if answers else (),
+            ),
         )
 
     def _group_moves(self, gid: int, steps: Sequence[SharedStep]) -> list[GroupMove]:
         moves = []
         for action, spends, group, answers, removes in steps:
             moves.append(
-                GroupMove(
-                    self._intern_step(action),
-                    spends,
-                    self.group_id(group, gid),
-                    self._deliveries(answers) if answers else (),
-                    removes,
+                tuple.__new__(
+                    GroupMove,
+                    (
+                        self._intern_step(action),
+                        spends,
+                        self.group_id(group, gid),
+                        self._deliveries(answers) if answers else (),
+                        removes,
+                    ),
                 )
             )
         return moves
