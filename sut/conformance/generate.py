@@ -396,7 +396,7 @@ def scenario_document(steps: list[dict[str, Any]], config: Mapping[str, Any], na
     """A scenario entry for recorded ``steps`` (no expectations: the oracle gives them)."""
     return {
         "name": name,
-        "applies_to": [PROFILE],
+        "applies_to": [PROFILE.name],
         "config": dict(config),
         "steps": [dict(s) for s in steps],
         "expect": [{} for _ in steps],

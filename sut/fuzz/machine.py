@@ -116,7 +116,7 @@ def model_config(options: FuzzOptions, require_known_member_id: bool) -> Config:
         require_known_member_id=require_known_member_id,
         initial_rebalance_delay_ms=options.initial_rebalance_delay_ms,
         rebalance_timeout_ms=max(options.rebalance_timeouts_ms),
-        profile=profile_named(options.profile).model_profile,
+        profile=profile_named(options.profile.model_profile),
         atomic_requests=False,
         static_consumers=options.statics,
     )
