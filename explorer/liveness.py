@@ -162,7 +162,8 @@ class Fairness:
 
 def step_class(action: Action, spends: bool) -> str:
     """The fairness class of a step ("" for none): per consumer for consumer steps, per member for
-    member timers. A step that spends a perturbation budget belongs to no class."""
+    member timers. A step that spends a perturbation budget belongs to no class. It reads only the
+    action's kind, actor, member and first choice (the native engine memoises it by those)."""
     if spends or action.kind in BUDGET_OF:
         return ""
     cls = FAIR_KINDS.get(action.kind, "")

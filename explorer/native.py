@@ -38,7 +38,7 @@ from explorer.checks import Book, Where
 from explorer.liveness import UNEXPLORED, ClassTable, Projector, StateGraph, step_class
 from model.actions import ALL_KINDS, Action
 from model.config import Config
-from model.state import State
+from model.state import Budget, Consumer, Group, State, replace
 from model.system import _CONSUMER_SPENDS, ClassicGroupModel, ConsumerMove, Deliveries, GroupMove
 from model.types import GroupState
 from properties.temporal import CONSUMER, CONSUMERS, GROUP
@@ -77,6 +77,12 @@ _U64 = (1 << 64) - 1
 _DONE, _PAUSE, _QUEUE, _MAX_STATES = 0, 1, 2, 3
 _CHUNK = 4096
 """States expanded between two returns of the core (progress, time limit)."""
+
+
+def _state(group: Group, consumers: tuple[Consumer, ...], budget: Budget) -> State:
+    """``State(group, consumers, budget)`` without the interpreted ``__new__`` that
+    ``collections.namedtuple`` generates: the engine builds a state for every step it judges."""
+    return tuple.__new__(State, (group, consumers, budget))
 
 
 def _flat_consumer(moves: list[ConsumerMove], index: int) -> list[int]:
@@ -209,6 +215,8 @@ class NativeSearch:
         self.classes = ClassTable()
         """The fairness classes (``explorer.liveness``): each step's, when it keeps the budget and
         when it spends one, go to the core with its verdicts (``set_step``)."""
+        self.class_memo: dict[tuple[str, int, tuple[int, int], tuple[Any, ...]], int] = {}
+        """Both fairness classes of a step, by what ``step_class`` reads of its action."""
         self.kinds = array("B")
         """Per step id: the index of its action kind in ``ALL_KINDS``."""
         self.kept: dict[int, Action] = {}
@@ -243,9 +251,9 @@ class NativeSearch:
             return self._decoded[1]
         m = self.model
         consumers = m.consumers.values
-        state = State(
+        state = _state(
             m.groups.values[key & _G_MASK],
-            tuple(consumers[cid] for cid in self.core.vector(key >> _V_SHIFT)),
+            tuple([consumers[cid] for cid in self.core.vector(key >> _V_SHIFT)]),
             m.budgets.values[(key >> _G_BITS) & _B_MASK],
         )
         self._decoded = (key, state)
@@ -296,7 +304,14 @@ class NativeSearch:
             self.facts.append(-1)
             classes = -1
             if self.record_graph:
-                classes = self.classes.id(step_class(action, False)) | self.classes.id(step_class(action, True)) << 16
+                # step_class reads only these fields of the action: memoised by them
+                fair = (action.kind, action.actor, action.mid, action.choice[:1])
+                found = self.class_memo.get(fair)
+                if found is None:
+                    found = self.class_memo[fair] = (
+                        self.classes.id(step_class(action, False)) | self.classes.id(step_class(action, True)) << 16
+                    )
+                classes = found
             if not book.active_step and observer is None:
                 core.set_step(step, 0, classes)
                 continue
@@ -305,8 +320,8 @@ class NativeSearch:
                 after[actor] = consumers[ncid]
             for j, rid in deliveries:
                 c = after[j]
-                after[j] = c._replace(responses=c.responses + (m.responses.values[rid],))
-            target = State(m.groups.values[ngid], tuple(after), source.budget)
+                after[j] = replace(c, responses=c.responses + (m.responses.values[rid],))
+            target = _state(m.groups.values[ngid], tuple(after), source.budget)
             mask = book.step_mask(source, action, target)
             if observer is not None:
                 fact = observer(source, action, target)

@@ -46,12 +46,23 @@ class _Parser(argparse.ArgumentParser):
         raise InputError(f"{self.prog}: {message}")
 
 
-def _load_verbs() -> dict[str, ModuleType]:
+def _load_verbs(names: list[str] | None = None) -> dict[str, ModuleType]:
+    """The verbs' modules (``names``: those of ``VERB_MODULES`` to load; default every one)."""
     verbs: dict[str, ModuleType] = {}
-    for name in VERB_MODULES:
+    for name in VERB_MODULES if names is None else names:
         module = importlib.import_module(name)
         verbs[module.VERB] = module
     return verbs
+
+
+def _modules_for(argv: list[str]) -> list[str] | None:
+    """Only the module of the verb ``argv`` starts with (module ``kgc.cmd_<verb>``), so that
+    ``kgc check`` does not import what the other verbs need — Hypothesis, a Kafka client, z3,
+    networkx: most of a second of start-up. Anything else (``--help``, no verb, an unknown
+    one) loads every verb, for the listing and argparse's "invalid choice"."""
+    if argv and f"kgc.cmd_{argv[0]}" in VERB_MODULES:
+        return [f"kgc.cmd_{argv[0]}"]
+    return None
 
 
 def build_parser(verbs: dict[str, ModuleType]) -> argparse.ArgumentParser:
@@ -67,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     with signals():
         try:
-            verbs = _load_verbs()
+            verbs = _load_verbs(_modules_for(argv))
             parser = build_parser(verbs)
             args = parser.parse_args(argv)
             if args.verb is None:

@@ -92,16 +92,19 @@ class GroupTx:
             and all(self.pending.get(p.mid) is p for p in g.pending)
         ):
             return g
-        return Group(
-            self.state,
-            self.generation,
-            self.leader,
-            tuple(self.members[mid] for mid in sorted(self.members)),
-            tuple(self.pending[mid] for mid in sorted(self.pending)),
-            self.join_timer,
-            self.new_member_added,
-            self.stores,
-            self.stale_sync,
+        return tuple.__new__(  # Group(...) without namedtuple's interpreted __new__ (a step builds one)
+            Group,
+            (
+                self.state,
+                self.generation,
+                self.leader,
+                tuple(self.members[mid] for mid in sorted(self.members)),
+                tuple(self.pending[mid] for mid in sorted(self.pending)),
+                self.join_timer,
+                self.new_member_added,
+                self.stores,
+                self.stale_sync,
+            ),
         )
 
     def transition_to(self, target: GroupState) -> None:
@@ -112,12 +115,12 @@ class GroupTx:
 
     def respond(self, consumer: int, response: Response) -> None:
         """The immediate answer to the request being handled."""
-        self.answers.append(Answer(consumer, response, True))
+        self.answers.append(tuple.__new__(Answer, (consumer, response, True, False, False)))
 
     def answer_parked(self, mid: MemberId, response: Response, orphan: bool) -> None:
         """Invoke a parked callback: the answer travels on the connection that sent the request,
         and is lost if that connection is closed."""
-        self.answers.append(Answer(mid[0], response, not orphan, parked=True))
+        self.answers.append(tuple.__new__(Answer, (mid[0], response, not orphan, False, True)))
 
     def update(self, mid: MemberId, **fields: Any) -> Member:
         member = replace(self.members[mid], **fields)

@@ -123,3 +123,31 @@ def test_run_catalogue_reports_kills_and_the_baseline() -> None:
     assert report.survivors == [survivor] and report.deepest_kill == 2
     assert report.baseline is not None and not report.baseline.killed
     assert report.baseline.bounds.max_depth == 2
+
+
+@pytest.mark.parametrize("name", ["join_in_rebalance_rejected", "heartbeat_resets_rebalance"])
+def test_deepening_finds_the_lasso_of_the_whole_space_in_part_of_it(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A liveness mutant is killed within a depth bound (``DEEPENING``) by the lasso the whole
+    space gives, after exploring part of it."""
+    import explorer.mutation as mutation
+
+    config = Config(max_perturbations=0)
+    deepened = explore(config, by_name(name))
+    monkeypatch.setattr(mutation, "DEEPENING", ())
+    whole = explore(config, by_name(name))
+    assert whole.result.stats.complete and whole.lasso is not None
+    assert deepened.lasso is not None and deepened.result.stats.stopped_by == "max-depth"
+    assert deepened.states < whole.states
+    assert deepened.killed_by == whole.killed_by
+    assert (deepened.lasso.length, deepened.lasso.loop_start) == (whole.lasso.length, whole.lasso.loop_start)
+
+
+def test_deepening_still_reports_a_safety_kill_deeper_than_its_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    import explorer.mutation as mutation
+
+    monkeypatch.setattr(mutation, "DEEPENING", (2,))
+    outcome = explore(Config(max_perturbations=0), by_name("sync_skips_generation_check"))
+    assert outcome.killed_by == "no_stale_assignment" and outcome.trace_length == 8
+    assert outcome.result.stats.stopped_by == "violation" and outcome.earlier_seconds > 0
