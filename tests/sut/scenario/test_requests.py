@@ -12,20 +12,7 @@ from typing import Any
 
 from hypothesis import given
 
-from sut.interface import messages
-from sut.interface.messages import (
-    HeartbeatRequest,
-    JoinGroupProtocol,
-    JoinGroupRequest,
-    LeaveGroupRequest,
-    MemberIdentity,
-    OffsetCommitPartition,
-    OffsetCommitRequest,
-    OffsetFetchRequest,
-    SyncGroupAssignment,
-    SyncGroupRequest,
-    TopicPartition,
-)
+from sut.interface import messages as m
 from sut.scenario import ops
 from sut.scenario.format import ScenarioConfig
 from tests.sut.scenario.test_ops import STEPS
@@ -35,7 +22,7 @@ CONFIG = ScenarioConfig(session_timeout_ms=10_000, require_known_member_id=False
 IDS = ops.InPlay.of(CONFIG, "g", {"c1": "c1-aaa", "c2": "c2-bbb", "c3": ""})
 
 #: The request types of ``sut.interface.messages`` a client sends.
-REQUESTS = sorted(n for n in vars(messages) if n.endswith("Request") and n[0].isupper())
+REQUESTS = sorted(n for n in vars(m) if n.endswith("Request") and n[0].isupper())
 
 
 def test_every_op_that_sends_builds_its_request_and_none_inherits_it() -> None:
@@ -64,11 +51,11 @@ def test_the_ids_in_play_resolve_by_the_scenario_rules() -> None:
 
 def test_each_op_builds_the_request_a_client_sends() -> None:
     join = ops.Join("c1", session_timeout_ms=None, protocols=("range:m0", "roundrobin:"), group_instance_id="i-1")
-    assert join.request(IDS) == JoinGroupRequest(
+    assert join.request(IDS) == m.JoinGroupRequest(
         "g",
         "c1-aaa",
         "consumer",
-        (JoinGroupProtocol("range", b"m0"), JoinGroupProtocol("roundrobin", b"")),
+        (m.JoinGroupProtocol("range", b"m0"), m.JoinGroupProtocol("roundrobin", b"")),
         10_000,
         300_000,
         group_instance_id="i-1",
@@ -77,17 +64,19 @@ def test_each_op_builds_the_request_a_client_sends() -> None:
     )
     assert ops.Join("c3", require_known_member_id=False).request(IDS).api_version == 3
     sync = ops.Sync("c1", 2, assignment={"c1": "0,1", "c2": "", "gone": "2"})
-    assert sync.request(IDS) == SyncGroupRequest(
-        "g", 2, "c1-aaa", assignments=(SyncGroupAssignment("c1-aaa", b"0,1"), SyncGroupAssignment("c2-bbb", b""))
+    assert sync.request(IDS) == m.SyncGroupRequest(
+        "g", 2, "c1-aaa", assignments=(m.SyncGroupAssignment("c1-aaa", b"0,1"), m.SyncGroupAssignment("c2-bbb", b""))
     )
-    assert ops.Heartbeat("c2", 3, member_id="ID:x").request(IDS) == HeartbeatRequest("g", 3, "x", None, 4)
+    assert ops.Heartbeat("c2", 3, member_id="ID:x").request(IDS) == m.HeartbeatRequest("g", 3, "x", None, 4)
     leave = ops.Leave((ops.Leaver("c1"), ops.Leaver("c2", group_instance_id="i-2")), api_version=3)
-    assert leave.request(IDS) == LeaveGroupRequest("g", (MemberIdentity("c1-aaa"), MemberIdentity("c2-bbb", "i-2")), 3)
+    assert leave.request(IDS) == m.LeaveGroupRequest(
+        "g", (m.MemberIdentity("c1-aaa"), m.MemberIdentity("c2-bbb", "i-2")), 3
+    )
     commit = ops.Commit(-1, {"t-0": 5, "t-1": 6}, member="c1", member_id="UNKNOWN")
-    parts = (OffsetCommitPartition(TopicPartition("t", 0), 5), OffsetCommitPartition(TopicPartition("t", 1), 6))
-    assert commit.request(IDS) == OffsetCommitRequest("g", -1, "", parts, None, 8)
+    parts = (m.OffsetCommitPartition(m.TopicPartition("t", 0), 5), m.OffsetCommitPartition(m.TopicPartition("t", 1), 6))
+    assert commit.request(IDS) == m.OffsetCommitRequest("g", -1, "", parts, None, 8)
     fetch = ops.Fetch(("t-0",))
-    assert fetch.request(IDS) == OffsetFetchRequest("g", (TopicPartition("t", 0),))
+    assert fetch.request(IDS) == m.OffsetFetchRequest("g", (m.TopicPartition("t", 0),))
 
 
 class _Recorder:
