@@ -48,6 +48,8 @@ from properties.base import TRANSITION, Property
 from properties.protocol import ALL, exchanges
 
 PARKED = "parked"
+_STATES = {int(g): g for g in GroupState}
+"""A group state by its value: a lookup, where ``GroupState(x)`` is a call (once per step)."""
 
 Fact = tuple[GroupState, str, str, tuple[GroupState, ...], tuple[tuple[str, str], ...]]
 """A step as the diagrams see it: group state before, action kind, label, group states entered,
@@ -83,13 +85,13 @@ class Observation:
     @staticmethod
     def fact(s: State, a: Action, t: State) -> Fact:
         """What is observed of a step (the same for every transition of that step)."""
-        before = GroupState(s.group.state)
+        before = _STATES[s.group.state]
         requests: list[tuple[str, str]] = []
         if a.handled:
             answered = list(exchanges(s, a))
             requests = [(api_name(r.api), error_name(answer.response.error)) for r, answer in answered]
             requests += [(api_name(r.api), PARKED) for r in a.handled[len(answered) :]]
-        return before, a.kind, step_label(a), tuple(GroupState(x) for x in a.path), tuple(requests)
+        return before, a.kind, step_label(a), tuple([_STATES[x] for x in a.path]), tuple(requests)
 
     def absorb(self, fact: Fact, n: int) -> None:
         """Count ``n`` transitions whose step has this fact."""

@@ -36,6 +36,7 @@ from kgc.options import add_bounds_arguments, add_model_arguments, bounds_from_a
 from kgc.outcome import end_progress, print_header, progress_reporter
 from model.config import Config
 from model.mutants import CATALOGUE, KILLABLE, NAMES, Mutant
+from model.profiles import Profile
 from properties.protocol import ALL
 from sut.fuzz.mutation import FuzzOutcome, fuzz_mutant
 from sut.fuzz.mutation import applies as fuzz_applies
@@ -107,7 +108,7 @@ def selected(names: list[str]) -> list[Mutant]:
 class Replayed:
     """``--replay``: the unmutated reference and each coordinator mutant on the same files."""
 
-    profile: str
+    profile: Profile
     files: list[str]
     baseline: ReplayOutcome
     outcomes: list[ReplayOutcome]
@@ -195,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
 class Fuzzed:
     """``--fuzz``: the Hypothesis machine on the unmutated reference and with each coordinator mutant."""
 
-    profile: str
+    profile: Profile
     examples: int
     steps: int
     baseline: FuzzOutcome
@@ -209,7 +210,7 @@ class Fuzzed:
     def as_json(self) -> dict[str, Any]:
         return {
             "target": "reference",
-            "profile": self.profile,
+            "profile": self.profile.name,
             "examples": self.examples,
             "steps_per_example": self.steps,
             "unmutated": self.baseline.as_json(),
@@ -219,7 +220,7 @@ class Fuzzed:
 
 
 def _fuzz(
-    mutant: Mutant | None, args: argparse.Namespace, out_dir: Path | None, profile: str, quiet: bool
+    mutant: Mutant | None, args: argparse.Namespace, out_dir: Path | None, profile: Profile, quiet: bool
 ) -> FuzzOutcome:
     if not quiet:
         print(
@@ -364,7 +365,7 @@ def report_json(
         if replayed is None
         else {
             "target": "reference",
-            "profile": replayed.profile,
+            "profile": replayed.profile.name,
             "files": replayed.files,
             "unmutated": replayed.baseline.as_json(),
             "mutants": [o.as_json() for o in replayed.outcomes],

@@ -16,10 +16,10 @@ from pathlib import Path
 from kgc import exits, inputs
 from kgc.errors import InputError
 from model.mutants import CATALOGUE, COORDINATOR
+from model.profiles import DEFAULT_PROFILE, Profile, profile_named
 from sut.client.consumer import CONSUMER_MUTANTS
 from sut.scenario.format import PROFILES, ScenarioFile
 from sut.scenario.replay import (
-    DEFAULT_PROFILE,
     REPLAY_TARGETS,
     Replay,
     format_line,
@@ -48,7 +48,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--profile",
         choices=PROFILES,
-        default=DEFAULT_PROFILE,
+        default=DEFAULT_PROFILE.name,
         help="behaviour profile: only scenarios whose applies_to holds it run (default %(default)s)",
     )
     p.add_argument(
@@ -73,9 +73,9 @@ def run(args: argparse.Namespace) -> int:
     if args.log is not None:
         if args.target != "reference":
             raise InputError("--log needs --target reference (the model writes no broker log)")
-        outcome = _replay_logged(files, args.log, args.profile, mutant)
+        outcome = _replay_logged(files, args.log, profile_named(args.profile), mutant)
     else:
-        outcome = replay(files, args.target, args.profile, mutant)
+        outcome = replay(files, args.target, profile_named(args.profile), mutant)
     if args.json:
         print(json.dumps(outcome.as_json(), indent=2))
     else:
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK if outcome.ok else EXIT_FAILED
 
 
-def _replay_logged(files: list[ScenarioFile], path: str, profile: str, mutant: str | None) -> Replay:
+def _replay_logged(files: list[ScenarioFile], path: str, profile: Profile, mutant: str | None) -> Replay:
     """Replay on the reference with a Kafka-format logger attached, into ``path`` (replaced only by
     a complete new file)."""
     from logs.scenario_log import replay_logged

@@ -83,11 +83,12 @@ def run(args: argparse.Namespace) -> int:
 def replay_summary(document: dict[str, Any], mutant: str | None) -> dict[str, Any]:
     """How the scenario fares: on the reference, with the trace's coordinator mutant, and judged
     by the model."""
+    from model.profiles import profile_named
     from sut.scenario.format import parse
     from sut.scenario.replay import replay
 
     files = [parse(document, "<from-trace>")]
-    profile = document["scenarios"][0]["applies_to"][0]
+    profile = profile_named(document["scenarios"][0]["applies_to"][0])
 
     def one(target: str, mutant_name: str | None, label: str) -> dict[str, Any]:
         result = replay(files, target, profile, mutant_name).results[0]

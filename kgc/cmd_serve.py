@@ -29,6 +29,7 @@ from pathlib import Path
 from kgc import inputs
 from kgc.errors import InputError
 from kgc.options import add_coordinator_arguments, address_from_args, coordinator_from_args, port_from_args
+from model.profiles import profile_named
 from model.types import Errors
 from sut.broker import BrokerError, TansuBroker
 from sut.broker.address import Address
@@ -146,7 +147,7 @@ def _wait(stop: threading.Event, duration: float | None) -> None:
 def _replay(args: argparse.Namespace, mutant: str | None) -> int:
     paths = args.scenarios or sorted(LIBRARY.glob("*.json"))
     files = inputs.load_scenario_files(paths)
-    outcome = replay_served(files, args.profile, mutant)
+    outcome = replay_served(files, profile_named(args.profile), mutant)
     if args.json:
         print(json.dumps(outcome.as_json(), indent=2))
     else:

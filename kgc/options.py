@@ -164,12 +164,14 @@ def add_coordinator_arguments(p: argparse.ArgumentParser, *, delay: bool = True)
     """The reference coordinator's options of the verbs that serve it (``serve``, ``clients``):
     ``--mutant`` and, with ``delay``, ``--profile`` and ``--initial-rebalance-delay-ms``. Values
     are read back with :func:`coordinator_from_args`."""
+    from model.profiles import DEFAULT_PROFILE
     from sut.scenario.format import PROFILES
-    from sut.scenario.replay import DEFAULT_PROFILE
 
     p.add_argument("--mutant", metavar="NAME", help="switch on a catalogued coordinator bug (model/mutants.py)")
     if delay:
-        p.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE, help="coordinator behaviour profile")
+        p.add_argument(
+            "--profile", choices=PROFILES, default=DEFAULT_PROFILE.name, help="coordinator behaviour profile"
+        )
         p.add_argument(
             "--initial-rebalance-delay-ms",
             default="3000",
@@ -181,11 +183,14 @@ def add_coordinator_arguments(p: argparse.ArgumentParser, *, delay: bool = True)
 def coordinator_from_args(args: argparse.Namespace) -> Any:
     """The ``sut.reference.CoordinatorConfig`` of :func:`add_coordinator_arguments`' options,
     validated (:func:`coordinator_mutant`; the delay a whole number of ms up to a day)."""
+    from model.profiles import profile_named
     from sut.reference.config import BrokerGroupSettings, CoordinatorConfig
 
     delay = inputs.whole_number(args.initial_rebalance_delay_ms, "--initial-rebalance-delay-ms", 0, 86_400_000)
     return CoordinatorConfig.of(
-        BrokerGroupSettings(initial_rebalance_delay_ms=delay), args.profile, coordinator_mutant(args.mutant)
+        BrokerGroupSettings(initial_rebalance_delay_ms=delay),
+        profile_named(args.profile),
+        coordinator_mutant(args.mutant),
     )
 
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from logs.kafka_logger import DEFAULT_BASE_MS, RELEASE_OF_PROFILE, KafkaLogWriter
-from model.profiles import DEFAULT_PROFILE
+from model.profiles import DEFAULT_PROFILE, Profile
 from sut.interface.coordinator import GroupCoordinator
 from sut.reference.coordinator import ReferenceCoordinator
 from sut.scenario.format import Scenario, ScenarioConfig, ScenarioFile
@@ -25,19 +25,19 @@ from sut.scenario.targets import make_target
 def replay_logged(
     files: Sequence[ScenarioFile],
     out: TextIO,
-    profile: str = DEFAULT_PROFILE,
+    profile: Profile = DEFAULT_PROFILE,
     mutant: str | None = None,
     release: str | None = None,
 ) -> Replay:
     """Replay every scenario of ``files`` for ``profile`` on the reference coordinator, writing
     its Kafka-format log (``release``'s format; by default the profile's) to ``out``."""
-    release = release or RELEASE_OF_PROFILE[profile]
+    release = release or RELEASE_OF_PROFILE[profile.name]
     results: list[ScenarioResult] = []
     others = 0
     clock = [DEFAULT_BASE_MS]
     for scenario_file in files:
         for scenario in scenario_file.scenarios:
-            if profile not in scenario.applies_to:
+            if profile.name not in scenario.applies_to:
                 others += 1
                 continue
             results.append(_run_one(scenario, out, profile, mutant, release, clock))
@@ -45,7 +45,7 @@ def replay_logged(
 
 
 def _run_one(
-    scenario: Scenario, out: TextIO, profile: str, mutant: str | None, release: str, clock: list[int]
+    scenario: Scenario, out: TextIO, profile: Profile, mutant: str | None, release: str, clock: list[int]
 ) -> ScenarioResult:
     writers: list[KafkaLogWriter] = []
 

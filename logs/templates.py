@@ -464,7 +464,7 @@ def profile_for(releases: Iterable[str]) -> str:
     chosen = set(releases)
     scala = [i for i, line in enumerate(SCALA_LINES) if f"{SCALA}-{line}" in chosen]
     if not scala:
-        return JAVA_4_0.name if chosen else DEFAULT_PROFILE
+        return JAVA_4_0.name if chosen else DEFAULT_PROFILE.name
     newest = SCALA_LINES[max(scala)]
     if newest in ("0.10.0", "0.10.1", "0.10.2", "0.11", "1.0", "1.1", "2.0", "2.1"):
         return SCALA_2_0_TO_2_2.name

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import tomllib
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -73,9 +73,10 @@ class Config:
     delay matters to the untimed model (whether an InitialDelayedJoin can be extended)."""
     auto_commit: bool = True
     offset_fetch: bool = False
-    profile: str = DEFAULT_PROFILE
-    """The behaviour profile's name (``model/profiles.py``); :attr:`behaviour` is the profile itself.
-    The name is what files, the command line, traces and checkpoints carry."""
+    profile: Profile = DEFAULT_PROFILE
+    """The behaviour profile (``model/profiles.py``): its rule switches are what the model reads.
+    Files, the command line, traces and checkpoints carry its name (:meth:`describe`,
+    :meth:`from_mapping`)."""
     atomic_requests: bool = True
     """Reduction: a request is handled in the step that sends it, and a request answered at once
     (not parked) is answered and read in that step too. Only answers to parked requests travel
@@ -85,11 +86,6 @@ class Config:
     """A catalogued protocol bug to switch on (``model/mutants.py``); "" for the protocol itself."""
 
     # ------------------------------------------------------------------ derived facts
-    @property
-    def behaviour(self) -> Profile:
-        """The behaviour profile (its rule switches) this configuration checks."""
-        return KNOWN_PROFILES[self.profile]
-
     @property
     def initial_delay_zero(self) -> bool:
         return self.initial_rebalance_delay_ms == 0
@@ -114,8 +110,11 @@ class Config:
         return int(getattr(self, f"budget_{fault}"))
 
     def describe(self) -> dict[str, Any]:
-        data = asdict(self)
+        """The fields as plain data (JSON, traces, checkpoints): the faults sorted, the profile by
+        name; :meth:`from_mapping` reads it back to an equal configuration."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["faults"] = sorted(self.faults)
+        data["profile"] = self.profile.name
         return data
 
     # ------------------------------------------------------------------ loading
@@ -177,7 +176,10 @@ class Config:
         )
         need(self.initial_rebalance_delay_ms >= 0, "initial_rebalance_delay_ms must not be negative")
         need(self.rebalance_timeout_ms > 0, "rebalance_timeout_ms must be positive")
-        need(self.profile in PROFILES, f"profile must be one of {', '.join(PROFILES)}, got {self.profile!r}")
+        need(
+            self.profile.name in PROFILES and KNOWN_PROFILES[self.profile.name] == self.profile,
+            f"profile must be one of {', '.join(PROFILES)}, got {self.profile.name!r}",
+        )
         need(
             self.mutant == "" or self.mutant in MUTANTS,
             f"mutant must be one of {', '.join(MUTANTS)}, got {self.mutant!r}",
@@ -186,6 +188,12 @@ class Config:
 
 def _coerce(key: str, value: Any, current: Any) -> Any:
     """Convert a file or CLI value to the field's type, with a one-line error naming the field."""
+    if key == "profile":
+        if isinstance(value, Profile):
+            return value
+        if not isinstance(value, str) or value not in PROFILES:
+            raise ConfigError(f"profile must be one of {', '.join(PROFILES)}, got {value!r}")
+        return KNOWN_PROFILES[value]
     if key == "faults":
         if isinstance(value, str):
             items = [v.strip() for v in value.split(",") if v.strip()]

@@ -206,7 +206,7 @@ class GroupTx:
         """After a member or pending id expires in PreparingRebalance. Java completes even an
         initial rebalance at once if everyone left has joined (reference §17 item 2)."""
         if (
-            self.config.behaviour.expiry_completes_initial_join
+            self.config.profile.expiry_completes_initial_join
             and self.state == PR
             and self.join_timer == JoinTimer.INITIAL_DELAYED_JOIN
             and self.all_members_joined()
@@ -329,7 +329,7 @@ class GroupTx:
         if self.state == PR:
             extends = (
                 self.generation == 0
-                if self.config.behaviour.new_member_added_needs_generation_zero
+                if self.config.profile.new_member_added_needs_generation_zero
                 else self.join_timer == JoinTimer.INITIAL_DELAYED_JOIN
             )
             if extends:

@@ -80,14 +80,20 @@ def mid_text(mid: MemberId) -> str:
 
 
 # ---------------------------------------------------------------------- what
+_API_LABELS = {int(a): a.label for a in ApiKey}
+_ERROR_NAMES = {int(e): e.name for e in Errors}
+
+
 def api_name(api: int) -> str:
-    """``JoinGroup``."""
-    return ApiKey(api).label
+    """``JoinGroup`` (a value no ``ApiKey`` has is a ValueError, as ``ApiKey(api)`` raises)."""
+    label = _API_LABELS.get(api)
+    return label if label is not None else ApiKey(api).label
 
 
 def error_name(error: int) -> str:
-    """``REBALANCE_IN_PROGRESS``."""
-    return Errors(error).name
+    """``REBALANCE_IN_PROGRESS`` (looked up, not built: diagrams name millions of steps)."""
+    name = _ERROR_NAMES.get(error)
+    return name if name is not None else Errors(error).name
 
 
 def state_name(state: int) -> str:

@@ -18,8 +18,10 @@ observable outcome is the one of ``heartbeatSatisfied`` used here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from enum import Enum
+from typing import Any
 
 from model.types import Errors
 
@@ -31,10 +33,18 @@ class MaxSizeRule(Enum):
     KAFKA_9885 = "2.6"  # 2.6+: ``acceptJoiningMember`` counts parked members in PreparingRebalance
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Profile:
     """One coordinator behaviour. Each field names the rule, the reference section and the release
-    (or the implementation) it belongs to."""
+    (or the implementation) it belongs to.
+
+    Every configuration holds the value itself (the model's ``Config``, the fuzzer's options, the
+    reference's ``CoordinatorConfig``); what is written down — files, the command line, traces,
+    checkpoints, JSON — carries its :attr:`name`. So that a value printed where a name was meant
+    still reads as the name, ``str``, ``format`` (f-strings) and ``repr`` show the name; compared
+    with a string (``name in applies_to`` written as ``profile in applies_to``) it raises
+    TypeError instead of being silently unequal; and a registered profile pickles as its name (it
+    unpickles to the registry's own value)."""
 
     name: str
     description: str
@@ -82,6 +92,28 @@ class Profile:
     #: model: itself when modelled; Scala 3.x for the older Scala releases (the model has none of
     #: their switches, so such checks hold only where those releases answer as 3.x does).
     model_profile: str = "scala-3.x"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            # A name where a profile was meant (a file's field, a CLI value): never silently unequal.
+            raise TypeError(f"Profile {self.name!r} compared with the string {other!r}: compare its .name")
+        if not isinstance(other, Profile):
+            return NotImplemented
+        return self is other or all(getattr(self, f.name) == getattr(other, f.name) for f in fields(self))
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __format__(self, spec: str) -> str:
+        return format(self.name, spec)
+
+    def __repr__(self) -> str:
+        return f"Profile({self.name!r})"
+
+    def __reduce__(self) -> tuple[Callable[..., Profile], tuple[Any, ...]]:
+        if PROFILES.get(self.name) is self:
+            return profile_named, (self.name,)
+        return Profile, tuple(getattr(self, f.name) for f in fields(self))
 
 
 SCALA_3X = Profile(
@@ -137,7 +169,8 @@ PROFILES: dict[str, Profile] = {
     p.name: p for p in (SCALA_3X, JAVA_4_0, SCALA_2_2_TO_2_6, SCALA_2_2_TO_2_3, SCALA_2_0_TO_2_2)
 }
 
-DEFAULT_PROFILE = SCALA_3X.name
+#: The profile of a configuration that names none.
+DEFAULT_PROFILE = SCALA_3X
 
 #: The names of the profiles the model covers.
 MODELLED = tuple(name for name, p in PROFILES.items() if p.modelled)

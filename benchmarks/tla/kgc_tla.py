@@ -68,7 +68,7 @@ def constants(config: Config) -> dict[str, str]:
         "InitialDelayExtensible": _tla(config.initial_delay_extensible),
         "AutoCommit": _tla(config.auto_commit),
         "OffsetFetch": _tla(config.offset_fetch),
-        "JavaProfile": _tla(config.profile == JAVA_4_0.name),
+        "JavaProfile": _tla(config.profile is JAVA_4_0),
         "RequireKnownMemberId": _tla(config.require_known_member_id),
     }
 
@@ -85,7 +85,7 @@ def kgc_arguments(config: Config) -> list[str]:
         "--max-perturbations", "0",
         "--assignor", config.assignor,
         "--initial-rebalance-delay-ms", str(config.initial_rebalance_delay_ms),
-        "--profile", config.profile,
+        "--profile", config.profile.name,
         "--set", f"rebalance_timeout_ms={config.rebalance_timeout_ms}",
         "--set", f"auto_commit={str(config.auto_commit).lower()}",
         "--set", f"offset_fetch={str(config.offset_fetch).lower()}",

@@ -139,7 +139,7 @@ def model_config(partitions: int, rebalance_timeout_ms: int, require_known_membe
         require_known_member_id=require_known_member_id,
         initial_rebalance_delay_ms=0,
         rebalance_timeout_ms=rebalance_timeout_ms,
-        profile=SCALA_3X.name,
+        profile=SCALA_3X,
         atomic_requests=False,
         static_consumers=0,
         auto_commit=True,

@@ -41,7 +41,7 @@ from sut.scenario.targets import make_target
 from sut.wire import WireCoordinator, WireError, WireOptions
 
 #: The profile whose behaviour the reference gives (Kafka 3.0-3.9 Scala, verified on 3.6.2).
-PROFILE = SCALA_3X.name
+PROFILE = SCALA_3X
 
 #: Added to the longest session timeout of a sequence to make the default hold bound.
 HOLD_MARGIN_S = 2.0
@@ -342,7 +342,7 @@ class Differential:
         config = scenario.get("config", {})
         return {
             "name": scenario.get("name", "generated"),
-            "applies_to": [PROFILE],
+            "applies_to": [PROFILE.name],
             "description": scenario.get("description", ""),
             "config": self.settings.apply(config) if self.settings is not None else dict(config),
             "steps": steps,

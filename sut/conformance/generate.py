@@ -35,7 +35,7 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import seed as hypothesis_seed
@@ -48,22 +48,13 @@ from sut.conformance.differential import PROFILE, BrokerSettings, Outcome
 from sut.conformance.divergence import Divergence
 from sut.fuzz.client import Client
 from sut.fuzz.machine import TOPIC, CoordinatorMachine
-from sut.fuzz.target import GROUP_ID, FuzzOptions, FuzzTarget
+from sut.fuzz.target import FuzzOptions, FuzzTarget
 from sut.interface.coordinator import Failover
-from sut.interface.messages import (
-    HeartbeatRequest,
-    JoinGroupProtocol,
-    LeaveGroupRequest,
-    MemberIdentity,
-    OffsetCommitPartition,
-    OffsetCommitRequest,
-    RequestId,
-    SyncGroupRequest,
-    TopicPartition,
-)
+from sut.interface.messages import JoinGroupProtocol, TopicPartition
 from sut.reference import CoordinatorConfig, ReferenceCoordinator
 from sut.reference.controls import StoreCompletion
-from sut.scenario.ops import Commit, Heartbeat, Join, Leave, Leaver, Step, Sync, dump
+from sut.scenario.ops import Commit, Heartbeat, Join, Leave, Leaver, Sends, Sync, dump
+from sut.scenario.symbols import UNKNOWN
 
 #: The client timeouts of generated sequences: Kafka's smallest default session timeout.
 TIMEOUT_MS = 6_000
@@ -269,20 +260,15 @@ class DifferentialMachine(CoordinatorMachine):
         instance id no static member holds (Kafka: ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID /
         FENCED_INSTANCE_ID or UNKNOWN_MEMBER_ID, ``GroupCoordinator.handleHeartbeat``)."""
         c = self._pick(data, CoordinatorMachine._member)
-        generation, member_id, instance = c.generation, c.member_id, None
         op = Heartbeat(c.name, c.generation)
         if what == "generation":
-            generation += GENERATION_AHEAD
-            op = dataclasses.replace(op, generation=generation)
+            op = dataclasses.replace(op, generation=c.generation + GENERATION_AHEAD)
         elif what == "member":
-            member_id = GHOST_MEMBER
             op = dataclasses.replace(op, member_id=f"ID:{GHOST_MEMBER}")
         else:
-            instance = GHOST_INSTANCE
             op = dataclasses.replace(op, group_instance_id=GHOST_INSTANCE)
-        request = HeartbeatRequest(GROUP_ID, generation, member_id, instance)
         abstract = Request(ApiKey.HEARTBEAT, self.ids.get(c.member_id), c.generation)
-        self._send(c, op, ApiKey.HEARTBEAT, lambda: self.coordinator.heartbeat(request), abstract, 0, c.member_id)
+        self._send(c, op, abstract, 0, c.member_id)
 
     @precondition(lambda self: bool(self._idle(CoordinatorMachine._member)))
     @rule(data=st.data(), what=st.sampled_from(("generation", "member", "no_group_management")))
@@ -291,25 +277,18 @@ class DifferentialMachine(CoordinatorMachine):
         and no member id (a client without group management committing to a live group; Kafka
         3.6.2 ``handleCommitOffsets`` / ``validateOffsetCommit``)."""
         c = self._pick(data, CoordinatorMachine._member)
-        generation, member_id = c.generation, c.member_id
+        generation = c.generation
         sent_id: str | None = None
         if what == "generation":
             generation += GENERATION_AHEAD
         elif what == "member":
-            member_id = GHOST_MEMBER
             sent_id = f"ID:{GHOST_MEMBER}"
         else:
-            generation, member_id = -1, ""
-            sent_id = "UNKNOWN"
+            generation, sent_id = -1, UNKNOWN
         offset = next(self.offsets)
-        op = Commit(generation, {f"{TOPIC}-0": offset}, member=c.name, member_id=sent_id)
-        request = OffsetCommitRequest(
-            GROUP_ID, generation, member_id, (OffsetCommitPartition(TopicPartition(TOPIC, 0), offset),)
-        )
+        op = Commit(generation, {str(TopicPartition(TOPIC, 0)): offset}, member=c.name, member_id=sent_id)
         abstract = Request(ApiKey.OFFSET_COMMIT, self.ids.get(c.member_id), c.generation)
-        self._send(
-            c, op, ApiKey.OFFSET_COMMIT, lambda: self.coordinator.commit_offsets(request), abstract, 0, c.member_id
-        )
+        self._send(c, op, abstract, 0, c.member_id)
 
     @precondition(lambda self: bool(self._idle(CoordinatorMachine._member)))
     @rule(data=st.data())
@@ -317,11 +296,9 @@ class DifferentialMachine(CoordinatorMachine):
         """A SyncGroup of a generation ahead of the group's (Kafka: ILLEGAL_GENERATION at once,
         ``doSyncGroup``)."""
         c = self._pick(data, CoordinatorMachine._member)
-        generation = c.generation + GENERATION_AHEAD
-        request = SyncGroupRequest(GROUP_ID, generation, c.member_id)
-        op = Sync(c.name, generation)
+        op = Sync(c.name, c.generation + GENERATION_AHEAD)
         abstract = Request(ApiKey.SYNC_GROUP, self.ids.get(c.member_id), c.generation)
-        self._send(c, op, ApiKey.SYNC_GROUP, lambda: self.coordinator.sync(request), abstract, 0, c.member_id)
+        self._send(c, op, abstract, 0, c.member_id)
 
     @precondition(lambda self: bool(self._idle()))
     @rule(data=st.data(), version=st.sampled_from(LEAVE_VERSIONS))
@@ -329,50 +306,30 @@ class DifferentialMachine(CoordinatorMachine):
         """A LeaveGroup for a member id never issued (Kafka: UNKNOWN_MEMBER_ID, per member from
         v3, top-level before)."""
         c = self._pick(data)
-        request = LeaveGroupRequest(GROUP_ID, (MemberIdentity(GHOST_MEMBER),), version)
         op = Leave((Leaver(c.name, member_id=f"ID:{GHOST_MEMBER}"),), api_version=version)
         abstract = Request(ApiKey.LEAVE_GROUP, self.ids.get(c.member_id))
         # The client did not leave: it named another member id (the machine's send forgets the
         # client's own membership for every LeaveGroup).
         kept = {k: v for k, v in vars(c).items() if k != "in_flight"}
-        self._send(c, op, ApiKey.LEAVE_GROUP, lambda: self.coordinator.leave(request), abstract, 0, c.member_id)
+        self._send(c, op, abstract, 0, c.member_id)
         for key, value in kept.items():
             setattr(c, key, value)
 
     def _send(
         self,
         c: Client,
-        op: Step,
-        api: ApiKey,
-        call: Any,
+        op: Sends,
         abstract: Request,
         join_version: int,
         member_id: str,
+        names: Mapping[str, str] | None = None,
     ) -> None:
-        """The machine's send, with the drawn version written into the step and the request."""
+        """The machine's send, with the drawn version written into the step (the op builds the
+        request from it)."""
         version = self._draw_version
         if version is not None and isinstance(op, Join | Leave) and op.api_version is None:
             op = dataclasses.replace(op, api_version=version)
-            original = call
-
-            def call() -> RequestId:  # noqa: F811 - the same request at the drawn version
-                return self._at_version(api, version, original)
-
-        super()._send(c, op, api, call, abstract, join_version, member_id)
-
-    def _at_version(self, api: ApiKey, version: int, call: Any) -> RequestId:
-        """Send ``call``'s request at ``version`` (the coordinator's method is wrapped once)."""
-        method = "join" if api == ApiKey.JOIN_GROUP else "leave"
-        real = getattr(self.coordinator, method)
-
-        def versioned(request: Any) -> RequestId:
-            return cast(RequestId, real(dataclasses.replace(request, api_version=version)))
-
-        setattr(self.coordinator, method, versioned)
-        try:
-            return cast(RequestId, call())
-        finally:
-            delattr(self.coordinator, method)
+        super()._send(c, op, abstract, join_version, member_id, names)
 
     def teardown(self) -> None:
         super().teardown()
@@ -396,7 +353,7 @@ def scenario_document(steps: list[dict[str, Any]], config: Mapping[str, Any], na
     """A scenario entry for recorded ``steps`` (no expectations: the oracle gives them)."""
     return {
         "name": name,
-        "applies_to": [PROFILE],
+        "applies_to": [PROFILE.name],
         "config": dict(config),
         "steps": [dict(s) for s in steps],
         "expect": [{} for _ in steps],

@@ -62,7 +62,7 @@ def scenario_documents(files: Sequence[Path]) -> list[tuple[str, dict[str, Any]]
     for path in files:
         data = json.loads(path.read_text(encoding="utf-8"))
         for entry in data["scenarios"]:
-            if PROFILE in entry.get("applies_to", []):
+            if PROFILE.name in entry.get("applies_to", []):
                 documents.append((f"{path.name}:{entry['name']}", entry))
     return documents
 

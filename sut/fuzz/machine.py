@@ -21,7 +21,7 @@ Build a machine with :func:`coordinator_machine` from options and a target facto
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from itertools import count
 from pathlib import Path
 from typing import Any, ClassVar, cast
@@ -56,24 +56,16 @@ from sut.fuzz.scenario import ScenarioRecorder, render, replay_summary
 from sut.fuzz.target import GROUP_ID, FuzzOptions, FuzzTarget, TargetFactory, reference_target
 from sut.interface.events import Event, TimerKind
 from sut.interface.messages import (
-    HeartbeatRequest,
     JoinGroupProtocol,
-    JoinGroupRequest,
     JoinGroupResponse,
-    LeaveGroupRequest,
-    MemberIdentity,
-    OffsetCommitPartition,
-    OffsetCommitRequest,
-    OffsetFetchRequest,
     RequestId,
     Response,
-    SyncGroupAssignment,
-    SyncGroupRequest,
     TopicPartition,
 )
 from sut.reference.snapshot import CoordinatorSnapshot
 from sut.reference.steps import StepKind, StepRecord
 from sut.scenario import ops
+from sut.scenario.format import ScenarioConfig
 
 TOPIC = "topic"
 #: Amounts of time the ``advance_time`` rule lets pass: around the initial delay (3 s) and the
@@ -116,7 +108,7 @@ def model_config(options: FuzzOptions, require_known_member_id: bool) -> Config:
         require_known_member_id=require_known_member_id,
         initial_rebalance_delay_ms=options.initial_rebalance_delay_ms,
         rebalance_timeout_ms=max(options.rebalance_timeouts_ms),
-        profile=profile_named(options.profile).model_profile,
+        profile=profile_named(options.profile.model_profile),
         atomic_requests=False,
         static_consumers=options.statics,
     )
@@ -141,6 +133,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
             Refinement({False: _model(self.config), True: _model(model_config(o, True))}) if o.refinement else None
         )
         self.recorder = ScenarioRecorder(o.profile, self._scenario_config())
+        self.scenario_config = ScenarioConfig(**self.recorder.config)
         self.records: list[tuple[StepRecord, CoordinatorSnapshot]] = []
         self.snapshot: CoordinatorSnapshot | None = None
         self.owner: dict[RequestId, tuple[int, int, int, str]] = {}  # request → client, incarnation, step, member id
@@ -275,19 +268,6 @@ class CoordinatorMachine(RuleBasedStateMachine):
             c.meta ^= 1
         if protocols is None:
             protocols = (JoinGroupProtocol("range", metadata_tag(c.meta).encode()),)
-        # group.instance.id exists from JoinGroup v5 (KIP-345): a static client always sends v5+.
-        version = 5 if v4 or c.static else 3
-        request = JoinGroupRequest(
-            GROUP_ID,
-            c.member_id,
-            protocol_type,
-            protocols,
-            session,
-            rebalance,
-            group_instance_id=c.instance_id,
-            client_id=c.name,
-            api_version=version,
-        )
         op = ops.Join(
             c.name,
             member_id="UNKNOWN" if c.member_id == "" and c.name in self.bound else None,
@@ -299,7 +279,9 @@ class CoordinatorMachine(RuleBasedStateMachine):
             protocols=tuple(f"{p.name}:{p.metadata.decode()}" for p in protocols),
         )
         abstract = Request(ApiKey.JOIN_GROUP, self.ids.get(c.member_id), meta=c.meta)
-        self._send(c, op, ApiKey.JOIN_GROUP, lambda: self.coordinator.join(request), abstract, version, c.member_id)
+        # group.instance.id exists from JoinGroup v5 (KIP-345): a static client always sends v5+.
+        version = op.version(self.scenario_config)
+        self._send(c, op, abstract, version, c.member_id)
 
     @staticmethod
     def _leader_to_sync(c: Client) -> bool:
@@ -327,15 +309,22 @@ class CoordinatorMachine(RuleBasedStateMachine):
         if c.is_leader:
             # The range assignor orders member ids; Kafka's are strings, the model's tuples.
             plan = {cast(str, m): parts for m, parts in assign("range", cast(Any, c.members), self.OPTIONS.partitions)}
-        assignments = tuple(SyncGroupAssignment(m, encode_partitions(p)) for m, p in plan.items())
-        request = SyncGroupRequest(GROUP_ID, c.generation, c.member_id, c.instance_id, assignments=assignments)
         assignment = None
+        names: dict[str, str] = {}
         if c.is_leader:
-            assignment = {self._name(m): ",".join(map(str, p)) for m, p in plan.items() if self.ids.owner(m)}
+            # The members by the names the step gives them: the client an id was issued to (a
+            # crashed client's member by its old incarnation's name), else the client holding it
+            # (a static id on a target the machine cannot observe).
+            holders = {x.member_id: x.name for x in self.clients if x.member_id}
+            for m in plan:
+                name = self._name(m) if self.ids.owner(m) else holders.get(m)
+                if name is not None:
+                    names[name] = m
+            assignment = {name: encode_partitions(plan[m]).decode() for name, m in names.items()}
         op = ops.Sync(c.name, c.generation, assignment=assignment, group_instance_id=_instance(c))
         abstract_plan = tuple(sorted((self.ids.get(m), p) for m, p in plan.items() if self.ids.get(m) != NO_MEMBER))
         abstract = Request(ApiKey.SYNC_GROUP, self.ids.get(c.member_id), c.generation, plan=abstract_plan)
-        self._send(c, op, ApiKey.SYNC_GROUP, lambda: self.coordinator.sync(request), abstract, 0, c.member_id)
+        self._send(c, op, abstract, 0, c.member_id, names)
 
     @precondition(lambda self: bool(self._idle(CoordinatorMachine._member)))
     @rule(data=st.data())
@@ -344,10 +333,9 @@ class CoordinatorMachine(RuleBasedStateMachine):
         self._heartbeat(self._pick(data, self._member))
 
     def _heartbeat(self, c: Client) -> None:
-        request = HeartbeatRequest(GROUP_ID, c.generation, c.member_id, c.instance_id)
         op = ops.Heartbeat(c.name, c.generation, group_instance_id=_instance(c))
         abstract = Request(ApiKey.HEARTBEAT, self.ids.get(c.member_id), c.generation)
-        self._send(c, op, ApiKey.HEARTBEAT, lambda: self.coordinator.heartbeat(request), abstract, 0, c.member_id)
+        self._send(c, op, abstract, 0, c.member_id)
 
     @precondition(lambda self: not self.unloaded and len(self._idle(lambda c: c.rejoin_needed)) > 1)
     @rule(data=st.data(), v4=st.booleans())
@@ -433,11 +421,9 @@ class CoordinatorMachine(RuleBasedStateMachine):
         """LeaveGroup for the client's own member id (batch form, one member); the client then
         forgets its id and generation (``maybeLeaveGroup``)."""
         c = self._pick(data, self._may_leave)
-        request = LeaveGroupRequest(GROUP_ID, (MemberIdentity(c.member_id),))
         op = ops.Leave((ops.Leaver(c.name),))
         abstract = Request(ApiKey.LEAVE_GROUP, self.ids.get(c.member_id))
-        member_id = c.member_id
-        self._send(c, op, ApiKey.LEAVE_GROUP, lambda: self.coordinator.leave(request), abstract, 0, member_id)
+        self._send(c, op, abstract, 0, c.member_id)
 
     @precondition(lambda self: bool(self._idle(CoordinatorMachine._stable)))
     @rule(data=st.data())
@@ -449,14 +435,10 @@ class CoordinatorMachine(RuleBasedStateMachine):
     def _commit(self, c: Client) -> None:
         offset = next(self.offsets)
         partitions = c.owned or (0,)
-        parts = tuple(OffsetCommitPartition(TopicPartition(TOPIC, p), offset) for p in partitions)
-        request = OffsetCommitRequest(GROUP_ID, c.generation, c.member_id, parts, c.instance_id)
-        offsets = {f"{TOPIC}-{p}": offset for p in partitions}
+        offsets = {str(TopicPartition(TOPIC, p)): offset for p in partitions}
         op = ops.Commit(c.generation, offsets, member=c.name, group_instance_id=_instance(c))
         abstract = Request(ApiKey.OFFSET_COMMIT, self.ids.get(c.member_id), c.generation)
-        self._send(
-            c, op, ApiKey.OFFSET_COMMIT, lambda: self.coordinator.commit_offsets(request), abstract, 0, c.member_id
-        )
+        self._send(c, op, abstract, 0, c.member_id)
 
     @precondition(lambda self: bool(self._idle(CoordinatorMachine._stable)))
     @rule(data=st.data())
@@ -465,12 +447,9 @@ class CoordinatorMachine(RuleBasedStateMachine):
         its assignment)."""
         c = self._pick(data, self._stable)
         partitions = tuple(TopicPartition(TOPIC, p) for p in range(self.OPTIONS.partitions))
-        request = OffsetFetchRequest(GROUP_ID, partitions)
         op = ops.Fetch(tuple(str(p) for p in partitions))
         abstract = Request(ApiKey.OFFSET_FETCH, self.ids.get(c.member_id), c.generation)
-        self._send(
-            c, op, ApiKey.OFFSET_FETCH, lambda: self.coordinator.fetch_offsets(request), abstract, 0, c.member_id
-        )
+        self._send(c, op, abstract, 0, c.member_id)
 
     @precondition(lambda self: any(c.member_id or c.in_flight or c.fenced for c in self.clients))
     @rule(data=st.data())
@@ -618,18 +597,26 @@ class CoordinatorMachine(RuleBasedStateMachine):
     def _send(
         self,
         c: Client,
-        op: ops.Step,
-        api: ApiKey,
-        call: Callable[[], RequestId],
+        op: ops.Sends,
         abstract: Request,
         join_version: int,
         member_id: str,
+        names: Mapping[str, str] | None = None,
     ) -> None:
+        """Send client ``c``'s request ``op``, built by the op (``sut.scenario.ops``) from the ids
+        in play: each client's name bound to the id it holds, and ``names`` (the members a
+        leader's assignment names) over them."""
+        ids = ops.InPlay.of(
+            self.scenario_config, GROUP_ID, {**{x.name: x.member_id for x in self.clients}, **(names or {})}
+        )
+        assert ids.member_id(c.name, None) == c.member_id, f"{c.name}'s id is not the one it holds"
+        api = op.api
+        assert api is not None
         step = self.recorder.next_index
         self._prune()
         in_use = {x.index: self.ids.get(x.member_id) for x in self.clients}
         self.records = []
-        request_id = call()
+        request_id = op.send(self.coordinator, ids)
         restored = api == ApiKey.JOIN_GROUP and c.static and self._complete_static_store()
         self.owner[request_id] = (c.index, c.incarnation, step, member_id)
         c.send(request_id, api, step)

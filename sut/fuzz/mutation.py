@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, Verbosity, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from model.mutants import Mutant
-from model.profiles import DEFAULT_PROFILE
+from model.profiles import DEFAULT_PROFILE, Profile
 from sut.fuzz.machine import coordinator_machine
 from sut.fuzz.target import FuzzOptions
 
@@ -93,7 +93,7 @@ def fuzz_mutant(
     examples: int = 200,
     steps: int = 40,
     out_dir: Path | None = None,
-    profile: str = DEFAULT_PROFILE,
+    profile: Profile = DEFAULT_PROFILE,
 ) -> FuzzOutcome:
     """Run the machine against the reference with ``mutant`` switched on; the shrunk run's
     scenario file goes to ``out_dir`` (a temporary directory when None: then no file is kept)."""

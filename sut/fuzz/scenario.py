@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from model.profiles import Profile
 from sut.interface.coordinator import GroupCoordinator
 from sut.scenario.format import FORMAT, FORMAT_VERSION, ScenarioConfig, ScenarioError, contains_one_of, parse
 from sut.scenario.ops import Step, dump
@@ -30,7 +31,7 @@ ReplayBuilder = Callable[[ScenarioConfig], GroupCoordinator]
 class ScenarioRecorder:
     """Collects the steps of a run; :meth:`document` renders them with expectations."""
 
-    profile: str
+    profile: Profile
     config: dict[str, Any]
     steps: list[Step] = field(default_factory=list)
 
@@ -49,7 +50,7 @@ class ScenarioRecorder:
             "name": name,
             "source_test": "(code) sut.fuzz.machine: Hypothesis stateful run",
             "kafka_version": "3.6.2",
-            "applies_to": [self.profile],
+            "applies_to": [self.profile.name],
             "derived_from": "code",
             "description": description,
             "config": self.config,

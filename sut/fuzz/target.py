@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from model.profiles import DEFAULT_PROFILE, profile_named
+from model.profiles import DEFAULT_PROFILE, Profile
 from sut.interface.coordinator import Clock, Failover, GroupCoordinator
 from sut.reference import CoordinatorConfig, ReferenceCoordinator
 from sut.reference.config import INT_MAX
@@ -50,7 +50,7 @@ class FuzzOptions:
     is also what lets a forced join completion leave a static member behind with its old
     generation (docs/reductions.md, *Static membership*) before its session expires."""
     partitions: int = 3
-    profile: str = DEFAULT_PROFILE
+    profile: Profile = DEFAULT_PROFILE
     initial_rebalance_delay_ms: int = 3000
     session_timeouts_ms: tuple[int, ...] = (10_000, 30_000)
     rebalance_timeouts_ms: tuple[int, ...] = (60_000, 300_000)
@@ -78,7 +78,7 @@ class FuzzOptions:
     @property
     def statics(self) -> int:
         """The static clients in force: none under a profile without static membership."""
-        return self.static_clients if profile_named(self.profile).static_membership else 0
+        return self.static_clients if self.profile.static_membership else 0
 
 
 @dataclass

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from model.mutants import CATALOGUE
-from model.profiles import SCALA_3X, Profile, profile_named
+from model.profiles import SCALA_3X, Profile
 
 #: ``Int.MaxValue``: Kafka's default ``group.max.size``.
 INT_MAX = 2**31 - 1
@@ -100,7 +100,7 @@ class CoordinatorConfig:
     def of(
         cls,
         group: GroupSettings = KAFKA_DEFAULTS,
-        profile: str | Profile = SCALA_3X,
+        profile: Profile = SCALA_3X,
         mutant: str | None = None,
         *,
         seed: int = 0,
@@ -108,7 +108,7 @@ class CoordinatorConfig:
     ) -> CoordinatorConfig:
         """The reference's settings for ``group``'s broker settings (a scenario's config, the
         fuzzer's options, conformance's or a :class:`BrokerGroupSettings`) and a behaviour profile
-        (by name: an unknown one is refused in one sentence), with the catalogued ``mutant``
+        (``model/profiles.py``), with the catalogued ``mutant``
         switched on if given: the one place that maps a settings record onto Kafka's broker
         configuration. ``seed`` seeds the member ids and Kafka's arbitrary choices."""
         extra: dict[str, Any] = {}
@@ -119,7 +119,7 @@ class CoordinatorConfig:
             group_max_session_timeout_ms=group.max_session_timeout_ms,
             group_initial_rebalance_delay_ms=group.initial_rebalance_delay_ms,
             group_max_size=group.group_max_size,
-            profile=profile if isinstance(profile, Profile) else profile_named(profile),
+            profile=profile,
             seed=seed,
             mutant=mutant,
             **extra,

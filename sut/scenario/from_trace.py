@@ -38,6 +38,7 @@ from typing import Any
 
 from model.config import Config
 from model.names import consumer_index
+from model.profiles import Profile
 from sut.fuzz.client import instance_id, metadata_tag
 from sut.fuzz.scenario import ScenarioRecorder
 from sut.interface.events import TimerKind
@@ -72,7 +73,7 @@ class _Translation:
     notes: list[str] = field(default_factory=list)
 
     @property
-    def profile(self) -> str:
+    def profile(self) -> Profile:
         return self.config.profile
 
     # ------------------------------------------------------------------ requests

@@ -60,7 +60,7 @@ from model.actions import (
     enumerate_choices,
 )
 from model.config import Config
-from model.profiles import MODELLED, PROFILES
+from model.profiles import MODELLED, Profile
 from model.state import (
     NO_MEMBER,
     Budget,
@@ -97,9 +97,9 @@ class OutsideModel(Exception):
     """The scenario uses something the model does not cover; the message is the reason."""
 
 
-def coverage_gap(scenario: Scenario, profile: str) -> str | None:
+def coverage_gap(scenario: Scenario, profile: Profile) -> str | None:
     """Why the model cannot judge ``scenario`` as a whole, or None (see the module docstring)."""
-    if profile not in PROFILES or not PROFILES[profile].modelled:
+    if not profile.modelled:
         return f"the model covers the profiles {', '.join(MODELLED)}, not {profile}"
     config = scenario.config
     protocols: list[str] | None = None
@@ -148,7 +148,7 @@ def coverage_gap(scenario: Scenario, profile: str) -> str | None:
     return None
 
 
-def judge_scenario(scenario: Scenario, profile: str) -> ScenarioResult:
+def judge_scenario(scenario: Scenario, profile: Profile) -> ScenarioResult:
     """Whether ``scenario`` is a behaviour the model (configured for ``profile``) allows."""
     gap = coverage_gap(scenario, profile)
     if gap is not None:
@@ -209,7 +209,7 @@ class _Observed:
 
 
 class _Judge:
-    def __init__(self, scenario: Scenario, profile: str) -> None:
+    def __init__(self, scenario: Scenario, profile: Profile) -> None:
         self.scenario = scenario
         self.names = scenario.members()
         self.index = {name: i for i, name in enumerate(self.names)}
@@ -346,7 +346,7 @@ class _Judge:
             case ops.Fetch():
                 request = Request(ApiKey.OFFSET_FETCH)
             case ops.Leave():
-                if not world.exists and not dead and self.config.behaviour.leave_unknown_group_fails_request:
+                if not world.exists and not dead and self.config.profile.leave_unknown_group_fails_request:
                     raise OutsideModel(
                         f"step {index}: LeaveGroup to a group that does not exist (java-4.0 fails it at top "
                         "level): the model starts from an existing Empty group"

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from model.mutants import Mutant
+from model.profiles import DEFAULT_PROFILE, Profile
 from sut.scenario.format import ScenarioFile
-from sut.scenario.replay import DEFAULT_PROFILE, Replay, replay
+from sut.scenario.replay import Replay, replay
 from sut.scenario.result import FAILED, ScenarioResult
 
 #: The scenario files shipped with kgc (a checkout's ``scenarios/``).
@@ -70,7 +71,7 @@ class ReplayOutcome:
 
 
 def replay_mutant(
-    files: Sequence[ScenarioFile], mutant: Mutant | None, profile: str = DEFAULT_PROFILE
+    files: Sequence[ScenarioFile], mutant: Mutant | None, profile: Profile = DEFAULT_PROFILE
 ) -> ReplayOutcome:
     """Replay every scenario of ``files`` for ``profile`` on the reference with ``mutant`` on."""
     if mutant is not None and not applies(mutant):

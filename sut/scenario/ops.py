@@ -12,7 +12,11 @@ default (scenario-format.md: "Fields not given take the config default"). Each f
 
 Each op also says what it does against a target: its ``run`` sends its request (or drives the
 target's clock, storage or failover) through the runner's :class:`Runner` context, and the runner
-(``sut/scenario/runner.py``) only observes and compares what followed.
+(``sut/scenario/runner.py``) only observes and compares what followed. An op that sends a request
+builds it here only — ``request`` from the member ids in play (:class:`Ids`), ``send`` to a
+coordinator — for every sender: the scenario runner, the fuzz machine and the conformance
+generator (``sut/fuzz/machine.py``, ``sut/conformance/generate.py``: their clients' real ids,
+:class:`InPlay`), so a request and the step recorded for it cannot disagree.
 
 Adding an op touches this module only: a dataclass here (its ``op`` name, fields with their
 checks, the Kafka API it sends or the capability it needs, the answer fields an expectation may
@@ -26,7 +30,7 @@ with an op it has no model counterpart for, with the reason; the consumers' side
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import MISSING, dataclass, field, fields, is_dataclass
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeAlias, TypeVar
 
 from model.types import ApiKey, Errors
@@ -47,7 +51,7 @@ from sut.reference.controls import ReferenceControls, StoreCompletion
 from sut.scenario import checks as c
 from sut.scenario.checks import Check, Where
 from sut.scenario.compare import FieldResult
-from sut.scenario.symbols import parse_partition, parse_protocols
+from sut.scenario.symbols import Bindings, parse_partition, parse_protocols
 
 if TYPE_CHECKING:
     from sut.scenario.clients import Clients
@@ -141,8 +145,9 @@ def _leavers(where: Where, value: Any) -> tuple[Leaver, ...]:
 # --------------------------------------------------------------------------------------------------
 
 
-class Runner(Protocol):
-    """The scenario runner as a step's ``run`` sees it (``sut/scenario/runner.py``)."""
+class Ids(Protocol):
+    """What an op builds its request from: the defaults of the fields it leaves out, the group,
+    and the member ids in play (the scenario runner's bindings, or a fuzzer's real ids)."""
 
     @property
     def config(self) -> ScenarioConfig:
@@ -150,18 +155,8 @@ class Runner(Protocol):
         ...
 
     @property
-    def coordinator(self) -> GroupCoordinator:
-        """The target; a step needing more than this protocol has said so in ``needs``."""
-        ...
-
-    @property
     def group_id(self) -> str:
         """The id of the scenario's one group."""
-        ...
-
-    @property
-    def clients(self) -> Clients:
-        """The scenario's consumers (``sut.scenario.clients``), told what their member does."""
         ...
 
     def member_id(self, member: str | None, member_id: str | None) -> str:
@@ -171,6 +166,46 @@ class Runner(Protocol):
 
     def bound_id(self, member: str) -> str | None:
         """The id bound to ``member``, None before its JoinGroup is answered."""
+        ...
+
+
+@dataclass(frozen=True)
+class InPlay:
+    """:class:`Ids` for a sender that holds the real member ids itself (the fuzz machine and the
+    conformance generator): each symbolic name bound to the id its client holds, resolved by the
+    scenario runner's rules (``sut.scenario.symbols.Bindings``)."""
+
+    config: ScenarioConfig
+    group_id: str
+    bindings: Bindings[str]
+
+    @classmethod
+    def of(cls, config: ScenarioConfig, group_id: str, ids: Mapping[str, str]) -> InPlay:
+        """The ids in play: ``ids`` maps symbolic names to member ids (empty ids are unbound)."""
+        bindings: Bindings[str] = Bindings("", lambda text: text)
+        for name, member_id in ids.items():
+            if member_id:
+                bindings.bind(name, member_id)
+        return cls(config, group_id, bindings)
+
+    def member_id(self, member: str | None, member_id: str | None) -> str:
+        return self.bindings.resolve(member, member_id)
+
+    def bound_id(self, member: str) -> str | None:
+        return self.bindings.id_of(member)
+
+
+class Runner(Ids, Protocol):
+    """The scenario runner as a step's ``run`` sees it (``sut/scenario/runner.py``)."""
+
+    @property
+    def coordinator(self) -> GroupCoordinator:
+        """The target; a step needing more than this protocol has said so in ``needs``."""
+        ...
+
+    @property
+    def clients(self) -> Clients:
+        """The scenario's consumers (``sut.scenario.clients``), told what their member does."""
         ...
 
     def track(self, request_id: RequestId, step: Step, member: str | None, sent_id: str, binds: bool = False) -> None:
@@ -309,13 +344,11 @@ class Join(Op):
         known = config.require_known_member_id if self.require_known_member_id is None else self.require_known_member_id
         return JOIN_VERSION_KNOWN_MEMBER_ID if known or self.group_instance_id is not None else JOIN_VERSION_OLD
 
-    def run(self, runner: Runner) -> Done:
-        runner.clients.joining(self.member)
-        config = runner.config
-        member_id = runner.member_id(self.member, self.member_id)
-        request = JoinGroupRequest(
-            group_id=runner.group_id,
-            member_id=member_id,
+    def request(self, ids: Ids) -> JoinGroupRequest:
+        config = ids.config
+        return JoinGroupRequest(
+            group_id=ids.group_id,
+            member_id=ids.member_id(self.member, self.member_id),
             protocol_type=self.offered_type,
             protocols=parse_protocols(self.offered),
             session_timeout_ms=given(self.session_timeout_ms, config.session_timeout_ms),
@@ -324,7 +357,14 @@ class Join(Op):
             client_id=self.member,
             api_version=self.version(config),
         )
-        return _sent(runner, runner.coordinator.join(request), self, self.member, member_id, member_id == "")
+
+    def send(self, coordinator: GroupCoordinator, ids: Ids) -> RequestId:
+        return coordinator.join(self.request(ids))
+
+    def run(self, runner: Runner) -> Done:
+        runner.clients.joining(self.member)
+        member_id = runner.member_id(self.member, self.member_id)
+        return _sent(runner, self.send(runner.coordinator, runner), self, self.member, member_id, member_id == "")
 
 
 @dataclass(frozen=True)
@@ -359,27 +399,32 @@ class Sync(Op):
             return "manual store completion", ReferenceControls, "manual log writes"
         return None
 
-    def run(self, runner: Runner) -> Done:
-        coordinator = runner.coordinator
-        if isinstance(coordinator, ReferenceControls):
-            coordinator.store_completion = StoreCompletion(self.completion(runner.config))
+    def request(self, ids: Ids) -> SyncGroupRequest:
         assignments = []
         for name, part in (self.assignment or {}).items():
-            bound = runner.bound_id(name)
+            bound = ids.bound_id(name)
             if bound is not None:  # entries for unknown names are dropped
                 assignments.append(SyncGroupAssignment(bound, part.encode()))
-        member_id = runner.member_id(self.member, self.member_id)
-        request = SyncGroupRequest(
-            group_id=runner.group_id,
+        return SyncGroupRequest(
+            group_id=ids.group_id,
             generation_id=self.generation,
-            member_id=member_id,
+            member_id=ids.member_id(self.member, self.member_id),
             group_instance_id=self.group_instance_id,
             protocol_type=self.protocol_type,
             protocol_name=self.protocol_name,
             assignments=tuple(assignments),
             api_version=given(self.api_version, 5),
         )
-        return _sent(runner, coordinator.sync(request), self, self.member, member_id)
+
+    def send(self, coordinator: GroupCoordinator, ids: Ids) -> RequestId:
+        return coordinator.sync(self.request(ids))
+
+    def run(self, runner: Runner) -> Done:
+        coordinator = runner.coordinator
+        if isinstance(coordinator, ReferenceControls):
+            coordinator.store_completion = StoreCompletion(self.completion(runner.config))
+        member_id = runner.member_id(self.member, self.member_id)
+        return _sent(runner, self.send(coordinator, runner), self, self.member, member_id)
 
 
 @dataclass(frozen=True)
@@ -399,12 +444,18 @@ class Heartbeat(Op):
     def describe(self) -> str:
         return _label(self.op, self.member, self.generation, self.member_id)
 
+    def request(self, ids: Ids) -> HeartbeatRequest:
+        member_id = ids.member_id(self.member, self.member_id)
+        return HeartbeatRequest(
+            ids.group_id, self.generation, member_id, self.group_instance_id, given(self.api_version, 4)
+        )
+
+    def send(self, coordinator: GroupCoordinator, ids: Ids) -> RequestId:
+        return coordinator.heartbeat(self.request(ids))
+
     def run(self, runner: Runner) -> Done:
         member_id = runner.member_id(self.member, self.member_id)
-        request = HeartbeatRequest(
-            runner.group_id, self.generation, member_id, self.group_instance_id, given(self.api_version, 4)
-        )
-        return _sent(runner, runner.coordinator.heartbeat(request), self, self.member, member_id)
+        return _sent(runner, self.send(runner.coordinator, runner), self, self.member, member_id)
 
 
 @dataclass(frozen=True)
@@ -421,13 +472,19 @@ class Leave(Op):
     def describe(self) -> str:
         return "leave " + ",".join(m.member for m in self.members)
 
-    def run(self, runner: Runner) -> Done:
+    def request(self, ids: Ids) -> LeaveGroupRequest:
         identities = tuple(
-            MemberIdentity(runner.member_id(e.member, e.member_id), e.group_instance_id) for e in self.members
+            MemberIdentity(ids.member_id(e.member, e.member_id), e.group_instance_id) for e in self.members
         )
+        return LeaveGroupRequest(ids.group_id, identities, given(self.api_version, 5))
+
+    def send(self, coordinator: GroupCoordinator, ids: Ids) -> RequestId:
+        return coordinator.leave(self.request(ids))
+
+    def run(self, runner: Runner) -> Done:
+        request = self.request(runner)
         for entry in self.members:
             runner.clients.leaving(entry.member)
-        request = LeaveGroupRequest(runner.group_id, identities, given(self.api_version, 5))
         return _sent(runner, runner.coordinator.leave(request), self, None, runner.member_id(None, None))
 
 
@@ -455,17 +512,22 @@ class Commit(Op):
     def describe(self) -> str:
         return f"commit {self.member or '-'} g{self.generation}"
 
+    def request(self, ids: Ids) -> OffsetCommitRequest:
+        offsets = tuple(OffsetCommitPartition(parse_partition(tp), n) for tp, n in self.offsets.items())
+        member_id = ids.member_id(self.member, self.member_id)
+        return OffsetCommitRequest(
+            ids.group_id, self.generation, member_id, offsets, self.group_instance_id, given(self.api_version, 8)
+        )
+
+    def send(self, coordinator: GroupCoordinator, ids: Ids) -> RequestId:
+        return coordinator.commit_offsets(self.request(ids))
+
     def run(self, runner: Runner) -> Done:
         coordinator = runner.coordinator
         auto = runner.clients.auto_commit(self, coordinator.now_ms if isinstance(coordinator, Clock) else 0)
-        offsets = tuple(
-            OffsetCommitPartition(parse_partition(tp), n if auto is None else auto) for tp, n in self.offsets.items()
-        )
+        sent = self if auto is None else replace(self, offsets={tp: auto for tp in self.offsets})
         member_id = runner.member_id(self.member, self.member_id)
-        request = OffsetCommitRequest(
-            runner.group_id, self.generation, member_id, offsets, self.group_instance_id, given(self.api_version, 8)
-        )
-        return _sent(runner, coordinator.commit_offsets(request), self, self.member, member_id)
+        return _sent(runner, sent.send(coordinator, runner), self, self.member, member_id)
 
 
 @dataclass(frozen=True)
@@ -478,9 +540,14 @@ class Fetch(Op):
 
     partitions: tuple[str, ...] = _field(_partitions)
 
+    def request(self, ids: Ids) -> OffsetFetchRequest:
+        return OffsetFetchRequest(ids.group_id, tuple(parse_partition(tp) for tp in self.partitions))
+
+    def send(self, coordinator: GroupCoordinator, ids: Ids) -> RequestId:
+        return coordinator.fetch_offsets(self.request(ids))
+
     def run(self, runner: Runner) -> Done:
-        request = OffsetFetchRequest(runner.group_id, tuple(parse_partition(tp) for tp in self.partitions))
-        return _sent(runner, runner.coordinator.fetch_offsets(request), self, None, runner.member_id(None, None))
+        return _sent(runner, self.send(runner.coordinator, runner), self, None, runner.member_id(None, None))
 
 
 @dataclass(frozen=True)
@@ -593,6 +660,9 @@ OPS: dict[str, type[Step]] = {
     cls.op: cls
     for cls in (Join, Sync, Heartbeat, Leave, Commit, Fetch, AdvanceTime, StoreComplete, CoordinatorUnload, MarkDead)
 }
+
+#: An op that sends a request: built by its ``request`` from the ids in play, sent by its ``send``.
+Sends: TypeAlias = Join | Sync | Heartbeat | Leave | Commit | Fetch
 
 #: The Kafka API name of each op that sends a request.
 API_OF_OP: dict[str, str] = {name: cls.api.label for name, cls in OPS.items() if cls.api is not None}

@@ -14,15 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from model.profiles import DEFAULT_PROFILE, Profile
 from sut.client.consumer import CONSUMER_MUTANTS
 from sut.scenario.compare import show
-from sut.scenario.format import PROFILES, Scenario, ScenarioFile, load_file
+from sut.scenario.format import Scenario, ScenarioFile, load_file
 from sut.scenario.judge import judge_scenario
 from sut.scenario.result import FAILED, PASSED, SKIPPED, ScenarioResult
 from sut.scenario.runner import run_scenario
 from sut.scenario.targets import TARGETS, make_target
-
-DEFAULT_PROFILE = PROFILES[0]
 
 MODEL_TARGET = "model"
 #: What a scenario can be replayed on: every coordinator ``make_target`` builds, and the model,
@@ -61,14 +60,12 @@ def load_files(paths: Iterable[str | Path]) -> list[ScenarioFile]:
     return [load_file(p) for p in paths]
 
 
-def scenario_runner(target: str, profile: str, mutant: str | None = None) -> Callable[[Scenario], ScenarioResult]:
+def scenario_runner(target: str, profile: Profile, mutant: str | None = None) -> Callable[[Scenario], ScenarioResult]:
     """How one scenario is replayed on ``target`` (``reference`` or ``model``) for ``profile``
     (``mutant``: a catalogued protocol bug switched on in the reference, or, for a consumer mutant,
     in the scenario's consumers: ``sut.client.consumer``, judged by the scenario's ``client_checks``)."""
     if target not in REPLAY_TARGETS:
         raise ValueError(f"unknown target {target!r}; known targets: {', '.join(REPLAY_TARGETS)}")
-    if profile not in PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; known profiles: {', '.join(PROFILES)}")
     if target == MODEL_TARGET:
         if mutant is not None:
             raise ValueError("a mutant is switched on in the reference target only")
@@ -79,7 +76,10 @@ def scenario_runner(target: str, profile: str, mutant: str | None = None) -> Cal
 
 
 def replay(
-    files: Sequence[ScenarioFile], target: str = "reference", profile: str = DEFAULT_PROFILE, mutant: str | None = None
+    files: Sequence[ScenarioFile],
+    target: str = "reference",
+    profile: Profile = DEFAULT_PROFILE,
+    mutant: str | None = None,
 ) -> Replay:
     """Run every scenario of ``files`` whose ``applies_to`` holds ``profile``, in file order
     (on the reference with the catalogued protocol bug ``mutant`` switched on, if given)."""
@@ -88,7 +88,7 @@ def replay(
     others = 0
     for scenario_file in files:
         for scenario in scenario_file.scenarios:
-            if profile in scenario.applies_to:
+            if profile.name in scenario.applies_to:
                 results.append(run(scenario))
             else:
                 others += 1

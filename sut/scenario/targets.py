@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from model.profiles import Profile
 from sut.interface.coordinator import GroupCoordinator
 from sut.reference import CoordinatorConfig, ReferenceCoordinator
 from sut.reference.controls import ReferenceControls, StoreCompletion
@@ -54,7 +55,7 @@ class GroupObservation:
 TargetFactory = Callable[[str, ScenarioConfig, str], GroupCoordinator]
 
 
-def make_target(name: str, config: ScenarioConfig, profile: str, mutant: str | None = None) -> GroupCoordinator:
+def make_target(name: str, config: ScenarioConfig, profile: Profile, mutant: str | None = None) -> GroupCoordinator:
     """A fresh coordinator of kind ``name`` configured for one scenario, with the catalogued
     protocol bug ``mutant`` switched on if given (``model/mutants.py``). Raises
     :class:`TargetUnavailable` when it cannot be built (an unknown name is a ValueError)."""
@@ -63,13 +64,13 @@ def make_target(name: str, config: ScenarioConfig, profile: str, mutant: str | N
     raise ValueError(f"unknown target {name!r}; known targets: {', '.join(TARGETS)}")
 
 
-def coordinator_config(config: ScenarioConfig, profile: str, mutant: str | None = None) -> CoordinatorConfig:
+def coordinator_config(config: ScenarioConfig, profile: Profile, mutant: str | None = None) -> CoordinatorConfig:
     """The reference coordinator's settings for a scenario's config and a behaviour profile
     (one place for every target that runs the reference: in process, or served over the wire)."""
     return CoordinatorConfig.of(config, profile, mutant, new_member_join_timeout_ms=config.new_member_join_timeout_ms)
 
 
-def _reference(config: ScenarioConfig, profile: str, mutant: str | None = None) -> GroupCoordinator:
+def _reference(config: ScenarioConfig, profile: Profile, mutant: str | None = None) -> GroupCoordinator:
     completion = StoreCompletion(config.store_completion)
     coordinator: GroupCoordinator = ReferenceCoordinator(coordinator_config(config, profile, mutant), completion, 0)
     return coordinator

@@ -23,6 +23,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
+from model.profiles import DEFAULT_PROFILE, Profile
 from model.types import Errors
 from sut.interface.events import Event
 from sut.interface.messages import (
@@ -38,7 +39,7 @@ from sut.interface.messages import (
 from sut.reference import CoordinatorConfig, CoordinatorSnapshot
 from sut.reference.controls import StoreCompletion
 from sut.scenario.format import ScenarioConfig, ScenarioFile
-from sut.scenario.replay import DEFAULT_PROFILE, Replay
+from sut.scenario.replay import Replay
 from sut.scenario.result import ScenarioResult
 from sut.scenario.runner import run_scenario
 from sut.scenario.targets import coordinator_config
@@ -177,20 +178,22 @@ class ServedReference:
             time.sleep(_POLL_S)
 
 
-def served_target(config: ScenarioConfig, profile: str, mutant: str | None = None) -> ServedReference:
+def served_target(config: ScenarioConfig, profile: Profile, mutant: str | None = None) -> ServedReference:
     """A :class:`ServedReference` configured for one scenario (as ``sut.scenario.targets``
     configures the in-process reference)."""
     return ServedReference(coordinator_config(config, profile, mutant), StoreCompletion(config.store_completion))
 
 
-def replay_served(files: Sequence[ScenarioFile], profile: str = DEFAULT_PROFILE, mutant: str | None = None) -> Replay:
+def replay_served(
+    files: Sequence[ScenarioFile], profile: Profile = DEFAULT_PROFILE, mutant: str | None = None
+) -> Replay:
     """``sut.scenario.replay.replay`` with every scenario run through kgc serve over the wire (one
     server per scenario, stopped after it)."""
     results: list[ScenarioResult] = []
     others = 0
     for scenario_file in files:
         for scenario in scenario_file.scenarios:
-            if profile not in scenario.applies_to:
+            if profile.name not in scenario.applies_to:
                 others += 1
                 continue
             built: list[ServedReference] = []

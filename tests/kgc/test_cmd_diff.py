@@ -15,6 +15,7 @@ from kgc import exits
 from kgc.cli import main
 from kgc.diff import behaviours_of, compare, side_document
 from model.config import Config
+from model.profiles import JAVA_4_0
 
 SMALL = ["--consumers", "2", "--partitions", "1", "--max-generation", "1", "--static-consumers", "0"]
 INITIAL = "PreparingRebalance [initial delay]"
@@ -64,7 +65,7 @@ def test_the_shared_rules_are_not_reported() -> None:
     """§17 'Same': the extension of a new group's initial delay, the request × state table."""
     config = Config(consumers=2, partitions=1, max_generation=1, static_consumers=0)
     scala = side_document("scala", config, Bounds())
-    java = side_document("java", replace(config, profile="java-4.0"), Bounds())
+    java = side_document("java", replace(config, profile=JAVA_4_0), Bounds())
     shared = {b["text"] for b in scala["behaviours"]} & {b["text"] for b in java["behaviours"]}
     assert f"expire_join (extend) in {INITIAL} (new group) → PreparingRebalance" in shared
     assert "Heartbeat in PreparingRebalance → REBALANCE_IN_PROGRESS" in shared

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from kgc.cli import main
+from model.profiles import SCALA_3X
 from sut.scenario.format import ScenarioConfig
 from sut.scenario.targets import TargetUnavailable, make_target
 
@@ -125,7 +126,7 @@ def test_a_missing_file_exits_150(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 def _reference_unavailable() -> str | None:
     try:
-        make_target("reference", ScenarioConfig(), "scala-3.x")
+        make_target("reference", ScenarioConfig(), SCALA_3X)
     except TargetUnavailable as exc:
         return str(exc)
     return None

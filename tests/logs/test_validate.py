@@ -12,7 +12,7 @@ import pytest
 from logs.kafka_logger import RELEASE_OF_PROFILE, partition_for
 from logs.scenario_log import replay_logged
 from logs.validate import CONSISTENT, INCONSISTENT
-from model.profiles import PROFILES
+from model.profiles import PROFILES, profile_named
 from sut.scenario.replay import load_files
 from tests.logs.helpers import HEALTHY, G, line, parse_text, verdicts
 
@@ -21,7 +21,7 @@ SCENARIOS = sorted(Path(__file__).resolve().parents[2].glob("scenarios/*.json"))
 
 def _library_log(profile: str) -> str:
     out = io.StringIO()
-    outcome = replay_logged(load_files(SCENARIOS), out, profile)
+    outcome = replay_logged(load_files(SCENARIOS), out, profile_named(profile))
     assert outcome.ok
     return out.getvalue()
 

@@ -8,12 +8,13 @@ import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from model.profiles import SCALA_3X
 from sut.interface.coordinator import GroupCoordinator
 from sut.reference import ReferenceCoordinator
 from sut.scenario.format import Scenario, ScenarioConfig
 from sut.scenario.targets import make_target
 
-PROFILE = "scala-3.x"
+PROFILE = SCALA_3X
 
 
 class ReferenceTarget:

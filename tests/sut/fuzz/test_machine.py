@@ -13,13 +13,14 @@ from typing import Any
 from hypothesis import settings
 from hypothesis.stateful import run_state_machine_as_test
 
+from model.profiles import JAVA_4_0
 from sut.fuzz import FuzzOptions, coordinator_machine
 from sut.fuzz.scenario import replay_document
 from sut.scenario.result import PASSED
 
 # The reference implementation, every request the model covers, checked step by step.
 TestReferenceScala = coordinator_machine(FuzzOptions(name="reference-scala")).TestCase
-TestReferenceJava = coordinator_machine(FuzzOptions(name="reference-java", profile="java-4.0")).TestCase
+TestReferenceJava = coordinator_machine(FuzzOptions(name="reference-java", profile=JAVA_4_0)).TestCase
 # Requests outside the model (bad session timeouts, another protocol type, no protocols, a tiny
 # group.max.size): the explorer's properties only.
 TestReferenceExtended = coordinator_machine(

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from model import mutants
+from model.profiles import SCALA_2_0_TO_2_2
 from model.types import ApiKey, Errors, MemberState
 from sut.fuzz import FuzzOptions, coordinator_machine, model_config
 from sut.fuzz.client import Client, instance_id
@@ -63,7 +64,7 @@ def test_the_first_client_is_static_and_the_model_agrees(tmp_path: Path) -> None
 
 
 def test_no_static_client_without_static_membership(tmp_path: Path) -> None:
-    options = FuzzOptions(profile="scala-2.0-2.2")
+    options = FuzzOptions(profile=SCALA_2_0_TO_2_2)
     assert options.statics == 0 and model_config(options, False).static_consumers == 0
     with pytest.raises(ValueError, match="static_clients must be between 0 and consumers"):
         FuzzOptions(consumers=2, static_clients=3)

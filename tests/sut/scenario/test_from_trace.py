@@ -16,6 +16,7 @@ from kgc.cli import main
 from kgc.cmd_check import counterexample_json
 from model.config import Config
 from model.mutants import CATALOGUE, KILLABLE, Mutant
+from model.profiles import SCALA_3X, profile_named
 from properties.protocol import ALL
 from sut.client.consumer import CONSUMER_MUTANTS
 from sut.scenario.format import parse
@@ -44,7 +45,7 @@ def counterexample(mutant: Mutant, config: Config | None = None) -> dict[str, An
 def verdict(document: dict[str, Any], mutant: str | None, target: str = "reference") -> str:
     files = [parse(document, "<test>")]
     profile = document["scenarios"][0]["applies_to"][0]
-    return replay(files, target, profile, mutant).results[0].verdict
+    return replay(files, target, profile_named(profile), mutant).results[0].verdict
 
 
 @pytest.mark.parametrize("mutant", ROUND_TRIP, ids=lambda m: m.name)
@@ -75,7 +76,7 @@ def test_a_consumer_mutant_fails_on_the_consumers_property() -> None:
     document = scenario_from_trace(counterexample(mutant))
     assert document["scenarios"][0]["client_checks"] == ["exclusive_ownership"]
     files = [parse(document, "<test>")]
-    failure = replay(files, "reference", "scala-3.x", mutant.name).results[0].first_mismatch()
+    failure = replay(files, "reference", SCALA_3X, mutant.name).results[0].first_mismatch()
     assert failure is not None and failure.field == "client.exclusive_ownership"
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from model.profiles import JAVA_4_0, SCALA_3X, profile_named
 from sut.scenario.format import Scenario, load_file, parse
 from sut.scenario.judge import judge_scenario
 from sut.scenario.result import FAILED, PASSED, SKIPPED
@@ -34,7 +35,7 @@ def load(raw: dict[str, Any]) -> Scenario:
 
 def test_a_shipped_seed_scenario_is_a_behaviour_of_the_model() -> None:
     s = load(shipped("seed000.json", "seed000_three_at_once_seed_form"))
-    assert judge_scenario(s, "scala-3.x").verdict == PASSED
+    assert judge_scenario(s, SCALA_3X).verdict == PASSED
 
 
 @pytest.mark.parametrize(
@@ -55,7 +56,7 @@ def test_a_wrong_expectation_fails_with_its_first_mismatch(
     for key in keys[:-1]:
         target = target[key]
     target[keys[-1]] = wrong
-    result = judge_scenario(load(raw), "scala-3.x")
+    result = judge_scenario(load(raw), SCALA_3X)
     assert result.verdict == FAILED
     mismatch = result.first_mismatch()
     assert (mismatch.step, mismatch.field, mismatch.expected, mismatch.actual) == (step, field, wrong, actual)
@@ -65,13 +66,13 @@ def test_one_of_follows_every_leader_the_model_allows() -> None:
     raw = shipped("seed000.json", "seed000_heartbeat_deadlines_parked_join")
     for leader, verdict in (("c2", PASSED), ("c3", PASSED), ("c1", FAILED)):
         raw["expect"][15]["group"]["leader"] = leader
-        assert judge_scenario(load(raw), "scala-3.x").verdict == verdict, leader
+        assert judge_scenario(load(raw), SCALA_3X).verdict == verdict, leader
 
 
 def test_timers_the_model_has_not_armed_cannot_fire() -> None:
     raw = shipped("seed000.json", "seed000_heartbeat_deadlines_parked_sync")
     raw["expect"][9]["timers_fired"] = ["join"]  # CompletingRebalance: no join timer is armed
-    mismatch = judge_scenario(load(raw), "scala-3.x").first_mismatch()
+    mismatch = judge_scenario(load(raw), SCALA_3X).first_mismatch()
     assert (mismatch.step, mismatch.field) == (9, "timers_fired")
     armed = "heartbeat:c1, heartbeat:c2, heartbeat:c3, sync"
     assert mismatch.actual == f"<these timers cannot all fire in the model; armed: {armed}>"
@@ -80,7 +81,7 @@ def test_timers_the_model_has_not_armed_cannot_fire() -> None:
 def test_fetched_offsets_come_from_the_commits_the_model_accepted() -> None:
     raw = shipped("offsets.json", "commit_group_member_by_state")
     raw["expect"][16]["response"]["offsets"] = {"t-0": 5}  # the later commit of 7 in PreparingRebalance counts
-    mismatch = judge_scenario(load(raw), "scala-3.x").first_mismatch()
+    mismatch = judge_scenario(load(raw), SCALA_3X).first_mismatch()
     assert (mismatch.step, mismatch.field, mismatch.actual) == (16, "response.offsets", {"t-0": 7})
 
 
@@ -88,10 +89,10 @@ def test_the_profiles_differ_where_the_model_sees_it() -> None:
     profiles = load_file(ROOT / "profiles.json")
     scala = next(s for s in profiles.scenarios if s.name == "pending_id_expires_during_initial_rebalance")
     java = next(s for s in profiles.scenarios if s.name == "pending_id_expires_during_initial_rebalance_java")
-    assert judge_scenario(scala, "scala-3.x").verdict == PASSED
-    assert judge_scenario(java, "java-4.0").verdict == PASSED
-    assert judge_scenario(scala, "java-4.0").first_mismatch().field == "completions[step=1]"
-    assert judge_scenario(java, "scala-3.x").first_mismatch().field == "completions[step=1]"
+    assert judge_scenario(scala, SCALA_3X).verdict == PASSED
+    assert judge_scenario(java, JAVA_4_0).verdict == PASSED
+    assert judge_scenario(scala, JAVA_4_0).first_mismatch().field == "completions[step=1]"
+    assert judge_scenario(java, SCALA_3X).first_mismatch().field == "completions[step=1]"
 
 
 @pytest.mark.parametrize(
@@ -134,6 +135,6 @@ def test_the_profiles_differ_where_the_model_sees_it() -> None:
 )
 def test_what_the_model_leaves_out_is_skipped_with_the_reason(file: str, name: str, profile: str, reason: str) -> None:
     (s,) = [x for x in load_file(ROOT / file).scenarios if x.name == name]
-    result = judge_scenario(s, profile)
+    result = judge_scenario(s, profile_named(profile))
     assert result.verdict == SKIPPED
     assert reason in result.reason

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from model.profiles import SCALA_3X
 from sut.scenario.format import Scenario, ScenarioConfig, parse
 from sut.scenario.result import FAILED, PASSED, SKIPPED
 from sut.scenario.runner import run_scenario
@@ -241,7 +242,7 @@ def test_a_target_that_raises_fails_the_scenario_at_that_step() -> None:
 
 def _reference_unavailable() -> str | None:
     try:
-        make_target("reference", ScenarioConfig(), "scala-3.x")
+        make_target("reference", ScenarioConfig(), SCALA_3X)
     except TargetUnavailable as exc:
         return str(exc)
     return None
@@ -257,7 +258,7 @@ def test_an_advance_ending_on_a_timer_deadline_fails() -> None:
     ]
     config = {"initial_rebalance_delay_ms": 0, "session_timeout_ms": 10000, "rebalance_timeout_ms": 60000}
     s = scenario(steps, [{}, {}], config=config)
-    result = run_scenario(s, lambda c: make_target("reference", c, "scala-3.x"))
+    result = run_scenario(s, lambda c: make_target("reference", c, SCALA_3X))
     mismatch = result.first_mismatch()
     assert (mismatch.step, mismatch.field, mismatch.actual) == (
         1,

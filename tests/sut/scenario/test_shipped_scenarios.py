@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from model.profiles import SCALA_3X, profile_named
 from sut.scenario.format import Scenario, ScenarioConfig, load_file
 from sut.scenario.judge import judge_scenario
 from sut.scenario.replay import format_table
@@ -21,7 +22,7 @@ IDS = [f"{s.name}[{profile}]" for s, profile in CASES]
 
 def _reference_unavailable() -> str | None:
     try:
-        make_target("reference", ScenarioConfig(), "scala-3.x")
+        make_target("reference", ScenarioConfig(), SCALA_3X)
     except TargetUnavailable as exc:
         return str(exc)
     return None
@@ -38,13 +39,13 @@ def test_the_shipped_files_cover_every_profile() -> None:
 @pytest.mark.skipif(UNAVAILABLE is not None, reason=f"reference target unavailable: {UNAVAILABLE}")
 @pytest.mark.parametrize(("scenario", "profile"), CASES, ids=IDS)
 def test_the_reference_passes(scenario: Scenario, profile: str) -> None:
-    result = run_scenario(scenario, lambda config: make_target("reference", config, profile))
+    result = run_scenario(scenario, lambda config: make_target("reference", config, profile_named(profile)))
     assert result.verdict == PASSED, result.reason or format_table(result)
 
 
 @pytest.mark.parametrize(("scenario", "profile"), CASES, ids=IDS)
 def test_the_model_allows_it_or_says_why_not(scenario: Scenario, profile: str) -> None:
-    result = judge_scenario(scenario, profile)
+    result = judge_scenario(scenario, profile_named(profile))
     if result.verdict == SKIPPED:
         assert result.reason
     else:

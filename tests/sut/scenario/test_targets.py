@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from model.profiles import SCALA_3X
 from sut.interface.coordinator import GroupCoordinator
 from sut.scenario.format import ScenarioConfig
 from sut.scenario.replay import REPLAY_TARGETS, scenario_runner
@@ -13,17 +14,17 @@ from sut.scenario.targets import TARGETS, make_target
 
 @pytest.mark.parametrize("name", TARGETS)
 def test_every_listed_target_is_built(name: str) -> None:
-    assert isinstance(make_target(name, ScenarioConfig(), "scala-3.x"), GroupCoordinator)
+    assert isinstance(make_target(name, ScenarioConfig(), SCALA_3X), GroupCoordinator)
 
 
 def test_the_model_is_a_replay_target_not_a_coordinator() -> None:
     assert "model" in REPLAY_TARGETS and "model" not in TARGETS
     with pytest.raises(ValueError, match="unknown target 'model'; known targets: reference"):
-        make_target("model", ScenarioConfig(), "scala-3.x")
+        make_target("model", ScenarioConfig(), SCALA_3X)
 
 
 @pytest.mark.parametrize("name", REPLAY_TARGETS)
 def test_every_replay_target_runs_scenarios(name: str) -> None:
-    assert callable(scenario_runner(name, "scala-3.x"))
+    assert callable(scenario_runner(name, SCALA_3X))
     with pytest.raises(ValueError, match="unknown target 'tansu'"):
-        scenario_runner("tansu", "scala-3.x")
+        scenario_runner("tansu", SCALA_3X)

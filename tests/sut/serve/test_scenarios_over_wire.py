@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from model.profiles import SCALA_3X, profile_named
 from sut.scenario.replay import load_files, replay
 from sut.scenario.result import PASSED
 from sut.serve.target import replay_served
@@ -19,8 +20,8 @@ SCENARIOS = sorted((Path(__file__).resolve().parents[3] / "scenarios").glob("*.j
 @pytest.mark.parametrize("profile", ["scala-3.x", "java-4.0", "scala-2.0-2.2"])
 def test_every_scenario_passes_over_the_wire_as_in_process(profile: str) -> None:
     files = load_files(SCENARIOS)
-    in_process = replay(files, "reference", profile)
-    served = replay_served(files, profile)
+    in_process = replay(files, "reference", profile_named(profile))
+    served = replay_served(files, profile_named(profile))
     assert [r.name for r in served.results] == [r.name for r in in_process.results]
     assert [(r.name, r.verdict) for r in served.results] == [(r.name, r.verdict) for r in in_process.results]
     assert served.count(PASSED) == len(served.results) > 0
@@ -29,8 +30,8 @@ def test_every_scenario_passes_over_the_wire_as_in_process(profile: str) -> None
 @pytest.mark.parametrize("mutant", ["sync_none_in_preparing"])
 def test_a_mutant_fails_the_same_scenarios_over_the_wire(mutant: str) -> None:
     files = load_files(SCENARIOS)
-    in_process = replay(files, "reference", "scala-3.x", mutant)
-    served = replay_served(files, "scala-3.x", mutant)
+    in_process = replay(files, "reference", SCALA_3X, mutant)
+    served = replay_served(files, SCALA_3X, mutant)
     failed = [r.name for r in served.results if r.verdict != PASSED]
     assert failed == [r.name for r in in_process.results if r.verdict != PASSED]
     assert failed
