@@ -28,7 +28,7 @@ which bounds memory on large searches.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from model.protocol import ComponentModel, ProcessStep, SharedStep
@@ -249,7 +249,7 @@ class PackedModel:
         rest = key & ~_G_MASK & ~(_B_MASK << _G_BITS)  # the consumers' bits, in place
         shifts = self._shifts
         cids = [(key >> shift) & _C_MASK for shift in shifts]
-        spend = self.spend
+        pay = self._pay
         facts = self._budget_facts.get(bid)
         if facts is None:
             facts = self.budget_facts(bid)
@@ -260,11 +260,7 @@ class PackedModel:
                 moves = self.moves(gid, i, cid, avail)
             shift = shifts[i]
             for step, spends, ngid, ncid, deliveries in moves:
-                nbid = bid
-                for kind in spends:
-                    nbid = spend(nbid, kind)
-                    if nbid < 0:
-                        break
+                nbid = pay(bid, spends) if spends else bid
                 if nbid < 0:
                     continue
                 nrest = rest ^ ((cid ^ ncid) << shift)
@@ -287,25 +283,28 @@ class PackedModel:
         out += self._shared(timers, bid, session_bid, rest, cids)
         if crash_bid < 0 and lost_bid < 0 and self._exhausted[bid]:
             return out
-        if crash_bid >= 0:
+        for nbid, single in ((crash_bid, self.crash), (lost_bid, self.lose)):
+            if nbid < 0:
+                continue
             for i, cid in enumerate(cids):
-                move = self.crash(gid, i, cid)
+                move = single(gid, i, cid)
                 if move is not None:
                     out.append(
-                        (move.step, move.group | (crash_bid << _G_BITS) | (rest ^ ((cid ^ move.consumer) << shifts[i])))
-                    )
-        if lost_bid >= 0:
-            for i, cid in enumerate(cids):
-                move = self.lose(gid, i, cid)
-                if move is not None:
-                    out.append(
-                        (move.step, move.group | (lost_bid << _G_BITS) | (rest ^ ((cid ^ move.consumer) << shifts[i])))
+                        (move.step, move.group | (nbid << _G_BITS) | (rest ^ ((cid ^ move.consumer) << shifts[i])))
                     )
         faults = self._faults.get(gid)
         if faults is None:
             faults = self.faults(gid)
         out += self._shared(faults, bid, session_bid, rest, cids)
         return out
+
+    def _pay(self, bid: int, spends: tuple[str, ...]) -> int:
+        """The budget ``bid`` after paying each of ``spends`` in turn; -1 when one is not left."""
+        for kind in spends:
+            bid = self.spend(bid, kind)
+            if bid < 0:
+                return -1
+        return bid
 
     def _shared(
         self, moves: list[GroupMove], bid: int, session_bid: int, rest: int, cids: list[int]
@@ -315,11 +314,7 @@ class PackedModel:
         out = []
         holder, spend = self.holder, self.spend
         for step, spends, ngid, deliveries, live in moves:
-            nbid = bid
-            for kind in spends:
-                nbid = spend(nbid, kind)
-                if nbid < 0:
-                    break
+            nbid = self._pay(bid, spends) if spends else bid
             if nbid < 0:
                 continue
             if live and any(holder[cids[mid[0]]] == mid for mid in live):
@@ -484,24 +479,30 @@ class PackedModel:
 
     def crash(self, gid: int, index: int, cid: int) -> ConsumerMove | None:
         """Process ``index`` crashes (``ComponentModel.crash``); None when that is no step."""
-        key = (gid, index, cid)
-        if key in self._crash_memo:
-            return self._crash_memo[key]
-        step = self.spec.crash(self.groups.values[gid], index, self.consumers.values[cid])
-        move = None if step is None else self._process_move(-1, step)
-        if self.memoise:
-            self._crash_memo[key] = move
-        return move
+        return self._single(self._crash_memo, self.spec.crash, gid, index, cid, -1)
 
     def lose(self, gid: int, index: int, cid: int) -> ConsumerMove | None:
         """The answer at the head of process ``index``'s channel is lost (``lose_answer``)."""
+        return self._single(self._lose_memo, self.spec.lose_answer, gid, index, cid, gid)
+
+    def _single(
+        self,
+        memo: dict[tuple[int, int, int], ConsumerMove | None],
+        step_of: Callable[[Any, int, Any], ProcessStep | None],
+        gid: int,
+        index: int,
+        cid: int,
+        same_as: int,
+    ) -> ConsumerMove | None:
+        """A step process ``index`` may take at most one of from (shared, local), memoised;
+        ``same_as``: the shared id the step keeps when it returns the very same object (-1: none)."""
         key = (gid, index, cid)
-        if key in self._lose_memo:
-            return self._lose_memo[key]
-        step = self.spec.lose_answer(self.groups.values[gid], index, self.consumers.values[cid])
-        move = None if step is None else self._process_move(gid, step)
+        if key in memo:
+            return memo[key]
+        step = step_of(self.groups.values[gid], index, self.consumers.values[cid])
+        move = None if step is None else self._process_move(same_as, step)
         if self.memoise:
-            self._lose_memo[key] = move
+            memo[key] = move
         return move
 
     def cache_sizes(self) -> dict[str, int]:
