@@ -236,27 +236,111 @@ class CoordinatorRefinement:
     # ------------------------------------------------------------------ checking
     def feed(self, steps: list[ServedStep], events: Iterable[ClientEvent], final: bool = False) -> Violation | None:
         """Check the steps not yet checked (all of them when ``final``; otherwise the last one
-        waits for the next, which may belong to it) and return the first violation found so far."""
+        waits for the next, which may belong to it) and return the first violation found so far.
+
+        The model folds an InitialDelayedJoin of delay 0 into the step that armed it
+        (``model.coordinator.prepare_rebalance``: Kafka's ``MockTimer`` runs a task added with delay
+        ≤ 0 inside the call that adds it, reference §19); the served steps are folded likewise
+        (:meth:`_fold`). A step that armed one is not judged before its expiry was served (unless
+        ``final``)."""
         ends = sorted((e.t, e.client) for e in events if e.kind in _ENDS)
         upto = len(steps) if final else len(steps) - 1
         while self.violation is None and self._done < upto:
-            step = steps[self._done]
-            self._done += 1
-            events_of = list(step.record.events)
-            # The model folds an InitialDelayedJoin of delay 0 into the step that armed it
-            # (model.coordinator.prepare_rebalance): merge the two served steps likewise.
-            while self._done < len(steps) and _zero_delay_join(steps[self._done], step.node, self.group_id):
-                events_of += list(steps[self._done].record.events)
-                step = ServedStep(step.node, step.record, steps[self._done].group, steps[self._done].writes, step.mono)
-                self._done += 1
-            for t, name in ends:
-                if t <= step.mono:
-                    self._end(name)
-            try:
-                self._check(step, events_of)
-            except AbstractionError as exc:
-                self.violation = Violation(COORDINATOR_CHECK, "-", step.mono, f"cannot abstract a served step: {exc}")
+            folded = self._fold(steps, self._done, final)
+            if folded is None:
+                break  # the expiry of a zero-delay InitialDelayedJoin is still to come
+            step, events_of, later, self._done = folded
+            if self.violation is not None:
+                break  # a step of the group came between an arming step and its expiry
+            for one, one_events in [(step, events_of), *((s, list(s.record.events)) for s in later)]:
+                for t, name in ends:
+                    if t <= one.mono:
+                        self._end(name)
+                try:
+                    self._check(one, one_events)
+                except AbstractionError as exc:
+                    self.violation = Violation(
+                        COORDINATOR_CHECK, "-", one.mono, f"cannot abstract a served step: {exc}"
+                    )
+                if self.violation is not None:
+                    break
         return self.violation
+
+    def _fold(
+        self, steps: list[ServedStep], start: int, final: bool
+    ) -> tuple[ServedStep, list[Any], list[ServedStep], int] | None:
+        """The step at ``start`` with the expiries of the zero-delay InitialDelayedJoins it armed
+        folded in (the group after the last of them, the events of all), the steps served between
+        them, to be judged after it, and the index after the last expiry; None when an expiry is
+        still to come (not ``final``).
+
+        kgc serve fires a zero-delay InitialDelayedJoin right after the step that armed it, but
+        after any other timer of that node due in the same millisecond (``VirtualTimer.pop_due``
+        takes deadlines in arming order; in Kafka the expired task goes to the timer's executor
+        thread, ``SystemTimer.addTimerTaskEntry``, racing with everything else). A step served in
+        between that does not touch this run's group — another node's, another group's timer —
+        commutes with the expiry: it is judged after the fold, with this run's group as after the
+        fold on its node. One that touches the group has no counterpart in the model (which has no
+        state between the arming step and the expiry) and is reported."""
+        step = steps[start]
+        events = list(step.record.events)
+        later: list[ServedStep] = []
+        end = start + 1
+        while _arms_initial_join(step, self.group_id):
+            at = end
+            while at < len(steps) and not _zero_delay_join(steps[at], step.node, self.group_id):
+                at += 1
+            if at == len(steps):
+                if final:
+                    break  # the run ended first: judge what was served
+                return None
+            between = steps[end:at]
+            clash = next((s for s in between if s.node == step.node and self._touches(s, step)), None)
+            if clash is not None:
+                self.violation = Violation(
+                    COORDINATOR_CHECK,
+                    "-",
+                    clash.mono,
+                    f"{self._describe(steps[start])} armed a zero-delay InitialDelayedJoin of the group, and "
+                    f"{self._describe(clash)}, a step of the same group, was served before its expiry "
+                    f"(at {steps[at].record.time_ms} ms); the model fires a zero-delay InitialDelayedJoin "
+                    "within the step that arms it (model.coordinator.prepare_rebalance, reference §11, §19), "
+                    "so it has no step between the two",
+                )
+                return step, events, [], len(steps)
+            expiry = steps[at]
+            events += list(expiry.record.events)
+            step = ServedStep(step.node, step.record, expiry.group, expiry.writes, step.mono)
+            later += between
+            end = at + 1
+        later = [
+            ServedStep(s.node, s.record, step.group, step.writes, s.mono) if s.node == step.node else s for s in later
+        ]
+        return step, events, later, end
+
+    def _touches(self, other: ServedStep, armed: ServedStep) -> bool:
+        """Whether ``other``, served on the node of ``armed`` right after it, is a step of this
+        run's group: a request of the group, an event naming it, or a change to it."""
+        r = other.record
+        if r.kind == StepKind.REQUEST and r.request_id is not None:
+            handled = self.resolve(other.node, r.request_id)
+            if handled is not None and _group_of(handled.request) == self.group_id:
+                return True
+        if any(self._ours(other.node, e) for e in r.events):
+            return True
+        return (other.group, other.writes) != (armed.group, armed.writes)
+
+    def _describe(self, step: ServedStep) -> str:
+        """A served step in a few words, for a report that is about its place rather than its effect."""
+        r = step.record
+        at = f"on node {step.node} at {r.time_ms} ms"
+        if r.kind == StepKind.REQUEST and r.request_id is not None:
+            handled = self.resolve(step.node, r.request_id)
+            if handled is not None:
+                return f"{handled.client_id}'s {type(handled.request).__name__.removesuffix('Request')} {at}"
+        if r.kind == StepKind.TIMER and r.timer is not None:
+            return f"the {r.timer.value} timer{' of ' + r.member_id if r.member_id else ''} expiring {at}"
+        return f"{r.kind.value} {at}"
 
     def _check(self, step: ServedStep, events: list[Any]) -> None:
         record = step.record
@@ -391,6 +475,13 @@ class CoordinatorRefinement:
                 f"the {record.timer.value} timer{' of ' + record.member_id if record.member_id else ''} expiring {at}"
             )
         return f"{record.kind.value} {at}"
+
+
+def _arms_initial_join(step: ServedStep, group_id: str) -> bool:
+    """Whether this run's group waits in an InitialDelayedJoin after ``step``: its expiry is due
+    at once (the harness's coordinator has no initial delay, :func:`model_config`)."""
+    g = step.group
+    return g is not None and g.group_id == group_id and not g.unloaded and g.join_timer == TimerKind.INITIAL_JOIN
 
 
 def _zero_delay_join(step: ServedStep, node: int, group_id: str) -> bool:
