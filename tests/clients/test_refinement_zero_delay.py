@@ -9,6 +9,7 @@ of ``test_stateful_real_consumers_cooperative``."""
 
 from __future__ import annotations
 
+import dataclasses
 from itertools import count
 
 from sut.clients.refinement import COORDINATOR_CHECK, CoordinatorRefinement, ServedStep
@@ -106,9 +107,9 @@ def test_a_join_whose_expiry_is_still_to_come_waits_for_it() -> None:
     assert refinement._done == len(steps)
 
 
-def test_a_step_of_the_same_group_between_the_arming_join_and_its_expiry_is_reported() -> None:
-    """c2's pending member id (KIP-394) expires in the millisecond c1's JoinGroup arms the
-    InitialDelayedJoin: the model has no state between the join and the expiry to put it in."""
+def pending_id_expiring_between() -> Served:
+    """c2's pending member id (KIP-394) expires in the millisecond c1's JoinGroup arms ``g``'s
+    zero-delay InitialDelayedJoin: the pending id's timer (armed earlier) fires first."""
     served = Served()
     served.join("c2", GROUP, 5)  # MEMBER_ID_REQUIRED: a pending id with a session-long timer
     served.coordinator.advance_time(SESSION_MS)
@@ -117,7 +118,40 @@ def test_a_step_of_the_same_group_between_the_arming_join_and_its_expiry_is_repo
         f"{TimerKind.PENDING.value}@{GROUP}",
         f"{TimerKind.INITIAL_JOIN.value}@{GROUP}",
     ], kinds(served.steps)
-    violation = served.refinement().feed(served.steps, [], final=True)
+    return served
+
+
+def test_a_pending_id_of_the_same_group_expiring_between_the_arming_join_and_its_expiry_commutes() -> None:
+    """The model's order (the join with its expiry, then the pending id's expiry) gives the same
+    answers and the same group: the run refines the model."""
+    served = pending_id_expiring_between()
+    refinement = served.refinement()
+    assert refinement.feed(served.steps, [], final=True) is None
+    assert refinement.checked == 3  # c2's first JoinGroup, c1's folded with its expiry, c2's pending id expiring
+
+
+def test_the_reordered_steps_are_still_judged() -> None:
+    """A served expiry that did not complete the join phase (its group put back as before it) is
+    caught although the steps were judged in the model's order, and the report says so."""
+    served = pending_id_expiring_between()
+    steps = served.steps
+    steps[-1] = dataclasses.replace(steps[-1], group=steps[-2].group)
+    violation = served.refinement().feed(steps, [], final=True)
+    assert violation is not None and violation.check == COORDINATOR_CHECK
+    assert violation.message.startswith("c1's JoinGroup"), violation.message
+    assert "judged in the model's order" in violation.message
+
+
+def test_another_step_of_the_same_group_between_the_arming_join_and_its_expiry_is_reported() -> None:
+    """A step of the group between them that is not a pending id's expiry (here the pending id's
+    timer step made to change the group otherwise) has no counterpart in the model."""
+    served = pending_id_expiring_between()
+    steps = served.steps
+    between = steps[-2]
+    assert between.group is not None
+    steps[-2] = dataclasses.replace(between, group=dataclasses.replace(between.group, new_member_added=True))
+    violation = served.refinement().feed(steps, [], final=True)
     assert violation is not None and violation.check == COORDINATOR_CHECK
     assert "c1's JoinGroup on node 0 at 10000 ms armed a zero-delay InitialDelayedJoin" in violation.message
-    assert "a step of the same group, was served before its expiry" in violation.message
+    assert "the pending timer of c2-" in violation.message
+    assert "a step of the same group, was served before its expiry (at 10000 ms)" in violation.message
