@@ -337,7 +337,8 @@ class CoordinatorRefinement:
             events += list(expiry.record.events)
             step = ServedStep(step.node, step.record, expiry.group, expiry.writes, step.mono)
             end = at + 1
-        order = steps[start].group.pending_members if steps[start].group is not None else ()
+        armed = steps[start].group
+        order = armed.pending_members if armed is not None else ()
         pending = [p for _, p in expired]
 
         def group_with(still: list[str]) -> GroupSnapshot | None:
