@@ -44,11 +44,12 @@ def _safety(config: Config) -> dict[str, Any]:
 
 
 def _liveness(config: Config, fairness: str) -> dict[str, Any]:
+    from explorer.components import PackedModel
     from explorer.liveness import Fairness, build_graph, check_graph
     from model.system import ClassicGroupModel
 
     cpu = time.process_time()
-    model = ClassicGroupModel(config)
+    model = PackedModel(ClassicGroupModel(config))
     graph = build_graph(model)
     explore_cpu = time.process_time() - cpu
     result = check_graph(model, graph, fairness=Fairness(fairness))

@@ -3,9 +3,10 @@
 The search engines work on integer keys: a state's key is its interning id here, so the
 visited set is exact (no fingerprints). Every transition gets a step id of its own (the step
 cache of ``explorer.checks`` then evaluates each transition check once per transition, which
-is what a check must do when nothing says which part of the state a step touches). Kafka's
-group model does better: it interns by component (``model.system``), which is what makes the
-classic protocol's state space affordable.
+is what a check must do when nothing says which part of the state a step touches). A model of
+components (``model.protocol.ComponentModel``, such as Kafka's group model) does better:
+``explorer.components.PackedModel`` interns it by component and memoises each component step,
+which is what makes the classic protocol's state space affordable.
 """
 
 from __future__ import annotations

@@ -64,6 +64,7 @@ from types import ModuleType
 from typing import Any, cast
 
 from explorer import memory
+from explorer.components import _C_BITS, _C_MASK, _C_SHIFT, _G_MASK, PackedModel
 from explorer.trace import trace_json
 from model.actions import (
     BUDGET_OF,
@@ -83,7 +84,7 @@ from model.actions import (
 from model.config import Config
 from model.names import actor_name, mid_text
 from model.state import State
-from model.system import _C_BITS, _C_MASK, _C_SHIFT, _G_MASK, ClassicGroupModel
+from model.system import ClassicGroupModel
 from model.types import GroupState
 from properties.temporal import ALL, CONSUMER, CONSUMERS, GROUP, WHOLE, Temporal
 
@@ -242,10 +243,10 @@ class Projector:
     group id (``GROUP``), the group id | consumer ``i``'s id << 32 (``CONSUMER``), the group id |
     the consumers' part << 32 (``CONSUMERS``), or the state's key (``WHOLE``). Predicates are
     evaluated once per distinct component (``args`` makes their arguments of one), never once per
-    state. This class reads the model's own keys (``ClassicGroupModel``'s layout); the native
+    state. This class reads the packed model's keys (``explorer.components``' layout); the native
     engine's graph has its own (``explorer.native``), with the projection in C."""
 
-    def __init__(self, model: ClassicGroupModel, keys: Sequence[int]) -> None:
+    def __init__(self, model: PackedModel, keys: Sequence[int]) -> None:
         self.model = model
         self.keys = keys
 
@@ -267,7 +268,8 @@ class Projector:
 
     def state(self, value: int) -> State:
         """The state of a ``WHOLE`` component (its key)."""
-        return self.model.decode(value)
+        state: State = self.model.decode(value)
+        return state
 
     def args(self, scope: str, i: int, value: int) -> tuple[object, ...]:
         """The predicate's arguments for a component."""
@@ -319,13 +321,13 @@ class ClassTable:
 _BUDGET_SHIFT, _BUDGET_MASK = 32, (1 << 16) - 1
 
 
-def edge_class_id(model: ClassicGroupModel, table: ClassTable, step: int, key: int, nxt: int) -> int:
+def edge_class_id(model: PackedModel, table: ClassTable, step: int, key: int, nxt: int) -> int:
     spends = ((key >> _BUDGET_SHIFT) & _BUDGET_MASK) != ((nxt >> _BUDGET_SHIFT) & _BUDGET_MASK)
     return table.id(step_class(model.steps[step], spends))
 
 
 def build_graph(
-    model: ClassicGroupModel,
+    model: PackedModel,
     max_states: int | None = None,
     time_limit: float | None = None,
     max_depth: int | None = None,
@@ -334,7 +336,7 @@ def build_graph(
 ) -> StateGraph:
     """Breadth-first exploration recording every edge. States are numbered in discovery order,
     which is also expansion order, so edges are appended source by source (CSR directly). Past
-    ``step_memory`` memoised steps the model forgets them (``ClassicGroupModel.forget_steps``)."""
+    ``step_memory`` memoised steps the model forgets them (``PackedModel.forget_steps``)."""
     start = time.monotonic()
     index: dict[int, int] = {}
     keys: list[int] = []
@@ -782,7 +784,7 @@ def _bad_states(comp: Sequence[int], idx: Sequence[int], goal: bytearray, kernel
 
 
 def check_graph(
-    model: ClassicGroupModel,
+    model: PackedModel,
     graph: StateGraph,
     properties: Sequence[Temporal] = ALL,
     fairness: Fairness | None = None,
@@ -842,7 +844,7 @@ def check_graph(
 
 
 def _find_lasso(
-    model: ClassicGroupModel,
+    model: PackedModel,
     graph: StateGraph,
     lab: Labeler,
     part: Sequence[int],
@@ -1047,7 +1049,7 @@ def _bfs_in_part(graph: StateGraph, part: frozenset[int], source: int, goal_edge
     raise RuntimeError("no path inside a strongly connected part: the graph is inconsistent")
 
 
-def _replay(model: ClassicGroupModel, graph: StateGraph, states: list[int], edges: list[int]) -> list[tuple[int, int]]:
+def _replay(model: PackedModel, graph: StateGraph, states: list[int], edges: list[int]) -> list[tuple[int, int]]:
     """(step id, key) pairs of a path: each edge's step is recomputed from its source's successors
     (the first with the edge's target and fairness class), so the graph need not hold step ids."""
     table = ClassTable()
@@ -1076,7 +1078,7 @@ def check(
     max_memory: int | None = None,
 ) -> LivenessResult:
     """Explore ``config`` and check its liveness properties under ``fairness``."""
-    model = ClassicGroupModel(config)
+    model = PackedModel(ClassicGroupModel(config))
     graph = build_graph(model, max_states, time_limit, max_depth, max_memory=max_memory)
     return check_graph(model, graph, properties, fairness)
 

@@ -15,10 +15,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from explorer import liveness as live
+from explorer.components import PackedModel
 from explorer.search import Bounds, Explorer, ProgressFn, Result, Violation
 from model.config import Config
 from model.mutants import Mutant
-from model.system import ClassicGroupModel
 from properties.base import Property
 from properties.protocol import ALL
 
@@ -193,7 +193,7 @@ def _explore(
     graph, result.graph = result.graph, None
     liveness = None
     if fairness is not None and not result.violations and result.stats.stopped_by != "memory":
-        if graph is not None and isinstance(explorer.model, ClassicGroupModel):
+        if graph is not None and isinstance(explorer.model, PackedModel):
             # The graph the safety search recorded (native engine): no second exploration. Its
             # explore time is the graph's assembly; the search's own time is in ``result``.
             liveness = live.check_graph(explorer.model, graph, fairness=fairness)

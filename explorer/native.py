@@ -5,9 +5,10 @@ the visited set (64-bit exact keys in an open-addressing table, no fingerprints)
 each new state's parent (written to a file on disk, read back only to rebuild a counterexample,
 as TLC does) and every component step the model has computed. Python keeps the model: the core
 asks for what it has not been told — one consumer's moves against a group, a group's timers and
-faults, a budget's spends, a delivery, a verdict — and this module answers from
-``ClassicGroupModel``'s component functions. Each is computed exactly once (no memo to forget),
-so the readable model runs once per distinct component step and never per transition.
+faults, a budget's spends, a delivery, a verdict — and this module answers from the packed
+model's component steps (``explorer.components.PackedModel`` over ``ClassicGroupModel``). Each is
+computed exactly once (no memo to forget), so the readable model runs once per distinct component
+step and never per transition.
 
 A key of the native engine is ``group id | budget id << 26 | vector id << 36``: a *vector* is the
 tuple of consumer ids, interned by the core, so a key stays 64 bits however many consumers
@@ -35,12 +36,12 @@ from typing import Any, overload
 
 from explorer import memory
 from explorer.checks import Book, Where
+from explorer.components import ConsumerMove, Deliveries, GroupMove, PackedModel
 from explorer.liveness import UNEXPLORED, ClassTable, Projector, StateGraph, step_class
 from model.actions import ALL_KINDS, Action
 from model.config import Config
 from model.state import Budget, Consumer, Group, State, replace
-from model.system import _CONSUMER_SPENDS, ClassicGroupModel, ConsumerMove, Deliveries, GroupMove
-from model.types import GroupState
+from model.system import CONSUMER_SPENDS
 from properties.temporal import CONSUMER, CONSUMERS, GROUP
 
 _core: ModuleType | None
@@ -88,7 +89,7 @@ def _state(group: Group, consumers: tuple[Consumer, ...], budget: Budget) -> Sta
 def _flat_consumer(moves: list[ConsumerMove], index: int) -> list[int]:
     out = [len(moves)]
     for m in moves:
-        out += (m.step, _KIND[m.spend] if m.spend is not None else -1, _KIND["lost_response"] if m.lost else -1)
+        out += (m.step, *_spends(m.spends))
         out += (m.group, index, m.consumer, len(m.deliveries))
         for j, rid in m.deliveries:
             out += (j, rid)
@@ -96,16 +97,32 @@ def _flat_consumer(moves: list[ConsumerMove], index: int) -> list[int]:
     return out
 
 
-def _flat_group(moves: list[GroupMove], timers: bool) -> list[int]:
-    """Timers spend only ``session_expiry``, when a live member is removed; faults spend their
-    own budget and never read ``live`` (``ClassicGroupModel.successor_keys``)."""
+_SLOTS: dict[tuple[str, ...], tuple[int, int]] = {}
+
+
+def _spends(spends: tuple[str, ...]) -> tuple[int, int]:
+    """A move's two spend slots: the budget kinds it spends, in order (-1: none)."""
+    slots = _SLOTS.get(spends)
+    if slots is None:
+        if len(spends) > 2:  # pragma: no cover - the classic model spends at most two
+            raise ValueError(f"a step spends at most two budgets, not {spends}")
+        kinds = [_KIND[k] for k in spends] + [-1, -1]
+        slots = _SLOTS[spends] = (kinds[0], kinds[1])
+    return slots
+
+
+def _flat_group(moves: list[GroupMove]) -> list[int]:
+    """A group's timers spend only ``session_expiry``, when a live member is removed (the core
+    then spends it from the budget before the step, which is right as timers spend nothing
+    else); faults spend their own budget and remove nobody (``PackedModel.successor_keys``)."""
     out = [len(moves)]
     for m in moves:
-        spend = -1 if timers or m.spend is None else _KIND[m.spend]
-        out += (m.step, spend, -1, m.group, -1, 0, len(m.deliveries))
+        if m.live and m.spends:  # pragma: no cover - not a shape of the classic model
+            raise ValueError("a step that spends a budget cannot also remove live members here")
+        out += (m.step, *_spends(m.spends), m.group, -1, 0, len(m.deliveries))
         for j, rid in m.deliveries:
             out += (j, rid)
-        live = m.live if timers else ()
+        live = m.live
         out.append(len(live))
         for idx, serial in live:
             out += (idx, serial)
@@ -160,7 +177,7 @@ class NativeSearch:
     def __init__(
         self,
         config: Config,
-        model: ClassicGroupModel,
+        model: PackedModel,
         book: Book,
         strategy: str,
         max_depth: int | None,
@@ -204,7 +221,7 @@ class NativeSearch:
             crash=_KIND["crash"],
             lost=_KIND["lost_response"],
             session=_KIND["session_expiry"],
-            consumer_spends=[_KIND[k] for k in _CONSUMER_SPENDS],
+            consumer_spends=[_KIND[k] for k in CONSUMER_SPENDS],
             want_vector_masks=int(bool(book.consumer_checks)),
             parents_path=self.parents_path,
             parents_kept=-1 if resume is None else int(resume["parents_records"]),
@@ -264,9 +281,9 @@ class NativeSearch:
         for state in m.init_states():
             gid = m.group_id(state.group)
             bid = m.budgets.id(state.budget)
-            vid = core.vector_id([m.consumers.id(c) for c in state.consumers])
+            vid = core.vector_id([m.consumer_id(c) for c in state.consumers])
             key = gid | bid << _G_BITS | vid << _V_SHIFT
-            dead = int(state.group.state == GroupState.DEAD)
+            dead = int(m.halted[gid])
             core.set_group(gid, state.group.generation, dead, self.book.group_mask(state))
             core.set_vector_mask(vid, self.book.consumer_mask(state))
             core.add_initial(key)
@@ -336,62 +353,59 @@ class NativeSearch:
 
     def _group(self, gid: int, key: int, _c: int, _d: int) -> None:
         m = self.model
-        self.core.set_group(gid, m._generation[gid], int(m._dead[gid]), self.book.group_mask(self.decode(key)))
+        group = m.groups.values[gid]
+        self.core.set_group(gid, group.generation, int(m.halted[gid]), self.book.group_mask(self.decode(key)))
 
     def _vector(self, vid: int, key: int, _c: int, _d: int) -> None:
         self.core.set_vector_mask(vid, self.book.consumer_mask(self.decode(key)))
 
     def _budget(self, bid: int, _b: int, _c: int, _d: int) -> None:
         m = self.model
-        self.core.set_budget(bid, [m._spend(bid, k) for k in BUDGET_KINDS], m.budgets.values[bid].total)
+        self.core.set_budget(bid, [m.spend(bid, k) for k in BUDGET_KINDS], m.budgets.values[bid].total)
 
     def _local(self, cid: int, _b: int, _c: int, _d: int) -> None:
-        idx, serial = self.model.consumers.values[cid].mid
+        idx, serial = self.model.holder[cid]
         self.core.set_local(cid, idx, serial)
 
     def _own(self, gid: int, i: int, cid: int, key: int) -> None:
         """Consumer ``i``'s moves, of those the budget's ``avail`` bits allow (as
         ``successor_keys`` computes them: moves needing an exhausted perturbation are left out)."""
         bid = (key & _U64) >> _G_BITS & _B_MASK
-        avail = (self.model._budget_facts.get(bid) or self.model._compute_budget_facts(bid))[0]
-        moves = self.model._compute_moves(gid, i, cid, avail)
+        avail = self.model.budget_facts(bid)[0]
+        moves = self.model.moves(gid, i, cid, avail)
         self._judge(self.decode(key), [(mv.step, mv.group, i, mv.consumer, mv.deliveries) for mv in moves])
         self.core.set_own(gid, i, cid, avail, _flat_consumer(moves, i))
 
     def _timers(self, gid: int, protected: int, key: int, _d: int) -> None:
         """The group's timer steps, none that removes a ``protected`` member (bits of the
         candidates: members a consumer still holds when no ``session_expiry`` is left)."""
-        moves = self.model._compute_timers(gid, protected)
+        moves = self.model.timers(gid, protected)
         self._judge(self.decode(key), [(mv.step, mv.group, -1, 0, mv.deliveries) for mv in moves])
-        self.core.set_timers(gid, protected, _flat_group(moves, timers=True))
+        self.core.set_timers(gid, protected, _flat_group(moves))
 
     def _candidates(self, gid: int, _b: int, _c: int, _d: int) -> None:
         flat = [0]
-        for _bit, (idx, serial) in self.model._compute_live_candidates(gid):
+        for _bit, (idx, serial) in self.model.candidates(gid):
             flat += (idx, serial)
         flat[0] = (len(flat) - 1) // 2
         self.core.set_candidates(gid, flat)
 
     def _crash(self, gid: int, i: int, cid: int, key: int) -> None:
-        move = self.model._crash(gid, i, cid)
-        flat = [0]
+        move = self.model.crash(gid, i, cid)
         if move is not None:
-            self._judge(self.decode(key), [(move[0], move[1], i, move[2], ())])
-            flat = [1, move[0], _KIND["crash"], -1, move[1], i, move[2], 0, 0]
-        self.core.set_crash(gid, i, cid, flat)
+            self._judge(self.decode(key), [(move.step, move.group, i, move.consumer, move.deliveries)])
+        self.core.set_crash(gid, i, cid, _flat_consumer([move] if move is not None else [], i))
 
     def _lose(self, gid: int, i: int, cid: int, key: int) -> None:
-        move = self.model._lose(gid, i, cid)
-        flat = [0]
+        move = self.model.lose(gid, i, cid)
         if move is not None:
-            self._judge(self.decode(key), [(move[0], gid, i, move[1], ())])
-            flat = [1, move[0], _KIND["lost_response"], -1, gid, i, move[1], 0, 0]
-        self.core.set_lose(gid, i, cid, flat)
+            self._judge(self.decode(key), [(move.step, move.group, i, move.consumer, move.deliveries)])
+        self.core.set_lose(gid, i, cid, _flat_consumer([move] if move is not None else [], i))
 
     def _faults(self, gid: int, key: int, _c: int, _d: int) -> None:
-        moves = self.model._compute_faults(gid)
+        moves = self.model.faults(gid)
         self._judge(self.decode(key), [(mv.step, mv.group, -1, 0, mv.deliveries) for mv in moves])
-        self.core.set_faults(gid, _flat_group(moves, timers=False))
+        self.core.set_faults(gid, _flat_group(moves))
 
     def _deliver(self, cid: int, rid: int, _c: int, _d: int) -> None:
         self.core.set_deliver(cid, rid, self.model.delivered(cid, rid))
@@ -527,18 +541,7 @@ class NativeSearch:
         file kept to ``doc["parents_records"]``)."""
         m, book = self.model, self.book
         saved = doc["model"]
-        for interner, values in (
-            (m.groups, saved["groups"]),
-            (m.consumers, saved["consumers"]),
-            (m.budgets, saved["budgets"]),
-            (m.responses, saved["responses"]),
-        ):
-            interner.values[:] = values
-            interner.ids.clear()
-            interner.ids.update((v, i) for i, v in enumerate(values))
-        m._generation[:] = [g.generation for g in m.groups.values]
-        m._dead[:] = [g.state == GroupState.DEAD for g in m.groups.values]
-        m.next_step = m.step_base = saved["next_step"]
+        m.restore(saved["groups"], saved["consumers"], saved["budgets"], saved["responses"], saved["next_step"])
         self.kinds.extend([0] * m.next_step)
         self.facts.extend([-1] * m.next_step)
         by_name = {p.name: p for p in book.properties}

@@ -1,8 +1,9 @@
 """Explicit-state search: breadth-first (shortest counterexamples) or depth-first.
 
-States are stored as the model's keys (``ClassicGroupModel.encode``): interned component ids
-packed into one integer — an exact encoding, so, unlike a hash fingerprint, two states never
-collide. The visited set maps each key to the key it was first reached from; a counterexample is
+States are stored as the model's keys (``explorer.components.PackedModel.encode`` for a model of
+components, ``explorer.interned.InternedModel`` for any other): interned ids packed into one
+integer — an exact encoding, so, unlike a hash fingerprint, two states never collide.
+The visited set maps each key to the key it was first reached from; a counterexample is
 rebuilt by walking those parents back to an initial state and replaying the model forward (as TLC
 does), so no state or action is stored per visited state beyond its key.
 
@@ -31,10 +32,11 @@ from typing import Any
 
 from explorer import memory
 from explorer.checks import Book, Where
+from explorer.components import PackedModel
 from explorer.interned import InternedModel
 from model.actions import Action
 from model.config import Config
-from model.protocol import Model
+from model.protocol import ComponentModel, Model
 from model.state import State
 from model.system import ClassicGroupModel
 from properties.base import STEP, Property
@@ -127,6 +129,16 @@ def default_engine() -> str:
     return os.environ.get("KGC_ENGINE", "auto")
 
 
+def searchable(model: Model[Any, Any] | PackedModel | InternedModel) -> PackedModel | InternedModel:
+    """A model as the engines expand it: a model of components (``model.protocol.ComponentModel``,
+    such as Kafka's) packed component-wise, any other interned state by state."""
+    if isinstance(model, PackedModel | InternedModel):
+        return model
+    if isinstance(model, ComponentModel):
+        return PackedModel(model)
+    return InternedModel(model)
+
+
 class Explorer:
     """Checks a model's properties over every reachable state within the bounds.
 
@@ -141,7 +153,7 @@ class Explorer:
         self,
         config: Config,
         properties: Sequence[Property] = ALL,
-        model: ClassicGroupModel | Model[Any, Any] | None = None,
+        model: Model[Any, Any] | PackedModel | None = None,
         stop_at_first: bool = False,
         step_cache: bool = True,
         step_memory: int = 1_000_000,
@@ -155,9 +167,7 @@ class Explorer:
         self.config = config
         if model is None:
             model = ClassicGroupModel(config)
-        self.model: ClassicGroupModel | InternedModel = (
-            model if isinstance(model, ClassicGroupModel | InternedModel) else InternedModel(model)
-        )
+        self.model: PackedModel | InternedModel = searchable(model)
         self.properties = list(properties)
         self.stop_at_first = stop_at_first
         self.step_observer = step_observer
@@ -225,7 +235,7 @@ class Explorer:
         from explorer import native
 
         whole = [p for p in self.properties if p.check_transition is not None and p.scope != STEP]
-        classic = isinstance(self.model, ClassicGroupModel)
+        classic = isinstance(self.model, PackedModel) and isinstance(self.model.spec, ClassicGroupModel)
         fits = native.AVAILABLE and self.step_cache and not whole and classic
         if self.engine == "native" and not fits:
             why = (
@@ -250,7 +260,7 @@ class Explorer:
     ) -> Result:
         from explorer.native import Checkpoints, NativeSearch
 
-        assert isinstance(self.model, ClassicGroupModel)
+        assert isinstance(self.model, PackedModel)
         book = Book(self.properties)
         checkpoints = None
         saved = None

@@ -6,7 +6,7 @@ visited set live in Spark as DataFrames hash-partitioned by state; nothing propo
 state space reaches the driver. One level is three Spark jobs' worth of work, run as one job:
 
 1. *Expand* (Python, on the executors, ``mapPartitions``): each Python worker keeps one
-   ``ClassicGroupModel`` per search (its interning and memo tables carry over between partitions
+   ``PackedModel`` of ``ClassicGroupModel`` per search (its interning and memo tables carry over between partitions
    and levels). Every state of the level is checked against the boundary and the depth bound, its
    successors are computed with ``successor_keys``, step-scoped transition checks are evaluated
    once per model step and cached by step id (as ``Explorer`` does), whole-transition checks on
@@ -62,6 +62,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from explorer.checks import Book
+from explorer.components import PackedModel
 from explorer.search import Bounds, ProgressFn, Result, Stats, Violation
 from explorer.spark_env import (
     SparkSettings,
@@ -164,7 +165,7 @@ class _Worker:
     cover every check (settled or not), so they stay valid in every later partition and level."""
 
     def __init__(self, task: LevelTask) -> None:
-        self.model = ClassicGroupModel(task.config)
+        self.model = PackedModel(ClassicGroupModel(task.config))
         self.book = Book(task.properties)
         self.every = -1
         self.masks: dict[int, int] = {}
@@ -323,7 +324,7 @@ class SparkExplorer:
         step_memory: int = 1_000_000,
     ) -> None:
         self.config = config
-        self.model = ClassicGroupModel(config)
+        self.model = PackedModel(ClassicGroupModel(config))
         self.properties = list(properties)
         self.spark = spark
         self.settings = settings or SparkSettings()

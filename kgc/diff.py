@@ -127,13 +127,24 @@ def behaviours_of(before: str, action: Action) -> list[Behaviour]:
     return out
 
 
+def keyed_model(config: Config) -> Any:
+    """Kafka's model seen through keys (``explorer.components.PackedModel``). A side at an older
+    revision (``kgc.revision``) may predate that module: its model had the key interface itself."""
+    try:
+        from explorer.components import PackedModel
+    except ImportError:
+        return ClassicGroupModel(config)
+    return PackedModel(ClassicGroupModel(config))
+
+
 @dataclass
 class Exploration:
     """One side's reachable behaviours, each with the first transition showing it."""
 
     label: str
     config: Config
-    model: ClassicGroupModel
+    model: Any
+    """The model seen through keys (``keyed_model``)."""
     parents: dict[int, int] = field(default_factory=dict)
     first: dict[Behaviour, tuple[int, int, int]] = field(default_factory=dict)
     """Behaviour → (source key, step id, target key) of its first (shallowest) transition."""
@@ -158,12 +169,10 @@ class Exploration:
         return out
 
 
-def explore_behaviours(
-    label: str, config: Config, bounds: Bounds, model: ClassicGroupModel | None = None
-) -> Exploration:
+def explore_behaviours(label: str, config: Config, bounds: Bounds, model: Any = None) -> Exploration:
     """Breadth-first over the reachable states within the bounds (states beyond the model's own
     boundary, ``max_generation``, are reached but not expanded, as in the explorer)."""
-    model = model or ClassicGroupModel(config)
+    model = model or keyed_model(config)
     ex = Exploration(label, config, model)
     # getattr and a late import: a side at an older revision (kgc.revision) runs this module with
     # that revision's explorer, whose Bounds may have no max_memory and which may have no memory module.

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from diagrams.sequence import render_svg
+from explorer.components import PackedModel
 from explorer.liveness import (
     FAIRNESS_LEVELS,
     Fairness,
@@ -76,13 +77,13 @@ def run(
     fairness: Fairness,
     bounds: Bounds,
     graph: StateGraph | None = None,
-    model: ClassicGroupModel | Any = None,
+    model: PackedModel | Any = None,
 ) -> LivenessResult:
     """The liveness verdicts: on the graph the safety search recorded (``graph``, with the
     ``model`` whose keys it holds: the native engine records one), else on a graph explored here."""
-    if graph is not None and isinstance(model, ClassicGroupModel):
+    if graph is not None and isinstance(model, PackedModel):
         return check_graph(model, graph, ALL, fairness)
-    model = ClassicGroupModel(config)
+    model = PackedModel(ClassicGroupModel(config))
     graph = build_graph(model, bounds.max_states, bounds.time_limit, bounds.max_depth, max_memory=bounds.max_memory)
     return check_graph(model, graph, ALL, fairness)
 

@@ -4,8 +4,9 @@ The revision's ``model/``, ``properties/`` and ``explorer/`` are extracted (``gi
 temporary directory, and a Python subprocess with that directory first on its path — so
 ``import model`` is the old model — computes the side document with this revision's
 ``kgc.diff.side_document`` (which asks only the model's public interface: ``ClassicGroupModel``,
-``init_keys``, ``successor_keys``, ``steps``, ``decode``, ``key_within_boundary``, and
-``explorer.search.Explorer``). The configuration is passed as the fields given on the command line,
+seen through ``explorer.components.PackedModel`` when the revision has it: ``init_keys``,
+``successor_keys``, ``steps``, ``decode``, ``key_within_boundary``, and ``explorer.search.Explorer``).
+The configuration is passed as the fields given on the command line,
 so a revision whose configuration lacks a newer field still runs. A revision that cannot be
 explored this way is a one-line error naming what it lacks.
 """

@@ -38,6 +38,7 @@ COMPILED: tuple[str, ...] = (
     "properties/base.py",
     "properties/protocol.py",
     "explorer/checks.py",
+    "explorer/components.py",
     "explorer/native.py",
 )
 """The modules setup.py compiles (paths from the project root). ``model/config.py`` stays

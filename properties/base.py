@@ -10,7 +10,7 @@ transitions or over states.
 Scope of a transition check. A check always receives the whole ``(state, action, state')``, but
 most of them only look at the coordinator's step: the group before and after, the action, and
 the acting consumer (``action.actor``) before and after. Declared ``scope=STEP``, such a check is
-evaluated once per distinct step of the model (``ClassicGroupModel.steps``: a step id fixes
+evaluated once per distinct step of the model (``explorer.components.PackedModel.steps``: a step id fixes
 exactly those parts) instead of once per transition, which is what makes exhaustive checking
 fast. A check that reads anything else (another consumer, the budget) must keep the default
 ``scope=TRANSITION``. ``tests/explorer`` checks that the two evaluations agree on the shipped

@@ -401,7 +401,7 @@ Receive(k0) ==
               [] OTHER -> NoSend(k)
 
 (***************************************************************************)
-(* model/system.py ClassicGroupModel._round_trip / _continue: the          *)
+(* model/system.py ClassicGroupModel.round_trip / _continue: the           *)
 (* coordinator handles the request the consumer just queued; an immediate  *)
 (* answer is appended to its response channel and the head is read at     *)
 (* once, and a request the reaction queues is handled in turn.  The        *)
@@ -416,13 +416,13 @@ RoundTrip(g, c, k, req) ==
                  IN IF rd.req = << >> THEN {[g |-> t.g, c |-> rd.c, parked |-> t.parked]}
                     ELSE {[o EXCEPT !.parked = t.parked \o @] : o \in RoundTrip(t.g, c, rd.c, Head(rd.req))})
 
-(* ClassicGroupModel._apply: append each delivered answer to its consumer's response channel *)
+(* ClassicGroupModel.deliver: append each delivered answer to its consumer's response channel *)
 RECURSIVE Deliver(_, _)
 Deliver(cs, ds) ==
     IF ds = << >> THEN cs
     ELSE Deliver([cs EXCEPT ![Head(ds)[1]].responses = Append(@, Head(ds)[2])], Tail(ds))
 
-(* A consumer move (ClassicGroupModel._compute_moves with atomic requests) *)
+(* A consumer move (ClassicGroupModel.consumer_steps with atomic requests) *)
 Move(c, rc) ==
     IF rc.req = << >>
     THEN grp' = grp /\ cons' = [cons EXCEPT ![c] = rc.c]
@@ -452,8 +452,8 @@ SendStable(c) ==
 
 (***************************************************************************)
 (* The coordinator's timers and storage callback (ClassicGroupModel.        *)
-(* _timer_steps).  Without a session-expiry budget, a step that removes a  *)
-(* member its running consumer holds (_compute_live_candidates: the        *)
+(* timer_steps).  Without a session-expiry budget, a step that removes a   *)
+(* member its running consumer holds (live_candidates, holds: the          *)
 (* consumer's member id is that member's) is not a step at all: neither    *)
 (* through the step's evictions nor, for a forced join completion, by      *)
 (* leaving a static member behind (_left_behind).                          *)

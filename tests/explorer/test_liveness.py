@@ -10,6 +10,7 @@ import networkx as nx
 import pytest
 
 from explorer import liveness as L
+from explorer.components import PackedModel
 from explorer.search import Explorer
 from model.config import Config
 from model.mutants import CATALOGUE, by_name
@@ -29,21 +30,19 @@ LIVENESS_KILLS = {
 }
 
 
-def run(
-    overrides: dict[str, object], fairness: str = "weak"
-) -> tuple[ClassicGroupModel, L.StateGraph, L.LivenessResult]:
-    model = ClassicGroupModel(Config.from_mapping(overrides))
+def run(overrides: dict[str, object], fairness: str = "weak") -> tuple[PackedModel, L.StateGraph, L.LivenessResult]:
+    model = PackedModel(ClassicGroupModel(Config.from_mapping(overrides)))
     graph = L.build_graph(model)
     return model, graph, L.check_graph(model, graph, ALL, L.Fairness(fairness))
 
 
 @pytest.fixture(scope="module")
-def fault_free() -> tuple[ClassicGroupModel, L.StateGraph, L.LivenessResult]:
+def fault_free() -> tuple[PackedModel, L.StateGraph, L.LivenessResult]:
     return run(FAULT_FREE)
 
 
 def test_the_protocol_is_live_under_weak_fairness(
-    fault_free: tuple[ClassicGroupModel, L.StateGraph, L.LivenessResult],
+    fault_free: tuple[PackedModel, L.StateGraph, L.LivenessResult],
 ) -> None:
     _, graph, result = fault_free
     assert (graph.states, graph.edges, result.components, result.largest_component) == (911, 2267, 284, 20)
@@ -69,7 +68,7 @@ def test_the_protocol_is_live_with_perturbations(overrides: dict[str, object]) -
 
 
 def test_without_fairness_the_group_livelocks(
-    fault_free: tuple[ClassicGroupModel, L.StateGraph, L.LivenessResult],
+    fault_free: tuple[PackedModel, L.StateGraph, L.LivenessResult],
 ) -> None:
     model, graph, _ = fault_free
     result = L.check_graph(model, graph, ALL, L.Fairness("none"))
@@ -81,7 +80,7 @@ def test_without_fairness_the_group_livelocks(
     assert_real_lasso(model, lasso, L.Fairness("none"))
 
 
-def assert_real_lasso(model: ClassicGroupModel, lasso: L.Lasso, fairness: L.Fairness) -> None:
+def assert_real_lasso(model: PackedModel, lasso: L.Lasso, fairness: L.Fairness) -> None:
     """The lasso is a path of the model, its cycle closes, the goal fails on the whole cycle from
     where the obligation was opened, and the cycle is fair (checked from the model directly)."""
     keys = lasso.keys
@@ -136,7 +135,7 @@ def test_the_lasso_prefix_is_shortest() -> None:
     """No lasso of the kill's property has a shorter prefix: bounded by one step less, the
     exploration cannot even reach the cycle's entry."""
     overrides = {**ONE, "mutant": "join_in_rebalance_rejected"}
-    model = ClassicGroupModel(Config.from_mapping(overrides))
+    model = PackedModel(ClassicGroupModel(Config.from_mapping(overrides)))
     _, prop, prefix, _ = LIVENESS_KILLS["join_in_rebalance_rejected"]
     graph = L.build_graph(model, max_depth=prefix - 1)
     result = L.check_graph(model, graph, [p for p in ALL if p.name == prop])
@@ -176,7 +175,7 @@ def test_tarjan_matches_networkx_on_random_graphs(seed: int) -> None:
 
 
 def test_components_of_the_model_graph_match_networkx(
-    fault_free: tuple[ClassicGroupModel, L.StateGraph, L.LivenessResult],
+    fault_free: tuple[PackedModel, L.StateGraph, L.LivenessResult],
 ) -> None:
     _, graph, _ = fault_free
     edges = [(v, graph.targets[p]) for v in range(graph.states) for p in range(graph.offsets[v], graph.offsets[v + 1])]
@@ -193,7 +192,7 @@ def test_tarjan_is_iterative_on_a_deep_graph() -> None:
 
 
 def test_check_graph_takes_plain_csr_arrays(
-    fault_free: tuple[ClassicGroupModel, L.StateGraph, L.LivenessResult],
+    fault_free: tuple[PackedModel, L.StateGraph, L.LivenessResult],
 ) -> None:
     """What another engine would hand over: keys, offsets, targets and edge classes as plain
     sequences give the same verdicts."""
@@ -257,7 +256,7 @@ def test_forgetting_the_models_steps_changes_nothing() -> None:
     graph, its classes and the lassos are the same."""
     overrides = {**ONE, "mutant": "join_in_rebalance_rejected"}
     full = run(overrides)
-    model = ClassicGroupModel(Config.from_mapping(overrides))
+    model = PackedModel(ClassicGroupModel(Config.from_mapping(overrides)))
     graph = L.build_graph(model, step_memory=50)
     assert model.step_base > 0  # it did forget
     assert (graph.keys, graph.targets) == (full[1].keys, full[1].targets)

@@ -11,6 +11,7 @@ import pytest
 
 from explorer import liveness as L
 from explorer import native
+from explorer.components import PackedModel
 from explorer.search import Explorer
 from model.config import Config
 from model.system import ClassicGroupModel
@@ -99,7 +100,7 @@ def summary(result: L.LivenessResult) -> list[tuple[object, ...]]:
     ],
 )
 def test_the_kernel_gives_the_python_verdicts_and_lassos(overrides: dict[str, object], level: str) -> None:
-    model = ClassicGroupModel(Config.from_mapping(overrides))
+    model = PackedModel(ClassicGroupModel(Config.from_mapping(overrides)))
     graph = L.build_graph(model)
     fast = L.check_graph(model, graph, ALL, L.Fairness(level))
     slow = L.check_graph(model, graph, ALL, L.Fairness(level), kernel=False)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from explorer import native
+from explorer.components import PackedModel
 from explorer.liveness import Fairness, build_graph, check_graph
 from explorer.search import Explorer
 from model.config import Config
@@ -27,7 +28,7 @@ def test_the_native_graph_gives_the_same_liveness_verdicts(level: str, mutant: s
     graph = explorer.run("bfs").graph
     assert graph is not None
     ours = check_graph(explorer.model, graph, TEMPORAL, Fairness(level))
-    model = ClassicGroupModel(config)
+    model = PackedModel(ClassicGroupModel(config))
     theirs = check_graph(model, build_graph(model), TEMPORAL, Fairness(level))
 
     def summary(result: object) -> list[tuple[object, ...]]:

@@ -1,0 +1,235 @@
+"""A lease-based lock service, written against ``model.protocol.ComponentModel`` as a test model:
+the engine's packed form (``explorer.components.PackedModel``) must run a model of components
+that is not Kafka's.
+
+The shared component is the lock service (who holds the lease, the next lease serial), each
+client's local component what it believes it holds and its inbox, and the budget bounds the
+perturbations: a lease expiring while its client still holds it (the classic lease hazard:
+Gray and Cheriton, "Leases", SOSP 1989 — the holder may act after its lease ran out), a client
+crash, a lost notice, a fail-over of the service. Every step changes the service and at most one
+client, and an expiry sends the holder a notice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from properties.base import Property, sometimes_state, state_invariant
+
+NO_LEASE = (-1, -1)
+EXPIRED = "expired"
+
+
+class Service(NamedTuple):
+    holder: tuple[int, int]
+    """The lease granted: (client index, serial); ``NO_LEASE`` when the lock is free."""
+    serial: int
+    """The next lease's serial."""
+
+
+class Client(NamedTuple):
+    holds: tuple[int, int]
+    """The lease the client believes it holds."""
+    inbox: tuple[str, ...]
+
+
+class Faults(NamedTuple):
+    crash: int
+    lost: int
+    expiry: int
+    failover: int
+    total: int
+
+
+class Lease(NamedTuple):
+    service: Service
+    clients: tuple[Client, ...]
+    budget: Faults
+
+
+class Step(NamedTuple):
+    """An action: its kind and the client that takes it (-1: the service)."""
+
+    kind: str
+    client: int = -1
+
+    def key(self) -> tuple[str, int]:
+        return (self.kind, self.client)
+
+
+@state_invariant("exclusive", "No two clients believe they hold the lock at once.", "Leases (SOSP 1989)")
+def exclusive(s: Lease) -> bool:
+    return sum(c.holds != NO_LEASE for c in s.clients) <= 1
+
+
+@sometimes_state("held", "Some client holds the lock.", "exclusive")
+def held(s: Lease) -> bool:
+    return any(c.holds != NO_LEASE for c in s.clients)
+
+
+class LeaseLock:
+    """``clients`` clients of one lock; at most ``max_serial`` leases are granted (the boundary)."""
+
+    local_spends: tuple[str, ...] = ()
+    crash_spends = "crash"
+    lost_spends = "lost"
+    removal_spends = "expiry"
+
+    def __init__(self, clients: int, expiry: int = 0, crash: int = 0, lost: int = 0, failover: int = 0) -> None:
+        self.processes = clients
+        self.budget = Faults(crash, lost, expiry, failover, crash + lost + expiry + failover)
+        self.max_serial = 3
+
+    # ------------------------------------------------------------------ the model
+    def init_states(self) -> Sequence[Lease]:
+        return [Lease(Service(NO_LEASE, 0), (Client(NO_LEASE, ()),) * self.processes, self.budget)]
+
+    def within_boundary(self, state: Lease) -> bool:
+        return self.group_within_boundary(state.service)
+
+    def properties(self) -> Sequence[Property]:
+        return [exclusive, held]
+
+    def actions(self, state: Lease) -> list[Step]:
+        return [a for a, _ in self.successors(state)]
+
+    def next_state(self, state: Lease, action: Step) -> Lease | None:
+        return next((n for a, n in self.successors(state) if a == action), None)
+
+    def successors(self, state: Lease) -> list[tuple[Step, Lease]]:
+        """Written out on its own (not through the component functions' recombination): each
+        client's steps, the expiry, crashes, lost notices, the fail-over."""
+        service, clients, budget = state
+        out: list[tuple[Step, Lease]] = []
+
+        def put(action: Step, new_service: Service, i: int, client: Client | None, b: Faults | None) -> None:
+            if b is None:
+                return
+            after = list(clients)
+            if client is not None:
+                after[i] = client
+            out.append((action, Lease(new_service, tuple(after), b)))
+
+        for i, c in enumerate(clients):
+            if c.inbox:
+                put(
+                    Step("read", i),
+                    service,
+                    i,
+                    Client(NO_LEASE if c.inbox[0] == EXPIRED else c.holds, c.inbox[1:]),
+                    budget,
+                )
+            elif c.holds == NO_LEASE and service.holder == NO_LEASE:
+                lease = (i, service.serial)
+                put(Step("acquire", i), Service(lease, service.serial + 1), i, Client(lease, ()), budget)
+            if c.holds != NO_LEASE:
+                freed = Service(NO_LEASE, service.serial) if service.holder == c.holds else service
+                put(Step("release", i), freed, i, Client(NO_LEASE, c.inbox), budget)
+        if service.holder != NO_LEASE:
+            holder = service.holder
+            still = clients[holder[0]].holds == holder
+            b: Faults | None = self.spend(budget, "expiry") if still else budget
+            if b is not None:
+                after = list(clients)
+                after[holder[0]] = Client(after[holder[0]].holds, after[holder[0]].inbox + (EXPIRED,))
+                out.append((Step("expire", -1), Lease(Service(NO_LEASE, service.serial), tuple(after), b)))
+        for i, c in enumerate(clients):
+            if c != Client(NO_LEASE, ()):
+                put(Step("crash", i), service, i, Client(NO_LEASE, ()), self.spend(budget, "crash"))
+        for i, c in enumerate(clients):
+            if c.inbox:
+                put(Step("lose", i), service, i, Client(c.holds, c.inbox[1:]), self.spend(budget, "lost"))
+        if service.holder != NO_LEASE:
+            put(Step("failover", -1), Service(NO_LEASE, service.serial), -1, None, self.spend(budget, "failover"))
+        return out
+
+    # ------------------------------------------------------------------ its components
+    def compose(self, shared: Service, local: tuple[Client, ...], budget: Faults) -> Lease:
+        return Lease(shared, local, budget)
+
+    def group_within_boundary(self, shared: Service) -> bool:
+        return shared.serial <= self.max_serial
+
+    def halted(self, shared: Service) -> bool:
+        return False
+
+    def holder(self, local: Client) -> tuple[int, int]:
+        return local.holds
+
+    def spend(self, budget: Faults, kind: str) -> Faults | None:
+        left: int = getattr(budget, kind)
+        if left == 0 or budget.total == 0:
+            return None
+        return budget._replace(**{kind: left - 1, "total": budget.total - 1})
+
+    def exhausted(self, budget: Faults) -> bool:
+        return budget.total == 0
+
+    def deliver(self, local: Client, answer: Any) -> Client:
+        return Client(local.holds, local.inbox + (answer,))
+
+    def own_steps(self, index: int, local: Client) -> list[tuple[Any, Client]]:
+        """What a client does by itself: read a notice, ask for the lock, release it."""
+        out: list[tuple[Any, Client]] = []
+        if local.inbox:
+            holds = NO_LEASE if local.inbox[0] == EXPIRED else local.holds
+            out.append((Step("read", index), Client(holds, local.inbox[1:])))
+        elif local.holds == NO_LEASE:
+            out.append((Step("acquire", index), local))
+        if local.holds != NO_LEASE:
+            out.append((Step("release", index), Client(NO_LEASE, local.inbox)))
+        return out
+
+    def consumer_steps(
+        self, shared: Service, index: int, local: Client, affordable: frozenset[str], own: list[tuple[Any, Client]]
+    ) -> list[tuple[Any, tuple[str, ...], Service, Client, tuple[tuple[int, Any], ...]]]:
+        """A client's steps with the service's answer: an acquire is granted if the lock is free
+        (else it is no step), a release frees the lock if the lease is still the client's."""
+        out: list[tuple[Any, tuple[str, ...], Service, Client, tuple[tuple[int, Any], ...]]] = []
+        for action, after in own:
+            if action.kind == "acquire":
+                if shared.holder != NO_LEASE:
+                    continue
+                lease = (index, shared.serial)
+                out.append((action, (), Service(lease, shared.serial + 1), Client(lease, ()), ()))
+            elif action.kind == "release":
+                freed = Service(NO_LEASE, shared.serial) if shared.holder == local.holds else shared
+                out.append((action, (), freed, after, ()))
+            else:
+                out.append((action, (), shared, after, ()))
+        return out
+
+    def live_candidates(self, shared: Service) -> tuple[tuple[int, int], ...]:
+        return (shared.holder,) if shared.holder != NO_LEASE else ()
+
+    def timer_steps(
+        self, shared: Service, keep: frozenset[tuple[int, int]]
+    ) -> list[tuple[Any, tuple[str, ...], Service, tuple[tuple[int, Any], ...], tuple[tuple[int, int], ...]]]:
+        """The lease expires (and its holder is told), unless its holder is to be kept."""
+        if shared.holder == NO_LEASE or shared.holder in keep:
+            return []
+        notice = ((shared.holder[0], EXPIRED),)
+        return [(Step("expire", -1), (), Service(NO_LEASE, shared.serial), notice, (shared.holder,))]
+
+    def fault_steps(
+        self, shared: Service
+    ) -> list[tuple[Any, tuple[str, ...], Service, tuple[tuple[int, Any], ...], tuple[tuple[int, int], ...]]]:
+        """The service fails over and forgets the lease (its holder is not told)."""
+        if shared.holder == NO_LEASE:
+            return []
+        return [(Step("failover", -1), ("failover",), Service(NO_LEASE, shared.serial), (), ())]
+
+    def crash(
+        self, shared: Service, index: int, local: Client
+    ) -> tuple[Any, tuple[str, ...], Service, Client, tuple[tuple[int, Any], ...]] | None:
+        if local == Client(NO_LEASE, ()):
+            return None
+        return (Step("crash", index), ("crash",), shared, Client(NO_LEASE, ()), ())
+
+    def lose_answer(
+        self, shared: Service, index: int, local: Client
+    ) -> tuple[Any, tuple[str, ...], Service, Client, tuple[tuple[int, Any], ...]] | None:
+        if not local.inbox:
+            return None
+        return (Step("lose", index), ("lost",), shared, Client(local.holds, local.inbox[1:]), ())
