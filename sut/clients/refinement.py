@@ -24,6 +24,12 @@ answers. What differs from the fuzzer is only how the bytes and names read:
 * **Failover.** The model stops at an unloaded group. kgc serve then loads the group on another
   node (``GroupMetadataManager.loadGroup``, ``StepKind.LOAD``) or creates it anew on the next
   JoinGroup: the check continues from the loaded group (or the initial one), a new start.
+* **Zero-delay initial join.** The model fires an InitialDelayedJoin of delay 0 within the step that
+  armed it; kgc serve fires it right after that step, but after any other timer of the node due in
+  the same millisecond. The expiry is folded into the arming step, the steps served between them
+  are judged after it (another group's or node's step commutes; a pending member id of the group
+  expiring is judged in the model's order; any other step of the group is reported), and the
+  arming step waits until its expiry was served (``CoordinatorRefinement._fold``).
 * **Server-made answers.** Answers a fault put in place of the coordinator's (NOT_COORDINATOR,
   COORDINATOR_LOAD_IN_PROGRESS, …) are no coordinator step; they reach the consumer side below.
 
@@ -62,7 +68,7 @@ that allows it is taken.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from model.actions import CHANGE_METADATA
@@ -236,27 +242,148 @@ class CoordinatorRefinement:
     # ------------------------------------------------------------------ checking
     def feed(self, steps: list[ServedStep], events: Iterable[ClientEvent], final: bool = False) -> Violation | None:
         """Check the steps not yet checked (all of them when ``final``; otherwise the last one
-        waits for the next, which may belong to it) and return the first violation found so far."""
+        waits for the next, which may belong to it) and return the first violation found so far.
+
+        The model folds an InitialDelayedJoin of delay 0 into the step that armed it
+        (``model.coordinator.prepare_rebalance``: Kafka's ``MockTimer`` runs a task added with delay
+        ≤ 0 inside the call that adds it, reference §19); the served steps are folded likewise
+        (:meth:`_fold`). A step that armed one is not judged before its expiry was served (unless
+        ``final``)."""
         ends = sorted((e.t, e.client) for e in events if e.kind in _ENDS)
         upto = len(steps) if final else len(steps) - 1
         while self.violation is None and self._done < upto:
-            step = steps[self._done]
-            self._done += 1
-            events_of = list(step.record.events)
-            # The model folds an InitialDelayedJoin of delay 0 into the step that armed it
-            # (model.coordinator.prepare_rebalance): merge the two served steps likewise.
-            while self._done < len(steps) and _zero_delay_join(steps[self._done], step.node, self.group_id):
-                events_of += list(steps[self._done].record.events)
-                step = ServedStep(step.node, step.record, steps[self._done].group, steps[self._done].writes, step.mono)
-                self._done += 1
-            for t, name in ends:
-                if t <= step.mono:
-                    self._end(name)
-            try:
-                self._check(step, events_of)
-            except AbstractionError as exc:
-                self.violation = Violation(COORDINATOR_CHECK, "-", step.mono, f"cannot abstract a served step: {exc}")
+            folded = self._fold(steps, self._done, final)
+            if folded is None:
+                break  # the expiry of a zero-delay InitialDelayedJoin is still to come
+            step, events_of, later, self._done, reordered = folded
+            if self.violation is not None:
+                break  # a step of the group came between an arming step and its expiry
+            for one, one_events in [(step, events_of), *((s, list(s.record.events)) for s in later)]:
+                for t, name in ends:
+                    if t <= one.mono:
+                        self._end(name)
+                try:
+                    self._check(one, one_events)
+                except AbstractionError as exc:
+                    self.violation = Violation(
+                        COORDINATOR_CHECK, "-", one.mono, f"cannot abstract a served step: {exc}"
+                    )
+                if self.violation is not None:
+                    if reordered:
+                        self.violation = replace(
+                            self.violation,
+                            message=self.violation.message + " (judged in the model's order: the zero-delay "
+                            "InitialDelayedJoin's expiry folded into the step that armed it, then the pending "
+                            "member ids that expired between them)",
+                        )
+                    break
         return self.violation
+
+    def _fold(
+        self, steps: list[ServedStep], start: int, final: bool
+    ) -> tuple[ServedStep, list[Any], list[ServedStep], int, bool] | None:
+        """The step at ``start`` with the expiries of the zero-delay InitialDelayedJoins it armed
+        folded in (the group after the last of them, the events of all), the steps served between
+        them, to be judged after it, the index after the last expiry, and whether steps of the
+        group were put after the fold; None when an expiry is still to come (not ``final``).
+
+        kgc serve fires a zero-delay InitialDelayedJoin right after the step that armed it, but
+        after any other timer of that node due in the same millisecond (``VirtualTimer.pop_due``
+        takes equal deadlines in arming order; in Kafka the expired task goes to the timer's
+        executor thread, ``SystemTimer.addTimerTaskEntry``, racing with everything else). A step
+        served in between that does not touch this run's group — another node's, another group's
+        timer — commutes with the expiry: it is judged after the fold, with this run's group as
+        after the fold on its node. In between, the group (Empty before the arming step, so with
+        no member but the joining one) can only lose a pending member id to its timer
+        (``removePendingMemberAndUpdateGroup``; an InitialDelayedJoin never completes early in
+        Scala, reference §11): such a step is judged in the model's order, after the fold, from
+        the group as after the fold with the id still pending — the model must allow both steps,
+        so the run's answers and its group after them are those of a model run. Any other step of
+        the group in between has no counterpart in the model and is reported."""
+        step = steps[start]
+        events = list(step.record.events)
+        commuting: list[ServedStep] = []
+        expired: list[tuple[ServedStep, str]] = []
+        end = start + 1
+        while _arms_initial_join(step, self.group_id):
+            at = end
+            while at < len(steps) and not _zero_delay_join(steps[at], step.node, self.group_id):
+                at += 1
+            if at == len(steps):
+                if final:
+                    break  # the run ended first: judge what was served
+                return None
+            current = step
+            for s in steps[end:at]:
+                if s.node != step.node or not self._touches(s, current):
+                    commuting.append(s)
+                    continue
+                gone = _pending_expired(s, current)
+                if gone is None:
+                    self.violation = Violation(
+                        COORDINATOR_CHECK,
+                        "-",
+                        s.mono,
+                        f"{self._describe(steps[start])} armed a zero-delay InitialDelayedJoin of the group, and "
+                        f"{self._describe(s)}, a step of the same group, was served before its expiry "
+                        f"(at {steps[at].record.time_ms} ms); the model fires a zero-delay InitialDelayedJoin "
+                        "within the step that arms it (model.coordinator.prepare_rebalance, reference §11, §19), "
+                        "and only a pending member id's expiry commutes with it",
+                    )
+                    return step, events, [], len(steps), False
+                expired.append((s, gone))
+                current = s
+            expiry = steps[at]
+            events += list(expiry.record.events)
+            step = ServedStep(step.node, step.record, expiry.group, expiry.writes, step.mono)
+            end = at + 1
+        armed = steps[start].group
+        order = armed.pending_members if armed is not None else ()
+        pending = [p for _, p in expired]
+
+        def group_with(still: list[str]) -> GroupSnapshot | None:
+            """This run's group after the fold, with the ids of ``still`` not yet expired."""
+            g = step.group
+            if g is None or not still:
+                return g
+            keep = set(g.pending_members) | set(still)
+            ids = [p for p in order if p in keep] + [p for p in g.pending_members if p not in order]
+            return replace(g, pending_members=tuple(ids))
+
+        folded = ServedStep(step.node, step.record, group_with(pending), step.writes, step.mono)
+        later = [
+            ServedStep(s.node, s.record, folded.group, step.writes, s.mono) if s.node == step.node else s
+            for s in commuting
+        ]
+        later += [
+            ServedStep(s.node, s.record, group_with(pending[i + 1 :]), step.writes, s.mono)
+            for i, (s, _) in enumerate(expired)
+        ]
+        return folded, events, later, end, bool(expired)
+
+    def _touches(self, other: ServedStep, armed: ServedStep) -> bool:
+        """Whether ``other``, served on the node of ``armed`` right after it, is a step of this
+        run's group: a request of the group, an event naming it, or a change to it."""
+        r = other.record
+        if r.kind == StepKind.REQUEST and r.request_id is not None:
+            handled = self.resolve(other.node, r.request_id)
+            if handled is not None and _group_of(handled.request) == self.group_id:
+                return True
+        if any(self._ours(other.node, e) for e in r.events):
+            return True
+        return (other.group, other.writes) != (armed.group, armed.writes)
+
+    def _describe(self, step: ServedStep) -> str:
+        """A served step in a few words, for a report that is about its place rather than its effect."""
+        r = step.record
+        at = f"on node {step.node} at {r.time_ms} ms"
+        if r.kind == StepKind.REQUEST and r.request_id is not None:
+            handled = self.resolve(step.node, r.request_id)
+            if handled is not None:
+                return f"{handled.client_id}'s {type(handled.request).__name__.removesuffix('Request')} {at}"
+        if r.kind == StepKind.TIMER and r.timer is not None:
+            return f"the {r.timer.value} timer{' of ' + r.member_id if r.member_id else ''} expiring {at}"
+        return f"{r.kind.value} {at}"
 
     def _check(self, step: ServedStep, events: list[Any]) -> None:
         record = step.record
@@ -391,6 +518,23 @@ class CoordinatorRefinement:
                 f"the {record.timer.value} timer{' of ' + record.member_id if record.member_id else ''} expiring {at}"
             )
         return f"{record.kind.value} {at}"
+
+
+def _arms_initial_join(step: ServedStep, group_id: str) -> bool:
+    """Whether this run's group waits in an InitialDelayedJoin after ``step``: its expiry is due
+    at once (the harness's coordinator has no initial delay, :func:`model_config`)."""
+    g = step.group
+    return g is not None and g.group_id == group_id and not g.unloaded and g.join_timer == TimerKind.INITIAL_JOIN
+
+
+def _pending_expired(step: ServedStep, before: ServedStep) -> str | None:
+    """The pending member id whose timer ``step`` is, when all it did to the group after ``before``
+    was to drop that id (``removePendingMemberAndUpdateGroup``); None for any other step."""
+    r, g = step.record, before.group
+    if r.kind != StepKind.TIMER or r.timer != TimerKind.PENDING or g is None or r.member_id not in g.pending_members:
+        return None
+    rest = tuple(p for p in g.pending_members if p != r.member_id)
+    return r.member_id if (step.group, step.writes) == (replace(g, pending_members=rest), before.writes) else None
 
 
 def _zero_delay_join(step: ServedStep, node: int, group_id: str) -> bool:
