@@ -709,6 +709,18 @@ class Labeler:
         args = self.projector.args(self.prop.scope, self.i, value)
         return (self.trigger(*args) if self.trigger is not None else True), bool(self.goal_of(*args))
 
+    def goal_at(self, value: int) -> bool:
+        """The goal of a component, computed (the trigger is not evaluated)."""
+        return bool(self.goal_of(*self.projector.args(self.prop.scope, self.i, value)))
+
+    def opens_at(self, value: int) -> bool:
+        """Trigger true and goal false in a component, computed; the goal only where the trigger
+        holds (a witness pass over every explored component)."""
+        args = self.projector.args(self.prop.scope, self.i, value)
+        if self.trigger is not None and not self.trigger(*args):
+            return False
+        return not self.goal_of(*args)
+
     def of(self, value: int) -> tuple[bool, bool]:
         """(trigger, goal) of a component, memoised (state by state: deadlocks, lassos)."""
         found = self.memo.get(value)
@@ -812,7 +824,7 @@ def check_graph(
         reps: Sequence[int] | None = None
         for k, prop, inst_i, instance in group:
             lab = Labeler(projector, prop, inst_i)
-            goal = bytearray(1 if lab.evaluate(u)[1] else 0 for u in uniq)
+            goal = bytearray(1 if lab.goal_at(u) else 0 for u in uniq)
             part, count = fair_part_ids(graph, _bad_states(comp, idx, goal, kernel), fairness, kernel)
             stuck = [v for v in deadlocks if not lab.goal(v)]
             lasso = _find_lasso(model, graph, lab, part, stuck, fairness, instance) if count or stuck else None
@@ -820,7 +832,7 @@ def check_graph(
             if lasso is None:
                 if reps is None:
                     reps = projector.project(scope, i, None, graph.status)[1]
-                witnessed = any(t and not g for t, g in map(lab.evaluate, reps))
+                witnessed = any(map(lab.opens_at, reps))
             else:
                 witnessed = True
             found[(k, inst_i)] = Verdict(prop, instance, "violated" if lasso else "holds", witnessed, lasso)
