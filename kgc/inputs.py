@@ -245,13 +245,7 @@ def output_file(path: str | Path, suffixes: Iterable[str], option: str = "-o") -
             f"{option}: cannot tell the output format of {str(p)!r}: use a file name ending in "
             + ", ".join(f".{s}" for s in allowed)
         )
-    if p.is_dir():
-        raise InputError(f"{option}: {str(p)!r} is a directory")
-    directory = p.parent if str(p.parent) else Path(".")
-    if not directory.is_dir():
-        raise InputError(f"{option}: cannot write {str(p)!r}: directory {str(directory)!r} does not exist")
-    output_dir(directory, option)
-    return p
+    return writable_file(p, option)
 
 
 def write_atomically(path: str | Path, data: bytes | str, option: str = "--out") -> None:
