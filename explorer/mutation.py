@@ -163,10 +163,7 @@ def explore(
             outcome = _explore(
                 mutated, mutant, replace(bounds, max_depth=depth), properties, progress, step_cache, fairness
             )
-            if outcome.killed:
-                outcome.bounds, outcome.earlier_seconds = bounds, spent
-                return outcome
-            if outcome.result.stats.complete:  # the whole space fits within the depth bound
+            if outcome.killed or outcome.result.stats.complete:  # complete: the space fits in the bound
                 outcome.bounds, outcome.earlier_seconds = bounds, spent
                 return outcome
             spent += outcome.seconds
