@@ -10,6 +10,11 @@ compare across runs). Not a test: the figures go into the README by hand.
     .venv/bin/python benchmarks/check_default.py max_perturbations=0   # overrides: FIELD=VALUE
     .venv/bin/python benchmarks/check_default.py consumers=4           # the 4-consumer row
     KGC_ENGINE=python .venv/bin/python benchmarks/check_default.py     # the pure-Python engine
+    .venv/bin/python benchmarks/check_default.py workers=1             # no model worker (one process)
+
+``workers=1`` or ``workers=2`` (default: ``KGC_WORKERS``, else 2 on two cores) says whether a
+model worker computes part of each level (``explorer.worker``); the CPU seconds are those of every
+process (the search and its workers), and ``cpu_seconds_search`` those of the search alone.
 
 Run it under ``/usr/bin/time -v`` for the operating system's own figures (maximum resident set
 size, CPU seconds) beside the JSON line.
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import sys
 import time
 
@@ -29,15 +35,18 @@ from model.config import Config, ConfigError
 def main(argv: list[str]) -> int:
     try:
         overrides = dict(arg.split("=", 1) for arg in argv)
+        workers = int(overrides.pop("workers")) if "workers" in overrides else None
         config = Config.from_mapping(overrides)
+        explorer = Explorer(config, workers=workers)
     except (ValueError, ConfigError) as exc:
-        print(f"check_default: {exc} (arguments are FIELD=VALUE)", file=sys.stderr)
+        print(f"check_default: {exc} (arguments are FIELD=VALUE, or workers=1|2)", file=sys.stderr)
         return 2
     load_before = os.getloadavg()[0]
-    cpu = time.process_time()
-    explorer = Explorer(config)
+    before = _cpu()
+    search_before = time.process_time()
     result = explorer.run("bfs")
-    cpu = time.process_time() - cpu
+    cpu = _cpu() - before
+    search_cpu = time.process_time() - search_before
     s = result.stats
     print(
         json.dumps(
@@ -48,7 +57,9 @@ def main(argv: list[str]) -> int:
                 "transitions": s.transitions,
                 "diameter": s.depth,
                 "seconds": round(s.seconds, 1),
+                "workers": s.workers,
                 "cpu_seconds": round(cpu, 1),
+                "cpu_seconds_search": round(search_cpu, 1),
                 "distinct_states_per_second": round(s.states_per_second),
                 "distinct_states_per_cpu_second": round(s.distinct_states / cpu) if cpu else None,
                 "peak_memory_mb": round(s.peak_memory_mb),
@@ -61,6 +72,13 @@ def main(argv: list[str]) -> int:
         )
     )
     return 0
+
+
+def _cpu() -> float:
+    """User and system CPU seconds of this process and of its children that have ended (the
+    model workers are reaped at the end of each level)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 if __name__ == "__main__":

@@ -134,9 +134,10 @@ def explore(
     bounds: Bounds | None = None,
     progress: ProgressFn | None = None,
     observation: Observation | None = None,
+    workers: int | None = None,
 ) -> tuple[Result, Observation]:
     """Run the explorer and observe every step; the result lists only ``properties``."""
-    result, obs, _ = explore_recording(config, properties, strategy, bounds, progress, observation)
+    result, obs, _ = explore_recording(config, properties, strategy, bounds, progress, observation, workers=workers)
     return result, obs
 
 
@@ -148,16 +149,18 @@ def explore_recording(
     progress: ProgressFn | None = None,
     observation: Observation | None = None,
     record_graph: bool = False,
+    workers: int | None = None,
 ) -> tuple[Result, Observation, Any]:
     """``explore``, and the model it explored; with ``record_graph`` the result also holds the
-    state graph (``Result.graph``), so the liveness check runs on it instead of exploring again."""
+    state graph (``Result.graph``), so the liveness check runs on it instead of exploring again.
+    ``workers``: as ``Explorer`` (None: the machine's default)."""
     obs = observation or Observation()
     if obs.tap is not None:
-        explorer = Explorer(config, [*properties, obs.probe()], record_graph=record_graph)
+        explorer = Explorer(config, [*properties, obs.probe()], record_graph=record_graph, workers=workers)
         result = explorer.run(strategy, bounds, progress)
         result.properties = list(properties)
         return result, obs, explorer.model
-    explorer = Explorer(config, properties, step_observer=obs.fact, record_graph=record_graph)
+    explorer = Explorer(config, properties, step_observer=obs.fact, record_graph=record_graph, workers=workers)
     result = explorer.run(strategy, bounds, progress)
     for fact, n in result.observed.items():
         obs.absorb(fact, n)  # type: ignore[arg-type]

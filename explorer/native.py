@@ -25,6 +25,8 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
+import signal
+import sys
 import tempfile
 import time
 from array import array
@@ -35,9 +37,11 @@ from types import ModuleType
 from typing import Any, overload
 
 from explorer import memory
+from explorer import worker as workers_module
 from explorer.checks import Book, Where
 from explorer.components import ConsumerMove, Deliveries, GroupMove, PackedModel
 from explorer.liveness import UNEXPLORED, ClassTable, Projector, StateGraph, step_class
+from explorer.worker import FRAME_WORDS, Recorder, Worker, write_frame
 from model.actions import ALL_KINDS, Action
 from model.config import Config
 from model.state import Budget, Consumer, Group, State, replace
@@ -75,7 +79,10 @@ _V_SHIFT = _G_BITS + _B_BITS
 _U64 = (1 << 64) - 1
 
 # Answers to run(): events and requests (explorer/native/core.c).
-_DONE, _PAUSE, _QUEUE, _MAX_STATES = 0, 1, 2, 3
+_DONE, _PAUSE, _QUEUE, _MAX_STATES, _LEVEL = 0, 1, 2, 3, 4
+_WAIT = 22
+_RECORD = 6
+"""Words of a request as ``Core.scan`` lists it: kind, a, b, c, d (as ``run`` asks), avail."""
 _CHUNK = 4096
 """States expanded between two returns of the core (progress, time limit)."""
 
@@ -186,6 +193,7 @@ class NativeSearch:
         checkpoints: Checkpoints | None = None,
         resume: dict[str, Any] | None = None,
         record_graph: bool = False,
+        workers: int = 1,
     ) -> None:
         if _core is None:
             raise RuntimeError("the native engine is not built (run scripts/setup.sh)")
@@ -211,7 +219,7 @@ class NativeSearch:
         self.counts_before: dict[str, int] = {}
         self.observed_before: dict[Hashable, int] = {}
         self.seconds_before = 0.0
-        self.core = _core.Core(
+        self.core: Any = _core.Core(
             consumers=config.consumers,
             budget_kinds=len(BUDGET_KINDS),
             max_generation=config.max_generation,
@@ -229,6 +237,17 @@ class NativeSearch:
         )
         self.record_graph = record_graph
         """Record the state graph for the liveness check (``graph``)."""
+        self.workers = workers if strategy == "bfs" else 1
+        """2: a model worker computes part of each BFS level's component steps (``explorer.worker``)."""
+        self.min_requests = workers_module.MIN_REQUESTS
+        self.worker: Worker | None = None
+        self.share = 0.4
+        """The part of a level's component steps the search computes itself (the worker the rest):
+        adjusted after each level so that neither waits for the other."""
+        self.worker_levels = 0
+        """Levels a worker took part in."""
+        if self.workers > 1:
+            self.core.announce_levels(True)
         self.classes = ClassTable()
         """The fairness classes (``explorer.liveness``): each step's, when it keeps the budget and
         when it spends one, go to the core with its verdicts (``set_step``)."""
@@ -252,6 +271,7 @@ class NativeSearch:
             19: self._faults,
             20: self._deliver,
             21: self._step,
+            _WAIT: self._await,
         }
 
     def close(self) -> None:
@@ -453,8 +473,11 @@ class NativeSearch:
         if not self.resumed:
             self.add_initial_states()
         start = time.monotonic()
-        with memory.young_garbage_only():
-            return self._run(stop_at_first, time_limit, progress, checkpoints, max_memory, start)
+        try:
+            with memory.young_garbage_only():
+                return self._run(stop_at_first, time_limit, progress, checkpoints, max_memory, start)
+        finally:
+            self._stop_worker()
 
     def _run(
         self,
@@ -472,6 +495,9 @@ class NativeSearch:
             if event >= 10:
                 handlers[event](a, b, c, d)
                 continue
+            if event == _LEVEL:
+                self._level()
+                continue
             if event == _QUEUE:
                 self.drain()
                 if stop_at_first and self.book.fired:
@@ -482,6 +508,8 @@ class NativeSearch:
             if event == _DONE:
                 return "max-depth" if core.stats()["cut_by_depth"] else ""
             memory.settle()
+            if self.worker is not None:
+                self._collect(block=False)
             now = time.monotonic()
             if self.interrupted:
                 if checkpoints is not None:
@@ -500,9 +528,200 @@ class NativeSearch:
             if time_limit is not None and now - start >= time_limit:
                 return "time-limit"
 
+    # ------------------------------------------------------------------ the model worker
+    def _level(self) -> None:
+        """A BFS level starts: the previous level's worker is done; a new one is given the later
+        part of this level's component steps (``explorer.worker``)."""
+        if self.worker is not None:
+            self._finish_worker()
+        if self.workers < 2:
+            return
+        core, handlers = self.core, self._handlers
+        while prerequisites := array("q", core.scan(False)):
+            for r in range(0, len(prerequisites), _RECORD):
+                kind, a, b, c, d = prerequisites[r : r + 5]
+                handlers[kind](a, b, c, d)
+        requests = core.scan(True)
+        count = len(requests) // (8 * _RECORD)
+        keep = int(count * self.share)
+        if count - keep < self.min_requests:
+            return
+        given = requests[keep * 8 * _RECORD :]
+        bases = self._sizes()
+        fd, path = tempfile.mkstemp(prefix="kgc-worker-", suffix=".bin")
+        os.unlink(path)  # the descriptor is all either process needs
+        core.pend(given)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the worker (its work is checked by what the search merges)
+            code = 1
+            try:
+                code = self._serve(given, fd)
+            finally:
+                os._exit(code)
+        self.worker = Worker(pid, fd, bases)
+        self.worker_levels += 1
+
+    def _sizes(self) -> list[int]:
+        """How many groups, consumers, answers, fairness classes and observed facts are interned."""
+        m = self.model
+        tables = (m.groups.values, m.consumers.values, m.responses.values, self.classes.names, self.fact_values)
+        return [len(t) for t in tables]
+
+    def _serve(self, given: bytes, fd: int) -> int:  # pragma: no cover - runs in the worker
+        """The worker: compute each of ``given`` as the search would have, writing frames."""
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the search decides what an interrupt stops
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        m = self.model
+        recorder = Recorder(self.core, m.next_step)
+        self.core = recorder
+        marks = self._sizes()
+        handlers, hook = self._handlers, workers_module.FAULT
+        try:
+            requests = array("q", given)
+            for n, r in enumerate(range(0, len(requests), _RECORD)):
+                if hook is not None:
+                    hook(n)
+                kind, a, b, c, d = requests[r : r + 5]
+                handlers[kind](a, b, c, d)
+                if len(recorder.records) >= FRAME_WORDS:
+                    write_frame(fd, ("moves", *self._frame(recorder, marks)))
+            write_frame(fd, ("moves", *self._frame(recorder, marks)))
+            write_frame(fd, ("end", time.monotonic()))
+        except BaseException as exc:
+            write_frame(fd, ("error", f"{type(exc).__name__}: {exc}"))
+            return 1
+        return 0
+
+    def _frame(self, recorder: Recorder, marks: list[int]) -> tuple[Any, ...]:  # pragma: no cover - runs in the worker
+        """What the worker made since its last frame: new components, answers and steps."""
+        m = self.model
+        first, records, masks, classes = recorder.take()
+        end = recorder.first
+        sizes = self._sizes()
+        frame = (
+            m.groups.values[marks[0] : sizes[0]],
+            m.consumers.values[marks[1] : sizes[1]],
+            m.responses.values[marks[2] : sizes[2]],
+            self.classes.names[marks[3] : sizes[3]],
+            self.fact_values[marks[4] : sizes[4]],
+            records,
+            first,
+            masks,
+            classes,
+            self.kinds[first:end].tobytes(),
+            self.facts[first:end].tobytes(),
+            {s: self.kept.pop(s) for s in range(first, end) if s in self.kept},
+        )
+        marks[:] = sizes
+        return frame
+
+    def _absorb(self, frame: tuple[Any, ...]) -> None:
+        """File one frame of the worker's answers: intern its new components here, give its steps
+        ids of their own, and hand the answers to the core in this process's ids."""
+        w, m, core = self.worker, self.model, self.core
+        assert w is not None
+        groups, consumers, answers, class_names, fact_values, records, first, masks, classes, kinds, facts, kept = frame
+        w.groups.extend([m.group_id(g) for g in groups])
+        w.consumers.extend([m.consumer_id(c) for c in consumers])
+        w.answers.extend([m.responses.id(r) for r in answers])
+        w.classes.extend([self.classes.id(name) for name in class_names])
+        for value in fact_values:
+            fid = self.fact_ids.get(value)
+            if fid is None:
+                fid = self.fact_ids[value] = len(self.fact_values)
+                self.fact_values.append(value)
+            w.facts.append(fid)
+        start = m.next_step
+        count = len(masks) // 8
+        m.next_step += count
+        delta = start - first
+        self.kinds.frombytes(kinds)
+        worker_facts = array("i")
+        worker_facts.frombytes(facts)
+        f0, fmap = w.facts0, w.facts
+        self.facts.extend([f if f < f0 else fmap[f - f0] for f in worker_facts] if fmap else worker_facts)
+        core.set_steps(start, masks, classes, w.classes)
+        for step, action in kept.items():
+            self.kept[step + delta] = action
+        core.merge(records, w.groups, w.groups0, w.consumers, w.consumers0, w.answers, w.answers0, delta)
+
+    def _collect(self, block: bool) -> None:
+        """Merge the worker's frames that are there; with ``block``, wait for at least one (or for
+        its end)."""
+        w = self.worker
+        assert w is not None
+        waited = time.monotonic()
+        while True:
+            frame = w.read()
+            if frame is None:
+                if w.finished_at is not None or not block:
+                    break
+                if w.gone():
+                    frame = w.read()  # it may have written its last frames just before ending
+                    if frame is None:
+                        self._abandon("it ended without finishing its share")
+                        return
+                else:
+                    time.sleep(0.0002)
+                    continue
+            if frame[0] == "moves":
+                self._absorb(frame[1:])
+                if block:
+                    break
+            elif frame[0] == "end":
+                w.finished_at = frame[1]
+                break
+            else:
+                self._abandon(frame[1])
+                return
+        if block:
+            w.waited += time.monotonic() - waited
+
+    def _await(self, _kind: int, _gid: int, _c: int, _d: int) -> None:
+        """The search needs a component step the worker is computing: wait for its next frame."""
+        w = self.worker
+        if w is None or w.finished_at is not None:  # pragma: no cover - pend() is always undone when a worker ends
+            self.core.unpend()
+            return
+        self._collect(block=True)
+
+    def _finish_worker(self) -> None:
+        """The level is done: take the worker's last frames, end it, and move the share so that
+        next time neither process waits for the other."""
+        w = self.worker
+        assert w is not None
+        while w.finished_at is None and self.worker is not None:
+            self._collect(block=True)
+        if self.worker is None:  # abandoned
+            return
+        now = time.monotonic()
+        level = max(now - w.started, 1e-3)
+        idle = max(0.0, now - (w.finished_at or now)) if w.finished_at is not None else 0.0
+        self.share = min(0.9, max(0.1, self.share + 0.25 * (w.waited - idle) / level))
+        self._stop_worker()
+
+    def _stop_worker(self) -> None:
+        """End the worker, if any; what it had not handed over is asked for again."""
+        w = self.worker
+        if w is None:
+            return
+        self.worker = None
+        w.stop()
+        self.core.unpend()
+
+    def _abandon(self, why: str) -> None:
+        """The worker failed: go on in one process (the results are the same, only slower)."""
+        print(f"kgc: the model worker stopped ({why}); the search goes on in one process", file=sys.stderr)
+        self.workers = 1
+        self._stop_worker()
+
     # ------------------------------------------------------------------ checkpoints
     def checkpoint(self, where: Checkpoints, seconds: float) -> None:
-        """Write a checkpoint atomically: a kill during the write leaves the previous one."""
+        """Write a checkpoint atomically: a kill during the write leaves the previous one. A running
+        worker is stopped first (what it had not handed over is computed again after)."""
+        self._stop_worker()
         m, book = self.model, self.book
         doc = {
             "format": CHECKPOINT_FORMAT,

@@ -34,6 +34,7 @@ from explorer import memory
 from explorer.checks import Book, Where
 from explorer.components import PackedModel
 from explorer.interned import InternedModel
+from explorer.worker import default_workers
 from model.actions import Action
 from model.config import Config
 from model.protocol import ComponentModel, Model
@@ -76,6 +77,9 @@ class Stats:
     """Sizes of the engine's component tables (memoised steps, vectors, deliveries)."""
     checkpoints: int = 0
     """Checkpoints written by this run."""
+    workers: int = 1
+    """Processes that computed the model's steps (2: the native engine's model worker,
+    ``explorer.worker``; ``tables["worker_levels"]`` says in how many BFS levels it took part)."""
 
     @property
     def bytes_per_state(self) -> float:
@@ -160,8 +164,13 @@ class Explorer:
         engine: str | None = None,
         step_observer: StepObserver | None = None,
         record_graph: bool = False,
+        workers: int | None = None,
     ) -> None:
         self.engine = engine or default_engine()
+        self.workers = default_workers() if workers is None else workers
+        """1, or 2: the native engine's BFS has a model worker (``explorer.worker``)."""
+        if self.workers not in (1, 2):
+            raise ValueError(f"workers: 1 or 2, not {self.workers}")
         if self.engine not in ENGINES:
             raise ValueError(f"unknown engine {self.engine!r}: one of {', '.join(ENGINES)}")
         self.config = config
@@ -282,6 +291,7 @@ class Explorer:
             checkpoints,
             saved,
             record,
+            self.workers,
         )
         if saved is not None:
             search.restore(saved)
@@ -308,6 +318,8 @@ class Explorer:
             stats.seconds = search.seconds_before + time.monotonic() - start
             stats.checkpoints = search.checkpoints_written
             _fill(stats, search.core.stats())
+            stats.workers = 2 if search.worker_levels else 1
+            stats.tables["worker_levels"] = search.worker_levels
             stats.complete, stats.stopped_by = not stopped, stopped
             result.action_counts = search.action_counts()
             result.observed = search.observed()

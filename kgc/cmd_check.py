@@ -31,6 +31,7 @@ from kgc.options import (  # noqa: F401 - re-exported: other verbs and tests imp
     add_search_arguments,
     bounds_from_args,
     config_from_args,
+    workers_from_args,
 )
 from kgc.outcome import (
     end_progress,
@@ -101,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
     bounds = bounds_from_args(args)
     spark = spark_engine.settings_from_args(args)
     fairness = live.wanted(args, spark is not None)
+    workers = workers_from_args(args)
     if (args.format != "kgc" or args.witnesses) and not args.out:
         raise InputError("--format and --witnesses say how --out writes traces: add --out DIR")
     out_dir = inputs.output_dir(args.out) if args.out else None
@@ -116,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         engine = {"native": "native", "python": "python"}.get(args.engine)
         try:
-            explorer = Explorer(config, ALL, engine=engine, record_graph=fairness is not None)
+            explorer = Explorer(config, ALL, engine=engine, record_graph=fairness is not None, workers=workers)
             explorer.engine_for_run()
         except ValueError as exc:
             raise InputError(f"--engine {args.engine}: {exc}") from None
@@ -132,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     interrupted = result.stats.stopped_by == "interrupted"
     cut = result.stats.stopped_by in ("interrupted", "memory")  # no liveness check after these: it needs more
     graph, model = (result.graph, explorer.model) if spark is None else (None, None)
-    liveness = live.run(config, fairness, bounds, graph, model) if fairness is not None and not cut else None
+    liveness = live.run(config, fairness, bounds, graph, model, workers) if fairness is not None and not cut else None
     if result.ok and not interrupted and liveness is not None and not liveness.ok:
         word, code = "violation", EXIT_LIVENESS  # a lasso is real even in an incomplete exploration
     files = write_counterexamples(result, out_dir, args.format) if out_dir else {}

@@ -27,7 +27,7 @@ from diagrams.state_machine import compare, state_machine_graph
 from explorer.trace import TraceError
 from kgc import exits, inputs
 from kgc.errors import InputError
-from kgc.options import add_model_arguments, add_search_arguments, bounds_from_args, config_from_args
+from kgc.options import add_model_arguments, add_search_arguments, bounds_from_args, config_from_args, workers_from_args
 from kgc.outcome import (
     end_progress,
     print_header,
@@ -108,7 +108,7 @@ def _states(args: argparse.Namespace) -> int:
     bounds = bounds_from_args(args)
     print_header("diagram states", config, bounds, args.strategy)
     progress = None if args.no_progress else progress_reporter()
-    result, obs = explore(config, ALL, args.strategy, bounds, progress)
+    result, obs = explore(config, ALL, args.strategy, bounds, progress, workers=workers_from_args(args))
     if progress is not None:
         end_progress()
     title = f"Group state machine derived from {result.stats.distinct_states:,} explored states ({_summary(config)})"

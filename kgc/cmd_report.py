@@ -24,7 +24,7 @@ from kgc import exits, inputs
 from kgc import liveness as live
 from kgc.cmd_check import EXIT_OK, EXIT_VIOLATION  # noqa: F401 - kept for importers
 from kgc.errors import InputError
-from kgc.options import add_model_arguments, add_search_arguments, bounds_from_args, config_from_args
+from kgc.options import add_model_arguments, add_search_arguments, bounds_from_args, config_from_args, workers_from_args
 from kgc.outcome import (
     end_progress,
     print_header,
@@ -79,12 +79,17 @@ def run(args: argparse.Namespace) -> int:
     print_header(VERB, config, bounds, args.strategy)
     progress = None if args.no_progress else progress_reporter()
     recording = fairness is not None
-    result, obs, model = explore_recording(config, ALL, args.strategy, bounds, progress, record_graph=recording)
+    workers = workers_from_args(args)
+    result, obs, model = explore_recording(
+        config, ALL, args.strategy, bounds, progress, record_graph=recording, workers=workers
+    )
     if progress is not None:
         end_progress()
     interrupted = result.stats.stopped_by == "interrupted"
     cut = result.stats.stopped_by in ("interrupted", "memory")  # no liveness check after these: it needs more
-    liveness = live.run(config, fairness, bounds, result.graph, model) if fairness is not None and not cut else None
+    liveness = (
+        live.run(config, fairness, bounds, result.graph, model, workers) if fairness is not None and not cut else None
+    )
     command = "kgc " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["report"] else ""
     inp = ReportInput(result, obs, bounds, command, liveness)
     timing_results = [(path, answer_all(cfg)) for path, cfg in timing]

@@ -78,14 +78,16 @@ def run(
     bounds: Bounds,
     graph: StateGraph | None = None,
     model: PackedModel | Any = None,
+    workers: int = 1,
 ) -> LivenessResult:
     """The liveness verdicts: on the graph the safety search recorded (``graph``, with the
-    ``model`` whose keys it holds: the native engine records one), else on a graph explored here."""
+    ``model`` whose keys it holds: the native engine records one), else on a graph explored here.
+    ``workers`` 2: two processes check the properties (``explorer.liveness.check_graph``)."""
     if graph is not None and isinstance(model, PackedModel):
-        return check_graph(model, graph, ALL, fairness)
+        return check_graph(model, graph, ALL, fairness, workers=workers)
     model = PackedModel(ClassicGroupModel(config))
     graph = build_graph(model, bounds.max_states, bounds.time_limit, bounds.max_depth, max_memory=bounds.max_memory)
-    return check_graph(model, graph, ALL, fairness)
+    return check_graph(model, graph, ALL, fairness, workers=workers)
 
 
 def file_stem(instance: str) -> str:

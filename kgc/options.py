@@ -14,6 +14,7 @@ import argparse
 from typing import Any
 
 from explorer.search import Bounds
+from explorer.worker import default_workers
 from kgc import inputs
 from kgc.errors import InputError
 from model.config import Config, ConfigError
@@ -75,7 +76,24 @@ def add_model_arguments(p: argparse.ArgumentParser, *, mutant: str = "one") -> N
 def add_search_arguments(p: argparse.ArgumentParser) -> None:
     """The search strategy and the bounds."""
     p.add_argument("--strategy", choices=["bfs", "dfs"], default="bfs")
+    p.add_argument(
+        "--workers",
+        type=int,
+        choices=[1, 2],
+        help="processes that compute the model's steps and check the liveness properties (default: KGC_WORKERS, "
+        "else 2 on a machine with two cores or more); the results are the same",
+    )
     add_bounds_arguments(p)
+
+
+def workers_from_args(args: argparse.Namespace) -> int:
+    """``--workers``, else ``KGC_WORKERS``, else what the machine has (``explorer.worker``)."""
+    if getattr(args, "workers", None) is not None:
+        return int(args.workers)
+    try:
+        return default_workers()
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
 
 
 def add_bounds_arguments(p: argparse.ArgumentParser) -> None:

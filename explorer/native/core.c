@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define G_BITS 26
@@ -43,8 +44,21 @@ static inline size_t slot_of(uint64_t h, size_t cap) { return (size_t)(((__uint1
  * graph's numbering, at 4 bytes a slot instead of a separate map). */
 typedef struct { uint64_t *keys; uint32_t *nums; size_t cap, count; } Set;
 
+/* The hash tables are mapped on their own and left out of a fork (MADV_DONTFORK): the model
+ * worker (explorer/worker.py) never reads them, so the search's writes to them copy no page while
+ * a worker runs. */
+static void *table_alloc(size_t bytes) {
+    void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    (void)madvise(p, bytes ? bytes : 1, MADV_DONTFORK);
+    return p;
+}
+static void table_free(void *p, size_t bytes) {
+    if (p) munmap(p, bytes ? bytes : 1);
+}
+
 static int set_init(Set *s, size_t cap) {
-    s->keys = malloc(cap * sizeof(uint64_t));
+    s->keys = table_alloc(cap * sizeof(uint64_t));
     s->nums = NULL;
     if (!s->keys) return -1;
     memset(s->keys, 0xff, cap * sizeof(uint64_t));
@@ -53,14 +67,14 @@ static int set_init(Set *s, size_t cap) {
 }
 /* Number the keys from now on (an empty set only). */
 static int set_number(Set *s) {
-    s->nums = malloc(s->cap * sizeof(uint32_t));
+    s->nums = table_alloc(s->cap * sizeof(uint32_t));
     return s->nums ? 0 : -1;
 }
 static int set_grow(Set *s) {
     size_t ncap = s->cap + s->cap / 2;
-    uint64_t *nk = malloc(ncap * sizeof(uint64_t));
-    uint32_t *nn = s->nums ? malloc(ncap * sizeof(uint32_t)) : NULL;
-    if (!nk || (s->nums && !nn)) { free(nk); free(nn); return -1; }
+    uint64_t *nk = table_alloc(ncap * sizeof(uint64_t));
+    uint32_t *nn = s->nums ? table_alloc(ncap * sizeof(uint32_t)) : NULL;
+    if (!nk || (s->nums && !nn)) { table_free(nk, ncap * sizeof(uint64_t)); table_free(nn, ncap * sizeof(uint32_t)); return -1; }
     memset(nk, 0xff, ncap * sizeof(uint64_t));
     for (size_t i = 0; i < s->cap; i++) {
         uint64_t k = s->keys[i];
@@ -70,8 +84,9 @@ static int set_grow(Set *s) {
         nk[j] = k;
         if (nn) nn[j] = s->nums[i];
     }
-    free(s->keys); s->keys = nk; s->cap = ncap;
-    if (nn) { free(s->nums); s->nums = nn; }
+    table_free(s->keys, s->cap * sizeof(uint64_t)); s->keys = nk;
+    if (nn) { table_free(s->nums, s->cap * sizeof(uint32_t)); s->nums = nn; }
+    s->cap = ncap;
     return 0;
 }
 /* 1: inserted, 0: present, -1: out of memory */
@@ -114,19 +129,22 @@ static inline int set_num(const Set *s, uint64_t k, int64_t *out) {
 typedef struct { uint64_t *keys; int64_t *vals; size_t cap, count; } Map;
 
 static int map_init(Map *m, size_t cap) {
-    m->keys = malloc(cap * sizeof(uint64_t));
-    m->vals = malloc(cap * sizeof(int64_t));
+    m->keys = table_alloc(cap * sizeof(uint64_t));
+    m->vals = table_alloc(cap * sizeof(int64_t));
     if (!m->keys || !m->vals) return -1;
     memset(m->keys, 0xff, cap * sizeof(uint64_t));
     m->cap = cap; m->count = 0;
     return 0;
 }
-static void map_free(Map *m) { free(m->keys); free(m->vals); m->keys = NULL; m->vals = NULL; }
+static void map_free(Map *m) {
+    table_free(m->keys, m->cap * sizeof(uint64_t)); table_free(m->vals, m->cap * sizeof(int64_t));
+    m->keys = NULL; m->vals = NULL;
+}
 static int map_grow(Map *m) {
     size_t ncap = m->cap * 2;
-    uint64_t *nk = malloc(ncap * sizeof(uint64_t));
-    int64_t *nv = malloc(ncap * sizeof(int64_t));
-    if (!nk || !nv) { free(nk); free(nv); return -1; }
+    uint64_t *nk = table_alloc(ncap * sizeof(uint64_t));
+    int64_t *nv = table_alloc(ncap * sizeof(int64_t));
+    if (!nk || !nv) { table_free(nk, ncap * sizeof(uint64_t)); table_free(nv, ncap * sizeof(int64_t)); return -1; }
     memset(nk, 0xff, ncap * sizeof(uint64_t));
     for (size_t i = 0; i < m->cap; i++) {
         uint64_t k = m->keys[i];
@@ -135,7 +153,7 @@ static int map_grow(Map *m) {
         while (nk[j] != EMPTY) { j++; if (j == ncap) j = 0; }
         nk[j] = k; nv[j] = m->vals[i];
     }
-    free(m->keys); free(m->vals); m->keys = nk; m->vals = nv; m->cap = ncap;
+    map_free(m); m->keys = nk; m->vals = nv; m->cap = ncap;
     return 0;
 }
 static inline int map_get(const Map *m, uint64_t k, int64_t *out) {
@@ -183,11 +201,16 @@ VEC(int8_t, I8)
 
 /* ------------------------------------------------------------------ requests to Python */
 enum {
-    EV_DONE = 0, EV_PAUSE = 1, EV_QUEUE = 2, EV_MAX_STATES = 3,
+    EV_DONE = 0, EV_PAUSE = 1, EV_QUEUE = 2, EV_MAX_STATES = 3, EV_LEVEL = 4,
     NEED_GROUP = 10, NEED_VECTOR = 11, NEED_BUDGET = 12, NEED_LOCAL = 13, NEED_OWN = 14,
     NEED_TIMERS = 15, NEED_CANDIDATES = 16, NEED_CRASH = 17, NEED_LOSE = 18, NEED_FAULTS = 19,
-    NEED_DELIVER = 20, NEED_STEP = 21,
+    NEED_DELIVER = 20, NEED_STEP = 21, NEED_WAIT = 22,
 };
+
+/* A memo entry another process is computing (pend()): the search waits for it (NEED_WAIT) until
+ * merge() fills it in. UNKNOWN: an entry unpend() took back, to be asked for again. */
+#define PENDING (-2)
+#define UNKNOWN (-1)
 
 typedef struct {
     PyObject_HEAD
@@ -238,6 +261,10 @@ typedef struct {
     int depth_seen, cut_by_depth;
     int64_t req[5];
     int nreq;
+    /* the model worker (explorer/native.py): announce each new BFS level (EV_LEVEL) before
+     * expanding it; fresh: pop() just started one; pending: entries pend() marked, not yet merged */
+    int announce, fresh;
+    long long pending;
 } Core;
 
 static int need(Core *c, int kind, int64_t a, int64_t b, int64_t d, int64_t e) {
@@ -410,7 +437,8 @@ static int gather(Core *c, uint64_t key) {
      * still allows): a move the budget can never pay for is not even computed */
     for (int i = 0; i < c->n; i++) {
         uint64_t mk = gid | ((uint64_t)i << 26) | ((uint64_t)avail << 30) | ((uint64_t)cids[i] << 33);
-        if (!map_get(&c->own, mk, &off)) return need(c, NEED_OWN, (int64_t)gid, i, cids[i], (int64_t)key);
+        if (!map_get(&c->own, mk, &off) || off == UNKNOWN) return need(c, NEED_OWN, (int64_t)gid, i, cids[i], (int64_t)key);
+        if (off == PENDING) return need(c, NEED_WAIT, NEED_OWN, (int64_t)gid, 0, 0);
         if ((r = walk(c, off, gid, bid, cids, 0))) return r;
     }
     /* the shared component's timers: those that remove a live member spend session_expiry; with
@@ -427,23 +455,28 @@ static int gather(Core *c, uint64_t key) {
         }
     }
     uint64_t tk = gid | (protected << 26);
-    if (!map_get(&c->timers, tk, &off)) return need(c, NEED_TIMERS, (int64_t)gid, (int64_t)protected, (int64_t)key, 0);
+    if (!map_get(&c->timers, tk, &off) || off == UNKNOWN)
+        return need(c, NEED_TIMERS, (int64_t)gid, (int64_t)protected, (int64_t)key, 0);
+    if (off == PENDING) return need(c, NEED_WAIT, NEED_TIMERS, (int64_t)gid, 0, 0);
     if ((r = walk(c, off, gid, bid, cids, 1))) return r;
     if (crash_bid < 0 && lost_bid < 0 && c->btotal.v[bid] == 0) return 0;
     if (crash_bid >= 0) {
         for (int i = 0; i < c->n; i++) {
             uint64_t mk = gid | ((uint64_t)i << 26) | ((uint64_t)cids[i] << 30);
-            if (!map_get(&c->crash, mk, &off)) return need(c, NEED_CRASH, (int64_t)gid, i, cids[i], (int64_t)key);
+            if (!map_get(&c->crash, mk, &off) || off == UNKNOWN) return need(c, NEED_CRASH, (int64_t)gid, i, cids[i], (int64_t)key);
+            if (off == PENDING) return need(c, NEED_WAIT, NEED_CRASH, (int64_t)gid, 0, 0);
             if ((r = walk(c, off, gid, bid, cids, 0))) return r;
         }
     }
     if (lost_bid >= 0) {
         for (int i = 0; i < c->n; i++) {
             uint64_t mk = gid | ((uint64_t)i << 26) | ((uint64_t)cids[i] << 30);
-            if (!map_get(&c->lose, mk, &off)) return need(c, NEED_LOSE, (int64_t)gid, i, cids[i], (int64_t)key);
+            if (!map_get(&c->lose, mk, &off) || off == UNKNOWN) return need(c, NEED_LOSE, (int64_t)gid, i, cids[i], (int64_t)key);
+            if (off == PENDING) return need(c, NEED_WAIT, NEED_LOSE, (int64_t)gid, 0, 0);
             if ((r = walk(c, off, gid, bid, cids, 0))) return r;
         }
     }
+    if (c->gfaults.v[gid] == PENDING) return need(c, NEED_WAIT, NEED_FAULTS, (int64_t)gid, 0, 0);
     if (c->gfaults.v[gid] < 0) return need(c, NEED_FAULTS, (int64_t)gid, (int64_t)key, 0, 0);
     return walk(c, c->gfaults.v[gid], gid, bid, cids, 0);
 }
@@ -562,6 +595,7 @@ static int pop(Core *c) {
         if (!c->next.len) return 0;
         U64 t = c->cur; c->cur = c->next; c->next = t;
         c->next.len = 0; c->cur_idx = 0; c->level++;
+        c->fresh = 1;
     }
     c->cur_key = c->cur.v[c->cur_idx++];
     c->cur_depth = c->level;
@@ -580,6 +614,11 @@ static PyObject *Core_run(Core *c, PyObject *args) {
             if (c->max_states >= 0 && (long long)c->visited.count >= c->max_states) { ev = EV_MAX_STATES; break; }
             if (c->since_pause >= budget) { c->since_pause = 0; ev = EV_PAUSE; break; }
             if (!pop(c)) { ev = EV_DONE; break; }
+            if (c->fresh) {
+                c->fresh = 0;
+                /* a new level: announce it before expanding its first state (scan() reads it) */
+                if (c->announce) { c->cur_idx--; ev = EV_LEVEL; break; }
+            }
             c->have_cur = 1;
             if (c->cur_depth > c->depth_seen) c->depth_seen = c->cur_depth;
         }
@@ -926,8 +965,9 @@ static PyObject *Core_has(Core *c, PyObject *args) {
  * the state numbering), keeping the vectors, the counts and the recorded graph: called once the
  * search is over, before the liveness check builds its own structures. */
 static PyObject *Core_release(Core *c, PyObject *Py_UNUSED(ignored)) {
-    free(c->visited.keys); c->visited.keys = NULL; c->visited.cap = 0;
-    free(c->visited.nums); c->visited.nums = NULL;
+    table_free(c->visited.keys, c->visited.cap * sizeof(uint64_t)); c->visited.keys = NULL;
+    table_free(c->visited.nums, c->visited.cap * sizeof(uint32_t)); c->visited.nums = NULL;
+    c->visited.cap = 0;
     map_free(&c->own); map_free(&c->timers); map_free(&c->crash); map_free(&c->lose); map_free(&c->deliver);
     c->own.cap = c->timers.cap = c->crash.cap = c->lose.cap = c->deliver.cap = 0;
     free(c->pool.v); c->pool.v = NULL; c->pool.len = c->pool.cap = 0;
@@ -961,6 +1001,290 @@ static PyObject *Core_edge_classes(Core *c, PyObject *Py_UNUSED(ignored)) {
     return out;
 }
 
+/* ------------------------------------------------------------------ the model worker
+ * A BFS level's component steps can be computed by another process (explorer/native.py): at
+ * EV_LEVEL, scan() lists the steps the rest of the level will ask for, in the order it will ask;
+ * pend() marks those given to the worker, so that the search waits for them (NEED_WAIT) instead
+ * of asking; merge() files the worker's answers, whose ids it translates into this process's
+ * (the worker was forked at the level's start, so ids below the bases are the same). */
+
+typedef struct { Map m[NEED_WAIT + 1]; I64 out; } Seen;
+
+/* Add a request to the scan's list, once: kind, a, b, c, d (the event gather() would return) and
+ * the budget's avail bits (own steps). */
+static int listed(Seen *seen, int kind, uint64_t mk, int64_t a, int64_t b, int64_t d, int64_t e, int avail) {
+    int64_t dummy;
+    if (map_get(&seen->m[kind], mk, &dummy)) return 0;
+    if (map_put(&seen->m[kind], mk, 0) < 0) { PyErr_NoMemory(); return -1; }
+    I64 *o = &seen->out;
+    RESERVE(*o, o->len + 6, 0);
+    int64_t rec[6] = {kind, a, b, d, e, avail};
+    memcpy(o->v + o->len, rec, sizeof rec);
+    o->len += 6;
+    return 0;
+}
+
+static inline int missing(const Map *m, uint64_t mk) {
+    int64_t off;
+    return !map_get(m, mk, &off) || off == UNKNOWN;
+}
+
+/* scan(requests) -> bytes of int64 records (kind, a, b, c, d, avail), in the order the states
+ * left in this level (from the next to expand) will ask for them. requests false: the cheap
+ * prerequisites (budgets, candidates, locals) that must be answered before the component steps
+ * can all be listed; true: the component steps (own, timers, crash, lose, faults). */
+static PyObject *Core_scan(Core *c, PyObject *args) {
+    int want;
+    if (!PyArg_ParseTuple(args, "p", &want)) return NULL;
+    if (c->dfs || c->have_cur) { PyErr_SetString(PyExc_RuntimeError, "scan() is for the start of a BFS level"); return NULL; }
+    Seen seen;
+    memset(&seen, 0, sizeof seen);
+    for (int k = 0; k <= NEED_WAIT; k++) if (map_init(&seen.m[k], 1 << 10) < 0) { for (int j = 0; j < k; j++) map_free(&seen.m[j]); return PyErr_NoMemory(); }
+    int err = 0;
+    for (size_t at = c->cur_idx; at < c->cur.len && !err; at++) {
+        uint64_t key = c->cur.v[at], gid = key & G_MASK;
+        if (!gknown(c, gid) || c->ggen.v[gid] > c->max_gen || c->gdead.v[gid]) continue;
+        if (c->max_depth >= 0 && c->level >= c->max_depth) break;
+        int64_t bid = (int64_t)((key >> G_BITS) & B_MASK);
+        if ((size_t)bid >= c->bknown.len || !c->bknown.v[bid]) {
+            if (!want) err = listed(&seen, NEED_BUDGET, (uint64_t)bid, bid, 0, 0, 0, 0) < 0;
+            continue;
+        }
+        uint32_t cids[MAX_PROCS];
+        memcpy(cids, c->vecs.v + (key >> V_SHIFT) * c->n, c->n * sizeof(uint32_t));
+        const int32_t *row = c->spend.v + bid * c->nkinds;
+        int avail = 0;
+        for (int k = 0; k < c->n_consumer_spends; k++) if (row[c->consumer_spends[k]] >= 0) avail |= 1 << k;
+        uint64_t protected = 0;
+        int timers_known = 1;
+        if (row[c->k_session] < 0) {
+            if (c->gcand.v[gid] < 0) {
+                if (!want) err = listed(&seen, NEED_CANDIDATES, gid, (int64_t)gid, 0, 0, 0, 0) < 0;
+                timers_known = 0;
+            } else {
+                const int32_t *cand = c->pool.v + c->gcand.v[gid];
+                for (int k = 0; k < cand[0] && !err; k++) {
+                    uint32_t lid = cids[cand[1 + 2 * k]];
+                    if (lid >= c->lknown.len || !c->lknown.v[lid]) {
+                        if (!want) err = listed(&seen, NEED_LOCAL, lid, lid, 0, 0, 0, 0) < 0;
+                        timers_known = 0;
+                    } else if (c->lidx.v[lid] == cand[1 + 2 * k] && c->lser.v[lid] == cand[2 + 2 * k]) {
+                        protected |= 1ULL << k;
+                    }
+                }
+            }
+        }
+        if (!want) continue;
+        for (int i = 0; i < c->n && !err; i++) {
+            uint64_t mk = gid | ((uint64_t)i << 26) | ((uint64_t)avail << 30) | ((uint64_t)cids[i] << 33);
+            if (missing(&c->own, mk)) err = listed(&seen, NEED_OWN, mk, (int64_t)gid, i, cids[i], (int64_t)key, avail) < 0;
+        }
+        uint64_t tk = gid | (protected << 26);
+        if (!err && timers_known && missing(&c->timers, tk))
+            err = listed(&seen, NEED_TIMERS, tk, (int64_t)gid, (int64_t)protected, (int64_t)key, 0, 0) < 0;
+        if (row[c->k_crash] < 0 && row[c->k_lost] < 0 && c->btotal.v[bid] == 0) continue;
+        for (int i = 0; i < c->n && !err; i++) {
+            uint64_t mk = gid | ((uint64_t)i << 26) | ((uint64_t)cids[i] << 30);
+            if (row[c->k_crash] >= 0 && missing(&c->crash, mk))
+                err = listed(&seen, NEED_CRASH, mk, (int64_t)gid, i, cids[i], (int64_t)key, 0) < 0;
+            if (!err && row[c->k_lost] >= 0 && missing(&c->lose, mk))
+                err = listed(&seen, NEED_LOSE, mk, (int64_t)gid, i, cids[i], (int64_t)key, 0) < 0;
+        }
+        if (!err && c->gfaults.v[gid] == UNKNOWN)
+            err = listed(&seen, NEED_FAULTS, gid, (int64_t)gid, (int64_t)key, 0, 0, 0) < 0;
+    }
+    for (int k = 0; k <= NEED_WAIT; k++) map_free(&seen.m[k]);
+    PyObject *out = err ? NULL : PyBytes_FromStringAndSize((const char *)seen.out.v, (Py_ssize_t)(seen.out.len * sizeof(int64_t)));
+    free(seen.out.v);
+    return out;
+}
+
+static Map *memo_of(Core *c, int kind) {
+    switch (kind) {
+    case NEED_OWN: return &c->own;
+    case NEED_TIMERS: return &c->timers;
+    case NEED_CRASH: return &c->crash;
+    case NEED_LOSE: return &c->lose;
+    default: return NULL;
+    }
+}
+
+/* The memo key of a request (kind, a, b, c) as gather() forms it; the faults of a group have none. */
+static uint64_t memo_key(int kind, long long a, long long b, long long cc, long long avail) {
+    switch (kind) {
+    case NEED_OWN: return (uint64_t)a | ((uint64_t)b << 26) | ((uint64_t)avail << 30) | ((uint64_t)cc << 33);
+    case NEED_TIMERS: return (uint64_t)a | ((uint64_t)b << 26);
+    default: return (uint64_t)a | ((uint64_t)b << 26) | ((uint64_t)cc << 30);
+    }
+}
+
+/* pend(requests): requests as scan() lists them (bytes of int64 records) are being computed
+ * elsewhere. */
+static PyObject *Core_pend(Core *c, PyObject *args) {
+    Py_buffer view;
+    if (!PyArg_ParseTuple(args, "y*", &view)) return NULL;
+    const int64_t *r = view.buf;
+    Py_ssize_t n = view.len / (Py_ssize_t)(6 * sizeof(int64_t));
+    for (Py_ssize_t k = 0; k < n; k++, r += 6) {
+        int kind = (int)r[0];
+        if (kind == NEED_FAULTS) {
+            if (ensure_group(c, (uint64_t)r[1]) < 0) { PyBuffer_Release(&view); return NULL; }
+            c->gfaults.v[r[1]] = PENDING;
+        } else {
+            Map *m = memo_of(c, kind);
+            if (!m) { PyBuffer_Release(&view); PyErr_SetString(PyExc_ValueError, "only component steps can be pending"); return NULL; }
+            if (map_put(m, memo_key(kind, r[1], r[2], r[3], r[5]), PENDING) < 0) { PyBuffer_Release(&view); return PyErr_NoMemory(); }
+        }
+        c->pending++;
+    }
+    PyBuffer_Release(&view);
+    Py_RETURN_NONE;
+}
+
+/* unpend(): every entry still pending is asked for again (the worker is gone). */
+static PyObject *Core_unpend(Core *c, PyObject *Py_UNUSED(ignored)) {
+    if (!c->pending) Py_RETURN_NONE;
+    Map *maps[4] = {&c->own, &c->timers, &c->crash, &c->lose};
+    for (int k = 0; k < 4; k++)
+        for (size_t j = 0; j < maps[k]->cap; j++)
+            if (maps[k]->keys[j] != EMPTY && maps[k]->vals[j] == PENDING) maps[k]->vals[j] = UNKNOWN;
+    for (size_t g = 0; g < c->gfaults.len; g++) if (c->gfaults.v[g] == PENDING) c->gfaults.v[g] = UNKNOWN;
+    c->pending = 0;
+    Py_RETURN_NONE;
+}
+
+static int pool_reserve(Core *c, size_t n) {
+    RESERVE(c->pool, n, 0);
+    return 0;
+}
+
+typedef struct { const int64_t *v; Py_ssize_t n; int64_t base; } IdMap;
+
+static inline int translate(const IdMap *m, int64_t *x) {
+    if (*x < m->base) return 0;
+    if (*x - m->base >= m->n) { PyErr_SetString(PyExc_ValueError, "a worker's id has no translation"); return -1; }
+    *x = m->v[*x - m->base];
+    return 0;
+}
+
+static int idmap(PyObject *buf, long long base, IdMap *m, Py_buffer *view) {
+    if (PyObject_GetBuffer(buf, view, PyBUF_SIMPLE) < 0) return -1;
+    m->v = (const int64_t *)view->buf; m->n = view->len / (Py_ssize_t)sizeof(int64_t); m->base = base;
+    return 0;
+}
+
+/* merge(records, groups, g0, locals, l0, answers, a0, step_delta): file a worker's answers.
+ * records: int64 words, per answer: kind, a, b, c, avail, n, then a move list of n words in the
+ * worker's ids; an id at or above its base (g0, l0, a0) is translated through groups, locals or
+ * answers (int64 arrays), and a step id moved by step_delta. */
+static PyObject *Core_merge(Core *c, PyObject *args) {
+    PyObject *rec, *gb, *lb, *ab;
+    long long g0, l0, a0, delta;
+    if (!PyArg_ParseTuple(args, "OOLOLOLL", &rec, &gb, &g0, &lb, &l0, &ab, &a0, &delta)) return NULL;
+    Py_buffer rv, gv, lv, av;
+    IdMap gm, lm, am;
+    if (PyObject_GetBuffer(rec, &rv, PyBUF_SIMPLE) < 0) return NULL;
+    if (idmap(gb, g0, &gm, &gv) < 0) { PyBuffer_Release(&rv); return NULL; }
+    if (idmap(lb, l0, &lm, &lv) < 0) { PyBuffer_Release(&rv); PyBuffer_Release(&gv); return NULL; }
+    if (idmap(ab, a0, &am, &av) < 0) { PyBuffer_Release(&rv); PyBuffer_Release(&gv); PyBuffer_Release(&lv); return NULL; }
+    const int64_t *w = (const int64_t *)rv.buf;
+    Py_ssize_t nw = rv.len / (Py_ssize_t)sizeof(int64_t), p = 0;
+    int err = 0;
+#define BAD(msg) do { PyErr_SetString(PyExc_ValueError, msg); err = 1; goto done; } while (0)
+    while (p < nw) {
+        if (p + 6 > nw) BAD("a truncated worker record");
+        int kind = (int)w[p];
+        long long a = w[p + 1], b = w[p + 2], cc = w[p + 3], avail = w[p + 4];
+        Py_ssize_t n = (Py_ssize_t)w[p + 5];
+        p += 6;
+        if (n < 1 || p + n > nw) BAD("a truncated worker move list");
+        if (pool_reserve(c, c->pool.len + (size_t)n) < 0) { err = 1; goto done; }
+        int64_t off = (int64_t)c->pool.len;
+        int32_t *out = c->pool.v + off;
+        const int64_t *q = w + p, *end = w + p + n;
+        int64_t count = *q++;
+        *out++ = (int32_t)count;
+        for (int64_t m = 0; m < count; m++) {
+            if (q + 8 > end) BAD("a malformed worker move");
+            int64_t step = q[0] + delta, ngid = q[3], proc = q[4], nlocal = q[5], nd = q[6];
+            if (translate(&gm, &ngid) < 0 || (proc >= 0 && translate(&lm, &nlocal) < 0)) { err = 1; goto done; }
+            out[0] = (int32_t)step; out[1] = (int32_t)q[1]; out[2] = (int32_t)q[2]; out[3] = (int32_t)ngid;
+            out[4] = (int32_t)proc; out[5] = (int32_t)nlocal; out[6] = (int32_t)nd;
+            q += 7; out += 7;
+            if (q + 2 * nd + 1 > end) BAD("a malformed worker move");
+            for (int64_t k = 0; k < nd; k++) {
+                int64_t rid = q[1];
+                if (translate(&am, &rid) < 0) { err = 1; goto done; }
+                out[0] = (int32_t)q[0]; out[1] = (int32_t)rid;
+                q += 2; out += 2;
+            }
+            int64_t nlive = *q++;
+            *out++ = (int32_t)nlive;
+            if (q + 2 * nlive > end) BAD("a malformed worker move");
+            for (int64_t k = 0; k < 2 * nlive; k++) *out++ = (int32_t)*q++;
+        }
+        if (q != end) BAD("a worker move list of the wrong length");
+        c->pool.len += (size_t)n;
+        int64_t was = 0;
+        if (kind == NEED_FAULTS) {
+            if (ensure_group(c, (uint64_t)a) < 0) { err = 1; goto done; }
+            was = c->gfaults.v[a];
+            c->gfaults.v[a] = off;
+        } else {
+            Map *mm = memo_of(c, kind);
+            if (!mm) BAD("a worker record of an unknown kind");
+            uint64_t mk = memo_key(kind, a, b, cc, avail);
+            if (!map_get(mm, mk, &was)) was = UNKNOWN;
+            if (map_put(mm, mk, off) < 0) { PyErr_NoMemory(); err = 1; goto done; }
+        }
+        if (was == PENDING) c->pending--;
+        p += n;
+    }
+done:
+#undef BAD
+    PyBuffer_Release(&rv); PyBuffer_Release(&gv); PyBuffer_Release(&lv); PyBuffer_Release(&av);
+    if (err) return NULL;
+    return PyLong_FromLongLong(c->pending);
+}
+
+/* set_steps(first, masks, classes, class_map): the verdicts (int64 each) and fairness classes
+ * (int64: kept | spent << 16 in the worker's class ids, -1: none) of steps first, first+1, ...;
+ * class_map (int64) translates the worker's class ids. */
+static PyObject *Core_set_steps(Core *c, PyObject *args) {
+    long long first;
+    PyObject *mb, *cb, *xb;
+    if (!PyArg_ParseTuple(args, "LOOO", &first, &mb, &cb, &xb)) return NULL;
+    Py_buffer mv, cv, xv;
+    if (PyObject_GetBuffer(mb, &mv, PyBUF_SIMPLE) < 0) return NULL;
+    if (PyObject_GetBuffer(cb, &cv, PyBUF_SIMPLE) < 0) { PyBuffer_Release(&mv); return NULL; }
+    if (PyObject_GetBuffer(xb, &xv, PyBUF_SIMPLE) < 0) { PyBuffer_Release(&mv); PyBuffer_Release(&cv); return NULL; }
+    Py_ssize_t n = mv.len / (Py_ssize_t)sizeof(int64_t), nx = xv.len / (Py_ssize_t)sizeof(int64_t);
+    const int64_t *masks = mv.buf, *classes = cv.buf, *xmap = xv.buf;
+    int err = cv.len != mv.len || first < 0;
+    if (err) PyErr_SetString(PyExc_ValueError, "one verdict and one class per step");
+    if (!err && reserve_steps(c, (size_t)(first + n)) < 0) err = 1;
+    for (Py_ssize_t k = 0; k < n && !err; k++) {
+        c->smask.v[first + k] = masks[k];
+        int64_t cl = classes[k];
+        if (cl < 0) continue;
+        int64_t kept = cl & 0xFFFF, spent = cl >> 16;
+        if (kept >= nx || spent >= nx) { PyErr_SetString(PyExc_ValueError, "a worker's class has no translation"); err = 1; break; }
+        if (reserve_classes(c, (size_t)(first + k + 1)) < 0) { err = 1; break; }
+        c->sclass.v[first + k] = (uint32_t)(xmap[kept] | xmap[spent] << 16);
+    }
+    PyBuffer_Release(&mv); PyBuffer_Release(&cv); PyBuffer_Release(&xv);
+    if (err) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Core_announce_levels(Core *c, PyObject *args) {
+    int on;
+    if (!PyArg_ParseTuple(args, "p", &on)) return NULL;
+    if (on && c->dfs) { PyErr_SetString(PyExc_ValueError, "levels are breadth-first"); return NULL; }
+    c->announce = on;
+    Py_RETURN_NONE;
+}
+
 /* ------------------------------------------------------------------ checkpoints
  * dump() -> bytes: what a resumed search needs besides the model's interning tables, taken
  * between two expansions: the visited set, the frontier, the vectors of local ids and the
@@ -982,6 +1306,10 @@ static int put_u64s(PyObject *out, const uint64_t *v, size_t n) {
 static PyObject *Core_dump(Core *c, PyObject *Py_UNUSED(ignored)) {
     if (c->have_cur || PyList_GET_SIZE(c->queue)) {
         PyErr_SetString(PyExc_RuntimeError, "a checkpoint is taken between two expansions");
+        return NULL;
+    }
+    if (c->pending) {
+        PyErr_SetString(PyExc_RuntimeError, "a checkpoint is taken with no component step pending");
         return NULL;
     }
     if (c->parents && fflush(c->parents) != 0) { PyErr_SetString(PyExc_OSError, "could not flush the parents file"); return NULL; }
@@ -1133,10 +1461,10 @@ static int Core_init(Core *c, PyObject *args, PyObject *kw) {
 }
 
 static void Core_dealloc(Core *c) {
-    free(c->visited.keys);
+    table_free(c->visited.keys, c->visited.cap * sizeof(uint64_t));
+    table_free(c->visited.nums, c->visited.cap * sizeof(uint32_t));
     map_free(&c->vmap); map_free(&c->own); map_free(&c->timers); map_free(&c->crash); map_free(&c->lose);
     map_free(&c->deliver);
-    free(c->visited.nums);
     free(c->gend.v); free(c->gtarget.v); free(c->gclass.v); free(c->sclass.v); free(c->gstatus.v);
     free(c->cur.v); free(c->next.v); free(c->stack.v); free(c->stack_depth.v);
     free(c->vecs.v); free(c->vmask.v); free(c->ggen.v); free(c->gdead.v); free(c->gmask.v); free(c->gcand.v);
@@ -1178,6 +1506,12 @@ static PyMethodDef Core_methods[] = {
     {"dump", (PyCFunction)Core_dump, METH_NOARGS, "dump() -> bytes: a checkpoint of the search"},
     {"load", (PyCFunction)Core_load, METH_VARARGS, "load(bytes): restore a checkpoint into a fresh core"},
     {"has", (PyCFunction)Core_has, METH_VARARGS, "whether a key was visited"},
+    {"scan", (PyCFunction)Core_scan, METH_VARARGS, "scan(requests) -> int64 records of the rest of the level"},
+    {"pend", (PyCFunction)Core_pend, METH_VARARGS, "pend(requests as scan() lists them): computed elsewhere"},
+    {"unpend", (PyCFunction)Core_unpend, METH_NOARGS, "ask again for every pending entry"},
+    {"merge", (PyCFunction)Core_merge, METH_VARARGS, "merge(records, groups, g0, locals, l0, answers, a0, step_delta) -> pending"},
+    {"set_steps", (PyCFunction)Core_set_steps, METH_VARARGS, "set_steps(first, masks, classes, class_map)"},
+    {"announce_levels", (PyCFunction)Core_announce_levels, METH_VARARGS, "announce_levels(on): EV_LEVEL before each level"},
     {NULL, NULL, 0, NULL},
 };
 
