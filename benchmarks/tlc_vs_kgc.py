@@ -1,7 +1,8 @@
 """Benchmark: TLC (one worker) and ``kgc check`` on the same fault-free configuration, alternating.
 
 TLC runs ``benchmarks/tla/KgcClassicGroup.tla``, the transcription of kgc's fault-free model, on
-the TLC model of the configuration; kgc runs ``kgc check --json`` on it. Both reach the same
+the TLC model of the configuration; kgc runs ``kgc check --json --workers 1`` on it (one process,
+as TLC runs one worker). Both reach the same
 distinct states (the script fails when they do not). Each round runs both, TLC first in odd
 rounds and kgc first in even ones, so that load from other processes falls on both alike. The
 CPU seconds are user + sys of each child process (``getrusage(RUSAGE_CHILDREN)``): the JVM's
@@ -52,7 +53,7 @@ def _children_cpu() -> float:
 
 def run_kgc(config: Config, engine: str) -> dict[str, Any]:
     # safety only: TLC checks no property here, and kgc's liveness pass would double its time
-    command = [sys.executable, "-c", _KGC, "check", "--json", "--no-progress", "--no-liveness"]
+    command = [sys.executable, "-c", _KGC, "check", "--json", "--no-progress", "--no-liveness", "--workers", "1"]
     command += kgc_tla.kgc_arguments(config)
     cpu = _children_cpu()
     env = {**os.environ, "KGC_ENGINE": engine}

@@ -807,13 +807,22 @@ def _bad_states(comp: Sequence[int], idx: Sequence[int], goal: bytearray, kernel
 
 def _goals(projector: Projector, scope: str, i: int, uniq: Sequence[int], labs: list[Labeler]) -> list[bytearray]:
     """Each instance's goal in each component of ``uniq`` (instances of one scope and consumer:
-    the arguments are made once per component)."""
-    args_of = projector.args
+    the arguments are made once per component; a consumer's component is read directly)."""
     fns = [lab.goal_of for lab in labs]
     goals = [bytearray(len(uniq)) for _ in labs]
+    pairs = list(zip(goals, fns, strict=True))
+    if scope == CONSUMER:
+        groups, consumers = projector.model.groups.values, projector.model.consumers.values
+        for x, u in enumerate(uniq):
+            group, consumer = groups[u & _M32], consumers[u >> 32]
+            for goal, fn in pairs:
+                if fn(group, consumer, i):
+                    goal[x] = 1
+        return goals
+    args_of = projector.args
     for x, u in enumerate(uniq):
         args = args_of(scope, i, u)
-        for goal, fn in zip(goals, fns, strict=True):
+        for goal, fn in pairs:
             if fn(*args):
                 goal[x] = 1
     return goals
@@ -822,11 +831,12 @@ def _goals(projector: Projector, scope: str, i: int, uniq: Sequence[int], labs: 
 def _witnessed(projector: Projector, scope: str, i: int, reps: Sequence[int], labs: list[Labeler]) -> set[int]:
     """The ids of the instances whose obligation opens in some component of ``reps`` (trigger true,
     goal false; the goal only where the trigger holds), in one pass that stops once all have."""
-    args_of = projector.args
     left = [(id(lab), lab.trigger, lab.goal_of) for lab in labs]
     seen: set[int] = set()
+    groups, consumers = projector.model.groups.values, projector.model.consumers.values
+    args_of = projector.args
     for u in reps:
-        args = args_of(scope, i, u)
+        args = (groups[u & _M32], consumers[u >> 32], i) if scope == CONSUMER else args_of(scope, i, u)
         new = [key for key, trigger, goal in left if (trigger is None or trigger(*args)) and not goal(*args)]
         if new:
             seen.update(new)

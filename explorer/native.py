@@ -882,6 +882,7 @@ class NativeProjector(Projector):
         super().__init__(search.model, keys)
         self.search = search
         self._vecs: bytes | None = None
+        self._consumers: dict[int, tuple[Any, ...]] = {}
 
     def value(self, scope: str, i: int, v: int) -> int:
         key = self.keys[v]
@@ -895,8 +896,13 @@ class NativeProjector(Projector):
         return key
 
     def consumers(self, value: int) -> tuple[Any, ...]:
-        values = self.model.consumers.values
-        return tuple(values[cid] for cid in self.search.core.vector(value >> 32))
+        """The consumers of a vector id (``value >> 32``), kept: many components share one."""
+        vid = value >> 32
+        found = self._consumers.get(vid)
+        if found is None:
+            values = self.model.consumers.values
+            found = self._consumers[vid] = tuple([values[cid] for cid in self.search.core.vector(vid)])
+        return found
 
     def state(self, value: int) -> State:
         return self.search.decode(value)
