@@ -255,6 +255,7 @@ def result_json(result: Result, files: dict[str, str] | None = None, word: str |
             "complete": s.complete,
             "stopped_by": s.stopped_by or None,
             "engine": s.engine,
+            "workers": s.workers,
             "compiled": running_compiled(),
             "visited_bytes": s.visited_bytes,
             "bytes_per_state": round(s.bytes_per_state, 2),
@@ -287,6 +288,7 @@ def print_text(result: Result, files: dict[str, str], word: str | None = None, s
         f"\n{s.distinct_states:,} distinct states, {s.transitions:,} transitions, depth {s.depth}, "
         f"{s.seconds:.1f} s, {s.states_per_second:,.0f} states/s, peak memory {s.peak_memory_mb:,.0f} MB "
         f"({s.engine} engine, {'compiled' if running_compiled() else 'Python'} model"
+        + (", 2 processes" if s.workers > 1 else "")
         + (f", visited set {s.bytes_per_state:.1f} bytes/state)" if s.visited_bytes else ")")
     )
     if not s.complete:

@@ -126,9 +126,7 @@ def test_run_catalogue_reports_kills_and_the_baseline() -> None:
 
 
 @pytest.mark.parametrize("name", ["join_in_rebalance_rejected", "heartbeat_resets_rebalance"])
-def test_deepening_finds_the_lasso_of_the_whole_space_in_part_of_it(
-    name: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_deepening_finds_the_lasso_of_the_whole_space_in_part_of_it(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A liveness mutant is killed within a depth bound (``DEEPENING``) by the lasso the whole
     space gives, after exploring part of it."""
     import explorer.mutation as mutation
