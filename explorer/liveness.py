@@ -719,18 +719,6 @@ class Labeler:
         args = self.projector.args(self.prop.scope, self.i, value)
         return (self.trigger(*args) if self.trigger is not None else True), bool(self.goal_of(*args))
 
-    def goal_at(self, value: int) -> bool:
-        """The goal of a component, computed (the trigger is not evaluated)."""
-        return bool(self.goal_of(*self.projector.args(self.prop.scope, self.i, value)))
-
-    def opens_at(self, value: int) -> bool:
-        """Trigger true and goal false in a component, computed; the goal only where the trigger
-        holds (a witness pass over every explored component)."""
-        args = self.projector.args(self.prop.scope, self.i, value)
-        if self.trigger is not None and not self.trigger(*args):
-            return False
-        return not self.goal_of(*args)
-
     def of(self, value: int) -> tuple[bool, bool]:
         """(trigger, goal) of a component, memoised (state by state: deadlocks, lassos)."""
         found = self.memo.get(value)
