@@ -122,6 +122,18 @@ def write_frame(fd: int, frame: Any) -> None:
         view = view[os.write(fd, view) :]
 
 
+def read_frame(fd: int, offset: int) -> tuple[Any, int] | None:
+    """The frame ``write_frame`` wrote at ``offset`` and the offset after it; None if it is not
+    all there yet."""
+    size = os.fstat(fd).st_size
+    if size < offset + 8:
+        return None
+    n = int.from_bytes(os.pread(fd, 8, offset), "little")
+    if size < offset + 8 + n:
+        return None
+    return pickle.loads(os.pread(fd, n, offset + 8)), offset + 8 + n
+
+
 class Worker:
     """The search's side of one running worker: its process, where its frames are read up to, the
     search's tables' sizes when it was forked (ids below them are shared) and the translation of
@@ -146,15 +158,11 @@ class Worker:
 
     def read(self) -> Any | None:
         """The next whole frame, or None if none is there yet."""
-        size = os.fstat(self.fd).st_size
-        if size < self.offset + 8:
+        found = read_frame(self.fd, self.offset)
+        if found is None:
             return None
-        n = int.from_bytes(os.pread(self.fd, 8, self.offset), "little")
-        if size < self.offset + 8 + n:
-            return None
-        data = os.pread(self.fd, n, self.offset + 8)
-        self.offset += 8 + n
-        return pickle.loads(data)
+        frame, self.offset = found
+        return frame
 
     def gone(self) -> bool:
         """Whether the process has ended (reaped here)."""
@@ -199,11 +207,8 @@ class Forked:
             _pid, status = os.waitpid(self.pid, 0)
             if status != 0:
                 return None
-            size = os.fstat(self.fd).st_size
-            if size < 8:  # pragma: no cover - a child that exits 0 has written its result
-                return None
-            n = int.from_bytes(os.pread(self.fd, 8, 0), "little")
-            return pickle.loads(os.pread(self.fd, n, 8))
+            found = read_frame(self.fd, 0)
+            return None if found is None else found[0]
         finally:
             os.close(self.fd)
 
