@@ -239,13 +239,18 @@ class NativeSearch:
         """Record the state graph for the liveness check (``graph``)."""
         self.workers = workers if strategy == "bfs" else 1
         """2: a model worker computes part of each BFS level's component steps (``explorer.worker``)."""
-        self.min_requests = workers_module.MIN_REQUESTS
+        self.min_states = workers_module.MIN_STATES
         self.worker: Worker | None = None
         self.share = 0.4
-        """The part of a level's component steps the search computes itself (the worker the rest):
-        adjusted after each level so that neither waits for the other."""
+        """The part of a level's states whose missing component steps the search computes itself
+        (the worker computes those of the rest): adjusted after each level so that neither waits
+        for the other."""
         self.worker_levels = 0
         """Levels a worker took part in."""
+        self.worker_times = [0.0, 0.0, 0.0]
+        """Seconds, over the levels a worker took part in: the search answering the level's
+        prerequisites and forking the worker, the search waiting for the worker, and the worker
+        done before the level was (``--json`` stats: ``worker_*_ms``)."""
         if self.workers > 1:
             self.core.announce_levels(True)
         self.classes = ClassTable()
@@ -537,31 +542,29 @@ class NativeSearch:
         if self.workers < 2:
             return
         core, handlers = self.core, self._handlers
+        began = time.monotonic()
         while prerequisites := array("q", core.scan(False)):
             for r in range(0, len(prerequisites), _RECORD):
                 kind, a, b, c, d = prerequisites[r : r + 5]
                 handlers[kind](a, b, c, d)
-        requests = core.scan(True)
-        count = len(requests) // (8 * _RECORD)
-        keep = int(count * self.share)
-        if count - keep < self.min_requests:
+        first = core.split(self.share, self.min_states)
+        if first < 0:
             return
-        given = requests[keep * 8 * _RECORD :]
         bases = self._sizes()
         fd, path = tempfile.mkstemp(prefix="kgc-worker-", suffix=".bin")
         os.unlink(path)  # the descriptor is all either process needs
-        core.pend(given)
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the worker (its work is checked by what the search merges)
             code = 1
             try:
-                code = self._serve(given, fd)
+                code = self._serve(first, fd)
             finally:
                 os._exit(code)
         self.worker = Worker(pid, fd, bases)
         self.worker_levels += 1
+        self.worker_times[0] += self.worker.started - began
 
     def _sizes(self) -> list[int]:
         """How many groups, consumers, answers, fairness classes and observed facts are interned."""
@@ -569,10 +572,12 @@ class NativeSearch:
         tables = (m.groups.values, m.consumers.values, m.responses.values, self.classes.names, self.fact_values)
         return [len(t) for t in tables]
 
-    def _serve(self, given: bytes, fd: int) -> int:  # pragma: no cover - runs in the worker
-        """The worker: compute each of ``given`` as the search would have, writing frames."""
+    def _serve(self, first: int, fd: int) -> int:  # pragma: no cover - runs in the worker
+        """The worker: compute, as the search would have, the component steps that the level's
+        states from ``first`` on ask for and those before do not (``Core.scan``), writing frames."""
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the search decides what an interrupt stops
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        given = self.core.scan(True, first)
         m = self.model
         recorder = Recorder(self.core, m.next_step)
         self.core = recorder
@@ -682,8 +687,8 @@ class NativeSearch:
     def _await(self, _kind: int, _gid: int, _c: int, _d: int) -> None:
         """The search needs a component step the worker is computing: wait for its next frame."""
         w = self.worker
-        if w is None or w.finished_at is not None:  # pragma: no cover - pend() is always undone when a worker ends
-            self.core.unpend()
+        if w is None or w.finished_at is not None:  # the worker did not list it: ask for it here
+            self.core.unsplit()
             return
         self._collect(block=True)
 
@@ -700,6 +705,8 @@ class NativeSearch:
         level = max(now - w.started, 1e-3)
         idle = max(0.0, now - (w.finished_at or now)) if w.finished_at is not None else 0.0
         self.share = min(0.9, max(0.1, self.share + 0.25 * (w.waited - idle) / level))
+        self.worker_times[1] += w.waited
+        self.worker_times[2] += idle
         self._stop_worker()
 
     def _stop_worker(self) -> None:
@@ -709,7 +716,7 @@ class NativeSearch:
             return
         self.worker = None
         w.stop()
-        self.core.unpend()
+        self.core.unsplit()
 
     def _abandon(self, why: str) -> None:
         """The worker failed: go on in one process (the results are the same, only slower)."""

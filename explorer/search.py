@@ -79,7 +79,9 @@ class Stats:
     """Checkpoints written by this run."""
     workers: int = 1
     """Processes that computed the model's steps (2: the native engine's model worker,
-    ``explorer.worker``; ``tables["worker_levels"]`` says in how many BFS levels it took part)."""
+    ``explorer.worker``; ``tables["worker_levels"]`` says in how many BFS levels it took part, and
+    ``worker_setup_ms``, ``worker_wait_ms`` and ``worker_idle_ms`` how long the search spent handing
+    work over, how long it waited for the worker, and how long the worker had nothing left)."""
 
     @property
     def bytes_per_state(self) -> float:
@@ -320,6 +322,9 @@ class Explorer:
             _fill(stats, search.core.stats())
             stats.workers = 2 if search.worker_levels else 1
             stats.tables["worker_levels"] = search.worker_levels
+            names = ("worker_setup_ms", "worker_wait_ms", "worker_idle_ms")
+            for name, seconds in zip(names, search.worker_times, strict=True):
+                stats.tables[name] = round(seconds * 1000)
             stats.complete, stats.stopped_by = not stopped, stopped
             result.action_counts = search.action_counts()
             result.observed = search.observed()

@@ -5,14 +5,15 @@ Nearly all of a search's CPU is the readable model, run once per distinct compon
 (``explorer.components``); the C core's recombination and visited set are the rest. So the search
 stays one process, and a second one computes component steps ahead of it:
 
-* at the start of each BFS level the core lists, in the order the level will ask for them, the
-  component steps not yet known (``Core.scan``); the search keeps the first share and gives the
-  rest to a worker, forked there and then, so that it holds the very same interning tables and
-  ids as the search at that moment (``Core.pend`` marks them: the core waits for them instead of
-  asking);
-* the worker computes each of them with the search's own answering code, into a ``Recorder``
-  instead of the core, and writes them in *frames* to an unlinked temporary file: its steps, its
-  verdicts and fairness classes, and the components it interned that the search had not;
+* at the start of each BFS level the search keeps the first part of the level's states and gives
+  the rest to a worker, forked there and then, so that it holds the very same interning tables
+  and ids as the search at that moment (``Core.split``: the core waits for a step missing in a
+  state of the worker's part instead of asking for it);
+* the worker lists, in the order the search will ask for them, the component steps its states
+  need and the search's part does not (``Core.scan``), computes each of them with the search's
+  own answering code, into a ``Recorder`` instead of the core, and writes them in *frames* to an
+  unlinked temporary file: its steps, its verdicts and fairness classes, and the components it
+  interned that the search had not;
 * the search reads the frames when it pauses or when it must wait, interns the new components in
   its own tables (a component the search has found meanwhile gets its own id: interning is by
   value) and files the answers through ``Core.merge``, which translates the worker's ids.
@@ -21,7 +22,7 @@ Each component step is still computed once, by one process, from the same values
 verdicts, counterexamples and the state graph are those of the one-process search (the order of
 the states, hence of everything else, never depended on ids). ``tests/explorer/test_worker.py``
 compares the two, and shows that a worker that dies mid-level costs nothing but time: the search
-takes back what was pending and computes it itself.
+asks for what the worker had not handed over and computes it itself.
 """
 
 from __future__ import annotations
@@ -40,9 +41,9 @@ from typing import Any
 FRAME_WORDS = 1 << 16
 """A worker writes a frame when its records reach this many words (or at the end)."""
 
-MIN_REQUESTS = 3000
-"""A level whose worker share is smaller than this is not worth a fork: computed in one process
-(read when a search starts; the tests lower it to make small searches fork)."""
+MIN_STATES = 6000
+"""A level whose worker part has fewer states than this is not worth a fork: expanded in one
+process (read when a search starts; the tests lower it to make small searches fork)."""
 
 FAULT: Callable[[int], None] | None = None
 """Called in a model worker before each component step it computes, with its index: the tests

@@ -44,15 +44,16 @@ static inline size_t slot_of(uint64_t h, size_t cap) { return (size_t)(((__uint1
  * graph's numbering, at 4 bytes a slot instead of a separate map). */
 typedef struct { uint64_t *keys; uint32_t *nums; size_t cap, count; } Set;
 
-/* The hash tables are mapped on their own and left out of a fork (MADV_DONTFORK): the model
- * worker (explorer/worker.py) never reads them, so the search's writes to them copy no page while
- * a worker runs. */
-static void *table_alloc(size_t bytes) {
+/* The hash tables are mapped on their own, and all but the component-step memos are left out of a
+ * fork (MADV_DONTFORK): the model worker (explorer/worker.py) reads only the memos (to list what is
+ * missing), so the search's writes to the others copy no page while a worker runs. */
+static void *table_alloc_in(size_t bytes, int forked) {
     void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return NULL;
-    (void)madvise(p, bytes ? bytes : 1, MADV_DONTFORK);
+    if (!forked) (void)madvise(p, bytes ? bytes : 1, MADV_DONTFORK);
     return p;
 }
+static void *table_alloc(size_t bytes) { return table_alloc_in(bytes, 0); }
 static void table_free(void *p, size_t bytes) {
     if (p) munmap(p, bytes ? bytes : 1);
 }
@@ -125,16 +126,20 @@ static inline int set_num(const Set *s, uint64_t k, int64_t *out) {
     }
 }
 
-/* A map from 64-bit keys to 64-bit values. */
-typedef struct { uint64_t *keys; int64_t *vals; size_t cap, count; } Map;
+/* A map from 64-bit keys to 64-bit values; forked: kept in a forked worker (map_init_forked). */
+typedef struct { uint64_t *keys; int64_t *vals; size_t cap, count; int forked; } Map;
 
 static int map_init(Map *m, size_t cap) {
-    m->keys = table_alloc(cap * sizeof(uint64_t));
-    m->vals = table_alloc(cap * sizeof(int64_t));
+    m->keys = table_alloc_in(cap * sizeof(uint64_t), m->forked);
+    m->vals = table_alloc_in(cap * sizeof(int64_t), m->forked);
     if (!m->keys || !m->vals) return -1;
     memset(m->keys, 0xff, cap * sizeof(uint64_t));
     m->cap = cap; m->count = 0;
     return 0;
+}
+static int map_init_forked(Map *m, size_t cap) {
+    m->forked = 1;
+    return map_init(m, cap);
 }
 static void map_free(Map *m) {
     table_free(m->keys, m->cap * sizeof(uint64_t)); table_free(m->vals, m->cap * sizeof(int64_t));
@@ -142,8 +147,8 @@ static void map_free(Map *m) {
 }
 static int map_grow(Map *m) {
     size_t ncap = m->cap * 2;
-    uint64_t *nk = table_alloc(ncap * sizeof(uint64_t));
-    int64_t *nv = table_alloc(ncap * sizeof(int64_t));
+    uint64_t *nk = table_alloc_in(ncap * sizeof(uint64_t), m->forked);
+    int64_t *nv = table_alloc_in(ncap * sizeof(int64_t), m->forked);
     if (!nk || !nv) { table_free(nk, ncap * sizeof(uint64_t)); table_free(nv, ncap * sizeof(int64_t)); return -1; }
     memset(nk, 0xff, ncap * sizeof(uint64_t));
     for (size_t i = 0; i < m->cap; i++) {
@@ -207,10 +212,10 @@ enum {
     NEED_DELIVER = 20, NEED_STEP = 21, NEED_WAIT = 22,
 };
 
-/* A memo entry another process is computing (pend()): the search waits for it (NEED_WAIT) until
- * merge() fills it in. UNKNOWN: an entry unpend() took back, to be asked for again. */
-#define PENDING (-2)
+/* A memo entry (or a group's faults) not computed yet. */
 #define UNKNOWN (-1)
+/* No split: every state of the level asks for its missing component steps (split()). */
+#define NO_SPLIT SIZE_MAX
 
 typedef struct {
     PyObject_HEAD
@@ -262,10 +267,15 @@ typedef struct {
     int64_t req[5];
     int nreq;
     /* the model worker (explorer/native.py): announce each new BFS level (EV_LEVEL) before
-     * expanding it; fresh: pop() just started one; pending: entries pend() marked, not yet merged */
+     * expanding it; fresh: pop() just started one; split_at: the first state of the level whose
+     * missing component steps another process computes (split()), NO_SPLIT when none */
     int announce, fresh;
-    long long pending;
+    size_t split_at;
 } Core;
+
+/* Whether the state being expanded waits for its missing component steps (NEED_WAIT) instead of
+ * asking for them: it lies in the part of its BFS level given to the model worker. */
+static inline int waits(const Core *c) { return !c->dfs && c->cur_idx > c->split_at; }
 
 static int need(Core *c, int kind, int64_t a, int64_t b, int64_t d, int64_t e) {
     c->req[0] = a; c->req[1] = b; c->req[2] = d; c->req[3] = e;
@@ -437,8 +447,8 @@ static int gather(Core *c, uint64_t key) {
      * still allows): a move the budget can never pay for is not even computed */
     for (int i = 0; i < c->n; i++) {
         uint64_t mk = gid | ((uint64_t)i << 26) | ((uint64_t)avail << 30) | ((uint64_t)cids[i] << 33);
-        if (!map_get(&c->own, mk, &off) || off == UNKNOWN) return need(c, NEED_OWN, (int64_t)gid, i, cids[i], (int64_t)key);
-        if (off == PENDING) return need(c, NEED_WAIT, NEED_OWN, (int64_t)gid, 0, 0);
+        if (!map_get(&c->own, mk, &off) || off == UNKNOWN)
+            return waits(c) ? need(c, NEED_WAIT, NEED_OWN, (int64_t)gid, 0, 0) : need(c, NEED_OWN, (int64_t)gid, i, cids[i], (int64_t)key);
         if ((r = walk(c, off, gid, bid, cids, 0))) return r;
     }
     /* the shared component's timers: those that remove a live member spend session_expiry; with
@@ -456,28 +466,27 @@ static int gather(Core *c, uint64_t key) {
     }
     uint64_t tk = gid | (protected << 26);
     if (!map_get(&c->timers, tk, &off) || off == UNKNOWN)
-        return need(c, NEED_TIMERS, (int64_t)gid, (int64_t)protected, (int64_t)key, 0);
-    if (off == PENDING) return need(c, NEED_WAIT, NEED_TIMERS, (int64_t)gid, 0, 0);
+        return waits(c) ? need(c, NEED_WAIT, NEED_TIMERS, (int64_t)gid, 0, 0) : need(c, NEED_TIMERS, (int64_t)gid, (int64_t)protected, (int64_t)key, 0);
     if ((r = walk(c, off, gid, bid, cids, 1))) return r;
     if (crash_bid < 0 && lost_bid < 0 && c->btotal.v[bid] == 0) return 0;
     if (crash_bid >= 0) {
         for (int i = 0; i < c->n; i++) {
             uint64_t mk = gid | ((uint64_t)i << 26) | ((uint64_t)cids[i] << 30);
-            if (!map_get(&c->crash, mk, &off) || off == UNKNOWN) return need(c, NEED_CRASH, (int64_t)gid, i, cids[i], (int64_t)key);
-            if (off == PENDING) return need(c, NEED_WAIT, NEED_CRASH, (int64_t)gid, 0, 0);
+            if (!map_get(&c->crash, mk, &off) || off == UNKNOWN)
+                return waits(c) ? need(c, NEED_WAIT, NEED_CRASH, (int64_t)gid, 0, 0) : need(c, NEED_CRASH, (int64_t)gid, i, cids[i], (int64_t)key);
             if ((r = walk(c, off, gid, bid, cids, 0))) return r;
         }
     }
     if (lost_bid >= 0) {
         for (int i = 0; i < c->n; i++) {
             uint64_t mk = gid | ((uint64_t)i << 26) | ((uint64_t)cids[i] << 30);
-            if (!map_get(&c->lose, mk, &off) || off == UNKNOWN) return need(c, NEED_LOSE, (int64_t)gid, i, cids[i], (int64_t)key);
-            if (off == PENDING) return need(c, NEED_WAIT, NEED_LOSE, (int64_t)gid, 0, 0);
+            if (!map_get(&c->lose, mk, &off) || off == UNKNOWN)
+                return waits(c) ? need(c, NEED_WAIT, NEED_LOSE, (int64_t)gid, 0, 0) : need(c, NEED_LOSE, (int64_t)gid, i, cids[i], (int64_t)key);
             if ((r = walk(c, off, gid, bid, cids, 0))) return r;
         }
     }
-    if (c->gfaults.v[gid] == PENDING) return need(c, NEED_WAIT, NEED_FAULTS, (int64_t)gid, 0, 0);
-    if (c->gfaults.v[gid] < 0) return need(c, NEED_FAULTS, (int64_t)gid, (int64_t)key, 0, 0);
+    if (c->gfaults.v[gid] < 0)
+        return waits(c) ? need(c, NEED_WAIT, NEED_FAULTS, (int64_t)gid, 0, 0) : need(c, NEED_FAULTS, (int64_t)gid, (int64_t)key, 0, 0);
     return walk(c, c->gfaults.v[gid], gid, bid, cids, 0);
 }
 
@@ -595,7 +604,7 @@ static int pop(Core *c) {
         if (!c->next.len) return 0;
         U64 t = c->cur; c->cur = c->next; c->next = t;
         c->next.len = 0; c->cur_idx = 0; c->level++;
-        c->fresh = 1;
+        c->fresh = 1; c->split_at = NO_SPLIT;
     }
     c->cur_key = c->cur.v[c->cur_idx++];
     c->cur_depth = c->level;
@@ -1003,12 +1012,14 @@ static PyObject *Core_edge_classes(Core *c, PyObject *Py_UNUSED(ignored)) {
 
 /* ------------------------------------------------------------------ the model worker
  * A BFS level's component steps can be computed by another process (explorer/native.py): at
- * EV_LEVEL, scan() lists the steps the rest of the level will ask for, in the order it will ask;
- * pend() marks those given to the worker, so that the search waits for them (NEED_WAIT) instead
- * of asking; merge() files the worker's answers, whose ids it translates into this process's
- * (the worker was forked at the level's start, so ids below the bases are the same). */
+ * EV_LEVEL, split() gives the states from some point on to a worker, forked there and then; in
+ * the worker, scan() lists the steps those states will ask for and the states before them do not,
+ * in the order they will be asked for; the search waits (NEED_WAIT) for a step missing in a state
+ * of the worker's part instead of asking; merge() files the worker's answers, whose ids it
+ * translates into this process's (the worker was forked at the level's start, so ids below the
+ * bases are the same). */
 
-typedef struct { Map m[NEED_WAIT + 1]; I64 out; } Seen;
+typedef struct { Map m[NEED_WAIT + 1]; I64 out; int listing; } Seen;
 
 /* Add a request to the scan's list, once: kind, a, b, c, d (the event gather() would return) and
  * the budget's avail bits (own steps). */
@@ -1016,6 +1027,7 @@ static int listed(Seen *seen, int kind, uint64_t mk, int64_t a, int64_t b, int64
     int64_t dummy;
     if (map_get(&seen->m[kind], mk, &dummy)) return 0;
     if (map_put(&seen->m[kind], mk, 0) < 0) { PyErr_NoMemory(); return -1; }
+    if (!seen->listing) return 0;
     I64 *o = &seen->out;
     RESERVE(*o, o->len + 6, 0);
     int64_t rec[6] = {kind, a, b, d, e, avail};
@@ -1029,19 +1041,23 @@ static inline int missing(const Map *m, uint64_t mk) {
     return !map_get(m, mk, &off) || off == UNKNOWN;
 }
 
-/* scan(requests) -> bytes of int64 records (kind, a, b, c, d, avail), in the order the states
- * left in this level (from the next to expand) will ask for them. requests false: the cheap
- * prerequisites (budgets, candidates, locals) that must be answered before the component steps
- * can all be listed; true: the component steps (own, timers, crash, lose, faults). */
+/* scan(requests, first=0) -> bytes of int64 records (kind, a, b, c, d, avail), in the order the
+ * states left in this level (from the next to expand) will ask for them. requests false: the
+ * cheap prerequisites (budgets, candidates, locals) that must be answered before the component
+ * steps can all be listed; true: the component steps (own, timers, crash, lose, faults). first:
+ * only those the states from index first of the level on ask for and the states before do not. */
 static PyObject *Core_scan(Core *c, PyObject *args) {
     int want;
-    if (!PyArg_ParseTuple(args, "p", &want)) return NULL;
+    Py_ssize_t first = 0;
+    if (!PyArg_ParseTuple(args, "p|n", &want, &first)) return NULL;
     if (c->dfs || c->have_cur) { PyErr_SetString(PyExc_RuntimeError, "scan() is for the start of a BFS level"); return NULL; }
+    if (first < 0 || (size_t)first > c->cur.len) { PyErr_SetString(PyExc_ValueError, "first must be a state of the level"); return NULL; }
     Seen seen;
     memset(&seen, 0, sizeof seen);
     for (int k = 0; k <= NEED_WAIT; k++) if (map_init(&seen.m[k], 1 << 10) < 0) { for (int j = 0; j < k; j++) map_free(&seen.m[j]); return PyErr_NoMemory(); }
     int err = 0;
     for (size_t at = c->cur_idx; at < c->cur.len && !err; at++) {
+        seen.listing = at >= (size_t)first;
         uint64_t key = c->cur.v[at], gid = key & G_MASK;
         if (!gknown(c, gid) || c->ggen.v[gid] > c->max_gen || c->gdead.v[gid]) continue;
         if (c->max_depth >= 0 && c->level >= c->max_depth) break;
@@ -1118,38 +1134,26 @@ static uint64_t memo_key(int kind, long long a, long long b, long long cc, long 
     }
 }
 
-/* pend(requests): requests as scan() lists them (bytes of int64 records) are being computed
- * elsewhere. */
-static PyObject *Core_pend(Core *c, PyObject *args) {
-    Py_buffer view;
-    if (!PyArg_ParseTuple(args, "y*", &view)) return NULL;
-    const int64_t *r = view.buf;
-    Py_ssize_t n = view.len / (Py_ssize_t)(6 * sizeof(int64_t));
-    for (Py_ssize_t k = 0; k < n; k++, r += 6) {
-        int kind = (int)r[0];
-        if (kind == NEED_FAULTS) {
-            if (ensure_group(c, (uint64_t)r[1]) < 0) { PyBuffer_Release(&view); return NULL; }
-            c->gfaults.v[r[1]] = PENDING;
-        } else {
-            Map *m = memo_of(c, kind);
-            if (!m) { PyBuffer_Release(&view); PyErr_SetString(PyExc_ValueError, "only component steps can be pending"); return NULL; }
-            if (map_put(m, memo_key(kind, r[1], r[2], r[3], r[5]), PENDING) < 0) { PyBuffer_Release(&view); return PyErr_NoMemory(); }
-        }
-        c->pending++;
-    }
-    PyBuffer_Release(&view);
-    Py_RETURN_NONE;
+/* split(keep, least) -> first: the states of the level from index first on (those after the
+ * part keep, a fraction, of the states left) wait for their missing component steps, which
+ * another process computes (NEED_WAIT); -1 (and no split) when fewer than least states would be
+ * given. */
+static PyObject *Core_split(Core *c, PyObject *args) {
+    double keep;
+    Py_ssize_t least;
+    if (!PyArg_ParseTuple(args, "dn", &keep, &least)) return NULL;
+    if (c->dfs || c->have_cur) { PyErr_SetString(PyExc_RuntimeError, "split() is for the start of a BFS level"); return NULL; }
+    if (!(keep >= 0.0 && keep <= 1.0)) { PyErr_SetString(PyExc_ValueError, "keep is a fraction"); return NULL; }
+    size_t left = c->cur.len - c->cur_idx, first = c->cur_idx + (size_t)((double)left * keep);
+    if (first > c->cur.len) first = c->cur.len;
+    if ((Py_ssize_t)(c->cur.len - first) < least || first == c->cur.len) return PyLong_FromLong(-1);
+    c->split_at = first;
+    return PyLong_FromSize_t(first);
 }
 
-/* unpend(): every entry still pending is asked for again (the worker is gone). */
-static PyObject *Core_unpend(Core *c, PyObject *Py_UNUSED(ignored)) {
-    if (!c->pending) Py_RETURN_NONE;
-    Map *maps[4] = {&c->own, &c->timers, &c->crash, &c->lose};
-    for (int k = 0; k < 4; k++)
-        for (size_t j = 0; j < maps[k]->cap; j++)
-            if (maps[k]->keys[j] != EMPTY && maps[k]->vals[j] == PENDING) maps[k]->vals[j] = UNKNOWN;
-    for (size_t g = 0; g < c->gfaults.len; g++) if (c->gfaults.v[g] == PENDING) c->gfaults.v[g] = UNKNOWN;
-    c->pending = 0;
+/* unsplit(): every state asks for its missing steps again (the worker is done or gone). */
+static PyObject *Core_unsplit(Core *c, PyObject *Py_UNUSED(ignored)) {
+    c->split_at = NO_SPLIT;
     Py_RETURN_NONE;
 }
 
@@ -1225,26 +1229,21 @@ static PyObject *Core_merge(Core *c, PyObject *args) {
         }
         if (q != end) BAD("a worker move list of the wrong length");
         c->pool.len += (size_t)n;
-        int64_t was = 0;
         if (kind == NEED_FAULTS) {
             if (ensure_group(c, (uint64_t)a) < 0) { err = 1; goto done; }
-            was = c->gfaults.v[a];
             c->gfaults.v[a] = off;
         } else {
             Map *mm = memo_of(c, kind);
             if (!mm) BAD("a worker record of an unknown kind");
-            uint64_t mk = memo_key(kind, a, b, cc, avail);
-            if (!map_get(mm, mk, &was)) was = UNKNOWN;
-            if (map_put(mm, mk, off) < 0) { PyErr_NoMemory(); err = 1; goto done; }
+            if (map_put(mm, memo_key(kind, a, b, cc, avail), off) < 0) { PyErr_NoMemory(); err = 1; goto done; }
         }
-        if (was == PENDING) c->pending--;
         p += n;
     }
 done:
 #undef BAD
     PyBuffer_Release(&rv); PyBuffer_Release(&gv); PyBuffer_Release(&lv); PyBuffer_Release(&av);
     if (err) return NULL;
-    return PyLong_FromLongLong(c->pending);
+    Py_RETURN_NONE;
 }
 
 /* set_steps(first, masks, classes, class_map): the verdicts (int64 each) and fairness classes
@@ -1308,8 +1307,8 @@ static PyObject *Core_dump(Core *c, PyObject *Py_UNUSED(ignored)) {
         PyErr_SetString(PyExc_RuntimeError, "a checkpoint is taken between two expansions");
         return NULL;
     }
-    if (c->pending) {
-        PyErr_SetString(PyExc_RuntimeError, "a checkpoint is taken with no component step pending");
+    if (c->split_at != NO_SPLIT) {
+        PyErr_SetString(PyExc_RuntimeError, "a checkpoint is taken with no level split");
         return NULL;
     }
     if (c->parents && fflush(c->parents) != 0) { PyErr_SetString(PyExc_OSError, "could not flush the parents file"); return NULL; }
@@ -1437,9 +1436,10 @@ static int Core_init(Core *c, PyObject *args, PyObject *kw) {
     if (PyErr_Occurred()) return -1;
     if (n < 1 || n > MAX_PROCS) { PyErr_SetString(PyExc_ValueError, "between 1 and 15 processes"); return -1; }
     c->n = n; c->nkinds = nkinds; c->max_gen = max_gen; c->dfs = dfs; c->max_depth = max_depth;
+    c->split_at = NO_SPLIT;
     c->max_states = max_states; c->k_crash = kc; c->k_lost = kl; c->k_session = ks; c->want_vmask = want_v;
-    if (set_init(&c->visited, 1 << 16) < 0 || map_init(&c->vmap, 1 << 12) < 0 || map_init(&c->own, 1 << 12) < 0 ||
-        map_init(&c->timers, 1 << 10) < 0 || map_init(&c->crash, 1 << 10) < 0 || map_init(&c->lose, 1 << 10) < 0 ||
+    if (set_init(&c->visited, 1 << 16) < 0 || map_init(&c->vmap, 1 << 12) < 0 || map_init_forked(&c->own, 1 << 12) < 0 ||
+        map_init_forked(&c->timers, 1 << 10) < 0 || map_init_forked(&c->crash, 1 << 10) < 0 || map_init_forked(&c->lose, 1 << 10) < 0 ||
         map_init(&c->deliver, 1 << 10) < 0 || (record && set_number(&c->visited) < 0)) {
         PyErr_NoMemory();
         return -1;
@@ -1506,10 +1506,10 @@ static PyMethodDef Core_methods[] = {
     {"dump", (PyCFunction)Core_dump, METH_NOARGS, "dump() -> bytes: a checkpoint of the search"},
     {"load", (PyCFunction)Core_load, METH_VARARGS, "load(bytes): restore a checkpoint into a fresh core"},
     {"has", (PyCFunction)Core_has, METH_VARARGS, "whether a key was visited"},
-    {"scan", (PyCFunction)Core_scan, METH_VARARGS, "scan(requests) -> int64 records of the rest of the level"},
-    {"pend", (PyCFunction)Core_pend, METH_VARARGS, "pend(requests as scan() lists them): computed elsewhere"},
-    {"unpend", (PyCFunction)Core_unpend, METH_NOARGS, "ask again for every pending entry"},
-    {"merge", (PyCFunction)Core_merge, METH_VARARGS, "merge(records, groups, g0, locals, l0, answers, a0, step_delta) -> pending"},
+    {"scan", (PyCFunction)Core_scan, METH_VARARGS, "scan(requests, first=0) -> int64 records of the rest of the level"},
+    {"split", (PyCFunction)Core_split, METH_VARARGS, "split(keep, least) -> the first state given to another process, or -1"},
+    {"unsplit", (PyCFunction)Core_unsplit, METH_NOARGS, "every state asks for its missing steps again"},
+    {"merge", (PyCFunction)Core_merge, METH_VARARGS, "merge(records, groups, g0, locals, l0, answers, a0, step_delta)"},
     {"set_steps", (PyCFunction)Core_set_steps, METH_VARARGS, "set_steps(first, masks, classes, class_map)"},
     {"announce_levels", (PyCFunction)Core_announce_levels, METH_VARARGS, "announce_levels(on): EV_LEVEL before each level"},
     {NULL, NULL, 0, NULL},

@@ -28,7 +28,7 @@ SMALL = {"consumers": 2, "partitions": 2, "max_generation": 2, "max_perturbation
 @pytest.fixture(autouse=True)
 def fork_every_level(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Small searches fork a worker at every level with work to give."""
-    monkeypatch.setattr(worker, "MIN_REQUESTS", 1)
+    monkeypatch.setattr(worker, "MIN_STATES", 1)
     monkeypatch.setattr(liveness, "PARALLEL_STATES", 0)
     yield
 
@@ -158,7 +158,7 @@ from pathlib import Path
 from explorer import worker
 from explorer.search import Explorer
 from model.config import Config
-worker.MIN_REQUESTS = 1
+worker.MIN_STATES = 1
 config = Config.from_mapping({config!r})
 threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGTERM)).start()
 result = Explorer(config, workers=2).run("bfs", checkpoint=Path(sys.argv[1]))

@@ -21,7 +21,7 @@ def _json(capsys: pytest.CaptureFixture[str], args: list[str]) -> dict[str, Any]
 
 @pytest.mark.skipif(not native.AVAILABLE, reason="the native core is not built")
 def test_two_workers_report_what_one_does(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(worker, "MIN_REQUESTS", 1)
+    monkeypatch.setattr(worker, "MIN_STATES", 1)
     monkeypatch.setattr(liveness, "PARALLEL_STATES", 0)
     one = _json(capsys, ["--workers", "1"])
     two = _json(capsys, ["--workers", "2"])
