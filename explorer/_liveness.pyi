@@ -4,8 +4,19 @@
 from typing_extensions import Buffer
 
 def components(offsets: Buffer, targets: Buffer, /) -> tuple[bytes, int, int, int]: ...
+def whole_fair(
+    offsets: Buffer, targets: Buffer, classes: Buffer, nclasses: int, comp: Buffer, ncomps: int, level: int, /
+) -> bytes: ...
 def fair_parts(
-    offsets: Buffer, targets: Buffer, classes: Buffer, nclasses: int, bad: Buffer, level: int, /
+    offsets: Buffer,
+    targets: Buffer,
+    classes: Buffer,
+    nclasses: int,
+    bad: Buffer,
+    level: int,
+    comp: Buffer | None = None,
+    whole: Buffer | None = None,
+    /,
 ) -> tuple[bytes, int]: ...
 def project(
     keys: Buffer,

@@ -761,11 +761,36 @@ def components(graph: StateGraph, kernel: bool = True) -> tuple[Sequence[int], i
     return comp, len(comps), len(singles), largest
 
 
+def whole_fair(graph: StateGraph, comp: Sequence[int], ncomps: int, fairness: Fairness) -> bytes | None:
+    """Per component of ``comp`` (``components``), whether the whole component is fair, as
+    ``fair_parts`` would judge it (in C; None when the kernel is not built, or under strong
+    fairness, whose refinement is not a yes or no per component)."""
+    level = FAIRNESS_LEVELS.index(fairness.level)
+    if _kernel is None or level > 1:
+        return None
+    fair = _kernel.whole_fair(
+        _buffer(graph.offsets, "q"),
+        _buffer(graph.targets, "i"),
+        _buffer(graph.classes, "H"),
+        len(graph.class_names),
+        _buffer(comp, "i"),
+        ncomps,
+        level,
+    )
+    return cast(bytes, fair)
+
+
 def fair_part_ids(
-    graph: StateGraph, bad: Sequence[int], fairness: Fairness, kernel: bool = True
+    graph: StateGraph,
+    bad: Sequence[int],
+    fairness: Fairness,
+    kernel: bool = True,
+    whole: tuple[Sequence[int], bytes] | None = None,
 ) -> tuple[Sequence[int], int]:
     """(part, count): the fair strongly connected parts of the sub-graph the ``bad`` states
-    induce (``fair_parts``), as each state's part id (-1: in none)."""
+    induce (``fair_parts``), as each state's part id (-1: in none). ``whole``: the graph's
+    components and ``whole_fair`` of them, which decide a component whose every state is bad
+    without a search (the same parts; the C kernel only)."""
     level = FAIRNESS_LEVELS.index(fairness.level)
     if kernel and _kernel is not None:
         raw, count = _kernel.fair_parts(
@@ -775,6 +800,7 @@ def fair_part_ids(
             len(graph.class_names),
             _buffer(bad, "B"),
             level,
+            *((_buffer(whole[0], "i"), whole[1]) if whole is not None else ()),
         )
         return memoryview(raw).cast("i"), count
     nodes = [v for v in range(graph.states) if bad[v]]
@@ -851,6 +877,8 @@ def check_graph(
     fairness = fairness or Fairness()
     start = time.monotonic()
     comp, big, loops, largest = components(graph, kernel)
+    fair_of = whole_fair(graph, comp, big + loops, fairness) if kernel else None
+    whole = (comp, fair_of) if fair_of is not None else None
     deadlocks = [v for v in range(graph.states) if graph.status[v] == DEADLOCK] if DEADLOCK in graph.status else []
     projector = graph.projector or Projector(model, graph.keys)
     n = model.config.consumers
@@ -861,26 +889,29 @@ def check_graph(
 
     def check_group(scope: str, i: int, group: list[Job]) -> dict[tuple[int, int], Found]:
         """The instances reading one component: they share its projection, and each component's
-        predicate arguments are made once for all of them (``_goals``, ``_witnessed``)."""
+        predicate arguments are made once for all of them (``_goals``, ``_witnessed``). An
+        instance whose obligation never opens (no explored state has its trigger and not its
+        goal) holds without a look at cycles: every lasso starts by opening it."""
         out: dict[tuple[int, int], Found] = {}
-        idx, uniq = projector.project(scope, i, comp, None)
         labs = [Labeler(projector, prop, inst_i) for _, prop, inst_i, _ in group]
-        goals = _goals(projector, scope, i, uniq, labs)
-        lassos: list[Lasso | None] = []
-        for (_, _, _, instance), lab, goal in zip(group, labs, goals, strict=True):
-            part, count = fair_part_ids(graph, _bad_states(comp, idx, goal, kernel), fairness, kernel)
-            stuck = [v for v in deadlocks if not lab.goal(v)]
-            lassos.append(_find_lasso(model, graph, lab, part, stuck, fairness, instance) if count or stuck else None)
-            del part
-        del goals, idx, uniq
-        unseen = [lab for lab, lasso in zip(labs, lassos, strict=True) if lasso is None]
-        seen: set[int] = set()
-        if unseen:
-            seen = _witnessed(projector, scope, i, projector.project(scope, i, None, graph.status)[1], unseen)
-        for (k, _, inst_i, _), lab, lasso in zip(group, labs, lassos, strict=True):
-            shape = None if lasso is None else (lasso.keys, lasso.loop_start, lasso.path)
-            witnessed = lasso is not None or id(lab) in seen
-            out[(k, inst_i)] = ("violated" if lasso else "holds", witnessed, shape)
+        seen = _witnessed(projector, scope, i, projector.project(scope, i, None, graph.status)[1], labs)
+        opened = [(job, lab) for job, lab in zip(group, labs, strict=True) if id(lab) in seen]
+        lassos: dict[int, Lasso] = {}
+        if opened:
+            idx, uniq = projector.project(scope, i, comp, None)
+            goals = _goals(projector, scope, i, uniq, [lab for _, lab in opened])
+            for ((_, _, _, instance), lab), goal in zip(opened, goals, strict=True):
+                part, count = fair_part_ids(graph, _bad_states(comp, idx, goal, kernel), fairness, kernel, whole)
+                stuck = [v for v in deadlocks if not lab.goal(v)]
+                lasso = _find_lasso(model, graph, lab, part, stuck, fairness, instance) if count or stuck else None
+                if lasso is not None:
+                    lassos[id(lab)] = lasso
+                del part
+            del goals, idx, uniq
+        for (k, _, inst_i, _), lab in zip(group, labs, strict=True):
+            found = lassos.get(id(lab))
+            shape = None if found is None else (found.keys, found.loop_start, found.path)
+            out[(k, inst_i)] = ("violated" if found else "holds", id(lab) in seen, shape)
         return out
 
     def check_groups(

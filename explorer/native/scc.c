@@ -9,12 +9,19 @@
  *   components(offsets, targets) -> (comp, big, loops, largest)
  *       Tarjan over the whole graph (iterative): comp[v] is the id of v's strongly connected
  *       component when it is non-trivial (several states, or one with a self-loop), else -1.
- *   fair_parts(offsets, targets, classes, nclasses, bad, level) -> (part, count)
+ *   whole_fair(offsets, targets, classes, nclasses, comp, ncomps, level) -> bytes
+ *       Per component of comp (ids 0 .. ncomps-1), 1 when the whole component is fair at level
+ *       0 (none) or 1 (weak), as fair_parts judges a part; computed once per graph.
+ *   fair_parts(offsets, targets, classes, nclasses, bad, level, comp=None, whole=None)
+ *           -> (part, count)
  *       The fair strongly connected parts of the sub-graph induced by the states with bad[v]
  *       set (level 0: every non-trivial component; 1, weak: every class enabled in all of its
  *       states is taken on an edge inside it; 2, strong: Emerson-Lei/Streett refinement, the
  *       states enabling a class never taken inside are dropped and the rest split again).
- *       part[v] is v's part, or -1.
+ *       part[v] is v's part, or -1. With comp and whole (levels 0 and 1): a component whose
+ *       every state is bad is itself the one strongly connected part of the sub-graph inside
+ *       it, judged by whole[] without a search; a state in no component is in no part; only
+ *       the states of components partly bad are searched.
  *   project(keys, mode, vecs, consumers, i, comp, status) -> (idx, uniq)
  *       What a liveness predicate reads of each state of the native engine's graph (its keys:
  *       group id | budget id << 26 | vector id << 36), as one uint64 per state: mode 0 the group
@@ -307,34 +314,120 @@ static int fair_found(void *vctx, Tarjan *t, const int32_t *states, Py_ssize_t k
     return 0;
 }
 
+/* Checks the edges' classes: one per edge, each below nclasses. */
+static int check_classes(const Graph *g, const Py_buffer *cb, Py_ssize_t nclasses) {
+    if (cb->len / 2 != g->m) {
+        PyErr_SetString(PyExc_ValueError, "classes must hold one entry per edge");
+        return -1;
+    }
+    const uint16_t *cls = cb->buf;
+    for (Py_ssize_t e = 0; e < g->m; e++)
+        if (cls[e] >= nclasses) { PyErr_SetString(PyExc_ValueError, "an edge's class is not below nclasses"); return -1; }
+    return 0;
+}
+
+/* Checks a component array: one int32 per state, each -1 or below ncomps. */
+static int check_comp(const Graph *g, const Py_buffer *pb, Py_ssize_t ncomps) {
+    if (pb->len != g->n * 4) { PyErr_SetString(PyExc_ValueError, "comp must hold one entry per state"); return -1; }
+    const int32_t *comp = pb->buf;
+    for (Py_ssize_t v = 0; v < g->n; v++)
+        if (comp[v] < -1 || comp[v] >= ncomps) { PyErr_SetString(PyExc_ValueError, "a state's component is out of range"); return -1; }
+    return 0;
+}
+
+static PyObject *whole_fair(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *off, *tgt, *cls, *cmp;
+    Py_ssize_t nclasses, ncomps;
+    int level;
+    if (!PyArg_ParseTuple(args, "OOOnOni", &off, &tgt, &cls, &nclasses, &cmp, &ncomps, &level)) return NULL;
+    if (level < 0 || level > 1) { PyErr_SetString(PyExc_ValueError, "level is 0 (none) or 1 (weak)"); return NULL; }
+    if (nclasses < 1 || nclasses > 65536) { PyErr_SetString(PyExc_ValueError, "nclasses must be in 1..65536"); return NULL; }
+    if (ncomps < 0) { PyErr_SetString(PyExc_ValueError, "ncomps must not be negative"); return NULL; }
+    Py_buffer ob, tb, cb, pb;
+    Graph g;
+    if (load_graph(&g, &ob, &tb, off, tgt) < 0) return NULL;
+    if (get_buf(cls, &cb, 2, "classes") < 0) { PyBuffer_Release(&ob); PyBuffer_Release(&tb); return NULL; }
+    if (get_buf(cmp, &pb, 4, "comp") < 0) { PyBuffer_Release(&ob); PyBuffer_Release(&tb); PyBuffer_Release(&cb); return NULL; }
+    PyObject *out = NULL;
+    uint64_t *always = NULL, *taken = NULL, *en = NULL;
+    Py_ssize_t W = (nclasses + 63) / 64;
+    if (check_classes(&g, &cb, nclasses) == 0 && check_comp(&g, &pb, ncomps) == 0) {
+        out = PyBytes_FromStringAndSize(NULL, ncomps);
+        always = malloc(((size_t)ncomps + 1) * (size_t)W * 8);
+        taken = calloc(((size_t)ncomps + 1) * (size_t)W, 8);
+        en = malloc((size_t)W * 8);
+        if (!out || !always || !taken || !en) {
+            if (out) PyErr_NoMemory();
+            Py_CLEAR(out);
+        }
+    }
+    if (out) {
+        g.cls = cb.buf;
+        const int32_t *comp = pb.buf;
+        uint8_t *fair = (uint8_t *)PyBytes_AS_STRING(out);
+        memset(always, 0xff, (size_t)ncomps * (size_t)W * 8);
+        for (Py_ssize_t v = 0; v < g.n; v++) {
+            int32_t c = comp[v];
+            if (c < 0) continue;
+            enabled_of(&g, (int32_t)v, en, W);
+            uint64_t *al = always + (size_t)c * (size_t)W, *tk = taken + (size_t)c * (size_t)W;
+            for (Py_ssize_t w = 0; w < W; w++) al[w] &= en[w];
+            for (int64_t e = g.off[v]; e < g.off[v + 1]; e++) {
+                uint16_t k = g.cls[e];
+                if (k && comp[g.tgt[e]] == c) tk[k >> 6] |= 1ULL << (k & 63);
+            }
+        }
+        for (Py_ssize_t c = 0; c < ncomps; c++) {
+            int ok = 1;
+            if (level == 1)
+                for (Py_ssize_t w = 0; w < W; w++) if (always[c * W + w] & ~taken[c * W + w]) { ok = 0; break; }
+            fair[c] = (uint8_t)ok;
+        }
+    }
+    free(always); free(taken); free(en);
+    PyBuffer_Release(&ob); PyBuffer_Release(&tb); PyBuffer_Release(&cb); PyBuffer_Release(&pb);
+    return out;
+}
+
 static PyObject *fair_parts(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *off, *tgt, *cls, *bad;
+    PyObject *off, *tgt, *cls, *bad, *cmp = Py_None, *whole = Py_None;
     Py_ssize_t nclasses;
     int level;
-    if (!PyArg_ParseTuple(args, "OOOnOi", &off, &tgt, &cls, &nclasses, &bad, &level)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOnOi|OO", &off, &tgt, &cls, &nclasses, &bad, &level, &cmp, &whole)) return NULL;
+    if ((cmp == Py_None) != (whole == Py_None)) { PyErr_SetString(PyExc_ValueError, "comp and whole go together"); return NULL; }
+    if (cmp != Py_None && level > 1) { PyErr_SetString(PyExc_ValueError, "whole components are judged at levels 0 and 1"); return NULL; }
     if (level < 0 || level > 2) { PyErr_SetString(PyExc_ValueError, "level is 0 (none), 1 (weak) or 2 (strong)"); return NULL; }
     if (nclasses < 1 || nclasses > 65536) { PyErr_SetString(PyExc_ValueError, "nclasses must be in 1..65536"); return NULL; }
-    Py_buffer ob, tb, cb, bb;
+    Py_buffer ob, tb, cb, bb, pb = {0}, wb = {0};
     Graph g;
     if (load_graph(&g, &ob, &tb, off, tgt) < 0) return NULL;
     if (get_buf(cls, &cb, 2, "classes") < 0) { PyBuffer_Release(&ob); PyBuffer_Release(&tb); return NULL; }
     if (get_buf(bad, &bb, 1, "bad") < 0) { PyBuffer_Release(&ob); PyBuffer_Release(&tb); PyBuffer_Release(&cb); return NULL; }
+    int have_comp = cmp != Py_None;
+    if (have_comp && get_buf(cmp, &pb, 4, "comp") < 0) {
+        PyBuffer_Release(&ob); PyBuffer_Release(&tb); PyBuffer_Release(&cb); PyBuffer_Release(&bb);
+        return NULL;
+    }
+    if (have_comp && get_buf(whole, &wb, 1, "whole") < 0) {
+        PyBuffer_Release(&ob); PyBuffer_Release(&tb); PyBuffer_Release(&cb); PyBuffer_Release(&bb); PyBuffer_Release(&pb);
+        return NULL;
+    }
     PyObject *out = NULL;
     FairCtx f;
     memset(&f, 0, sizeof f);
     Tarjan t;
     memset(&t, 0, sizeof t);
+    int32_t *nbad = NULL, *size = NULL, *whole_part = NULL;
     int ok = 1;
-    if (cb.len / 2 != g.m || bb.len != g.n) {
-        PyErr_SetString(PyExc_ValueError, "classes must hold one entry per edge and bad one per state");
+    if (bb.len != g.n) {
+        PyErr_SetString(PyExc_ValueError, "bad must hold one entry per state");
         ok = 0;
     }
     g.cls = cb.buf;
-    if (ok) {
-        for (Py_ssize_t e = 0; e < g.m; e++)
-            if (g.cls[e] >= nclasses) { PyErr_SetString(PyExc_ValueError, "an edge's class is not below nclasses"); ok = 0; break; }
-    }
+    if (ok && check_classes(&g, &cb, nclasses) < 0) ok = 0;
+    if (ok && have_comp && check_comp(&g, &pb, wb.len) < 0) ok = 0;
     if (ok) {
         out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(g.n * 4));
         f.words = (nclasses + 63) / 64;
@@ -351,10 +444,37 @@ static PyObject *fair_parts(PyObject *self, PyObject *args) {
         const uint8_t *b = bb.buf;
         f.tokens = 1;
         for (Py_ssize_t v = 0; v < g.n; v++) f.mark[v] = b[v] ? 1 : 0;
+        if (have_comp) {
+            /* components wholly bad: decided by whole[]; the rest of the bad states are searched */
+            const int32_t *comp = pb.buf;
+            const uint8_t *wf = wb.buf;
+            Py_ssize_t nc = wb.len;
+            nbad = calloc((size_t)nc + 1, 4);
+            size = calloc((size_t)nc + 1, 4);
+            whole_part = malloc(((size_t)nc + 1) * 4);
+            if (!nbad || !size || !whole_part) { PyErr_NoMemory(); ok = 0; }
+            else {
+                memset(whole_part, 0xff, (size_t)nc * 4);
+                for (Py_ssize_t v = 0; v < g.n; v++) {
+                    int32_t c = comp[v];
+                    if (c < 0) { f.mark[v] = 0; continue; }
+                    size[c]++;
+                    if (b[v]) nbad[c]++;
+                }
+                for (Py_ssize_t v = 0; v < g.n; v++) {
+                    int32_t c = comp[v];
+                    if (c < 0 || !b[v] || nbad[c] != size[c]) continue;
+                    f.mark[v] = 0;
+                    if (!wf[c]) continue;
+                    if (whole_part[c] < 0) whole_part[c] = f.nparts++;
+                    f.part[v] = whole_part[c];
+                }
+            }
+        }
         t.mark = f.mark; t.token = 1;
-        int rc;
+        int rc = ok ? 0 : -3;
         Py_BEGIN_ALLOW_THREADS
-        rc = tarjan_run(&t, NULL, 0, fair_found, &f);
+        if (rc == 0) rc = tarjan_run(&t, NULL, 0, fair_found, &f);
         while (rc == 0 && f.seg_len) {
             /* split a kept set again: its states get the set's token, the rest of its component
              * (already unmarked by a newer token) stays out */
@@ -371,10 +491,12 @@ static PyObject *fair_parts(PyObject *self, PyObject *args) {
             free(states);
         }
         Py_END_ALLOW_THREADS
-        if (rc < 0) { PyErr_NoMemory(); ok = 0; }
+        if (rc < 0 && rc != -3) { PyErr_NoMemory(); ok = 0; }
     }
     tarjan_free(&t);
     free(f.mark); free(f.en); free(f.always); free(f.taken); free(f.work); free(f.seg);
+    free(nbad); free(size); free(whole_part);
+    if (have_comp) { PyBuffer_Release(&pb); PyBuffer_Release(&wb); }
     PyBuffer_Release(&ob); PyBuffer_Release(&tb); PyBuffer_Release(&cb); PyBuffer_Release(&bb);
     if (!ok) { Py_XDECREF(out); return NULL; }
     return Py_BuildValue("(Ni)", out, f.nparts);
@@ -521,7 +643,9 @@ static PyObject *bad_states(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"components", components, METH_VARARGS, "components(offsets, targets) -> (comp, big, loops, largest)"},
-    {"fair_parts", fair_parts, METH_VARARGS, "fair_parts(offsets, targets, classes, nclasses, bad, level) -> (part, count)"},
+    {"whole_fair", whole_fair, METH_VARARGS, "whole_fair(offsets, targets, classes, nclasses, comp, ncomps, level) -> bytes"},
+    {"fair_parts", fair_parts, METH_VARARGS,
+     "fair_parts(offsets, targets, classes, nclasses, bad, level, comp=None, whole=None) -> (part, count)"},
     {"project", project, METH_VARARGS, "project(keys, mode, vecs, consumers, i, comp, status) -> (idx, uniq)"},
     {"bad_states", bad_states, METH_VARARGS, "bad_states(comp, idx, goal) -> bytes"},
     {NULL, NULL, 0, NULL},

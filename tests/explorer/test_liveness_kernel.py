@@ -61,6 +61,46 @@ def test_components_and_fair_parts_match_the_python_passes(seed: int) -> None:
         assert partition(c_part, n) == partition(p_part, n)
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_wholly_bad_components_are_judged_as_the_search_would(seed: int) -> None:
+    """With the graph's components and their whole-component verdicts (``whole_fair``), a
+    component whose every state is bad is decided without a search: the same parts as the
+    search over every bad state, under no and weak fairness, whether all, most or some states
+    are bad."""
+    graph = random_graph(seed)
+    n = graph.states
+    comp, big, loops, _ = L.components(graph)
+    rng = random.Random(seed)
+    for share in (1.0, 0.95, 0.8):
+        bad = bytearray(rng.random() < share for _ in range(n))
+        for level in ("none", "weak"):
+            fairness = L.Fairness(level)
+            whole = L.whole_fair(graph, comp, big + loops, fairness)
+            assert whole is not None and len(whole) == big + loops
+            fast, fast_count = L.fair_part_ids(graph, bad, fairness, whole=(comp, whole))
+            slow, slow_count = L.fair_part_ids(graph, bad, fairness)
+            assert fast_count == slow_count and partition(fast, n) == partition(slow, n)
+    assert L.whole_fair(graph, comp, big + loops, L.Fairness("strong")) is None
+
+
+def test_a_wholly_bad_component_takes_its_verdict_from_whole_fair() -> None:
+    """The fast path does read the verdicts: 0 ⇄ 1, all bad and fair, is a part; told that the
+    component is unfair, the kernel drops it (so a wrong ``whole_fair`` would show in the tests
+    above)."""
+    offsets, targets, classes = array("q", [0, 1, 2]), array("i", [1, 0]), array("H", [0, 0])
+    graph = L.StateGraph([0, 1], offsets, targets, classes, [""], [0], bytearray(2))
+    comp, big, loops, _ = L.components(graph)
+    bad = bytearray([1, 1])
+    whole = L.whole_fair(graph, comp, big + loops, L.Fairness("weak"))
+    assert whole == b"\x01"
+    assert L.fair_part_ids(graph, bad, L.Fairness("weak"), whole=(comp, whole))[1] == 1
+    assert L.fair_part_ids(graph, bad, L.Fairness("weak"), whole=(comp, b"\x00"))[1] == 0
+    with pytest.raises(ValueError, match="out of range"):  # a verdict missing for component 0
+        L.fair_part_ids(graph, bad, L.Fairness("weak"), whole=(comp, b""))
+    with pytest.raises(ValueError, match="levels 0 and 1"):
+        L.fair_part_ids(graph, bad, L.Fairness("strong"), whole=(comp, whole))
+
+
 def test_strong_fairness_refines_a_component_in_the_kernel() -> None:
     """0 ⇄ 1 ⇄ 2 with class 1 enabled only in 2 (an edge 2 → 3 that leaves) and never taken:
     strong fairness drops 2 and keeps the fair cycle 0 ⇄ 1; weak fairness keeps all three."""
