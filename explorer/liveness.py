@@ -761,6 +761,11 @@ def components(graph: StateGraph, kernel: bool = True) -> tuple[Sequence[int], i
     return comp, len(comps), len(singles), largest
 
 
+def _edges(graph: StateGraph) -> tuple[Sequence[int], Sequence[int], Sequence[int], int]:
+    """The graph's edges as the kernel reads them: offsets, targets, classes, number of classes."""
+    return _buffer(graph.offsets, "q"), _buffer(graph.targets, "i"), _buffer(graph.classes, "H"), len(graph.class_names)
+
+
 def whole_fair(graph: StateGraph, comp: Sequence[int], ncomps: int, fairness: Fairness) -> bytes | None:
     """Per component of ``comp`` (``components``), whether the whole component is fair, as
     ``fair_parts`` would judge it (in C; None when the kernel is not built, or under strong
@@ -768,16 +773,7 @@ def whole_fair(graph: StateGraph, comp: Sequence[int], ncomps: int, fairness: Fa
     level = FAIRNESS_LEVELS.index(fairness.level)
     if _kernel is None or level > 1:
         return None
-    fair = _kernel.whole_fair(
-        _buffer(graph.offsets, "q"),
-        _buffer(graph.targets, "i"),
-        _buffer(graph.classes, "H"),
-        len(graph.class_names),
-        _buffer(comp, "i"),
-        ncomps,
-        level,
-    )
-    return cast(bytes, fair)
+    return cast(bytes, _kernel.whole_fair(*_edges(graph), _buffer(comp, "i"), ncomps, level))
 
 
 def fair_part_ids(
@@ -793,15 +789,8 @@ def fair_part_ids(
     without a search (the same parts; the C kernel only)."""
     level = FAIRNESS_LEVELS.index(fairness.level)
     if kernel and _kernel is not None:
-        raw, count = _kernel.fair_parts(
-            _buffer(graph.offsets, "q"),
-            _buffer(graph.targets, "i"),
-            _buffer(graph.classes, "H"),
-            len(graph.class_names),
-            _buffer(bad, "B"),
-            level,
-            *((_buffer(whole[0], "i"), whole[1]) if whole is not None else ()),
-        )
+        extra = (_buffer(whole[0], "i"), whole[1]) if whole is not None else ()
+        raw, count = _kernel.fair_parts(*_edges(graph), _buffer(bad, "B"), level, *extra)
         return memoryview(raw).cast("i"), count
     nodes = [v for v in range(graph.states) if bad[v]]
     enabled = {v: enabled_mask(graph, v) for v in nodes}
