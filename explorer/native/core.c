@@ -212,7 +212,7 @@ enum {
     NEED_DELIVER = 20, NEED_STEP = 21, NEED_WAIT = 22,
 };
 
-/* A memo entry (or a group's faults) not computed yet. */
+/* A group's faults not computed yet (a memo entry not computed yet is absent from its map). */
 #define UNKNOWN (-1)
 /* No split: every state of the level asks for its missing component steps (split()). */
 #define NO_SPLIT SIZE_MAX
@@ -447,7 +447,7 @@ static int gather(Core *c, uint64_t key) {
      * still allows): a move the budget can never pay for is not even computed */
     for (int i = 0; i < c->n; i++) {
         uint64_t mk = gid | ((uint64_t)i << 26) | ((uint64_t)avail << 30) | ((uint64_t)cids[i] << 33);
-        if (!map_get(&c->own, mk, &off) || off == UNKNOWN)
+        if (!map_get(&c->own, mk, &off))
             return waits(c) ? need(c, NEED_WAIT, NEED_OWN, (int64_t)gid, 0, 0) : need(c, NEED_OWN, (int64_t)gid, i, cids[i], (int64_t)key);
         if ((r = walk(c, off, gid, bid, cids, 0))) return r;
     }
@@ -465,14 +465,14 @@ static int gather(Core *c, uint64_t key) {
         }
     }
     uint64_t tk = gid | (protected << 26);
-    if (!map_get(&c->timers, tk, &off) || off == UNKNOWN)
+    if (!map_get(&c->timers, tk, &off))
         return waits(c) ? need(c, NEED_WAIT, NEED_TIMERS, (int64_t)gid, 0, 0) : need(c, NEED_TIMERS, (int64_t)gid, (int64_t)protected, (int64_t)key, 0);
     if ((r = walk(c, off, gid, bid, cids, 1))) return r;
     if (crash_bid < 0 && lost_bid < 0 && c->btotal.v[bid] == 0) return 0;
     if (crash_bid >= 0) {
         for (int i = 0; i < c->n; i++) {
             uint64_t mk = gid | ((uint64_t)i << 26) | ((uint64_t)cids[i] << 30);
-            if (!map_get(&c->crash, mk, &off) || off == UNKNOWN)
+            if (!map_get(&c->crash, mk, &off))
                 return waits(c) ? need(c, NEED_WAIT, NEED_CRASH, (int64_t)gid, 0, 0) : need(c, NEED_CRASH, (int64_t)gid, i, cids[i], (int64_t)key);
             if ((r = walk(c, off, gid, bid, cids, 0))) return r;
         }
@@ -480,12 +480,12 @@ static int gather(Core *c, uint64_t key) {
     if (lost_bid >= 0) {
         for (int i = 0; i < c->n; i++) {
             uint64_t mk = gid | ((uint64_t)i << 26) | ((uint64_t)cids[i] << 30);
-            if (!map_get(&c->lose, mk, &off) || off == UNKNOWN)
+            if (!map_get(&c->lose, mk, &off))
                 return waits(c) ? need(c, NEED_WAIT, NEED_LOSE, (int64_t)gid, 0, 0) : need(c, NEED_LOSE, (int64_t)gid, i, cids[i], (int64_t)key);
             if ((r = walk(c, off, gid, bid, cids, 0))) return r;
         }
     }
-    if (c->gfaults.v[gid] < 0)
+    if (c->gfaults.v[gid] == UNKNOWN)
         return waits(c) ? need(c, NEED_WAIT, NEED_FAULTS, (int64_t)gid, 0, 0) : need(c, NEED_FAULTS, (int64_t)gid, (int64_t)key, 0, 0);
     return walk(c, c->gfaults.v[gid], gid, bid, cids, 0);
 }
@@ -1038,7 +1038,7 @@ static int listed(Seen *seen, int kind, uint64_t mk, int64_t a, int64_t b, int64
 
 static inline int missing(const Map *m, uint64_t mk) {
     int64_t off;
-    return !map_get(m, mk, &off) || off == UNKNOWN;
+    return !map_get(m, mk, &off);
 }
 
 /* scan(requests, first=0) -> bytes of int64 records (kind, a, b, c, d, avail), in the order the
