@@ -63,7 +63,7 @@ from itertools import groupby
 from types import ModuleType
 from typing import Any, cast
 
-from explorer import memory
+from explorer import labels, memory
 from explorer.components import _C_BITS, _C_MASK, _C_SHIFT, _G_MASK, PackedModel
 from explorer.trace import trace_json
 from explorer.worker import Forked
@@ -259,6 +259,7 @@ class Projector:
     def __init__(self, model: PackedModel, keys: Sequence[int]) -> None:
         self.model = model
         self.keys = keys
+        self._reader: labels.Reader | None = None
 
     def value(self, scope: str, i: int, v: int) -> int:
         """State ``v``'s component."""
@@ -283,15 +284,18 @@ class Projector:
 
     def args(self, scope: str, i: int, value: int) -> tuple[object, ...]:
         """The predicate's arguments for a component."""
-        m = self.model
-        if scope == GROUP:
-            return (m.groups.values[value],)
-        if scope == CONSUMER:
-            return (m.groups.values[value & _M32], m.consumers.values[value >> 32], i)
-        if scope == CONSUMERS:
-            # the predicate reads the group and the consumers only (properties.temporal.CONSUMERS)
-            return (State(m.groups.values[value & _M32], self.consumers(value), m.budgets.values[0]),)
-        return (self.state(value),)
+        return self.reader().args(scope, i, value)
+
+    def reader(self) -> labels.Reader:
+        """What makes a predicate's arguments of a component (``explorer.labels``): a
+        ``CONSUMERS`` predicate gets a ``State`` whose budget is the initial one, which it must
+        not read (``properties.temporal.CONSUMERS``); a ``WHOLE`` one the decoded state."""
+        if self._reader is None:
+            m, whole = self.model, self.state
+            self._reader = labels.Reader(
+                m.groups.values, m.consumers.values, self.consumers, m.budgets.values[0], lambda _s, _i, v: (whole(v),)
+            )
+        return self._reader
 
     def project(
         self, scope: str, i: int, comp: Sequence[int] | None, status: bytearray | None
@@ -810,43 +814,16 @@ def _bad_states(comp: Sequence[int], idx: Sequence[int], goal: bytearray, kernel
 
 def _goals(projector: Projector, scope: str, i: int, uniq: Sequence[int], labs: list[Labeler]) -> list[bytearray]:
     """Each instance's goal in each component of ``uniq`` (instances of one scope and consumer:
-    the arguments are made once per component; a consumer's component is read directly)."""
-    fns = [lab.goal_of for lab in labs]
-    goals = [bytearray(len(uniq)) for _ in labs]
-    pairs = list(zip(goals, fns, strict=True))
-    if scope == CONSUMER:
-        groups, consumers = projector.model.groups.values, projector.model.consumers.values
-        for x, u in enumerate(uniq):
-            group, consumer = groups[u & _M32], consumers[u >> 32]
-            for goal, fn in pairs:
-                if fn(group, consumer, i):
-                    goal[x] = 1
-        return goals
-    args_of = projector.args
-    for x, u in enumerate(uniq):
-        args = args_of(scope, i, u)
-        for goal, fn in pairs:
-            if fn(*args):
-                goal[x] = 1
-    return goals
+    the arguments are made once per component; ``explorer.labels``, compiled)."""
+    return labels.goals(scope, i, uniq, projector.reader(), [lab.goal_of for lab in labs])
 
 
 def _witnessed(projector: Projector, scope: str, i: int, reps: Sequence[int], labs: list[Labeler]) -> set[int]:
     """The ids of the instances whose obligation opens in some component of ``reps`` (trigger true,
-    goal false; the goal only where the trigger holds), in one pass that stops once all have."""
-    left = [(id(lab), lab.trigger, lab.goal_of) for lab in labs]
-    seen: set[int] = set()
-    groups, consumers = projector.model.groups.values, projector.model.consumers.values
-    args_of = projector.args
-    for u in reps:
-        args = (groups[u & _M32], consumers[u >> 32], i) if scope == CONSUMER else args_of(scope, i, u)
-        new = [key for key, trigger, goal in left if (trigger is None or trigger(*args)) and not goal(*args)]
-        if new:
-            seen.update(new)
-            left = [t for t in left if t[0] not in seen]
-            if not left:
-                break
-    return seen
+    goal false; the goal only where the trigger holds), in one pass that stops once all have
+    (``explorer.labels``, compiled)."""
+    instances = [(id(lab), lab.trigger, lab.goal_of) for lab in labs]
+    return labels.witnessed(scope, i, reps, projector.reader(), instances)
 
 
 def check_graph(

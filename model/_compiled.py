@@ -37,8 +37,10 @@ COMPILED: tuple[str, ...] = (
     "model/types.py",
     "properties/base.py",
     "properties/protocol.py",
+    "properties/temporal.py",
     "explorer/checks.py",
     "explorer/components.py",
+    "explorer/labels.py",
     "explorer/native.py",
 )
 """The modules setup.py compiles (paths from the project root). ``model/config.py`` stays
