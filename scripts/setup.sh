@@ -30,7 +30,7 @@ compiled_current() {
 }
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ setup.py -nt "$stamp" ] \
    || [ explorer/native/core.c -nt "$stamp" ] || [ explorer/native/scc.c -nt "$stamp" ] || ! compiled_current \
-   || ! .venv/bin/python -c "import explorer._core, explorer._liveness" 2>/dev/null; then
+   || ! .venv/bin/python -I -c "import explorer._core, explorer._liveness, explorer.search" 2>/dev/null; then
   .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip 2>/dev/null
   log=$(mktemp)
   if ! .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]' >"$log" 2>&1; then
