@@ -19,11 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from model.state import Budget, Consumer, Group, State
-
-GROUP = "group"
-CONSUMER = "consumer"
-CONSUMERS = "consumers"
-"""The scopes read here directly (``properties.temporal``'s names)."""
+from properties.temporal import CONSUMER, CONSUMERS, GROUP
 
 _M32 = (1 << 32) - 1
 

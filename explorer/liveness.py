@@ -236,8 +236,6 @@ def _buffer(seq: Sequence[int], code: str) -> Sequence[int]:
     return array(code, seq)
 
 
-_M32 = (1 << 32) - 1
-
 PARALLEL_STATES = 200_000
 """With two workers, a graph of at least this many states is checked in two processes."""
 
