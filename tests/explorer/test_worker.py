@@ -153,14 +153,28 @@ def test_a_failed_worker_costs_only_time(
 
 
 CHILD = """
-import os, signal, sys, threading
+import os, signal, sys, threading, time
 from pathlib import Path
 from explorer import worker
 from explorer.search import Explorer
 from model.config import Config
 worker.MIN_STATES = 1
 config = Config.from_mapping({config!r})
-threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGTERM)).start()
+def a_child_runs():
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{{pid}}/stat") as f:
+                if int(f.read().rsplit(")", 1)[1].split()[1]) == os.getpid():
+                    return True
+        except (OSError, IndexError, ValueError):
+            pass
+    return False
+def interrupt_once_a_worker_runs():
+    # not after a fixed delay: the whole search takes about half a second
+    while not a_child_runs():
+        time.sleep(0.001)
+    os.kill(os.getpid(), signal.SIGTERM)
+threading.Thread(target=interrupt_once_a_worker_runs, daemon=True).start()
 result = Explorer(config, workers=2).run("bfs", checkpoint=Path(sys.argv[1]))
 print(result.stats.stopped_by, result.stats.tables["worker_levels"], result.stats.checkpoints)
 """
