@@ -1,8 +1,8 @@
 """Build of kgc's native parts; everything else is in pyproject.toml.
 
-- ``explorer._core``: the native search core (C).
-- ``explorer._liveness``: the liveness kernel (C: strongly connected components, fair parts).
-- The explorer's hot path compiled by mypyc (``model._compiled.COMPILED``): the same typed
+- ``kgc.explorer._core``: the native search core (C).
+- ``kgc.explorer._liveness``: the liveness kernel (C: strongly connected components, fair parts).
+- The explorer's hot path compiled by mypyc (``kgc.model._compiled.COMPILED``): the same typed
   source, run as C extensions (about 1.7x faster). ``KGC_PURE_PYTHON=1`` at install time builds
   none of them; at run time it runs their source instead.
 """
@@ -20,7 +20,7 @@ def _compiled() -> list[Extension]:
         return []
     from mypyc.build import mypycify
 
-    from model._compiled import COMPILED
+    from kgc.model._compiled import COMPILED
 
     return mypycify(list(COMPILED), opt_level="3", debug_level="0")
 
@@ -28,13 +28,13 @@ def _compiled() -> list[Extension]:
 setup(
     ext_modules=[
         Extension(
-            "explorer._core",
-            ["explorer/native/core.c"],
+            "kgc.explorer._core",
+            ["kgc/explorer/native/core.c"],
             extra_compile_args=["-O2", "-std=c11"],
         ),
         Extension(
-            "explorer._liveness",
-            ["explorer/native/scc.c"],
+            "kgc.explorer._liveness",
+            ["kgc/explorer/native/scc.c"],
             extra_compile_args=["-O2", "-std=c11"],
         ),
         *_compiled(),

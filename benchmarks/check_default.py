@@ -13,7 +13,7 @@ compare across runs). Not a test: the figures go into the README by hand.
     .venv/bin/python benchmarks/check_default.py workers=1             # no model worker (one process)
 
 ``workers=1`` or ``workers=2`` (default: ``KGC_WORKERS``, else 2 on two cores) says whether a
-model worker computes part of each level (``explorer.worker``); the CPU seconds are those of every
+model worker computes part of each level (``kgc.explorer.worker``); the CPU seconds are those of every
 process (the search and its workers), and ``cpu_seconds_search`` those of the search alone.
 
 Run it under ``/usr/bin/time -v`` for the operating system's own figures (maximum resident set
@@ -28,8 +28,8 @@ import resource
 import sys
 import time
 
-from explorer.search import Explorer
-from model.config import Config, ConfigError
+from kgc.explorer.search import Explorer
+from kgc.model.config import Config, ConfigError
 
 
 def main(argv: list[str]) -> int:

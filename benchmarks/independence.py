@@ -1,7 +1,7 @@
 """Benchmark: how much of a configuration's state graph a partial-order reduction could act on.
 
 Explores a configuration (the fault-free default unless ``FIELD=VALUE`` overrides are given) with
-the readable spec (``model.system.ClassicGroupModel.successors``, BFS, pure Python: keep it to a
+the readable spec (``kgc.model.system.ClassicGroupModel.successors``, BFS, pure Python: keep it to a
 few hundred thousand states) and sorts every transition by what it writes:
 
 * ``group``: the coordinator's group changes (every request with atomic requests, every timer);
@@ -30,9 +30,9 @@ import sys
 import time
 from collections import Counter
 
-from model.config import Config
-from model.state import State
-from model.system import ClassicGroupModel
+from kgc.model.config import Config
+from kgc.model.state import State
+from kgc.model.system import ClassicGroupModel
 
 VISIBLE = ("state", "owned", "generation", "mid")
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 import sys
 
-from explorer.mutation import run_catalogue
-from model.config import Config
-from model.mutants import KILLABLE
+from kgc.explorer.mutation import run_catalogue
+from kgc.model.config import Config
+from kgc.model.mutants import KILLABLE
 
 
 def main(argv: list[str]) -> int:

@@ -1,7 +1,7 @@
 """Benchmark: the liveness check against the safety check alone, on one configuration.
 
 Runs, in separate child processes (so each peak-memory figure is its own), the safety check
-(``explorer.search.Explorer``, BFS) and the liveness check (``explorer.liveness``: exploration into
+(``kgc.explorer.search.Explorer``, BFS) and the liveness check (``kgc.explorer.liveness``: exploration into
 CSR arrays, then the component and fair-cycle passes) of a configuration — the default one unless
 ``FIELD=VALUE`` overrides are given — and prints one JSON line: states, transitions, CPU seconds
 and peak memory (``ru_maxrss``) of each, the liveness pass split into exploration and cycle check,
@@ -26,11 +26,11 @@ import sys
 import time
 from typing import Any
 
-from model.config import Config, ConfigError
+from kgc.model.config import Config, ConfigError
 
 
 def _safety(config: Config) -> dict[str, Any]:
-    from explorer.search import Explorer
+    from kgc.explorer.search import Explorer
 
     cpu = time.process_time()
     result = Explorer(config).run("bfs")
@@ -44,9 +44,9 @@ def _safety(config: Config) -> dict[str, Any]:
 
 
 def _liveness(config: Config, fairness: str) -> dict[str, Any]:
-    from explorer.components import PackedModel
-    from explorer.liveness import Fairness, build_graph, check_graph
-    from model.system import ClassicGroupModel
+    from kgc.explorer.components import PackedModel
+    from kgc.explorer.liveness import Fairness, build_graph, check_graph
+    from kgc.model.system import ClassicGroupModel
 
     cpu = time.process_time()
     model = PackedModel(ClassicGroupModel(config))

@@ -1,6 +1,6 @@
 """Benchmark: ``kgc logs`` on the local and the Spark engine, lines/s and the break-even size.
 
-The corpus is made by the reference coordinator: ``logs.corpus.generate`` drives one reference
+The corpus is made by the reference coordinator: ``kgc.logs.corpus.generate`` drives one reference
 coordinator per group (200 groups over 8 brokers and 2 clusters, four release formats — Scala 3.6,
 2.8, 2.4 and Java 4.0 — consumers joining, crashing, leaving, restarting as static members and the
 leader rejoining) with the Kafka-format logger attached. That base corpus (``--base-lines``,
@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from logs.corpus import generate
+from kgc.logs.corpus import generate
 
 ROOT = Path(__file__).resolve().parent.parent
 KGC = str(ROOT / ".venv" / "bin" / "kgc")

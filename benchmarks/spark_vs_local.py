@@ -30,10 +30,10 @@ import sys
 import time
 from typing import Any
 
-from explorer.search import Explorer, Stats
-from explorer.spark import SparkExplorer
-from explorer.spark_env import SparkSettings, start_session
-from model.config import Config
+from kgc.explorer.search import Explorer, Stats
+from kgc.explorer.spark import SparkExplorer
+from kgc.explorer.spark_env import SparkSettings, start_session
+from kgc.model.config import Config
 
 CONFIGS: list[tuple[str, dict[str, Any]]] = [
     ("1 consumer, gen<=1, no faults", {"consumers": 1, "partitions": 1, "max_generation": 1, "max_perturbations": 0}),

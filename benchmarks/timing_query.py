@@ -18,8 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-from timing.config import TimingConfigError, load
-from timing.queries import QUESTIONS, answer, encode, solver_for
+from kgc.timing.config import TimingConfigError, load
+from kgc.timing.queries import QUESTIONS, answer, encode, solver_for
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "timing"
 

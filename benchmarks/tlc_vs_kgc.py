@@ -38,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "tla"))
 
 import kgc_tla  # noqa: E402
 
-from explorer.search import ENGINES, Explorer  # noqa: E402
-from model.config import Config, ConfigError  # noqa: E402
+from kgc.explorer.search import ENGINES, Explorer  # noqa: E402
+from kgc.model.config import Config, ConfigError  # noqa: E402
 
 INPUT_ERROR_EXIT = 150
 ROOT = Path(__file__).resolve().parents[1]
@@ -115,7 +115,7 @@ def main(argv: list[str]) -> int:
     runs: list[dict[str, Any]] = []
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="kgc-tlc-bench-") as tmp:
-        cfg = Path(tmp) / "model.cfg"
+        cfg = Path(tmp) / "kgc.model.cfg"
         cfg.write_text(kgc_tla.cfg_text(config))
         for round_no in range(1, args.rounds + 1):
             order = ("tlc", "kgc") if round_no % 2 else ("kgc", "tlc")

@@ -19,18 +19,18 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
-# kgc with its dependencies, the native search core (explorer/native/core.c), the liveness kernel
-# (explorer/native/scc.c) and the explorer's hot path compiled by mypyc (model/_compiled.py lists
+# kgc with its dependencies, the native search core (kgc/explorer/native/core.c), the liveness kernel
+# (kgc/explorer/native/scc.c) and the explorer's hot path compiled by mypyc (kgc/model/_compiled.py lists
 # it), built with the machine's gcc by pip: again whenever the packaging, a C source or a compiled
 # module's source changed, or an extension does not load.
 stamp=.venv/.kgc-installed
 compiled_current() {
   [ -n "${KGC_PURE_PYTHON:-}" ] && [ "${KGC_PURE_PYTHON}" != 0 ] && return 0
-  python3 -c 'import sys; sys.path.insert(0, "."); import model._compiled as c; sys.exit(not c.built() or bool(c.stale()))' 2>/dev/null
+  python3 -c 'import sys; sys.path.insert(0, "."); import kgc.model._compiled as c; sys.exit(not c.built() or bool(c.stale()))' 2>/dev/null
 }
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ setup.py -nt "$stamp" ] \
-   || [ explorer/native/core.c -nt "$stamp" ] || [ explorer/native/scc.c -nt "$stamp" ] || ! compiled_current \
-   || ! .venv/bin/python -I -c "import explorer._core, explorer._liveness, explorer.search" 2>/dev/null; then
+   || [ kgc/explorer/native/core.c -nt "$stamp" ] || [ kgc/explorer/native/scc.c -nt "$stamp" ] || ! compiled_current \
+   || ! .venv/bin/python -I -c "import kgc.explorer._core, kgc.explorer._liveness, kgc.explorer.search" 2>/dev/null; then
   .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip 2>/dev/null
   log=$(mktemp)
   if ! .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]' >"$log" 2>&1; then
@@ -41,7 +41,7 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ setup.py -nt "$stam
   rm -f "$log"
   touch "$stamp"
 fi
-.venv/bin/python -c "import kgc, model, hypothesis, networkx, graphviz, websocket, pyspark, explorer._core, explorer._liveness" >/dev/null
+.venv/bin/python -c "import kgc, kgc.model, hypothesis, networkx, graphviz, websocket, pyspark, kgc.explorer._core, kgc.explorer._liveness" >/dev/null
 
 # TLC, for benchmarks/tlc_vs_kgc.py and the TLC half of tests/explorer/test_tla.py (skipped
 # without it): TLC is in no registry this project reaches, so it is built only when a

@@ -10,10 +10,13 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from kgc.broker import TansuBroker
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -50,7 +53,7 @@ settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("KGC_HYPO
 def spark_session() -> Iterator[Any]:
     """One local[2] Spark session for the whole run (≈10 s to start, ≈650 MiB), on 127.0.0.1,
     with two shuffle partitions; stopped when the run ends."""
-    from explorer.spark_env import SparkSettings, start_session
+    from kgc.explorer.spark_env import SparkSettings, start_session
 
     session, owned = start_session(SparkSettings("local[2]", partitions=2))
     try:
@@ -58,3 +61,14 @@ def spark_session() -> Iterator[Any]:
     finally:
         if owned:
             session.stop()
+
+
+@pytest.fixture
+def tansu(tmp_path: Path) -> Iterator[TansuBroker]:
+    """A running tansu broker with in-memory storage; its log is ``tmp_path / "tansu.log"``."""
+    broker = TansuBroker(log_path=tmp_path / "tansu.log")
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.stop()

@@ -1,7 +1,7 @@
 -------------------------- MODULE KgcClassicGroup --------------------------
 (***************************************************************************)
 (* A transcription of kgc's FAULT-FREE model of Kafka's classic consumer   *)
-(* group protocol (model/*.py), written so that TLC reaches exactly the    *)
+(* group protocol (kgc/model/*.py), written so that TLC reaches exactly the    *)
 (* distinct states `kgc check` reaches with                                *)
 (*     --faults none --max-perturbations 0                                 *)
 (* and the same bounds.  It is a benchmark and a cross-check of kgc's      *)
@@ -30,7 +30,7 @@
 (*    -deadlock (a state beyond the bound has no successor).               *)
 (*  - a heartbeat timer firing on a live member changes nothing (a         *)
 (*    self-loop in kgc); it is left out, which changes no state count.     *)
-(* Identifiers: a member id is <<consumer, serial>> (model/state.py        *)
+(* Identifiers: a member id is <<consumer, serial>> (kgc/model/state.py        *)
 (* MemberId); member tables and plans are functions keyed by member id,    *)
 (* which is kgc's tuple sorted by member id.                               *)
 (***************************************************************************)
@@ -53,8 +53,8 @@ VARIABLES grp, cons
 vars == <<grp, cons>>
 
 CIdx == 0 .. (Consumers - 1)
-NoMember == <<-1, -1>>          \* model/state.py NO_MEMBER
-NoGen == -1                     \* model/state.py NO_GENERATION
+NoMember == <<-1, -1>>          \* kgc/model/state.py NO_MEMBER
+NoGen == -1                     \* kgc/model/state.py NO_GENERATION
 PR == "PreparingRebalance"
 CR == "CompletingRebalance"
 EmptyFn == [x \in {} |-> 0]
@@ -69,11 +69,11 @@ Sorted(S) == IF S = {} THEN << >>
 MinInt(S) == CHOOSE x \in S : \A y \in S : x <= y
 Rank(m, S) == Cardinality({x \in S : Less(x, m)})
 
-(* model/state.py Response with its defaults *)
+(* kgc/model/state.py Response with its defaults *)
 Resp(api, err) == [api |-> api, error |-> err, mid |-> NoMember, generation |-> NoGen,
                    leader |-> NoMember, members |-> {}, assignment |-> << >>, planGen |-> NoGen]
 
-(* model/state.py initial_group, initial_consumer *)
+(* kgc/model/state.py initial_group, initial_consumer *)
 InitGroup == [state |-> "Empty", generation |-> 0, leader |-> NoMember, members |-> EmptyFn,
               pending |-> {}, joinTimer |-> "none", newMemberAdded |-> FALSE, stores |-> << >>,
               staleSync |-> FALSE]
@@ -81,7 +81,7 @@ InitConsumer == [state |-> "Unjoined", mid |-> NoMember, generation |-> NoGen, r
                  owned |-> << >>, meta |-> 0, awaiting |-> "", responses |-> << >>]
 
 (***************************************************************************)
-(* model/assignors.py assign: the leader's plan over the member list.      *)
+(* kgc/model/assignors.py assign: the leader's plan over the member list.      *)
 (***************************************************************************)
 RangeParts(i, n) ==
     LET per == Partitions \div n
@@ -97,12 +97,12 @@ Assign(S) ==
                  ELSE RoundRobinParts(Rank(m, S), Cardinality(S))]
 
 (***************************************************************************)
-(* The coordinator (model/coordinator.py).  A transaction `tx` is GroupTx:  *)
+(* The coordinator (kgc/model/coordinator.py).  A transaction `tx` is GroupTx:  *)
 (* the group `g`, the answers to parked requests in order (`parked`, each  *)
 (* <<consumer, response>>), the immediate answer (`reply`, << >> or        *)
 (* <<response>>) and the members the step evicted.  Every operator below   *)
 (* maps a tx to the SET of its outcomes, one per combination of Kafka's    *)
-(* arbitrary choices (model/actions.py enumerate_choices).                 *)
+(* arbitrary choices (kgc/model/actions.py enumerate_choices).                 *)
 (***************************************************************************)
 NewTx(g) == [g |-> g, parked |-> << >>, reply |-> << >>, evicted |-> {}]
 Mids(tx) == DOMAIN tx.g.members
@@ -356,7 +356,7 @@ HandleRequest(tx, c, req, inUse) ==
 Alive(m) == ~m.isNew /\ (m.awaitingJoin \/ m.awaitingSync)
 
 (***************************************************************************)
-(* The consumer (model/consumer.py).  A reaction is [c |-> consumer,       *)
+(* The consumer (kgc/model/consumer.py).  A reaction is [c |-> consumer,       *)
 (* req |-> << >> or <<request>>]: the request it queued, if any.           *)
 (***************************************************************************)
 Req(api, mid, gen) == [api |-> api, mid |-> mid, generation |-> gen, meta |-> 0, plan |-> EmptyFn]
@@ -401,7 +401,7 @@ Receive(k0) ==
               [] OTHER -> NoSend(k)
 
 (***************************************************************************)
-(* model/system.py ClassicGroupModel.round_trip / _continue: the           *)
+(* kgc/model/system.py ClassicGroupModel.round_trip / _continue: the           *)
 (* coordinator handles the request the consumer just queued; an immediate  *)
 (* answer is appended to its response channel and the head is read at     *)
 (* once, and a request the reaction queues is handled in turn.  The        *)

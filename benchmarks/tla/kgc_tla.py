@@ -20,8 +20,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from model.config import Config, ConfigError
-from model.profiles import JAVA_4_0, SCALA_3X
+from kgc.model.config import Config, ConfigError
+from kgc.model.profiles import JAVA_4_0, SCALA_3X
 
 HERE = Path(__file__).resolve().parent
 SPEC = HERE / "KgcClassicGroup.tla"

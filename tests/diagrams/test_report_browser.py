@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from diagrams.exploration import explore
-from diagrams.report import ReportInput, build_report
-from explorer.search import Bounds
-from model.config import Config
-from properties.protocol import ALL
+from kgc.diagrams.exploration import explore
+from kgc.diagrams.report import ReportInput, build_report
+from kgc.explorer.search import Bounds
+from kgc.model.config import Config
+from kgc.properties.protocol import ALL
 from tests.diagrams.chromium import Browser, ink
 from tests.diagrams.traces import SMALL, no_lost_response, nobody_stable_with_partitions
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from diagrams.sequence import HEADER_EVERY, MAX_GAP, build_chart, label_boxes, render_svg
-from explorer.trace import TraceError, load_trace
+from kgc.diagrams.sequence import HEADER_EVERY, MAX_GAP, build_chart, label_boxes, render_svg
+from kgc.explorer.trace import TraceError, load_trace
 from tests.diagrams.traces import (
     counterexample,
     generation_below_three,

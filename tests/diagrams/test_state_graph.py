@@ -6,13 +6,13 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from diagrams.render import render_graph
-from diagrams.state_graph import GraphTooLarge, build_state_graph, state_graph_dot
-from explorer.search import Explorer
-from model.config import Config
-from model.state import State
-from properties.base import state_invariant
-from properties.protocol import ALL
+from kgc.diagrams.render import render_graph
+from kgc.diagrams.state_graph import GraphTooLarge, build_state_graph, state_graph_dot
+from kgc.explorer.search import Explorer
+from kgc.model.config import Config
+from kgc.model.state import State
+from kgc.properties.base import state_invariant
+from kgc.properties.protocol import ALL
 
 TINY = {"consumers": 1, "partitions": 1, "max_generation": 1, "faults": "none", "max_perturbations": 0}
 

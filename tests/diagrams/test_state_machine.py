@@ -6,12 +6,12 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from diagrams.exploration import Observation, explore
-from diagrams.render import render_graph
-from diagrams.state_machine import KAFKA_EDGES, compare, expected_edges, state_machine_graph
-from explorer.search import Result
-from model.config import Config
-from model.types import VALID_PREVIOUS_STATES, GroupState
+from kgc.diagrams.exploration import Observation, explore
+from kgc.diagrams.render import render_graph
+from kgc.diagrams.state_machine import KAFKA_EDGES, compare, expected_edges, state_machine_graph
+from kgc.explorer.search import Result
+from kgc.model.config import Config
+from kgc.model.types import VALID_PREVIOUS_STATES, GroupState
 
 SMALL = {"consumers": 2, "partitions": 2, "max_generation": 1, "max_perturbations": 1}
 PR, CR, STABLE, EMPTY, DEAD = (

@@ -7,14 +7,14 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from explorer.search import Explorer
-from explorer.trace import format_trace, trace_json
-from model.actions import CRASH, LOSE_RESPONSE, STORE_FAILURE, Action
-from model.config import Config
-from model.state import State
-from model.system import ClassicGroupModel
-from model.types import GroupState, MemberState
-from properties.base import Property, state_invariant, transition_invariant
+from kgc.explorer.search import Explorer
+from kgc.explorer.trace import format_trace, trace_json
+from kgc.model.actions import CRASH, LOSE_RESPONSE, STORE_FAILURE, Action
+from kgc.model.config import Config
+from kgc.model.state import State
+from kgc.model.system import ClassicGroupModel
+from kgc.model.types import GroupState, MemberState
+from kgc.properties.base import Property, state_invariant, transition_invariant
 
 SMALL = {"consumers": 2, "partitions": 2, "max_generation": 1, "max_perturbations": 1}
 

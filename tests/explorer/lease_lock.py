@@ -1,5 +1,5 @@
-"""A lease-based lock service, written against ``model.protocol.ComponentModel`` as a test model:
-the engine's packed form (``explorer.components.PackedModel``) must run a model of components
+"""A lease-based lock service, written against ``kgc.model.protocol.ComponentModel`` as a test model:
+the engine's packed form (``kgc.explorer.components.PackedModel``) must run a model of components
 that is not Kafka's.
 
 The shared component is the lock service (who holds the lease, the next lease serial), each
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from properties.base import Property, sometimes_state, state_invariant
+from kgc.properties.base import Property, sometimes_state, state_invariant
 
 NO_LEASE = (-1, -1)
 EXPIRED = "expired"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from explorer.search import Result
+from kgc.explorer.search import Result
 
 
 def summary(result: Result) -> tuple[object, ...]:

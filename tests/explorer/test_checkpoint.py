@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from explorer import native
-from explorer.search import Explorer
-from model.config import Config
+from kgc.explorer import native
+from kgc.explorer.search import Explorer
+from kgc.model.config import Config
 from tests.explorer.summary import summary
 
 pytestmark = pytest.mark.skipif(not native.AVAILABLE, reason="the native core is not built")
@@ -22,8 +22,8 @@ CONFIG = {"consumers": 2, "partitions": 2, "max_generation": 2, "max_perturbatio
 CHILD = """
 import os, signal, sys, threading
 from pathlib import Path
-from explorer.search import Explorer
-from model.config import Config
+from kgc.explorer.search import Explorer
+from kgc.model.config import Config
 config = Config.from_mapping({config!r})
 threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGTERM)).start()
 result = Explorer(config, {props}).run({strategy!r}, checkpoint=Path(sys.argv[1]))
@@ -33,7 +33,7 @@ print(result.stats.stopped_by, result.stats.distinct_states, result.stats.checkp
 
 def _interrupted(tmp_path: Path, strategy: str, mutant: str | None = None) -> tuple[Config, list[str]]:
     config = Config.from_mapping({**CONFIG, **({"mutant": mutant} if mutant else {})})
-    props = "__import__('properties.protocol').protocol.ALL"
+    props = "__import__('kgc.properties.protocol').properties.protocol.ALL"
     script = CHILD.format(config={**CONFIG, **({"mutant": mutant} if mutant else {})}, props=props, strategy=strategy)
     done = subprocess.run(
         [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=600, check=True

@@ -1,6 +1,6 @@
 """The readable spec and the engine's packed form agree: on every state of small explorations,
 ``ClassicGroupModel.successors`` (value-level, the reference semantics) equals what
-``explorer.components.PackedModel`` recombines from memoised component steps — the same actions
+``kgc.explorer.components.PackedModel`` recombines from memoised component steps — the same actions
 in the same order, the same next states. A packed model with a hand-broken memo table disagrees.
 A lease lock (``tests/explorer/lease_lock.py``) shows the packed form is not bound to Kafka."""
 
@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from explorer.components import PackedModel
-from explorer.interned import InternedModel
-from explorer.search import Explorer
-from model.config import Config
-from model.system import ClassicGroupModel
+from kgc.explorer.components import PackedModel
+from kgc.explorer.interned import InternedModel
+from kgc.explorer.search import Explorer
+from kgc.model.config import Config
+from kgc.model.system import ClassicGroupModel
 from tests.explorer.lease_lock import LeaseLock
 
 SMALL = {"consumers": 2, "partitions": 2, "max_generation": 3}

@@ -1,18 +1,18 @@
-"""The liveness check's labelling (``explorer.labels``) and the split of its work in two
-(``explorer.liveness._halves``)."""
+"""The liveness check's labelling (``kgc.explorer.labels``) and the split of its work in two
+(``kgc.explorer.liveness._halves``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import cast
 
-from explorer import labels
-from explorer import liveness as L
-from explorer.components import PackedModel
-from explorer.search import Explorer
-from model.config import Config
-from model.state import State
-from properties.temporal import ALL, CONSUMER, CONSUMERS, GROUP
+from kgc.explorer import labels
+from kgc.explorer import liveness as L
+from kgc.explorer.components import PackedModel
+from kgc.explorer.search import Explorer
+from kgc.model.config import Config
+from kgc.model.state import State
+from kgc.properties.temporal import ALL, CONSUMER, CONSUMERS, GROUP
 
 
 def _graph() -> tuple[Explorer, L.StateGraph]:

@@ -9,13 +9,13 @@ from array import array
 import networkx as nx
 import pytest
 
-from explorer import liveness as L
-from explorer.components import PackedModel
-from explorer.search import Explorer
-from model.config import Config
-from model.mutants import CATALOGUE, by_name
-from model.system import ClassicGroupModel
-from properties.temporal import ALL, CONSUMER, Temporal
+from kgc.explorer import liveness as L
+from kgc.explorer.components import PackedModel
+from kgc.explorer.search import Explorer
+from kgc.model.config import Config
+from kgc.model.mutants import CATALOGUE, by_name
+from kgc.model.system import ClassicGroupModel
+from kgc.properties.temporal import ALL, CONSUMER, Temporal
 
 SMALL = {"consumers": 2, "partitions": 2, "max_generation": 2}
 FAULT_FREE = {**SMALL, "max_perturbations": 0}
@@ -231,7 +231,7 @@ def test_fairness_level_is_validated() -> None:
 
 
 def test_the_catalogue_knows_the_liveness_property_names() -> None:
-    from model.mutants import LIVENESS_PROPERTIES
+    from kgc.model.mutants import LIVENESS_PROPERTIES
 
     assert {p.name for p in ALL} == LIVENESS_PROPERTIES
 

@@ -1,4 +1,4 @@
-"""The liveness kernel (explorer/native/scc.c) against the pure-Python passes it replaces: the
+"""The liveness kernel (kgc/explorer/native/scc.c) against the pure-Python passes it replaces: the
 same components, the same fair parts under every fairness level (strong refinement included), and
 the same verdicts, witnesses and lassos on the model's graphs, from both engines."""
 
@@ -9,14 +9,14 @@ from array import array
 
 import pytest
 
-from explorer import liveness as L
-from explorer import native
-from explorer.components import PackedModel
-from explorer.search import Explorer
-from model.config import Config
-from model.system import ClassicGroupModel
-from properties.protocol import ALL as SAFETY
-from properties.temporal import ALL
+from kgc.explorer import liveness as L
+from kgc.explorer import native
+from kgc.explorer.components import PackedModel
+from kgc.explorer.search import Explorer
+from kgc.model.config import Config
+from kgc.model.system import ClassicGroupModel
+from kgc.properties.protocol import ALL as SAFETY
+from kgc.properties.temporal import ALL
 
 pytestmark = pytest.mark.skipif(not L.KERNEL, reason="the liveness kernel is not built")
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from explorer import native
-from explorer.components import PackedModel
-from explorer.liveness import Fairness, build_graph, check_graph
-from explorer.search import Explorer
-from model.config import Config
-from model.system import ClassicGroupModel
-from properties.protocol import ALL
-from properties.temporal import ALL as TEMPORAL
+from kgc.explorer import native
+from kgc.explorer.components import PackedModel
+from kgc.explorer.liveness import Fairness, build_graph, check_graph
+from kgc.explorer.search import Explorer
+from kgc.model.config import Config
+from kgc.model.system import ClassicGroupModel
+from kgc.properties.protocol import ALL
+from kgc.properties.temporal import ALL as TEMPORAL
 
 pytestmark = pytest.mark.skipif(not native.AVAILABLE, reason="the native core is not built")
 

@@ -7,9 +7,9 @@ import weakref
 
 import pytest
 
-from explorer import memory
-from explorer.search import Bounds, Explorer
-from model.config import Config
+from kgc.explorer import memory
+from kgc.explorer.search import Bounds, Explorer
+from kgc.model.config import Config
 
 
 class _Node:

@@ -1,12 +1,12 @@
-"""The engine checks any model of ``model.protocol.Model``: two-phase commit, with the state
+"""The engine checks any model of ``kgc.model.protocol.Model``: two-phase commit, with the state
 counts Stateright publishes for its ``2pc`` example (BFS with 3 resource managers, DFS with 5)."""
 
 from __future__ import annotations
 
-from explorer.search import Explorer
-from model.config import Config
-from model.protocol import Model
-from model.system import ClassicGroupModel
+from kgc.explorer.search import Explorer
+from kgc.model.config import Config
+from kgc.model.protocol import Model
+from kgc.model.system import ClassicGroupModel
 from tests.explorer.two_phase import TwoPhase
 
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.mutation import Outcome, baseline_bounds, explore, run_catalogue
-from explorer.search import Bounds
-from model.config import Config
-from model.mutants import KILLABLE, Mutant, by_name
-from model.system import ClassicGroupModel
+from kgc.explorer.mutation import Outcome, baseline_bounds, explore, run_catalogue
+from kgc.explorer.search import Bounds
+from kgc.model.config import Config
+from kgc.model.mutants import KILLABLE, Mutant, by_name
+from kgc.model.system import ClassicGroupModel
 
 #: Shortest counterexample length of each mutant on the default configuration.
 KILL_LENGTH = {
@@ -129,7 +129,7 @@ def test_run_catalogue_reports_kills_and_the_baseline() -> None:
 def test_deepening_finds_the_lasso_of_the_whole_space_in_part_of_it(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A liveness mutant is killed within a depth bound (``DEEPENING``) by the lasso the whole
     space gives, after exploring part of it."""
-    import explorer.mutation as mutation
+    import kgc.explorer.mutation as mutation
 
     config = Config(max_perturbations=0)
     deepened = explore(config, by_name(name))
@@ -143,7 +143,7 @@ def test_deepening_finds_the_lasso_of_the_whole_space_in_part_of_it(name: str, m
 
 
 def test_deepening_still_reports_a_safety_kill_deeper_than_its_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
-    import explorer.mutation as mutation
+    import kgc.explorer.mutation as mutation
 
     monkeypatch.setattr(mutation, "DEEPENING", (2,))
     outcome = explore(Config(max_perturbations=0), by_name("sync_skips_generation_check"))

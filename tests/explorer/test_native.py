@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from explorer import native
-from explorer.search import Bounds, Explorer
-from model.config import Config
-from model.mutants import CATALOGUE
+from kgc.explorer import native
+from kgc.explorer.search import Bounds, Explorer
+from kgc.model.config import Config
+from kgc.model.mutants import CATALOGUE
 from tests.explorer.summary import summary
 
 pytestmark = pytest.mark.skipif(not native.AVAILABLE, reason="the native core is not built")

@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from explorer.search import Bounds, Explorer
-from explorer.trace import format_trace, trace_json
-from model.config import Config
-from model.types import GroupState
-from properties.base import STEP, Property, state_invariant, transition_invariant
-from properties.protocol import ALL
+from kgc.explorer.search import Bounds, Explorer
+from kgc.explorer.trace import format_trace, trace_json
+from kgc.model.config import Config
+from kgc.model.types import GroupState
+from kgc.properties.base import STEP, Property, state_invariant, transition_invariant
+from kgc.properties.protocol import ALL
 
 SMALL = {"consumers": 2, "partitions": 2, "max_generation": 1, "max_perturbations": 1}
 

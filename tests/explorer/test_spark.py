@@ -21,14 +21,14 @@ from typing import Any
 import pytest
 from pyspark import cloudpickle
 
-from explorer.search import Bounds, Explorer, Result
-from explorer.spark import LevelSummary, SparkExplorer, SparkJobFailed, canonical, job_failure, level_progress
-from explorer.spark_env import SparkSettings
-from model.config import Config
-from model.state import State
-from model.system import ClassicGroupModel
-from model.types import ApiKey, MemberState
-from properties.base import (
+from kgc.explorer.search import Bounds, Explorer, Result
+from kgc.explorer.spark import LevelSummary, SparkExplorer, SparkJobFailed, canonical, job_failure, level_progress
+from kgc.explorer.spark_env import SparkSettings
+from kgc.model.config import Config
+from kgc.model.state import State
+from kgc.model.system import ClassicGroupModel
+from kgc.model.types import ApiKey, MemberState
+from kgc.properties.base import (
     STATE,
     STEP,
     TRANSITION,
@@ -37,7 +37,7 @@ from properties.base import (
     state_invariant,
     transition_invariant,
 )
-from properties.protocol import ALL
+from kgc.properties.protocol import ALL
 
 # The executors unpickle the test-only properties below: ship their code rather than a
 # reference to this module, which a worker started elsewhere could not import.
@@ -296,9 +296,9 @@ def test_canonical_bytes_agree_across_processes() -> None:
     """The executors' bytes are the driver's, whatever the process's ``PYTHONHASHSEED``."""
     script = (
         "import hashlib\n"
-        "from model.config import Config\n"
-        "from model.system import ClassicGroupModel\n"
-        "from explorer.spark import canonical\n"
+        "from kgc.model.config import Config\n"
+        "from kgc.model.system import ClassicGroupModel\n"
+        "from kgc.explorer.spark import canonical\n"
         f"m = ClassicGroupModel(Config.from_mapping({dict(TINY, max_perturbations=1)!r}))\n"
         "level = m.init_states()\n"
         "for _ in range(5):\n"

@@ -3,10 +3,10 @@ the native engine memoises it by those (``NativeSearch._judge``)."""
 
 from __future__ import annotations
 
-from explorer.liveness import step_class
-from explorer.search import Bounds, Explorer
-from model.actions import Action
-from model.config import Config
+from kgc.explorer.liveness import step_class
+from kgc.explorer.search import Bounds, Explorer
+from kgc.model.actions import Action
+from kgc.model.config import Config
 
 
 def test_the_class_reads_only_what_the_engine_memoises_it_by() -> None:

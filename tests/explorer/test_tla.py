@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from explorer.search import Explorer
 from kgc.cli import main
-from model.config import Config
+from kgc.explorer.search import Explorer
+from kgc.model.config import Config
 
 ROOT = Path(__file__).resolve().parents[2]
 TLA = ROOT / "benchmarks" / "tla"
@@ -52,7 +52,7 @@ def _cases(slow: set[str]) -> list[object]:
 
 
 def _engines() -> list[str]:
-    from explorer import native
+    from kgc.explorer import native
 
     return ["python", "native"] if native.AVAILABLE else ["python"]
 

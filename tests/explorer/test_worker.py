@@ -1,4 +1,4 @@
-"""The model worker (``explorer.worker``, ``--workers 2``): a second process that computes part of
+"""The model worker (``kgc.explorer.worker``, ``--workers 2``): a second process that computes part of
 each BFS level's component steps, and a forked half of the liveness check, change where the work
 is done and nothing else — counts, verdicts, counterexamples, observed steps, the state graph's
 liveness verdicts and lassos — and a worker that fails costs only time."""
@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from diagrams.exploration import explore
-from explorer import liveness, native, worker
-from explorer.liveness import Fairness, check_graph
-from explorer.search import Explorer
-from model.config import Config
+from kgc.diagrams.exploration import explore
+from kgc.explorer import liveness, native, worker
+from kgc.explorer.liveness import Fairness, check_graph
+from kgc.explorer.search import Explorer
+from kgc.model.config import Config
 from tests.explorer.summary import summary
 
 pytestmark = pytest.mark.skipif(not native.AVAILABLE, reason="the native core is not built")
@@ -155,9 +155,9 @@ def test_a_failed_worker_costs_only_time(
 CHILD = """
 import os, signal, sys, threading, time
 from pathlib import Path
-from explorer import worker
-from explorer.search import Explorer
-from model.config import Config
+from kgc.explorer import worker
+from kgc.explorer.search import Explorer
+from kgc.model.config import Config
 worker.MIN_STATES = 1
 config = Config.from_mapping({config!r})
 def a_child_runs():
@@ -218,7 +218,7 @@ def test_the_number_of_workers_is_one_or_two(monkeypatch: pytest.MonkeyPatch) ->
 def test_the_core_refuses_a_malformed_worker_record(records: list[int]) -> None:
     from array import array
 
-    from explorer import _core
+    from kgc.explorer import _core
 
     core = _core.Core(
         consumers=2,

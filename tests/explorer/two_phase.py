@@ -1,5 +1,5 @@
 """Two-phase commit (Gray and Lamport, "Consensus on Transaction Commit", 2004; the TLA+ module
-``TwoPhase``), written against ``model.protocol.Model`` as a test model: the engine must check a
+``TwoPhase``), written against ``kgc.model.protocol.Model`` as a test model: the engine must check a
 model that is not Kafka's and reproduce its published state counts (Stateright's
 ``examples/2pc.rs``: 288 states with 3 resource managers, 8,832 with 5).
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from properties.base import Property, sometimes_state, state_invariant
+from kgc.properties.base import Property, sometimes_state, state_invariant
 
 WORKING, PREPARED, COMMITTED, ABORTED = "working", "prepared", "committed", "aborted"
 INIT = "init"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from logs.events import by_group, events_of
-from logs.parse import ParseStats, read_records
-from logs.pipeline import Analysis, analyse_local
-from logs.validate import Verdict, validate
+from kgc.logs.events import by_group, events_of
+from kgc.logs.parse import ParseStats, read_records
+from kgc.logs.pipeline import Analysis, analyse_local
+from kgc.logs.validate import Verdict, validate
 
 LOGGER = "kafka.coordinator.group.GroupCoordinator"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from logs.diagnose import diagnose, timeline_svg
+from kgc.logs.diagnose import diagnose, timeline_svg
 from tests.logs.helpers import HEALTHY, G, line, parse_text
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from logs.pipeline import analyse_local
+from kgc.logs.pipeline import analyse_local
 
 HERE = Path(__file__).parent / "excerpts"
 MANIFEST: list[dict[str, Any]] = json.loads((HERE / "manifest.json").read_text())["excerpts"]

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from logs import templates as T
-from logs.parse import MALFORMED_REASONS, MAX_LINE_BYTES, iter_files, timestamp_ms
-from logs.pipeline import analyse_local
+from kgc.logs import templates as T
+from kgc.logs.parse import MALFORMED_REASONS, MAX_LINE_BYTES, iter_files, timestamp_ms
+from kgc.logs.pipeline import analyse_local
 from tests.logs.helpers import HEALTHY, LOGGER, G, line, parse_text
 
 STABILIZED = f"Stabilized group {G} generation 3 (__consumer_offsets-7) with 2 members"

@@ -12,10 +12,10 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from logs.pipeline import analyse_local
-from logs.scenario_log import replay_logged
-from logs.spark import analyse_spark
-from sut.scenario.replay import load_files
+from kgc.harness.scenario.replay import load_files
+from kgc.logs.pipeline import analyse_local
+from kgc.logs.scenario_log import replay_logged
+from kgc.logs.spark import analyse_spark
 from tests.logs.helpers import HEALTHY
 
 ROOT = Path(__file__).resolve().parents[2]

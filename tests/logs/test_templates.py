@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from logs import templates as T
-from logs.events import to_event
-from logs.parse import ParseStats, Record
+from kgc.logs import templates as T
+from kgc.logs.events import to_event
+from kgc.logs.parse import ParseStats, Record
 
 SAMPLE = {
     "group": "my-group.1",

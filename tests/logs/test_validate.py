@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from logs.kafka_logger import RELEASE_OF_PROFILE, partition_for
-from logs.scenario_log import replay_logged
-from logs.validate import CONSISTENT, INCONSISTENT
-from model.profiles import PROFILES, profile_named
-from sut.scenario.replay import load_files
+from kgc.harness.scenario.replay import load_files
+from kgc.logs.kafka_logger import RELEASE_OF_PROFILE, partition_for
+from kgc.logs.scenario_log import replay_logged
+from kgc.logs.validate import CONSISTENT, INCONSISTENT
+from kgc.model.profiles import PROFILES, profile_named
 from tests.logs.helpers import HEALTHY, G, line, parse_text, verdicts
 
 SCENARIOS = sorted(Path(__file__).resolve().parents[2].glob("scenarios/*.json"))
@@ -210,9 +210,9 @@ def test_several_coordinators_are_followed_apart() -> None:
 
 
 def test_a_generated_fleet_is_consistent_and_a_mismatched_one_is_not(tmp_path: Path) -> None:
-    from logs.corpus import PROFILE_OF_RELEASE, generate
-    from logs.pipeline import analyse_local
-    from model.profiles import SCALA_3X
+    from kgc.logs.corpus import PROFILE_OF_RELEASE, generate
+    from kgc.logs.pipeline import analyse_local
+    from kgc.model.profiles import SCALA_3X
 
     generate(tmp_path / "ok", 1500, groups=3, brokers=3, clusters=1, releases=("scala-3.6", "java-4.0", "scala-2.4"))
     analysis = analyse_local([tmp_path / "ok"])
@@ -230,7 +230,7 @@ def test_a_generated_fleet_is_consistent_and_a_mismatched_one_is_not(tmp_path: P
 
 def test_a_corpus_of_an_unknown_release_is_refused_in_one_sentence(tmp_path: Path) -> None:
     """The corpus never writes a release it has no profile for with another release's rules."""
-    from logs.corpus import generate
+    from kgc.logs.corpus import generate
 
     with pytest.raises(ValueError, match=r"^unknown release 'scala-9.9' \(known: scala-3.6, scala-2.8") as caught:
         generate(tmp_path, 10, groups=1, brokers=1, clusters=1, releases=("scala-9.9",))

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from model.actions import Action
-from model.state import State
-from model.system import ClassicGroupModel
-from model.types import GroupState
+from kgc.model.actions import Action
+from kgc.model.state import State
+from kgc.model.system import ClassicGroupModel
+from kgc.model.types import GroupState
 
 
 class Driver:

@@ -1,6 +1,6 @@
 """The explorer's hot path runs compiled (mypyc) and its Python source gives the same results.
 
-``model._compiled`` lists the compiled modules; ``KGC_PURE_PYTHON=1`` runs their source, and a
+``kgc.model._compiled`` lists the compiled modules; ``KGC_PURE_PYTHON=1`` runs their source, and a
 source edited after its build is run as source (with one line on stderr) instead of the stale
 extension."""
 
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-import model.system
-from model import _compiled
+import kgc.model.system
+from kgc.model import _compiled
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,11 +24,12 @@ ROOT = Path(__file__).resolve().parents[2]
 # (the shortest counterexample).
 _PROBE = """
 import json, sys
-from explorer.search import Explorer
-from model.config import Config
-from model import _compiled
+from kgc.explorer.search import Explorer
+from kgc.model.config import Config
+import kgc.model.system
+from kgc.model import _compiled
 from tests.explorer.summary import summary
-out = {"compiled": _compiled.running_compiled(), "file": __import__("model.system").system.__file__}
+out = {"compiled": _compiled.running_compiled(), "file": __import__("kgc.model.system").model.system.__file__}
 for name, extra in [("clean", {}), ("mutant", {"mutant": "sync_skips_generation_check"})]:
     config = Config.from_mapping({"consumers": 2, "partitions": 2, "max_generation": 2, **extra})
     result = Explorer(config, engine="native").run("bfs")
@@ -61,7 +62,7 @@ def test_this_process_runs_the_compiled_modules() -> None:
     if _compiled.stale():
         pytest.skip("a compiled module's source was edited since the build")
     assert _compiled.running_compiled() == (os.environ.get("KGC_PURE_PYTHON", "") in ("", "0"))
-    assert model.system.__file__.endswith(".py") != _compiled.running_compiled()
+    assert kgc.model.system.__file__.endswith(".py") != _compiled.running_compiled()
 
 
 def test_a_source_newer_than_its_extension_is_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from explorer.search import Explorer
-from model.actions import HANDLE, Action
-from model.config import Config, ConfigError
-from model.mutants import CATALOGUE, KAFKA, KILLABLE, NAMES, Mutant, Rules, by_name, rules_for
-from model.state import Request
-from model.system import ClassicGroupModel
-from model.types import ApiKey, GroupState
-from properties.base import STEP, sometimes
-from properties.protocol import ALL
-from properties.temporal import ALL as TEMPORAL
+from kgc.explorer.search import Explorer
+from kgc.model.actions import HANDLE, Action
+from kgc.model.config import Config, ConfigError
+from kgc.model.mutants import CATALOGUE, KAFKA, KILLABLE, NAMES, Mutant, Rules, by_name, rules_for
+from kgc.model.state import Request
+from kgc.model.system import ClassicGroupModel
+from kgc.model.types import ApiKey, GroupState
+from kgc.properties.base import STEP, sometimes
+from kgc.properties.protocol import ALL
+from kgc.properties.temporal import ALL as TEMPORAL
 from tests.model.drive import Driver
 
 PROPERTY_NAMES = {p.name for p in ALL if p.is_safety} | {p.name for p in TEMPORAL}
@@ -166,12 +166,12 @@ def test_the_stale_request_witness_is_not_vacuous() -> None:
 
 
 def test_each_mutant_breaks_one_rule_that_both_coordinators_read() -> None:
-    """The patch table (``model/mutants.py``): every mutant names the rule it breaks, every rule is
+    """The patch table (``kgc/model/mutants.py``): every mutant names the rule it breaks, every rule is
     broken by some mutant and read where it lives — by the model, and for a mutant the reference
     implementation has too, by the reference; no coordinator compares mutant names any more."""
     root = Path(__file__).resolve().parents[2]
-    model_source = "".join((root / "model" / f).read_text() for f in ("coordinator.py", "consumer.py"))
-    reference_source = (root / "sut" / "reference" / "coordinator.py").read_text()
+    model_source = "".join((root / "kgc" / "model" / f).read_text() for f in ("coordinator.py", "consumer.py"))
+    reference_source = (root / "kgc" / "reference" / "coordinator.py").read_text()
     assert {m.rule for m in CATALOGUE} == set(Rules._fields)
     assert rules_for("") is rules_for(None) is KAFKA and all(KAFKA)
     for m in CATALOGUE:
@@ -181,5 +181,5 @@ def test_each_mutant_breaks_one_rule_that_both_coordinators_read() -> None:
         if m.in_reference:
             assert f".{m.rule}" in reference_source, m.rule
     for source in (model_source, reference_source):
-        code = source.replace("model/mutants.py", "")
+        code = source.replace("kgc/model/mutants.py", "")
         assert "mutants." not in code and ".mutant ==" not in code and ".mutant !=" not in code

@@ -1,12 +1,13 @@
-"""One vocabulary for every printer (``model/names.py``): a counterexample's text, its sequence
+"""One vocabulary for every printer (``kgc/model/names.py``): a counterexample's text, its sequence
 chart and a fuzz failure name the same request, answer and member in the same words."""
 
 from __future__ import annotations
 
-from diagrams.sequence import request_label, response_label
-from explorer.trace import request_json, response_json
-from model.actions import HANDLE, Action, Answer
-from model.names import (
+from kgc.diagrams.sequence import request_label, response_label
+from kgc.explorer.trace import request_json, response_json
+from kgc.harness.fuzz.refinement import step_effects
+from kgc.model.actions import HANDLE, Action, Answer
+from kgc.model.names import (
     NO_MEMBER_TEXT,
     actor_name,
     answer_text,
@@ -21,9 +22,8 @@ from model.names import (
     response_text,
     step_text,
 )
-from model.state import NO_MEMBER, Request, Response, initial_group
-from model.types import ApiKey, Errors
-from sut.fuzz.refinement import step_effects
+from kgc.model.state import NO_MEMBER, Request, Response, initial_group
+from kgc.model.types import ApiKey, Errors
 
 SYNC = Request(ApiKey.SYNC_GROUP, (0, 0), 1, plan=(((0, 0), (0,)), ((1, 2), (1,))))
 JOINED = Response(ApiKey.JOIN_GROUP, Errors.NONE, (0, 0), 1, (0, 0), ((0, 0), (1, 2)))

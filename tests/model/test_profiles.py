@@ -1,4 +1,4 @@
-"""The behaviour profiles are registered once (``model/profiles.py``): every configuration holds
+"""The behaviour profiles are registered once (``kgc/model/profiles.py``): every configuration holds
 the :class:`Profile` value itself, what is written down carries its name, scenario files name the
 same ones, and an unknown name is refused in one sentence."""
 
@@ -10,12 +10,12 @@ from dataclasses import replace
 
 import pytest
 
-from model.config import PROFILES, Config, ConfigError
-from model.profiles import DEFAULT_PROFILE, JAVA_4_0, MODELLED, SCALA_3X, Profile, profile_named
-from model.profiles import PROFILES as ALL_PROFILES
-from sut.fuzz.target import FuzzOptions
-from sut.reference.config import CoordinatorConfig
-from sut.scenario.format import PROFILES as SCENARIO_PROFILES
+from kgc.harness.fuzz.target import FuzzOptions
+from kgc.harness.scenario.format import PROFILES as SCENARIO_PROFILES
+from kgc.model.config import PROFILES, Config, ConfigError
+from kgc.model.profiles import DEFAULT_PROFILE, JAVA_4_0, MODELLED, SCALA_3X, Profile, profile_named
+from kgc.model.profiles import PROFILES as ALL_PROFILES
+from kgc.reference.config import CoordinatorConfig
 
 
 def test_the_model_covers_the_modelled_profiles_and_holds_their_switches() -> None:

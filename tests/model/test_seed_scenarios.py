@@ -4,9 +4,9 @@ starts Empty, reference §20)."""
 
 from __future__ import annotations
 
-from model.config import Config
-from model.system import ClassicGroupModel
-from model.types import ApiKey, Errors, MemberState
+from kgc.model.config import Config
+from kgc.model.system import ClassicGroupModel
+from kgc.model.types import ApiKey, Errors, MemberState
 from tests.model.drive import Driver
 
 E, PR, CR, ST = "Empty", "PreparingRebalance", "CompletingRebalance", "Stable"

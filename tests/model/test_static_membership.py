@@ -3,11 +3,11 @@ model with the first consumer static (``group.instance.id``) and the second dyna
 
 from __future__ import annotations
 
-from model.config import Config, ConfigError
-from model.consumer import receive
-from model.state import Response
-from model.system import ClassicGroupModel
-from model.types import ApiKey, Errors, GroupState, MemberState
+from kgc.model.config import Config, ConfigError
+from kgc.model.consumer import receive
+from kgc.model.state import Response
+from kgc.model.system import ClassicGroupModel
+from kgc.model.types import ApiKey, Errors, GroupState, MemberState
 from tests.model.drive import Driver
 
 E, PR, CR, ST = "Empty", "PreparingRebalance", "CompletingRebalance", "Stable"

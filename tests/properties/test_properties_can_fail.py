@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from model.actions import EXPIRE_HEARTBEAT, EXPIRE_JOIN, HANDLE, RECEIVE, STORE_FAILURE, Action, Answer
-from model.config import Config
-from model.state import NO_MEMBER, JoinTimer, Request, Response, State, Store
-from model.system import ClassicGroupModel
-from model.types import ApiKey, Errors, GroupState, MemberState
-from properties import protocol as P
+from kgc.model.actions import EXPIRE_HEARTBEAT, EXPIRE_JOIN, HANDLE, RECEIVE, STORE_FAILURE, Action, Answer
+from kgc.model.config import Config
+from kgc.model.state import NO_MEMBER, JoinTimer, Request, Response, State, Store
+from kgc.model.system import ClassicGroupModel
+from kgc.model.types import ApiKey, Errors, GroupState, MemberState
+from kgc.properties import protocol as P
 from tests.model.drive import Driver
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kgc.cli import main
-from timing.config import TimingConfigError, default_config, load, parse
+from kgc.timing.config import TimingConfigError, default_config, load, parse
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:

@@ -10,9 +10,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from timing.config import parse
-from timing.crosscheck import judge
-from timing.queries import HEARTBEATS, POLLS, QUESTIONS
+from kgc.timing.config import parse
+from kgc.timing.crosscheck import judge
+from kgc.timing.queries import HEARTBEATS, POLLS, QUESTIONS
 
 
 @st.composite

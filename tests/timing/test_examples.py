@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from kgc.cli import main
-from timing.config import load
-from timing.queries import PROVED, QUESTIONS, REFUTED, Verdict, answer
-from timing.simulate import Scenario, Schedule, Simulation
+from kgc.timing.config import load
+from kgc.timing.queries import PROVED, QUESTIONS, REFUTED, Verdict, answer
+from kgc.timing.simulate import Scenario, Schedule, Simulation
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "timing"
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from timing.config import load
-from timing.mutants import MUTANTS
-from timing.queries import PROVED, QUESTIONS, REFUTED, answer
+from kgc.timing.config import load
+from kgc.timing.mutants import MUTANTS
+from kgc.timing.queries import PROVED, QUESTIONS, REFUTED, answer
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "timing"
 
@@ -41,10 +41,10 @@ def test_mutant_flips_a_shipped_verdict(mutant: str) -> None:
 
 
 def test_the_timing_mutants_that_share_a_catalogue_name_are_the_catalogues() -> None:
-    """A timing mutant is its own vocabulary (``timing/mutants.py``) except where it is the model
+    """A timing mutant is its own vocabulary (``kgc/timing/mutants.py``) except where it is the model
     catalogue's mutant seen through its timing: those two only, under the catalogue's names."""
-    from model import mutants as catalogue
-    from timing import mutants as timing_mutants
+    from kgc.model import mutants as catalogue
+    from kgc.timing import mutants as timing_mutants
 
     assert {catalogue.AUTO_COMMIT_AFTER_FETCH, catalogue.LIVENESS_IGNORES_PARKED} == timing_mutants.IN_CATALOGUE
     assert {m.name: m.side for m in catalogue.CATALOGUE if m.name in timing_mutants.IN_CATALOGUE} == {

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from timing.config import parse
-from timing.mutants import MUTANTS
-from timing.simulate import Run, Scenario, Schedule, Simulation
+from kgc.timing.config import parse
+from kgc.timing.mutants import MUTANTS
+from kgc.timing.simulate import Run, Scenario, Schedule, Simulation
 
 
 def _steady(doc: dict[str, object], schedule: dict[str, int], until: int, mutant: str | None = None) -> Run:

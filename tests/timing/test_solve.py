@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from kgc.cli import main
-from timing.config import load
-from timing.queries import QUESTIONS
-from timing.synthesis import solve
+from kgc.timing.config import load
+from kgc.timing.queries import QUESTIONS
+from kgc.timing.synthesis import solve
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "timing"
 

@@ -1,0 +1,5 @@
+"""``python -m kgc``: the console command."""
+
+from kgc.cli import entry
+
+entry()

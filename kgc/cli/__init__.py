@@ -1,0 +1,123 @@
+"""The ``kgc`` console command: one verb per job.
+
+Each verb lives in its own module exposing ``VERB``, ``HELP``, ``INPUT_ERROR_EXIT``,
+``add_arguments(parser)`` and ``run(args) -> int``. Exit codes are one table for every verb
+(:mod:`kgc.cli.exits`). Bad input never produces a traceback: it ends with one line on stderr and
+exit code 150 on every verb (TLC's convention). SIGINT and SIGTERM end a run with one line (the
+exploring verbs print the statistics so far) and 130 / 143. An unexpected exception exits 255,
+also with one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import contextlib
+import importlib
+import os
+import sys
+import threading
+from types import ModuleType
+from typing import NoReturn
+
+from kgc.cli import exits
+from kgc.cli.errors import InputError
+from kgc.cli.outcome import interrupt_exit, interrupt_name, signals
+
+#: Modules implementing the verbs, in the order ``kgc --help`` lists them.
+VERB_MODULES = [
+    "kgc.cli.cmd_check",
+    "kgc.cli.cmd_diagram",
+    "kgc.cli.cmd_report",
+    "kgc.cli.cmd_replay",
+    "kgc.cli.cmd_conformance",
+    "kgc.cli.cmd_mutants",
+    "kgc.cli.cmd_scenario",
+    "kgc.cli.cmd_diff",
+    "kgc.cli.cmd_serve",
+    "kgc.cli.cmd_clients",
+    "kgc.cli.cmd_logs",
+    "kgc.cli.cmd_timing",
+]
+
+INTERNAL_ERROR_EXIT = exits.INTERNAL
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake raises InputError instead of exiting with code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise InputError(f"{self.prog}: {message}")
+
+
+def _load_verbs(names: list[str] | None = None) -> dict[str, ModuleType]:
+    """The verbs' modules (``names``: those of ``VERB_MODULES`` to load; default every one)."""
+    verbs: dict[str, ModuleType] = {}
+    for name in VERB_MODULES if names is None else names:
+        module = importlib.import_module(name)
+        verbs[module.VERB] = module
+    return verbs
+
+
+def _modules_for(argv: list[str]) -> list[str] | None:
+    """Only the module of the verb ``argv`` starts with (module ``kgc.cli.cmd_<verb>``), so that
+    ``kgc check`` does not import what the other verbs need — Hypothesis, a Kafka client, z3,
+    networkx: most of a second of start-up. Anything else (``--help``, no verb, an unknown
+    one) loads every verb, for the listing and argparse's "invalid choice"."""
+    if argv and f"kgc.cli.cmd_{argv[0]}" in VERB_MODULES:
+        return [f"kgc.cli.cmd_{argv[0]}"]
+    return None
+
+
+def build_parser(verbs: dict[str, ModuleType]) -> argparse.ArgumentParser:
+    parser = _Parser(prog="kgc", description=__doc__.splitlines()[0] if __doc__ else None)
+    sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
+    for verb, module in verbs.items():
+        p = sub.add_parser(verb, help=module.HELP, description=module.HELP)
+        module.add_arguments(p)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    with signals():
+        try:
+            verbs = _load_verbs(_modules_for(argv))
+            parser = build_parser(verbs)
+            args = parser.parse_args(argv)
+            if args.verb is None:
+                parser.print_help(sys.stderr)
+                return exits.BAD_INPUT
+            return int(verbs[args.verb].run(args))
+        except InputError as exc:
+            print(f"kgc: error: {exc}", file=sys.stderr)
+            return exits.BAD_INPUT
+        except KeyboardInterrupt:
+            print(f"kgc: interrupted by {interrupt_name()}", file=sys.stderr)
+            return interrupt_exit()
+        except MemoryError:
+            print("kgc: error: out of memory: the run was cut short (exploration incomplete)", file=sys.stderr)
+            return exits.INCOMPLETE
+        except BrokenPipeError:
+            return exits.OK
+        except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, exit 255
+            text = " ".join(str(exc).split())[:300]
+            print(f"kgc: internal error: {type(exc).__name__}: {text}", file=sys.stderr)
+            return INTERNAL_ERROR_EXIT
+
+
+def entry() -> NoReturn:
+    """The console command: ``main``, then the process's end without the interpreter freeing, one
+    by one, the millions of values a search interned (4–5 s after the default configuration's
+    search; the operating system takes the memory back at once). What the interpreter's
+    finalization does besides is done first: the exit handlers run (temporary directories, Spark,
+    logging) and the standard streams are flushed. With a thread still running, the ordinary exit
+    (which waits for it) is kept."""
+    code = main()
+    if threading.active_count() > 1:
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe or stream: nothing to flush to
+            stream.flush()
+    os._exit(code)

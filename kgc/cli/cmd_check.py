@@ -1,0 +1,301 @@
+"""kgc check: explore every interleaving within the bounds and check the properties.
+
+Exit codes (``kgc.cli.exits``, TLC's where they apply): 0 every property holds, 4 the exploration was
+cut short by ``--time-limit``/``--max-states``/``--max-memory`` or a failed allocation (verdict "incomplete"; 0 with
+``--allow-incomplete``), 12 a safety property is violated, 13 a liveness property is violated (and
+no safety property; ``kgc.cli.liveness``), 130/143 interrupted (SIGINT/SIGTERM;
+the statistics so far are printed), 150 malformed input or an unwritable output, 153 a system
+error (``--engine spark`` cannot run: pyspark or Java missing, the master unreachable, a Spark job
+failed), 255 an internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from kgc.cli import exits, inputs, spark_engine
+from kgc.cli import liveness as live
+from kgc.cli.errors import InputError
+from kgc.cli.options import (  # noqa: F401 - re-exported: other verbs and tests import them from here
+    add_bounds_arguments,
+    add_model_arguments,
+    add_search_arguments,
+    bounds_from_args,
+    config_from_args,
+    workers_from_args,
+)
+from kgc.cli.outcome import (
+    end_progress,
+    print_header,
+    progress_reporter,
+    report_interruption,
+    report_memory_stop,
+    verdict,
+)
+from kgc.diagrams.sequence import render_svg
+from kgc.explorer.search import Bounds, Explorer, Result, Violation
+from kgc.explorer.spark_env import SparkUnavailable
+from kgc.explorer.trace import format_trace, trace_json
+from kgc.model._compiled import running_compiled
+from kgc.properties.protocol import ALL
+
+VERB = "check"
+HELP = "Check the protocol's properties over every interleaving within the bounds."
+INPUT_ERROR_EXIT = exits.BAD_INPUT
+EXIT_OK = exits.OK
+EXIT_VIOLATION = exits.VIOLATION
+EXIT_SYSTEM = exits.SYSTEM
+EXIT_LIVENESS = exits.LIVENESS
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_model_arguments(p)
+    add_search_arguments(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.add_argument("--out", metavar="DIR", help="write each counterexample as JSON and as a sequence chart into DIR")
+    p.add_argument(
+        "--format",
+        choices=["kgc", "itf"],
+        default="kgc",
+        help="--out: counterexamples as kgc-trace JSON (default) or also as ITF (Apalache/Quint's trace format)",
+    )
+    p.add_argument(
+        "--witnesses",
+        action="store_true",
+        help="--out: also write a shortest trace of every witness found (witness_NAME.json, .svg, .itf.json)",
+    )
+    p.add_argument("--no-progress", action="store_true")
+    live.add_arguments(p)
+    group = p.add_argument_group("interrupt and resume (native engine)")
+    group.add_argument(
+        "--checkpoint",
+        metavar="DIR",
+        help="on SIGINT/SIGTERM (and every --checkpoint-every seconds) write a checkpoint into DIR",
+    )
+    group.add_argument("--checkpoint-every", type=float, metavar="SECONDS", help="also checkpoint periodically")
+    group.add_argument("--resume", metavar="DIR", help="continue the search checkpointed in DIR (same options)")
+    spark_engine.add_arguments(p)
+
+
+def checkpoint_from_args(args: argparse.Namespace) -> tuple[Path | None, float | None, bool]:
+    """``--checkpoint DIR`` / ``--checkpoint-every S`` / ``--resume DIR``, validated."""
+    every = args.checkpoint_every
+    if every is not None and not (every > 0 and math.isfinite(every)):
+        raise InputError(f"--checkpoint-every must be a positive number of seconds, got {every}")
+    if args.resume and args.checkpoint and Path(args.resume) != Path(args.checkpoint):
+        raise InputError("--resume DIR keeps checkpointing into DIR: give --checkpoint the same DIR or leave it out")
+    directory = args.resume or args.checkpoint
+    if every is not None and directory is None:
+        raise InputError("--checkpoint-every needs --checkpoint DIR")
+    if directory is not None and args.engine == "spark":
+        raise InputError("--checkpoint and --resume need the local engine; Spark checkpoints each level itself")
+    return (Path(directory) if directory else None), every, bool(args.resume)
+
+
+def run(args: argparse.Namespace) -> int:
+    config = config_from_args(args)
+    bounds = bounds_from_args(args)
+    spark = spark_engine.settings_from_args(args)
+    fairness = live.wanted(args, spark is not None)
+    workers = workers_from_args(args)
+    if (args.format != "kgc" or args.witnesses) and not args.out:
+        raise InputError("--format and --witnesses say how --out writes traces: add --out DIR")
+    out_dir = inputs.output_dir(args.out) if args.out else None
+    quiet = args.json or args.no_progress
+    if not args.json:
+        print_header(VERB, config, bounds, args.strategy)
+    if spark is not None:
+        try:
+            result = spark_engine.run(config, ALL, spark, bounds, not quiet)
+        except SparkUnavailable as exc:
+            print(f"kgc: error: {exc}", file=sys.stderr)
+            return EXIT_SYSTEM
+    else:
+        engine = {"native": "native", "python": "python"}.get(args.engine)
+        try:
+            explorer = Explorer(config, ALL, engine=engine, record_graph=fairness is not None, workers=workers)
+            explorer.engine_for_run()
+        except ValueError as exc:
+            raise InputError(f"--engine {args.engine}: {exc}") from None
+        checkpoint, every, resume = checkpoint_from_args(args)
+        progress = None if quiet else progress_reporter()
+        try:
+            result = explorer.run(args.strategy, bounds, progress, checkpoint, every, resume)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        if progress is not None:
+            end_progress()
+    word, code = verdict(result.ok, result.stats, args.allow_incomplete)
+    interrupted = result.stats.stopped_by == "interrupted"
+    cut = result.stats.stopped_by in ("interrupted", "memory")  # no liveness check after these: it needs more
+    graph, model = (result.graph, explorer.model) if spark is None else (None, None)
+    liveness = live.run(config, fairness, bounds, graph, model, workers) if fairness is not None and not cut else None
+    if result.ok and not interrupted and liveness is not None and not liveness.ok:
+        word, code = "violation", EXIT_LIVENESS  # a lasso is real even in an incomplete exploration
+    files = write_counterexamples(result, out_dir, args.format) if out_dir else {}
+    if out_dir and args.witnesses:
+        files.update(write_witnesses(result, out_dir, args.format, bounds))
+    lasso_files = live.write_lassos(liveness, out_dir) if out_dir and liveness is not None else {}
+    if args.json:
+        doc = result_json(result, files, word)
+        if liveness is not None:
+            doc["liveness"] = live.result_json(liveness, lasso_files)
+        else:
+            reason = live.REFUSAL if spark else "--no-liveness" if args.liveness is False else result.stats.stopped_by
+            doc["liveness"] = {"verdict": "not checked", "reason": reason}
+        print(json.dumps(doc, indent=2))
+    else:
+        skipped = fairness is not None and cut and liveness is None
+        print_text(result, files, word, show_verdict=liveness is None and not skipped)
+        if liveness is not None:
+            live.print_text(liveness, lasso_files)
+            kinds = [k for k, ok in (("safety", result.ok), ("liveness", liveness.ok)) if not ok]
+            print("verdict: " + (f"violation ({', '.join(kinds)})" if kinds else word))
+        elif spark:
+            print("liveness: not checked (" + live.REFUSAL + ")")
+        elif skipped:
+            print(f"liveness: not checked (the search stopped by {result.stats.stopped_by})")
+            print(f"verdict: {word}")
+    if interrupted:
+        report_interruption(result.stats)
+    report_memory_stop(result.stats, bounds)
+    return code
+
+
+def counterexample_json(result: Result, v: Violation) -> dict[str, Any]:
+    """The ``kgc-trace`` document of one counterexample."""
+    p = v.prop
+    return trace_json(p.name, p.description, v.path, kind=p.kind, source=p.source, config=result.config.describe())
+
+
+def write_counterexamples(result: Result, out_dir: Path, fmt: str = "kgc") -> dict[str, str]:
+    """Each counterexample as ``PROPERTY.json`` and, next to it, its sequence chart ``PROPERTY.svg``
+    (with ``fmt="itf"`` also ``PROPERTY.itf.json``), each written atomically."""
+    files: dict[str, str] = {}
+    for v in result.violations:
+        doc = counterexample_json(result, v)
+        path = out_dir / f"{v.prop.name}.json"
+        inputs.write_atomically(path, json.dumps(doc, indent=2) + "\n")
+        inputs.write_atomically(out_dir / f"{v.prop.name}.svg", render_svg(doc) + "\n")
+        write_scenario(doc, out_dir / f"{v.prop.name}.scenario.json")
+        if fmt == "itf":
+            from kgc.cli.itf import itf_of_trace
+
+            inputs.write_atomically(out_dir / f"{v.prop.name}.itf.json", json.dumps(itf_of_trace(doc), indent=1) + "\n")
+        files[v.prop.name] = str(path)
+    return files
+
+
+def write_witnesses(result: Result, out_dir: Path, fmt: str, bounds: Bounds) -> dict[str, str]:
+    """A shortest trace of each witness found, as ``witness_NAME.json`` (``kgc-trace``, kind
+    "sometimes"), its chart and, with ``fmt="itf"``, ``witness_NAME.itf.json``."""
+    from kgc.cli.itf import itf_of_trace, witness_path
+
+    files: dict[str, str] = {}
+    for p in result.properties:
+        if p.is_safety or p.name not in result.witnessed:
+            continue
+        path = witness_path(result.config, p, bounds)
+        if path is None:
+            continue
+        doc = trace_json(p.name, p.description, path, kind=p.kind, source=p.source, config=result.config.describe())
+        stem = p.name if p.name.startswith("witness") else f"witness_{p.name}"
+        target = out_dir / f"{stem}.json"
+        inputs.write_atomically(target, json.dumps(doc, indent=2) + "\n")
+        inputs.write_atomically(out_dir / f"{stem}.svg", render_svg(doc) + "\n")
+        if fmt == "itf":
+            inputs.write_atomically(out_dir / f"{stem}.itf.json", json.dumps(itf_of_trace(doc), indent=1) + "\n")
+        files[p.name] = str(target)
+    return files
+
+
+def write_scenario(doc: dict[str, Any], path: Path) -> bool:
+    """The counterexample as a regression test (``kgc scenario from-trace``) next to its trace;
+    False, and nothing written, when the trace has a step no scenario can express."""
+    from kgc.harness.scenario.format import ScenarioError
+    from kgc.harness.scenario.from_trace import TraceNotTranslatable, scenario_from_trace
+
+    try:
+        document = scenario_from_trace(doc)
+    except (TraceNotTranslatable, ScenarioError):
+        return False
+    inputs.write_atomically(path, json.dumps(document, indent=1) + "\n")
+    return True
+
+
+def result_json(result: Result, files: dict[str, str] | None = None, word: str | None = None) -> dict[str, Any]:
+    s = result.stats
+    return {
+        "verdict": word or verdict(result.ok, s)[0],
+        "config": result.config.describe(),
+        "strategy": result.strategy,
+        "properties": [
+            {
+                "name": p.name,
+                "kind": p.kind,
+                "source": p.source,
+                "description": p.description,
+                "verdict": result.verdict_of(p),
+            }
+            for p in result.properties
+        ],
+        "stats": {
+            "distinct_states": s.distinct_states,
+            "transitions": s.transitions,
+            "depth": s.depth,
+            "seconds": round(s.seconds, 3),
+            "states_per_second": round(s.states_per_second, 1),
+            "peak_memory_mb": round(s.peak_memory_mb, 1),
+            "boundary_states": s.boundary_states,
+            "complete": s.complete,
+            "stopped_by": s.stopped_by or None,
+            "engine": s.engine,
+            "workers": s.workers,
+            "compiled": running_compiled(),
+            "visited_bytes": s.visited_bytes,
+            "bytes_per_state": round(s.bytes_per_state, 2),
+            "tables": s.tables,
+        },
+        "action_counts": dict(sorted(result.action_counts.items())),
+        "counterexamples": [
+            {
+                **counterexample_json(result, v),
+                "length": len(v.path) - 1,
+                "file": (files or {}).get(v.prop.name),
+            }
+            for v in result.violations
+        ],
+    }
+
+
+def print_text(result: Result, files: dict[str, str], word: str | None = None, show_verdict: bool = True) -> None:
+    """The verdicts, counterexamples and statistics (the header was printed when the run began)."""
+    print("properties:")
+    for p in result.properties:
+        print(f"  {result.verdict_of(p):>9}  {p.name}: {p.description}")
+    for v in result.violations:
+        print(f"\nviolation of {v.prop.name} ({v.prop.source}), {len(v.path) - 1} steps:")
+        print(format_trace(v.path))
+        if v.prop.name in files:
+            print(f"  written to {files[v.prop.name]} (sequence chart: {files[v.prop.name][:-5]}.svg)")
+    s = result.stats
+    print(
+        f"\n{s.distinct_states:,} distinct states, {s.transitions:,} transitions, depth {s.depth}, "
+        f"{s.seconds:.1f} s, {s.states_per_second:,.0f} states/s, peak memory {s.peak_memory_mb:,.0f} MB "
+        f"({s.engine} engine, {'compiled' if running_compiled() else 'Python'} model"
+        + (", 2 processes" if s.workers > 1 else "")
+        + (f", visited set {s.bytes_per_state:.1f} bytes/state)" if s.visited_bytes else ")")
+    )
+    if not s.complete:
+        why = s.stopped_by + (": --max-memory reached or an allocation failed" if s.stopped_by == "memory" else "")
+        print(f"warning: exploration incomplete (stopped by {why}); 'holds' means within what was explored")
+    missing = [p.name for p in result.properties if not p.is_safety and p.name not in result.witnessed]
+    if missing and s.complete:
+        print(f"warning: never witnessed: {', '.join(missing)}")
+    if show_verdict:
+        print("verdict: " + (word or verdict(result.ok, s)[0]))

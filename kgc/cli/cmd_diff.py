@@ -1,0 +1,174 @@
+"""kgc diff: what a change does to the protocol's behaviour — two models side by side.
+
+The two sides differ in the model options given twice: ``--profile scala-3.x --profile
+java-4.0``, ``--config a.toml --config b.toml``, ``--consumers 2 --consumers 3``; an option given
+once applies to both. ``--mutant NAME`` once compares the protocol with the mutant, twice two
+mutants (``none`` is the protocol). ``--rev REV`` explores side A with the model (``model/``,
+``properties/``, ``explorer/``) of the project's git revision ``REV`` and side B with the working
+tree's; given twice, two revisions (``kgc/cli/revision.py``). Both sides are explored within the same
+bounds (``kgc/cli/diff.py`` says what a
+behaviour is); the result is printed, and ``--out DIR`` writes ``DIR/diff.html`` (the report's
+style, every one-sided behaviour with its shortest witness chart) and ``DIR/diff.json``.
+
+Exit codes (``kgc.cli.exits``): 0 the same behaviours and verdicts, 1 they differ, 4 an exploration
+was cut short by ``--time-limit``/``--max-states``/``--max-memory`` (0 with ``--allow-incomplete``), 130/143
+interrupted, 150 malformed input, 255 an internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from typing import Any
+
+from kgc.cli import exits, inputs
+from kgc.cli.errors import InputError
+from kgc.cli.options import (
+    MODEL_FLAGS,
+    add_bounds_arguments,
+    bounds_from_args,
+    config_from_args,
+    config_mapping_from_args,
+)
+from kgc.model.config import Config
+
+VERB = "diff"
+HELP = "Compare two models (profiles, configurations, mutants, revisions): behaviours, verdicts, counterexamples."
+INPUT_ERROR_EXIT = exits.BAD_INPUT
+
+_SIDE_FLAGS = {
+    "config": ("--config", str),
+    "consumers": ("--consumers", int),
+    "static_consumers": ("--static-consumers", int),
+    "partitions": ("--partitions", int),
+    "max_generation": ("--max-generation", int),
+    "faults": ("--faults", str),
+    "max_perturbations": ("--max-perturbations", int),
+    "assignor": ("--assignor", str),
+    "initial_rebalance_delay_ms": ("--initial-rebalance-delay-ms", int),
+    "profile": ("--profile", str),
+    "mutant": ("--mutant", str),
+}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("the two sides (an option given twice: side A, then side B)")
+    for dest, (flag, kind) in _SIDE_FLAGS.items():
+        g.add_argument(flag, dest=dest, type=kind, action="append", metavar=dest.upper())
+    g.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", help="any other field, both sides")
+    g.add_argument(
+        "--rev",
+        action="append",
+        metavar="REV",
+        help="the model of this git revision of the project (once: A = REV, B = the working tree; twice: A, B)",
+    )
+    add_bounds_arguments(p)
+    p.add_argument("--json", action="store_true", help="print the diff as one JSON object")
+    p.add_argument("--out", metavar="DIR", help="write DIR/diff.html and DIR/diff.json")
+    p.add_argument("--no-progress", action="store_true")
+
+
+def sides(
+    args: argparse.Namespace,
+) -> tuple[tuple[str, Config, dict[str, Any]], tuple[str, Config, dict[str, Any]]]:
+    """The two sides: label, configuration, and the configuration as the fields given (what a
+    side at another revision is built from)."""
+    chosen: list[dict[str, Any]] = [{}, {}]
+    differing: list[str] = []
+    for dest, (flag, _kind) in _SIDE_FLAGS.items():
+        values = getattr(args, dest) or []
+        if len(values) > 2:
+            raise InputError(f"{flag} given {len(values)} times: at most twice (side A, side B)")
+        if dest == "mutant" and len(values) == 1:
+            values = ["none", values[0]]
+        if len(values) == 2:
+            differing.append(flag)
+        for i in range(2):
+            if values:
+                chosen[i][dest] = values[i] if len(values) == 2 else values[0]
+    if not differing and not args.rev:
+        raise InputError(
+            "nothing differs: give an option twice (--profile scala-3.x --profile java-4.0), --mutant NAME or --rev REV"
+        )
+    out = []
+    for i in range(2):
+        ns = argparse.Namespace(**{name: None for name in MODEL_FLAGS}, config=None, set=list(args.set))
+        for dest, value in chosen[i].items():
+            setattr(ns, dest, "" if dest == "mutant" and value == "none" else value)
+        config = config_from_args(ns)
+        mapping = inputs.load_config_mapping(ns.config) if ns.config else {}
+        mapping = {**mapping, **config_mapping_from_args(ns)}
+        label = ", ".join(
+            f"{flag.lstrip('-')} {chosen[i].get(dest, '')}"
+            for dest, (flag, _k) in _SIDE_FLAGS.items()
+            if flag in differing
+        )
+        out.append((label, config, mapping))
+    return out[0], out[1]
+
+
+def run(args: argparse.Namespace) -> int:
+    from kgc.cli.diff import compare, side_document
+    from kgc.cli.revision import side_at_revision
+    from kgc.diagrams.diff_page import build_diff_page
+
+    (la, ca, ma), (lb, cb, mb) = sides(args)
+    bounds = bounds_from_args(args)
+    out_dir = inputs.output_dir(args.out) if args.out else None
+    revs = list(args.rev or [])
+    if len(revs) > 2:
+        raise InputError(f"--rev given {len(revs)} times: at most twice (side A, side B)")
+    at = [revs[0], None] if len(revs) == 1 else (revs or [None, None])
+    labels = [
+        " @ ".join(x for x in (label, rev or ("working tree" if any(at) else "")) if x)
+        for label, rev in ((la, at[0]), (lb, at[1]))
+    ]
+    if labels[0] == labels[1]:
+        labels = [f"A: {labels[0]}", f"B: {labels[1]}"]
+    quiet = args.json or args.no_progress
+
+    def say(text: str) -> None:
+        if not quiet:
+            print(f"progress: {text}", file=sys.stderr, flush=True)
+
+    if not args.json:
+        print(f"kgc diff: A = {labels[0]}; B = {labels[1]}", flush=True)
+    docs = []
+    for label, config, mapping, rev in ((labels[0], ca, ma, at[0]), (labels[1], cb, mb, at[1])):
+        say(f"exploring and checking {label}")
+        docs.append(side_at_revision(rev, label, mapping, bounds) if rev else side_document(label, config, bounds))
+    d = compare(docs[0], docs[1])
+    if out_dir is not None:
+        command = "kgc " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["diff"] else ""
+        inputs.write_atomically(out_dir / "diff.json", json.dumps(d, indent=1) + "\n")
+        inputs.write_atomically(out_dir / "diff.html", build_diff_page(d, command))
+    if args.json:
+        print(json.dumps(d, indent=1))
+    else:
+        print_text(d)
+        if out_dir is not None:
+            print(f"written: {out_dir / 'diff.html'}, {out_dir / 'diff.json'}")
+    if not d["complete"]:
+        return exits.OK if args.allow_incomplete else exits.INCOMPLETE
+    return exits.OK if d["same"] else exits.FAILED
+
+
+def print_text(d: dict[str, Any]) -> None:
+    for side in (d["a"], d["b"]):
+        state = "" if side["complete"] else f" (incomplete: stopped by {side['stopped_by']})"
+        print(
+            f"  {side['label']}: {side['states']:,} states, {side['transitions']:,} transitions, "
+            f"{side['behaviours']} behaviours{state}"
+        )
+    for title, items in ((f"only in {d['a']['label']}", d["only_a"]), (f"only in {d['b']['label']}", d["only_b"])):
+        print(f"{title}: {len(items)}")
+        for o in items:
+            print(f"  {o['category']:<10} {o['text']}  [witness: {o['witness_length']} steps]")
+    print(f"verdicts changed: {len(d['changed_verdicts'])}")
+    for c in d["changed_verdicts"]:
+        print(f"  {c['property']}: {c['a']} → {c['b']}")
+    for c in d["new_counterexamples"]:
+        print(f"new counterexample in {c['side']}: {c['property']} ({len(c['trace']['steps'])} steps)")
+    print("verdict: " + ("same" if d["same"] else "different") + ("" if d["complete"] else " (incomplete)"))

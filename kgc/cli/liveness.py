@@ -1,0 +1,189 @@
+"""Liveness in the CLI: the options of ``kgc check``, the run, and its text and JSON output.
+
+``kgc check`` checks safety with the safety engine and then, with the local engine, liveness with
+``kgc.explorer.liveness`` (its own exploration of the same configuration and bounds). Exit code 13
+(TLC's) means a liveness property is violated; 12 (safety) wins when both are.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from kgc.cli.errors import InputError
+from kgc.diagrams.sequence import render_svg
+from kgc.explorer.components import PackedModel
+from kgc.explorer.liveness import (
+    FAIRNESS_LEVELS,
+    Fairness,
+    Lasso,
+    LivenessResult,
+    StateGraph,
+    build_graph,
+    check_graph,
+    lasso_trace,
+)
+from kgc.explorer.search import Bounds
+from kgc.explorer.trace import format_trace
+from kgc.model.config import Config
+from kgc.model.system import ClassicGroupModel
+from kgc.properties.temporal import ALL
+
+EXIT_LIVENESS = 13
+REFUSAL = (
+    "liveness needs the local engine: --engine spark checks safety only "
+    "(drop --liveness/--fairness, or run without --engine spark)"
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    group = p.add_argument_group("liveness")
+    group.add_argument(
+        "--fairness",
+        choices=FAIRNESS_LEVELS,
+        default=None,
+        help="fairness of the liveness check: weak (default: WF on every timer, delivery and poll step), strong (SF), "
+        "none (every cycle counts)",
+    )
+    group.add_argument(
+        "--liveness",
+        dest="liveness",
+        action="store_true",
+        default=None,
+        help="check the liveness properties (the default with the local engine)",
+    )
+    group.add_argument("--no-liveness", dest="liveness", action="store_false", help="check safety only")
+
+
+def wanted(args: argparse.Namespace, spark: bool) -> Fairness | None:
+    """The fairness to check liveness under, or None when liveness is not checked. Under
+    ``--engine spark`` liveness is skipped, and asking for it is refused."""
+    if args.liveness is False:
+        if args.fairness is not None:
+            raise InputError("--fairness sets the liveness check: drop --no-liveness")
+        return None
+    if spark:
+        if args.liveness or args.fairness is not None:
+            raise InputError(REFUSAL)
+        return None
+    return Fairness(args.fairness or "weak")
+
+
+def run(
+    config: Config,
+    fairness: Fairness,
+    bounds: Bounds,
+    graph: StateGraph | None = None,
+    model: PackedModel | Any = None,
+    workers: int = 1,
+) -> LivenessResult:
+    """The liveness verdicts: on the graph the safety search recorded (``graph``, with the
+    ``model`` whose keys it holds: the native engine records one), else on a graph explored here.
+    ``workers`` 2: two processes check the properties (``kgc.explorer.liveness.check_graph``)."""
+    if graph is not None and isinstance(model, PackedModel):
+        return check_graph(model, graph, ALL, fairness, workers=workers)
+    model = PackedModel(ClassicGroupModel(config))
+    graph = build_graph(model, bounds.max_states, bounds.time_limit, bounds.max_depth, max_memory=bounds.max_memory)
+    return check_graph(model, graph, ALL, fairness, workers=workers)
+
+
+def file_stem(instance: str) -> str:
+    """``join_answered[c1]`` → ``join_answered-c1`` (a file name)."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", instance).strip("-")
+
+
+def lasso_json(result: LivenessResult, lasso: Lasso) -> dict[str, Any]:
+    """The ``kgc-trace`` document of a lasso (``kgc.explorer.liveness.lasso_trace``)."""
+    return lasso_trace(result, lasso)
+
+
+def write_lassos(result: LivenessResult, out_dir: Path) -> dict[str, str]:
+    files: dict[str, str] = {}
+    for lasso in result.lassos:
+        doc = lasso_json(result, lasso)
+        stem = file_stem(lasso.instance)
+        path = out_dir / f"{stem}.json"
+        path.write_text(json.dumps(doc, indent=2) + "\n")
+        (out_dir / f"{stem}.svg").write_text(render_svg(doc) + "\n")
+        files[lasso.instance] = str(path)
+    return files
+
+
+def result_json(result: LivenessResult, files: dict[str, str] | None = None) -> dict[str, Any]:
+    return {
+        "verdict": "ok" if result.ok else "violation",
+        "fairness": result.fairness.level,
+        "assumptions": result.fairness.describe(),
+        "properties": [
+            {
+                "name": v.prop.name,
+                "instance": v.instance,
+                "kind": v.prop.kind,
+                "form": v.prop.form,
+                "formula": v.prop.formula,
+                "source": v.prop.source,
+                "description": v.prop.description,
+                "verdict": v.verdict,
+                "witness": "found" if v.witnessed else "not found",
+                "witness_of": v.prop.witness,
+            }
+            for v in result.verdicts
+        ],
+        "stats": {
+            "distinct_states": result.states,
+            "transitions": result.edges,
+            "cyclic_components": result.components,
+            "largest_component": result.largest_component,
+            "deadlocks": result.deadlocks,
+            "explore_seconds": round(result.explore_seconds, 3),
+            "check_seconds": round(result.check_seconds, 3),
+            "graph_mb": round(result.graph_bytes / 2**20, 1),
+            "complete": result.complete,
+            "stopped_by": result.stopped_by or None,
+        },
+        "counterexamples": [
+            {
+                **lasso_json(result, lasso),
+                "length": lasso.length,
+                "prefix_length": lasso.prefix_length,
+                "cycle_length": lasso.cycle_length,
+                "file": (files or {}).get(lasso.instance),
+            }
+            for lasso in result.lassos
+        ],
+    }
+
+
+def print_text(result: LivenessResult, files: dict[str, str]) -> None:
+    print(f"liveness (fairness: {result.fairness.level}):")
+    for line in result.fairness.describe():
+        print(f"  assume {line}")
+    for v in result.verdicts:
+        witness = "" if v.witnessed else " (never witnessed: " + v.prop.witness + " is unreachable)"
+        print(f"  {v.verdict:>9}  {v.instance}: {v.prop.formula}{witness}")
+    for lasso in result.lassos:
+        print(
+            f"\nliveness violation of {lasso.instance} ({lasso.prop.source}) under {result.fairness.level} "
+            f"fairness: {_steps(lasso.prefix_length)} to the cycle, then "
+            + (f"a cycle of {_steps(lasso.cycle_length)} repeated forever:" if lasso.cycle_length else "it stutters:")
+        )
+        print(format_trace(lasso.path, lasso.loop_start))
+        if lasso.instance in files:
+            print(f"  written to {files[lasso.instance]} (sequence chart: {files[lasso.instance][:-5]}.svg)")
+    print(
+        f"liveness: {result.states:,} states, {result.edges:,} transitions, {result.components:,} cyclic "
+        f"components (largest {result.largest_component:,} states), {result.deadlocks} deadlocks; "
+        f"explored in {result.explore_seconds:.1f} s, cycles checked in {result.check_seconds:.1f} s"
+    )
+    if not result.complete:
+        print(
+            f"warning: liveness exploration incomplete (stopped by {result.stopped_by}); a lasso found is real, "
+            "'holds' means within what was explored"
+        )
+
+
+def _steps(n: int) -> str:
+    return f"{n} step{'s' if n != 1 else ''}"

@@ -1,0 +1,292 @@
+"""Starting the Spark session the distributed explorer runs on, with one-line errors.
+
+Everything that can go wrong before the first Spark job is checked here, in the order a user
+would fix it: the master URL's form (bad input), then pyspark, Java (Spark 4 needs 17 or later)
+and whether the master answers (an environment that cannot run Spark). Each failure is one
+sentence that says the fix, never a Java stack trace; ``kgc check`` turns ``SparkUnavailable``
+into TLC's system-error exit code.
+
+Settings measured on a 2-core machine (shared/reference/toolchain.md §2): the web UI and the
+console progress bars are off, the log level is ERROR, shuffles use a few partitions instead of
+200, adaptive execution is off (it would re-plan the partitioning the search relies on: the
+visited set and each new level are both hash-partitioned by state, so the anti-join
+shuffles only the candidates), and on a local master the Python workers run this interpreter
+and Spark binds to 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+#: Spark 4 runs on Java 17 or later.
+MIN_JAVA = 17
+
+_MASTER = re.compile(
+    r"local(\[(\d+|\*)(,\d+)?\])?$"  # local, local[2], local[*], local[2,3] (with task retries)
+    r"|local-cluster\[\d+,\d+,\d+\]$"
+    r"|spark://[^/\s]+$"  # spark://host:7077 or spark://h1:7077,h2:7077 (standby masters)
+    r"|yarn$"
+    r"|k8s://\S+$"
+)
+
+
+class SparkUnavailable(Exception):
+    """Spark cannot run here: pyspark or Java is missing or too old, or the master does not
+    answer. The message is one line that names the fix."""
+
+
+@dataclass(frozen=True)
+class SparkSettings:
+    """How to reach Spark and how to lay the search out on it."""
+
+    master: str = "local[2]"
+    partitions: int | None = None
+    """Partitions of the frontier and the visited set (``spark.sql.shuffle.partitions``);
+    default: twice the cluster's default parallelism (4 on ``local[2]``)."""
+    checkpoint_dir: str | None = None
+    """Reliable checkpoints of each level into this directory (shared storage on a cluster:
+    ``hdfs://…``, ``s3a://…``); default: local checkpoints on the executors' disks."""
+    conf: Sequence[tuple[str, str]] = field(default_factory=tuple)
+    """Further Spark settings (``spark.executor.memory``, …), as ``spark-submit --conf``."""
+    ship_code: bool | None = None
+    """Send the project's packages to the executors (``SparkContext.addPyFile``); default: on
+    for every master that is not local."""
+
+    @property
+    def is_local(self) -> bool:
+        return self.master.startswith("local")
+
+
+def validate_master(master: str) -> None:
+    """Raise ``ValueError`` (bad input) unless ``master`` has the form of a Spark master URL."""
+    if not _MASTER.match(master):
+        raise ValueError(
+            f"unknown Spark master {master!r}; use local[N], local[*], spark://HOST:PORT, yarn or k8s://URL"
+        )
+
+
+def java_version(java: str) -> int | None:
+    """The major version ``java -version`` reports (8 for ``1.8.0_…``), or None if unreadable."""
+    try:
+        proc = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.search(r'version "(\d+)(?:\.(\d+))?', proc.stderr + proc.stdout)
+    if m is None:
+        return None
+    major = int(m.group(1))
+    return int(m.group(2) or 0) if major == 1 else major
+
+
+def check_environment(settings: SparkSettings) -> None:
+    """Raise ``SparkUnavailable`` with one line when this machine cannot start the Spark driver."""
+    try:
+        import pyspark
+    except ImportError:
+        raise SparkUnavailable(
+            "pyspark is not installed; the Spark engine needs it "
+            "(run ./scripts/setup.sh, or pip install 'pyspark>=4,<5')"
+        ) from None
+    major = int(pyspark.__version__.split(".")[0])
+    if major < 4:
+        raise SparkUnavailable(f"pyspark {pyspark.__version__} is too old; the Spark engine needs pyspark 4")
+    java_home = os.environ.get("JAVA_HOME")
+    java = str(Path(java_home) / "bin" / "java") if java_home else shutil.which("java")
+    if java is None or not os.access(java, os.X_OK):
+        where = f"JAVA_HOME={java_home} has no bin/java" if java_home else "no java on PATH and JAVA_HOME is unset"
+        raise SparkUnavailable(
+            f"Java not found ({where}); Spark needs Java {MIN_JAVA} or later "
+            "(Debian: apt-get install openjdk-17-jre-headless, or run ./scripts/setup.sh)"
+        )
+    version = java_version(java)
+    if version is None:
+        raise SparkUnavailable(f"{java} -version did not run; Spark needs a working Java {MIN_JAVA} or later")
+    if version < MIN_JAVA:
+        raise SparkUnavailable(
+            f"{java} is Java {version}; Spark 4 needs Java {MIN_JAVA} or later (set JAVA_HOME to a newer JDK)"
+        )
+    if settings.master.startswith("spark://"):
+        _check_standalone_master(settings.master)
+    if settings.master == "yarn" and not (os.environ.get("HADOOP_CONF_DIR") or os.environ.get("YARN_CONF_DIR")):
+        raise SparkUnavailable(
+            "--master yarn needs HADOOP_CONF_DIR or YARN_CONF_DIR pointing at the cluster's configuration"
+        )
+
+
+def _check_standalone_master(master: str) -> None:
+    """A standalone master (or one of its standbys) must accept a TCP connection; Spark itself
+    would retry for a minute and then print a stack trace."""
+    errors = []
+    for hostport in master[len("spark://") :].split(","):
+        host, _, port = hostport.rpartition(":")
+        if not host or not port.isdigit():
+            raise SparkUnavailable(f"Spark master {master!r} needs HOST:PORT after spark://")
+        try:
+            with socket.create_connection((host, int(port)), timeout=5):
+                return
+        except OSError as exc:
+            errors.append(f"{hostport}: {exc.strerror or exc}")
+    raise SparkUnavailable(f"cannot reach the Spark master at {master} ({'; '.join(errors)})")
+
+
+def start_session(settings: SparkSettings) -> tuple[SparkSession, bool]:
+    """The session to explore on, and whether this call started it (and so must stop it).
+
+    A session already running in this process (a test fixture, a notebook) is reused as it is
+    and left running; otherwise one is started with the settings above.
+    """
+    check_environment(settings)
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        _prepare(active, settings)
+        return active, False
+    if settings.is_local:
+        # Workers must run this interpreter (it has the project installed), on loopback.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    builder = SparkSession.builder.master(settings.master).appName("kgc check")
+    for key, value in session_defaults(settings).items():
+        builder = builder.config(key, value)
+    for key, value in settings.conf:
+        builder = builder.config(key, value)
+    try:
+        spark = builder.getOrCreate()
+    except Exception as exc:  # noqa: BLE001 - py4j and pyspark raise many kinds; one line for all
+        raise SparkUnavailable(f"Spark did not start on {settings.master}: {first_line(exc)}") from None
+    try:
+        _prepare(spark, settings)
+    except Exception:
+        spark.stop()
+        raise
+    return spark, True
+
+
+def session_defaults(settings: SparkSettings) -> dict[str, str]:
+    """The Spark settings a session started for the search gets (before ``settings.conf``)."""
+    conf = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        # The driver logs errors only, from the start (not Spark's start-up banner and warnings).
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={_log4j_config().as_uri()}",
+        "spark.sql.adaptive.enabled": "false",
+        # Old levels' shuffle files and checkpoint blocks are freed when the JVM collects them.
+        "spark.cleaner.periodicGC.interval": "5min",
+    }
+    if settings.checkpoint_dir is not None:
+        conf["spark.cleaner.referenceTracking.cleanCheckpoints"] = "true"
+    if settings.partitions is not None:
+        conf["spark.sql.shuffle.partitions"] = str(settings.partitions)
+        conf["spark.default.parallelism"] = str(settings.partitions)
+    elif settings.is_local:
+        cores = _local_cores(settings.master)
+        conf["spark.sql.shuffle.partitions"] = str(2 * cores)
+        conf["spark.default.parallelism"] = str(cores)
+    if settings.is_local:
+        conf["spark.driver.bindAddress"] = os.environ.get("SPARK_LOCAL_IP", "127.0.0.1")
+        conf["spark.driver.host"] = os.environ.get("SPARK_LOCAL_IP", "127.0.0.1")
+    return conf
+
+
+_LOG4J = """\
+# Errors only. The root level stays WARN (what Spark's shell mode expects, so it prints no
+# "Setting default log level" banner); the appender drops everything below ERROR.
+rootLogger.level = warn
+rootLogger.appenderRef.stderr.ref = stderr
+appender.console.type = Console
+appender.console.name = stderr
+appender.console.target = SYSTEM_ERR
+appender.console.filter.threshold.type = ThresholdFilter
+appender.console.filter.threshold.level = error
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = spark: %p %c{1}: %m%n%ex
+"""
+
+
+def _log4j_config() -> Path:
+    path = Path(tempfile.gettempdir()) / f"kgc-log4j2-{os.getuid()}.properties"
+    if not path.exists() or path.read_text() != _LOG4J:
+        path.write_text(_LOG4J)
+    return path
+
+
+def _local_cores(master: str) -> int:
+    m = re.match(r"local\[(\d+|\*)", master)
+    if m is None:
+        return 1
+    return (os.cpu_count() or 1) if m.group(1) == "*" else int(m.group(1))
+
+
+def _prepare(spark: SparkSession, settings: SparkSettings) -> None:
+    sc = spark.sparkContext
+    sc.setLogLevel("ERROR")
+    if settings.partitions is None and not any(k == "spark.sql.shuffle.partitions" for k, _ in settings.conf):
+        # Spark's default of 200 shuffle partitions costs ~10 s per level on a small cluster.
+        current = int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
+        wanted = 2 * max(sc.defaultParallelism, 1)
+        if current == 200 and wanted != 200:
+            spark.conf.set("spark.sql.shuffle.partitions", str(wanted))
+    ship = settings.ship_code if settings.ship_code is not None else not settings.is_local
+    if ship:
+        sc.addPyFile(str(project_zip()))
+
+
+def use_checkpoint_dir(spark: SparkSession, directory: str) -> None:
+    """Point ``spark``'s reliable checkpoints at ``directory`` (created if missing)."""
+    try:
+        spark.sparkContext.setCheckpointDir(directory)
+    except Exception as exc:  # noqa: BLE001 - a Hadoop filesystem error, as one line
+        raise SparkUnavailable(f"cannot use checkpoint directory {directory!r}: {first_line(exc)}") from None
+
+
+def remove_checkpoints(spark: SparkSession) -> None:
+    """Delete this application's checkpoint files (Spark keeps them after the job); they only
+    let a running search survive the loss of an executor."""
+    sc = spark.sparkContext
+    directory = sc.getCheckpointDir()
+    if directory is None:
+        return
+    try:
+        jvm = sc._jvm
+        assert jvm is not None
+        path = jvm.org.apache.hadoop.fs.Path(directory)
+        path.getFileSystem(sc._jsc.hadoopConfiguration()).delete(path, True)
+    except Exception:  # noqa: BLE001 - leftover files are harmless; never fail a finished search
+        pass
+
+
+def project_zip() -> Path:
+    """A zip of the ``kgc`` package's Python source, for ``addPyFile`` (what ``spark-submit
+    --py-files`` would ship): the executors import the model, its properties and the engines
+    from it."""
+    package = Path(__file__).resolve().parents[1]
+    root = package.parent
+    out = Path(tempfile.mkdtemp(prefix="kgc-")) / "kgc-executor.zip"
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted(package.rglob("*.py")):
+            zf.write(path, path.relative_to(root).as_posix())
+    return out
+
+
+def first_line(exc: BaseException) -> str:
+    """The first meaningful line of an exception from Spark (py4j appends the Java trace)."""
+    for line in str(exc).splitlines():
+        line = line.strip()
+        if line and not line.startswith(("Traceback", "at ", "py4j.", "An error occurred while calling")):
+            return line[:300]
+    return type(exc).__name__

@@ -1,0 +1,494 @@
+"""Differential runs: one request sequence against the reference (Kafka) and against a broker.
+
+A request sequence is a scenario (``kgc-scenarios`` steps with symbolic clients). It is replayed
+first on the reference implementation, configured with the broker's group settings when they are
+given (``--broker-config``; generated sequences assume Kafka 3.6.2's defaults) and otherwise as
+the scenario says; what the broker can show of that outcome — each step's answer
+or "parked", the answers to earlier parked requests delivered during the step, the group's state
+and members as DescribeGroups reports them — becomes the scenario's expectation, and the same
+scenario is then replayed on the broker through :class:`kgc.transport.WireCoordinator` by the same
+runner (``kgc.harness.scenario.runner``). The first field that differs is the divergence, and the
+scenario cut after that step is a file that reproduces it.
+
+The broker runs on its own clock: ``advance_time`` is real waiting, and an answer counts as
+immediate when it arrives within ``settle_s`` (``WireOptions``). Fields the wire cannot observe
+(generation, leader, pending members, timers, evictions) are not compared.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import secrets
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from kgc.broker.address import Address
+from kgc.harness.conformance.divergence import Divergence, describe, kind_of
+from kgc.harness.conformance.lockstep import Lockstep
+from kgc.harness.scenario.format import FORMAT, FORMAT_VERSION, Scenario, ScenarioConfig, ScenarioError, parse
+from kgc.harness.scenario.ops import AdvanceTime, Commit, Fetch, Join, Step, Sync, as_step, sender
+from kgc.harness.scenario.result import PASSED, SKIPPED, ScenarioResult
+from kgc.harness.scenario.runner import missing_capability, run_scenario
+from kgc.harness.scenario.symbols import parse_partition
+from kgc.harness.scenario.targets import make_target
+from kgc.interface.coordinator import GroupCoordinator
+from kgc.model.profiles import SCALA_3X
+from kgc.reference.config import BrokerGroupSettings
+from kgc.transport import WireCoordinator, WireError, WireOptions
+
+#: The profile whose behaviour the reference gives (Kafka 3.0-3.9 Scala, verified on 3.6.2).
+PROFILE = SCALA_3X
+
+#: Added to the longest session timeout of a sequence to make the default hold bound.
+HOLD_MARGIN_S = 2.0
+
+
+def hold_for(scenario: Scenario) -> float:
+    """The default bound on waiting out a broker's hold: the sequence's longest session timeout
+    that Kafka accepts (within ``group.min/max.session.timeout.ms``), plus :data:`HOLD_MARGIN_S` —
+    enough for a broker holding a JoinGroup for S/2 or a SyncGroup for 0.8 × S (tansu)."""
+    config = scenario.config
+    sessions = [config.session_timeout_ms] + [
+        s.session_timeout_ms for s in scenario.steps if isinstance(s, Join) and s.session_timeout_ms is not None
+    ]
+    valid = [s for s in sessions if config.min_session_timeout_ms <= s <= config.max_session_timeout_ms]
+    return max(valid or [config.session_timeout_ms]) / 1000 + HOLD_MARGIN_S
+
+
+def catch_up_for(scenario: Scenario) -> int:
+    """How far Kafka's (virtual) clock may run on to meet an answer the broker gave early: the
+    initial delay and its extension (``InitialDelayedJoin``) plus a second, but never to within
+    half a second of the shortest session or rebalance timeout of the sequence, so that running
+    Kafka's clock on completes a join phase and never evicts a member the broker still has."""
+    config = scenario.config
+    timeouts = [config.session_timeout_ms, config.rebalance_timeout_ms]
+    for step in scenario.steps:
+        if isinstance(step, Join):
+            timeouts += [step.session_timeout_ms or 0, step.rebalance_timeout_ms or 0]
+    shortest = min(t for t in timeouts if t > 0)
+    return max(0, min(2 * config.initial_rebalance_delay_ms + 1_000, shortest - 500))
+
+
+def _stop_step(reason: str) -> int:
+    """The step number in a lockstep stop reason (``"step 7: ..."``)."""
+    try:
+        return int(reason.split(":", 1)[0].removeprefix("step "))
+    except ValueError:
+        return 0
+
+
+#: Scenario config keys that are broker settings (the rest are the clients' own).
+BROKER_KEYS = ("initial_rebalance_delay_ms", "min_session_timeout_ms", "max_session_timeout_ms", "group_max_size")
+
+
+@dataclass(frozen=True)
+class BrokerSettings(BrokerGroupSettings):
+    """The broker's group settings the reference is configured with (Kafka 3.6.2's defaults,
+    ``kgc.reference.config.BrokerGroupSettings``), read from ``--broker-config``."""
+
+    def apply(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        """A scenario config with these broker settings in place of the scenario's own."""
+        merged = {k: v for k, v in config.items() if k not in BROKER_KEYS}
+        merged.update(dataclasses.asdict(self))
+        return merged
+
+    @classmethod
+    def from_assignments(cls, assignments: Sequence[str]) -> BrokerSettings:
+        """``KEY=VALUE`` strings (``--broker-config``); ValueError with one line otherwise."""
+        values: dict[str, int] = {}
+        for text in assignments:
+            key, sep, raw = text.partition("=")
+            if not sep or key not in BROKER_KEYS:
+                raise ValueError(
+                    f"--broker-config {text!r}: expected KEY=VALUE with KEY one of {', '.join(BROKER_KEYS)}"
+                )
+            try:
+                values[key] = int(raw)
+            except ValueError:
+                raise ValueError(f"--broker-config {text!r}: {raw!r} is not an integer") from None
+            if values[key] < 0:
+                raise ValueError(f"--broker-config {text!r}: must not be negative")
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one differential run found: a divergence, or a reason it was skipped, or neither."""
+
+    source: str
+    divergence: Divergence | None = None
+    skipped: str | None = None
+    seconds: float = 0.0
+    #: every divergence of the sequence, one per kind in step order (lockstep runs; the first is
+    #: ``divergence``)
+    divergences: tuple[Divergence, ...] = ()
+    #: why the comparison stopped before the sequence's end (it could not be resynchronised)
+    unresynced: str | None = None
+
+    @property
+    def found(self) -> tuple[Divergence, ...]:
+        """Every divergence of the run."""
+        if self.divergences:
+            return self.divergences
+        return () if self.divergence is None else (self.divergence,)
+
+
+class Target(Protocol):
+    """What a differential run needs of the system under test: a fresh coordinator per run (with
+    the topics the run commits to), and one to ask which scenario ops it supports."""
+
+    def coordinator(self, scenario: Scenario) -> AbstractContextManager[GroupCoordinator]:
+        """A coordinator for one run of ``scenario``, closed when the ``with`` block ends."""
+        ...
+
+    def capabilities(self) -> GroupCoordinator:
+        """A coordinator of the same kind, never sent a request (for capability checks)."""
+        ...
+
+
+class WireTarget:
+    """Builds a fresh :class:`WireCoordinator` per run, each in groups of its own
+    (``group_prefix``), and closes it afterwards."""
+
+    def __init__(self, address: Address, settle_s: float = 0.25, request_timeout_s: float = 30.0) -> None:
+        self.address = address
+        self.settle_s = settle_s
+        self.request_timeout_s = request_timeout_s
+        self._runs = itertools.count(1)
+        self._token = secrets.token_hex(3)
+
+    def options(self) -> WireOptions:
+        """Options of the next run's coordinator."""
+        prefix = f"kgc-{self._token}-{next(self._runs)}-"
+        return WireOptions(request_timeout_s=self.request_timeout_s, settle_s=self.settle_s, group_prefix=prefix)
+
+    @contextmanager
+    def coordinator(self, scenario: Scenario) -> Iterator[GroupCoordinator]:
+        """A coordinator for one run, the topics the scenario commits to or fetches created first
+        (Kafka answers UNKNOWN_TOPIC_OR_PARTITION for partitions it does not know)."""
+        wire = WireCoordinator(self.address, self.options())
+        try:
+            topics = _topics(scenario)
+            if topics:
+                wire.create_topics(topics)
+            yield wire
+        finally:
+            wire.close()
+
+    def capabilities(self) -> GroupCoordinator:
+        """A coordinator that is never connected (WireCoordinator connects on first use)."""
+        return WireCoordinator(self.address)
+
+    def probe(self) -> WireCoordinator:
+        """A coordinator that has negotiated versions (raises WireError if the broker is unusable)."""
+        wire = WireCoordinator(self.address, WireOptions(request_timeout_s=min(self.request_timeout_s, 10.0)))
+        _ = wire.versions
+        return wire
+
+
+class Differential:
+    """Replays scenarios on the reference and on the broker and names the first divergence."""
+
+    def __init__(
+        self,
+        target: Target,
+        settings: BrokerSettings | None = None,
+        max_wait_s: float = 4.0,
+        resync: bool = True,
+        hold_s: float | None = None,
+        check_properties: bool = True,
+    ) -> None:
+        self.target = target
+        self.settings = settings
+        self.max_wait_s = max_wait_s
+        #: lockstep with resynchronisation (every divergence of a sequence) or the first only
+        self.resync = resync
+        #: how long a broker's hold is waited out; None: the sequence's longest valid session
+        #: timeout plus :data:`HOLD_MARGIN_S` (a broker whose holds scale with it)
+        self.hold_s = hold_s
+        self.check_properties = check_properties
+
+    def run(self, scenario: Mapping[str, Any], source: str) -> Outcome:
+        """One scenario document (an entry of a ``kgc-scenarios`` file)."""
+        started = time.monotonic()
+        oracle_doc = self._oracle_document(scenario)
+        try:
+            oracle_scenario = scenario_from(oracle_doc, source)
+        except ScenarioError as exc:
+            return Outcome(source, skipped=f"not a valid scenario with the broker's settings: {exc}")
+        reason = self.unrunnable(oracle_scenario)
+        if reason is not None:
+            return Outcome(source, skipped=reason)
+        reference = run_scenario(oracle_scenario, reference_coordinator)
+        if reference.verdict == SKIPPED:
+            return Outcome(source, skipped=f"the reference cannot run it: {reference.reason}")
+        if reference.verdict != PASSED:
+            mismatch = reference.first_mismatch()
+            why = reference.reason or (
+                f"step {mismatch.step} {mismatch.field}: {mismatch.expected}" if mismatch else ""
+            )
+            return Outcome(source, skipped=f"the reference's run is not usable as Kafka's outcome ({why})")
+        conflict = parked_conflict(oracle_scenario.steps, reference)
+        if conflict is not None:
+            return Outcome(source, skipped=conflict)
+        expected_doc = {
+            **oracle_doc,
+            "expect": [observable(r.actual, oracle_scenario.steps, r.index) for r in reference.steps],
+        }
+        try:
+            expected = scenario_from(expected_doc, source)
+        except ScenarioError as exc:
+            return Outcome(source, skipped=f"kgc cannot write the reference's outcome as a scenario: {exc}")
+        kafka_outcome = tuple(r.actual for r in reference.steps)
+        if self.resync:
+            return self._lockstep(expected, expected_doc, kafka_outcome, source, started)
+        with self.target.coordinator(expected) as coordinator:
+            result = run_scenario(expected, lambda _config: coordinator)
+        divergence = first_divergence(expected_doc, expected.config, result, source)
+        if divergence is not None:
+            divergence = dataclasses.replace(divergence, kafka_outcome=kafka_outcome)
+        return Outcome(source, divergence, seconds=time.monotonic() - started)
+
+    def _lockstep(
+        self,
+        scenario: Scenario,
+        doc: Mapping[str, Any],
+        kafka_outcome: tuple[Mapping[str, Any], ...],
+        source: str,
+        started: float,
+    ) -> Outcome:
+        """Every divergence of the sequence, the oracle resynchronised with the broker after each
+        (``kgc.harness.conformance.lockstep``)."""
+        config = scenario.config
+        try:
+            with self.target.coordinator(scenario) as coordinator:
+                run = Lockstep(
+                    scenario,
+                    doc["steps"],
+                    reference_coordinator(config),
+                    coordinator,
+                    observable,
+                    _answer_fields,
+                    source,
+                    self.hold_s if self.hold_s is not None else hold_for(scenario),
+                    catch_up_for(scenario),
+                    self.check_properties,
+                ).run()
+        except WireError as exc:
+            # The broker failed outside a request of the sequence (connecting, finding the
+            # coordinator, creating topics, closing): a finding of its own, never a crash.
+            text = f"{type(exc).__name__}: {exc}"
+            kind = kind_of(scenario.steps, config, 0, "exception", "an answer", text)
+            failure = Divergence(
+                kind=kind,
+                description=f"step 0: {text}",
+                source=source,
+                steps=tuple(doc["steps"]),
+                step=0,
+                field_name="exception",
+                expected="an answer",
+                actual=text,
+                scenario={**doc, "steps": list(doc["steps"][:1]), "expect": list(doc["expect"][:1])},
+                kafka_outcome=kafka_outcome,
+                resynchronised=False,
+                unresynced=f"step 0: the broker failed ({text})",
+            )
+            elapsed = time.monotonic() - started
+            return Outcome(source, failure, seconds=elapsed, divergences=(failure,), unresynced=failure.unresynced)
+        found = []
+        for divergence in run.divergences:
+            index = divergence.step
+            reproduction = {
+                **doc,
+                "steps": list(doc["steps"][: index + 1]),
+                "expect": list(doc["expect"][: index + 1]),
+                "description": f"{divergence.kind}. Found by kgc conformance ({source}).",
+            }
+            found.append(
+                dataclasses.replace(
+                    divergence,
+                    scenario=reproduction,
+                    kafka_outcome=kafka_outcome,
+                    broker_outcome=tuple(run.broker),
+                    resynchronised=run.unresynced is None or index < _stop_step(run.unresynced),
+                    unresynced=run.unresynced,
+                )
+            )
+        first = found[0] if found else None
+        return Outcome(
+            source, first, seconds=time.monotonic() - started, divergences=tuple(found), unresynced=run.unresynced
+        )
+
+    def unrunnable(self, scenario: Scenario) -> str | None:
+        """Why the broker cannot run ``scenario`` (a capability it lacks, or more real waiting
+        than allowed), or None."""
+        reason = missing_capability(scenario, self.target.capabilities())
+        if reason is not None:
+            return reason
+        waiting = sum(s.ms for s in scenario.steps if isinstance(s, AdvanceTime)) / 1000
+        if waiting > self.max_wait_s:
+            return f"waits {waiting:g} s of real time (more than --max-wait {self.max_wait_s:g} s)"
+        return None
+
+    def _oracle_document(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
+        """The scenario for the reference: its steps, no expectations, and the broker's settings
+        when they are known (otherwise the scenario's own: the broker is assumed to be configured
+        as the scenario says)."""
+        steps = list(scenario.get("steps", []))
+        config = scenario.get("config", {})
+        return {
+            "name": scenario.get("name", "generated"),
+            "applies_to": [PROFILE.name],
+            "description": scenario.get("description", ""),
+            "config": self.settings.apply(config) if self.settings is not None else dict(config),
+            "steps": steps,
+            "expect": [{} for _ in steps],
+        }
+
+
+def parked_after(steps: Sequence[Step | Mapping[str, Any]], result: ScenarioResult) -> dict[str, int]:
+    """Clients whose JoinGroup or SyncGroup is still parked after the run, with its step."""
+    parked: dict[int, str] = {}
+    for report in result.steps:
+        for completion in report.actual.get("completions", []):
+            parked.pop(completion["step"], None)
+        if report.actual.get("response") == "PENDING":
+            parked[report.index] = str(sender(steps[report.index]))
+    return {client: index for index, client in parked.items()}
+
+
+def parked_conflict(steps: Sequence[Step | Mapping[str, Any]], result: ScenarioResult) -> str | None:
+    """Why the sequence is not one a real client sends on the reference's timing: a client sending
+    while its own JoinGroup or SyncGroup is parked (one request in flight per connection,
+    reference §1), or None."""
+    parked: dict[int, str] = {}
+    for report in result.steps:
+        who = sender(steps[report.index])
+        waiting = next((i for i, client in parked.items() if client == who), None)
+        if waiting is not None:
+            return (
+                f"with the broker's settings, client {who} sends step {report.index} while its "
+                f"{as_step(steps[waiting]).op} of step {waiting} is parked"
+            )
+        for completion in report.actual.get("completions", []):
+            parked.pop(completion["step"], None)
+        if report.actual.get("response") == "PENDING":
+            parked[report.index] = str(sender(steps[report.index]))
+    return None
+
+
+def reference_coordinator(config: ScenarioConfig) -> GroupCoordinator:
+    """The oracle: a fresh reference coordinator (Kafka 3.6.2) for ``config``."""
+    return make_target("reference", config, PROFILE)
+
+
+def scenario_from(doc: Mapping[str, Any], source: str) -> Scenario:
+    """Validate one scenario entry (``ScenarioError`` names the problem)."""
+    document = {"format": FORMAT, "format_version": FORMAT_VERSION, "scenarios": [doc]}
+    return parse(document, source).scenarios[0]
+
+
+def observable(actual: Mapping[str, Any], steps: Sequence[Step], index: int) -> dict[str, Any]:
+    """The part of a step's outcome a broker shows over the wire, in the scenario format: answers
+    (the step's own and those of parked requests) and the group's state and members."""
+    group = actual.get("group")
+    return {
+        "response": _answer_fields(steps[index], actual.get("response")),
+        "completions": [
+            {"step": c["step"], "member": c["member"], **_answer_fields(steps[c["step"]], _bare(c))}
+            for c in actual.get("completions", [])
+        ],
+        "group": None if group is None else _group_fields(group),
+    }
+
+
+def _nameable(names: Sequence[Any]) -> bool:
+    """Whether a list of rendered members can stand in an expectation: every one a symbolic name
+    of its own. The runner prints an id no name holds any more (its client joined again) as
+    ``?<id>``, and names a member whose JoinGroup answer it has not seen after its client, which
+    can name two ids alike; such lists are not compared."""
+    return all(isinstance(n, str) and not n.startswith("?") for n in names) and len(set(names)) == len(names)
+
+
+def _group_fields(group: Mapping[str, Any]) -> dict[str, Any]:
+    """State, and members when they can be named."""
+    members = list(group["members"])
+    return {"state": group["state"], "members": members} if _nameable(members) else {"state": group["state"]}
+
+
+def _bare(completion: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in completion.items() if k not in ("step", "member")}
+
+
+def _answer_fields(step: Step, answer: Any) -> Any:
+    """An answer as the scenario format writes it: a JoinGroup error answer carries only its error
+    (and whether it bound a member id), a SyncGroup error answer no assignment."""
+    if not isinstance(answer, dict):
+        return answer
+    if answer.get("error") == "NONE":
+        if not isinstance(step, Join):
+            return answer
+        kept = dict(answer)
+        if not _nameable(kept.get("members", [])):
+            kept.pop("members")
+        if kept.get("leader") is not None and not _nameable([kept["leader"]]):
+            kept.pop("leader")
+        return kept
+    if isinstance(step, Join):
+        return {k: v for k, v in answer.items() if k in ("error", "binds_member_id")}
+    if isinstance(step, Sync):
+        return {"error": answer["error"]}
+    return answer
+
+
+def _topics(scenario: Scenario) -> dict[str, int]:
+    """Topics the scenario commits to or fetches, with enough partitions."""
+    counts: dict[str, int] = {}
+    for step in scenario.steps:
+        names = (
+            list(step.offsets) if isinstance(step, Commit) else list(step.partitions) if isinstance(step, Fetch) else []
+        )
+        for text in names:
+            tp = parse_partition(text)
+            counts[tp.topic] = max(counts.get(tp.topic, 0), tp.partition + 1)
+    return counts
+
+
+def first_divergence(
+    doc: Mapping[str, Any], config: ScenarioConfig, result: ScenarioResult, source: str
+) -> Divergence | None:
+    """The first mismatching answer of the broker's run (a response, a parked request's answer, a
+    failure on the wire), or if every answer matched, the first mismatching DescribeGroups
+    observation: what clients receive comes before what the group looks like. The divergence
+    carries the scenario, cut after its step, that reproduces it."""
+    mismatches = [(report, f) for report in result.steps for f in report.fields if not f.ok]
+    answers = [(report, f) for report, f in mismatches if not f.field.startswith("group")]
+    if not mismatches:
+        return None
+    report, field_result = (answers or mismatches)[0]
+    steps = list(doc["steps"])
+    index = report.index
+    kind = kind_of(steps, config, index, field_result.field, field_result.expected, field_result.actual)
+    reproduction = {
+        **doc,
+        "steps": steps[: index + 1],
+        "expect": list(doc["expect"][: index + 1]),
+        "description": f"{kind}. Found by kgc conformance ({source}).",
+    }
+    return Divergence(
+        kind=kind,
+        description=describe(
+            f"{index} ({report.label})", field_result.field, field_result.expected, field_result.actual
+        ),
+        source=source,
+        steps=tuple(steps),
+        step=index,
+        field_name=field_result.field,
+        expected=field_result.expected,
+        actual=field_result.actual,
+        scenario=reproduction,
+    )

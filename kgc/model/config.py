@@ -1,0 +1,229 @@
+"""The model's configuration: bounds, faults and protocol variants, validated on load.
+
+A configuration comes from defaults, a TOML or JSON file (``--config FILE``) and command-line
+overrides, in that order. Every error is one sentence that names the field and the fix.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from kgc.model.mutants import NAMES as MUTANTS
+from kgc.model.profiles import DEFAULT_PROFILE, MODELLED, Profile
+from kgc.model.profiles import PROFILES as KNOWN_PROFILES
+
+FAULTS = ("crash", "lost_response", "session_expiry", "coordinator_unload", "store_failure")
+"""Faults the model can inject, each a bounded perturbation (``budget_*``). ``session_expiry`` is a
+timer (session, new-member, rebalance or pending-sync timeout) removing a member whose consumer is
+still running and holds the id: a slow or partitioned consumer. The same timers removing an
+abandoned member (its consumer crashed, left or started over) are recovery and always enabled."""
+
+ASSIGNORS = ("range", "roundrobin")
+PROFILES = MODELLED
+"""The profiles the model covers (``kgc/model/profiles.py``: those with ``modelled`` set)."""
+
+
+class ConfigError(ValueError):
+    """A configuration field is malformed; the message names it."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything that shapes the state space. Frozen and hashable, so it can key caches and
+    travel to Spark executors.
+
+    Defaults are the project's default check: 3 consumers, 3 partitions, every fault enabled, a
+    generation bound of 3, which admits every seed-000 scenario (the staggered joins of scenario 3
+    need three generations), and one perturbation per behaviour — any one fault, anywhere, which is
+    what each seed-000 scenario needs (a lost JoinGroup response) and what Vanlightly's KIP-848
+    spec checks (``MaxPerturbations = 1``). Recovery is never bounded. ``max_perturbations = 2``
+    is a deeper check (docs/reductions.md gives the sizes).
+    """
+
+    consumers: int = 3
+    partitions: int = 3
+    max_generation: int = 3
+    assignor: str = "range"
+    faults: frozenset[str] = field(default_factory=lambda: frozenset(FAULTS))
+    # Bounded perturbations (reference §11: "perturbations are bounded, recovery never is").
+    budget_crash: int = 1
+    budget_lost_response: int = 1
+    budget_coordinator_unload: int = 1
+    budget_store_failure: int = 1
+    budget_session_expiry: int = 1
+    budget_leave: int = 1
+    budget_metadata_change: int = 0
+    max_perturbations: int = 1
+    """Perturbations of any kind (the budgets above) along one behaviour."""
+    # Protocol variants.
+    static_consumers: int = 1
+    """How many consumers (the first ones) are static members: they join with a
+    ``group.instance.id`` (KIP-345, Kafka 2.3+), their own index. A static member that misses a
+    rebalance stays in the group, so it can fall behind by a generation."""
+    require_known_member_id: bool = False
+    """JoinGroup v4+ (KIP-394, Kafka 2.2+): an id-less JoinGroup gets MEMBER_ID_REQUIRED first."""
+    initial_rebalance_delay_ms: int = 3000
+    """``group.initial.rebalance.delay.ms``; 0 reproduces the seeds' (pre-0.11) form."""
+    rebalance_timeout_ms: int = 300000
+    """The members' rebalance timeout (``max.poll.interval.ms``); only its relation to the initial
+    delay matters to the untimed model (whether an InitialDelayedJoin can be extended)."""
+    auto_commit: bool = True
+    offset_fetch: bool = False
+    profile: Profile = DEFAULT_PROFILE
+    """The behaviour profile (``kgc/model/profiles.py``): its rule switches are what the model reads.
+    Files, the command line, traces and checkpoints carry its name (:meth:`describe`,
+    :meth:`from_mapping`)."""
+    atomic_requests: bool = True
+    """Reduction: a request is handled in the step that sends it, and a request answered at once
+    (not parked) is answered and read in that step too. Only answers to parked requests travel
+    on the response channel. Sound for every shipped property (docs/reductions.md); set false
+    for the fully asynchronous channels."""
+    mutant: str = ""
+    """A catalogued protocol bug to switch on (``kgc/model/mutants.py``); "" for the protocol itself."""
+
+    # ------------------------------------------------------------------ derived facts
+    @property
+    def initial_delay_zero(self) -> bool:
+        return self.initial_rebalance_delay_ms == 0
+
+    @property
+    def initial_delay_extensible(self) -> bool:
+        """InitialDelayedJoin can be re-armed: remaining = max(rebalance timeout − delay, 0) > 0
+        (reference §11)."""
+        return self.rebalance_timeout_ms > self.initial_rebalance_delay_ms > 0
+
+    def is_static(self, consumer: int) -> bool:
+        """Whether consumer ``consumer`` joins with a ``group.instance.id`` (its index)."""
+        return consumer < self.static_consumers
+
+    def has(self, fault: str) -> bool:
+        return fault in self.faults
+
+    def budget(self, fault: str) -> int:
+        """The initial budget of a bounded perturbation; 0 when the fault is disabled."""
+        if fault in FAULTS and fault not in self.faults:
+            return 0
+        return int(getattr(self, f"budget_{fault}"))
+
+    def describe(self) -> dict[str, Any]:
+        """The fields as plain data (JSON, traces, checkpoints): the faults sorted, the profile by
+        name; :meth:`from_mapping` reads it back to an equal configuration."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["faults"] = sorted(self.faults)
+        data["profile"] = self.profile.name
+        return data
+
+    # ------------------------------------------------------------------ loading
+    @classmethod
+    def from_mapping(cls, data: dict[str, Any], base: Config | None = None) -> Config:
+        """Build a config from a mapping (a parsed file or CLI overrides) on top of ``base``."""
+        base = base or cls()
+        known = {f.name: f for f in fields(cls)}
+        updates: dict[str, Any] = {}
+        for key, value in data.items():
+            if key not in known:
+                raise ConfigError(f"unknown configuration field {key!r}; known fields: {', '.join(known)}")
+            updates[key] = _coerce(key, value, getattr(base, key))
+        config = replace(base, **updates)
+        config.validate()
+        return config
+
+    @classmethod
+    def load(cls, path: str | Path, base: Config | None = None) -> Config:
+        """Read a TOML (``.toml``) or JSON file. A ``[model]`` table, if present, holds the fields."""
+        p = Path(path)
+        try:
+            text = p.read_text()
+        except OSError as exc:
+            raise ConfigError(f"cannot read configuration file {str(p)!r}: {exc.strerror}") from None
+        try:
+            data = json.loads(text) if p.suffix == ".json" else tomllib.loads(text)
+        except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"configuration file {str(p)!r} is not valid {p.suffix[1:] or 'TOML'}: {exc}") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"configuration file {str(p)!r} must hold a table of fields")
+        if isinstance(data.get("model"), dict):
+            data = data["model"]
+        return cls.from_mapping(data, base)
+
+    def validate(self) -> None:
+        def need(cond: bool, message: str) -> None:
+            if not cond:
+                raise ConfigError(message)
+
+        need(1 <= self.consumers <= 6, f"consumers must be between 1 and 6, got {self.consumers}")
+        need(1 <= self.partitions <= 12, f"partitions must be between 1 and 12, got {self.partitions}")
+        need(1 <= self.max_generation <= 20, f"max_generation must be between 1 and 20, got {self.max_generation}")
+        need(self.assignor in ASSIGNORS, f"assignor must be one of {', '.join(ASSIGNORS)}, got {self.assignor!r}")
+        unknown = set(self.faults) - set(FAULTS)
+        if unknown:
+            raise ConfigError(f"faults: unknown fault {sorted(unknown)[0]!r}; known faults: {', '.join(FAULTS)}")
+        for f in fields(self):
+            if f.name.startswith("budget_"):
+                value = getattr(self, f.name)
+                need(0 <= value <= 5, f"{f.name} must be between 0 and 5, got {value}")
+        need(
+            0 <= self.max_perturbations <= 10,
+            f"max_perturbations must be between 0 and 10, got {self.max_perturbations}",
+        )
+        need(
+            0 <= self.static_consumers <= self.consumers,
+            f"static_consumers must be between 0 and consumers ({self.consumers}), got {self.static_consumers}",
+        )
+        need(self.initial_rebalance_delay_ms >= 0, "initial_rebalance_delay_ms must not be negative")
+        need(self.rebalance_timeout_ms > 0, "rebalance_timeout_ms must be positive")
+        need(
+            self.profile.name in PROFILES and KNOWN_PROFILES[self.profile.name] == self.profile,
+            f"profile must be one of {', '.join(PROFILES)}, got {self.profile.name!r}",
+        )
+        need(
+            self.mutant == "" or self.mutant in MUTANTS,
+            f"mutant must be one of {', '.join(MUTANTS)}, got {self.mutant!r}",
+        )
+
+
+def _coerce(key: str, value: Any, current: Any) -> Any:
+    """Convert a file or CLI value to the field's type, with a one-line error naming the field."""
+    if key == "profile":
+        if isinstance(value, Profile):
+            return value
+        if not isinstance(value, str) or value not in PROFILES:
+            raise ConfigError(f"profile must be one of {', '.join(PROFILES)}, got {value!r}")
+        return KNOWN_PROFILES[value]
+    if key == "faults":
+        if isinstance(value, str):
+            items = [v.strip() for v in value.split(",") if v.strip()]
+            if items == ["all"]:
+                return frozenset(FAULTS)
+            if items == ["none"]:
+                return frozenset()
+            value = items
+        if not isinstance(value, (list, tuple, set, frozenset)) or not all(isinstance(v, str) for v in value):
+            raise ConfigError("faults must be a list of fault names (or 'all' / 'none')")
+        return frozenset(value)
+    if isinstance(current, bool):
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
+            return value.lower() in ("true", "1", "yes")
+        raise ConfigError(f"{key} must be true or false, got {value!r}")
+    if isinstance(current, int):
+        if isinstance(value, bool):
+            raise ConfigError(f"{key} must be a whole number, got {value!r}")
+        if isinstance(value, int):
+            return value
+        if isinstance(value, str):
+            try:
+                return int(value)
+            except ValueError:
+                pass
+        raise ConfigError(f"{key} must be a whole number, got {value!r}")
+    if isinstance(current, str):
+        if not isinstance(value, str):
+            raise ConfigError(f"{key} must be a string, got {value!r}")
+        return value
+    return value

@@ -1,0 +1,199 @@
+"""The consumer client: what it sends and how it reacts to answers.
+
+Modelled on the Java client's ``AbstractCoordinator`` / ``ConsumerCoordinator`` (seeds 001 and
+004: ``joinGroupIfNeeded``, ``JoinGroupResponseHandler``, ``onJoinLeader`` / ``onJoinFollower``,
+``HeartbeatResponseHandler``, ``maybeLeaveGroup``, ``resetGeneration``), with the eager rebalance
+protocol: every owned partition is revoked before a JoinGroup (``onPartitionsRevoked``) and the
+new assignment installed on a successful SyncGroup (``onPartitionsAssigned``).
+
+A consumer has one connection and one request in flight at a time (reference §1: the broker
+handles one request per connection and mutes it while a request is parked).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kgc.model.actions import (
+    CHANGE_METADATA,
+    RECEIVE,
+    SEND_COMMIT,
+    SEND_FETCH,
+    SEND_HEARTBEAT,
+    SEND_JOIN,
+    SEND_LEAVE,
+    Action,
+)
+from kgc.model.assignors import assign
+from kgc.model.config import Config
+from kgc.model.mutants import RULES
+from kgc.model.state import NO_GENERATION, NO_MEMBER, Consumer, Request, Response, initial_consumer, replace
+from kgc.model.types import ApiKey, Errors, MemberState
+
+#: Errors that mean "find the coordinator again" (``markCoordinatorUnknown``).
+COORDINATOR_ERRORS = frozenset({Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE})
+
+
+def _send(consumer: Consumer, request: Request, **changes: Any) -> Consumer:
+    return replace(consumer, awaiting=int(request.api), requests=consumer.requests + (request,), **changes)
+
+
+def consumer_steps(config: Config, index: int, consumer: Consumer) -> list[tuple[Action, Consumer]]:
+    """The consumer's enabled steps, in a fixed order. Steps that spend a perturbation budget
+    (leave, metadata change) are included; the caller checks the budget."""
+    steps: list[tuple[Action, Consumer]] = []
+    if consumer.responses:
+        response = consumer.responses[0]
+        steps.append((Action(RECEIVE, index, response=response), receive(config, consumer)))
+    if consumer.awaiting:
+        return steps
+    if consumer.rejoin_needed:
+        request = Request(ApiKey.JOIN_GROUP, consumer.mid, meta=consumer.meta)
+        steps.append((Action(SEND_JOIN, index, request=request), send_join(config, consumer, request)))
+    elif consumer.state == MemberState.STABLE:
+        # The heartbeat thread runs while the member is stable; once a rejoin is needed the
+        # next poll sends the JoinGroup instead.
+        hb = Request(ApiKey.HEARTBEAT, consumer.mid, consumer.generation)
+        steps.append((Action(SEND_HEARTBEAT, index, request=hb), _send(consumer, hb)))
+        if config.auto_commit and consumer.owned:
+            commit = auto_commit_request(config, consumer)
+            steps.append((Action(SEND_COMMIT, index, request=commit), _send(consumer, commit)))
+        if config.offset_fetch and consumer.owned:
+            fetch = Request(ApiKey.OFFSET_FETCH, consumer.mid, consumer.generation)
+            steps.append((Action(SEND_FETCH, index, request=fetch), _send(consumer, fetch)))
+    if consumer.mid != NO_MEMBER and not config.is_static(index):
+        # A static member does not leave on close or on a poll timeout (KIP-345): its instance
+        # id keeps its place until its session times out.
+        leave = Request(ApiKey.LEAVE_GROUP, consumer.mid)
+        steps.append((Action(SEND_LEAVE, index, request=leave), send_leave(consumer, leave)))
+    changed = replace(consumer, meta=consumer.meta ^ 1, rejoin_needed=True)
+    steps.append((Action(CHANGE_METADATA, index), changed))
+    return steps
+
+
+def auto_commit_request(config: Config, consumer: Consumer) -> Request:
+    """The auto-commit task runs inside ``poll`` before the fetcher advances the position, so the
+    committed position never covers records the application has not processed (seed 003)."""
+    after_fetch = not RULES[config.mutant].auto_commit_processed_only
+    return Request(ApiKey.OFFSET_COMMIT, consumer.mid, consumer.generation, covers_unprocessed=after_fetch)
+
+
+def send_join(config: Config, consumer: Consumer, request: Request) -> Consumer:
+    """``joinGroupIfNeeded``: ``onJoinPrepare`` revokes every owned partition (eager protocol),
+    then JoinGroup with the known member id (empty for a new member)."""
+    kept = () if RULES[config.mutant].revoke_before_assign else consumer.owned
+    return _send(consumer, request, owned=kept, state=MemberState.REBALANCING)
+
+
+def send_leave(consumer: Consumer, request: Request) -> Consumer:
+    """``maybeLeaveGroup`` (seed 001, seed 000 "LeaveGroup"): send LeaveGroup and reset the member
+    id and generation. The consumer rejoins at its next poll (a poll-timeout leave); a consumer
+    that never acts again is a closed one."""
+    return _send(
+        consumer,
+        request,
+        state=MemberState.UNJOINED,
+        mid=NO_MEMBER,
+        generation=NO_GENERATION,
+        owned=(),
+        rejoin_needed=True,
+    )
+
+
+def _reset(consumer: Consumer, reset_member_id: bool) -> Consumer:
+    """``resetGenerationOnResponseError``: forget the generation (and the member id on
+    UNKNOWN_MEMBER_ID), lose the partitions, rejoin."""
+    return replace(
+        consumer,
+        state=MemberState.UNJOINED,
+        mid=NO_MEMBER if reset_member_id else consumer.mid,
+        generation=NO_GENERATION,
+        owned=(),
+        rejoin_needed=True,
+    )
+
+
+def fenced(consumer: Consumer) -> Consumer:
+    """FENCED_INSTANCE_ID is fatal (``FencedInstanceIdException``, KIP-345): another consumer holds
+    the instance id; this one gives up its partitions and stops taking part."""
+    return replace(
+        consumer, state=MemberState.UNJOINED, mid=NO_MEMBER, generation=NO_GENERATION, owned=(), rejoin_needed=False
+    )
+
+
+def receive(config: Config, consumer: Consumer) -> Consumer:
+    """Handle the response at the head of the connection."""
+    response = consumer.responses[0]
+    c = replace(consumer, responses=consumer.responses[1:], awaiting=0)
+    api, error = response.api, response.error
+    if error == Errors.FENCED_INSTANCE_ID:
+        return fenced(c)
+    if api == ApiKey.JOIN_GROUP:
+        return _on_join_response(config, c, response)
+    if api == ApiKey.SYNC_GROUP:
+        if error == Errors.NONE:
+            # onJoinComplete → onPartitionsAssigned.
+            owned = response.assignment
+            if not RULES[config.mutant].revoke_before_assign:
+                owned = tuple(sorted(set(c.owned) | set(owned)))
+            return replace(c, state=MemberState.STABLE, owned=owned)
+        if error == Errors.UNKNOWN_MEMBER_ID:
+            return _reset(c, reset_member_id=True)
+        if error == Errors.ILLEGAL_GENERATION:
+            return _reset(c, reset_member_id=False)
+        if error in COORDINATOR_ERRORS and not RULES[config.mutant].retry_after_coordinator_error:
+            return replace(c, state=MemberState.REBALANCING)
+        return replace(c, rejoin_needed=True, state=MemberState.REBALANCING)
+    if api in (ApiKey.HEARTBEAT, ApiKey.OFFSET_COMMIT):
+        if error == Errors.REBALANCE_IN_PROGRESS:
+            return replace(c, rejoin_needed=True)
+        if error == Errors.UNKNOWN_MEMBER_ID:
+            return _reset(c, reset_member_id=True)
+        if error == Errors.ILLEGAL_GENERATION:
+            return _reset(c, reset_member_id=False)
+        return c
+    return c
+
+
+def _on_join_response(config: Config, c: Consumer, response: Response) -> Consumer:
+    """``JoinGroupResponseHandler``: on success adopt the generation and send SyncGroup at once —
+    the leader with the plan it computes from the member list (``onJoinLeader``), a follower
+    empty (``onJoinFollower``)."""
+    error = response.error
+    if error == Errors.NONE:
+        plan = assign(config.assignor, response.members, config.partitions) if response.leader == response.mid else ()
+        sync = Request(ApiKey.SYNC_GROUP, response.mid, response.generation, plan=plan)
+        return _send(
+            c,
+            sync,
+            mid=response.mid,
+            generation=response.generation,
+            state=MemberState.REBALANCING,
+            rejoin_needed=False,
+        )
+    if error == Errors.MEMBER_ID_REQUIRED:
+        # KIP-394: rejoin at once with the id the coordinator handed out.
+        return _send(replace(c, mid=response.mid), Request(ApiKey.JOIN_GROUP, response.mid, meta=c.meta))
+    if error == Errors.UNKNOWN_MEMBER_ID:
+        return _reset(c, reset_member_id=True)
+    if error in COORDINATOR_ERRORS and not RULES[config.mutant].retry_after_coordinator_error:
+        return replace(c, rejoin_needed=False)
+    return replace(c, rejoin_needed=True)
+
+
+def lose_response(consumer: Consumer) -> Consumer:
+    """The response never arrives (seed 000: a follower or the leader loses its JoinGroup
+    response). The client's request times out and it carries on: a JoinGroup or SyncGroup is
+    retried by rejoining with the member id it knows."""
+    response = consumer.responses[0]
+    c = replace(consumer, responses=consumer.responses[1:], awaiting=0)
+    if response.api in (ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP):
+        return replace(c, rejoin_needed=True, state=MemberState.REBALANCING)
+    return c
+
+
+def crash(consumer: Consumer) -> Consumer:
+    """The consumer process dies and restarts: its connection closes (queued requests and answers
+    are gone) and it starts over with no member id. The coordinator still has its old member
+    until a timer removes it."""
+    return replace(initial_consumer(), meta=consumer.meta)

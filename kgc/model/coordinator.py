@@ -1,0 +1,733 @@
+"""The group coordinator: request handlers, purgatory timers and storage callbacks.
+
+Each public function here is one atomic transition of the group under the group metadata lock
+(reference §1: every handler, timer callback and storage callback runs under ``group.inLock``).
+They follow Kafka 3.6.2's Scala ``GroupCoordinator`` and are named after its methods; the
+``java-4.0`` profile switches the few rules that differ (reference §17).
+
+Heartbeat timers. The model is untimed, so every member has one heartbeat timer that may fire at
+any moment and removes the member unless it is alive (reference §12). Re-arming a timer
+(``completeAndScheduleNextHeartbeatExpiration``: on a heartbeat, an accepted commit, a join
+completion, an answered SyncGroup) changes nothing in an untimed model and is not a step here; the
+reference implementation (``kgc/reference``) keeps the real deadlines. Scala's "a timer armed while
+the member is parked completes on the spot" and Java's "the timer runs and finds the member alive"
+are the same here, as they are observably in Kafka.
+
+A step works on a ``GroupTx``: a mutable working copy of the group that collects the answers the
+step produces, the states it enters and the members it evicts, then freezes back into a ``Group``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kgc.model.actions import Answer, Chooser
+from kgc.model.config import Config
+from kgc.model.mutants import RULES
+from kgc.model.state import (
+    NO_GENERATION,
+    NO_MEMBER,
+    Group,
+    JoinTimer,
+    Member,
+    MemberId,
+    PendingMember,
+    Plan,
+    Request,
+    Response,
+    Store,
+    replace,
+)
+from kgc.model.types import ApiKey, Errors, GroupState
+
+PR = GroupState.PREPARING_REBALANCE
+CR = GroupState.COMPLETING_REBALANCE
+STABLE = GroupState.STABLE
+EMPTY = GroupState.EMPTY
+DEAD = GroupState.DEAD
+
+#: The error a parked SyncGroup gets when the leader's plan cannot be written. The model's
+#: storage fault is an append that fails with NOT_ENOUGH_REPLICAS, which Kafka maps to
+#: COORDINATOR_NOT_AVAILABLE (reference §14).
+STORE_FAILURE_ERROR = Errors.COORDINATOR_NOT_AVAILABLE
+
+
+class GroupTx:
+    """One atomic step of the coordinator on a group."""
+
+    def __init__(self, group: Group, config: Config, chooser: Chooser) -> None:
+        self.group = group
+        self.config = config
+        self.rules = RULES[config.mutant]
+        """The protocol's rules, with the one a mutant breaks patched (``kgc/model/mutants.py``)."""
+        self.chooser = chooser
+        self.state = group.state
+        self.generation = group.generation
+        self.leader = group.leader
+        self.members: dict[MemberId, Member] = {m.mid: m for m in group.members}
+        self.pending: dict[MemberId, PendingMember] = {p.mid: p for p in group.pending}
+        self.join_timer = group.join_timer
+        self.new_member_added = group.new_member_added
+        self.stores = group.stores
+        self.stale_sync = group.stale_sync
+        self.path: list[GroupState] = []
+        self.answers: list[Answer] = []
+        self.evicted: list[MemberId] = []
+
+    # ------------------------------------------------------------------ bookkeeping
+    def freeze(self) -> Group:
+        """The group after the step; the very same object when the step changed nothing."""
+        g = self.group
+        if (
+            self.state == g.state
+            and self.generation == g.generation
+            and self.leader == g.leader
+            and self.join_timer == g.join_timer
+            and self.new_member_added == g.new_member_added
+            and self.stores is g.stores
+            and self.stale_sync == g.stale_sync
+            and len(self.members) == len(g.members)
+            and len(self.pending) == len(g.pending)
+            and all(self.members.get(m.mid) is m for m in g.members)
+            and all(self.pending.get(p.mid) is p for p in g.pending)
+        ):
+            return g
+        return tuple.__new__(  # Group(...) without namedtuple's interpreted __new__ (a step builds one)
+            Group,
+            (
+                self.state,
+                self.generation,
+                self.leader,
+                tuple(self.members[mid] for mid in sorted(self.members)),
+                tuple(self.pending[mid] for mid in sorted(self.pending)),
+                self.join_timer,
+                self.new_member_added,
+                self.stores,
+                self.stale_sync,
+            ),
+        )
+
+    def transition_to(self, target: GroupState) -> None:
+        """``GroupMetadata.transitionTo``; validity is a property (``valid_transitions``), so a
+        mutant's illegal transition is reported rather than crashing the model."""
+        self.state = target
+        self.path.append(target)
+
+    def respond(self, consumer: int, response: Response) -> None:
+        """The immediate answer to the request being handled."""
+        self.answers.append(tuple.__new__(Answer, (consumer, response, True, False, False)))
+
+    def answer_parked(self, mid: MemberId, response: Response, orphan: bool) -> None:
+        """Invoke a parked callback: the answer travels on the connection that sent the request,
+        and is lost if that connection is closed."""
+        self.answers.append(tuple.__new__(Answer, (mid[0], response, not orphan, False, True)))
+
+    def update(self, mid: MemberId, **fields: Any) -> Member:
+        member = replace(self.members[mid], **fields)
+        self.members[mid] = member
+        return member
+
+    def is_leader(self, mid: MemberId) -> bool:
+        return self.leader == mid
+
+    def static_member(self, consumer: int) -> MemberId | None:
+        """``currentStaticMemberId``: the member holding static consumer ``consumer``'s
+        ``group.instance.id`` (its index), if any. Joining with the instance id replaces the old
+        holder, so there is at most one."""
+        for mid, m in self.members.items():
+            if m.static and mid[0] == consumer:
+                return mid
+        return None
+
+    def validate_member(self, consumer: int, mid: MemberId) -> Errors | None:
+        """``validateCurrentMember`` (reference §5–§8, 3.6.2): a static consumer's instance id must
+        be held by exactly this member id (else FENCED_INSTANCE_ID, or UNKNOWN_MEMBER_ID when
+        nobody holds it); a dynamic member must be in the group (else UNKNOWN_MEMBER_ID)."""
+        if self.config.is_static(consumer):
+            holder = self.static_member(consumer)
+            if holder is None:
+                return Errors.UNKNOWN_MEMBER_ID
+            return None if holder == mid else Errors.FENCED_INSTANCE_ID
+        return None if mid in self.members else Errors.UNKNOWN_MEMBER_ID
+
+    def all_members_joined(self) -> bool:
+        """``hasAllMembersJoined``: every member parked in JoinGroup and no pending member id."""
+        return not self.pending and all(m.awaiting_join for m in self.members.values())
+
+    def fresh_member_id(self, consumer: int, in_use: set[MemberId]) -> MemberId:
+        """``clientId-UUID``: an id never equal to one this group or the consumer still refers to.
+        Serials are reused once nothing refers to them, which keeps the state space finite."""
+        used = {mid[1] for mid in self.members if mid[0] == consumer}
+        used |= {mid[1] for mid in self.pending if mid[0] == consumer}
+        for store in self.stores:
+            used |= {mid[1] for mid, _ in store.plan if mid[0] == consumer}
+        used |= {mid[1] for mid in in_use if mid[0] == consumer}
+        serial = 0
+        while serial in used:
+            serial += 1
+        return (consumer, serial)
+
+    # ------------------------------------------------------------------ rebalancing
+    def maybe_prepare_rebalance(self) -> None:
+        """``canRebalance``: only Stable, CompletingRebalance and Empty may enter
+        PreparingRebalance; a trigger during PreparingRebalance starts nothing (reference §2)."""
+        if self.state in (STABLE, CR, EMPTY) or not self.rules.rebalance_needs_can_rebalance:
+            self.prepare_rebalance()
+
+    def prepare_rebalance(self) -> None:
+        """``prepareRebalance`` (reference §11, seed 004): from CompletingRebalance first answer
+        every parked SyncGroup with REBALANCE_IN_PROGRESS; clear the pending-sync set (its
+        DelayedSync is cancelled); put the one join timer of this rebalance in the purgatory —
+        an InitialDelayedJoin when the group was Empty, else a DelayedJoin — and try to complete
+        it at once."""
+        if self.state == CR and self.rules.rebalance_fails_parked_syncs:
+            self.reset_and_propagate_assignment_error(Errors.REBALANCE_IN_PROGRESS)
+        for mid, m in list(self.members.items()):
+            if m.pending_sync:
+                self.update(mid, pending_sync=False)
+        self.stale_sync = False
+        initial = self.state == EMPTY
+        self.join_timer = JoinTimer.INITIAL_DELAYED_JOIN if initial else JoinTimer.DELAYED_JOIN
+        self.transition_to(PR)
+        if not initial:
+            self.try_complete_join()
+        elif self.config.initial_delay_zero:
+            # A delay of 0 fires before the step that armed it ends (scenario format, timer rule 3;
+            # in production the timer thread runs it right after): the pre-0.11 behaviour.
+            self.expire_initial_delayed_join(extend=False)
+
+    def try_complete_join(self) -> None:
+        """``DelayedJoin.tryComplete``: complete the join phase once everyone has rejoined. An
+        InitialDelayedJoin never completes early in Scala (reference §11)."""
+        if self.state == PR and self.join_timer == JoinTimer.DELAYED_JOIN and self.all_members_joined():
+            self.on_complete_join()
+
+    def try_complete_join_after_expiry(self) -> None:
+        """After a member or pending id expires in PreparingRebalance. Java completes even an
+        initial rebalance at once if everyone left has joined (reference §17 item 2)."""
+        if (
+            self.config.profile.expiry_completes_initial_join
+            and self.state == PR
+            and self.join_timer == JoinTimer.INITIAL_DELAYED_JOIN
+            and self.all_members_joined()
+        ):
+            self.on_complete_join()
+        else:
+            self.try_complete_join()
+
+    def expire_initial_delayed_join(self, extend: bool) -> None:
+        """``InitialDelayedJoin.onComplete`` (KIP-134, 0.11+): if a member was added meanwhile and
+        delay remains, start another InitialDelayedJoin; otherwise complete the join phase."""
+        if extend:
+            self.new_member_added = False
+        else:
+            self.on_complete_join()
+
+    def on_complete_join(self) -> None:
+        """``onCompleteJoin`` (reference §11, seed 004): remove the dynamic members that did not
+        rejoin (static ones stay, 2.3+), re-elect the leader among the rejoined if needed (an
+        arbitrary one), bump the generation and answer every parked JoinGroup — the member list
+        goes to the leader only — or become Empty when nobody is left. When only static members
+        remain and none rejoined, the phase starts over with a new DelayedJoin instead."""
+        self.join_timer = JoinTimer.NONE
+        self.new_member_added = False
+        for mid in sorted(self.members):
+            absent = not self.members[mid].awaiting_join
+            if absent and not self.config.is_static(mid[0]) and self.rules.complete_join_removes_absent:
+                self.evicted.append(mid)
+                del self.members[mid]
+        joined = sorted(mid for mid, m in self.members.items() if m.awaiting_join)
+        if self.members and not joined:
+            # No member rejoined but static members remain: wait for them again (reference §11).
+            # A removed leader was replaced at once by an arbitrary remaining member (``remove``).
+            if self.leader not in self.members and self.rules.leader_reelected:
+                self.leader = self.chooser.choose(sorted(self.members))
+            self.join_timer = JoinTimer.DELAYED_JOIN
+            return
+        leader = self.members.get(self.leader)
+        if (leader is None or not leader.awaiting_join) and self.rules.leader_reelected:
+            # maybeElectNewJoinedLeader (2.3+): a leader that did not rejoin is replaced by an
+            # arbitrary rejoined member.
+            self.leader = self.chooser.choose(joined) if joined else NO_MEMBER
+        self.generation += 1
+        self.stale_sync = False  # initNextGeneration: clearPendingSyncMembers
+        if not self.members:
+            self.transition_to(EMPTY)
+            return
+        self.transition_to(CR)
+        everyone = tuple(sorted(self.members))
+        for mid in everyone:
+            m = self.members[mid]
+            response = Response(
+                ApiKey.JOIN_GROUP,
+                Errors.NONE,
+                mid=mid,
+                generation=self.generation,
+                leader=self.leader,
+                members=everyone if mid == self.leader else (),
+            )
+            if m.awaiting_join:  # maybeInvokeJoinCallback: only a parked JoinGroup has a callback
+                self.answer_parked(mid, response, m.orphan)
+            self.update(mid, awaiting_join=False, is_new=False, pending_sync=True)
+
+    def reset_and_propagate_assignment_error(self, error: Errors) -> None:
+        """``resetAndPropagateAssignmentError`` (reference §14): clear every assignment and answer
+        every parked SyncGroup with ``error``; each answered member's session timer restarts."""
+        for mid in sorted(self.members):
+            self.update(mid, assignment=(), assignment_gen=NO_GENERATION)
+        self.propagate_assignment(error)
+
+    def set_and_propagate_assignment(self, store: Store) -> None:
+        """``setAndPropagateAssignment``: install the stored plan and answer the parked
+        SyncGroups with each member's own part."""
+        plan = dict(store.plan)
+        for mid in sorted(self.members):
+            self.update(mid, assignment=plan.get(mid, ()), assignment_gen=store.generation)
+        self.propagate_assignment(Errors.NONE)
+
+    def propagate_assignment(self, error: Errors) -> None:
+        for mid in sorted(self.members):
+            m = self.members[mid]
+            if m.awaiting_sync:
+                ok = error == Errors.NONE
+                response = Response(
+                    ApiKey.SYNC_GROUP,
+                    error,
+                    mid=mid,
+                    generation=self.generation,
+                    assignment=m.assignment if ok else (),
+                    plan_generation=m.assignment_gen if ok else NO_GENERATION,
+                )
+                self.answer_parked(mid, response, m.orphan)
+                self.update(mid, awaiting_sync=False)
+
+    def remove_member(self, mid: MemberId) -> None:
+        """``GroupMetadata.remove``: if the leader goes, an arbitrary remaining member (HashMap
+        order) becomes leader at once (reference §7, §21)."""
+        del self.members[mid]
+        if self.leader == mid and self.rules.leader_reelected:
+            self.leader = self.chooser.choose(sorted(self.members)) if self.members else NO_MEMBER
+
+    def remove_member_and_update_group(self, mid: MemberId) -> None:
+        """``removeMemberAndUpdateGroup`` (LeaveGroup, session expiry; reference §7): answer a
+        parked JoinGroup with UNKNOWN_MEMBER_ID, remove the member, then rebalance from
+        Stable/CompletingRebalance or try to complete the join phase in PreparingRebalance."""
+        m = self.members[mid]
+        if m.awaiting_join:
+            self.answer_parked(mid, Response(ApiKey.JOIN_GROUP, Errors.UNKNOWN_MEMBER_ID), m.orphan)
+        self.remove_member(mid)
+        if self.state in (STABLE, CR):
+            self.prepare_rebalance()
+        elif self.state == PR:
+            self.try_complete_join_after_expiry()
+
+    def add_member_and_rebalance(self, mid: MemberId, meta: int, static: bool = False) -> None:
+        """``addMemberAndRebalance`` (reference §4, seed 004): the member is created new and parked
+        in JoinGroup, becomes leader if the group has none, gets the 5-minute new-member
+        heartbeat timer, and a rebalance starts if the state allows one. ``static``: it joined
+        with a ``group.instance.id``."""
+        if self.state == PR:
+            extends = (
+                self.generation == 0
+                if self.config.profile.new_member_added_needs_generation_zero
+                else self.join_timer == JoinTimer.INITIAL_DELAYED_JOIN
+            )
+            if extends:
+                self.new_member_added = True
+        self.members[mid] = Member(
+            mid=mid,
+            meta=meta,
+            awaiting_join=True,
+            awaiting_sync=False,
+            is_new=True,
+            pending_sync=False,
+            assignment=(),
+            assignment_gen=NO_GENERATION,
+            orphan=False,
+            static=static,
+        )
+        if self.leader == NO_MEMBER:
+            self.leader = mid
+        self.maybe_prepare_rebalance()
+
+    def update_member_and_rebalance(self, mid: MemberId, meta: int) -> None:
+        """``updateMemberAndRebalance``: new metadata, parked in JoinGroup (it counts as
+        rejoined); a JoinGroup of a known member never re-arms its heartbeat (seed 000)."""
+        self.update(mid, meta=meta, awaiting_join=True)
+        self.maybe_prepare_rebalance()
+
+
+# ---------------------------------------------------------------------- request handlers
+
+
+def handle_request(tx: GroupTx, consumer: int, request: Request, in_use: set[MemberId]) -> bool:
+    """Handle the request at the head of ``consumer``'s connection. Returns True when the request
+    is parked in purgatory (no immediate answer). ``in_use`` lists member ids the consumer itself
+    still refers to (fresh ids must differ from them)."""
+    if tx.state == DEAD:
+        # The unloaded group is gone from this broker's cache: validateGroupStatus answers
+        # NOT_COORDINATOR to every request (reference §3, §15).
+        tx.respond(consumer, _error_response(request.api, Errors.NOT_COORDINATOR))
+        return False
+    api = request.api
+    if api == ApiKey.JOIN_GROUP:
+        return handle_join_group(tx, consumer, request, in_use)
+    if api == ApiKey.SYNC_GROUP:
+        return handle_sync_group(tx, consumer, request)
+    if api == ApiKey.HEARTBEAT:
+        handle_heartbeat(tx, consumer, request)
+    elif api == ApiKey.LEAVE_GROUP:
+        handle_leave_group(tx, consumer, request)
+    elif api == ApiKey.OFFSET_COMMIT:
+        handle_commit_offsets(tx, consumer, request)
+    elif api == ApiKey.OFFSET_FETCH:
+        tx.respond(consumer, Response(ApiKey.OFFSET_FETCH, Errors.NONE))
+    else:  # pragma: no cover - the enum is closed
+        raise ValueError(f"unknown API {api!r}")
+    return False
+
+
+def _error_response(api: ApiKey, error: Errors) -> Response:
+    return Response(api, error)
+
+
+def handle_join_group(tx: GroupTx, consumer: int, request: Request, in_use: set[MemberId]) -> bool:
+    """``handleJoinGroup`` / ``doNewMemberJoinGroup`` / ``doCurrentMemberJoinGroup`` (reference §4,
+    3.6.2; seed 000 "coordinator handles JoinGroup"; seed 004 ``doJoinGroup``).
+
+    Protocol checks (INCONSISTENT_GROUP_PROTOCOL) never fire in the model: every consumer offers
+    the configured assignor with the same protocol type.
+    """
+    mid = request.mid
+    static = tx.config.is_static(consumer)
+    if mid == NO_MEMBER and static:
+        # A static member never gets MEMBER_ID_REQUIRED: a known instance id is taken over by a
+        # fresh member id, an unknown one joins as a new member (reference §4 step 6).
+        holder = tx.static_member(consumer)
+        mid = tx.fresh_member_id(consumer, in_use | ({holder} if holder else set()))
+        if holder is None or not tx.rules.static_join_replaces_holder:
+            tx.add_member_and_rebalance(mid, request.meta, static=True)
+        elif not update_static_member_and_rebalance(tx, consumer, holder, mid, request.meta):
+            return False
+    elif mid == NO_MEMBER:
+        if tx.config.require_known_member_id:
+            # KIP-394 (2.2+): hand out an id, remember it as pending, no state change.
+            new_id = tx.fresh_member_id(consumer, in_use)
+            tx.pending[new_id] = PendingMember(new_id, False)
+            tx.respond(consumer, Response(ApiKey.JOIN_GROUP, Errors.MEMBER_ID_REQUIRED, mid=new_id))
+            return False
+        mid = tx.fresh_member_id(consumer, in_use)
+        tx.add_member_and_rebalance(mid, request.meta)
+    elif mid in tx.pending:
+        del tx.pending[mid]
+        tx.add_member_and_rebalance(mid, request.meta)
+    elif (invalid := tx.validate_member(consumer, mid)) is not None:
+        tx.respond(consumer, Response(ApiKey.JOIN_GROUP, invalid))
+        return False
+    else:
+        member = tx.members[mid]
+        if tx.state == PR and not tx.rules.join_in_rebalance_parked:
+            tx.respond(consumer, Response(ApiKey.JOIN_GROUP, Errors.REBALANCE_IN_PROGRESS))
+            return False
+        if tx.state == PR:
+            tx.update_member_and_rebalance(mid, request.meta)
+        elif tx.state == CR:
+            if member.meta == request.meta:
+                # Same metadata while awaiting sync: answer at once with the current generation;
+                # the leader gets the member list again (seed 000: leader lost its response).
+                tx.respond(consumer, _current_join_response(tx, mid))
+                return False
+            tx.update_member_and_rebalance(mid, request.meta)
+        elif tx.state == STABLE:
+            if tx.is_leader(mid) or member.meta != request.meta or not tx.rules.follower_rejoin_answered_at_once:
+                tx.update_member_and_rebalance(mid, request.meta)
+            else:
+                # A follower with unchanged metadata: immediate answer, no rebalance (seed 000:
+                # follower lost its JoinGroup response and resends).
+                tx.respond(consumer, _current_join_response(tx, mid))
+                return False
+        else:
+            tx.respond(consumer, Response(ApiKey.JOIN_GROUP, Errors.UNKNOWN_MEMBER_ID))
+            return False
+    if tx.state == PR:
+        tx.try_complete_join()
+    # Parked unless the join phase completed inside this very step (it was answered already).
+    joined = tx.members.get(mid)
+    return joined is not None and joined.awaiting_join
+
+
+def update_static_member_and_rebalance(tx: GroupTx, consumer: int, old: MemberId, new: MemberId, meta: int) -> bool:
+    """``replaceStaticMember`` / ``updateStaticMemberAndRebalance`` (reference §4 step 6, 3.6.2):
+    a static member joining without a member id takes over its instance id under a fresh member
+    id. The old id's parked JoinGroup or SyncGroup is answered FENCED_INSTANCE_ID; the member
+    keeps its assignment and, if it led, the leadership. Its entry in ``pendingSyncMembers`` does
+    NOT move: ``replaceStaticMember`` re-keys ``members``, ``leaderId`` and ``staticMembers`` only
+    (core/src/main/scala/kafka/coordinator/group/GroupMetadata.scala, 3.6.2; likewise
+    group-coordinator/.../classic/ClassicGroup.java on trunk 1eb7644, the 4.0 line). So the new id
+    is not pending-sync, and an old id that was stays in the set as a stale entry
+    (``Group.stale_sync``): no SyncGroup can remove it (the id is unknown), so DelayedSync expires
+    and starts a rebalance (``onExpirePendingSync`` / ``expirePendingSync``) unless another
+    rebalance clears the set first. Then:
+    in Stable the group is re-stored and the member gets the current generation back (the
+    selected protocol cannot change: every consumer offers the same one); in CompletingRebalance a
+    rebalance starts (the leader may have planned for the old id); in PreparingRebalance the
+    request is parked. Returns whether the JoinGroup is parked.
+
+    Abstraction: in Stable the re-store write is taken to succeed at once, so its failure path
+    (Kafka reverts the replacement and answers the write's error) is not modelled.
+    """
+    current_leader = tx.leader
+    m = tx.members.pop(old)
+    if m.awaiting_join:
+        tx.answer_parked(old, Response(ApiKey.JOIN_GROUP, Errors.FENCED_INSTANCE_ID, mid=old), m.orphan)
+    if m.awaiting_sync:
+        tx.answer_parked(old, Response(ApiKey.SYNC_GROUP, Errors.FENCED_INSTANCE_ID), m.orphan)
+    tx.members[new] = replace(
+        m, mid=new, meta=meta, awaiting_join=True, awaiting_sync=False, pending_sync=False, orphan=False
+    )
+    if m.pending_sync:
+        tx.stale_sync = True
+    if tx.leader == old:
+        tx.leader = new
+    if tx.state == STABLE:
+        # The answer names the leader as it was before the replacement, so that a replaced
+        # leader takes itself for a follower and plans nothing a Stable group would not hand out.
+        tx.update(new, awaiting_join=False)
+        tx.respond(consumer, replace(_current_join_response(tx, new), leader=current_leader, members=()))
+        return False
+    if tx.state == CR:
+        tx.prepare_rebalance()
+    return True
+
+
+def _current_join_response(tx: GroupTx, mid: MemberId) -> Response:
+    return Response(
+        ApiKey.JOIN_GROUP,
+        Errors.NONE,
+        mid=mid,
+        generation=tx.generation,
+        leader=tx.leader,
+        members=tuple(sorted(tx.members)) if mid == tx.leader else (),
+    )
+
+
+def handle_sync_group(tx: GroupTx, consumer: int, request: Request) -> bool:
+    """``handleSyncGroup`` / ``doSyncGroup`` (reference §5, 3.6.2; seed 004).
+
+    Unknown member → UNKNOWN_MEMBER_ID; wrong generation → ILLEGAL_GENERATION;
+    PreparingRebalance → REBALANCE_IN_PROGRESS, the leader's plan discarded (seed 000
+    "SyncGroup in PreparingRebalance"); CompletingRebalance → parked, and the leader's plan
+    (missing members filled with an empty assignment) is written asynchronously (``storeGroup``);
+    Stable → the member's own assignment at once.
+    """
+    mid = request.mid
+    invalid = tx.validate_member(consumer, mid)
+    if invalid is not None:
+        tx.respond(consumer, Response(ApiKey.SYNC_GROUP, invalid))
+        return False
+    member = tx.members[mid]
+    if request.generation != tx.generation and tx.rules.sync_checks_generation:
+        tx.respond(consumer, Response(ApiKey.SYNC_GROUP, Errors.ILLEGAL_GENERATION))
+        return False
+    if tx.state == PR:
+        if tx.rules.sync_in_preparing_rebalancing:
+            tx.respond(consumer, Response(ApiKey.SYNC_GROUP, Errors.REBALANCE_IN_PROGRESS))
+        else:
+            tx.respond(consumer, _assignment_response(tx, member))
+        return False
+    if tx.state == CR:
+        tx.update(mid, awaiting_sync=True, pending_sync=False)
+        if tx.is_leader(mid):
+            given = dict(request.plan)
+            plan: Plan = tuple((m, given.get(m, ())) for m in sorted(tx.members))
+            tx.stores = tx.stores + (Store(tx.generation, plan),)
+        return True
+    if tx.state == STABLE:
+        tx.update(mid, pending_sync=False)
+        tx.respond(consumer, _assignment_response(tx, member))
+        return False
+    tx.respond(consumer, Response(ApiKey.SYNC_GROUP, Errors.UNKNOWN_MEMBER_ID))
+    return False
+
+
+def _assignment_response(tx: GroupTx, member: Member) -> Response:
+    """SyncGroup answered at once with the member's own assignment (Stable)."""
+    return Response(
+        ApiKey.SYNC_GROUP,
+        Errors.NONE,
+        mid=member.mid,
+        generation=tx.generation,
+        assignment=member.assignment,
+        plan_generation=member.assignment_gen,
+    )
+
+
+def handle_heartbeat(tx: GroupTx, consumer: int, request: Request) -> None:
+    """``handleHeartbeat`` (reference §6, 3.6.2): membership and generation first, then by state —
+    PreparingRebalance → REBALANCE_IN_PROGRESS, CompletingRebalance and Stable → NONE (2.7+);
+    an accepted heartbeat restarts the member's session timer."""
+    mid = request.mid
+    invalid = tx.validate_member(consumer, mid)
+    if invalid is not None:
+        tx.respond(consumer, Response(ApiKey.HEARTBEAT, invalid))
+    elif request.generation != tx.generation:
+        tx.respond(consumer, Response(ApiKey.HEARTBEAT, Errors.ILLEGAL_GENERATION))
+    elif tx.state == EMPTY:
+        tx.respond(consumer, Response(ApiKey.HEARTBEAT, Errors.UNKNOWN_MEMBER_ID))
+    else:
+        if tx.state == PR and not tx.rules.heartbeat_keeps_join_phase:
+            # The join phase restarts: who had rejoined is forgotten, their callbacks dropped.
+            for other in sorted(tx.members):
+                if tx.members[other].awaiting_join:
+                    tx.update(other, awaiting_join=False)
+        rebalancing = tx.state == PR and tx.rules.heartbeat_in_preparing_rebalancing
+        rebalancing |= tx.state == CR and not tx.rules.heartbeat_none_in_completing
+        error = Errors.REBALANCE_IN_PROGRESS if rebalancing else Errors.NONE
+        tx.respond(consumer, Response(ApiKey.HEARTBEAT, error))
+
+
+def handle_leave_group(tx: GroupTx, consumer: int, request: Request) -> None:
+    """``handleLeaveGroup`` (reference §7; seed 000 "coordinator handles LeaveGroup"): a pending
+    id is dropped; a member is removed — a rebalance from Stable/CompletingRebalance, a possible
+    join completion in PreparingRebalance. The answer carries the one member's error."""
+    mid = request.mid
+    invalid = tx.validate_member(consumer, mid)
+    if mid in tx.pending:
+        del tx.pending[mid]
+        tx.respond(consumer, Response(ApiKey.LEAVE_GROUP, Errors.NONE))
+        if tx.state == PR:
+            tx.try_complete_join()
+    elif invalid == Errors.FENCED_INSTANCE_ID:
+        tx.respond(consumer, Response(ApiKey.LEAVE_GROUP, invalid))
+    elif mid in tx.members:
+        tx.respond(consumer, Response(ApiKey.LEAVE_GROUP, Errors.NONE))
+        if tx.rules.leave_rebalances:
+            tx.remove_member_and_update_group(mid)
+        else:
+            tx.remove_member(mid)
+    else:
+        tx.respond(consumer, Response(ApiKey.LEAVE_GROUP, Errors.UNKNOWN_MEMBER_ID))
+
+
+def handle_commit_offsets(tx: GroupTx, consumer: int, request: Request) -> None:
+    """``handleCommitOffsets`` / ``doCommitOffsets`` (reference §8, 3.6.2): member, then
+    generation, then state — Stable and PreparingRebalance store (and restart the session
+    timer), CompletingRebalance answers REBALANCE_IN_PROGRESS. Offsets are stored blindly, so
+    the model keeps only the verdict."""
+    mid = request.mid
+    fenced = tx.rules.commit_fenced
+    check_generation = fenced and tx.rules.commit_checks_generation
+    if request.generation < 0 and tx.state == EMPTY:
+        tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.NONE))
+    elif fenced and (invalid := tx.validate_member(consumer, mid)) is not None:
+        tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, invalid))
+    elif check_generation and request.generation != tx.generation:
+        tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.ILLEGAL_GENERATION))
+    elif tx.state == CR:
+        tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.REBALANCE_IN_PROGRESS))
+    else:
+        tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.NONE, mid=mid, generation=tx.generation))
+
+
+# ---------------------------------------------------------------------- timers and callbacks
+
+
+def member_is_alive(member: Member, mutant: str = "") -> bool:
+    """``MemberMetadata.hasSatisfiedHeartbeat`` at expiry (reference §12, 2.5+; seed 000's
+    "member is alive" conditions): a new member never; otherwise parked in JoinGroup or
+    SyncGroup (a newer heartbeat would have replaced the timer). ``mutant`` (``Config.mutant``)
+    may break the rule that a parked member is alive."""
+    if mutant and not RULES[mutant].parked_member_alive:
+        return False
+    return (not member.is_new) and (member.awaiting_join or member.awaiting_sync)
+
+
+def expire_heartbeat(tx: GroupTx, mid: MemberId) -> None:
+    """``onExpireHeartbeat``: the DelayedHeartbeat fires; the member is removed unless alive (a
+    firing on an alive member changes nothing)."""
+    if not member_is_alive(tx.members[mid], tx.config.mutant):
+        tx.evicted.append(mid)
+        tx.remove_member_and_update_group(mid)
+
+
+def expire_pending(tx: GroupTx, mid: MemberId) -> None:
+    """A pending member id's timer fires: the id is dropped, and in PreparingRebalance the join
+    phase may complete (KAFKA-7909/9752, reference §12)."""
+    del tx.pending[mid]
+    tx.evicted.append(mid)
+    if tx.state == PR:
+        tx.try_complete_join_after_expiry()
+
+
+def expire_join(tx: GroupTx, extend: bool) -> None:
+    """The group's join timer expires: a DelayedJoin (rebalance timeout) forces the join phase to
+    complete with whoever rejoined; an InitialDelayedJoin extends itself or completes."""
+    if not tx.rules.join_expiry_forces_completion:
+        # The expiry only retries tryComplete: an InitialDelayedJoin never completes early.
+        tx.try_complete_join()
+        return
+    if tx.join_timer == JoinTimer.INITIAL_DELAYED_JOIN:
+        tx.expire_initial_delayed_join(extend)
+    else:
+        tx.on_complete_join()
+
+
+def expire_sync(tx: GroupTx) -> None:
+    """DelayedSync expires (3.0+, KAFKA-12890; reference §13): members of the generation that
+    never sent SyncGroup are removed and a rebalance starts. A stale entry (``Group.stale_sync``)
+    removes nobody: ``group.remove`` of an id that is no longer a member only drops it from the
+    set (GroupMetadata.scala ``remove``, 3.6.2)."""
+    for mid in sorted(tx.members):
+        if tx.members[mid].pending_sync:
+            tx.evicted.append(mid)
+            tx.remove_member(mid)
+    tx.prepare_rebalance()
+
+
+def store_callback(tx: GroupTx, ok: bool) -> bool:
+    """The completion callback of the oldest outstanding ``storeGroup`` write (reference §14,
+    seed 004): it acts only if the group is still CompletingRebalance in the generation the
+    leader synced for. Returns whether it applied."""
+    store, tx.stores = tx.stores[0], tx.stores[1:]
+    current = tx.state == CR and tx.generation == store.generation
+    if not tx.rules.store_callback_checks_generation:
+        current = tx.state == CR
+    if not current and tx.rules.store_callback_guarded:
+        return False
+    if ok:
+        tx.set_and_propagate_assignment(store)
+        tx.transition_to(STABLE)
+    else:
+        tx.reset_and_propagate_assignment_error(STORE_FAILURE_ERROR)
+        tx.maybe_prepare_rebalance()
+    return True
+
+
+def unload(tx: GroupTx) -> None:
+    """``onGroupUnloaded`` (reference §15; seed 002 "any state → Dead" on coordinator migration):
+    parked JoinGroups (PreparingRebalance) or SyncGroups (CompletingRebalance/Stable) are answered
+    NOT_COORDINATOR; the group becomes Dead and leaves this broker's cache; its timers and
+    outstanding writes no longer act."""
+    for mid in sorted(tx.members):
+        m = tx.members[mid]
+        if tx.state == PR and m.awaiting_join:
+            tx.answer_parked(mid, Response(ApiKey.JOIN_GROUP, Errors.NOT_COORDINATOR), m.orphan)
+        if tx.state in (CR, STABLE) and m.awaiting_sync:
+            tx.answer_parked(mid, Response(ApiKey.SYNC_GROUP, Errors.NOT_COORDINATOR), m.orphan)
+        tx.update(mid, awaiting_join=False, awaiting_sync=False, pending_sync=False)
+    tx.stale_sync = False
+    tx.pending.clear()
+    tx.join_timer = JoinTimer.NONE
+    tx.new_member_added = False
+    tx.stores = ()
+    tx.transition_to(DEAD)
+
+
+def orphan_consumer(group: Group, consumer: int) -> Group:
+    """The consumer's connection closed (crash): answers to its members' parked requests are
+    lost from now on. Auxiliary bookkeeping, invisible to the coordinator."""
+    if not any(m.mid[0] == consumer for m in group.members) and not any(p.mid[0] == consumer for p in group.pending):
+        return group
+    members = tuple(replace(m, orphan=True) if m.mid[0] == consumer else m for m in group.members)
+    pending = tuple(replace(p, orphan=True) if p.mid[0] == consumer else p for p in group.pending)
+    return replace(group, members=members, pending=pending)

@@ -1,0 +1,432 @@
+"""A catalogue of protocol bugs the checker must catch: named mutants of the coordinator and the
+consumer, switched on by name (``Config.mutant``, ``kgc check --mutant NAME``), never by editing
+code.
+
+Each mutant is a realistic deviation from Kafka 3.6.2's classic group protocol: a guard left out,
+a callback not invoked, a rule of an older release. It names the Kafka code path (and JIRA where
+one exists) it corresponds to and the property expected to kill it: the property that the
+explorer's shortest counterexample violates. ``kgc mutants`` runs the explorer against each.
+
+Each mutant *breaks one rule* of the protocol. :class:`Rules` names every rule a mutant can
+break, after the Kafka rule it is (``sync_checks_generation``: ``validateSyncGroup`` answers
+ILLEGAL_GENERATION to another generation); :data:`KAFKA` follows them all, and a mutant's entry
+names the rule it breaks (``rule=``); :data:`RULES`, the patch table, gives each mutant's rules.
+The coordinators ask the rule, never the mutant: the model binds ``RULES[config.mutant]`` once
+per transaction (``GroupTx.rules`` in ``kgc/model/coordinator.py``; ``kgc/model/consumer.py`` indexes it
+where a consumer rule applies) and reads a field where the rule applies (``if ... and
+tx.rules.sync_checks_generation``): an attribute load where a string comparison was, on the
+engine's hot path. The reference implementation (``kgc/reference/coordinator.py``) reads the same
+rules (``ReferenceCoordinator.rules``). So a new mutant of a rule already listed is one entry
+here; a mutant of a new rule adds the field here and reads it where that rule lives in each
+coordinator.
+
+The generation checks of SyncGroup and OffsetCommit are reached only through static membership
+(KIP-345, ``Config.static_consumers``, one by default): a static member that misses a forced join
+completion stays in the group with an older generation, and its consumer's next SyncGroup or
+OffsetCommit carries it. Without static members a current member never sends a stale generation
+(one request in flight per connection; dynamic members that did not rejoin are removed), so on
+``static_consumers = 0`` those two mutants are equivalent (the tests show it). One deviation is
+*equivalent* under the model whatever the configuration: Heartbeat's pre-2.7 answer in
+CompletingRebalance, since a current member never heartbeats there. It is catalogued with that
+reason (``equivalent``) and shown equivalent by the tests (identical reachable state graphs), not
+counted as a kill.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+COORDINATOR = "coordinator"
+CONSUMER = "consumer"
+
+# The mutants' names (``Config.mutant``, ``kgc check --mutant NAME``).
+SYNC_NONE_IN_PREPARING = "sync_none_in_preparing"
+REBALANCE_KEEPS_PARKED_SYNCS = "rebalance_keeps_parked_syncs"
+SYNC_SKIPS_GENERATION_CHECK = "sync_skips_generation_check"
+STORE_CALLBACK_UNGUARDED = "store_callback_unguarded"
+STORE_CALLBACK_SKIPS_GENERATION = "store_callback_skips_generation"
+DELAYED_JOIN_PER_JOIN = "delayed_join_per_join"
+LIVENESS_IGNORES_PARKED = "liveness_ignores_parked"
+COMPLETE_JOIN_KEEPS_ABSENT = "complete_join_keeps_absent"
+LEADER_NOT_REELECTED = "leader_not_reelected"
+HEARTBEAT_NONE_IN_REBALANCE = "heartbeat_none_in_rebalance"
+HEARTBEAT_REBALANCING_IN_COMPLETING = "heartbeat_rebalancing_in_completing"
+COMMIT_SKIPS_GENERATION_CHECK = "commit_skips_generation_check"
+COMMIT_UNFENCED = "commit_unfenced"
+FOLLOWER_REJOIN_REBALANCES = "follower_rejoin_rebalances"
+LEAVE_SKIPS_REBALANCE = "leave_skips_rebalance"
+AUTO_COMMIT_AFTER_FETCH = "auto_commit_after_fetch"
+ASSIGN_WITHOUT_REVOKE = "assign_without_revoke"
+STATIC_JOIN_ADDS_MEMBER = "static_join_adds_member"
+# Liveness mutants: no safety property tells them apart, a liveness property does.
+JOIN_EXPIRY_NOT_FORCED = "join_expiry_not_forced"
+HEARTBEAT_RESETS_REBALANCE = "heartbeat_resets_rebalance"
+JOIN_IN_REBALANCE_REJECTED = "join_in_rebalance_rejected"
+NO_RETRY_AFTER_COORDINATOR_ERROR = "no_retry_after_coordinator_error"
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One named deviation of the protocol."""
+
+    name: str
+    description: str
+    """One line: what the mutant does differently."""
+    side: str
+    """``coordinator`` or ``consumer``."""
+    where: str
+    """The Kafka code path (3.6.2 unless said otherwise), seed or reference section it deviates from."""
+    jira: str
+    """The Kafka JIRA / KIP it corresponds to, or "" when none does."""
+    expected: str
+    """The property expected to kill it ("" for an equivalent mutant); a liveness property
+    (``kgc.properties.temporal``) for the liveness mutants."""
+    equivalent: str = ""
+    """Why no behaviour of the model can tell it from the protocol ("" for a killable mutant)."""
+    rule: str = field(kw_only=True)
+    """The field of :class:`Rules` it breaks: with this mutant the rule does not hold."""
+
+    def __reduce__(self) -> tuple[type[Mutant], tuple[str, ...]]:
+        """Pickled by its fields: a compiled frozen class cannot be unpickled attribute by attribute."""
+        return (Mutant, (self.name, self.description, self.side, self.where, self.jira, self.expected, self.equivalent))
+
+    @property
+    def killable(self) -> bool:
+        return not self.equivalent
+
+    @property
+    def liveness(self) -> bool:
+        """Killed by a liveness property only: no safety property tells it apart."""
+        return self.expected in LIVENESS_PROPERTIES
+
+    @property
+    def in_reference(self) -> bool:
+        """The reference implementation (``kgc/reference``) has it too: a coordinator mutant a
+        finite run shows. The liveness mutants are the model's only (their effect is an infinite
+        behaviour; a scenario or a fuzz run would pass them either way)."""
+        return self.side == COORDINATOR and not self.liveness
+
+
+class Rules(NamedTuple):
+    """The rules of Kafka 3.6.2's classic group protocol that a catalogued mutant breaks, each
+    ``True`` where the protocol follows it (:data:`KAFKA`). A coordinator reads them where the
+    rule applies; :func:`rules_for` gives a mutant's, with its rule ``False``."""
+
+    rebalance_needs_can_rebalance: bool = True
+    """``maybePrepareRebalance`` starts a rebalance only when ``canRebalance`` (Stable,
+    CompletingRebalance, Empty): one DelayedJoin per rebalance (seed 000)."""
+    rebalance_fails_parked_syncs: bool = True
+    """``prepareRebalance`` from CompletingRebalance answers the parked SyncGroups
+    REBALANCE_IN_PROGRESS (``resetAndPropagateAssignmentError``; seed 004, reference §14)."""
+    complete_join_removes_absent: bool = True
+    """``onCompleteJoin`` removes the dynamic members that did not rejoin (reference §11)."""
+    leader_reelected: bool = True
+    """``GroupMetadata.remove`` and ``maybeElectNewJoinedLeader`` replace a leader that left or did
+    not rejoin (reference §11)."""
+    static_join_replaces_holder: bool = True
+    """A static member's JoinGroup without a member id takes the place of the member holding its
+    ``group.instance.id`` (``doStaticNewMemberJoinGroup``; reference §4 step 6)."""
+    join_in_rebalance_parked: bool = True
+    """A known member's JoinGroup in PreparingRebalance is parked until the join phase completes
+    (``doCurrentMemberJoinGroup``; reference §4)."""
+    follower_rejoin_answered_at_once: bool = True
+    """A follower's JoinGroup in Stable with unchanged metadata is answered at once, without a
+    rebalance (``doCurrentMemberJoinGroup``, case Stable; seed 000)."""
+    sync_checks_generation: bool = True
+    """``validateSyncGroup`` answers ILLEGAL_GENERATION to another generation (seed 004)."""
+    sync_in_preparing_rebalancing: bool = True
+    """SyncGroup in PreparingRebalance answers REBALANCE_IN_PROGRESS (``doSyncGroup``; seed 000)."""
+    store_callback_guarded: bool = True
+    """The storeGroup callback acts only if the group is still in CompletingRebalance of the
+    write's generation (``doSyncGroup``; reference §14)."""
+    store_callback_checks_generation: bool = True
+    """That guard compares the generation too, not only the state (reference §14, the storeGroup
+    race)."""
+    heartbeat_keeps_join_phase: bool = True
+    """A Heartbeat in PreparingRebalance leaves the join phase alone (``handleHeartbeat``)."""
+    heartbeat_in_preparing_rebalancing: bool = True
+    """Heartbeat in PreparingRebalance answers REBALANCE_IN_PROGRESS (``handleHeartbeat``; seed 000)."""
+    heartbeat_none_in_completing: bool = True
+    """Heartbeat in CompletingRebalance answers NONE (2.7+, KAFKA-10134; reference §6, §18)."""
+    leave_rebalances: bool = True
+    """LeaveGroup removes the member through ``removeMemberAndUpdateGroup``, which rebalances
+    (seed 000)."""
+    commit_fenced: bool = True
+    """OffsetCommit validates the member (``validateOffsetCommit``, KIP-447; seed 002)."""
+    commit_checks_generation: bool = True
+    """OffsetCommit answers ILLEGAL_GENERATION to another generation (``validateOffsetCommit``;
+    reference §8)."""
+    parked_member_alive: bool = True
+    """``hasSatisfiedHeartbeat``: a member parked in JoinGroup or SyncGroup is alive when its
+    heartbeat timer expires (KAFKA-9752; seed 000)."""
+    join_expiry_forces_completion: bool = True
+    """The join timer's expiry forces the join phase to complete (``DelayedOperation.run`` →
+    ``forceComplete``; reference §11)."""
+    auto_commit_processed_only: bool = True
+    """The consumer's auto-commit covers only processed records (seed 003)."""
+    revoke_before_assign: bool = True
+    """The eager consumer revokes its partitions before rejoining (``onJoinPrepare``; seed 004)."""
+    retry_after_coordinator_error: bool = True
+    """After COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR on a JoinGroup or SyncGroup the consumer
+    rediscovers the coordinator and rejoins (``AbstractCoordinator``; seed 001)."""
+
+
+KAFKA = Rules()
+"""Every rule as Kafka follows it: the rules without a mutant."""
+
+
+CATALOGUE: tuple[Mutant, ...] = (
+    Mutant(
+        SYNC_NONE_IN_PREPARING,
+        "SyncGroup in PreparingRebalance answers NONE with the member's old assignment instead of "
+        "REBALANCE_IN_PROGRESS.",
+        COORDINATOR,
+        "GroupCoordinator.doSyncGroup, case PreparingRebalance; seed 000 (SyncGroup in PreparingRebalance)",
+        "",
+        "no_stale_assignment",
+        rule="sync_in_preparing_rebalancing",
+    ),
+    Mutant(
+        REBALANCE_KEEPS_PARKED_SYNCS,
+        "prepareRebalance from CompletingRebalance does not fail the parked SyncGroup callbacks "
+        "(resetAndPropagateAssignmentError skipped).",
+        COORDINATOR,
+        "GroupCoordinator.prepareRebalance; seed 004; reference §14",
+        "",
+        "parked_only_in_phase",
+        rule="rebalance_fails_parked_syncs",
+    ),
+    Mutant(
+        SYNC_SKIPS_GENERATION_CHECK,
+        "doSyncGroup skips the generation check (validateSyncGroup never answers ILLEGAL_GENERATION).",
+        COORDINATOR,
+        "GroupCoordinator.validateSyncGroup; seed 004 (doSyncGroup: ILLEGAL_GENERATION)",
+        "",
+        "no_stale_assignment",
+        rule="sync_checks_generation",
+    ),
+    Mutant(
+        STORE_CALLBACK_UNGUARDED,
+        "The storeGroup callback applies the leader's assignment without re-checking the group's state and generation.",
+        COORDINATOR,
+        "GroupCoordinator.doSyncGroup, storeGroup callback guard; seed 004; reference §14",
+        "",
+        "parked_only_in_phase",
+        rule="store_callback_guarded",
+    ),
+    Mutant(
+        STORE_CALLBACK_SKIPS_GENERATION,
+        "The storeGroup callback re-checks the state (CompletingRebalance) but not the generation, so "
+        "the outcome of a late write of generation g acts on generation g+1.",
+        COORDINATOR,
+        "GroupCoordinator.doSyncGroup, storeGroup callback guard (generationId == group.generationId); "
+        "reference §14 (the storeGroup race)",
+        "",
+        "rebalance_triggers",
+        rule="store_callback_checks_generation",
+    ),
+    Mutant(
+        DELAYED_JOIN_PER_JOIN,
+        "Every JoinGroup creates its own DelayedJoin: prepareRebalance runs even in PreparingRebalance.",
+        COORDINATOR,
+        "GroupCoordinator.maybePrepareRebalance (canRebalance); seed 000 (one DelayedJoin per rebalance)",
+        "",
+        "one_join_per_generation",
+        rule="rebalance_needs_can_rebalance",
+    ),
+    Mutant(
+        LIVENESS_IGNORES_PARKED,
+        "The DelayedHeartbeat alive check ignores awaitingJoin / awaitingSync, so a parked member's "
+        "session timeout removes it.",
+        COORDINATOR,
+        "MemberMetadata.hasSatisfiedHeartbeat, GroupCoordinator.onExpireHeartbeat; seed 000 (member is alive)",
+        "KAFKA-9752",
+        "no_expiry_while_parked",
+        rule="parked_member_alive",
+    ),
+    Mutant(
+        COMPLETE_JOIN_KEEPS_ABSENT,
+        "onCompleteJoin keeps members that did not rejoin in the new generation.",
+        COORDINATOR,
+        "GroupCoordinator.onCompleteJoin (removal of dynamic members not awaiting join); reference §11",
+        "KAFKA-8220",
+        "generation_members_rejoined",
+        rule="complete_join_removes_absent",
+    ),
+    Mutant(
+        LEADER_NOT_REELECTED,
+        "The leader is not re-elected when it leaves or is removed, nor at join completion.",
+        COORDINATOR,
+        "GroupMetadata.remove, GroupMetadata.maybeElectNewJoinedLeader; reference §11 (leader)",
+        "KAFKA-8220",
+        "leader_is_member",
+        rule="leader_reelected",
+    ),
+    Mutant(
+        HEARTBEAT_NONE_IN_REBALANCE,
+        "Heartbeat answers NONE during a rebalance (PreparingRebalance), so members never learn to rejoin.",
+        COORDINATOR,
+        "GroupCoordinator.handleHeartbeat, case PreparingRebalance; seed 000 (heartbeat handling)",
+        "",
+        "heartbeat_errors",
+        rule="heartbeat_in_preparing_rebalancing",
+    ),
+    Mutant(
+        HEARTBEAT_REBALANCING_IN_COMPLETING,
+        "Heartbeat in CompletingRebalance answers REBALANCE_IN_PROGRESS (the rule up to 2.6).",
+        COORDINATOR,
+        "GroupCoordinator.handleHeartbeat, case CompletingRebalance; reference §6, §18",
+        "KAFKA-10134",
+        "",
+        "a current member never heartbeats in CompletingRebalance in the model: a consumer heartbeats "
+        "only once Stable, which it becomes in a generation only after its group left "
+        "CompletingRebalance for that generation; a static member left behind carries an older "
+        "generation and is answered ILLEGAL_GENERATION first",
+        rule="heartbeat_none_in_completing",
+    ),
+    Mutant(
+        COMMIT_SKIPS_GENERATION_CHECK,
+        "OffsetCommit is accepted from a stale generation (doCommitOffsets skips the generation check).",
+        COORDINATOR,
+        "GroupCoordinator.validateOffsetCommit (generationId != group.generationId); reference §8",
+        "",
+        "commit_fencing",
+        rule="commit_checks_generation",
+    ),
+    Mutant(
+        COMMIT_UNFENCED,
+        "OffsetCommit is accepted without member and generation fencing, so a zombie of an older "
+        "generation (removed by its session timeout) commits.",
+        COORDINATOR,
+        "GroupCoordinator.validateOffsetCommit (validateCurrentMember, generation); seed 002 (commit fencing)",
+        "KIP-447",
+        "commit_fencing",
+        rule="commit_fenced",
+    ),
+    Mutant(
+        STATIC_JOIN_ADDS_MEMBER,
+        "A static member's JoinGroup without a member id is added as a new member even when its "
+        "group.instance.id is held, instead of taking the old member's place.",
+        COORDINATOR,
+        "GroupCoordinator.doStaticNewMemberJoinGroup (currentStaticMemberId, replaceStaticMember); reference §4 step 6",
+        "KIP-345",
+        "one_member_per_instance",
+        rule="static_join_replaces_holder",
+    ),
+    Mutant(
+        FOLLOWER_REJOIN_REBALANCES,
+        "A follower's JoinGroup in Stable with unchanged metadata triggers a rebalance instead of an immediate answer.",
+        COORDINATOR,
+        "GroupCoordinator.doCurrentMemberJoinGroup, case Stable; seed 000 (follower lost its JoinGroup response)",
+        "",
+        "rebalance_triggers",
+        rule="follower_rejoin_answered_at_once",
+    ),
+    Mutant(
+        LEAVE_SKIPS_REBALANCE,
+        "LeaveGroup removes the member without starting a rebalance.",
+        COORDINATOR,
+        "GroupCoordinator.removeMemberAndUpdateGroup from handleLeaveGroup; seed 000 (LeaveGroup in each state)",
+        "",
+        "empty_iff_no_members",
+        rule="leave_rebalances",
+    ),
+    Mutant(
+        AUTO_COMMIT_AFTER_FETCH,
+        "Auto-commit commits the position after the fetcher advanced it, covering records not yet processed.",
+        CONSUMER,
+        "ConsumerCoordinator.maybeAutoCommitOffsetsAsync inside KafkaConsumer.poll; seed 003",
+        "",
+        "commit_fencing",
+        rule="auto_commit_processed_only",
+    ),
+    Mutant(
+        ASSIGN_WITHOUT_REVOKE,
+        "The consumer keeps its partitions through a rebalance and adds the new assignment to them "
+        "(incremental assignment without the revocation round of the cooperative protocol).",
+        CONSUMER,
+        "ConsumerCoordinator.onJoinPrepare (eager revocation) and onJoinComplete; seed 004 (joinGroupIfNeeded)",
+        "KIP-429, KAFKA-12984",
+        "exclusive_ownership",
+        rule="revoke_before_assign",
+    ),
+    Mutant(
+        JOIN_EXPIRY_NOT_FORCED,
+        "The join timer's expiry does not force the join phase to complete (DelayedOperation.forceComplete "
+        "skipped): a DelayedJoin completes only once every member has rejoined, an InitialDelayedJoin never.",
+        COORDINATOR,
+        "DelayedJoin / InitialDelayedJoin (onExpiration → onComplete → GroupCoordinator.onCompleteJoin), "
+        "DelayedOperation.run; reference §11",
+        "",
+        "rebalance_completes",
+        rule="join_expiry_forces_completion",
+    ),
+    Mutant(
+        HEARTBEAT_RESETS_REBALANCE,
+        "A Heartbeat in PreparingRebalance restarts the join phase: the coordinator forgets which members "
+        "have rejoined (awaitingJoinCallback cleared) without answering their parked JoinGroups.",
+        COORDINATOR,
+        "GroupCoordinator.handleHeartbeat, case PreparingRebalance; MemberMetadata.awaitingJoinCallback; "
+        "reference §6, §11",
+        "",
+        "rebalance_completes",
+        rule="heartbeat_keeps_join_phase",
+    ),
+    Mutant(
+        JOIN_IN_REBALANCE_REJECTED,
+        "A known member's JoinGroup in PreparingRebalance is answered REBALANCE_IN_PROGRESS instead of being "
+        "parked, so the member rejoins endlessly and never counts as rejoined.",
+        COORDINATOR,
+        "GroupCoordinator.doCurrentMemberJoinGroup, case PreparingRebalance (updateMemberAndRebalance); reference §4",
+        "",
+        "rebalance_completes",
+        rule="join_in_rebalance_parked",
+    ),
+    Mutant(
+        NO_RETRY_AFTER_COORDINATOR_ERROR,
+        "After COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR on a JoinGroup or SyncGroup the consumer marks the "
+        "coordinator unknown and never rejoins.",
+        CONSUMER,
+        "AbstractCoordinator.SyncGroupResponseHandler / JoinGroupResponseHandler (markCoordinatorUnknown, then "
+        "requestRejoin); seed 001 (joinGroupIfNeeded retries); reference §14",
+        "",
+        "rebalance_completes",
+        rule="retry_after_coordinator_error",
+    ),
+)
+
+LIVENESS_PROPERTIES = frozenset(
+    {
+        "rebalance_completes",
+        "join_answered",
+        "sync_answered",
+        "consumer_eventually_stable",
+        "partitions_reowned",
+        "pending_resolved",
+    }
+)
+"""The names of ``kgc.properties.temporal.ALL`` (kept here so the catalogue needs no import of them)."""
+
+NAMES: tuple[str, ...] = tuple(m.name for m in CATALOGUE)
+KILLABLE: tuple[Mutant, ...] = tuple(m for m in CATALOGUE if m.killable)
+
+
+def by_name(name: str) -> Mutant:
+    """The catalogued mutant called ``name``; ``KeyError`` with the known names otherwise."""
+    for m in CATALOGUE:
+        if m.name == name:
+            return m
+    raise KeyError(f"unknown mutant {name!r}; known mutants: {', '.join(NAMES)}")
+
+
+RULES: dict[str, Rules] = {"": KAFKA} | {m.name: KAFKA._replace(**{m.rule: False}) for m in CATALOGUE}
+"""The patch table, by ``Config.mutant``: each mutant's rules (its own rule broken); ``""``, no
+mutant, Kafka's. On the model's hot path index it directly (``RULES[config.mutant]``, one
+subscript where a string comparison was) and bind the result for the transaction."""
+
+
+def rules_for(mutant: str | None) -> Rules:
+    """The rules a coordinator follows with ``mutant`` switched on (Kafka's for none). Bind the
+    result once per transaction or coordinator; reading a field costs one attribute load."""
+    return RULES[mutant or ""]

@@ -1,0 +1,146 @@
+"""What a model is, for kgc's engine: the shape of a Stateright model.
+
+A model is four things and a boundary (``../shared/style.md``: Stateright's ``Model``):
+
+* ``init_states()`` — the initial states;
+* ``actions(state)`` — the actions enabled in a state, in a fixed order;
+* ``next_state(state, action)`` — the state an action leads to (``None`` when disabled);
+* ``properties()`` — optionally, the named properties to check (``kgc.properties.base.Property``):
+  Kafka's group model leaves them to ``kgc.properties.protocol``, which reads the model (the model
+  never imports its properties);
+* ``within_boundary(state)`` — states outside are checked but not expanded (TLC's state
+  constraint).
+
+``successors(state)`` pairs each enabled action with its next state; a model may compute it in
+one go (the default below does it from ``actions`` and ``next_state``). States and actions are
+immutable, hashable values (named tuples or frozen dataclasses), so a trace is a list of named
+steps and a state can be interned.
+
+The engine never builds a model: it is handed one. ``kgc.explorer.interned.InternedModel`` wraps any
+model for the search engines (interning its states into integer keys). A model whose state
+splits into components (``ComponentModel`` below) can be searched much more cheaply:
+``kgc.explorer.components.PackedModel`` interns each component, memoises every component step once
+per distinct component and recombines them into successor keys. ``kgc.model.system.ClassicGroupModel``
+— Kafka's classic group protocol — is both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+S = TypeVar("S", bound=Hashable)
+A = TypeVar("A", bound=Hashable)
+
+
+@runtime_checkable
+class Model(Protocol[S, A]):
+    """A transition system with named properties (see the module docstring)."""
+
+    def init_states(self) -> Sequence[S]: ...
+
+    def actions(self, state: S) -> Sequence[A]: ...
+
+    def next_state(self, state: S, action: A) -> S | None: ...
+
+    def within_boundary(self, state: S) -> bool: ...
+
+
+def successors(model: Model[S, A], state: S) -> list[tuple[A, S]]:
+    """Every enabled action of ``state`` with its next state, in the model's order: the model's
+    own ``successors`` when it has one, else ``actions`` then ``next_state``."""
+    own = getattr(model, "successors", None)
+    if own is not None:
+        return list(own(state))
+    out = []
+    for action in model.actions(state):
+        nxt = model.next_state(state, action)
+        if nxt is not None:
+            out.append((action, nxt))
+    return out
+
+
+ProcessStep = tuple[Any, tuple[str, ...], Any, Any, tuple[tuple[int, Any], ...]]
+"""A step of one process (``ComponentModel.consumer_steps``, ``crash``, ``lose_answer``):
+``(action, spends, shared, local, answers)`` — the budget kinds it spends in order, the shared
+component and the process's local component after it, the answers it puts on channels
+(``(process index, answer)``, in order)."""
+
+SharedStep = tuple[Any, tuple[str, ...], Any, tuple[tuple[int, Any], ...], tuple[tuple[int, int], ...]]
+"""A step of the shared component alone (``ComponentModel.timer_steps``, ``fault_steps``):
+``(action, spends, shared, answers, removes)`` — ``removes``: the identities it removes that a
+process may still hold."""
+
+
+@runtime_checkable
+class ComponentModel(Protocol):
+    """A model whose state is one shared component, one local component per process and a
+    budget — a state unpacks as ``(shared, locals, budget)`` — and whose every step changes the
+    shared part and at most one local part, may append answers to processes' channels and may
+    spend the budget.
+
+    The steps are given per component, as values (``kgc.model.system`` is the example):
+
+    * ``consumer_steps(shared, i, local, affordable, own)`` — process ``i``'s steps; ``own`` is
+      ``own_steps(i, local)`` (what it does reading only its local part, which an engine computes
+      once per local value); a step that spends a kind not in ``affordable`` (of
+      ``local_spends``) is left out;
+    * ``timer_steps(shared, keep)`` — steps of the shared part alone, none that removes an
+      identity in ``keep``; a step whose ``removes`` holds an identity some process still holds
+      (``holder``) spends ``removal_spends``, and identities that may be held are
+      ``live_candidates(shared)``. An identity is ``(process index, serial)``;
+    * ``fault_steps(shared)`` — faults of the shared part, each spending its budget;
+    * ``crash(shared, i, local)``, ``lose_answer(shared, i, local)`` — process faults (each a
+      step or None), spending ``crash_spends`` and ``lost_spends``;
+    * ``spend(budget, kind)`` (None: not affordable), ``exhausted(budget)`` (nothing affordable),
+      ``deliver(local, answer)`` (an answer appended to a process's channel);
+    * ``halted(shared)`` (no step at all), ``group_within_boundary(shared)`` (the boundary reads
+      the shared part alone), ``compose(shared, locals, budget)`` (the state), and
+      ``processes``, the number of local parts.
+
+    ``successors`` must equal what an engine recombines from these, in this order: each
+    process's steps, the timers, the crashes, the lost answers, the faults
+    (``tests/explorer/test_components.py`` checks the classic model's).
+    """
+
+    processes: int
+    local_spends: tuple[str, ...]
+    crash_spends: str
+    lost_spends: str
+    removal_spends: str
+
+    def init_states(self) -> Sequence[Any]: ...
+
+    def within_boundary(self, state: Any) -> bool: ...
+
+    def successors(self, state: Any) -> list[tuple[Any, Any]]: ...
+
+    def compose(self, shared: Any, local: tuple[Any, ...], budget: Any) -> Any: ...
+
+    def group_within_boundary(self, shared: Any) -> bool: ...
+
+    def halted(self, shared: Any) -> bool: ...
+
+    def holder(self, local: Any) -> tuple[int, int]: ...
+
+    def spend(self, budget: Any, kind: str) -> Any: ...
+
+    def exhausted(self, budget: Any) -> bool: ...
+
+    def deliver(self, local: Any, answer: Any) -> Any: ...
+
+    def own_steps(self, index: int, local: Any) -> list[tuple[Any, Any]]: ...
+
+    def consumer_steps(
+        self, shared: Any, index: int, local: Any, affordable: frozenset[str], own: list[tuple[Any, Any]]
+    ) -> Sequence[ProcessStep]: ...
+
+    def live_candidates(self, shared: Any) -> tuple[tuple[int, int], ...]: ...
+
+    def timer_steps(self, shared: Any, keep: frozenset[tuple[int, int]]) -> Sequence[SharedStep]: ...
+
+    def fault_steps(self, shared: Any) -> Sequence[SharedStep]: ...
+
+    def crash(self, shared: Any, index: int, local: Any) -> ProcessStep | None: ...
+
+    def lose_answer(self, shared: Any, index: int, local: Any) -> ProcessStep | None: ...

@@ -1,0 +1,574 @@
+"""The properties kgc checks on the classic group protocol.
+
+Each one is a sentence of what must never happen, then its definition. The same functions judge
+the explorer's states and, through the abstraction of ``sut/``, the reference implementation.
+The most important one is ``exclusive_ownership``: two consumers of one generation never consume
+the same partition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from kgc.model.actions import (
+    EXPIRE_HEARTBEAT,
+    EXPIRE_JOIN,
+    EXPIRE_SYNC,
+    RECEIVE,
+    STORE_COMPLETE,
+    STORE_FAILURE,
+    Action,
+    Answer,
+)
+from kgc.model.state import NO_MEMBER, JoinTimer, Request, State
+from kgc.model.types import VALID_PREVIOUS_STATES, ApiKey, Errors, GroupState, MemberState
+from kgc.properties.base import (
+    CONSUMERS,
+    GROUP,
+    STEP,
+    Property,
+    sometimes,
+    sometimes_state,
+    state_invariant,
+    transition_invariant,
+)
+
+PR = GroupState.PREPARING_REBALANCE
+CR = GroupState.COMPLETING_REBALANCE
+
+
+def exchanges(state: State, action: Action) -> Iterable[tuple[Request, Answer]]:
+    """Each request the coordinator handled in the step, with its immediate answer (a parked
+    request has none and is skipped)."""
+    if not action.handled:
+        return ()  # most steps handle no request: the explorer calls this millions of times
+    immediate = [a for a in action.answers if a.consumer == action.actor and not a.parked]
+    return zip(action.handled, immediate, strict=False)
+
+
+# 1 ----------------------------------------------------------------------------------------------
+@state_invariant(
+    "single_delayed_join",
+    "A group has a join timer (DelayedJoin or InitialDelayedJoin) exactly while it is PreparingRebalance.",
+    "seed 000 (one DelayedJoin per rebalance); reference §11",
+    reads=GROUP,
+)
+def single_delayed_join_state(s: State) -> bool:
+    g = s.group
+    return (g.join_timer != JoinTimer.NONE) == (g.state == PR)
+
+
+@transition_invariant(
+    "one_join_per_generation",
+    "A rebalance never starts while one is pending, and each generation bump completes one join phase.",
+    "seed 000 (one DelayedJoin per rebalance); reference §11",
+    scope=STEP,
+)
+def one_join_per_generation(s: State, a: Action, t: State) -> bool:
+    if s.group.state == PR and PR in a.path:
+        return False  # a second rebalance (a second DelayedJoin) started during the first
+    bumps = t.group.generation - s.group.generation
+    completions = sum(1 for x in a.path if x in (CR, GroupState.EMPTY))
+    return bumps == completions
+
+
+# 2 ----------------------------------------------------------------------------------------------
+@transition_invariant(
+    "no_stale_assignment",
+    "No assignment of an older generation is handed out or installed.",
+    "seed 004 (storeGroup callback guard); reference §14",
+    scope=STEP,
+)
+def no_stale_assignment(s: State, a: Action, t: State) -> bool:
+    for answer in a.answers:
+        r = answer.response
+        if r.api == ApiKey.SYNC_GROUP and r.error == Errors.NONE and r.plan_generation != t.group.generation:
+            return False
+    if a.kind == RECEIVE and a.response is not None:
+        r = a.response
+        c = s.consumers[a.actor]
+        if r.api == ApiKey.SYNC_GROUP and r.error == Errors.NONE and r.plan_generation != c.generation:
+            return False
+    return True
+
+
+# 3 ----------------------------------------------------------------------------------------------
+@transition_invariant(
+    "sync_in_preparing_rebalance",
+    "A SyncGroup of the current generation handled in PreparingRebalance is answered REBALANCE_IN_PROGRESS.",
+    "seed 000 (SyncGroup in PreparingRebalance); reference §5",
+    scope=STEP,
+)
+def sync_in_preparing_rebalance(s: State, a: Action, t: State) -> bool:
+    g = s.group
+    if g.state != PR:
+        return True
+    for request, answer in exchanges(s, a):
+        current = request.api == ApiKey.SYNC_GROUP and g.member(request.mid) and request.generation == g.generation
+        if current and answer.response.error != Errors.REBALANCE_IN_PROGRESS:
+            return False
+    return True
+
+
+# 4 ----------------------------------------------------------------------------------------------
+@transition_invariant(
+    "valid_transitions",
+    "The group only enters a state from one of Kafka's valid previous states, and generations never decrease.",
+    "reference §2 (GroupMetadata validPreviousStates)",
+    scope=STEP,
+)
+def valid_transitions(s: State, a: Action, t: State) -> bool:
+    previous = s.group.state
+    for nxt in a.path:
+        if previous not in VALID_PREVIOUS_STATES[nxt]:
+            return False
+        previous = nxt
+    return previous == t.group.state and t.group.generation >= s.group.generation
+
+
+@state_invariant(
+    "empty_iff_no_members",
+    "The group is Empty exactly when it has no members (outside a rebalance and Dead).",
+    "seed 002 (Empty: no active consumer); reference §2",
+    reads=GROUP,
+)
+def empty_iff_no_members(s: State) -> bool:
+    g = s.group
+    if g.state == GroupState.EMPTY:
+        return not g.members
+    if g.state in (CR, GroupState.STABLE):
+        return bool(g.members)
+    return True
+
+
+@state_invariant(
+    "leader_is_member",
+    "Whenever the group has members, its leader is one of them; with none, it has no leader.",
+    "seed 002 (leader consumer); reference §11 (leader election)",
+    reads=GROUP,
+)
+def leader_is_member(s: State) -> bool:
+    g = s.group
+    if g.state == GroupState.DEAD:
+        return True
+    if not g.members:
+        return g.leader == NO_MEMBER
+    return g.member(g.leader) is not None
+
+
+# 5 ----------------------------------------------------------------------------------------------
+@state_invariant(
+    "exclusive_ownership",
+    "No partition is owned by two consumers that are Stable in the same generation.",
+    "seed 002 (each consumer receives only its own part); the most important property",
+    reads=CONSUMERS,
+)
+def exclusive_ownership(s: State) -> bool:
+    seen: dict[tuple[int, int], int] = {}
+    for i, c in enumerate(s.consumers):
+        if c.state != MemberState.STABLE:
+            continue
+        for p in c.owned:
+            if (c.generation, p) in seen:
+                return False
+            seen[(c.generation, p)] = i
+    return True
+
+
+# 6 ----------------------------------------------------------------------------------------------
+@transition_invariant(
+    "heartbeat_errors",
+    "Heartbeat: a rebalance answers REBALANCE_IN_PROGRESS, a stale generation ILLEGAL_GENERATION, "
+    "an unknown member UNKNOWN_MEMBER_ID.",
+    "seed 001 (heartbeat thread); reference §6 (3.6.2)",
+    scope=STEP,
+)
+def heartbeat_errors(s: State, a: Action, t: State) -> bool:
+    g = s.group
+    if g.state == GroupState.DEAD:
+        return True
+    for request, answer in exchanges(s, a):
+        if request.api != ApiKey.HEARTBEAT:
+            continue
+        error = answer.response.error
+        if g.member(request.mid) is None:
+            expected = Errors.UNKNOWN_MEMBER_ID
+        elif request.generation != g.generation:
+            expected = Errors.ILLEGAL_GENERATION
+        elif g.state == PR:
+            expected = Errors.REBALANCE_IN_PROGRESS
+        else:
+            continue
+        if error != expected:
+            return False
+    return True
+
+
+@transition_invariant(
+    "commit_fencing",
+    "OffsetCommit in CompletingRebalance answers REBALANCE_IN_PROGRESS; a commit is accepted only from a "
+    "member of the current generation, and never covers records not yet processed.",
+    "seed 002 (commit in AwaitingSync); seed 003 (auto-commit); reference §8",
+    scope=STEP,
+)
+def commit_fencing(s: State, a: Action, t: State) -> bool:
+    g = s.group
+    if g.state == GroupState.DEAD:
+        return True
+    for request, answer in exchanges(s, a):
+        if request.api != ApiKey.OFFSET_COMMIT:
+            continue
+        error = answer.response.error
+        current = g.member(request.mid) is not None and request.generation == g.generation
+        if current and g.state == CR and error != Errors.REBALANCE_IN_PROGRESS:
+            return False
+        if error == Errors.NONE and (not current or g.state not in (PR, GroupState.STABLE)):
+            return False
+        if error == Errors.NONE and request.covers_unprocessed:
+            return False
+    return True
+
+
+# 7 ----------------------------------------------------------------------------------------------
+@transition_invariant(
+    "no_expiry_while_parked",
+    "No member that has joined before is removed by its session timeout while its JoinGroup or SyncGroup is parked.",
+    "seed 000 (the three 'member is alive' conditions); reference §12",
+    scope=STEP,
+)
+def no_expiry_while_parked(s: State, a: Action, t: State) -> bool:
+    if a.kind != EXPIRE_HEARTBEAT:
+        return True
+    m = s.group.member(a.mid)
+    if m is None or m.is_new:
+        return True
+    return not ((m.awaiting_join or m.awaiting_sync) and a.mid in a.evicted)
+
+
+# 8 ----------------------------------------------------------------------------------------------
+@state_invariant(
+    "parked_only_in_phase",
+    "A JoinGroup is parked only while the group is PreparingRebalance, a SyncGroup only while it is "
+    "CompletingRebalance.",
+    "seed 004 (prepareRebalance: resetAndPropagateAssignmentError; onCompleteJoin); reference §11, §14",
+    reads=GROUP,
+)
+def parked_only_in_phase(s: State) -> bool:
+    g = s.group
+    join_ok, sync_ok = g.state == PR, g.state == CR
+    for m in g.members:  # noqa: SIM110 - a plain loop is cheaper than all(...) and this runs on every state
+        if (m.awaiting_join and not join_ok) or (m.awaiting_sync and not sync_ok):
+            return False
+    return True
+
+
+# 9 ----------------------------------------------------------------------------------------------
+_NO_REBALANCE_START = frozenset({PR, GroupState.DEAD})
+_TIMER_TRIGGERS = frozenset({EXPIRE_HEARTBEAT, EXPIRE_SYNC, STORE_FAILURE})
+
+
+def rebalance_trigger(s: State, a: Action) -> bool:
+    """Whether the step holds one of Kafka's rebalance triggers for the group in ``s`` (reference
+    §2, triggers table, 3.6.2): a member added (an id-less or pending-id JoinGroup that is not
+    answered MEMBER_ID_REQUIRED), a static member replaced in CompletingRebalance, the leader's
+    JoinGroup in Stable, a member's JoinGroup with
+    changed metadata, a member's LeaveGroup, a session or new-member timeout removing a member, a
+    pending-sync timeout, or a failed write of the current generation's assignment. A pending-sync
+    timeout triggers even when it removes nobody, if the set held a replaced static member's old id
+    (``Group.stale_sync``: ``onExpirePendingSync`` rebalances whenever the set is not empty,
+    GroupCoordinator.scala 3.6.2)."""
+    g = s.group
+    if a.kind == EXPIRE_SYNC:
+        return bool(a.evicted) or g.stale_sync
+    if a.kind == EXPIRE_HEARTBEAT:
+        return bool(a.evicted)
+    if a.kind == STORE_FAILURE:
+        return g.state == CR and g.stores[0].generation == g.generation
+    handed_out = {x.response.mid for x in a.answers if x.response.error == Errors.MEMBER_ID_REQUIRED}
+    for request in a.handled:
+        if request.api not in (ApiKey.JOIN_GROUP, ApiKey.LEAVE_GROUP):
+            continue
+        member = g.member(request.mid)
+        if request.api == ApiKey.LEAVE_GROUP:
+            if member is not None:
+                return True
+        elif member is not None:
+            if member.meta != request.meta or (g.state == GroupState.STABLE and request.mid == g.leader):
+                return True
+        elif request.mid == NO_MEMBER:
+            if any(m.static and m.mid[0] == a.actor for m in g.members):
+                # A static member's id-less JoinGroup replaces the holder of its instance id: a
+                # rebalance from CompletingRebalance only (reference §4 step 6, 2.3+).
+                if g.state == CR:
+                    return True
+            elif not handed_out:  # an id-less JoinGroup adds a member unless it is told MEMBER_ID_REQUIRED
+                return True
+        elif request.mid in handed_out or any(p.mid == request.mid for p in g.pending):
+            return True
+    return False
+
+
+@transition_invariant(
+    "rebalance_triggers",
+    "The group starts a rebalance (enters PreparingRebalance from Empty, CompletingRebalance or Stable) "
+    "exactly on one of Kafka's triggers: a member added, the leader's JoinGroup in Stable, a JoinGroup with "
+    "changed metadata, a LeaveGroup, a member's timeout, a pending-sync timeout or a failed assignment write.",
+    "reference §2 (triggers table, 3.6.2); seed 002 (rebalance triggers)",
+    scope=STEP,
+)
+def rebalance_triggers(s: State, a: Action, t: State) -> bool:
+    if s.group.state in _NO_REBALANCE_START:
+        return True
+    if not a.handled and a.kind not in _TIMER_TRIGGERS:
+        return PR not in a.path  # most steps: no request handled, no timer that can trigger
+    return (PR in a.path) == rebalance_trigger(s, a)
+
+
+# 10 ---------------------------------------------------------------------------------------------
+@transition_invariant(
+    "generation_members_rejoined",
+    "A join phase completes into a generation of members that all rejoined: each dynamic member of the new "
+    "generation is answered its JoinGroup in the step that completes it (static members may stay behind).",
+    "seed 004 (onCompleteJoin); reference §11 (dynamic members that did not rejoin are removed, 2.3+)",
+    scope=STEP,
+)
+def generation_members_rejoined(s: State, a: Action, t: State) -> bool:
+    g = t.group
+    if g.state != CR or g.generation == s.group.generation:
+        return True
+    answered = {
+        x.response.mid
+        for x in a.answers
+        if x.response.api == ApiKey.JOIN_GROUP
+        and x.response.error == Errors.NONE
+        and x.response.generation == g.generation
+    }
+    return all(m.mid in answered or m.static for m in g.members)
+
+
+# 11 ---------------------------------------------------------------------------------------------
+@state_invariant(
+    "one_member_per_instance",
+    "At most one member of the group holds a static member's group.instance.id.",
+    "reference §4 step 6 (replaceStaticMember: a known instance id is taken over, never doubled, 2.3+)",
+    reads=GROUP,
+)
+def one_member_per_instance(s: State) -> bool:
+    instances = [m.mid[0] for m in s.group.members if m.static]
+    return len(instances) == len(set(instances))
+
+
+# Witnesses -------------------------------------------------------------------------------------
+@sometimes(
+    "witness_rebalance_completes",
+    "A join phase completes into a new generation.",
+    "one_join_per_generation",
+    scope=STEP,
+)
+def witness_rebalance_completes(s: State, a: Action, t: State) -> bool:
+    return t.group.generation > s.group.generation and t.group.state == CR
+
+
+@sometimes(
+    "witness_stale_store_ignored",
+    "A storeGroup callback finds the generation changed and does nothing.",
+    "no_stale_assignment",
+    scope=STEP,
+)
+def witness_stale_store_ignored(s: State, a: Action, t: State) -> bool:
+    return a.kind == STORE_COMPLETE and not a.answers and not a.path
+
+
+@sometimes(
+    "witness_sync_in_rebalance",
+    "A SyncGroup of the current generation arrives in PreparingRebalance.",
+    "sync_in_preparing_rebalance",
+    scope=STEP,
+)
+def witness_sync_in_rebalance(s: State, a: Action, t: State) -> bool:
+    g = s.group
+    return g.state == PR and any(
+        r.api == ApiKey.SYNC_GROUP and r.generation == g.generation and g.member(r.mid) for r, _ in exchanges(s, a)
+    )
+
+
+@sometimes_state(
+    "witness_two_stable",
+    "Two consumers are Stable in the same generation with partitions.",
+    "exclusive_ownership",
+    reads=CONSUMERS,
+)
+def witness_two_stable(s: State) -> bool:
+    gens = [c.generation for c in s.consumers if c.state == MemberState.STABLE and c.owned]
+    return len(gens) != len(set(gens))
+
+
+@sometimes(
+    "witness_heartbeat_in_rebalance", "A heartbeat is answered REBALANCE_IN_PROGRESS.", "heartbeat_errors", scope=STEP
+)
+def witness_heartbeat_in_rebalance(s: State, a: Action, t: State) -> bool:
+    return any(
+        r.api == ApiKey.HEARTBEAT and x.response.error == Errors.REBALANCE_IN_PROGRESS for r, x in exchanges(s, a)
+    )
+
+
+@sometimes(
+    "witness_commit_in_completing", "An OffsetCommit arrives in CompletingRebalance.", "commit_fencing", scope=STEP
+)
+def witness_commit_in_completing(s: State, a: Action, t: State) -> bool:
+    return s.group.state == CR and any(r.api == ApiKey.OFFSET_COMMIT for r, _ in exchanges(s, a))
+
+
+@sometimes(
+    "witness_parked_survives",
+    "A heartbeat timer fires on a parked member, which survives.",
+    "no_expiry_while_parked",
+    scope=STEP,
+)
+def witness_parked_survives(s: State, a: Action, t: State) -> bool:
+    m = s.group.member(a.mid) if a.kind == EXPIRE_HEARTBEAT else None
+    return m is not None and not m.is_new and (m.awaiting_join or m.awaiting_sync) and a.mid not in a.evicted
+
+
+@sometimes(
+    "witness_join_timeout",
+    "A join phase is completed by its timer, evicting a member.",
+    "single_delayed_join",
+    scope=STEP,
+)
+def witness_join_timeout(s: State, a: Action, t: State) -> bool:
+    return a.kind == EXPIRE_JOIN and bool(a.evicted)
+
+
+@sometimes(
+    "witness_parked_sync_cancelled",
+    "A rebalance starts from CompletingRebalance while a SyncGroup is parked.",
+    "parked_only_in_phase",
+    scope=STEP,
+)
+def witness_parked_sync_cancelled(s: State, a: Action, t: State) -> bool:
+    return s.group.state == CR and PR in a.path and any(m.awaiting_sync for m in s.group.members)
+
+
+@sometimes(
+    "witness_follower_rejoins_stable",
+    "A follower's JoinGroup with unchanged metadata in Stable is answered without a rebalance.",
+    "rebalance_triggers",
+    scope=STEP,
+)
+def witness_follower_rejoins_stable(s: State, a: Action, t: State) -> bool:
+    g = s.group
+    if g.state != GroupState.STABLE or PR in a.path:
+        return False
+    for r in a.handled:
+        m = g.member(r.mid)
+        if r.api == ApiKey.JOIN_GROUP and m is not None and r.mid != g.leader and m.meta == r.meta:
+            return True
+    return False
+
+
+@sometimes(
+    "witness_absent_member_removed",
+    "A join phase completes into a new generation without a member that did not rejoin.",
+    "generation_members_rejoined",
+    scope=STEP,
+)
+def witness_absent_member_removed(s: State, a: Action, t: State) -> bool:
+    return a.kind == EXPIRE_JOIN and t.group.state == CR and any(s.group.member(m) for m in a.evicted)
+
+
+@sometimes(
+    "witness_static_replaced",
+    "A static member's JoinGroup without a member id takes over its instance id from the old member.",
+    "one_member_per_instance",
+    scope=STEP,
+)
+def witness_static_replaced(s: State, a: Action, t: State) -> bool:
+    return any(r.api == ApiKey.JOIN_GROUP and r.mid == NO_MEMBER for r in a.handled) and any(
+        m.static and m.mid[0] == a.actor and t.group.member(m.mid) is None for m in s.group.members
+    )
+
+
+@sometimes(
+    "witness_static_left_behind",
+    "A join phase completes into a new generation that keeps a static member that did not rejoin.",
+    "generation_members_rejoined",
+    scope=STEP,
+)
+def witness_static_left_behind(s: State, a: Action, t: State) -> bool:
+    if a.kind != EXPIRE_JOIN or t.group.generation == s.group.generation:
+        return False
+    return any(m.static and not m.awaiting_join and t.group.member(m.mid) for m in s.group.members)
+
+
+@sometimes(
+    "witness_two_states_in_one_step",
+    "A step takes the group through two states at once (a rebalance that starts and completes in one step).",
+    "valid_transitions",
+    scope=STEP,
+)
+def witness_two_states_in_one_step(s: State, a: Action, t: State) -> bool:
+    return len(a.path) >= 2
+
+
+@sometimes(
+    "witness_last_member_gone",
+    "A join phase completes with no member left: the group goes from PreparingRebalance back to Empty.",
+    "empty_iff_no_members",
+    scope=STEP,
+)
+def witness_last_member_gone(s: State, a: Action, t: State) -> bool:
+    return s.group.state == PR and bool(s.group.members) and t.group.state == GroupState.EMPTY
+
+
+@sometimes(
+    "witness_leader_replaced",
+    "The leader leaves or is removed and another member becomes leader.",
+    "leader_is_member",
+    scope=STEP,
+)
+def witness_leader_replaced(s: State, a: Action, t: State) -> bool:
+    old, new = s.group.leader, t.group.leader
+    return old != NO_MEMBER and new != NO_MEMBER and new != old and t.group.member(old) is None
+
+
+ALL: tuple[Property, ...] = (
+    single_delayed_join_state,
+    one_join_per_generation,
+    no_stale_assignment,
+    sync_in_preparing_rebalance,
+    valid_transitions,
+    empty_iff_no_members,
+    leader_is_member,
+    exclusive_ownership,
+    heartbeat_errors,
+    commit_fencing,
+    no_expiry_while_parked,
+    parked_only_in_phase,
+    rebalance_triggers,
+    generation_members_rejoined,
+    one_member_per_instance,
+    witness_rebalance_completes,
+    witness_stale_store_ignored,
+    witness_sync_in_rebalance,
+    witness_two_stable,
+    witness_heartbeat_in_rebalance,
+    witness_commit_in_completing,
+    witness_parked_survives,
+    witness_join_timeout,
+    witness_parked_sync_cancelled,
+    witness_follower_rejoins_stable,
+    witness_absent_member_removed,
+    witness_static_replaced,
+    witness_static_left_behind,
+    witness_two_states_in_one_step,
+    witness_last_member_gone,
+    witness_leader_replaced,
+)
+
+
+def by_name(name: str) -> Property:
+    for p in ALL:
+        if p.name == name:
+            return p
+    raise KeyError(name)

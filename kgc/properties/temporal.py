@@ -1,0 +1,248 @@
+"""Liveness properties: what must eventually happen, checked over infinite behaviours.
+
+Each property is data, like the safety ones (``kgc.properties.protocol``): a name, a description, its
+source and a *witness* (a reachable state where the property's obligation is open, so a verdict
+``holds`` is not vacuous). Two forms:
+
+* ``leads_to`` (TLA+'s ``P ~> Q``): from every reachable state where ``P`` holds, every fair
+  behaviour reaches a state where ``Q`` holds;
+* ``always_eventually`` (``[]<>Q``): every fair behaviour passes through ``Q`` states infinitely
+  often (``true ~> Q``).
+
+A predicate reads one *scope* of the state, which lets the checker evaluate it once per interned
+component instead of once per state: ``GROUP`` (the coordinator's group alone), ``CONSUMER`` (the
+group and consumer ``i``; the property has one instance per consumer, ``name[c1]`` …),
+``CONSUMERS`` (the group and every consumer: the predicate takes a ``State`` and must not read its
+budget, which is not part of what it is evaluated on) or ``WHOLE`` (the whole state). Which
+behaviours count as fair, and why every cycle of the state graph is free of perturbations, is
+``kgc.explorer.liveness``'s business (and ``docs/reductions.md``'s).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kgc.model.state import Consumer, Group, State
+from kgc.model.types import ApiKey, GroupState, MemberState
+
+LIVENESS = "liveness"
+LEADS_TO = "leads_to"
+ALWAYS_EVENTUALLY = "always_eventually"
+
+GROUP = "group"
+CONSUMER = "consumer"
+CONSUMERS = "consumers"
+WHOLE = "whole"
+
+GroupPredicate = Callable[[Group], bool]
+ConsumerPredicate = Callable[[Group, Consumer, int], bool]
+StatePredicate = Callable[[State], bool]
+Predicate = GroupPredicate | ConsumerPredicate | StatePredicate
+
+
+@dataclass(frozen=True)
+class Temporal:
+    """A liveness property ``trigger ~> goal`` (``trigger`` None: ``[]<>goal``)."""
+
+    name: str
+    description: str
+    source: str
+    form: str
+    scope: str
+    goal: Predicate
+    trigger: Predicate | None = None
+    witness: str = ""
+    """What the witness shows reachable: the obligation arising (``trigger`` true, ``goal`` false)."""
+
+    kind: str = LIVENESS
+
+    @property
+    def is_safety(self) -> bool:
+        return False
+
+    @property
+    def formula(self) -> str:
+        return f"{self.trigger_text} ~> {self.goal_text}" if self.trigger is not None else f"[]<> {self.goal_text}"
+
+    @property
+    def trigger_text(self) -> str:
+        return _doc(self.trigger)
+
+    @property
+    def goal_text(self) -> str:
+        return _doc(self.goal)
+
+    def instances(self, consumers: int) -> list[str]:
+        """The names of the property's instances under a configuration: one per consumer for a
+        ``CONSUMER`` property, else the property itself."""
+        if self.scope == CONSUMER:
+            return [f"{self.name}[c{i + 1}]" for i in range(consumers)]
+        return [self.name]
+
+
+def _doc(fn: Predicate | None) -> str:
+    if fn is None:
+        return "true"
+    return (fn.__doc__ or fn.__name__).strip().splitlines()[0]
+
+
+def leads_to(
+    name: str, description: str, source: str, scope: str, trigger: Predicate, witness: str
+) -> Callable[[Predicate], Temporal]:
+    def wrap(goal: Predicate) -> Temporal:
+        return Temporal(name, description, source, LEADS_TO, scope, goal, trigger, witness)
+
+    return wrap
+
+
+def always_eventually(
+    name: str, description: str, source: str, scope: str, witness: str
+) -> Callable[[Predicate], Temporal]:
+    def wrap(goal: Predicate) -> Temporal:
+        return Temporal(name, description, source, ALWAYS_EVENTUALLY, scope, goal, None, witness)
+
+    return wrap
+
+
+# ---------------------------------------------------------------------------------- predicates
+PR = GroupState.PREPARING_REBALANCE
+
+
+def rebalancing(g: Group) -> bool:
+    """the group is PreparingRebalance"""
+    return g.state == PR
+
+
+@leads_to(
+    "rebalance_completes",
+    "Every rebalance completes: a group in PreparingRebalance eventually reaches Stable or Empty.",
+    "reference §11 (DelayedJoin completes at the rebalance timeout, onCompleteJoin); seed 000 (one DelayedJoin "
+    "per rebalance); KIP-134 (InitialDelayedJoin)",
+    GROUP,
+    rebalancing,
+    "a group in PreparingRebalance",
+)
+def rebalance_completes(g: Group) -> bool:
+    """the group is Stable or Empty"""
+    return g.state in (GroupState.STABLE, GroupState.EMPTY)
+
+
+def join_in_flight(g: Group, c: Consumer, i: int) -> bool:
+    """the consumer's JoinGroup is parked or in flight"""
+    return c.awaiting == ApiKey.JOIN_GROUP
+
+
+@leads_to(
+    "join_answered",
+    "Every parked JoinGroup is eventually answered (or its answer lost with the connection).",
+    "reference §4, §11 (the join purgatory answers every parked JoinGroup at completion or removal); seed 000",
+    CONSUMER,
+    join_in_flight,
+    "a consumer waiting for its JoinGroup answer",
+)
+def join_answered(g: Group, c: Consumer, i: int) -> bool:
+    """the consumer is not waiting for a JoinGroup answer"""
+    return c.awaiting != ApiKey.JOIN_GROUP
+
+
+def sync_in_flight(g: Group, c: Consumer, i: int) -> bool:
+    """the consumer's SyncGroup is parked or in flight"""
+    return c.awaiting == ApiKey.SYNC_GROUP
+
+
+@leads_to(
+    "sync_answered",
+    "Every parked SyncGroup is eventually answered (or its answer lost with the connection).",
+    "reference §5, §14 (the storeGroup callback or a rebalance answers every parked SyncGroup); seed 004",
+    CONSUMER,
+    sync_in_flight,
+    "a consumer waiting for its SyncGroup answer",
+)
+def sync_answered(g: Group, c: Consumer, i: int) -> bool:
+    """the consumer is not waiting for a SyncGroup answer"""
+    return c.awaiting != ApiKey.SYNC_GROUP
+
+
+def stopped(c: Consumer) -> bool:
+    """A consumer that gave up for good: fenced (FENCED_INSTANCE_ID is fatal, KIP-345)."""
+    return c.state == MemberState.UNJOINED and not c.rejoin_needed and c.awaiting == 0 and not c.requests
+
+
+def has_share(g: Group, c: Consumer) -> bool:
+    m = g.member(c.mid)
+    return (
+        c.state == MemberState.STABLE
+        and g.state == GroupState.STABLE
+        and c.generation == g.generation
+        and m is not None
+        and c.owned == m.assignment
+    )
+
+
+@always_eventually(
+    "consumer_eventually_stable",
+    "A live consumer that keeps polling is eventually Stable in the group's current generation, owning exactly "
+    "its share of the partitions (or has stopped for good, fenced).",
+    "seed 001 (poll: joinGroupIfNeeded until the consumer has an assignment); seed 002 (each consumer receives "
+    "its part); reference §11",
+    CONSUMER,
+    "a consumer not Stable with its share",
+)
+def consumer_eventually_stable(g: Group, c: Consumer, i: int) -> bool:
+    """the consumer is Stable in the current generation with its share, or fenced"""
+    return has_share(g, c) or stopped(c)
+
+
+@always_eventually(
+    "partitions_reowned",
+    "Every partition, an evicted or departed member's included, is eventually owned by a consumer Stable in the "
+    "group's current generation (a later one than the departed member's).",
+    "seed 002 (each partition consumed by one consumer of the group); reference §7, §11 (removal triggers a "
+    "rebalance that reassigns)",
+    CONSUMERS,
+    "a partition owned by no consumer Stable in the current generation",
+)
+def partitions_reowned(s: State) -> bool:
+    """the group is Stable and each member's consumer is Stable in its generation with the member's partitions"""
+    # reads the group and the consumers, never the budget (scope CONSUMERS)
+    g = s.group
+    if g.state != GroupState.STABLE or not g.members:
+        return False
+    holders = {c.mid: c for c in s.consumers if has_share(g, c)}
+    return all(m.mid in holders for m in g.members)
+
+
+def pending_of(g: Group, c: Consumer, i: int) -> bool:
+    """the group holds a pending member id of the consumer's client"""
+    return any(p.mid[0] == i for p in g.pending)
+
+
+@leads_to(
+    "pending_resolved",
+    "A pending member id (KIP-394, MEMBER_ID_REQUIRED) is eventually either joined or expired.",
+    "reference §4 (pendingMembers), §12 (the pending member's expiry); KIP-394",
+    CONSUMER,
+    pending_of,
+    "a pending member id in the group",
+)
+def pending_resolved(g: Group, c: Consumer, i: int) -> bool:
+    """the group holds no pending member id of the consumer's client"""
+    return not any(p.mid[0] == i for p in g.pending)
+
+
+ALL: tuple[Temporal, ...] = (
+    rebalance_completes,
+    join_answered,
+    sync_answered,
+    consumer_eventually_stable,
+    partitions_reowned,
+    pending_resolved,
+)
+
+
+def by_name(name: str) -> Temporal:
+    for p in ALL:
+        if p.name == name:
+            return p
+    raise KeyError(name)

@@ -1,0 +1,121 @@
+"""The symbolic and the concrete side judge the same run.
+
+Given a configuration with fixed values and a schedule of environment choices, z3 evaluates a
+question with every choice pinned to the schedule's value, and the simulation runs the schedule.
+They must agree: the same first bad event at the same millisecond, or none on both sides. A run
+outside the question's premises says nothing and is skipped. This is what the property tests
+(``tests/timing/test_crosscheck.py``) run on generated configurations and schedules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import z3
+
+from kgc.timing.config import TimingConfig
+from kgc.timing.queries import HEARTBEATS, POLLS, Outcome, Question, encode
+from kgc.timing.simulate import Run, Scenario, Schedule, Simulation
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """Both sides' outcome of one run (``applies`` False: the run is outside the premises)."""
+
+    applies: bool
+    symbolic: Outcome | None = None
+    concrete: Outcome | None = None
+
+    @property
+    def agree(self) -> bool:
+        return not self.applies or self.symbolic == self.concrete
+
+
+def defaults(config: TimingConfig, name: str) -> int:
+    """The value a simulation takes for a schedule name it is not given."""
+    if name.endswith((".req", ".resp")):
+        return config.environment["network.delay.ms"].lo
+    if ".batch" in name:
+        return config.subject["max.poll.records"].lo * config.environment["record.processing.ms"].lo
+    return 0
+
+
+def judge(
+    question: Question,
+    config: TimingConfig,
+    schedule: dict[str, int],
+    symbolic_mutant: str | None = None,
+    concrete_mutant: str | None = None,
+) -> Judgement:
+    """Both sides on the same run of ``question``."""
+    enc = encode(question, config, symbolic_mutant)
+    s = z3.Solver()
+    s.add(*enc.env.constraints, *[p for _, p in enc.premises])
+    subject = config.subject.name
+    for name, choice in enc.env.choices.items():
+        if name == f"{subject}.current_batch":
+            continue
+        s.add(choice.var == schedule.get(name, defaults(config, name)))
+    if enc.env.batches is not None:
+        s.add(_batches(enc.env.batches, schedule, subject))
+    if s.check() != z3.sat:
+        return Judgement(False)
+    s.add(enc.bad)
+    symbolic = enc.predict(s.model()) if s.check() == z3.sat else None
+    if question.scenario == Scenario.REBALANCE:
+        return Judgement(True, symbolic, _rebalance_run(question, config, schedule, concrete_mutant))
+    polls = [0]
+    for i in range(POLLS):
+        polls.append(polls[-1] + schedule.get(f"{subject}.batch{i}", defaults(config, f"{subject}.batch{i}")))
+    c = config.subject
+    if question.name == "needless_expiry":
+        rounds = HEARTBEATS + 1
+        network = config.environment["network.delay.ms"].hi
+        lateness = c["heartbeat.interval.ms"].lo + c["retry.backoff.ms"].lo
+        horizon = rounds * lateness + 2 * network + c["session.timeout.ms"].lo
+    elif question.name == "poll_timeout_leave":
+        horizon = polls[-2] + c["max.poll.interval.ms"].lo
+    else:
+        horizon = polls[-1]
+    sim = Simulation(config, Schedule(dict(schedule)), question.scenario, concrete_mutant, question.auto_commit)
+    run = sim.execute(horizon)
+    return Judgement(True, symbolic, question.observe(run))
+
+
+def _batches(
+    batches: tuple[z3.ArithRef, z3.ArithRef, z3.ArithRef], schedule: dict[str, int], subject: str
+) -> z3.BoolRef:
+    """The rebalance scenario's polls (how many batches before the one in progress when the
+    subject learns of the rebalance, their total, that batch) as the schedule's batches."""
+    earlier, total, current = batches
+    lengths = []
+    i = 0
+    while f"{subject}.batch{i}" in schedule:
+        lengths.append(schedule[f"{subject}.batch{i}"])
+        i += 1
+    options = []
+    prefix = 0
+    for q, b in enumerate(lengths):
+        options.append(z3.And(earlier == q, total == prefix, current == b))
+        prefix += b
+    return z3.Or(*options) if options else z3.BoolVal(False)
+
+
+def _rebalance_run(
+    question: Question, config: TimingConfig, schedule: dict[str, int], mutant: str | None
+) -> Outcome | None:
+    """The concrete run up to the end of the scenario: the group Stable again after the
+    rebalance, or the first removal."""
+
+    def done(run: Run) -> bool:
+        if run.expired or run.removed or run.left or run.lapsed:
+            return True
+        completed = run.rebalance_completed
+        return completed is not None and any(
+            e.kind == "state" and e.text == "Stable" and e.time >= completed for e in run.events
+        )
+
+    sim = Simulation(config, Schedule(dict(schedule)), Scenario.REBALANCE, mutant)
+    sim.run.held_limit = config.questions["rebalance.held.max.ms"].lo
+    horizon = sum(schedule.values()) + 4 * config.subject["max.poll.interval.ms"].lo
+    return question.observe(sim.execute(horizon, stop=done))

@@ -1,0 +1,42 @@
+"""The timing mutants: each breaks one *timing* rule, switched on by name (``kgc timing --mutant``).
+
+They are a vocabulary of their own, not entries of the model's catalogue (``kgc/model/mutants.py``):
+the catalogue's mutants break rules of the untimed protocol, read by both coordinators from
+``kgc.model.mutants.Rules`` and killed by the explorer's properties (``kgc mutants``); a timing
+mutant breaks a rule about milliseconds — a client timer, a timeout carried in a request, a
+coordinator deadline — that the untimed model does not have. Each is implemented twice, as the
+timing layer itself is: a z3 constraint patched in ``kgc/timing/rules.py`` (``env.mutant``) and the
+concrete simulation's rule in ``kgc/timing/simulate.py`` (``self.mutant``); ``tests/timing/
+test_mutants.py`` shows each one flipping a shipped verdict on both sides.
+
+Two timing mutants *are* catalogue mutants, under the catalogue's names: the same broken rule
+seen through its timing (the consumer's auto-commit after the fetcher; the coordinator's expiry
+ignoring a parked request, which the simulation switches on in the reference coordinator).
+
+Adding a timing mutant: its name and description here, its constraint in ``kgc/timing/rules.py``,
+its concrete rule in ``kgc/timing/simulate.py``, and its flip in ``tests/timing/test_mutants.py``.
+"""
+
+from __future__ import annotations
+
+from kgc.model import mutants as catalogue
+
+CLIENT_IGNORES_POLL_TIMER = "client_ignores_poll_timer"
+SESSION_TIMER_FROM_SEND = "session_timer_from_send"
+AUTO_COMMIT_AFTER_FETCH = catalogue.AUTO_COMMIT_AFTER_FETCH
+LIVENESS_IGNORES_PARKED = catalogue.LIVENESS_IGNORES_PARKED
+REBALANCE_TIMEOUT_IS_SESSION_TIMEOUT = "rebalance_timeout_is_session_timeout"
+INITIAL_DELAY_NOT_EXTENDED = "initial_delay_not_extended"
+
+#: Every timing mutant by name, with what it does differently.
+MUTANTS: dict[str, str] = {
+    CLIENT_IGNORES_POLL_TIMER: "the heartbeat thread never checks the poll timer (no leave)",
+    SESSION_TIMER_FROM_SEND: "the client's session timer restarts when a heartbeat is sent, not answered",
+    AUTO_COMMIT_AFTER_FETCH: "auto-commit commits the position after the fetcher handed out the next batch",
+    LIVENESS_IGNORES_PARKED: "the coordinator's heartbeat expiry ignores a parked JoinGroup/SyncGroup (KAFKA-9752)",
+    REBALANCE_TIMEOUT_IS_SESSION_TIMEOUT: "JoinGroup carries session.timeout.ms as rebalance timeout (v0, seed 000)",
+    INITIAL_DELAY_NOT_EXTENDED: "the initial rebalance delay is not extended when new members join (KIP-134)",
+}
+
+#: The timing mutants that are the model catalogue's, under the same name.
+IN_CATALOGUE = frozenset(name for name in MUTANTS if name in catalogue.NAMES)

@@ -1,0 +1,719 @@
+"""The questions ``kgc timing`` answers, each a z3 query over the rules of ``kgc/timing/rules.py``.
+
+A question is a scenario (what happens, in which order), its *premises* (the runs it is about)
+and a *bad* condition. z3 looks for values of every symbolic setting and every environment
+choice that satisfy the premises and the bad condition: none (``unsat``) is a proof that the bad
+thing cannot happen for any value in the ranges (PROVED); a model is a counterexample (REFUTED),
+replayed on the concrete side (``kgc/timing/simulate.py``) to draw its timeline and to check that the
+concrete implementations reach the same outcome at the same millisecond.
+
+Scenarios (``t = 0``: the subject, the first member, has just become Stable alone in its group;
+both sides' timers start then and its first batch is handed out):
+
+* ``steady``: the subject keeps heartbeating and polling (questions ``needless_expiry``,
+  ``poll_timeout_leave``, ``auto_commit_unprocessed``);
+* ``rebalance``: the other members are new consumers; each sends JoinGroup (v4+, with the
+  MEMBER_ID_REQUIRED round trip) at ``new.member.join.ms``; the subject learns of the rebalance
+  from a heartbeat answer (REBALANCE_IN_PROGRESS), rejoins at its next poll (committing first
+  when auto-commit is on), the leader (the subject) computes the assignment for
+  ``assignment.ms`` and everyone syncs (questions ``rebalance_held``, ``evicted_while_parked``).
+
+The unrolling is bounded (``HEARTBEATS`` heartbeats, ``POLLS`` polls); when a run can need more,
+the answer says which runs were not examined.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import z3
+
+from kgc.timing import rules
+from kgc.timing.config import NEW_MEMBER_JOIN_TIMEOUT_MS, Bound, Member, TimingConfig
+from kgc.timing.rules import Env, Message
+from kgc.timing.simulate import Run, Scenario, Schedule, Simulation
+
+HEARTBEATS = 4
+POLLS = 5
+#: z3's time budget per check (ms); a check that runs out is reported UNKNOWN, never PROVED.
+SOLVER_TIMEOUT_MS = 60_000
+
+PROVED = "PROVED"
+REFUTED = "REFUTED"
+UNKNOWN = "UNKNOWN"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The first bad event of a run: what, to whom, when (and a number, e.g. how long a rebalance
+    was held)."""
+
+    kind: str
+    member: str
+    time: int
+    value: int | None = None
+
+    def __str__(self) -> str:
+        extra = f" ({self.value} ms)" if self.value is not None else ""
+        return f"{self.kind} of {self.member} at t={self.time} ms{extra}"
+
+
+@dataclass
+class Encoded:
+    """A question's constraints for one configuration."""
+
+    env: Env
+    bad: z3.BoolRef
+    premises: list[tuple[str, z3.BoolRef]]
+    predict: Callable[[z3.ModelRef], Outcome]
+
+
+@dataclass(frozen=True)
+class Question:
+    name: str
+    title: str
+    scenario: Scenario
+    encode: Callable[[Env], Encoded]
+    observe: Callable[[Run], Outcome | None]
+    #: settings a simulation of this question runs with (auto-commit off for needless_expiry)
+    auto_commit: bool | None = None
+
+
+@dataclass
+class Verdict:
+    """A question's answer for one configuration."""
+
+    question: Question
+    verdict: str
+    seconds: float
+    notes: list[str] = field(default_factory=list)
+    predicted: Outcome | None = None
+    values: dict[str, int] = field(default_factory=dict)
+    schedule: dict[str, int] = field(default_factory=dict)
+    config: TimingConfig | None = None
+    run: Run | None = None
+    observed: Outcome | None = None
+
+    @property
+    def replay_agrees(self) -> bool | None:
+        if self.verdict != REFUTED:
+            return None
+        return self.observed == self.predicted
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "question": self.question.name,
+            "title": self.question.title,
+            "verdict": self.verdict,
+            "seconds": round(self.seconds, 3),
+            "notes": self.notes,
+        }
+        if self.verdict == REFUTED:
+            out["counterexample"] = {
+                "outcome": _outcome_json(self.predicted),
+                "settings": self.values,
+                "schedule": self.schedule,
+                "replay": _outcome_json(self.observed),
+                "replay_agrees": self.replay_agrees,
+            }
+        return out
+
+
+def _outcome_json(o: Outcome | None) -> dict[str, Any] | None:
+    if o is None:
+        return None
+    return {"kind": o.kind, "member": o.member, "time_ms": o.time, "value": o.value}
+
+
+def _val(model: z3.ModelRef, e: z3.ArithRef | int) -> int:
+    if isinstance(e, int):
+        return e
+    return int(model.eval(e, model_completion=True).as_long())
+
+
+def _true(model: z3.ModelRef, e: z3.BoolRef) -> bool:
+    return bool(z3.is_true(model.eval(e, model_completion=True)))
+
+
+# ================================================================================= steady scenario
+
+
+def _heartbeats(env: Env, member: int, name: str, stop: z3.ArithRef | None = None) -> list[Message]:
+    """The subject's heartbeats 1..HEARTBEATS from t = 0 (``resetTimeouts`` at 0)."""
+    out: list[Message] = []
+    prev_send: z3.ArithRef = z3.IntVal(0)
+    for k in range(1, HEARTBEATS + 1):
+        sent_expr = z3.BoolVal(True)
+        late_name = f"{name}.hb{k}.late"
+        # the send time is computed before knowing whether it is sent, so the lateness is used
+        # only when the heartbeat goes out
+        late_var = z3.Int(late_name)
+        send = rules.next_heartbeat_send(env, member, prev_send, late_var)
+        if stop is not None:
+            sent_expr = send < stop
+        rules.heartbeat_lateness(env, member, late_name, sent_expr)
+        d = env.net(f"{name}.hb{k}.req", sent_expr)
+        r = env.net(f"{name}.hb{k}.resp", sent_expr)
+        arrives = send + d
+        msg = Message(send, arrives, arrives + r, sent_expr, 1)
+        out.append(msg)
+        prev_send = send
+    return out
+
+
+def _encode_needless_expiry(env: Env) -> Encoded:
+    """Q1: the coordinator expires the subject, or the subject's own session timer lapses, while
+    it heartbeats and polls on time (auto-commit's commits, which also restart the session, are
+    left out: the question is whether heartbeats alone keep the member)."""
+    name = env.config.members[0].name
+    st = env.setting(0, "session.timeout.ms")
+    hbs = _heartbeats(env, 0, name)
+    rules.fifo(env, hbs)
+    bad_terms = []
+    events: list[tuple[str, z3.ArithRef, z3.BoolRef]] = []
+    prev_arrival: z3.ArithRef = z3.IntVal(0)
+    prev_answer: z3.ArithRef = z3.IntVal(0)
+    prev_send: z3.ArithRef = z3.IntVal(0)
+    for m in hbs:
+        assert m.answered is not None
+        expire = rules.missed_deadline(rules.rearm_deadline(env, 0, prev_arrival), m.arrives)
+        lapse = rules.client_session_lapses(env, 0, prev_answer, m.answered, prev_send, m.sent)
+        restart = prev_send if env.mutant == "session_timer_from_send" else prev_answer
+        events.append(("expired", prev_arrival + st, expire))
+        events.append(("lapsed", restart + st, lapse))
+        bad_terms += [expire, lapse]
+        prev_arrival, prev_answer, prev_send = m.arrives, m.answered, m.sent
+    n = env.setting(0, "max.poll.records")
+    healthy = n * env.env_range("record.processing.ms").lo <= env.setting(0, "max.poll.interval.ms")
+
+    def predict(model: z3.ModelRef) -> Outcome:
+        hits = [(_val(model, t), 0 if kind == "expired" else 1, kind) for kind, t, b in events if _true(model, b)]
+        t, _, kind = min(hits)
+        return Outcome(kind, name, t)
+
+    return Encoded(env, z3.Or(*bad_terms), [("no batch fits in max.poll.interval.ms", healthy)], predict)
+
+
+def _observe_expiry(run: Run) -> Outcome | None:
+    hits = [(t, 0, "expired", m) for m, t, _ in run.expired] + [(t, 1, "lapsed", m) for m, t in run.lapsed]
+    if not hits:
+        return None
+    t, _, kind, member = min(hits)
+    return Outcome(kind, member, t)
+
+
+def _encode_poll_leave(env: Env) -> Encoded:
+    """Q2: the application takes longer than ``max.poll.interval.ms`` between two polls and the
+    heartbeat thread leaves the group. Polls P_0 = 0 … P_POLLS; the poll timer starts at 0."""
+    name = env.config.members[0].name
+    polls, _ = _polls(env, 0, name, POLLS)
+    mpi = env.setting(0, "max.poll.interval.ms")
+    leaves = [rules.poll_timer_leaves(env, 0, polls[i], polls[i + 1]) for i in range(POLLS)]
+
+    def predict(model: z3.ModelRef) -> Outcome:
+        i = next(i for i, b in enumerate(leaves) if _true(model, b))
+        return Outcome("left", name, _val(model, polls[i] + mpi))
+
+    return Encoded(env, z3.Or(*leaves), [], predict)
+
+
+def _observe_leave(run: Run) -> Outcome | None:
+    if not run.left:
+        return None
+    member, t = min(run.left, key=lambda x: x[1])
+    return Outcome("left", member, t)
+
+
+def _polls(env: Env, member: int, name: str, count: int) -> tuple[list[z3.ArithRef], list[z3.ArithRef]]:
+    """Poll times P_0 = 0 … P_count and the batch lengths between them."""
+    polls: list[z3.ArithRef] = [z3.IntVal(0)]
+    batches: list[z3.ArithRef] = []
+    for i in range(count):
+        b = rules.batch_duration(env, member, f"{name}.batch{i}")
+        batches.append(b)
+        polls.append(polls[-1] + b)
+    return polls, batches
+
+
+def _encode_auto_commit(env: Env) -> Encoded:
+    """Q5 (seed 003): an auto-commit commits an offset beyond the records the application has
+    processed. Polls P_0 = 0 … P_POLLS; the task is due at ``auto.commit.interval.ms``."""
+    name = env.config.members[0].name
+    n = env.setting(0, "max.poll.records")
+    aci = env.setting(0, "auto.commit.interval.ms")
+    enabled = env.setting(0, "enable.auto.commit") == 1
+    polls, batches = _polls(env, 0, name, POLLS)
+    mpi = env.setting(0, "max.poll.interval.ms")
+    deadline: z3.ArithRef = aci
+    terms: list[tuple[int, z3.BoolRef]] = []
+    for i in range(1, POLLS + 1):
+        due = z3.And(enabled, rules.auto_commit_due(polls[i], deadline))
+        position = n * i  # every batch handed out so far; all processed before this poll
+        processed = n * i
+        bad = z3.And(due, rules.committed_offset(env, 0, position) > processed)
+        terms.append((i, bad))
+        deadline = z3.If(due, polls[i] + aci, deadline)
+    healthy = z3.And(*[b <= mpi for b in batches])
+
+    def predict(model: z3.ModelRef) -> Outcome:
+        i = next(i for i, b in terms if _true(model, b))
+        return Outcome("uncommitted_processing", name, _val(model, polls[i]), _val(model, n * i))
+
+    return Encoded(
+        env,
+        z3.Or(*[b for _, b in terms]),
+        [("a batch exceeds max.poll.interval.ms (the consumer leaves: poll_timeout_leave)", healthy)],
+        predict,
+    )
+
+
+def _observe_commit(run: Run) -> Outcome | None:
+    for member, t, offset, processed in run.commits:
+        if offset > processed:
+            return Outcome("uncommitted_processing", member, t, processed)
+    return None
+
+
+# ============================================================================== rebalance scenario
+
+
+@dataclass
+class _Rebalance:
+    """The symbolic rebalance run shared by ``rebalance_held`` and ``evicted_while_parked``."""
+
+    started: z3.ArithRef
+    completed: z3.ArithRef
+    by_members: z3.BoolRef
+    joined: list[z3.ArithRef]
+    premises: list[tuple[str, z3.BoolRef]]
+    subject_join: z3.ArithRef
+    sync: dict[int, z3.ArithRef]
+
+
+def _rebalance(env: Env) -> _Rebalance:
+    cfg = env.config
+    subject = cfg.members[0].name
+    n_members = len(cfg.members)
+    if n_members < 2:
+        raise ValueError("the rebalance scenario needs at least two members")
+    premises: list[tuple[str, z3.BoolRef]] = []
+    # new members: JoinGroup without id → MEMBER_ID_REQUIRED → JoinGroup with the id (KIP-394)
+    joined: list[z3.ArithRef] = []
+    at_range = env.env_range("new.member.join.ms")
+    for j in range(1, n_members):
+        nm = cfg.members[j].name
+        start = env.choose(f"{nm}.join_at", at_range.lo, at_range.hi)
+        first = start + env.net(f"{nm}.join1.req")
+        again = first + env.net(f"{nm}.join1.resp") + env.net(f"{nm}.join2.req")
+        premises.append(
+            (
+                f"{nm}'s pending member id expires before its second JoinGroup",
+                z3.Not(rules.missed_deadline(rules.rearm_deadline(env, j, first), again)),
+            )
+        )
+        joined.append(again)
+    started = joined[0]
+    for t in joined[1:]:
+        started = z3.If(t < started, t, started)
+    for a in range(len(joined)):
+        for b in range(a + 1, len(joined)):
+            premises.append(("two new members' JoinGroups arrive in the same millisecond", joined[a] != joined[b]))
+    first_timeout = rules.join_rebalance_timeout(env, 1)
+    for j in range(2, n_members):
+        first_timeout = z3.If(joined[j - 1] == started, rules.join_rebalance_timeout(env, j), first_timeout)
+    rt = rules.rebalance_timeout([rules.join_rebalance_timeout(env, 0), first_timeout])
+
+    # the subject: polls, periodic auto-commits, heartbeats; rejoin at the first poll after the
+    # REBALANCE_IN_PROGRESS answer
+    mpi = env.setting(0, "max.poll.interval.ms")
+    auto = env.setting(0, "enable.auto.commit") == 1
+    join_sent = z3.Int(f"{subject}.join_sent")
+    hbs = _heartbeats(env, 0, subject, stop=join_sent)
+    rip = [m.arrives > started for m in hbs]
+    learned: z3.ArithRef = z3.IntVal(-1)
+    for m, r in reversed(list(zip(hbs, rip, strict=True))):
+        assert m.answered is not None
+        learned = z3.If(r, m.answered, learned)
+    premises.append(
+        (f"the subject's first {HEARTBEATS} heartbeats all arrive before the rebalance starts", z3.Or(*rip))
+    )
+    for m in hbs:
+        premises.append(("a heartbeat arrives in the millisecond the rebalance starts", m.arrives != started))
+    # the polls before the rebalance is seen: `earlier` batches (each within its range and within
+    # max.poll.interval.ms) take `before` ms in all; the next batch is the one in progress when
+    # the answer arrives, and the poll that ends it rejoins
+    n = env.setting(0, "max.poll.records")
+    p = env.env_range("record.processing.ms")
+    earlier = z3.Int(f"{subject}.earlier_batches")
+    before = z3.Int(f"{subject}.earlier_ms")
+    cap = z3.If(n * p.hi < mpi, n * p.hi, mpi)
+    env.add(earlier >= 0, before >= earlier * n * p.lo, before <= earlier * cap)
+    current = rules.batch_duration(env, 0, f"{subject}.current_batch")
+    rejoin_poll = before + current
+    env.add(before < learned, learned <= rejoin_poll)
+    premises.append(("a batch exceeds max.poll.interval.ms (the subject leaves: poll_timeout_leave)", current <= mpi))
+    messages: list[Message] = list(hbs)
+    rearms: list[tuple[z3.ArithRef, z3.BoolRef]] = [(m.arrives, m.is_sent) for m in hbs]
+    env.batches = (earlier, before, current)
+    cd = env.net(f"{subject}.rejoin-commit.req", auto)
+    cr = env.net(f"{subject}.rejoin-commit.resp", auto)
+    messages.append(Message(rejoin_poll, rejoin_poll + cd, rejoin_poll + cd + cr, auto, 0))
+    rearms.append((rejoin_poll + cd, auto))
+    env.add(join_sent == z3.If(auto, rejoin_poll + cd + cr, rejoin_poll))
+    subject_join = join_sent + env.net(f"{subject}.join1.req")
+    last_new = joined[0]
+    for t in joined[1:]:
+        last_new = z3.If(t > last_new, t, last_new)
+    completed, by_members = rules.join_completes(z3.If(subject_join > last_new, subject_join, last_new), started, rt)
+    join_answer = completed + env.net(f"{subject}.join1.resp")
+    messages.append(Message(join_sent, subject_join, join_answer, z3.BoolVal(True), 0))
+    rules.fifo(env, messages)
+    premises.append(
+        ("a new member's JoinGroup arrives after the subject rejoined", z3.And(*[t < subject_join for t in joined]))
+    )
+    premises.append(("a new member joins after the rebalance timeout", z3.And(*[t < started + rt for t in joined])))
+    # the subject stays alive until it is parked (its session is needless_expiry's question)
+    end = z3.If(by_members, subject_join, started + rt)
+    # beyond the last modelled heartbeat the next ones keep coming every heartbeat.interval.ms
+    # (the replay sends them with the smallest delay), so only the modelled stretch is checked
+    horizon = z3.If(hbs[-1].is_sent, z3.If(hbs[-1].arrives < end, hbs[-1].arrives, end), end)
+    alive_terms = []
+    for t, sent in [(z3.IntVal(0), z3.BoolVal(True)), *rearms]:
+        successors = [z3.And(s2, t < t2, t2 <= rules.rearm_deadline(env, 0, t)) for t2, s2 in rearms]
+        successors.append(z3.And(t < end, end <= rules.rearm_deadline(env, 0, t)))
+        alive_terms.append(z3.Implies(z3.And(sent, t < horizon), z3.Or(*successors)))
+    premises.append(("the subject's session expires before it rejoins (needless_expiry)", z3.And(*alive_terms)))
+
+    # the sync phase: the subject leads; followers sync at once, the leader after assignment.ms
+    sync: dict[int, z3.ArithRef] = {}
+    asg = env.env_range("assignment.ms")
+    assign = env.choose(f"{subject}.assign", asg.lo, asg.hi, by_members)
+    sync[0] = join_answer + assign + env.net(f"{subject}.sync1.req", by_members)
+    for j in range(1, n_members):
+        nm = cfg.members[j].name
+        sync[j] = completed + env.net(f"{nm}.join2.resp", by_members) + env.net(f"{nm}.sync1.req", by_members)
+        premises.append(
+            ("a follower's SyncGroup arrives with the leader's", z3.Or(z3.Not(by_members), sync[j] != sync[0]))
+        )
+        premises.append(
+            (
+                "a follower's SyncGroup arrives after its session deadline (needless_expiry)",
+                z3.Or(z3.Not(by_members), sync[j] <= rules.rearm_deadline(env, j, completed)),
+            )
+        )
+    premises.append(
+        (
+            "the leader's SyncGroup arrives after its session deadline",
+            z3.Or(z3.Not(by_members), sync[0] <= rules.rearm_deadline(env, 0, completed)),
+        )
+    )
+    sync_deadline = rules.pending_sync_deadline(
+        completed, rules.rebalance_timeout([rules.join_rebalance_timeout(env, m) for m in range(n_members)])
+    )
+    premises.append(
+        (
+            "a SyncGroup arrives after the pending-sync timeout (DelayedSync evicts the member)",
+            z3.Or(
+                z3.Not(by_members), *[z3.And(*[z3.Not(rules.missed_deadline(sync_deadline, t)) for t in sync.values()])]
+            ),
+        )
+    )
+    return _Rebalance(started, completed, by_members, joined, premises, subject_join, sync)
+
+
+def _encode_rebalance_held(env: Env) -> Encoded:
+    """Q3: a slow member holds the join phase longer than ``rebalance.held.max.ms``: from the
+    first new member's JoinGroup (PreparingRebalance) to the join completion."""
+    rb = _rebalance(env)
+    limit = env.global_setting("questions", "rebalance.held.max.ms")
+    held = rb.completed - rb.started
+
+    def predict(model: z3.ModelRef) -> Outcome:
+        return Outcome("rebalance_held", env.config.members[0].name, _val(model, rb.completed), _val(model, held))
+
+    return Encoded(env, held > limit, rb.premises, predict)
+
+
+def _encode_initial_held(env: Env) -> Encoded:
+    """Q6: forming the group takes longer than ``rebalance.held.max.ms``: every member joins the
+    empty group at ``new.member.join.ms`` (with the MEMBER_ID_REQUIRED round trip); the join phase
+    runs from the first member's JoinGroup (Empty → PreparingRebalance) to its completion."""
+    cfg = env.config
+    premises: list[tuple[str, z3.BoolRef]] = []
+    at_range = env.env_range("new.member.join.ms")
+    added: list[z3.ArithRef] = []
+    for j, member in enumerate(cfg.members):
+        start = env.choose(f"{member.name}.join_at", at_range.lo, at_range.hi)
+        first = start + env.net(f"{member.name}.join1.req")
+        again = first + env.net(f"{member.name}.join1.resp") + env.net(f"{member.name}.join2.req")
+        premises.append(
+            (
+                f"{member.name}'s pending member id expires before its second JoinGroup",
+                z3.Not(rules.missed_deadline(rules.rearm_deadline(env, j, first), again)),
+            )
+        )
+        added.append(again)
+    for a in range(len(added)):
+        for b in range(a + 1, len(added)):
+            premises.append(("two members' JoinGroups arrive in the same millisecond", added[a] != added[b]))
+    first_added = added[0]
+    first_timeout = rules.join_rebalance_timeout(env, 0)
+    for j in range(1, len(added)):
+        earlier = added[j] < first_added
+        first_timeout = z3.If(earlier, rules.join_rebalance_timeout(env, j), first_timeout)
+        first_added = z3.If(earlier, added[j], first_added)
+    completed, _ = rules.initial_join_completes(env, first_added, first_timeout, added)
+    premises.append(
+        ("a member's JoinGroup arrives after the first generation formed", z3.And(*[t <= completed for t in added]))
+    )
+    limit = env.global_setting("questions", "rebalance.held.max.ms")
+    held = completed - first_added
+
+    def predict(model: z3.ModelRef) -> Outcome:
+        return Outcome("rebalance_held", cfg.members[0].name, _val(model, completed), _val(model, held))
+
+    return Encoded(env, held > limit, premises, predict)
+
+
+def _observe_held(limit: Callable[[Run], int]) -> Callable[[Run], Outcome | None]:
+    def observe(run: Run) -> Outcome | None:
+        held = run.rebalance_held_ms
+        if held is None or run.rebalance_completed is None or held <= limit(run):
+            return None
+        return Outcome("rebalance_held", run.subject, run.rebalance_completed, held)
+
+    return observe
+
+
+def _encode_parked(env: Env) -> Encoded:
+    """Q4: the coordinator evicts a member while its JoinGroup or SyncGroup is parked: a new
+    member whose JoinGroup waits longer than the 5-minute new-member timeout, or a follower whose
+    SyncGroup waits for the leader past its session deadline."""
+    rb = _rebalance(env)
+    cfg = env.config
+    events: list[tuple[str, z3.ArithRef, z3.BoolRef]] = []
+    nmt = NEW_MEMBER_JOIN_TIMEOUT_MS
+    for j in range(1, len(cfg.members)):
+        t = rb.joined[j - 1]
+        fires = z3.Or(
+            t + nmt < rb.completed,
+            z3.And(t + nmt == rb.completed, z3.Not(rb.by_members), t == rb.started),
+        )
+        evicted = z3.And(fires, z3.Not(rules.alive_at_expiry(env, z3.BoolVal(True), z3.BoolVal(True))))
+        events.append((cfg.members[j].name, t + nmt, evicted))
+        deadline = rules.rearm_deadline(env, j, rb.completed)
+        parked = z3.And(rb.by_members, rb.sync[j] <= deadline, deadline < rb.sync[0])
+        evicted_sync = z3.And(parked, z3.Not(rules.alive_at_expiry(env, z3.BoolVal(True), z3.BoolVal(False))))
+        events.append((cfg.members[j].name, deadline, evicted_sync))
+
+    def predict(model: z3.ModelRef) -> Outcome:
+        hits = sorted((_val(model, t), name) for name, t, b in events if _true(model, b))
+        t, name = hits[0]
+        return Outcome("evicted_while_parked", name, t)
+
+    return Encoded(env, z3.Or(*[b for _, _, b in events]), rb.premises, predict)
+
+
+def _observe_parked(run: Run) -> Outcome | None:
+    hits = sorted((t, m) for m, t, parked in run.expired if parked)
+    if not hits:
+        return None
+    t, m = hits[0]
+    return Outcome("evicted_while_parked", m, t)
+
+
+def _held_limit(run: Run) -> int:
+    return run.held_limit
+
+
+QUESTIONS: dict[str, Question] = {
+    q.name: q
+    for q in (
+        Question(
+            "needless_expiry",
+            "can the coordinator expire a live consumer that heartbeats on time (or its session lapse)?",
+            Scenario.STEADY,
+            _encode_needless_expiry,
+            _observe_expiry,
+            auto_commit=False,
+        ),
+        Question(
+            "poll_timeout_leave",
+            "can the poll timer expire and make the consumer leave the group?",
+            Scenario.STEADY,
+            _encode_poll_leave,
+            _observe_leave,
+        ),
+        Question(
+            "rebalance_held",
+            "can a slow member hold a rebalance longer than rebalance.held.max.ms?",
+            Scenario.REBALANCE,
+            _encode_rebalance_held,
+            _observe_held(_held_limit),
+        ),
+        Question(
+            "initial_rebalance_held",
+            "can forming the group (group.initial.rebalance.delay.ms, extended per new member) take longer "
+            "than rebalance.held.max.ms?",
+            Scenario.FORMATION,
+            _encode_initial_held,
+            _observe_held(_held_limit),
+        ),
+        Question(
+            "evicted_while_parked",
+            "can a member be evicted while its JoinGroup or SyncGroup is parked?",
+            Scenario.REBALANCE,
+            _encode_parked,
+            _observe_parked,
+        ),
+        Question(
+            "auto_commit_unprocessed",
+            "can auto-commit commit an offset whose records were not processed (seed 003)?",
+            Scenario.STEADY,
+            _encode_auto_commit,
+            _observe_commit,
+        ),
+    )
+}
+
+
+# ==================================================================================== answering
+
+
+def encode(
+    question: Question, config: TimingConfig, mutant: str | None = None, free: dict[str, z3.ArithRef] | None = None
+) -> Encoded:
+    env = Env(config, mutant, free=dict(free or {}))
+    return question.encode(env)
+
+
+def solver_for(enc: Encoded, extra: list[z3.BoolRef]) -> z3.Solver:
+    s = z3.Solver()
+    s.set("timeout", SOLVER_TIMEOUT_MS)
+    s.add(*enc.env.constraints)
+    s.add(*[p for _, p in enc.premises])
+    s.add(*extra)
+    return s
+
+
+def answer(question: Question, config: TimingConfig, mutant: str | None = None, replay: bool = True) -> Verdict:
+    """PROVED, REFUTED (with a counterexample replayed concretely) or UNKNOWN (z3 ran out of
+    time)."""
+    started = time.perf_counter()
+    if question.scenario == Scenario.REBALANCE and len(config.members) < 2:
+        v = Verdict(question, PROVED, 0.0, ["vacuous: the group has one member, nobody joins"])
+        return v
+    enc = encode(question, config, mutant)
+    s = solver_for(enc, [enc.bad])
+    result = s.check()
+    notes = _excluded(enc)
+    if result == z3.unsat:
+        vacuous = _vacuous(enc)
+        if vacuous:
+            notes.insert(0, vacuous)
+        return Verdict(question, PROVED, time.perf_counter() - started, notes)
+    if result != z3.sat:
+        return Verdict(question, UNKNOWN, time.perf_counter() - started, [f"z3: {s.reason_unknown()}"])
+    model = s.model()
+    verdict = Verdict(question, REFUTED, 0.0, notes)
+    verdict.predicted = enc.predict(model)
+    verdict.values, verdict.config = settings_of(enc, model)
+    verdict.schedule = schedule_of(enc, model)
+    verdict.seconds = time.perf_counter() - started
+    if replay:
+        replay_verdict(verdict, mutant)
+    return verdict
+
+
+def replay_verdict(verdict: Verdict, mutant: str | None) -> None:
+    """Run the counterexample on the concrete side; records the run and its first bad event."""
+    assert verdict.config is not None and verdict.predicted is not None
+    run = simulate(verdict.question, verdict.config, Schedule(dict(verdict.schedule)), mutant, verdict.predicted.time)
+    verdict.run = run
+    verdict.observed = verdict.question.observe(run)
+
+
+def simulate(question: Question, config: TimingConfig, schedule: Schedule, mutant: str | None, until: int) -> Run:
+    """A concrete run of ``question``'s scenario, long enough to see ``until`` and the events of
+    that millisecond."""
+    sim = Simulation(config, schedule, question.scenario, mutant, auto_commit=question.auto_commit)
+    sim.run.held_limit = config.questions["rebalance.held.max.ms"].lo
+    return sim.execute(until + 1)
+
+
+def _excluded(enc: Encoded) -> list[str]:
+    """The premises some values in the ranges violate: runs the answer does not speak for."""
+    notes: list[str] = []
+    seen: set[str] = set()
+    for text, _premise in enc.premises:
+        if text in seen:
+            continue
+        s = z3.Solver()
+        s.set("timeout", 10_000)
+        s.add(*enc.env.constraints)
+        same = [p for t, p in enc.premises if t == text]
+        s.add(z3.Not(z3.And(*same)))
+        if s.check() == z3.sat:
+            notes.append(f"not examined: runs where {text}")
+        seen.add(text)
+    return notes
+
+
+def _vacuous(enc: Encoded) -> str | None:
+    s = solver_for(enc, [])
+    if s.check() == z3.unsat:
+        return "vacuous: no run satisfies the scenario's premises"
+    return None
+
+
+def settings_of(enc: Encoded, model: z3.ModelRef) -> tuple[dict[str, int], TimingConfig]:
+    cfg = enc.env.config
+    values: dict[str, int] = {}
+    members = list(cfg.members)
+    for i, member in enumerate(cfg.members):
+        settings = dict(member.settings)
+        for prop, bound in member.settings.items():
+            expr = enc.env.settings.get((i, prop))
+            v = _val(model, expr) if expr is not None else bound.lo
+            if expr is not None and (not bound.fixed or prop in enc.env.free):
+                values[f"{member.name}.{prop}"] = v
+            settings[prop] = Bound(v, v)
+        members[i] = Member(member.name, settings)
+    out = TimingConfig(
+        tuple(members), dict(cfg.broker), dict(cfg.environment), dict(cfg.questions), cfg.source, cfg.document
+    )
+    for table in ("broker", "questions"):
+        for prop in list(getattr(out, table)):
+            expr = enc.env.settings.get((-1, prop))
+            if expr is not None:
+                v = _val(model, expr)
+                if not cfg.value(table, prop).fixed or prop in enc.env.free:
+                    values[prop] = v
+                out = out.with_bound(prop, Bound(v, v))
+            else:
+                b = cfg.value(table, prop)
+                out = out.with_bound(prop, Bound(b.lo, b.lo))
+    return values, out
+
+
+def schedule_of(enc: Encoded, model: z3.ModelRef) -> dict[str, int]:
+    out: dict[str, int] = {}
+    subject = enc.env.config.members[0].name
+    for name, choice in sorted(enc.env.choices.items()):
+        if choice.used is not None and not _true(model, choice.used):
+            continue
+        out[name] = _val(model, choice.var)
+    if enc.env.batches is not None:
+        earlier, total, current = (_val(model, e) for e in enc.env.batches)
+        out.pop(f"{subject}.current_batch", None)
+        for i in range(earlier):
+            out[f"{subject}.batch{i}"] = total // earlier + (1 if i < total % earlier else 0)
+        out[f"{subject}.batch{earlier}"] = current
+    return out
+
+
+def answer_all(config: TimingConfig, names: list[str] | None = None, mutant: str | None = None) -> list[Verdict]:
+    return [answer(QUESTIONS[n], config, mutant) for n in (names or list(QUESTIONS))]

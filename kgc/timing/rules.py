@@ -1,0 +1,304 @@
+"""The timing rules of the classic protocol as z3 constraints over integer milliseconds.
+
+Each function states one rule of the client (Kafka clients 3.6.2: ``Heartbeat``, ``Timer``,
+``AbstractCoordinator.HeartbeatThread``, ``ConsumerCoordinator``) or of the coordinator (Kafka
+3.6.2 ``GroupCoordinator``, ``DelayedHeartbeat``, ``DelayedJoin``) and cites where it comes from.
+The same rules run concretely in ``kgc/timing/simulate.py``; a named mutant (``kgc/timing/mutants.py``)
+switches a rule to a broken variant on both sides.
+
+Conventions shared with the simulation: time is whole milliseconds; at one millisecond requests
+reach the coordinator first, then answers reach the clients, then the application thread acts,
+then the heartbeat thread, and coordinator timers due at that millisecond fire last (Kafka's tests'
+``MockTimer`` fires only what is due strictly before the new time, reference §19). So a deadline
+``D`` is missed only by an event after ``D``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TypeAlias
+
+import z3
+
+from kgc.timing import mutants as M
+from kgc.timing.config import Bound, TimingConfig
+
+Int: TypeAlias = z3.ArithRef
+Bool: TypeAlias = z3.BoolRef
+
+
+@dataclass
+class Choice:
+    """An environment choice kgc may make: its schedule name (``kgc.timing.simulate.Schedule``), its
+    variable, and the condition under which the run uses it (a message that is actually sent)."""
+
+    name: str
+    var: Int
+    used: Bool | None = None
+
+
+@dataclass
+class Env:
+    """The symbolic world of one query: settings (fixed values or variables over their ranges),
+    environment choices, and the constraints collected so far."""
+
+    config: TimingConfig
+    mutant: str | None = None
+    constraints: list[Bool] = field(default_factory=list)
+    choices: dict[str, Choice] = field(default_factory=dict)
+    settings: dict[tuple[int, str], Int] = field(default_factory=dict)
+    free: dict[str, Int] = field(default_factory=dict)
+    #: the rebalance scenario's polls before the rejoin: (how many batches, their total ms, the
+    #: batch in progress), expanded into per-batch schedule entries for a replay
+    batches: tuple[Int, Int, Int] | None = None
+
+    def setting(self, member: int, prop: str) -> Int:
+        """A consumer property of ``member`` (a variable when its value is a range, or when it is
+        the field ``--solve`` looks for)."""
+        key = (member, prop)
+        if key not in self.settings:
+            bound = self.config.members[member].settings[prop]
+            self.settings[key] = self._var(f"{self.config.members[member].name}.{prop}", bound, prop)
+        return self.settings[key]
+
+    def global_setting(self, table: str, prop: str) -> Int:
+        key = (-1, prop)
+        if key not in self.settings:
+            self.settings[key] = self._var(prop, self.config.value(table, prop), prop)
+        return self.settings[key]
+
+    def _var(self, name: str, bound: Bound, prop: str) -> Int:
+        if prop in self.free:
+            return self.free[prop]
+        if bound.fixed:
+            return z3.IntVal(bound.lo)
+        v = z3.Int(name)
+        self.constraints.append(z3.And(v >= bound.lo, v <= bound.hi))
+        return v
+
+    def choose(self, name: str, lo: int | Int, hi: int | Int, used: Bool | None = None) -> Int:
+        """An environment choice in ``[lo, hi]``."""
+        if name in self.choices:
+            return self.choices[name].var
+        v = z3.Int(name)
+        self.constraints.append(z3.And(v >= lo, v <= hi))
+        self.choices[name] = Choice(name, v, used)
+        return v
+
+    def env_range(self, key: str) -> Bound:
+        return self.config.environment[key]
+
+    def net(self, name: str, used: Bool | None = None) -> Int:
+        """``network.delay.ms``: the one-way delay of one request or answer."""
+        d = self.env_range("network.delay.ms")
+        return self.choose(name, d.lo, d.hi, used)
+
+    def add(self, *constraints: Bool) -> None:
+        self.constraints.extend(constraints)
+
+
+# ------------------------------------------------------------------------------------- client rules
+
+
+def heartbeat_lateness(env: Env, member: int, name: str, used: Bool | None = None) -> Int:
+    """The heartbeat thread sends when it finds the heartbeat timer expired; between looks it
+    waits ``retry.backoff.ms`` (``AbstractCoordinator.this.wait(retryBackoffMs)`` in
+    ``HeartbeatThread.run``, clients 3.6.2, seed 001), so a heartbeat leaves between 0 and
+    ``retry.backoff.ms`` after the timer expired."""
+    return env.choose(name, 0, env.setting(member, "retry.backoff.ms"), used)
+
+
+def next_heartbeat_send(env: Env, member: int, previous_send: Int, lateness: Int) -> Int:
+    """``Heartbeat.sentHeartbeat`` resets the heartbeat timer to ``heartbeat.interval.ms`` when a
+    heartbeat is *sent* (seed 001; ``Heartbeat.java`` 3.6.2), so the next one is due one interval
+    after the previous send, whatever the answer's delay; ``resetTimeouts`` (the thread enabled at
+    the JoinGroup answer) starts it too."""
+    return previous_send + env.setting(member, "heartbeat.interval.ms") + lateness
+
+
+def client_session_lapses(
+    env: Env, member: int, last_answer: Int, next_answer: Int, last_send: Int, next_send: Int
+) -> Bool:
+    """``Heartbeat.receiveHeartbeat`` restarts the client's session timer when an answer arrives
+    (also REBALANCE_IN_PROGRESS); the heartbeat thread marks the coordinator unknown when it finds
+    the timer expired (``sessionTimeoutExpired`` → ``markCoordinatorUnknown``, seed 001,
+    ``HeartbeatThread.run`` 3.6.2). An answer in the millisecond of the deadline is read first
+    (``client.pollNoWakeup()`` precedes the checks). Mutant ``session_timer_from_send``: the timer
+    restarts when a heartbeat is sent, so a coordinator that stopped answering goes unnoticed."""
+    st = env.setting(member, "session.timeout.ms")
+    if env.mutant == M.SESSION_TIMER_FROM_SEND:
+        return next_send > last_send + st
+    return next_answer > last_answer + st
+
+
+def poll_timer_leaves(env: Env, member: int, poll: Int, next_poll: Int) -> Bool:
+    """``Heartbeat.poll`` restarts the poll timer on every ``KafkaConsumer.poll``
+    (``pollHeartbeat``); the heartbeat thread leaves the group (``maybeLeaveGroup``) when it finds
+    the poll timer expired — ``max.poll.interval.ms`` without a poll (seed 001,
+    ``HeartbeatThread.run`` 3.6.2). Mutant ``client_ignores_poll_timer``: never."""
+    if env.mutant == M.CLIENT_IGNORES_POLL_TIMER:
+        return z3.BoolVal(False)
+    return next_poll > poll + env.setting(member, "max.poll.interval.ms")
+
+
+def batch_duration(env: Env, member: int, name: str, used: Bool | None = None) -> Int:
+    """``max.poll.records`` records per poll (the topic has a backlog, so the fetcher hands out a
+    full batch: ``ConsumerConfig.MAX_POLL_RECORDS_CONFIG``, ``Fetcher.fetchRecords``, clients
+    3.6.2), each taking ``record.processing.ms``: a batch takes between records × min and
+    records × max."""
+    n = env.setting(member, "max.poll.records")
+    p = env.env_range("record.processing.ms")
+    return env.choose(name, n * p.lo, n * p.hi, used)
+
+
+def auto_commit_due(poll: Int, deadline: Int) -> Bool:
+    """``maybeAutoCommitOffsetsAsync``: the auto-commit task runs in a poll once its timer has
+    expired (``nextAutoCommitTimer.isExpired()``, now ≥ deadline), then restarts it with
+    ``auto.commit.interval.ms`` (ConsumerCoordinator 3.6.2; seed 003's delayed task)."""
+    return poll >= deadline
+
+
+def committed_offset(env: Env, member: int, position_before_fetch: Int) -> Int:
+    """The auto-commit task commits ``subscriptions.allConsumed()`` — the position — and runs in
+    ``ConsumerCoordinator.poll`` *before* the fetcher hands out the next batch, so the position
+    still ends at the records the application processed before calling poll (seed 003 §4.4.2).
+    Mutant ``auto_commit_after_fetch``: after the fetch."""
+    if env.mutant == M.AUTO_COMMIT_AFTER_FETCH:
+        return position_before_fetch + env.setting(member, "max.poll.records")
+    return position_before_fetch
+
+
+def join_rebalance_timeout(env: Env, member: int) -> Int:
+    """The consumer's JoinGroup carries ``max.poll.interval.ms`` as its rebalance timeout (KIP-62,
+    ``GroupRebalanceConfig``, clients ≥ 0.10.1). Mutant ``rebalance_timeout_is_session_timeout``:
+    the session timeout, as JoinGroup v0 and seed 000 have it (reference §20)."""
+    if env.mutant == M.REBALANCE_TIMEOUT_IS_SESSION_TIMEOUT:
+        return env.setting(member, "session.timeout.ms")
+    return env.setting(member, "max.poll.interval.ms")
+
+
+# -------------------------------------------------------------------------------- coordinator rules
+
+
+def rearm_deadline(env: Env, member: int, at: Int) -> Int:
+    """``completeAndScheduleNextHeartbeatExpiration``: the member's DelayedHeartbeat is satisfied
+    and a new one armed with deadline now + session timeout — on an accepted Heartbeat
+    (PreparingRebalance, CompletingRebalance, Stable), an accepted OffsetCommit, an answered
+    SyncGroup and at join completion; not on a rejoin (reference §12, seed 000, GroupCoordinator
+    3.6.2)."""
+    return at + env.setting(member, "session.timeout.ms")
+
+
+def missed_deadline(deadline: Int, next_rearm: Int) -> Bool:
+    """The DelayedHeartbeat fires at its deadline unless a re-arming request arrived by then
+    (a request in the deadline's millisecond is handled first)."""
+    return next_rearm > deadline
+
+
+def alive_at_expiry(env: Env, parked: Bool, is_new: Bool) -> Bool:
+    """``onExpireHeartbeat`` keeps the member when it is alive: not new and parked in JoinGroup or
+    SyncGroup (``MemberMetadata.hasSatisfiedHeartbeat`` 3.6.2, KAFKA-9752, reference §12; seed
+    000's awaitingJoin/awaitingSync conditions). A new member is never alive: its 5-minute join
+    timer evicts it even while parked (KAFKA-7610). Mutant ``liveness_ignores_parked``: parking
+    does not count."""
+    if env.mutant == M.LIVENESS_IGNORES_PARKED:
+        return z3.BoolVal(False)
+    return z3.And(z3.Not(is_new), parked)
+
+
+def rebalance_timeout(timeouts: Sequence[Int]) -> Int:
+    """``prepareRebalance``: the DelayedJoin waits the largest rebalance timeout of the members
+    present when the rebalance starts (seed 000, reference §11)."""
+    out = timeouts[0]
+    for t in timeouts[1:]:
+        out = z3.If(t > out, t, out)
+    return out
+
+
+def join_completes(all_joined_at: Int, started: Int, timeout: Int) -> tuple[Int, Bool]:
+    """``DelayedJoin``: the join phase completes when every member has rejoined (``tryCompleteJoin``)
+    or when the rebalance timeout expires, whichever is first; returns the time and whether it
+    was the members (reference §11)."""
+    by_members = all_joined_at <= started + timeout
+    return z3.If(by_members, all_joined_at, started + timeout), by_members
+
+
+def initial_join_completes(
+    env: Env, first_added: Int, first_timeout: Int, added: Sequence[Int]
+) -> tuple[Int, list[tuple[Int, Int]]]:
+    """``InitialDelayedJoin`` (0.11+, KIP-134; ``DelayedJoin.scala`` 3.6.2, reference §11): a
+    rebalance from Empty waits ``group.initial.rebalance.delay.ms``; when the delay expires and a
+    member was added meanwhile (``newMemberAdded``, Scala: generation 0) and time remains of the
+    first member's rebalance timeout, it waits again ``min(delay, remaining)``, with remaining
+    reduced by the expired delay; otherwise the join phase completes. Returns the completion time
+    and the windows ``(start, end]``. Mutant ``initial_delay_not_extended``: never waits again."""
+    delay_cfg = env.global_setting("broker", "group.initial.rebalance.delay.ms")
+    start: Int = first_added
+    delay: Int = delay_cfg
+    remaining: Int = z3.If(first_timeout - delay_cfg > 0, first_timeout - delay_cfg, 0)
+    windows: list[tuple[Int, Int]] = []
+    ends: list[tuple[Bool, Int]] = []
+    extending: Bool = z3.BoolVal(True)
+    for _ in range(len(added)):
+        end = start + delay
+        windows.append((start, end))
+        new_member = z3.Or(*[z3.And(t > start, t <= end) for t in added])
+        extend = z3.And(new_member, remaining != 0)
+        if env.mutant == M.INITIAL_DELAY_NOT_EXTENDED:
+            extend = z3.BoolVal(False)
+        ends.append((z3.And(extending, z3.Not(extend)), end))
+        extending = z3.And(extending, extend)
+        next_delay = z3.If(delay_cfg < remaining, delay_cfg, remaining)
+        remaining = z3.If(remaining - delay > 0, remaining - delay, 0)
+        start, delay = end, next_delay
+    completed: Int = windows[-1][1]
+    for stop, end in reversed(ends):
+        completed = z3.If(stop, end, completed)
+    return completed, windows
+
+
+def pending_sync_deadline(completed: Int, timeout: Int) -> Int:
+    """``schedulePendingSync`` (3.0+, KAFKA-12890, reference §13): at join completion a DelayedSync
+    is armed with the group's rebalance timeout — the largest of its members'; members that have
+    not sent SyncGroup when it fires are removed and a rebalance starts."""
+    return completed + timeout
+
+
+# ---------------------------------------------------------------------------------------- network
+
+
+@dataclass
+class Message:
+    """A request on a client's connection to the coordinator and its answer."""
+
+    sent: Int
+    arrives: Int
+    answered: Int | None
+    is_sent: Bool
+    priority: int
+
+
+def before(x: Message, y: Message) -> Bool:
+    """``x`` was written to the connection before ``y``: earlier, or in the same millisecond by
+    the application thread before the heartbeat thread."""
+    if x.priority < y.priority:
+        return x.sent <= y.sent
+    if x.priority > y.priority:
+        return x.sent < y.sent
+    return x.sent < y.sent
+
+
+def fifo(env: Env, messages: Sequence[Message]) -> None:
+    """TCP: a message never overtakes an earlier one on the same connection, and the broker
+    answers one connection's requests in order (``docs/protocol.html``, reference §1). A
+    delivery that would overtake equals one with a longer delay inside the same range, so the
+    choices are restricted to order-keeping delays without losing a behaviour."""
+    for x in messages:
+        for y in messages:
+            if x is y:
+                continue
+            both = z3.And(x.is_sent, y.is_sent, before(x, y))
+            env.add(z3.Implies(both, x.arrives <= y.arrives))
+            if x.answered is not None and y.answered is not None:
+                env.add(z3.Implies(both, x.answered <= y.answered))

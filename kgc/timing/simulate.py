@@ -1,0 +1,693 @@
+"""The concrete side: consumers built on ``kgc.client`` (seed 001's ``Heartbeat`` and ``Timer``)
+driving the reference coordinator (``kgc.reference``, Kafka 3.6.2's ``GroupCoordinator``) on one
+virtual clock, with every delay taken from a :class:`Schedule`.
+
+Each consumer has the two threads of the Java client (``AbstractCoordinator`` /
+``ConsumerCoordinator``, clients 3.6.2):
+
+* the **application thread** polls, processes the returned batch (its length is the schedule's
+  ``batch`` duration) and polls again; a poll resets the poll timer (``pollHeartbeat``), rejoins
+  when a rejoin was requested (``onJoinPrepare`` first commits and waits for the commit when
+  auto-commit is on), otherwise runs the due auto-commit task *before* the fetcher hands out the
+  next batch (``maybeAutoCommitOffsetsAsync`` in ``ConsumerCoordinator.poll``, seed 003);
+* the **heartbeat thread** (``HeartbeatThread.run``): session timer expired → the coordinator is
+  marked unknown (a *lapse*); poll timer expired → ``maybeLeaveGroup`` (LeaveGroup); heartbeat
+  timer expired → a Heartbeat, sent ``lateness`` ms after the timer expired (the thread waits
+  ``retry.backoff.ms`` between checks, so the lateness is at most that). It notices an expired
+  session or poll timer at once, the earliest moment Kafka's thread can.
+
+The network delivers each request and each answer after the schedule's one-way delay, never
+overtaking an earlier message on the same connection, and a client's requests wait while its
+JoinGroup or SyncGroup is parked (the broker mutes the connection, reference §1).
+
+At one millisecond the order is: requests reach the coordinator (in send order), answers reach the
+clients, application threads act, heartbeat threads act, then coordinator timers due at that
+millisecond fire. The symbolic model (``kgc/timing/rules.py``) uses the same order.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from itertools import count
+from typing import Any
+
+from kgc.client import DelayedTaskQueue, Heartbeat, MockTime
+from kgc.interface.events import GroupStateChanged, MemberRemoved, RemovalCause, TimerExpired
+from kgc.interface.messages import (
+    HeartbeatRequest,
+    JoinGroupProtocol,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupRequest,
+    MemberIdentity,
+    OffsetCommitPartition,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    RequestId,
+    Response,
+    ResponseBody,
+    SyncGroupAssignment,
+    SyncGroupRequest,
+    SyncGroupResponse,
+    TopicPartition,
+)
+from kgc.model.types import ApiKey, Errors, GroupState
+from kgc.reference import BrokerGroupSettings, CoordinatorConfig, ReferenceCoordinator, StepRecord
+from kgc.timing import mutants as M
+from kgc.timing.config import TimingConfig
+
+GROUP = "timed-group"
+TOPIC = TopicPartition("topic", 0)
+COORDINATOR = "coordinator"
+
+API_NAMES = {
+    ApiKey.JOIN_GROUP: "JoinGroup",
+    ApiKey.SYNC_GROUP: "SyncGroup",
+    ApiKey.HEARTBEAT: "Heartbeat",
+    ApiKey.LEAVE_GROUP: "LeaveGroup",
+    ApiKey.OFFSET_COMMIT: "OffsetCommit",
+}
+
+
+class Scenario(Enum):
+    """What is simulated: one consumer alone (``STEADY``) or new members joining its group."""
+
+    STEADY = "steady"
+    REBALANCE = "rebalance"
+    FORMATION = "formation"
+
+
+@dataclass
+class Schedule:
+    """The environment's choices by name. ``{client}.{message}.req`` / ``.resp``: one-way delays
+    (messages are named ``hb1``, ``commit2``, ``join1``, ``sync1``, ``leave1``…);
+    ``{client}.hb{k}.late``: heartbeat thread lateness; ``{client}.batch{i}``: how long batch ``i``
+    takes; ``{client}.assign``: the leader's assignment time; ``{client}.join_at``: when a new
+    member sends its first JoinGroup. A missing name takes its range's minimum (0 lateness)."""
+
+    values: dict[str, int] = field(default_factory=dict)
+
+    def get(self, name: str, default: int) -> int:
+        return self.values.get(name, default)
+
+
+@dataclass(frozen=True)
+class TimedEvent:
+    """One entry of a timeline."""
+
+    time: int
+    lane: str
+    kind: str
+    text: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TimedMessage:
+    """A request or an answer: sent at ``sent`` on lane ``src``, taken at ``received`` on ``dst``."""
+
+    src: str
+    dst: str
+    sent: int
+    received: int
+    label: str
+    error: bool = False
+    #: the message's name in the schedule (``hb3``, ``join1``…) and whether it is an answer
+    name: str = ""
+    answer: bool = False
+
+
+@dataclass
+class Run:
+    """What happened: the timeline and the facts the questions look at."""
+
+    events: list[TimedEvent] = field(default_factory=list)
+    messages: list[TimedMessage] = field(default_factory=list)
+    parked: list[tuple[str, int, int, str]] = field(default_factory=list)
+    #: (member, time, parked) for each member the coordinator expired
+    expired: list[tuple[str, int, bool]] = field(default_factory=list)
+    #: (member, time, cause) for every other removal
+    removed: list[tuple[str, int, str]] = field(default_factory=list)
+    lapsed: list[tuple[str, int]] = field(default_factory=list)
+    left: list[tuple[str, int]] = field(default_factory=list)
+    #: (member, time sent, offset committed, records processed when sent)
+    commits: list[tuple[str, int, int, int]] = field(default_factory=list)
+    rebalance_started: int | None = None
+    rebalance_completed: int | None = None
+    #: heartbeats handled by the coordinator: (member, time, error)
+    heartbeats: list[tuple[str, int, str]] = field(default_factory=list)
+    end_ms: int = 0
+    #: the N of ``rebalance_held`` (what the question compares the held time with)
+    held_limit: int = 0
+    #: the first member's name
+    subject: str = "c1"
+
+    def note(self, time: int, lane: str, kind: str, text: str, **detail: Any) -> None:
+        self.events.append(TimedEvent(time, lane, kind, text, detail))
+
+    @property
+    def rebalance_held_ms(self) -> int | None:
+        if self.rebalance_started is None:
+            return None
+        end = self.rebalance_completed if self.rebalance_completed is not None else self.end_ms
+        return end - self.rebalance_started
+
+
+@dataclass
+class _Message:
+    client: str
+    name: str
+    api: ApiKey
+    build: Callable[[], Any]
+    sent: int
+    seq: int
+    prio: int
+
+
+class _Client:
+    """One consumer: its settings, its ``Heartbeat`` and both threads' state."""
+
+    def __init__(self, sim: Simulation, index: int, settings: dict[str, int]) -> None:
+        self.sim = sim
+        self.index = index
+        self.name = sim.config.members[index].name
+        self.s = settings
+        self.time = MockTime(0)
+        self.hb = Heartbeat(
+            self.time,
+            settings["session.timeout.ms"],
+            settings["heartbeat.interval.ms"],
+            settings["max.poll.interval.ms"],
+            settings["retry.backoff.ms"],
+        )
+        self.member_id = ""
+        self.generation = -1
+        self.state = "unjoined"
+        self.enabled = False
+        self.rejoin_needed = False
+        self.counters: dict[str, int] = {}
+        self.position = 0
+        self.processed = 0
+        self.batch = 0
+        self.polling_at: int | None = None
+        #: the client's delayed tasks (the auto-commit task), run inside poll (seed 003)
+        self.tasks = DelayedTaskQueue()
+        self.last_arrival = -(10**18)
+        self.last_answer = -(10**18)
+        self.parked_request = False
+        self.waiting: list[_Message] = []
+        self.hb_count = 0
+        self.done = False
+        self.commit_wait: str | None = None
+        self.wakes: set[int] = set()
+
+    def count(self, kind: str) -> str:
+        self.counters[kind] = self.counters.get(kind, 0) + 1
+        return f"{kind}{self.counters[kind]}"
+
+    # the network ------------------------------------------------------------------------------
+    def send(self, kind: str, api: ApiKey, build: Callable[[], Any], now: int, prio: int, name: str = "") -> str:
+        name = name or self.count(kind)
+        delay = self.sim.delay(f"{self.name}.{name}.req")
+        msg = _Message(self.name, name, api, build, now, next(self.sim.seq), prio)
+        arrival = max(now + delay, self.last_arrival)
+        self.last_arrival = arrival
+        self.sim.at(arrival, 0, (now, prio, msg.seq), lambda t: self.sim.deliver(msg, t))
+        return name
+
+
+class Simulation:
+    """A timed run of ``config`` (every setting fixed) under ``schedule``."""
+
+    def __init__(
+        self,
+        config: TimingConfig,
+        schedule: Schedule,
+        scenario: Scenario,
+        mutant: str | None = None,
+        auto_commit: bool | None = None,
+    ) -> None:
+        if mutant is not None and mutant not in M.MUTANTS:
+            raise ValueError(f"unknown timing mutant {mutant!r}; known: {', '.join(sorted(M.MUTANTS))}")
+        for m in config.members:
+            for key, bound in m.settings.items():
+                if not bound.fixed:
+                    raise ValueError(f"{m.name}.{key} is a range {bound}; a simulation needs fixed values")
+        self.config = config
+        self.schedule = schedule
+        self.scenario = scenario
+        self.mutant = mutant
+        self.auto_commit_override = auto_commit
+        self.ready = False
+        coordinator_mutant = M.LIVENESS_IGNORES_PARKED if mutant == M.LIVENESS_IGNORES_PARKED else None
+        self.coord = ReferenceCoordinator(
+            CoordinatorConfig.of(
+                BrokerGroupSettings(
+                    min_session_timeout_ms=config.broker["group.min.session.timeout.ms"].lo,
+                    max_session_timeout_ms=config.broker["group.max.session.timeout.ms"].lo,
+                    initial_rebalance_delay_ms=(
+                        config.broker["group.initial.rebalance.delay.ms"].lo if scenario == Scenario.FORMATION else 0
+                    ),
+                ),
+                mutant=coordinator_mutant,
+            )
+        )
+        self.coord.observe(self._observe)
+        self.seq = count()
+        self.queue: list[tuple[int, int, tuple[int, int, int], int, Callable[[int], None]]] = []
+        self.requests: dict[RequestId, tuple[_Client, _Message, int]] = {}
+        self.run = Run()
+        members = config.members if scenario != Scenario.STEADY else config.members[:1]
+        self.run.subject = config.members[0].name
+        self.clients = [_Client(self, i, {k: b.lo for k, b in m.settings.items()}) for i, m in enumerate(members)]
+        self.by_member: dict[str, _Client] = {}
+        self._step_requests: list[tuple[_Client, _Message, int]] = []
+
+    # scheduling ---------------------------------------------------------------------------------
+    def at(self, time: int, phase: int, order: tuple[int, int, int], fn: Callable[[int], None]) -> None:
+        heapq.heappush(self.queue, (time, phase, order, next(self.seq), fn))
+
+    def delay(self, name: str) -> int:
+        return self.schedule.get(name, self.config.environment["network.delay.ms"].lo)
+
+    def _env_min(self, key: str) -> int:
+        return self.config.environment[key].lo
+
+    # the coordinator side ---------------------------------------------------------------------
+    def deliver(self, msg: _Message, now: int) -> None:
+        client = self.clients_by_name[msg.client]
+        if client.parked_request:
+            client.waiting.append(msg)
+            return
+        self._handle(client, msg, now)
+
+    def _handle(self, client: _Client, msg: _Message, now: int) -> None:
+        self.coord.advance_time(now - self.coord.now_ms)
+        request = msg.build()
+        self.run.messages.append(
+            TimedMessage(client.name, COORDINATOR, msg.sent, now, self._request_label(msg, request), name=msg.name)
+        )
+        if msg.api in (ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP):
+            client.parked_request = True
+        handlers = {
+            ApiKey.JOIN_GROUP: self.coord.join,
+            ApiKey.SYNC_GROUP: self.coord.sync,
+            ApiKey.HEARTBEAT: self.coord.heartbeat,
+            ApiKey.LEAVE_GROUP: self.coord.leave,
+            ApiKey.OFFSET_COMMIT: self.coord.commit_offsets,
+        }
+        self._current = (client, msg, now)
+        rid = handlers[msg.api](request)
+        self.requests[rid] = (client, msg, now)
+        if self.mutant == M.INITIAL_DELAY_NOT_EXTENDED:
+            # the broken coordinator never records that a member joined during the initial delay
+            self.coord.forget_new_member_added(GROUP)
+
+    def _request_label(self, msg: _Message, request: Any) -> str:
+        return API_NAMES[msg.api]
+
+    def _observe(self, record: StepRecord) -> None:
+        now = record.time_ms
+        parked = {c.name: c.parked_request for c in self.clients}
+        for event in record.events:
+            if isinstance(event, Response):
+                self._on_response(event, now)
+            elif isinstance(event, MemberRemoved) and not event.pending:
+                self._on_removed(event, now, parked)
+            elif isinstance(event, GroupStateChanged):
+                self._on_state(event.state, now)
+            elif isinstance(event, TimerExpired):
+                who = self._client_of(event.member_id)
+                label = f"{event.kind.value} timer" + (f" of {who.name}" if who else "")
+                self.run.note(now, COORDINATOR, "timer", label)
+
+    def _client_of(self, member_id: str | None) -> _Client | None:
+        return self.by_member.get(member_id or "")
+
+    def _on_response(self, event: Response, now: int) -> None:
+        # only the request being handled is not registered yet (its id comes back after its step)
+        client, msg, arrived = self.requests.get(event.request_id, self._current)
+        body = event.body
+        if msg.api in (ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP):
+            if now > arrived:
+                self.run.parked.append((client.name, arrived, now, msg.name))
+            client.parked_request = False
+        error = _error(body)
+        if msg.api == ApiKey.HEARTBEAT:
+            self.run.heartbeats.append((client.name, arrived, error.name))
+        delay = self.delay(f"{client.name}.{msg.name}.resp")
+        arrival = max(now + delay, client.last_answer)
+        client.last_answer = arrival
+        label = f"{API_NAMES[msg.api]} {error.name}"
+        self.run.messages.append(
+            TimedMessage(COORDINATOR, client.name, now, arrival, label, error != Errors.NONE, msg.name, True)
+        )
+        self.at(arrival, 1, (now, 0, next(self.seq)), lambda t: self._answer(client, msg, body, t))
+        if not client.parked_request and client.waiting:
+            waiting, client.waiting = client.waiting, []
+            for queued in waiting:
+                self.at(now, 0, (queued.sent, queued.prio, queued.seq), lambda t, q=queued: self.deliver(q, t))
+
+    def _on_removed(self, event: MemberRemoved, now: int, parked_before: dict[str, bool]) -> None:
+        client = self._client_of(event.member_id)
+        name = client.name if client else event.member_id
+        if event.cause == RemovalCause.HEARTBEAT_EXPIRED:
+            parked = parked_before.get(name, False)
+            self.run.expired.append((name, now, parked))
+            self.run.note(now, COORDINATOR, "evict", f"{name} expired" + (" while parked" if parked else ""))
+        else:
+            self.run.removed.append((name, now, event.cause.value))
+            self.run.note(now, COORDINATOR, "evict", f"{name} removed ({event.cause.value})")
+        if client is not None:
+            client.done = True
+            client.enabled = False
+
+    def _on_state(self, state: GroupState, now: int) -> None:
+        self.run.note(now, COORDINATOR, "state", state.kafka_name)
+        if state == GroupState.PREPARING_REBALANCE and self.ready and self.run.rebalance_started is None:
+            self.run.rebalance_started = now
+        rebalancing = self.run.rebalance_started is not None and self.run.rebalance_completed is None
+        if state in (GroupState.COMPLETING_REBALANCE, GroupState.EMPTY) and rebalancing:
+            self.run.rebalance_completed = now
+
+    # the client side ----------------------------------------------------------------------------
+    def _answer(self, client: _Client, msg: _Message, body: ResponseBody, now: int) -> None:
+        client.time.now_ms = now
+        if client.done and msg.api != ApiKey.LEAVE_GROUP:
+            return
+        if msg.api == ApiKey.HEARTBEAT:
+            self._heartbeat_answer(client, _error(body), now)
+        elif msg.api == ApiKey.JOIN_GROUP:
+            assert isinstance(body, JoinGroupResponse)
+            self._join_answer(client, body, now)
+        elif msg.api == ApiKey.SYNC_GROUP:
+            assert isinstance(body, SyncGroupResponse)
+            self._sync_answer(client, body, now)
+        elif msg.api == ApiKey.OFFSET_COMMIT and client.commit_wait == msg.name:
+            client.commit_wait = None
+            self._send_join(client, now)
+
+    def _heartbeat_answer(self, client: _Client, error: Errors, now: int) -> None:
+        if error in (Errors.NONE, Errors.REBALANCE_IN_PROGRESS):
+            if self.mutant != M.SESSION_TIMER_FROM_SEND:
+                client.hb.receive_heartbeat()
+            rejoining = client.rejoin_needed or client.commit_wait is not None
+            if error == Errors.REBALANCE_IN_PROGRESS and client.state == "stable" and not rejoining:
+                client.rejoin_needed = True
+                self.run.note(now, client.name, "client", "rejoin needed")
+        else:
+            client.hb.fail_heartbeat()
+        self._wake(client, now)
+
+    def _join_answer(self, client: _Client, body: JoinGroupResponse, now: int) -> None:
+        if body.error == Errors.MEMBER_ID_REQUIRED:
+            client.member_id = body.member_id
+            self.by_member[body.member_id] = client
+            self._send_join(client, now)
+            return
+        if body.error != Errors.NONE:
+            client.done = True
+            return
+        client.member_id = body.member_id
+        self.by_member[body.member_id] = client
+        client.generation = body.generation_id
+        client.state = "completing"
+        client.enabled = True
+        client.hb.reset_timeouts()
+        self._wake(client, now)
+        if body.leader == body.member_id:
+            members = tuple(m.member_id for m in body.members)
+            wait = self.schedule.get(f"{client.name}.assign", self._env_min("assignment.ms"))
+            self.at(now + wait, 2, (now, 0, next(self.seq)), lambda t: self._send_sync(client, t, members))
+        else:
+            self._send_sync(client, now, ())
+
+    def _send_sync(self, client: _Client, now: int, members: tuple[str, ...]) -> None:
+        if client.done:
+            return
+        assignment = tuple(SyncGroupAssignment(m, b"0" if i == 0 else b"") for i, m in enumerate(members))
+        gen, mid = client.generation, client.member_id
+        client.send(
+            "sync",
+            ApiKey.SYNC_GROUP,
+            lambda: SyncGroupRequest(GROUP, gen, mid, assignments=assignment),
+            now,
+            0,
+        )
+
+    def _sync_answer(self, client: _Client, body: SyncGroupResponse, now: int) -> None:
+        if body.error != Errors.NONE:
+            client.rejoin_needed = True
+            client.state = "stable"
+            return
+        client.state = "stable"
+        client.rejoin_needed = False
+        self.run.note(now, client.name, "client", f"Stable, generation {client.generation}")
+        if client.polling_at is not None or client.index > 0 or self.ready:
+            # the poll that rejoined goes on: the fetcher hands out the next batch now
+            self._fetch(client, now)
+
+    def _send_join(self, client: _Client, now: int) -> None:
+        client.state = "preparing"
+        client.enabled = False
+        settings = client.s
+        rebalance_timeout = settings["max.poll.interval.ms"]
+        if self.mutant == M.REBALANCE_TIMEOUT_IS_SESSION_TIMEOUT:
+            rebalance_timeout = settings["session.timeout.ms"]
+        mid = client.member_id
+        req = JoinGroupRequest(
+            GROUP,
+            mid,
+            "consumer",
+            (JoinGroupProtocol("range", b"m0"),),
+            settings["session.timeout.ms"],
+            rebalance_timeout,
+            client_id=client.name,
+        )
+        client.send("join", ApiKey.JOIN_GROUP, lambda: req, now, 0)
+
+    # the application thread -------------------------------------------------------------------
+    def _auto_commit(self, client: _Client) -> bool:
+        if self.auto_commit_override is not None:
+            return self.auto_commit_override
+        return bool(client.s["enable.auto.commit"])
+
+    def _poll(self, client: _Client, now: int) -> None:
+        """``KafkaConsumer.poll``: ``pollHeartbeat``, a rejoin if needed, else the auto-commit task
+        if due, then the fetcher's next batch."""
+        if client.done:
+            return
+        client.time.now_ms = now
+        client.processed = client.position  # the previous batch was processed before this poll
+        client.polling_at = now
+        if client.rejoin_needed or client.batch == 0:
+            self.run.note(now, client.name, "poll", f"poll {client.batch} (processed {client.processed})")
+        client.hb.poll(now)
+        if client.state == "left":
+            return
+        if client.rejoin_needed:
+            client.rejoin_needed = False
+            if self._auto_commit(client):
+                client.commit_wait = self._send_commit(client, now, client.position, "rejoin-commit")
+            else:
+                self._send_join(client, now)
+            return
+        # the delayed tasks due now run inside this poll, before the fetcher hands out the next
+        # batch (seed 003: a due task makes the client poll's timeout min(timeout, max(deadline − now, 0)) = 0)
+        if client.tasks.poll(now):
+            # the task runs again one interval later (scheduled after this poll's tasks ran, so an
+            # interval of 0 means once per poll, as Kafka's timer does)
+            client.tasks.add(self._auto_commit_task(client), now + client.s["auto.commit.interval.ms"])
+        self._fetch(client, now)
+
+    def _auto_commit_task(self, client: _Client) -> Callable[[int], None]:
+        """The auto-commit task (``maybeAutoCommitOffsetsAsync``): commit the position."""
+
+        def task(now: int) -> None:
+            offset = client.position
+            if self.mutant == M.AUTO_COMMIT_AFTER_FETCH:
+                offset += client.s["max.poll.records"]
+            self._send_commit(client, now, offset, f"commit{client.batch}")
+
+        return task
+
+    def _send_commit(self, client: _Client, now: int, offset: int, name: str) -> str:
+        self.run.commits.append((client.name, now, offset, client.processed))
+        gen, mid = client.generation, client.member_id
+        return client.send(
+            "commit",
+            ApiKey.OFFSET_COMMIT,
+            lambda: OffsetCommitRequest(GROUP, gen, mid, (OffsetCommitPartition(TOPIC, offset),)),
+            now,
+            0,
+            name,
+        )
+
+    def _fetch(self, client: _Client, now: int) -> None:
+        records = client.s["max.poll.records"]
+        client.position += records
+        i = client.batch
+        client.batch += 1
+        per = self._env_min("record.processing.ms")
+        length = self.schedule.get(f"{client.name}.batch{i}", records * per)
+        if i == 0:
+            self.run.note(now, client.name, "batch", f"batch {i}: {records} records, {length} ms")
+        self.at(now + length, 2, (now, 1, next(self.seq)), lambda t: self._poll(client, t))
+
+    # the heartbeat thread ---------------------------------------------------------------------
+    def _wake(self, client: _Client, now: int) -> None:
+        """Schedule the heartbeat thread's next look: at the next heartbeat (plus its lateness),
+        the session deadline and the poll deadline."""
+        if not client.enabled or client.done:
+            return
+        hb = client.hb
+        hb._update(now)
+        k = client.hb_count + 1
+        late = self.schedule.get(f"{client.name}.hb{k}.late", 0)
+        times = {
+            now + hb.heartbeat_timer.remaining_ms() + late,
+            hb.session_timer.deadline_ms(),
+        }
+        if self.mutant != M.CLIENT_IGNORES_POLL_TIMER:
+            times.add(hb.poll_timer.deadline_ms())
+        for t in {max(t, now) for t in times} - client.wakes:
+            client.wakes.add(t)
+            self.at(t, 3, (t, 0, next(self.seq)), lambda tt: self._thread(client, tt))
+
+    def _thread(self, client: _Client, now: int) -> None:
+        """One pass of ``HeartbeatThread.run`` (3.6.2)."""
+        client.wakes.discard(now)
+        if not client.enabled or client.done or client.state not in ("completing", "stable"):
+            return
+        client.time.now_ms = now
+        hb = client.hb
+        if hb.session_timeout_expired(now):
+            self.run.lapsed.append((client.name, now))
+            self.run.note(now, client.name, "lapse", "session timer expired: coordinator marked unknown")
+            client.done = True
+            client.enabled = False
+            return
+        if self.mutant != M.CLIENT_IGNORES_POLL_TIMER and hb.poll_timeout_expired(now):
+            self.run.left.append((client.name, now))
+            self.run.note(now, client.name, "leave", "poll timer expired: maybeLeaveGroup")
+            client.state = "left"
+            client.enabled = False
+            mid = client.member_id
+            client.send("leave", ApiKey.LEAVE_GROUP, lambda: LeaveGroupRequest(GROUP, (MemberIdentity(mid),)), now, 1)
+            return
+        k = client.hb_count + 1
+        late = self.schedule.get(f"{client.name}.hb{k}.late", 0)
+        if hb.should_heartbeat(now) and now >= hb.heartbeat_timer.deadline_ms() + late:
+            client.hb_count = k
+            hb.sent_heartbeat(now)
+            if self.mutant == M.SESSION_TIMER_FROM_SEND:
+                hb.reset_session_timeout()
+            gen, mid = client.generation, client.member_id
+            client.send("hb", ApiKey.HEARTBEAT, lambda: HeartbeatRequest(GROUP, gen, mid), now, 1)
+        self._wake(client, now)
+
+    # running --------------------------------------------------------------------------------------
+    @property
+    def clients_by_name(self) -> dict[str, _Client]:
+        return {c.name: c for c in self.clients}
+
+    def _setup(self) -> None:
+        """The subject joins an empty group at t = 0 with no delays and becomes Stable at once:
+        every timer of both sides starts at 0. (``FORMATION``: every member joins the empty group
+        at its ``join_at``.)"""
+        if self.scenario == Scenario.FORMATION:
+            self.ready = True
+            for client in self.clients:
+                start = self.schedule.get(f"{client.name}.join_at", self._env_min("new.member.join.ms"))
+                self.at(start, 2, (start, 0, next(self.seq)), lambda t, c=client: self._send_join(c, t))
+            return
+        self.ready = False
+        c1 = self.clients[0]
+        settings = c1.s
+        rebalance_timeout = settings["max.poll.interval.ms"]
+        if self.mutant == M.REBALANCE_TIMEOUT_IS_SESSION_TIMEOUT:
+            rebalance_timeout = settings["session.timeout.ms"]
+        proto = (JoinGroupProtocol("range", b"m0"),)
+        st = settings["session.timeout.ms"]
+        self._current = (c1, _Message(c1.name, "setup", ApiKey.JOIN_GROUP, lambda: None, 0, 0, 0), 0)
+        self.coord.observe(None)
+        self.coord.join(JoinGroupRequest(GROUP, "", "consumer", proto, st, rebalance_timeout, client_id=c1.name))
+        events = self.coord.take_events()
+        member_id = next(e.body.member_id for e in events if isinstance(e, Response))
+        self.coord.join(JoinGroupRequest(GROUP, member_id, "consumer", proto, st, rebalance_timeout, client_id=c1.name))
+        self.coord.fire_due_timers()
+        join = next(e.body for e in self.coord.take_events() if isinstance(e, Response))
+        assert isinstance(join, JoinGroupResponse) and join.error == Errors.NONE, join
+        self.coord.sync(
+            SyncGroupRequest(GROUP, join.generation_id, member_id, assignments=(SyncGroupAssignment(member_id, b"0"),))
+        )
+        self.coord.take_events()
+        self.coord.observe(self._observe)
+        c1.member_id = member_id
+        c1.generation = join.generation_id
+        c1.state = "stable"
+        c1.enabled = True
+        self.by_member[member_id] = c1
+        c1.hb.reset_timeouts()
+        self.ready = True
+        self.run.note(0, COORDINATOR, "state", "Stable")
+        self.run.note(0, c1.name, "client", f"Stable, generation {c1.generation}")
+        self._wake(c1, 0)
+        self.at(0, 2, (0, 0, next(self.seq)), lambda t: self._first_poll(c1, t))
+        for client in self.clients[1:]:
+            start = self.schedule.get(f"{client.name}.join_at", self._env_min("new.member.join.ms"))
+            self.at(start, 2, (start, 0, next(self.seq)), lambda t, c=client: self._send_join(c, t))
+
+    def _first_poll(self, client: _Client, now: int) -> None:
+        client.time.now_ms = now
+        client.polling_at = now
+        client.hb.poll(now)
+        if self._auto_commit(client):
+            client.tasks.add(self._auto_commit_task(client), client.s["auto.commit.interval.ms"])
+        self.run.note(now, client.name, "poll", "poll (processed 0)")
+        self._fetch(client, now)
+
+    def _next_timer(self) -> int | None:
+        return self.coord.next_deadline_ms()
+
+    def execute(self, until_ms: int, stop: Callable[[Run], bool] | None = None) -> Run:
+        """Run until ``until_ms`` or until ``stop(run)`` holds."""
+        self._setup()
+        same_ms, last = 0, -1
+        while True:
+            nt = self._next_timer()
+            if not self.queue and (nt is None or nt > until_ms):
+                break
+            top_time = self.queue[0][0] if self.queue else None
+            same_ms = same_ms + 1 if top_time == last else 0
+            last = top_time if top_time is not None else last
+            if same_ms > 100_000:
+                raise RuntimeError(f"the simulation makes no progress at t={last} ms")
+            timer_first = nt is not None and nt <= until_ms
+            if timer_first and self.queue:
+                top = self.queue[0]
+                timer_first = nt is not None and (nt < top[0] or (nt == top[0] and top[1] > 0))
+            if timer_first:
+                assert nt is not None
+                self.coord.advance_time(nt - self.coord.now_ms)
+                self.coord.fire_due_timers()
+                self.run.end_ms = nt
+            else:
+                if top_time is None or top_time > until_ms:
+                    break
+                time, _, _, _, fn = heapq.heappop(self.queue)
+                self.run.end_ms = time
+                fn(time)
+            if stop is not None and stop(self.run):
+                break
+        self.run.end_ms = min(max(self.run.end_ms, 0), until_ms) if stop is None else self.run.end_ms
+        return self.run
+
+
+def _error(body: ResponseBody) -> Errors:
+    if isinstance(body, OffsetCommitResponse):
+        return body.partitions[0].error if body.partitions else Errors.NONE
+    return getattr(body, "error", Errors.NONE)

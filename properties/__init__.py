@@ -1,3 +1,0 @@
-"""properties package."""
-
-import model  # noqa: F401  - chooses compiled or source modules before any of ours loads

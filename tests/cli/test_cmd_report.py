@@ -1,0 +1,101 @@
+"""kgc report end to end: the page is self-contained and shows what was checked and how."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from kgc.cli import cmd_report, main
+from kgc.diagrams.exploration import explore
+from kgc.diagrams.report import ReportInput, build_report
+from kgc.explorer.search import Bounds
+from kgc.model.config import Config
+from kgc.properties.protocol import ALL
+from tests.diagrams.traces import SMALL, nobody_stable_with_partitions
+
+ARGS = ["--consumers", "2", "--partitions", "2", "--max-generation", "1", "--max-perturbations", "1", "--no-progress"]
+
+
+def self_contained(html: str) -> None:
+    assert "<script" not in html.lower()
+    assert "<link" not in html.lower() and "@import" not in html and "@font-face" not in html
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", html)
+    assert not re.search(r"url\(\s*['\"]?(https?:|//)", html)
+    # The only absolute URLs are XML namespace names, which are never fetched.
+    for url in re.findall(r"https?://[^\s\"'<>]+", html):
+        assert url.startswith(("http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink")), url
+
+
+def test_report_with_a_violation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cmd_report, "ALL", (*ALL, nobody_stable_with_partitions))
+    out = tmp_path / "report.html"
+    assert main(["report", *ARGS, "-o", str(out)]) == 12
+    html = out.read_text()
+    self_contained(html)
+    for p in (*ALL, nobody_stable_with_partitions):
+        assert f'data-property="{p.name}"' in html and p.description.replace("'", "&#x27;") in html
+    assert '<span class="badge violated">violated</span>' in html
+    assert "2 partitions" in html and "<th>max_perturbations</th>" in html and "distinct states" in html
+    assert html.count('<svg xmlns="http://www.w3.org/2000/svg" class="kgc-msc"') == 1
+    assert 'id="state-machine-diagram"' in html and "edge&#45;CompletingRebalance&#45;Stable" in html
+    assert 'id="cex-nobody_stable_with_partitions"' in html and "<tr class='breaks'><td>5</td>" in html
+    assert "id='request-matrix'" in html and "data-api='SyncGroup' data-state='CompletingRebalance'" in html
+    assert "not exercised" in html  # e.g. every request in Dead
+    assert "<code>store_complete</code>" in html
+
+
+def test_report_without_violations_exits_0(tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    assert main(["report", *ARGS, "-o", str(out)]) == 0
+    html = out.read_text()
+    self_contained(html)
+    assert "every safety property holds" in html and "None: every safety property holds" in html
+
+
+def test_never_fired_actions_are_prominent_warnings() -> None:
+    config = Config.from_mapping(SMALL)
+    result, obs = explore(config, ALL, "bfs", Bounds(max_depth=2))
+    html = build_report(ReportInput(result, obs, Bounds(max_depth=2)))
+    warnings = html[html.index('id="warnings"') : html.index("</section>", html.index('id="warnings"'))]
+    assert "The exploration is incomplete (stopped by max-depth)" in warnings
+    assert "Action store_complete never fired although this configuration enables it." in warnings
+    assert "<tr class='warn' data-action='store_complete'>" in html and "NEVER FIRED" in html
+    # Actions the configuration rules out are not warnings.
+    assert "Action send_fetch never fired" not in warnings and "offset_fetch is off" in html
+
+
+def test_the_self_containment_check_can_fail() -> None:
+    for bad in ('<img src="https://example.org/x.png">', "<script>1</script>", "a { background: url(//x/y) }"):
+        with pytest.raises(AssertionError):
+            self_contained(bad)
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["report", "-o", "r.pdf"], "use a file name ending in .html"),
+        (["report", "--consumers", "9", "-o", "r.html"], "consumers must be between 1 and 6"),
+        (["report"], "required"),
+    ],
+)
+def test_bad_input(argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 150
+    err = capsys.readouterr().err.strip()
+    assert needle in err and "\n" not in err
+
+
+def test_report_with_a_livelock_lasso_exits_13(tmp_path: Path) -> None:
+    out = tmp_path / "live.html"
+    argv = ["report", "--consumers", "2", "--partitions", "2", "--max-generation", "2", "--max-perturbations", "0"]
+    assert main([*argv, "--fairness", "none", "--no-progress", "-o", str(out)]) == 13
+    page = out.read_text()
+    assert '<section id="liveness">' in page and "Fairness: <b>none</b>" in page
+    assert 'data-liveness="rebalance_completes"' in page and 'id="lasso-rebalance_completes"' in page
+    assert 'class="cycle" data-loop-start="1"' in page and "<tr class='cycle'>" in page
+    assert "liveness propert" in page and "violated (none fairness)" in page
+    assert "Liveness property pending_resolved[c1] is vacuous here" in page
+    assert main([*argv, "--no-progress", "-o", str(out)]) == 0
+    page = out.read_text()
+    assert "every liveness property holds (weak fairness)" in page and "WF(store_callback)" in page

@@ -1,0 +1,61 @@
+"""The client checks fail on a wrong coordinator served to real clients (kafka-python): an
+assignment from a stale generation breaks ``exclusive_ownership``; a LeaveGroup that starts no
+rebalance (``leave_skips_rebalance``, kgc/model/mutants.py) leaves the leaver's partitions to nobody and
+breaks ``every_record_processed``. The checks about the client's own behaviour are shown able to
+fail on hand-made observations (``test_checks.py``): no coordinator answer makes a client skip its
+revocation or its LeaveGroup."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from kgc.harness.clients.harness import Cluster, Run
+
+pytestmark = pytest.mark.clients
+
+
+def _until(predicate: object, timeout_s: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():  # type: ignore[operator]
+            return
+        time.sleep(0.2)
+
+
+def _assigned(run: Run, client: str) -> bool:
+    return any(e.kind == "assigned" and e.client == client and e.data["partitions"] for e in list(run.events))
+
+
+def test_a_stale_generation_assignment_breaks_exclusive_ownership() -> None:
+    with Cluster(answer_mutant="stale_assignment") as cluster:
+        run = Run(cluster, "kafka-python")
+        try:
+            run.start_producer()
+            c1 = run.start_consumer()
+            _until(lambda: _assigned(run, c1))
+            c2 = run.start_consumer()
+            _until(lambda: any(v.check == "exclusive_ownership" for v in run.check()))
+            violations = run.check()
+            assert any(v.check == "exclusive_ownership" and c2 in v.message for v in violations), violations
+        finally:
+            run.close()
+
+
+def test_a_leave_without_rebalance_breaks_every_record_processed() -> None:
+    with Cluster(mutant="leave_skips_rebalance") as cluster:
+        run = Run(cluster, "kafka-python")
+        try:
+            run.start_producer()
+            c1 = run.start_consumer()
+            _until(lambda: _assigned(run, c1))
+            c2 = run.start_consumer()
+            _until(lambda: _assigned(run, c2))
+            run.close_consumer(c2)
+            assert not run.drain(6)
+            # the leave's step departs from the model at once (test_refinement.py); the records of
+            # the leaver's partitions are never processed
+            assert sorted({v.check for v in run.check(final=True)}) == ["every_record_processed", "trace_refines_model"]
+        finally:
+            run.close()

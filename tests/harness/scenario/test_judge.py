@@ -1,0 +1,140 @@
+"""The model as a judge: it passes behaviours the model allows, fails others at the right field,
+tells the profiles apart where the untimed model can, and skips what the model leaves out, with
+the reason."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kgc.harness.scenario.format import Scenario, load_file, parse
+from kgc.harness.scenario.judge import judge_scenario
+from kgc.harness.scenario.result import FAILED, PASSED, SKIPPED
+from kgc.model.profiles import JAVA_4_0, SCALA_3X, profile_named
+
+ROOT = Path(__file__).resolve().parents[3] / "scenarios"
+
+
+def shipped(file: str, name: str) -> dict[str, Any]:
+    """A shipped scenario as a raw document, to edit."""
+    import json
+
+    doc = json.loads((ROOT / file).read_text())
+    (raw,) = [s for s in doc["scenarios"] if s["name"] == name]
+    raw = copy.deepcopy(raw)
+    raw["key_asserts"] = []
+    return raw
+
+
+def load(raw: dict[str, Any]) -> Scenario:
+    return parse({"format": "kgc-scenarios", "format_version": 1, "scenarios": [raw]}, "edited.json").scenarios[0]
+
+
+def test_a_shipped_seed_scenario_is_a_behaviour_of_the_model() -> None:
+    s = load(shipped("seed000.json", "seed000_three_at_once_seed_form"))
+    assert judge_scenario(s, SCALA_3X).verdict == PASSED
+
+
+@pytest.mark.parametrize(
+    ("step", "keys", "wrong", "field", "actual"),
+    [
+        (3, ("response", "error"), "NONE", "response.error", "REBALANCE_IN_PROGRESS"),
+        (4, ("group", "generation"), 3, "group.generation", 2),
+        (4, ("completions", 0, "leader"), "c2", "completions[step=1].leader", "c3"),
+        (8, ("state_path",), ["PreparingRebalance"], "state_path", ["PreparingRebalance", "Empty"]),
+        (0, ("timers_fired",), [], "timers_fired", ["initial_join"]),
+    ],
+)
+def test_a_wrong_expectation_fails_with_its_first_mismatch(
+    step: int, keys: tuple[Any, ...], wrong: Any, field: str, actual: Any
+) -> None:
+    raw = shipped("seed000.json", "seed000_three_at_once_seed_form")
+    target: Any = raw["expect"][step]
+    for key in keys[:-1]:
+        target = target[key]
+    target[keys[-1]] = wrong
+    result = judge_scenario(load(raw), SCALA_3X)
+    assert result.verdict == FAILED
+    mismatch = result.first_mismatch()
+    assert (mismatch.step, mismatch.field, mismatch.expected, mismatch.actual) == (step, field, wrong, actual)
+
+
+def test_one_of_follows_every_leader_the_model_allows() -> None:
+    raw = shipped("seed000.json", "seed000_heartbeat_deadlines_parked_join")
+    for leader, verdict in (("c2", PASSED), ("c3", PASSED), ("c1", FAILED)):
+        raw["expect"][15]["group"]["leader"] = leader
+        assert judge_scenario(load(raw), SCALA_3X).verdict == verdict, leader
+
+
+def test_timers_the_model_has_not_armed_cannot_fire() -> None:
+    raw = shipped("seed000.json", "seed000_heartbeat_deadlines_parked_sync")
+    raw["expect"][9]["timers_fired"] = ["join"]  # CompletingRebalance: no join timer is armed
+    mismatch = judge_scenario(load(raw), SCALA_3X).first_mismatch()
+    assert (mismatch.step, mismatch.field) == (9, "timers_fired")
+    armed = "heartbeat:c1, heartbeat:c2, heartbeat:c3, sync"
+    assert mismatch.actual == f"<these timers cannot all fire in the model; armed: {armed}>"
+
+
+def test_fetched_offsets_come_from_the_commits_the_model_accepted() -> None:
+    raw = shipped("offsets.json", "commit_group_member_by_state")
+    raw["expect"][16]["response"]["offsets"] = {"t-0": 5}  # the later commit of 7 in PreparingRebalance counts
+    mismatch = judge_scenario(load(raw), SCALA_3X).first_mismatch()
+    assert (mismatch.step, mismatch.field, mismatch.actual) == (16, "response.offsets", {"t-0": 7})
+
+
+def test_the_profiles_differ_where_the_model_sees_it() -> None:
+    profiles = load_file(ROOT / "profiles.json")
+    scala = next(s for s in profiles.scenarios if s.name == "pending_id_expires_during_initial_rebalance")
+    java = next(s for s in profiles.scenarios if s.name == "pending_id_expires_during_initial_rebalance_java")
+    assert judge_scenario(scala, SCALA_3X).verdict == PASSED
+    assert judge_scenario(java, JAVA_4_0).verdict == PASSED
+    assert judge_scenario(scala, JAVA_4_0).first_mismatch().field == "completions[step=1]"
+    assert judge_scenario(java, SCALA_3X).first_mismatch().field == "completions[step=1]"
+
+
+@pytest.mark.parametrize(
+    ("file", "name", "profile", "reason"),
+    [
+        (
+            "join.json",
+            "static_member_fenced_by_state",
+            "scala-3.x",
+            "the judge does not map a group_instance_id",
+        ),
+        ("join.json", "join_in_dead_group", "scala-3.x", "a Dead group that stays addressable is not in the model"),
+        ("join.json", "join_inconsistent_protocol_by_state", "scala-3.x", "protocol type 'consumer'"),
+        (
+            "join.json",
+            "join_group_max_size_preparing_rebalance",
+            "scala-3.x",
+            "step 4: group.max.size refuses this JoinGroup",
+        ),
+        (
+            "kafka_tests.json",
+            "kafka_test_new_member_join_expiration",
+            "scala-3.x",
+            "JoinGroup versions with and without",
+        ),
+        (
+            "offsets.json",
+            "commit_to_unknown_group",
+            "scala-3.x",
+            "step 0: OffsetCommit with generation 1 to a group that does not exist",
+        ),
+        ("sync.json", "sync_store_failure_other_error", "scala-3.x", "COORDINATOR_NOT_AVAILABLE only"),
+        (
+            "sync.json",
+            "sync_follower_never_syncs_before_3_0",
+            "scala-2.2-2.6",
+            "the model covers the profiles scala-3.x, java-4.0",
+        ),
+    ],
+)
+def test_what_the_model_leaves_out_is_skipped_with_the_reason(file: str, name: str, profile: str, reason: str) -> None:
+    (s,) = [x for x in load_file(ROOT / file).scenarios if x.name == name]
+    result = judge_scenario(s, profile_named(profile))
+    assert result.verdict == SKIPPED
+    assert reason in result.reason
