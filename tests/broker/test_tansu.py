@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from kgc import paths
 from kgc.broker import BrokerError, TansuBroker, tansu_binary
 from kgc.broker.tansu import BINARY_ENV
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = paths.ROOT
 
 
 def alive(pid: int) -> bool:

@@ -5,16 +5,15 @@ false positive and hides no failure."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from kgc import paths
 from kgc.harness.scenario.replay import load_files, replay
 from kgc.harness.scenario.result import PASSED
 from kgc.model.profiles import SCALA_3X, profile_named
 from kgc.serve.target import replay_served
 
-SCENARIOS = sorted((Path(__file__).resolve().parents[3] / "scenarios").glob("*.json"))
+SCENARIOS = sorted(paths.SCENARIOS.glob("*.json"))
 
 
 @pytest.mark.parametrize("profile", ["scala-3.x", "java-4.0", "scala-2.0-2.2"])
