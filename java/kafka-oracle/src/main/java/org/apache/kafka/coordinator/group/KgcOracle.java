@@ -694,6 +694,9 @@ public final class KgcOracle {
         write(result, manual, group, generation, onDone, onError);
         noticeRemovals(before, "request");
         noticeStates();
+        // A timeout armed with no delay (the initial join timer with group.initial.rebalance.delay.ms 0)
+        // expires at once: the runtime's timer hands it to the event loop right after this write.
+        advance(0);
     }
 
     // ------------------------------------------------------------------ membership changes
@@ -703,7 +706,10 @@ public final class KgcOracle {
             ClassicGroup group = classicGroup(g);
             if (group == null) continue;
             Set<String> ids = new TreeSet<>();
-            for (ClassicGroupMember m : group.allMembers()) ids.add("M:" + m.memberId());
+            for (ClassicGroupMember m : group.allMembers()) {
+                ids.add("M:" + m.memberId());
+                m.groupInstanceId().ifPresent(i -> ids.add("I:" + i + "=" + m.memberId()));
+            }
             for (String p : pendingJoin(group)) ids.add("P:" + p);
             out.put(g, ids);
         }
@@ -733,11 +739,20 @@ public final class KgcOracle {
         for (Map.Entry<String, Set<String>> e : before.entrySet()) {
             Set<String> now = after.getOrDefault(e.getKey(), Set.of());
             for (String id : e.getValue()) {
-                if (now.contains(id)) continue;
+                if (now.contains(id) || id.startsWith("I:")) continue;
                 boolean pending = id.startsWith("P:");
                 String member = id.substring(2);
                 // A pending id that became a member is not a removal.
                 if (pending && now.contains("M:" + member)) continue;
+                // A static member whose id was replaced (ClassicGroup.replaceStaticMember) did not leave.
+                String instance = null;
+                for (String i : e.getValue()) {
+                    if (i.startsWith("I:") && i.endsWith("=" + member)) instance = i.substring(2, i.length() - member.length() - 1);
+                }
+                if (!pending && instance != null) {
+                    String prefix = "I:" + instance + "=";
+                    if (now.stream().anyMatch(x -> x.startsWith(prefix))) continue;
+                }
                 ObjectNode ev = events.addObject();
                 ev.put("t", "removed");
                 ev.put("group", e.getKey());
