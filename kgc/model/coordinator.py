@@ -597,6 +597,9 @@ def handle_leave_group(tx: GroupTx, consumer: int, request: Request) -> None:
         tx.respond(consumer, Response(ApiKey.LEAVE_GROUP, Errors.NONE))
         if tx.state == PR:
             tx.try_complete_join()
+        elif tx.config.profile.pending_leave_rebalances and tx.state in (STABLE, CR):
+            # Java counts a pending id's leave as a valid one (classicGroupLeaveToClassicGroup, 4.0.2).
+            tx.maybe_prepare_rebalance()
     elif invalid == Errors.FENCED_INSTANCE_ID:
         tx.respond(consumer, Response(ApiKey.LEAVE_GROUP, invalid))
     elif mid in tx.members:

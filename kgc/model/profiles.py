@@ -56,9 +56,18 @@ class Profile:
     expiry_completes_initial_join: bool = False
     #: §5, §17.3: SyncGroup in Stable restarts the member's session timer (Scala only).
     sync_in_stable_restarts_heartbeat: bool = True
-    #: §7, §17.4: LeaveGroup for an unknown group answers top-level UNKNOWN_MEMBER_ID (Java) instead
-    #: of NONE with per-member UNKNOWN_MEMBER_ID (Scala).
+    #: §7, §17.4: LeaveGroup for an unknown group answers top-level UNKNOWN_MEMBER_ID instead of NONE
+    #: with per-member UNKNOWN_MEMBER_ID. No release does: Java's ``GroupMetadataManager`` throws
+    #: UNKNOWN_MEMBER_ID, but ``GroupCoordinatorService.leaveGroup`` (4.0.2) answers it as Scala does.
     leave_unknown_group_fails_request: bool = False
+    #: §7: a pending member id's LeaveGroup counts as a valid leave, so a Stable or
+    #: CompletingRebalance group rebalances (Java: ``classicGroupLeaveToClassicGroup``, 4.0.2, then
+    #: ``maybePrepareRebalanceOrCompleteJoin``); Scala only drops the id.
+    pending_leave_rebalances: bool = False
+    #: §4 step 3: after refusing a JoinGroup with GROUP_MAX_SIZE_REACHED in PreparingRebalance the
+    #: join phase may complete at once (Scala checks the join purgatory after every JoinGroup); Java
+    #: only removes the member (``classicGroupJoinToClassicGroup``, 4.0.2).
+    max_size_refusal_checks_join: bool = True
     #: §8, §17.5: OffsetCommit v9+ to an unknown group with generation >= 0 answers
     #: GROUP_ID_NOT_FOUND (Java) instead of ILLEGAL_GENERATION.
     commit_unknown_group_v9_group_id_not_found: bool = False
@@ -128,7 +137,8 @@ JAVA_4_0 = Profile(
     new_member_added_needs_generation_zero=False,
     expiry_completes_initial_join=True,
     sync_in_stable_restarts_heartbeat=False,
-    leave_unknown_group_fails_request=True,
+    pending_leave_rebalances=True,
+    max_size_refusal_checks_join=False,
     commit_unknown_group_v9_group_id_not_found=True,
     leave_cancels_pending_timer=True,
     request_timed_out_maps_to=Errors.COORDINATOR_NOT_AVAILABLE,
