@@ -232,7 +232,9 @@ class KafkaCoordinator:
         if api == "commit":
             return OffsetCommitResponse(
                 tuple(
-                    OffsetCommitPartitionResponse(TopicPartition(t["name"], int(p["partitionIndex"])), _error(p["errorCode"]))
+                    OffsetCommitPartitionResponse(
+                        TopicPartition(t["name"], int(p["partitionIndex"])), _error(p["errorCode"])
+                    )
                     for t in data["topics"]
                     for p in t["partitions"]
                 )

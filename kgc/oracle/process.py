@@ -10,6 +10,7 @@ line saying which, and is not used again.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import selectors
@@ -23,8 +24,9 @@ from typing import Any
 from kgc.interface.coordinator import CoordinatorGone
 from kgc.paths import ROOT
 
-#: The jar ``scripts/setup.sh`` builds (``java/kafka-oracle``; ``mvn package``).
-JAR = ROOT / "java" / "kafka-oracle" / "target" / "kafka-oracle.jar"
+#: The jar ``scripts/setup.sh`` builds (``java/kafka-oracle``; ``mvn package``); ``KGC_ORACLE_JAR``
+#: names another.
+JAR = Path(os.environ.get("KGC_ORACLE_JAR", str(ROOT / "java" / "kafka-oracle" / "target" / "kafka-oracle.jar")))
 
 #: The one Apache Kafka release the harness is written against.
 KAFKA_VERSION = "4.0.2"
@@ -60,15 +62,21 @@ def unavailable_reason(jar: Path = JAR) -> str | None:
 class OracleProcess:
     """One JVM running ``KgcOracle``; :meth:`call` sends one request and returns its answer."""
 
-    def __init__(self, jar: Path = JAR, start_timeout_s: float = START_TIMEOUT_S) -> None:
-        reason = unavailable_reason(jar)
-        if reason is not None:
-            raise OracleError(reason)
+    def __init__(
+        self, jar: Path = JAR, start_timeout_s: float = START_TIMEOUT_S, command: list[str] | None = None
+    ) -> None:
+        """Start the JVM (``command`` replaces the java command line, for tests of a JVM that
+        misbehaves) and wait up to ``start_timeout_s`` for its first answer."""
+        if command is None:
+            reason = unavailable_reason(jar)
+            if reason is not None:
+                raise OracleError(reason)
+            command = ["java", HEAP, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-jar", str(jar)]
         self.jar = jar
         self.requests = 0
         started = time.monotonic()
         self._proc = subprocess.Popen(
-            ["java", HEAP, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-jar", str(jar)],
+            command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -82,7 +90,11 @@ class OracleProcess:
         assert self._proc.stdout is not None
         self._selector.register(self._proc.stdout, selectors.EVENT_READ)
         self.dead: str | None = None
-        hello = self.call({"op": "hello"}, timeout_s=start_timeout_s)
+        try:
+            hello = self.call({"op": "hello"}, timeout_s=start_timeout_s)
+        except OracleError:
+            self.close()
+            raise
         self.start_seconds = time.monotonic() - started
         if hello.get("kafka_version") != KAFKA_VERSION:
             self.close()
@@ -95,6 +107,11 @@ class OracleProcess:
         for line in stream:
             self._stderr.append(line.rstrip())
             del self._stderr[:-20]
+
+    @property
+    def pid(self) -> int:
+        """The JVM's process id."""
+        return self._proc.pid
 
     @property
     def alive(self) -> bool:
@@ -120,7 +137,11 @@ class OracleProcess:
         if not line:
             self._proc.wait(timeout=5)
             self._fail(f"the Kafka oracle JVM died during {request.get('op')} (exit {self._proc.returncode})")
-        answer: dict[str, Any] = json.loads(line)
+        try:
+            answer: dict[str, Any] = json.loads(line)
+        except json.JSONDecodeError:
+            self.kill()
+            self._fail(f"the Kafka oracle JVM answered {request.get('op')} with a line that is not JSON (killed)")
         if "fatal" in answer:
             self._fail(f"the Kafka oracle refused to run: {answer['fatal']}")
         self.requests += 1
@@ -140,10 +161,8 @@ class OracleProcess:
     def close(self) -> None:
         """Ask the JVM to exit, then make sure it has."""
         if self._proc.poll() is None and self.dead is None:
-            try:
+            with contextlib.suppress(OracleError):
                 self.call({"op": "exit"}, timeout_s=5)
-            except OracleError:
-                pass
         if self._proc.poll() is None:
             try:
                 self._proc.wait(timeout=5)
