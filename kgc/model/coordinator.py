@@ -485,6 +485,9 @@ def update_static_member_and_rebalance(tx: GroupTx, consumer: int, old: MemberId
     tx.members[new] = replace(
         m, mid=new, meta=meta, awaiting_join=True, awaiting_sync=False, pending_sync=False, orphan=False
     )
+    if not tx.config.profile.static_replacement_keeps_is_new:
+        # Java: ClassicGroup.replaceStaticMember builds a fresh member, not new (4.0.2).
+        tx.update(new, is_new=False)
     if m.pending_sync:
         tx.stale_sync = True
     if tx.leader == old:

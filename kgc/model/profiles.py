@@ -68,6 +68,10 @@ class Profile:
     #: join phase may complete at once (Scala checks the join purgatory after every JoinGroup); Java
     #: only removes the member (``classicGroupJoinToClassicGroup``, 4.0.2).
     max_size_refusal_checks_join: bool = True
+    #: §4 step 6: a static member's record moved to its new member id keeps ``isNew`` (Scala moves
+    #: the same ``MemberMetadata``); Java builds a fresh ``ClassicGroupMember``, which is not new
+    #: (``ClassicGroup.replaceStaticMember``, 4.0.2).
+    static_replacement_keeps_is_new: bool = True
     #: §8, §17.5: OffsetCommit v9+ to an unknown group with generation >= 0 answers
     #: GROUP_ID_NOT_FOUND (Java) instead of ILLEGAL_GENERATION.
     commit_unknown_group_v9_group_id_not_found: bool = False
@@ -139,6 +143,7 @@ JAVA_4_0 = Profile(
     sync_in_stable_restarts_heartbeat=False,
     pending_leave_rebalances=True,
     max_size_refusal_checks_join=False,
+    static_replacement_keeps_is_new=False,
     commit_unknown_group_v9_group_id_not_found=True,
     leave_cancels_pending_timer=True,
     request_timed_out_maps_to=Errors.COORDINATOR_NOT_AVAILABLE,

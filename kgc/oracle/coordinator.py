@@ -7,14 +7,17 @@ decision is made by Kafka's ``GroupCoordinatorShard`` in the JVM (``java/kafka-o
 only translates requests and answers, and the harness's events (responses, timers that expired,
 members that went, state changes) into kgc's events.
 
-Kafka's objects do not record two things kgc's snapshot has: the generation an assignment came from
-(``MemberSnapshot.assignment_generation`` is -1) and committed offsets (``GroupSnapshot.offsets`` is
-empty; OffsetFetch reads them). Nothing in the scenario runner reads either.
+Kafka's objects do not record the generation an assignment came from; the harness tracks it
+(``MemberSnapshot.assignment_generation``: set when a leader's write is applied, cleared when
+assignments are reset). Committed offsets are not in the snapshot (``GroupSnapshot.offsets`` is
+empty; OffsetFetch reads them). Every atomic step is handed to an observer (:meth:`observe`) with
+the groups as it left them, which the Hypothesis machine checks against the model step by step.
 """
 
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from typing import Any
 
 from kgc.interface.events import (
@@ -55,6 +58,7 @@ from kgc.model.types import ApiKey, Errors, GroupState
 from kgc.oracle.process import OracleProcess, OracleRequestError, shared
 from kgc.reference.controls import StoreCompletion
 from kgc.reference.snapshot import CoordinatorSnapshot, GroupSnapshot, MemberSnapshot, TimerSnapshot, WriteSnapshot
+from kgc.reference.steps import StepKind, StepRecord
 
 #: Kafka's fixed new-member join timeout (``GroupCoordinatorConfig.classicGroupNewMemberJoinTimeoutMs``).
 NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000
@@ -140,6 +144,9 @@ class KafkaCoordinator:
         self._now = 0
         self._sent: dict[int, str] = {}
         self._groups: set[str] = set()
+        self._observer: Callable[[StepRecord], None] | None = None
+        self._step_events: list[Event] = []
+        self._step_snapshot: CoordinatorSnapshot | None = None
         self._call({"op": "configure", "props": properties})
 
     # ------------------------------------------------------------------ plumbing
@@ -160,23 +167,76 @@ class KafkaCoordinator:
         self._call({"op": op, "id": request_id, **fields}, op)
         return RequestId(request_id)
 
+    def _emit(self, event: Event) -> None:
+        self._events.emit(event)
+        self._step_events.append(event)
+
     def _event(self, event: dict[str, Any], during: str) -> None:
         kind = event["t"]
-        if kind == "response":
+        if kind == "step":
+            self._step(event)
+        elif kind == "response":
             self._sent.pop(int(event["id"]), None)
             body = self._body(event["api"], event["body"])
-            self._events.emit(Response(RequestId(int(event["id"])), _APIS[event["api"]], body))
+            self._emit(Response(RequestId(int(event["id"])), _APIS[event["api"]], body))
         elif kind == "state":
-            self._events.emit(GroupStateChanged(event["group"], _STATES[event["state"]]))
+            self._emit(GroupStateChanged(event["group"], _STATES[event["state"]]))
         elif kind == "timer":
             if event["kind"] == "heartbeat":
                 timer = TimerKind.PENDING if event.get("pending") else TimerKind.HEARTBEAT
-                self._events.emit(TimerExpired(event["group"], timer, event["member"]))
+                self._emit(TimerExpired(event["group"], timer, event["member"]))
             else:
-                self._events.emit(TimerExpired(event["group"], _TIMER_KINDS[event["kind"]]))
+                self._emit(TimerExpired(event["group"], _TIMER_KINDS[event["kind"]]))
         elif kind == "removed":
             pending = bool(event["pending"])
-            self._events.emit(MemberRemoved(event["group"], event["member"], self._cause(event, during), pending))
+            self._emit(MemberRemoved(event["group"], event["member"], self._cause(event, during), pending))
+
+    def _step(self, marker: dict[str, Any]) -> None:
+        """The end of one atomic step in the JVM: hand it to the observer with the groups as it
+        left them (what ``introspect`` returns while the observer runs)."""
+        events, self._step_events = tuple(self._step_events), []
+        if self._observer is None:
+            return
+        kind = StepKind(marker["kind"])
+        extra: dict[str, Any] = {}
+        if kind is StepKind.REQUEST:
+            extra = {"api": _APIS[marker["api"]], "request_id": RequestId(int(marker["id"]))}
+        elif kind is StepKind.TIMER:
+            timer = _TIMER_KINDS.get(marker["timer"])
+            member = None
+            if timer is None:  # a heartbeat: which member, and whether it was still pending
+                expired = next((e for e in events if isinstance(e, TimerExpired)), None)
+                timer = expired.kind if expired is not None else TimerKind.HEARTBEAT
+                member = expired.member_id if expired is not None else None
+            extra = {"timer": timer, "member_id": member, "delay_ms": int(marker["delay"])}
+        elif kind is StepKind.STORE_CALLBACK:
+            extra = {
+                "store_error": Errors[marker["store_error"]],
+                "applied": bool(marker["applied"]),
+                "write_kind": marker["write_kind"],
+            }
+        self._step_snapshot = self._snapshot(int(marker["now"]), marker["groups"])
+        try:
+            self._observer(StepRecord(kind, int(marker["now"]), events, **extra))
+        finally:
+            self._step_snapshot = None
+
+    def observe(self, observer: Callable[[StepRecord], None] | None) -> None:
+        """Call ``observer`` after every atomic step of Kafka's coordinator (a request, a timeout, a
+        write's completion, an unload), as ``ReferenceCoordinator.observe`` does; None stops."""
+        self._observer = observer
+
+    @staticmethod
+    def _snapshot(now: int, described: dict[str, Any]) -> CoordinatorSnapshot:
+        groups: dict[str, GroupSnapshot] = {}
+        timers: list[TimerSnapshot] = []
+        writes: list[WriteSnapshot] = []
+        for group_id in sorted(described):
+            part = snapshot_of(group_id, described[group_id])
+            groups.update(part.groups)
+            timers.extend(part.timers)
+            writes.extend(part.writes)
+        return CoordinatorSnapshot(now, groups, tuple(timers), tuple(writes))
 
     @staticmethod
     def _cause(event: dict[str, Any], during: str) -> RemovalCause:
@@ -378,15 +438,10 @@ class KafkaCoordinator:
     def introspect(self) -> CoordinatorSnapshot:
         """The harness's view of every group a request named: the groups, their timers and the writes
         still in the log."""
-        groups: dict[str, GroupSnapshot] = {}
-        timers: list[TimerSnapshot] = []
-        writes: list[WriteSnapshot] = []
-        for group_id in sorted(self._groups):
-            part = snapshot_of(group_id, self._call({"op": "describe", "group": group_id})["group"])
-            groups.update(part.groups)
-            timers.extend(part.timers)
-            writes.extend(part.writes)
-        return CoordinatorSnapshot(self._now, groups, tuple(timers), tuple(writes))
+        if self._step_snapshot is not None:
+            return self._step_snapshot
+        described = {g: self._call({"op": "describe", "group": g})["group"] for g in sorted(self._groups)}
+        return self._snapshot(self._now, described)
 
 
 def snapshot_of(group_id: str, d: dict[str, Any]) -> CoordinatorSnapshot:
@@ -413,7 +468,7 @@ def snapshot_of(group_id: str, d: dict[str, Any]) -> CoordinatorSnapshot:
                     protocol_type=m["protocol_type"],
                     protocols=tuple(JoinGroupProtocol(p[0], _bytes(p[1])) for p in m["protocols"]),
                     assignment=_bytes(m.get("assignment")),
-                    assignment_generation=-1,
+                    assignment_generation=int(m["assignment_generation"]),
                     awaiting_join=bool(m["awaiting_join"]),
                     awaiting_sync=bool(m["awaiting_sync"]),
                     is_new=bool(m["is_new"]),
@@ -443,6 +498,14 @@ def snapshot_of(group_id: str, d: dict[str, Any]) -> CoordinatorSnapshot:
         if t["key"] in (f"join-{group_id}", f"sync-{group_id}") or t["key"].startswith(f"heartbeat-{group_id}-")
     )
     writes = tuple(
-        WriteSnapshot(group_id, "assignment", int(w["generation"]), (), ()) for w in d["writes"] if w.get("group")
+        WriteSnapshot(
+            group_id,
+            "assignment",
+            int(w["generation"]),
+            tuple((m, _bytes(a)) for m, a in w["assignment"].items()),
+            tuple(w["member_ids"]),
+        )
+        for w in d["writes"]
+        if w.get("manual") and w.get("group") == group_id
     )
     return CoordinatorSnapshot(int(d["now"]), groups, timers, writes)

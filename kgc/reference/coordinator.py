@@ -551,6 +551,8 @@ class ReferenceCoordinator:
         rebalance; CompletingRebalance: always a rebalance; PreparingRebalance: just parked."""
         current_leader = group.leader_id or ""
         member = group.replace_static_member(group_instance_id, old_member_id, new_member_id)
+        if not self.profile.static_replacement_keeps_is_new:
+            member.is_new = False  # Java builds a fresh ClassicGroupMember (ClassicGroup.replaceStaticMember, 4.0.2)
         self.complete_and_schedule_next_heartbeat_expiration(group, member)
         old_rebalance_timeout, old_session_timeout = member.rebalance_timeout_ms, member.session_timeout_ms
         group.update_member(
@@ -568,6 +570,8 @@ class ReferenceCoordinator:
                         if group.has(new_member_id):
                             group.update_member(member, old_protocols, old_rebalance_timeout, old_session_timeout, None)
                             old_member = group.replace_static_member(group_instance_id, new_member_id, old_member_id)
+                            if not self.profile.static_replacement_keeps_is_new:
+                                old_member.is_new = False
                             self.complete_and_schedule_next_heartbeat_expiration(group, old_member)
                         callback(
                             JoinGroupResponse(

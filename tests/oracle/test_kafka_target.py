@@ -110,3 +110,23 @@ def test_a_jvm_that_cannot_run_stops_the_replay_with_exit_153(tmp_path: Path) ->
     stopped = [line for line in run.stderr.splitlines() if line.startswith("kgc replay: stopped:")]
     assert len(stopped) == 1 and "absent.jar is missing" in stopped[0]
     assert "0 passed, 1 failed" in run.stdout
+
+
+def test_answers_wait_for_an_outstanding_write(oracle: OracleProcess) -> None:
+    """known-divergences/kafka-4.0.2.json, first entry: while the leader's write is outstanding
+    Kafka's runtime holds back a Heartbeat's answer (no records: waitForPendingWrites); it comes
+    when the write commits."""
+    from kgc.harness.conformance.divergence import load_known
+    from kgc.reference.controls import StoreCompletion
+
+    known = load_known(ROOT / "known-divergences" / "kafka-4.0.2.json")
+    assert known[0].kind == "answers held back while a group write is outstanding"
+    coordinator = KafkaCoordinator({"group.initial.rebalance.delay.ms": "0"}, StoreCompletion.MANUAL)
+    joined = _join(coordinator, 10_000)
+    coordinator.sync(SyncGroupRequest("g", 1, joined.member_id, protocol_type="consumer", protocol_name="range"))
+    coordinator.take_events()
+    rid = coordinator.heartbeat(HeartbeatRequest("g", 1, joined.member_id))
+    assert [e for e in coordinator.take_events() if isinstance(e, Response)] == []
+    assert coordinator.introspect().writes and coordinator.store_complete(Errors.NONE)
+    answers = [e for e in coordinator.take_events() if isinstance(e, Response)]
+    assert [a.request_id for a in answers] == [rid - 1, rid]

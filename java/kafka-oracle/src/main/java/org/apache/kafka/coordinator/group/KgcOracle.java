@@ -215,6 +215,12 @@ public final class KgcOracle {
         final String group;
         final int generation;
         final boolean hasRecords;
+        final Map<String, byte[]> assignment = new LinkedHashMap<>();
+        /** A leader's SyncGroup write (classicGroupSyncToClassicGroup): its callback installs the assignment. */
+        boolean assignmentWrite;
+        /** Committed right after the request that issued it (not held for store_complete). */
+        boolean auto;
+        final List<String> memberIds = new ArrayList<>();
 
         Write(boolean manual, String group, int generation, boolean hasRecords) {
             this.manual = manual;
@@ -232,6 +238,8 @@ public final class KgcOracle {
     SnapshotRegistry snapshots;
     long offset;
     final List<Write> log = new ArrayList<>();
+    /** The assignment of the SyncGroup being handled (what a leader's write carries). */
+    final Map<String, byte[]> pendingAssignment = new LinkedHashMap<>();
     final Set<String> watched = new TreeSet<>();
     final Set<String> unloaded = new TreeSet<>();
     final Map<String, String> lastState = new HashMap<>();
@@ -273,6 +281,9 @@ public final class KgcOracle {
         watched.clear();
         unloaded.clear();
         lastState.clear();
+        assignmentGeneration.clear();
+        instanceGeneration.clear();
+        pendingAssignment.clear();
         firing = null;
         events = NODES.arrayNode();
         CoordinatorExecutor<CoordinatorRecord> executor = new CoordinatorExecutor<>() {
@@ -331,6 +342,9 @@ public final class KgcOracle {
             String before = lastState.get(g);
             // A group coming into being is Empty without a transition (ClassicGroup's constructor).
             boolean created = before == null && "Empty".equals(state);
+            if ("CompletingRebalance".equals(before) && "PreparingRebalance".equals(state)) {
+                setAssignmentGeneration(group, -1);
+            }
             if (state != null && !state.equals(before) && !created) {
                 ObjectNode e = events.addObject();
                 e.put("t", "state");
@@ -346,6 +360,9 @@ public final class KgcOracle {
     /** Runs one write operation as CoordinatorRuntime.CoordinatorWriteEvent does: records are replayed when the
      *  result says so and appended; the event completes when its write commits. Without records it waits for
      *  every earlier write (CoordinatorRuntime.append -> waitForPendingWrites). */
+    /** The request being handled ("" while a timeout runs). */
+    String op = "";
+
     <T> void write(CoordinatorResult<T, CoordinatorRecord> result, boolean manual, String group, int generation,
                    java.util.function.Consumer<T> onDone, java.util.function.Consumer<Throwable> onError) {
         CompletableFuture<Void> append = result.appendFuture();
@@ -364,7 +381,17 @@ public final class KgcOracle {
         Write w;
         boolean pendingBefore = !log.isEmpty();
         if (!result.records().isEmpty() || pendingBefore) {
-            w = new Write(manual && !result.records().isEmpty(), group, generation, !result.records().isEmpty());
+            boolean assignmentWrite = op.equals("sync") && !result.records().isEmpty();
+            // A leader's write always commits in a step of its own (as a replicated write does, after the
+            // request): at once after the request unless the caller completes it (manual).
+            w = new Write(assignmentWrite, group, generation, !result.records().isEmpty());
+            w.auto = assignmentWrite && !manual;
+            w.assignmentWrite = assignmentWrite;
+            if (w.assignmentWrite) {
+                w.assignment.putAll(pendingAssignment);
+                ClassicGroup g = classicGroup(group);
+                if (g != null) g.allMembers().forEach(m -> w.memberIds.add(m.memberId()));
+            }
             log.add(w);
         } else {
             w = null;
@@ -390,8 +417,17 @@ public final class KgcOracle {
     void drainLog() {
         while (!log.isEmpty() && !log.get(0).manual) {
             Write w = log.remove(0);
+            boolean applies = w.assignmentWrite && applies(w);
             w.onCommit.forEach(Runnable::run);
+            if (applies) setAssignmentGeneration(classicGroup(w.group), w.generation);
         }
+    }
+
+    /** Whether a leader's write would be applied by its callback now (the guard of the append callback in
+     *  classicGroupSyncToClassicGroup: still CompletingRebalance, same generation). */
+    boolean applies(Write w) {
+        ClassicGroup group = classicGroup(w.group);
+        return group != null && group.isInState(ClassicGroupState.COMPLETING_REBALANCE) && group.generationId() == w.generation;
     }
 
     /** The outstanding manual write finishes: commits, or fails with the error (the runtime then reverts the state
@@ -405,17 +441,23 @@ public final class KgcOracle {
             return out;
         }
         ClassicGroup group = classicGroup(w.group);
-        boolean applies = group != null && group.isInState(ClassicGroupState.COMPLETING_REBALANCE)
-            && group.generationId() == w.generation;
+        boolean applies = applies(w);
         log.remove(0);
         Errors error = Errors.valueOf(errorName);
         if (error == Errors.NONE) {
             w.onCommit.forEach(Runnable::run);
+            if (applies) setAssignmentGeneration(group, w.generation);
         } else {
             Throwable t = error.exception();
             w.onFail.forEach(f -> f.accept(t));
+            if (applies) setAssignmentGeneration(group, -1);
         }
+        noticeStates();
         drainLog();
+        ObjectNode m = marker("store_callback");
+        m.put("store_error", errorName);
+        m.put("applied", applies);
+        m.put("write_kind", "assignment");
         out.put("applied", applies);
         return out;
     }
@@ -521,6 +563,8 @@ public final class KgcOracle {
             assignments.add(new SyncGroupRequestData.SyncGroupRequestAssignment().setMemberId(a.get(0).asText()).setAssignment(bytes(a.get(1))));
         }
         req.setAssignments(assignments);
+        pendingAssignment.clear();
+        assignments.forEach(a -> pendingAssignment.put(a.memberId(), a.assignment()));
         java.util.function.Consumer<SyncGroupResponseData> answer = d -> respond(id, "sync",
             SyncGroupResponseDataJsonConverter.write(d, (short) 5));
         if (rejectUnloaded(group)) {
@@ -694,9 +738,6 @@ public final class KgcOracle {
         write(result, manual, group, generation, onDone, onError);
         noticeRemovals(before, "request");
         noticeStates();
-        // A timeout armed with no delay (the initial join timer with group.initial.rebalance.delay.ms 0)
-        // expires at once: the runtime's timer hands it to the event loop right after this write.
-        advance(0);
     }
 
     // ------------------------------------------------------------------ membership changes
@@ -810,6 +851,12 @@ public final class KgcOracle {
         }
         noticeRemovals(before, t.kind);
         noticeStates();
+        if (!t.kind.equals("other")) {
+            ObjectNode m = marker("timer");
+            m.put("timer", t.kind);
+            m.put("key", t.key);
+            m.put("delay", t.deadlineMs - t.armedAtMs);
+        }
     }
 
     // ------------------------------------------------------------------ unload and Dead
@@ -820,6 +867,7 @@ public final class KgcOracle {
         shard.onUnloaded();
         noticeStates();
         unloaded.add(group);
+        marker("unload");
     }
 
     /** The group alone goes Dead the way GroupMetadataManager.onUnloaded moves a classic group, but stays addressable. */
@@ -842,6 +890,7 @@ public final class KgcOracle {
                 break;
         }
         noticeStates();
+        marker("mark_dead");
     }
 
     // ------------------------------------------------------------------ describe
@@ -877,6 +926,7 @@ public final class KgcOracle {
                 o.put("awaiting_join", m.isAwaitingJoin());
                 o.put("awaiting_sync", m.isAwaitingSync());
                 o.put("is_new", m.isNew());
+                o.put("assignment_generation", assignmentGeneration.getOrDefault(m.memberId(), -1));
                 Timeout hb = timer.byKey.get("heartbeat-" + groupId + "-" + m.memberId());
                 if (hb != null) o.put("heartbeat_deadline", hb.deadlineMs);
                 else o.putNull("heartbeat_deadline");
@@ -908,8 +958,81 @@ public final class KgcOracle {
             o.put("group", w.group);
             o.put("generation", w.generation);
             o.put("manual", w.manual);
+            ObjectNode a = o.putObject("assignment");
+            w.assignment.forEach((k, v) -> a.put(k, Base64.getEncoder().encodeToString(v)));
+            ArrayNode ids = o.putArray("member_ids");
+            w.memberIds.forEach(ids::add);
         }
         return out;
+    }
+
+    /** One request: handled as one atomic step (marked), then a timeout armed with no delay (the initial join
+     *  timer with group.initial.rebalance.delay.ms 0) expires at once, as the runtime's timer hands it to the
+     *  event loop right after this write. */
+    void request(String op, long id, JsonNode r) {
+        this.op = op;
+        switch (op) {
+            case "join": join(id, r); break;
+            case "sync": sync(id, r); break;
+            case "heartbeat": heartbeat(id, r); break;
+            case "leave": leave(id, r); break;
+            case "commit": commit(id, r); break;
+            default: fetch(id, r); break;
+        }
+        this.op = "";
+        noticeStates();
+        ObjectNode m = marker("request");
+        m.put("api", op);
+        m.put("id", id);
+        while (!log.isEmpty() && log.get(0).auto) storeComplete("NONE");
+        advance(0);
+    }
+
+    // ------------------------------------------------------------------ atomic steps, as an observer sees them
+    /** The end of one atomic step (a request, a timeout, a write's completion, an unload): the events since the
+     *  previous marker belong to it, and the groups as it left them are attached. */
+    ObjectNode marker(String kind) {
+        trackAssignments();
+        ObjectNode m = events.addObject();
+        m.put("t", "step");
+        m.put("kind", kind);
+        m.put("now", clock.nowMs);
+        ObjectNode groups = m.putObject("groups");
+        for (String g : watched) groups.set(g, describe(g));
+        return m;
+    }
+
+    /** The generation each member's assignment came from (kgc's snapshot has it; Kafka's member does not): set
+     *  when a leader's assignment is installed (the append callback of classicGroupSyncToClassicGroup), cleared
+     *  when assignments are reset (resetAndPropagateAssignmentWithError: prepareRebalance from
+     *  CompletingRebalance, a failed write), carried to a static member's new id. */
+    final Map<String, Integer> assignmentGeneration = new HashMap<>();
+    final Map<String, Integer> instanceGeneration = new HashMap<>();
+
+    void trackAssignments() {
+        for (String g : watched) {
+            ClassicGroup group = classicGroup(g);
+            if (group == null) continue;
+            for (ClassicGroupMember m : group.allMembers()) {
+                if (!assignmentGeneration.containsKey(m.memberId())) {
+                    Integer carried = m.groupInstanceId().map(i -> instanceGeneration.get(g + "/" + i)).orElse(null);
+                    assignmentGeneration.put(m.memberId(), carried == null ? -1 : carried);
+                }
+                m.groupInstanceId().ifPresent(i -> instanceGeneration.put(g + "/" + i, assignmentGeneration.get(m.memberId())));
+            }
+            // An instance id no member holds any more left the group: a later join under it starts afresh.
+            Set<String> held = new TreeSet<>();
+            group.allMembers().forEach(m -> m.groupInstanceId().ifPresent(i -> held.add(g + "/" + i)));
+            instanceGeneration.keySet().removeIf(k -> k.startsWith(g + "/") && !held.contains(k));
+        }
+    }
+
+    void setAssignmentGeneration(ClassicGroup group, int generation) {
+        trackAssignments();
+        for (ClassicGroupMember m : group.allMembers()) {
+            assignmentGeneration.put(m.memberId(), generation);
+            m.groupInstanceId().ifPresent(i -> instanceGeneration.put(group.groupId() + "/" + i, generation));
+        }
     }
 
     // ------------------------------------------------------------------ the loop
@@ -925,12 +1048,14 @@ public final class KgcOracle {
             case "configure":
                 configure(r.get("props"));
                 break;
-            case "join": join(id, r); break;
-            case "sync": sync(id, r); break;
-            case "heartbeat": heartbeat(id, r); break;
-            case "leave": leave(id, r); break;
-            case "commit": commit(id, r); break;
-            case "fetch": fetch(id, r); break;
+            case "join":
+            case "sync":
+            case "heartbeat":
+            case "leave":
+            case "commit":
+            case "fetch":
+                request(op, id, r);
+                break;
             case "advance": advance(r.get("ms").asLong()); break;
             case "store_complete": out.setAll(storeComplete(r.get("error").asText())); break;
             case "unload": unload(r.get("group").asText()); break;
