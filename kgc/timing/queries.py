@@ -44,6 +44,10 @@ SOLVER_TIMEOUT_MS = 60_000
 PROVED = "PROVED"
 REFUTED = "REFUTED"
 UNKNOWN = "UNKNOWN"
+VACUOUS = "VACUOUS"
+"""No run of the configuration satisfies the question's premises (a contradictory configuration,
+or a rebalance question for a one-member group): an unsat answer that examined nothing, so it is
+not reported as PROVED."""
 
 
 @dataclass(frozen=True)
@@ -604,7 +608,7 @@ def answer(question: Question, config: TimingConfig, mutant: str | None = None, 
     time)."""
     started = time.perf_counter()
     if question.scenario == Scenario.REBALANCE and len(config.members) < 2:
-        v = Verdict(question, PROVED, 0.0, ["vacuous: the group has one member, nobody joins"])
+        v = Verdict(question, VACUOUS, 0.0, ["vacuous: the group has one member, nobody joins"])
         return v
     enc = encode(question, config, mutant)
     s = solver_for(enc, [enc.bad])
@@ -614,6 +618,7 @@ def answer(question: Question, config: TimingConfig, mutant: str | None = None, 
         vacuous = _vacuous(enc)
         if vacuous:
             notes.insert(0, vacuous)
+            return Verdict(question, VACUOUS, time.perf_counter() - started, notes)
         return Verdict(question, PROVED, time.perf_counter() - started, notes)
     if result != z3.sat:
         return Verdict(question, UNKNOWN, time.perf_counter() - started, [f"z3: {s.reason_unknown()}"])
