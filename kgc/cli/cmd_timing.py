@@ -11,7 +11,8 @@ rebalance question for a one-member group) is VACUOUS, never PROVED: it examined
 
 Exit codes (``kgc/cli/exits.py``, one table for every verb): 0 every question PROVED, 12 a question
 REFUTED, 1 a replay disagreed with z3 (a bug in one of the two sides: the check failed), 4 z3
-could not decide a question in its time budget or a question was VACUOUS (incomplete;
+could not decide a question in its time budget, a counterexample's concrete replay was cut short
+by its bound (``kgc.timing.simulate.MAX_STEPS``/``MAX_SECONDS``), or a question was VACUOUS (incomplete;
 ``--allow-vacuous`` accepts vacuous ones), 150 malformed input (one line naming the file and
 field), 255 an internal error.
 """
@@ -126,12 +127,16 @@ def _code(v: Verdict, allow_vacuous: bool = False) -> int:
     if v.verdict == VACUOUS:
         return EXIT_OK if allow_vacuous else EXIT_UNKNOWN
     if v.verdict == REFUTED:
+        if v.replay_incomplete is not None:
+            return EXIT_UNKNOWN  # z3 refuted it; the concrete cross-check did not finish
         return EXIT_REFUTED if v.replay_agrees else EXIT_DISAGREE
     return EXIT_OK
 
 
 def _solution_code(s: Solution) -> int:
-    if s.witness is not None and not s.witness.replay_agrees:
+    if s.witness is not None and s.witness.replay_incomplete is not None:
+        return EXIT_UNKNOWN
+    if s.witness is not None and s.witness.replay_agrees is False:
         return EXIT_DISAGREE
     return EXIT_OK if s.value is not None else EXIT_REFUTED
 
@@ -147,7 +152,13 @@ def _print(path: str, verdicts: list[Verdict], lines: int) -> None:
 
 
 def _print_refutation(v: Verdict, lines: int) -> None:
-    agree = "the concrete replay agrees" if v.replay_agrees else f"the concrete replay DISAGREES: {v.observed}"
+    agree = (
+        "the concrete replay was cut short (incomplete)"
+        if v.replay_incomplete is not None
+        else "the concrete replay agrees"
+        if v.replay_agrees
+        else f"the concrete replay DISAGREES: {v.observed}"
+    )
     print(f"      counterexample: {v.predicted} — {agree}")
     if v.values:
         print("      settings: " + ", ".join(f"{k}={val}" for k, val in sorted(v.values.items())))

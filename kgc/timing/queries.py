@@ -34,7 +34,7 @@ import z3
 from kgc.timing import rules
 from kgc.timing.config import NEW_MEMBER_JOIN_TIMEOUT_MS, Bound, Member, TimingConfig
 from kgc.timing.rules import Env, Message
-from kgc.timing.simulate import Run, Scenario, Schedule, Simulation
+from kgc.timing.simulate import ReplayIncomplete, Run, Scenario, Schedule, Simulation
 
 HEARTBEATS = 4
 POLLS = 5
@@ -100,10 +100,15 @@ class Verdict:
     config: TimingConfig | None = None
     run: Run | None = None
     observed: Outcome | None = None
+    replay_incomplete: str | None = None
+    """Why the concrete replay stopped before its horizon (``simulate.MAX_STEPS`` or
+    ``MAX_SECONDS``); None when it finished."""
 
     @property
     def replay_agrees(self) -> bool | None:
-        if self.verdict != REFUTED:
+        """Whether the concrete replay reached z3's outcome; None when there is no
+        counterexample or the replay was cut short (neither agreeing nor disagreeing)."""
+        if self.verdict != REFUTED or self.replay_incomplete is not None:
             return None
         return self.observed == self.predicted
 
@@ -122,6 +127,7 @@ class Verdict:
                 "schedule": self.schedule,
                 "replay": _outcome_json(self.observed),
                 "replay_agrees": self.replay_agrees,
+                "replay_incomplete": self.replay_incomplete,
             }
         return out
 
@@ -636,7 +642,12 @@ def answer(question: Question, config: TimingConfig, mutant: str | None = None, 
 def replay_verdict(verdict: Verdict, mutant: str | None) -> None:
     """Run the counterexample on the concrete side; records the run and its first bad event."""
     assert verdict.config is not None and verdict.predicted is not None
-    run = simulate(verdict.question, verdict.config, Schedule(dict(verdict.schedule)), mutant, verdict.predicted.time)
+    try:
+        run = simulate(verdict.question, verdict.config, Schedule(dict(verdict.schedule)), mutant, verdict.predicted.time)
+    except ReplayIncomplete as exc:
+        verdict.replay_incomplete = str(exc)
+        verdict.notes.append(f"incomplete: {exc}; z3's counterexample was not confirmed")
+        return
     verdict.run = run
     verdict.observed = verdict.question.observe(run)
 
