@@ -15,11 +15,13 @@ import atexit
 import contextlib
 import importlib
 import os
+import signal
 import sys
 import threading
 from types import ModuleType
 from typing import NoReturn
 
+from kgc import quiet_interrupts
 from kgc.cli import exits
 from kgc.cli.errors import InputError
 from kgc.cli.outcome import interrupt_exit, interrupt_name, signals
@@ -80,6 +82,8 @@ def build_parser(verbs: dict[str, ModuleType]) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C raises KeyboardInterrupt below
     with signals():
         try:
             verbs = _load_verbs(_modules_for(argv))
@@ -114,6 +118,7 @@ def entry() -> NoReturn:
     logging) and the standard streams are flushed. With a thread still running, the ordinary exit
     (which waits for it) is kept."""
     code = main()
+    quiet_interrupts()  # an interrupt while the process ends: one line, no traceback
     if threading.active_count() > 1:
         sys.exit(code)
     atexit._run_exitfuncs()

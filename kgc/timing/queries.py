@@ -643,7 +643,8 @@ def replay_verdict(verdict: Verdict, mutant: str | None) -> None:
     """Run the counterexample on the concrete side; records the run and its first bad event."""
     assert verdict.config is not None and verdict.predicted is not None
     try:
-        run = simulate(verdict.question, verdict.config, Schedule(dict(verdict.schedule)), mutant, verdict.predicted.time)
+        schedule = Schedule(dict(verdict.schedule))
+        run = simulate(verdict.question, verdict.config, schedule, mutant, verdict.predicted.time)
     except ReplayIncomplete as exc:
         verdict.replay_incomplete = str(exc)
         verdict.notes.append(f"incomplete: {exc}; z3's counterexample was not confirmed")
