@@ -83,7 +83,17 @@ def read_bytes(path: str | Path, what: str, max_bytes: int) -> bytes:
         with os.fdopen(fd, "rb") as handle:
             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
                 raise InputError(f"{p}: not a regular file, not a {what}")
-            data = handle.read(max_bytes + 1)
+            # Read what the size promised (plus one byte to notice growth), in chunks after that:
+            # never a buffer of the limit's size.
+            chunks = [handle.read(st.st_size + 1)]
+            total = len(chunks[0])
+            while total > st.st_size and total <= max_bytes:
+                chunk = handle.read(min(1 << 20, max_bytes + 1 - total))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                total += len(chunk)
+            data = b"".join(chunks)
     except OSError as exc:
         raise InputError(f"cannot read {what} {str(p)!r}: {exc.strerror or exc}") from None
     if len(data) > max_bytes:  # grew while being read

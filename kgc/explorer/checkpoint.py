@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 import kgc
+from kgc import files
 
 FORMAT = "kgc-checkpoint-2"
 MAGIC = b"KGCCKPT\x02"
@@ -56,6 +57,9 @@ MAX_MANIFEST = 1 << 20
 """The manifest is a few kilobytes; a larger length is damage."""
 RECORD = 16
 """Bytes per record of the parents file (child key, parent key)."""
+MAX_CHECKPOINT = 1 << 40
+"""A checkpoint file larger than this is not one kgc wrote (a search's visited set is 8 bytes a
+state)."""
 
 
 class CheckpointError(ValueError):
@@ -176,12 +180,11 @@ class Checkpoints:
 
     def _owner_digest(self) -> str | None:
         """The search named by ``owner.json`` (None: no such file)."""
-        try:
-            text = self.owner.read_bytes()[:4096]
-            doc = json.loads(text)
-        except FileNotFoundError:
+        if not self.owner.exists() and not self.owner.is_symlink():
             return None
-        except (OSError, ValueError):
+        try:
+            doc = json.loads(files.read_bytes(self.owner, "checkpoint owner file", 4096))
+        except (files.InputError, ValueError):
             return "unreadable"
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             return "unreadable"
@@ -275,15 +278,12 @@ class Checkpoints:
 
     def _verify(self) -> dict[str, Any]:
         where = self.file
-        try:
-            with open(where, "rb") as f:
-                if not os.path.isfile(where):
-                    raise CheckpointError(f"{where}: not a regular file")
-                data = f.read()
-        except FileNotFoundError:
-            raise CheckpointError(f"no checkpoint in {self.directory}") from None
-        except OSError as exc:
-            raise CheckpointError(f"the checkpoint in {self.directory} cannot be read: {exc.strerror or exc}") from None
+        if not where.exists() and not where.is_symlink():
+            raise CheckpointError(f"no checkpoint in {self.directory}")
+        try:  # kgc's reading layer: a regular file only (a FIFO would block the open), bounded
+            data = files.read_bytes(where, "checkpoint file", MAX_CHECKPOINT)
+        except files.InputError as exc:
+            raise CheckpointError(str(exc)) from None
         manifest = parse_manifest(data, where)
         if manifest["kgc"] != kgc.__version__:
             raise CheckpointError(
@@ -308,6 +308,10 @@ class Checkpoints:
         digest = hashlib.sha256()
         want = records * RECORD
         done = 0
+        try:
+            files.regular_file(self.parents, "parents file")
+        except files.InputError as exc:
+            raise CheckpointError(str(exc)) from None
         try:
             with open(self.parents, "rb") as f:
                 while done < want:
