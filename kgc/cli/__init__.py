@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import contextlib
+import errno
 import importlib
 import os
 import signal
@@ -43,6 +44,9 @@ VERB_MODULES = [
 ]
 
 INTERNAL_ERROR_EXIT = exits.INTERNAL
+
+_ENVIRONMENT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG, errno.EIO}
+"""Errors of the file system a verb writes to: one line and 150, never 255, wherever they surface."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -105,6 +109,11 @@ def main(argv: list[str] | None = None) -> int:
         except BrokenPipeError:
             return exits.OK
         except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, exit 255
+            if isinstance(exc, OSError) and exc.errno in _ENVIRONMENT_ERRNOS:
+                # The environment, not kgc: a full disk, a read-only or unwritable destination.
+                where = f" ({exc.filename})" if exc.filename else ""
+                print(f"kgc: error: {exc.strerror or exc}{where}", file=sys.stderr)
+                return exits.BAD_INPUT
             text = " ".join(str(exc).split())[:300]
             print(f"kgc: internal error: {type(exc).__name__}: {text}", file=sys.stderr)
             return INTERNAL_ERROR_EXIT

@@ -27,7 +27,7 @@ from typing import Any
 
 from kgc.cli import exits, inputs
 from kgc.cli.errors import InputError
-from kgc.diagrams.render import write_atomically
+from kgc.diagrams.render import RenderError, write_atomically
 from kgc.timing.config import TimingConfig, TimingConfigError, load
 from kgc.timing.mutants import MUTANTS
 from kgc.timing.queries import PROVED, QUESTIONS, REFUTED, UNKNOWN, VACUOUS, Verdict, answer
@@ -87,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
     questions = [QUESTIONS[n] for n in names]
     results: list[dict[str, Any]] = []
     codes: list[int] = []
+    write_error: str | None = None
     for path, config in zip(args.files, configs, strict=True):
         if args.solve:
             try:
@@ -100,8 +101,11 @@ def run(args: argparse.Namespace) -> int:
             continue
         verdicts = [answer(q, config, args.mutant) for q in questions]
         codes.extend(_code(v, args.allow_vacuous) for v in verdicts)
-        if out is not None:
-            _write(out, path, verdicts)
+        if out is not None and write_error is None:
+            try:
+                _write(out, path, verdicts)
+            except RenderError as exc:  # a full disk: the verdicts are still printed, then the error
+                write_error = str(exc)
         results.append({"file": path, "mutant": args.mutant, "questions": [v.as_json() for v in verdicts]})
         if not args.json:
             _print(path, verdicts, args.timeline_lines)
@@ -114,6 +118,9 @@ def run(args: argparse.Namespace) -> int:
             "was examined (exit 4; --allow-vacuous accepts it)",
             file=sys.stderr,
         )
+    if write_error is not None:
+        print(f"kgc: error: --out: {write_error}", file=sys.stderr)
+        return exits.BAD_INPUT
     return max(codes, key=_severity, default=EXIT_OK)
 
 
