@@ -30,6 +30,7 @@ from kgc.harness.scenario.result import FAILED
 from kgc.harness.scenario.targets import KAFKA_PROFILE
 from kgc.model.mutants import CATALOGUE, COORDINATOR
 from kgc.model.profiles import DEFAULT_PROFILE, Profile, profile_named
+from kgc.paths import scenario_file
 
 VERB = "replay"
 HELP = "Replay scenario files against the reference coordinator (or have the model judge them)."
@@ -40,7 +41,12 @@ EXIT_FAILED = exits.FAILED
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """``FILE...``, ``--target``, ``--profile``, ``--mutant``, ``--json``."""
-    p.add_argument("files", nargs="+", metavar="FILE", help="kgc-scenarios files (JSON)")
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="kgc-scenarios files (JSON); a bare name such as 'join' names a file of the shipped library",
+    )
     p.add_argument(
         "--target",
         choices=REPLAY_TARGETS,
@@ -77,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     if args.target == "kafka" and profile_name != KAFKA_PROFILE:
         raise InputError(f"--target kafka runs Apache Kafka 4.0.2, whose behaviour is --profile {KAFKA_PROFILE}")
     args.profile = profile_name
-    files = inputs.load_scenario_files(args.files)
+    files = inputs.load_scenario_files([scenario_file(name) for name in args.files])
     if args.log is not None:
         if args.target != "reference":
             raise InputError("--log needs --target reference (the model writes no broker log)")

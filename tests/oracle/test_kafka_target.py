@@ -30,7 +30,7 @@ from kgc.interface.messages import (
 from kgc.model.profiles import JAVA_4_0, SCALA_3X
 from kgc.model.types import Errors
 from kgc.oracle import KafkaCoordinator, OracleProcess
-from kgc.paths import ROOT, SCENARIOS
+from kgc.paths import KNOWN_DIVERGENCES, ROOT, SCENARIOS
 
 FILES = sorted(SCENARIOS.glob("*.json"))
 
@@ -119,7 +119,7 @@ def test_answers_wait_for_an_outstanding_write(oracle: OracleProcess) -> None:
     from kgc.harness.conformance.divergence import load_known
     from kgc.reference.controls import StoreCompletion
 
-    known = load_known(ROOT / "known-divergences" / "kafka-4.0.2.json")
+    known = load_known(KNOWN_DIVERGENCES / "kafka-4.0.2.json")
     assert known[0].kind == "answers held back while a group write is outstanding"
     coordinator = KafkaCoordinator({"group.initial.rebalance.delay.ms": "0"}, StoreCompletion.MANUAL)
     joined = _join(coordinator, 10_000)
