@@ -269,6 +269,9 @@ public final class KgcOracle {
     void configure(JsonNode props) {
         Map<String, Object> config = new HashMap<>();
         config.put("offsets.topic.num.partitions", "1");
+        // kgc's world has no offset retention: the periodic cleanup (GroupCoordinatorShard.cleanupGroupMetadata)
+        // would delete an Empty group without offsets after offsets.retention.check.interval.ms. Switched off.
+        config.put("offsets.retention.check.interval.ms", String.valueOf(1_000_000_000_000_000L));
         props.fields().forEachRemaining(e -> config.put(e.getKey(), e.getValue().asText()));
         GroupCoordinatorConfig groupConfig = GroupCoordinatorConfig.fromProps(config);
         minSessionTimeoutMs = groupConfig.classicGroupMinSessionTimeoutMs();
