@@ -1,7 +1,9 @@
 """Benchmark: the Kafka oracle's JVM (java/kafka-oracle, Apache Kafka 4.0.2's coordinator shard).
 
 Measures the JVM's start (process start to its first answer), then coordinator requests per second
-over the pipe: a group of ``members`` formed once, then Heartbeats round-robin (each one a request
+over the pipe: a group of ``members`` (default one: with no initial delay the first JoinGroup
+completes the join phase at once, later ones would start a rebalance) formed once, then Heartbeats
+round-robin (each one a request
 handled by Kafka's GroupMetadataManager, answered, plus the harness's atomic-step bookkeeping), and
 a scenario replay rate (every shipped java-4.0 scenario on target kafka). Writes one JSON object to
 ``--out`` (default benchmarks/results/oracle_throughput.json) and prints it. The load average is
@@ -54,7 +56,7 @@ def _form(coordinator: KafkaCoordinator, members: int) -> list[str]:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=20_000)
-    parser.add_argument("--members", type=int, default=3)
+    parser.add_argument("--members", type=int, default=1)
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "oracle_throughput.json"))
     args = parser.parse_args(argv)
     load_before = os.getloadavg()[0]
