@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.machinery
 import io
 import pickle
 import struct
@@ -71,8 +72,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from kgc.explorer import spark_tasks as tasks
 from kgc.explorer.checks import Book
 from kgc.explorer.components import PackedModel
 from kgc.explorer.search import Bounds, ProgressFn, Result, Stats, Violation
@@ -81,9 +81,11 @@ from kgc.explorer.spark_env import (
     SparkUnavailable,
     first_line,
     remove_checkpoints,
+    ship_kgc,
     start_session,
     use_checkpoint_dir,
 )
+from kgc.model._compiled import running_compiled
 from kgc.model.actions import Action
 from kgc.model.config import Config
 from kgc.model.state import State
@@ -96,13 +98,10 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 _PICKLE = pickle.HIGHEST_PROTOCOL
+_EXTENSION = importlib.machinery.EXTENSION_SUFFIXES[0]
+"""The extension suffix of the driver's Python: an executor that cannot load it runs the model's
+source."""
 _ALL_MARKED = "spark.checkpoint.checkpointAllMarkedAncestors"
-
-#: The tags of the rows a deduplicated partition emits besides the next level's states.
-VISITED = "visited"
-PARENTS = "parents"
-
-_PARENT_DTYPE = np.dtype([("fp", "<i8"), ("parent", "<i8")])
 
 
 class SparkJobFailed(SparkUnavailable):
@@ -128,13 +127,6 @@ def canonical(value: Any) -> bytes:
 def _digest(data: bytes) -> int:
     """A signed 64-bit BLAKE2b of ``data`` (numpy's int64 holds it as it is)."""
     return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little", signed=True)
-
-
-def partition_of(fp: int) -> int:
-    """The partitioner of the level's successors, the visited set and the parents: a fingerprint
-    is already uniform, so it is its own hash (PySpark takes it modulo the partition count). One
-    function object, so that Spark sees every RDD partitioned by it as co-partitioned."""
-    return fp
 
 
 def collision_probability(distinct: int, generated: int) -> float:
@@ -216,6 +208,11 @@ class LevelSummary:
     violations: dict[str, tuple[int, int]] = field(default_factory=dict)
     """Property name → the smallest ``(parent fingerprint, successor index)`` of a transition
     that violates it (or leads to a state that does)."""
+    python_model: int = 0
+    """Partitions expanded by a worker running the model's Python source, not its compiled
+    extensions."""
+    shipped: int = 0
+    """Partitions expanded by a worker running the kgc the driver shipped (``ship_kgc``)."""
 
     def violation(self, name: str, parent: int, index: int) -> None:
         known = self.violations.get(name)
@@ -230,6 +227,8 @@ class LevelSummary:
         for kind, n in other.action_counts.items():
             self.action_counts[kind] = self.action_counts.get(kind, 0) + n
         self.witnessed |= other.witnessed
+        self.python_model += other.python_model
+        self.shipped += other.shipped
         for name, (parent, index) in other.violations.items():
             self.violation(name, parent, index)
 
@@ -394,82 +393,9 @@ def expand_partition(task: LevelTask, rows: Iterable[Any]) -> Iterator[tuple[Any
     if len(steps) > task.step_memory:
         model.forget_steps()
         masks.clear()
+    summary.python_model = 0 if running_compiled() else 1
+    summary.shipped = 1 if "kgc-executor-" in __file__ else 0
     yield (None, summary)
-
-
-def deduplicate_partition(rows: Iterable[Any]) -> Iterator[tuple[Any, Any]]:
-    """One partition of the visited set (a row ``(VISITED, sorted fingerprints)``) and the
-    level's successors shuffled to it: yields the next level's states (the smallest parent of
-    each new fingerprint), ``(PARENTS, their (fingerprint, parent) pairs sorted)`` and
-    ``(VISITED, the partition's visited set with them)``."""
-    seen = np.empty(0, dtype=np.int64)
-    best: dict[int, tuple[Any, int]] = {}
-    for fp, value in rows:
-        if fp == VISITED:
-            seen = value
-            continue
-        known = best.get(fp)
-        if known is None or value[1] < known[1]:
-            best[fp] = value
-    fresh = np.fromiter(best, dtype=np.int64, count=len(best))
-    fresh.sort()
-    if len(seen):
-        where = np.searchsorted(seen, fresh)
-        fresh = fresh[(where >= len(seen)) | (seen[np.minimum(where, len(seen) - 1)] != fresh)]
-    parents = np.empty(len(fresh), dtype=_PARENT_DTYPE)
-    parents["fp"] = fresh
-    for i, fp in enumerate(fresh.tolist()):
-        wire, parent = best[fp]
-        parents["parent"][i] = parent
-        yield (fp, (wire, parent))
-    yield (PARENTS, parents)
-    yield (VISITED, np.union1d(seen, fresh) if len(seen) else fresh)
-
-
-def _visited_of_level(rows: Iterable[Any]) -> Iterator[tuple[Any, Any]]:
-    """The first level's visited partition and parents (its states are their own parents)."""
-    best: dict[int, int] = {}
-    for fp, (_wire, parent) in rows:
-        best[fp] = parent
-    fresh = np.array(sorted(best), dtype=np.int64)
-    parents = np.empty(len(fresh), dtype=_PARENT_DTYPE)
-    parents["fp"] = fresh
-    parents["parent"] = [best[fp] for fp in fresh.tolist()]
-    yield (PARENTS, parents)
-    yield (VISITED, fresh)
-
-
-def _is_state(row: tuple[Any, Any]) -> bool:
-    return isinstance(row[0], int)
-
-
-def _is_visited(row: tuple[Any, Any]) -> bool:
-    return row[0] == VISITED
-
-
-def _is_parents(row: tuple[Any, Any]) -> bool:
-    return row[0] == PARENTS
-
-
-def _is_summary(row: tuple[Any, Any]) -> bool:
-    return row[0] is None
-
-
-def _lookup(wanted: frozenset[int], rows: Iterable[Any]) -> Iterator[tuple[int, int]]:
-    for _tag, parents in rows:
-        if not len(parents):
-            continue
-        keys = np.fromiter(wanted, dtype=np.int64, count=len(wanted))
-        where = np.searchsorted(parents["fp"], keys)
-        ok = where < len(parents)
-        hit = ok.copy()
-        hit[ok] = parents["fp"][where[ok]] == keys[ok]
-        for fp, at in zip(keys[hit].tolist(), where[hit].tolist(), strict=True):
-            yield fp, int(parents["parent"][at])
-
-
-def _size(rows: Iterable[Any]) -> Iterator[int]:
-    yield sum(len(value) for _tag, value in rows)
 
 
 # ------------------------------------------------------------------------------------- driver
@@ -519,9 +445,15 @@ class SparkExplorer:
             # set and parents computed inside the same job would keep their lineage, which grows
             # (and slows every job) level after level.
             sc.setLocalProperty(_ALL_MARKED, "true")
+            from pyspark import cloudpickle
+
+            # The executors' entry points travel by value: on a cluster they run before kgc is
+            # importable there (kgc.explorer.spark_tasks unpacks it).
+            cloudpickle.register_pickle_by_value(tasks)
             try:
                 return self._search(spark, bounds or Bounds(), progress)
             finally:
+                cloudpickle.unregister_pickle_by_value(tasks)
                 sc.setLocalProperty(_ALL_MARKED, before)  # type: ignore[arg-type]
         except SparkUnavailable:
             raise
@@ -562,10 +494,11 @@ class SparkExplorer:
                     else:
                         result.witnessed.add(p.name)
         rows = [(fp, (self.codec.wire(key), fp)) for fp, key in sorted(init.items())]
-        level: RDD[Any] = sc.parallelize(rows, partitions).partitionBy(partitions, partition_of)
-        first = level.mapPartitions(_visited_of_level, preservesPartitioning=True).persist(_memory_and_disk())
-        visited = self._checkpoint(first.filter(_is_visited))
-        parents = [self._checkpoint(first.filter(_is_parents), disk_only=True)]
+        archive = ship_kgc(sc) if self.settings.ships_code else None
+        level: RDD[Any] = sc.parallelize(rows, partitions).partitionBy(partitions, tasks.partition_of)
+        first = level.mapPartitions(tasks.first_level, preservesPartitioning=True).persist(_memory_and_disk())
+        visited = self._checkpoint(first.filter(tasks.is_visited))
+        parents = [self._checkpoint(first.filter(tasks.is_parents), disk_only=True)]
         pending: list[RDD[Any]] = [first]  # materialized by the next keep()
         stats.distinct_states = len(init)
         search = uuid.uuid4().hex
@@ -579,10 +512,14 @@ class SparkExplorer:
             expand = bounds.max_depth is None or depth < bounds.max_depth
             settled = frozenset(found) | frozenset(result.witnessed)
             task = LevelTask(search, self.config, tuple(self.properties), settled, expand, self.step_memory)
-            expanded = self._checkpoint(level.mapPartitions(partial(expand_partition, task)))
+            expand_level = partial(tasks.expand, archive, _EXTENSION, _dumps(task))
+            expanded = self._checkpoint(level.mapPartitions(expand_level))
             summary = LevelSummary()
-            for _none, part in expanded.filter(_is_summary).collect():
+            for _none, part in expanded.filter(tasks.is_summary).collect():
                 summary.merge(part)
+            for name, n in (("python_model", summary.python_model), ("shipped_kgc", summary.shipped)):
+                if n:
+                    stats.tables[f"executor_partitions_{name}"] = stats.tables.get(f"executor_partitions_{name}", 0) + n
             # The deduplication that made this level ran in that job: keep what it produced of
             # the visited set and the parents, then let the rest go.
             self._keep(visited, parents[-1])
@@ -623,16 +560,16 @@ class SparkExplorer:
                 break
             # The next level: only this level's successors are shuffled, each to the partition
             # of the visited set its fingerprint names, which is read where it lies.
-            successors = expanded.filter(lambda row: row[0] is not None).partitionBy(partitions, partition_of)
+            successors = expanded.filter(tasks.is_successor).partitionBy(partitions, tasks.partition_of)
             merged = visited.union(successors)
             if merged.getNumPartitions() != partitions:  # pragma: no cover - Spark would have lost the partitioning
                 raise RuntimeError("the visited set and the successors are not co-partitioned")
-            out = merged.mapPartitions(deduplicate_partition, preservesPartitioning=True).persist(_memory_and_disk())
+            out = merged.mapPartitions(tasks.deduplicate, preservesPartitioning=True).persist(_memory_and_disk())
             stale = [expanded, visited]
             pending = [out]
-            level = out.filter(_is_state)
-            visited = self._checkpoint(out.filter(_is_visited))
-            parents.append(self._checkpoint(out.filter(_is_parents), disk_only=True))
+            level = out.filter(tasks.is_state)
+            visited = self._checkpoint(out.filter(tasks.is_visited))
+            parents.append(self._checkpoint(out.filter(tasks.is_parents), disk_only=True))
             depth += 1
         stats.fingerprint_collision = collision_probability(stats.distinct_states, generated)
         stats.visited_bytes = self.level_bytes[-1] if self.level_bytes else 0
@@ -656,7 +593,7 @@ class SparkExplorer:
         """Compute and keep the visited set and a level's parents (one job), recording the bytes
         they hold on the executors (8 per visited state, 16 per recorded parent)."""
         sc = visited.context
-        sizes = sc.union([visited.mapPartitions(_size), parents.mapPartitions(_size)]).collect()
+        sizes = sc.union([visited.mapPartitions(tasks.size), parents.mapPartitions(tasks.size)]).collect()
         seen, fresh = sum(sizes[: visited.getNumPartitions()]), sum(sizes[visited.getNumPartitions() :])
         self._parents_held += fresh
         self.level_bytes.append(8 * seen + 16 * self._parents_held)
@@ -675,7 +612,7 @@ class SparkExplorer:
             wanted = frozenset(chain[-1] for name, chain in chains.items() if at[name] == depth)
             if not wanted:
                 continue
-            got = dict(parents[depth].mapPartitions(partial(_lookup, wanted)).collect())
+            got = dict(parents[depth].mapPartitions(partial(tasks.lookup, wanted)).collect())
             if wanted - got.keys():
                 raise RuntimeError("a counterexample's state is missing from the recorded parents")
             for name, chain in chains.items():
@@ -710,6 +647,14 @@ class SparkExplorer:
             else:  # pragma: no cover - would mean the executors' model differs from the driver's
                 raise RuntimeError("could not replay the counterexample: a recorded step is not a successor")
         return path
+
+
+def _dumps(task: LevelTask) -> bytes:
+    """The task as the executors unpickle it: by cloudpickle, so that properties defined where a
+    worker cannot import them (a test, a notebook) travel by value."""
+    from pyspark import cloudpickle
+
+    return cloudpickle.dumps(task, _PICKLE)
 
 
 def _memory_and_disk() -> Any:

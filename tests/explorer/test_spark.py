@@ -357,7 +357,7 @@ def test_deduplication_keeps_new_states_with_their_smallest_parent() -> None:
     already visited (dropped); the visited set grows by exactly the new ones, sorted."""
     import numpy as np
 
-    from kgc.explorer.spark import PARENTS, VISITED, deduplicate_partition
+    from kgc.explorer.spark_tasks import PARENTS, VISITED, deduplicate
 
     rows = [
         (VISITED, np.array([-4, 3, 9], dtype=np.int64)),
@@ -366,7 +366,7 @@ def test_deduplication_keeps_new_states_with_their_smallest_parent() -> None:
         (5, ("e", -2)),
         (-7, ("g", 4)),
     ]
-    out = list(deduplicate_partition(rows))
+    out = list(deduplicate(rows))
     states = [(fp, v) for fp, v in out if isinstance(fp, int)]
     assert states == [(-7, ("g", 4)), (5, ("e", -2))]
     (parents,) = [v for tag, v in out if tag == PARENTS]
