@@ -213,6 +213,10 @@ class LevelSummary:
     extensions."""
     shipped: int = 0
     """Partitions expanded by a worker running the kgc the driver shipped (``ship_kgc``)."""
+    emitted: int = 0
+    """Successor rows the partition emitted (distinct within it), which the shuffle moves."""
+    payload: int = 0
+    """Their bytes: the wire forms and the two fingerprints of each."""
 
     def violation(self, name: str, parent: int, index: int) -> None:
         known = self.violations.get(name)
@@ -229,6 +233,8 @@ class LevelSummary:
         self.witnessed |= other.witnessed
         self.python_model += other.python_model
         self.shipped += other.shipped
+        self.emitted += other.emitted
+        self.payload += other.payload
         for name, (parent, index) in other.violations.items():
             self.violation(name, parent, index)
 
@@ -388,8 +394,12 @@ def expand_partition(task: LevelTask, rows: Iterable[Any]) -> Iterator[tuple[Any
     for step, n in step_counts.items():
         kind = steps[step].kind
         counts[kind] = counts.get(kind, 0) + n
+    payload = 0
     for nxt, (parent,) in found.items():
-        yield (codec.fingerprint(nxt), (codec.wire(nxt), parent))
+        wire = codec.wire(nxt)
+        payload += 16 + len(wire[0]) + len(wire[1]) + sum(map(len, wire[2]))
+        yield (codec.fingerprint(nxt), (wire, parent))
+    summary.emitted, summary.payload = len(found), payload
     if len(steps) > task.step_memory:
         model.forget_steps()
         masks.clear()
@@ -449,11 +459,11 @@ class SparkExplorer:
 
             # The executors' entry points travel by value: on a cluster they run before kgc is
             # importable there (kgc.explorer.spark_tasks unpacks it).
-            cloudpickle.register_pickle_by_value(tasks)
+            cloudpickle.register_pickle_by_value(tasks)  # type: ignore[no-untyped-call]
             try:
                 return self._search(spark, bounds or Bounds(), progress)
             finally:
-                cloudpickle.unregister_pickle_by_value(tasks)
+                cloudpickle.unregister_pickle_by_value(tasks)  # type: ignore[no-untyped-call]
                 sc.setLocalProperty(_ALL_MARKED, before)  # type: ignore[arg-type]
         except SparkUnavailable:
             raise
@@ -505,6 +515,7 @@ class SparkExplorer:
         stale: list[RDD[Any]] = []
         depth = 0
         generated = len(init)
+        emitted = payload = 0
         while True:
             if self.stop_at_first and found:  # an initial state is a counterexample
                 stats.complete, stats.stopped_by = False, "violation"
@@ -532,6 +543,8 @@ class SparkExplorer:
             if depth > 0:
                 stats.distinct_states += summary.states
             generated += summary.transitions
+            emitted += summary.emitted
+            payload += summary.payload
             stats.depth = depth
             stats.transitions += summary.transitions
             stats.boundary_states += summary.boundary_states
@@ -572,6 +585,8 @@ class SparkExplorer:
             parents.append(self._checkpoint(out.filter(tasks.is_parents), disk_only=True))
             depth += 1
         stats.fingerprint_collision = collision_probability(stats.distinct_states, generated)
+        if emitted:
+            stats.tables["payload_bytes_per_successor"] = payload // emitted
         stats.visited_bytes = self.level_bytes[-1] if self.level_bytes else 0
         result.violations = self._counterexamples(parents, found)
         for rdd in [*stale, *pending, visited, *parents]:
@@ -654,7 +669,7 @@ def _dumps(task: LevelTask) -> bytes:
     worker cannot import them (a test, a notebook) travel by value."""
     from pyspark import cloudpickle
 
-    return cloudpickle.dumps(task, _PICKLE)
+    return bytes(cloudpickle.dumps(task, _PICKLE))  # type: ignore[no-untyped-call]
 
 
 def _memory_and_disk() -> Any:
