@@ -3,8 +3,13 @@
 import os
 import signal
 import sys
+from importlib.metadata import PackageNotFoundError, version
 
-__version__ = "0.1.0"
+try:
+    __version__ = version("kgc")
+    """The installed distribution's version (pyproject.toml's ``version``, read from the package metadata)."""
+except PackageNotFoundError:  # the source tree on sys.path, never installed
+    __version__ = "0+unknown"
 
 
 def quiet_interrupts() -> None:

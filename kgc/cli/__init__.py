@@ -22,7 +22,7 @@ import threading
 from types import ModuleType
 from typing import NoReturn
 
-from kgc import quiet_interrupts
+from kgc import __version__, quiet_interrupts
 from kgc.cli import exits
 from kgc.cli.errors import InputError
 from kgc.cli.outcome import interrupt_exit, interrupt_name, signals
@@ -72,11 +72,14 @@ def _modules_for(argv: list[str]) -> list[str] | None:
     one) loads every verb, for the listing and argparse's "invalid choice"."""
     if argv and f"kgc.cli.cmd_{argv[0]}" in VERB_MODULES:
         return [f"kgc.cli.cmd_{argv[0]}"]
+    if argv == ["--version"]:
+        return []
     return None
 
 
 def build_parser(verbs: dict[str, ModuleType]) -> argparse.ArgumentParser:
     parser = _Parser(prog="kgc", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--version", action="version", version=f"kgc {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
     for verb, module in verbs.items():
         p = sub.add_parser(verb, help=module.HELP, description=module.HELP)

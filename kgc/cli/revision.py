@@ -29,7 +29,7 @@ from typing import Any
 
 from kgc.cli.errors import InputError
 from kgc.explorer.search import Bounds
-from kgc.paths import ROOT
+from kgc.paths import ROOT, in_checkout
 
 PACKAGES = ("kgc/model", "kgc/properties", "kgc/explorer")
 """What a revision contributes; the rest of the ``kgc`` package is this kgc's."""
@@ -77,6 +77,8 @@ def resolve(rev: str) -> str:
     """The commit ``rev`` names in the project's repository (one line if it names none)."""
     if not rev or rev.startswith("-"):
         raise InputError(f"--rev: {rev!r} is not a revision")
+    if not in_checkout():
+        raise InputError(f"--rev: this kgc is installed from a package, not run from a git checkout ({ROOT})")
     out = subprocess.run(
         ["git", "-C", str(ROOT), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
         capture_output=True,

@@ -491,7 +491,7 @@ class CoordinatorServer:
 
     def move_coordinator(self, group_id: str, to: int | None = None, load_ms: int = 0) -> int:
         """Move the group's coordinator to node ``to`` (default: the next one): the old node
-        unloads the group (Dead, parked requests answered NOT_COORDINATOR, reference §15) and
+        unloads the group (Dead, parked requests answered NOT_COORDINATOR, docs/kafka/group.md#unload) and
         answers NOT_COORDINATOR from then on; the new node loads the group from its log (the last
         group record written, with its committed offsets: ``GroupMetadataManager.loadGroup``) and
         answers COORDINATOR_LOAD_IN_PROGRESS for ``load_ms`` first. Returns the new node's index."""
@@ -521,7 +521,7 @@ class CoordinatorServer:
 
     def unload_group(self, group_id: str, reload_ms: int = 0) -> None:
         """The coordinator loses the group's partition and gets it back: the group is unloaded
-        (reference §15) and loaded again from its log on the same node, answering
+        (docs/kafka/group.md#unload) and loaded again from its log on the same node, answering
         COORDINATOR_LOAD_IN_PROGRESS for ``reload_ms``."""
         self.move_coordinator(group_id, to=self.coordinator_index(group_id), load_ms=reload_ms)
 
@@ -732,7 +732,7 @@ class CoordinatorServer:
         """Hand a request to the coordinator of the node it reached and wait for the answer (a
         JoinGroup or SyncGroup may park). A node that does not coordinate the group answers
         NOT_COORDINATOR, a group still loading COORDINATOR_LOAD_IN_PROGRESS (``validateGroupStatus``,
-        reference §3)."""
+        docs/kafka/requests.md#checks)."""
         node = conn.node
         self._tick()
         reference = node.reference
@@ -863,7 +863,7 @@ class CoordinatorServer:
 
 
 def _error_body(request: object, error: Errors) -> ResponseBody:
-    """The answer Kafka gives a group request refused by ``validateGroupStatus`` (reference §3)."""
+    """The answer Kafka gives a group request refused by ``validateGroupStatus`` (docs/kafka/requests.md#checks)."""
     if isinstance(request, JoinGroupRequest):
         return JoinGroupResponse(error, member_id=request.member_id)
     if isinstance(request, SyncGroupRequest):

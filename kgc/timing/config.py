@@ -110,7 +110,7 @@ TABLES: dict[str, dict[str, Setting]] = {
 }
 
 #: The new-member join timeout: fixed at 5 minutes in 3.6.2 Scala (``GroupCoordinator.NewMemberJoinTimeoutMs``,
-#: KAFKA-7610, reference §12).
+#: KAFKA-7610, docs/kafka/timers.md#heartbeat-expiry).
 NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000
 
 #: Members named by default: the first is Stable alone at t = 0, the second joins later.
@@ -295,9 +295,9 @@ def _members(raw: Any, consumer: dict[str, Bound], where: str) -> tuple[Member, 
 def validate(config: TimingConfig) -> None:
     """Kafka's own refusals, for every value of every range.
 
-    * ``Heartbeat`` (clients 3.6.2, seed 001): "Heartbeat must be set lower than the session
+    * ``Heartbeat`` (clients 3.6.2, docs/kafka/consumer.md#heartbeats): "Heartbeat must be set lower than the session
       timeout" — ``heartbeat.interval.ms < session.timeout.ms``;
-    * the broker's JoinGroup check (``GroupCoordinator.handleJoinGroup``, reference §4): a
+    * the broker's JoinGroup check (``GroupCoordinator.handleJoinGroup``, docs/kafka/requests.md#joingroup): a
       ``session.timeout.ms`` outside ``[group.min.session.timeout.ms, group.max.session.timeout.ms]``
       is answered INVALID_SESSION_TIMEOUT, so such a consumer never joins;
     * ``group.min.session.timeout.ms <= group.max.session.timeout.ms``.

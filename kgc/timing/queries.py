@@ -249,7 +249,7 @@ def _polls(env: Env, member: int, name: str, count: int) -> tuple[list[z3.ArithR
 
 
 def _encode_auto_commit(env: Env) -> Encoded:
-    """Q5 (seed 003): an auto-commit commits an offset beyond the records the application has
+    """Q5 (docs/kafka/consumer.md#auto-commit): an auto-commit commits an offset beyond the records the application has
     processed. Polls P_0 = 0 … P_POLLS; the task is due at ``auto.commit.interval.ms``."""
     name = env.config.members[0].name
     n = env.setting(0, "max.poll.records")
@@ -581,7 +581,7 @@ QUESTIONS: dict[str, Question] = {
         ),
         Question(
             "auto_commit_unprocessed",
-            "can auto-commit commit an offset whose records were not processed (seed 003)?",
+            "can auto-commit commit an offset whose records were not processed (docs/kafka/consumer.md#auto-commit)?",
             Scenario.STEADY,
             _encode_auto_commit,
             _observe_commit,

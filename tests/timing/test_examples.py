@@ -1,5 +1,5 @@
 """The shipped examples give their documented verdicts, every refutation replays concretely with
-the same outcome at the same millisecond, and seed 000's timeline has the seed's numbers."""
+the same outcome at the same millisecond, and docs/kafka/group.md#states timeline has the seed's numbers."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def _seed000(mutant: str | None) -> Verdict:
 
 
 def test_seed000_timeline_has_the_seeds_numbers() -> None:
-    """Seed 000: join completes at T, deadlines T+10 s / T+20 s / T+40 s; C1 syncs at T+3 s and is
+    """docs/kafka/group.md#states: join completes at T, deadlines T+10 s / T+20 s / T+40 s; C1 syncs at T+3 s and is
     parked until the leader syncs at T+15 s; after the answers the deadlines are T+25 s / T+35 s /
     T+55 s (the seed's "10:00:25, 10:00:35, 10:00:55")."""
     witness = _seed000("liveness_ignores_parked")
