@@ -182,6 +182,8 @@ class CoordinatorServer:
         self.trace = Trace()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        self._stop_requested = False
+        """Set by stop(): the loop thread does not start serving after a stop asked for while opening."""
         self._nodes: list[_Node] = []
         self._owner: dict[str, int] = {}
         self._loading: dict[str, Errors] = {}
@@ -230,12 +232,21 @@ class CoordinatorServer:
         self._loop = loop
         ready: concurrent.futures.Future[None] = concurrent.futures.Future()
 
+        self._stop_requested = False
+
         def run() -> None:
             asyncio.set_event_loop(loop)
-            loop.run_until_complete(self._open(ready))
-            loop.run_forever()
-            loop.run_until_complete(self._close_all())
-            loop.close()
+            try:
+                loop.run_until_complete(self._open(ready))
+                # A failed start, or a stop asked for while opening (whose loop.stop the opening
+                # consumed), must not enter a loop nobody will stop: stop() would wait for it.
+                if ready.done() and ready.exception() is None and not self._stop_requested:
+                    loop.run_forever()
+            except RuntimeError:  # stopped before the opening finished
+                pass
+            finally:
+                loop.run_until_complete(self._close_all())
+                loop.close()
 
         self._thread = threading.Thread(target=run, name="kgc-serve", daemon=True)
         self._thread.start()
@@ -256,6 +267,7 @@ class CoordinatorServer:
         self._thread = None
         if loop is None or thread is None:
             return
+        self._stop_requested = True
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(loop.stop)
         thread.join(10)

@@ -28,6 +28,7 @@ millisecond fire. The symbolic model (``kgc/timing/rules.py``) uses the same ord
 from __future__ import annotations
 
 import heapq
+import time as time_module
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -118,6 +119,16 @@ class TimedMessage:
     #: the message's name in the schedule (``hb3``, ``join1``…) and whether it is an answer
     name: str = ""
     answer: bool = False
+
+
+MAX_STEPS = 500_000
+"""Steps (events and timers) a concrete replay may take; the shipped examples need a few thousand."""
+MAX_SECONDS = 60.0
+"""Seconds a concrete replay may take."""
+
+
+class ReplayIncomplete(Exception):
+    """A concrete replay reached :data:`MAX_STEPS` or :data:`MAX_SECONDS` before its horizon."""
 
 
 @dataclass
@@ -655,10 +666,20 @@ class Simulation:
         return self.coord.next_deadline_ms()
 
     def execute(self, until_ms: int, stop: Callable[[Run], bool] | None = None) -> Run:
-        """Run until ``until_ms`` or until ``stop(run)`` holds."""
+        """Run until ``until_ms`` or until ``stop(run)`` holds; :class:`ReplayIncomplete` after
+        :data:`MAX_STEPS` steps or :data:`MAX_SECONDS` seconds (what bounds a replay's time and,
+        through the number of events it records, its memory)."""
         self._setup()
         same_ms, last = 0, -1
+        steps = 0
+        deadline = time_module.monotonic() + MAX_SECONDS
         while True:
+            steps += 1
+            if steps > MAX_STEPS or time_module.monotonic() > deadline:
+                why = f"{MAX_STEPS:,} steps" if steps > MAX_STEPS else f"{MAX_SECONDS:g} s"
+                raise ReplayIncomplete(
+                    f"the concrete replay was cut short after {why}, at t={self.run.end_ms} ms of {until_ms} ms"
+                )
             nt = self._next_timer()
             if not self.queue and (nt is None or nt > until_ms):
                 break

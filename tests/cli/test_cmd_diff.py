@@ -5,6 +5,7 @@ verdict changes under a mutant, and the verb's contract."""
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -153,3 +154,25 @@ def test_a_revision_from_before_the_package_layout_is_refused(capsys: pytest.Cap
     this kgc, which says so in one line instead of mixing the two layouts."""
     assert main(["diff", "--rev", "142f496", *SMALL]) == exits.BAD_INPUT
     assert "predates the kgc package layout" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not _git_checkout(), reason="not a git checkout")
+def test_a_revision_side_never_loads_the_working_tree(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A copy that lacks a package this kgc's side document needs (here ``kgc/diagrams``) is an
+    import error in one line — not that package taken from the working tree by the editable
+    install's import hook, which would compare the working tree with itself."""
+    from kgc.cli import revision
+
+    own = revision._copy_own_source
+
+    def without_diagrams(tmp: Path) -> None:
+        own(tmp)
+        shutil.rmtree(tmp / "kgc" / "diagrams")
+
+    monkeypatch.setattr(revision, "_copy_own_source", without_diagrams)
+    assert main(["diff", "--rev", "HEAD", *SMALL]) == exits.BAD_INPUT
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("kgc: error")]
+    assert len(errors) == 1 and "cannot be explored by this kgc" in errors[0] and "kgc.diagrams" in errors[0]
