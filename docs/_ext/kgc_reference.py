@@ -229,7 +229,7 @@ FORMATS: list[tuple[str, str, str | None]] = [
     ("kgc.harness.clients.session", "KNOWN_FORMAT", None),
     ("kgc.serve.trace", "FORMAT", None),
     ("kgc.timing.timeline", "FORMAT", None),
-    ("kgc.explorer.native", "CHECKPOINT_FORMAT", None),
+    ("kgc.explorer.checkpoint", "FORMAT", None),
 ]
 """The file formats: (module, the constant naming the format, the constant of its version)."""
 
