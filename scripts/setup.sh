@@ -43,6 +43,14 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ setup.py -nt "$stam
 fi
 .venv/bin/python -c "import kgc, kgc.model, hypothesis, networkx, graphviz, websocket, pyspark, kgc.explorer._core, kgc.explorer._liveness" >/dev/null
 
+# --- docs and packaging (issue 31) ---------------------------------------------------------------
+# The documentation site (Sphinx, MyST, furo: docs/conf.py) and the package build
+# (python -m build) come with the dev extra above; say which one is missing if the install lost one.
+for mod in sphinx myst_parser furo build; do
+  .venv/bin/python -c "import $mod" 2>/dev/null || echo "setup: python package '$mod' is missing: the docs site or the package build will not work (pip install -e '.[dev]')" >&2
+done
+# --- end docs and packaging ----------------------------------------------------------------------
+
 # TLC, for benchmarks/tlc_vs_kgc.py and the TLC half of tests/explorer/test_tla.py (skipped
 # without it): TLC is in no registry this project reaches, so it is built only when a
 # tlaplus/tlaplus source is named (about 40 s once, with Debian's ant; a no-op once built).
