@@ -42,6 +42,7 @@ from kgc.explorer.search import Bounds, Explorer, Result, Violation
 from kgc.explorer.spark_env import SparkUnavailable
 from kgc.explorer.trace import format_trace, trace_json
 from kgc.model._compiled import running_compiled
+from kgc.properties.explain import explain_path
 from kgc.properties.protocol import ALL
 
 VERB = "check"
@@ -168,9 +169,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def counterexample_json(result: Result, v: Violation) -> dict[str, Any]:
-    """The ``kgc-trace`` document of one counterexample."""
+    """The ``kgc-trace`` document of one counterexample, with the explanation of its last step."""
     p = v.prop
-    return trace_json(p.name, p.description, v.path, kind=p.kind, source=p.source, config=result.config.describe())
+    why = explain_path(p, v.path)
+    return trace_json(
+        p.name,
+        p.description,
+        v.path,
+        kind=p.kind,
+        source=p.source,
+        config=result.config.describe(),
+        explanation=why.json() if why is not None else None,
+    )
 
 
 def write_counterexamples(result: Result, out_dir: Path, fmt: str = "kgc") -> dict[str, str]:
@@ -281,6 +291,9 @@ def print_text(result: Result, files: dict[str, str], word: str | None = None, s
     for v in result.violations:
         print(f"\nviolation of {v.prop.name} ({v.prop.source}), {len(v.path) - 1} steps:")
         print(format_trace(v.path))
+        explanation = explain_path(v.prop, v.path)
+        if explanation is not None:
+            print("\n".join("  " + line for line in explanation.lines()))
         if v.prop.name in files:
             print(f"  written to {files[v.prop.name]} (sequence chart: {files[v.prop.name][:-5]}.svg)")
     s = result.stats

@@ -32,6 +32,7 @@ from kgc.explorer.trace import trace_json
 from kgc.model.actions import ALL_KINDS, CONSUMER_KINDS, FAULT_KINDS, HANDLE, TIMER_KINDS
 from kgc.model.names import actor_name, consumer_text, group_where, state_name, step_text
 from kgc.model.types import GroupState
+from kgc.properties.explain import Explanation, explain_path
 
 CSS = """
 body { font-family: "DejaVu Sans", Verdana, Arial, Helvetica, sans-serif; color: #212121; margin: 0;
@@ -67,6 +68,14 @@ td.cell small { display: block; color: #546e7a; }
 .steps tr.cycle td { background: #e3f2fd; }
 code { font-family: "DejaVu Sans Mono", monospace; font-size: 12.5px; }
 .legend-swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; vertical-align: middle; }
+nav.toc { font-size: 13px; margin: 8px 0; }
+nav.toc a { margin-right: 14px; }
+a.verdict, a.badge { text-decoration: none; }
+dl.why { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; background: #ffebee;
+         border-left: 4px solid #c62828; padding: 8px 12px; margin: 8px 0; }
+dl.why dt { font-weight: bold; color: #b71c1c; }
+dl.why dd { margin: 0; }
+.diagram.msc svg { max-width: 100%; height: auto; }
 """
 
 
@@ -130,8 +139,8 @@ def build_report(inp: ReportInput, generated_at: _dt.datetime | None = None) -> 
     verdict = (
         '<div class="verdict ok">✔ every safety property holds</div>'
         if r.ok
-        else f'<div class="verdict violation">✖ {len(r.violations)} safety '
-        f"propert{'y' if len(r.violations) == 1 else 'ies'} violated</div>"
+        else f'<a class="verdict violation" href="#cex-{escape(r.violations[0].prop.name)}">✖ {len(r.violations)} '
+        f"safety propert{'y' if len(r.violations) == 1 else 'ies'} violated</a>"
     )
     live = inp.liveness
     if live is not None:
@@ -139,9 +148,24 @@ def build_report(inp: ReportInput, generated_at: _dt.datetime | None = None) -> 
         verdict += (
             f' <div class="verdict ok">✔ every liveness property holds ({escape(live.fairness.level)} fairness)</div>'
             if not bad
-            else f' <div class="verdict violation">✖ {len(bad)} liveness propert{"y" if len(bad) == 1 else "ies"} '
-            f"violated ({escape(live.fairness.level)} fairness)</div>"
+            else f' <a class="verdict violation" href="#liveness">✖ {len(bad)} liveness '
+            f"propert{'y' if len(bad) == 1 else 'ies'} violated ({escape(live.fairness.level)} fairness)</a>"
         )
+    toc = [
+        ("configuration", "Configuration"),
+        ("properties", "Properties"),
+        ("statistics", "Statistics"),
+        ("coverage", "Coverage"),
+        ("state-machine", "State machine"),
+        ("counterexamples", f"Counterexamples ({len(r.violations)})"),
+    ]
+    if live is not None:
+        toc.append(("liveness", "Liveness"))
+    nav = (
+        '<nav class="toc" id="toc">Contents: '
+        + "".join(f'<a href="#{key}">{escape(text)}</a>' for key, text in toc)
+        + "</nav>"
+    )
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -154,6 +178,7 @@ def build_report(inp: ReportInput, generated_at: _dt.datetime | None = None) -> 
         + (f" · <code>{escape(inp.command)}</code>" if inp.command else "")
         + "</div>",
         verdict,
+        nav,
     ]
     warn = warnings(inp)
     if warn:
@@ -193,12 +218,16 @@ def _properties(r: Result) -> list[str]:
         '<section id="properties"><h2>Properties</h2>',
         "<table><tr><th>property</th><th>kind</th><th>verdict</th><th>what must hold</th><th>source</th></tr>",
     ]
+    violated = {v.prop.name for v in r.violations}
     for p in r.properties:
         verdict = r.verdict_of(p)
         cls = verdict.replace(" ", "")
+        badge = _badge(verdict, cls)
+        if p.name in violated:
+            badge = f'<a class="badge {cls}" href="#cex-{escape(p.name)}">{escape(verdict)} → counterexample</a>'
         out.append(
             f'<tr data-property="{escape(p.name)}"><td><code>{escape(p.name)}</code></td><td>{escape(p.kind)}</td>'
-            f"<td>{_badge(verdict, cls)}</td><td>{escape(p.description)}</td><td>{escape(p.source)}</td></tr>"
+            f"<td>{badge}</td><td>{escape(p.description)}</td><td>{escape(p.source)}</td></tr>"
         )
     out.append("</table></section>")
     return out
@@ -349,15 +378,41 @@ def _counterexamples(r: Result) -> list[str]:
     return out
 
 
+def _why(why: Explanation | None) -> list[str]:
+    """The explanation of a counterexample's last step: the failed clause, what was expected, what
+    happened and the values read."""
+    if why is None:
+        return []
+    values = ", ".join(f"{k} = {v}" for k, v in why.values.items())
+    return [
+        "<dl class='why'>",
+        f"<dt>why</dt><dd>{escape(why.clause)}</dd>",
+        f"<dt>expected</dt><dd>{escape(why.expected)}</dd>",
+        f"<dt>actual</dt><dd>{escape(why.actual)}</dd>",
+        f"<dt>values</dt><dd><code>{escape(values)}</code></dd>" if values else "",
+        "</dl>",
+    ]
+
+
 def _counterexample(index: int, v: Violation, r: Result) -> list[str]:
     p = v.prop
-    doc = trace_json(p.name, p.description, v.path, kind=p.kind, source=p.source, config=r.config.describe())
+    why = explain_path(p, v.path)
+    doc = trace_json(
+        p.name,
+        p.description,
+        v.path,
+        kind=p.kind,
+        source=p.source,
+        config=r.config.describe(),
+        explanation=why.json() if why is not None else None,
+    )
     svg = render_svg(doc)
     steps = len(v.path) - 1
     out = [
         f'<article class="counterexample" id="cex-{escape(p.name)}">',
         f"<h3>{index}. {escape(p.name)} — {steps} steps</h3>",
         f"<p>{escape(p.description)} <span class='sub'>({escape(p.kind)}; source: {escape(p.source)})</span></p>",
+        *_why(why),
         f'<div class="diagram msc">{svg}</div>',
         "<table class='steps'><tr><th>step</th><th>actor</th><th>what happened</th><th>group after</th>"
         "<th>consumers after</th></tr>",

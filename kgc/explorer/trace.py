@@ -40,7 +40,8 @@ from kgc.model.types import ApiKey, Errors, GroupState
 TRACE_FORMAT = "kgc-trace"
 TRACE_VERSION = 2
 """Version 2 adds, at the top level, the property's ``kind`` and ``source`` and the ``config`` the
-trace was found under. Readers accept version 1 files, which lack them."""
+trace was found under. Readers accept version 1 files, which lack them. A version 2 trace may also
+carry an ``explanation`` of its last step (optional: older writers leave it out)."""
 SUPPORTED_VERSIONS = (1, 2)
 
 MAX_MODEL_CONSUMERS = 6
@@ -151,11 +152,14 @@ def trace_json(
     source: str = "",
     config: dict[str, Any] | None = None,
     loop_start: int | None = None,
+    explanation: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The counterexample as one JSON object; the last step is the one that breaks the property
     (for a state invariant: the state it reaches). A liveness counterexample is a lasso:
     ``loop_start`` k says that after step k (0: the initial state) steps k+1 … n repeat forever,
-    step n returning to the state after step k; k = n means the last state stutters forever."""
+    step n returning to the state after step k; k = n means the last state stutters forever.
+    ``explanation`` (``kgc.properties.explain.Explanation.json``) says why the last step breaks the
+    property: the clause, what was expected, the values read and what a chart marks."""
     steps = [step_json(i, a, s) for i, (a, s) in enumerate(path) if a is not None]
     doc: dict[str, Any] = {
         "format": TRACE_FORMAT,
@@ -171,6 +175,8 @@ def trace_json(
     }
     if loop_start is not None:
         doc["loop_start"] = loop_start
+    if explanation is not None:
+        doc["explanation"] = explanation
     return doc
 
 
@@ -451,3 +457,22 @@ def validate_trace(doc: object, where: str = "trace", *, model: bool = True) -> 
         s.required(step, "group", at, group)
         s.optional(step, "consumers", at, consumer_list)
     s.optional(doc, "loop_start", "", lambda v, at: s.integer(v, at, 0, len(steps)))
+
+    def explanation(v: Any, at: str) -> object:
+        e = s.obj(v, at)
+        for key in ("clause", "expected", "actual"):
+            s.required(e, key, at, s.text)
+        s.optional(e, "values", at, s.obj)
+
+        def marks(x: Any, a: str) -> object:
+            m = s.obj(x, a)
+            s.optional(m, "partitions", a, partitions)
+            s.optional(m, "members", a, lambda y, b: s.array(y, b, member))
+            s.optional(m, "consumers", a, lambda y, b: s.array(y, b, lambda z, c: s.string(z, c, names)))
+            s.optional(m, "generations", a, lambda y, b: s.array(y, b, lambda z, c: s.integer(z, c)))
+            return m
+
+        s.optional(e, "marks", at, marks)
+        return e
+
+    s.optional(doc, "explanation", "", explanation)

@@ -81,3 +81,49 @@ def test_malformed_config_file(tmp_path: Path, capsys: pytest.CaptureFixture[str
     good = tmp_path / "good.toml"
     good.write_text("[model]\nconsumers = 2\npartitions = 2\nmax_generation = 1\nmax_perturbations = 1\n")
     assert main(["check", "--config", str(good), "--json"]) == 0
+
+
+MUTANT_RUN = ["--mutant", "commit_unfenced", "--max-depth", "7", "--no-liveness", "--no-progress"]
+
+
+def test_a_violation_is_explained_in_the_text(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", *MUTANT_RUN]) == 12
+    out = capsys.readouterr().out
+    trace = out[out.index("violation of commit_fencing") :]
+    assert "  why: an OffsetCommit is accepted from outside the current generation (a zombie commits)" in trace
+    assert "  expected: UNKNOWN_MEMBER_ID for an unknown member, ILLEGAL_GENERATION for another generation" in trace
+    assert "  actual: NONE: the commit of c1#0 is accepted, yet c1#0 is not a member of the group" in trace
+    assert "  values: member = c1#0, request generation = 1, group = Empty gen 2, known member = no" in trace
+
+
+def test_a_violation_is_explained_in_the_json_and_marked_in_the_chart(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert main(["check", *MUTANT_RUN, "--json", "--out", str(tmp_path)]) == 12
+    (cex,) = json.loads(capsys.readouterr().out)["counterexamples"]
+    why = cex["explanation"]
+    assert why["property"] == "commit_fencing" and "zombie" in why["clause"]
+    assert why["values"]["member"] == "c1#0" and why["values"]["request generation"] == 1
+    assert why["marks"] == {"partitions": [], "members": ["c1#0"], "consumers": [], "generations": [1, 2]}
+    written = json.loads((tmp_path / "commit_fencing.json").read_text())
+    assert written["explanation"] == why
+    svg = (tmp_path / "commit_fencing.svg").read_text()
+    assert 'data-marked-members="c1#0" data-marked-generations="1 2"' in svg
+    assert '<text x="' in svg and 'class="why">Why: an OffsetCommit is accepted' in svg
+    assert 'class="contested" data-marked="c1">c1#0 · gen 1</text>' in svg
+
+
+def test_a_contested_partition_is_marked_in_the_chart() -> None:
+    """exclusive_ownership's chart names the partition two Stable consumers of one generation own."""
+    from kgc.diagrams.sequence import render_svg
+    from kgc.explorer.mutation import explore
+    from kgc.model.config import Config
+    from kgc.model.mutants import by_name
+
+    outcome = explore(Config(), by_name("assign_without_revoke"), fairness=None)
+    assert outcome.kill is not None and outcome.kill.prop.name == "exclusive_ownership"
+    doc = cmd_check.counterexample_json(outcome.result, outcome.kill)
+    partition = doc["explanation"]["values"]["partition"]
+    svg = render_svg(doc)
+    assert f'data-marked-partitions="{partition}"' in svg
+    assert svg.count(f"◆ contested: [{partition}]") == 2  # on both owners' lifelines

@@ -36,7 +36,11 @@ def test_report_with_a_violation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     self_contained(html)
     for p in (*ALL, nobody_stable_with_partitions):
         assert f'data-property="{p.name}"' in html and p.description.replace("'", "&#x27;") in html
-    assert '<span class="badge violated">violated</span>' in html
+    # the badge, the verdict and the table of contents link to the counterexample, which is explained
+    assert '<a class="badge violated" href="#cex-nobody_stable_with_partitions">violated → counterexample</a>' in html
+    assert '<a class="verdict violation" href="#cex-nobody_stable_with_partitions">' in html
+    assert '<nav class="toc" id="toc">' in html and '<a href="#counterexamples">Counterexamples (1)</a>' in html
+    assert "<dl class='why'>" in html and "<dt>expected</dt>" in html
     assert "2 partitions" in html and "<th>max_perturbations</th>" in html and "distinct states" in html
     assert html.count('<svg xmlns="http://www.w3.org/2000/svg" class="kgc-msc"') == 1
     assert 'id="state-machine-diagram"' in html and "edge&#45;CompletingRebalance&#45;Stable" in html
