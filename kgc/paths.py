@@ -11,3 +11,5 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "kgc"
 SCENARIOS = ROOT / "scenarios"
 KNOWN_DIVERGENCES = ROOT / "known-divergences"
+GLOSSARY = ROOT / "docs" / "glossary.md"
+"""kgc's notation (member ids ``c1#0``, ``∅``, perturbations, budgets …), linked from its output."""

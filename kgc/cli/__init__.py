@@ -71,6 +71,7 @@ def _modules_for(argv: list[str]) -> list[str] | None:
 
 def build_parser(verbs: dict[str, ModuleType]) -> argparse.ArgumentParser:
     parser = _Parser(prog="kgc", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--version", action="store_true", help="print kgc's version and commit, and exit")
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
     for verb, module in verbs.items():
         p = sub.add_parser(verb, help=module.HELP, description=module.HELP)
@@ -82,9 +83,16 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     with signals():
         try:
+            if argv == ["--version"]:  # answered before the verbs load: a CI step's first check
+                from kgc.cli.version import version_line
+
+                print(version_line())
+                return exits.OK
             verbs = _load_verbs(_modules_for(argv))
             parser = build_parser(verbs)
             args = parser.parse_args(argv)
+            if args.version:
+                raise InputError("--version takes no verb or other option: kgc --version")
             if args.verb is None:
                 parser.print_help(sys.stderr)
                 return exits.BAD_INPUT

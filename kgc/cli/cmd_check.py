@@ -21,6 +21,7 @@ from typing import Any
 from kgc.cli import exits, inputs, spark_engine
 from kgc.cli import liveness as live
 from kgc.cli.errors import InputError
+from kgc.cli.junit import FAILED, SKIPPED, Case, write_junit
 from kgc.cli.options import (  # noqa: F401 - re-exported: other verbs and tests import them from here
     add_bounds_arguments,
     add_model_arguments,
@@ -37,11 +38,14 @@ from kgc.cli.outcome import (
     report_memory_stop,
     verdict,
 )
+from kgc.cli.version import JSON_SCHEMA, JSON_SCHEMA_VERSION, identity_json
 from kgc.diagrams.sequence import render_svg
+from kgc.explorer.liveness import LivenessResult
 from kgc.explorer.search import Bounds, Explorer, Result, Violation
 from kgc.explorer.spark_env import SparkUnavailable
 from kgc.explorer.trace import format_trace, trace_json
 from kgc.model._compiled import running_compiled
+from kgc.paths import GLOSSARY
 from kgc.properties.explain import explain_path
 from kgc.properties.protocol import ALL
 
@@ -70,7 +74,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="--out: also write a shortest trace of every witness found (witness_NAME.json, .svg, .itf.json)",
     )
+    p.add_argument(
+        "--junit",
+        metavar="FILE",
+        help="also write a JUnit XML report (one test case per property) for CI: FILE.xml",
+    )
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument(
+        "--show-state",
+        action="store_true",
+        help="print the whole state after each step of a counterexample (group, members, each consumer; "
+        "lines a step changed are marked *); notation: docs/glossary.md",
+    )
     live.add_arguments(p)
     group = p.add_argument_group("interrupt and resume (native engine)")
     group.add_argument(
@@ -107,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
     if (args.format != "kgc" or args.witnesses) and not args.out:
         raise InputError("--format and --witnesses say how --out writes traces: add --out DIR")
     out_dir = inputs.output_dir(args.out) if args.out else None
+    junit = inputs.output_file(args.junit, ("xml",), "--junit") if args.junit else None
     quiet = args.json or args.no_progress
     if not args.json:
         print_header(VERB, config, bounds, args.strategy)
@@ -138,10 +154,16 @@ def run(args: argparse.Namespace) -> int:
     liveness = live.run(config, fairness, bounds, graph, model, workers) if fairness is not None and not cut else None
     if result.ok and not interrupted and liveness is not None and not liveness.ok:
         word, code = "violation", EXIT_LIVENESS  # a lasso is real even in an incomplete exploration
+    if out_dir:
+        clear_previous_outputs(out_dir)
     files = write_counterexamples(result, out_dir, args.format) if out_dir else {}
     if out_dir and args.witnesses:
         files.update(write_witnesses(result, out_dir, args.format, bounds))
-    lasso_files = live.write_lassos(liveness, out_dir) if out_dir and liveness is not None else {}
+    lasso_files = live.write_lassos(liveness, out_dir, args.format) if out_dir and liveness is not None else {}
+    if out_dir:
+        record_outputs(out_dir)
+    if junit is not None:
+        write_junit(junit, "kgc check", junit_cases(result, liveness), result.stats.seconds)
     if args.json:
         doc = result_json(result, files, word)
         if liveness is not None:
@@ -152,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=2))
     else:
         skipped = fairness is not None and cut and liveness is None
-        print_text(result, files, word, show_verdict=liveness is None and not skipped)
+        print_text(result, files, word, show_verdict=liveness is None and not skipped, show_state=args.show_state)
         if liveness is not None:
             live.print_text(liveness, lasso_files)
             kinds = [k for k, ok in (("safety", result.ok), ("liveness", liveness.ok)) if not ok]
@@ -166,6 +188,96 @@ def run(args: argparse.Namespace) -> int:
         report_interruption(result.stats)
     report_memory_stop(result.stats, bounds)
     return code
+
+
+MANIFEST = ".kgc-check-files"
+"""The list of files a ``kgc check --out DIR`` run wrote into DIR, one name a line."""
+_OUTPUT_SUFFIXES = (".json", ".svg", ".itf.json", ".scenario.json")
+
+
+def _output_names(out_dir: Path) -> set[str]:
+    """The files in ``out_dir`` that a ``kgc check`` run writes: a counterexample, witness or lasso
+    of one of kgc's properties (``PROPERTY``, ``witness_NAME``, ``LIVENESS`` or ``LIVENESS-c1``
+    with one of the output suffixes), and those the previous run's manifest lists."""
+    from kgc.properties.temporal import ALL as TEMPORAL
+
+    stems = {p.name for p in ALL} | {f"witness_{p.name}" for p in ALL} | {p.name for p in TEMPORAL}
+    names: set[str] = set()
+    manifest = out_dir / MANIFEST
+    if manifest.is_file():
+        names |= {line for line in manifest.read_text().splitlines() if line and "/" not in line}
+    for child in out_dir.iterdir():
+        suffix = next((x for x in _OUTPUT_SUFFIXES[::-1] if child.name.endswith(x)), None)
+        if suffix is None:
+            continue
+        stem = child.name[: -len(suffix)]
+        if stem in stems or any(stem.startswith(f"{t.name}-") for t in TEMPORAL):
+            names.add(child.name)
+    return names
+
+
+def clear_previous_outputs(out_dir: Path) -> None:
+    """Remove what an earlier run wrote into ``out_dir``, so that a clean run leaves no old
+    counterexample behind; other files are left alone."""
+    for name in _output_names(out_dir):
+        (out_dir / name).unlink(missing_ok=True)
+
+
+def record_outputs(out_dir: Path) -> None:
+    """List this run's files in ``out_dir``'s manifest (the next run removes them first)."""
+    names = sorted(_output_names(out_dir) - {MANIFEST})
+    names = [n for n in names if (out_dir / n).exists()]
+    inputs.write_atomically(out_dir / MANIFEST, "".join(f"{n}\n" for n in names))
+
+
+def junit_cases(result: Result, liveness: LivenessResult | None) -> list[Case]:
+    """One JUnit test case per property: a violated one fails with its counterexample and
+    explanation; a safety property's "holds" of an incomplete search, a witness never found and a
+    liveness property not checked are skipped, saying why."""
+    s = result.stats
+    incomplete = not s.complete and s.stopped_by in ("time-limit", "max-states", "memory", "interrupted")
+    violations = {v.prop.name: v for v in result.violations}
+    cases: list[Case] = []
+    for p in result.properties:
+        verdict_word = result.verdict_of(p)
+        if p.name in violations:
+            v = violations[p.name]
+            why = explain_path(p, v.path)
+            text = format_trace(v.path) + ("\n" + "\n".join(why.lines()) if why is not None else "")
+            message = f"{p.name} violated in {len(v.path) - 1} steps" + (f": {why.clause}" if why else "")
+            cases.append(Case(p.name, "kgc.check.safety", FAILED, message, text))
+        elif not p.is_safety:
+            if p.name in result.witnessed:
+                cases.append(Case(p.name, "kgc.check.witness"))
+            else:
+                why_not = f"never witnessed: {p.witness_of} may hold vacuously" if s.complete else "search incomplete"
+                cases.append(Case(p.name, "kgc.check.witness", SKIPPED, why_not))
+        elif incomplete:
+            cases.append(
+                Case(
+                    p.name,
+                    "kgc.check.safety",
+                    SKIPPED,
+                    f"{verdict_word} within an incomplete search (stopped by {s.stopped_by})",
+                )
+            )
+        else:
+            cases.append(Case(p.name, "kgc.check.safety"))
+    if liveness is None:
+        return cases
+    for lv in liveness.verdicts:
+        if lv.verdict == "holds":
+            cases.append(Case(lv.instance, "kgc.check.liveness"))
+        elif lv.lasso is not None:
+            text = format_trace(lv.lasso.path, lv.lasso.loop_start)
+            message = (
+                f"{lv.instance} {lv.verdict}: a lasso of {lv.lasso.prefix_length} steps and a cycle of "
+                f"{lv.lasso.cycle_length} ({liveness.fairness.level} fairness)"
+            )
+            cases.append(Case(lv.instance, "kgc.check.liveness", FAILED, message, text))
+        else:
+            cases.append(Case(lv.instance, "kgc.check.liveness", FAILED, f"{lv.instance} {lv.verdict}"))
+    return cases
 
 
 def counterexample_json(result: Result, v: Violation) -> dict[str, Any]:
@@ -241,6 +353,9 @@ def write_scenario(doc: dict[str, Any], path: Path) -> bool:
 def result_json(result: Result, files: dict[str, str] | None = None, word: str | None = None) -> dict[str, Any]:
     s = result.stats
     return {
+        "schema": JSON_SCHEMA,
+        "schema_version": JSON_SCHEMA_VERSION,
+        "kgc": identity_json(),
         "verdict": word or verdict(result.ok, s)[0],
         "config": result.config.describe(),
         "strategy": result.strategy,
@@ -283,19 +398,23 @@ def result_json(result: Result, files: dict[str, str] | None = None, word: str |
     }
 
 
-def print_text(result: Result, files: dict[str, str], word: str | None = None, show_verdict: bool = True) -> None:
+def print_text(
+    result: Result, files: dict[str, str], word: str | None = None, show_verdict: bool = True, show_state: bool = False
+) -> None:
     """The verdicts, counterexamples and statistics (the header was printed when the run began)."""
     print("properties:")
     for p in result.properties:
         print(f"  {result.verdict_of(p):>9}  {p.name}: {p.description}")
     for v in result.violations:
         print(f"\nviolation of {v.prop.name} ({v.prop.source}), {len(v.path) - 1} steps:")
-        print(format_trace(v.path))
+        print(format_trace(v.path, show_state=show_state, static=result.config.static_consumers))
         explanation = explain_path(v.prop, v.path)
         if explanation is not None:
             print("\n".join("  " + line for line in explanation.lines()))
         if v.prop.name in files:
             print(f"  written to {files[v.prop.name]} (sequence chart: {files[v.prop.name][:-5]}.svg)")
+    if result.violations:
+        print(f"\nnotation (c1#0, ∅, gen, parked, perturbation …): {GLOSSARY}")
     s = result.stats
     print(
         f"\n{s.distinct_states:,} distinct states, {s.transitions:,} transitions, depth {s.depth}, "

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from kgc.cli import inputs
 from kgc.cli.errors import InputError
 from kgc.diagrams.sequence import render_svg
 from kgc.explorer.components import PackedModel
@@ -100,21 +101,27 @@ def lasso_json(result: LivenessResult, lasso: Lasso) -> dict[str, Any]:
     return lasso_trace(result, lasso)
 
 
-def write_lassos(result: LivenessResult, out_dir: Path) -> dict[str, str]:
+def write_lassos(result: LivenessResult, out_dir: Path, fmt: str = "kgc") -> dict[str, str]:
+    """Each lasso as ``STEM.json`` (``kgc-trace`` with ``loop_start``) and its chart ``STEM.svg``;
+    with ``fmt="itf"`` also ``STEM.itf.json`` (ITF with ``loop``)."""
+    from kgc.cli.itf import itf_of_trace
+
     files: dict[str, str] = {}
     for lasso in result.lassos:
         doc = lasso_json(result, lasso)
         stem = file_stem(lasso.instance)
         path = out_dir / f"{stem}.json"
-        path.write_text(json.dumps(doc, indent=2) + "\n")
-        (out_dir / f"{stem}.svg").write_text(render_svg(doc) + "\n")
+        inputs.write_atomically(path, json.dumps(doc, indent=2) + "\n")
+        inputs.write_atomically(out_dir / f"{stem}.svg", render_svg(doc) + "\n")
+        if fmt == "itf":
+            inputs.write_atomically(out_dir / f"{stem}.itf.json", json.dumps(itf_of_trace(doc), indent=1) + "\n")
         files[lasso.instance] = str(path)
     return files
 
 
 def result_json(result: LivenessResult, files: dict[str, str] | None = None) -> dict[str, Any]:
     return {
-        "verdict": "ok" if result.ok else "violation",
+        "verdict": "violation" if not result.ok else "ok" if result.complete else "incomplete",
         "fairness": result.fairness.level,
         "assumptions": result.fairness.describe(),
         "properties": [

@@ -683,7 +683,7 @@ def _place_rows(chart: Chart, geo: _Geometry, top: float) -> float:
         elif row.kind == "verdict":
             row.height = 34
         elif row.kind == "end":
-            row.height = 78 if _marks(chart.doc)["partitions"] else 64  # room for the contested line
+            row.height = 92  # the consumer's state, kind, member id, owned partitions, a contested one
         else:
             assert row.element is not None
             row.height = _label_height(row.element.label.lines) + ROW_PAD + 8
@@ -1072,6 +1072,9 @@ def _draw_end_state(svg: _Svg, chart: Chart, geo: _Geometry, row: Row) -> None:
             ),
             (f"owns {owned}", False),
         ]
+        if "static" in c:
+            kind = f"static · instance id {c.get('instance_id')}" if c.get("static") else "dynamic"
+            lines.insert(1, (kind, False))
         if contested and member_marked:
             lines.append((f"◆ contested: {contested}", True))
         for j, (line, hot) in enumerate(lines):

@@ -127,3 +127,36 @@ def test_a_contested_partition_is_marked_in_the_chart() -> None:
     svg = render_svg(doc)
     assert f'data-marked-partitions="{partition}"' in svg
     assert svg.count(f"◆ contested: [{partition}]") == 2  # on both owners' lifelines
+
+
+def test_show_state_prints_each_member_and_marks_what_changed(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--mutant", "leader_not_reelected", "--max-depth", "3", "--no-liveness", "--no-progress"]
+    assert main(["check", *SMALL, *argv, "--show-state"]) == 12
+    out = capsys.readouterr().out
+    assert "        group: Empty gen 0, leader ∅, members []" in out
+    assert "        c1 unjoined (static, instance id c1), no member id, rejoin needed" in out
+    assert "        c2 unjoined (dynamic), no member id, rejoin needed" in out
+    assert "      * group: PreparingRebalance gen 0, leader c1#0, members [c1#0(meta 0, join, new, static)]" in out
+    assert "notation (c1#0, ∅, gen, parked, perturbation …): " in out and out.count("glossary.md") == 1
+    assert main(["check", *SMALL, *argv]) == 12
+    assert "(static, instance id c1)" not in capsys.readouterr().out  # only on request
+
+
+def test_the_json_shows_static_members_and_what_each_step_changed(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--mutant", "leader_not_reelected", "--max-depth", "3", "--no-liveness", "--json"]
+    assert main(["check", *SMALL, *argv]) == 12
+    (cex,) = json.loads(capsys.readouterr().out)["counterexamples"]
+    c1, c2 = cex["initial"]["consumers"]
+    assert (c1["static"], c1["instance_id"], c2["static"], c2["instance_id"]) == (True, "c1", False, None)
+    first = cex["steps"][0]
+    assert first["group"]["members"][0]["static"] is True
+    assert {"group.state", "group.leader", "group.members", "c1.state"} <= set(first["changed"])
+    assert "c2.state" not in first["changed"]
+
+
+def test_the_glossary_explains_every_term_the_issue_names() -> None:
+    from kgc.paths import GLOSSARY
+
+    text = GLOSSARY.read_text()
+    for term in ("`c1#0`", "`∅`", "perturbation", "budget", "parked", "static", "witness", "lasso", "`*`"):
+        assert term in text, term
