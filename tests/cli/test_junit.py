@@ -110,3 +110,20 @@ def test_mutants_have_one_case_each_and_a_survivor_fails(tmp_path: Path) -> None
     assert out is not None and "killed by leader_is_member" in (out.text or "") and "why: " in (out.text or "")
     failure = found["sync_skips_generation_check"].find("failure")
     assert failure is not None and "survived" in failure.get("message", "")
+
+
+def test_replay_has_one_case_per_scenario_and_a_failure_says_expected_and_actual(tmp_path: Path) -> None:
+    from kgc.paths import SCENARIOS
+
+    report = tmp_path / "replay.xml"
+    files = [str(SCENARIOS / "heartbeat.json")]
+    assert main(["replay", *files, "--junit", str(report)]) == exits.OK
+    clean = cases(report)
+    assert clean and all(c.find("failure") is None for c in clean.values())
+    code = main(["replay", *files, "--mutant", "heartbeat_none_in_rebalance", "--junit", str(report)])
+    assert code != exits.OK
+    found = cases(report)
+    assert set(found) == set(clean)
+    failures = [c.find("failure") for c in found.values() if c.find("failure") is not None]
+    assert failures
+    assert any("expected" in (f.get("message") or "") and "actual" in (f.get("message") or "") for f in failures)
