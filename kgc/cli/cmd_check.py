@@ -81,6 +81,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--no-progress", action="store_true")
     p.add_argument(
+        "--quiet",
+        action="store_true",
+        help="a summary: no header, no progress, no property that holds or witness found, no fairness assumptions; "
+        "violations, warnings and verdicts only",
+    )
+    p.add_argument(
         "--show-state",
         action="store_true",
         help="print the whole state after each step of a counterexample (group, members, each consumer; "
@@ -123,8 +129,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--format and --witnesses say how --out writes traces: add --out DIR")
     out_dir = inputs.output_dir(args.out) if args.out else None
     junit = inputs.output_file(args.junit, ("xml",), "--junit") if args.junit else None
-    quiet = args.json or args.no_progress
-    if not args.json:
+    quiet = args.json or args.no_progress or args.quiet
+    if not args.json and not args.quiet:
         print_header(VERB, config, bounds, args.strategy)
     if spark is not None:
         try:
@@ -140,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise InputError(f"--engine {args.engine}: {exc}") from None
         checkpoint, every, resume = checkpoint_from_args(args)
-        progress = None if quiet else progress_reporter()
+        progress = None if quiet else progress_reporter(phase="safety search")
         try:
             result = explorer.run(args.strategy, bounds, progress, checkpoint, every, resume)
         except ValueError as exc:
@@ -150,15 +156,22 @@ def run(args: argparse.Namespace) -> int:
     word, code = verdict(result.ok, result.stats, args.allow_incomplete)
     interrupted = result.stats.stopped_by == "interrupted"
     cut = result.stats.stopped_by in ("interrupted", "memory")  # no liveness check after these: it needs more
-    graph, model = (result.graph, explorer.model) if spark is None else (None, None)
-    liveness = live.run(config, fairness, bounds, graph, model, workers) if fairness is not None and not cut else None
-    if result.ok and not interrupted and liveness is not None and not liveness.ok:
-        word, code = "violation", EXIT_LIVENESS  # a lasso is real even in an incomplete exploration
     if out_dir:
         clear_previous_outputs(out_dir)
     files = write_counterexamples(result, out_dir, args.format) if out_dir else {}
     if out_dir and args.witnesses:
         files.update(write_witnesses(result, out_dir, args.format, bounds))
+    if not args.json:
+        # The safety verdicts as soon as the search ends: the liveness check may take a while.
+        print_text(result, files, word, fairness is None, args.show_state, args.quiet)
+        if fairness is not None and not cut:
+            print(f"safety: {word}; checking liveness ({fairness.level} fairness) …", flush=True)
+    if fairness is not None and not cut and not quiet:
+        print("progress: liveness: exploring the state graph and checking its cycles", file=sys.stderr, flush=True)
+    graph, model = (result.graph, explorer.model) if spark is None else (None, None)
+    liveness = live.run(config, fairness, bounds, graph, model, workers) if fairness is not None and not cut else None
+    if result.ok and not interrupted and liveness is not None and not liveness.ok:
+        word, code = "violation", EXIT_LIVENESS  # a lasso is real even in an incomplete exploration
     lasso_files = live.write_lassos(liveness, out_dir, args.format) if out_dir and liveness is not None else {}
     if out_dir:
         record_outputs(out_dir)
@@ -174,9 +187,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=2))
     else:
         skipped = fairness is not None and cut and liveness is None
-        print_text(result, files, word, show_verdict=liveness is None and not skipped, show_state=args.show_state)
         if liveness is not None:
-            live.print_text(liveness, lasso_files)
+            live.print_text(liveness, lasso_files, config, args.quiet)
             kinds = [k for k, ok in (("safety", result.ok), ("liveness", liveness.ok)) if not ok]
             print("verdict: " + (f"violation ({', '.join(kinds)})" if kinds else word))
         elif spark:
@@ -399,11 +411,19 @@ def result_json(result: Result, files: dict[str, str] | None = None, word: str |
 
 
 def print_text(
-    result: Result, files: dict[str, str], word: str | None = None, show_verdict: bool = True, show_state: bool = False
+    result: Result,
+    files: dict[str, str],
+    word: str | None = None,
+    show_verdict: bool = True,
+    show_state: bool = False,
+    quiet: bool = False,
 ) -> None:
-    """The verdicts, counterexamples and statistics (the header was printed when the run began)."""
-    print("properties:")
-    for p in result.properties:
+    """The verdicts, counterexamples and statistics (the header was printed when the run began);
+    ``quiet``: only the safety properties that do not hold (a witness not found is in the warning)."""
+    shown = [p for p in result.properties if not quiet or (p.is_safety and result.verdict_of(p) != "holds")]
+    if shown:
+        print("properties:")
+    for p in shown:
         print(f"  {result.verdict_of(p):>9}  {p.name}: {p.description}")
     for v in result.violations:
         print(f"\nviolation of {v.prop.name} ({v.prop.source}), {len(v.path) - 1} steps:")
@@ -416,13 +436,16 @@ def print_text(
     if result.violations:
         print(f"\nnotation (c1#0, ∅, gen, parked, perturbation …): {GLOSSARY}")
     s = result.stats
-    print(
-        f"\n{s.distinct_states:,} distinct states, {s.transitions:,} transitions, depth {s.depth}, "
-        f"{s.seconds:.1f} s, {s.states_per_second:,.0f} states/s, peak memory {s.peak_memory_mb:,.0f} MB "
-        f"({s.engine} engine, {'compiled' if running_compiled() else 'Python'} model"
-        + (", 2 processes" if s.workers > 1 else "")
-        + (f", visited set {s.bytes_per_state:.1f} bytes/state)" if s.visited_bytes else ")")
-    )
+    if quiet:
+        print(f"{s.distinct_states:,} distinct states, depth {s.depth}, {s.seconds:.1f} s")
+    else:
+        print(
+            f"\n{s.distinct_states:,} distinct states, {s.transitions:,} transitions, depth {s.depth}, "
+            f"{s.seconds:.1f} s, {s.states_per_second:,.0f} states/s, peak memory {s.peak_memory_mb:,.0f} MB "
+            f"({s.engine} engine, {'compiled' if running_compiled() else 'Python'} model"
+            + (", 2 processes" if s.workers > 1 else "")
+            + (f", visited set {s.bytes_per_state:.1f} bytes/state)" if s.visited_bytes else ")")
+        )
     if not s.complete:
         why = s.stopped_by + (": --max-memory reached or an allocation failed" if s.stopped_by == "memory" else "")
         print(f"warning: exploration incomplete (stopped by {why}); 'holds' means within what was explored")

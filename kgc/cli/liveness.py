@@ -164,27 +164,67 @@ def result_json(result: LivenessResult, files: dict[str, str] | None = None) -> 
     }
 
 
-def print_text(result: LivenessResult, files: dict[str, str]) -> None:
-    print(f"liveness (fairness: {result.fairness.level}):")
-    for line in result.fairness.describe():
-        print(f"  assume {line}")
+def applicable_assumptions(fairness: Fairness, config: Config | None) -> list[str]:
+    """The fairness assumptions that apply to ``config``: a class whose steps the configuration
+    never takes is left out (``handle`` with atomic requests, ``commit`` without auto-commit,
+    ``fetch`` without OffsetFetch, ``pending_timer`` without KIP-394's member id requirement)."""
+    lines = fairness.describe()
+    if config is None or fairness.level == "none":
+        return lines
+    absent = set()
+    if config.atomic_requests:
+        absent.add("handle")
+    if not config.auto_commit:
+        absent.add("commit")
+    if not config.offset_fetch:
+        absent.add("fetch")
+    if not config.require_known_member_id:
+        absent.add("pending_timer")
+    return [
+        line for line in lines if not any(line.startswith(f"{tag}({name}):") for tag in ("WF", "SF") for name in absent)
+    ]
+
+
+def print_text(
+    result: LivenessResult, files: dict[str, str], config: Config | None = None, quiet: bool = False
+) -> None:
+    """The liveness verdicts, the assumptions that apply, and each distinct lasso once (another
+    property broken by the same lasso refers to it). ``quiet``: no assumptions and no property
+    that holds."""
+    if not quiet:
+        print(f"liveness (fairness: {result.fairness.level}):")
+        for line in applicable_assumptions(result.fairness, config):
+            print(f"  assume {line}")
     for v in result.verdicts:
+        if quiet and v.verdict == "holds":
+            continue
         witness = "" if v.witnessed else " (never witnessed: " + v.prop.witness + " is unreachable)"
         print(f"  {v.verdict:>9}  {v.instance}: {v.prop.formula}{witness}")
+    printed: list[Lasso] = []
     for lasso in result.lassos:
-        print(
-            f"\nliveness violation of {lasso.instance} ({lasso.prop.source}) under {result.fairness.level} "
-            f"fairness: {_steps(lasso.prefix_length)} to the cycle, then "
-            + (f"a cycle of {_steps(lasso.cycle_length)} repeated forever:" if lasso.cycle_length else "it stutters:")
-        )
-        print(format_trace(lasso.path, lasso.loop_start))
+        same = next((p for p in printed if p.path == lasso.path and p.loop_start == lasso.loop_start), None)
+        if same is not None:
+            print(f"\nliveness violation of {lasso.instance}: the same lasso as {same.instance} (above)")
+        else:
+            printed.append(lasso)
+            print(
+                f"\nliveness violation of {lasso.instance} ({lasso.prop.source}) under {result.fairness.level} "
+                f"fairness: {_steps(lasso.prefix_length)} to the cycle, then "
+                + (
+                    f"a cycle of {_steps(lasso.cycle_length)} repeated forever:"
+                    if lasso.cycle_length
+                    else "it stutters:"
+                )
+            )
+            print(format_trace(lasso.path, lasso.loop_start))
         if lasso.instance in files:
             print(f"  written to {files[lasso.instance]} (sequence chart: {files[lasso.instance][:-5]}.svg)")
-    print(
-        f"liveness: {result.states:,} states, {result.edges:,} transitions, {result.components:,} cyclic "
-        f"components (largest {result.largest_component:,} states), {result.deadlocks} deadlocks; "
-        f"explored in {result.explore_seconds:.1f} s, cycles checked in {result.check_seconds:.1f} s"
-    )
+    if not quiet:
+        print(
+            f"liveness: {result.states:,} states, {result.edges:,} transitions, {result.components:,} cyclic "
+            f"components (largest {result.largest_component:,} states), {result.deadlocks} deadlocks; "
+            f"explored in {result.explore_seconds:.1f} s, cycles checked in {result.check_seconds:.1f} s"
+        )
     if not result.complete:
         print(
             f"warning: liveness exploration incomplete (stopped by {result.stopped_by}); a lasso found is real, "

@@ -160,3 +160,54 @@ def test_the_glossary_explains_every_term_the_issue_names() -> None:
     text = GLOSSARY.read_text()
     for term in ("`c1#0`", "`∅`", "perturbation", "budget", "parked", "static", "witness", "lasso", "`*`"):
         assert term in text, term
+
+
+def test_safety_verdicts_come_before_the_liveness_check(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", *SMALL]) == 0
+    captured = capsys.readouterr()
+    out = captured.out
+    assert out.index("holds  exclusive_ownership") < out.index("safety: ok; checking liveness (weak fairness) …")
+    assert out.index("safety: ok; checking liveness") < out.index("liveness (fairness: weak):")
+    assert "progress: safety search: started" in captured.err
+    assert "progress: liveness: exploring the state graph and checking its cycles" in captured.err
+
+
+def test_only_the_assumptions_that_apply_are_printed(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", *SMALL, "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "assume WF(join):" in out
+    assert "assume WF(handle)" not in out  # requests are atomic by default
+    assert "assume WF(fetch)" not in out and "assume WF(pending_timer)" not in out
+    assert main(["check", *SMALL, "--no-progress", "--no-atomic-requests", "--max-depth", "6"]) in (0, 13)
+    assert "assume WF(handle)" in capsys.readouterr().out
+
+
+def test_quiet_prints_a_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", *SMALL, "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    lines = captured.out.splitlines()
+    assert "holds" not in captured.out and "assume" not in captured.out and "kgc check:" not in captured.out
+    assert lines[-1] == "verdict: ok" and len(lines) <= 5, lines
+
+
+def test_a_lasso_broken_for_several_properties_is_printed_once() -> None:
+    from kgc.cli import liveness as live
+    from kgc.explorer.liveness import Fairness
+    from kgc.model.config import Config
+
+    config = Config.from_mapping(
+        {"consumers": 2, "partitions": 2, "max_generation": 2, "mutant": "join_expiry_not_forced"}
+    )
+    result = live.run(config, Fairness("weak"), cmd_check.Bounds())
+    assert len(result.lassos) >= 2
+    import contextlib
+    import io
+
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        live.print_text(result, {}, config)
+    out = buffer.getvalue()
+    distinct = {(tuple(x.path), x.loop_start) for x in result.lassos}
+    assert out.count("  0. initial state") == len(distinct) < len(result.lassos)
+    assert "the same lasso as" in out
