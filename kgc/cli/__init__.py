@@ -34,6 +34,7 @@ VERB_MODULES = [
     "kgc.cli.cmd_mutants",
     "kgc.cli.cmd_scenario",
     "kgc.cli.cmd_diff",
+    "kgc.cli.cmd_explore",
     "kgc.cli.cmd_serve",
     "kgc.cli.cmd_clients",
     "kgc.cli.cmd_logs",

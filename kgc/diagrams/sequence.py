@@ -553,11 +553,14 @@ class _Geometry:
     width: float
 
 
-WITNESS_KINDS = ("sometimes", "behaviour")
-"""Traces that show something reachable (a witness, a ``kgc diff`` behaviour), not a violation."""
+WITNESS_KINDS = ("sometimes", "behaviour", "path")
+"""Traces that show something reachable (a witness, a ``kgc diff`` behaviour, a path of ``kgc
+explore``), not a violation."""
 
 
 def _heading(kind: str) -> str:
+    if kind == "path":
+        return "Path:"
     return "Witness of" if kind in WITNESS_KINDS else "Counterexample to"
 
 
