@@ -103,8 +103,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--port must be between 0 and 65535, got {args.port}")
     explorer = explorer_from_args(args)
     server = make_server(explorer, args.port)
-    host, port = server.server_address[:2]
-    print(f"kgc explore: serving on http://{host}:{port}/ (Ctrl-C stops it)", flush=True)
+    port = server.server_address[1]
+    print(f"kgc explore: serving on http://127.0.0.1:{port}/ (Ctrl-C stops it)", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
