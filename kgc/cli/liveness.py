@@ -164,27 +164,6 @@ def result_json(result: LivenessResult, files: dict[str, str] | None = None) -> 
     }
 
 
-def applicable_assumptions(fairness: Fairness, config: Config | None) -> list[str]:
-    """The fairness assumptions that apply to ``config``: a class whose steps the configuration
-    never takes is left out (``handle`` with atomic requests, ``commit`` without auto-commit,
-    ``fetch`` without OffsetFetch, ``pending_timer`` without KIP-394's member id requirement)."""
-    lines = fairness.describe()
-    if config is None or fairness.level == "none":
-        return lines
-    absent = set()
-    if config.atomic_requests:
-        absent.add("handle")
-    if not config.auto_commit:
-        absent.add("commit")
-    if not config.offset_fetch:
-        absent.add("fetch")
-    if not config.require_known_member_id:
-        absent.add("pending_timer")
-    return [
-        line for line in lines if not any(line.startswith(f"{tag}({name}):") for tag in ("WF", "SF") for name in absent)
-    ]
-
-
 def print_text(
     result: LivenessResult, files: dict[str, str], config: Config | None = None, quiet: bool = False
 ) -> None:
@@ -193,7 +172,7 @@ def print_text(
     that holds."""
     if not quiet:
         print(f"liveness (fairness: {result.fairness.level}):")
-        for line in applicable_assumptions(result.fairness, config):
+        for line in result.fairness.describe_for(config):
             print(f"  assume {line}")
     for v in result.verdicts:
         if quiet and v.verdict == "holds":

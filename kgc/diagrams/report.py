@@ -30,6 +30,7 @@ from kgc.explorer.liveness import Lasso, LivenessResult, lasso_trace
 from kgc.explorer.search import Bounds, Result, Violation
 from kgc.explorer.trace import trace_json
 from kgc.model.actions import ALL_KINDS, CONSUMER_KINDS, FAULT_KINDS, HANDLE, TIMER_KINDS
+from kgc.model.config import Config
 from kgc.model.names import actor_name, consumer_text, group_where, state_name, step_text
 from kgc.model.types import GroupState
 from kgc.properties.explain import Explanation, explain_path
@@ -99,6 +100,38 @@ def _num(n: int) -> str:
     return f"{n:,}"
 
 
+#: Liveness properties whose premise a configuration switch rules out, with the switch that enables
+#: it: stated once as a note (what does not apply), not as a warning on every run.
+PREMISE_SWITCHES: dict[str, tuple[str, str]] = {
+    "pending_resolved": (
+        "require_known_member_id",
+        "pending member ids exist only when JoinGroup requires a known member id (KIP-394); "
+        "--set require_known_member_id=true checks it",
+    ),
+}
+
+
+def not_applicable(name: str, config: Config) -> str | None:
+    """Why liveness property ``name`` cannot apply to ``config`` (its premise switched off), or None."""
+    switch = PREMISE_SWITCHES.get(name)
+    if switch is None or getattr(config, switch[0]):
+        return None
+    return switch[1]
+
+
+def notes(inp: ReportInput) -> list[str]:
+    """What does not apply to this configuration, said once (plain text)."""
+    live = inp.liveness
+    if live is None:
+        return []
+    out = []
+    for name in dict.fromkeys(v.prop.name for v in live.verdicts):
+        why = not_applicable(name, inp.result.config)
+        if why is not None:
+            out.append(f"{name} does not apply: {why}.")
+    return out
+
+
 def warnings(inp: ReportInput) -> list[str]:
     """What a reviewer must look at first (plain text, one sentence each)."""
     r, obs = inp.result, inp.observation
@@ -118,9 +151,16 @@ def warnings(inp: ReportInput) -> list[str]:
     if live is not None:
         if not live.complete:
             out.append(f"The liveness exploration is incomplete (stopped by {live.stopped_by}).")
+        vacuous: dict[str, list[str]] = {}
         for v in live.verdicts:
-            if not v.witnessed:
-                out.append(f"Liveness property {v.instance} is vacuous here: {v.prop.witness} is unreachable.")
+            if not v.witnessed and not_applicable(v.prop.name, r.config) is None:
+                vacuous.setdefault(v.prop.name, []).append(v.instance)
+        for name, instances in vacuous.items():
+            prop = next(v.prop for v in live.verdicts if v.prop.name == name)
+            out.append(
+                f"Liveness property {', '.join(instances)} holds vacuously: {prop.witness} is unreachable in this "
+                "configuration; widen it (--max-generation, --max-perturbations, the faults) or fix the premise."
+            )
     missing, extra = compare(obs.edge_set(), r.config)
     for a, b in sorted(extra):
         out.append(f"The group took {a.kafka_name} → {b.kafka_name}, which Kafka's valid-previous-state table forbids.")
@@ -185,6 +225,11 @@ def build_report(inp: ReportInput, generated_at: _dt.datetime | None = None) -> 
         parts.append('<section class="warnings" id="warnings"><h2>⚠ Warnings</h2><ul>')
         parts += [f"<li>{escape(w)}</li>" for w in warn]
         parts.append("</ul></section>")
+    remarks = notes(inp)
+    if remarks:
+        parts.append('<section class="notes" id="notes"><h2>Not applicable here</h2><ul>')
+        parts += [f"<li>{escape(n)}</li>" for n in remarks]
+        parts.append("</ul></section>")
     parts += _configuration(inp)
     parts += _properties(r)
     parts += _statistics(r)
@@ -192,7 +237,7 @@ def build_report(inp: ReportInput, generated_at: _dt.datetime | None = None) -> 
     parts += _state_machine(inp)
     parts += _counterexamples(r)
     if live is not None:
-        parts += _liveness(live)
+        parts += _liveness(live, r.config)
     parts += inp.extra_sections
     parts.append("</main></body></html>")
     return "\n".join(parts)
@@ -436,12 +481,12 @@ def _counterexample(index: int, v: Violation, r: Result) -> list[str]:
     return out
 
 
-def _liveness(live: LivenessResult) -> list[str]:
+def _liveness(live: LivenessResult, config: Config | None = None) -> list[str]:
     out = [
         '<section id="liveness"><h2>Liveness</h2>',
         f"<p>Fairness: <b>{escape(live.fairness.level)}</b>. Assumed:</p><ul>",
     ]
-    out += [f"<li>{escape(line)}</li>" for line in live.fairness.describe()]
+    out += [f"<li>{escape(line)}</li>" for line in live.fairness.describe_for(config)]
     out.append("</ul>")
     out.append(
         "<table><tr><th>property</th><th>formula</th><th>verdict</th><th>witness</th><th>what must happen</th>"
