@@ -204,7 +204,7 @@ def build_report(inp: ReportInput, generated_at: _dt.datetime | None = None) -> 
     nav = (
         '<nav class="toc" id="toc">Contents: '
         + "".join(f'<a href="#{key}">{escape(text)}</a>' for key, text in toc)
-        + "</nav>"
+        + '<span class="sub">notation (c1#0, ∅, gen, parked …): docs/glossary.md</span></nav>'
     )
     parts = [
         "<!DOCTYPE html>",

@@ -216,3 +216,16 @@ def test_rev_is_looked_up_where_the_user_stands(
         subprocess.run(["git", *argv], cwd=tmp_path, check=True, env={**os.environ, **env})
     assert main(["diff", "--rev", "HEAD", *SMALL]) == exits.BAD_INPUT  # this repository's HEAD, not kgc's
     assert "predates the kgc package layout" in capsys.readouterr().err
+
+
+def test_the_diff_page_puts_the_rule_differences_first(tmp_path: Path) -> None:
+    from kgc.diagrams.diff_page import build_diff_page
+
+    two = ["--consumers", "2", "--partitions", "2", "--max-generation", "2"]
+    assert main(["diff", *two, "--mutant", "commit_unfenced", "--out", str(tmp_path)]) == exits.FAILED
+    page = (tmp_path / "diff.html").read_text()
+    assert page.index('<h2 id="why">What changed and why</h2>') < page.index("<h2>The two sides</h2>")
+    assert "<td>OffsetCommit in Empty → NONE</td><td>OffsetCommit in Empty → UNKNOWN_MEMBER_ID</td>" in page
+    d = json.loads((tmp_path / "diff.json").read_text())
+    d.pop("why")
+    assert 'id="why"' not in build_diff_page(d)  # a document of an older kgc has no such section
