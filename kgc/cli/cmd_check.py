@@ -202,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-MANIFEST = ".kgc-check-files"
+MANIFEST = "kgc-check-files.txt"
 """The list of files a ``kgc check --out DIR`` run wrote into DIR, one name a line."""
 _OUTPUT_SUFFIXES = (".json", ".svg", ".itf.json", ".scenario.json")
 

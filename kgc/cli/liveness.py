@@ -31,6 +31,7 @@ from kgc.explorer.search import Bounds
 from kgc.explorer.trace import format_trace
 from kgc.model.config import Config
 from kgc.model.system import ClassicGroupModel
+from kgc.properties.explain import explain_lasso
 from kgc.properties.temporal import ALL
 
 EXIT_LIVENESS = 13
@@ -196,6 +197,8 @@ def print_text(
                 )
             )
             print(format_trace(lasso.path, lasso.loop_start))
+            why = explain_lasso(lasso.prop, lasso.instance, lasso.path, lasso.loop_start, result.fairness.level)
+            print("\n".join("  " + line for line in why.lines()))
         if lasso.instance in files:
             print(f"  written to {files[lasso.instance]} (sequence chart: {files[lasso.instance][:-5]}.svg)")
     if not quiet:

@@ -1225,4 +1225,7 @@ def lasso_trace(result: LivenessResult, lasso: Lasso) -> dict[str, Any]:
     )
     doc["fairness"] = result.fairness.level
     doc["formula"] = p.formula
+    from kgc.properties.explain import explain_lasso
+
+    doc["explanation"] = explain_lasso(p, lasso.instance, lasso.path, lasso.loop_start, result.fairness.level).json()
     return doc

@@ -32,6 +32,7 @@ from kgc.model.state import NO_MEMBER, JoinTimer, State
 from kgc.model.types import VALID_PREVIOUS_STATES, ApiKey, Errors, GroupState, MemberState
 from kgc.properties.base import Property
 from kgc.properties.protocol import CR, PR, exchanges
+from kgc.properties.temporal import CONSUMER, GROUP, Temporal
 
 EXPLANATION_VERSION = 1
 
@@ -675,3 +676,62 @@ def _one_member_per_instance(name: str, s: State | None, a: Action | None, t: St
                 Marks(members=tuple(mids), consumers=(consumer_name(instance),), generations=(t.group.generation,)),
             )
     return None
+
+
+# ---------------------------------------------------------------------- liveness: a lasso
+def _holds(prop: Temporal, predicate: Any, state: State, instance: str) -> bool:
+    """A liveness predicate on ``state`` for the property's instance (``name[cN]``: consumer N)."""
+    if prop.scope == GROUP:
+        return bool(predicate(state.group))
+    if prop.scope == CONSUMER:
+        index = int(instance.rsplit("[c", 1)[1].rstrip("]")) - 1
+        return bool(predicate(state.group, state.consumers[index], index))
+    return bool(predicate(state))
+
+
+def explain_lasso(
+    prop: Temporal, instance: str, path: list[tuple[Action | None, State]], loop_start: int, fairness: str
+) -> Explanation:
+    """Why a lasso breaks a liveness property: for ``P ~> Q``, the step from which P held and Q
+    never held again (the cycle repeats without Q); for ``[]<>Q``, that Q never holds on the cycle.
+    The values are the states the cycle goes through and the fairness it was found under."""
+    last = len(path) - 1
+    cycle = [s for _, s in path[loop_start + 1 :]] or [path[loop_start][1]]
+    where = sorted({f"{state_name(s.group.state)} gen {s.group.generation}" for s in cycle})
+    repeat = (
+        f"the state after step {loop_start} stutters forever"
+        if loop_start == last
+        else f"steps {loop_start + 1}–{last} repeat forever"
+    )
+    values: dict[str, Any] = {"instance": instance, "cycle": repeat, "group on the cycle": where, "fairness": fairness}
+    goal_on_cycle = any(_holds(prop, prop.goal, s, instance) for s in cycle)
+    if prop.trigger is None:
+        return Explanation(
+            prop.name,
+            f"{prop.goal_text} never holds again: {repeat}",
+            f"{prop.goal_text}, again and again ([]<>)",
+            f"it holds in none of the cycle's {len(cycle)} states" if not goal_on_cycle else "see the cycle",
+            values,
+            Marks(generations=tuple(sorted({s.group.generation for s in cycle}))),
+        )
+    start = 0
+    for k in range(len(path)):  # the first state of the obligation the cycle never discharges
+        state = path[k][1]
+        if _holds(prop, prop.trigger, state, instance) and not any(
+            _holds(prop, prop.goal, s, instance) for _, s in path[k:]
+        ):
+            start = k
+            break
+    values["obligation from"] = f"the state after step {start}" if start else "the initial state"
+    consumer = instance.rsplit("[", 1)[1].rstrip("]") if "[" in instance else ""
+    return Explanation(
+        prop.name,
+        f"{prop.trigger_text} from {values['obligation from']} on, and {prop.goal_text} never follows: {repeat}",
+        f"{prop.goal_text}, eventually ({prop.formula})",
+        f"not in any later state of the lasso, under {fairness} fairness",
+        values,
+        Marks(
+            consumers=(consumer,) if consumer else (),
+            generations=tuple(sorted({s.group.generation for s in cycle})),
+        ),
+    )

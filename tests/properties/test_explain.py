@@ -123,3 +123,26 @@ def test_commit_unfenced_says_which_member_and_generation() -> None:
     assert why.values["member"] == "c1#0" and why.values["request generation"] == 1
     assert why.values["answer"] == "NONE" and why.values["known member"] is False
     assert "UNKNOWN_MEMBER_ID" in why.expected
+
+
+LIVENESS_KILLABLE = [m for m in KILLABLE if m.liveness]
+
+
+@pytest.mark.parametrize("mutant", LIVENESS_KILLABLE, ids=[m.name for m in LIVENESS_KILLABLE])
+def test_every_liveness_mutant_lasso_names_its_clause_and_values(mutant: Mutant) -> None:
+    """A liveness mutant is killed by a lasso: its explanation names the obligation, the goal that
+    never follows, the repeating steps and the fairness."""
+    from kgc.explorer.liveness import lasso_trace
+    from kgc.properties.explain import explain_lasso
+
+    small = Config.from_mapping({"consumers": 2, "partitions": 2, "max_generation": 2})
+    outcome = explore(small, mutant)
+    assert outcome.liveness is not None and outcome.lassos, f"{mutant.name} not killed by a lasso"
+    lasso = outcome.lassos[0]
+    why = explain_lasso(lasso.prop, lasso.instance, lasso.path, lasso.loop_start, outcome.liveness.fairness.level)
+    assert why.prop == lasso.prop.name
+    assert lasso.prop.goal_text in why.clause and "repeat" in why.clause or "stutters" in why.clause
+    assert why.values["fairness"] == "weak" and why.values["group on the cycle"]
+    if lasso.prop.trigger is not None:
+        assert lasso.prop.trigger_text in why.clause and "obligation from" in why.values
+    assert lasso_trace(outcome.liveness, lasso)["explanation"] == why.json()
