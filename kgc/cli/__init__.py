@@ -13,13 +13,16 @@ from __future__ import annotations
 import argparse
 import atexit
 import contextlib
+import errno
 import importlib
 import os
+import signal
 import sys
 import threading
 from types import ModuleType
-from typing import NoReturn
+from typing import Any, NoReturn
 
+from kgc import quiet_interrupts
 from kgc.cli import exits
 from kgc.cli.errors import InputError
 from kgc.cli.outcome import interrupt_exit, interrupt_name, signals
@@ -42,6 +45,9 @@ VERB_MODULES = [
 ]
 
 INTERNAL_ERROR_EXIT = exits.INTERNAL
+
+_ENVIRONMENT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG, errno.EIO}
+"""Errors of the file system a verb writes to: one line and 150, never 255, wherever they surface."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -67,12 +73,28 @@ def _modules_for(argv: list[str]) -> list[str] | None:
     one) loads every verb, for the listing and argparse's "invalid choice"."""
     if argv and f"kgc.cli.cmd_{argv[0]}" in VERB_MODULES:
         return [f"kgc.cli.cmd_{argv[0]}"]
+    if argv == ["--version"]:
+        return []
     return None
+
+
+class _Version(argparse.Action):
+    """``kgc --version``: the version and, in a git checkout, the commit (``kgc.cli.version``),
+    worked out only when asked."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> NoReturn:
+        from kgc.cli.version import version_line
+
+        print(version_line())
+        parser.exit()
 
 
 def build_parser(verbs: dict[str, ModuleType]) -> argparse.ArgumentParser:
     parser = _Parser(prog="kgc", description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--version", action="store_true", help="print kgc's version and commit, and exit")
+    parser.add_argument("--version", action=_Version, help="print kgc's version (and commit, in a checkout) and exit")
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
     for verb, module in verbs.items():
         p = sub.add_parser(verb, help=module.HELP, description=module.HELP)
@@ -82,18 +104,13 @@ def build_parser(verbs: dict[str, ModuleType]) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C raises KeyboardInterrupt below
     with signals():
         try:
-            if argv == ["--version"]:  # answered before the verbs load: a CI step's first check
-                from kgc.cli.version import version_line
-
-                print(version_line())
-                return exits.OK
             verbs = _load_verbs(_modules_for(argv))
             parser = build_parser(verbs)
             args = parser.parse_args(argv)
-            if args.version:
-                raise InputError("--version takes no verb or other option: kgc --version")
             if args.verb is None:
                 parser.print_help(sys.stderr)
                 return exits.BAD_INPUT
@@ -110,6 +127,11 @@ def main(argv: list[str] | None = None) -> int:
         except BrokenPipeError:
             return exits.OK
         except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, exit 255
+            if isinstance(exc, OSError) and exc.errno in _ENVIRONMENT_ERRNOS:
+                # The environment, not kgc: a full disk, a read-only or unwritable destination.
+                where = f" ({exc.filename})" if exc.filename else ""
+                print(f"kgc: error: {exc.strerror or exc}{where}", file=sys.stderr)
+                return exits.BAD_INPUT
             text = " ".join(str(exc).split())[:300]
             print(f"kgc: internal error: {type(exc).__name__}: {text}", file=sys.stderr)
             return INTERNAL_ERROR_EXIT
@@ -123,6 +145,7 @@ def entry() -> NoReturn:
     logging) and the standard streams are flushed. With a thread still running, the ordinary exit
     (which waits for it) is kept."""
     code = main()
+    quiet_interrupts()  # an interrupt while the process ends: one line, no traceback
     if threading.active_count() > 1:
         sys.exit(code)
     atexit._run_exitfuncs()

@@ -45,7 +45,7 @@ from kgc.explorer.search import Bounds, Explorer, Result, Violation
 from kgc.explorer.spark_env import SparkUnavailable
 from kgc.explorer.trace import format_trace, trace_json
 from kgc.model._compiled import running_compiled
-from kgc.paths import GLOSSARY
+from kgc.paths import glossary
 from kgc.properties.explain import explain_path
 from kgc.properties.protocol import ALL
 
@@ -156,11 +156,21 @@ def run(args: argparse.Namespace) -> int:
     word, code = verdict(result.ok, result.stats, args.allow_incomplete)
     interrupted = result.stats.stopped_by == "interrupted"
     cut = result.stats.stopped_by in ("interrupted", "memory")  # no liveness check after these: it needs more
-    if out_dir:
-        clear_previous_outputs(out_dir)
-    files = write_counterexamples(result, out_dir, args.format) if out_dir else {}
-    if out_dir and args.witnesses:
-        files.update(write_witnesses(result, out_dir, args.format, bounds))
+    # Writing --out may fail (a full disk, the directory removed meanwhile): the verdict and the
+    # statistics are printed first, then the one-line error, and the exit is 150.
+    write_error: InputError | None = None
+    files: dict[str, str] = {}
+    lasso_files: dict[str, Any] = {}
+    try:
+        if out_dir:
+            clear_previous_outputs(out_dir)
+        files = write_counterexamples(result, out_dir, args.format) if out_dir else {}
+        if out_dir and args.witnesses:
+            files.update(write_witnesses(result, out_dir, args.format, bounds))
+    except InputError as exc:
+        write_error = exc
+    except OSError as exc:
+        write_error = InputError(f"--out: cannot write into {str(out_dir)!r}: {exc.strerror or exc}")
     if not args.json:
         # The safety verdicts as soon as the search ends: the liveness check may take a while.
         print_text(result, files, word, fairness is None, args.show_state, args.quiet)
@@ -172,11 +182,17 @@ def run(args: argparse.Namespace) -> int:
     liveness = live.run(config, fairness, bounds, graph, model, workers) if fairness is not None and not cut else None
     if result.ok and not interrupted and liveness is not None and not liveness.ok:
         word, code = "violation", EXIT_LIVENESS  # a lasso is real even in an incomplete exploration
-    lasso_files = live.write_lassos(liveness, out_dir, args.format) if out_dir and liveness is not None else {}
-    if out_dir:
-        record_outputs(out_dir)
-    if junit is not None:
-        write_junit(junit, "kgc check", junit_cases(result, liveness), result.stats.seconds)
+    try:
+        if out_dir and liveness is not None and write_error is None:
+            lasso_files = live.write_lassos(liveness, out_dir, args.format)
+        if out_dir and write_error is None:
+            record_outputs(out_dir)
+        if junit is not None:
+            write_junit(junit, "kgc check", junit_cases(result, liveness), result.stats.seconds)
+    except InputError as exc:
+        write_error = write_error or exc
+    except OSError as exc:
+        write_error = write_error or InputError(f"cannot write the reports: {exc.strerror or exc}")
     if args.json:
         doc = result_json(result, files, word)
         if liveness is not None:
@@ -199,6 +215,9 @@ def run(args: argparse.Namespace) -> int:
     if interrupted:
         report_interruption(result.stats)
     report_memory_stop(result.stats, bounds)
+    if write_error is not None:
+        print(f"kgc: error: {write_error}", file=sys.stderr)
+        return exits.BAD_INPUT
     return code
 
 
@@ -434,7 +453,7 @@ def print_text(
         if v.prop.name in files:
             print(f"  written to {files[v.prop.name]} (sequence chart: {files[v.prop.name][:-5]}.svg)")
     if result.violations:
-        print(f"\nnotation (c1#0, ∅, gen, parked, perturbation …): {GLOSSARY}")
+        print(f"\nnotation (c1#0, ∅, gen, parked, perturbation …): {glossary()}")
     s = result.stats
     if quiet:
         print(f"{s.distinct_states:,} distinct states, depth {s.depth}, {s.seconds:.1f} s")
