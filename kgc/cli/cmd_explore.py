@@ -79,6 +79,9 @@ def make_server(explorer: Explorer, port: int = 0) -> ThreadingHTTPServer:
             if url.path in ("/", "/index.html"):
                 self.send(200, page, "text/html; charset=utf-8")
                 return
+            if url.path == "/favicon.ico":  # browsers ask for one: none, and no error in their console
+                self.send(204, b"", "image/x-icon")
+                return
             if url.path != "/api/node":
                 self.send(404, b"not found", "text/plain; charset=utf-8")
                 return
