@@ -34,6 +34,7 @@ VERB_MODULES = [
     "kgc.cli.cmd_report",
     "kgc.cli.cmd_replay",
     "kgc.cli.cmd_conformance",
+    "kgc.cli.cmd_mbt",
     "kgc.cli.cmd_mutants",
     "kgc.cli.cmd_scenario",
     "kgc.cli.cmd_diff",

@@ -20,7 +20,7 @@ was killed (``mutants``), the file was written (``diagram``, ``scenario``), no d
 FAILED = 1
 """A test failed: a scenario failed (``replay``, ``serve --replay``), a mutant survived
 (``mutants``), a new divergence (``conformance``) or finding (``clients``), the two sides behave
-differently (``diff``)."""
+differently (``diff``), a path of the model's graph behaves otherwise on Kafka (``mbt``)."""
 
 INCOMPLETE = 4
 """The exploration was cut short by ``--time-limit``, ``--max-states`` or memory (``--max-memory``,
@@ -91,6 +91,7 @@ BY_VERB: dict[str, tuple[int, ...]] = {
         "mutants": (OK, FAILED, INCOMPLETE, VIOLATION, BAD_INPUT),
         "replay": (OK, FAILED, BAD_INPUT, SYSTEM),
         "conformance": (OK, FAILED, BAD_INPUT, SYSTEM),
+        "mbt": (OK, FAILED, BAD_INPUT, SYSTEM),
         "scenario": (OK, BAD_INPUT),
         "diff": (OK, FAILED, INCOMPLETE, BAD_INPUT),
         "explore": (OK, BAD_INPUT),

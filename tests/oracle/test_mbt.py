@@ -5,10 +5,14 @@ on every path that can be driven, and a catalogue mutant of the model is reporte
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from kgc.model.config import Config
 from kgc.oracle import OracleProcess, mbt
+from kgc.paths import ROOT
 
 CI = {"consumers": 2, "static_consumers": 0, "profile": "java-4.0", "max_generation": 1, "faults": []}
 
@@ -39,3 +43,24 @@ def test_a_mutant_of_the_model_is_reported_at_its_first_step(oracle: OracleProce
         doc = json.loads(Path(p.file).read_text())
         step = int(p.reason.split()[1])
         assert doc["scenarios"][0]["steps"][step]["op"] == "sync"
+
+
+def _kgc(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "kgc", "mbt", *args], capture_output=True, text=True, env=env, timeout=300
+    )
+
+
+def test_kgc_mbt_exits_as_documented(oracle: OracleProcess, tmp_path: Path) -> None:
+    """A profile Kafka 4.0.2 is not: 150 in one line; no difference: 0; the mutant: 1, its paths
+    written. (A JVM of its own: the CLI stops the JVM it started.)"""
+    refused = _kgc("--profile", "scala-3.x")
+    assert refused.returncode == 150 and refused.stderr.strip().splitlines()[-1].endswith("--profile java-4.0")
+    out = tmp_path / "diffs"
+    ok = _kgc("--out", str(out), "--json")
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["differences"] == [] and not out.exists()
+    mutant = _kgc("--out", str(out), "--mutant", "sync_none_in_preparing")
+    assert mutant.returncode == 1, mutant.stderr
+    assert "DIFFERENT path" in mutant.stdout and sorted(out.iterdir())
