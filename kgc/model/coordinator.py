@@ -410,8 +410,9 @@ def handle_join_group(tx: GroupTx, consumer: int, request: Request, in_use: set[
         elif not update_static_member_and_rebalance(tx, consumer, holder, mid, request.meta):
             return False
     elif mid == NO_MEMBER:
-        if tx.config.require_known_member_id:
-            # KIP-394 (2.2+): hand out an id, remember it as pending, no state change.
+        if tx.config.requires_known_member_id(consumer):
+            # KIP-394 (2.2+; this consumer sends JoinGroup v4+, Config.join_versions): hand out an
+            # id, remember it as pending, no state change.
             new_id = tx.fresh_member_id(consumer, in_use)
             tx.pending[new_id] = PendingMember(new_id, False)
             tx.respond(consumer, Response(ApiKey.JOIN_GROUP, Errors.MEMBER_ID_REQUIRED, mid=new_id))

@@ -532,6 +532,27 @@ def witness_leader_replaced(s: State, a: Action, t: State) -> bool:
     return old != NO_MEMBER and new != NO_MEMBER and new != old and t.group.member(old) is None
 
 
+# Witnesses of configuration dimensions ------------------------------------------------------------
+@sometimes(
+    "witness_mixed_join_versions",
+    "Clients of different JoinGroup versions meet: a dynamic member joins without a member id at once "
+    "(v0-v3) while another consumer holds a pending id handed out with MEMBER_ID_REQUIRED (v4+, KIP-394).",
+    "the per-consumer JoinGroup version (Config.join_versions)",
+    scope=STEP,
+)
+def witness_mixed_join_versions(s: State, a: Action, t: State) -> bool:
+    if not s.group.pending or not any(r.api == ApiKey.JOIN_GROUP and r.mid == NO_MEMBER for r in a.handled):
+        return False
+    if any(x.consumer == a.actor and x.response.error == Errors.MEMBER_ID_REQUIRED for x in a.answers):
+        return False  # v4+: it got an id first and rejoined with it within the step
+    others_pending = any(p.mid[0] != a.actor for p in s.group.pending)
+    pending = {p.mid for p in s.group.pending}
+    return others_pending and any(
+        m.mid[0] == a.actor and not m.static and m.mid not in pending and s.group.member(m.mid) is None
+        for m in t.group.members
+    )
+
+
 ALL: tuple[Property, ...] = (
     single_delayed_join_state,
     one_join_per_generation,
@@ -567,8 +588,20 @@ ALL: tuple[Property, ...] = (
 )
 
 
+DIMENSION_WITNESSES: tuple[tuple[str, Property], ...] = (("join_versions", witness_mixed_join_versions),)
+"""Witnesses of a configuration dimension, each with the :class:`Config` field that enables it:
+checked only where the configuration uses that dimension (:func:`for_config`), so the default
+check, which does not, neither runs them nor warns that they were never witnessed."""
+
+
+def for_config(config: object) -> tuple[Property, ...]:
+    """The properties a check of ``config`` runs: :data:`ALL` and the witnesses of the
+    configuration dimensions it uses (a non-empty field of :data:`DIMENSION_WITNESSES`)."""
+    return ALL + tuple(p for field, p in DIMENSION_WITNESSES if getattr(config, field, None))
+
+
 def by_name(name: str) -> Property:
-    for p in ALL:
+    for p in ALL + tuple(w for _, w in DIMENSION_WITNESSES):
         if p.name == name:
             return p
     raise KeyError(name)

@@ -36,8 +36,10 @@ INCONSISTENT_GROUP_PROTOCOL and protocol selection
 (every join must offer the same protocol names with type ``consumer``; metadata may differ),
 SyncGroup's v5 protocol fields, INVALID_SESSION_TIMEOUT (session timeouts outside the bounds),
 a JoinGroup that ``group.max.size`` refuses (Kafka's rule, evaluated at that step), ``mark_dead``
-(a Dead group kept addressable), storage errors other than COORDINATOR_NOT_AVAILABLE, JoinGroup
-versions mixed within one scenario, profiles other than ``scala-3.x`` and ``java-4.0``, and the
+(a Dead group kept addressable), storage errors other than COORDINATOR_NOT_AVAILABLE, a member
+whose own JoinGroups differ in version (each member is a consumer of one JoinGroup version,
+``Config.join_versions``, so members of different versions are judged), profiles other than
+``scala-3.x`` and ``java-4.0``, and the
 two requests whose answer depends on the group not existing yet — OffsetCommit with a generation
 >= 0 and (``java-4.0``) LeaveGroup — since the model folds group creation into its initial Empty
 group.
@@ -51,7 +53,7 @@ from typing import Any
 
 from kgc.harness.scenario import ops
 from kgc.harness.scenario.compare import FieldResult, compare_step
-from kgc.harness.scenario.format import Scenario
+from kgc.harness.scenario.format import Scenario, ScenarioConfig
 from kgc.harness.scenario.result import FAILED, PASSED, SKIPPED, ScenarioResult, StepReport
 from kgc.harness.scenario.symbols import Bindings
 from kgc.model import coordinator as coord
@@ -64,7 +66,7 @@ from kgc.model.actions import (
     Chooser,
     enumerate_choices,
 )
-from kgc.model.config import Config
+from kgc.model.config import JOIN_VERSION_KNOWN_MEMBER_ID, JOIN_VERSION_OLD, Config
 from kgc.model.profiles import MODELLED, Profile
 from kgc.model.state import (
     NO_MEMBER,
@@ -103,7 +105,7 @@ def coverage_gap(scenario: Scenario, profile: Profile) -> str | None:
         return f"the model covers the profiles {', '.join(MODELLED)}, not {profile}"
     config = scenario.config
     protocols: list[str] | None = None
-    requirement: set[bool] = set()
+    requirement: dict[str, set[bool]] = {}
     for index, step in enumerate(scenario.steps):
         where = f"step {index} ({step.op})"
         instances = [e.group_instance_id for e in step.members] if isinstance(step, ops.Leave) else []
@@ -128,7 +130,7 @@ def coverage_gap(scenario: Scenario, profile: Profile) -> str | None:
                 timeout = ops.given(step.session_timeout_ms, config.session_timeout_ms)
                 if not config.min_session_timeout_ms <= timeout <= config.max_session_timeout_ms:
                     return f"{where}: INVALID_SESSION_TIMEOUT (session timeout bounds) is not in the model"
-                requirement.add(ops.given(step.require_known_member_id, config.require_known_member_id))
+                requirement.setdefault(step.member, set()).add(_requires_known_member_id(step, config))
             case (
                 ops.Sync()
                 | ops.Heartbeat()
@@ -143,9 +145,32 @@ def coverage_gap(scenario: Scenario, profile: Profile) -> str | None:
                 pass
             case _:
                 return f"{where}: the model has no counterpart of this op"
-    if len(requirement) > 1:
-        return "JoinGroup versions with and without MEMBER_ID_REQUIRED in one scenario: the model fixes one"
+    for member, required in requirement.items():
+        if len(required) > 1:
+            return (
+                f"{member} sends JoinGroup versions with and without MEMBER_ID_REQUIRED: the model fixes one "
+                "version per consumer"
+            )
     return None
+
+
+def _requires_known_member_id(step: ops.Join, config: ScenarioConfig) -> bool:
+    """Whether the step's id-less JoinGroup gets MEMBER_ID_REQUIRED: its version is 4+ and it
+    carries no group instance id (KIP-394; Kafka 3.6.2 ``GroupCoordinatorAdapter.joinGroup``)."""
+    return step.version(config) >= JOIN_VERSION_KNOWN_MEMBER_ID and step.group_instance_id is None
+
+
+def _join_versions(scenario: Scenario, names: tuple[str, ...]) -> tuple[int, ...]:
+    """The JoinGroup version of each of the model's consumers (one per member name, in order): the
+    version of the member's JoinGroups (a client sends one version), as far as the model tells
+    versions apart (v4 when they need a known member id, v3 otherwise; a member that sends none
+    takes v4)."""
+    versions = []
+    for name in names:
+        joins = [s for s in scenario.steps if isinstance(s, ops.Join) and s.member == name]
+        known = all(_requires_known_member_id(s, scenario.config) for s in joins)
+        versions.append(JOIN_VERSION_KNOWN_MEMBER_ID if known else JOIN_VERSION_OLD)
+    return tuple(versions)
 
 
 def judge_scenario(scenario: Scenario, profile: Profile) -> ScenarioResult:
@@ -153,9 +178,8 @@ def judge_scenario(scenario: Scenario, profile: Profile) -> ScenarioResult:
     gap = coverage_gap(scenario, profile)
     if gap is not None:
         return ScenarioResult(scenario.name, scenario.file, SKIPPED, gap)
-    judge = _Judge(scenario, profile)
     try:
-        steps = judge.run()
+        steps = _Judge(scenario, profile).run()
     except OutsideModel as exc:
         return ScenarioResult(scenario.name, scenario.file, SKIPPED, str(exc))
     verdict = PASSED if all(s.ok for s in steps) else FAILED
@@ -215,8 +239,9 @@ class _Judge:
         self.index = {name: i for i, name in enumerate(self.names)}
         config = scenario.config
         joins = [s for s in scenario.steps if isinstance(s, ops.Join)]
-        empty = [s for s in joins if s.member_id is None or s.member_id == "UNKNOWN"]
-        known = ops.given(empty[0].require_known_member_id, config.require_known_member_id) if empty else False
+        versions = _join_versions(scenario, self.names)
+        if len(versions) > 6 and len(set(versions[6:])) > 1:
+            raise OutsideModel("members beyond the sixth send different JoinGroup versions: the model has 6 consumers")
         rebalance = max([ops.given(s.rebalance_timeout_ms, config.rebalance_timeout_ms) for s in joins] or [1])
         consumers = max(1, len(self.names))
         # GroupTx reads only the profile, require_known_member_id and the initial delay; the consumer
@@ -233,7 +258,8 @@ class _Judge:
             budget_session_expiry=0,
             budget_leave=0,
             max_perturbations=0,
-            require_known_member_id=bool(known),
+            require_known_member_id=bool(versions) and versions[-1] >= JOIN_VERSION_KNOWN_MEMBER_ID,
+            join_versions=versions[:6],
             initial_rebalance_delay_ms=config.initial_rebalance_delay_ms,
             rebalance_timeout_ms=max(1, rebalance),
             auto_commit=False,

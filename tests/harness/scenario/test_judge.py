@@ -113,12 +113,6 @@ def test_the_profiles_differ_where_the_model_sees_it() -> None:
             "step 4: group.max.size refuses this JoinGroup",
         ),
         (
-            "kafka_tests.json",
-            "kafka_test_new_member_join_expiration",
-            "scala-3.x",
-            "JoinGroup versions with and without",
-        ),
-        (
             "offsets.json",
             "commit_to_unknown_group",
             "scala-3.x",
@@ -138,3 +132,39 @@ def test_what_the_model_leaves_out_is_skipped_with_the_reason(file: str, name: s
     result = judge_scenario(s, profile_named(profile))
     assert result.verdict == SKIPPED
     assert reason in result.reason
+
+
+@pytest.mark.parametrize("profile", [SCALA_3X, JAVA_4_0])
+@pytest.mark.parametrize(
+    "name", ["kafka_test_new_member_join_expiration", "kafka_test_session_timeout_during_rebalance"]
+)
+def test_members_of_different_join_versions_are_judged(name: str, profile: Any) -> None:
+    """c1 sends JoinGroup v4+ (MEMBER_ID_REQUIRED first), c2 v3 (joins at once): each is a consumer
+    of its own version in the model (``Config.join_versions``)."""
+    assert judge_scenario(load(shipped("kafka_tests.json", name)), profile).verdict == PASSED
+
+
+def test_a_member_judged_with_the_wrong_version_fails() -> None:
+    raw = shipped("kafka_tests.json", "kafka_test_new_member_join_expiration")
+    raw["steps"][3]["require_known_member_id"] = True  # c2 now sends v4: the model answers MEMBER_ID_REQUIRED
+    mismatch = judge_scenario(load(raw), SCALA_3X).first_mismatch()
+    assert (mismatch.step, mismatch.field, mismatch.actual) == (
+        3,
+        "response",
+        {
+            "error": "MEMBER_ID_REQUIRED",
+            "generation": -1,
+            "leader": None,
+            "members": [],
+            "protocol": None,
+            "binds_member_id": True,
+        },
+    )
+
+
+def test_a_member_mixing_versions_itself_is_skipped() -> None:
+    raw = shipped("kafka_tests.json", "kafka_test_new_member_join_expiration")
+    raw["steps"][1]["require_known_member_id"] = False  # c1's rejoin now says v3, its first join v4+
+    result = judge_scenario(load(raw), SCALA_3X)
+    assert result.verdict == SKIPPED
+    assert "c1 sends JoinGroup versions with and without MEMBER_ID_REQUIRED" in result.reason
