@@ -86,6 +86,11 @@ class Config:
     ``JoinGroupRequest.requiresKnownMemberId(apiVersion)``); v5+ may carry a ``group.instance.id``
     (KIP-345), so a static consumer needs v5+; v7+ pairs with SyncGroup v5, whose protocol type and
     name the coordinator checks (KIP-559), which the model's single protocol always passes."""
+    group_max_size: int = 0
+    """``group.max.size`` (KIP-389, Kafka 2.2+); 0 for no limit (Kafka's default, ``Int.MaxValue``).
+    A JoinGroup that ``acceptJoiningMember`` refuses is answered GROUP_MAX_SIZE_REACHED and its
+    member (or pending id) removed (3.6.2 ``GroupCoordinator.handleJoinGroup``; 4.0
+    ``GroupMetadataManager.classicGroupJoinToClassicGroup``, the same rule, KAFKA-9885)."""
     initial_rebalance_delay_ms: int = 3000
     """``group.initial.rebalance.delay.ms``; 0 reproduces the seeds' (pre-0.11) form."""
     rebalance_timeout_ms: int = 300000
@@ -150,9 +155,10 @@ class Config:
 
     def describe(self) -> dict[str, Any]:
         """The fields as plain data (JSON, traces, checkpoints): the faults sorted, the profile by
-        name; :meth:`from_mapping` reads it back to an equal configuration."""
+        name, the JoinGroup versions a list; :meth:`from_mapping` reads it back to an equal configuration."""
         data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["faults"] = sorted(self.faults)
+        data["join_versions"] = list(self.join_versions)
         data["profile"] = self.profile.name
         return data
 
@@ -227,6 +233,10 @@ class Config:
                 f"join_versions[{i}] is {version} but consumer {i} is static (static_consumers), which needs "
                 f"JoinGroup v{JOIN_VERSION_STATIC}+ (group.instance.id, KIP-345)",
             )
+        need(
+            0 <= self.group_max_size <= 6,
+            f"group_max_size must be between 0 (no limit) and 6, got {self.group_max_size}",
+        )
         need(self.initial_rebalance_delay_ms >= 0, "initial_rebalance_delay_ms must not be negative")
         need(self.rebalance_timeout_ms > 0, "rebalance_timeout_ms must be positive")
         need(

@@ -399,6 +399,18 @@ def handle_join_group(tx: GroupTx, consumer: int, request: Request, in_use: set[
     the configured assignor with the same protocol type.
     """
     mid = request.mid
+    limit = tx.config.group_max_size
+    if limit and not accept_joining_member(tx, mid, limit):
+        # group.max.size: remove the member or pending id the request names, if any, answer
+        # GROUP_MAX_SIZE_REACHED with no member id, and still try to complete the join phase (the
+        # removed member no longer holds it up).
+        if mid in tx.members:
+            tx.remove_member(mid)
+        tx.pending.pop(mid, None)
+        tx.respond(consumer, Response(ApiKey.JOIN_GROUP, Errors.GROUP_MAX_SIZE_REACHED))
+        if tx.state == PR:
+            tx.try_complete_join()
+        return False
     static = tx.config.is_static(consumer)
     if mid == NO_MEMBER and static:
         # A static member never gets MEMBER_ID_REQUIRED: a known instance id is taken over by a
@@ -455,6 +467,22 @@ def handle_join_group(tx: GroupTx, consumer: int, request: Request, in_use: set[
     # Parked unless the join phase completed inside this very step (it was answered already).
     joined = tx.members.get(mid)
     return joined is not None and joined.awaiting_join
+
+
+def accept_joining_member(tx: GroupTx, mid: MemberId, limit: int) -> bool:
+    """``acceptJoiningMember`` (2.6+, KAFKA-9885; 3.6.2 ``GroupCoordinator``, 4.0
+    ``GroupMetadataManager``): Empty and Dead accept anyone; PreparingRebalance a member already
+    parked, or anyone while fewer than ``limit`` members are parked; CompletingRebalance and
+    Stable a member, or a newcomer while the group has fewer than ``limit``. A static member's
+    id-less JoinGroup is a newcomer here (its member id is unknown)."""
+    if tx.state in (EMPTY, DEAD):
+        return True
+    member = tx.members.get(mid)
+    if tx.state == PR:
+        if member is not None and member.awaiting_join:
+            return True
+        return sum(1 for m in tx.members.values() if m.awaiting_join) < limit
+    return member is not None or len(tx.members) < limit
 
 
 def update_static_member_and_rebalance(tx: GroupTx, consumer: int, old: MemberId, new: MemberId, meta: int) -> bool:

@@ -35,7 +35,7 @@ static membership (``group_instance_id``: the model has static members, as its f
 INCONSISTENT_GROUP_PROTOCOL and protocol selection
 (every join must offer the same protocol names with type ``consumer``; metadata may differ),
 SyncGroup's v5 protocol fields, INVALID_SESSION_TIMEOUT (session timeouts outside the bounds),
-a JoinGroup that ``group.max.size`` refuses (Kafka's rule, evaluated at that step), ``mark_dead``
+``mark_dead``
 (a Dead group kept addressable), storage errors other than COORDINATOR_NOT_AVAILABLE, a member
 whose own JoinGroups differ in version (each member is a consumer of one JoinGroup version,
 ``Config.join_versions``, so members of different versions are judged), profiles other than
@@ -160,7 +160,7 @@ def _requires_known_member_id(step: ops.Join, config: ScenarioConfig) -> bool:
     return step.version(config) >= JOIN_VERSION_KNOWN_MEMBER_ID and step.group_instance_id is None
 
 
-def _join_versions(scenario: Scenario, names: tuple[str, ...]) -> tuple[int, ...]:
+def _join_versions(scenario: Scenario, names: list[str]) -> tuple[int, ...]:
     """The JoinGroup version of each of the model's consumers (one per member name, in order): the
     version of the member's JoinGroups (a client sends one version), as far as the model tells
     versions apart (v4 when they need a known member id, v3 otherwise; a member that sends none
@@ -242,6 +242,12 @@ class _Judge:
         versions = _join_versions(scenario, self.names)
         if len(versions) > 6 and len(set(versions[6:])) > 1:
             raise OutsideModel("members beyond the sixth send different JoinGroup versions: the model has 6 consumers")
+        # group.max.size (the model's Config.group_max_size, at most 6): a limit above the scenario's
+        # JoinGroup count is never reached (each member or pending id comes from a JoinGroup), so
+        # it is no limit.
+        limit = config.group_max_size if config.group_max_size <= len(joins) else 0
+        if limit > 6:
+            raise OutsideModel(f"group.max.size {limit}, reachable by this scenario, is above the model's bound of 6")
         rebalance = max([ops.given(s.rebalance_timeout_ms, config.rebalance_timeout_ms) for s in joins] or [1])
         consumers = max(1, len(self.names))
         # GroupTx reads only the profile, require_known_member_id and the initial delay; the consumer
@@ -261,6 +267,7 @@ class _Judge:
             require_known_member_id=bool(versions) and versions[-1] >= JOIN_VERSION_KNOWN_MEMBER_ID,
             join_versions=versions[:6],
             initial_rebalance_delay_ms=config.initial_rebalance_delay_ms,
+            group_max_size=limit,
             rebalance_timeout_ms=max(1, rebalance),
             auto_commit=False,
             static_consumers=0,  # scenarios with a group_instance_id are not judged (coverage_gap)
@@ -346,11 +353,6 @@ class _Judge:
         immediate_store = False
         match step:
             case ops.Join():
-                if not _accepts_joining_member(world.group, mid, self.scenario.config.group_max_size):
-                    raise OutsideModel(
-                        f"step {index}: group.max.size refuses this JoinGroup "
-                        "(GROUP_MAX_SIZE_REACHED is not in the model)"
-                    )
                 request = Request(ApiKey.JOIN_GROUP, mid, meta=self._meta(step))
                 creates = mid == NO_MEMBER and not dead
             case ops.Sync():
@@ -662,18 +664,6 @@ class _Judge:
                 self.texts[code] = text
             plan.append((bound, self.codes[text]))
         return tuple(sorted(plan))
-
-
-def _accepts_joining_member(group: Group, mid: MemberId, max_size: int) -> bool:
-    """Kafka's ``acceptJoiningMember`` (reference 4 step 3, 2.6+): whether ``group.max.size`` lets
-    this JoinGroup through. The model has no size limit, so a refusal is outside it."""
-    member = group.member(mid)
-    if group.state in (GroupState.EMPTY, GroupState.DEAD):
-        return True
-    if group.state == GroupState.PREPARING_REBALANCE:
-        parked = sum(1 for m in group.members if m.awaiting_join)
-        return (member is not None and member.awaiting_join) or parked < max_size
-    return member is not None or len(group.members) < max_size
 
 
 def _entered_from_empty(before: GroupState, path: tuple[GroupState, ...]) -> bool:

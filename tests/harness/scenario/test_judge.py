@@ -107,12 +107,6 @@ def test_the_profiles_differ_where_the_model_sees_it() -> None:
         ("join.json", "join_in_dead_group", "scala-3.x", "a Dead group that stays addressable is not in the model"),
         ("join.json", "join_inconsistent_protocol_by_state", "scala-3.x", "protocol type 'consumer'"),
         (
-            "join.json",
-            "join_group_max_size_preparing_rebalance",
-            "scala-3.x",
-            "step 4: group.max.size refuses this JoinGroup",
-        ),
-        (
             "offsets.json",
             "commit_to_unknown_group",
             "scala-3.x",
