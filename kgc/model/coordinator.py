@@ -713,10 +713,17 @@ def expire_sync(tx: GroupTx) -> None:
     tx.prepare_rebalance()
 
 
-def store_callback(tx: GroupTx, ok: bool) -> bool:
+def store_callback(tx: GroupTx, ok: bool, error: Errors = STORE_FAILURE_ERROR) -> bool:
     """The completion callback of the oldest outstanding ``storeGroup`` write (reference §14,
     seed 004): it acts only if the group is still CompletingRebalance in the generation the
-    leader synced for. Returns whether it applied."""
+    leader synced for. Returns whether it applied. A failed write answers the parked SyncGroups
+    with ``error``, the append error as Kafka translates it (3.6.2
+    ``GroupMetadataManager.storeGroup``: UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS(_AFTER_APPEND)
+    and REQUEST_TIMED_OUT become COORDINATOR_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER and
+    KAFKA_STORAGE_ERROR NOT_COORDINATOR, MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE and
+    INVALID_FETCH_SIZE UNKNOWN_SERVER_ERROR, any other stays itself); what the group does next does
+    not depend on it. The explorer's store failure is COORDINATOR_NOT_AVAILABLE; the judge gives a
+    scenario's translated error."""
     store, tx.stores = tx.stores[0], tx.stores[1:]
     current = tx.state == CR and tx.generation == store.generation
     if not tx.rules.store_callback_checks_generation:
@@ -727,7 +734,7 @@ def store_callback(tx: GroupTx, ok: bool) -> bool:
         tx.set_and_propagate_assignment(store)
         tx.transition_to(STABLE)
     else:
-        tx.reset_and_propagate_assignment_error(STORE_FAILURE_ERROR)
+        tx.reset_and_propagate_assignment_error(error)
         tx.maybe_prepare_rebalance()
     return True
 

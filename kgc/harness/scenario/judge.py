@@ -11,8 +11,8 @@ What the judge does, per step (scenario-format.md for the step kinds):
   LeaveGroup is ``handle_leave_group`` for each entry in order, in one atomic step, as Kafka's
   ``handleLeaveGroup`` does); with ``store_completion: immediate`` the leader's write completes in
   the same step (``store_callback``);
-* ``store_complete`` is ``store_callback`` (success, or the model's storage failure, which answers
-  COORDINATOR_NOT_AVAILABLE); ``coordinator_unload`` is ``unload``;
+* ``store_complete`` is ``store_callback`` (success, or a failure answering the parked SyncGroups
+  with the scenario's translated error); ``coordinator_unload`` is ``unload``;
 * ``advance_time`` is a sequence of timer expiries taken from ``ClassicGroupModel.successors``
   (the model is untimed: any armed timer may fire at any moment): every timer named in
   ``timers_fired`` fires at least once, in any order, and no other timer fires; with
@@ -29,20 +29,18 @@ pending members), ``state_path`` and ``time_ms`` (the sum of ``advance_time`` st
 no clock). Offsets are stored blindly by Kafka and not kept by the model (docs/reductions.md); the
 judge stores the offsets of every commit the model accepts and answers OffsetFetch from them.
 
-Skipped, with the reason, because the model leaves them out (docs/reductions.md, kgc/model/config.py):
-static membership (``group_instance_id``: the model has static members, as its first
-``static_consumers`` consumers, but the judge does not map instance ids onto them),
-INCONSISTENT_GROUP_PROTOCOL and protocol selection
-(every join must offer the same protocol names with type ``consumer``; metadata may differ),
-SyncGroup's v5 protocol fields, INVALID_SESSION_TIMEOUT (session timeouts outside the bounds),
-``mark_dead``
-(a Dead group kept addressable), storage errors other than COORDINATOR_NOT_AVAILABLE, a member
-whose own JoinGroups differ in version (each member is a consumer of one JoinGroup version,
-``Config.join_versions``, so members of different versions are judged), profiles other than
-``scala-3.x`` and ``java-4.0``, and the
-two requests whose answer depends on the group not existing yet — OffsetCommit with a generation
->= 0 and (``java-4.0``) LeaveGroup — since the model folds group creation into its initial Empty
-group.
+Skipped, with the reason, because the model leaves them out (docs/reductions.md, docs/model-scope.md,
+kgc/model/config.py): static membership (``group_instance_id``: the model has static members, as
+its first ``static_consumers`` consumers, but the judge does not map instance ids onto them),
+INCONSISTENT_GROUP_PROTOCOL and protocol selection (every join must offer the same protocol names
+with type ``consumer``; metadata may differ), SyncGroup's v5 protocol fields,
+INVALID_SESSION_TIMEOUT (session timeouts outside the bounds), ``mark_dead`` (a Dead group kept
+addressable), a member whose own JoinGroups differ in version (each member is a consumer of one
+JoinGroup version, ``Config.join_versions``, so members of different versions are judged),
+profiles other than ``scala-3.x`` and ``java-4.0``, and the two requests whose answer depends on
+the group not existing yet — OffsetCommit with a generation >= 0 and (``java-4.0``) LeaveGroup —
+since the model folds group creation into its initial Empty group. ``group.max.size`` is the
+model's ``Config.group_max_size``: the judge gives it the scenario's limit.
 """
 
 from __future__ import annotations
@@ -116,8 +114,6 @@ def coverage_gap(scenario: Scenario, profile: Profile) -> str | None:
         match step:
             case ops.MarkDead():
                 return f"{where}: a Dead group that stays addressable is not in the model (it stops at unload)"
-            case ops.StoreComplete() if step.outcome not in ("NONE", "COORDINATOR_NOT_AVAILABLE"):
-                return f"{where}: the model's storage failure answers COORDINATOR_NOT_AVAILABLE only"
             case ops.Sync() if step.protocol_type is not None or step.protocol_name is not None:
                 return f"{where}: SyncGroup's protocol type and name checks are not in the model"
             case ops.Join():
@@ -556,10 +552,11 @@ class _Judge:
             yield _Observed(NO_WRITE), world
             return
         ok = step.outcome == "NONE"
+        error = Errors.COORDINATOR_NOT_AVAILABLE if ok else Errors[step.outcome]
 
         def body(chooser: Chooser) -> tuple[Group, tuple[Answer, ...], tuple[GroupState, ...], bool]:
             tx = coord.GroupTx(world.group, self.config, chooser)
-            applied = coord.store_callback(tx, ok=ok)
+            applied = coord.store_callback(tx, ok=ok, error=error)
             return tx.freeze(), tuple(tx.answers), tuple(tx.path), applied
 
         for _, (group, answers, path, applied) in enumerate_choices(body):

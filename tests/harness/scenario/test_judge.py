@@ -112,7 +112,6 @@ def test_the_profiles_differ_where_the_model_sees_it() -> None:
             "scala-3.x",
             "step 0: OffsetCommit with generation 1 to a group that does not exist",
         ),
-        ("sync.json", "sync_store_failure_other_error", "scala-3.x", "COORDINATOR_NOT_AVAILABLE only"),
         (
             "sync.json",
             "sync_follower_never_syncs_before_3_0",
@@ -162,3 +161,12 @@ def test_a_member_mixing_versions_itself_is_skipped() -> None:
     result = judge_scenario(load(raw), SCALA_3X)
     assert result.verdict == SKIPPED
     assert "c1 sends JoinGroup versions with and without MEMBER_ID_REQUIRED" in result.reason
+
+
+@pytest.mark.parametrize("profile", [SCALA_3X, JAVA_4_0])
+def test_a_failed_write_answers_the_parked_syncs_with_its_translated_error(profile: Any) -> None:
+    raw = shipped("sync.json", "sync_store_failure_other_error")
+    assert judge_scenario(load(raw), profile).verdict == PASSED
+    raw["steps"][5]["error"] = "NOT_COORDINATOR"  # what NOT_LEADER_OR_FOLLOWER becomes: another answer
+    mismatch = judge_scenario(load(raw), profile).first_mismatch()
+    assert mismatch is not None and (mismatch.step, mismatch.field) == (5, "completions[step=3].error")
