@@ -30,9 +30,9 @@ no clock). Offsets are stored blindly by Kafka and not kept by the model (docs/r
 judge stores the offsets of every commit the model accepts and answers OffsetFetch from them.
 
 Skipped, with the reason, because the model leaves them out (docs/reductions.md, docs/model-scope.md,
-kgc/model/config.py): static membership (``group_instance_id``: the model has static members, as
-its first ``static_consumers`` consumers, but the judge does not map instance ids onto them),
-INCONSISTENT_GROUP_PROTOCOL and protocol selection (every join must offer the same protocol names
+kgc/model/config.py): a member name sending two group instance ids, or requests with and without
+one (each instance id is one of the model's static consumers, whose index is the instance id;
+every name sending it is that consumer, as a restarted client is), INCONSISTENT_GROUP_PROTOCOL and protocol selection (every join must offer the same protocol names
 with type ``consumer``; metadata may differ), SyncGroup's v5 protocol fields,
 INVALID_SESSION_TIMEOUT (session timeouts outside the bounds), ``mark_dead`` (a Dead group kept
 addressable), a member whose own JoinGroups differ in version (each member is a consumer of one
@@ -64,7 +64,7 @@ from kgc.model.actions import (
     Chooser,
     enumerate_choices,
 )
-from kgc.model.config import JOIN_VERSION_KNOWN_MEMBER_ID, JOIN_VERSION_OLD, Config
+from kgc.model.config import JOIN_VERSION_KNOWN_MEMBER_ID, JOIN_VERSION_OLD, JOIN_VERSION_STATIC, Config
 from kgc.model.profiles import MODELLED, Profile
 from kgc.model.state import (
     NO_MEMBER,
@@ -106,11 +106,6 @@ def coverage_gap(scenario: Scenario, profile: Profile) -> str | None:
     requirement: dict[str, set[bool]] = {}
     for index, step in enumerate(scenario.steps):
         where = f"step {index} ({step.op})"
-        instances = [e.group_instance_id for e in step.members] if isinstance(step, ops.Leave) else []
-        if isinstance(step, ops.Join | ops.Sync | ops.Heartbeat | ops.Commit):
-            instances.append(step.group_instance_id)
-        if any(i is not None for i in instances):
-            return f"{where}: the judge does not map a group_instance_id onto the model's static consumers"
         match step:
             case ops.MarkDead():
                 return f"{where}: a Dead group that stays addressable is not in the model (it stops at unload)"
@@ -141,6 +136,10 @@ def coverage_gap(scenario: Scenario, profile: Profile) -> str | None:
                 pass
             case _:
                 return f"{where}: the model has no counterpart of this op"
+    try:
+        _instances(scenario)
+    except OutsideModel as exc:
+        return str(exc)
     for member, required in requirement.items():
         if len(required) > 1:
             return (
@@ -156,13 +155,44 @@ def _requires_known_member_id(step: ops.Join, config: ScenarioConfig) -> bool:
     return step.version(config) >= JOIN_VERSION_KNOWN_MEMBER_ID and step.group_instance_id is None
 
 
+def _named_instances(step: ops.Step) -> list[tuple[str | None, str | None]]:
+    """The (member name, group instance id) pairs a step sends."""
+    if isinstance(step, ops.Leave):
+        return [(e.member, e.group_instance_id) for e in step.members]
+    if isinstance(step, ops.Join | ops.Sync | ops.Heartbeat | ops.Commit):
+        return [(step.member, step.group_instance_id)]
+    return []
+
+
+def _instances(scenario: Scenario) -> dict[str, str | None]:
+    """Each member name's ``group_instance_id`` (None: a dynamic member). The model's consumer is
+    static or dynamic once and for all (``Config.static_consumers``) and a static consumer's index is
+    its instance id, so a name that sends requests with and without an instance id, or with two,
+    is outside the model (OutsideModel)."""
+    seen: dict[str, str | None] = {}
+    for index, step in enumerate(scenario.steps):
+        for name, instance in _named_instances(step):
+            if name is None:
+                continue
+            if name in seen and seen[name] != instance:
+                raise OutsideModel(
+                    f"step {index} ({step.op}): {name} sends group_instance_id {instance!r} and also "
+                    f"{seen[name]!r}: a model consumer is static (with its one instance id) or dynamic"
+                )
+            seen[name] = instance
+    return seen
+
+
 def _join_versions(scenario: Scenario, names: list[str]) -> tuple[int, ...]:
-    """The JoinGroup version of each of the model's consumers (one per member name, in order): the
-    version of the member's JoinGroups (a client sends one version), as far as the model tells
-    versions apart (v4 when they need a known member id, v3 otherwise; a member that sends none
-    takes v4)."""
+    """The JoinGroup version of each member name's JoinGroups (a client sends one version), as far
+    as the model tells versions apart: v5 for a static member (it carries a group instance id), v4
+    when they need a known member id, v3 otherwise; a member that sends none takes v4."""
+    instances = _instances(scenario)
     versions = []
     for name in names:
+        if instances.get(name) is not None:
+            versions.append(JOIN_VERSION_STATIC)
+            continue
         joins = [s for s in scenario.steps if isinstance(s, ops.Join) and s.member == name]
         known = all(_requires_known_member_id(s, scenario.config) for s in joins)
         versions.append(JOIN_VERSION_KNOWN_MEMBER_ID if known else JOIN_VERSION_OLD)
@@ -232,10 +262,22 @@ class _Judge:
     def __init__(self, scenario: Scenario, profile: Profile) -> None:
         self.scenario = scenario
         self.names = scenario.members()
-        self.index = {name: i for i, name in enumerate(self.names)}
         config = scenario.config
         joins = [s for s in scenario.steps if isinstance(s, ops.Join)]
-        versions = _join_versions(scenario, self.names)
+        # The model's consumers: one per group instance id first (static consumer i holds instance
+        # i; every name sending that instance id is that consumer, as a restarted client is), then
+        # one per dynamic member name, then one for requests sent without a member.
+        instances = _instances(scenario)
+        order = list(dict.fromkeys(i for i in (instances.get(n) for n in self.names) if i is not None))
+        dynamic = [n for n in self.names if instances.get(n) is None]
+        self.index = {n: order.index(i) for n, i in instances.items() if i is not None and n in self.names}
+        self.index.update({n: len(order) + k for k, n in enumerate(dynamic)})
+        self.anonymous = len(order) + len(dynamic)
+        by_name = dict(zip(self.names, _join_versions(scenario, self.names), strict=True))
+        anonymous = by_name[dynamic[-1]] if dynamic else JOIN_VERSION_KNOWN_MEMBER_ID  # sends no JoinGroup
+        versions = tuple([JOIN_VERSION_STATIC] * len(order) + [by_name[n] for n in dynamic] + [anonymous])
+        if len(order) > 6:
+            raise OutsideModel(f"{len(order)} group instance ids: the model has at most 6 static consumers")
         if len(versions) > 6 and len(set(versions[6:])) > 1:
             raise OutsideModel("members beyond the sixth send different JoinGroup versions: the model has 6 consumers")
         # group.max.size (the model's Config.group_max_size, at most 6): a limit above the scenario's
@@ -245,7 +287,7 @@ class _Judge:
         if limit > 6:
             raise OutsideModel(f"group.max.size {limit}, reachable by this scenario, is above the model's bound of 6")
         rebalance = max([ops.given(s.rebalance_timeout_ms, config.rebalance_timeout_ms) for s in joins] or [1])
-        consumers = max(1, len(self.names))
+        consumers = len(versions)
         # GroupTx reads only the profile, require_known_member_id and the initial delay; the consumer
         # count must pass Config's bound but never limits the judge (member ids carry the index).
         self.config = Config(
@@ -266,7 +308,7 @@ class _Judge:
             group_max_size=limit,
             rebalance_timeout_ms=max(1, rebalance),
             auto_commit=False,
-            static_consumers=0,  # scenarios with a group_instance_id are not judged (coverage_gap)
+            static_consumers=len(order),
             profile=profile,
         )
         self.model = ClassicGroupModel(self.config)
@@ -341,11 +383,11 @@ class _Judge:
     ) -> Iterator[tuple[_Observed, _World]]:
         name = step.member if isinstance(step, ops.Join | ops.Sync | ops.Heartbeat | ops.Commit) else None
         member_id = step.member_id if isinstance(step, ops.Join | ops.Sync | ops.Heartbeat | ops.Commit) else None
-        consumer = self.index.get(name, 0) if name is not None else 0
+        consumer = self.index.get(name, self.anonymous) if name is not None else self.anonymous
         mid = world.bindings.resolve(name, member_id) if not isinstance(step, ops.Leave) else NO_MEMBER
         dead = world.group.state == GroupState.DEAD
         creates = False
-        leavers: list[MemberId] = []
+        leavers: list[tuple[MemberId, int]] = []
         immediate_store = False
         match step:
             case ops.Join():
@@ -376,15 +418,18 @@ class _Judge:
                         "level): the model starts from an existing Empty group"
                     )
                 request = Request(ApiKey.LEAVE_GROUP)
-                leavers = [world.bindings.resolve(e.member, e.member_id) for e in step.members]
+                leavers = [
+                    (world.bindings.resolve(e.member, e.member_id), self.index.get(e.member or "", self.anonymous))
+                    for e in step.members
+                ]
         in_use = set(world.issued) | set(self.literals.values())
         batch = isinstance(step, ops.Leave)
 
         def body(chooser: Chooser) -> tuple[Group, tuple[Answer, ...], tuple[GroupState, ...], tuple[MemberId, ...]]:
             tx = coord.GroupTx(world.group, self.config, chooser)
             if batch and tx.state != GroupState.DEAD:
-                for leaver in leavers:
-                    coord.handle_leave_group(tx, consumer, request._replace(mid=leaver))
+                for leaver, index in leavers:
+                    coord.handle_leave_group(tx, index, request._replace(mid=leaver))
             else:
                 coord.handle_request(tx, consumer, request, in_use)
                 if immediate_store and len(tx.stores) > len(world.group.stores):

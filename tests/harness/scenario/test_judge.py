@@ -98,12 +98,6 @@ def test_the_profiles_differ_where_the_model_sees_it() -> None:
 @pytest.mark.parametrize(
     ("file", "name", "profile", "reason"),
     [
-        (
-            "join.json",
-            "static_member_fenced_by_state",
-            "scala-3.x",
-            "the judge does not map a group_instance_id",
-        ),
         ("join.json", "join_in_dead_group", "scala-3.x", "a Dead group that stays addressable is not in the model"),
         ("join.json", "join_inconsistent_protocol_by_state", "scala-3.x", "protocol type 'consumer'"),
         (
@@ -170,3 +164,39 @@ def test_a_failed_write_answers_the_parked_syncs_with_its_translated_error(profi
     raw["steps"][5]["error"] = "NOT_COORDINATOR"  # what NOT_LEADER_OR_FOLLOWER becomes: another answer
     mismatch = judge_scenario(load(raw), profile).first_mismatch()
     assert mismatch is not None and (mismatch.step, mismatch.field) == (5, "completions[step=3].error")
+
+
+STATIC = [
+    ("join.json", "static_member_unknown_instance_id"),
+    ("join.json", "static_member_restart_in_stable_takes_its_place"),
+    ("sync.json", "static_member_replaced_in_stable_leaves_its_old_id_pending_sync"),
+    ("sync.json", "static_member_replaced_in_stable_is_not_evicted_by_the_sync_timeout"),
+]
+
+
+@pytest.mark.parametrize("profile", [SCALA_3X, JAVA_4_0])
+@pytest.mark.parametrize(("file", "name"), STATIC)
+def test_a_group_instance_id_is_one_of_the_models_static_consumers(file: str, name: str, profile: Any) -> None:
+    """Every name sending group instance id i is static consumer i of the model (a restarted client,
+    s1b, takes s1's place): the model's static membership judges them."""
+    assert judge_scenario(load(shipped(file, name)), profile).verdict == PASSED
+
+
+def test_a_static_restart_judged_as_a_dynamic_member_fails() -> None:
+    raw = shipped("join.json", "static_member_restart_in_stable_takes_its_place")
+    for step in raw["steps"]:
+        if step["member"] == "s1b":
+            del step["group_instance_id"]  # s1b is now a new dynamic member: it does not replace s1
+            step.pop("member_id", None)
+    result = judge_scenario(load(raw), SCALA_3X)
+    assert result.verdict == FAILED and result.first_mismatch().step == 2
+
+
+def test_a_member_with_two_instance_ids_is_skipped() -> None:
+    raw = shipped("join.json", "static_member_restart_in_stable_takes_its_place")
+    raw["steps"][1]["group_instance_id"] = "i2"
+    result = judge_scenario(load(raw), SCALA_3X)
+    assert (
+        result.verdict == SKIPPED
+        and "a model consumer is static (with its one instance id) or dynamic" in result.reason
+    )
