@@ -32,8 +32,9 @@ judge stores the offsets of every commit the model accepts and answers OffsetFet
 Skipped, with the reason, because the model leaves them out (docs/reductions.md, docs/model-scope.md,
 kgc/model/config.py): a member name sending two group instance ids, or requests with and without
 one (each instance id is one of the model's static consumers, whose index is the instance id;
-every name sending it is that consumer, as a restarted client is), INCONSISTENT_GROUP_PROTOCOL and protocol selection (every join must offer the same protocol names
-with type ``consumer``; metadata may differ), SyncGroup's v5 protocol fields,
+every name sending it is that consumer, as a restarted client is), INCONSISTENT_GROUP_PROTOCOL
+and protocol selection (every join must offer the same protocol names with type ``consumer``;
+metadata may differ), SyncGroup's v5 protocol fields,
 INVALID_SESSION_TIMEOUT (session timeouts outside the bounds), ``mark_dead`` (a Dead group kept
 addressable), a member whose own JoinGroups differ in version (each member is a consumer of one
 JoinGroup version, ``Config.join_versions``, so members of different versions are judged),
