@@ -36,6 +36,14 @@ ROWS: dict[str, dict[str, Any]] = {
     "mixed_versions": {"join_versions": [5, 3, 4]},
     # The same clients in a group of at most two members.
     "mixed_versions_max_size": {"join_versions": [5, 3, 4], "group_max_size": 2},
+    # Two consumers, generation bound 2 (seconds, not minutes): one static (v5), one old client (v3).
+    "two_consumers": {"consumers": 2, "max_generation": 2},
+    "two_consumers_mixed_versions_max_size": {
+        "consumers": 2,
+        "max_generation": 2,
+        "join_versions": [5, 3],
+        "group_max_size": 1,
+    },
 }
 
 

@@ -17,7 +17,10 @@ import dimensions  # noqa: E402
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [
-        (["--row", "nonesuch"], "unknown row 'nonesuch'; rows: default, mixed_versions, mixed_versions_max_size"),
+        (
+            ["--row", "nonesuch"],
+            "unknown row 'nonesuch'; rows: default, mixed_versions, mixed_versions_max_size, two_consumers",
+        ),
         (["--out", "/nonexistent/dir/out.json"], "no such directory '/nonexistent/dir'"),
     ],
 )
@@ -33,4 +36,4 @@ def test_every_row_is_a_valid_configuration_using_its_dimensions() -> None:
 
     for name, overrides in dimensions.ROWS.items():
         config = Config.from_mapping(overrides)
-        assert (for_config(config) == ALL) == (name == "default"), name
+        assert (for_config(config) == ALL) == (name in ("default", "two_consumers")), name
