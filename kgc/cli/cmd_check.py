@@ -42,7 +42,7 @@ from kgc.explorer.search import Bounds, Explorer, Result, Violation
 from kgc.explorer.spark_env import SparkUnavailable
 from kgc.explorer.trace import format_trace, trace_json
 from kgc.model._compiled import running_compiled
-from kgc.properties.protocol import for_config
+from kgc.properties.protocol import ALL, dimension_properties
 
 VERB = "check"
 HELP = "Check the protocol's properties over every interleaving within the bounds."
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         print_header(VERB, config, bounds, args.strategy)
     if spark is not None:
         try:
-            result = spark_engine.run(config, for_config(config), spark, bounds, not quiet)
+            result = spark_engine.run(config, (*ALL, *dimension_properties(config)), spark, bounds, not quiet)
         except SparkUnavailable as exc:
             print(f"kgc: error: {exc}", file=sys.stderr)
             return EXIT_SYSTEM
@@ -119,7 +119,11 @@ def run(args: argparse.Namespace) -> int:
         engine = {"native": "native", "python": "python"}.get(args.engine)
         try:
             explorer = Explorer(
-                config, for_config(config), engine=engine, record_graph=fairness is not None, workers=workers
+                config,
+                (*ALL, *dimension_properties(config)),
+                engine=engine,
+                record_graph=fairness is not None,
+                workers=workers,
             )
             explorer.engine_for_run()
         except ValueError as exc:

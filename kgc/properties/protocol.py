@@ -635,10 +635,15 @@ so the default check, which does not, neither runs them nor warns that they were
 witnessed (its property list and state counts stay as they were)."""
 
 
+def dimension_properties(config: object) -> tuple[Property, ...]:
+    """The properties and witnesses of the configuration dimensions ``config`` uses (a non-empty
+    field of :data:`DIMENSION_WITNESSES`)."""
+    return tuple(p for field, p in DIMENSION_WITNESSES if getattr(config, field, None))
+
+
 def for_config(config: object) -> tuple[Property, ...]:
-    """The properties a check of ``config`` runs: :data:`ALL` and the witnesses of the
-    configuration dimensions it uses (a non-empty field of :data:`DIMENSION_WITNESSES`)."""
-    return ALL + tuple(p for field, p in DIMENSION_WITNESSES if getattr(config, field, None))
+    """The properties a check of ``config`` runs: :data:`ALL` and :func:`dimension_properties`."""
+    return ALL + dimension_properties(config)
 
 
 def by_name(name: str) -> Property:
