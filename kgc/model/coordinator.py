@@ -407,14 +407,14 @@ def handle_join_group(tx: GroupTx, consumer: int, request: Request, in_use: set[
     mid = request.mid
     limit = tx.config.group_max_size
     if limit and not accept_joining_member(tx, mid, limit):
-        # group.max.size: remove the member or pending id the request names, if any, answer
-        # GROUP_MAX_SIZE_REACHED with no member id, and still try to complete the join phase (the
-        # removed member no longer holds it up).
+        # group.max.size: remove the member or pending id the request names, if any, and answer
+        # GROUP_MAX_SIZE_REACHED with no member id. Scala then tries to complete the join phase (the
+        # removed member no longer holds it up); Java 4.0 does not (profile.max_size_refusal_checks_join).
         if mid in tx.members:
             tx.remove_member(mid)
         tx.pending.pop(mid, None)
         tx.respond(consumer, Response(ApiKey.JOIN_GROUP, Errors.GROUP_MAX_SIZE_REACHED))
-        if tx.state == PR:
+        if tx.state == PR and tx.config.profile.max_size_refusal_checks_join:
             tx.try_complete_join()
         return False
     static = tx.config.is_static(consumer)
@@ -520,6 +520,9 @@ def update_static_member_and_rebalance(tx: GroupTx, consumer: int, old: MemberId
     tx.members[new] = replace(
         m, mid=new, meta=meta, awaiting_join=True, awaiting_sync=False, pending_sync=False, orphan=False
     )
+    if not tx.config.profile.static_replacement_keeps_is_new:
+        # Java: ClassicGroup.replaceStaticMember builds a fresh member, not new (4.0.2).
+        tx.update(new, is_new=False)
     if m.pending_sync:
         tx.stale_sync = True
     if tx.leader == old:
@@ -634,6 +637,9 @@ def handle_leave_group(tx: GroupTx, consumer: int, request: Request) -> None:
         tx.respond(consumer, Response(ApiKey.LEAVE_GROUP, Errors.NONE))
         if tx.state == PR:
             tx.try_complete_join()
+        elif tx.config.profile.pending_leave_rebalances and tx.state in (STABLE, CR):
+            # Java counts a pending id's leave as a valid one (classicGroupLeaveToClassicGroup, 4.0.2).
+            tx.maybe_prepare_rebalance()
     elif invalid == Errors.FENCED_INSTANCE_ID:
         tx.respond(consumer, Response(ApiKey.LEAVE_GROUP, invalid))
     elif mid in tx.members:

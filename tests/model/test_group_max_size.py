@@ -105,12 +105,23 @@ def judge(raw: dict[str, object], profile: Profile) -> object:
     return judge_scenario(scenario, profile)
 
 
-@pytest.mark.parametrize("profile", [SCALA_3X, JAVA_4_0])
 @pytest.mark.parametrize(
-    "name", ["join_group_max_size_stable_and_completing", "join_group_max_size_preparing_rebalance"]
+    ("name", "profile"),
+    [
+        ("join_group_max_size_stable_and_completing", SCALA_3X),
+        ("join_group_max_size_stable_and_completing", JAVA_4_0),
+        ("join_group_max_size_preparing_rebalance", SCALA_3X),
+    ],
 )
 def test_the_judge_follows_kafkas_refusals(name: str, profile: Profile) -> None:
     assert judge(shipped(name), profile).verdict == PASSED  # type: ignore[attr-defined]
+
+
+def test_java_does_not_complete_the_join_phase_after_a_refusal() -> None:
+    """In PreparingRebalance, Scala tries to complete the join phase after a refusal, Java 4.0
+    does not (Profile.max_size_refusal_checks_join): the Scala scenario fails under java-4.0."""
+    result = judge(shipped("join_group_max_size_preparing_rebalance"), JAVA_4_0)
+    assert result.verdict == FAILED  # type: ignore[attr-defined]
 
 
 def test_the_judge_fails_a_refusal_the_limit_does_not_make() -> None:

@@ -543,6 +543,19 @@ class _Judge:
     # ------------------------------------------------------------------ timers and controls
     def _advance(self, world: _World, listed: list[str] | None) -> Iterator[tuple[_Observed, _World]]:
         wanted = frozenset(listed) if listed is not None else None
+        for name in sorted(wanted or ()):
+            kind, _, member = name.partition(":")
+            mid = world.bindings.id_of(member) if kind == "heartbeat" else None
+            if (
+                mid is not None
+                and world.group.member(mid) is None
+                and not any(p.mid == mid for p in world.group.pending)
+            ):
+                # Java 4.0 leaves the heartbeat timer of a member that group.max.size removed armed
+                # (it fires without effect); the model's timers go with their member.
+                raise OutsideModel(
+                    f"timer {name} of a member the group no longer holds: the model has no timer of a removed member"
+                )
         start = State(world.group, self.consumers, self.no_budget)
         armed = sum(1 for a, _ in self.model.successors(start) if a.kind in TIMER_KINDS)
         limit = 2 * len(wanted) + 2 if wanted is not None else min(FREE_SEQUENCE_LENGTH, armed + 2)
