@@ -49,3 +49,32 @@ fi
 if [ -n "${TLAPLUS_SRC:-}" ]; then
   benchmarks/tla/build_tlc.sh "$TLAPLUS_SRC"
 fi
+
+# --- clients under test: the Java consumer and franz-go (kgc/harness/clients/drivers.py) -----------
+# java/kafka-consumer-driver: a driver around Apache Kafka 4.0.2's KafkaConsumer, built by Maven
+# (the driver jar plus the runtime closure of kafka-clients in target/lib); go/franz-driver: a
+# driver around franz-go (go.mod/go.sum pinned), built with the machine's Go into
+# go/franz-driver/bin (gitignored). Each is rebuilt only when a source is newer than its artifact;
+# a failure prints one line naming the artifact and the rest of kgc still installs (the clients
+# tests then fail with the reason).
+clients_build() {
+  local jar=java/kafka-consumer-driver/target/kafka-consumer-driver.jar
+  if [ -z "$(find java/kafka-consumer-driver/pom.xml java/kafka-consumer-driver/src -newer "$jar" 2>/dev/null | head -1)" ] \
+     && [ -f "$jar" ] && ls java/kafka-consumer-driver/target/lib/kafka-clients-*.jar >/dev/null 2>&1; then
+    :
+  elif ! command -v mvn >/dev/null 2>&1; then
+    echo "setup: $jar not built: mvn (Maven) not found" >&2
+  elif ! (cd java/kafka-consumer-driver && mvn -q -B package >"${TMPDIR:-/tmp}/kgc-java-driver.log" 2>&1); then
+    echo "setup: $jar not built: mvn package failed (log: ${TMPDIR:-/tmp}/kgc-java-driver.log)" >&2
+  fi
+  local bin=go/franz-driver/bin/franz-driver
+  if [ -x "$bin" ] && [ -z "$(find go/franz-driver -maxdepth 1 -newer "$bin" \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' \) | head -1)" ]; then
+    :
+  elif ! command -v go >/dev/null 2>&1; then
+    echo "setup: $bin not built: go (the Go toolchain) not found" >&2
+  elif ! (cd go/franz-driver && go build -o bin/franz-driver . >"${TMPDIR:-/tmp}/kgc-franz-driver.log" 2>&1); then
+    echo "setup: $bin not built: go build failed (log: ${TMPDIR:-/tmp}/kgc-franz-driver.log)" >&2
+  fi
+}
+clients_build
+# --- end of clients under test ------------------------------------------------------------------------

@@ -415,7 +415,7 @@ def load_client_run(path: str | Path) -> dict[str, Any]:
     consumer starts: its library, mutant, consumer options, and every step — an op the harness
     knows (``kgc/harness/clients/harness.py``, ``replay_steps``) with its fields' types and ranges; a step
     names a consumer an earlier ``start`` started (``c1``, ``c2``, … in order)."""
-    from kgc.harness.clients.harness import LIBRARIES
+    from kgc.harness.clients.harness import ASSIGNMENTS, LIBRARIES
     from kgc.harness.clients.machine import FAULTS, FORMAT
 
     doc = load_json(path, "client run file", MAX_CLIENT_RUN_BYTES)
@@ -433,8 +433,12 @@ def load_client_run(path: str | Path) -> dict[str, Any]:
         "partitions": (1, 100),
     }
     for key in options:
+        if key == "assignment":
+            # written by every failure file since the cooperative protocol was added
+            s.string(options[key], f"options.{key}", ASSIGNMENTS)
+            continue
         if key not in ranges:
-            s.fail(f"options.{key}", f"unknown option; known: {', '.join(ranges)}")
+            s.fail(f"options.{key}", f"unknown option; known: {', '.join([*ranges, 'assignment'])}")
         s.integer(options[key], f"options.{key}", *ranges[key])
     steps = s.required(top, "steps", "", s.array)
     if len(steps) > MAX_CLIENT_STEPS:

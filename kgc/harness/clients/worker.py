@@ -22,8 +22,10 @@ auto-commit relies on (seed 003), and commits only what it processed.
 from __future__ import annotations
 
 import asyncio
+import faulthandler
 import json
 import queue
+import signal
 import sys
 import threading
 import time
@@ -337,6 +339,9 @@ RUNNERS = {"kafka-python": run_kafka_python, "confluent-kafka": run_confluent, "
 
 
 def main() -> None:
+    # a consumer that does not exit after close is asked for its stacks before it is killed
+    # (kgc/harness/clients/drivers.py, DUMP_SIGNAL)
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     config = json.loads(sys.argv[1])
     loop = Loop(config)
     try:

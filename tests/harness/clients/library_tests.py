@@ -23,8 +23,8 @@ def known_checks(library: str) -> frozenset[str]:
     return frozenset(k.check for k in load_known(KNOWN) if k.library == library)
 
 
-def three_consumers_reach_stable(cluster: Cluster, library: str) -> None:
-    run = Run(cluster, library)
+def three_consumers_reach_stable(cluster: Cluster, library: str, options: ClientOptions | None = None) -> None:
+    run = Run(cluster, library, options)
     try:
         run.start_producer()
         names = [run.start_consumer() for _ in range(3)]
