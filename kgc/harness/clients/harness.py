@@ -267,6 +267,9 @@ class Run:
         self.workers: dict[str, Worker] = {}
         self.steps: list[Step] = []
         self.produced: set[tuple[int, int]] = set()
+        #: records sent, and sends that failed: a drain waits until every send is acked or failed
+        self._sent = 0
+        self._send_failed = 0
         self._stop_producing = threading.Event()
         self._producer: threading.Thread | None = None
         self._names = itertools.count(1)
@@ -312,7 +315,10 @@ class Run:
                     if self._stop_producing.wait(self.options.produce_every_ms / 1000):
                         break
                     future = producer.send(self.topic, f"r{i}".encode(), partition=i % self.options.partitions)
+                    with self._lock:
+                        self._sent += 1
                     future.add_callback(self._acked)
+                    future.add_errback(self._failed)
                 producer.flush(10)
             finally:
                 producer.close(5)
@@ -323,6 +329,17 @@ class Run:
     def _acked(self, metadata: Any) -> None:
         with self._lock:
             self.produced.add((int(metadata.partition), int(metadata.offset)))
+
+    def _failed(self, _exc: Any) -> None:
+        with self._lock:
+            self._send_failed += 1
+
+    def _all_answered(self) -> bool:
+        """Every record sent is acked or failed. kafka-python runs a record's callbacks after
+        ``flush`` may have returned (the batch is done first), so a drain waits for this before it
+        compares what was produced with what was processed."""
+        with self._lock:
+            return len(self.produced) + self._send_failed >= self._sent
 
     def stop_producer(self) -> None:
         self._stop_producing.set()
@@ -475,6 +492,8 @@ class Run:
         for name in self.live():
             self.workers[name].send({"op": "set", "poll_ms": 200, "process_ms": 0, "commit": "sync"})
         deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and not self._all_answered():
+            time.sleep(0.05)
         while time.monotonic() < deadline:
             obs = self.observation()
             done = {(int(p), int(o)) for e in obs.events if e.kind == "processed" for p, o in e.data["records"]}

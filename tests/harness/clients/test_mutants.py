@@ -1,4 +1,5 @@
-"""The client checks fail on a wrong coordinator served to real clients (kafka-python): an
+"""The client checks fail on a wrong coordinator served to real clients (kafka-python, the Java
+consumer and franz-go): an
 assignment from a stale generation breaks ``exclusive_ownership``; a LeaveGroup that starts no
 rebalance (``leave_skips_rebalance``, kgc/model/mutants.py) leaves the leaver's partitions to nobody and
 breaks ``every_record_processed``. The checks about the client's own behaviour are shown able to
@@ -11,9 +12,11 @@ import time
 
 import pytest
 
-from kgc.harness.clients.harness import Cluster, Run
+from kgc.harness.clients.harness import ClientOptions, Cluster, Run
 
 pytestmark = pytest.mark.clients
+#: kafka-python, and the two clients whose drivers are not Python (``kgc/harness/clients/drivers.py``)
+LIBRARIES = ["kafka-python", "java", "franz-go"]
 
 
 def _until(predicate: object, timeout_s: float = 20.0) -> None:
@@ -28,9 +31,10 @@ def _assigned(run: Run, client: str) -> bool:
     return any(e.kind == "assigned" and e.client == client and e.data["partitions"] for e in list(run.events))
 
 
-def test_a_stale_generation_assignment_breaks_exclusive_ownership() -> None:
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_a_stale_generation_assignment_breaks_exclusive_ownership(library: str) -> None:
     with Cluster(answer_mutant="stale_assignment") as cluster:
-        run = Run(cluster, "kafka-python")
+        run = Run(cluster, library, ClientOptions(assignment="eager"))
         try:
             run.start_producer()
             c1 = run.start_consumer()
@@ -43,9 +47,10 @@ def test_a_stale_generation_assignment_breaks_exclusive_ownership() -> None:
             run.close()
 
 
-def test_a_leave_without_rebalance_breaks_every_record_processed() -> None:
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_a_leave_without_rebalance_breaks_every_record_processed(library: str) -> None:
     with Cluster(mutant="leave_skips_rebalance") as cluster:
-        run = Run(cluster, "kafka-python")
+        run = Run(cluster, library, ClientOptions(assignment="eager"))
         try:
             run.start_producer()
             c1 = run.start_consumer()
