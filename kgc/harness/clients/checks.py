@@ -597,8 +597,8 @@ def _was_member(obs: Observation, stall: ClientEvent) -> bool:
 def close_completes(obs: Observation) -> list[Violation]:
     """A consumer told to close exits within the harness's bound (``Worker.close``); one that does
     not was asked for its threads' stacks and killed, and its ``hung`` event carries them
-    (``kgc/harness/clients/drivers.py``). Java's ``KafkaConsumer.close`` is bounded by its timeout
-    (``ClassicKafkaConsumer.close``: at most ``request.timeout.ms`` for the coordinator's part)."""
+    (``kgc/harness/clients/drivers.py``). The Java driver closes with ``KafkaConsumer.close(Duration)``
+    of ``request.timeout.ms`` (5 s), under the harness's bound of 10 s (``Worker.CLOSE_TIMEOUT_S``)."""
     out = []
     for e in obs.events:
         if e.kind != "hung":
