@@ -441,3 +441,47 @@ class KafkaBroker:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+
+
+class KafkaBrokers:
+    """Kafka brokers by group settings, one running at a time: :meth:`address_for` returns the
+    address of a broker started with ``settings`` (stopping the one started with other settings),
+    so that a run can give every scenario a broker configured as the scenario says. Each broker's
+    directory (its configuration and ``broker.log``) is ``<log_root>/broker-<n>``; :meth:`close`
+    stops the one running."""
+
+    def __init__(self, log_root: Path, heap: str = "512m") -> None:
+        self.log_root = log_root
+        self.heap = heap
+        self._current: KafkaBroker | None = None
+        self._started = 0
+        #: every broker started: its directory, settings and start time (for reports and benchmarks)
+        self.started: list[tuple[Path, BrokerGroupSettings, float]] = []
+
+    def address_for(self, settings: BrokerGroupSettings) -> Address:
+        """A running broker with exactly these group settings."""
+        current = self._current
+        if current is not None and current.settings == settings:
+            return current.address
+        self.close()
+        self._started += 1
+        broker = KafkaBroker(settings, self.log_root / f"broker-{self._started}", heap=self.heap)
+        broker.start()
+        self._current = broker
+        self.started.append((broker.log_dir, settings, broker.start_seconds or 0.0))
+        return broker.address
+
+    @property
+    def current(self) -> KafkaBroker | None:
+        """The broker running now, if any."""
+        return self._current
+
+    def log_paths(self) -> list[Path]:
+        """The logs of every broker started, in order."""
+        return [directory / "broker.log" for directory, _, _ in self.started]
+
+    def close(self) -> None:
+        """Stop the running broker (its log stays)."""
+        broker, self._current = self._current, None
+        if broker is not None:
+            broker.stop()

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from kgc.broker import TansuBroker
-from kgc.broker.tansu import _die_with_parent as die_with_parent
+from kgc.broker.process import die_with_parent
 from kgc.harness.clients.checks import ClientEvent, Observation, Settings, Violation, run_checks
 from kgc.harness.clients.refinement import CoordinatorRefinement, ServedStep, client_refines_consumer
 from kgc.model.types import Errors

@@ -117,6 +117,10 @@ class Report:
                     {"scenario": o.source, "reason": o.unresynced} for o in self.scenarios if o.unresynced
                 ],
                 "skipped": [{"scenario": o.source, "reason": o.skipped} for o in self.scenarios if o.skipped],
+                # not run because they wait longer than --max-wait: untested, not passed
+                "not_run_too_long": [
+                    {"scenario": o.source, "waits_s": o.too_long_s} for o in self.scenarios if o.too_long_s is not None
+                ],
             },
             "generated": None
             if self.search is None
@@ -145,6 +149,12 @@ class Report:
             )
             for reason, count in Counter(_reason_class(o.skipped or "") for o in skipped).most_common():
                 lines.append(f"  skipped {count}: {reason}")
+            too_long = [o.too_long_s for o in self.scenarios if o.too_long_s is not None]
+            if too_long:
+                lines.append(
+                    f"WARNING: {len(too_long)} scenarios were NOT RUN (untested, not passed): they wait longer than "
+                    f"--max-wait; --max-wait {math.ceil(max(too_long))} runs them all"
+                )
         if self.search is not None:
             lines.append(
                 f"generated: {self.search.runs} sequences run (budget {self.budget}, seed {self.seed}), "
