@@ -115,7 +115,7 @@ def run_conformance(
         offered = dict(probe.versions.broker)
     finally:
         probe.close()
-    api_versions = compare_api_versions(offered)
+    api_versions = compare_api_versions(offered, plan.profile.name)
     documents = scenario_documents(plan.scenario_files, plan.profile)
     Batch = list[tuple[int, tuple[str, dict[str, Any]]]]
     batches: list[tuple[BrokerSettings | None, Batch]]
