@@ -27,6 +27,7 @@ from kgc.broker import KAFKA_VERSION, BrokerError, TansuBroker, parse_bootstrap
 from kgc.broker.kafka import KafkaBrokers
 from kgc.cli import exits, inputs
 from kgc.cli.errors import InputError
+from kgc.harness.conformance.against import rejudge
 from kgc.harness.conformance.differential import BROKER_KEYS, KAFKA_PROFILE, PROFILE, BrokerSettings, WireTarget
 from kgc.harness.conformance.divergence import KnownDivergence, KnownFileError, known_document, load_known
 from kgc.harness.conformance.session import Plan, run_conformance, scenario_files
@@ -136,6 +137,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="the broker's group settings when not Kafka's defaults: " + ", ".join(BROKER_KEYS),
     )
+    p.add_argument(
+        "--against",
+        choices=["kafka"],
+        default=None,
+        help="re-run each kind's shortest sequence on a real Apache Kafka broker started beside the one under "
+        "test, and say whether Kafka confirms the finding, answers as the broker (kgc's own finding), or differs "
+        "from both",
+    )
     p.add_argument("--known", metavar="FILE", help="known divergences: listed in the report, not failing the run")
     p.add_argument("--write-known", metavar="FILE", help="write every kind found to FILE as a known-divergence file")
     p.add_argument(
@@ -170,6 +179,8 @@ def run(args: argparse.Namespace) -> int:
         files = scenario_files(paths)
     except ScenarioError as exc:
         raise InputError(str(exc)) from None
+    if args.against == "kafka" and args.broker == "kafka":
+        raise InputError("--against kafka judges another broker beside real Kafka; with --broker kafka it is Kafka")
     if args.request_timeout <= args.settle:
         raise InputError("--request-timeout must be longer than --settle")
     plan = Plan(
@@ -222,6 +233,18 @@ def run(args: argparse.Namespace) -> int:
         started = broker is not None or kafka is not None
         command = "kgc conformance " + (f"--broker {args.broker}" if started else f"--bootstrap {address}")
         report = run_conformance(target, description, plan, known, progress, command, target_for)
+        if args.against == "kafka":
+            if broker is not None:
+                broker.stop()  # one broker at a time on this machine
+            beside = kafka or KafkaBrokers(out_dir / "kafka-broker")
+            kafka = beside
+
+            def kafka_target(settings: BrokerSettings) -> WireTarget:
+                return WireTarget(beside.address_for(settings), args.settle, args.request_timeout)
+
+            if progress is not None:
+                progress(f"re-running {len(report.groups)} kinds on Apache Kafka {KAFKA_VERSION}")
+            report.against = rejudge(report.groups, kafka_target)
     except (BrokerError, WireError, ServeError) as exc:
         print(f"kgc: error: the broker could not be used: {exc}", file=sys.stderr)
         return EXIT_BROKER_UNUSABLE
