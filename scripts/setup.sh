@@ -50,6 +50,34 @@ if [ -n "${TLAPLUS_SRC:-}" ]; then
   benchmarks/tla/build_tlc.sh "$TLAPLUS_SRC"
 fi
 
+# --- kafka-broker: a real Apache Kafka broker (kgc.broker.kafka) -----------------------------------
+# The runtime classpath of java/kafka-broker/pom.xml (kafka_2.13 at the pinned release, plus log4j2),
+# resolved by Maven into java/kafka-broker/target/classpath.txt; the jars stay in Maven's cache
+# (~/.m2). Again only when the pom changed or a listed jar is gone. A failure is one line naming the
+# artifact; the rest of kgc stays installed (tests needing the broker then fail saying so).
+kafka_cp=java/kafka-broker/target/classpath.txt
+kafka_cp_current() {
+  [ -s "$kafka_cp" ] && [ "$kafka_cp" -nt java/kafka-broker/pom.xml ] || return 1
+  local jar
+  for jar in $(tr ':' ' ' < "$kafka_cp"); do [ -f "$jar" ] || return 1; done
+}
+if ! kafka_cp_current; then
+  if ! command -v mvn >/dev/null 2>&1; then
+    echo "setup: Maven (mvn) is missing: cannot fetch org.apache.kafka:kafka_2.13 for the Kafka broker (apt-get install maven)" >&2
+  else
+    log=$(mktemp)
+    if ! mvn -q -B -f java/kafka-broker/pom.xml dependency:build-classpath \
+         -Dmdep.outputFile=target/classpath.txt -Dmdep.includeScope=runtime >"$log" 2>&1; then
+      echo "setup: could not fetch org.apache.kafka:kafka_2.13 (java/kafka-broker/pom.xml) for the Kafka broker: $(grep -m1 -E 'ERROR|Could not' "$log" || tail -n1 "$log")" >&2
+      rm -f "$kafka_cp"
+    else
+      touch "$kafka_cp"  # Maven leaves an unchanged file's time alone
+    fi
+    rm -f "$log"
+  fi
+fi
+# --- end kafka-broker --------------------------------------------------------------------------------
+
 # --- clients under test: the Java consumer and franz-go (kgc/harness/clients/drivers.py) -----------
 # java/kafka-consumer-driver: a driver around Apache Kafka 4.0.2's KafkaConsumer, built by Maven
 # (the driver jar plus the runtime closure of kafka-clients in target/lib); go/franz-driver: a

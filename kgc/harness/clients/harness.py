@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from kgc.broker import TansuBroker
-from kgc.broker.tansu import _die_with_parent as die_with_parent
+from kgc.broker.process import die_with_parent
 from kgc.harness.clients.drivers import DUMP_SIGNAL, LIBRARIES, check_built, command
 
 __all__ = ["LIBRARIES"]  # re-exported: the libraries kgc drives (kgc.harness.clients.drivers)
