@@ -180,6 +180,7 @@ class KafkaBroker:
         self._heap = heap
         self._ready_timeout_s = ready_timeout_s
         self._extra = dict(extra or {})
+        self._controller_port: int | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._address: Address | None = None
         #: seconds from :meth:`start` until the broker said it had started (format included)
@@ -255,10 +256,12 @@ class KafkaBroker:
         major = java_version(self._java)
         if major < MIN_JAVA:
             raise BrokerError(f"Kafka {KAFKA_VERSION} needs Java {MIN_JAVA} or newer; {self._java} is Java {major}")
+        # a restart (start after stop with the data kept) keeps both ports and the formatted storage
         port = self._port or free_port()
-        controller_port = free_port()
+        controller_port = self._controller_port or free_port()
         while controller_port == port:
             controller_port = free_port()
+        self._port, self._controller_port = port, controller_port
         data_dir = self._data_dir or Path(tempfile.mkdtemp(prefix="kgc-kafka-data-"))
         self._data_dir = data_dir
         log_dir = self.log_dir
@@ -281,7 +284,8 @@ class KafkaBroker:
             "-XX:TieredStopAtLevel=1",
             f"-Dlog4j2.configurationFile={log4j}",
         ]
-        self._format(java, classpath, config)
+        if not (data_dir / "meta.properties").exists():
+            self._format(java, classpath, config)
         with open(self.log_dir / "stdout.txt", "ab") as out:
             try:
                 process = subprocess.Popen(
@@ -413,6 +417,15 @@ class KafkaBroker:
             shutil.rmtree(self._log_dir, ignore_errors=True)
             self._log_dir = None
         return code
+
+    def restart(self) -> Address:
+        """Stop the broker (SIGTERM: a clean shutdown) and start it again on the same ports with
+        the same storage, as an operator's restart does: topics, committed offsets and the group
+        metadata survive. Returns its address."""
+        process, self._process, self._address = self._process, None, None
+        if process is not None:
+            self._terminate(process)
+        return self.start()
 
     def _remove_data(self) -> None:
         if self._own_data_dir and self._data_dir is not None:
