@@ -4,7 +4,8 @@
 a producer thread, consumer processes of one library (the same drivers and driver protocol,
 ``kgc/harness/clients/drivers.py``), and the faults a real broker can suffer here: a consumer
 process killed (SIGKILL), and the broker restarted (SIGTERM, then started again on its storage,
-``KafkaBroker.restart``).
+``KafkaBroker.restart``), and every connection cut at a loopback proxy the broker advertises
+(:func:`kafka_behind_proxy`, ``kgc/harness/clients/proxy.py``).
 
 With no kgc serve in front of the broker there is no trace of the clients' requests, so the checks
 that judge requests (the model's consumer, heartbeats, LeaveGroup on a poll timeout, commits,
@@ -18,23 +19,42 @@ group after ``max.poll.interval.ms``), or marked as seen only with kgc serve (``
 from __future__ import annotations
 
 import atexit
+import contextlib
 import itertools
 import os
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from kgc.broker.address import Address
 from kgc.broker.kafka import KafkaBroker
+from kgc.broker.process import free_port
 from kgc.harness.clients.checks import ClientEvent, Observation, Violation, close_completes, every_record_processed
 from kgc.harness.clients.drivers import check_built
 from kgc.harness.clients.harness import ClientOptions, Worker, check_assignment
+from kgc.harness.clients.proxy import CuttingProxy
 from kgc.reference import BrokerGroupSettings
 
 #: The broker's group settings for client runs: the consumers' short session timeouts are allowed
 #: (``group.min.session.timeout.ms``) and the first rebalance is not delayed, as on kgc serve.
 CLIENT_SETTINGS = BrokerGroupSettings(min_session_timeout_ms=500, initial_rebalance_delay_ms=0)
 _runs = itertools.count(1)
+
+
+@contextlib.contextmanager
+def kafka_behind_proxy(log_dir: Path) -> Iterator[tuple[KafkaBroker, CuttingProxy]]:
+    """A real broker (:data:`CLIENT_SETTINGS`, its log in ``log_dir``) that advertises a
+    :class:`CuttingProxy` in front of it, both on loopback, both stopped on exit."""
+    broker_port, proxy_port = free_port(), free_port()
+    while proxy_port == broker_port:
+        proxy_port = free_port()
+    with CuttingProxy(Address("127.0.0.1", broker_port), proxy_port) as proxy:
+        extra = {"advertised.listeners": f"PLAINTEXT://127.0.0.1:{proxy_port}"}
+        with KafkaBroker(CLIENT_SETTINGS, log_dir, port=broker_port, extra=extra) as broker:
+            yield broker, proxy
 
 
 @dataclass(frozen=True)
@@ -48,8 +68,15 @@ class GroupView:
 class KafkaRun:
     """One experiment against a real broker (see the module)."""
 
-    def __init__(self, broker: KafkaBroker, library: str, options: ClientOptions | None = None) -> None:
+    def __init__(
+        self,
+        broker: KafkaBroker,
+        library: str,
+        options: ClientOptions | None = None,
+        proxy: CuttingProxy | None = None,
+    ) -> None:
         self.options = options or ClientOptions()
+        self.proxy = proxy
         check_assignment(library, self.options.assignment)
         check_built(library)
         self.broker = broker
@@ -72,7 +99,8 @@ class KafkaRun:
 
     @property
     def bootstrap(self) -> str:
-        return str(self.broker.address)
+        """The proxy's address when there is one (the broker advertises it), else the broker's."""
+        return str(self.proxy.address if self.proxy is not None else self.broker.address)
 
     def _new_topic(self) -> Any:
         from kafka.admin import NewTopic
@@ -177,6 +205,12 @@ class KafkaRun:
         """Restart the broker under the running consumers and producer."""
         self._event("-", "broker_restart")
         self.broker.restart()
+
+    def cut_connections(self) -> int:
+        """Close every client connection at the proxy (each client must reconnect); how many."""
+        assert self.proxy is not None, "cutting connections needs the run's proxy"
+        self._event("-", "connections_cut")
+        return self.proxy.cut()
 
     def live(self) -> list[str]:
         return [n for n, w in self.workers.items() if w.alive]

@@ -1,8 +1,9 @@
 """The five client libraries against a real Apache Kafka 4.0.2 broker (``kgc.broker.kafka``), no
 kgc serve between: each reaches a Stable 3-member group (as the broker's DescribeGroups shows it,
 every partition owned by a consumer's callbacks) and processes every record, also after one of
-its processes is killed; the Java consumer, franz-go and kafka-python process every record across
-a broker restart; and franz-go's missing poll timer, found with kgc serve (``leave_on_poll_timeout``,
+its processes is killed, and after every connection is cut at a loopback proxy the broker
+advertises; the Java consumer, franz-go and kafka-python process every record across a broker
+restart; and franz-go's missing poll timer, found with kgc serve (``leave_on_poll_timeout``,
 ``known-divergences/clients.json``), is shown on real Kafka too: a stalled franz-go member is still
 in the group after ``max.poll.interval.ms`` where a stalled Java member has left.
 
@@ -20,15 +21,25 @@ import pytest
 from kgc.broker.kafka import KafkaBroker
 from kgc.harness.clients.drivers import LIBRARIES
 from kgc.harness.clients.harness import DEFAULT_ASSIGNMENT, ClientOptions
-from kgc.harness.clients.real import CLIENT_SETTINGS, KafkaRun
+from kgc.harness.clients.proxy import CuttingProxy
+from kgc.harness.clients.real import KafkaRun, kafka_behind_proxy
 
 pytestmark = [pytest.mark.clients, pytest.mark.broker]
 
 
 @pytest.fixture(scope="module")
-def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
-    with KafkaBroker(CLIENT_SETTINGS, tmp_path_factory.mktemp("kafka-clients")) as broker:
-        yield broker
+def behind_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KafkaBroker, CuttingProxy]]:
+    with kafka_behind_proxy(tmp_path_factory.mktemp("kafka-clients")) as both:
+        yield both
+
+
+@pytest.fixture
+def kafka(behind_proxy: tuple[KafkaBroker, CuttingProxy]) -> KafkaBroker:
+    return behind_proxy[0]
+
+
+def _run(behind_proxy: tuple[KafkaBroker, CuttingProxy], library: str, options: ClientOptions) -> KafkaRun:
+    return KafkaRun(behind_proxy[0], library, options, behind_proxy[1])
 
 
 def _until(predicate: Callable[[], bool], timeout_s: float = 40.0) -> bool:
@@ -57,8 +68,10 @@ def _options(library: str) -> ClientOptions:
 
 
 @pytest.mark.parametrize("library", LIBRARIES)
-def test_three_consumers_reach_stable_and_survive_a_kill(kafka: KafkaBroker, library: str) -> None:
-    run = KafkaRun(kafka, library, _options(library))
+def test_three_consumers_reach_stable_and_survive_a_kill(
+    behind_proxy: tuple[KafkaBroker, CuttingProxy], library: str
+) -> None:
+    run = _run(behind_proxy, library, _options(library))
     try:
         run.start_producer()
         names = [run.start_consumer() for _ in range(3)]
@@ -74,8 +87,10 @@ def test_three_consumers_reach_stable_and_survive_a_kill(kafka: KafkaBroker, lib
 
 
 @pytest.mark.parametrize("library", ["java", "franz-go", "kafka-python"])
-def test_every_record_is_processed_across_a_broker_restart(kafka: KafkaBroker, library: str) -> None:
-    run = KafkaRun(kafka, library, _options(library))
+def test_every_record_is_processed_across_a_broker_restart(
+    behind_proxy: tuple[KafkaBroker, CuttingProxy], library: str
+) -> None:
+    run = _run(behind_proxy, library, _options(library))
     try:
         run.start_producer()
         names = [run.start_consumer() for _ in range(2)]
@@ -91,10 +106,12 @@ def test_every_record_is_processed_across_a_broker_restart(kafka: KafkaBroker, l
 
 
 @pytest.mark.parametrize(("library", "stays"), [("franz-go", True), ("java", False)])
-def test_a_stalled_member_past_the_poll_timeout(kafka: KafkaBroker, library: str, stays: bool) -> None:
+def test_a_stalled_member_past_the_poll_timeout(
+    behind_proxy: tuple[KafkaBroker, CuttingProxy], library: str, stays: bool
+) -> None:
     """franz-go has no poll timer (the filed ``leave_on_poll_timeout`` departure); Java's
     heartbeat thread leaves the group once ``max.poll.interval.ms`` has passed (KIP-62)."""
-    run = KafkaRun(kafka, library, ClientOptions(assignment="eager"))
+    run = _run(behind_proxy, library, ClientOptions(assignment="eager"))
     try:
         run.start_producer()
         names = [run.start_consumer() for _ in range(2)]
@@ -108,6 +125,25 @@ def test_a_stalled_member_past_the_poll_timeout(kafka: KafkaBroker, library: str
         assert (names[0] in view.members) is stays, view
         time.sleep(3)
         assert run.drain(40)
+        assert run.check(final=True) == []
+    finally:
+        run.close()
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_every_record_is_processed_across_cut_connections(
+    behind_proxy: tuple[KafkaBroker, CuttingProxy], library: str
+) -> None:
+    run = _run(behind_proxy, library, _options(library))
+    try:
+        run.start_producer()
+        names = [run.start_consumer() for _ in range(2)]
+        assert _until(lambda: _stable(run, names))
+        cut = run.cut_connections()
+        time.sleep(1.5)
+        cut += run.cut_connections()
+        assert cut >= 4, "the consumers' and the producer's connections went through the proxy"
+        assert run.drain(60), "every record produced is processed after the cuts"
         assert run.check(final=True) == []
     finally:
         run.close()
