@@ -97,7 +97,7 @@ def cooperative(config: dict[str, Any]) -> bool:
     """Whether the run uses the cooperative protocol (KIP-429): ``cooperative-sticky`` instead of
     ``range``. The rebalance listeners are the same: under cooperative they are called with the
     partitions added and revoked only (``ConsumerCoordinator.onJoinComplete``)."""
-    return config.get("assignment", "eager") == "cooperative"
+    return bool(config.get("assignment", "eager") == "cooperative")
 
 
 def _tps(partitions: Any) -> list[int]:
