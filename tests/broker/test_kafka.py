@@ -235,3 +235,31 @@ def test_the_broker_dies_when_kgc_is_killed(tmp_path: Path) -> None:
             child.wait()
         if broker_pid is not None and alive(broker_pid):
             os.kill(broker_pid, signal.SIGKILL)
+
+
+def kgc(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kgc", *args],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO), **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_conformance_without_the_jars_is_one_line_and_the_system_exit(tmp_path: Path) -> None:
+    done = kgc(
+        ["conformance", "--broker", "kafka", "--budget", "0", "--no-scenarios", "--out", str(tmp_path / "out")],
+        {CLASSPATH_ENV: str(tmp_path / "nowhere.txt")},
+    )
+    assert done.returncode == 153, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "broker jars are not installed" in lines[0] and "Traceback" not in done.stderr
+
+
+def test_against_kafka_on_kafka_itself_is_bad_input(tmp_path: Path) -> None:
+    done = kgc(["conformance", "--broker", "kafka", "--against", "kafka", "--out", str(tmp_path / "out")], {})
+    assert done.returncode == 150
+    assert done.stderr.strip().count("\n") == 0 and "--against kafka" in done.stderr
