@@ -182,8 +182,9 @@ class KafkaBroker:
         self._extra = dict(extra or {})
         self._process: subprocess.Popen[bytes] | None = None
         self._address: Address | None = None
-        #: seconds from :meth:`start` until the broker said it had started (format included)
+        #: seconds from :meth:`start` (or :meth:`restart`) until the coordinator answered (format included)
         self.start_seconds: float | None = None
+        self._launch_args: tuple[list[str], str, Path, int] | None = None
 
     @property
     def address(self) -> Address:
@@ -282,6 +283,26 @@ class KafkaBroker:
             f"-Dlog4j2.configurationFile={log4j}",
         ]
         self._format(java, classpath, config)
+        self._launch_args = (java, classpath, config, port)
+        return self._launch(java, classpath, config, port, started)
+
+    def restart(self) -> Address:
+        """Stop the running broker as an operator's restart does (SIGTERM, a clean shutdown) and
+        start it again on the same ports and storage: groups and offsets are loaded back from
+        ``__consumer_offsets`` (the fault "the broker restarted" for clients under test). Returns
+        the address (unchanged); a failure to come back is a :class:`BrokerError` as for
+        :meth:`start`."""
+        if self._process is None or self._launch_args is None:
+            raise BrokerError("the Kafka broker is not running")
+        process, self._process, self._address = self._process, None, None
+        atexit.unregister(self.stop)
+        self._terminate(process)
+        java, classpath, config, port = self._launch_args
+        return self._launch(java, classpath, config, port, time.monotonic())
+
+    def _launch(self, java: list[str], classpath: str, config: Path, port: int, started: float) -> Address:
+        """Run ``kafka.Kafka`` on the formatted storage and wait until its coordinator answers."""
+        mark = len(self._log_text())
         with open(self.log_dir / "stdout.txt", "ab") as out:
             try:
                 process = subprocess.Popen(
@@ -298,12 +319,12 @@ class KafkaBroker:
         self._process = process
         atexit.register(self.stop)
         try:
-            failure = self._wait_ready(process)
+            failure = self._wait_ready(process, mark)
+            if failure is None:
+                failure = self._wait_coordinator(process, Address("127.0.0.1", port), started)
         except BaseException:  # Ctrl-C while waiting: never leave the broker behind
             self.stop()
             raise
-        if failure is None:
-            failure = self._wait_coordinator(process, Address("127.0.0.1", port), started)
         if failure is not None:
             self.stop()
             raise BrokerError(self._failure_line(failure))
@@ -340,11 +361,12 @@ class KafkaBroker:
                 self._failure_line(StartFailure(f"formatting its storage failed (exit code {done.returncode})", lines))
             )
 
-    def _wait_ready(self, process: subprocess.Popen[bytes]) -> StartFailure | None:
-        """None once the log says the server started; otherwise why not."""
+    def _wait_ready(self, process: subprocess.Popen[bytes], mark: int = 0) -> StartFailure | None:
+        """None once the log (from character ``mark``: this run's part) says the server started;
+        otherwise why not."""
         deadline = time.monotonic() + self._ready_timeout_s
         while time.monotonic() < deadline:
-            text = self._log_text()
+            text = self._log_text()[mark:]
             if _READY_LINE in text:
                 return None
             code = process.poll()

@@ -263,3 +263,31 @@ def test_against_kafka_on_kafka_itself_is_bad_input(tmp_path: Path) -> None:
     done = kgc(["conformance", "--broker", "kafka", "--against", "kafka", "--out", str(tmp_path / "out")], {})
     assert done.returncode == 150
     assert done.stderr.strip().count("\n") == 0 and "--against kafka" in done.stderr
+
+
+@pytest.mark.broker
+def test_a_restart_keeps_the_address_the_storage_and_the_offsets(tmp_path: Path) -> None:
+    """The fault "the broker restarted": a clean stop and a start on the same ports and storage;
+    an offset committed before it is fetched after it."""
+    from kgc.interface.messages import OffsetCommitPartition, OffsetCommitRequest, OffsetFetchRequest, TopicPartition
+
+    tp = TopicPartition("restart-t", 0)
+    with KafkaBroker(BrokerGroupSettings(initial_rebalance_delay_ms=0), tmp_path / "log") as broker:
+        before, address = broker.pid, broker.address
+        wire = WireCoordinator(address, WireOptions(request_timeout_s=30))
+        try:
+            wire.create_topics({"restart-t": 1})
+            commit = OffsetCommitRequest("kgc-restart", -1, "", (OffsetCommitPartition(tp, 42),))
+            answer = wire.wait_for(wire.commit_offsets(commit), 30).body
+            assert [p.error for p in answer.partitions] == [Errors.NONE]  # type: ignore[union-attr]
+        finally:
+            wire.close()
+        assert broker.restart() == address
+        assert broker.pid is not None and broker.pid != before and before is not None and wait_dead(before)
+        wire = WireCoordinator(address, WireOptions(request_timeout_s=30))
+        try:
+            fetched = wire.wait_for(wire.fetch_offsets(OffsetFetchRequest("kgc-restart", (tp,))), 30).body
+            assert [p.offset for p in fetched.partitions] == [42]  # type: ignore[union-attr]
+        finally:
+            wire.close()
+    assert broker.pid is None
