@@ -154,7 +154,8 @@ class KafkaBroker:
     Use as a context manager (``with KafkaBroker(settings) as broker: broker.address``) or call
     :meth:`start` / :meth:`stop`. ``log_dir`` keeps the broker's configuration and ``broker.log``
     (default: a fresh temporary directory, removed after a clean stop); ``data_dir`` is its
-    storage (default: a temporary directory, always removed); ``port`` fixes the client port
+    storage (default: a fresh ``data-*`` directory inside ``log_dir``; removed when the broker
+    stops); ``port`` fixes the client port
     (default: a free one).
     """
 
@@ -260,11 +261,13 @@ class KafkaBroker:
         controller_port = free_port()
         while controller_port == port:
             controller_port = free_port()
-        data_dir = self._data_dir or Path(tempfile.mkdtemp(prefix="kgc-kafka-data-"))
-        self._data_dir = data_dir
         log_dir = self.log_dir
         try:
             log_dir.mkdir(parents=True, exist_ok=True)
+            # Inside the log directory (so that a kgc killed outright leaves its data there, not in
+            # /tmp); removed when the broker stops.
+            data_dir = self._data_dir or Path(tempfile.mkdtemp(prefix="data-", dir=log_dir))
+            self._data_dir = data_dir
             config = log_dir / "server.properties"
             config.write_text(
                 "".join(f"{k}={v}\n" for k, v in self.properties(port, controller_port, data_dir).items()),
