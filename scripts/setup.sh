@@ -50,6 +50,33 @@ if [ -n "${TLAPLUS_SRC:-}" ]; then
   benchmarks/tla/build_tlc.sh "$TLAPLUS_SRC"
 fi
 
+# --- kafka-oracle (Apache Kafka's own group coordinator as kgc's target `kafka`) -------------------
+# Builds java/kafka-oracle/target/kafka-oracle.jar with the machine's Maven from Maven Central
+# (Apache Kafka 4.0.2, the only release it is written against). Skipped when the jar is newer than
+# its sources; on failure one line naming the artifact, and the rest of kgc stays installed
+# (the tests of tests/oracle/ then fail with that reason). KGC_KAFKA_VERSION other than 4.0.2 is refused.
+kafka_oracle() {
+  local dir=java/kafka-oracle jar=java/kafka-oracle/target/kafka-oracle.jar want=4.0.2
+  if [ -n "${KGC_KAFKA_VERSION:-}" ] && [ "${KGC_KAFKA_VERSION}" != "$want" ]; then
+    echo "setup: kafka-oracle: Apache Kafka ${KGC_KAFKA_VERSION} is not supported (the harness is written against $want)" >&2
+    return 0
+  fi
+  if [ -f "$jar" ] && [ -z "$(find "$dir/pom.xml" "$dir/src" -newer "$jar" -print -quit)" ]; then
+    return 0
+  fi
+  if ! command -v mvn >/dev/null 2>&1; then
+    echo "setup: kafka-oracle: mvn not found; org.apache.kafka:kafka-group-coordinator:$want not built (target kafka unavailable)" >&2
+    return 0
+  fi
+  local log; log=$(mktemp)
+  if ! (cd "$dir" && mvn -q -B package -Dkafka.version="$want") >"$log" 2>&1; then
+    echo "setup: kafka-oracle: build of $jar from org.apache.kafka:kafka-group-coordinator:$want failed (see: cd $dir && mvn package)" >&2
+  fi
+  rm -f "$log"
+}
+kafka_oracle
+# --- end kafka-oracle ---------------------------------------------------------------------------------
+
 # --- kafka-broker: a real Apache Kafka broker (kgc.broker.kafka) -----------------------------------
 # The runtime classpath of java/kafka-broker/pom.xml (kafka_2.13 at the pinned release, plus log4j2),
 # resolved by Maven into java/kafka-broker/target/classpath.txt; the jars stay in Maven's cache

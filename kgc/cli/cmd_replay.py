@@ -1,7 +1,8 @@
 """kgc replay: run scenario files against the reference implementation, or have the model judge them.
 
 Exit codes (``kgc.cli.exits``): 0 every scenario that ran passed (skipped ones do not count), 1 some
-scenario failed, 130/143 interrupted, 150 a malformed scenario file or a bad option (one line on
+scenario failed, 153 the target died or hung (``--target kafka``: the JVM; the results so far are
+printed), 130/143 interrupted, 150 a malformed scenario file or a bad option (one line on
 stderr naming the file, scenario, step and field), 255 an internal error.
 """
 
@@ -26,6 +27,7 @@ from kgc.harness.scenario.replay import (
     replay,
 )
 from kgc.harness.scenario.result import FAILED
+from kgc.harness.scenario.targets import KAFKA_PROFILE
 from kgc.model.mutants import CATALOGUE, COORDINATOR
 from kgc.model.profiles import DEFAULT_PROFILE, Profile, profile_named
 from kgc.paths import scenario_file
@@ -49,13 +51,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--target",
         choices=REPLAY_TARGETS,
         default="reference",
-        help="reference: run on the in-process reference coordinator; model: the model judges each scenario",
+        help="reference: run on the in-process reference coordinator; kafka: on Apache Kafka 4.0.2's own "
+        "coordinator in a JVM (java/kafka-oracle, profile java-4.0); model: the model judges each scenario",
     )
     p.add_argument(
         "--profile",
         choices=PROFILES,
-        default=DEFAULT_PROFILE.name,
-        help="behaviour profile: only scenarios whose applies_to holds it run (default %(default)s)",
+        default=None,
+        help=f"behaviour profile: only scenarios whose applies_to holds it run (default {DEFAULT_PROFILE.name}; "
+        f"{KAFKA_PROFILE} with --target kafka)",
     )
     p.add_argument(
         "--mutant",
@@ -75,6 +79,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Load every file (all of them, before running anything), replay, print, and exit 0/1."""
     mutant = _mutant(args.mutant, args.target, bool(args.log))
+    profile_name = args.profile or (KAFKA_PROFILE if args.target == "kafka" else DEFAULT_PROFILE.name)
+    if args.target == "kafka" and profile_name != KAFKA_PROFILE:
+        raise InputError(f"--target kafka runs Apache Kafka 4.0.2, whose behaviour is --profile {KAFKA_PROFILE}")
+    args.profile = profile_name
     files = inputs.load_scenario_files([scenario_file(name) for name in args.files])
     if args.log is not None:
         if args.target != "reference":
@@ -95,6 +103,9 @@ def run(args: argparse.Namespace) -> int:
         if outcome.other_profiles:
             print(f"({outcome.other_profiles} scenarios of these files are for other profiles)", file=out)
         print(format_summary(outcome), file=out)
+    if outcome.aborted:
+        print(f"kgc replay: stopped: {outcome.aborted}", file=sys.stderr)
+        return exits.SYSTEM
     return EXIT_OK if outcome.ok else EXIT_FAILED
 
 
