@@ -12,7 +12,8 @@ import pytest
 
 from kgc.broker import KafkaBroker
 from kgc.harness.conformance.differential import KAFKA_PROFILE, BrokerSettings, Differential, WireTarget
-from kgc.paths import SCENARIOS
+from kgc.harness.conformance.divergence import load_known
+from kgc.paths import KNOWN_DIVERGENCES, SCENARIOS
 from tests.conftest import KAFKA_TEST_SETTINGS
 
 pytestmark = pytest.mark.broker
@@ -55,7 +56,10 @@ def test_one_members_life_conforms_on_kafka(kafka_broker: KafkaBroker) -> None:
     differential = Differential(WireTarget(kafka_broker.address, settle_s=SETTLE_S), settings, profile=KAFKA_PROFILE)
     outcome = differential.run(ONE_MEMBER, "one member")
     assert outcome.skipped is None
-    assert outcome.found == (), [d.description for d in outcome.found]
+    # No difference, or only explained ones (DescribeGroups reads Kafka's committed state, so right
+    # after a JoinGroup the group may not be visible yet, depending on timing).
+    explained = {k.kind for k in load_known(KNOWN_DIVERGENCES / "kafka-4.0.2-broker.json")}
+    assert {d.kind for d in outcome.found} <= explained, [d.description for d in outcome.found]
 
 
 def test_a_setting_the_broker_was_not_given_is_caught(kafka_broker: KafkaBroker) -> None:
