@@ -181,6 +181,7 @@ class KafkaBroker:
         self._heap = heap
         self._ready_timeout_s = ready_timeout_s
         self._extra = dict(extra or {})
+        self._controller_port: int | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._address: Address | None = None
         #: seconds from :meth:`start` (or :meth:`restart`) until the coordinator answered (format included)
@@ -257,10 +258,12 @@ class KafkaBroker:
         major = java_version(self._java)
         if major < MIN_JAVA:
             raise BrokerError(f"Kafka {KAFKA_VERSION} needs Java {MIN_JAVA} or newer; {self._java} is Java {major}")
+        # a restart (start after stop with the data kept) keeps both ports and the formatted storage
         port = self._port or free_port()
-        controller_port = free_port()
+        controller_port = self._controller_port or free_port()
         while controller_port == port:
             controller_port = free_port()
+        self._port, self._controller_port = port, controller_port
         log_dir = self.log_dir
         try:
             log_dir.mkdir(parents=True, exist_ok=True)

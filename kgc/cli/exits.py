@@ -93,6 +93,7 @@ BY_VERB: dict[str, tuple[int, ...]] = {
         "conformance": (OK, FAILED, BAD_INPUT, SYSTEM),
         "scenario": (OK, BAD_INPUT),
         "diff": (OK, FAILED, INCOMPLETE, BAD_INPUT),
+        "explore": (OK, BAD_INPUT),
         "serve": (OK, FAILED, BAD_INPUT, SYSTEM),
         "clients": (OK, FAILED, BAD_INPUT, SYSTEM),
         "logs": (OK, FAILED, BAD_INPUT, SYSTEM),
