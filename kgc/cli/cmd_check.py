@@ -38,6 +38,7 @@ from kgc.cli.outcome import (
     verdict,
 )
 from kgc.diagrams.sequence import render_svg
+from kgc.explorer import basis
 from kgc.explorer.search import Bounds, Explorer, Result, Violation
 from kgc.explorer.spark_env import SparkUnavailable
 from kgc.explorer.trace import format_trace, trace_json
@@ -141,8 +142,11 @@ def run(args: argparse.Namespace) -> int:
     if out_dir and args.witnesses:
         files.update(write_witnesses(result, out_dir, args.format, bounds))
     lasso_files = live.write_lassos(liveness, out_dir) if out_dir and liveness is not None else {}
+    rests_on = result.basis() if liveness is None else _union(result.basis(), liveness.basis())
     if args.json:
         doc = result_json(result, files, word)
+        doc["basis"] = rests_on
+        doc["qualified_verdict"] = basis.qualify(word, rests_on)
         if liveness is not None:
             doc["liveness"] = live.result_json(liveness, lasso_files)
         else:
@@ -155,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
         if liveness is not None:
             live.print_text(liveness, lasso_files)
             kinds = [k for k, ok in (("safety", result.ok), ("liveness", liveness.ok)) if not ok]
-            print("verdict: " + (f"violation ({', '.join(kinds)})" if kinds else word))
+            print("verdict: " + (f"violation ({', '.join(kinds)})" if kinds else basis.qualify(word, rests_on)))
         elif spark:
             print("liveness: not checked (" + live.REFUSAL + ")")
         elif skipped:
@@ -165,6 +169,11 @@ def run(args: argparse.Namespace) -> int:
         report_interruption(result.stats)
     report_memory_stop(result.stats, bounds)
     return code
+
+
+def _union(first: list[str], second: list[str]) -> list[str]:
+    """Both lists' phrases, each once, in order."""
+    return list(dict.fromkeys([*first, *second]))
 
 
 def counterexample_json(result: Result, v: Violation) -> dict[str, Any]:
@@ -230,8 +239,11 @@ def write_scenario(doc: dict[str, Any], path: Path) -> bool:
 
 def result_json(result: Result, files: dict[str, str] | None = None, word: str | None = None) -> dict[str, Any]:
     s = result.stats
+    word = word or verdict(result.ok, s)[0]
     return {
-        "verdict": word or verdict(result.ok, s)[0],
+        "verdict": word,
+        "qualified_verdict": basis.qualify(word, result.basis()),
+        "basis": result.basis(),
         "config": result.config.describe(),
         "strategy": result.strategy,
         "properties": [
@@ -241,6 +253,7 @@ def result_json(result: Result, files: dict[str, str] | None = None, word: str |
                 "source": p.source,
                 "description": p.description,
                 "verdict": result.verdict_of(p),
+                "qualified_verdict": result.qualified_verdict_of(p),
             }
             for p in result.properties
         ],
@@ -275,7 +288,11 @@ def result_json(result: Result, files: dict[str, str] | None = None, word: str |
 
 def print_text(result: Result, files: dict[str, str], word: str | None = None, show_verdict: bool = True) -> None:
     """The verdicts, counterexamples and statistics (the header was printed when the run began)."""
-    print("properties:")
+    rests_on = result.basis()
+    if result.decided and rests_on:
+        print(f"properties (each 'holds' and 'not found' below: {' '.join(rests_on)}):")
+    else:
+        print("properties:")
     for p in result.properties:
         print(f"  {result.verdict_of(p):>9}  {p.name}: {p.description}")
     for v in result.violations:
@@ -291,11 +308,14 @@ def print_text(result: Result, files: dict[str, str], word: str | None = None, s
         + (", 2 processes" if s.workers > 1 else "")
         + (f", visited set {s.bytes_per_state:.1f} bytes/state)" if s.visited_bytes else ")")
     )
-    if not s.complete:
+    note = basis.cut_note(result.config, s.boundary_states, result.depth_cut)
+    if note is not None:
+        print(note)
+    if not result.decided:
         why = s.stopped_by + (": --max-memory reached or an allocation failed" if s.stopped_by == "memory" else "")
-        print(f"warning: exploration incomplete (stopped by {why}); 'holds' means within what was explored")
+        print(f"warning: exploration incomplete (stopped by {why}); an unviolated property is undecided")
     missing = [p.name for p in result.properties if not p.is_safety and p.name not in result.witnessed]
-    if missing and s.complete:
+    if missing and result.decided:
         print(f"warning: never witnessed: {', '.join(missing)}")
     if show_verdict:
-        print("verdict: " + (word or verdict(result.ok, s)[0]))
+        print("verdict: " + basis.qualify(word or verdict(result.ok, s)[0], rests_on))

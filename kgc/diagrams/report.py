@@ -127,21 +127,28 @@ def build_report(inp: ReportInput, generated_at: _dt.datetime | None = None) -> 
     r = inp.result
     when = (generated_at or _dt.datetime.now(_dt.UTC)).strftime("%Y-%m-%d %H:%M UTC")
     cfg = r.config
-    verdict = (
-        '<div class="verdict ok">✔ every safety property holds</div>'
-        if r.ok
-        else f'<div class="verdict violation">✖ {len(r.violations)} safety '
-        f"propert{'y' if len(r.violations) == 1 else 'ies'} violated</div>"
-    )
+    if not r.ok:
+        verdict = (
+            f'<div class="verdict violation">✖ {len(r.violations)} safety '
+            f"propert{'y' if len(r.violations) == 1 else 'ies'} violated</div>"
+        )
+    elif r.decided:
+        verdict = f'<div class="verdict ok">✔ every safety property holds {escape(" ".join(r.basis()))}</div>'
+    else:
+        verdict = '<div class="verdict violation">? no safety violation found: the search is incomplete</div>'
     live = inp.liveness
     if live is not None:
         bad = [v for v in live.verdicts if v.verdict != "holds"]
-        verdict += (
-            f' <div class="verdict ok">✔ every liveness property holds ({escape(live.fairness.level)} fairness)</div>'
-            if not bad
-            else f' <div class="verdict violation">✖ {len(bad)} liveness propert{"y" if len(bad) == 1 else "ies"} '
-            f"violated ({escape(live.fairness.level)} fairness)</div>"
-        )
+        if bad:
+            verdict += (
+                f' <div class="verdict violation">✖ {len(bad)} liveness propert{"y" if len(bad) == 1 else "ies"} '
+                f"violated ({escape(live.fairness.level)} fairness)</div>"
+            )
+        elif live.decided:
+            rests_on = escape(" ".join(live.basis()))
+            verdict += f' <div class="verdict ok">✔ every liveness property holds {rests_on}</div>'
+        else:
+            verdict += ' <div class="verdict violation">? no lasso found: the liveness graph is incomplete</div>'
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',

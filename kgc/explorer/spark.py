@@ -370,7 +370,7 @@ class SparkExplorer:
         from pyspark.sql import functions as F
 
         stats = Stats()
-        result = Result(self.config, "bfs", self.properties, stats)
+        result = Result(self.config, "bfs", self.properties, stats, max_depth=bounds.max_depth)
         start = time.monotonic()
         partitions = self.settings.partitions or int(spark.conf.get("spark.sql.shuffle.partitions") or 4)
 

@@ -25,7 +25,8 @@ def test_weak_fairness_every_liveness_property_holds(capsys: pytest.CaptureFixtu
         for instance in p.instances(2):
             assert f"holds  {instance}: {p.formula}" in out
     assert "911 states, 2,267 transitions, 284 cyclic components" in out
-    assert out.rstrip().endswith("verdict: ok")
+    # The generation bound cut behaviours (it always does here): every "holds" says so.
+    assert out.rstrip().endswith("verdict: ok for generations ≤ 2 without perturbations under weak fairness")
 
 
 def test_without_fairness_the_livelock_lasso_exits_13(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
