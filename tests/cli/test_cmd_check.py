@@ -28,7 +28,7 @@ def test_json_verdict_ok(capsys: pytest.CaptureFixture[str]) -> None:
         "states_per_second",
         "peak_memory_mb",
     }
-    assert doc["stats"]["distinct_states"] == 2822
+    assert doc["stats"]["distinct_states"] == 1905
     assert doc["counterexamples"] == []
 
 
