@@ -1,15 +1,16 @@
 """kgc timing: answer timing questions about a consumer + broker configuration with z3.
 
-Each question is PROVED (no value in the configuration's ranges makes it happen) or REFUTED with
-a counterexample: the values z3 chose and the replay of that run on the concrete side (the
-``kgc/client`` consumer driving the reference coordinator on a virtual clock), printed as a
-timestamped timeline. ``--solve FIELD`` finds the smallest (or largest) safe value of one setting
-and proves it tight.
+Each question is PROVED (no value in the configuration's ranges makes it happen), VACUOUS (no run
+satisfies its premises: it proves nothing) or REFUTED with a counterexample: the values z3 chose
+and the replay of that run on the concrete side (the ``kgc/client`` consumer driving the reference
+coordinator on a virtual clock), printed as a timestamped timeline. ``--solve FIELD`` finds the
+smallest (or largest) safe value of one setting and proves it tight.
 
-Exit codes (``kgc/cli/exits.py``, one table for every verb): 0 every question PROVED, 12 a question
-REFUTED, 1 a replay disagreed with z3 (a bug in one of the two sides: the check failed), 4 z3
-could not decide a question in its time budget (incomplete), 150 malformed input (one line naming
-the file and field), 255 an internal error.
+Exit codes (``kgc/cli/exits.py``, one table for every verb): 0 every question PROVED, 5 a question
+VACUOUS (and none worse), 12 a question REFUTED, 1 a replay disagreed with z3 (a bug in one of the
+two sides: the check failed), 4 z3 could not decide a question in its time budget (incomplete), 150
+malformed input (one line naming the file and field), 255 an internal error. A PROVED question's
+"not examined" notes name the runs its premises exclude (``docs/verdicts.md``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from kgc.cli.errors import InputError
 from kgc.diagrams.render import write_atomically
 from kgc.timing.config import TimingConfig, TimingConfigError, load
 from kgc.timing.mutants import MUTANTS
-from kgc.timing.queries import PROVED, QUESTIONS, REFUTED, UNKNOWN, Verdict, answer
+from kgc.timing.queries import PROVED, QUESTIONS, REFUTED, UNKNOWN, VACUOUS, Verdict, answer
 from kgc.timing.synthesis import Solution, solve
 from kgc.timing.timeline import document, render_svg, text_lines
 
@@ -36,6 +37,7 @@ EXIT_OK = exits.OK
 EXIT_REFUTED = exits.VIOLATION
 EXIT_DISAGREE = exits.FAILED
 EXIT_UNKNOWN = exits.INCOMPLETE
+EXIT_VACUOUS = exits.VACUOUS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -103,12 +105,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _severity(code: int) -> int:
-    return {EXIT_OK: 0, EXIT_REFUTED: 1, EXIT_UNKNOWN: 2, EXIT_DISAGREE: 3}[code]
+    return {EXIT_OK: 0, EXIT_VACUOUS: 1, EXIT_REFUTED: 2, EXIT_UNKNOWN: 3, EXIT_DISAGREE: 4}[code]
 
 
 def _code(v: Verdict) -> int:
     if v.verdict == UNKNOWN:
         return EXIT_UNKNOWN
+    if v.verdict == VACUOUS:
+        return EXIT_VACUOUS
     if v.verdict == REFUTED:
         return EXIT_REFUTED if v.replay_agrees else EXIT_DISAGREE
     return EXIT_OK
