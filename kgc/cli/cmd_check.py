@@ -38,7 +38,7 @@ from kgc.cli.outcome import (
     verdict,
 )
 from kgc.diagrams.sequence import render_svg
-from kgc.explorer import basis
+from kgc.explorer import basis, coverage
 from kgc.explorer.search import Bounds, Explorer, Result, Violation
 from kgc.explorer.spark_env import SparkUnavailable
 from kgc.explorer.trace import format_trace, trace_json
@@ -71,6 +71,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="--out: also write a shortest trace of every witness found (witness_NAME.json, .svg, .itf.json)",
     )
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument(
+        "--coverage",
+        action="store_true",
+        help="report how many transitions took each branch of the coordinator's handlers and the other steps, "
+        "the branches never taken, and the property clauses resting on one (like TLC's -coverage)",
+    )
     live.add_arguments(p)
     group = p.add_argument_group("interrupt and resume (native engine)")
     group.add_argument(
@@ -104,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
     spark = spark_engine.settings_from_args(args)
     fairness = live.wanted(args, spark is not None)
     workers = workers_from_args(args)
+    if args.coverage and spark is not None:
+        raise InputError("--coverage needs the local engine: --engine spark does not observe steps")
     if (args.format != "kgc" or args.witnesses) and not args.out:
         raise InputError("--format and --witnesses say how --out writes traces: add --out DIR")
     out_dir = inputs.output_dir(args.out) if args.out else None
@@ -119,7 +127,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         engine = {"native": "native", "python": "python"}.get(args.engine)
         try:
-            explorer = Explorer(config, ALL, engine=engine, record_graph=fairness is not None, workers=workers)
+            observer = coverage.observer if args.coverage else None
+            explorer = Explorer(
+                config, ALL, engine=engine, record_graph=fairness is not None, workers=workers, step_observer=observer
+            )
             explorer.engine_for_run()
         except ValueError as exc:
             raise InputError(f"--engine {args.engine}: {exc}") from None
@@ -143,8 +154,11 @@ def run(args: argparse.Namespace) -> int:
         files.update(write_witnesses(result, out_dir, args.format, bounds))
     lasso_files = live.write_lassos(liveness, out_dir) if out_dir and liveness is not None else {}
     rests_on = result.basis() if liveness is None else _union(result.basis(), liveness.basis())
+    covered = coverage.Coverage.of(result.observed, config) if args.coverage else None
     if args.json:
         doc = result_json(result, files, word)
+        if covered is not None:
+            doc["coverage"] = covered.as_json()
         doc["basis"] = rests_on
         doc["qualified_verdict"] = basis.qualify(word, rests_on)
         if liveness is not None:
@@ -155,6 +169,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=2))
     else:
         skipped = fairness is not None and cut and liveness is None
+        if covered is not None:
+            print("\n".join(covered.text()))
         print_text(result, files, word, show_verdict=liveness is None and not skipped)
         if liveness is not None:
             live.print_text(liveness, lasso_files)
