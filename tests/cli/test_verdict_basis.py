@@ -76,3 +76,16 @@ def test_an_incomplete_run_reports_no_holds_and_no_ok(capsys: pytest.CaptureFixt
     out = capsys.readouterr().out
     assert " holds  " not in out and "undecided  exclusive_ownership" in out
     assert out.rstrip().endswith("verdict: incomplete")
+
+
+def test_kgc_mutants_never_says_the_unmutated_protocol_holds_when_its_search_was_cut(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["mutants", *FAULT_FREE, "--mutant", "leader_not_reelected", "--no-liveness", "--json"]
+    main(argv)
+    whole = json.loads(capsys.readouterr().out)["unmutated"]
+    # The unmutated protocol is explored as deep as the kill: its "holds" says so.
+    assert whole["holds"] and not whole["undecided"] and "to depth 2" in whole["basis"]
+    main([*argv, "--max-states", "5"])
+    cut = json.loads(capsys.readouterr().out)["unmutated"]
+    assert not cut["holds"] and cut["undecided"]
