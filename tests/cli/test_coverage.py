@@ -54,3 +54,17 @@ def test_coverage_needs_the_local_engine(capsys: pytest.CaptureFixture[str]) -> 
     assert main(["check", *SMALL, "--coverage", "--engine", "spark"]) == 150
     err = capsys.readouterr().err
     assert "--coverage needs the local engine" in err and err.count("\n") == 1
+
+
+def test_kgc_diff_warns_that_same_can_hide_a_change_on_a_branch_never_taken(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    two = ["--consumers", "2", "--partitions", "1", "--max-generation", "1"]
+    assert main(["diff", *two, "--profile", "scala-3.x", "--profile", "scala-3.x", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["same"]
+    (warning,) = doc["warnings"]
+    assert "OffsetCommit in CompletingRebalance (current)" in warning
+    # Sides that differ need no such warning.
+    assert main(["diff", *two, "--mutant", "leader_not_reelected", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["warnings"] == []
