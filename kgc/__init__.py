@@ -1,3 +1,34 @@
 """kgc: a model checker and property-test suite for Kafka's classic consumer group protocol."""
 
-__version__ = "0.1.0"
+import os
+import signal
+import sys
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("kgc")
+    """The installed distribution's version (pyproject.toml's ``version``, read from the package metadata)."""
+except PackageNotFoundError:  # the source tree on sys.path, never installed
+    __version__ = "0+unknown"
+
+
+def quiet_interrupts() -> None:
+    """Until the command's own handling takes over (``kgc.cli.main``): SIGINT and SIGTERM end the
+    process at once with one line and 130 / 143, so an interrupt while the command starts (its
+    imports take a few hundred milliseconds) or ends prints no traceback."""
+
+    def stop(signum: int, _frame: object) -> None:
+        name = "SIGTERM" if signum == signal.SIGTERM else "SIGINT"
+        os.write(2, f"kgc: interrupted by {name}\n".encode())
+        os._exit(128 + signum)
+
+    try:
+        signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread
+        pass
+
+
+if sys.argv and (os.path.basename(sys.argv[0]) == "kgc" or sys.argv[0] == "-m"):
+    # The console command (``kgc``, ``python -m kgc``, ``python -m kgc.cli``), before its imports.
+    quiet_interrupts()

@@ -1,13 +1,36 @@
-"""Where kgc's own files are: the project root and the data it ships beside its code."""
+"""Where kgc's own files are: the data it ships inside the package, and the checkout it may run from.
+
+The data (the scenario library, the known divergences, the example timing profiles) lives in
+``kgc/data/`` and is installed with the package, so an installed kgc finds it outside any
+checkout. A checkout keeps the paths people type (``scenarios/``, ``known-divergences/``,
+``examples/``) as links into ``kgc/data/``.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-"""The project's root: the directory that holds the ``kgc`` package, ``scenarios/`` and
-``known-divergences/``."""
+PACKAGE = Path(__file__).resolve().parent
+"""The installed (or checked-out) ``kgc`` package directory."""
 
-PACKAGE = ROOT / "kgc"
-SCENARIOS = ROOT / "scenarios"
-KNOWN_DIVERGENCES = ROOT / "known-divergences"
+ROOT = PACKAGE.parent
+"""The directory that holds the ``kgc`` package: a checkout's root, or site-packages when installed."""
+
+DATA = PACKAGE / "data"
+SCENARIOS = DATA / "scenarios"
+KNOWN_DIVERGENCES = DATA / "known-divergences"
+EXAMPLES = DATA / "examples"
+
+
+def in_checkout() -> bool:
+    """Whether this kgc runs from a git checkout (``kgc diff --rev`` needs one)."""
+    return (ROOT / ".git").exists() and (ROOT / "pyproject.toml").is_file()
+
+
+def scenario_file(name: str) -> str:
+    """``name`` itself when it is a file; else, for a bare name of the shipped library (``join`` or
+    ``join.json``), that file's path; else ``name`` unchanged (its reader reports it missing)."""
+    if Path(name).exists() or "/" in name:
+        return name
+    shipped = SCENARIOS / (name if name.endswith(".json") else f"{name}.json")
+    return str(shipped) if shipped.is_file() else name

@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LAYERS: list[set[str]] = [
-    {"kgc.paths"},
+    {"kgc.paths", "kgc.files"},
     {"kgc.model"},
     {"kgc.properties"},
     {"kgc.explorer"},

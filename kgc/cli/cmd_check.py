@@ -149,10 +149,20 @@ def run(args: argparse.Namespace) -> int:
     liveness = live.run(config, fairness, bounds, graph, model, workers) if fairness is not None and not cut else None
     if result.ok and not interrupted and liveness is not None and not liveness.ok:
         word, code = "violation", EXIT_LIVENESS  # a lasso is real even in an incomplete exploration
-    files = write_counterexamples(result, out_dir, args.format) if out_dir else {}
-    if out_dir and args.witnesses:
-        files.update(write_witnesses(result, out_dir, args.format, bounds))
-    lasso_files = live.write_lassos(liveness, out_dir) if out_dir and liveness is not None else {}
+    # Writing --out may still fail (a full disk, the directory removed meanwhile): the verdict and
+    # the statistics are printed first, then the one-line error, and the exit is 150.
+    write_error: InputError | None = None
+    files: dict[str, str] = {}
+    lasso_files: dict[str, Any] = {}
+    try:
+        files = write_counterexamples(result, out_dir, args.format) if out_dir else {}
+        if out_dir and args.witnesses:
+            files.update(write_witnesses(result, out_dir, args.format, bounds))
+        lasso_files = live.write_lassos(liveness, out_dir) if out_dir and liveness is not None else {}
+    except InputError as exc:
+        write_error = exc
+    except OSError as exc:
+        write_error = InputError(f"--out: cannot write into {str(out_dir)!r}: {exc.strerror or exc}")
     rests_on = result.basis() if liveness is None else _union(result.basis(), liveness.basis())
     covered = coverage.Coverage.of(result.observed, config) if args.coverage else None
     if args.json:
@@ -184,6 +194,9 @@ def run(args: argparse.Namespace) -> int:
     if interrupted:
         report_interruption(result.stats)
     report_memory_stop(result.stats, bounds)
+    if write_error is not None:
+        print(f"kgc: error: {write_error}", file=sys.stderr)
+        return exits.BAD_INPUT
     return code
 
 

@@ -25,7 +25,7 @@ from kgc.cli import exits, inputs
 from kgc.cli.errors import InputError
 from kgc.harness.conformance.differential import BROKER_KEYS, PROFILE, BrokerSettings, WireTarget
 from kgc.harness.conformance.divergence import KnownDivergence, KnownFileError, known_document, load_known
-from kgc.harness.conformance.session import Plan, run_conformance, scenario_files
+from kgc.harness.conformance.session import Plan, run_conformance, scenario_documents, scenario_files
 from kgc.harness.scenario.format import ScenarioError
 from kgc.paths import SCENARIOS
 from kgc.reference import CoordinatorConfig
@@ -138,6 +138,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="where reproducing scenario files go (default kgc-conformance/)",
     )
+    p.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="exit 0 even when there is nothing to compare (no scenario applies and --budget 0)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 
 
@@ -166,6 +171,13 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(str(exc)) from None
     if args.request_timeout <= args.settle:
         raise InputError("--request-timeout must be longer than --settle")
+    applicable = len(scenario_documents(files))
+    if applicable == 0 and args.budget == 0 and not args.allow_empty:
+        given = ", ".join(str(p) for p in paths) or "none (--no-scenarios)"
+        raise InputError(
+            f"nothing to compare: no scenario of Kafka 3.x in {given} ({len(files)} file(s)) and --budget 0 "
+            "generates no sequence (--allow-empty accepts it)"
+        )
     plan = Plan(
         files,
         args.budget,

@@ -28,6 +28,7 @@ from kgc.harness.scenario.replay import (
 from kgc.harness.scenario.result import FAILED
 from kgc.model.mutants import CATALOGUE, COORDINATOR
 from kgc.model.profiles import DEFAULT_PROFILE, Profile, profile_named
+from kgc.paths import scenario_file
 
 VERB = "replay"
 HELP = "Replay scenario files against the reference coordinator (or have the model judge them)."
@@ -38,7 +39,12 @@ EXIT_FAILED = exits.FAILED
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """``FILE...``, ``--target``, ``--profile``, ``--mutant``, ``--json``."""
-    p.add_argument("files", nargs="+", metavar="FILE", help="kgc-scenarios files (JSON)")
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="kgc-scenarios files (JSON); a bare name such as 'join' names a file of the shipped library",
+    )
     p.add_argument(
         "--target",
         choices=REPLAY_TARGETS,
@@ -69,7 +75,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Load every file (all of them, before running anything), replay, print, and exit 0/1."""
     mutant = _mutant(args.mutant, args.target, bool(args.log))
-    files = inputs.load_scenario_files(args.files)
+    files = inputs.load_scenario_files([scenario_file(name) for name in args.files])
     if args.log is not None:
         if args.target != "reference":
             raise InputError("--log needs --target reference (the model writes no broker log)")

@@ -6,11 +6,16 @@ and the replay of that run on the concrete side (the ``kgc/client`` consumer dri
 coordinator on a virtual clock), printed as a timestamped timeline. ``--solve FIELD`` finds the
 smallest (or largest) safe value of one setting and proves it tight.
 
+A question no run of the configuration can reach (its premises contradict each other, or a
+rebalance question for a one-member group) is VACUOUS, never PROVED: it examined nothing.
+
 Exit codes (``kgc/cli/exits.py``, one table for every verb): 0 every question PROVED, 5 a question
-VACUOUS (and none worse), 12 a question REFUTED, 1 a replay disagreed with z3 (a bug in one of the
-two sides: the check failed), 4 z3 could not decide a question in its time budget (incomplete), 150
-malformed input (one line naming the file and field), 255 an internal error. A PROVED question's
-"not examined" notes name the runs its premises exclude (``docs/verdicts.md``).
+VACUOUS and none worse (0 with ``--allow-vacuous``), 12 a question REFUTED, 1 a replay disagreed
+with z3 (a bug in one of the two sides: the check failed), 4 z3 could not decide a question in its
+time budget or a counterexample's concrete replay was cut short by its bound
+(``kgc.timing.simulate.MAX_STEPS``/``MAX_SECONDS``), 150 malformed input (one line naming the file
+and field), 255 an internal error. A PROVED question's "not examined" notes name the runs its
+premises exclude (``docs/verdicts.md``).
 """
 
 from __future__ import annotations
@@ -21,9 +26,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kgc.cli import exits
+from kgc.cli import exits, inputs
 from kgc.cli.errors import InputError
-from kgc.diagrams.render import write_atomically
+from kgc.diagrams.render import RenderError, write_atomically
 from kgc.timing.config import TimingConfig, TimingConfigError, load
 from kgc.timing.mutants import MUTANTS
 from kgc.timing.queries import PROVED, QUESTIONS, REFUTED, UNKNOWN, VACUOUS, Verdict, answer
@@ -55,6 +60,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="find the smallest (min) or largest (max) safe value of one setting, with a tightness proof",
     )
     p.add_argument("--mutant", metavar="NAME", help=f"a deliberately broken timing rule: {', '.join(MUTANTS)}")
+    p.add_argument(
+        "--allow-vacuous",
+        action="store_true",
+        help="exit 0 even if a question is VACUOUS (no run satisfies its premises: nothing was examined)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--out", metavar="DIR", help="write each refutation's timeline as JSON and as an SVG chart into DIR")
     p.add_argument("--timeline-lines", type=int, default=60, metavar="N", help="timeline lines printed per refutation")
@@ -73,14 +83,13 @@ def _load(files: list[str]) -> list[TimingConfig]:
 def run(args: argparse.Namespace) -> int:
     if args.mutant is not None and args.mutant not in MUTANTS:
         raise InputError(f"--mutant: unknown timing mutant {args.mutant!r}; known: {', '.join(MUTANTS)}")
-    out = Path(args.out) if args.out else None
-    if out is not None and not out.is_dir():
-        raise InputError(f"--out {args.out}: not a directory")
+    out = inputs.output_dir(args.out) if args.out else None
     configs = _load(args.files)  # every file is validated before any question is asked
     names = args.question or list(QUESTIONS)
     questions = [QUESTIONS[n] for n in names]
     results: list[dict[str, Any]] = []
     codes: list[int] = []
+    write_error: str | None = None
     for path, config in zip(args.files, configs, strict=True):
         if args.solve:
             try:
@@ -93,14 +102,27 @@ def run(args: argparse.Namespace) -> int:
                 _print_solution(path, solution, args.timeline_lines)
             continue
         verdicts = [answer(q, config, args.mutant) for q in questions]
-        codes.extend(_code(v) for v in verdicts)
-        if out is not None:
-            _write(out, path, verdicts)
+        codes.extend(_code(v, args.allow_vacuous) for v in verdicts)
+        if out is not None and write_error is None:
+            try:
+                _write(out, path, verdicts)
+            except RenderError as exc:  # a full disk: the verdicts are still printed, then the error
+                write_error = str(exc)
         results.append({"file": path, "mutant": args.mutant, "questions": [v.as_json() for v in verdicts]})
         if not args.json:
             _print(path, verdicts, args.timeline_lines)
     if args.json:
         print(json.dumps({"format": "kgc-timing", "version": 1, "results": results}, indent=2))
+    vacuous = sum(v["verdict"] == VACUOUS for r in results for v in r.get("questions", []))
+    if vacuous and not args.allow_vacuous:
+        print(
+            f"kgc: {vacuous} question(s) VACUOUS: no run of the configuration satisfies their premises, so nothing "
+            "was examined (exit 5; --allow-vacuous accepts it)",
+            file=sys.stderr,
+        )
+    if write_error is not None:
+        print(f"kgc: error: --out: {write_error}", file=sys.stderr)
+        return exits.BAD_INPUT
     return max(codes, key=_severity, default=EXIT_OK)
 
 
@@ -108,18 +130,22 @@ def _severity(code: int) -> int:
     return {EXIT_OK: 0, EXIT_VACUOUS: 1, EXIT_REFUTED: 2, EXIT_UNKNOWN: 3, EXIT_DISAGREE: 4}[code]
 
 
-def _code(v: Verdict) -> int:
+def _code(v: Verdict, allow_vacuous: bool = False) -> int:
     if v.verdict == UNKNOWN:
         return EXIT_UNKNOWN
     if v.verdict == VACUOUS:
-        return EXIT_VACUOUS
+        return EXIT_OK if allow_vacuous else EXIT_VACUOUS
     if v.verdict == REFUTED:
+        if v.replay_incomplete is not None:
+            return EXIT_UNKNOWN  # z3 refuted it; the concrete cross-check did not finish
         return EXIT_REFUTED if v.replay_agrees else EXIT_DISAGREE
     return EXIT_OK
 
 
 def _solution_code(s: Solution) -> int:
-    if s.witness is not None and not s.witness.replay_agrees:
+    if s.witness is not None and s.witness.replay_incomplete is not None:
+        return EXIT_UNKNOWN
+    if s.witness is not None and s.witness.replay_agrees is False:
         return EXIT_DISAGREE
     return EXIT_OK if s.value is not None else EXIT_REFUTED
 
@@ -135,7 +161,13 @@ def _print(path: str, verdicts: list[Verdict], lines: int) -> None:
 
 
 def _print_refutation(v: Verdict, lines: int) -> None:
-    agree = "the concrete replay agrees" if v.replay_agrees else f"the concrete replay DISAGREES: {v.observed}"
+    agree = (
+        "the concrete replay was cut short (incomplete)"
+        if v.replay_incomplete is not None
+        else "the concrete replay agrees"
+        if v.replay_agrees
+        else f"the concrete replay DISAGREES: {v.observed}"
+    )
     print(f"      counterexample: {v.predicted} — {agree}")
     if v.values:
         print("      settings: " + ", ".join(f"{k}={val}" for k, val in sorted(v.values.items())))

@@ -2,11 +2,13 @@
 
 Each side (a configuration, a profile, a mutant, another revision of the model) is explored
 breadth-first with the model's public interface (``init_keys``, ``successor_keys``, ``steps``,
-``decode``). Every transition is abstracted to what a reviewer reads (reference §10's request ×
-state table, §2's state machine):
+``decode``). Every transition is abstracted to what a reviewer reads (docs/kafka/requests.md#request-by-state's request
+×
+state table, docs/kafka/group.md#states's state machine):
 
 * ``request``: group state × API × the answer's error code (``PARKED`` when the request is held in
-  purgatory). The group state is refined by what decides the rules of reference §11 and §17: the
+  purgatory). The group state is refined by what decides the rules of docs/kafka/timers.md#join-phase and
+  docs/kafka/versions.md#scala-and-java: the
   join timer in PreparingRebalance (``initial delay`` for an InitialDelayedJoin) and whether the
   group is still in generation 0 (``new group``);
 * ``completion``: group state × what completed a parked request (a timer, another request) × the

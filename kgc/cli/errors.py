@@ -1,6 +1,5 @@
 """Errors that end a command with a one-line message instead of a traceback."""
 
+from kgc.files import InputError
 
-class InputError(Exception):
-    """Malformed user input: an option, a configuration or a file. The message is one line
-    that names the field and, where it helps, the fix."""
+__all__ = ["InputError"]

@@ -25,14 +25,16 @@ differently (``diff``)."""
 
 INCOMPLETE = 4
 """The exploration was cut short by ``--time-limit``, ``--max-states`` or memory (``--max-memory``,
-or an allocation that failed) before it covered the bounded model, and found no violation: the
-verdict is "incomplete", not "ok" (``--allow-incomplete`` turns it into 0). Bounds that define the
-model (``max_generation``, the budgets, an explicit ``--max-depth``) never make a run incomplete."""
+or an allocation that failed, on any verb) before it covered the bounded model, and found no
+violation: the verdict is "incomplete", not "ok" (``--allow-incomplete`` turns it into 0). Bounds
+that define the model (``max_generation``, the budgets, an explicit ``--max-depth``) never make a
+run incomplete. ``timing``: z3 could not decide a question, or a counterexample's concrete replay
+was cut short by its bound."""
 
 VACUOUS = 5
 """``timing``: a question no run satisfies the premises of (VACUOUS): it proves nothing, so it is
-neither 0 nor a refutation. A refutation (12), an undecided question (4) or a disagreement (1)
-outranks it."""
+neither 0 nor a refutation (``--allow-vacuous`` turns it into 0). A refutation (12), an undecided
+question (4) or a disagreement (1) outranks it."""
 
 VIOLATION = 12
 """A safety property is violated (TLC's code). ``mutants``: the unmutated protocol violates one."""
@@ -42,8 +44,12 @@ LIVENESS = 13
 
 BAD_INPUT = 150
 """Malformed input on any verb: an option, a configuration, a scenario, trace or known-divergence
-file, an output that cannot be written (TLC's code for a malformed specification). One line on
-stderr names the file and field."""
+file, a file that is not a regular file (a FIFO, a device), an output that cannot be written, a
+damaged checkpoint or one of another search, format or kgc version (``check --resume``), a
+checkpoint directory that holds another search's checkpoint (TLC's code for a malformed
+specification). Also input in which there was nothing to check: ``logs`` that validated no group,
+the same log given twice, ``conformance`` with nothing to compare (``--allow-empty`` accepts an
+empty run). One line on stderr names the file and field."""
 
 TOO_LARGE = 152
 """A state graph too large to draw (``diagram graph --limit``; TLC's code for a state space too
@@ -66,11 +72,11 @@ INTERNAL = 255
 TABLE: dict[int, str] = {
     OK: "success: every property holds / every scenario passed / the file was written / no difference",
     FAILED: "a test failed: a scenario failed, a mutant survived, a new divergence, the two sides differ",
-    INCOMPLETE: "exploration cut short by --time-limit, --max-states or --max-memory (verdict incomplete)",
+    INCOMPLETE: "cut short by --time-limit, --max-states, --max-memory or a bound (incomplete)",
     VACUOUS: "a timing question no run satisfies the premises of (VACUOUS: nothing proved)",
     VIOLATION: "a safety property is violated",
     LIVENESS: "a liveness property is violated",
-    BAD_INPUT: "malformed input: an option, a file, an unwritable output (one line on stderr)",
+    BAD_INPUT: "malformed input: an option, a file, an unwritable output, a bad checkpoint; nothing to check",
     TOO_LARGE: "a state graph too large to draw",
     SYSTEM: "the environment cannot run the job (Spark, Java, a broker)",
     INTERRUPTED: "stopped by SIGINT; the statistics so far are printed",
@@ -78,18 +84,94 @@ TABLE: dict[int, str] = {
     INTERNAL: "a bug in kgc (one line on stderr)",
 }
 
-#: Which codes each verb can end with (the README's table; the fuzz test checks every run).
+#: Which codes each verb can end with (``docs/exit-codes.md`` is generated from this module; the
+#: fuzz test checks every run against it). Every verb can also end with INCOMPLETE (an allocation
+#: that failed), 130/143 (a signal) and 255 (a bug).
+_EVERY = (INCOMPLETE, BAD_INPUT, INTERRUPTED, TERMINATED)
 BY_VERB: dict[str, tuple[int, ...]] = {
-    "check": (OK, INCOMPLETE, VIOLATION, LIVENESS, BAD_INPUT, SYSTEM, INTERRUPTED, TERMINATED),
-    "report": (OK, INCOMPLETE, VIOLATION, LIVENESS, BAD_INPUT, INTERRUPTED, TERMINATED),
-    "diagram": (OK, INCOMPLETE, BAD_INPUT, TOO_LARGE, INTERRUPTED, TERMINATED),
-    "mutants": (OK, FAILED, INCOMPLETE, VIOLATION, BAD_INPUT, INTERRUPTED, TERMINATED),
-    "replay": (OK, FAILED, BAD_INPUT, INTERRUPTED, TERMINATED),
-    "conformance": (OK, FAILED, BAD_INPUT, SYSTEM, INTERRUPTED, TERMINATED),
-    "scenario": (OK, BAD_INPUT, INTERRUPTED, TERMINATED),
-    "diff": (OK, FAILED, INCOMPLETE, BAD_INPUT, INTERRUPTED, TERMINATED),
-    "serve": (OK, FAILED, BAD_INPUT, SYSTEM, INTERRUPTED, TERMINATED),
-    "clients": (OK, FAILED, BAD_INPUT, SYSTEM, INTERRUPTED, TERMINATED),
-    "logs": (OK, FAILED, BAD_INPUT, SYSTEM, INTERRUPTED, TERMINATED),
-    "timing": (OK, FAILED, INCOMPLETE, VACUOUS, VIOLATION, BAD_INPUT, INTERRUPTED, TERMINATED),
+    verb: tuple(sorted({*codes, *_EVERY}))
+    for verb, codes in {
+        "check": (OK, INCOMPLETE, VIOLATION, LIVENESS, BAD_INPUT, SYSTEM),
+        "report": (OK, INCOMPLETE, VIOLATION, LIVENESS, BAD_INPUT),
+        "diagram": (OK, INCOMPLETE, BAD_INPUT, TOO_LARGE),
+        "mutants": (OK, FAILED, INCOMPLETE, VIOLATION, BAD_INPUT),
+        "replay": (OK, FAILED, BAD_INPUT),
+        "conformance": (OK, FAILED, BAD_INPUT, SYSTEM),
+        "scenario": (OK, BAD_INPUT),
+        "diff": (OK, FAILED, INCOMPLETE, BAD_INPUT),
+        "serve": (OK, FAILED, BAD_INPUT, SYSTEM),
+        "clients": (OK, FAILED, BAD_INPUT, SYSTEM),
+        "logs": (OK, FAILED, BAD_INPUT, SYSTEM),
+        "timing": (OK, FAILED, INCOMPLETE, VACUOUS, VIOLATION, BAD_INPUT),
+    }.items()
 }
+
+_NAMES = {
+    OK: "OK",
+    FAILED: "FAILED",
+    INCOMPLETE: "INCOMPLETE",
+    VACUOUS: "VACUOUS",
+    VIOLATION: "VIOLATION",
+    LIVENESS: "LIVENESS",
+    BAD_INPUT: "BAD_INPUT",
+    TOO_LARGE: "TOO_LARGE",
+    SYSTEM: "SYSTEM",
+    INTERRUPTED: "INTERRUPTED",
+    TERMINATED: "TERMINATED",
+    INTERNAL: "INTERNAL",
+}
+
+
+def markdown() -> str:
+    """``docs/exit-codes.md``: the table, each code's full meaning and which verb ends with which
+    code, from this module alone (``scripts/exit_codes.py`` writes it; a test fails when the
+    file is stale)."""
+    import inspect
+
+    source = inspect.getsource(inspect.getmodule(markdown))  # type: ignore[arg-type]
+    docs = _docstrings(source)
+    lines = [
+        "# Exit codes",
+        "",
+        "<!-- Generated from kgc/cli/exits.py by scripts/exit_codes.py; do not edit by hand. -->",
+        "",
+        "Every `kgc` verb ends with one of these codes (TLC's where they apply). Bad input is one",
+        "line on stderr; 255 is always a bug in kgc.",
+        "",
+        "| code | name | meaning |",
+        "|---:|---|---|",
+    ]
+    for code, text in TABLE.items():
+        lines.append(f"| {code} | `{_NAMES[code]}` | {text} |")
+    lines += ["", "## Each code", ""]
+    for code in TABLE:
+        meaning = " ".join(docs.get(_NAMES[code], "").split()).replace("``", "`")
+        lines.append(f"**{code} `{_NAMES[code]}`.** " + meaning)
+        lines.append("")
+    verbs = sorted(BY_VERB)
+    lines += ["## By verb", "", "| verb | " + " | ".join(str(c) for c in TABLE) + " |"]
+    lines.append("|---|" + "---:|" * len(TABLE))
+    for verb in verbs:
+        marks = ["✓" if c in BY_VERB[verb] or c == INTERNAL else "" for c in TABLE]
+        lines.append(f"| `{verb}` | " + " | ".join(marks) + " |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _docstrings(source: str) -> dict[str, str]:
+    """The docstring under each ``NAME = value`` of this module."""
+    import ast
+
+    out: dict[str, str] = {}
+    body = ast.parse(source).body
+    for node, after in zip(body, body[1:], strict=False):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(after, ast.Expr)
+            and isinstance(after.value, ast.Constant)
+            and isinstance(after.value.value, str)
+        ):
+            out[node.targets[0].id] = after.value.value
+    return out

@@ -18,22 +18,19 @@ import math
 import os
 import re
 import tempfile
-import tomllib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from kgc import files
 from kgc.cli.errors import InputError
 from kgc.explorer.trace import Schema
+from kgc.files import parse_json, parse_toml, read_text
 
-MAX_DEPTH = 64
-"""How deeply JSON or TOML may nest. The deepest file kgc writes (a scenario's expectations)
-nests 8 levels."""
-
-MAX_CONFIG_BYTES = 1 << 20
-MAX_TRACE_BYTES = 64 << 20
-MAX_SCENARIO_BYTES = 64 << 20
-MAX_KNOWN_BYTES = 4 << 20
+MAX_CONFIG_BYTES = files.MAX_CONFIG_BYTES
+MAX_TRACE_BYTES = files.MAX_TRACE_BYTES
+MAX_SCENARIO_BYTES = files.MAX_SCENARIO_BYTES
+MAX_KNOWN_BYTES = files.MAX_KNOWN_BYTES
 
 MAX_INT = 1 << 53
 """Integers in an option or a client run file beyond this are refused (JSON readers outside
@@ -44,123 +41,11 @@ def _where(path: str | Path) -> str:
     return str(path)
 
 
-# ---------------------------------------------------------------------- reading
-
-
-def read_text(path: str | Path, what: str, max_bytes: int) -> str:
-    """The file's text: it must exist, be a regular file no larger than ``max_bytes`` and be UTF-8."""
-    p = Path(path)
-    try:
-        if p.is_dir():
-            raise InputError(f"{p}: is a directory, not a {what}")
-        size = p.stat().st_size
-        if size > max_bytes:
-            raise InputError(f"{p}: {size:,} bytes, larger than a {what} may be ({max_bytes:,} bytes)")
-        with p.open("rb") as handle:
-            data = handle.read(max_bytes + 1)
-    except OSError as exc:
-        raise InputError(f"cannot read {what} {str(p)!r}: {exc.strerror or exc}") from None
-    except ValueError as exc:  # an embedded NUL in the path
-        raise InputError(f"{str(p)!r}: not a usable file name ({exc})") from None
-    if len(data) > max_bytes:  # grew while being read (a pipe, /dev/zero)
-        raise InputError(f"{p}: larger than a {what} may be ({max_bytes:,} bytes)")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{p}: not UTF-8 text (byte {exc.start}: {data[exc.start : exc.start + 1]!r})") from None
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number kgc accepts")
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"duplicate key {key!r}")
-        out[key] = value
-    return out
-
-
-def parse_json(text: str, where: str) -> Any:
-    """A JSON document, with NaN/Infinity, duplicate keys, over-long numbers and deep nesting
-    refused."""
-    if _bracket_depth(text) > MAX_DEPTH:
-        raise InputError(f"{where}: nested more than {MAX_DEPTH} levels deep")
-    try:
-        data = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_no_duplicates)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{where}: not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
-    except RecursionError:
-        raise InputError(f"{where}: nested too deeply") from None
-    except ValueError as exc:  # _no_constant, _no_duplicates, int() of a 5,000-digit number
-        raise InputError(f"{where}: not valid JSON for kgc: {_one_line(str(exc))}") from None
-    check_finite(data, where)
-    return data
-
-
-def parse_toml(text: str, where: str) -> Any:
-    """A TOML document (its nan and inf refused, nesting bounded)."""
-    if _bracket_depth(text) > MAX_DEPTH:
-        raise InputError(f"{where}: nested more than {MAX_DEPTH} levels deep")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{where}: not valid TOML: {_one_line(str(exc))}") from None
-    except RecursionError:
-        raise InputError(f"{where}: nested too deeply") from None
-    check_finite(data, where)
-    return data
-
-
-def _bracket_depth(text: str) -> int:
-    """The deepest nesting of [ and { outside strings (an upper bound for TOML, exact for JSON).
-    Cheap enough for the size limits: it only looks at the bracket and quote characters."""
-    if text.count("[") + text.count("{") <= MAX_DEPTH:
-        return 0
-    depth = deepest = 0
-    in_string = escape = False
-    for ch in text:
-        if in_string:
-            if escape:
-                escape = False
-            elif ch == "\\":
-                escape = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > MAX_DEPTH:
-                    return deepest
-        elif ch in "]}":
-            depth -= 1
-    return deepest
-
-
-def check_finite(data: Any, where: str) -> None:
-    """Refuse NaN and infinities anywhere in a parsed document (iteratively: no recursion)."""
-    stack = [data]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, float) and not math.isfinite(item):
-            raise InputError(f"{where}: {item} is not a number kgc accepts (NaN and infinities are refused)")
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-
-
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def load_json(path: str | Path, what: str, max_bytes: int) -> Any:
-    return parse_json(read_text(path, what, max_bytes), _where(path))
+load_json = files.load_json
 
 
 # ---------------------------------------------------------------------- numbers on the command line
@@ -415,7 +300,7 @@ def load_client_run(path: str | Path) -> dict[str, Any]:
     consumer starts: its library, mutant, consumer options, and every step — an op the harness
     knows (``kgc/harness/clients/harness.py``, ``replay_steps``) with its fields' types and ranges; a step
     names a consumer an earlier ``start`` started (``c1``, ``c2``, … in order)."""
-    from kgc.harness.clients.harness import LIBRARIES
+    from kgc.harness.clients.harness import LIBRARIES, ClientOptions
     from kgc.harness.clients.machine import FAULTS, FORMAT
 
     doc = load_json(path, "client run file", MAX_CLIENT_RUN_BYTES)
@@ -436,6 +321,16 @@ def load_client_run(path: str | Path) -> dict[str, Any]:
         if key not in ranges:
             s.fail(f"options.{key}", f"unknown option; known: {', '.join(ranges)}")
         s.integer(options[key], f"options.{key}", *ranges[key])
+    # The Java client refuses this configuration before it sends anything (clients 3.x,
+    # ``org.apache.kafka.clients.consumer.internals.Heartbeat``'s constructor: "Heartbeat must be
+    # set lower than the session timeout"), so a run with it could only blame the library.
+    heartbeat = options.get("heartbeat_interval_ms", ClientOptions.heartbeat_interval_ms)
+    session = options.get("session_timeout_ms", ClientOptions.session_timeout_ms)
+    if heartbeat >= session:
+        s.fail(
+            "options.heartbeat_interval_ms",
+            f"{heartbeat} must be lower than options.session_timeout_ms {session} (the Java client refuses it)",
+        )
     steps = s.required(top, "steps", "", s.array)
     if len(steps) > MAX_CLIENT_STEPS:
         s.fail("steps", f"{len(steps):,} steps, more than {MAX_CLIENT_STEPS:,}")

@@ -9,7 +9,9 @@ seen through ``kgc.explorer.components.PackedModel`` when the revision has it: `
 ``successor_keys``, ``steps``, ``decode``, ``key_within_boundary``, and ``kgc.explorer.search.Explorer``).
 The configuration is passed as the fields given on the command line,
 so a revision whose configuration lacks a newer field still runs. A revision that cannot be
-explored this way is a one-line error naming what it lacks.
+explored this way is a one-line error naming what it lacks. The subprocess drops the editable
+install's import hook and, after exploring, checks that every ``kgc`` module it loaded came from
+the copy: a module the copy lacks is an import error (one line), never the working tree's.
 """
 
 from __future__ import annotations
@@ -27,13 +29,18 @@ from typing import Any
 
 from kgc.cli.errors import InputError
 from kgc.explorer.search import Bounds
-from kgc.paths import ROOT
+from kgc.paths import ROOT, in_checkout
 
 PACKAGES = ("kgc/model", "kgc/properties", "kgc/explorer")
 """What a revision contributes; the rest of the ``kgc`` package is this kgc's."""
 
 _WORKER = """
-import json, sys
+import os, sys
+# Only the copy: an editable install's import hook (a meta-path finder that maps ``kgc`` to the
+# working tree) would otherwise load, from the working tree, whatever the copy lacks.
+sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in (getattr(f, "__module__", "") or "")]
+sys.path[:] = [p for p in sys.path if "__editable__" not in p]
+import json
 from kgc.explorer.search import Bounds
 from kgc.model.config import Config
 from kgc.cli.diff import side_document
@@ -42,7 +49,16 @@ config = Config.from_mapping(request["config"])
 bounds = Bounds(*request["bounds"][:3])
 if hasattr(bounds, "max_memory"):  # a revision older than --max-memory explores without it
     bounds.max_memory = request["bounds"][3]
-json.dump(side_document(request["label"], config, bounds), sys.stdout)
+doc = side_document(request["label"], config, bounds)
+root = os.path.realpath(sys.argv[1]) + os.sep
+foreign = sorted(
+    name for name, module in list(sys.modules.items())
+    if (name == "kgc" or name.startswith("kgc.")) and getattr(module, "__file__", None)
+    and not os.path.realpath(module.__file__).startswith(root)
+)
+if foreign:
+    sys.exit("kgc modules came from outside the revision's copy: " + ", ".join(foreign))
+json.dump(doc, sys.stdout)
 """
 
 
@@ -61,6 +77,8 @@ def resolve(rev: str) -> str:
     """The commit ``rev`` names in the project's repository (one line if it names none)."""
     if not rev or rev.startswith("-"):
         raise InputError(f"--rev: {rev!r} is not a revision")
+    if not in_checkout():
+        raise InputError(f"--rev: this kgc is installed from a package, not run from a git checkout ({ROOT})")
     out = subprocess.run(
         ["git", "-C", str(ROOT), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
         capture_output=True,
@@ -103,9 +121,9 @@ def side_at_revision(rev: str, label: str, mapping: dict[str, Any], bounds: Boun
             "config": {k: sorted(v) if isinstance(v, (set, frozenset)) else v for k, v in mapping.items()},
             "bounds": [bounds.max_depth, bounds.max_states, bounds.time_limit, bounds.max_memory],
         }
-        env = {**os.environ, "PYTHONPATH": tmp}
+        env = {**os.environ, "PYTHONPATH": tmp, "PYTHONNOUSERSITE": "1", "KGC_PURE_PYTHON": "1"}
         proc = subprocess.run(
-            [sys.executable, "-c", _WORKER],
+            [sys.executable, "-c", _WORKER, tmp],
             input=json.dumps(request),
             capture_output=True,
             text=True,

@@ -1,4 +1,5 @@
-"""The consumer side of seeds 001 and 003 as real classes: Kafka's client ``Timer`` and
+"""The consumer side of docs/kafka/consumer.md#heartbeats, docs/kafka/consumer.md#auto-commit as real classes: Kafka's
+client ``Timer`` and
 ``Heartbeat`` and the poll-timeout rule of the consumer network client."""
 
 from kgc.client.heartbeat import Heartbeat

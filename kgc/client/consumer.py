@@ -2,7 +2,8 @@
 coordinator's answers (which partitions it owns, in which generation) and when its auto-commit
 runs relative to the fetcher.
 
-Modelled on ``ConsumerCoordinator`` / ``AbstractCoordinator`` (clients 3.6.2; seeds 001, 003 and
+Modelled on ``ConsumerCoordinator`` / ``AbstractCoordinator`` (clients 3.6.2; docs/kafka/consumer.md#heartbeats,
+docs/kafka/consumer.md#auto-commit and
 004), the eager protocol the model checks (``kgc/model/consumer.py``):
 
 * ``onJoinPrepare`` revokes every owned partition before a JoinGroup (``onPartitionsRevoked``);
@@ -12,7 +13,8 @@ Modelled on ``ConsumerCoordinator`` / ``AbstractCoordinator`` (clients 3.6.2; se
   (``resetGenerationOnResponseError``), as does a LeaveGroup (``maybeLeaveGroup``);
 * the auto-commit task is a delayed task of the client's poll (``DelayedTaskQueue``): it runs
   *before* the fetcher hands out the next batch and advances the position, so the committed
-  position is always one the application has processed (seed 003, §4.4.2:
+  position is always one the application has processed (docs/kafka/consumer.md#auto-commit,
+  docs/kafka/requests.md#joingroup.2:
   ``maybeAutoCommitOffsetsAsync`` in ``ConsumerCoordinator.poll``).
 
 The two consumer-side mutants of ``kgc/model/mutants.py`` are hooks here, so a scenario replayed with
@@ -107,7 +109,8 @@ class GroupConsumer:
             self.position += BATCH  # the fetcher first: the task commits records not yet processed
             self.tasks.poll(now_ms)
         else:
-            self.tasks.poll(now_ms)  # seed 003: a due task makes the client poll return at once, first
+            # docs/kafka/consumer.md#auto-commit: a due task makes the client poll return at once, first
+            self.tasks.poll(now_ms)
             self.position += BATCH
         self.commit_covers_unprocessed = committed[0] > self.processed
         self.processed = self.position  # the application processes the batch after poll returns

@@ -1,5 +1,6 @@
 """The consumer's ``Heartbeat`` bookkeeping (``org.apache.kafka.clients.consumer.internals.Heartbeat``,
-as quoted in seed 001): three timers — heartbeat interval, session and poll (``max.poll.interval.ms``).
+as quoted in docs/kafka/consumer.md#heartbeats): three timers — heartbeat interval, session and poll
+(``max.poll.interval.ms``).
 
 The heartbeat thread sends a heartbeat when the heartbeat timer has expired
 (``should_heartbeat``), treats a session timer that expired without a successful heartbeat as a

@@ -1,10 +1,11 @@
-"""The consumer network client's poll timeout (seed 003).
+"""The consumer network client's poll timeout (docs/kafka/consumer.md#auto-commit).
 
 Delayed tasks (the auto-commit task among them) run inside the client's poll. The poll waits for
 network I/O at most until the next task is due: ``min(timeout, max(deadline − now, 0))``. A task
 whose deadline has passed makes the poll return at once (timeout 0), so it runs in that very poll
 — before the fetcher hands out new records and advances the position, which is why auto-commit
-never commits records the application has not processed (seed 003, §4.4.2).
+never commits records the application has not processed (docs/kafka/consumer.md#auto-commit,
+docs/kafka/requests.md#joingroup.2).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from kgc.client.timer import LONG_MAX
 
 
 def client_poll_timeout(timeout_ms: int, deadline_ms: int, now_ms: int) -> int:
-    """``min(timeout, max(deadline − now, 0))`` (seed 003's formula)."""
+    """``min(timeout, max(deadline − now, 0))`` (docs/kafka/consumer.md#auto-commit formula)."""
     return min(timeout_ms, max(deadline_ms - now_ms, 0))
 
 

@@ -1,4 +1,4 @@
-"""Kafka's client ``Timer`` (``org.apache.kafka.common.utils.Timer``, as quoted in seed 001).
+"""Kafka's client ``Timer`` (``org.apache.kafka.common.utils.Timer``, as quoted in docs/kafka/consumer.md#heartbeats).
 
 A timer caches the time it last saw (``update``) and compares it with its deadline: it is expired
 when now ≥ deadline. Resetting starts it again from the cached time; a deadline that would overflow
@@ -42,7 +42,7 @@ class MockTime:
 
 
 class Timer:
-    """``Timer(time, timeoutMs)``: starts now, expires ``timeout_ms`` later (seed 001)."""
+    """``Timer(time, timeoutMs)``: starts now, expires ``timeout_ms`` later (docs/kafka/consumer.md#heartbeats)."""
 
     def __init__(self, time: Time, timeout_ms: int) -> None:
         self._time = time

@@ -7,7 +7,7 @@ phase then completes: PreparingRebalance → Empty is one edge of that step). Ea
 with the steps that took it (``exploration.step_label``: the request API handled, or the timer or
 fault) and how often.
 
-Two conventions, compared against Kafka's valid-previous-state table (reference §2,
+Two conventions, compared against Kafka's valid-previous-state table (docs/kafka/group.md#states,
 ``kgc.model.types.VALID_PREVIOUS_STATES``):
 
 * **Self-loops.** A step that does not call ``transition_to`` (a heartbeat in Stable, a parked
@@ -16,7 +16,7 @@ Two conventions, compared against Kafka's valid-previous-state table (reference 
   would be an edge (a self-loop) and is drawn and compared like any other; Kafka allows that only
   for Dead → Dead.
 * **Dead.** Dead is entered only by a coordinator unload (``coordinator_unload`` fault), and a
-  Dead group has left the coordinator (the model gives it no successors, reference §15), so the
+  Dead group has left the coordinator (the model gives it no successors, docs/kafka/group.md#unload), so the
   edges the model can take are Kafka's table without Dead → Dead, and without every edge into
   Dead when the unload fault is off. ``expected_edges`` encodes exactly that; the test compares the
   explored edge set with it and fails on any difference.

@@ -24,20 +24,18 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pickle
 import signal
 import sys
 import tempfile
 import time
 from array import array
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from types import ModuleType
 from typing import Any, overload
 
 from kgc.explorer import memory
 from kgc.explorer import worker as workers_module
+from kgc.explorer.checkpoint import CheckpointError, Checkpoints
 from kgc.explorer.checks import Book, Where
 from kgc.explorer.components import ConsumerMove, Deliveries, GroupMove, PackedModel
 from kgc.explorer.liveness import UNEXPLORED, ClassTable, Projector, StateGraph, step_class
@@ -134,48 +132,6 @@ def _flat_group(moves: list[GroupMove]) -> list[int]:
         for idx, serial in live:
             out += (idx, serial)
     return out
-
-
-CHECKPOINT_FORMAT = "kgc-checkpoint-1"
-
-
-@dataclass(frozen=True)
-class Checkpoints:
-    """Where a search writes its checkpoint (``DIR/checkpoint.kgc``, and every state's parent
-    in ``DIR/parents.bin``) and how often (seconds; None: only when interrupted). ``identity``
-    names the search (configuration, strategy, properties, bounds): a checkpoint resumes only
-    the search that wrote it."""
-
-    directory: Path
-    every: float | None
-    identity: dict[str, Any]
-
-    @property
-    def file(self) -> Path:
-        return self.directory / "checkpoint.kgc"
-
-    @property
-    def parents(self) -> Path:
-        return self.directory / "parents.bin"
-
-    def read(self) -> dict[str, Any]:
-        """The checkpoint to resume, checked to belong to this search (ValueError otherwise)."""
-        try:
-            with open(self.file, "rb") as f:
-                doc = pickle.load(f)
-        except FileNotFoundError:
-            raise ValueError(f"no checkpoint in {self.directory}") from None
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError) as exc:
-            raise ValueError(f"the checkpoint in {self.directory} cannot be read ({type(exc).__name__})") from None
-        if not isinstance(doc, dict) or doc.get("format") != CHECKPOINT_FORMAT:
-            raise ValueError(f"{self.file} is not a kgc checkpoint")
-        if doc["search"] != self.identity:
-            raise ValueError(
-                f"the checkpoint in {self.directory} is of another search (configuration, strategy or bounds)"
-            )
-        if not self.parents.exists() or self.parents.stat().st_size < 16 * int(doc["parents_records"]):
-            raise ValueError(f"the parents file of the checkpoint in {self.directory} is missing or short")
-        return doc
 
 
 class NativeSearch:
@@ -730,9 +686,7 @@ class NativeSearch:
         worker is stopped first (what it had not handed over is computed again after)."""
         self._stop_worker()
         m, book = self.model, self.book
-        doc = {
-            "format": CHECKPOINT_FORMAT,
-            "search": where.identity,
+        tables = {
             "model": {
                 "groups": m.groups.values,
                 "consumers": m.consumers.values,
@@ -750,16 +704,13 @@ class NativeSearch:
             "kept": self.kept,
             "action_counts": self.action_counts(),
             "observed": self.observed(),
-            "parents_records": self.core.stats()["distinct_states"],
             "seconds": seconds,
-            "core": self.core.dump(),
         }
-        tmp = where.file.with_name(where.file.name + ".tmp")
-        with open(tmp, "wb") as out:
-            pickle.dump(doc, out, protocol=pickle.HIGHEST_PROTOCOL)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, where.file)
+        core = self.core.dump()  # flushes the parents file first
+        try:
+            where.write(core, tables, self.core.stats()["distinct_states"])
+        except OSError as exc:
+            raise CheckpointError(f"cannot write a checkpoint into {where.directory}: {exc.strerror or exc}") from None
         self.checkpoints_written += 1
 
     def restore(self, doc: dict[str, Any]) -> None:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from kgc.explorer import basis, memory
+from kgc.explorer.checkpoint import CheckpointError, Checkpoints
 from kgc.explorer.checks import Book, Where
 from kgc.explorer.components import PackedModel
 from kgc.explorer.interned import InternedModel
@@ -303,18 +304,35 @@ class Explorer:
         checkpoint_every: float | None,
         resume: bool,
     ) -> Result:
-        from kgc.explorer.native import Checkpoints, NativeSearch
-
-        assert isinstance(self.model, PackedModel)
-        book = Book(self.properties)
         checkpoints = None
         saved = None
         if checkpoint is not None:
+            # Everything in the directory is checked (resume) or claimed (a new search) before
+            # the core opens the parents file or explores a state.
             checkpoints = Checkpoints(checkpoint, checkpoint_every, self.search_identity(strategy, bounds))
             if resume:
                 saved = checkpoints.read()
             else:
-                checkpoint.mkdir(parents=True, exist_ok=True)
+                checkpoints.claim()
+        try:
+            return self._search_native(strategy, bounds, progress, stop, checkpoints, saved)
+        finally:
+            if checkpoints is not None:
+                checkpoints.release()
+
+    def _search_native(
+        self,
+        strategy: str,
+        bounds: Bounds,
+        progress: ProgressFn | None,
+        stop: _Stop,
+        checkpoints: Checkpoints | None,
+        saved: dict[str, Any] | None,
+    ) -> Result:
+        from kgc.explorer.native import NativeSearch
+
+        assert isinstance(self.model, PackedModel)
+        book = Book(self.properties)
         record = self.record_graph and strategy == "bfs" and saved is None
         search = NativeSearch(
             self.config,
@@ -330,7 +348,14 @@ class Explorer:
             self.workers,
         )
         if saved is not None:
-            search.restore(saved)
+            try:
+                search.restore(saved)
+            except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+                search.close()
+                raise CheckpointError(
+                    f"the checkpoint in {checkpoints.directory if checkpoints else '?'} does not fit this search "
+                    f"({type(exc).__name__})"
+                ) from None
         stop.target = search
         search.interrupted = stop.interrupted  # a signal that came before the search existed
         stats = Stats(engine="native")

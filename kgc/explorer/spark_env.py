@@ -6,7 +6,7 @@ and whether the master answers (an environment that cannot run Spark). Each fail
 sentence that says the fix, never a Java stack trace; ``kgc check`` turns ``SparkUnavailable``
 into TLC's system-error exit code.
 
-Settings measured on a 2-core machine (shared/reference/toolchain.md §2): the web UI and the
+Settings measured on a 2-core machine (measured; docs/how-to/spark.md): the web UI and the
 console progress bars are off, the log level is ERROR, shuffles use a few partitions instead of
 200, adaptive execution is off (it would re-plan the partitioning the search relies on: the
 visited set and each new level are both hash-partitioned by state, so the anti-join

@@ -79,5 +79,5 @@ class Failover(Protocol):
 
     def unload(self, group_id: str) -> None:
         """Resign as coordinator of the group: it becomes Dead, parked requests are answered
-        NOT_COORDINATOR and every later request gets NOT_COORDINATOR (reference §15)."""
+        NOT_COORDINATOR and every later request gets NOT_COORDINATOR (docs/kafka/group.md#unload)."""
         ...

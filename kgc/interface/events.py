@@ -11,7 +11,7 @@ from kgc.model.types import GroupState
 
 
 class TimerKind(Enum):
-    """The coordinator's timers, named as in scenario files (scenario-format.md, *Timers*)."""
+    """The coordinator's timers, named as in scenario files (docs/reference/scenario-format.md, *Timers*)."""
 
     INITIAL_JOIN = "initial_join"
     JOIN = "join"
@@ -34,11 +34,13 @@ class RemovalCause(Enum):
     """Why a member or a pending member id left the group."""
 
     LEAVE_GROUP = "leave_group"
-    HEARTBEAT_EXPIRED = "heartbeat_expired"  # session or 5-minute new-member timeout (§12)
-    PENDING_EXPIRED = "pending_expired"  # a MEMBER_ID_REQUIRED id never came back (§12)
-    NOT_REJOINED = "not_rejoined"  # dynamic member missing at join completion (§11)
-    SYNC_EXPIRED = "sync_expired"  # no SyncGroup before the DelayedSync deadline (§13)
-    GROUP_MAX_SIZE = "group_max_size"  # refused by group.max.size (§4 step 3)
+    # session or 5-minute new-member timeout (docs/kafka/timers.md#heartbeat-expiry)
+    HEARTBEAT_EXPIRED = "heartbeat_expired"
+    # a MEMBER_ID_REQUIRED id never came back (docs/kafka/timers.md#heartbeat-expiry)
+    PENDING_EXPIRED = "pending_expired"
+    NOT_REJOINED = "not_rejoined"  # dynamic member missing at join completion (docs/kafka/timers.md#join-phase)
+    SYNC_EXPIRED = "sync_expired"  # no SyncGroup before the DelayedSync deadline (docs/kafka/timers.md#delayedsync)
+    GROUP_MAX_SIZE = "group_max_size"  # refused by group.max.size (docs/kafka/requests.md#joingroup)
 
     @property
     def is_eviction(self) -> bool:

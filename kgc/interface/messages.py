@@ -39,7 +39,7 @@ class JoinGroupProtocol:
 @dataclass(frozen=True)
 class JoinGroupRequest:
     """JoinGroup (API key 11). ``api_version >= 4`` without ``group_instance_id`` means the client
-    must first obtain its member id (MEMBER_ID_REQUIRED, KIP-394; reference §3). Version 0 has no
+    must first obtain its member id (MEMBER_ID_REQUIRED, KIP-394; docs/kafka/requests.md#checks). Version 0 has no
     rebalance timeout: Kafka then uses the session timeout, and so should ``rebalance_timeout_ms``."""
 
     group_id: str

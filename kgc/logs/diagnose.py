@@ -7,7 +7,8 @@ the first line (the trigger of ``kgc.logs.events.parse_reason``), its generation
 failed (session expiry), left (LeaveGroup) or were dropped at join completion are the churn.
 
 Named patterns, each with the configuration that usually causes it (consumer configs:
-``ConsumerConfig`` documentation; rules: reference §2, §11, §12; Kafka's own advice in KIP-62,
+``ConsumerConfig`` documentation; rules: docs/kafka/group.md#states, docs/kafka/timers.md#join-phase,
+docs/kafka/timers.md#heartbeat-expiry; Kafka's own advice in KIP-62,
 KIP-345, KIP-735):
 
 * ``leader_rejoin_loop`` — the leader rejoins during Stable again and again ("Leader … re-joining

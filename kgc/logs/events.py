@@ -4,7 +4,7 @@ A coordinator record's message is matched against every template of :mod:`kgc.lo
 starts with the same word; the event carries the fields the text names and the release lines whose
 text it is (all templates that match, so an ambiguous text keeps every release it fits). The reason
 of a rebalance (``(reason: …)``, 2.1+) is read into a trigger: which member joined, left, failed, or
-rejoined as leader, the state it names, and the pending-sync and storage causes (reference §2's
+rejoined as leader, the state it names, and the pending-sync and storage causes (docs/kafka/group.md#states's
 table of triggers, GroupCoordinator.scala 3.6.2 callers of ``prepareRebalance``).
 """
 

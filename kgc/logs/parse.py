@@ -26,6 +26,7 @@ import gzip
 import io
 import os
 import re
+import stat
 import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -49,7 +50,7 @@ MALFORMED_REASONS: dict[str, str] = {
     "bad_timestamp": "timestamp is not a valid date: the record is kept without a time",
     "out_of_order": "timestamp earlier than the previous record of the same file: kept, events sorted by time",
     "corrupt_gzip": "gzip stream corrupt or truncated: read up to the damage",
-    "unreadable": "file could not be read (I/O error): skipped",
+    "unreadable": "file could not be read (an I/O error, or not a regular file): skipped",
     "empty_file": "file has no lines",
 }
 
@@ -215,7 +216,14 @@ def _raw_lines(stream: BinaryIO, source: str, stats: ParseStats) -> Iterator[byt
 def open_source(path: Path, source: str, stats: ParseStats) -> BinaryIO | None:
     """The file's bytes (gunzipped if it is gzip), or None if it is binary or unreadable."""
     try:
-        raw: BinaryIO = open(path, "rb")  # noqa: SIM115 - closed by the caller
+        # Non-blocking, and a regular file only: a FIFO or a device in a directory tree is
+        # counted unreadable, never waited on or read without end.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            stats.bad("unreadable", source, 0)
+            return None
+        raw: BinaryIO = os.fdopen(fd, "rb")
     except OSError:
         stats.bad("unreadable", source, 0)
         return None

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kgc import files
 from kgc.logs.diagnose import Diagnosis, diagnose, timeline_svg
 from kgc.logs.events import Event, by_group, events_of
 from kgc.logs.parse import ParseStats, iter_files, open_source, read_records
@@ -135,12 +137,19 @@ def analyse_local(paths: Iterable[str | Path], profile: str | None = None) -> An
 # Output
 # --------------------------------------------------------------------------------------------------
 def write_parquet(rows: Sequence[dict[str, Any]], path: Path) -> None:
-    """The rows as one Parquet file (pyarrow)."""
+    """The rows as one Parquet file (pyarrow), written to a temporary name and renamed into
+    place (``kgc.files.atomic_path``)."""
     import pyarrow as pa  # type: ignore[import-untyped]
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     table = pa.Table.from_pylist([{c: r[c] for c in ROW_COLUMNS} for r in rows], schema=parquet_schema())
-    pq.write_table(table, path)
+    tmp = files.atomic_path(path)
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def parquet_schema() -> Any:
@@ -163,8 +172,8 @@ def write_outputs(analysis: Analysis, out: Path, parquet: bool = True) -> list[P
     if parquet:
         write_parquet(analysis.rows, out / "verdicts.parquet")
         written.append(out / "verdicts.parquet")
-    (out / "summary.json").write_text(json.dumps(analysis.as_json(), indent=1, default=str))
-    (out / "summary.html").write_text(summary_html(analysis))
+    files.write_atomically(out / "summary.json", json.dumps(analysis.as_json(), indent=1, default=str))
+    files.write_atomically(out / "summary.html", summary_html(analysis))
     written += [out / "summary.json", out / "summary.html"]
     return written
 

@@ -6,8 +6,10 @@ members (who joined, who left for good, how many stabilised). It keeps the *set*
 the group can be in after each line — a search over the behaviours consistent with the log so far —
 and a line is explained when some state in the set allows it. The rules are the model's and the
 reference coordinator's (``kgc/model/coordinator.py``, ``kgc/reference/coordinator.py``; reference
-§2 for the states and their valid previous states, ``VALID_PREVIOUS_STATES``; §11 for join
-completion and generations; §7/§12 for removals; §13 pending-sync expiry; §15 load and unload):
+docs/kafka/group.md#states for the states and their valid previous states, ``VALID_PREVIOUS_STATES``;
+docs/kafka/timers.md#join-phase for join
+completion and generations; docs/kafka/requests.md#leavegroup, docs/kafka/timers.md#heartbeat-expiry for removals;
+docs/kafka/timers.md#delayedsync pending-sync expiry; docs/kafka/group.md#unload load and unload):
 
 * ``Preparing to rebalance … old generation g`` — a transition to PreparingRebalance, from Stable,
   CompletingRebalance or Empty only, in generation g; its reason names the trigger, which must fit
@@ -21,7 +23,7 @@ completion and generations; §7/§12 for removals; §13 pending-sync expiry; §1
 * A member that failed (session expiry) or left (LeaveGroup) is a current member of a state with
   members; removed from Stable or CompletingRebalance it starts a rebalance at once (the next line
   of the group must be ``Preparing to rebalance``). A member id that left never comes back: a
-  consumer that left rejoins with a new id (``UNKNOWN_MEMBER_ID``, reference §4), so a departed id
+  consumer that left rejoins with a new id (``UNKNOWN_MEMBER_ID``, docs/kafka/requests.md#joingroup), so a departed id
   acting again (leader, removed again, rejoining) is unexplained.
 * ``Loading group metadata … generation g`` — the coordinator moved here: Stable or Empty in g.
   ``Unloading … generation g`` — to Dead. A Dead group that gets a JoinGroup again is a new group
@@ -181,7 +183,7 @@ def _member_check(event: Event, members: Members) -> str | None:
         if member in members.departed:
             return (
                 f"member {member} left the group at {members.departed[member]} but {what} here; a member id "
-                "never returns (a consumer that left rejoins with a new id, reference §4)"
+                "never returns (a consumer that left rejoins with a new id, docs/kafka/requests.md#joingroup)"
             )
     if (
         event.kind == T.ASSIGNMENT

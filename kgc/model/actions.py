@@ -98,7 +98,7 @@ class Chooser:
     """Resolves Kafka's arbitrary choices inside one atomic step.
 
     ``enumerate_choices`` runs a step once per combination of choices, so a step with a choice
-    point yields one successor per option (reference §21: the model keeps every choice).
+    point yields one successor per option (docs/kafka/group.md#arbitrary-choices: the model keeps every choice).
     """
 
     __slots__ = ("_prefix", "_index", "made", "widths", "values")

@@ -16,7 +16,8 @@ M = TypeVar("M", MemberId, str)
 
 
 def assign(assignor: str, members: Sequence[M], partitions: int) -> tuple[tuple[M, tuple[int, ...]], ...]:
-    """The plan the leader sends in its SyncGroup (seed 002 §2.2: the leader computes it, the
+    """The plan the leader sends in its SyncGroup (docs/kafka/group.md#states docs/kafka/group.md#states: the leader
+    computes it, the
     coordinator only distributes it)."""
     ordered = sorted(members)
     if not ordered:

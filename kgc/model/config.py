@@ -49,7 +49,7 @@ class Config:
     max_generation: int = 3
     assignor: str = "range"
     faults: frozenset[str] = field(default_factory=lambda: frozenset(FAULTS))
-    # Bounded perturbations (reference §11: "perturbations are bounded, recovery never is").
+    # Bounded perturbations (docs/kafka/timers.md#join-phase: "perturbations are bounded, recovery never is").
     budget_crash: int = 1
     budget_lost_response: int = 1
     budget_coordinator_unload: int = 1
@@ -67,7 +67,7 @@ class Config:
     require_known_member_id: bool = False
     """JoinGroup v4+ (KIP-394, Kafka 2.2+): an id-less JoinGroup gets MEMBER_ID_REQUIRED first."""
     initial_rebalance_delay_ms: int = 3000
-    """``group.initial.rebalance.delay.ms``; 0 reproduces the seeds' (pre-0.11) form."""
+    """``group.initial.rebalance.delay.ms``; 0 reproduces the pre-0.11 form (docs/kafka/versions.md#before-2x)."""
     rebalance_timeout_ms: int = 300000
     """The members' rebalance timeout (``max.poll.interval.ms``); only its relation to the initial
     delay matters to the untimed model (whether an InitialDelayedJoin can be extended)."""
@@ -93,7 +93,7 @@ class Config:
     @property
     def initial_delay_extensible(self) -> bool:
         """InitialDelayedJoin can be re-armed: remaining = max(rebalance timeout − delay, 0) > 0
-        (reference §11)."""
+        (docs/kafka/timers.md#join-phase)."""
         return self.rebalance_timeout_ms > self.initial_rebalance_delay_ms > 0
 
     def is_static(self, consumer: int) -> bool:

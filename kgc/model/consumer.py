@@ -1,12 +1,12 @@
 """The consumer client: what it sends and how it reacts to answers.
 
-Modelled on the Java client's ``AbstractCoordinator`` / ``ConsumerCoordinator`` (seeds 001 and
+Modelled on the Java client's ``AbstractCoordinator`` / ``ConsumerCoordinator`` (docs/kafka/consumer.md#heartbeats and
 004: ``joinGroupIfNeeded``, ``JoinGroupResponseHandler``, ``onJoinLeader`` / ``onJoinFollower``,
 ``HeartbeatResponseHandler``, ``maybeLeaveGroup``, ``resetGeneration``), with the eager rebalance
 protocol: every owned partition is revoked before a JoinGroup (``onPartitionsRevoked``) and the
 new assignment installed on a successful SyncGroup (``onPartitionsAssigned``).
 
-A consumer has one connection and one request in flight at a time (reference §1: the broker
+A consumer has one connection and one request in flight at a time (docs/kafka/group.md#what-it-keeps: the broker
 handles one request per connection and mutes it while a request is parked).
 """
 
@@ -73,7 +73,7 @@ def consumer_steps(config: Config, index: int, consumer: Consumer) -> list[tuple
 
 def auto_commit_request(config: Config, consumer: Consumer) -> Request:
     """The auto-commit task runs inside ``poll`` before the fetcher advances the position, so the
-    committed position never covers records the application has not processed (seed 003)."""
+    committed position never covers records the application has not processed (docs/kafka/consumer.md#auto-commit)."""
     after_fetch = not RULES[config.mutant].auto_commit_processed_only
     return Request(ApiKey.OFFSET_COMMIT, consumer.mid, consumer.generation, covers_unprocessed=after_fetch)
 
@@ -86,7 +86,8 @@ def send_join(config: Config, consumer: Consumer, request: Request) -> Consumer:
 
 
 def send_leave(consumer: Consumer, request: Request) -> Consumer:
-    """``maybeLeaveGroup`` (seed 001, seed 000 "LeaveGroup"): send LeaveGroup and reset the member
+    """``maybeLeaveGroup`` (docs/kafka/consumer.md#heartbeats, docs/kafka/group.md#states "LeaveGroup"): send
+    LeaveGroup and reset the member
     id and generation. The consumer rejoins at its next poll (a poll-timeout leave); a consumer
     that never acts again is a closed one."""
     return _send(
@@ -182,7 +183,7 @@ def _on_join_response(config: Config, c: Consumer, response: Response) -> Consum
 
 
 def lose_response(consumer: Consumer) -> Consumer:
-    """The response never arrives (seed 000: a follower or the leader loses its JoinGroup
+    """The response never arrives (docs/kafka/group.md#states: a follower or the leader loses its JoinGroup
     response). The client's request times out and it carries on: a JoinGroup or SyncGroup is
     retried by rejoining with the member id it knows."""
     response = consumer.responses[0]

@@ -1,12 +1,12 @@
 """The group coordinator: request handlers, purgatory timers and storage callbacks.
 
 Each public function here is one atomic transition of the group under the group metadata lock
-(reference §1: every handler, timer callback and storage callback runs under ``group.inLock``).
+(docs/kafka/group.md#what-it-keeps: every handler, timer callback and storage callback runs under ``group.inLock``).
 They follow Kafka 3.6.2's Scala ``GroupCoordinator`` and are named after its methods; the
-``java-4.0`` profile switches the few rules that differ (reference §17).
+``java-4.0`` profile switches the few rules that differ (docs/kafka/versions.md#scala-and-java).
 
 Heartbeat timers. The model is untimed, so every member has one heartbeat timer that may fire at
-any moment and removes the member unless it is alive (reference §12). Re-arming a timer
+any moment and removes the member unless it is alive (docs/kafka/timers.md#heartbeat-expiry). Re-arming a timer
 (``completeAndScheduleNextHeartbeatExpiration``: on a heartbeat, an accepted commit, a join
 completion, an answered SyncGroup) changes nothing in an untimed model and is not a step here; the
 reference implementation (``kgc/reference``) keeps the real deadlines. Scala's "a timer armed while
@@ -48,7 +48,7 @@ DEAD = GroupState.DEAD
 
 #: The error a parked SyncGroup gets when the leader's plan cannot be written. The model's
 #: storage fault is an append that fails with NOT_ENOUGH_REPLICAS, which Kafka maps to
-#: COORDINATOR_NOT_AVAILABLE (reference §14).
+#: COORDINATOR_NOT_AVAILABLE (docs/kafka/group.md#the-storegroup-race).
 STORE_FAILURE_ERROR = Errors.COORDINATOR_NOT_AVAILABLE
 
 
@@ -140,7 +140,8 @@ class GroupTx:
         return None
 
     def validate_member(self, consumer: int, mid: MemberId) -> Errors | None:
-        """``validateCurrentMember`` (reference §5–§8, 3.6.2): a static consumer's instance id must
+        """``validateCurrentMember`` (docs/kafka/requests.md#syncgroup, docs/kafka/requests.md#offsetcommit, 3.6.2): a
+        static consumer's instance id must
         be held by exactly this member id (else FENCED_INSTANCE_ID, or UNKNOWN_MEMBER_ID when
         nobody holds it); a dynamic member must be in the group (else UNKNOWN_MEMBER_ID)."""
         if self.config.is_static(consumer):
@@ -170,12 +171,13 @@ class GroupTx:
     # ------------------------------------------------------------------ rebalancing
     def maybe_prepare_rebalance(self) -> None:
         """``canRebalance``: only Stable, CompletingRebalance and Empty may enter
-        PreparingRebalance; a trigger during PreparingRebalance starts nothing (reference §2)."""
+        PreparingRebalance; a trigger during PreparingRebalance starts nothing (docs/kafka/group.md#states)."""
         if self.state in (STABLE, CR, EMPTY) or not self.rules.rebalance_needs_can_rebalance:
             self.prepare_rebalance()
 
     def prepare_rebalance(self) -> None:
-        """``prepareRebalance`` (reference §11, seed 004): from CompletingRebalance first answer
+        """``prepareRebalance`` (docs/kafka/timers.md#join-phase, docs/kafka/requests.md#syncgroup): from
+        CompletingRebalance first answer
         every parked SyncGroup with REBALANCE_IN_PROGRESS; clear the pending-sync set (its
         DelayedSync is cancelled); put the one join timer of this rebalance in the purgatory —
         an InitialDelayedJoin when the group was Empty, else a DelayedJoin — and try to complete
@@ -198,13 +200,13 @@ class GroupTx:
 
     def try_complete_join(self) -> None:
         """``DelayedJoin.tryComplete``: complete the join phase once everyone has rejoined. An
-        InitialDelayedJoin never completes early in Scala (reference §11)."""
+        InitialDelayedJoin never completes early in Scala (docs/kafka/timers.md#join-phase)."""
         if self.state == PR and self.join_timer == JoinTimer.DELAYED_JOIN and self.all_members_joined():
             self.on_complete_join()
 
     def try_complete_join_after_expiry(self) -> None:
         """After a member or pending id expires in PreparingRebalance. Java completes even an
-        initial rebalance at once if everyone left has joined (reference §17 item 2)."""
+        initial rebalance at once if everyone left has joined (docs/kafka/versions.md#scala-and-java item 2)."""
         if (
             self.config.profile.expiry_completes_initial_join
             and self.state == PR
@@ -224,7 +226,8 @@ class GroupTx:
             self.on_complete_join()
 
     def on_complete_join(self) -> None:
-        """``onCompleteJoin`` (reference §11, seed 004): remove the dynamic members that did not
+        """``onCompleteJoin`` (docs/kafka/timers.md#join-phase, docs/kafka/requests.md#syncgroup): remove the dynamic
+        members that did not
         rejoin (static ones stay, 2.3+), re-elect the leader among the rejoined if needed (an
         arbitrary one), bump the generation and answer every parked JoinGroup — the member list
         goes to the leader only — or become Empty when nobody is left. When only static members
@@ -238,7 +241,7 @@ class GroupTx:
                 del self.members[mid]
         joined = sorted(mid for mid, m in self.members.items() if m.awaiting_join)
         if self.members and not joined:
-            # No member rejoined but static members remain: wait for them again (reference §11).
+            # No member rejoined but static members remain: wait for them again (docs/kafka/timers.md#join-phase).
             # A removed leader was replaced at once by an arbitrary remaining member (``remove``).
             if self.leader not in self.members and self.rules.leader_reelected:
                 self.leader = self.chooser.choose(sorted(self.members))
@@ -271,7 +274,8 @@ class GroupTx:
             self.update(mid, awaiting_join=False, is_new=False, pending_sync=True)
 
     def reset_and_propagate_assignment_error(self, error: Errors) -> None:
-        """``resetAndPropagateAssignmentError`` (reference §14): clear every assignment and answer
+        """``resetAndPropagateAssignmentError`` (docs/kafka/group.md#the-storegroup-race): clear every assignment and
+        answer
         every parked SyncGroup with ``error``; each answered member's session timer restarts."""
         for mid in sorted(self.members):
             self.update(mid, assignment=(), assignment_gen=NO_GENERATION)
@@ -303,13 +307,13 @@ class GroupTx:
 
     def remove_member(self, mid: MemberId) -> None:
         """``GroupMetadata.remove``: if the leader goes, an arbitrary remaining member (HashMap
-        order) becomes leader at once (reference §7, §21)."""
+        order) becomes leader at once (docs/kafka/requests.md#leavegroup, docs/kafka/group.md#arbitrary-choices)."""
         del self.members[mid]
         if self.leader == mid and self.rules.leader_reelected:
             self.leader = self.chooser.choose(sorted(self.members)) if self.members else NO_MEMBER
 
     def remove_member_and_update_group(self, mid: MemberId) -> None:
-        """``removeMemberAndUpdateGroup`` (LeaveGroup, session expiry; reference §7): answer a
+        """``removeMemberAndUpdateGroup`` (LeaveGroup, session expiry; docs/kafka/requests.md#leavegroup): answer a
         parked JoinGroup with UNKNOWN_MEMBER_ID, remove the member, then rebalance from
         Stable/CompletingRebalance or try to complete the join phase in PreparingRebalance."""
         m = self.members[mid]
@@ -322,7 +326,8 @@ class GroupTx:
             self.try_complete_join_after_expiry()
 
     def add_member_and_rebalance(self, mid: MemberId, meta: int, static: bool = False) -> None:
-        """``addMemberAndRebalance`` (reference §4, seed 004): the member is created new and parked
+        """``addMemberAndRebalance`` (docs/kafka/requests.md#joingroup, docs/kafka/requests.md#syncgroup): the member
+        is created new and parked
         in JoinGroup, becomes leader if the group has none, gets the 5-minute new-member
         heartbeat timer, and a rebalance starts if the state allows one. ``static``: it joined
         with a ``group.instance.id``."""
@@ -352,7 +357,7 @@ class GroupTx:
 
     def update_member_and_rebalance(self, mid: MemberId, meta: int) -> None:
         """``updateMemberAndRebalance``: new metadata, parked in JoinGroup (it counts as
-        rejoined); a JoinGroup of a known member never re-arms its heartbeat (seed 000)."""
+        rejoined); a JoinGroup of a known member never re-arms its heartbeat (docs/kafka/group.md#states)."""
         self.update(mid, meta=meta, awaiting_join=True)
         self.maybe_prepare_rebalance()
 
@@ -366,7 +371,7 @@ def handle_request(tx: GroupTx, consumer: int, request: Request, in_use: set[Mem
     still refers to (fresh ids must differ from them)."""
     if tx.state == DEAD:
         # The unloaded group is gone from this broker's cache: validateGroupStatus answers
-        # NOT_COORDINATOR to every request (reference §3, §15).
+        # NOT_COORDINATOR to every request (docs/kafka/requests.md#checks, docs/kafka/group.md#unload).
         tx.respond(consumer, _error_response(request.api, Errors.NOT_COORDINATOR))
         return False
     api = request.api
@@ -392,8 +397,9 @@ def _error_response(api: ApiKey, error: Errors) -> Response:
 
 
 def handle_join_group(tx: GroupTx, consumer: int, request: Request, in_use: set[MemberId]) -> bool:
-    """``handleJoinGroup`` / ``doNewMemberJoinGroup`` / ``doCurrentMemberJoinGroup`` (reference §4,
-    3.6.2; seed 000 "coordinator handles JoinGroup"; seed 004 ``doJoinGroup``).
+    """``handleJoinGroup`` / ``doNewMemberJoinGroup`` / ``doCurrentMemberJoinGroup`` (docs/kafka/requests.md#joingroup,
+    3.6.2; docs/kafka/group.md#states "coordinator handles JoinGroup"; docs/kafka/requests.md#syncgroup
+    ``doJoinGroup``).
 
     Protocol checks (INCONSISTENT_GROUP_PROTOCOL) never fire in the model: every consumer offers
     the configured assignor with the same protocol type.
@@ -402,7 +408,7 @@ def handle_join_group(tx: GroupTx, consumer: int, request: Request, in_use: set[
     static = tx.config.is_static(consumer)
     if mid == NO_MEMBER and static:
         # A static member never gets MEMBER_ID_REQUIRED: a known instance id is taken over by a
-        # fresh member id, an unknown one joins as a new member (reference §4 step 6).
+        # fresh member id, an unknown one joins as a new member (docs/kafka/requests.md#joingroup).
         holder = tx.static_member(consumer)
         mid = tx.fresh_member_id(consumer, in_use | ({holder} if holder else set()))
         if holder is None or not tx.rules.static_join_replaces_holder:
@@ -434,7 +440,7 @@ def handle_join_group(tx: GroupTx, consumer: int, request: Request, in_use: set[
         elif tx.state == CR:
             if member.meta == request.meta:
                 # Same metadata while awaiting sync: answer at once with the current generation;
-                # the leader gets the member list again (seed 000: leader lost its response).
+                # the leader gets the member list again (docs/kafka/group.md#states: leader lost its response).
                 tx.respond(consumer, _current_join_response(tx, mid))
                 return False
             tx.update_member_and_rebalance(mid, request.meta)
@@ -442,7 +448,7 @@ def handle_join_group(tx: GroupTx, consumer: int, request: Request, in_use: set[
             if tx.is_leader(mid) or member.meta != request.meta or not tx.rules.follower_rejoin_answered_at_once:
                 tx.update_member_and_rebalance(mid, request.meta)
             else:
-                # A follower with unchanged metadata: immediate answer, no rebalance (seed 000:
+                # A follower with unchanged metadata: immediate answer, no rebalance (docs/kafka/group.md#states:
                 # follower lost its JoinGroup response and resends).
                 tx.respond(consumer, _current_join_response(tx, mid))
                 return False
@@ -457,7 +463,7 @@ def handle_join_group(tx: GroupTx, consumer: int, request: Request, in_use: set[
 
 
 def update_static_member_and_rebalance(tx: GroupTx, consumer: int, old: MemberId, new: MemberId, meta: int) -> bool:
-    """``replaceStaticMember`` / ``updateStaticMemberAndRebalance`` (reference §4 step 6, 3.6.2):
+    """``replaceStaticMember`` / ``updateStaticMemberAndRebalance`` (docs/kafka/requests.md#joingroup, 3.6.2):
     a static member joining without a member id takes over its instance id under a fresh member
     id. The old id's parked JoinGroup or SyncGroup is answered FENCED_INSTANCE_ID; the member
     keeps its assignment and, if it led, the leadership. Its entry in ``pendingSyncMembers`` does
@@ -512,10 +518,11 @@ def _current_join_response(tx: GroupTx, mid: MemberId) -> Response:
 
 
 def handle_sync_group(tx: GroupTx, consumer: int, request: Request) -> bool:
-    """``handleSyncGroup`` / ``doSyncGroup`` (reference §5, 3.6.2; seed 004).
+    """``handleSyncGroup`` / ``doSyncGroup`` (docs/kafka/requests.md#syncgroup, 3.6.2;
+    docs/kafka/requests.md#syncgroup).
 
     Unknown member → UNKNOWN_MEMBER_ID; wrong generation → ILLEGAL_GENERATION;
-    PreparingRebalance → REBALANCE_IN_PROGRESS, the leader's plan discarded (seed 000
+    PreparingRebalance → REBALANCE_IN_PROGRESS, the leader's plan discarded (docs/kafka/group.md#states
     "SyncGroup in PreparingRebalance"); CompletingRebalance → parked, and the leader's plan
     (missing members filled with an empty assignment) is written asynchronously (``storeGroup``);
     Stable → the member's own assignment at once.
@@ -563,7 +570,7 @@ def _assignment_response(tx: GroupTx, member: Member) -> Response:
 
 
 def handle_heartbeat(tx: GroupTx, consumer: int, request: Request) -> None:
-    """``handleHeartbeat`` (reference §6, 3.6.2): membership and generation first, then by state —
+    """``handleHeartbeat`` (docs/kafka/requests.md#heartbeat, 3.6.2): membership and generation first, then by state —
     PreparingRebalance → REBALANCE_IN_PROGRESS, CompletingRebalance and Stable → NONE (2.7+);
     an accepted heartbeat restarts the member's session timer."""
     mid = request.mid
@@ -587,7 +594,8 @@ def handle_heartbeat(tx: GroupTx, consumer: int, request: Request) -> None:
 
 
 def handle_leave_group(tx: GroupTx, consumer: int, request: Request) -> None:
-    """``handleLeaveGroup`` (reference §7; seed 000 "coordinator handles LeaveGroup"): a pending
+    """``handleLeaveGroup`` (docs/kafka/requests.md#leavegroup; docs/kafka/group.md#states "coordinator handles
+    LeaveGroup"): a pending
     id is dropped; a member is removed — a rebalance from Stable/CompletingRebalance, a possible
     join completion in PreparingRebalance. The answer carries the one member's error."""
     mid = request.mid
@@ -610,7 +618,7 @@ def handle_leave_group(tx: GroupTx, consumer: int, request: Request) -> None:
 
 
 def handle_commit_offsets(tx: GroupTx, consumer: int, request: Request) -> None:
-    """``handleCommitOffsets`` / ``doCommitOffsets`` (reference §8, 3.6.2): member, then
+    """``handleCommitOffsets`` / ``doCommitOffsets`` (docs/kafka/requests.md#offsetcommit, 3.6.2): member, then
     generation, then state — Stable and PreparingRebalance store (and restart the session
     timer), CompletingRebalance answers REBALANCE_IN_PROGRESS. Offsets are stored blindly, so
     the model keeps only the verdict."""
@@ -633,7 +641,8 @@ def handle_commit_offsets(tx: GroupTx, consumer: int, request: Request) -> None:
 
 
 def member_is_alive(member: Member, mutant: str = "") -> bool:
-    """``MemberMetadata.hasSatisfiedHeartbeat`` at expiry (reference §12, 2.5+; seed 000's
+    """``MemberMetadata.hasSatisfiedHeartbeat`` at expiry (docs/kafka/timers.md#heartbeat-expiry, 2.5+;
+    docs/kafka/group.md#states
     "member is alive" conditions): a new member never; otherwise parked in JoinGroup or
     SyncGroup (a newer heartbeat would have replaced the timer). ``mutant`` (``Config.mutant``)
     may break the rule that a parked member is alive."""
@@ -652,7 +661,7 @@ def expire_heartbeat(tx: GroupTx, mid: MemberId) -> None:
 
 def expire_pending(tx: GroupTx, mid: MemberId) -> None:
     """A pending member id's timer fires: the id is dropped, and in PreparingRebalance the join
-    phase may complete (KAFKA-7909/9752, reference §12)."""
+    phase may complete (KAFKA-7909/9752, docs/kafka/timers.md#heartbeat-expiry)."""
     del tx.pending[mid]
     tx.evicted.append(mid)
     if tx.state == PR:
@@ -673,7 +682,7 @@ def expire_join(tx: GroupTx, extend: bool) -> None:
 
 
 def expire_sync(tx: GroupTx) -> None:
-    """DelayedSync expires (3.0+, KAFKA-12890; reference §13): members of the generation that
+    """DelayedSync expires (3.0+, KAFKA-12890; docs/kafka/timers.md#delayedsync): members of the generation that
     never sent SyncGroup are removed and a rebalance starts. A stale entry (``Group.stale_sync``)
     removes nobody: ``group.remove`` of an id that is no longer a member only drops it from the
     set (GroupMetadata.scala ``remove``, 3.6.2)."""
@@ -685,8 +694,8 @@ def expire_sync(tx: GroupTx) -> None:
 
 
 def store_callback(tx: GroupTx, ok: bool) -> bool:
-    """The completion callback of the oldest outstanding ``storeGroup`` write (reference §14,
-    seed 004): it acts only if the group is still CompletingRebalance in the generation the
+    """The completion callback of the oldest outstanding ``storeGroup`` write (docs/kafka/group.md#the-storegroup-race,
+    docs/kafka/requests.md#syncgroup): it acts only if the group is still CompletingRebalance in the generation the
     leader synced for. Returns whether it applied."""
     store, tx.stores = tx.stores[0], tx.stores[1:]
     current = tx.state == CR and tx.generation == store.generation
@@ -704,7 +713,8 @@ def store_callback(tx: GroupTx, ok: bool) -> bool:
 
 
 def unload(tx: GroupTx) -> None:
-    """``onGroupUnloaded`` (reference §15; seed 002 "any state → Dead" on coordinator migration):
+    """``onGroupUnloaded`` (docs/kafka/group.md#unload; docs/kafka/group.md#states "any state → Dead" on coordinator
+    migration):
     parked JoinGroups (PreparingRebalance) or SyncGroups (CompletingRebalance/Stable) are answered
     NOT_COORDINATOR; the group becomes Dead and leaves this broker's cache; its timers and
     outstanding writes no longer act."""

@@ -115,61 +115,66 @@ class Rules(NamedTuple):
 
     rebalance_needs_can_rebalance: bool = True
     """``maybePrepareRebalance`` starts a rebalance only when ``canRebalance`` (Stable,
-    CompletingRebalance, Empty): one DelayedJoin per rebalance (seed 000)."""
+    CompletingRebalance, Empty): one DelayedJoin per rebalance (docs/kafka/group.md#states)."""
     rebalance_fails_parked_syncs: bool = True
     """``prepareRebalance`` from CompletingRebalance answers the parked SyncGroups
-    REBALANCE_IN_PROGRESS (``resetAndPropagateAssignmentError``; seed 004, reference §14)."""
+    REBALANCE_IN_PROGRESS (``resetAndPropagateAssignmentError``; docs/kafka/requests.md#syncgroup,
+    docs/kafka/group.md#the-storegroup-race)."""
     complete_join_removes_absent: bool = True
-    """``onCompleteJoin`` removes the dynamic members that did not rejoin (reference §11)."""
+    """``onCompleteJoin`` removes the dynamic members that did not rejoin (docs/kafka/timers.md#join-phase)."""
     leader_reelected: bool = True
     """``GroupMetadata.remove`` and ``maybeElectNewJoinedLeader`` replace a leader that left or did
-    not rejoin (reference §11)."""
+    not rejoin (docs/kafka/timers.md#join-phase)."""
     static_join_replaces_holder: bool = True
     """A static member's JoinGroup without a member id takes the place of the member holding its
-    ``group.instance.id`` (``doStaticNewMemberJoinGroup``; reference §4 step 6)."""
+    ``group.instance.id`` (``doStaticNewMemberJoinGroup``; docs/kafka/requests.md#joingroup)."""
     join_in_rebalance_parked: bool = True
     """A known member's JoinGroup in PreparingRebalance is parked until the join phase completes
-    (``doCurrentMemberJoinGroup``; reference §4)."""
+    (``doCurrentMemberJoinGroup``; docs/kafka/requests.md#joingroup)."""
     follower_rejoin_answered_at_once: bool = True
     """A follower's JoinGroup in Stable with unchanged metadata is answered at once, without a
-    rebalance (``doCurrentMemberJoinGroup``, case Stable; seed 000)."""
+    rebalance (``doCurrentMemberJoinGroup``, case Stable; docs/kafka/group.md#states)."""
     sync_checks_generation: bool = True
-    """``validateSyncGroup`` answers ILLEGAL_GENERATION to another generation (seed 004)."""
+    """``validateSyncGroup`` answers ILLEGAL_GENERATION to another generation (docs/kafka/requests.md#syncgroup)."""
     sync_in_preparing_rebalancing: bool = True
-    """SyncGroup in PreparingRebalance answers REBALANCE_IN_PROGRESS (``doSyncGroup``; seed 000)."""
+    """SyncGroup in PreparingRebalance answers REBALANCE_IN_PROGRESS (``doSyncGroup``; docs/kafka/group.md#states)."""
     store_callback_guarded: bool = True
     """The storeGroup callback acts only if the group is still in CompletingRebalance of the
-    write's generation (``doSyncGroup``; reference §14)."""
+    write's generation (``doSyncGroup``; docs/kafka/group.md#the-storegroup-race)."""
     store_callback_checks_generation: bool = True
-    """That guard compares the generation too, not only the state (reference §14, the storeGroup
+    """That guard compares the generation too, not only the state (docs/kafka/group.md#the-storegroup-race, the
+    storeGroup
     race)."""
     heartbeat_keeps_join_phase: bool = True
     """A Heartbeat in PreparingRebalance leaves the join phase alone (``handleHeartbeat``)."""
     heartbeat_in_preparing_rebalancing: bool = True
-    """Heartbeat in PreparingRebalance answers REBALANCE_IN_PROGRESS (``handleHeartbeat``; seed 000)."""
+    """Heartbeat in PreparingRebalance answers REBALANCE_IN_PROGRESS (``handleHeartbeat``;
+    docs/kafka/group.md#states)."""
     heartbeat_none_in_completing: bool = True
-    """Heartbeat in CompletingRebalance answers NONE (2.7+, KAFKA-10134; reference §6, §18)."""
+    """Heartbeat in CompletingRebalance answers NONE (2.7+, KAFKA-10134; docs/kafka/requests.md#heartbeat,
+    docs/kafka/versions.md#history)."""
     leave_rebalances: bool = True
     """LeaveGroup removes the member through ``removeMemberAndUpdateGroup``, which rebalances
-    (seed 000)."""
+    (docs/kafka/group.md#states)."""
     commit_fenced: bool = True
-    """OffsetCommit validates the member (``validateOffsetCommit``, KIP-447; seed 002)."""
+    """OffsetCommit validates the member (``validateOffsetCommit``, KIP-447; docs/kafka/group.md#states)."""
     commit_checks_generation: bool = True
     """OffsetCommit answers ILLEGAL_GENERATION to another generation (``validateOffsetCommit``;
-    reference §8)."""
+    docs/kafka/requests.md#offsetcommit)."""
     parked_member_alive: bool = True
     """``hasSatisfiedHeartbeat``: a member parked in JoinGroup or SyncGroup is alive when its
-    heartbeat timer expires (KAFKA-9752; seed 000)."""
+    heartbeat timer expires (KAFKA-9752; docs/kafka/group.md#states)."""
     join_expiry_forces_completion: bool = True
     """The join timer's expiry forces the join phase to complete (``DelayedOperation.run`` →
-    ``forceComplete``; reference §11)."""
+    ``forceComplete``; docs/kafka/timers.md#join-phase)."""
     auto_commit_processed_only: bool = True
-    """The consumer's auto-commit covers only processed records (seed 003)."""
+    """The consumer's auto-commit covers only processed records (docs/kafka/consumer.md#auto-commit)."""
     revoke_before_assign: bool = True
-    """The eager consumer revokes its partitions before rejoining (``onJoinPrepare``; seed 004)."""
+    """The eager consumer revokes its partitions before rejoining (``onJoinPrepare``;
+    docs/kafka/requests.md#syncgroup)."""
     retry_after_coordinator_error: bool = True
     """After COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR on a JoinGroup or SyncGroup the consumer
-    rediscovers the coordinator and rejoins (``AbstractCoordinator``; seed 001)."""
+    rediscovers the coordinator and rejoins (``AbstractCoordinator``; docs/kafka/consumer.md#heartbeats)."""
 
 
 KAFKA = Rules()
@@ -182,7 +187,8 @@ CATALOGUE: tuple[Mutant, ...] = (
         "SyncGroup in PreparingRebalance answers NONE with the member's old assignment instead of "
         "REBALANCE_IN_PROGRESS.",
         COORDINATOR,
-        "GroupCoordinator.doSyncGroup, case PreparingRebalance; seed 000 (SyncGroup in PreparingRebalance)",
+        "GroupCoordinator.doSyncGroup, case PreparingRebalance; docs/kafka/group.md#states (SyncGroup in "
+        "PreparingRebalance)",
         "",
         "no_stale_assignment",
         rule="sync_in_preparing_rebalancing",
@@ -192,7 +198,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "prepareRebalance from CompletingRebalance does not fail the parked SyncGroup callbacks "
         "(resetAndPropagateAssignmentError skipped).",
         COORDINATOR,
-        "GroupCoordinator.prepareRebalance; seed 004; reference §14",
+        "GroupCoordinator.prepareRebalance; docs/kafka/requests.md#syncgroup; docs/kafka/group.md#the-storegroup-race",
         "",
         "parked_only_in_phase",
         rule="rebalance_fails_parked_syncs",
@@ -201,7 +207,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         SYNC_SKIPS_GENERATION_CHECK,
         "doSyncGroup skips the generation check (validateSyncGroup never answers ILLEGAL_GENERATION).",
         COORDINATOR,
-        "GroupCoordinator.validateSyncGroup; seed 004 (doSyncGroup: ILLEGAL_GENERATION)",
+        "GroupCoordinator.validateSyncGroup; docs/kafka/requests.md#syncgroup (doSyncGroup: ILLEGAL_GENERATION)",
         "",
         "no_stale_assignment",
         rule="sync_checks_generation",
@@ -210,7 +216,8 @@ CATALOGUE: tuple[Mutant, ...] = (
         STORE_CALLBACK_UNGUARDED,
         "The storeGroup callback applies the leader's assignment without re-checking the group's state and generation.",
         COORDINATOR,
-        "GroupCoordinator.doSyncGroup, storeGroup callback guard; seed 004; reference §14",
+        "GroupCoordinator.doSyncGroup, storeGroup callback guard; docs/kafka/requests.md#syncgroup; "
+        "docs/kafka/group.md#the-storegroup-race",
         "",
         "parked_only_in_phase",
         rule="store_callback_guarded",
@@ -221,7 +228,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "the outcome of a late write of generation g acts on generation g+1.",
         COORDINATOR,
         "GroupCoordinator.doSyncGroup, storeGroup callback guard (generationId == group.generationId); "
-        "reference §14 (the storeGroup race)",
+        "docs/kafka/group.md#the-storegroup-race (the storeGroup race)",
         "",
         "rebalance_triggers",
         rule="store_callback_checks_generation",
@@ -230,7 +237,8 @@ CATALOGUE: tuple[Mutant, ...] = (
         DELAYED_JOIN_PER_JOIN,
         "Every JoinGroup creates its own DelayedJoin: prepareRebalance runs even in PreparingRebalance.",
         COORDINATOR,
-        "GroupCoordinator.maybePrepareRebalance (canRebalance); seed 000 (one DelayedJoin per rebalance)",
+        "GroupCoordinator.maybePrepareRebalance (canRebalance); docs/kafka/group.md#states (one DelayedJoin per "
+        "rebalance)",
         "",
         "one_join_per_generation",
         rule="rebalance_needs_can_rebalance",
@@ -240,7 +248,8 @@ CATALOGUE: tuple[Mutant, ...] = (
         "The DelayedHeartbeat alive check ignores awaitingJoin / awaitingSync, so a parked member's "
         "session timeout removes it.",
         COORDINATOR,
-        "MemberMetadata.hasSatisfiedHeartbeat, GroupCoordinator.onExpireHeartbeat; seed 000 (member is alive)",
+        "MemberMetadata.hasSatisfiedHeartbeat, GroupCoordinator.onExpireHeartbeat; docs/kafka/group.md#states "
+        "(member is alive)",
         "KAFKA-9752",
         "no_expiry_while_parked",
         rule="parked_member_alive",
@@ -249,7 +258,8 @@ CATALOGUE: tuple[Mutant, ...] = (
         COMPLETE_JOIN_KEEPS_ABSENT,
         "onCompleteJoin keeps members that did not rejoin in the new generation.",
         COORDINATOR,
-        "GroupCoordinator.onCompleteJoin (removal of dynamic members not awaiting join); reference §11",
+        "GroupCoordinator.onCompleteJoin (removal of dynamic members not awaiting join); "
+        "docs/kafka/timers.md#join-phase",
         "KAFKA-8220",
         "generation_members_rejoined",
         rule="complete_join_removes_absent",
@@ -258,7 +268,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         LEADER_NOT_REELECTED,
         "The leader is not re-elected when it leaves or is removed, nor at join completion.",
         COORDINATOR,
-        "GroupMetadata.remove, GroupMetadata.maybeElectNewJoinedLeader; reference §11 (leader)",
+        "GroupMetadata.remove, GroupMetadata.maybeElectNewJoinedLeader; docs/kafka/timers.md#join-phase (leader)",
         "KAFKA-8220",
         "leader_is_member",
         rule="leader_reelected",
@@ -267,7 +277,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         HEARTBEAT_NONE_IN_REBALANCE,
         "Heartbeat answers NONE during a rebalance (PreparingRebalance), so members never learn to rejoin.",
         COORDINATOR,
-        "GroupCoordinator.handleHeartbeat, case PreparingRebalance; seed 000 (heartbeat handling)",
+        "GroupCoordinator.handleHeartbeat, case PreparingRebalance; docs/kafka/group.md#states (heartbeat handling)",
         "",
         "heartbeat_errors",
         rule="heartbeat_in_preparing_rebalancing",
@@ -276,7 +286,8 @@ CATALOGUE: tuple[Mutant, ...] = (
         HEARTBEAT_REBALANCING_IN_COMPLETING,
         "Heartbeat in CompletingRebalance answers REBALANCE_IN_PROGRESS (the rule up to 2.6).",
         COORDINATOR,
-        "GroupCoordinator.handleHeartbeat, case CompletingRebalance; reference §6, §18",
+        "GroupCoordinator.handleHeartbeat, case CompletingRebalance; docs/kafka/requests.md#heartbeat, "
+        "docs/kafka/versions.md#history",
         "KAFKA-10134",
         "",
         "a current member never heartbeats in CompletingRebalance in the model: a consumer heartbeats "
@@ -289,7 +300,8 @@ CATALOGUE: tuple[Mutant, ...] = (
         COMMIT_SKIPS_GENERATION_CHECK,
         "OffsetCommit is accepted from a stale generation (doCommitOffsets skips the generation check).",
         COORDINATOR,
-        "GroupCoordinator.validateOffsetCommit (generationId != group.generationId); reference §8",
+        "GroupCoordinator.validateOffsetCommit (generationId != group.generationId); "
+        "docs/kafka/requests.md#offsetcommit",
         "",
         "commit_fencing",
         rule="commit_checks_generation",
@@ -299,7 +311,8 @@ CATALOGUE: tuple[Mutant, ...] = (
         "OffsetCommit is accepted without member and generation fencing, so a zombie of an older "
         "generation (removed by its session timeout) commits.",
         COORDINATOR,
-        "GroupCoordinator.validateOffsetCommit (validateCurrentMember, generation); seed 002 (commit fencing)",
+        "GroupCoordinator.validateOffsetCommit (validateCurrentMember, generation); docs/kafka/group.md#states "
+        "(commit fencing)",
         "KIP-447",
         "commit_fencing",
         rule="commit_fenced",
@@ -309,7 +322,8 @@ CATALOGUE: tuple[Mutant, ...] = (
         "A static member's JoinGroup without a member id is added as a new member even when its "
         "group.instance.id is held, instead of taking the old member's place.",
         COORDINATOR,
-        "GroupCoordinator.doStaticNewMemberJoinGroup (currentStaticMemberId, replaceStaticMember); reference §4 step 6",
+        "GroupCoordinator.doStaticNewMemberJoinGroup (currentStaticMemberId, replaceStaticMember); "
+        "docs/kafka/requests.md#joingroup",
         "KIP-345",
         "one_member_per_instance",
         rule="static_join_replaces_holder",
@@ -318,7 +332,8 @@ CATALOGUE: tuple[Mutant, ...] = (
         FOLLOWER_REJOIN_REBALANCES,
         "A follower's JoinGroup in Stable with unchanged metadata triggers a rebalance instead of an immediate answer.",
         COORDINATOR,
-        "GroupCoordinator.doCurrentMemberJoinGroup, case Stable; seed 000 (follower lost its JoinGroup response)",
+        "GroupCoordinator.doCurrentMemberJoinGroup, case Stable; docs/kafka/group.md#states (follower lost its "
+        "JoinGroup response)",
         "",
         "rebalance_triggers",
         rule="follower_rejoin_answered_at_once",
@@ -327,7 +342,8 @@ CATALOGUE: tuple[Mutant, ...] = (
         LEAVE_SKIPS_REBALANCE,
         "LeaveGroup removes the member without starting a rebalance.",
         COORDINATOR,
-        "GroupCoordinator.removeMemberAndUpdateGroup from handleLeaveGroup; seed 000 (LeaveGroup in each state)",
+        "GroupCoordinator.removeMemberAndUpdateGroup from handleLeaveGroup; docs/kafka/group.md#states (LeaveGroup "
+        "in each state)",
         "",
         "empty_iff_no_members",
         rule="leave_rebalances",
@@ -336,7 +352,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         AUTO_COMMIT_AFTER_FETCH,
         "Auto-commit commits the position after the fetcher advanced it, covering records not yet processed.",
         CONSUMER,
-        "ConsumerCoordinator.maybeAutoCommitOffsetsAsync inside KafkaConsumer.poll; seed 003",
+        "ConsumerCoordinator.maybeAutoCommitOffsetsAsync inside KafkaConsumer.poll; docs/kafka/consumer.md#auto-commit",
         "",
         "commit_fencing",
         rule="auto_commit_processed_only",
@@ -346,7 +362,8 @@ CATALOGUE: tuple[Mutant, ...] = (
         "The consumer keeps its partitions through a rebalance and adds the new assignment to them "
         "(incremental assignment without the revocation round of the cooperative protocol).",
         CONSUMER,
-        "ConsumerCoordinator.onJoinPrepare (eager revocation) and onJoinComplete; seed 004 (joinGroupIfNeeded)",
+        "ConsumerCoordinator.onJoinPrepare (eager revocation) and onJoinComplete; docs/kafka/requests.md#syncgroup "
+        "(joinGroupIfNeeded)",
         "KIP-429, KAFKA-12984",
         "exclusive_ownership",
         rule="revoke_before_assign",
@@ -357,7 +374,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "skipped): a DelayedJoin completes only once every member has rejoined, an InitialDelayedJoin never.",
         COORDINATOR,
         "DelayedJoin / InitialDelayedJoin (onExpiration → onComplete → GroupCoordinator.onCompleteJoin), "
-        "DelayedOperation.run; reference §11",
+        "DelayedOperation.run; docs/kafka/timers.md#join-phase",
         "",
         "rebalance_completes",
         rule="join_expiry_forces_completion",
@@ -368,7 +385,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "have rejoined (awaitingJoinCallback cleared) without answering their parked JoinGroups.",
         COORDINATOR,
         "GroupCoordinator.handleHeartbeat, case PreparingRebalance; MemberMetadata.awaitingJoinCallback; "
-        "reference §6, §11",
+        "docs/kafka/requests.md#heartbeat, docs/kafka/timers.md#join-phase",
         "",
         "rebalance_completes",
         rule="heartbeat_keeps_join_phase",
@@ -378,7 +395,8 @@ CATALOGUE: tuple[Mutant, ...] = (
         "A known member's JoinGroup in PreparingRebalance is answered REBALANCE_IN_PROGRESS instead of being "
         "parked, so the member rejoins endlessly and never counts as rejoined.",
         COORDINATOR,
-        "GroupCoordinator.doCurrentMemberJoinGroup, case PreparingRebalance (updateMemberAndRebalance); reference §4",
+        "GroupCoordinator.doCurrentMemberJoinGroup, case PreparingRebalance (updateMemberAndRebalance); "
+        "docs/kafka/requests.md#joingroup",
         "",
         "rebalance_completes",
         rule="join_in_rebalance_parked",
@@ -389,7 +407,8 @@ CATALOGUE: tuple[Mutant, ...] = (
         "coordinator unknown and never rejoins.",
         CONSUMER,
         "AbstractCoordinator.SyncGroupResponseHandler / JoinGroupResponseHandler (markCoordinatorUnknown, then "
-        "requestRejoin); seed 001 (joinGroupIfNeeded retries); reference §14",
+        "requestRejoin); docs/kafka/consumer.md#heartbeats (joinGroupIfNeeded retries); "
+        "docs/kafka/group.md#the-storegroup-race",
         "",
         "rebalance_completes",
         rule="retry_after_coordinator_error",

@@ -8,11 +8,11 @@ names the modelled profile whose rules the model applies when a tool checks such
 
 The reference implementation is written once, in the shape of the Scala ``GroupCoordinator`` of
 3.6.2, and each difference is a named switch here. The profile names are those of
-scenario-format.md (*Profiles*). An older profile names a range of releases; the switches are set to
+docs/reference/scenario-format.md (*Profiles*). An older profile names a range of releases; the switches are set to
 the range's **newest** release (2.6, 2.3 and 2.2) for behaviours that changed inside the range, and
 no scenario tagged with that profile depends on those behaviours.
 
-Not modelled: liveness up to 2.4 was computed from heartbeat timestamps (reference §12); its
+Not modelled: liveness up to 2.4 was computed from heartbeat timestamps (docs/kafka/timers.md#heartbeat-expiry); its
 observable outcome is the one of ``heartbeatSatisfied`` used here.
 """
 
@@ -27,7 +27,7 @@ from kgc.model.types import Errors
 
 
 class MaxSizeRule(Enum):
-    """How ``group.max.size`` decides whether a JoinGroup is accepted (reference §4 step 3)."""
+    """How ``group.max.size`` decides whether a JoinGroup is accepted (docs/kafka/requests.md#joingroup)."""
 
     KIP_389 = "2.2"  # 2.2-2.5: only id-less joins are refused, or non-rejoined members of an oversized group
     KAFKA_9885 = "2.6"  # 2.6+: ``acceptJoiningMember`` counts parked members in PreparingRebalance
@@ -48,43 +48,54 @@ class Profile:
 
     name: str
     description: str
-    #: §11, §17.1: ``newMemberAdded`` (initial delay extension) is set while the generation is 0
+    #: docs/kafka/timers.md#join-phase, docs/kafka/versions.md#scala-and-java: ``newMemberAdded`` (initial delay
+    #: extension) is set while the generation is 0
     #: (Scala) or while the current join phase started from Empty (Java 4.0).
     new_member_added_needs_generation_zero: bool = True
-    #: §17.2: in Java a member or pending id expiring in PreparingRebalance completes the join phase
+    #: docs/kafka/versions.md#scala-and-java: in Java a member or pending id expiring in PreparingRebalance completes
+    #: the join phase
     #: at once when everyone left has joined, even during the initial delay.
     expiry_completes_initial_join: bool = False
-    #: §5, §17.3: SyncGroup in Stable restarts the member's session timer (Scala only).
+    #: docs/kafka/requests.md#syncgroup, docs/kafka/versions.md#scala-and-java: SyncGroup in Stable restarts the
+    #: member's session timer (Scala only).
     sync_in_stable_restarts_heartbeat: bool = True
-    #: §7, §17.4: LeaveGroup for an unknown group answers top-level UNKNOWN_MEMBER_ID (Java) instead
+    #: docs/kafka/requests.md#leavegroup, docs/kafka/versions.md#scala-and-java: LeaveGroup for an unknown group
+    #: answers top-level UNKNOWN_MEMBER_ID (Java) instead
     #: of NONE with per-member UNKNOWN_MEMBER_ID (Scala).
     leave_unknown_group_fails_request: bool = False
-    #: §8, §17.5: OffsetCommit v9+ to an unknown group with generation >= 0 answers
+    #: docs/kafka/requests.md#offsetcommit, docs/kafka/versions.md#scala-and-java: OffsetCommit v9+ to an unknown group
+    #: with generation >= 0 answers
     #: GROUP_ID_NOT_FOUND (Java) instead of ILLEGAL_GENERATION.
     commit_unknown_group_v9_group_id_not_found: bool = False
     #: Java cancels a pending member id's timer when that id leaves (``timer.cancel`` in
     #: ``classicGroupLeaveToClassicGroup``); Scala leaves it armed, to fire later with no effect.
     leave_cancels_pending_timer: bool = False
-    #: §14, §17.6: what an append REQUEST_TIMED_OUT becomes in SyncGroup answers.
+    #: docs/kafka/group.md#the-storegroup-race, docs/kafka/versions.md#scala-and-java: what an append REQUEST_TIMED_OUT
+    #: becomes in SyncGroup answers.
     request_timed_out_maps_to: Errors = Errors.REBALANCE_IN_PROGRESS
-    #: §13: DelayedSync, removal of members that never send SyncGroup (3.0+, KAFKA-12890).
+    #: docs/kafka/timers.md#delayedsync: DelayedSync, removal of members that never send SyncGroup (3.0+, KAFKA-12890).
     delayed_sync: bool = True
-    #: §6: Heartbeat in CompletingRebalance answers NONE and restarts the timer (2.7+, KAFKA-10134);
+    #: docs/kafka/requests.md#heartbeat: Heartbeat in CompletingRebalance answers NONE and restarts the timer (2.7+,
+    #: KAFKA-10134);
     #: before, REBALANCE_IN_PROGRESS without a restart.
     heartbeat_completing_rebalance_ok: bool = True
-    #: §6, §18: Heartbeat validates membership and generation before looking at the state (2.3+);
+    #: docs/kafka/requests.md#heartbeat, docs/kafka/versions.md#history: Heartbeat validates membership and generation
+    #: before looking at the state (2.3+);
     #: up to 2.2 the CompletingRebalance branch checked membership only.
     heartbeat_validates_before_state: bool = True
-    #: §15, §18: a Dead group answers COORDINATOR_NOT_AVAILABLE (2.3+, KAFKA-8386); before,
+    #: docs/kafka/group.md#unload, docs/kafka/versions.md#history: a Dead group answers COORDINATOR_NOT_AVAILABLE
+    #: (2.3+, KAFKA-8386); before,
     #: UNKNOWN_MEMBER_ID.
     dead_group_error: Errors = Errors.COORDINATOR_NOT_AVAILABLE
-    #: §4, §18: static membership, FENCED_INSTANCE_ID and leader election at join completion (2.3+).
+    #: docs/kafka/requests.md#joingroup, docs/kafka/versions.md#history: static membership, FENCED_INSTANCE_ID and
+    #: leader election at join completion (2.3+).
     #: Without it a ``group_instance_id`` is ignored (those request versions cannot carry one).
     static_membership: bool = True
-    #: §8, §18: OffsetCommit validates member and generation before the CompletingRebalance check
+    #: docs/kafka/requests.md#offsetcommit, docs/kafka/versions.md#history: OffsetCommit validates member and
+    #: generation before the CompletingRebalance check
     #: (2.4+, KAFKA-8487); before, every group-managed commit in CompletingRebalance got 27.
     commit_validates_member_first: bool = True
-    #: §4 step 3: the group.max.size rule.
+    #: docs/kafka/requests.md#joingroup: the group.max.size rule.
     max_size_rule: MaxSizeRule = MaxSizeRule.KAFKA_9885
     #: Whether the model (``kgc/model/coordinator.py``) covers this profile's rules.
     modelled: bool = False
@@ -164,7 +175,7 @@ SCALA_2_0_TO_2_2 = Profile(
     max_size_rule=MaxSizeRule.KIP_389,
 )
 
-#: Every profile by name, in the order scenario-format.md lists them.
+#: Every profile by name, in the order docs/reference/scenario-format.md lists them.
 PROFILES: dict[str, Profile] = {
     p.name: p for p in (SCALA_3X, JAVA_4_0, SCALA_2_2_TO_2_6, SCALA_2_2_TO_2_3, SCALA_2_0_TO_2_2)
 }

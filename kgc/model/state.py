@@ -42,7 +42,7 @@ def replace(value: V, **changes: Any) -> V:
 
 
 class JoinTimer:
-    """Which join-phase timer the group has in the join purgatory (at most one, reference §11)."""
+    """Which join-phase timer the group has in the join purgatory (at most one, docs/kafka/timers.md#join-phase)."""
 
     NONE: Final = 0
     DELAYED_JOIN: Final = 1
@@ -52,7 +52,7 @@ class JoinTimer:
 
 
 class Member(NamedTuple):
-    """``MemberMetadata`` as the coordinator keeps it (reference §1)."""
+    """``MemberMetadata`` as the coordinator keeps it (docs/kafka/group.md#what-it-keeps)."""
 
     mid: MemberId
     meta: int
@@ -63,7 +63,7 @@ class Member(NamedTuple):
     """``awaitingSyncCallback`` is set: its SyncGroup is parked until the leader's plan is stored."""
     is_new: bool
     """Added in this join phase and not yet answered: its heartbeat timer is the 5-minute
-    new-member timeout and it is never alive at expiry (reference §12). Every member has exactly
+    new-member timeout and it is never alive at expiry (docs/kafka/timers.md#heartbeat-expiry). Every member has exactly
     one heartbeat timer, always armed (``complete_and_schedule_next_heartbeat_expiration``)."""
     pending_sync: bool
     """In ``pendingSyncMembers``: a member of this generation that has not sent SyncGroup (3.0+)."""
@@ -87,7 +87,7 @@ class PendingMember(NamedTuple):
 
 
 class Store(NamedTuple):
-    """An outstanding ``storeGroup`` write of a leader's plan (reference §14)."""
+    """An outstanding ``storeGroup`` write of a leader's plan (docs/kafka/group.md#the-storegroup-race)."""
 
     generation: int
     plan: Plan
@@ -132,7 +132,7 @@ class Request(NamedTuple):
     """SyncGroup from the leader: its assignment."""
     covers_unprocessed: bool = False
     """OffsetCommit: the committed positions include records the application has not processed
-    (seed 003). Auxiliary: the coordinator stores offsets blindly."""
+    (docs/kafka/consumer.md#auto-commit). Auxiliary: the coordinator stores offsets blindly."""
 
 
 class Response(NamedTuple):
@@ -191,7 +191,7 @@ class State(NamedTuple):
 
 
 def initial_group() -> Group:
-    """A new group: Empty, generation 0 (reference §1; Kafka creates it on the first JoinGroup
+    """A new group: Empty, generation 0 (docs/kafka/group.md#what-it-keeps; Kafka creates it on the first JoinGroup
     with an empty member id, which the model folds into the initial state)."""
     return Group(GroupState.EMPTY, 0, NO_MEMBER, (), (), JoinTimer.NONE, False, ())
 

@@ -245,7 +245,7 @@ class ClassicGroupModel:
         return budget.total == 0
 
     def deliver(self, cons: Consumer, response: Response) -> Consumer:
-        """An answer arrives on the consumer's response channel (FIFO, reference §1)."""
+        """An answer arrives on the consumer's response channel (FIFO, docs/kafka/group.md#what-it-keeps)."""
         return replace(cons, responses=cons.responses + (response,))
 
     # ------------------------------------------------------------------ a consumer's steps
@@ -333,7 +333,7 @@ class ClassicGroupModel:
             read = client.receive(self.config, got)
             for tail, g2, c2, lost in self._continue(new_group, index, read, can_lose):
                 steps.append((_chain(action, cons.requests[0], parked, answer, tail), g2, c2, lost))
-            # ... or lost on the way (seed 000: a lost response).
+            # ... or lost on the way (docs/kafka/group.md#states: a lost response).
             if can_lose:
                 dropped = client.lose_response(got)
                 lost_answer = replace(answer, delivered=False)
@@ -357,7 +357,7 @@ class ClassicGroupModel:
     def timer_steps(self, group: Group, keep: frozenset[MemberId] = frozenset()) -> list[GroupStep]:
         """The coordinator's timers and storage callbacks that may fire in this group state, but
         none that removes a member or pending id in ``keep``. Time is abstract: an armed timer
-        may expire at any moment (reference §19: every timer expiry is its own atomic step)."""
+        may expire at any moment (docs/kafka/timers.md#timers-in-tests: every timer expiry is its own atomic step)."""
         cfg = self.config
         steps: list[tuple[Action, Group]] = []
         if group.state == GroupState.DEAD:
@@ -415,7 +415,7 @@ class ClassicGroupModel:
 
     def lose_answer(self, group: Group, index: int, cons: Consumer) -> ConsumerStep | None:
         """The answer at the head of the consumer's response channel is lost
-        (``kgc.model.consumer.lose_response``; seed 000). Spends ``lost_response``."""
+        (``kgc.model.consumer.lose_response``; docs/kafka/group.md#states). Spends ``lost_response``."""
         if not cons.responses:
             return None
         action = Action(LOSE_RESPONSE, index, response=cons.responses[0])
@@ -482,7 +482,7 @@ def _orphaned(group: Group, mid: MemberId) -> bool:
 
 
 def _left_behind(group: Group, action: Action, new_group: Group) -> tuple[MemberId, ...]:
-    """Static members a forced join completion kept without their rejoining (reference §11,
+    """Static members a forced join completion kept without their rejoining (docs/kafka/timers.md#join-phase,
     2.3+): their consumers overran the rebalance timeout, a perturbation like a session expiry
     (empty for every other step, and for dynamic members, whom the step evicts instead)."""
     if action.kind != EXPIRE_JOIN or new_group.generation == group.generation:

@@ -1,6 +1,6 @@
 """Protocol vocabulary shared by the model, the reference implementation and the tests.
 
-Names and numeric codes are Kafka's (reference §16, `org.apache.kafka.common.protocol.Errors`;
+Names and numeric codes are Kafka's (docs/kafka/versions.md#error-codes, `org.apache.kafka.common.protocol.Errors`;
 `GroupMetadata.scala` states, 3.6.2). Every enum is an ``IntEnum`` so that a model state built from
 them hashes the same way in every process (no string hashing, no ``None``).
 """
@@ -11,9 +11,9 @@ from enum import IntEnum
 
 
 class GroupState(IntEnum):
-    """The coordinator's five group states (reference §2; seed 002).
+    """The coordinator's five group states (docs/kafka/group.md#states).
 
-    ``COMPLETING_REBALANCE`` is the seeds' "AwaitingSync" (renamed in Kafka 1.1).
+    ``COMPLETING_REBALANCE`` is the "AwaitingSync" of Kafka before 1.1.
     """
 
     EMPTY = 0
@@ -27,7 +27,7 @@ class GroupState(IntEnum):
         return _GROUP_STATE_NAMES[self]
 
     def display(self, seed_names: bool = False) -> str:
-        """Kafka's name, or the 0.10-era name the seeds use when ``seed_names`` is set."""
+        """Kafka's name, or its 0.10-era name (docs/kafka/versions.md#history) when ``seed_names`` is set."""
         if seed_names and self is GroupState.COMPLETING_REBALANCE:
             return "AwaitingSync"
         return self.kafka_name
@@ -50,7 +50,7 @@ _GROUP_STATE_NAMES = {
     GroupState.DEAD: "Dead",
 }
 
-#: Kafka's valid previous states (reference §2, ``GroupMetadata.scala`` 0.10.1 to trunk).
+#: Kafka's valid previous states (docs/kafka/group.md#states, ``GroupMetadata.scala`` 0.10.1 to trunk).
 VALID_PREVIOUS_STATES: dict[GroupState, frozenset[GroupState]] = {
     GroupState.PREPARING_REBALANCE: frozenset({GroupState.STABLE, GroupState.COMPLETING_REBALANCE, GroupState.EMPTY}),
     GroupState.COMPLETING_REBALANCE: frozenset({GroupState.PREPARING_REBALANCE}),
@@ -69,8 +69,8 @@ VALID_PREVIOUS_STATES: dict[GroupState, frozenset[GroupState]] = {
 
 
 class Errors(IntEnum):
-    """Kafka error codes used by the classic group APIs (reference §16), including the log-append
-    errors that ``storeGroup`` translates (§14)."""
+    """Kafka error codes used by the classic group APIs (docs/kafka/versions.md#error-codes), including the log-append
+    errors that ``storeGroup`` translates (docs/kafka/group.md#the-storegroup-race)."""
 
     UNKNOWN_SERVER_ERROR = -1
     NONE = 0

@@ -50,7 +50,7 @@ def exchanges(state: State, action: Action) -> Iterable[tuple[Request, Answer]]:
 @state_invariant(
     "single_delayed_join",
     "A group has a join timer (DelayedJoin or InitialDelayedJoin) exactly while it is PreparingRebalance.",
-    "seed 000 (one DelayedJoin per rebalance); reference §11",
+    "docs/kafka/group.md#states (one DelayedJoin per rebalance); docs/kafka/timers.md#join-phase",
     reads=GROUP,
 )
 def single_delayed_join_state(s: State) -> bool:
@@ -61,7 +61,7 @@ def single_delayed_join_state(s: State) -> bool:
 @transition_invariant(
     "one_join_per_generation",
     "A rebalance never starts while one is pending, and each generation bump completes one join phase.",
-    "seed 000 (one DelayedJoin per rebalance); reference §11",
+    "docs/kafka/group.md#states (one DelayedJoin per rebalance); docs/kafka/timers.md#join-phase",
     scope=STEP,
 )
 def one_join_per_generation(s: State, a: Action, t: State) -> bool:
@@ -76,7 +76,7 @@ def one_join_per_generation(s: State, a: Action, t: State) -> bool:
 @transition_invariant(
     "no_stale_assignment",
     "No assignment of an older generation is handed out or installed.",
-    "seed 004 (storeGroup callback guard); reference §14",
+    "docs/kafka/requests.md#syncgroup (storeGroup callback guard); docs/kafka/group.md#the-storegroup-race",
     scope=STEP,
 )
 def no_stale_assignment(s: State, a: Action, t: State) -> bool:
@@ -96,7 +96,7 @@ def no_stale_assignment(s: State, a: Action, t: State) -> bool:
 @transition_invariant(
     "sync_in_preparing_rebalance",
     "A SyncGroup of the current generation handled in PreparingRebalance is answered REBALANCE_IN_PROGRESS.",
-    "seed 000 (SyncGroup in PreparingRebalance); reference §5",
+    "docs/kafka/group.md#states (SyncGroup in PreparingRebalance); docs/kafka/requests.md#syncgroup",
     scope=STEP,
 )
 def sync_in_preparing_rebalance(s: State, a: Action, t: State) -> bool:
@@ -114,7 +114,7 @@ def sync_in_preparing_rebalance(s: State, a: Action, t: State) -> bool:
 @transition_invariant(
     "valid_transitions",
     "The group only enters a state from one of Kafka's valid previous states, and generations never decrease.",
-    "reference §2 (GroupMetadata validPreviousStates)",
+    "docs/kafka/group.md#states (GroupMetadata validPreviousStates)",
     scope=STEP,
 )
 def valid_transitions(s: State, a: Action, t: State) -> bool:
@@ -129,7 +129,7 @@ def valid_transitions(s: State, a: Action, t: State) -> bool:
 @state_invariant(
     "empty_iff_no_members",
     "The group is Empty exactly when it has no members (outside a rebalance and Dead).",
-    "seed 002 (Empty: no active consumer); reference §2",
+    "docs/kafka/group.md#states (Empty: no active consumer)",
     reads=GROUP,
 )
 def empty_iff_no_members(s: State) -> bool:
@@ -144,7 +144,7 @@ def empty_iff_no_members(s: State) -> bool:
 @state_invariant(
     "leader_is_member",
     "Whenever the group has members, its leader is one of them; with none, it has no leader.",
-    "seed 002 (leader consumer); reference §11 (leader election)",
+    "docs/kafka/group.md#states (leader consumer); docs/kafka/timers.md#join-phase (leader election)",
     reads=GROUP,
 )
 def leader_is_member(s: State) -> bool:
@@ -160,7 +160,7 @@ def leader_is_member(s: State) -> bool:
 @state_invariant(
     "exclusive_ownership",
     "No partition is owned by two consumers that are Stable in the same generation.",
-    "seed 002 (each consumer receives only its own part); the most important property",
+    "docs/kafka/group.md#states (each consumer receives only its own part); the most important property",
     reads=CONSUMERS,
 )
 def exclusive_ownership(s: State) -> bool:
@@ -180,7 +180,7 @@ def exclusive_ownership(s: State) -> bool:
     "heartbeat_errors",
     "Heartbeat: a rebalance answers REBALANCE_IN_PROGRESS, a stale generation ILLEGAL_GENERATION, "
     "an unknown member UNKNOWN_MEMBER_ID.",
-    "seed 001 (heartbeat thread); reference §6 (3.6.2)",
+    "docs/kafka/consumer.md#heartbeats (heartbeat thread); docs/kafka/requests.md#heartbeat (3.6.2)",
     scope=STEP,
 )
 def heartbeat_errors(s: State, a: Action, t: State) -> bool:
@@ -208,7 +208,8 @@ def heartbeat_errors(s: State, a: Action, t: State) -> bool:
     "commit_fencing",
     "OffsetCommit in CompletingRebalance answers REBALANCE_IN_PROGRESS; a commit is accepted only from a "
     "member of the current generation, and never covers records not yet processed.",
-    "seed 002 (commit in AwaitingSync); seed 003 (auto-commit); reference §8",
+    "docs/kafka/group.md#states (commit in AwaitingSync); docs/kafka/consumer.md#auto-commit (auto-commit); "
+    "docs/kafka/requests.md#offsetcommit",
     scope=STEP,
 )
 def commit_fencing(s: State, a: Action, t: State) -> bool:
@@ -233,7 +234,7 @@ def commit_fencing(s: State, a: Action, t: State) -> bool:
 @transition_invariant(
     "no_expiry_while_parked",
     "No member that has joined before is removed by its session timeout while its JoinGroup or SyncGroup is parked.",
-    "seed 000 (the three 'member is alive' conditions); reference §12",
+    "docs/kafka/group.md#states (the three 'member is alive' conditions); docs/kafka/timers.md#heartbeat-expiry",
     scope=STEP,
 )
 def no_expiry_while_parked(s: State, a: Action, t: State) -> bool:
@@ -250,7 +251,8 @@ def no_expiry_while_parked(s: State, a: Action, t: State) -> bool:
     "parked_only_in_phase",
     "A JoinGroup is parked only while the group is PreparingRebalance, a SyncGroup only while it is "
     "CompletingRebalance.",
-    "seed 004 (prepareRebalance: resetAndPropagateAssignmentError; onCompleteJoin); reference §11, §14",
+    "docs/kafka/requests.md#syncgroup (prepareRebalance: resetAndPropagateAssignmentError; onCompleteJoin); "
+    "docs/kafka/timers.md#join-phase, docs/kafka/group.md#the-storegroup-race",
     reads=GROUP,
 )
 def parked_only_in_phase(s: State) -> bool:
@@ -269,7 +271,7 @@ _TIMER_TRIGGERS = frozenset({EXPIRE_HEARTBEAT, EXPIRE_SYNC, STORE_FAILURE})
 
 def rebalance_trigger(s: State, a: Action) -> bool:
     """Whether the step holds one of Kafka's rebalance triggers for the group in ``s`` (reference
-    §2, triggers table, 3.6.2): a member added (an id-less or pending-id JoinGroup that is not
+    docs/kafka/group.md#states, triggers table, 3.6.2): a member added (an id-less or pending-id JoinGroup that is not
     answered MEMBER_ID_REQUIRED), a static member replaced in CompletingRebalance, the leader's
     JoinGroup in Stable, a member's JoinGroup with
     changed metadata, a member's LeaveGroup, a session or new-member timeout removing a member, a
@@ -298,7 +300,7 @@ def rebalance_trigger(s: State, a: Action) -> bool:
         elif request.mid == NO_MEMBER:
             if any(m.static and m.mid[0] == a.actor for m in g.members):
                 # A static member's id-less JoinGroup replaces the holder of its instance id: a
-                # rebalance from CompletingRebalance only (reference §4 step 6, 2.3+).
+                # rebalance from CompletingRebalance only (docs/kafka/requests.md#joingroup, 2.3+).
                 if g.state == CR:
                     return True
             elif not handed_out:  # an id-less JoinGroup adds a member unless it is told MEMBER_ID_REQUIRED
@@ -313,7 +315,7 @@ def rebalance_trigger(s: State, a: Action) -> bool:
     "The group starts a rebalance (enters PreparingRebalance from Empty, CompletingRebalance or Stable) "
     "exactly on one of Kafka's triggers: a member added, the leader's JoinGroup in Stable, a JoinGroup with "
     "changed metadata, a LeaveGroup, a member's timeout, a pending-sync timeout or a failed assignment write.",
-    "reference §2 (triggers table, 3.6.2); seed 002 (rebalance triggers)",
+    "docs/kafka/group.md#states (triggers table, 3.6.2) (rebalance triggers)",
     scope=STEP,
 )
 def rebalance_triggers(s: State, a: Action, t: State) -> bool:
@@ -329,7 +331,8 @@ def rebalance_triggers(s: State, a: Action, t: State) -> bool:
     "generation_members_rejoined",
     "A join phase completes into a generation of members that all rejoined: each dynamic member of the new "
     "generation is answered its JoinGroup in the step that completes it (static members may stay behind).",
-    "seed 004 (onCompleteJoin); reference §11 (dynamic members that did not rejoin are removed, 2.3+)",
+    "docs/kafka/requests.md#syncgroup (onCompleteJoin); docs/kafka/timers.md#join-phase (dynamic members that did "
+    "not rejoin are removed, 2.3+)",
     scope=STEP,
 )
 def generation_members_rejoined(s: State, a: Action, t: State) -> bool:
@@ -350,7 +353,7 @@ def generation_members_rejoined(s: State, a: Action, t: State) -> bool:
 @state_invariant(
     "one_member_per_instance",
     "At most one member of the group holds a static member's group.instance.id.",
-    "reference §4 step 6 (replaceStaticMember: a known instance id is taken over, never doubled, 2.3+)",
+    "docs/kafka/requests.md#joingroup (replaceStaticMember: a known instance id is taken over, never doubled, 2.3+)",
     reads=GROUP,
 )
 def one_member_per_instance(s: State) -> bool:

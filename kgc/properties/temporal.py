@@ -117,7 +117,8 @@ def rebalancing(g: Group) -> bool:
 @leads_to(
     "rebalance_completes",
     "Every rebalance completes: a group in PreparingRebalance eventually reaches Stable or Empty.",
-    "reference §11 (DelayedJoin completes at the rebalance timeout, onCompleteJoin); seed 000 (one DelayedJoin "
+    "docs/kafka/timers.md#join-phase (DelayedJoin completes at the rebalance timeout, onCompleteJoin); "
+    "docs/kafka/group.md#states (one DelayedJoin "
     "per rebalance); KIP-134 (InitialDelayedJoin)",
     GROUP,
     rebalancing,
@@ -136,7 +137,8 @@ def join_in_flight(g: Group, c: Consumer, i: int) -> bool:
 @leads_to(
     "join_answered",
     "Every parked JoinGroup is eventually answered (or its answer lost with the connection).",
-    "reference §4, §11 (the join purgatory answers every parked JoinGroup at completion or removal); seed 000",
+    "docs/kafka/requests.md#joingroup, docs/kafka/timers.md#join-phase (the join purgatory answers every parked "
+    "JoinGroup at completion or removal); docs/kafka/group.md#states",
     CONSUMER,
     join_in_flight,
     "a consumer waiting for its JoinGroup answer",
@@ -154,7 +156,8 @@ def sync_in_flight(g: Group, c: Consumer, i: int) -> bool:
 @leads_to(
     "sync_answered",
     "Every parked SyncGroup is eventually answered (or its answer lost with the connection).",
-    "reference §5, §14 (the storeGroup callback or a rebalance answers every parked SyncGroup); seed 004",
+    "docs/kafka/requests.md#syncgroup, docs/kafka/group.md#the-storegroup-race (the storeGroup callback or a "
+    "rebalance answers every parked SyncGroup); docs/kafka/requests.md#syncgroup",
     CONSUMER,
     sync_in_flight,
     "a consumer waiting for its SyncGroup answer",
@@ -184,8 +187,9 @@ def has_share(g: Group, c: Consumer) -> bool:
     "consumer_eventually_stable",
     "A live consumer that keeps polling is eventually Stable in the group's current generation, owning exactly "
     "its share of the partitions (or has stopped for good, fenced).",
-    "seed 001 (poll: joinGroupIfNeeded until the consumer has an assignment); seed 002 (each consumer receives "
-    "its part); reference §11",
+    "docs/kafka/consumer.md#heartbeats (poll: joinGroupIfNeeded until the consumer has an assignment); "
+    "docs/kafka/group.md#states (each consumer receives "
+    "its part); docs/kafka/timers.md#join-phase",
     CONSUMER,
     "a consumer not Stable with its share",
 )
@@ -198,7 +202,8 @@ def consumer_eventually_stable(g: Group, c: Consumer, i: int) -> bool:
     "partitions_reowned",
     "Every partition, an evicted or departed member's included, is eventually owned by a consumer Stable in the "
     "group's current generation (a later one than the departed member's).",
-    "seed 002 (each partition consumed by one consumer of the group); reference §7, §11 (removal triggers a "
+    "docs/kafka/group.md#states (each partition consumed by one consumer of the group); "
+    "docs/kafka/requests.md#leavegroup, docs/kafka/timers.md#join-phase (removal triggers a "
     "rebalance that reassigns)",
     CONSUMERS,
     "a partition owned by no consumer Stable in the current generation",
@@ -221,7 +226,8 @@ def pending_of(g: Group, c: Consumer, i: int) -> bool:
 @leads_to(
     "pending_resolved",
     "A pending member id (KIP-394, MEMBER_ID_REQUIRED) is eventually either joined or expired.",
-    "reference §4 (pendingMembers), §12 (the pending member's expiry); KIP-394",
+    "docs/kafka/requests.md#joingroup (pendingMembers), docs/kafka/timers.md#heartbeat-expiry (the pending member's "
+    "expiry); KIP-394",
     CONSUMER,
     pending_of,
     "a pending member id in the group",

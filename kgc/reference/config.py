@@ -39,8 +39,9 @@ class GroupSettings(Protocol):
 
 @dataclass(frozen=True)
 class BrokerGroupSettings:
-    """A broker's group settings (:class:`GroupSettings`) with Kafka 3.6.2's defaults (reference §3,
-    §4, §11; ``GroupConfig``, ``KafkaConfig``): the one place those defaults are written. A caller
+    """A broker's group settings (:class:`GroupSettings`) with Kafka 3.6.2's defaults (docs/kafka/requests.md#checks,
+    docs/kafka/requests.md#joingroup, docs/kafka/timers.md#join-phase; ``GroupConfig``, ``KafkaConfig``): the one place
+    those defaults are written. A caller
     that has no settings record of its own names the settings it changes here."""
 
     #: ``group.initial.rebalance.delay.ms`` (0.11+, KIP-134)
@@ -59,7 +60,8 @@ KAFKA_DEFAULTS = BrokerGroupSettings()
 
 @dataclass(frozen=True)
 class CoordinatorConfig:
-    """Kafka broker defaults of 3.6.2 unless noted (reference §3, §4, §11, §12). Built by
+    """Kafka broker defaults of 3.6.2 unless noted (docs/kafka/requests.md#checks, docs/kafka/requests.md#joingroup,
+    docs/kafka/timers.md#join-phase, docs/kafka/timers.md#heartbeat-expiry). Built by
     :meth:`of` from a settings record; the fields' defaults are :data:`KAFKA_DEFAULTS`'."""
 
     group_min_session_timeout_ms: int = KAFKA_DEFAULTS.min_session_timeout_ms

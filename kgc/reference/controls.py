@@ -30,11 +30,12 @@ class ReferenceControls(Clock, Failover, Protocol):
 
     def store_complete(self, error: Errors = Errors.NONE) -> bool:
         """Finish the oldest outstanding group write with ``error`` (already translated to what the
-        coordinator hands to SyncGroup). Returns whether its callback applied (§14)."""
+        coordinator hands to SyncGroup). Returns whether its callback applied
+        (docs/kafka/group.md#the-storegroup-race)."""
         ...
 
     def mark_dead(self, group_id: str) -> None:
-        """Move the group to Dead with the unload callbacks but keep it addressable (§15)."""
+        """Move the group to Dead with the unload callbacks but keep it addressable (docs/kafka/group.md#unload)."""
         ...
 
     def introspect(self) -> CoordinatorSnapshot:

@@ -1,9 +1,11 @@
 """The reference group coordinator: Kafka's Scala ``GroupCoordinator`` (3.6.2) in Python.
 
 Handlers, timers and callbacks carry Kafka's method names and follow its check order (reference
-§3–§15, the request × state table of §10). Where Kafka releases differ the behaviour profile
-decides (``profiles.py``, reference §17, §18). Everything runs on a virtual clock: ``advance_time``
-fires due timers in deadline order, each as its own atomic step (scenario-format.md *Timers*).
+docs/kafka/requests.md#checks, docs/kafka/group.md#unload, the request × state table of
+docs/kafka/requests.md#request-by-state). Where Kafka releases differ the behaviour profile
+decides (``profiles.py``, docs/kafka/versions.md#scala-and-java, docs/kafka/versions.md#history). Everything runs on a
+virtual clock: ``advance_time``
+fires due timers in deadline order, each as its own atomic step (docs/reference/scenario-format.md *Timers*).
 
 Requests are answered through response callbacks, as in Kafka: an answer is a ``Response`` event
 collected with ``take_events()``, now or after later steps (a JoinGroup parked in the join
@@ -82,7 +84,7 @@ STABLE = GroupState.STABLE
 EMPTY = GroupState.EMPTY
 DEAD = GroupState.DEAD
 
-#: APIs that accept the empty group id (``isValidGroupId``, reference §3 step 1).
+#: APIs that accept the empty group id (``isValidGroupId``, docs/kafka/requests.md#checks).
 EMPTY_GROUP_ID_ALLOWED = (ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, None)  # None: DescribeGroups
 
 Observer = Callable[[StepRecord], None]
@@ -143,7 +145,8 @@ class ReferenceCoordinator:
         return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
 
     def _arbitrary(self, candidates: Sequence[str]) -> str:
-        """Kafka's arbitrary pick among member ids (a hash map's iteration order, reference §21):
+        """Kafka's arbitrary pick among member ids (a hash map's iteration order,
+        docs/kafka/group.md#arbitrary-choices):
         the first in an order fixed by a hash of the id and the coordinator's seed."""
         if not candidates:
             raise IllegalGroupStateError("an arbitrary choice needs at least one candidate")
@@ -238,7 +241,7 @@ class ReferenceCoordinator:
 
     def advance_time(self, ms: int) -> None:
         """Let ``ms`` milliseconds pass: every timer whose deadline is before now + ms fires, in
-        deadline order, with the clock at its deadline (scenario-format.md *Timers* rule 2)."""
+        deadline order, with the clock at its deadline (docs/reference/scenario-format.md *Timers* rule 2)."""
         if ms < 0:
             raise ValueError(f"time cannot go backwards: advance_time({ms})")
         target = self.now_ms + ms
@@ -267,14 +270,14 @@ class ReferenceCoordinator:
 
     def unload(self, group_id: str) -> None:
         """The coordinator loses the group's ``__consumer_offsets`` partition
-        (``onResignation`` → ``onGroupUnloaded``, reference §15): the group becomes Dead, parked
+        (``onResignation`` → ``onGroupUnloaded``, docs/kafka/group.md#unload): the group becomes Dead, parked
         requests are answered NOT_COORDINATOR, and every later request gets NOT_COORDINATOR."""
         with self._atomic(StepKind.UNLOAD):
             self._manager.remove_groups_for_partition(group_id, self.on_group_unloaded)
 
     def mark_dead(self, group_id: str) -> None:
         """The same transition to Dead with the same callbacks, but the group stays cached and
-        addressable (the window Kafka's ``…DeadGroup`` tests exercise, reference §15)."""
+        addressable (the window Kafka's ``…DeadGroup`` tests exercise, docs/kafka/group.md#unload)."""
         group = self._manager.get_group(group_id)
         if group is None:
             raise ValueError(
@@ -286,14 +289,14 @@ class ReferenceCoordinator:
     def store_complete(self, error: Errors = Errors.NONE) -> bool:
         """Complete the oldest outstanding group write with ``error`` (already the error a
         SyncGroup gets, see ``append_error_to_sync_error``). Returns whether its callback applied
-        (the §14 guard: still CompletingRebalance in the same generation)."""
+        (the docs/kafka/group.md#the-storegroup-race guard: still CompletingRebalance in the same generation)."""
         if not self._manager.outstanding_writes():
             raise ValueError("no group write is outstanding")
         return self._complete_write(error)
 
     def store_complete_append_error(self, append_error: Errors) -> bool:
         """Complete the oldest outstanding write with a log-append error, translated as Kafka does
-        (reference §14)."""
+        (docs/kafka/group.md#the-storegroup-race)."""
         return self.store_complete(append_error_to_sync_error(append_error, self.profile))
 
     def _complete_write(self, error: Errors) -> bool:
@@ -307,9 +310,9 @@ class ReferenceCoordinator:
     def _groups(self) -> Iterator[GroupMetadata]:
         return self._manager.groups()
 
-    # ================================================================== §3 common checks
+    # ================================================================== docs/kafka/requests.md#checks common checks
     def validate_group_status(self, group_id: str, api: ApiKey | None) -> Errors | None:
-        """``validateGroupStatus`` (reference §3): invalid group id, then not the coordinator. This
+        """``validateGroupStatus`` (docs/kafka/requests.md#checks): invalid group id, then not the coordinator. This
         coordinator is always active and never loading. ``api`` None is DescribeGroups."""
         if not group_id and api not in EMPTY_GROUP_ID_ALLOWED:
             return Errors.INVALID_GROUP_ID
@@ -325,7 +328,8 @@ class ReferenceCoordinator:
         self, group: GroupMetadata, member_id: str, group_instance_id: str | None
     ) -> Errors | None:
         """``validateCurrentMember``: an instance id held by another member id is fenced, an unknown
-        instance id or member id is unknown (reference §4 step 7, §10 order)."""
+        instance id or member id is unknown (docs/kafka/requests.md#joingroup, docs/kafka/requests.md#request-by-state
+        order)."""
         if group_instance_id is not None:
             current = group.current_static_member_id(group_instance_id)
             if current is None:
@@ -336,9 +340,9 @@ class ReferenceCoordinator:
             return Errors.UNKNOWN_MEMBER_ID
         return None
 
-    # ================================================================== JoinGroup (§4)
+    # ================================================================== JoinGroup (docs/kafka/requests.md#joingroup)
     def _accept_joining_member(self, group: GroupMetadata, member_id: str) -> bool:
-        """``acceptJoiningMember`` (2.6+, KAFKA-9885; reference §4 step 3): Empty and Dead always;
+        """``acceptJoiningMember`` (2.6+, KAFKA-9885; docs/kafka/requests.md#joingroup): Empty and Dead always;
         PreparingRebalance a member already parked or while fewer than the maximum are parked;
         CompletingRebalance and Stable a member, or a new one while below the maximum. The 2.2–2.5
         rule (KIP-389) refuses a new member of a full group and a non-rejoined member of an
@@ -358,7 +362,7 @@ class ReferenceCoordinator:
         return group.has(member_id) or group.size < limit
 
     def handle_join_group(self, request: JoinGroupRequest, response_callback: JoinCallback) -> None:
-        """``handleJoinGroup`` (reference §4): group status, session-timeout bounds
+        """``handleJoinGroup`` (docs/kafka/requests.md#joingroup): group status, session-timeout bounds
         (INVALID_SESSION_TIMEOUT), the group (created for an empty member id, else
         UNKNOWN_MEMBER_ID), ``group.max.size``, then a new or a current member's join; finally, in
         PreparingRebalance, try to complete the join phase."""
@@ -399,7 +403,7 @@ class ReferenceCoordinator:
     def do_new_member_join_group(self, group: GroupMetadata, request: JoinGroupRequest, callback: JoinCallback) -> None:
         """``doNewMemberJoinGroup``: Dead → COORDINATOR_NOT_AVAILABLE (≤2.2: UNKNOWN_MEMBER_ID);
         protocols not supported → INCONSISTENT_GROUP_PROTOCOL; otherwise a fresh member id and a
-        static or dynamic join (reference §4 steps 4–6)."""
+        static or dynamic join (docs/kafka/requests.md#joingroup steps 4–6)."""
         if group.is_(DEAD):
             callback(join_error(UNKNOWN_MEMBER_ID, self.profile.dead_group_error))
         elif not group.supports_protocols(request.protocol_type, self._protocol_names(request)):
@@ -421,7 +425,7 @@ class ReferenceCoordinator:
         callback: JoinCallback,
     ) -> None:
         """``doStaticNewMemberJoinGroup``: a known instance id is moved to the new member id, an
-        unknown one joins as a new member (reference §4 step 6)."""
+        unknown one joins as a new member (docs/kafka/requests.md#joingroup)."""
         old_member_id = group.current_static_member_id(group_instance_id)
         if old_member_id is not None and self.rules.static_join_replaces_holder:
             self.update_static_member_and_rebalance(
@@ -446,7 +450,7 @@ class ReferenceCoordinator:
     def do_current_member_join_group(
         self, group: GroupMetadata, request: JoinGroupRequest, callback: JoinCallback
     ) -> None:
-        """``doCurrentMemberJoinGroup`` (reference §4 step 7): a pending id joins as a new member;
+        """``doCurrentMemberJoinGroup`` (docs/kafka/requests.md#joingroup): a pending id joins as a new member;
         otherwise fencing and membership, then by state — PreparingRebalance parks the JoinGroup;
         CompletingRebalance answers at once when the metadata is unchanged; Stable answers a
         follower with unchanged metadata at once; anything else updates the member and
@@ -476,7 +480,7 @@ class ReferenceCoordinator:
             self.update_member_and_rebalance(group, member, request, callback)
         elif group.is_(CR):
             if member.matches(request.protocols):
-                # The member lost its JoinGroup answer (seed 000): the current generation again,
+                # The member lost its JoinGroup answer (docs/kafka/group.md#states): the current generation again,
                 # and the member list again for the leader.
                 callback(group.join_result(member_id, members=group.is_leader(member_id)))
             else:
@@ -498,9 +502,10 @@ class ReferenceCoordinator:
         request: JoinGroupRequest,
         callback: JoinCallback,
     ) -> None:
-        """``addMemberAndRebalance`` (reference §4 "Adding a member"): the member is created new
+        """``addMemberAndRebalance`` (docs/kafka/requests.md#joingroup "Adding a member"): the member is created new
         and parked in JoinGroup, becomes leader if there is none, flags ``newMemberAdded`` during
-        an initial join phase (Scala: generation 0; Java: the phase started from Empty, §17.1),
+        an initial join phase (Scala: generation 0; Java: the phase started from Empty,
+        docs/kafka/versions.md#scala-and-java),
         gets the 5-minute new-member heartbeat timer, and a rebalance starts if the state allows."""
         member = MemberMetadata(
             member_id,
@@ -529,7 +534,7 @@ class ReferenceCoordinator:
         self, group: GroupMetadata, member: MemberMetadata, request: JoinGroupRequest, callback: JoinCallback
     ) -> None:
         """``updateMemberAndRebalance``: new protocols and timeouts, the JoinGroup parked (the
-        member counts as rejoined); its heartbeat timer is not re-armed (seed 000)."""
+        member counts as rejoined); its heartbeat timer is not re-armed (docs/kafka/group.md#states)."""
         group.update_member(
             member, request.protocols, request.rebalance_timeout_ms, request.session_timeout_ms, callback
         )
@@ -544,7 +549,7 @@ class ReferenceCoordinator:
         request: JoinGroupRequest,
         callback: JoinCallback,
     ) -> None:
-        """``updateStaticMemberAndRebalance`` (reference §4 step 6): the static member gets the new
+        """``updateStaticMemberAndRebalance`` (docs/kafka/requests.md#joingroup): the static member gets the new
         id (the old id's parked requests are fenced). Stable: if the selected protocol would not
         change, the group is re-stored and the member answered from the write's callback, else a
         rebalance; CompletingRebalance: always a rebalance; PreparingRebalance: just parked."""
@@ -612,9 +617,9 @@ class ReferenceCoordinator:
                 f"static member {group_instance_id} rejoins"
             )
 
-    # ================================================================== SyncGroup (§5)
+    # ================================================================== SyncGroup (docs/kafka/requests.md#syncgroup)
     def handle_sync_group(self, request: SyncGroupRequest, response_callback: SyncCallback) -> None:
-        """``handleSyncGroup`` (reference §5): group status, unknown group → UNKNOWN_MEMBER_ID,
+        """``handleSyncGroup`` (docs/kafka/requests.md#syncgroup): group status, unknown group → UNKNOWN_MEMBER_ID,
         then ``doSyncGroup``."""
         error = self.validate_group_status(request.group_id, ApiKey.SYNC_GROUP)
         if error is not None:
@@ -628,7 +633,7 @@ class ReferenceCoordinator:
 
     def validate_sync_group(self, group: GroupMetadata, request: SyncGroupRequest) -> Errors | None:
         """``validateSyncGroup``: Dead, member (fenced, unknown), generation, protocol type and name
-        (SyncGroup v5+) — in that order (reference §5, §10)."""
+        (SyncGroup v5+) — in that order (docs/kafka/requests.md#syncgroup, docs/kafka/requests.md#request-by-state)."""
         if group.is_(DEAD):
             return self.profile.dead_group_error
         error = self.validate_current_member(group, request.member_id, self._instance_id(request.group_instance_id))
@@ -643,7 +648,7 @@ class ReferenceCoordinator:
         return None
 
     def do_sync_group(self, group: GroupMetadata, request: SyncGroupRequest, callback: SyncCallback) -> None:
-        """``doSyncGroup`` (reference §5 step 6, seed 004): PreparingRebalance →
+        """``doSyncGroup`` (docs/kafka/requests.md#syncgroup): PreparingRebalance →
         REBALANCE_IN_PROGRESS (the leader's plan is discarded); CompletingRebalance → parked, and
         the leader's plan (members it left out get an empty assignment) is written — only the
         write's callback answers; Stable → the member's own assignment at once."""
@@ -694,7 +699,8 @@ class ReferenceCoordinator:
     def on_leader_assignment_stored(
         self, group: GroupMetadata, generation_id: int, assignment: dict[str, bytes], error: Errors
     ) -> bool:
-        """The ``storeGroup`` callback of the leader's SyncGroup (reference §14, seed 004): it acts
+        """The ``storeGroup`` callback of the leader's SyncGroup (docs/kafka/group.md#the-storegroup-race,
+        docs/kafka/requests.md#syncgroup): it acts
         only if the group is still CompletingRebalance in the generation the leader synced for —
         success installs the assignment, answers every parked SyncGroup and goes Stable; failure
         answers them with the error and rebalances. Returns whether it acted."""
@@ -723,7 +729,8 @@ class ReferenceCoordinator:
         self.propagate_assignment(group, Errors.NONE)
 
     def reset_and_propagate_assignment_error(self, group: GroupMetadata, error: Errors) -> None:
-        """``resetAndPropagateAssignmentError`` (reference §14): clear every assignment and answer
+        """``resetAndPropagateAssignmentError`` (docs/kafka/group.md#the-storegroup-race): clear every assignment and
+        answer
         every parked SyncGroup with ``error``."""
         for member in group.members.values():
             member.assignment = b""
@@ -741,11 +748,11 @@ class ReferenceCoordinator:
             if group.maybe_invoke_sync_callback(member, result):
                 self.complete_and_schedule_next_heartbeat_expiration(group, member)
 
-    # ================================================================== Heartbeat (§6)
+    # ================================================================== Heartbeat (docs/kafka/requests.md#heartbeat)
     def handle_heartbeat(
         self, request: HeartbeatRequest, response_callback: Callable[[HeartbeatResponse], None]
     ) -> None:
-        """``handleHeartbeat`` (reference §6): membership and generation first (2.3+), then by
+        """``handleHeartbeat`` (docs/kafka/requests.md#heartbeat): membership and generation first (2.3+), then by
         state — PreparingRebalance → REBALANCE_IN_PROGRESS, CompletingRebalance → NONE (2.7+;
         before, REBALANCE_IN_PROGRESS without a restart), Stable → NONE; an accepted heartbeat
         restarts the session timer."""
@@ -786,7 +793,7 @@ class ReferenceCoordinator:
 
     def _heartbeat_2_2(self, group: GroupMetadata, request: HeartbeatRequest) -> Errors:
         """Up to 2.2 the state came first and CompletingRebalance checked membership only
-        (reference §6, §18)."""
+        (docs/kafka/requests.md#heartbeat, docs/kafka/versions.md#history)."""
         if group.is_(DEAD):
             return self.profile.dead_group_error
         if group.is_(EMPTY) or not group.has(request.member_id):
@@ -799,11 +806,11 @@ class ReferenceCoordinator:
         rebalancing = group.is_(PR) and self.rules.heartbeat_in_preparing_rebalancing
         return Errors.REBALANCE_IN_PROGRESS if rebalancing else Errors.NONE
 
-    # ================================================================== LeaveGroup (§7)
+    # ================================================================== LeaveGroup (docs/kafka/requests.md#leavegroup)
     def handle_leave_group(
         self, request: LeaveGroupRequest, response_callback: Callable[[LeaveGroupResponse], None]
     ) -> None:
-        """``handleLeaveGroup`` (reference §7): unknown group → NONE with every member
+        """``handleLeaveGroup`` (docs/kafka/requests.md#leavegroup): unknown group → NONE with every member
         UNKNOWN_MEMBER_ID (Java: top-level UNKNOWN_MEMBER_ID); Dead → top-level
         COORDINATOR_NOT_AVAILABLE; otherwise each member in request order. LeaveGroup v0–v2 answers
         only a top-level error, the one member's."""
@@ -871,11 +878,12 @@ class ReferenceCoordinator:
             return LeaveGroupResponse(members[0].error)
         return LeaveGroupResponse(error, tuple(members))
 
-    # ================================================================== OffsetCommit / Fetch (§8, §9)
+    # ================================================================== OffsetCommit / Fetch
+    # (docs/kafka/requests.md#offsetcommit, docs/kafka/requests.md#offsetfetch)
     def handle_commit_offsets(
         self, request: OffsetCommitRequest, response_callback: Callable[[OffsetCommitResponse], None]
     ) -> None:
-        """``handleCommitOffsets`` (reference §8): an unknown group is created for generation -1
+        """``handleCommitOffsets`` (docs/kafka/requests.md#offsetcommit): an unknown group is created for generation -1
         (a client without group management), else the commit is refused with ILLEGAL_GENERATION
         (Java v9+: GROUP_ID_NOT_FOUND)."""
 
@@ -928,7 +936,7 @@ class ReferenceCoordinator:
     def do_commit_offsets(
         self, group: GroupMetadata, request: OffsetCommitRequest
     ) -> dict[TopicPartition, Errors] | Errors:
-        """``doCommitOffsets`` (reference §8 step 6): Empty stores; Stable and PreparingRebalance
+        """``doCommitOffsets`` (docs/kafka/requests.md#offsetcommit): Empty stores; Stable and PreparingRebalance
         store and restart the member's session timer; CompletingRebalance → REBALANCE_IN_PROGRESS.
         Before 2.4 the CompletingRebalance check came before membership and generation."""
         if not self.profile.commit_validates_member_first:
@@ -947,7 +955,7 @@ class ReferenceCoordinator:
         raise IllegalGroupStateError(f"logic error: unexpected group state {group.state.kafka_name}")
 
     def _commit_2_3(self, group: GroupMetadata, request: OffsetCommitRequest) -> dict[TopicPartition, Errors] | Errors:
-        """``doCommitOffsets`` of 2.2–2.3 (reference §8, §18)."""
+        """``doCommitOffsets`` of 2.2–2.3 (docs/kafka/requests.md#offsetcommit, docs/kafka/versions.md#history)."""
         instance_id = self._instance_id(request.group_instance_id)
         if group.is_(DEAD):
             return self.profile.dead_group_error
@@ -971,7 +979,7 @@ class ReferenceCoordinator:
     def handle_fetch_offsets(
         self, request: OffsetFetchRequest, response_callback: Callable[[OffsetFetchResponse], None]
     ) -> None:
-        """``handleFetchOffsets`` (reference §9): after the status checks, offsets blindly,
+        """``handleFetchOffsets`` (docs/kafka/requests.md#offsetfetch): after the status checks, offsets blindly,
         whatever the group's state."""
         error = self.validate_group_status(request.group_id, ApiKey.OFFSET_FETCH)
         if error is not None:
@@ -1016,9 +1024,9 @@ class ReferenceCoordinator:
                 leader=group.leader_id or "",
             )
 
-    # ================================================================== unload (§15)
+    # ================================================================== unload (docs/kafka/group.md#unload)
     def on_group_unloaded(self, group: GroupMetadata) -> None:
-        """``onGroupUnloaded`` (reference §15): Dead; parked JoinGroups (PreparingRebalance) or
+        """``onGroupUnloaded`` (docs/kafka/group.md#unload): Dead; parked JoinGroups (PreparingRebalance) or
         SyncGroups (CompletingRebalance/Stable) are answered NOT_COORDINATOR; heartbeat and sync
         timers are satisfied."""
         with group.lock:
@@ -1034,7 +1042,7 @@ class ReferenceCoordinator:
                     self._heartbeat_purgatory.check_and_complete(member_key(group.group_id, member.member_id))
             self.remove_sync_expiration(group)
 
-    # ================================================================== load (§15)
+    # ================================================================== load (docs/kafka/group.md#unload)
     def own_group(self, group_id: str) -> None:
         """Become the coordinator of the group's partition when its log holds no group record
         (``loadGroupsAndOffsets`` finding nothing for it): the group is created by its first
@@ -1076,10 +1084,11 @@ class ReferenceCoordinator:
             for member in list(group.members.values()):
                 self.complete_and_schedule_next_heartbeat_expiration(group, member)
 
-    # ================================================================== heartbeats (§12)
+    # ================================================================== heartbeats
+    # (docs/kafka/timers.md#heartbeat-expiry)
     def complete_and_schedule_next_heartbeat_expiration(self, group: GroupMetadata, member: MemberMetadata) -> None:
         """``completeAndScheduleNextHeartbeatExpiration``: satisfy the member's DelayedHeartbeat and
-        arm the next one with its session timeout (reference §12)."""
+        arm the next one with its session timeout (docs/kafka/timers.md#heartbeat-expiry)."""
         self.complete_and_schedule_next_expiration(group, member, member.session_timeout_ms)
 
     def complete_and_schedule_next_expiration(
@@ -1097,7 +1106,7 @@ class ReferenceCoordinator:
 
     def add_pending_member_expiration(self, group: GroupMetadata, pending_member_id: str, timeout_ms: int) -> None:
         """``addPendingMemberExpiration``: the pending id's timer, the session timeout of its
-        id-less JoinGroup (reference §12)."""
+        id-less JoinGroup (docs/kafka/timers.md#heartbeat-expiry)."""
         op = DelayedHeartbeat(self, group, pending_member_id, True, timeout_ms)
         self._heartbeat_purgatory.try_complete_else_watch(op, (member_key(group.group_id, pending_member_id),))
 
@@ -1120,7 +1129,8 @@ class ReferenceCoordinator:
             return False
 
     def on_expire_heartbeat(self, group: GroupMetadata, member_id: str, is_pending: bool) -> None:
-        """``onExpireHeartbeat`` (reference §12): a pending id is dropped; a member is removed unless
+        """``onExpireHeartbeat`` (docs/kafka/timers.md#heartbeat-expiry): a pending id is dropped; a member is removed
+        unless
         it is alive (a new member never is; otherwise parked in JoinGroup or SyncGroup)."""
         with group.lock:
             if group.is_(DEAD):
@@ -1132,7 +1142,7 @@ class ReferenceCoordinator:
                 if not self._alive(member):
                     self.remove_member_and_update_group(group, member, RemovalCause.HEARTBEAT_EXPIRED)
 
-    # ================================================================== rebalancing (§11)
+    # ================================================================== rebalancing (docs/kafka/timers.md#join-phase)
     def maybe_prepare_rebalance(self, group: GroupMetadata) -> None:
         """``maybePrepareRebalance``: only Stable, CompletingRebalance and Empty can rebalance."""
         with group.lock:
@@ -1140,7 +1150,8 @@ class ReferenceCoordinator:
                 self.prepare_rebalance(group)
 
     def prepare_rebalance(self, group: GroupMetadata) -> None:
-        """``prepareRebalance`` (reference §11, seed 004): from CompletingRebalance answer every
+        """``prepareRebalance`` (docs/kafka/timers.md#join-phase, docs/kafka/requests.md#syncgroup): from
+        CompletingRebalance answer every
         parked SyncGroup with REBALANCE_IN_PROGRESS; cancel the pending-sync timeout; arm the join
         timer — InitialDelayedJoin from Empty, else a DelayedJoin of the members' largest
         rebalance timeout — go PreparingRebalance and try to complete at once."""
@@ -1159,7 +1170,7 @@ class ReferenceCoordinator:
         self._rebalance_purgatory.try_complete_else_watch(op, (join_key(group.group_id),))
 
     def remove_member_and_update_group(self, group: GroupMetadata, member: MemberMetadata, cause: RemovalCause) -> None:
-        """``removeMemberAndUpdateGroup`` (reference §7): answer a parked JoinGroup with
+        """``removeMemberAndUpdateGroup`` (docs/kafka/requests.md#leavegroup): answer a parked JoinGroup with
         UNKNOWN_MEMBER_ID, remove the member, then rebalance (Stable, CompletingRebalance) or try
         to complete the join phase (PreparingRebalance)."""
         group.maybe_invoke_join_callback(member, join_error(UNKNOWN_MEMBER_ID, Errors.UNKNOWN_MEMBER_ID))
@@ -1179,7 +1190,7 @@ class ReferenceCoordinator:
     def _after_removal_in_preparing_rebalance(self, group: GroupMetadata, expired: bool) -> None:
         """Scala checks the join purgatory (an InitialDelayedJoin never completes early); Java
         completes the join phase at once when an expiry leaves everyone joined, even during the
-        initial delay (reference §17 item 2)."""
+        initial delay (docs/kafka/versions.md#scala-and-java item 2)."""
         key = join_key(group.group_id)
         if expired and self.profile.expiry_completes_initial_join and group.has_all_members_joined():
             ops = self._rebalance_purgatory.watched(key)
@@ -1197,7 +1208,8 @@ class ReferenceCoordinator:
             return force_complete() if group.has_all_members_joined() else False
 
     def on_complete_join(self, group: GroupMetadata) -> None:
-        """``onCompleteJoin`` (reference §11, seed 004): remove dynamic members that did not rejoin;
+        """``onCompleteJoin`` (docs/kafka/timers.md#join-phase, docs/kafka/requests.md#syncgroup): remove dynamic
+        members that did not rejoin;
         re-elect the leader among the rejoined (if none rejoined, wait another rebalance timeout);
         start the next generation; answer every parked JoinGroup (the member list to the leader
         only), restart each session timer, and start the pending-sync timeout (3.0+)."""
@@ -1216,7 +1228,8 @@ class ReferenceCoordinator:
                 return
             group.init_next_generation()
             if group.is_(EMPTY):
-                # The empty group record: its callback only logs a failure (storeGroup, §11).
+                # The empty group record: its callback only logs a failure (storeGroup,
+                # docs/kafka/timers.md#join-phase).
                 return
             for member in list(group.members.values()):
                 result = group.join_result(member.member_id, members=group.is_leader(member.member_id))
@@ -1228,7 +1241,7 @@ class ReferenceCoordinator:
             if self.profile.delayed_sync:
                 self.schedule_pending_sync(group)
 
-    # ================================================================== pending sync (§13)
+    # ================================================================== pending sync (docs/kafka/timers.md#delayedsync)
     def remove_pending_sync_member(self, group: GroupMetadata, member_id: str) -> None:
         """``removePendingSyncMember``: the member sent SyncGroup; the timeout may be satisfied."""
         group.remove_pending_sync_member(member_id)
@@ -1255,7 +1268,7 @@ class ReferenceCoordinator:
             return force_complete() if group.has_received_sync_from_all_members() else False
 
     def on_expire_pending_sync(self, group: GroupMetadata, generation_id: int) -> None:
-        """``onExpirePendingSync`` (reference §13): members of this generation that never sent
+        """``onExpirePendingSync`` (docs/kafka/timers.md#delayedsync): members of this generation that never sent
         SyncGroup are removed and a rebalance starts."""
         with group.lock:
             if generation_id != group.generation_id or group.state not in (CR, STABLE):

@@ -1,7 +1,7 @@
 """The coordinator's delayed operations (Scala ``DelayedJoin.scala``, ``DelayedHeartbeat.scala``,
 ``DelayedSync.scala``, 3.6.2). Each runs its callbacks under the group lock and calls back into the
 coordinator, exactly as Kafka's do; the kind names the timer in ``TimerExpired`` events and
-scenario files (scenario-format.md *Timers*)."""
+scenario files (docs/reference/scenario-format.md *Timers*)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ class CoordinatorOperation(DelayedOperation):
 
 class DelayedJoin(CoordinatorOperation):
     """``DelayedJoin``: the join phase, completed when every member has rejoined and no pending id
-    is left, or forced by the rebalance timeout (reference §11)."""
+    is left, or forced by the rebalance timeout (docs/kafka/timers.md#join-phase)."""
 
     kind = TimerKind.JOIN
 
@@ -66,7 +66,7 @@ class InitialDelayedJoin(DelayedJoin):
     """``InitialDelayedJoin`` (0.11+, KIP-134): the join phase of a rebalance that started from
     Empty. It never completes early; at its deadline, if a member was added meanwhile and time
     remains, it re-arms itself for ``min(configured delay, remaining)``, else the join phase
-    completes (reference §11)."""
+    completes (docs/kafka/timers.md#join-phase)."""
 
     kind = TimerKind.INITIAL_JOIN
 
@@ -104,7 +104,8 @@ class InitialDelayedJoin(DelayedJoin):
 
 class DelayedHeartbeat(CoordinatorOperation):
     """``DelayedHeartbeat``: a member's session (or new-member) timeout, or a pending member id's
-    timeout (``is_pending``), reference §12. Completed by any liveness event; at its deadline the
+    timeout (``is_pending``), docs/kafka/timers.md#heartbeat-expiry. Completed by any liveness event; at its deadline
+    the
     member is removed unless it is alive."""
 
     def __init__(
@@ -138,7 +139,7 @@ class DelayedHeartbeat(CoordinatorOperation):
 
 class DelayedSync(CoordinatorOperation):
     """``DelayedSync`` (3.0+, KAFKA-12890): members of a generation that never send SyncGroup
-    within the rebalance timeout are removed (reference §13)."""
+    within the rebalance timeout are removed (docs/kafka/timers.md#delayedsync)."""
 
     kind = TimerKind.SYNC
 

@@ -1,9 +1,11 @@
-"""``GroupMetadata``: the coordinator's state of one group (reference §1, §2; Scala
+"""``GroupMetadata``: the coordinator's state of one group (docs/kafka/group.md#what-it-keeps,
+docs/kafka/group.md#states; Scala
 ``GroupMetadata.scala`` 3.6.2, Java ``ClassicGroup`` for ``previousState``).
 
 Members are kept in insertion order; where Kafka picks "any" member (a ``HashMap``'s first key:
 the next leader when the leader leaves, a rejoined member at join completion, a protocol among
-tied votes — reference §21) the group asks its ``arbitrary`` chooser, which the coordinator seeds
+tied votes — docs/kafka/group.md#arbitrary-choices) the group asks its ``arbitrary`` chooser, which the coordinator
+seeds
 so that runs are reproducible.
 """
 
@@ -92,7 +94,7 @@ class GroupMetadata:
 
     @property
     def can_rebalance(self) -> bool:
-        """``canRebalance``: PreparingRebalance may be entered from the current state (§2)."""
+        """``canRebalance``: PreparingRebalance may be entered from the current state (docs/kafka/group.md#states)."""
         return self.state in VALID_PREVIOUS_STATES[GroupState.PREPARING_REBALANCE]
 
     def is_pending_member(self, member_id: str) -> bool:
@@ -116,7 +118,7 @@ class GroupMetadata:
 
     def has_all_members_joined(self) -> bool:
         """``hasAllMembersJoined``: every member parked in JoinGroup and no pending member id
-        (reference §11, KAFKA-7909)."""
+        (docs/kafka/timers.md#join-phase, KAFKA-7909)."""
         return self.size == self.num_members_awaiting_join and not self.pending_members
 
     def has_received_sync_from_all_members(self) -> bool:
@@ -124,7 +126,7 @@ class GroupMetadata:
 
     @property
     def rebalance_timeout_ms(self) -> int:
-        """The largest rebalance timeout of the current members (0 with none), §11."""
+        """The largest rebalance timeout of the current members (0 with none), docs/kafka/timers.md#join-phase."""
         return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
 
     # ------------------------------------------------------------------ state
@@ -138,7 +140,7 @@ class GroupMetadata:
 
     # ------------------------------------------------------------------ members
     def generate_member_id(self, client_id: str, group_instance_id: str | None) -> str:
-        """``clientId-UUID`` (static members: ``instanceId-UUID``), reference §4."""
+        """``clientId-UUID`` (static members: ``instanceId-UUID``), docs/kafka/requests.md#joingroup."""
         prefix = group_instance_id if group_instance_id is not None else client_id
         return f"{prefix}-{self._new_id()}"
 
@@ -160,7 +162,8 @@ class GroupMetadata:
 
     def remove(self, member_id: str, cause: RemovalCause) -> None:
         """``GroupMetadata.remove``: drop a member or a pending id. If the leader goes, an arbitrary
-        remaining member becomes leader at once (§7, §21). Emits ``MemberRemoved``."""
+        remaining member becomes leader at once (docs/kafka/requests.md#leavegroup,
+        docs/kafka/group.md#arbitrary-choices). Emits ``MemberRemoved``."""
         member = self.members.pop(member_id, None)
         if member is not None:
             self.supported_protocols.subtract(member.protocol_names)
@@ -195,7 +198,7 @@ class GroupMetadata:
 
     def replace_static_member(self, group_instance_id: str, old_member_id: str, new_member_id: str) -> MemberMetadata:
         """``replaceStaticMember``: the static member's record moves to a new member id; the old
-        id's parked JoinGroup and SyncGroup are answered FENCED_INSTANCE_ID (§4 step 6)."""
+        id's parked JoinGroup and SyncGroup are answered FENCED_INSTANCE_ID (docs/kafka/requests.md#joingroup)."""
         member = self.members.pop(old_member_id)
         self.maybe_invoke_join_callback(member, JoinGroupResponse(Errors.FENCED_INSTANCE_ID, member_id=old_member_id))
         self.maybe_invoke_sync_callback(member, SyncGroupResponse(Errors.FENCED_INSTANCE_ID))
@@ -263,7 +266,8 @@ class GroupMetadata:
         return {name for name, n in self.supported_protocols.items() if n == self.size}
 
     def supports_protocols(self, protocol_type: str, protocols: set[str]) -> bool:
-        """``supportsProtocols`` (§4 step 5): an Empty group takes any non-empty protocol type with
+        """``supportsProtocols`` (docs/kafka/requests.md#joingroup): an Empty group takes any non-empty protocol type
+        with
         at least one protocol; otherwise the type must match and one protocol must be supported by
         every current member."""
         if self.is_(GroupState.EMPTY):
@@ -272,7 +276,8 @@ class GroupMetadata:
 
     def select_protocol(self) -> str:
         """``selectProtocol``: every member votes for its first preference among the candidates;
-        most votes wins, a tie is broken arbitrarily (§11, §21)."""
+        most votes wins, a tie is broken arbitrarily (docs/kafka/timers.md#join-phase,
+        docs/kafka/group.md#arbitrary-choices)."""
         candidates = self.candidate_protocols()
         votes = Counter(m.vote(candidates) for m in self.members.values())
         best = max(votes.values())
@@ -281,7 +286,7 @@ class GroupMetadata:
     # ------------------------------------------------------------------ generations
     def init_next_generation(self) -> None:
         """``initNextGeneration``: generation + 1; with members select the protocol and go to
-        CompletingRebalance, otherwise clear the protocol and go to Empty (§11 step 4)."""
+        CompletingRebalance, otherwise clear the protocol and go to Empty (docs/kafka/timers.md#join-phase)."""
         self.generation_id += 1
         if self.members:
             self.protocol_name = self.select_protocol()

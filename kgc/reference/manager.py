@@ -1,5 +1,6 @@
 """``GroupMetadataManager``: the group cache, partition ownership, offsets and group writes
-(Scala ``GroupMetadataManager.scala`` 3.6.2, reference §9, §14, §15).
+(Scala ``GroupMetadataManager.scala`` 3.6.2, docs/kafka/requests.md#offsetfetch,
+docs/kafka/group.md#the-storegroup-race, docs/kafka/group.md#unload).
 
 Writes to ``__consumer_offsets`` are appends whose completion callbacks run later, each as its own
 atomic step of the coordinator. A write whose callback has an observable effect (the leader's
@@ -21,11 +22,12 @@ from kgc.reference.group import GroupMetadata, OffsetAndMetadata
 
 
 def append_error_to_sync_error(error: Errors, profile: Profile) -> Errors:
-    """The error a SyncGroup gets when the leader's assignment cannot be appended (reference §14,
+    """The error a SyncGroup gets when the leader's assignment cannot be appended
+    (docs/kafka/group.md#the-storegroup-race,
     ``storeGroup``'s ``responseError``): replica and partition problems mean the coordinator is not
     available, leadership problems that it is not the coordinator, size problems an unknown server
     error. REQUEST_TIMED_OUT becomes REBALANCE_IN_PROGRESS in Scala and COORDINATOR_NOT_AVAILABLE in
-    Java (§17 item 6)."""
+    Java (docs/kafka/versions.md#scala-and-java item 6)."""
     if error in (
         Errors.UNKNOWN_TOPIC_OR_PARTITION,
         Errors.NOT_ENOUGH_REPLICAS,
@@ -51,7 +53,8 @@ class GroupWrite:
     assignment: dict[str, bytes]
     member_ids: tuple[str, ...]
     callback: Callable[[Errors], bool]
-    """Runs the completion under the group lock; returns whether it applied (§14 guard)."""
+    """Runs the completion under the group lock; returns whether it applied (docs/kafka/group.md#the-storegroup-race
+    guard)."""
 
 
 class GroupMetadataManager:
@@ -87,7 +90,7 @@ class GroupMetadataManager:
 
     def remove_groups_for_partition(self, group_id: str, on_group_unloaded: Callable[[GroupMetadata], None]) -> None:
         """``removeGroupsForPartition`` for the partition of ``group_id``: this coordinator no
-        longer owns it; its group (if cached) is unloaded and forgotten (reference §15)."""
+        longer owns it; its group (if cached) is unloaded and forgotten (docs/kafka/group.md#unload)."""
         self._not_owned.add(group_id)
         group = self._groups.pop(group_id, None)
         if group is not None:
@@ -101,7 +104,7 @@ class GroupMetadataManager:
 
     def load_group(self, group: GroupMetadata) -> GroupMetadata:
         """``loadGroupsAndOffsets`` for one group: this coordinator owns its partition (again) and
-        caches ``group`` read from the log (reference §15, the other direction)."""
+        caches ``group`` read from the log (docs/kafka/group.md#unload, the other direction)."""
         self._not_owned.discard(group.group_id)
         self._unloaded.pop(group.group_id, None)
         self._groups[group.group_id] = group
@@ -137,7 +140,7 @@ class GroupMetadataManager:
     def get_offsets(
         self, group_id: str, partitions: tuple[TopicPartition, ...]
     ) -> tuple[OffsetFetchPartitionResponse, ...]:
-        """``getOffsets`` (reference §9): the committed offset of each partition, -1 when there is
+        """``getOffsets`` (docs/kafka/requests.md#offsetfetch): the committed offset of each partition, -1 when there is
         none, the group is unknown or Dead. No partitions means every committed one."""
         group = self._groups.get(group_id)
         if group is None or group.is_(GroupState.DEAD):

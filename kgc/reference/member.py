@@ -1,4 +1,4 @@
-"""``MemberMetadata``: what the coordinator keeps per member (reference §1; Scala
+"""``MemberMetadata``: what the coordinator keeps per member (docs/kafka/group.md#what-it-keeps; Scala
 ``MemberMetadata.scala`` 3.6.2)."""
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ class MemberMetadata:
         self.assignment_generation = -1
         self.awaiting_join_callback: JoinCallback | None = None
         self.awaiting_sync_callback: SyncCallback | None = None
-        #: added in the current join phase and not answered yet (§4 "Adding a member")
+        #: added in the current join phase and not answered yet (docs/kafka/requests.md#joingroup "Adding a member")
         self.is_new = False
         #: set while completing the current heartbeat expectation, cleared when re-arming (2.5+)
         self.heartbeat_satisfied = False
@@ -99,7 +99,8 @@ class MemberMetadata:
         raise ValueError(f"member {self.member_id} does not support protocol {protocol!r}")
 
     def has_satisfied_heartbeat(self) -> bool:
-        """Liveness at a heartbeat deadline (reference §12, 2.5+ KAFKA-9752): a new member only if
+        """Liveness at a heartbeat deadline (docs/kafka/timers.md#heartbeat-expiry, 2.5+ KAFKA-9752): a new member only
+        if
         a liveness event satisfied the timer; otherwise a member parked in JoinGroup or SyncGroup
         counts as alive."""
         if self.is_new:
@@ -109,11 +110,12 @@ class MemberMetadata:
         return self.heartbeat_satisfied
 
     def matches(self, protocols: tuple[JoinGroupProtocol, ...]) -> bool:
-        """Same protocol names and metadata, in the same order ("same metadata", §4 step 7)."""
+        """Same protocol names and metadata, in the same order ("same metadata", docs/kafka/requests.md#joingroup)."""
         return tuple(protocols) == tuple(self.supported_protocols)
 
     def vote(self, candidates: set[str]) -> str:
-        """Its first preference among ``candidates`` (protocol selection, §11). The coordinator only
+        """Its first preference among ``candidates`` (protocol selection, docs/kafka/timers.md#join-phase). The
+        coordinator only
         asks when every member supports a candidate (``supportsProtocols`` was checked on join)."""
         for p in self.supported_protocols:
             if p.name in candidates:

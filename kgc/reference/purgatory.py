@@ -11,9 +11,9 @@ Kafka parks work that waits for an event or a deadline in a purgatory
   timer that fires calls ``forceComplete()`` and, if that completed it, ``onExpiration()``.
 
 The timer is virtual: time moves only when the coordinator advances it, and an expiry is one
-atomic step of the coordinator (reference §19). Operations armed with a delay of 0 or less are
+atomic step of the coordinator (docs/kafka/timers.md#timers-in-tests). Operations armed with a delay of 0 or less are
 due at once and fire right after the step that armed it (Kafka's ``SystemTimer`` hands an already
-expired task to its executor; scenario-format.md *Timers* rule 3).
+expired task to its executor; docs/reference/scenario-format.md *Timers* rule 3).
 """
 
 from __future__ import annotations

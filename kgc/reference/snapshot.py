@@ -38,7 +38,7 @@ class MemberSnapshot:
 
 @dataclass(frozen=True)
 class TimerSnapshot:
-    """An armed delayed operation: its name (scenario-format.md *Timers*), the member it watches,
+    """An armed delayed operation: its name (docs/reference/scenario-format.md *Timers*), the member it watches,
     when it was armed and its deadline."""
 
     kind: TimerKind
@@ -57,7 +57,8 @@ class TimerSnapshot:
 class WriteSnapshot:
     """A group write still in flight: the generation it was issued in, the assignment it carries
     and the members of the group at that moment. ``kind`` is ``"assignment"`` (the leader's plan,
-    §14) or ``"static_member"`` (a static member's new id, §4 step 6)."""
+    docs/kafka/group.md#the-storegroup-race) or ``"static_member"`` (a static member's new id,
+    docs/kafka/requests.md#joingroup)."""
 
     group_id: str
     kind: str

@@ -1,7 +1,7 @@
 """The atomic steps of the reference coordinator, as an observer sees them.
 
 Every request handler, timer expiry, storage callback and unload runs under the group lock as one
-atomic transition (reference §1). An observer registered with ``ReferenceCoordinator.observe`` is
+atomic transition (docs/kafka/group.md#what-it-keeps). An observer registered with ``ReferenceCoordinator.observe`` is
 called after each of them, before the next one starts, with a :class:`StepRecord`; it may call
 ``introspect()`` then, which gives the state between two atomic steps even inside one
 ``advance_time``. The Hypothesis machine uses this to check refinement step by step.
@@ -37,7 +37,7 @@ class StepRecord:
     * ``TIMER``: ``timer`` kind, ``member_id`` for heartbeats, ``delay_ms`` the timer was armed
       with (0 or less: it was due at once and fired right after the step that armed it).
     * ``STORE_CALLBACK``: ``store_error`` the write completed with, ``applied`` whether its
-      callback acted (§14 guard), ``write_kind``.
+      callback acted (docs/kafka/group.md#the-storegroup-race guard), ``write_kind``.
     """
 
     kind: StepKind

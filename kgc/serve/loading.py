@@ -1,7 +1,8 @@
 """What ``__consumer_offsets`` holds for a group, so that another coordinator can load it.
 
 Kafka writes a group record when the leader's assignment is stored (``storeGroup`` in SyncGroup,
-§14), when a static member's new id is stored (``updateStaticMemberAndRebalance``), and when a join
+docs/kafka/group.md#the-storegroup-race), when a static member's new id is stored (``updateStaticMemberAndRebalance``),
+and when a join
 phase completes with no members (the empty-group record of ``onCompleteJoin``); committed offsets
 are written as they are committed. A coordinator that takes the group over reads the last group
 record and the offsets (``GroupMetadataManager.loadGroupsAndOffsets``, Kafka 3.6.2), not what the

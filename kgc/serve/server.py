@@ -182,6 +182,8 @@ class CoordinatorServer:
         self.trace = Trace()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        self._stop_requested = False
+        """Set by stop(): the loop thread does not start serving after a stop asked for while opening."""
         self._nodes: list[_Node] = []
         self._owner: dict[str, int] = {}
         self._loading: dict[str, Errors] = {}
@@ -230,12 +232,21 @@ class CoordinatorServer:
         self._loop = loop
         ready: concurrent.futures.Future[None] = concurrent.futures.Future()
 
+        self._stop_requested = False
+
         def run() -> None:
             asyncio.set_event_loop(loop)
-            loop.run_until_complete(self._open(ready))
-            loop.run_forever()
-            loop.run_until_complete(self._close_all())
-            loop.close()
+            try:
+                loop.run_until_complete(self._open(ready))
+                # A failed start, or a stop asked for while opening (whose loop.stop the opening
+                # consumed), must not enter a loop nobody will stop: stop() would wait for it.
+                if ready.done() and ready.exception() is None and not self._stop_requested:
+                    loop.run_forever()
+            except RuntimeError:  # stopped before the opening finished
+                pass
+            finally:
+                loop.run_until_complete(self._close_all())
+                loop.close()
 
         self._thread = threading.Thread(target=run, name="kgc-serve", daemon=True)
         self._thread.start()
@@ -256,6 +267,7 @@ class CoordinatorServer:
         self._thread = None
         if loop is None or thread is None:
             return
+        self._stop_requested = True
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
@@ -479,7 +491,7 @@ class CoordinatorServer:
 
     def move_coordinator(self, group_id: str, to: int | None = None, load_ms: int = 0) -> int:
         """Move the group's coordinator to node ``to`` (default: the next one): the old node
-        unloads the group (Dead, parked requests answered NOT_COORDINATOR, reference §15) and
+        unloads the group (Dead, parked requests answered NOT_COORDINATOR, docs/kafka/group.md#unload) and
         answers NOT_COORDINATOR from then on; the new node loads the group from its log (the last
         group record written, with its committed offsets: ``GroupMetadataManager.loadGroup``) and
         answers COORDINATOR_LOAD_IN_PROGRESS for ``load_ms`` first. Returns the new node's index."""
@@ -509,7 +521,7 @@ class CoordinatorServer:
 
     def unload_group(self, group_id: str, reload_ms: int = 0) -> None:
         """The coordinator loses the group's partition and gets it back: the group is unloaded
-        (reference §15) and loaded again from its log on the same node, answering
+        (docs/kafka/group.md#unload) and loaded again from its log on the same node, answering
         COORDINATOR_LOAD_IN_PROGRESS for ``reload_ms``."""
         self.move_coordinator(group_id, to=self.coordinator_index(group_id), load_ms=reload_ms)
 
@@ -720,7 +732,7 @@ class CoordinatorServer:
         """Hand a request to the coordinator of the node it reached and wait for the answer (a
         JoinGroup or SyncGroup may park). A node that does not coordinate the group answers
         NOT_COORDINATOR, a group still loading COORDINATOR_LOAD_IN_PROGRESS (``validateGroupStatus``,
-        reference §3)."""
+        docs/kafka/requests.md#checks)."""
         node = conn.node
         self._tick()
         reference = node.reference
@@ -851,7 +863,7 @@ class CoordinatorServer:
 
 
 def _error_body(request: object, error: Errors) -> ResponseBody:
-    """The answer Kafka gives a group request refused by ``validateGroupStatus`` (reference §3)."""
+    """The answer Kafka gives a group request refused by ``validateGroupStatus`` (docs/kafka/requests.md#checks)."""
     if isinstance(request, JoinGroupRequest):
         return JoinGroupResponse(error, member_id=request.member_id)
     if isinstance(request, SyncGroupRequest):

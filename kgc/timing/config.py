@@ -25,12 +25,12 @@ INVALID_SESSION_TIMEOUT bounds) are refused the same way.
 
 from __future__ import annotations
 
-import json
 import math
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from kgc import files
 
 #: Kafka's ``Integer.MAX_VALUE``: the upper bound of every ``int`` property.
 INT_MAX = 2**31 - 1
@@ -110,7 +110,7 @@ TABLES: dict[str, dict[str, Setting]] = {
 }
 
 #: The new-member join timeout: fixed at 5 minutes in 3.6.2 Scala (``GroupCoordinator.NewMemberJoinTimeoutMs``,
-#: KAFKA-7610, reference §12).
+#: KAFKA-7610, docs/kafka/timers.md#heartbeat-expiry).
 NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000
 
 #: Members named by default: the first is Stable alone at t = 0, the second joins later.
@@ -295,9 +295,9 @@ def _members(raw: Any, consumer: dict[str, Bound], where: str) -> tuple[Member, 
 def validate(config: TimingConfig) -> None:
     """Kafka's own refusals, for every value of every range.
 
-    * ``Heartbeat`` (clients 3.6.2, seed 001): "Heartbeat must be set lower than the session
+    * ``Heartbeat`` (clients 3.6.2, docs/kafka/consumer.md#heartbeats): "Heartbeat must be set lower than the session
       timeout" — ``heartbeat.interval.ms < session.timeout.ms``;
-    * the broker's JoinGroup check (``GroupCoordinator.handleJoinGroup``, reference §4): a
+    * the broker's JoinGroup check (``GroupCoordinator.handleJoinGroup``, docs/kafka/requests.md#joingroup): a
       ``session.timeout.ms`` outside ``[group.min.session.timeout.ms, group.max.session.timeout.ms]``
       is answered INVALID_SESSION_TIMEOUT, so such a consumer never joins;
     * ``group.min.session.timeout.ms <= group.max.session.timeout.ms``.
@@ -324,26 +324,22 @@ def validate(config: TimingConfig) -> None:
             raise TimingConfigError(f"{src}: {m.name}: retry.backoff.ms {m['retry.backoff.ms']} is too large")
 
 
+MAX_TIMING_BYTES = 1 << 20
+"""A timing configuration is a few hundred bytes; a megabyte is far beyond any."""
+
+
 def load(path: str | Path) -> TimingConfig:
-    """Read and validate a ``.toml`` or ``.json`` file."""
+    """Read and validate a ``.toml`` or ``.json`` file, through kgc's one reading layer
+    (``kgc.files``: a regular file of at most :data:`MAX_TIMING_BYTES`, UTF-8; duplicate keys,
+    NaN, over-long numbers and deep nesting refused)."""
     p = Path(path)
+    if p.suffix not in (".json", ".toml"):
+        raise TimingConfigError(f"{p}: expected a .toml or .json file")
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TimingConfigError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise TimingConfigError(f"{p}: not UTF-8 text") from None
-    try:
-        if p.suffix == ".json":
-            doc = json.loads(text, parse_constant=lambda c: float(c))
-        elif p.suffix == ".toml":
-            doc = tomllib.loads(text)
-        else:
-            raise TimingConfigError(f"{p}: expected a .toml or .json file")
-    except json.JSONDecodeError as exc:
-        raise TimingConfigError(f"{p}: malformed JSON at line {exc.lineno}: {exc.msg}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise TimingConfigError(f"{p}: malformed TOML: {str(exc).splitlines()[0]}") from None
+        text = files.read_text(p, "timing configuration", MAX_TIMING_BYTES)
+        doc = files.parse_json(text, str(p)) if p.suffix == ".json" else files.parse_toml(text, str(p))
+    except files.InputError as exc:
+        raise TimingConfigError(str(exc)) from None
     return parse(doc, str(p))
 
 

@@ -34,7 +34,9 @@ MUTANTS: dict[str, str] = {
     SESSION_TIMER_FROM_SEND: "the client's session timer restarts when a heartbeat is sent, not answered",
     AUTO_COMMIT_AFTER_FETCH: "auto-commit commits the position after the fetcher handed out the next batch",
     LIVENESS_IGNORES_PARKED: "the coordinator's heartbeat expiry ignores a parked JoinGroup/SyncGroup (KAFKA-9752)",
-    REBALANCE_TIMEOUT_IS_SESSION_TIMEOUT: "JoinGroup carries session.timeout.ms as rebalance timeout (v0, seed 000)",
+    REBALANCE_TIMEOUT_IS_SESSION_TIMEOUT: (
+        "JoinGroup carries session.timeout.ms as rebalance timeout (v0, docs/kafka/group.md#states)"
+    ),
     INITIAL_DELAY_NOT_EXTENDED: "the initial rebalance delay is not extended when new members join (KIP-134)",
 }
 

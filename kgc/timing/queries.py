@@ -40,7 +40,7 @@ import z3
 from kgc.timing import rules
 from kgc.timing.config import NEW_MEMBER_JOIN_TIMEOUT_MS, Bound, Member, TimingConfig
 from kgc.timing.rules import Env, Message
-from kgc.timing.simulate import Run, Scenario, Schedule, Simulation
+from kgc.timing.simulate import ReplayIncomplete, Run, Scenario, Schedule, Simulation
 
 HEARTBEATS = 4
 POLLS = 5
@@ -119,10 +119,15 @@ class Verdict:
     config: TimingConfig | None = None
     run: Run | None = None
     observed: Outcome | None = None
+    replay_incomplete: str | None = None
+    """Why the concrete replay stopped before its horizon (``simulate.MAX_STEPS`` or
+    ``MAX_SECONDS``); None when it finished."""
 
     @property
     def replay_agrees(self) -> bool | None:
-        if self.verdict != REFUTED:
+        """Whether the concrete replay reached z3's outcome; None when there is no
+        counterexample or the replay was cut short (neither agreeing nor disagreeing)."""
+        if self.verdict != REFUTED or self.replay_incomplete is not None:
             return None
         return self.observed == self.predicted
 
@@ -141,6 +146,7 @@ class Verdict:
                 "schedule": self.schedule,
                 "replay": _outcome_json(self.observed),
                 "replay_agrees": self.replay_agrees,
+                "replay_incomplete": self.replay_incomplete,
             }
         return out
 
@@ -284,7 +290,7 @@ def _polls(env: Env, member: int, name: str, count: int) -> tuple[list[z3.ArithR
 
 
 def _encode_auto_commit(env: Env) -> Encoded:
-    """Q5 (seed 003): an auto-commit commits an offset beyond the records the application has
+    """Q5 (docs/kafka/consumer.md#auto-commit): an auto-commit commits an offset beyond the records the application has
     processed. Polls P_0 = 0 … P_POLLS; the task is due at ``auto.commit.interval.ms``."""
     name = env.config.members[0].name
     n = env.setting(0, "max.poll.records")
@@ -622,7 +628,7 @@ QUESTIONS: dict[str, Question] = {
         ),
         Question(
             "auto_commit_unprocessed",
-            "can auto-commit commit an offset whose records were not processed (seed 003)?",
+            "can auto-commit commit an offset whose records were not processed (docs/kafka/consumer.md#auto-commit)?",
             Scenario.STEADY,
             _encode_auto_commit,
             _observe_commit,
@@ -681,7 +687,13 @@ def answer(question: Question, config: TimingConfig, mutant: str | None = None, 
 def replay_verdict(verdict: Verdict, mutant: str | None) -> None:
     """Run the counterexample on the concrete side; records the run and its first bad event."""
     assert verdict.config is not None and verdict.predicted is not None
-    run = simulate(verdict.question, verdict.config, Schedule(dict(verdict.schedule)), mutant, verdict.predicted.time)
+    try:
+        schedule = Schedule(dict(verdict.schedule))
+        run = simulate(verdict.question, verdict.config, schedule, mutant, verdict.predicted.time)
+    except ReplayIncomplete as exc:
+        verdict.replay_incomplete = str(exc)
+        verdict.notes.append(f"incomplete: {exc}; z3's counterexample was not confirmed")
+        return
     verdict.run = run
     verdict.observed = verdict.question.observe(run)
 

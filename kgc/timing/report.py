@@ -26,7 +26,13 @@ def section(results: list[tuple[str, list[Verdict]]]) -> str:
         for v in verdicts:
             badge = _BADGE.get(v.verdict, "notfound")
             outcome = escape(str(v.predicted)) if v.predicted is not None else "–"
-            replay = "–" if v.replay_agrees is None else ("agrees" if v.replay_agrees else "DISAGREES")
+            replay = (
+                "cut short"
+                if v.replay_incomplete is not None
+                else "–"
+                if v.replay_agrees is None
+                else ("agrees" if v.replay_agrees else "DISAGREES")
+            )
             notes = "".join(f"<small>{escape(n)}</small>" for n in v.notes)
             parts.append(
                 f"<tr><td><code>{escape(path)}</code></td><td>{escape(v.question.name)}"

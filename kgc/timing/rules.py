@@ -9,7 +9,7 @@ switches a rule to a broken variant on both sides.
 Conventions shared with the simulation: time is whole milliseconds; at one millisecond requests
 reach the coordinator first, then answers reach the clients, then the application thread acts,
 then the heartbeat thread, and coordinator timers due at that millisecond fire last (Kafka's tests'
-``MockTimer`` fires only what is due strictly before the new time, reference §19). So a deadline
+``MockTimer`` fires only what is due strictly before the new time, docs/kafka/timers.md#timers-in-tests). So a deadline
 ``D`` is missed only by an event after ``D``.
 """
 
@@ -104,14 +104,15 @@ class Env:
 def heartbeat_lateness(env: Env, member: int, name: str, used: Bool | None = None) -> Int:
     """The heartbeat thread sends when it finds the heartbeat timer expired; between looks it
     waits ``retry.backoff.ms`` (``AbstractCoordinator.this.wait(retryBackoffMs)`` in
-    ``HeartbeatThread.run``, clients 3.6.2, seed 001), so a heartbeat leaves between 0 and
+    ``HeartbeatThread.run``, clients 3.6.2, docs/kafka/consumer.md#heartbeats), so a heartbeat leaves between 0 and
     ``retry.backoff.ms`` after the timer expired."""
     return env.choose(name, 0, env.setting(member, "retry.backoff.ms"), used)
 
 
 def next_heartbeat_send(env: Env, member: int, previous_send: Int, lateness: Int) -> Int:
     """``Heartbeat.sentHeartbeat`` resets the heartbeat timer to ``heartbeat.interval.ms`` when a
-    heartbeat is *sent* (seed 001; ``Heartbeat.java`` 3.6.2), so the next one is due one interval
+    heartbeat is *sent* (docs/kafka/consumer.md#heartbeats; ``Heartbeat.java`` 3.6.2), so the next one is due one
+    interval
     after the previous send, whatever the answer's delay; ``resetTimeouts`` (the thread enabled at
     the JoinGroup answer) starts it too."""
     return previous_send + env.setting(member, "heartbeat.interval.ms") + lateness
@@ -122,7 +123,7 @@ def client_session_lapses(
 ) -> Bool:
     """``Heartbeat.receiveHeartbeat`` restarts the client's session timer when an answer arrives
     (also REBALANCE_IN_PROGRESS); the heartbeat thread marks the coordinator unknown when it finds
-    the timer expired (``sessionTimeoutExpired`` → ``markCoordinatorUnknown``, seed 001,
+    the timer expired (``sessionTimeoutExpired`` → ``markCoordinatorUnknown``, docs/kafka/consumer.md#heartbeats,
     ``HeartbeatThread.run`` 3.6.2). An answer in the millisecond of the deadline is read first
     (``client.pollNoWakeup()`` precedes the checks). Mutant ``session_timer_from_send``: the timer
     restarts when a heartbeat is sent, so a coordinator that stopped answering goes unnoticed."""
@@ -135,7 +136,7 @@ def client_session_lapses(
 def poll_timer_leaves(env: Env, member: int, poll: Int, next_poll: Int) -> Bool:
     """``Heartbeat.poll`` restarts the poll timer on every ``KafkaConsumer.poll``
     (``pollHeartbeat``); the heartbeat thread leaves the group (``maybeLeaveGroup``) when it finds
-    the poll timer expired — ``max.poll.interval.ms`` without a poll (seed 001,
+    the poll timer expired — ``max.poll.interval.ms`` without a poll (docs/kafka/consumer.md#heartbeats,
     ``HeartbeatThread.run`` 3.6.2). Mutant ``client_ignores_poll_timer``: never."""
     if env.mutant == M.CLIENT_IGNORES_POLL_TIMER:
         return z3.BoolVal(False)
@@ -155,14 +156,15 @@ def batch_duration(env: Env, member: int, name: str, used: Bool | None = None) -
 def auto_commit_due(poll: Int, deadline: Int) -> Bool:
     """``maybeAutoCommitOffsetsAsync``: the auto-commit task runs in a poll once its timer has
     expired (``nextAutoCommitTimer.isExpired()``, now ≥ deadline), then restarts it with
-    ``auto.commit.interval.ms`` (ConsumerCoordinator 3.6.2; seed 003's delayed task)."""
+    ``auto.commit.interval.ms`` (ConsumerCoordinator 3.6.2; docs/kafka/consumer.md#auto-commit delayed task)."""
     return poll >= deadline
 
 
 def committed_offset(env: Env, member: int, position_before_fetch: Int) -> Int:
     """The auto-commit task commits ``subscriptions.allConsumed()`` — the position — and runs in
     ``ConsumerCoordinator.poll`` *before* the fetcher hands out the next batch, so the position
-    still ends at the records the application processed before calling poll (seed 003 §4.4.2).
+    still ends at the records the application processed before calling poll (docs/kafka/consumer.md#auto-commit
+    docs/kafka/requests.md#joingroup.2).
     Mutant ``auto_commit_after_fetch``: after the fetch."""
     if env.mutant == M.AUTO_COMMIT_AFTER_FETCH:
         return position_before_fetch + env.setting(member, "max.poll.records")
@@ -172,7 +174,7 @@ def committed_offset(env: Env, member: int, position_before_fetch: Int) -> Int:
 def join_rebalance_timeout(env: Env, member: int) -> Int:
     """The consumer's JoinGroup carries ``max.poll.interval.ms`` as its rebalance timeout (KIP-62,
     ``GroupRebalanceConfig``, clients ≥ 0.10.1). Mutant ``rebalance_timeout_is_session_timeout``:
-    the session timeout, as JoinGroup v0 and seed 000 have it (reference §20)."""
+    the session timeout, as JoinGroup v0 and docs/kafka/group.md#states have it (docs/kafka/versions.md#before-2x)."""
     if env.mutant == M.REBALANCE_TIMEOUT_IS_SESSION_TIMEOUT:
         return env.setting(member, "session.timeout.ms")
     return env.setting(member, "max.poll.interval.ms")
@@ -185,7 +187,8 @@ def rearm_deadline(env: Env, member: int, at: Int) -> Int:
     """``completeAndScheduleNextHeartbeatExpiration``: the member's DelayedHeartbeat is satisfied
     and a new one armed with deadline now + session timeout — on an accepted Heartbeat
     (PreparingRebalance, CompletingRebalance, Stable), an accepted OffsetCommit, an answered
-    SyncGroup and at join completion; not on a rejoin (reference §12, seed 000, GroupCoordinator
+    SyncGroup and at join completion; not on a rejoin (docs/kafka/timers.md#heartbeat-expiry,
+    docs/kafka/group.md#states, GroupCoordinator
     3.6.2)."""
     return at + env.setting(member, "session.timeout.ms")
 
@@ -198,7 +201,7 @@ def missed_deadline(deadline: Int, next_rearm: Int) -> Bool:
 
 def alive_at_expiry(env: Env, parked: Bool, is_new: Bool) -> Bool:
     """``onExpireHeartbeat`` keeps the member when it is alive: not new and parked in JoinGroup or
-    SyncGroup (``MemberMetadata.hasSatisfiedHeartbeat`` 3.6.2, KAFKA-9752, reference §12; seed
+    SyncGroup (``MemberMetadata.hasSatisfiedHeartbeat`` 3.6.2, KAFKA-9752, docs/kafka/timers.md#heartbeat-expiry; seed
     000's awaitingJoin/awaitingSync conditions). A new member is never alive: its 5-minute join
     timer evicts it even while parked (KAFKA-7610). Mutant ``liveness_ignores_parked``: parking
     does not count."""
@@ -209,7 +212,7 @@ def alive_at_expiry(env: Env, parked: Bool, is_new: Bool) -> Bool:
 
 def rebalance_timeout(timeouts: Sequence[Int]) -> Int:
     """``prepareRebalance``: the DelayedJoin waits the largest rebalance timeout of the members
-    present when the rebalance starts (seed 000, reference §11)."""
+    present when the rebalance starts (docs/kafka/group.md#states, docs/kafka/timers.md#join-phase)."""
     out = timeouts[0]
     for t in timeouts[1:]:
         out = z3.If(t > out, t, out)
@@ -219,7 +222,7 @@ def rebalance_timeout(timeouts: Sequence[Int]) -> Int:
 def join_completes(all_joined_at: Int, started: Int, timeout: Int) -> tuple[Int, Bool]:
     """``DelayedJoin``: the join phase completes when every member has rejoined (``tryCompleteJoin``)
     or when the rebalance timeout expires, whichever is first; returns the time and whether it
-    was the members (reference §11)."""
+    was the members (docs/kafka/timers.md#join-phase)."""
     by_members = all_joined_at <= started + timeout
     return z3.If(by_members, all_joined_at, started + timeout), by_members
 
@@ -227,7 +230,7 @@ def join_completes(all_joined_at: Int, started: Int, timeout: Int) -> tuple[Int,
 def initial_join_completes(
     env: Env, first_added: Int, first_timeout: Int, added: Sequence[Int]
 ) -> tuple[Int, list[tuple[Int, Int]]]:
-    """``InitialDelayedJoin`` (0.11+, KIP-134; ``DelayedJoin.scala`` 3.6.2, reference §11): a
+    """``InitialDelayedJoin`` (0.11+, KIP-134; ``DelayedJoin.scala`` 3.6.2, docs/kafka/timers.md#join-phase): a
     rebalance from Empty waits ``group.initial.rebalance.delay.ms``; when the delay expires and a
     member was added meanwhile (``newMemberAdded``, Scala: generation 0) and time remains of the
     first member's rebalance timeout, it waits again ``min(delay, remaining)``, with remaining
@@ -259,7 +262,7 @@ def initial_join_completes(
 
 
 def pending_sync_deadline(completed: Int, timeout: Int) -> Int:
-    """``schedulePendingSync`` (3.0+, KAFKA-12890, reference §13): at join completion a DelayedSync
+    """``schedulePendingSync`` (3.0+, KAFKA-12890, docs/kafka/timers.md#delayedsync): at join completion a DelayedSync
     is armed with the group's rebalance timeout — the largest of its members'; members that have
     not sent SyncGroup when it fires are removed and a rebalance starts."""
     return completed + timeout
@@ -291,7 +294,7 @@ def before(x: Message, y: Message) -> Bool:
 
 def fifo(env: Env, messages: Sequence[Message]) -> None:
     """TCP: a message never overtakes an earlier one on the same connection, and the broker
-    answers one connection's requests in order (``docs/protocol.html``, reference §1). A
+    answers one connection's requests in order (``docs/protocol.html``, docs/kafka/group.md#what-it-keeps). A
     delivery that would overtake equals one with a longer delay inside the same range, so the
     choices are restricted to order-keeping delays without losing a behaviour."""
     for x in messages:

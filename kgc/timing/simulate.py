@@ -1,4 +1,4 @@
-"""The concrete side: consumers built on ``kgc.client`` (seed 001's ``Heartbeat`` and ``Timer``)
+"""The concrete side: consumers built on ``kgc.client`` (docs/kafka/consumer.md#heartbeats ``Heartbeat`` and ``Timer``)
 driving the reference coordinator (``kgc.reference``, Kafka 3.6.2's ``GroupCoordinator``) on one
 virtual clock, with every delay taken from a :class:`Schedule`.
 
@@ -9,7 +9,7 @@ Each consumer has the two threads of the Java client (``AbstractCoordinator`` /
   ``batch`` duration) and polls again; a poll resets the poll timer (``pollHeartbeat``), rejoins
   when a rejoin was requested (``onJoinPrepare`` first commits and waits for the commit when
   auto-commit is on), otherwise runs the due auto-commit task *before* the fetcher hands out the
-  next batch (``maybeAutoCommitOffsetsAsync`` in ``ConsumerCoordinator.poll``, seed 003);
+  next batch (``maybeAutoCommitOffsetsAsync`` in ``ConsumerCoordinator.poll``, docs/kafka/consumer.md#auto-commit);
 * the **heartbeat thread** (``HeartbeatThread.run``): session timer expired → the coordinator is
   marked unknown (a *lapse*); poll timer expired → ``maybeLeaveGroup`` (LeaveGroup); heartbeat
   timer expired → a Heartbeat, sent ``lateness`` ms after the timer expired (the thread waits
@@ -18,7 +18,7 @@ Each consumer has the two threads of the Java client (``AbstractCoordinator`` /
 
 The network delivers each request and each answer after the schedule's one-way delay, never
 overtaking an earlier message on the same connection, and a client's requests wait while its
-JoinGroup or SyncGroup is parked (the broker mutes the connection, reference §1).
+JoinGroup or SyncGroup is parked (the broker mutes the connection, docs/kafka/group.md#what-it-keeps).
 
 At one millisecond the order is: requests reach the coordinator (in send order), answers reach the
 clients, application threads act, heartbeat threads act, then coordinator timers due at that
@@ -28,6 +28,7 @@ millisecond fire. The symbolic model (``kgc/timing/rules.py``) uses the same ord
 from __future__ import annotations
 
 import heapq
+import time as time_module
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -120,6 +121,16 @@ class TimedMessage:
     answer: bool = False
 
 
+MAX_STEPS = 500_000
+"""Steps (events and timers) a concrete replay may take; the shipped examples need a few thousand."""
+MAX_SECONDS = 60.0
+"""Seconds a concrete replay may take."""
+
+
+class ReplayIncomplete(Exception):
+    """A concrete replay reached :data:`MAX_STEPS` or :data:`MAX_SECONDS` before its horizon."""
+
+
 @dataclass
 class Run:
     """What happened: the timeline and the facts the questions look at."""
@@ -193,7 +204,7 @@ class _Client:
         self.processed = 0
         self.batch = 0
         self.polling_at: int | None = None
-        #: the client's delayed tasks (the auto-commit task), run inside poll (seed 003)
+        #: the client's delayed tasks (the auto-commit task), run inside poll (docs/kafka/consumer.md#auto-commit)
         self.tasks = DelayedTaskQueue()
         self.last_arrival = -(10**18)
         self.last_answer = -(10**18)
@@ -496,7 +507,8 @@ class Simulation:
                 self._send_join(client, now)
             return
         # the delayed tasks due now run inside this poll, before the fetcher hands out the next
-        # batch (seed 003: a due task makes the client poll's timeout min(timeout, max(deadline − now, 0)) = 0)
+        # batch (docs/kafka/consumer.md#auto-commit: a due task makes the client poll's timeout min(timeout,
+        # max(deadline − now, 0)) = 0)
         if client.tasks.poll(now):
             # the task runs again one interval later (scheduled after this poll's tasks ran, so an
             # interval of 0 means once per poll, as Kafka's timer does)
@@ -654,10 +666,20 @@ class Simulation:
         return self.coord.next_deadline_ms()
 
     def execute(self, until_ms: int, stop: Callable[[Run], bool] | None = None) -> Run:
-        """Run until ``until_ms`` or until ``stop(run)`` holds."""
+        """Run until ``until_ms`` or until ``stop(run)`` holds; :class:`ReplayIncomplete` after
+        :data:`MAX_STEPS` steps or :data:`MAX_SECONDS` seconds (what bounds a replay's time and,
+        through the number of events it records, its memory)."""
         self._setup()
         same_ms, last = 0, -1
+        steps = 0
+        deadline = time_module.monotonic() + MAX_SECONDS
         while True:
+            steps += 1
+            if steps > MAX_STEPS or time_module.monotonic() > deadline:
+                why = f"{MAX_STEPS:,} steps" if steps > MAX_STEPS else f"{MAX_SECONDS:g} s"
+                raise ReplayIncomplete(
+                    f"the concrete replay was cut short after {why}, at t={self.run.end_ms} ms of {until_ms} ms"
+                )
             nt = self._next_timer()
             if not self.queue and (nt is None or nt > until_ms):
                 break

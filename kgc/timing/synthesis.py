@@ -62,7 +62,13 @@ class Solution:
         text = f"{word} safe {self.field_name} = {self.value} (proved safe for every value in {span})"
         if self.witness is not None and self.witness.predicted is not None:
             beyond = self.value - 1 if self.direction == "min" else self.value + 1
-            agree = "same in the replay" if self.witness.replay_agrees else f"replay: {self.witness.observed}"
+            agree = (
+                "replay cut short"
+                if self.witness.replay_incomplete is not None
+                else "same in the replay"
+                if self.witness.replay_agrees
+                else f"replay: {self.witness.observed}"
+            )
             text += f"; {beyond} is refuted: {self.witness.question.name}: {self.witness.predicted} ({agree})"
         return text
 

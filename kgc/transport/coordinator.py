@@ -642,7 +642,7 @@ class WireCoordinator:
             self._changed.notify_all()
 
     def _bind_member(self, exchange: Exchange, body: object) -> None:
-        """A JoinGroup answer hands its connection's client a member id (reference §4)."""
+        """A JoinGroup answer hands its connection's client a member id (docs/kafka/requests.md#joingroup)."""
         if not isinstance(body, JoinGroupResponse) or not body.member_id:
             return
         if body.error in (Errors.NONE, Errors.MEMBER_ID_REQUIRED):

@@ -1,5 +1,5 @@
 """The tansu launcher: starts on a free loopback port, is always stopped (also on Ctrl-C and when
-kgc is killed), and says in one line why it could not start (reference ``tansu.md`` §2, §8)."""
+kgc is killed), and says in one line why it could not start (as measured by these tests)."""
 
 from __future__ import annotations
 

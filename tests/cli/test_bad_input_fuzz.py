@@ -334,6 +334,7 @@ def _check_known(data: bytes) -> None:
         tmp = Path(t)
         path = write(tmp, "k.json", data)
         argv = ["conformance", "--bootstrap", f"127.0.0.1:{_closed_port()}", "--no-scenarios", "--budget", "0"]
+        argv.append("--allow-empty")  # a valid file reaches the (closed) broker: 153
         run_verb("conformance", [*argv, "--known", str(path), "--out", str(tmp / "o")])
 
 
@@ -465,6 +466,190 @@ def test_clients_options(option: str, value: str) -> None:
     with tempfile.TemporaryDirectory() as t, no_broker():
         out = [] if option == "--out" else ["--out", str(Path(t) / "o")]
         run_verb("clients", ["clients", *out, option, value])
+
+
+# ---------------------------------------------------------------------- timing files, logs, checkpoints
+
+TIMING = json.loads((ROOT / "examples" / "timing" / "ranges.json").read_text())
+
+
+def _check_timing(data: bytes, suffix: str) -> None:
+    with tempfile.TemporaryDirectory() as t:
+        tmp = Path(t)
+        path = write(tmp, f"timing.{suffix}", data)
+        out = tmp / "out"
+        argv = ["timing", str(path), "--question", "poll_timeout_leave", "--timeline-lines", "0"]
+        run_verb("timing", [*argv, "--out", str(out)], out if out.exists() else None)
+        run_verb("report", ["report", "--consumers", "1", *BOUNDED, "--timing", str(path), "-o", str(tmp / "r.html")])
+
+
+@STRUCTURED
+@given(doc=mutated(TIMING))
+def test_timing_files_structured(doc: Any) -> None:
+    _check_timing(as_bytes(doc), "json")
+
+
+@RAW
+@given(data=RAW_BYTES, suffix=st.sampled_from(["json", "toml"]))
+def test_timing_files_raw(data: bytes, suffix: str) -> None:
+    _check_timing(data, suffix)
+
+
+LOG_LINES = (ROOT / "tests" / "logs" / "excerpts" / "jaeger-1774.log").read_bytes().splitlines(keepends=True)[:40]
+LOG_BYTES = st.one_of(
+    RAW_BYTES,
+    st.lists(st.sampled_from(LOG_LINES), max_size=30).map(b"".join),
+    st.builds(lambda lines, junk: b"".join(lines) + junk, st.lists(st.sampled_from(LOG_LINES), max_size=10), RAW_BYTES),
+)
+
+
+@RAW
+@given(data=LOG_BYTES, gz=st.booleans())
+def test_log_files(data: bytes, gz: bool) -> None:
+    """A log's content is never bad input, but a log in which nothing was validated is (150), and
+    ``--out`` is whole or absent."""
+    import gzip
+
+    with tempfile.TemporaryDirectory() as t:
+        tmp = Path(t)
+        logs = tmp / "logs"
+        logs.mkdir()
+        path = write(logs, "server.log.gz" if gz else "server.log", gzip.compress(data) if gz else data)
+        out = tmp / "out"
+        code, _, _ = run_verb("logs", ["logs", str(path)])
+        code_dir, _, _ = run_verb("logs", ["logs", str(logs), "--out", str(out)], None)
+        assert code == code_dir
+        if code == exits.OK or code == exits.FAILED:
+            assert json.loads((out / "summary.json").read_text())["groups"] > 0
+        assert not [p.name for p in out.iterdir() if p.name.startswith(".")]
+
+
+@pytest.fixture(scope="module")
+def checkpoint_dir() -> Iterator[Path]:
+    """A real checkpoint of a small search (interrupted at its first pause)."""
+    from kgc.explorer import native, search
+
+    if not native.AVAILABLE:
+        pytest.fail("the native core is not built (scripts/setup.sh builds it)")
+    with tempfile.TemporaryDirectory() as t:
+        directory = Path(t) / "ck"
+        stop_init = search._Stop.__init__
+
+        def interrupted(self: Any) -> None:
+            stop_init(self)
+            self.interrupted = True
+
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(search._Stop, "__init__", interrupted)
+            code, _, _ = run_verb("check", ["check", *CHECKPOINTED, "--checkpoint", str(directory)])
+        assert code == exits.INTERRUPTED and (directory / "checkpoint.kgc").exists()
+        yield directory
+
+
+CHECKPOINTED = ["--consumers", "2", "--partitions", "1", "--max-generation", "2", "--max-perturbations", "1"]
+CHECKPOINTED += ["--no-progress", "--no-liveness"]
+
+
+@RAW
+@given(data=st.data())
+def test_checkpoint_files(checkpoint_dir: Path, data: st.DataObject) -> None:
+    """A damaged checkpoint (bytes flipped, cut, appended, or replaced by anything) is refused in
+    one line before any state is explored; the parents file is left as it was."""
+    with tempfile.TemporaryDirectory() as t:
+        directory = Path(t) / "ck"
+        import shutil
+
+        shutil.copytree(checkpoint_dir, directory)
+        file = directory / "checkpoint.kgc"
+        good = file.read_bytes()
+        how = data.draw(st.sampled_from(["flip", "cut", "append", "raw", "parents"]))
+        if how == "flip":
+            damaged = bytearray(good)
+            at = data.draw(st.integers(0, len(good) - 1))
+            damaged[at] ^= data.draw(st.integers(1, 255))
+            file.write_bytes(bytes(damaged))
+        elif how == "cut":
+            file.write_bytes(good[: data.draw(st.integers(0, len(good) - 1))])
+        elif how == "append":
+            file.write_bytes(good + data.draw(st.binary(min_size=1, max_size=20)))
+        elif how == "raw":
+            file.write_bytes(data.draw(RAW_BYTES))
+        else:
+            parents = directory / "parents.bin"
+            damaged = bytearray(parents.read_bytes())
+            damaged[data.draw(st.integers(0, len(damaged) - 1))] ^= 0x01
+            parents.write_bytes(bytes(damaged))
+        parents_before = (directory / "parents.bin").read_bytes()
+        code, out, err = run_verb("check", ["check", *CHECKPOINTED, "--resume", str(directory)])
+        assert code == exits.BAD_INPUT and "distinct states" not in out, (how, err)
+        assert (directory / "parents.bin").read_bytes() == parents_before
+
+
+# ---------------------------------------------------------------------- a FIFO or a device for every file input
+
+
+def _file_inputs(tmp: Path, path: Path) -> list[tuple[str, list[str]]]:
+    """Every verb's every file input, given ``path``."""
+    out = str(tmp / "out")
+    return [
+        ("check", ["check", "--config", str(path), *BOUNDED]),
+        ("report", ["report", "--config", str(path), *BOUNDED, "-o", str(tmp / "r.html")]),
+        ("report", ["report", "--consumers", "1", *BOUNDED, "--timing", str(path), "-o", str(tmp / "r.html")]),
+        ("diagram", ["diagram", "graph", "--config", str(path), "-o", str(tmp / "g.dot")]),
+        ("diagram", ["diagram", "trace", str(path), "-o", str(tmp / "c.svg")]),
+        ("mutants", ["mutants", "--config", str(path), *BOUNDED]),
+        ("diff", ["diff", "--config", str(path), "--profile", "scala-3.x", "--profile", "java-4.0", *BOUNDED]),
+        ("replay", ["replay", str(path)]),
+        ("scenario", ["scenario", "from-trace", str(path)]),
+        ("serve", ["serve", "--duration", "0.05", "--scenarios", str(path)]),
+        ("conformance", ["conformance", "--broker", "tansu", "--scenarios", str(path), "--out", out]),
+        ("conformance", ["conformance", "--broker", "tansu", "--known", str(path), "--out", out]),
+        ("clients", ["clients", "--replay", str(path)]),
+        ("clients", ["clients", "--known", str(path), "--out", out]),
+        ("logs", ["logs", str(path)]),
+        ("timing", ["timing", str(path)]),
+    ]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "directory-of-fifo"])
+def test_a_fifo_or_a_device_is_refused_by_every_verb(tmp_path: Path, kind: str) -> None:
+    """Named as any input, a FIFO (whose open blocks) or ``/dev/zero`` (which never ends) is refused
+    in one line without being read; so is a directory holding one where a verb reads
+    directories."""
+    for suffix in ("json", "toml"):
+        if kind == "fifo":
+            path = tmp_path / f"input.{suffix}"
+            os.mkfifo(path)
+        elif kind == "dev-zero":
+            path = tmp_path / f"input.{suffix}"
+            os.symlink("/dev/zero", path)
+        else:
+            path = tmp_path / "dir"
+            path.mkdir()
+            os.mkfifo(path / f"input.{suffix}")
+        with no_broker():
+            for verb, argv in _file_inputs(tmp_path, path):
+                # Directories: logs reads every file; the scenario verbs read the *.json files only.
+                if kind == "directory-of-fifo" and not (verb == "logs" or (suffix == "json" and verb != "clients")):
+                    continue
+                if kind == "directory-of-fifo" and verb not in ("logs", "replay", "conformance", "serve"):
+                    continue
+                code, _, err = run_verb(verb, argv)
+                assert code == exits.BAD_INPUT, (argv, err)
+        if path.is_dir():
+            import shutil
+
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+
+
+def test_a_checkpoint_that_is_a_fifo_is_refused(tmp_path: Path) -> None:
+    directory = tmp_path / "ck"
+    directory.mkdir()
+    os.mkfifo(directory / "checkpoint.kgc")
+    code, _, err = run_verb("check", ["check", *CHECKPOINTED, "--resume", str(directory)])
+    assert code == exits.BAD_INPUT and "is a FIFO (named pipe), not a checkpoint file" in err, err
 
 
 def test_unwritable_outputs_are_one_line(tmp_path: Path) -> None:

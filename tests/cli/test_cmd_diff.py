@@ -1,10 +1,11 @@
 """kgc diff: the behaviours that differ between Kafka 3.6.2's Scala coordinator and 4.0's Java
-one, pinned against the reference's list of their differences (kafka-classic-coordinator.md §17),
+one, pinned against the reference's list of their differences (docs/kafka/versions.md#scala-and-java),
 verdict changes under a mutant, and the verb's contract."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,11 +20,13 @@ from kgc.model.profiles import JAVA_4_0
 SMALL = ["--consumers", "2", "--partitions", "1", "--max-generation", "1", "--static-consumers", "0"]
 INITIAL = "PreparingRebalance [initial delay]"
 
-#: What only Java 4.0 does on the small configuration, and the item of reference §17 it shows.
+#: What only Java 4.0 does on the small configuration, and the item of docs/kafka/versions.md#scala-and-java it shows.
 ONLY_JAVA = {
-    # §17.1: the initial delay extends after the group returned to Empty (Scala: generation 0 only).
+    # docs/kafka/versions.md#scala-and-java: the initial delay extends after the group returned to Empty (Scala:
+    # generation 0 only).
     f"expire_join (extend) in {INITIAL} → PreparingRebalance",
-    # §17.2: an expiry during the initial delay completes the join phase at once if everyone left
+    # docs/kafka/versions.md#scala-and-java: an expiry during the initial delay completes the join phase at once if
+    # everyone left
     # has joined (to CompletingRebalance, or to Empty when nobody is left).
     f"expire_heartbeat in {INITIAL} (new group) → CompletingRebalance",
     f"expire_heartbeat in {INITIAL} → CompletingRebalance",
@@ -32,7 +35,8 @@ ONLY_JAVA = {
     f"parked JoinGroup completed by expire_heartbeat in {INITIAL} (new group) → NONE",
     f"parked JoinGroup completed by expire_heartbeat in {INITIAL} → NONE",
 }
-#: What only Scala 3.6.2 does: its InitialDelayedJoin waits for the delay (§17.2), so an expiry
+#: What only Scala 3.6.2 does: its InitialDelayedJoin waits for the delay (docs/kafka/versions.md#scala-and-java), so
+#: an expiry
 #: leaves the group PreparingRebalance and the timer later finds nobody (→ Empty); a response lost
 #: meanwhile is a state Java's immediate completion never reaches.
 ONLY_SCALA = {
@@ -61,7 +65,8 @@ def test_scala_and_java_differ_exactly_where_the_reference_says(profiles: tuple[
 
 
 def test_the_shared_rules_are_not_reported() -> None:
-    """§17 'Same': the extension of a new group's initial delay, the request × state table."""
+    """docs/kafka/versions.md#scala-and-java 'Same': the extension of a new group's initial delay, the request × state
+    table."""
     config = Config(consumers=2, partitions=1, max_generation=1, static_consumers=0)
     scala = side_document("scala", config, Bounds())
     java = side_document("java", replace(config, profile=JAVA_4_0), Bounds())
@@ -149,3 +154,25 @@ def test_a_revision_from_before_the_package_layout_is_refused(capsys: pytest.Cap
     this kgc, which says so in one line instead of mixing the two layouts."""
     assert main(["diff", "--rev", "142f496", *SMALL]) == exits.BAD_INPUT
     assert "predates the kgc package layout" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not _git_checkout(), reason="not a git checkout")
+def test_a_revision_side_never_loads_the_working_tree(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A copy that lacks a package this kgc's side document needs (here ``kgc/diagrams``) is an
+    import error in one line — not that package taken from the working tree by the editable
+    install's import hook, which would compare the working tree with itself."""
+    from kgc.cli import revision
+
+    own = revision._copy_own_source
+
+    def without_diagrams(tmp: Path) -> None:
+        own(tmp)
+        shutil.rmtree(tmp / "kgc" / "diagrams")
+
+    monkeypatch.setattr(revision, "_copy_own_source", without_diagrams)
+    assert main(["diff", "--rev", "HEAD", *SMALL]) == exits.BAD_INPUT
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("kgc: error")]
+    assert len(errors) == 1 and "cannot be explored by this kgc" in errors[0] and "kgc.diagrams" in errors[0]

@@ -1,6 +1,6 @@
 """The consumer's group side (``kgc.client.consumer``): eager revocation, the assignment installed
 on a SyncGroup answered NONE, fencing errors, and the auto-commit task running before the fetcher
-(seed 003) — and each consumer mutant breaking exactly its rule."""
+(docs/kafka/consumer.md#auto-commit) — and each consumer mutant breaking exactly its rule."""
 
 from __future__ import annotations
 

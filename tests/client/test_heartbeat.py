@@ -1,4 +1,5 @@
-"""The consumer's Heartbeat (seed 001's ``Heartbeat`` code): its three timers and their resets."""
+"""The consumer's Heartbeat (docs/kafka/consumer.md#heartbeats ``Heartbeat`` code): its three timers and their
+resets."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ def make(time: MockTime) -> Heartbeat:
 
 
 def test_interval_must_be_below_the_session_timeout() -> None:
-    """seed 001: "Heartbeat must be set lower than the session timeout"."""
+    """docs/kafka/consumer.md#heartbeats: "Heartbeat must be set lower than the session timeout"."""
     with pytest.raises(ValueError, match="lower than the session timeout"):
         Heartbeat(MockTime(), 3000, 3000, MAX_POLL, BACKOFF)
     with pytest.raises(ValueError):

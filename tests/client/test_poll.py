@@ -1,4 +1,4 @@
-"""The client poll timeout of seed 003: min(timeout, max(deadline − now, 0))."""
+"""The client poll timeout of docs/kafka/consumer.md#auto-commit: min(timeout, max(deadline − now, 0))."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from kgc.client import LONG_MAX, DelayedTaskQueue, client_poll_timeout
 
 @pytest.mark.parametrize(("now_s", "expected_s"), [(1, 2), (2, 2), (3, 1), (4, 0), (5, 0)])
 def test_seed_003_worked_example(now_s: int, expected_s: int) -> None:
-    """seed 003: client timeout 2 s, a delayed task due at 4 s; now = 1..5 s gives 2, 2, 1, 0, 0."""
+    """docs/kafka/consumer.md#auto-commit: client timeout 2 s, a delayed task due at 4 s; now = 1..5 s gives 2, 2, 1,
+    0, 0."""
     assert client_poll_timeout(2_000, 4_000, now_s * 1000) == expected_s * 1000
 
 
@@ -22,7 +23,8 @@ def test_queue_poll_timeout_matches_the_formula() -> None:
 
 
 def test_auto_commit_runs_before_the_fetch_advances_the_position() -> None:
-    """seed 003 (figure 4-38): polls every second, auto-commit every 5 s. In the fifth poll the
+    """docs/kafka/consumer.md#auto-commit (figure 4-38): polls every second, auto-commit every 5 s. In the fifth poll
+    the
     overdue commit task runs inside the client poll, before the fetcher returns [7, 8, 9] and
     advances the position, so it commits 6: records the application has processed."""
     position = {"p": 0}

@@ -1,4 +1,4 @@
-"""Kafka's client Timer (seed 001's ``Timer`` code): expiry, reset, clamping, monotonic time."""
+"""Kafka's client Timer (docs/kafka/consumer.md#heartbeats ``Timer`` code): expiry, reset, clamping, monotonic time."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from kgc.client import LONG_MAX, MockTime, Timer
 
 
 def test_expired_exactly_at_the_deadline() -> None:
-    """``isExpired``: currentTimeMs >= deadlineMs (seed 001)."""
+    """``isExpired``: currentTimeMs >= deadlineMs (docs/kafka/consumer.md#heartbeats)."""
     time = MockTime(1000)
     timer = Timer(time, 500)
     time.sleep(499)

@@ -27,7 +27,8 @@ from tests.diagrams.traces import (
 NS = {"s": "http://www.w3.org/2000/svg"}
 
 #: The shortest way a consumer becomes Stable with partitions (2 consumers, 2 partitions,
-#: generation ≤ 1), checked by hand against reference §4, §5, §11 and §14: the first JoinGroup is
+#: generation ≤ 1), checked by hand against docs/kafka/requests.md#joingroup, docs/kafka/requests.md#syncgroup,
+#: docs/kafka/timers.md#join-phase and docs/kafka/group.md#the-storegroup-race: the first JoinGroup is
 #: parked behind the InitialDelayedJoin, which completes the join phase into generation 1 with c1
 #: as leader; c1 reads the answer and syncs with its plan, parked until the plan is stored; the
 #: write completes and the parked SyncGroup is answered with both partitions.

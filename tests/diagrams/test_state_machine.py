@@ -1,4 +1,4 @@
-"""The derived group state machine against Kafka's valid-previous-state table (reference §2)."""
+"""The derived group state machine against Kafka's valid-previous-state table (docs/kafka/group.md#states)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def test_explored_edges_are_exactly_kafkas_table_with_unload(small: tuple[Config
     assert result.ok and result.stats.complete
     assert compare(obs.edge_set(), config) == (set(), set())
     # Spelled out: everything in Kafka's table except Dead → Dead (a Dead group has left the
-    # coordinator, reference §15).
+    # coordinator, docs/kafka/group.md#unload).
     assert obs.edge_set() == KAFKA_EDGES - {(DEAD, DEAD)}
 
 
@@ -58,7 +58,7 @@ def test_asynchronous_channels_take_the_same_edges() -> None:
 
 def test_the_comparison_fails_on_a_mutant() -> None:
     # The catalogue's store_callback_unguarded: the storeGroup callback forgets its guard
-    # (reference §14) and installs a stale plan in whatever state the group is in.
+    # (docs/kafka/group.md#the-storegroup-race) and installs a stale plan in whatever state the group is in.
     config = Config.from_mapping(
         {**SMALL, "faults": "crash,lost_response,session_expiry", "mutant": "store_callback_unguarded"}
     )

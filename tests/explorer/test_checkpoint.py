@@ -76,5 +76,5 @@ def test_a_checkpoint_resumes_only_its_own_search(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="another search"):
         Explorer(config).run("dfs", checkpoint=tmp_path, resume=True)
     (tmp_path / "checkpoint.kgc").write_bytes(b"not a checkpoint")
-    with pytest.raises(ValueError, match="cannot be read"):
+    with pytest.raises(ValueError, match="not a kgc checkpoint"):
         Explorer(config).run("bfs", checkpoint=tmp_path, resume=True)

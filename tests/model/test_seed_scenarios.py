@@ -1,6 +1,6 @@
-"""Seed 000's scenarios replayed as scripted paths through the model, with their exact group-state
-sequences (Kafka 3.x names; the seeds' "AwaitingSync" is CompletingRebalance and a new group
-starts Empty, reference §20)."""
+"""docs/kafka/group.md#states scenarios replayed as scripted paths through the model, with their exact group-state
+sequences (Kafka 3.x names; Kafka 0.10's "AwaitingSync" is CompletingRebalance and a new group
+starts Empty, docs/kafka/versions.md#before-2x)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ E, PR, CR, ST = "Empty", "PreparingRebalance", "CompletingRebalance", "Stable"
 
 
 def driver(**overrides: object) -> Driver:
-    # Kafka 0.10 (the seeds) has no static members.
+    # Kafka 0.10 has no static members.
     base = {"faults": "none", "max_perturbations": 0, "budget_leave": 0, "static_consumers": 0}
     base.update(overrides)
     return Driver(ClassicGroupModel(Config.from_mapping(base)))

@@ -1,4 +1,5 @@
-"""Static membership (KIP-345, Kafka 2.3+; reference §4 step 6, §11): scripted paths through the
+"""Static membership (KIP-345, Kafka 2.3+; docs/kafka/requests.md#joingroup, docs/kafka/timers.md#join-phase): scripted
+paths through the
 model with the first consumer static (``group.instance.id``) and the second dynamic."""
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def test_static_consumers_is_validated() -> None:
 
 def test_a_static_member_is_never_asked_for_a_member_id() -> None:
     """JoinGroup v4+ (KIP-394) answers an id-less dynamic JoinGroup MEMBER_ID_REQUIRED; a static
-    member joins at once with a fresh id (reference §4 step 6)."""
+    member joins at once with a fresh id (docs/kafka/requests.md#joingroup)."""
     d = driver(require_known_member_id=True)
     static = d.do("send_join", 1)
     assert not static.answers and d.state.group.members[0].static
@@ -104,7 +105,7 @@ def test_without_budget_no_live_static_member_is_left_behind() -> None:
 
 def test_when_only_absent_static_members_remain_the_join_phase_waits_again() -> None:
     """onCompleteJoin: no member rejoined but a static member remains, so another DelayedJoin is
-    armed instead of a generation without members (reference §11)."""
+    armed instead of a generation without members (docs/kafka/timers.md#join-phase)."""
     d = stable_alone(driver(faults="none", max_perturbations=0))
     d.do("send_join", 2)  # a new dynamic member: PreparingRebalance
     d.do("expire_heartbeat", -1)  # the new member's timeout (its consumer has no id yet)

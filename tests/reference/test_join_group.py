@@ -1,4 +1,4 @@
-"""JoinGroup (reference §4): Kafka's GroupCoordinatorTest cases (3.6.2), named in each docstring."""
+"""JoinGroup (docs/kafka/requests.md#joingroup): Kafka's GroupCoordinatorTest cases (3.6.2), named in each docstring."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def test_join_group_wrong_coordinator() -> None:
 
 def test_join_group_should_receive_error_if_group_over_max_size() -> None:
     """testJoinGroupShouldReceiveErrorIfGroupOverMaxSize, test-adapted: a timer armed while another
-    fires counts from that one's deadline (scenario-format.md *Timers* rule 2), not from MockTimer's
+    fires counts from that one's deadline (docs/reference/scenario-format.md *Timers* rule 2), not from MockTimer's
     jumped clock, so the extended InitialDelayedJoin completes at 100 ms, not at 201 ms; the last
     advance stops before the pending-sync timeout (100 ms later) would empty the group."""
     k = Kafka()
@@ -229,7 +229,7 @@ def test_new_member_timeout_completion() -> None:
 
 def test_new_member_join_expiration() -> None:
     """testNewMemberJoinExpiration: a new member parked longer than the new-member join timeout is
-    removed and its JoinGroup answered UNKNOWN_MEMBER_ID (reference §12)."""
+    removed and its JoinGroup answered UNKNOWN_MEMBER_ID (docs/kafka/timers.md#heartbeat-expiry)."""
     k = Kafka()
     session, rebalance = 300_000 + 5000, 600_000
     first = k.dynamic_join(session_timeout=session, rebalance_timeout=rebalance)
@@ -366,7 +366,8 @@ def test_generation_id_increments_on_rebalance() -> None:
 
 
 def test_leader_gets_member_list_again_in_completing_rebalance() -> None:
-    """Reference §4 step 7 (seed 000, leader lost its JoinGroup response): the same metadata in
+    """docs/kafka/requests.md#joingroup (docs/kafka/group.md#states, leader lost its JoinGroup response): the same
+    metadata in
     CompletingRebalance answers at once; the leader gets the member list again, followers none."""
     k = Kafka()
     leader, follower, generation = _two_member_group(k)
@@ -378,7 +379,7 @@ def test_leader_gets_member_list_again_in_completing_rebalance() -> None:
 
 
 def test_protocol_selection_votes_for_first_preference() -> None:
-    """Reference §11 step 4: each member votes for its first preference among the protocols every
+    """docs/kafka/timers.md#join-phase: each member votes for its first preference among the protocols every
     member supports; most votes wins."""
     k = Kafka()
     both = (JoinGroupProtocol("roundrobin", b""), JoinGroupProtocol("range", b""))
@@ -401,7 +402,7 @@ def test_pending_id_with_instance_id_is_an_internal_error_answer() -> None:
 
 
 def test_member_id_format_is_client_id_and_uuid() -> None:
-    """Reference §4: ``clientId-UUID`` (static members: ``instanceId-UUID``), reproducible from the
+    """docs/kafka/requests.md#joingroup: ``clientId-UUID`` (static members: ``instanceId-UUID``), reproducible from the
     coordinator's seed."""
     ids = []
     for _ in range(2):

@@ -1,5 +1,6 @@
-"""SyncGroup (§5), Heartbeat (§6), LeaveGroup (§7): Kafka's GroupCoordinatorTest cases (3.6.2) and
-the cells of the request × state table (§10) they do not cover."""
+"""SyncGroup (docs/kafka/requests.md#syncgroup), Heartbeat (docs/kafka/requests.md#heartbeat), LeaveGroup
+(docs/kafka/requests.md#leavegroup): Kafka's GroupCoordinatorTest cases (3.6.2) and
+the cells of the request × state table (docs/kafka/requests.md#request-by-state) they do not cover."""
 
 from __future__ import annotations
 
@@ -114,7 +115,8 @@ def test_sync_group_protocol_type_and_name() -> None:
 
 
 def test_sync_in_preparing_rebalance_discards_the_leaders_plan() -> None:
-    """Reference §5 step 6 (seed 000, SyncGroup in PreparingRebalance): REBALANCE_IN_PROGRESS and
+    """docs/kafka/requests.md#syncgroup (docs/kafka/group.md#states, SyncGroup in PreparingRebalance):
+    REBALANCE_IN_PROGRESS and
     nothing stored."""
     k = Kafka()
     member, generation = k.join_and_sync_one()
@@ -126,7 +128,8 @@ def test_sync_in_preparing_rebalance_discards_the_leaders_plan() -> None:
 
 
 def test_sync_in_stable_answers_own_assignment_and_restarts_session() -> None:
-    """Reference §5 step 6 Stable, §12 (Scala: SyncGroup in Stable restarts the session timer)."""
+    """docs/kafka/requests.md#syncgroup Stable, docs/kafka/timers.md#heartbeat-expiry (Scala: SyncGroup in Stable
+    restarts the session timer)."""
     k = Kafka()
     joined = k.dynamic_join()
     k.sync_leader(joined.generation_id, joined.member_id, {joined.member_id: b"mine"})
@@ -138,7 +141,8 @@ def test_sync_in_stable_answers_own_assignment_and_restarts_session() -> None:
 
 
 def test_rebalance_in_completing_rebalance_answers_parked_syncs() -> None:
-    """Reference §14: a member joining in CompletingRebalance answers every parked SyncGroup with
+    """docs/kafka/group.md#the-storegroup-race: a member joining in CompletingRebalance answers every parked SyncGroup
+    with
     REBALANCE_IN_PROGRESS and clears the assignments."""
     k = Kafka()
     _, follower, generation = _two_members(k)
@@ -149,7 +153,8 @@ def test_rebalance_in_completing_rebalance_answers_parked_syncs() -> None:
 
 
 def test_store_callback_guard_and_failure_mapping() -> None:
-    """Reference §14 (seed 004): the storeGroup callback applies only in the same
+    """docs/kafka/group.md#the-storegroup-race (docs/kafka/requests.md#syncgroup): the storeGroup callback applies only
+    in the same
     CompletingRebalance generation; a failure answers the parked SyncGroups with the mapped error
     and rebalances."""
     k = Kafka()
@@ -265,10 +270,10 @@ def test_heartbeat_in_empty_group_is_unknown_member() -> None:
     assert k.heartbeat("memberId", 0) == Errors.UNKNOWN_MEMBER_ID
 
 
-# ---------------------------------------------------------------------- DelayedSync (§13)
+# ---------------------------------------------------------------------- DelayedSync (docs/kafka/timers.md#delayedsync)
 def _join_n(k: Kafka, n: int) -> list:
     """joinWithNMembers, test-adapted: the first InitialDelayedJoin (due at 50) extends itself to
-    100 — counted from its own deadline (scenario-format.md rule 2), where MockTimer counts from
+    100 — counted from its own deadline (docs/reference/scenario-format.md rule 2), where MockTimer counts from
     the clock it already moved to — so the join phase completes at 100 and the clock stops at 101,
     keeping Kafka's later relative timings (rebalance timeout / 2, + 1) on the same side of the
     pending-sync deadline."""
@@ -376,7 +381,7 @@ def test_valid_leave_group() -> None:
 
 
 def test_leave_in_stable_rebalances_and_in_preparing_completes() -> None:
-    """Reference §7: a LeaveGroup in Stable starts a rebalance; in PreparingRebalance the join
+    """docs/kafka/requests.md#leavegroup: a LeaveGroup in Stable starts a rebalance; in PreparingRebalance the join
     phase may complete (request × state table)."""
     k = Kafka()
     leader, follower, generation = _two_members(k)
@@ -391,7 +396,7 @@ def test_leave_in_stable_rebalances_and_in_preparing_completes() -> None:
 
 
 def test_leave_v0_answers_only_the_top_level_error() -> None:
-    """Reference §3: LeaveGroup v0–v2 carry one member and answer its error at the top level."""
+    """docs/kafka/requests.md#checks: LeaveGroup v0–v2 carry one member and answer its error at the top level."""
     k = Kafka()
     k.dynamic_join()
     old = k.leave(MemberIdentity("nobody"), api_version=1)

@@ -4,6 +4,7 @@ coordinator moving, the trace, and malformed input."""
 from __future__ import annotations
 
 import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -200,3 +201,21 @@ def test_moving_a_group_without_a_record_back_and_forth_keeps_it_served(server: 
     with wire_to(server, index) as wire:
         member, generation = stable_member(wire)
         assert heartbeat(wire, member, generation) is Errors.NONE
+
+
+@pytest.mark.parametrize("attempt", range(5))
+def test_a_failed_start_ends_its_loop_thread(attempt: int) -> None:
+    """A start that cannot listen (the port is taken) raises at once and leaves no loop thread
+    behind: the failed opening must not be followed by a loop that nothing stops (stop() would
+    wait 10 s for it). Repeated: the race it guards against depends on thread timing."""
+    from kgc.serve import ServeError
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        server = CoordinatorServer(ServeOptions(host="127.0.0.1", port=taken.getsockname()[1]))
+        with pytest.raises(ServeError, match="cannot listen"):
+            server.start()
+    loop = server._loop
+    assert loop is not None and loop.is_closed()
+    assert threading.active_count() == 1 or all(t.name != "kgc-serve" for t in threading.enumerate())

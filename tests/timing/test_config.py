@@ -53,15 +53,15 @@ def test_nan_and_infinity_in_json_are_refused(tmp_path: Path) -> None:
     for value in ("NaN", "Infinity"):
         p = tmp_path / "c.json"
         p.write_text('{"consumer": {"session.timeout.ms": ' + value + "}}")
-        with pytest.raises(TimingConfigError, match="session.timeout.ms: expected a finite number"):
+        with pytest.raises(TimingConfigError, match="is not a number kgc accepts"):
             load(p)
 
 
 @pytest.mark.parametrize(
     ("name", "text", "needle"),
     [
-        ("bad.toml", "[consumer\n", "malformed TOML"),
-        ("bad.json", "{", "malformed JSON"),
+        ("bad.toml", "[consumer\n", "not valid TOML"),
+        ("bad.json", "{", "not valid JSON"),
         ("bad.yaml", "a: 1", "expected a .toml or .json"),
         ("neg.toml", '[consumer]\n"session.timeout.ms" = -1\n', "consumer.session.timeout.ms"),
         ("nested.toml", "[consumer]\nsession.timeout.ms = 1000\n", "heartbeat.interval.ms"),
@@ -88,8 +88,8 @@ def test_cli_missing_file_and_bad_options(tmp_path: Path, capsys: pytest.Capture
     assert code == 150 and "min or max" in err
     code, err = _cli(capsys, str(good), "--mutant", "no_such")
     assert code == 150 and "no_such" in err
-    code, err = _cli(capsys, str(good), "--out", str(tmp_path / "missing"))
-    assert code == 150 and "not a directory" in err
+    code, err = _cli(capsys, str(good), "--out", str(good / "sub"))  # under a regular file: cannot be created
+    assert code == 150 and "--out: cannot write into" in err
 
 
 def test_dotted_keys_as_nested_tables_and_ranges(tmp_path: Path) -> None:

@@ -118,7 +118,7 @@ def rebalance_cases(draw: Any) -> tuple[Any, dict[str, int]]:
             "new.member.join.ms": [0, 2000],
         },
         "questions": {"rebalance.held.max.ms": draw(st.integers(1000, 20000))},
-        # the new member may have a shorter session than the leader (seed 000's C1 and C3)
+        # the new member may have a shorter session than the leader (docs/kafka/group.md#states C1 and C3)
         "member": [{"name": "c1"}, {"name": "c2", "session.timeout.ms": draw(st.integers(max(6000, hb + 1), session))}],
     }
     config = parse(doc)

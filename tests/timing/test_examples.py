@@ -1,5 +1,5 @@
 """The shipped examples give their documented verdicts, every refutation replays concretely with
-the same outcome at the same millisecond, and seed 000's timeline has the seed's numbers."""
+the same outcome at the same millisecond, and docs/kafka/group.md#states timeline has the seed's numbers."""
 
 from __future__ import annotations
 
@@ -42,6 +42,10 @@ REFUTATIONS: dict[str, dict[str, str]] = {
     "ranges.json": {},
 }
 
+#: Questions no run of the example reaches (its 2 s one-way delay exceeds what the rebalance
+#: scenarios' premises allow): VACUOUS, which examined nothing and so is not reported as PROVED.
+VACUOUS_CASES = {("wan-latency.toml", "rebalance_held"), ("wan-latency.toml", "evicted_while_parked")}
+
 #: ranges.json's rebalance questions are nonlinear and take several seconds each
 SLOW = {("ranges.json", "rebalance_held"), ("ranges.json", "evicted_while_parked")}
 
@@ -67,6 +71,9 @@ def test_every_example_is_listed() -> None:
 def test_documented_verdict_and_concrete_replay(name: str, question: str) -> None:
     verdict = answer(QUESTIONS[question], load(EXAMPLES / name))
     expected = REFUTATIONS[name].get(question)
+    if (name, question) in VACUOUS_CASES:
+        assert verdict.verdict == VACUOUS and verdict.notes[0].startswith("vacuous: ")
+        return
     if expected is None:
         assert verdict.verdict == PROVED, verdict.predicted
         return
@@ -83,7 +90,7 @@ def _seed000(mutant: str | None) -> Verdict:
 
 
 def test_seed000_timeline_has_the_seeds_numbers() -> None:
-    """Seed 000: join completes at T, deadlines T+10 s / T+20 s / T+40 s; C1 syncs at T+3 s and is
+    """docs/kafka/group.md#states: join completes at T, deadlines T+10 s / T+20 s / T+40 s; C1 syncs at T+3 s and is
     parked until the leader syncs at T+15 s; after the answers the deadlines are T+25 s / T+35 s /
     T+55 s (the seed's "10:00:25, 10:00:35, 10:00:55")."""
     witness = _seed000("liveness_ignores_parked")

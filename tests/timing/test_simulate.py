@@ -56,7 +56,7 @@ def test_poll_timer_leave_and_its_mutant() -> None:
 
 
 def test_a_follower_request_waits_behind_its_parked_syncgroup() -> None:
-    """The broker mutes a connection while its SyncGroup is parked (reference §1): the follower's
+    """The broker mutes a connection while its SyncGroup is parked (docs/kafka/group.md#what-it-keeps): the follower's
     heartbeat is handled only after the leader's SyncGroup answered the parked one."""
     doc = {
         "consumer": {**CONSUMER, "heartbeat.interval.ms": 1000, "max.poll.records": 1},

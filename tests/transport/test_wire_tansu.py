@@ -3,7 +3,7 @@ client, parked requests and what queues behind them, bounded waits, and every gr
 
 These tests check kgc's side of the wire, not tansu's conformance (that is ``kgc conformance``):
 they assert what any Kafka-protocol broker does. Session timeouts are 3 s, the shortest that is
-safe with tansu (``tansu.md`` §8), so a join phase costs about two seconds.
+safe with tansu (as measured against tansu 0.6.0), so a join phase costs about two seconds.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ pytestmark = pytest.mark.broker
 B = TypeVar("B", bound=ResponseBody)
 
 SESSION_MS = 3000
-#: Bound for a parked JoinGroup: tansu holds it about S/2 on a 1 s poll (``tansu.md`` §8) + margin.
+#: Bound for a parked JoinGroup: tansu holds it about S/2 on a 1 s poll (as measured against tansu 0.6.0) + margin.
 JOIN_BOUND_S = 10.0
 
 

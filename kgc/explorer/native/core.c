@@ -1,6 +1,6 @@
 /* kgc's native search core: the visited set, the frontier, and the recombination of memoised
  * component steps into successor keys, for a product model (a shared component, a budget and
- * one local component per process: see kgc/explorer/product.py, which documents the protocol).
+ * one local component per process: see kgc/explorer/components.py, which documents the protocol).
  *
  * Python computes every component step once (the model stays the readable Python spec); this
  * core stores them and does the per-transition work: looking them up, applying budget spends
@@ -1520,7 +1520,7 @@ static PyTypeObject CoreType = {
     .tp_name = "kgc.explorer._core.Core",
     .tp_basicsize = sizeof(Core),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "The native search core of a product model (see kgc/explorer/product.py).",
+    .tp_doc = "The native search core of a product model (see kgc/explorer/components.py).",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Core_init,
     .tp_dealloc = (destructor)Core_dealloc,

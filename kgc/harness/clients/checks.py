@@ -7,24 +7,29 @@ commits) and the driver's own (a kill, a stall, a close), plus the records the p
 
 Each check returns :class:`Violation` s. They come in two groups.
 
-**The client's requests are ones the model's consumer may send** (``kgc/model/consumer.py``; seeds 001
+**The client's requests are ones the model's consumer may send** (``kgc/model/consumer.py``;
+docs/kafka/consumer.md#heartbeats
 and 004; Java's ``AbstractCoordinator`` / ``ConsumerCoordinator`` 3.6.2):
 
 * ``sync_after_join`` — a SyncGroup carries the member id and generation of the client's latest
   successful JoinGroup answer (``onJoinLeader`` / ``onJoinFollower`` send the generation just
-  joined; seed 004, ``doSyncGroup``'s ILLEGAL_GENERATION);
+  joined; docs/kafka/requests.md#syncgroup, ``doSyncGroup``'s ILLEGAL_GENERATION);
 * ``unknown_member_resets`` — after UNKNOWN_MEMBER_ID the client's next JoinGroup has an empty
-  member id (``resetGeneration``, seed 001; ``resetStateAndGeneration`` with the member id reset);
+  member id (``resetGeneration``, docs/kafka/consumer.md#heartbeats; ``resetStateAndGeneration`` with the member id
+  reset);
 * ``rebalance_rejoins`` — after REBALANCE_IN_PROGRESS the client joins again before it syncs
-  (``requestRejoin``; seed 001: the heartbeat thread keeps heartbeating, the main thread rejoins);
+  (``requestRejoin``; docs/kafka/consumer.md#heartbeats: the heartbeat thread keeps heartbeating, the main thread
+  rejoins);
 * ``heartbeat_interval`` — two heartbeats of one member and generation, the first answered NONE,
-  are at least half of ``heartbeat.interval.ms`` apart (seed 001, ``Heartbeat.shouldHeartbeat``:
+  are at least half of ``heartbeat.interval.ms`` apart (docs/kafka/consumer.md#heartbeats,
+  ``Heartbeat.shouldHeartbeat``:
   the timer restarts when a heartbeat is sent); pairs whose first heartbeat may have waited behind
   another request of its connection are not judged;
 * ``heartbeats_while_rebalancing`` — after REBALANCE_IN_PROGRESS the member keeps heartbeating
-  until it rejoins (seed 001; Kafka ≥ 2.6 clients), no silence over twice the session timeout;
+  until it rejoins (docs/kafka/consumer.md#heartbeats; Kafka ≥ 2.6 clients), no silence over twice the session timeout;
 * ``leave_on_poll_timeout`` — a member whose application stops polling for longer than
-  ``max.poll.interval.ms`` sends LeaveGroup once its poll timer expires, and not before (seed 001,
+  ``max.poll.interval.ms`` sends LeaveGroup once its poll timer expires, and not before
+  (docs/kafka/consumer.md#heartbeats,
   ``maybeLeaveGroup`` from the heartbeat thread, KIP-62).
 
 **What the application saw**:
@@ -40,7 +45,7 @@ and 004; Java's ``AbstractCoordinator`` / ``ConsumerCoordinator`` 3.6.2):
   assignedPartitions``; ``onJoinPrepare`` revokes nothing under COOPERATIVE, Kafka 3.6.2), except
   when it leaves the group (``onLeavePrepare`` revokes everything);
 * ``commit_covers_unprocessed`` — no OffsetCommit the coordinator accepted covers a record no
-  application had processed when it was sent (seed 003);
+  application had processed when it was sent (docs/kafka/consumer.md#auto-commit);
 * ``every_record_processed`` — once faults stop, every record produced is processed by someone
   (checked at the end of a run).
 """
@@ -496,7 +501,7 @@ def heartbeat_interval(obs: Observation) -> list[Violation]:
 
 def heartbeats_while_rebalancing(obs: Observation) -> list[Violation]:
     """After a Heartbeat answered REBALANCE_IN_PROGRESS the member keeps heartbeating until it
-    rejoins (seed 001: the heartbeat thread treats REBALANCE_IN_PROGRESS as a successful
+    rejoins (docs/kafka/consumer.md#heartbeats: the heartbeat thread treats REBALANCE_IN_PROGRESS as a successful
     heartbeat and carries on, so the coordinator keeps the member for the rebalance timeout; the
     2.6+ semantics the clients claim). A silence longer than twice the session timeout before the
     client's next JoinGroup, LeaveGroup or an error answer is a violation (an upper bound, so it is

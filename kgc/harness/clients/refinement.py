@@ -45,9 +45,9 @@ answer a fault dropped or cut off is ``lose_response``) and by its own requests 
 * JoinGroup when a rejoin is needed (``rejoinNeeded``), or the rejoin MEMBER_ID_REQUIRED asks for
   (KIP-394), with the member id the consumer holds — empty after UNKNOWN_MEMBER_ID or a LeaveGroup
   (``resetGeneration``), kept after ILLEGAL_GENERATION (Kafka ≥ 2.x ``resetStateAndGeneration``
-  keeps it; seed 001);
+  keeps it; docs/kafka/consumer.md#heartbeats);
 * SyncGroup with the member id and generation of the JoinGroup answer just received
-  (``onJoinLeader`` / ``onJoinFollower``, seed 004);
+  (``onJoinLeader`` / ``onJoinFollower``, docs/kafka/requests.md#syncgroup);
 * Heartbeat with the consumer's member id and generation whenever it has one and is not joining —
   Kafka ≥ 2.6's heartbeat thread (``AbstractCoordinator.HeartbeatThread.run``, 3.6.2: disabled only
   while ``UNJOINED`` or ``PREPARING_REBALANCE``), so also after REBALANCE_IN_PROGRESS until the
@@ -246,7 +246,7 @@ class CoordinatorRefinement:
 
         The model folds an InitialDelayedJoin of delay 0 into the step that armed it
         (``kgc.model.coordinator.prepare_rebalance``: Kafka's ``MockTimer`` runs a task added with delay
-        ≤ 0 inside the call that adds it, reference §19); the served steps are folded likewise
+        ≤ 0 inside the call that adds it, docs/kafka/timers.md#timers-in-tests); the served steps are folded likewise
         (:meth:`_fold`). A step that armed one is not judged before its expiry was served (unless
         ``final``)."""
         ends = sorted((e.t, e.client) for e in events if e.kind in _ENDS)
@@ -296,7 +296,7 @@ class CoordinatorRefinement:
         after the fold on its node. In between, the group (Empty before the arming step, so with
         no member but the joining one) can only lose a pending member id to its timer
         (``removePendingMemberAndUpdateGroup``; an InitialDelayedJoin never completes early in
-        Scala, reference §11): such a step is judged in the model's order, after the fold, from
+        Scala, docs/kafka/timers.md#join-phase): such a step is judged in the model's order, after the fold, from
         the group as after the fold with the id still pending — the model must allow both steps,
         so the run's answers and its group after them are those of a model run. Any other step of
         the group in between has no counterpart in the model and is reported."""
@@ -327,7 +327,8 @@ class CoordinatorRefinement:
                         f"{self._describe(steps[start])} armed a zero-delay InitialDelayedJoin of the group, and "
                         f"{self._describe(s)}, a step of the same group, was served before its expiry "
                         f"(at {steps[at].record.time_ms} ms); the model fires a zero-delay InitialDelayedJoin "
-                        "within the step that arms it (model.coordinator.prepare_rebalance, reference §11, §19), "
+                        "within the step that arms it (model.coordinator.prepare_rebalance, "
+                        "docs/kafka/timers.md#join-phase, docs/kafka/timers.md#timers-in-tests), "
                         "and only a pending member id's expiry commutes with it",
                     )
                     return step, events, [], len(steps), False

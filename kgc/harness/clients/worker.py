@@ -16,7 +16,7 @@ clock for every process of the machine): ``started``, ``assigned`` / ``revoked``
 (partitions, from the library's rebalance callbacks), ``processed`` (``[partition, offset]`` pairs,
 written once the application finished them), ``committed`` (mode, offsets, error), ``error``,
 ``closed``. The application processes a batch completely before it polls again, the contract
-auto-commit relies on (seed 003), and commits only what it processed.
+auto-commit relies on (docs/kafka/consumer.md#auto-commit), and commits only what it processed.
 """
 
 from __future__ import annotations

@@ -364,7 +364,7 @@ def parked_after(steps: Sequence[Step | Mapping[str, Any]], result: ScenarioResu
 def parked_conflict(steps: Sequence[Step | Mapping[str, Any]], result: ScenarioResult) -> str | None:
     """Why the sequence is not one a real client sends on the reference's timing: a client sending
     while its own JoinGroup or SyncGroup is parked (one request in flight per connection,
-    reference §1), or None."""
+    docs/kafka/group.md#what-it-keeps), or None."""
     parked: dict[int, str] = {}
     for report in result.steps:
         who = sender(steps[report.index])

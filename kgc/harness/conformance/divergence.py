@@ -225,15 +225,20 @@ def _field_kind(api: str, name: str, expected: Any, actual: Any) -> str:
 #: Where Kafka 3.6.2 decides each API's answer (core/src/main/scala/kafka/coordinator/group/).
 KAFKA_SOURCES = {
     "JoinGroup": "GroupCoordinator.handleJoinGroup / doNewMemberJoinGroup / doCurrentMemberJoinGroup, "
-    "completeJoin (GroupCoordinator.scala, Kafka 3.6.2; reference §3-§4, §11)",
-    "SyncGroup": "GroupCoordinator.handleSyncGroup / doSyncGroup (GroupCoordinator.scala, Kafka 3.6.2; reference §5)",
-    "Heartbeat": "GroupCoordinator.handleHeartbeat (GroupCoordinator.scala, Kafka 3.6.2; reference §6)",
-    "LeaveGroup": "GroupCoordinator.handleLeaveGroup (GroupCoordinator.scala, Kafka 3.6.2; reference §7)",
+    "completeJoin (GroupCoordinator.scala, Kafka 3.6.2; docs/kafka/requests.md#checks, #joingroup, "
+    "docs/kafka/timers.md#join-phase)",
+    "SyncGroup": "GroupCoordinator.handleSyncGroup / doSyncGroup "
+    "(GroupCoordinator.scala, Kafka 3.6.2; docs/kafka/requests.md#syncgroup)",
+    "Heartbeat": "GroupCoordinator.handleHeartbeat "
+    "(GroupCoordinator.scala, Kafka 3.6.2; docs/kafka/requests.md#heartbeat)",
+    "LeaveGroup": "GroupCoordinator.handleLeaveGroup "
+    "(GroupCoordinator.scala, Kafka 3.6.2; docs/kafka/requests.md#leavegroup)",
     "OffsetCommit": "GroupCoordinator.handleCommitOffsets / validateOffsetCommit (GroupCoordinator.scala, "
-    "Kafka 3.6.2; reference §8)",
-    "OffsetFetch": "GroupCoordinator.handleFetchOffsets (GroupCoordinator.scala, Kafka 3.6.2; reference §9)",
+    "Kafka 3.6.2; docs/kafka/requests.md#offsetcommit)",
+    "OffsetFetch": "GroupCoordinator.handleFetchOffsets "
+    "(GroupCoordinator.scala, Kafka 3.6.2; docs/kafka/requests.md#offsetfetch)",
     "DescribeGroups": "GroupCoordinator.handleDescribeGroup, GroupMetadata.summary and its state names "
-    "(GroupMetadata.scala, Kafka 3.6.2; reference §2)",
+    "(GroupMetadata.scala, Kafka 3.6.2; docs/kafka/group.md#states)",
     "ListGroups": "GroupCoordinator.handleListGroups (GroupCoordinator.scala, Kafka 3.6.2): every group not Dead",
     "ApiVersions": "validVersions of clients/src/main/resources/common/message/*Request.json (Kafka 3.6.2)",
     "property": "properties/ (kgc's protocol properties), checked on the broker's own answers",

@@ -11,7 +11,7 @@ generations in Kafka's numbering (``lockstep`` normalises them), one step at a t
   generation monotonicity);
 * ``sync_rejected_in_preparing_rebalance`` — a SyncGroup sent while DescribeGroups showed the
   group in PreparingRebalance is never answered NONE (``GroupCoordinator.doSyncGroup``: "case
-  PreparingRebalance => REBALANCE_IN_PROGRESS", Kafka 3.6.2; seed 000);
+  PreparingRebalance => REBALANCE_IN_PROGRESS", Kafka 3.6.2; docs/kafka/group.md#states);
 * ``exclusive_ownership`` — no partition is handed to two members of the group by SyncGroup
   answers of one generation (the leader's plan is disjoint and the coordinator only relays it; a
   static member replaced under its instance id keeps the generation and hands its place on;

@@ -1,11 +1,11 @@
 """The fuzzer's consumers: what each symbolic client knows and may send next.
 
 A client keeps what the Java consumer keeps between requests (``AbstractCoordinator``'s member id,
-generation, state and assignment, seed 001/004) and reacts to answers as it does
+generation, state and assignment, docs/kafka/consumer.md#heartbeats/004) and reacts to answers as it does
 (``resetGenerationOnResponseError``, ``requestRejoin``), but it sends nothing on its own: every
 request is a rule of the Hypothesis machine, so any order a real client could produce is tried.
 One request at a time: a client whose JoinGroup or SyncGroup is parked sends nothing until it is
-answered (reference §1, one in-flight request per connection). A crash starts the client over on
+answered (docs/kafka/group.md#what-it-keeps, one in-flight request per connection). A crash starts the client over on
 a new connection under a new name (``c2`` → ``c2_1``); answers to its old connection are lost.
 """
 

@@ -76,7 +76,7 @@ STATE_PROPERTIES = tuple(p for p in ALL if p.is_safety and p.check_state is not 
 TRANSITION_PROPERTIES = tuple(p for p in ALL if p.is_safety and p.check_transition is not None)
 
 #: Errors for requests the model never sends (``FuzzOptions.extended``): a bad session timeout, a
-#: protocol the group does not support, a full group (reference §3).
+#: protocol the group does not support, a full group (docs/kafka/requests.md#checks).
 OUT_OF_MODEL = frozenset(
     {Errors.INVALID_SESSION_TIMEOUT, Errors.INCONSISTENT_GROUP_PROTOCOL, Errors.GROUP_MAX_SIZE_REACHED}
 )
@@ -196,7 +196,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
     @staticmethod
     def _stable(c: Client) -> bool:
         """The client believes it is Stable: it consumes, so it commits and fetches offsets (the
-        model's consumer auto-commits only then, seed 003)."""
+        model's consumer auto-commits only then, docs/kafka/consumer.md#auto-commit)."""
         return c.member_id != "" and c.generation >= 0 and c.state.name == "STABLE"
 
     # ------------------------------------------------------------------ rules: clients
@@ -234,7 +234,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
     def join(self, data: st.DataObject, v4: bool, change_metadata: bool) -> None:
         """JoinGroup with the client's member id (empty when it has none), sent when the client
         must rejoin, when its subscription changes, again while its rebalance is unfinished (a
-        lost answer, seed 000), or by a member in good standing with unchanged metadata (the
+        lost answer, docs/kafka/group.md#states), or by a member in good standing with unchanged metadata (the
         leader after a change of partition counts, ``KafkaConsumer.enforceRebalance``, KIP-568)."""
         o = self.OPTIONS
         c = self._pick(data)
@@ -455,7 +455,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def crash(self, data: st.DataObject) -> None:
         """A client process restarts: new connection, new name, no member id. The coordinator
-        keeps its old member until a timer removes it (reference §12) — or, for a static client,
+        keeps its old member until a timer removes it (docs/kafka/timers.md#heartbeat-expiry) — or, for a static client,
         until its next JoinGroup, which carries the same instance id without a member id and takes
         the old member's place (KIP-345). A fenced client is restarted this way too."""
         index = data.draw(
@@ -487,7 +487,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
     @rule()
     def rebalance_timeout_passes(self) -> None:
         """Time passes just beyond the armed DelayedJoin's or pending-sync timer's deadline (the
-        group's rebalance timeout, reference §11): the members that have not rejoined or synced by
+        group's rebalance timeout, docs/kafka/timers.md#join-phase): the members that have not rejoined or synced by
         then overran it, as a consumer stuck in a long poll does, and the join or sync phase is
         forced to complete. Every timer due earlier fires on the way, each its own step. A static
         member whose session outlasts the rebalance timeout stays in the group with its old
@@ -509,7 +509,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
         """One ``advance_time`` step of at least ``ms``, lengthened until it ends off every
         timer's deadline — also of timers armed while it runs (an InitialDelayedJoin extended, a
         new session timer) — since a scenario never ends an ``advance_time`` exactly on one
-        (scenario-format.md, *Timers* rule 2). Time passes in two parts, to just before the end
+        (docs/reference/scenario-format.md, *Timers* rule 2). Time passes in two parts, to just before the end
         and then the rest (lengthened again if a timer armed meanwhile is due there); the virtual
         clock fires the same timers as in one advance of the total."""
         clock = self.target.clock
@@ -544,7 +544,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
     @precondition(lambda self: self._writes_outstanding())
     @rule()
     def store_complete(self) -> None:
-        """The oldest write of a leader's assignment succeeds (reference §14)."""
+        """The oldest write of a leader's assignment succeeds (docs/kafka/group.md#the-storegroup-race)."""
         controls = self.target.controls
         assert controls is not None
 
@@ -558,7 +558,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
     @rule()
     def store_fail(self) -> None:
         """The oldest write fails: an append NOT_ENOUGH_REPLICAS, which SyncGroup sees as
-        COORDINATOR_NOT_AVAILABLE (reference §14; the model's storage fault)."""
+        COORDINATOR_NOT_AVAILABLE (docs/kafka/group.md#the-storegroup-race; the model's storage fault)."""
         controls = self.target.controls
         assert controls is not None
 
@@ -571,7 +571,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.target.failover is not None and not self.unloaded and self._requests_parked())
     @rule()
     def unload(self) -> None:
-        """The coordinator loses the group's partition (reference §15). Offered once per run, while
+        """The coordinator loses the group's partition (docs/kafka/group.md#unload). Offered once per run, while
         a JoinGroup or SyncGroup is parked (their answers are what unloading changes): after it
         every request gets NOT_COORDINATOR, so the rest of the run explores little."""
         failover = self.target.failover
@@ -626,7 +626,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
 
     def _complete_static_store(self) -> bool:
         """A static member that rejoins a Stable group under a new member id is answered once the
-        group is stored again (``updateStaticMemberAndRebalance``, reference §4 step 6). The model
+        group is stored again (``updateStaticMemberAndRebalance``, docs/kafka/requests.md#joingroup). The model
         takes that write to succeed at once, within the JoinGroup (docs/reductions.md, *Static
         membership*), so the machine completes it right away; the two atomic steps are checked as
         the model's one (``_check_steps``) and the scenario gets a ``store_complete`` step after
@@ -791,9 +791,9 @@ class CoordinatorMachine(RuleBasedStateMachine):
         rejected = [a.response.error for a in action.answers if not a.parked and a.response.error in OUT_OF_MODEL]
         if handle and rejected:
             # A request outside the model's vocabulary (extended runs). A bad session timeout or
-            # an unsupported protocol is refused before the group is touched (reference §3
+            # an unsupported protocol is refused before the group is touched (docs/kafka/requests.md#checks
             # validation order), so the group must not change. GROUP_MAX_SIZE_REACHED may drop a
-            # pending id and so complete the join phase (§3, group.max.size). The transition
+            # pending id and so complete the join phase (docs/kafka/requests.md#checks, group.max.size). The transition
             # properties assume the model's requests and are not evaluated on such a step.
             if rejected[0] != Errors.GROUP_MAX_SIZE_REACHED and before.group != after.group:
                 did = step_effects(action, after.group)
@@ -1013,7 +1013,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
 
     def _note_bindings(self, events: list[Event]) -> None:
         """A JoinGroup sent without a member id binds its client's symbolic name when answered
-        NONE or MEMBER_ID_REQUIRED (scenario-format.md, *Member ids*): afterwards a request of that
+        NONE or MEMBER_ID_REQUIRED (docs/reference/scenario-format.md, *Member ids*): afterwards a request of that
         name without an id must say ``member_id: "UNKNOWN"``."""
         for event in events:
             if not isinstance(event, Response) or not isinstance(event.body, JoinGroupResponse):

@@ -91,7 +91,7 @@ class Refinement:
     def _after_unload(model: ClassicGroupModel, step: ImplStep) -> list[tuple[Action, State]]:
         """The model stops at an unloaded group (``ClassicGroupModel.successors`` offers nothing);
         a request that still reaches this coordinator is answered by the model's handler, which
-        says NOT_COORDINATOR and changes nothing (reference §15)."""
+        says NOT_COORDINATOR and changes nothing (docs/kafka/group.md#unload)."""
         a = step.action
         if a.kind != HANDLE:
             return []

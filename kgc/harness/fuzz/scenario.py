@@ -1,4 +1,4 @@
-"""A fuzzing run as a scenario file (``kgc-scenarios`` v1, scenario-format.md).
+"""A fuzzing run as a scenario file (``kgc-scenarios`` v1, docs/reference/scenario-format.md).
 
 Every rule the machine runs becomes one scenario step (the recorder keeps the ops). The
 expectations are not guessed from the machine's own bookkeeping: the recorded steps are replayed
@@ -86,7 +86,7 @@ class ScenarioRecorder:
         a builder), the failing step's replaced by ``failing_expect`` (unconstrained when the model
         gives none), and the steps after it cut
         (the run stopped there). Steps in ``unspecified_timers`` fired timers sharing a deadline: their
-        ``timers_fired`` is null (scenario-format.md, *Timers* rule 5)."""
+        ``timers_fired`` is null (docs/reference/scenario-format.md, *Timers* rule 5)."""
         steps = self.steps if failing_step is None else self.steps[: failing_step + 1]
         recorder = ScenarioRecorder(self.profile, self.config, list(steps))
         expect = recorder.observed(build) if build is not None else [{} for _ in steps]

@@ -116,7 +116,7 @@ TargetFactory = Callable[[FuzzOptions], FuzzTarget]
 
 def reference_target(options: FuzzOptions) -> FuzzTarget:
     """The reference implementation, writes completing on ``store_complete`` (manual), so that
-    the race between a rebalance and the leader's write is fuzzed too (reference §14)."""
+    the race between a rebalance and the leader's write is fuzzed too (docs/kafka/group.md#the-storegroup-race)."""
     config = CoordinatorConfig.of(options, options.profile, options.mutant)
 
     def replay(scenario_config: ScenarioConfig) -> GroupCoordinator:

@@ -1,4 +1,4 @@
-"""Validation primitives of scenario files (``kgc-scenarios`` v1, scenario-format.md): where an
+"""Validation primitives of scenario files (``kgc-scenarios`` v1, docs/reference/scenario-format.md): where an
 error is, and the checks of single values.
 
 Every check takes a :class:`Where` and a raw JSON value, and returns the value in its loaded form
@@ -109,14 +109,14 @@ def choice(where: Where, value: Any, options: Sequence[str]) -> str:
 
 
 def member_name(where: Where, value: Any) -> str:
-    """A symbolic client name (scenario-format.md, *Member ids*)."""
+    """A symbolic client name (docs/reference/scenario-format.md, *Member ids*)."""
     if not isinstance(value, str) or not MEMBER_NAME.match(value):
         where.fail(f"must be a symbolic member name such as 'c1' (letters, digits, '_', '.'), got {show(value)}")
     return str(value)
 
 
 def member_id(where: Where, value: Any) -> str:
-    """``UNKNOWN``, ``ID:<text>`` or ``OF:<name>`` (scenario-format.md, *Member ids*)."""
+    """``UNKNOWN``, ``ID:<text>`` or ``OF:<name>`` (docs/reference/scenario-format.md, *Member ids*)."""
     if not isinstance(value, str):
         where.fail(f"must be a string, got {show(value)}")
     if value == "UNKNOWN" or value.startswith("ID:"):

@@ -7,7 +7,7 @@ is the consumer's side, and two of the catalogue's mutants live there (``assign_
 ``auto_commit_after_fetch``). The runner tells each consumer what it sends (``joining``,
 ``leaving``, ``auto_commit``: a ``commit`` step with ``"auto_commit": true`` sends the offset the
 consumer's auto-commit task computes) and what it is answered (``answered``), and after every step
-evaluates the properties the scenario lists in ``client_checks`` (scenario-format.md) on the
+evaluates the properties the scenario lists in ``client_checks`` (docs/reference/scenario-format.md) on the
 consumers' states, with the model's property functions (``kgc/properties/protocol.py``):
 
 * ``exclusive_ownership``: the state invariant on a model ``State`` whose consumers are the

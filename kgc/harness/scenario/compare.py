@@ -1,6 +1,6 @@
 """Comparing a step's expectation with what a target did, field by field.
 
-Matching rules (scenario-format.md, *Expectations*): a field absent from an expected object is
+Matching rules (docs/reference/scenario-format.md, *Expectations*): a field absent from an expected object is
 not constrained; ``{"one_of": [...]}`` accepts any listed value; ``completions`` are matched by
 ``step``, and an answer nobody expected is a mismatch too; ``timers_fired: null`` constrains
 nothing. Every compared field yields a :class:`FieldResult`, so a failing scenario can be printed

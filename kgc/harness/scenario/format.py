@@ -1,6 +1,6 @@
 """Scenario files (``kgc-scenarios`` v1): loading and validation.
 
-The format is specified in ``scenario-format.md`` (shared reference). A file is parsed once and
+The format is specified in docs/reference/scenario-format.md. A file is parsed once and
 checked completely before anything runs: every error is one line that names the file, the
 scenario, the step and the field, and says what was expected ("scenario 'x', step 3, field
 'generation': must be an integer, got '1'"). A loaded :class:`Scenario` is plain, validated data;
@@ -54,7 +54,7 @@ __all__ = ["PARTITION", "ScenarioError", "Step"]
 FORMAT = "kgc-scenarios"
 FORMAT_VERSION = 1
 
-#: Behaviour profiles a scenario may name (scenario-format.md, *Profiles*; ``kgc/model/profiles.py``).
+#: Behaviour profiles a scenario may name (docs/reference/scenario-format.md, *Profiles*; ``kgc/model/profiles.py``).
 PROFILES = tuple(KNOWN_PROFILES)
 DERIVED_FROM = ("test", "test-adapted", "test+code", "code")
 STATE_NAMES = tuple(s.kafka_name for s in GroupState)
@@ -68,7 +68,7 @@ TIMER_NAME = re.compile(r"^(initial_join|join|sync|heartbeat:[^:\s]+|pending:[^:
 
 @dataclass(frozen=True)
 class ScenarioConfig:
-    """The coordinator and client settings of a scenario (scenario-format.md, *Config*). Keys a
+    """The coordinator and client settings of a scenario (docs/reference/scenario-format.md, *Config*). Keys a
     file leaves out take Kafka's defaults: broker defaults of 3.6.2 and the Java consumer's
     defaults (``session.timeout.ms`` 45000 since 3.0, ``max.poll.interval.ms`` 300000, JoinGroup
     v4+)."""
@@ -295,7 +295,7 @@ def _config(where: Where, raw: Any) -> ScenarioConfig:
 
 
 def _check_member_references(where: Where, steps: Sequence[Step]) -> None:
-    """``OF:<name>`` must name a client that an earlier ``join`` step binds (scenario-format.md,
+    """``OF:<name>`` must name a client that an earlier ``join`` step binds (docs/reference/scenario-format.md,
     *Member ids*): otherwise the reference can never resolve."""
     joined: set[str] = set()
     for index, step in enumerate(steps):
@@ -412,7 +412,7 @@ def _fetched_offsets(where: Where, value: Any) -> dict[str, int]:
     return dict(value)
 
 
-#: The checks of the answer fields an op declares (``Op.answer``; scenario-format.md, response
+#: The checks of the answer fields an op declares (``Op.answer``; docs/reference/scenario-format.md, response
 #: table): one per name, whatever the op.
 ANSWER_CHECKS: dict[str, Check] = {
     "error": error_name,

@@ -6,7 +6,8 @@ Every request the coordinator handles in a trace step becomes a scenario step (J
 OffsetFetch), each timer the model fires becomes the ``advance_time`` that makes the reference fire
 it — the deadline is read from the reference itself, replaying the steps so far —, a storage
 completion or failure becomes ``store_complete`` (failure: COORDINATOR_NOT_AVAILABLE, the model's
-storage fault, reference §14), an unload ``coordinator_unload``. Consumer-only steps (reading an
+storage fault, docs/kafka/group.md#the-storegroup-race), an unload ``coordinator_unload``. Consumer-only steps (reading
+an
 answer without sending, a crash, a lost answer) have no coordinator step of their own.
 
 Symbolic names: the model's member id ``cN#0`` is ``cN``, a later id of the same consumer
@@ -17,7 +18,8 @@ not taken from the trace — the model is untimed and abstracts ids — but obse
 so the file passes on a correct coordinator and fails where a mutant's answers, completions,
 evictions, timers or group differ.
 
-Timing (reference §11–§13). The model is untimed: any armed timer may fire next. A scenario has
+Timing (docs/kafka/timers.md#join-phase, docs/kafka/timers.md#delayedsync). The model is untimed: any armed timer may
+fire next. A scenario has
 to pick timeouts under which the reference fires the trace's timers in the trace's order, so a
 few timings are tried and the first under which every timer the trace fires is the earliest one
 due is kept: sessions three times the rebalance timeout (10 s, or the model's if that does not
@@ -27,7 +29,7 @@ first JoinGroup). The initial delay is the model's. A join timer the model fires
 without extending it is advanced past until the join phase completes (Kafka's InitialDelayedJoin
 may extend itself once when members joined during the delay; the model's "extend" choice is the
 same decision). Every ``advance_time`` ends 1 ms after the deadline it targets, never on one
-(scenario-format.md, *Timers* rule 2).
+(docs/reference/scenario-format.md, *Timers* rule 2).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 model's own coordinator (``kgc/model/coordinator.py``, the functions the explorer uses) and checks that
 every step is a transition the model allows, with the same answers and group states.
 
-What the judge does, per step (scenario-format.md for the step kinds):
+What the judge does, per step (docs/reference/scenario-format.md for the step kinds):
 
 * a request (``join``, ``sync``, ``heartbeat``, ``leave``, ``commit``, ``fetch``) is the
   coordinator handling it: ``handle_request`` on a ``GroupTx`` of the abstract group (a batch
@@ -639,7 +639,7 @@ class _Judge:
 
 
 def _accepts_joining_member(group: Group, mid: MemberId, max_size: int) -> bool:
-    """Kafka's ``acceptJoiningMember`` (reference 4 step 3, 2.6+): whether ``group.max.size`` lets
+    """Kafka's ``acceptJoiningMember`` (docs/kafka/requests.md#joingroup, 2.6+): whether ``group.max.size`` lets
     this JoinGroup through. The model has no size limit, so a refusal is outside it."""
     member = group.member(mid)
     if group.state in (GroupState.EMPTY, GroupState.DEAD):
@@ -652,7 +652,7 @@ def _accepts_joining_member(group: Group, mid: MemberId, max_size: int) -> bool:
 
 def _entered_from_empty(before: GroupState, path: tuple[GroupState, ...]) -> bool:
     """Whether the step moved Empty → PreparingRebalance: the InitialDelayedJoin was armed, and
-    with a delay of 0 it fired inside the step (scenario-format.md, timer rule 3)."""
+    with a delay of 0 it fired inside the step (docs/reference/scenario-format.md, timer rule 3)."""
     previous = before
     for state in path:
         if state == GroupState.PREPARING_REBALANCE and previous == GroupState.EMPTY:

@@ -1,4 +1,4 @@
-"""The scenario ops (``kgc-scenarios`` v1, scenario-format.md *Steps*): one frozen dataclass per op.
+"""The scenario ops (``kgc-scenarios`` v1, docs/reference/scenario-format.md *Steps*): one frozen dataclass per op.
 
 This module is the op vocabulary: every other module that reads or writes steps — the loader
 (``kgc/harness/scenario/format.py``), the runner, the model judge, the writers (``kgc scenario
@@ -7,7 +7,7 @@ library — works with these classes and dispatches on them with ``match``. A st
 file's JSON object by :func:`load` and written back by :func:`dump` (``load(dump(step)) == step``).
 
 A field given as ``None`` is absent from the file: the runner then uses the scenario config's
-default (scenario-format.md: "Fields not given take the config default"). Each field's
+default (docs/reference/scenario-format.md: "Fields not given take the config default"). Each field's
 ``metadata["check"]`` validates its raw value and returns the loaded form (a list becomes a tuple).
 
 Each op also says what it does against a target: its ``run`` sends its request (or drives the
@@ -214,7 +214,7 @@ class Runner(Ids, Protocol):
         ...
 
     def deadline_lint(self) -> tuple[FieldResult, ...]:
-        """A failed field when a timer is due exactly now (scenario-format.md, *Timers* rule 2)."""
+        """A failed field when a timer is due exactly now (docs/reference/scenario-format.md, *Timers* rule 2)."""
         ...
 
 
@@ -245,7 +245,7 @@ class Op:
     api: ClassVar[ApiKey | None] = None
     #: Whether the coordinator may park the request (its answer ``PENDING``).
     parks: ClassVar[bool] = False
-    #: The answer fields an expectation may constrain (scenario-format.md, response table; their
+    #: The answer fields an expectation may constrain (docs/reference/scenario-format.md, response table; their
     #: checks are ``kgc/harness/scenario/format.py``'s ``ANSWER_CHECKS``). None: the step has no answer.
     answer: ClassVar[tuple[str, ...] | None] = None
 
@@ -287,7 +287,7 @@ def _label(op: str, member: str | None, generation: int | None, member_id: str |
     return text
 
 
-#: JoinGroup defaults when a join step leaves them out (scenario-format.md, *Steps*).
+#: JoinGroup defaults when a join step leaves them out (docs/reference/scenario-format.md, *Steps*).
 DEFAULT_PROTOCOL_TYPE = "consumer"
 DEFAULT_PROTOCOLS = ("range",)
 #: JoinGroup versions sent when a join step leaves ``api_version`` out: v5 when the client must
@@ -298,7 +298,8 @@ JOIN_VERSION_OLD = 3
 
 @dataclass(frozen=True)
 class Join(Op):
-    """JoinGroup (reference §3–§4; Kafka 3.6.2 ``GroupCoordinator.handleJoinGroup``)."""
+    """JoinGroup (docs/kafka/requests.md#checks, docs/kafka/requests.md#joingroup; Kafka 3.6.2
+    ``GroupCoordinator.handleJoinGroup``)."""
 
     op: ClassVar[str] = "join"
     api: ClassVar[ApiKey | None] = ApiKey.JOIN_GROUP
@@ -338,7 +339,7 @@ class Join(Op):
     def version(self, config: ScenarioConfig) -> int:
         """The JoinGroup version sent: the step's ``api_version``, else v5 when the client must
         obtain its member id first (KIP-394, v4+) or carries a group instance id (v5+, KIP-345),
-        v3 otherwise (reference §3)."""
+        v3 otherwise (docs/kafka/requests.md#checks)."""
         if self.api_version is not None:
             return self.api_version
         known = config.require_known_member_id if self.require_known_member_id is None else self.require_known_member_id
@@ -369,7 +370,7 @@ class Join(Op):
 
 @dataclass(frozen=True)
 class Sync(Op):
-    """SyncGroup (reference §5; ``GroupCoordinator.handleSyncGroup``); ``store_completion``
+    """SyncGroup (docs/kafka/requests.md#syncgroup; ``GroupCoordinator.handleSyncGroup``); ``store_completion``
     says whether the leader's write completes in this step."""
 
     op: ClassVar[str] = "sync"
@@ -429,7 +430,7 @@ class Sync(Op):
 
 @dataclass(frozen=True)
 class Heartbeat(Op):
-    """Heartbeat (reference §6; ``GroupCoordinator.handleHeartbeat``)."""
+    """Heartbeat (docs/kafka/requests.md#heartbeat; ``GroupCoordinator.handleHeartbeat``)."""
 
     op: ClassVar[str] = "heartbeat"
     api: ClassVar[ApiKey | None] = ApiKey.HEARTBEAT
@@ -460,7 +461,7 @@ class Heartbeat(Op):
 
 @dataclass(frozen=True)
 class Leave(Op):
-    """LeaveGroup, batch form (reference §7; ``GroupCoordinator.handleLeaveGroup``, KIP-345)."""
+    """LeaveGroup, batch form (docs/kafka/requests.md#leavegroup; ``GroupCoordinator.handleLeaveGroup``, KIP-345)."""
 
     op: ClassVar[str] = "leave"
     api: ClassVar[ApiKey | None] = ApiKey.LEAVE_GROUP
@@ -490,7 +491,7 @@ class Leave(Op):
 
 @dataclass(frozen=True)
 class Commit(Op):
-    """OffsetCommit, not transactional (reference §8; ``GroupCoordinator.handleCommitOffsets``);
+    """OffsetCommit, not transactional (docs/kafka/requests.md#offsetcommit; ``GroupCoordinator.handleCommitOffsets``);
     without ``member`` it is sent with no member (generation -1: no group management)."""
 
     op: ClassVar[str] = "commit"
@@ -532,7 +533,7 @@ class Commit(Op):
 
 @dataclass(frozen=True)
 class Fetch(Op):
-    """OffsetFetch (reference §9; ``GroupCoordinator.handleFetchOffsets``)."""
+    """OffsetFetch (docs/kafka/requests.md#offsetfetch; ``GroupCoordinator.handleFetchOffsets``)."""
 
     op: ClassVar[str] = "fetch"
     api: ClassVar[ApiKey | None] = ApiKey.OFFSET_FETCH
@@ -552,7 +553,7 @@ class Fetch(Op):
 
 @dataclass(frozen=True)
 class AdvanceTime(Op):
-    """Time passes and every timer that falls due fires (scenario-format.md, *Timers*)."""
+    """Time passes and every timer that falls due fires (docs/reference/scenario-format.md, *Timers*)."""
 
     op: ClassVar[str] = "advance_time"
 
@@ -573,7 +574,7 @@ class AdvanceTime(Op):
 
 @dataclass(frozen=True)
 class StoreComplete(Op):
-    """The outstanding write of a leader's assignment finishes with ``error`` (reference §14;
+    """The outstanding write of a leader's assignment finishes with ``error`` (docs/kafka/group.md#the-storegroup-race;
     ``GroupCoordinator.doSyncGroup``'s ``storeGroup`` callback). Its answer: whether it applied."""
 
     op: ClassVar[str] = "store_complete"
@@ -600,7 +601,7 @@ class StoreComplete(Op):
 
 @dataclass(frozen=True)
 class CoordinatorUnload(Op):
-    """The coordinator loses the group's partition (reference §15;
+    """The coordinator loses the group's partition (docs/kafka/group.md#unload;
     ``GroupCoordinator.onResignation``)."""
 
     op: ClassVar[str] = "coordinator_unload"
@@ -617,7 +618,7 @@ class CoordinatorUnload(Op):
 
 @dataclass(frozen=True)
 class MarkDead(Op):
-    """The group becomes Dead but stays addressable (reference §15: Kafka's ``…DeadGroup`` tests)."""
+    """The group becomes Dead but stays addressable (docs/kafka/group.md#unload: Kafka's ``…DeadGroup`` tests)."""
 
     op: ClassVar[str] = "mark_dead"
 
@@ -655,7 +656,7 @@ Step: TypeAlias = (
     Join | Sync | Heartbeat | Leave | Commit | Fetch | AdvanceTime | StoreComplete | CoordinatorUnload | MarkDead
 )
 
-#: Every op by its name in scenario files, in the order scenario-format.md lists them.
+#: Every op by its name in scenario files, in the order docs/reference/scenario-format.md lists them.
 OPS: dict[str, type[Step]] = {
     cls.op: cls
     for cls in (Join, Sync, Heartbeat, Leave, Commit, Fetch, AdvanceTime, StoreComplete, CoordinatorUnload, MarkDead)

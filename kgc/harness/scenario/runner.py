@@ -6,10 +6,10 @@ sends its request (or drives the clock, unload or storage control) through the r
 answers (the step's own and those of parked requests), timer expiries, evictions, state changes
 — observes the group, renders all of it with symbolic member names, and compares the result
 with the step's expectation
-(scenario-format.md, *Expectations*). A scenario needing a capability the target lacks is skipped
+(docs/reference/scenario-format.md, *Expectations*). A scenario needing a capability the target lacks is skipped
 with the reason, never run halfway.
 
-Besides the expectations, the runner checks what ``one_of`` leaves implicit (scenario-format.md:
+Besides the expectations, the runner checks what ``one_of`` leaves implicit (docs/reference/scenario-format.md:
 "the choices are correlated, which a runner may check in addition"): every successful JoinGroup
 answer of one generation names the same leader, and only the leader's answer carries the member
 list.
@@ -50,7 +50,7 @@ TargetBuilder = Callable[[ScenarioConfig], GroupCoordinator]
 
 def missing_capability(scenario: Scenario, coordinator: object) -> str | None:
     """Why ``coordinator`` cannot run ``scenario`` (the first op needing a capability it lacks),
-    or None when it can (scenario-format.md ops; kgc/interface.py capabilities)."""
+    or None when it can (docs/reference/scenario-format.md ops; kgc/interface.py capabilities)."""
     for index, step in enumerate(scenario.steps):
         need = step.needs(scenario.config)
         if need is not None and not isinstance(coordinator, need[1]):
@@ -149,7 +149,7 @@ class _Run:
 
     def deadline_lint(self) -> tuple[FieldResult, ...]:
         """A scenario must never end an ``advance_time`` exactly on a timer deadline
-        (scenario-format.md, *Timers* rule 2): where the target shows its armed timers, a timer due
+        (docs/reference/scenario-format.md, *Timers* rule 2): where the target shows its armed timers, a timer due
         exactly now makes the step fail, since its outcome would test a timer convention."""
         if not isinstance(self.coordinator, ReferenceControls):
             return ()
@@ -161,7 +161,7 @@ class _Run:
         )
         if not due:
             return ()
-        expected = "an end time off every timer deadline (scenario-format.md, Timers rule 2)"
+        expected = "an end time off every timer deadline (docs/reference/scenario-format.md, Timers rule 2)"
         return (FieldResult(self.index, "advance_time", expected, f"{', '.join(due)} due at exactly {now} ms", False),)
 
     # ------------------------------------------------------------------ what the step did
@@ -214,7 +214,7 @@ class _Run:
 
     def _bind(self, event: Response) -> bool:
         """A JoinGroup sent without a member id binds its name to the id in a NONE or
-        MEMBER_ID_REQUIRED answer (scenario-format.md, *Member ids*); whether this answer did."""
+        MEMBER_ID_REQUIRED answer (docs/reference/scenario-format.md, *Member ids*); whether this answer did."""
         sent = self.in_flight.get(event.request_id)
         body = event.body
         if (
@@ -272,7 +272,7 @@ class _Run:
 
     def _correlation(self, index: int, actual: Mapping[str, Any]) -> list[FieldResult]:
         """One leader per generation in every successful JoinGroup answer, and the member list in
-        the leader's answer only (scenario-format.md, *Matching rules*)."""
+        the leader's answer only (docs/reference/scenario-format.md, *Matching rules*)."""
         out: list[FieldResult] = []
         answers: list[tuple[str, Any]] = []
         if isinstance(self.scenario.steps[index], ops.Join) and isinstance(actual.get("response"), dict):
@@ -296,7 +296,7 @@ class _Run:
 
 
 def render_body(body: ResponseBody, bindings: Bindings[str], binds: bool = False) -> dict[str, Any]:
-    """A response as scenario files write it (scenario-format.md, response fields), with member ids
+    """A response as scenario files write it (docs/reference/scenario-format.md, response fields), with member ids
     printed symbolically."""
     if isinstance(body, JoinGroupResponse):
         return {

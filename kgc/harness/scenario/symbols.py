@@ -1,4 +1,4 @@
-"""Symbolic clients and the member ids bound to them (scenario-format.md, *Member ids*).
+"""Symbolic clients and the member ids bound to them (docs/reference/scenario-format.md, *Member ids*).
 
 Scenarios never spell member ids: the coordinator issues them, and a runner keeps a map from a
 client's symbolic name (``c1``) to the id it was last given. Both the runner (real ids, strings)
@@ -110,7 +110,7 @@ def parse_partition(text: str) -> TopicPartition:
 
 def parse_protocols(entries: Iterable[str]) -> tuple[JoinGroupProtocol, ...]:
     """A join's ``protocols``: ``"name:tag"`` is protocol ``name`` with metadata ``tag``; ``"name"``
-    has empty metadata (scenario-format.md, *Steps*)."""
+    has empty metadata (docs/reference/scenario-format.md, *Steps*)."""
     out = []
     for entry in entries:
         name, _, tag = entry.partition(":")

@@ -24,7 +24,7 @@ from kgc.model.profiles import Profile
 from kgc.reference import CoordinatorConfig, ReferenceCoordinator
 from kgc.reference.controls import ReferenceControls, StoreCompletion
 
-#: The one group of a scenario (its id is irrelevant, scenario-format.md *The world*).
+#: The one group of a scenario (its id is irrelevant, docs/reference/scenario-format.md *The world*).
 GROUP_ID = "kgc-scenario-group"
 
 #: The coordinators :func:`make_target` builds. ``kgc replay`` offers one more target, the model
