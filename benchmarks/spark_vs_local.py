@@ -8,10 +8,16 @@ but carries the whole visited set. Then a least-squares fit of the Spark engine'
     seconds(level) ≈ a + b · (states in the level) + c · (states visited so far),
 
 which separates the fixed cost of a level (a), the cost of expanding a state (b, against the
-local engine's cost per state) and the cost of carrying the visited set through the anti-join
-(c). The Spark session is started once (its start-up is reported separately) and warmed up on a
-tiny model first; each local run is a fresh process, so its peak memory is its own. Not a test:
-the figures go into the README by hand, with the machine's load average printed here.
+local engine's cost per state) and what the visited set adds to a level (c: the engine merges
+each level into its partitions of sorted fingerprints, so c should be a few nanoseconds, not
+the microseconds a join over the whole visited set costs). The Spark session is started once
+(its start-up is reported separately) and warmed up on a tiny model first; each local run is a
+fresh process, so its peak memory is its own. Not a test.
+
+Prints a table for people and one JSON object per line for ``benchmarks/record.py`` (the docs
+render the figures from its file): one per configuration (both engines, their ratio, the Spark
+engine's bytes per visited state on the executors), then the fit with every level's row and the
+machine's load average before and after.
 
     .venv/bin/python benchmarks/spark_vs_local.py                   # 20 to ~87 k states
     .venv/bin/python benchmarks/spark_vs_local.py --large           # adds a larger run (minutes)
@@ -70,7 +76,8 @@ def run_spark(spark: Any, settings: SparkSettings, overrides: dict[str, Any]) ->
         levels.append((stats.depth, frontier, stats.distinct_states, stats.seconds - last[0]))
         last[0] = stats.seconds
 
-    r = SparkExplorer(Config.from_mapping(overrides), spark=spark, settings=settings).run("bfs", progress=record)
+    explorer = SparkExplorer(Config.from_mapping(overrides), spark=spark, settings=settings)
+    r = explorer.run("bfs", progress=record)
     s = r.stats
     row = {
         "states": s.distinct_states,
@@ -78,6 +85,9 @@ def run_spark(spark: Any, settings: SparkSettings, overrides: dict[str, Any]) ->
         "depth": s.depth,
         "seconds": s.seconds,
         "driver_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "executor_bytes_per_state": s.bytes_per_state,
+        "fingerprint_collision": s.fingerprint_collision,
+        "executor_tables": s.tables,
     }
     return row, levels
 
@@ -105,14 +115,14 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--partitions", type=int, default=None)
     ap.add_argument("--large", action="store_true", help="add a larger configuration (minutes)")
-    ap.add_argument("--json", action="store_true", help="also print one JSON line per configuration")
     ap.add_argument("--only", metavar="TEXT", help="only the configurations whose name contains TEXT")
     args = ap.parse_args(argv)
     configs = [c for c in CONFIGS + (LARGE if args.large else []) if args.only is None or args.only in c[0]]
     if not configs:
         ap.error(f"no configuration name contains {args.only!r}")
     settings = SparkSettings(master=args.master, partitions=args.partitions)
-    print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())}; {os.cpu_count()} cores")
+    load_before = list(os.getloadavg())
+    print(f"load average before: {' '.join(f'{x:.1f}' for x in load_before)}; {os.cpu_count()} cores")
 
     began = time.monotonic()
     spark, owned = start_session(settings)
@@ -135,7 +145,7 @@ def main(argv: list[str]) -> int:
             with ctx.Pool(1) as pool:
                 local = pool.apply(run_local, (overrides,))
             remote, levels = run_spark(spark, settings, overrides)
-            all_levels.extend(lv for lv in levels if lv[0] > 0)  # level 0 also builds the first DataFrames
+            all_levels.extend(lv for lv in levels if lv[0] > 0)  # level 0 also builds the first RDDs
             same = all(local[k] == remote[k] for k in ("states", "transitions", "depth"))
             if local["states"] >= 1000:
                 local_totals[0] += local["seconds"]
@@ -147,8 +157,27 @@ def main(argv: list[str]) -> int:
                 f"{remote['states'] / remote['seconds']:>10,.0f} {remote['seconds'] / local['seconds']:>11.1f} "
                 f"{remote['seconds'] / n_levels:>7.2f} {levels[-1][3]:>9.2f}s" + ("" if same else "   COUNTS DIFFER")
             )
-            if args.json:
-                print(json.dumps({"configuration": overrides, "local": local, "spark": remote, "same_counts": same}))
+            print(
+                json.dumps(
+                    {
+                        "kind": "configuration",
+                        "name": name,
+                        "master": args.master,
+                        "states": remote["states"],
+                        "levels": n_levels,
+                        "local_seconds": round(local["seconds"], 2),
+                        "spark_seconds": round(remote["seconds"], 2),
+                        "ratio": round(remote["seconds"] / local["seconds"], 2),
+                        "executor_bytes_per_state": round(remote["executor_bytes_per_state"], 1),
+                        "same_counts": same,
+                        "load_average": round(os.getloadavg()[0], 1),
+                        "configuration": overrides,
+                        "local": local,
+                        "spark": remote,
+                    }
+                ),
+                flush=True,
+            )
         a, b, c = fit(all_levels)
         local_cost = local_totals[0] / max(local_totals[1], 1)
         print(
@@ -162,6 +191,22 @@ def main(argv: list[str]) -> int:
             print(f"=> a level breaks even above ~{a / (local_cost - b):,.0f} states (ignoring the visited-set term)")
         driver_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"driver peak memory (Python, all Spark runs): {driver_mb:.0f} MB")
+        print(
+            json.dumps(
+                {
+                    "kind": "fit",
+                    "master": args.master,
+                    "seconds_per_level": round(a, 3),
+                    "us_per_state_of_level": round(b * 1e6, 2),
+                    "ns_per_state_visited": round(c * 1e9, 3),
+                    "local_us_per_state": round(local_cost * 1e6, 2),
+                    "levels_fitted": len(all_levels),
+                    "levels": [{"level": lv, "frontier": f, "visited": v, "seconds": t} for lv, f, v, t in all_levels],
+                    "load_before": load_before,
+                    "load_after": list(os.getloadavg()),
+                }
+            )
+        )
     finally:
         if owned:
             spark.stop()

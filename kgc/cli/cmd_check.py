@@ -301,6 +301,7 @@ def result_json(result: Result, files: dict[str, str] | None = None, word: str |
             "compiled": running_compiled(),
             "visited_bytes": s.visited_bytes,
             "bytes_per_state": round(s.bytes_per_state, 2),
+            "fingerprint_collision": s.fingerprint_collision,
             "tables": s.tables,
         },
         "action_counts": dict(sorted(result.action_counts.items())),
@@ -340,6 +341,11 @@ def print_text(result: Result, files: dict[str, str], word: str | None = None, s
     note = basis.cut_note(result.config, s.boundary_states, result.depth_cut)
     if note is not None:
         print(note)
+    if s.fingerprint_collision is not None:
+        print(
+            f"states keyed by 64-bit fingerprints: probability of a collision (two states taken for one) "
+            f"{s.fingerprint_collision:.1e} (TLC's optimistic estimate)"
+        )
     if not result.decided:
         why = s.stopped_by + (": --max-memory reached or an allocation failed" if s.stopped_by == "memory" else "")
         print(f"warning: exploration incomplete (stopped by {why}); an unviolated property is undecided")

@@ -40,6 +40,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--spark-conf", action="append", default=[], metavar="KEY=VALUE", help="any Spark setting (repeatable)"
     )
+    group.add_argument(
+        "--executor-wait",
+        type=float,
+        metavar="SECONDS",
+        help="on a cluster, how long the first executor may take to join before the run stops (default 120)",
+    )
 
 
 def settings_from_args(args: argparse.Namespace) -> SparkSettings | None:
@@ -51,6 +57,7 @@ def settings_from_args(args: argparse.Namespace) -> SparkSettings | None:
             ("--spark-partitions", args.spark_partitions),
             ("--checkpoint-dir", args.checkpoint_dir),
             ("--spark-conf", args.spark_conf),
+            ("--executor-wait", args.executor_wait),
         )
         if value
     ]
@@ -73,7 +80,10 @@ def settings_from_args(args: argparse.Namespace) -> SparkSettings | None:
         validate_master(master)
     except ValueError as exc:
         raise InputError(f"--master: {exc}") from None
-    return SparkSettings(master, args.spark_partitions, args.checkpoint_dir, tuple(conf))
+    wait = 120.0 if args.executor_wait is None else args.executor_wait
+    if not 0 < wait <= 86_400:
+        raise InputError(f"--executor-wait must be between 0 and 86400 seconds, got {args.executor_wait}")
+    return SparkSettings(master, args.spark_partitions, args.checkpoint_dir, tuple(conf), executor_wait=wait)
 
 
 def run(

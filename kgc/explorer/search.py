@@ -83,6 +83,10 @@ class Stats:
     ``kgc.explorer.worker``; ``tables["worker_levels"]`` says in how many BFS levels it took part, and
     ``worker_setup_ms``, ``worker_wait_ms`` and ``worker_idle_ms`` how long the search spent handing
     work over, how long it waited for the worker, and how long the worker had nothing left)."""
+    fingerprint_collision: float | None = None
+    """An engine that keys states by 64-bit fingerprints (Spark): TLC's optimistic estimate of the
+    probability that two distinct states shared one and were taken for one; None for the local
+    engines, which key states exactly."""
 
     @property
     def bytes_per_state(self) -> float:

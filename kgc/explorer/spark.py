@@ -1,46 +1,53 @@
 """Breadth-first search on Apache Spark: the same check as ``Explorer``, for state spaces that
 outgrow one machine.
 
-The search is level-synchronous. Level ``d`` (the states first reached in ``d`` steps) and the
-visited set live in Spark as DataFrames hash-partitioned by state; nothing proportional to the
-state space reaches the driver. One level is three Spark jobs' worth of work, run as one job:
+The search is level-synchronous. Level ``d`` (the states first reached in ``d`` steps), the
+visited set and the parents of every level live in Spark, partitioned by one partitioner that
+never changes (a state's 64-bit fingerprint modulo the partition count); nothing proportional to
+the state space reaches the driver. One level is:
 
 1. *Expand* (Python, on the executors, ``mapPartitions``): each Python worker keeps one
-   ``PackedModel`` of ``ClassicGroupModel`` per search (its interning and memo tables carry over between partitions
-   and levels). Every state of the level is checked against the boundary and the depth bound, its
-   successors are computed with ``successor_keys``, step-scoped transition checks are evaluated
-   once per model step and cached by step id (as ``Explorer`` does), whole-transition checks on
-   every transition, state invariants and state witnesses on each distinct successor. Duplicates
-   within a partition are dropped there. Each partition emits its successors as ``(state, parent)``
-   rows and one summary row (transitions, action counts, boundary states, witnesses, the smallest
+   ``PackedModel`` per search (its interning and memo tables carry over between partitions and
+   levels, and it runs compiled when the executors import the compiled ``kgc``). Every state of
+   the level is checked against the boundary and the depth bound, its successors are computed
+   with ``successor_keys``, step-scoped transition checks are evaluated once per model step and
+   cached by step id (as ``Explorer`` does), whole-transition checks on every transition, state
+   invariants and witnesses on each distinct successor. Duplicates within a partition are
+   dropped there. Each partition emits its successors as ``(fingerprint, (state, parent))`` and
+   one summary (transitions, action counts, boundary states, witnesses, the smallest
    ``(parent, successor index)`` of each property's violations); the driver collects only the
    summaries.
-2. *Deduplicate* (JVM): the successors are grouped by state (the smallest parent wins, so runs
-   are deterministic) and ``left_anti``-joined with the visited set; the result is the next level,
-   checkpointed and counted.
-3. *Record*: the next level's ``(state, parent)`` pairs are appended to the visited set, which is
-   checkpointed again (lazily, by the next level's join).
+2. *Deduplicate* (Python, on the executors): the successors alone are shuffled to the partition
+   their fingerprint names; there, and only there, they meet that partition of the visited set
+   (a sorted array of fingerprints, co-partitioned, so it is read in place and never shuffled),
+   are deduplicated (the smallest parent wins, so runs are deterministic), and the new ones
+   form the next level, its parents (``(fingerprint, parent)``, sorted) and the partition's next
+   visited array. A level's work is its own successors' and one sorted merge per partition; the
+   states seen before it are not scanned by any join.
 
-States cross processes as *canonical bytes* (``canonical``): the state pickled without the
-pickler's memo, so the bytes depend only on the state's value, never on which sub-objects happen
-to be shared, on the process, or on ``PYTHONHASHSEED`` (a state holds only ints, bools,
-``IntEnum`` members and tuples, ``kgc/model/state.py``). These bytes are at once the join key and the
-payload: deduplication is exact (no fingerprint collisions), and the executors decode them with
-``pickle.loads``. The model's integer keys never leave a process: they index one model instance's
-interning tables.
+States cross processes in a *canonical encoding* built component by component, as the local
+engine packs them: each component (the group, the budget, each consumer) is pickled without the
+pickler's memo (``canonical``), so its bytes depend only on its value, and fingerprinted once per
+worker; a state travels as the tuple of its components' bytes, and its fingerprint is a 64-bit
+BLAKE2b of its components' fingerprints. Every process computes the same bytes and fingerprints
+(a state holds only ints, bools, ``IntEnum`` members and tuples, ``kgc/model/state.py``). The
+visited set holds 8 bytes per state and the parents 16. As in TLC, two distinct states with one
+fingerprint would be taken for one: the result states the probability of that
+(``Stats.fingerprint_collision``, TLC's optimistic estimate n·(m−n)/2⁶⁴ for n distinct states
+and m generated), and the local engines, which key states exactly, remain the reference.
 
-A violation comes back as ``(parent state, successor index)``: the counterexample is rebuilt by
-looking the chain of parents up in the visited set, one small job per step for all violations
-together, then replaying the model forward on the driver. BFS order makes it a shortest
-counterexample, of the same length as the local engine's.
+A violation comes back as ``(parent fingerprint, successor index)`` with its depth: the
+counterexample's fingerprints are looked up level by level in the parents (one small job per
+step, for all violations together), then the model is replayed forward on the driver, picking at
+each step the successor with the next fingerprint. BFS order makes it a shortest counterexample,
+of the same length as the local engine's.
 
-Checkpointing: each level and the visited set are checkpointed every level, which truncates the
+Checkpointing: the visited set and the parents are checkpointed every level, which truncates the
 lineage (otherwise every level's plan would contain all earlier ones) and lets them spill. By
-default these are *local* checkpoints (``localCheckpoint``: blocks on the executors' disks, always
-with a disk level, no extra write) because on one machine or a stable cluster they are the
-cheapest way to spill; with ``checkpoint_dir`` set they are *reliable* checkpoints written to that
-directory (HDFS, S3, any shared storage), which survive the loss of an executor at the cost of
-writing each level and the visited set once more.
+default these are *local* checkpoints (``localCheckpoint``: blocks on the executors' disks) because
+on one machine or a stable cluster they are the cheapest way to spill; with ``checkpoint_dir`` set
+they are *reliable* checkpoints written to that directory (HDFS, S3, any shared storage), which
+survive the loss of an executor at the cost of writing them once more.
 
 Bounds act between levels: ``max_depth`` exactly as in ``Explorer``; ``max_states`` and
 ``time_limit`` stop after the level that reaches them (so counts of an interrupted run differ from
@@ -50,8 +57,12 @@ first violation is found (same depth and counterexample length as the local engi
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import importlib.machinery
 import io
 import pickle
+import struct
 import sys
 import time
 import uuid
@@ -61,6 +72,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from kgc.explorer import spark_tasks as tasks
 from kgc.explorer.checks import Book
 from kgc.explorer.components import PackedModel
 from kgc.explorer.search import Bounds, ProgressFn, Result, Stats, Violation
@@ -69,9 +81,11 @@ from kgc.explorer.spark_env import (
     SparkUnavailable,
     first_line,
     remove_checkpoints,
+    ship_kgc,
     start_session,
     use_checkpoint_dir,
 )
+from kgc.model._compiled import running_compiled
 from kgc.model.actions import Action
 from kgc.model.config import Config
 from kgc.model.state import State
@@ -80,13 +94,13 @@ from kgc.properties.base import Property
 from kgc.properties.protocol import ALL
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
-
-#: Row kinds of the expansion's output.
-SUCCESSOR = 0
-SUMMARY = 1
+    from pyspark import RDD
+    from pyspark.sql import SparkSession
 
 _PICKLE = pickle.HIGHEST_PROTOCOL
+_EXTENSION = importlib.machinery.EXTENSION_SUFFIXES[0]
+"""The extension suffix of the driver's Python: an executor that cannot load it runs the model's
+source."""
 _ALL_MARKED = "spark.checkpoint.checkpointAllMarkedAncestors"
 
 
@@ -95,18 +109,87 @@ class SparkJobFailed(SparkUnavailable):
     model on an executor); the message is the first meaningful line of the failure."""
 
 
-def canonical(state: State) -> bytes:
-    """The state's canonical bytes: equal states give equal bytes in every process.
+def canonical(value: Any) -> bytes:
+    """The canonical bytes of a state or of one of its components: equal values give equal bytes
+    in every process.
 
     A plain pickle is not canonical: its memo writes a sub-object met twice as a back-reference,
-    so two equal states differ when one shares a component the other merely repeats. The
+    so two equal values differ when one shares a sub-object the other merely repeats. The
     pickler's ``fast`` mode turns the memo off (safe: states are trees, never cyclic).
     """
     buf = io.BytesIO()
     pickler = pickle.Pickler(buf, _PICKLE)
     pickler.fast = True  # the C pickler's documented no-memo mode
-    pickler.dump(state)
+    pickler.dump(value)
     return buf.getvalue()
+
+
+def _digest(data: bytes) -> int:
+    """A signed 64-bit BLAKE2b of ``data`` (numpy's int64 holds it as it is)."""
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little", signed=True)
+
+
+def collision_probability(distinct: int, generated: int) -> float:
+    """TLC's optimistic estimate of the probability that two of ``distinct`` states share a
+    64-bit fingerprint, given ``generated`` states (every successor) were looked up:
+    n·(m−n)/2⁶⁴."""
+    return distinct * max(generated - distinct, 0) / 2.0**64
+
+
+class Codec:
+    """One process's canonical encoding of a ``PackedModel``'s states, component by component.
+
+    A state's *wire form* is ``(group bytes, budget bytes, (consumer bytes, ...))``; its
+    fingerprint is a digest of its components' fingerprints. Each component is pickled and
+    digested once per process (memoised by its interned id), so a successor costs one small
+    digest, not a pickle of the whole state."""
+
+    def __init__(self, model: PackedModel) -> None:
+        self.model = model
+        self._out: tuple[dict[int, tuple[bytes, int]], ...] = ({}, {}, {})
+        """Group, budget, consumer id → (bytes, fingerprint)."""
+        self._in: tuple[dict[bytes, int], ...] = ({}, {}, {})
+        """Group, budget, consumer bytes → id."""
+        self._pack = struct.Struct(f"<{model.n + 2}q").pack
+
+    def _component(self, kind: int, cid: int) -> tuple[bytes, int]:
+        found = self._out[kind].get(cid)
+        if found is None:
+            values = (self.model.groups, self.model.budgets, self.model.consumers)[kind].values
+            blob = canonical(values[cid])
+            found = self._out[kind][cid] = (blob, _digest(blob))
+            self._in[kind].setdefault(blob, cid)
+        return found
+
+    def fingerprint(self, key: int) -> int:
+        gid, bid, cids = self.model.split(key)
+        return _digest(
+            self._pack(
+                self._component(0, gid)[1], self._component(1, bid)[1], *[self._component(2, c)[1] for c in cids]
+            )
+        )
+
+    def wire(self, key: int) -> tuple[bytes, bytes, tuple[bytes, ...]]:
+        gid, bid, cids = self.model.split(key)
+        return self._component(0, gid)[0], self._component(1, bid)[0], tuple(self._component(2, c)[0] for c in cids)
+
+    def key(self, wire: Sequence[Any]) -> int:
+        """The key in this process's model of a state's wire form (interning what is new)."""
+        gblob, bblob, cblobs = wire
+        model = self.model
+        gid = self._in[0].get(gblob)
+        if gid is None:
+            gid = self._in[0][gblob] = model.group_id(pickle.loads(gblob))
+        bid = self._in[1].get(bblob)
+        if bid is None:
+            bid = self._in[1][bblob] = model.budgets.id(pickle.loads(bblob))
+        cids = []
+        for blob in cblobs:
+            cid = self._in[2].get(blob)
+            if cid is None:
+                cid = self._in[2][blob] = model.consumer_id(pickle.loads(blob))
+            cids.append(cid)
+        return model.pack(gid, bid, cids)
 
 
 # ---------------------------------------------------------------------------------- executors
@@ -122,11 +205,20 @@ class LevelSummary:
     """A state within the boundary was not expanded because of ``max_depth``."""
     action_counts: dict[str, int] = field(default_factory=dict)
     witnessed: set[str] = field(default_factory=set)
-    violations: dict[str, tuple[bytes, int]] = field(default_factory=dict)
-    """Property name → the smallest ``(parent state, successor index)`` of a transition that
-    violates it (or leads to a state that does)."""
+    violations: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Property name → the smallest ``(parent fingerprint, successor index)`` of a transition
+    that violates it (or leads to a state that does)."""
+    python_model: int = 0
+    """Partitions expanded by a worker running the model's Python source, not its compiled
+    extensions."""
+    shipped: int = 0
+    """Partitions expanded by a worker running the kgc the driver shipped (``ship_kgc``)."""
+    emitted: int = 0
+    """Successor rows the partition emitted (distinct within it), which the shuffle moves."""
+    payload: int = 0
+    """Their bytes: the wire forms and the two fingerprints of each."""
 
-    def violation(self, name: str, parent: bytes, index: int) -> None:
+    def violation(self, name: str, parent: int, index: int) -> None:
         known = self.violations.get(name)
         if known is None or (parent, index) < known:
             self.violations[name] = (parent, index)
@@ -139,6 +231,10 @@ class LevelSummary:
         for kind, n in other.action_counts.items():
             self.action_counts[kind] = self.action_counts.get(kind, 0) + n
         self.witnessed |= other.witnessed
+        self.python_model += other.python_model
+        self.shipped += other.shipped
+        self.emitted += other.emitted
+        self.payload += other.payload
         for name, (parent, index) in other.violations.items():
             self.violation(name, parent, index)
 
@@ -160,12 +256,13 @@ class LevelTask:
 
 
 class _Worker:
-    """One Python worker's share of a search: the model, the property bookkeeping of
+    """One Python worker's share of a search: the model, its codec, the property bookkeeping of
     ``kgc.explorer.checks`` and its verdicts cached per step id and per component. The cached masks
     cover every check (settled or not), so they stay valid in every later partition and level."""
 
     def __init__(self, task: LevelTask) -> None:
         self.model = PackedModel(ClassicGroupModel(task.config))
+        self.codec = Codec(self.model)
         self.book = Book(task.properties)
         self.every = -1
         self.masks: dict[int, int] = {}
@@ -191,13 +288,14 @@ def _worker(task: LevelTask) -> _Worker:
     return worker
 
 
-def expand_partition(task: LevelTask, rows: Iterable[Any]) -> Iterator[tuple[int, bytes, bytes]]:
-    """Expand one partition of a level: ``rows`` hold canonical states; yields a ``SUCCESSOR``
-    row ``(state, parent)`` per distinct successor and one ``SUMMARY`` row. The checks are
-    ``kgc.explorer.checks``'s, as in the local engines; unlike them, a partition reports every
-    violating transition (the driver keeps the smallest), since partitions run side by side."""
+def expand_partition(task: LevelTask, rows: Iterable[Any]) -> Iterator[tuple[Any, Any]]:
+    """Expand one partition of a level: ``rows`` are ``(fingerprint, (wire form, parent))``;
+    yields ``(fingerprint, (wire form, parent fingerprint))`` per distinct successor and one
+    ``(None, summary)``. The checks are ``kgc.explorer.checks``'s, as in the local engines;
+    unlike them, a partition reports every violating transition (the driver keeps the
+    smallest), since partitions run side by side."""
     worker = _worker(task)
-    model, book, masks = worker.model, worker.book, worker.masks
+    model, codec, book, masks = worker.model, worker.codec, worker.book, worker.masks
     settled = task.settled
     step_active = ~book.bits(book.step_checks, settled) & ((1 << len(book.step_checks)) - 1)
     comp_active = ~book.bits(book.component_checks, settled) & ((1 << len(book.component_checks)) - 1)
@@ -206,20 +304,19 @@ def expand_partition(task: LevelTask, rows: Iterable[Any]) -> Iterator[tuple[int
     whole = [p for p in book.transition_checks if p.name not in settled]
     summary = LevelSummary()
     step_counts: dict[int, int] = {}
-    found: dict[int, list[bytes]] = {}  # successor key -> [smallest parent]
+    found: dict[int, list[int]] = {}  # successor key -> [smallest parent fingerprint]
     broken: dict[int, list[str]] = {}  # successor key -> the state invariants it violates
     steps = model.steps
-    for (blob,) in rows:
-        blob = bytes(blob)
+    for fp, (wire, _parent) in rows:
         summary.states += 1
-        source: State = pickle.loads(blob)
-        key = model.encode(source)
+        key = codec.key(wire)
         if not model.key_within_boundary(key):
             summary.boundary_states += 1
             continue
         if not task.expand:
             summary.depth_bounded = True
             continue
+        source: State | None = None
         successors = model.successor_keys(key)
         summary.transitions += len(successors)
         for index, (step, nxt) in enumerate(successors):
@@ -228,23 +325,25 @@ def expand_partition(task: LevelTask, rows: Iterable[Any]) -> Iterator[tuple[int
             if step_active:
                 mask = masks.get(step)
                 if mask is None:
+                    source = source or model.decode(key)
                     target = model.decode(nxt)
                     mask = masks[step] = book.step_mask(source, steps[step], target, worker.every)
                 if mask & step_active:
                     for i, p in enumerate(book.step_checks):
                         if mask & step_active & 1 << i:
                             if p.is_safety:
-                                summary.violation(p.name, blob, index)
+                                summary.violation(p.name, fp, index)
                             else:  # a witness: found once is enough for this partition
                                 summary.witnessed.add(p.name)
                                 step_active &= ~(1 << i)
             if whole:
+                source = source or model.decode(key)
                 target = target or model.decode(nxt)
                 hit = False
                 for p in whole:
                     if p.holds_on(source, steps[step], target) != p.is_safety:
                         if p.is_safety:
-                            summary.violation(p.name, blob, index)
+                            summary.violation(p.name, fp, index)
                         else:
                             summary.witnessed.add(p.name)
                             hit = True
@@ -252,7 +351,7 @@ def expand_partition(task: LevelTask, rows: Iterable[Any]) -> Iterator[tuple[int
                     whole = [p for p in whole if p.is_safety or p.name not in summary.witnessed]
             seen = found.get(nxt)
             if seen is None:
-                found[nxt] = [blob]
+                found[nxt] = [fp]
                 bad: list[str] = []
                 if comp_active:
                     gid, rest = model.group_and_consumer_parts(nxt)
@@ -286,21 +385,27 @@ def expand_partition(task: LevelTask, rows: Iterable[Any]) -> Iterator[tuple[int
                         state_checks = [p for p in state_checks if p.name not in summary.witnessed]
                 if bad:
                     broken[nxt] = bad
-            elif blob < seen[0]:
-                seen[0] = blob
+            elif fp < seen[0]:
+                seen[0] = fp
             if broken and nxt in broken:
                 for name in broken[nxt]:
-                    summary.violation(name, blob, index)
+                    summary.violation(name, fp, index)
     counts = summary.action_counts
     for step, n in step_counts.items():
         kind = steps[step].kind
         counts[kind] = counts.get(kind, 0) + n
+    payload = 0
     for nxt, (parent,) in found.items():
-        yield (SUCCESSOR, canonical(model.decode(nxt)), parent)
+        wire = codec.wire(nxt)
+        payload += 16 + len(wire[0]) + len(wire[1]) + sum(map(len, wire[2]))
+        yield (codec.fingerprint(nxt), (wire, parent))
+    summary.emitted, summary.payload = len(found), payload
     if len(steps) > task.step_memory:
         model.forget_steps()
         masks.clear()
-    yield (SUMMARY, pickle.dumps(summary, _PICKLE), b"")
+    summary.python_model = 0 if running_compiled() else 1
+    summary.shipped = 1 if "kgc-executor-" in __file__ else 0
+    yield (None, summary)
 
 
 # ------------------------------------------------------------------------------------- driver
@@ -325,11 +430,15 @@ class SparkExplorer:
     ) -> None:
         self.config = config
         self.model = PackedModel(ClassicGroupModel(config))
+        self.codec = Codec(self.model)
         self.properties = list(properties)
         self.spark = spark
         self.settings = settings or SparkSettings()
         self.stop_at_first = stop_at_first
         self.step_memory = step_memory
+        self.level_bytes: list[int] = []
+        """Per level, the bytes the visited set and the parents hold on the executors."""
+        self._parents_held = 0
 
     def run(self, strategy: str = "bfs", bounds: Bounds | None = None, progress: ProgressFn | None = None) -> Result:
         """Explore breadth-first; ``progress`` is called once per level with the statistics so
@@ -342,13 +451,19 @@ class SparkExplorer:
                 use_checkpoint_dir(spark, self.settings.checkpoint_dir)
             sc = spark.sparkContext
             before = sc.getLocalProperty(_ALL_MARKED)
-            # By default a job checkpoints only the last marked RDD of its lineage; the level and
-            # visited set computed inside the same job would keep their lineage, which doubles
+            # By default a job checkpoints only the last marked RDD of its lineage; the visited
+            # set and parents computed inside the same job would keep their lineage, which grows
             # (and slows every job) level after level.
             sc.setLocalProperty(_ALL_MARKED, "true")
+            from pyspark import cloudpickle
+
+            # The executors' entry points travel by value: on a cluster they run before kgc is
+            # importable there (kgc.explorer.spark_tasks unpacks it).
+            cloudpickle.register_pickle_by_value(tasks)  # type: ignore[no-untyped-call]
             try:
                 return self._search(spark, bounds or Bounds(), progress)
             finally:
+                cloudpickle.unregister_pickle_by_value(tasks)  # type: ignore[no-untyped-call]
                 sc.setLocalProperty(_ALL_MARKED, before)  # type: ignore[arg-type]
         except SparkUnavailable:
             raise
@@ -364,40 +479,43 @@ class SparkExplorer:
 
     # ------------------------------------------------------------------ the search
     def _search(self, spark: SparkSession, bounds: Bounds, progress: ProgressFn | None) -> Result:
-        """The level loop. Every DataFrame is checkpointed lazily, so one level costs one Spark
-        job: collecting the expansion's summaries pulls along the deduplication of the level
-        (``level``) and the visited set it was deduplicated against."""
-        from pyspark.sql import functions as F
-
-        stats = Stats()
+        """The level loop: per level one job expands it (collecting the summaries; it computes
+        the previous level's deduplication on the way) and one job keeps the visited set and the
+        parents that deduplication produced."""
+        sc = spark.sparkContext
+        stats = Stats(engine="spark")
         result = Result(self.config, "bfs", self.properties, stats, max_depth=bounds.max_depth)
         start = time.monotonic()
         partitions = self.settings.partitions or int(spark.conf.get("spark.sql.shuffle.partitions") or 4)
 
         # Level 0 on the driver: the initial states are few and checked here, as Explorer does.
-        init: dict[bytes, State] = {}
-        for s in self.model.init_states():
-            init.setdefault(canonical(s), s)
-        found: dict[str, tuple[bytes, int | None]] = {}  # property -> (state or parent, successor index)
-        for blob, s in init.items():
+        init: dict[int, int] = {}
+        for key in self.model.init_keys():
+            init.setdefault(self.codec.fingerprint(key), key)
+        found: dict[str, tuple[int, int, int | None]] = {}  # property -> (depth, state or parent, successor index)
+        for fp, key in init.items():
+            s = self.model.decode(key)
             for p in self.properties:
                 if p.check_state is None or p.name in found or p.name in result.witnessed:
                     continue
                 if p.holds_in(s) != p.is_safety:
                     if p.is_safety:
-                        found[p.name] = (blob, None)
+                        found[p.name] = (0, fp, None)
                     else:
                         result.witnessed.add(p.name)
-        rows = [(blob, blob) for blob in init]
-        level = self._checkpoint(spark.createDataFrame(rows, _LEVEL_SCHEMA).repartition(partitions, "state"))
-        visited = self._checkpoint(level)
+        rows = [(fp, (self.codec.wire(key), fp)) for fp, key in sorted(init.items())]
+        archive = ship_kgc(sc) if self.settings.ships_code else None
+        level: RDD[Any] = sc.parallelize(rows, partitions).partitionBy(partitions, tasks.partition_of)
+        first = level.mapPartitions(tasks.first_level, preservesPartitioning=True).persist(_memory_and_disk())
+        visited = self._checkpoint(first.filter(tasks.is_visited))
+        parents = [self._checkpoint(first.filter(tasks.is_parents), disk_only=True)]
+        pending: list[RDD[Any]] = [first]  # materialized by the next keep()
         stats.distinct_states = len(init)
         search = uuid.uuid4().hex
-        # Job d materializes level d, its successors and visited set d-1 (which level d was
-        # deduplicated against); after job d+1 has read them, they are freed.
-        stale: list[DataFrame] = []
-        older: DataFrame | None = None  # visited set d-1
+        stale: list[RDD[Any]] = []
         depth = 0
+        generated = len(init)
+        emitted = payload = 0
         while True:
             if self.stop_at_first and found:  # an initial state is a counterexample
                 stats.complete, stats.stopped_by = False, "violation"
@@ -405,23 +523,28 @@ class SparkExplorer:
             expand = bounds.max_depth is None or depth < bounds.max_depth
             settled = frozenset(found) | frozenset(result.witnessed)
             task = LevelTask(search, self.config, tuple(self.properties), settled, expand, self.step_memory)
-            successors = self._keep(
-                spark.createDataFrame(
-                    level.select("state").rdd.mapPartitions(partial(expand_partition, task)),
-                    _EXPANDED_SCHEMA,
-                    verifySchema=False,
-                )
-            )
+            expand_level = partial(tasks.expand, archive, _EXTENSION, _dumps(task))
+            expanded = self._checkpoint(level.mapPartitions(expand_level))
             summary = LevelSummary()
-            for (blob,) in successors.where(F.col("kind") == SUMMARY).select("state").collect():
-                summary.merge(pickle.loads(blob))
-            for df in stale:
-                _release(df)
-            stale = [successors, level] + ([older] if older is not None else [])
+            for _none, part in expanded.filter(tasks.is_summary).collect():
+                summary.merge(part)
+            for name, n in (("python_model", summary.python_model), ("shipped_kgc", summary.shipped)):
+                if n:
+                    stats.tables[f"executor_partitions_{name}"] = stats.tables.get(f"executor_partitions_{name}", 0) + n
+            # The deduplication that made this level ran in that job: keep what it produced of
+            # the visited set and the parents, then let the rest go.
+            self._keep(visited, parents[-1])
+            for rdd in [*stale, *pending]:
+                _release(rdd)
+            stale, pending = [], []
             if summary.states == 0:  # the level is empty: the search is over
+                _release(expanded)
                 break
             if depth > 0:
                 stats.distinct_states += summary.states
+            generated += summary.transitions
+            emitted += summary.emitted
+            payload += summary.payload
             stats.depth = depth
             stats.transitions += summary.transitions
             stats.boundary_states += summary.boundary_states
@@ -429,7 +552,7 @@ class SparkExplorer:
                 result.action_counts[kind] = result.action_counts.get(kind, 0) + n
             result.witnessed |= summary.witnessed
             for name, (parent, index) in sorted(summary.violations.items()):
-                found.setdefault(name, (parent, index))
+                found.setdefault(name, (depth, parent, index))
             now = time.monotonic()
             stats.seconds = now - start
             if progress is not None:
@@ -446,59 +569,75 @@ class SparkExplorer:
             if stop or not expand:
                 if stop and summary.transitions:
                     stats.complete, stats.stopped_by = False, stop
+                _release(expanded)
                 break
-            # The next level: this one's successors, deduplicated, minus everything visited.
-            level = self._checkpoint(
-                successors.where(F.col("kind") == SUCCESSOR)
-                .groupBy("state")
-                .agg(F.min("parent").alias("parent"))
-                .join(visited, "state", "left_anti")
-            )
-            older = visited
-            visited = self._checkpoint(visited.unionByName(level))
+            # The next level: only this level's successors are shuffled, each to the partition
+            # of the visited set its fingerprint names, which is read where it lies.
+            successors = expanded.filter(tasks.is_successor).partitionBy(partitions, tasks.partition_of)
+            merged = visited.union(successors)
+            if merged.getNumPartitions() != partitions:  # pragma: no cover - Spark would have lost the partitioning
+                raise RuntimeError("the visited set and the successors are not co-partitioned")
+            out = merged.mapPartitions(tasks.deduplicate, preservesPartitioning=True).persist(_memory_and_disk())
+            stale = [expanded, visited]
+            pending = [out]
+            level = out.filter(tasks.is_state)
+            visited = self._checkpoint(out.filter(tasks.is_visited))
+            parents.append(self._checkpoint(out.filter(tasks.is_parents), disk_only=True))
             depth += 1
-        result.violations = self._counterexamples(spark, visited, found)
-        for df in [*stale, visited]:
-            _release(df)
+        stats.fingerprint_collision = collision_probability(stats.distinct_states, generated)
+        if emitted:
+            stats.tables["payload_bytes_per_successor"] = payload // emitted
+        stats.visited_bytes = self.level_bytes[-1] if self.level_bytes else 0
+        result.violations = self._counterexamples(parents, found)
+        for rdd in [*stale, *pending, visited, *parents]:
+            _release(rdd)
         stats.seconds = time.monotonic() - start
         return result
 
-    def _checkpoint(self, df: DataFrame) -> DataFrame:
-        """A level or the visited set: checkpointed (lineage cut, spilled to disk) by the first
-        job that computes it."""
+    def _checkpoint(self, rdd: RDD[Any], *, disk_only: bool = False) -> RDD[Any]:
+        """Kept where it is computed, and its lineage cut by the first job that computes it:
+        local checkpoints by default, reliable ones with ``checkpoint_dir``."""
+        rdd = rdd.persist(_disk_only() if disk_only else _memory_and_disk())
         if self.settings.checkpoint_dir is not None:
-            return df.checkpoint(eager=False)
-        return df.localCheckpoint(eager=False)
+            rdd.checkpoint()
+        else:
+            rdd.localCheckpoint()
+        return rdd
 
-    def _keep(self, df: DataFrame) -> DataFrame:
-        """A level's successors, read by two jobs: kept where they were computed. With
-        reliable checkpoints they are merely persisted, so a lost executor's share is
-        recomputed from the (reliable) level instead of failing the search."""
-        if self.settings.checkpoint_dir is not None:
-            return df.persist(_disk_level())
-        return df.localCheckpoint(eager=False)
+    def _keep(self, visited: RDD[Any], parents: RDD[Any]) -> None:
+        """Compute and keep the visited set and a level's parents (one job), recording the bytes
+        they hold on the executors (8 per visited state, 16 per recorded parent)."""
+        sc = visited.context
+        sizes = sc.union([visited.mapPartitions(tasks.size), parents.mapPartitions(tasks.size)]).collect()
+        seen, fresh = sum(sizes[: visited.getNumPartitions()]), sum(sizes[visited.getNumPartitions() :])
+        self._parents_held += fresh
+        self.level_bytes.append(8 * seen + 16 * self._parents_held)
 
     # ------------------------------------------------------------------ counterexamples
     def _counterexamples(
-        self, spark: SparkSession, visited: DataFrame, found: dict[str, tuple[bytes, int | None]]
+        self, parents: list[RDD[Any]], found: dict[str, tuple[int, int, int | None]]
     ) -> list[Violation]:
-        """Look up each violation's chain of parents (one small join per step, for all
-        violations together), then replay the model forward on the driver."""
+        """Look up each violation's chain of fingerprints level by level (one small job per
+        level, for all violations together), then replay the model forward on the driver."""
         if not found:
             return []
-        parents: dict[bytes, bytes] = {}
-        wanted = {blob for blob, _ in found.values()}
-        while wanted:
-            keys = spark.createDataFrame([(bytearray(b),) for b in sorted(wanted)], "state binary")
-            got = {bytes(r[0]): bytes(r[1]) for r in visited.join(keys, "state").select("state", "parent").collect()}
+        chains = {name: [fp] for name, (_depth, fp, _index) in found.items()}
+        at = {name: depth for name, (depth, _fp, _index) in found.items()}
+        for depth in range(max(at.values()), 0, -1):
+            wanted = frozenset(chain[-1] for name, chain in chains.items() if at[name] == depth)
+            if not wanted:
+                continue
+            got = dict(parents[depth].mapPartitions(partial(tasks.lookup, wanted)).collect())
             if wanted - got.keys():
-                raise RuntimeError("a counterexample's state is missing from the visited set")
-            parents.update(got)
-            wanted = {p for p in got.values() if p not in parents}
+                raise RuntimeError("a counterexample's state is missing from the recorded parents")
+            for name, chain in chains.items():
+                if at[name] == depth:
+                    chain.append(got[chain[-1]])
+                    at[name] = depth - 1
         by_name = {p.name: p for p in self.properties}
         violations = []
-        for name, (blob, index) in found.items():
-            path = self._replay(parents, blob)
+        for name, (_depth, _fp, index) in found.items():
+            path = self._replay(list(reversed(chains[name])))
             if index is not None:
                 model = self.model
                 step, nxt = model.successor_keys(model.encode(path[-1][1]))[index]
@@ -507,43 +646,49 @@ class SparkExplorer:
         violations.sort(key=lambda v: (len(v.path), v.prop.name))
         return violations
 
-    def _replay(self, parents: dict[bytes, bytes], blob: bytes) -> list[tuple[Action | None, State]]:
-        """The path from an initial state (its own parent) to the state ``blob``, each step the
-        first successor that reaches the next state (as ``Explorer.replay`` picks it)."""
-        chain = [blob]
-        while parents[chain[-1]] != chain[-1]:
-            chain.append(parents[chain[-1]])
-        chain.reverse()
-        model = self.model
-        first = model.decode(model.encode(pickle.loads(chain[0])))
-        path: list[tuple[Action | None, State]] = [(None, first)]
-        for current, target in zip(chain, chain[1:], strict=False):
-            key, wanted = model.encode(pickle.loads(current)), model.encode(pickle.loads(target))
+    def _replay(self, chain: list[int]) -> list[tuple[Action | None, State]]:
+        """The path through the fingerprints ``chain`` from an initial state, each step the first
+        successor with the next fingerprint (as ``Explorer.replay`` picks it)."""
+        model, codec = self.model, self.codec
+        starts = {codec.fingerprint(k): k for k in model.init_keys()}
+        key = starts[chain[0]]
+        path: list[tuple[Action | None, State]] = [(None, model.decode(key))]
+        for wanted in chain[1:]:
             for step, nxt in model.successor_keys(key):
-                if nxt == wanted:
+                if codec.fingerprint(nxt) == wanted:
                     path.append((model.steps[step], model.decode(nxt)))
+                    key = nxt
                     break
             else:  # pragma: no cover - would mean the executors' model differs from the driver's
                 raise RuntimeError("could not replay the counterexample: a recorded step is not a successor")
         return path
 
 
-def _disk_level() -> Any:
+def _dumps(task: LevelTask) -> bytes:
+    """The task as the executors unpickle it: by cloudpickle, so that properties defined where a
+    worker cannot import them (a test, a notebook) travel by value."""
+    from pyspark import cloudpickle
+
+    return bytes(cloudpickle.dumps(task, _PICKLE))  # type: ignore[no-untyped-call]
+
+
+def _memory_and_disk() -> Any:
     from pyspark import StorageLevel
 
     return StorageLevel.MEMORY_AND_DISK
 
 
-def _release(df: DataFrame) -> None:
-    """Free the blocks of a persisted DataFrame or a local checkpoint now rather than at the
-    JVM's next garbage collection."""
-    try:
-        if df.storageLevel.useDisk or df.storageLevel.useMemory:
-            df.unpersist()
-        else:
-            df._jdf.queryExecution().analyzed().rdd().unpersist(False)
-    except Exception:  # noqa: BLE001 - only an optimisation; the cleaner frees them later
-        pass
+def _disk_only() -> Any:
+    from pyspark import StorageLevel
+
+    return StorageLevel.DISK_ONLY
+
+
+def _release(rdd: RDD[Any]) -> None:
+    """Free the blocks of a persisted RDD or a local checkpoint now rather than at the JVM's next
+    garbage collection."""
+    with contextlib.suppress(Exception):  # only an optimisation; the cleaner frees them later
+        rdd.unpersist()
 
 
 def job_failure(exc: BaseException) -> str:
@@ -577,8 +722,3 @@ def level_progress(stream: Any = None) -> ProgressFn:
         )
 
     return report
-
-
-#: The rows of a level, and of the expansion's output (DDL, read by ``createDataFrame``).
-_LEVEL_SCHEMA = "state binary, parent binary"
-_EXPANDED_SCHEMA = "kind byte, state binary, parent binary"

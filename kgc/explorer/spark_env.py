@@ -16,18 +16,21 @@ and Spark binds to 127.0.0.1.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
 import socket
 import subprocess
 import sys
+import tarfile
 import tempfile
+import time
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -63,12 +66,17 @@ class SparkSettings:
     conf: Sequence[tuple[str, str]] = field(default_factory=tuple)
     """Further Spark settings (``spark.executor.memory``, …), as ``spark-submit --conf``."""
     ship_code: bool | None = None
-    """Send the project's packages to the executors (``SparkContext.addPyFile``); default: on
-    for every master that is not local."""
+    """Send kgc to the executors (``ship_kgc``); default: on for every master that is not local."""
+    executor_wait: float = 120.0
+    """Seconds a cluster's first executor may take to join before the run gives up."""
 
     @property
     def is_local(self) -> bool:
         return self.master.startswith("local")
+
+    @property
+    def ships_code(self) -> bool:
+        return self.ship_code if self.ship_code is not None else not self.is_local
 
 
 def validate_master(master: str) -> None:
@@ -241,9 +249,25 @@ def _prepare(spark: SparkSession, settings: SparkSettings) -> None:
         wanted = 2 * max(sc.defaultParallelism, 1)
         if current == 200 and wanted != 200:
             spark.conf.set("spark.sql.shuffle.partitions", str(wanted))
-    ship = settings.ship_code if settings.ship_code is not None else not settings.is_local
-    if ship:
-        sc.addPyFile(str(project_zip()))
+    if not settings.is_local:
+        _await_executors(spark, settings.executor_wait)
+
+
+def _await_executors(spark: SparkSession, timeout: float) -> None:
+    """Wait until an executor has joined (a cluster whose workers cannot give what the application
+    asks for would otherwise leave every job waiting for ever), or raise ``SparkUnavailable``."""
+    sc = spark.sparkContext
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if sc._jsc.sc().getExecutorMemoryStatus().size() > 1:  # the driver counts as one
+            return
+        time.sleep(0.25)
+    memory = spark.conf.get("spark.executor.memory", "1g")
+    cores = spark.conf.get("spark.executor.cores", "all of a worker's")
+    raise SparkUnavailable(
+        f"no executor joined within {timeout:.0f} s: the cluster's workers may lack the memory or cores "
+        f"an executor asks for (spark.executor.memory={memory}, spark.executor.cores={cores})"
+    )
 
 
 def use_checkpoint_dir(spark: SparkSession, directory: str) -> None:
@@ -268,6 +292,34 @@ def remove_checkpoints(spark: SparkSession) -> None:
         path.getFileSystem(sc._jsc.hadoopConfiguration()).delete(path, True)
     except Exception:  # noqa: BLE001 - leftover files are harmless; never fail a finished search
         pass
+
+
+_SHIPPED: dict[tuple[int, str], str] = {}
+
+
+def ship_kgc(sc: Any) -> str:
+    """Send the installed ``kgc`` package to the executors (``SparkContext.addFile``) as a tar
+    archive: its Python source and its compiled extensions (the mypyc modules, the native core,
+    and mypyc's shared library beside the package), their mtimes kept so that the executors find
+    the extensions current. Returns the archive's name, which ``kgc.explorer.spark_tasks`` unpacks.
+    Sent once per Spark context and content."""
+    package = Path(__file__).resolve().parents[1]
+    files = sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    files += sorted(package.parent.glob("*__mypyc*"))
+    digest = hashlib.sha256()
+    for path in files:
+        stat = path.stat()
+        digest.update(f"{path.relative_to(package.parent)}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+    name = f"kgc-{digest.hexdigest()[:16]}.tar"
+    key = (id(sc), name)
+    if key not in _SHIPPED:
+        out = Path(tempfile.mkdtemp(prefix="kgc-ship-")) / name
+        with tarfile.open(out, "w") as tar:
+            for path in files:
+                tar.add(path, arcname=path.relative_to(package.parent).as_posix(), recursive=False)
+        sc.addFile(str(out))
+        _SHIPPED[key] = name
+    return _SHIPPED[key]
 
 
 def project_zip() -> Path:

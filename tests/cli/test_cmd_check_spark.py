@@ -28,7 +28,15 @@ def generation_below_one(s):  # type: ignore[no-untyped-def]
 
 
 def comparable(doc: dict[str, Any]) -> dict[str, Any]:
-    engine_specific = ("seconds", "states_per_second", "peak_memory_mb", "engine", "visited_bytes", "bytes_per_state")
+    engine_specific = (
+        "seconds",
+        "states_per_second",
+        "peak_memory_mb",
+        "engine",
+        "visited_bytes",
+        "bytes_per_state",
+        "fingerprint_collision",
+    )
     stats = {k: v for k, v in doc["stats"].items() if k not in (*engine_specific, "tables")}
     cexes = [(c["property"], c["length"], Path(c["file"]).name) for c in doc["counterexamples"]]
     # Liveness needs the local engine: under Spark it is not checked (tests/cli/test_cmd_check_liveness.py).
@@ -45,6 +53,8 @@ def test_json_output_matches_the_local_engine(
     assert main(["check", *ONE, "--json", "--engine", "spark", "--out", str(tmp_path / "spark")]) == 12
     remote = json.loads(capsys.readouterr().out)
     assert comparable(remote) == comparable(local)
+    assert local["stats"]["fingerprint_collision"] is None  # the local engine keys states exactly
+    assert 0 <= remote["stats"]["fingerprint_collision"] < 1e-12
     assert json.loads((tmp_path / "spark" / "generation_below_one.json").read_text())["format"] == "kgc-trace"
     assert spark_session.sparkContext._jsc is not None, "kgc check stopped the session it did not start"
 
@@ -54,6 +64,7 @@ def test_text_output_and_progress_per_level(spark_session: Any, capsys: pytest.C
     assert main(["check", *ONE, "--engine", "spark", "--master", "local[2]"]) == 0
     out, err = capsys.readouterr()
     assert "verdict: ok" in out and "holds  exclusive_ownership" in out
+    assert re.search(r"^states keyed by 64-bit fingerprints: probability of a collision .* [\d.]+e-\d+ ", out, re.M)
     m = re.search(r"^(\d+) distinct states, (\d+) transitions, depth (\d+),", out, re.M)
     assert m is not None and (int(m[1]), int(m[3])) == (20, 8)  # the local engine's counts (kgc check --no-progress)
     levels = [line for line in err.splitlines() if line.startswith("level ")]

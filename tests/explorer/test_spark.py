@@ -234,14 +234,14 @@ def test_only_breadth_first() -> None:
 
 def test_level_summaries_merge_to_the_smallest_violation() -> None:
     a, b = LevelSummary(states=2, transitions=3), LevelSummary(states=1, transitions=1, depth_bounded=True)
-    a.violation("p", b"\x07", 1)
-    b.violation("p", b"\x05", 9)
-    b.violation("p", b"\x05", 2)
+    a.violation("p", 7, 1)
+    b.violation("p", -5, 9)
+    b.violation("p", -5, 2)
     a.action_counts["handle"] = 2
     b.action_counts["handle"] = 1
     a.merge(b)
     assert (a.states, a.transitions, a.depth_bounded, a.action_counts) == (3, 4, True, {"handle": 3})
-    assert a.violations == {"p": (b"\x05", 2)}
+    assert a.violations == {"p": (-5, 2)}
 
 
 def test_job_failures_are_summarised_by_the_python_exception() -> None:
@@ -312,3 +312,64 @@ def test_canonical_bytes_agree_across_processes() -> None:
         outputs.add(proc.stdout)
     assert len(outputs) == 1
     assert len(eval(outputs.pop())) > 50
+
+
+_FINGERPRINTS = """
+import sys
+from kgc.explorer.components import PackedModel
+from kgc.explorer.spark import Codec
+from kgc.model.config import Config
+from kgc.model.system import ClassicGroupModel
+config = Config.from_mapping({config!r})
+model = PackedModel(ClassicGroupModel(config))
+codec = Codec(model)
+level, seen = model.init_keys(), set()
+for _ in range(6):
+    level = [n for k in level for _, n in model.successor_keys(k)]
+    seen |= {{(codec.fingerprint(k), codec.wire(k)) for k in level}}
+if sys.argv[1:] == ["reversed"]:  # another order of interning: other ids, the same fingerprints
+    other = Codec(PackedModel(ClassicGroupModel(config)))
+    seen = {{(other.fingerprint(other.key(w)), w) for _, w in sorted(seen, reverse=True)}}
+print(sorted(seen))
+"""
+
+
+def test_fingerprints_and_wire_forms_agree_across_processes_and_interning_orders() -> None:
+    """What the executors and the driver compare: every process computes the same fingerprint
+    and wire form of a state, whatever its ``PYTHONHASHSEED`` and the order in which its model
+    interned the components (so a worker's ids never leak into the encoding)."""
+    script = _FINGERPRINTS.format(config=dict(TINY, max_perturbations=1))
+    outputs = set()
+    for seed, extra in (("0", []), ("1", []), ("4242", ["reversed"])):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        proc = subprocess.run(
+            [sys.executable, "-c", script, *extra], capture_output=True, text=True, env=env, check=True
+        )
+        outputs.add(proc.stdout)
+    assert len(outputs) == 1
+    pairs = eval(outputs.pop())
+    assert len(pairs) > 50
+    assert len({fp for fp, _ in pairs}) == len({w for _, w in pairs}) == len(pairs)  # no collision here
+
+
+def test_deduplication_keeps_new_states_with_their_smallest_parent() -> None:
+    """One partition: a visited set, successors met twice (the smaller parent wins) and ones
+    already visited (dropped); the visited set grows by exactly the new ones, sorted."""
+    import numpy as np
+
+    from kgc.explorer.spark_tasks import PARENTS, VISITED, deduplicate
+
+    rows = [
+        (VISITED, np.array([-4, 3, 9], dtype=np.int64)),
+        (5, ("e", 20)),
+        (3, ("c", 1)),
+        (5, ("e", -2)),
+        (-7, ("g", 4)),
+    ]
+    out = list(deduplicate(rows))
+    states = [(fp, v) for fp, v in out if isinstance(fp, int)]
+    assert states == [(-7, ("g", 4)), (5, ("e", -2))]
+    (parents,) = [v for tag, v in out if tag == PARENTS]
+    assert parents["fp"].tolist() == [-7, 5] and parents["parent"].tolist() == [4, -2]
+    (visited,) = [v for tag, v in out if tag == VISITED]
+    assert visited.tolist() == [-7, -4, 3, 5, 9]
