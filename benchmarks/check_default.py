@@ -4,7 +4,8 @@ Prints one JSON line per run: the configuration's overrides, the verdict, distin
 transitions, diameter (the deepest BFS level), wall and CPU seconds, distinct states per wall and
 per CPU second, peak memory, the sizes of the model's tables, and the load average while it ran
 (other processes on this 2-core machine slow the wall-clock figures; the CPU figures are what to
-compare across runs). Not a test: the figures go into the README by hand.
+compare across runs), and whether the model ran compiled. Not a test: ``benchmarks/record.py check_default``
+keeps the line in ``benchmarks/results/``, which the documentation renders.
 
     .venv/bin/python benchmarks/check_default.py                       # the default configuration
     .venv/bin/python benchmarks/check_default.py max_perturbations=0   # overrides: FIELD=VALUE
@@ -29,6 +30,7 @@ import sys
 import time
 
 from kgc.explorer.search import Explorer
+from kgc.model._compiled import running_compiled
 from kgc.model.config import Config, ConfigError
 
 
@@ -64,6 +66,7 @@ def main(argv: list[str]) -> int:
                 "distinct_states_per_cpu_second": round(s.distinct_states / cpu) if cpu else None,
                 "peak_memory_mb": round(s.peak_memory_mb),
                 "engine": s.engine,
+                "compiled": running_compiled(),
                 "visited_set_bytes_per_state": round(s.bytes_per_state, 2),
                 "engine_tables": s.tables,
                 "model_tables": explorer.model.cache_sizes(),

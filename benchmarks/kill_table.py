@@ -1,10 +1,12 @@
 """Benchmark: the mutant kill table on a configuration (default: the project's default one).
 
 Runs ``kgc mutants``' exploration (BFS, stop at the first violation) for every mutant a safety
-property kills, then the unmutated protocol to the deepest kill, and prints the table as Markdown
-for the README, followed by one JSON line with the totals. Not a test: timings go into the README by
-hand. The liveness mutants (killed by a lasso only, after an exhaustive safety search) are left out:
-their kills are pinned by tests/explorer/test_liveness.py and tabulated in the README's *Liveness*.
+property kills, then the unmutated protocol to the deepest kill, and prints one JSON line per row
+of the kill table (``mutant``, ``killed_by``, ``also``, ``trace_length``, ``states``,
+``seconds``), the unmutated protocol's row last, followed by one JSON line with the totals. Not a
+test: ``benchmarks/record.py kill_table`` keeps the lines in ``benchmarks/results/kill_table.json``,
+which the documentation renders. The liveness mutants (killed by a lasso only, after an exhaustive
+safety search) are left out: their kills are pinned by tests/explorer/test_liveness.py.
 
     .venv/bin/python benchmarks/kill_table.py                        # the default configuration
     .venv/bin/python benchmarks/kill_table.py max_perturbations=1    # overrides: FIELD=VALUE
@@ -24,16 +26,31 @@ def main(argv: list[str]) -> int:
     overrides = dict(arg.split("=", 1) for arg in argv)
     config = Config.from_mapping(overrides)
     report = run_catalogue(config, [m for m in KILLABLE if not m.liveness], fairness=None)
-    print("| mutant | killed by | also violated | trace length | states until the kill | seconds |")
-    print("|---|---|---|---:|---:|---:|")
     for o in report.outcomes:
-        also = ", ".join(f"`{n}`" for n in o.also) or "–"
-        killer = f"`{o.killed_by}`" if o.killed_by else "**survived**"
-        print(f"| `{o.name}` | {killer} | {also} | {o.trace_length or '–'} | {o.states:,} | {o.seconds:.1f} |")
+        row = {
+            "mutant": o.name,
+            "killed_by": o.killed_by or "survived",
+            "also": ", ".join(o.also) or "–",
+            "trace_length": o.trace_length or "–",
+            "states": o.states,
+            "seconds": round(o.seconds, 1),
+        }
+        print(json.dumps(row))
     b = report.baseline
     assert b is not None
-    verdict = f"violates `{b.killed_by}`" if b.killed else f"holds to depth {b.bounds.max_depth}"
-    print(f"| unmutated protocol | {verdict} | | | {b.states:,} | {b.seconds:.1f} |")
+    verdict = f"violates {b.killed_by}" if b.killed else f"holds to depth {b.bounds.max_depth}"
+    print(
+        json.dumps(
+            {
+                "mutant": "unmutated protocol",
+                "killed_by": verdict,
+                "also": "",
+                "trace_length": "",
+                "states": b.states,
+                "seconds": round(b.seconds, 1),
+            }
+        )
+    )
     print(
         json.dumps(
             {

@@ -34,3 +34,13 @@ def scenario_file(name: str) -> str:
         return name
     shipped = SCENARIOS / (name if name.endswith(".json") else f"{name}.json")
     return str(shipped) if shipped.is_file() else name
+
+
+GLOSSARY = ROOT / "docs" / "glossary.md"
+"""kgc's notation (member ids ``c1#0``, ``∅``, perturbations, budgets …), linked from its output; in
+a checkout only (an installed kgc names the page by its path in kgc's repository)."""
+
+
+def glossary() -> str:
+    """Where to read kgc's notation: the glossary's path in a checkout, else its repository path."""
+    return str(GLOSSARY) if GLOSSARY.is_file() else "docs/glossary.md in kgc's repository"

@@ -14,7 +14,16 @@ LAYERS: list[set[str]] = [
     {"kgc.properties"},
     {"kgc.explorer"},
     {"kgc.diagrams"},
-    {"kgc.interface", "kgc.reference", "kgc.client", "kgc.transport", "kgc.broker", "kgc.serve", "kgc.harness"},
+    {
+        "kgc.interface",
+        "kgc.reference",
+        "kgc.oracle",
+        "kgc.client",
+        "kgc.transport",
+        "kgc.broker",
+        "kgc.serve",
+        "kgc.harness",
+    },
     {"kgc.timing", "kgc.logs"},
     {"kgc.cli"},
 ]

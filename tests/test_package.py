@@ -1,7 +1,8 @@
 """kgc as a package: ``python -m build`` gives an sdist and a wheel, and the wheel installs into a
 fresh virtual environment and runs outside the checkout — ``kgc --version`` from the package
 metadata, ``kgc check`` on a small configuration with the native core, ``kgc replay`` of a shipped
-scenario found by name in the installed data.
+scenario found by name in the installed data, and ``kgc diff --rev`` refused in one line (an
+installed kgc has no revisions).
 
 The build inside this test sets ``KGC_PURE_PYTHON=1`` (the C core and the liveness kernel are
 compiled; the mypyc modules are not, which would take minutes): the compiled build is the same
@@ -88,6 +89,12 @@ def test_wheel_installs_and_runs_outside_the_checkout(dist: Path, tmp_path: Path
     assert replayed.rstrip().endswith("18 passed, 0 failed, 0 skipped")
     assert not (away / "scenarios").exists()
 
+    # Only a checkout has revisions to compare: an installed kgc says so in one line.
+    proc = subprocess.run(
+        [kgc, "diff", "--rev", "HEAD", "--consumers", "1"], cwd=away, env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 150 and "not run from a git checkout" in proc.stderr, proc.stderr
+
 
 def test_a_wrong_scenario_name_is_bad_input(tmp_path: Path) -> None:
     proc = subprocess.run(
@@ -100,4 +107,6 @@ def test_a_wrong_scenario_name_is_bad_input(tmp_path: Path) -> None:
         check=False,
     )
     assert proc.returncode == 150
-    assert proc.stderr.strip() == "kgc: error: cannot read scenario file 'no-such-scenario': No such file or directory"
+    # (the last line: a checkout whose compiled modules are older than their source says so first)
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last == "kgc: error: cannot read scenario file 'no-such-scenario': No such file or directory"

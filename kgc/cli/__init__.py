@@ -20,9 +20,9 @@ import signal
 import sys
 import threading
 from types import ModuleType
-from typing import NoReturn
+from typing import Any, NoReturn
 
-from kgc import __version__, quiet_interrupts
+from kgc import quiet_interrupts
 from kgc.cli import exits
 from kgc.cli.errors import InputError
 from kgc.cli.outcome import interrupt_exit, interrupt_name, signals
@@ -37,6 +37,7 @@ VERB_MODULES = [
     "kgc.cli.cmd_mutants",
     "kgc.cli.cmd_scenario",
     "kgc.cli.cmd_diff",
+    "kgc.cli.cmd_explore",
     "kgc.cli.cmd_serve",
     "kgc.cli.cmd_clients",
     "kgc.cli.cmd_logs",
@@ -77,9 +78,23 @@ def _modules_for(argv: list[str]) -> list[str] | None:
     return None
 
 
+class _Version(argparse.Action):
+    """``kgc --version``: the version and, in a git checkout, the commit (``kgc.cli.version``),
+    worked out only when asked."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> NoReturn:
+        from kgc.cli.version import version_line
+
+        print(version_line())
+        parser.exit()
+
+
 def build_parser(verbs: dict[str, ModuleType]) -> argparse.ArgumentParser:
     parser = _Parser(prog="kgc", description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--version", action="version", version=f"kgc {__version__}")
+    parser.add_argument("--version", action=_Version, help="print kgc's version (and commit, in a checkout) and exit")
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
     for verb, module in verbs.items():
         p = sub.add_parser(verb, help=module.HELP, description=module.HELP)

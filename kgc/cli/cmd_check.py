@@ -21,6 +21,7 @@ from typing import Any
 from kgc.cli import exits, inputs, spark_engine
 from kgc.cli import liveness as live
 from kgc.cli.errors import InputError
+from kgc.cli.junit import FAILED, SKIPPED, Case, write_junit
 from kgc.cli.options import (  # noqa: F401 - re-exported: other verbs and tests import them from here
     add_bounds_arguments,
     add_model_arguments,
@@ -37,12 +38,16 @@ from kgc.cli.outcome import (
     report_memory_stop,
     verdict,
 )
+from kgc.cli.version import JSON_SCHEMA, JSON_SCHEMA_VERSION, identity_json
 from kgc.diagrams.sequence import render_svg
 from kgc.explorer import basis, coverage
+from kgc.explorer.liveness import LivenessResult
 from kgc.explorer.search import Bounds, Explorer, Result, Violation
 from kgc.explorer.spark_env import SparkUnavailable
 from kgc.explorer.trace import format_trace, trace_json
 from kgc.model._compiled import running_compiled
+from kgc.paths import glossary
+from kgc.properties.explain import explain_path
 from kgc.properties.protocol import ALL
 
 VERB = "check"
@@ -70,12 +75,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="--out: also write a shortest trace of every witness found (witness_NAME.json, .svg, .itf.json)",
     )
+    p.add_argument(
+        "--junit",
+        metavar="FILE",
+        help="also write a JUnit XML report (one test case per property) for CI: FILE.xml",
+    )
     p.add_argument("--no-progress", action="store_true")
     p.add_argument(
         "--coverage",
         action="store_true",
         help="report how many transitions took each branch of the coordinator's handlers and the other steps, "
         "the branches never taken, and the property clauses resting on one (like TLC's -coverage)",
+    )
+    p.add_argument(
+        "--quiet",
+        action="store_true",
+        help="a summary: no header, no progress, no property that holds or witness found, no fairness assumptions; "
+        "violations, warnings and verdicts only",
+    )
+    p.add_argument(
+        "--show-state",
+        action="store_true",
+        help="print the whole state after each step of a counterexample (group, members, each consumer; "
+        "lines a step changed are marked *); notation: docs/glossary.md",
     )
     live.add_arguments(p)
     group = p.add_argument_group("interrupt and resume (native engine)")
@@ -115,8 +137,9 @@ def run(args: argparse.Namespace) -> int:
     if (args.format != "kgc" or args.witnesses) and not args.out:
         raise InputError("--format and --witnesses say how --out writes traces: add --out DIR")
     out_dir = inputs.output_dir(args.out) if args.out else None
-    quiet = args.json or args.no_progress
-    if not args.json:
+    junit = inputs.output_file(args.junit, ("xml",), "--junit") if args.junit else None
+    quiet = args.json or args.no_progress or args.quiet
+    if not args.json and not args.quiet:
         print_header(VERB, config, bounds, args.strategy)
     if spark is not None:
         try:
@@ -135,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise InputError(f"--engine {args.engine}: {exc}") from None
         checkpoint, every, resume = checkpoint_from_args(args)
-        progress = None if quiet else progress_reporter()
+        progress = None if quiet else progress_reporter(phase="safety search")
         try:
             result = explorer.run(args.strategy, bounds, progress, checkpoint, every, resume)
         except ValueError as exc:
@@ -145,26 +168,47 @@ def run(args: argparse.Namespace) -> int:
     word, code = verdict(result.ok, result.stats, args.allow_incomplete)
     interrupted = result.stats.stopped_by == "interrupted"
     cut = result.stats.stopped_by in ("interrupted", "memory")  # no liveness check after these: it needs more
-    graph, model = (result.graph, explorer.model) if spark is None else (None, None)
-    liveness = live.run(config, fairness, bounds, graph, model, workers) if fairness is not None and not cut else None
-    if result.ok and not interrupted and liveness is not None and not liveness.ok:
-        word, code = "violation", EXIT_LIVENESS  # a lasso is real even in an incomplete exploration
-    # Writing --out may still fail (a full disk, the directory removed meanwhile): the verdict and
-    # the statistics are printed first, then the one-line error, and the exit is 150.
+    # Writing --out may fail (a full disk, the directory removed meanwhile): the verdict and the
+    # statistics are printed first, then the one-line error, and the exit is 150.
     write_error: InputError | None = None
     files: dict[str, str] = {}
     lasso_files: dict[str, Any] = {}
     try:
+        if out_dir:
+            clear_previous_outputs(out_dir)
         files = write_counterexamples(result, out_dir, args.format) if out_dir else {}
         if out_dir and args.witnesses:
             files.update(write_witnesses(result, out_dir, args.format, bounds))
-        lasso_files = live.write_lassos(liveness, out_dir) if out_dir and liveness is not None else {}
     except InputError as exc:
         write_error = exc
     except OSError as exc:
         write_error = InputError(f"--out: cannot write into {str(out_dir)!r}: {exc.strerror or exc}")
-    rests_on = result.basis() if liveness is None else _union(result.basis(), liveness.basis())
     covered = coverage.Coverage.of(result.observed, config) if args.coverage else None
+    if not args.json:
+        if covered is not None:
+            print("\n".join(covered.text()))
+        # The safety verdicts as soon as the search ends: the liveness check may take a while.
+        print_text(result, files, word, fairness is None, args.show_state, args.quiet)
+        if fairness is not None and not cut:
+            print(f"safety: {word}; checking liveness ({fairness.level} fairness) …", flush=True)
+    if fairness is not None and not cut and not quiet:
+        print("progress: liveness: exploring the state graph and checking its cycles", file=sys.stderr, flush=True)
+    graph, model = (result.graph, explorer.model) if spark is None else (None, None)
+    liveness = live.run(config, fairness, bounds, graph, model, workers) if fairness is not None and not cut else None
+    if result.ok and not interrupted and liveness is not None and not liveness.ok:
+        word, code = "violation", EXIT_LIVENESS  # a lasso is real even in an incomplete exploration
+    try:
+        if out_dir and liveness is not None and write_error is None:
+            lasso_files = live.write_lassos(liveness, out_dir, args.format)
+        if out_dir and write_error is None:
+            record_outputs(out_dir)
+        if junit is not None:
+            write_junit(junit, "kgc check", junit_cases(result, liveness), result.stats.seconds)
+    except InputError as exc:
+        write_error = write_error or exc
+    except OSError as exc:
+        write_error = write_error or InputError(f"cannot write the reports: {exc.strerror or exc}")
+    rests_on = result.basis() if liveness is None else _union(result.basis(), liveness.basis())
     if args.json:
         doc = result_json(result, files, word)
         if covered is not None:
@@ -179,11 +223,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=2))
     else:
         skipped = fairness is not None and cut and liveness is None
-        if covered is not None:
-            print("\n".join(covered.text()))
-        print_text(result, files, word, show_verdict=liveness is None and not skipped)
         if liveness is not None:
-            live.print_text(liveness, lasso_files)
+            live.print_text(liveness, lasso_files, config, args.quiet)
             kinds = [k for k, ok in (("safety", result.ok), ("liveness", liveness.ok)) if not ok]
             print("verdict: " + (f"violation ({', '.join(kinds)})" if kinds else basis.qualify(word, rests_on)))
         elif spark:
@@ -205,10 +246,109 @@ def _union(first: list[str], second: list[str]) -> list[str]:
     return list(dict.fromkeys([*first, *second]))
 
 
+MANIFEST = "kgc-check-files.txt"
+"""The list of files a ``kgc check --out DIR`` run wrote into DIR, one name a line."""
+_OUTPUT_SUFFIXES = (".json", ".svg", ".itf.json", ".scenario.json")
+
+
+def _output_names(out_dir: Path) -> set[str]:
+    """The files in ``out_dir`` that a ``kgc check`` run writes: a counterexample, witness or lasso
+    of one of kgc's properties (``PROPERTY``, ``witness_NAME``, ``LIVENESS`` or ``LIVENESS-c1``
+    with one of the output suffixes), and those the previous run's manifest lists."""
+    from kgc.properties.temporal import ALL as TEMPORAL
+
+    stems = {p.name for p in ALL} | {f"witness_{p.name}" for p in ALL} | {p.name for p in TEMPORAL}
+    names: set[str] = set()
+    manifest = out_dir / MANIFEST
+    if manifest.is_file():
+        names |= {line for line in manifest.read_text().splitlines() if line and "/" not in line}
+    for child in out_dir.iterdir():
+        suffix = next((x for x in _OUTPUT_SUFFIXES[::-1] if child.name.endswith(x)), None)
+        if suffix is None:
+            continue
+        stem = child.name[: -len(suffix)]
+        if stem in stems or any(stem.startswith(f"{t.name}-") for t in TEMPORAL):
+            names.add(child.name)
+    return names
+
+
+def clear_previous_outputs(out_dir: Path) -> None:
+    """Remove what an earlier run wrote into ``out_dir``, so that a clean run leaves no old
+    counterexample behind; other files are left alone."""
+    for name in _output_names(out_dir):
+        (out_dir / name).unlink(missing_ok=True)
+
+
+def record_outputs(out_dir: Path) -> None:
+    """List this run's files in ``out_dir``'s manifest (the next run removes them first)."""
+    names = sorted(_output_names(out_dir) - {MANIFEST})
+    names = [n for n in names if (out_dir / n).exists()]
+    inputs.write_atomically(out_dir / MANIFEST, "".join(f"{n}\n" for n in names))
+
+
+def junit_cases(result: Result, liveness: LivenessResult | None) -> list[Case]:
+    """One JUnit test case per property: a violated one fails with its counterexample and
+    explanation; a safety property's "holds" of an incomplete search, a witness never found and a
+    liveness property not checked are skipped, saying why."""
+    s = result.stats
+    incomplete = not s.complete and s.stopped_by in ("time-limit", "max-states", "memory", "interrupted")
+    violations = {v.prop.name: v for v in result.violations}
+    cases: list[Case] = []
+    for p in result.properties:
+        verdict_word = result.verdict_of(p)
+        if p.name in violations:
+            v = violations[p.name]
+            why = explain_path(p, v.path)
+            text = format_trace(v.path) + ("\n" + "\n".join(why.lines()) if why is not None else "")
+            message = f"{p.name} violated in {len(v.path) - 1} steps" + (f": {why.clause}" if why else "")
+            cases.append(Case(p.name, "kgc.check.safety", FAILED, message, text))
+        elif not p.is_safety:
+            if p.name in result.witnessed:
+                cases.append(Case(p.name, "kgc.check.witness"))
+            else:
+                why_not = f"never witnessed: {p.witness_of} may hold vacuously" if s.complete else "search incomplete"
+                cases.append(Case(p.name, "kgc.check.witness", SKIPPED, why_not))
+        elif incomplete:
+            cases.append(
+                Case(
+                    p.name,
+                    "kgc.check.safety",
+                    SKIPPED,
+                    f"{verdict_word} within an incomplete search (stopped by {s.stopped_by})",
+                )
+            )
+        else:
+            cases.append(Case(p.name, "kgc.check.safety"))
+    if liveness is None:
+        return cases
+    for lv in liveness.verdicts:
+        if lv.verdict == "holds":
+            cases.append(Case(lv.instance, "kgc.check.liveness"))
+        elif lv.lasso is not None:
+            text = format_trace(lv.lasso.path, lv.lasso.loop_start)
+            message = (
+                f"{lv.instance} {lv.verdict}: a lasso of {lv.lasso.prefix_length} steps and a cycle of "
+                f"{lv.lasso.cycle_length} ({liveness.fairness.level} fairness)"
+            )
+            cases.append(Case(lv.instance, "kgc.check.liveness", FAILED, message, text))
+        else:
+            cases.append(Case(lv.instance, "kgc.check.liveness", FAILED, f"{lv.instance} {lv.verdict}"))
+    return cases
+
+
 def counterexample_json(result: Result, v: Violation) -> dict[str, Any]:
-    """The ``kgc-trace`` document of one counterexample."""
+    """The ``kgc-trace`` document of one counterexample, with the explanation of its last step."""
     p = v.prop
-    return trace_json(p.name, p.description, v.path, kind=p.kind, source=p.source, config=result.config.describe())
+    why = explain_path(p, v.path)
+    return trace_json(
+        p.name,
+        p.description,
+        v.path,
+        kind=p.kind,
+        source=p.source,
+        config=result.config.describe(),
+        explanation=why.json() if why is not None else None,
+    )
 
 
 def write_counterexamples(result: Result, out_dir: Path, fmt: str = "kgc") -> dict[str, str]:
@@ -270,6 +410,9 @@ def result_json(result: Result, files: dict[str, str] | None = None, word: str |
     s = result.stats
     word = word or verdict(result.ok, s)[0]
     return {
+        "schema": JSON_SCHEMA,
+        "schema_version": JSON_SCHEMA_VERSION,
+        "kgc": identity_json(),
         "verdict": word,
         "qualified_verdict": basis.qualify(word, result.basis()),
         "basis": result.basis(),
@@ -316,36 +459,53 @@ def result_json(result: Result, files: dict[str, str] | None = None, word: str |
     }
 
 
-def print_text(result: Result, files: dict[str, str], word: str | None = None, show_verdict: bool = True) -> None:
-    """The verdicts, counterexamples and statistics (the header was printed when the run began)."""
+def print_text(
+    result: Result,
+    files: dict[str, str],
+    word: str | None = None,
+    show_verdict: bool = True,
+    show_state: bool = False,
+    quiet: bool = False,
+) -> None:
+    """The verdicts, counterexamples and statistics (the header was printed when the run began);
+    ``quiet``: only the safety properties that do not hold (a witness not found is in the warning)."""
+    shown = [p for p in result.properties if not quiet or (p.is_safety and result.verdict_of(p) != "holds")]
     rests_on = result.basis()
-    if result.decided and rests_on:
+    if shown and result.decided and rests_on:
         print(f"properties (each 'holds' and 'not found' below: {' '.join(rests_on)}):")
-    else:
+    elif shown:
         print("properties:")
-    for p in result.properties:
+    for p in shown:
         print(f"  {result.verdict_of(p):>9}  {p.name}: {p.description}")
     for v in result.violations:
         print(f"\nviolation of {v.prop.name} ({v.prop.source}), {len(v.path) - 1} steps:")
-        print(format_trace(v.path))
+        print(format_trace(v.path, show_state=show_state, static=result.config.static_consumers))
+        explanation = explain_path(v.prop, v.path)
+        if explanation is not None:
+            print("\n".join("  " + line for line in explanation.lines()))
         if v.prop.name in files:
             print(f"  written to {files[v.prop.name]} (sequence chart: {files[v.prop.name][:-5]}.svg)")
+    if result.violations:
+        print(f"\nnotation (c1#0, ∅, gen, parked, perturbation …): {glossary()}")
     s = result.stats
-    print(
-        f"\n{s.distinct_states:,} distinct states, {s.transitions:,} transitions, depth {s.depth}, "
-        f"{s.seconds:.1f} s, {s.states_per_second:,.0f} states/s, peak memory {s.peak_memory_mb:,.0f} MB "
-        f"({s.engine} engine, {'compiled' if running_compiled() else 'Python'} model"
-        + (", 2 processes" if s.workers > 1 else "")
-        + (f", visited set {s.bytes_per_state:.1f} bytes/state)" if s.visited_bytes else ")")
-    )
-    note = basis.cut_note(result.config, s.boundary_states, result.depth_cut)
-    if note is not None:
-        print(note)
+    if quiet:
+        print(f"{s.distinct_states:,} distinct states, depth {s.depth}, {s.seconds:.1f} s")
+    else:
+        print(
+            f"\n{s.distinct_states:,} distinct states, {s.transitions:,} transitions, depth {s.depth}, "
+            f"{s.seconds:.1f} s, {s.states_per_second:,.0f} states/s, peak memory {s.peak_memory_mb:,.0f} MB "
+            f"({s.engine} engine, {'compiled' if running_compiled() else 'Python'} model"
+            + (", 2 processes" if s.workers > 1 else "")
+            + (f", visited set {s.bytes_per_state:.1f} bytes/state)" if s.visited_bytes else ")")
+        )
     if s.fingerprint_collision is not None:
         print(
             f"states keyed by 64-bit fingerprints: probability of a collision (two states taken for one) "
             f"{s.fingerprint_collision:.1e} (TLC's optimistic estimate)"
         )
+    note = basis.cut_note(result.config, s.boundary_states, result.depth_cut)
+    if note is not None:
+        print(note)
     if not result.decided:
         why = s.stopped_by + (": --max-memory reached or an allocation failed" if s.stopped_by == "memory" else "")
         print(f"warning: exploration incomplete (stopped by {why}); an unviolated property is undecided")

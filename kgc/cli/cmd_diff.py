@@ -162,10 +162,23 @@ def print_text(d: dict[str, Any]) -> None:
             f"  {side['label']}: {side['states']:,} states, {side['transitions']:,} transitions, "
             f"{side['behaviours']} behaviours{state}"
         )
-    for title, items in ((f"only in {d['a']['label']}", d["only_a"]), (f"only in {d['b']['label']}", d["only_b"])):
-        print(f"{title}: {len(items)}")
-        for o in items:
-            print(f"  {o['category']:<10} {o['text']}  [witness: {o['witness_length']} steps]")
+    for side, other in (("a", "b"), ("b", "a")):
+        label, other_label = d[side]["label"], d[other]["label"]
+        reasons = d.get("why", {}).get(side, [])
+        count = len(d[f"only_{side}"])
+        print(f"only in {label}: {count} behaviours, {sum(1 for r in reasons if r['rule'])} of them rule differences")
+        for r in reasons:
+            if r["rule"] is None:
+                print(f"  knock-on behaviours of no rule difference of {label}:")
+            else:
+                print(f"  rule difference ({r['category']}), parting at step {r['step']} of its witness:")
+                print(f"    {label:<24} {r['rule']}")
+                there = "; ".join(r["other_side"]) or "never in this situation"
+                print(f"    {other_label:<24} {there}")
+                if r["knock_on"]:
+                    print(f"    knock-on ({len(r['knock_on'])}):")
+            for k in r["knock_on"]:
+                print(f"      {k['category']:<10} {k['behaviour']}  [parts at step {k['parts_at_step']}]")
     print(f"verdicts changed: {len(d['changed_verdicts'])}")
     for c in d["changed_verdicts"]:
         print(f"  {c['property']}: {c['a']} → {c['b']}")

@@ -117,14 +117,15 @@ def nothing_validated(analysis: Analysis) -> str:
 def run(args: argparse.Namespace) -> int:
     if args.master and args.engine != "spark":
         raise InputError("--master needs --engine spark")
-    check_inputs(args.paths)
-    out = inputs.output_dir(args.out) if args.out else None  # created and shown writable before the work
+    master = args.master or "local[2]"
     if args.engine == "spark":
-        master = args.master or "local[2]"
         try:
             validate_master(master)
         except ValueError as exc:
             raise InputError(f"--master: {exc}") from None
+    check_inputs(args.paths)
+    out = inputs.output_dir(args.out) if args.out else None  # created and shown writable before the work
+    if args.engine == "spark":
         try:
             analysis = _spark(args.paths, args.profile, master, out)
         except SparkUnavailable as exc:

@@ -28,6 +28,7 @@ from kgc.cli import exits, inputs
 from kgc.cli import liveness as live_cli
 from kgc.cli.cmd_check import counterexample_json, write_scenario
 from kgc.cli.errors import InputError
+from kgc.cli.junit import FAILED, PASSED, Case, write_junit
 from kgc.cli.options import add_bounds_arguments, add_model_arguments, bounds_from_args, config_from_args
 from kgc.cli.outcome import end_progress, print_header, progress_reporter
 from kgc.diagrams.sequence import render_svg
@@ -40,6 +41,7 @@ from kgc.harness.scenario.mutation import ReplayOutcome, applies, replay_mutant,
 from kgc.model.config import Config
 from kgc.model.mutants import CATALOGUE, KILLABLE, NAMES, Mutant
 from kgc.model.profiles import Profile
+from kgc.properties.explain import explain_path
 from kgc.properties.protocol import ALL
 
 VERB = "mutants"
@@ -69,6 +71,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-liveness", action="store_true", help="check safety only (liveness mutants then survive)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--out", metavar="DIR", help="write each counterexample as JSON and as a sequence chart into DIR")
+    p.add_argument(
+        "--junit",
+        metavar="FILE",
+        help="also write a JUnit XML report (one test case per mutant, and per mutant for --replay/--fuzz): FILE.xml",
+    )
     p.add_argument("--no-progress", action="store_true")
     p.add_argument(
         "--replay",
@@ -135,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("kgc mutants switches each mutant on by itself: use --mutant NAME, not the mutant field")
     bounds = bounds_from_args(args)
     out_dir = inputs.output_dir(args.out) if args.out else None
+    junit = inputs.output_file(args.junit, ("xml",), "--junit") if args.junit else None
     scenario_files = _load_scenarios(args.scenarios) if args.replay else None
     quiet = args.json or args.no_progress
     report = None
@@ -188,8 +196,53 @@ def run(args: argparse.Namespace) -> int:
         if fuzzed is not None:
             print_fuzz(fuzzed)
         print(verdict_line(report, replayed, fuzzed))
+    if junit is not None:
+        cases = junit_cases(report, replayed, fuzzed)
+        write_junit(junit, "kgc mutants", cases, sum(c.seconds for c in cases))
     code = exit_code(report, replayed, fuzzed)
     return exits.OK if code == EXIT_INCOMPLETE and args.allow_incomplete else code
+
+
+def junit_cases(report: Report | None, replayed: Replayed | None, fuzzed: Fuzzed | None) -> list[Case]:
+    """One JUnit test case per mutant (and one for the unmutated protocol): a killed mutant passes,
+    naming its killer; a survivor fails; the protocol fails when it violates a property. With
+    ``--replay`` / ``--fuzz``, one case per mutant for each of those too."""
+    cases: list[Case] = []
+    if report is not None:
+        if report.baseline is not None:
+            base = report.baseline
+            bad = [v.prop.name for v in base.result.violations]
+            outcome, message = (FAILED, f"the unmutated protocol violates {', '.join(bad)}") if bad else (PASSED, "")
+            cases.append(Case("unmutated", "kgc.mutants.explore", outcome, message, seconds=base.seconds))
+        for o in report.outcomes:
+            if o.killed:
+                text = f"killed by {o.killed_by}" + (f" in {o.trace_length} steps" if o.trace_length else "")
+                if o.kill is not None:
+                    why = explain_path(o.kill.prop, o.kill.path)
+                    text += ("\n" + "\n".join(why.lines())) if why is not None else ""
+                cases.append(Case(o.name, "kgc.mutants.explore", PASSED, text=text, seconds=o.seconds))
+            else:
+                message = f"{o.name} survived: no property tells it from Kafka's protocol within the bounds"
+                cases.append(Case(o.name, "kgc.mutants.explore", FAILED, message, seconds=o.seconds))
+    runs: list[tuple[str, ReplayOutcome | FuzzOutcome, list[ReplayOutcome] | list[FuzzOutcome]]] = []
+    if replayed is not None:
+        runs.append(("replay", replayed.baseline, replayed.outcomes))
+    if fuzzed is not None:
+        runs.append(("fuzz", fuzzed.baseline, fuzzed.outcomes))
+    for verb, reference, outcomes in runs:
+        cases.append(
+            Case("unmutated", f"kgc.mutants.{verb}", FAILED, f"the unmutated reference fails the {verb}")
+            if reference.killed
+            else Case("unmutated", f"kgc.mutants.{verb}", seconds=reference.seconds)
+        )
+        for r in outcomes:
+            if r.killed:
+                cases.append(Case(r.name, f"kgc.mutants.{verb}", seconds=r.seconds))
+            else:
+                cases.append(
+                    Case(r.name, f"kgc.mutants.{verb}", FAILED, f"{r.name} survived the {verb}", seconds=r.seconds)
+                )
+    return cases
 
 
 @dataclass

@@ -29,7 +29,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from typing import Any
 
 from kgc.diagrams import diff_page
@@ -242,15 +242,21 @@ def side_document(label: str, config: Config, bounds: Bounds, properties: Sequen
         raise KeyboardInterrupt
     behaviours = []
     for b in sorted(ex.first):
+        path = ex.path(b)
+        steps = [
+            [list(astuple(x)) for x in behaviours_of(state_label(before), action)]
+            for (_, before), (action, _) in zip(path, path[1:], strict=False)
+            if action is not None
+        ]
         doc = trace_json(
             f"behaviour: {b.text()}",
             f"A shortest behaviour of {label} showing {b.category} '{b.text()}'.",
-            ex.path(b),
+            path,
             kind="behaviour",
             source=f"kgc diff ({label})",
             config=config.describe(),
         )
-        behaviours.append({**b.as_json(), "witness": doc})
+        behaviours.append({**b.as_json(), "witness": doc, "step_behaviours": steps})
     return {
         "label": label,
         "config": config.describe(),
@@ -279,6 +285,61 @@ def side_document(label: str, config: Config, bounds: Bounds, properties: Sequen
             for v in result.violations
         },
     }
+
+
+def _key(item: dict[str, Any]) -> tuple[str, str, str, str]:
+    return (item["category"], item["state"], item["what"], item["outcome"])
+
+
+def why(only: list[dict[str, Any]], mine: dict[str, Any], other: dict[str, Any]) -> list[dict[str, Any]]:
+    """What changed and why, for the behaviours only ``mine`` shows: the **rule differences** first
+    — behaviours whose shortest witness parts from the other side only at its last step (every
+    earlier step shows behaviours the other side has too), each with the other side's outcomes of
+    the same situation (same category, group state and request or timer) side by side — and under
+    each rule difference the **knock-on** behaviours: those whose witness parts from the other side
+    earlier, at a step showing that rule difference. A knock-on whose first parting step shows no
+    rule difference of this side is listed under ``None`` (``rule`` null)."""
+    theirs = {_key(x) for x in other["behaviours"]}
+    outcomes: dict[tuple[str, str, str], list[str]] = {}
+    for x in other["behaviours"]:
+        outcomes.setdefault((x["category"], x["state"], x["what"]), []).append(x["text"])
+    rules: dict[tuple[Any, ...], dict[str, Any]] = {}
+    knock_on: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+    for item in only:
+        steps = item.get("step_behaviours")
+        if steps is None:  # a side computed by a kgc without it: every behaviour counts as a rule difference
+            steps = [[list(_key(item))]]
+        parting = next(
+            (k for k, shown in enumerate(steps) if any(tuple(x) not in theirs for x in shown)), len(steps) - 1
+        )
+        if parting == len(steps) - 1:
+            rules[_key(item)] = {
+                "rule": item["text"],
+                "category": item["category"],
+                "step": parting + 1,
+                "witness_length": item["witness_length"],
+                "this_side": item["outcome"],
+                "other_side": sorted(outcomes.get((item["category"], item["state"], item["what"]), [])),
+                "knock_on": [],
+            }
+        else:
+            cause = next(tuple(x) for x in steps[parting] if tuple(x) not in theirs)
+            knock_on.append((cause, item))
+    orphans = []
+    for cause, item in knock_on:
+        entry = {"behaviour": item["text"], "category": item["category"], "parts_at_step": None}
+        steps = item.get("step_behaviours") or []
+        entry["parts_at_step"] = next(
+            (k + 1 for k, shown in enumerate(steps) if any(tuple(x) not in theirs for x in shown)), None
+        )
+        if cause in rules:
+            rules[cause]["knock_on"].append(entry)
+        else:
+            orphans.append(entry)
+    out = sorted(rules.values(), key=lambda r: (-len(r["knock_on"]), r["rule"]))
+    if orphans:
+        out.append({"rule": None, "category": "", "knock_on": orphans})
+    return out
 
 
 def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
@@ -331,6 +392,7 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
                 f"these branches: {', '.join(unreached)}; a change there would look like no change"
             )
     return {
+        "why": {"a": why(only_a, a, b), "b": why(only_b, b, a)},
         "format": "kgc-diff",
         "format_version": 1,
         "same": same,

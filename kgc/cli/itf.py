@@ -139,7 +139,7 @@ def itf_of_trace(doc: dict[str, Any]) -> dict[str, Any]:
             }
         )
     kind = doc.get("kind") or ""
-    return {
+    out: dict[str, Any] = {
         "#meta": {
             "format": "ITF",
             "format-description": FORMAT_DESCRIPTION,
@@ -153,6 +153,15 @@ def itf_of_trace(doc: dict[str, Any]) -> dict[str, Any]:
         "vars": list(VARS),
         "states": states,
     }
+    if doc.get("explanation") is not None:
+        out["#meta"]["explanation"] = _plain(doc["explanation"])
+    loop = doc.get("loop_start")
+    if loop is not None:
+        # A lasso: its last state is the state after step ``loop_start`` again, from which the
+        # cycle repeats; ``loop`` is that state's index (a stuttering last state loops on itself).
+        out["loop"] = int(loop)
+        out["#meta"]["description"] = f"lasso for {doc['property']}: " + str(doc.get("description") or "")
+    return out
 
 
 def _plain(value: Any) -> Any:

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from kgc.cli import inputs
 from kgc.cli.errors import InputError
 from kgc.diagrams.sequence import render_svg
 from kgc.explorer import basis
@@ -31,6 +32,7 @@ from kgc.explorer.search import Bounds
 from kgc.explorer.trace import format_trace
 from kgc.model.config import Config
 from kgc.model.system import ClassicGroupModel
+from kgc.properties.explain import explain_lasso
 from kgc.properties.temporal import ALL
 
 EXIT_LIVENESS = 13
@@ -102,14 +104,20 @@ def lasso_json(result: LivenessResult, lasso: Lasso) -> dict[str, Any]:
     return lasso_trace(result, lasso)
 
 
-def write_lassos(result: LivenessResult, out_dir: Path) -> dict[str, str]:
+def write_lassos(result: LivenessResult, out_dir: Path, fmt: str = "kgc") -> dict[str, str]:
+    """Each lasso as ``STEM.json`` (``kgc-trace`` with ``loop_start``) and its chart ``STEM.svg``;
+    with ``fmt="itf"`` also ``STEM.itf.json`` (ITF with ``loop``)."""
+    from kgc.cli.itf import itf_of_trace
+
     files: dict[str, str] = {}
     for lasso in result.lassos:
         doc = lasso_json(result, lasso)
         stem = file_stem(lasso.instance)
         path = out_dir / f"{stem}.json"
-        path.write_text(json.dumps(doc, indent=2) + "\n")
-        (out_dir / f"{stem}.svg").write_text(render_svg(doc) + "\n")
+        inputs.write_atomically(path, json.dumps(doc, indent=2) + "\n")
+        inputs.write_atomically(out_dir / f"{stem}.svg", render_svg(doc) + "\n")
+        if fmt == "itf":
+            inputs.write_atomically(out_dir / f"{stem}.itf.json", json.dumps(itf_of_trace(doc), indent=1) + "\n")
         files[lasso.instance] = str(path)
     return files
 
@@ -163,30 +171,51 @@ def result_json(result: LivenessResult, files: dict[str, str] | None = None) -> 
     }
 
 
-def print_text(result: LivenessResult, files: dict[str, str]) -> None:
-    print(f"liveness (fairness: {result.fairness.level}):")
-    for line in result.fairness.describe():
-        print(f"  assume {line}")
+def print_text(
+    result: LivenessResult, files: dict[str, str], config: Config | None = None, quiet: bool = False
+) -> None:
+    """The liveness verdicts, the assumptions that apply, and each distinct lasso once (another
+    property broken by the same lasso refers to it). ``quiet``: no assumptions and no property
+    that holds."""
+    if not quiet:
+        print(f"liveness (fairness: {result.fairness.level}):")
+        for line in result.fairness.describe_for(config):
+            print(f"  assume {line}")
     for v in result.verdicts:
+        if quiet and v.verdict == "holds":
+            continue
         witness = "" if v.witnessed else " (never witnessed: " + v.prop.witness + " is unreachable)"
         word = result.verdict_text(v)
         print(f"  {result.plain_verdict(v):>9}  {v.instance}: {v.prop.formula}{witness}" + _basis_tail(word))
+    printed: list[Lasso] = []
     for lasso in result.lassos:
-        print(
-            f"\nliveness violation of {lasso.instance} ({lasso.prop.source}) under {result.fairness.level} "
-            f"fairness: {_steps(lasso.prefix_length)} to the cycle, then "
-            + (f"a cycle of {_steps(lasso.cycle_length)} repeated forever:" if lasso.cycle_length else "it stutters:")
-        )
-        print(format_trace(lasso.path, lasso.loop_start))
+        same = next((p for p in printed if p.path == lasso.path and p.loop_start == lasso.loop_start), None)
+        if same is not None:
+            print(f"\nliveness violation of {lasso.instance}: the same lasso as {same.instance} (above)")
+        else:
+            printed.append(lasso)
+            print(
+                f"\nliveness violation of {lasso.instance} ({lasso.prop.source}) under {result.fairness.level} "
+                f"fairness: {_steps(lasso.prefix_length)} to the cycle, then "
+                + (
+                    f"a cycle of {_steps(lasso.cycle_length)} repeated forever:"
+                    if lasso.cycle_length
+                    else "it stutters:"
+                )
+            )
+            print(format_trace(lasso.path, lasso.loop_start))
+            why = explain_lasso(lasso.prop, lasso.instance, lasso.path, lasso.loop_start, result.fairness.level)
+            print("\n".join("  " + line for line in why.lines()))
         if lasso.instance in files:
             print(f"  written to {files[lasso.instance]} (sequence chart: {files[lasso.instance][:-5]}.svg)")
-    print(
-        f"liveness: {result.states:,} states, {result.edges:,} transitions, {result.components:,} cyclic "
-        f"components (largest {result.largest_component:,} states), {result.deadlocks} deadlocks; "
-        f"explored in {result.explore_seconds:.1f} s, cycles checked in {result.check_seconds:.1f} s"
-    )
+    if not quiet:
+        print(
+            f"liveness: {result.states:,} states, {result.edges:,} transitions, {result.components:,} cyclic "
+            f"components (largest {result.largest_component:,} states), {result.deadlocks} deadlocks; "
+            f"explored in {result.explore_seconds:.1f} s, cycles checked in {result.check_seconds:.1f} s"
+        )
     note = basis.cut_note(result.config, result.boundary, result.depth_cut)
-    if note is not None:
+    if note is not None and not quiet:
         print(f"liveness {note}")
     if not result.decided:
         print(

@@ -126,17 +126,19 @@ def print_header(verb: str, config: Config, bounds: Bounds, strategy: str = "bfs
     stream.flush()
 
 
-def progress_reporter(stream: TextIO | None = None) -> ProgressFn:
-    """The progress callback the engines take. It prints a first plain line at once."""
+def progress_reporter(stream: TextIO | None = None, phase: str = "") -> ProgressFn:
+    """The progress callback the engines take. It prints a first plain line at once; every line
+    names the ``phase`` (``safety search``) when given."""
     out: Any = stream or sys.stderr
     tty = hasattr(out, "isatty") and out.isatty()
     started = time.monotonic()
     last_plain = [-1.0]
+    named = f"{phase}: " if phase else ""
     if not tty:
-        print(f"progress: exploring, started {time.strftime('%H:%M:%S')}", file=out, flush=True)
+        print(f"progress: {named or 'exploring, '}started {time.strftime('%H:%M:%S')}", file=out, flush=True)
 
     def report(stats: Stats, frontier: int) -> None:
-        line = (
+        line = named + (
             f"{stats.distinct_states:,} states, {stats.transitions:,} transitions, depth {stats.depth}, "
             f"queue {frontier:,}, {stats.states_per_second:,.0f} states/s, {stats.seconds:.0f} s"
         )

@@ -12,6 +12,8 @@ so a revision whose configuration lacks a newer field still runs. A revision tha
 explored this way is a one-line error naming what it lacks. The subprocess drops the editable
 install's import hook and, after exploring, checks that every ``kgc`` module it loaded came from
 the copy: a module the copy lacks is an import error (one line), never the working tree's.
+``REV`` names a commit of the git repository the user stands in (the current directory's), not of
+wherever kgc is installed.
 """
 
 from __future__ import annotations
@@ -62,9 +64,23 @@ json.dump(doc, sys.stdout)
 """
 
 
+def repository() -> Path:
+    """The git repository the user stands in (the current directory's), where ``--rev`` names a
+    commit; a one-line error outside one."""
+    try:
+        proc = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=False, timeout=60
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise InputError(f"--rev: git cannot run here: {exc}") from None
+    if proc.returncode != 0 or not proc.stdout.strip():
+        raise InputError(f"--rev: the current directory ({Path.cwd()}) is in no git repository")
+    return Path(proc.stdout.strip())
+
+
 def _git(*args: str) -> bytes:
     try:
-        proc = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, check=False, timeout=120)
+        proc = subprocess.run(["git", "-C", str(repository()), *args], capture_output=True, check=False, timeout=120)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise InputError(f"--rev: git cannot run here: {exc}") from None
     if proc.returncode != 0:
@@ -74,18 +90,18 @@ def _git(*args: str) -> bytes:
 
 
 def resolve(rev: str) -> str:
-    """The commit ``rev`` names in the project's repository (one line if it names none)."""
+    """The commit ``rev`` names in the repository the user stands in (one line if it names none)."""
     if not rev or rev.startswith("-"):
         raise InputError(f"--rev: {rev!r} is not a revision")
     if not in_checkout():
         raise InputError(f"--rev: this kgc is installed from a package, not run from a git checkout ({ROOT})")
     out = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
+        ["git", "-C", str(repository()), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
         capture_output=True,
         check=False,
     )
     if out.returncode != 0:
-        raise InputError(f"--rev: {rev!r} names no commit of the project's repository")
+        raise InputError(f"--rev: {rev!r} names no commit of the repository at {repository()}")
     return out.stdout.decode().strip()
 
 

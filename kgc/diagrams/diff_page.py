@@ -79,6 +79,36 @@ def _one_sided(title: str, items: list[dict[str, Any]], anchor: str) -> list[str
     return out
 
 
+def _why(d: dict[str, Any]) -> list[str]:
+    """What changed and why (``kgc.cli.diff.why``): per side, each rule difference beside the other
+    side's outcome of the same situation, with its knock-on behaviours under it."""
+    why = d.get("why")
+    if not why:
+        return []
+    out = ['<h2 id="why">What changed and why</h2>']
+    for side, other in (("a", "b"), ("b", "a")):
+        label, other_label = d[side]["label"], d[other]["label"]
+        rules = why.get(side) or []
+        if not rules:
+            continue
+        out.append(
+            f"<table class='why' data-side='{side}'><tr><th>rule difference (first step where the sides part)</th>"
+            f"<th>{escape(label)}</th><th>{escape(other_label)}</th><th>knock-on behaviours</th></tr>"
+        )
+        for r in rules:
+            knock = "<br>".join(escape(k["behaviour"]) for k in r["knock_on"]) or "none"
+            if r["rule"] is None:
+                out.append(f"<tr><td colspan='3'>(no rule difference of {escape(label)})</td><td>{knock}</td></tr>")
+                continue
+            there = "<br>".join(escape(t) for t in r["other_side"]) or "never in this situation"
+            out.append(
+                f"<tr><td>{escape(r['category'])} at step {r['step']} of its witness</td>"
+                f"<td>{escape(r['rule'])}</td><td>{there}</td><td>{knock}</td></tr>"
+            )
+        out.append("</table>")
+    return out
+
+
 def build_diff_page(d: dict[str, Any], command: str = "", generated_at: _dt.datetime | None = None) -> str:
     """The page of a ``kgc-diff`` document (``kgc.cli.diff.compare``)."""
     when = (generated_at or _dt.datetime.now(_dt.UTC)).strftime("%Y-%m-%d %H:%M UTC")
@@ -106,6 +136,7 @@ def build_diff_page(d: dict[str, Any], command: str = "", generated_at: _dt.date
             '<section class="warnings"><h2>⚠ Warnings</h2><ul><li>an exploration was cut short: a behaviour '
             "listed as one-sided may be reachable on the other side beyond the bound</li></ul></section>"
         )
+    parts += _why(d)
     parts += [
         "<h2>The two sides</h2>",
         "<table><tr><th>side</th><th>configuration</th><th>states</th><th>transitions</th><th>behaviours</th>"

@@ -30,8 +30,10 @@ from kgc.explorer.liveness import Lasso, LivenessResult, lasso_trace
 from kgc.explorer.search import Bounds, Result, Violation
 from kgc.explorer.trace import trace_json
 from kgc.model.actions import ALL_KINDS, CONSUMER_KINDS, FAULT_KINDS, HANDLE, TIMER_KINDS
+from kgc.model.config import Config
 from kgc.model.names import actor_name, consumer_text, group_where, state_name, step_text
 from kgc.model.types import GroupState
+from kgc.properties.explain import Explanation, explain_path
 
 CSS = """
 body { font-family: "DejaVu Sans", Verdana, Arial, Helvetica, sans-serif; color: #212121; margin: 0;
@@ -67,6 +69,14 @@ td.cell small { display: block; color: #546e7a; }
 .steps tr.cycle td { background: #e3f2fd; }
 code { font-family: "DejaVu Sans Mono", monospace; font-size: 12.5px; }
 .legend-swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; vertical-align: middle; }
+nav.toc { font-size: 13px; margin: 8px 0; }
+nav.toc a { margin-right: 14px; }
+a.verdict, a.badge { text-decoration: none; }
+dl.why { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; background: #ffebee;
+         border-left: 4px solid #c62828; padding: 8px 12px; margin: 8px 0; }
+dl.why dt { font-weight: bold; color: #b71c1c; }
+dl.why dd { margin: 0; }
+.diagram.msc svg { max-width: 100%; height: auto; }
 """
 
 
@@ -90,6 +100,38 @@ def _num(n: int) -> str:
     return f"{n:,}"
 
 
+#: Liveness properties whose premise a configuration switch rules out, with the switch that enables
+#: it: stated once as a note (what does not apply), not as a warning on every run.
+PREMISE_SWITCHES: dict[str, tuple[str, str]] = {
+    "pending_resolved": (
+        "require_known_member_id",
+        "pending member ids exist only when JoinGroup requires a known member id (KIP-394); "
+        "--set require_known_member_id=true checks it",
+    ),
+}
+
+
+def not_applicable(name: str, config: Config) -> str | None:
+    """Why liveness property ``name`` cannot apply to ``config`` (its premise switched off), or None."""
+    switch = PREMISE_SWITCHES.get(name)
+    if switch is None or getattr(config, switch[0]):
+        return None
+    return switch[1]
+
+
+def notes(inp: ReportInput) -> list[str]:
+    """What does not apply to this configuration, said once (plain text)."""
+    live = inp.liveness
+    if live is None:
+        return []
+    out = []
+    for name in dict.fromkeys(v.prop.name for v in live.verdicts):
+        why = not_applicable(name, inp.result.config)
+        if why is not None:
+            out.append(f"{name} does not apply: {why}.")
+    return out
+
+
 def warnings(inp: ReportInput) -> list[str]:
     """What a reviewer must look at first (plain text, one sentence each)."""
     r, obs = inp.result, inp.observation
@@ -109,9 +151,16 @@ def warnings(inp: ReportInput) -> list[str]:
     if live is not None:
         if not live.complete:
             out.append(f"The liveness exploration is incomplete (stopped by {live.stopped_by}).")
+        vacuous: dict[str, list[str]] = {}
         for v in live.verdicts:
-            if not v.witnessed:
-                out.append(f"Liveness property {v.instance} is vacuous here: {v.prop.witness} is unreachable.")
+            if not v.witnessed and not_applicable(v.prop.name, r.config) is None:
+                vacuous.setdefault(v.prop.name, []).append(v.instance)
+        for name, instances in vacuous.items():
+            prop = next(v.prop for v in live.verdicts if v.prop.name == name)
+            out.append(
+                f"Liveness property {', '.join(instances)} holds vacuously: {prop.witness} is unreachable in this "
+                "configuration; widen it (--max-generation, --max-perturbations, the faults) or fix the premise."
+            )
     missing, extra = compare(obs.edge_set(), r.config)
     for a, b in sorted(extra):
         out.append(f"The group took {a.kafka_name} → {b.kafka_name}, which Kafka's valid-previous-state table forbids.")
@@ -129,8 +178,8 @@ def build_report(inp: ReportInput, generated_at: _dt.datetime | None = None) -> 
     cfg = r.config
     if not r.ok:
         verdict = (
-            f'<div class="verdict violation">✖ {len(r.violations)} safety '
-            f"propert{'y' if len(r.violations) == 1 else 'ies'} violated</div>"
+            f'<a class="verdict violation" href="#cex-{escape(r.violations[0].prop.name)}">✖ {len(r.violations)} '
+            f"safety propert{'y' if len(r.violations) == 1 else 'ies'} violated</a>"
         )
     elif r.decided:
         verdict = f'<div class="verdict ok">✔ every safety property holds {escape(" ".join(r.basis()))}</div>'
@@ -141,14 +190,30 @@ def build_report(inp: ReportInput, generated_at: _dt.datetime | None = None) -> 
         bad = [v for v in live.verdicts if v.verdict != "holds"]
         if bad:
             verdict += (
-                f' <div class="verdict violation">✖ {len(bad)} liveness propert{"y" if len(bad) == 1 else "ies"} '
-                f"violated ({escape(live.fairness.level)} fairness)</div>"
+                f' <a class="verdict violation" href="#liveness">✖ {len(bad)} liveness '
+                f"propert{'y' if len(bad) == 1 else 'ies'} violated ({escape(live.fairness.level)} fairness)</a>"
             )
         elif live.decided:
             rests_on = escape(" ".join(live.basis()))
             verdict += f' <div class="verdict ok">✔ every liveness property holds {rests_on}</div>'
         else:
             verdict += ' <div class="verdict violation">? no lasso found: the liveness graph is incomplete</div>'
+
+    toc = [
+        ("configuration", "Configuration"),
+        ("properties", "Properties"),
+        ("statistics", "Statistics"),
+        ("coverage", "Coverage"),
+        ("state-machine", "State machine"),
+        ("counterexamples", f"Counterexamples ({len(r.violations)})"),
+    ]
+    if live is not None:
+        toc.append(("liveness", "Liveness"))
+    nav = (
+        '<nav class="toc" id="toc">Contents: '
+        + "".join(f'<a href="#{key}">{escape(text)}</a>' for key, text in toc)
+        + '<span class="sub">notation (c1#0, ∅, gen, parked …): docs/glossary.md</span></nav>'
+    )
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -161,11 +226,17 @@ def build_report(inp: ReportInput, generated_at: _dt.datetime | None = None) -> 
         + (f" · <code>{escape(inp.command)}</code>" if inp.command else "")
         + "</div>",
         verdict,
+        nav,
     ]
     warn = warnings(inp)
     if warn:
         parts.append('<section class="warnings" id="warnings"><h2>⚠ Warnings</h2><ul>')
         parts += [f"<li>{escape(w)}</li>" for w in warn]
+        parts.append("</ul></section>")
+    remarks = notes(inp)
+    if remarks:
+        parts.append('<section class="notes" id="notes"><h2>Not applicable here</h2><ul>')
+        parts += [f"<li>{escape(n)}</li>" for n in remarks]
         parts.append("</ul></section>")
     parts += _configuration(inp)
     parts += _properties(r)
@@ -174,7 +245,7 @@ def build_report(inp: ReportInput, generated_at: _dt.datetime | None = None) -> 
     parts += _state_machine(inp)
     parts += _counterexamples(r)
     if live is not None:
-        parts += _liveness(live)
+        parts += _liveness(live, r.config)
     parts += inp.extra_sections
     parts.append("</main></body></html>")
     return "\n".join(parts)
@@ -200,12 +271,16 @@ def _properties(r: Result) -> list[str]:
         '<section id="properties"><h2>Properties</h2>',
         "<table><tr><th>property</th><th>kind</th><th>verdict</th><th>what must hold</th><th>source</th></tr>",
     ]
+    violated = {v.prop.name for v in r.violations}
     for p in r.properties:
         verdict = r.verdict_of(p)
         cls = verdict.replace(" ", "")
+        badge = _badge(verdict, cls)
+        if p.name in violated:
+            badge = f'<a class="badge {cls}" href="#cex-{escape(p.name)}">{escape(verdict)} → counterexample</a>'
         out.append(
             f'<tr data-property="{escape(p.name)}"><td><code>{escape(p.name)}</code></td><td>{escape(p.kind)}</td>'
-            f"<td>{_badge(verdict, cls)}</td><td>{escape(p.description)}</td><td>{escape(p.source)}</td></tr>"
+            f"<td>{badge}</td><td>{escape(p.description)}</td><td>{escape(p.source)}</td></tr>"
         )
     out.append("</table></section>")
     return out
@@ -356,15 +431,41 @@ def _counterexamples(r: Result) -> list[str]:
     return out
 
 
+def _why(why: Explanation | None) -> list[str]:
+    """The explanation of a counterexample's last step: the failed clause, what was expected, what
+    happened and the values read."""
+    if why is None:
+        return []
+    values = ", ".join(f"{k} = {v}" for k, v in why.values.items())
+    return [
+        "<dl class='why'>",
+        f"<dt>why</dt><dd>{escape(why.clause)}</dd>",
+        f"<dt>expected</dt><dd>{escape(why.expected)}</dd>",
+        f"<dt>actual</dt><dd>{escape(why.actual)}</dd>",
+        f"<dt>values</dt><dd><code>{escape(values)}</code></dd>" if values else "",
+        "</dl>",
+    ]
+
+
 def _counterexample(index: int, v: Violation, r: Result) -> list[str]:
     p = v.prop
-    doc = trace_json(p.name, p.description, v.path, kind=p.kind, source=p.source, config=r.config.describe())
+    why = explain_path(p, v.path)
+    doc = trace_json(
+        p.name,
+        p.description,
+        v.path,
+        kind=p.kind,
+        source=p.source,
+        config=r.config.describe(),
+        explanation=why.json() if why is not None else None,
+    )
     svg = render_svg(doc)
     steps = len(v.path) - 1
     out = [
         f'<article class="counterexample" id="cex-{escape(p.name)}">',
         f"<h3>{index}. {escape(p.name)} — {steps} steps</h3>",
         f"<p>{escape(p.description)} <span class='sub'>({escape(p.kind)}; source: {escape(p.source)})</span></p>",
+        *_why(why),
         f'<div class="diagram msc">{svg}</div>',
         "<table class='steps'><tr><th>step</th><th>actor</th><th>what happened</th><th>group after</th>"
         "<th>consumers after</th></tr>",
@@ -388,12 +489,12 @@ def _counterexample(index: int, v: Violation, r: Result) -> list[str]:
     return out
 
 
-def _liveness(live: LivenessResult) -> list[str]:
+def _liveness(live: LivenessResult, config: Config | None = None) -> list[str]:
     out = [
         '<section id="liveness"><h2>Liveness</h2>',
         f"<p>Fairness: <b>{escape(live.fairness.level)}</b>. Assumed:</p><ul>",
     ]
-    out += [f"<li>{escape(line)}</li>" for line in live.fairness.describe()]
+    out += [f"<li>{escape(line)}</li>" for line in live.fairness.describe_for(config)]
     out.append("</ul>")
     out.append(
         "<table><tr><th>property</th><th>formula</th><th>verdict</th><th>witness</th><th>what must happen</th>"

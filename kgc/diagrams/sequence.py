@@ -106,6 +106,8 @@ CSS = (
 .kgc-msc .verdict { font-size: 14px; font-weight: bold; fill: #b71c1c; }
 .kgc-msc .endstate text { font-size: 11px; text-anchor: middle; fill: #37474f; }
 .kgc-msc .legend text { font-size: 11px; fill: #37474f; }
+.kgc-msc .why { font-size: 13px; fill: #b71c1c; }
+.kgc-msc .endstate .contested { fill: #b71c1c; font-weight: bold; }
 """
 ).replace("FONT", FONT_FAMILY)
 
@@ -551,11 +553,14 @@ class _Geometry:
     width: float
 
 
-WITNESS_KINDS = ("sometimes", "behaviour")
-"""Traces that show something reachable (a witness, a ``kgc diff`` behaviour), not a violation."""
+WITNESS_KINDS = ("sometimes", "behaviour", "path")
+"""Traces that show something reachable (a witness, a ``kgc diff`` behaviour, a path of ``kgc
+explore``), not a violation."""
 
 
 def _heading(kind: str) -> str:
+    if kind == "path":
+        return "Path:"
     return "Witness of" if kind in WITNESS_KINDS else "Counterexample to"
 
 
@@ -604,7 +609,34 @@ def _title_lines(doc: dict[str, Any]) -> list[tuple[str, str]]:
     return lines
 
 
-_TITLE_SIZES = {"title": (18.0, True), "subtitle": (13.0, False), "meta": (11.0, False)}
+_TITLE_SIZES = {"title": (18.0, True), "subtitle": (13.0, False), "meta": (11.0, False), "why": (13.0, False)}
+
+
+def _explanation(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """The trace's explanation of its violation (``kgc.properties.explain``), if it carries one."""
+    why = doc.get("explanation")
+    return why if isinstance(why, dict) and isinstance(why.get("clause"), str) else None
+
+
+def _why_lines(doc: dict[str, Any], max_width: float) -> list[tuple[str, str]]:
+    """The explanation under the title: the failed clause, what was expected and what happened,
+    wrapped to the chart's width."""
+    why = _explanation(doc)
+    if why is None:
+        return []
+    lines: list[tuple[str, str]] = []
+    for head, key in (("Why: ", "clause"), ("Expected: ", "expected"), ("Actual: ", "actual")):
+        for line in wrap(head + str(why.get(key, "")), _TITLE_SIZES["why"][0], max_width):
+            lines.append((line, "why"))
+    return lines
+
+
+def _marks(doc: dict[str, Any]) -> dict[str, list[Any]]:
+    why = _explanation(doc)
+    marks = why.get("marks") if why is not None else None
+    if not isinstance(marks, dict):
+        return {"partitions": [], "members": [], "consumers": [], "generations": []}
+    return {k: list(marks.get(k) or []) for k in ("partitions", "members", "consumers", "generations")}
 
 
 def _state_text(state: str, generation: int) -> str:
@@ -654,7 +686,7 @@ def _place_rows(chart: Chart, geo: _Geometry, top: float) -> float:
         elif row.kind == "verdict":
             row.height = 34
         elif row.kind == "end":
-            row.height = 64
+            row.height = 92  # the consumer's state, kind, member id, owned partitions, a contested one
         else:
             assert row.element is not None
             row.height = _label_height(row.element.label.lines) + ROW_PAD + 8
@@ -721,6 +753,7 @@ def render_svg(doc: dict[str, Any]) -> str:
     title_w = max(text_width(t, *_TITLE_SIZES[c]) for t, c in title)
     legend_items = _legend_items(doc.get("loop_start") is not None)
     width = max(geo.width, title_w + 2 * TOP_PAD, 760.0)
+    title += _why_lines(doc, width - 2 * TOP_PAD)
     y = float(TOP_PAD)
     svg = _Svg()
     for text, cls in title:
@@ -735,9 +768,13 @@ def render_svg(doc: dict[str, Any]) -> str:
     _draw(body, chart, geo, width, rows_top, bottom)
     _draw_legend(body, legend_items, width, bottom + 8)
     prop = escape(doc["property"])
+    marks = _marks(doc)
+    marked = "".join(
+        f' data-marked-{key}="{escape(" ".join(str(x) for x in values))}"' for key, values in marks.items() if values
+    )
     head = (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="kgc-msc" width="{_fmt(width)}" height="{_fmt(height)}" '
-        f'viewBox="0 0 {_fmt(width)} {_fmt(height)}" data-property="{prop}" data-steps="{len(doc["steps"])}" '
+        f'viewBox="0 0 {_fmt(width)} {_fmt(height)}" data-property="{prop}" data-steps="{len(doc["steps"])}"{marked} '
         f'font-family="{escape(FONT_FAMILY)}">'
     )
     return "\n".join(
@@ -1021,27 +1058,41 @@ def _draw_end_state(svg: _Svg, chart: Chart, geo: _Geometry, row: Row) -> None:
     steps = chart.doc["steps"]
     final = steps[-1] if steps else chart.doc["initial"]
     consumers = final.get("consumers") or []
+    marks = _marks(chart.doc)
     svg.add('<g class="endstate">')
     for i, c in enumerate(consumers[: chart.consumers]):
         if not isinstance(c, dict):
             continue
+        owned = c.get("owned", [])
+        contested = [p for p in owned if p in marks["partitions"]] if isinstance(owned, list) else []
+        member_marked = consumer_name(i) in marks["consumers"] or c.get("member") in marks["members"]
         lines = [
-            str(c.get("state", "?")),
-            f"{c.get('member') or 'no member id'} · "
-            + (f"gen {c.get('generation')}" if (c.get("generation") or 0) >= 0 else "no generation"),
-            f"owns {c.get('owned', [])}",
+            (str(c.get("state", "?")), member_marked),
+            (
+                f"{c.get('member') or 'no member id'} · "
+                + (f"gen {c.get('generation')}" if (c.get("generation") or 0) >= 0 else "no generation"),
+                member_marked,
+            ),
+            (f"owns {owned}", False),
         ]
-        for j, line in enumerate(lines):
-            svg.text(geo.col_x[i], row.top + 16 + j * 14, line)
+        if "static" in c:
+            kind = f"static · instance id {c.get('instance_id')}" if c.get("static") else "dynamic"
+            lines.insert(1, (kind, False))
+        if contested and member_marked:
+            lines.append((f"◆ contested: {contested}", True))
+        for j, (line, hot) in enumerate(lines):
+            extra = f' data-marked="{escape(consumer_name(i))}"' if hot else ""
+            svg.text(geo.col_x[i], row.top + 16 + j * 14, line, "contested" if hot else "", extra=extra)
     group = final.get("group", {})
     members = ", ".join(m.get("id", "?") for m in group.get("members", []) if isinstance(m, dict)) or "none"
+    generation_marked = group.get("generation") in marks["generations"]
     lines = [
-        _state_text(group.get("state", "?"), group.get("generation", -1)),
-        f"leader {group.get('leader') or 'none'}",
-        f"members {members}",
+        (_state_text(group.get("state", "?"), group.get("generation", -1)), generation_marked),
+        (f"leader {group.get('leader') or 'none'}", group.get("leader") in marks["members"]),
+        (f"members {members}", False),
     ]
-    for j, line in enumerate(lines):
-        svg.text(geo.col_x[chart.consumers], row.top + 16 + j * 14, line)
+    for j, (line, hot) in enumerate(lines):
+        svg.text(geo.col_x[chart.consumers], row.top + 16 + j * 14, line, "contested" if hot else "")
     svg.add("</g>")
 
 

@@ -154,6 +154,26 @@ class Fairness:
         lines.append(UNFAIR_DOC)
         return lines
 
+    def describe_for(self, config: Config | None) -> list[str]:
+        """:meth:`describe`, less the classes whose steps ``config`` never takes (``handle`` with
+        atomic requests, ``commit`` without auto-commit, ``fetch`` without OffsetFetch,
+        ``pending_timer`` without KIP-394's member id requirement): the assumptions that apply."""
+        lines = self.describe()
+        if config is None or self.level == "none":
+            return lines
+        absent = {
+            name
+            for name, off in (
+                ("handle", config.atomic_requests),
+                ("commit", not config.auto_commit),
+                ("fetch", not config.offset_fetch),
+                ("pending_timer", not config.require_known_member_id),
+            )
+            if off
+        }
+        tags = tuple(f"{tag}({name}):" for tag in ("WF", "SF") for name in absent)
+        return [line for line in lines if not line.startswith(tags)]
+
     def summary(self) -> str:
         if self.level == "none":
             return "none"
@@ -1243,4 +1263,7 @@ def lasso_trace(result: LivenessResult, lasso: Lasso) -> dict[str, Any]:
     )
     doc["fairness"] = result.fairness.level
     doc["formula"] = p.formula
+    from kgc.properties.explain import explain_lasso
+
+    doc["explanation"] = explain_lasso(p, lasso.instance, lasso.path, lasso.loop_start, result.fairness.level).json()
     return doc

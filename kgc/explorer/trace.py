@@ -26,11 +26,14 @@ from kgc.model.names import (
     api_name,
     consumer_name,
     consumer_names,
+    consumer_text,
     error_name,
+    group_text,
     group_where,
     is_member_name,
     join_timer_name,
     member_name,
+    mid_text,
     state_name,
     step_text,
 )
@@ -40,7 +43,8 @@ from kgc.model.types import ApiKey, Errors, GroupState
 TRACE_FORMAT = "kgc-trace"
 TRACE_VERSION = 2
 """Version 2 adds, at the top level, the property's ``kind`` and ``source`` and the ``config`` the
-trace was found under. Readers accept version 1 files, which lack them."""
+trace was found under. Readers accept version 1 files, which lack them. A version 2 trace may also
+carry an ``explanation`` of its last step (optional: older writers leave it out)."""
 SUPPORTED_VERSIONS = (1, 2)
 
 MAX_MODEL_CONSUMERS = 6
@@ -99,6 +103,7 @@ def group_json(state: State) -> dict[str, Any]:
         "members": [
             {
                 "id": member_name(m.mid),
+                "static": m.static,
                 "awaiting_join": m.awaiting_join,
                 "awaiting_sync": m.awaiting_sync,
                 "assignment": list(m.assignment),
@@ -110,9 +115,13 @@ def group_json(state: State) -> dict[str, Any]:
     }
 
 
-def consumers_json(state: State) -> list[dict[str, Any]]:
-    return [
-        {
+def consumers_json(state: State, static: int | None = None) -> list[dict[str, Any]]:
+    """Each consumer's state; with ``static`` (the configuration's count of static consumers, the
+    first ones) also whether it is static and its ``group.instance.id`` (its name; null for a
+    dynamic consumer)."""
+    out = []
+    for i, c in enumerate(state.consumers):
+        entry: dict[str, Any] = {
             "name": consumer_name(i),
             "state": c.state.name,
             "member": member_name(c.mid),
@@ -120,11 +129,23 @@ def consumers_json(state: State) -> list[dict[str, Any]]:
             "owned": list(c.owned),
             "rejoin_needed": c.rejoin_needed,
         }
-        for i, c in enumerate(state.consumers)
-    ]
+        if static is not None:
+            entry["static"] = i < static
+            entry["instance_id"] = consumer_name(i) if i < static else None
+        out.append(entry)
+    return out
 
 
-def step_json(index: int, action: Action, state: State) -> dict[str, Any]:
+def changed_fields(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """What a step changed: ``group.state``, ``group.members``, ``c1.owned`` … (the group's and
+    each consumer's fields whose value differs between two steps' ``group``/``consumers``)."""
+    out = [f"group.{k}" for k, v in after["group"].items() if before["group"].get(k) != v]
+    for old, new in zip(before.get("consumers") or [], after.get("consumers") or [], strict=False):
+        out += [f"{new['name']}.{k}" for k, v in new.items() if k != "name" and old.get(k) != v]
+    return out
+
+
+def step_json(index: int, action: Action, state: State, static: int | None = None) -> dict[str, Any]:
     return {
         "step": index,
         "actor": actor_name(action.actor),
@@ -138,7 +159,7 @@ def step_json(index: int, action: Action, state: State) -> dict[str, Any]:
         "evicted": [member_name(m) for m in action.evicted],
         "state_path": [state_name(s) for s in action.path],
         "group": group_json(state),
-        "consumers": consumers_json(state),
+        "consumers": consumers_json(state, static),
     }
 
 
@@ -151,12 +172,22 @@ def trace_json(
     source: str = "",
     config: dict[str, Any] | None = None,
     loop_start: int | None = None,
+    explanation: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The counterexample as one JSON object; the last step is the one that breaks the property
     (for a state invariant: the state it reaches). A liveness counterexample is a lasso:
     ``loop_start`` k says that after step k (0: the initial state) steps k+1 … n repeat forever,
-    step n returning to the state after step k; k = n means the last state stutters forever."""
-    steps = [step_json(i, a, s) for i, (a, s) in enumerate(path) if a is not None]
+    step n returning to the state after step k; k = n means the last state stutters forever.
+    ``explanation`` (``kgc.properties.explain.Explanation.json``) says why the last step breaks the
+    property: the clause, what was expected, the values read and what a chart marks."""
+    static = config.get("static_consumers") if isinstance(config, dict) else None
+    static = static if isinstance(static, int) else None
+    initial = {"group": group_json(path[0][1]), "consumers": consumers_json(path[0][1], static)}
+    steps = [step_json(i, a, s, static) for i, (a, s) in enumerate(path) if a is not None]
+    previous = initial
+    for step in steps:
+        step["changed"] = changed_fields(previous, step)
+        previous = step
     doc: dict[str, Any] = {
         "format": TRACE_FORMAT,
         "format_version": TRACE_VERSION,
@@ -166,19 +197,49 @@ def trace_json(
         "source": source,
         "config": config,
         "consumers": len(path[0][1].consumers),
-        "initial": {"group": group_json(path[0][1]), "consumers": consumers_json(path[0][1])},
+        "initial": initial,
         "steps": steps,
     }
     if loop_start is not None:
         doc["loop_start"] = loop_start
+    if explanation is not None:
+        doc["explanation"] = explanation
     return doc
 
 
 # ---------------------------------------------------------------------- text
-def format_trace(path: list[tuple[Action | None, State]], loop_start: int | None = None) -> str:
+def state_lines(state: State, previous: State | None, static: int | None = None) -> list[str]:
+    """The whole state after a step, one line for the group and one per consumer (static or
+    dynamic, instance id, member id, generation, owned partitions); a line the step changed is
+    marked ``*``."""
+    g = state.group
+    changed = previous is not None and previous.group != g
+    lines = [f"{'*' if changed else ' '} group: {group_text(g)}"]
+    for i, c in enumerate(state.consumers):
+        kind = ""
+        if static is not None:
+            kind = f" (static, instance id {consumer_name(i)})" if i < static else " (dynamic)"
+        changed = previous is not None and previous.consumers[i] != c
+        member = f" {mid_text(c.mid)}" if c.mid != NO_MEMBER else " no member id"
+        rejoin = ", rejoin needed" if c.rejoin_needed else ""
+        waiting = f", awaiting {api_name(c.awaiting)}" if c.awaiting else ""
+        inbox = f", {len(c.responses)} answer(s) to read" if c.responses else ""
+        lines.append(f"{'*' if changed else ' '} {consumer_text(i, c)}{kind},{member}{rejoin}{waiting}{inbox}")
+    return lines
+
+
+def format_trace(
+    path: list[tuple[Action | None, State]],
+    loop_start: int | None = None,
+    show_state: bool = False,
+    static: int | None = None,
+) -> str:
     """Numbered steps; with ``loop_start`` (a lasso) the cycle's steps are marked ``↻`` and a last
-    line says where it returns to (or that the last state stutters)."""
+    line says where it returns to (or that the last state stutters). With ``show_state`` each step
+    is followed by the whole state after it (:func:`state_lines`; ``static``: how many consumers,
+    the first ones, are static)."""
     lines = []
+    previous: State | None = None
     for i, (action, state) in enumerate(path):
         where = f"[{group_where(state.group)}]"
         mark = "↻ " if loop_start is not None and i > loop_start else "  "
@@ -188,6 +249,9 @@ def format_trace(path: list[tuple[Action | None, State]], loop_start: int | None
             lines.append(f"{mark}{i}. {step_text(action)} {where}")
         if loop_start is not None and i == loop_start:
             lines[-1] += "   ◀ cycle starts here"
+        if show_state:
+            lines += ["      " + line for line in state_lines(state, previous, static)]
+        previous = state
     if loop_start is not None:
         if loop_start == len(path) - 1:
             lines.append(f"  … state {loop_start} has no enabled step: it stutters forever")
@@ -403,6 +467,7 @@ def validate_trace(doc: object, where: str = "trace", *, model: bool = True) -> 
         def group_member(x: Any, a: str) -> object:
             m = s.obj(x, a)
             s.optional(m, "id", a, member)
+            s.optional(m, "static", a, s.boolean)
             s.optional(m, "awaiting_join", a, s.boolean)
             s.optional(m, "awaiting_sync", a, s.boolean)
             s.optional(m, "assignment", a, partitions)
@@ -424,6 +489,8 @@ def validate_trace(doc: object, where: str = "trace", *, model: bool = True) -> 
             s.optional(c, "generation", f"{at}[{i}]", lambda x, a: s.integer(x, a))
             s.optional(c, "owned", f"{at}[{i}]", partitions)
             s.optional(c, "rejoin_needed", f"{at}[{i}]", s.boolean)
+            s.optional(c, "static", f"{at}[{i}]", s.boolean)
+            s.optional(c, "instance_id", f"{at}[{i}]", lambda x, a: s.optional_string(x, a, names))
         return items
 
     initial = s.required(doc, "initial", "", s.obj)
@@ -450,4 +517,24 @@ def validate_trace(doc: object, where: str = "trace", *, model: bool = True) -> 
         s.optional(step, "state_path", at, lambda x, a: s.array(x, a, lambda y, b: s.string(y, b, states)))
         s.required(step, "group", at, group)
         s.optional(step, "consumers", at, consumer_list)
+        s.optional(step, "changed", at, lambda x, a: s.array(x, a, lambda y, b: s.string(y, b)))
     s.optional(doc, "loop_start", "", lambda v, at: s.integer(v, at, 0, len(steps)))
+
+    def explanation(v: Any, at: str) -> object:
+        e = s.obj(v, at)
+        for key in ("clause", "expected", "actual"):
+            s.required(e, key, at, s.text)
+        s.optional(e, "values", at, s.obj)
+
+        def marks(x: Any, a: str) -> object:
+            m = s.obj(x, a)
+            s.optional(m, "partitions", a, partitions)
+            s.optional(m, "members", a, lambda y, b: s.array(y, b, member))
+            s.optional(m, "consumers", a, lambda y, b: s.array(y, b, lambda z, c: s.string(z, c, names)))
+            s.optional(m, "generations", a, lambda y, b: s.array(y, b, lambda z, c: s.integer(z, c)))
+            return m
+
+        s.optional(e, "marks", at, marks)
+        return e
+
+    s.optional(doc, "explanation", "", explanation)

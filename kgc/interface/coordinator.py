@@ -18,6 +18,11 @@ from kgc.interface.messages import (
 )
 
 
+class CoordinatorGone(Exception):
+    """The implementation behind a coordinator died or stopped answering: no later request can be
+    answered, so a run stops here (what it found so far stands). The message is one line."""
+
+
 @runtime_checkable
 class GroupCoordinator(Protocol):
     """A classic-protocol group coordinator, request by request.

@@ -491,6 +491,9 @@ def update_static_member_and_rebalance(tx: GroupTx, consumer: int, old: MemberId
     tx.members[new] = replace(
         m, mid=new, meta=meta, awaiting_join=True, awaiting_sync=False, pending_sync=False, orphan=False
     )
+    if not tx.config.profile.static_replacement_keeps_is_new:
+        # Java: ClassicGroup.replaceStaticMember builds a fresh member, not new (4.0.2).
+        tx.update(new, is_new=False)
     if m.pending_sync:
         tx.stale_sync = True
     if tx.leader == old:
@@ -605,6 +608,9 @@ def handle_leave_group(tx: GroupTx, consumer: int, request: Request) -> None:
         tx.respond(consumer, Response(ApiKey.LEAVE_GROUP, Errors.NONE))
         if tx.state == PR:
             tx.try_complete_join()
+        elif tx.config.profile.pending_leave_rebalances and tx.state in (STABLE, CR):
+            # Java counts a pending id's leave as a valid one (classicGroupLeaveToClassicGroup, 4.0.2).
+            tx.maybe_prepare_rebalance()
     elif invalid == Errors.FENCED_INSTANCE_ID:
         tx.respond(consumer, Response(ApiKey.LEAVE_GROUP, invalid))
     elif mid in tx.members:

@@ -59,10 +59,24 @@ class Profile:
     #: docs/kafka/requests.md#syncgroup, docs/kafka/versions.md#scala-and-java: SyncGroup in Stable restarts the
     #: member's session timer (Scala only).
     sync_in_stable_restarts_heartbeat: bool = True
-    #: docs/kafka/requests.md#leavegroup, docs/kafka/versions.md#scala-and-java: LeaveGroup for an unknown group
-    #: answers top-level UNKNOWN_MEMBER_ID (Java) instead
-    #: of NONE with per-member UNKNOWN_MEMBER_ID (Scala).
+    #: docs/kafka/requests.md#leavegroup: LeaveGroup for an unknown group answers top-level
+    #: UNKNOWN_MEMBER_ID instead of NONE with per-member UNKNOWN_MEMBER_ID. No release does: Java's
+    #: ``GroupMetadataManager`` throws UNKNOWN_MEMBER_ID, but ``GroupCoordinatorService.leaveGroup``
+    #: (4.0.2) answers it as Scala does.
     leave_unknown_group_fails_request: bool = False
+    #: docs/kafka/requests.md#leavegroup, docs/kafka/versions.md#scala-and-java: a pending member id's
+    #: LeaveGroup counts as a valid leave, so a Stable or CompletingRebalance group rebalances (Java:
+    #: ``classicGroupLeaveToClassicGroup``, 4.0.2, then ``maybePrepareRebalanceOrCompleteJoin``);
+    #: Scala only drops the id.
+    pending_leave_rebalances: bool = False
+    #: docs/kafka/requests.md#joingroup: after refusing a JoinGroup with GROUP_MAX_SIZE_REACHED in
+    #: PreparingRebalance the join phase may complete at once (Scala checks the join purgatory after
+    #: every JoinGroup); Java only removes the member (``classicGroupJoinToClassicGroup``, 4.0.2).
+    max_size_refusal_checks_join: bool = True
+    #: docs/kafka/requests.md#joingroup: a static member's record moved to its new member id keeps
+    #: ``isNew`` (Scala moves the same ``MemberMetadata``); Java builds a fresh
+    #: ``ClassicGroupMember``, which is not new (``ClassicGroup.replaceStaticMember``, 4.0.2).
+    static_replacement_keeps_is_new: bool = True
     #: docs/kafka/requests.md#offsetcommit, docs/kafka/versions.md#scala-and-java: OffsetCommit v9+ to an unknown group
     #: with generation >= 0 answers
     #: GROUP_ID_NOT_FOUND (Java) instead of ILLEGAL_GENERATION.
@@ -139,7 +153,9 @@ JAVA_4_0 = Profile(
     new_member_added_needs_generation_zero=False,
     expiry_completes_initial_join=True,
     sync_in_stable_restarts_heartbeat=False,
-    leave_unknown_group_fails_request=True,
+    pending_leave_rebalances=True,
+    max_size_refusal_checks_join=False,
+    static_replacement_keeps_is_new=False,
     commit_unknown_group_v9_group_id_not_found=True,
     leave_cancels_pending_timer=True,
     request_timed_out_maps_to=Errors.COORDINATOR_NOT_AVAILABLE,

@@ -269,7 +269,7 @@ _NO_REBALANCE_START = frozenset({PR, GroupState.DEAD})
 _TIMER_TRIGGERS = frozenset({EXPIRE_HEARTBEAT, EXPIRE_SYNC, STORE_FAILURE})
 
 
-def rebalance_trigger(s: State, a: Action) -> bool:
+def rebalance_trigger(s: State, a: Action) -> bool | None:
     """Whether the step holds one of Kafka's rebalance triggers for the group in ``s`` (reference
     docs/kafka/group.md#states, triggers table, 3.6.2): a member added (an id-less or pending-id JoinGroup that is not
     answered MEMBER_ID_REQUIRED), a static member replaced in CompletingRebalance, the leader's
@@ -278,7 +278,8 @@ def rebalance_trigger(s: State, a: Action) -> bool:
     pending-sync timeout, or a failed write of the current generation's assignment. A pending-sync
     timeout triggers even when it removes nobody, if the set held a replaced static member's old id
     (``Group.stale_sync``: ``onExpirePendingSync`` rebalances whenever the set is not empty,
-    GroupCoordinator.scala 3.6.2)."""
+    GroupCoordinator.scala 3.6.2). None: the step may rebalance or not, by profile (a pending member
+    id's LeaveGroup in Stable or CompletingRebalance: Java 4.0 rebalances, Scala does not)."""
     g = s.group
     if a.kind == EXPIRE_SYNC:
         return bool(a.evicted) or g.stale_sync
@@ -294,6 +295,10 @@ def rebalance_trigger(s: State, a: Action) -> bool:
         if request.api == ApiKey.LEAVE_GROUP:
             if member is not None:
                 return True
+            if any(p.mid == request.mid for p in g.pending) and g.state in (GroupState.STABLE, CR):
+                # A pending id's LeaveGroup: Java rebalances (classicGroupLeaveToClassicGroup, 4.0.2),
+                # Scala does not; the profile decides, which a property of states cannot see.
+                return None
         elif member is not None:
             if member.meta != request.meta or (g.state == GroupState.STABLE and request.mid == g.leader):
                 return True
@@ -323,7 +328,8 @@ def rebalance_triggers(s: State, a: Action, t: State) -> bool:
         return True
     if not a.handled and a.kind not in _TIMER_TRIGGERS:
         return PR not in a.path  # most steps: no request handled, no timer that can trigger
-    return (PR in a.path) == rebalance_trigger(s, a)
+    trigger = rebalance_trigger(s, a)
+    return trigger is None or (PR in a.path) == trigger
 
 
 # 10 ---------------------------------------------------------------------------------------------

@@ -382,14 +382,15 @@ class ReferenceCoordinator:
                 return
             group = self._manager.add_group(self._new_group(request.group_id))
         with group.lock:
-            if not self._accept_joining_member(group, request.member_id):
+            refused = not self._accept_joining_member(group, request.member_id)
+            if refused:
                 group.remove(request.member_id, RemovalCause.GROUP_MAX_SIZE)
                 response_callback(join_error(UNKNOWN_MEMBER_ID, Errors.GROUP_MAX_SIZE_REACHED))
             elif is_unknown_member:
                 self.do_new_member_join_group(group, request, response_callback)
             else:
                 self.do_current_member_join_group(group, request, response_callback)
-            if group.is_(PR):
+            if group.is_(PR) and (self.profile.max_size_refusal_checks_join or not refused):
                 self._rebalance_purgatory.check_and_complete(join_key(group.group_id))
 
     def _new_group(self, group_id: str) -> GroupMetadata:
@@ -555,6 +556,8 @@ class ReferenceCoordinator:
         rebalance; CompletingRebalance: always a rebalance; PreparingRebalance: just parked."""
         current_leader = group.leader_id or ""
         member = group.replace_static_member(group_instance_id, old_member_id, new_member_id)
+        if not self.profile.static_replacement_keeps_is_new:
+            member.is_new = False  # Java builds a fresh ClassicGroupMember (ClassicGroup.replaceStaticMember, 4.0.2)
         self.complete_and_schedule_next_heartbeat_expiration(group, member)
         old_rebalance_timeout, old_session_timeout = member.rebalance_timeout_ms, member.session_timeout_ms
         group.update_member(
@@ -572,6 +575,8 @@ class ReferenceCoordinator:
                         if group.has(new_member_id):
                             group.update_member(member, old_protocols, old_rebalance_timeout, old_session_timeout, None)
                             old_member = group.replace_static_member(group_instance_id, new_member_id, old_member_id)
+                            if not self.profile.static_replacement_keeps_is_new:
+                                old_member.is_new = False
                             self.complete_and_schedule_next_heartbeat_expiration(group, old_member)
                         callback(
                             JoinGroupResponse(
@@ -842,12 +847,15 @@ class ReferenceCoordinator:
             self.remove_current_member_from_group(group, current)
             return Errors.NONE
         if group.is_pending_member(leaving.member_id):
+            rebalances = self.profile.pending_leave_rebalances and group.state in (STABLE, CR)
             self.remove_pending_member_and_update_group(group, leaving.member_id, RemovalCause.LEAVE_GROUP)
             key = member_key(group.group_id, leaving.member_id)
             if self.profile.leave_cancels_pending_timer:
                 for op in self._heartbeat_purgatory.watched(key):
                     op.cancel()
             self._heartbeat_purgatory.check_and_complete(key)
+            if rebalances:
+                self.maybe_prepare_rebalance(group)
             return Errors.NONE
         error = self.validate_current_member(group, leaving.member_id, instance_id)
         if error is not None:

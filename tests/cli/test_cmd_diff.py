@@ -5,9 +5,12 @@ verdict changes under a mutant, and the verb's contract."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -154,6 +157,83 @@ def test_a_revision_from_before_the_package_layout_is_refused(capsys: pytest.Cap
     this kgc, which says so in one line instead of mixing the two layouts."""
     assert main(["diff", "--rev", "142f496", *SMALL]) == exits.BAD_INPUT
     assert "predates the kgc package layout" in capsys.readouterr().err
+
+
+def _item(category: str, state: str, what: str, outcome: str, steps: list[list[list[str]]]) -> dict[str, Any]:
+    return {
+        "category": category,
+        "state": state,
+        "what": what,
+        "outcome": outcome,
+        "text": f"{what} in {state} → {outcome}",
+        "witness_length": len(steps),
+        "step_behaviours": steps,
+    }
+
+
+def test_rule_differences_come_first_with_their_knock_on_behaviours() -> None:
+    """A behaviour whose witness parts from the other side at its last step is a rule difference,
+    shown beside the other side's outcome of the same situation; one whose witness parts earlier,
+    at a step showing a rule difference, is listed under it."""
+    from kgc.cli.diff import why
+
+    shared = ["request", "Empty", "JoinGroup", "NONE"]
+    rule = ["request", "Stable", "OffsetCommit", "NONE"]
+    knock = ["edge", "Stable", "expire_sync", "Empty"]
+    mine = [
+        _item(*rule, steps=[[shared], [rule]]),
+        _item(*knock, steps=[[shared], [rule], [knock]]),
+    ]
+    other = {
+        "behaviours": [
+            _item(*shared, steps=[[shared]]),
+            _item("request", "Stable", "OffsetCommit", "ILLEGAL_GENERATION", []),
+        ]
+    }
+    (r,) = why([{**m, "witness_length": 1} for m in mine], {"behaviours": mine}, other)
+    assert r["rule"] == "OffsetCommit in Stable → NONE" and r["step"] == 2
+    assert r["other_side"] == ["OffsetCommit in Stable → ILLEGAL_GENERATION"]
+    assert [k["behaviour"] for k in r["knock_on"]] == ["expire_sync in Stable → Empty"]
+    assert r["knock_on"][0]["parts_at_step"] == 2
+
+
+def test_a_diff_says_what_changed_and_why(capsys: pytest.CaptureFixture[str]) -> None:
+    two = ["--consumers", "2", "--partitions", "2", "--max-generation", "2"]
+    assert main(["diff", *two, "--mutant", "commit_unfenced", "--json"]) == exits.FAILED
+    d = json.loads(capsys.readouterr().out)
+    rules = {r["rule"]: r for r in d["why"]["b"] if r["rule"]}
+    empty = rules["OffsetCommit in Empty → NONE"]
+    assert empty["other_side"] == ["OffsetCommit in Empty → UNKNOWN_MEMBER_ID"]
+    assert main(["diff", *two, "--mutant", "commit_unfenced"]) == exits.FAILED
+    out = capsys.readouterr().out
+    assert "rule difference (request), parting at step" in out
+    assert "OffsetCommit in Empty → NONE" in out and "OffsetCommit in Empty → UNKNOWN_MEMBER_ID" in out
+
+
+def test_rev_is_looked_up_where_the_user_stands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["diff", "--rev", "HEAD", *SMALL]) == exits.BAD_INPUT
+    assert "is in no git repository" in capsys.readouterr().err
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    for argv in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "empty"]):
+        subprocess.run(["git", *argv], cwd=tmp_path, check=True, env={**os.environ, **env})
+    assert main(["diff", "--rev", "HEAD", *SMALL]) == exits.BAD_INPUT  # this repository's HEAD, not kgc's
+    assert "predates the kgc package layout" in capsys.readouterr().err
+
+
+def test_the_diff_page_puts_the_rule_differences_first(tmp_path: Path) -> None:
+    from kgc.diagrams.diff_page import build_diff_page
+
+    two = ["--consumers", "2", "--partitions", "2", "--max-generation", "2"]
+    assert main(["diff", *two, "--mutant", "commit_unfenced", "--out", str(tmp_path)]) == exits.FAILED
+    page = (tmp_path / "diff.html").read_text()
+    assert page.index('<h2 id="why">What changed and why</h2>') < page.index("<h2>The two sides</h2>")
+    assert "<td>OffsetCommit in Empty → NONE</td><td>OffsetCommit in Empty → UNKNOWN_MEMBER_ID</td>" in page
+    d = json.loads((tmp_path / "diff.json").read_text())
+    d.pop("why")
+    assert 'id="why"' not in build_diff_page(d)  # a document of an older kgc has no such section
 
 
 @pytest.mark.skipif(not _git_checkout(), reason="not a git checkout")

@@ -100,7 +100,7 @@ def test_a_signal_prints_the_statistics_so_far_in_one_line(sig: int, code: int, 
         assert proc.stdout is not None
         header = proc.stdout.readline()
         assert header.startswith("kgc check: 3 consumers")  # printed when the run starts
-        _wait_for_line(proc, "progress: exploring")
+        _wait_for_line(proc, "progress: safety search: started")  # each phase named
         _wait_for_line(proc, "progress: ")  # the engine's first report
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=60)

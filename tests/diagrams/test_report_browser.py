@@ -88,3 +88,44 @@ def test_the_harness_sees_a_blank_page(browser: Browser, tmp_path: Path) -> None
     browser.open(page)
     _, _, share, colours = ink(browser, browser.screenshot())
     assert share == 0.0 and colours == 1
+
+
+CLIPPED = """
+({page: document.documentElement.scrollWidth,
+  diagrams: Array.from(document.querySelectorAll(".diagram")).map(d => [d.scrollWidth, d.clientWidth]),
+  charts: Array.from(document.querySelectorAll("svg.kgc-msc")).map(s => [s.getAttribute("width"),
+          s.getBoundingClientRect().right, s.closest("main").getBoundingClientRect().right]),
+  links: Array.from(document.querySelectorAll("a[href^='#']")).map(a => [a.getAttribute("href"),
+          !!document.getElementById(a.getAttribute("href").slice(1))])})
+"""
+
+
+def test_nothing_is_clipped_at_1280_px_and_every_link_lands(browser: Browser, report: Path) -> None:
+    """The report at 1280 px: no horizontal scroll, every chart inside the column (a chart wider
+    than the column is scaled to it), and the table of contents, the verdict and the property
+    badges link to sections and counterexamples that exist."""
+    browser.open(report)
+    seen = browser.evaluate(CLIPPED)
+    assert seen["page"] <= 1280
+    for scroll, client in seen["diagrams"]:
+        assert scroll <= client + 1, (scroll, client)
+    for _, right, column in seen["charts"]:
+        assert right <= column + 0.5
+    assert seen["links"] and all(ok for _, ok in seen["links"]), seen["links"]
+    hrefs = {h for h, _ in seen["links"]}
+    assert {"#counterexamples", "#properties", "#cex-nobody_stable_with_partitions"} <= hrefs
+    # a chart of 1,600 px fits when scaled; unscaled (the rule removed), the check sees it clipped
+    chart = (
+        '<div class="diagram msc"><svg xmlns="http://www.w3.org/2000/svg" class="kgc-msc" width="1600" height="40">'
+        "</svg></div>"
+    )
+    html = report.read_text().replace("<main>", "<main>" + chart, 1)
+    wide = report.with_name("wide.html")
+    wide.write_text(html)
+    browser.open(wide)
+    scaled = browser.evaluate(CLIPPED)
+    assert scaled["page"] <= 1280 and all(scroll <= client + 1 for scroll, client in scaled["diagrams"])
+    wide.write_text(html.replace(".diagram.msc svg { max-width: 100%; height: auto; }", ""))
+    browser.open(wide)
+    clipped = browser.evaluate(CLIPPED)
+    assert any(scroll > client + 1 for scroll, client in clipped["diagrams"])

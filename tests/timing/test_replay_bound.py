@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,6 @@ def test_a_replay_cut_short_is_incomplete(capsys: pytest.CaptureFixture[str], mo
 
 def test_the_time_bound_cuts_a_replay_short(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(simulate, "MAX_SECONDS", 0.0)
-    monkeypatch.setattr(simulate.time_module, "monotonic", iter(range(10**6)).__next__)
+    monkeypatch.setattr(time, "monotonic", iter(range(10**6)).__next__)
     verdict = answer(QUESTIONS["needless_expiry"], load(EXAMPLE))
     assert verdict.replay_incomplete is not None and "0 s" in verdict.replay_incomplete

@@ -64,6 +64,7 @@ from kgc.model.system import ClassicGroupModel
 from kgc.model.types import ApiKey, Errors, GroupState
 from kgc.properties.base import Property
 from kgc.properties.protocol import ALL
+from kgc.reference.controls import StoreCompletion
 from kgc.reference.snapshot import CoordinatorSnapshot
 from kgc.reference.steps import StepKind, StepRecord
 
@@ -161,11 +162,17 @@ class CoordinatorMachine(RuleBasedStateMachine):
             "min_session_timeout_ms": o.min_session_timeout_ms,
             "max_session_timeout_ms": o.max_session_timeout_ms,
             "require_known_member_id": True,
-            "store_completion": "manual" if self.target.controls is not None else "immediate",
+            "store_completion": "manual" if self._manual_writes() else "immediate",
         }
         if o.group_max_size < 2**31 - 1:
             config["group_max_size"] = o.group_max_size
         return config
+
+    def _manual_writes(self) -> bool:
+        """Whether the target's group writes wait for ``store_complete`` (a target with controls
+        may commit them at once: the kafka target, ``kgc.harness.fuzz.target.kafka_target``)."""
+        controls = self.target.controls
+        return controls is not None and controls.store_completion is StoreCompletion.MANUAL
 
     def _observe(self, record: StepRecord) -> None:
         self.records.append((record, self.coordinator.introspect()))  # type: ignore[attr-defined]

@@ -13,9 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kgc.harness.scenario.format import ScenarioConfig
-from kgc.harness.scenario.targets import make_target
+from kgc.harness.scenario.targets import KAFKA_PROFILE, make_target
 from kgc.interface.coordinator import Clock, Failover, GroupCoordinator
 from kgc.model.profiles import DEFAULT_PROFILE, Profile
+from kgc.oracle import KafkaCoordinator, broker_properties
 from kgc.reference import CoordinatorConfig, ReferenceCoordinator
 from kgc.reference.config import INT_MAX
 from kgc.reference.controls import ReferenceControls, StoreCompletion
@@ -123,3 +124,26 @@ def reference_target(options: FuzzOptions) -> FuzzTarget:
         return make_target("reference", scenario_config, options.profile, options.mutant)
 
     return FuzzTarget(ReferenceCoordinator(config, StoreCompletion.MANUAL, 0), "reference", replay)
+
+
+def kafka_target(options: FuzzOptions) -> FuzzTarget:
+    """Apache Kafka 4.0.2's own coordinator (``kgc.oracle``); profile java-4.0 only, no mutant
+    (Kafka's code is not patched). Its writes commit at once: while a write is outstanding Kafka's
+    runtime holds back the answer of every request that writes nothing (``CoordinatorRuntime.append``
+    → ``waitForPendingWrites``, 4.0.2), which the model does not (known-divergences/kafka-4.0.2.json),
+    so the race between a rebalance and the leader's write is replayed from scenarios, not fuzzed."""
+    if options.mutant is not None:
+        raise ValueError("a mutant is switched on in the reference target only, not in Kafka's code")
+    if options.profile.name != KAFKA_PROFILE:
+        raise ValueError(f"the kafka target runs Apache Kafka 4.0.2, whose behaviour is profile {KAFKA_PROFILE}")
+    properties = broker_properties(
+        initial_rebalance_delay_ms=options.initial_rebalance_delay_ms,
+        min_session_timeout_ms=options.min_session_timeout_ms,
+        max_session_timeout_ms=options.max_session_timeout_ms,
+        group_max_size=options.group_max_size,
+    )
+
+    def replay(scenario_config: ScenarioConfig) -> GroupCoordinator:
+        return make_target("kafka", scenario_config, options.profile)
+
+    return FuzzTarget(KafkaCoordinator(properties, StoreCompletion.IMMEDIATE), "kafka", replay)

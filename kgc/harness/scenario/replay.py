@@ -21,6 +21,7 @@ from kgc.harness.scenario.judge import judge_scenario
 from kgc.harness.scenario.result import FAILED, PASSED, SKIPPED, ScenarioResult
 from kgc.harness.scenario.runner import run_scenario
 from kgc.harness.scenario.targets import TARGETS, make_target
+from kgc.interface.coordinator import CoordinatorGone
 from kgc.model.profiles import DEFAULT_PROFILE, Profile
 
 MODEL_TARGET = "model"
@@ -35,6 +36,8 @@ class Replay:
 
     results: tuple[ScenarioResult, ...]
     other_profiles: int
+    #: Why the run stopped before its last scenario (the target died or hung), or None.
+    aborted: str | None = None
 
     def count(self, verdict: str) -> int:
         """How many scenarios got ``verdict``."""
@@ -51,6 +54,7 @@ class Replay:
             "passed": self.count(PASSED),
             "failed": self.count(FAILED),
             "skipped": self.count(SKIPPED),
+            **({"aborted": self.aborted} if self.aborted else {}),
             "scenarios": [r.as_json() for r in self.results],
         }
 
@@ -88,10 +92,14 @@ def replay(
     others = 0
     for scenario_file in files:
         for scenario in scenario_file.scenarios:
-            if profile.name in scenario.applies_to:
-                results.append(run(scenario))
-            else:
+            if profile.name not in scenario.applies_to:
                 others += 1
+                continue
+            try:
+                results.append(run(scenario))
+            except CoordinatorGone as exc:
+                results.append(ScenarioResult(scenario.name, scenario.file, FAILED, f"the target is gone: {exc}"))
+                return Replay(tuple(results), others, f"{scenario.name}: {exc}")
     return Replay(tuple(results), others)
 
 

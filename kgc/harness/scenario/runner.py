@@ -28,7 +28,7 @@ from kgc.harness.scenario.format import Scenario, ScenarioConfig
 from kgc.harness.scenario.result import FAILED, SKIPPED, ScenarioResult, StepReport, verdict_of
 from kgc.harness.scenario.symbols import Bindings
 from kgc.harness.scenario.targets import GROUP_ID, TargetUnavailable, observe_group
-from kgc.interface.coordinator import Clock, GroupCoordinator
+from kgc.interface.coordinator import Clock, CoordinatorGone, GroupCoordinator
 from kgc.interface.events import GroupStateChanged, MemberRemoved, TimerExpired, TimerKind
 from kgc.interface.messages import (
     HeartbeatResponse,
@@ -101,6 +101,8 @@ class _Run:
         for index, step in enumerate(self.scenario.steps):
             try:
                 actual = self._execute(index, step)
+            except CoordinatorGone:
+                raise  # not this scenario's failure: the run stops (kgc.harness.scenario.replay)
             except Exception as exc:  # noqa: BLE001 - a target's crash is the scenario's failure
                 failure = FieldResult(index, "exception", "no exception", f"{type(exc).__name__}: {exc}", False)
                 reports.append(StepReport(index, step.describe(), (failure,)))

@@ -21,6 +21,8 @@ from typing import Any
 from kgc.harness.scenario.format import ScenarioConfig
 from kgc.interface.coordinator import GroupCoordinator
 from kgc.model.profiles import Profile
+from kgc.oracle import KafkaCoordinator, broker_properties
+from kgc.oracle.coordinator import NEW_MEMBER_JOIN_TIMEOUT_MS
 from kgc.reference import CoordinatorConfig, ReferenceCoordinator
 from kgc.reference.controls import ReferenceControls, StoreCompletion
 
@@ -29,7 +31,10 @@ GROUP_ID = "kgc-scenario-group"
 
 #: The coordinators :func:`make_target` builds. ``kgc replay`` offers one more target, the model
 #: as a judge (``kgc.harness.scenario.replay.REPLAY_TARGETS``), which is not a coordinator.
-TARGETS = ("reference",)
+TARGETS = ("reference", "kafka")
+
+#: The profile Apache Kafka's own coordinator (target ``kafka``, release 4.0.2) implements.
+KAFKA_PROFILE = "java-4.0"
 
 
 class TargetUnavailable(Exception):
@@ -61,6 +66,8 @@ def make_target(name: str, config: ScenarioConfig, profile: Profile, mutant: str
     :class:`TargetUnavailable` when it cannot be built (an unknown name is a ValueError)."""
     if name == "reference":
         return _reference(config, profile, mutant)
+    if name == "kafka":
+        return _kafka(config, profile, mutant)
     raise ValueError(f"unknown target {name!r}; known targets: {', '.join(TARGETS)}")
 
 
@@ -73,6 +80,29 @@ def coordinator_config(config: ScenarioConfig, profile: Profile, mutant: str | N
 def _reference(config: ScenarioConfig, profile: Profile, mutant: str | None = None) -> GroupCoordinator:
     completion = StoreCompletion(config.store_completion)
     coordinator: GroupCoordinator = ReferenceCoordinator(coordinator_config(config, profile, mutant), completion, 0)
+    return coordinator
+
+
+def _kafka(config: ScenarioConfig, profile: Profile, mutant: str | None = None) -> GroupCoordinator:
+    """Apache Kafka 4.0.2's coordinator shard in the oracle JVM (``kgc.oracle``), configured with the
+    scenario's broker settings. Kafka's new-member join timeout is fixed at 5 minutes, so a scenario
+    asking for another cannot run on it."""
+    if mutant is not None:
+        raise ValueError("a mutant is switched on in the reference target only, not in Kafka's code")
+    if profile.name != KAFKA_PROFILE:
+        raise ValueError(f"the kafka target runs Apache Kafka 4.0.2, whose behaviour is profile {KAFKA_PROFILE}")
+    if config.new_member_join_timeout_ms != NEW_MEMBER_JOIN_TIMEOUT_MS:
+        raise TargetUnavailable(
+            f"new_member_join_timeout_ms {config.new_member_join_timeout_ms}: Kafka fixes it at "
+            f"{NEW_MEMBER_JOIN_TIMEOUT_MS} (GroupCoordinatorConfig.classicGroupNewMemberJoinTimeoutMs)"
+        )
+    properties = broker_properties(
+        initial_rebalance_delay_ms=config.initial_rebalance_delay_ms,
+        min_session_timeout_ms=config.min_session_timeout_ms,
+        max_session_timeout_ms=config.max_session_timeout_ms,
+        group_max_size=config.group_max_size,
+    )
+    coordinator: GroupCoordinator = KafkaCoordinator(properties, StoreCompletion(config.store_completion))
     return coordinator
 
 

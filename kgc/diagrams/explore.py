@@ -1,0 +1,189 @@
+"""The data of ``kgc explore``: any reachable state of the model, named by the path of successor
+choices that reaches it, with its per-role panels and its enabled successors.
+
+A **node** is a path from the initial state: ``(3, 0, 5)`` takes the 4th successor of the initial
+state, then the 1st of that, then the 6th (successors in the order
+``ClassicGroupModel.successors`` lists them, which is deterministic). The path is the node's
+shareable name (the explorer's URL carries it). :func:`trace_node` finds the path of a
+``kgc-trace`` (a counterexample, a lasso, a witness) by matching each of its steps among the
+successors of the state before it. :func:`node_json` is everything the page shows of a node: the
+steps so far, the roles (the coordinator's group, each consumer, the purgatory, the requests and
+answers in flight), what the last step changed, the successors, and the sequence chart of the path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kgc.diagrams.sequence import render_svg
+from kgc.explorer.trace import changed_fields, consumers_json, group_json, step_json, trace_json
+from kgc.model.actions import Action
+from kgc.model.config import Config
+from kgc.model.names import (
+    actor_name,
+    api_name,
+    consumer_name,
+    join_timer_name,
+    mid_text,
+    request_text,
+    response_text,
+    state_name,
+    step_text,
+)
+from kgc.model.state import State
+from kgc.model.system import ClassicGroupModel
+
+MAX_PATH = 500
+"""The longest path the explorer follows (longer than any counterexample kgc finds)."""
+
+
+class NodeError(ValueError):
+    """A path that names no reachable state (an index out of range); the message says where."""
+
+
+@dataclass
+class Explorer:
+    """A model and, optionally, a trace opened in it."""
+
+    config: Config
+    trace: tuple[int, ...] = ()
+    """The path of the opened trace (empty: none)."""
+    title: str = ""
+    loop_start: int | None = None
+
+    def __post_init__(self) -> None:
+        self.model = ClassicGroupModel(self.config)
+        self._successors: dict[State, list[tuple[Action, State]]] = {}
+
+    def successors(self, state: State) -> list[tuple[Action, State]]:
+        if state not in self._successors:
+            self._successors[state] = self.model.successors(state) if self.model.within_boundary(state) else []
+        return self._successors[state]
+
+    def walk(self, path: tuple[int, ...]) -> list[tuple[Action | None, State]]:
+        """The states along ``path`` (the first with action None)."""
+        if len(path) > MAX_PATH:
+            raise NodeError(f"a path of {len(path)} steps (at most {MAX_PATH})")
+        state = self.model.init_states()[0]
+        out: list[tuple[Action | None, State]] = [(None, state)]
+        for depth, index in enumerate(path):
+            options = self.successors(state)
+            if not 0 <= index < len(options):
+                raise NodeError(f"step {depth + 1}: successor {index} of {len(options)}")
+            action, state = options[index]
+            out.append((action, state))
+        return out
+
+
+def _comparable(step: dict[str, Any]) -> dict[str, Any]:
+    keep = ("actor", "action", "member", "choice", "handled", "answers", "evicted", "state_path")
+    out = {k: step.get(k) for k in keep}
+    out["group"] = {k: v for k, v in step["group"].items() if k in ("state", "generation", "leader")}
+    out["members"] = [m.get("id") for m in step["group"].get("members", [])]
+    out["consumers"] = [
+        {k: c.get(k) for k in ("state", "member", "generation", "owned")} for c in step.get("consumers") or []
+    ]
+    return out
+
+
+def trace_node(explorer: Explorer, doc: dict[str, Any]) -> tuple[int, ...]:
+    """The path of a (validated) ``kgc-trace`` in ``explorer``'s model: each step matched among the
+    successors of the state before it. :class:`NodeError` names the first step no successor
+    matches (a trace of another configuration or another kgc)."""
+    state = explorer.model.init_states()[0]
+    path: list[int] = []
+    for k, step in enumerate(doc["steps"], start=1):
+        want = _comparable(step)
+        for i, (action, nxt) in enumerate(explorer.successors(state)):
+            if _comparable(step_json(k, action, nxt)) == want:
+                path.append(i)
+                state = nxt
+                break
+        else:
+            raise NodeError(
+                f"step {k} of the trace ({step.get('actor')}: {step.get('action')}) is no step of the model"
+            )
+    return tuple(path)
+
+
+def roles_json(state: State, static: int) -> dict[str, Any]:
+    """The per-role panels: the coordinator, each consumer, the purgatory, the requests and answers
+    in flight."""
+    g = state.group
+    group = group_json(state)
+    coordinator = {
+        "state": state_name(g.state),
+        "generation": g.generation,
+        "leader": mid_text(g.leader),
+        "join_timer": join_timer_name(g.join_timer),
+        "pending_member_ids": [mid_text(p.mid) for p in g.pending],
+        "outstanding_writes": [s.generation for s in g.stores],
+        "members": group["members"],
+        "perturbations_left": state.budget.total,
+    }
+    purgatory = [
+        {"member": mid_text(m.mid), "parked": "JoinGroup" if m.awaiting_join else "SyncGroup"}
+        for m in g.members
+        if m.awaiting_join or m.awaiting_sync
+    ]
+    in_flight = []
+    for i, c in enumerate(state.consumers):
+        for r in c.requests:
+            in_flight.append({"consumer": consumer_name(i), "direction": "request", "text": request_text(r)})
+        for resp in c.responses:
+            in_flight.append({"consumer": consumer_name(i), "direction": "answer", "text": response_text(resp)})
+    consumers = consumers_json(state, static)
+    for entry, c in zip(consumers, state.consumers, strict=True):
+        entry["awaiting"] = api_name(c.awaiting) if c.awaiting else None
+    return {"coordinator": coordinator, "consumers": consumers, "purgatory": purgatory, "in_flight": in_flight}
+
+
+def node_json(explorer: Explorer, path: tuple[int, ...]) -> dict[str, Any]:
+    """Everything the explorer page shows of the node ``path``."""
+    walked = explorer.walk(path)
+    state = walked[-1][1]
+    static = explorer.config.static_consumers
+    steps = [
+        {"index": k, "actor": actor_name(a.actor), "text": step_text(a), "where": state_name(s.group.state)}
+        for k, (a, s) in enumerate(walked)
+        if a is not None
+    ]
+    before = walked[-2][1] if len(walked) > 1 else None
+    now = {"group": group_json(state), "consumers": consumers_json(state, static)}
+    changed = (
+        changed_fields({"group": group_json(before), "consumers": consumers_json(before, static)}, now)
+        if before is not None
+        else []
+    )
+    successors = [
+        {
+            "index": i,
+            "actor": actor_name(a.actor),
+            "kind": a.kind,
+            "text": step_text(a),
+            "to": state_name(t.group.state),
+        }
+        for i, (a, t) in enumerate(explorer.successors(state))
+    ]
+    on_trace = explorer.trace[: len(path)] == path
+    doc = trace_json(
+        explorer.title or "explore",
+        "a path through the model",
+        walked,
+        kind="path",
+        config=explorer.config.describe(),
+        loop_start=explorer.loop_start if on_trace and len(path) == len(explorer.trace) else None,
+    )
+    return {
+        "path": list(path),
+        "trace": list(explorer.trace),
+        "on_trace": on_trace,
+        "next_on_trace": explorer.trace[len(path)] if on_trace and len(path) < len(explorer.trace) else None,
+        "steps": steps,
+        "roles": roles_json(state, static),
+        "changed": changed,
+        "successors": successors,
+        "within_boundary": explorer.model.within_boundary(state),
+        "chart": render_svg(doc),
+    }
