@@ -504,7 +504,7 @@ def print_text(
             f"{s.fingerprint_collision:.1e} (TLC's optimistic estimate)"
         )
     note = basis.cut_note(result.config, s.boundary_states, result.depth_cut)
-    if note is not None:
+    if note is not None and not quiet:  # quiet: the verdict line still names the bound
         print(note)
     if not result.decided:
         why = s.stopped_by + (": --max-memory reached or an allocation failed" if s.stopped_by == "memory" else "")
