@@ -361,3 +361,20 @@ def by_id(bug_id: str) -> Bug:
         if b.id.lower() == bug_id.lower():
             return b
     raise KeyError(f"unknown bug {bug_id!r}; known bugs: {', '.join(IDS)}")
+
+
+def markdown() -> str:
+    """The catalogue as the Markdown table ``docs/bugs.md`` embeds (``scripts/bugs_doc.py``)."""
+    lines = [
+        "| id | component | broke | fixed in | fix read | status | put back as / why not |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for b in CATALOGUE:
+        how = f"mutant `{b.mutant}`, caught by `{b.expected}`; {b.fidelity}" if b.put_back else b.reason
+        cells = (b.id, b.component, b.broke, b.fixed_in, b.fix or "–", b.status, how)
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    counts = {
+        s: sum(b.status == s for b in CATALOGUE) for s in ("put back", "equivalent", "outside", "not yet put back")
+    }
+    lines += ["", f"{len(CATALOGUE)} bugs: " + ", ".join(f"{n} {s}" for s, n in counts.items()) + "."]
+    return "\n".join(lines) + "\n"

@@ -4,6 +4,8 @@ protocol is clean under the same bounds."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kgc.explorer.mutation import explore
@@ -56,3 +58,10 @@ def test_every_bug_says_where_it_stands() -> None:
 def test_unknown_bug_is_a_key_error() -> None:
     with pytest.raises(KeyError, match="known bugs"):
         bugs.by_id("KAFKA-0")
+
+
+def test_the_docs_table_is_generated_from_the_catalogue() -> None:
+    root = Path(__file__).resolve().parents[2]
+    page = (root / "docs" / "bugs.md").read_text(encoding="utf-8")
+    assert bugs.markdown() in page, "run: python scripts/bugs_doc.py"
+    assert "| KAFKA-9752 |" in bugs.markdown()
