@@ -326,7 +326,17 @@ CATALOGUE: tuple[Bug, ...] = (
         "franz-go 1.17.0",
         outside="mixed eager and cooperative members",
     ),
-    Bug("franz-go#1326", OTHER_CLIENT, "zombie consumer after a refused commit", "franz-go 1.21.3", pending=_NOT_READ),
+    Bug(
+        "franz-go#1326",
+        OTHER_CLIENT,
+        "zombie consumer after a refused commit",
+        "franz-go 1.21.3",
+        fix="twmb/franz-go 824e34d2 (rejoin a classic group when a commit returns a fatal member error)",
+        pending="tried as the inverse of the consumer's reset on an OffsetCommit answered UNKNOWN_MEMBER_ID or "
+        "ILLEGAL_GENERATION: a safety search of the default configuration found nothing in 5 minutes (not "
+        "exhaustive), and by design it should not: exclusive_ownership compares consumers of one generation and the zombie's next Heartbeat resets it; "
+        "catching it needs a property over consumption across generations (duplicates) or a timed consumer",
+    ),
     Bug(
         "franz-go-d7ae9db9",
         OTHER_CLIENT,
