@@ -334,7 +334,8 @@ CATALOGUE: tuple[Bug, ...] = (
         fix="twmb/franz-go 824e34d2 (rejoin a classic group when a commit returns a fatal member error)",
         pending="tried as the inverse of the consumer's reset on an OffsetCommit answered UNKNOWN_MEMBER_ID or "
         "ILLEGAL_GENERATION: a safety search of the default configuration found nothing in 5 minutes (not "
-        "exhaustive), and by design it should not: exclusive_ownership compares consumers of one generation and the zombie's next Heartbeat resets it; "
+        "exhaustive), and by design it should not: exclusive_ownership compares "
+        "consumers of one generation and the zombie's next Heartbeat resets it; "
         "catching it needs a property over consumption across generations (duplicates) or a timed consumer",
     ),
     Bug(
