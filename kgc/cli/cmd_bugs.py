@@ -89,7 +89,8 @@ def bug_json(bug: catalogue.Bug, outcome: Outcome | None = None) -> dict[str, An
             "caught": caught(bug, outcome),
             "caught_by": outcome.killed_by,
             "length": outcome.trace_length,
-            "max_depth": outcome.depth,
+            "depth_needed": outcome.trace_length,
+            "levels_expanded": outcome.depth,
             "states": outcome.states,
             "seconds": round(outcome.seconds, 3),
         }
@@ -132,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         for b, o in runs:
             verdict = f"caught by {o.killed_by} in {o.trace_length} steps" if o.killed else "ESCAPED"
-            print(f"{b.id:26} {verdict}  (searched to depth {o.depth}, {o.states} states, {o.seconds:.1f} s)")
+            print(f"{b.id:26} {verdict}  (depth bound needed: {o.trace_length}; {o.states} states, {o.seconds:.1f} s)")
         for b in others:
             print(f"{b.id:26} {b.status}: {b.reason}")
         base = "clean" if not baseline.killed else f"VIOLATES {baseline.killed_by}"
