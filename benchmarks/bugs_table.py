@@ -2,7 +2,7 @@
 
 Runs ``kgc bugs``' exploration for every bug put back (safety first; liveness under weak fairness
 when no safety property catches it), then the unmutated protocol to the deepest catch, and prints
-one JSON line per bug (``bug``, ``caught_by``, ``length``, ``depth``, ``states``, ``seconds``)
+one JSON line per bug (``bug``, ``caught_by``, ``length``, ``depth_needed``, ``states``, ``seconds``)
 followed by one JSON line with the totals. Not a test: ``benchmarks/record.py bugs_table`` keeps
 the lines in ``benchmarks/results/bugs_table.json``.
 
@@ -31,7 +31,7 @@ def main(argv: list[str]) -> int:
             "bug": b.id,
             "caught_by": o.killed_by or "escaped",
             "length": o.trace_length,
-            "depth": o.depth,
+            "depth_needed": o.trace_length,
             "states": o.states,
             "seconds": round(o.seconds + o.earlier_seconds, 2),
         }
