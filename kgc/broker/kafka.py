@@ -154,7 +154,8 @@ class KafkaBroker:
     Use as a context manager (``with KafkaBroker(settings) as broker: broker.address``) or call
     :meth:`start` / :meth:`stop`. ``log_dir`` keeps the broker's configuration and ``broker.log``
     (default: a fresh temporary directory, removed after a clean stop); ``data_dir`` is its
-    storage (default: a temporary directory, always removed); ``port`` fixes the client port
+    storage (default: a fresh ``data-*`` directory inside ``log_dir``; removed when the broker
+    stops); ``port`` fixes the client port
     (default: a free one).
     """
 
@@ -183,8 +184,9 @@ class KafkaBroker:
         self._controller_port: int | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._address: Address | None = None
-        #: seconds from :meth:`start` until the broker said it had started (format included)
+        #: seconds from :meth:`start` (or :meth:`restart`) until the coordinator answered (format included)
         self.start_seconds: float | None = None
+        self._launch_args: tuple[list[str], str, Path, int] | None = None
 
     @property
     def address(self) -> Address:
@@ -262,11 +264,13 @@ class KafkaBroker:
         while controller_port == port:
             controller_port = free_port()
         self._port, self._controller_port = port, controller_port
-        data_dir = self._data_dir or Path(tempfile.mkdtemp(prefix="kgc-kafka-data-"))
-        self._data_dir = data_dir
         log_dir = self.log_dir
         try:
             log_dir.mkdir(parents=True, exist_ok=True)
+            # Inside the log directory (so that a kgc killed outright leaves its data there, not in
+            # /tmp); removed when the broker stops.
+            data_dir = self._data_dir or Path(tempfile.mkdtemp(prefix="data-", dir=log_dir))
+            self._data_dir = data_dir
             config = log_dir / "server.properties"
             config.write_text(
                 "".join(f"{k}={v}\n" for k, v in self.properties(port, controller_port, data_dir).items()),
@@ -284,8 +288,27 @@ class KafkaBroker:
             "-XX:TieredStopAtLevel=1",
             f"-Dlog4j2.configurationFile={log4j}",
         ]
-        if not (data_dir / "meta.properties").exists():
-            self._format(java, classpath, config)
+        self._format(java, classpath, config)
+        self._launch_args = (java, classpath, config, port)
+        return self._launch(java, classpath, config, port, started)
+
+    def restart(self) -> Address:
+        """Stop the running broker as an operator's restart does (SIGTERM, a clean shutdown) and
+        start it again on the same ports and storage: groups and offsets are loaded back from
+        ``__consumer_offsets`` (the fault "the broker restarted" for clients under test). Returns
+        the address (unchanged); a failure to come back is a :class:`BrokerError` as for
+        :meth:`start`."""
+        if self._process is None or self._launch_args is None:
+            raise BrokerError("the Kafka broker is not running")
+        process, self._process, self._address = self._process, None, None
+        atexit.unregister(self.stop)
+        self._terminate(process)
+        java, classpath, config, port = self._launch_args
+        return self._launch(java, classpath, config, port, time.monotonic())
+
+    def _launch(self, java: list[str], classpath: str, config: Path, port: int, started: float) -> Address:
+        """Run ``kafka.Kafka`` on the formatted storage and wait until its coordinator answers."""
+        mark = len(self._log_text())
         with open(self.log_dir / "stdout.txt", "ab") as out:
             try:
                 process = subprocess.Popen(
@@ -302,12 +325,12 @@ class KafkaBroker:
         self._process = process
         atexit.register(self.stop)
         try:
-            failure = self._wait_ready(process)
+            failure = self._wait_ready(process, mark)
+            if failure is None:
+                failure = self._wait_coordinator(process, Address("127.0.0.1", port), started)
         except BaseException:  # Ctrl-C while waiting: never leave the broker behind
             self.stop()
             raise
-        if failure is None:
-            failure = self._wait_coordinator(process, Address("127.0.0.1", port), started)
         if failure is not None:
             self.stop()
             raise BrokerError(self._failure_line(failure))
@@ -344,11 +367,12 @@ class KafkaBroker:
                 self._failure_line(StartFailure(f"formatting its storage failed (exit code {done.returncode})", lines))
             )
 
-    def _wait_ready(self, process: subprocess.Popen[bytes]) -> StartFailure | None:
-        """None once the log says the server started; otherwise why not."""
+    def _wait_ready(self, process: subprocess.Popen[bytes], mark: int = 0) -> StartFailure | None:
+        """None once the log (from character ``mark``: this run's part) says the server started;
+        otherwise why not."""
         deadline = time.monotonic() + self._ready_timeout_s
         while time.monotonic() < deadline:
-            text = self._log_text()
+            text = self._log_text()[mark:]
             if _READY_LINE in text:
                 return None
             code = process.poll()
@@ -417,15 +441,6 @@ class KafkaBroker:
             shutil.rmtree(self._log_dir, ignore_errors=True)
             self._log_dir = None
         return code
-
-    def restart(self) -> Address:
-        """Stop the broker (SIGTERM: a clean shutdown) and start it again on the same ports with
-        the same storage, as an operator's restart does: topics, committed offsets and the group
-        metadata survive. Returns its address."""
-        process, self._process, self._address = self._process, None, None
-        if process is not None:
-            self._terminate(process)
-        return self.start()
 
     def _remove_data(self) -> None:
         if self._own_data_dir and self._data_dir is not None:

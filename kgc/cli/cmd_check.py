@@ -47,7 +47,7 @@ from kgc.explorer.trace import format_trace, trace_json
 from kgc.model._compiled import running_compiled
 from kgc.paths import glossary
 from kgc.properties.explain import explain_path
-from kgc.properties.protocol import ALL
+from kgc.properties.protocol import ALL, dimension_properties
 
 VERB = "check"
 HELP = "Check the protocol's properties over every interleaving within the bounds."
@@ -134,14 +134,20 @@ def run(args: argparse.Namespace) -> int:
         print_header(VERB, config, bounds, args.strategy)
     if spark is not None:
         try:
-            result = spark_engine.run(config, ALL, spark, bounds, not quiet)
+            result = spark_engine.run(config, (*ALL, *dimension_properties(config)), spark, bounds, not quiet)
         except SparkUnavailable as exc:
             print(f"kgc: error: {exc}", file=sys.stderr)
             return EXIT_SYSTEM
     else:
         engine = {"native": "native", "python": "python"}.get(args.engine)
         try:
-            explorer = Explorer(config, ALL, engine=engine, record_graph=fairness is not None, workers=workers)
+            explorer = Explorer(
+                config,
+                (*ALL, *dimension_properties(config)),
+                engine=engine,
+                record_graph=fairness is not None,
+                workers=workers,
+            )
             explorer.engine_for_run()
         except ValueError as exc:
             raise InputError(f"--engine {args.engine}: {exc}") from None

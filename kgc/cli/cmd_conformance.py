@@ -188,11 +188,13 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--against kafka judges another broker beside real Kafka; with --broker kafka it is Kafka")
     if args.request_timeout <= args.settle:
         raise InputError("--request-timeout must be longer than --settle")
-    applicable = len(scenario_documents(files))
+    profile = KAFKA_PROFILE if args.broker == "kafka" else PROFILE
+    applicable = len(scenario_documents(files, profile))
+    release = "Kafka 4.x" if profile is KAFKA_PROFILE else "Kafka 3.x"
     if applicable == 0 and args.budget == 0 and not args.allow_empty:
         given = ", ".join(str(p) for p in paths) or "none (--no-scenarios)"
         raise InputError(
-            f"nothing to compare: no scenario of Kafka 3.x in {given} ({len(files)} file(s)) and --budget 0 "
+            f"nothing to compare: no scenario of {release} in {given} ({len(files)} file(s)) and --budget 0 "
             "generates no sequence (--allow-empty accepts it)"
         )
     plan = Plan(
@@ -207,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
         check_properties=not args.no_properties,
         session_timeout_ms=args.session_timeout,
         time_limit_s=args.time_limit,
-        profile=KAFKA_PROFILE if args.broker == "kafka" else PROFILE,
+        profile=profile,
         # tansu has no group.max.size: a scenario's limit is applied to neither side
         ungiven=("group_max_size",) if args.broker in ("tansu", "kgc") else (),
     )

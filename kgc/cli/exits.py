@@ -78,8 +78,8 @@ TABLE: dict[int, str] = {
     INTERNAL: "a bug in kgc (one line on stderr)",
 }
 
-#: Which codes each verb can end with (``docs/exit-codes.md`` is generated from this module; the
-#: fuzz test checks every run against it). Every verb can also end with INCOMPLETE (an allocation
+#: Which codes each verb can end with (the documentation's exit-code page is rendered from this
+#: module; the fuzz test checks every run against it). Every verb can also end with INCOMPLETE (an allocation
 #: that failed), 130/143 (a signal) and 255 (a bug).
 _EVERY = (INCOMPLETE, BAD_INPUT, INTERRUPTED, TERMINATED)
 BY_VERB: dict[str, tuple[int, ...]] = {
@@ -101,72 +101,3 @@ BY_VERB: dict[str, tuple[int, ...]] = {
         "timing": (OK, FAILED, INCOMPLETE, VIOLATION, BAD_INPUT),
     }.items()
 }
-
-_NAMES = {
-    OK: "OK",
-    FAILED: "FAILED",
-    INCOMPLETE: "INCOMPLETE",
-    VIOLATION: "VIOLATION",
-    LIVENESS: "LIVENESS",
-    BAD_INPUT: "BAD_INPUT",
-    TOO_LARGE: "TOO_LARGE",
-    SYSTEM: "SYSTEM",
-    INTERRUPTED: "INTERRUPTED",
-    TERMINATED: "TERMINATED",
-    INTERNAL: "INTERNAL",
-}
-
-
-def markdown() -> str:
-    """``docs/exit-codes.md``: the table, each code's full meaning and which verb ends with which
-    code, from this module alone (``scripts/exit_codes.py`` writes it; a test fails when the
-    file is stale)."""
-    import inspect
-
-    source = inspect.getsource(inspect.getmodule(markdown))  # type: ignore[arg-type]
-    docs = _docstrings(source)
-    lines = [
-        "# Exit codes",
-        "",
-        "<!-- Generated from kgc/cli/exits.py by scripts/exit_codes.py; do not edit by hand. -->",
-        "",
-        "Every `kgc` verb ends with one of these codes (TLC's where they apply). Bad input is one",
-        "line on stderr; 255 is always a bug in kgc.",
-        "",
-        "| code | name | meaning |",
-        "|---:|---|---|",
-    ]
-    for code, text in TABLE.items():
-        lines.append(f"| {code} | `{_NAMES[code]}` | {text} |")
-    lines += ["", "## Each code", ""]
-    for code in TABLE:
-        meaning = " ".join(docs.get(_NAMES[code], "").split()).replace("``", "`")
-        lines.append(f"**{code} `{_NAMES[code]}`.** " + meaning)
-        lines.append("")
-    verbs = sorted(BY_VERB)
-    lines += ["## By verb", "", "| verb | " + " | ".join(str(c) for c in TABLE) + " |"]
-    lines.append("|---|" + "---:|" * len(TABLE))
-    for verb in verbs:
-        marks = ["✓" if c in BY_VERB[verb] or c == INTERNAL else "" for c in TABLE]
-        lines.append(f"| `{verb}` | " + " | ".join(marks) + " |")
-    lines.append("")
-    return "\n".join(lines)
-
-
-def _docstrings(source: str) -> dict[str, str]:
-    """The docstring under each ``NAME = value`` of this module."""
-    import ast
-
-    out: dict[str, str] = {}
-    body = ast.parse(source).body
-    for node, after in zip(body, body[1:], strict=False):
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and isinstance(after, ast.Expr)
-            and isinstance(after.value, ast.Constant)
-            and isinstance(after.value.value, str)
-        ):
-            out[node.targets[0].id] = after.value.value
-    return out

@@ -235,3 +235,60 @@ def test_the_broker_dies_when_kgc_is_killed(tmp_path: Path) -> None:
             child.wait()
         if broker_pid is not None and alive(broker_pid):
             os.kill(broker_pid, signal.SIGKILL)
+
+
+def kgc(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kgc", *args],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO), **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_conformance_without_the_jars_is_one_line_and_the_system_exit(tmp_path: Path) -> None:
+    done = kgc(
+        ["conformance", "--broker", "kafka", "--budget", "1", "--no-scenarios", "--out", str(tmp_path / "out")],
+        {CLASSPATH_ENV: str(tmp_path / "nowhere.txt")},
+    )
+    assert done.returncode == 153, done.stderr
+    lines = [x for x in done.stderr.strip().splitlines() if "changed since it was compiled" not in x]
+    assert len(lines) == 1 and "broker jars are not installed" in lines[0] and "Traceback" not in done.stderr
+
+
+def test_against_kafka_on_kafka_itself_is_bad_input(tmp_path: Path) -> None:
+    done = kgc(["conformance", "--broker", "kafka", "--against", "kafka", "--out", str(tmp_path / "out")], {})
+    assert done.returncode == 150
+    lines = [x for x in done.stderr.strip().splitlines() if "changed since it was compiled" not in x]
+    assert len(lines) == 1 and "--against kafka" in lines[0]
+
+
+@pytest.mark.broker
+def test_a_restart_keeps_the_address_the_storage_and_the_offsets(tmp_path: Path) -> None:
+    """The fault "the broker restarted": a clean stop and a start on the same ports and storage;
+    an offset committed before it is fetched after it."""
+    from kgc.interface.messages import OffsetCommitPartition, OffsetCommitRequest, OffsetFetchRequest, TopicPartition
+
+    tp = TopicPartition("restart-t", 0)
+    with KafkaBroker(BrokerGroupSettings(initial_rebalance_delay_ms=0), tmp_path / "log") as broker:
+        before, address = broker.pid, broker.address
+        wire = WireCoordinator(address, WireOptions(request_timeout_s=30))
+        try:
+            wire.create_topics({"restart-t": 1})
+            commit = OffsetCommitRequest("kgc-restart", -1, "", (OffsetCommitPartition(tp, 42),))
+            answer = wire.wait_for(wire.commit_offsets(commit), 30).body
+            assert [p.error for p in answer.partitions] == [Errors.NONE]  # type: ignore[union-attr]
+        finally:
+            wire.close()
+        assert broker.restart() == address
+        assert broker.pid is not None and broker.pid != before and before is not None and wait_dead(before)
+        wire = WireCoordinator(address, WireOptions(request_timeout_s=30))
+        try:
+            fetched = wire.wait_for(wire.fetch_offsets(OffsetFetchRequest("kgc-restart", (tp,))), 30).body
+            assert [p.offset for p in fetched.partitions] == [42]  # type: ignore[union-attr]
+        finally:
+            wire.close()
+    assert broker.pid is None

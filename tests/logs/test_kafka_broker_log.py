@@ -31,7 +31,7 @@ def library(name: str) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def kafka_log(kafka_broker: KafkaBroker) -> str:
     """The broker's log after the scenarios ran on it: only the lines of the groups they used."""
-    target = WireTarget(kafka_broker.address)
+    target = WireTarget(kafka_broker.address, settle_s=1.0)
     differential = Differential(target, BrokerSettings(**vars(KAFKA_TEST_SETTINGS)), profile=KAFKA_PROFILE)
     for name in SCENARIO_NAMES:
         differential.run(library(name), name)

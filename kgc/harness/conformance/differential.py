@@ -501,8 +501,16 @@ def _answer_fields(step: Step, answer: Any) -> Any:
     return answer
 
 
+#: Partitions every topic a run creates has at least: runs share a broker, and a topic another run
+#: created first keeps its partition count (CreateTopics answers TOPIC_ALREADY_EXISTS), so a topic
+#: created with only the partitions one sequence names would answer a later sequence's commit to
+#: a higher partition with UNKNOWN_TOPIC_OR_PARTITION — a finding kgc made itself.
+MIN_PARTITIONS = 16
+
+
 def _topics(scenario: Scenario) -> dict[str, int]:
-    """Topics the scenario commits to or fetches, with enough partitions."""
+    """Topics the scenario commits to or fetches, with enough partitions (at least
+    :data:`MIN_PARTITIONS`)."""
     counts: dict[str, int] = {}
     for step in scenario.steps:
         names = (
@@ -510,7 +518,7 @@ def _topics(scenario: Scenario) -> dict[str, int]:
         )
         for text in names:
             tp = parse_partition(text)
-            counts[tp.topic] = max(counts.get(tp.topic, 0), tp.partition + 1)
+            counts[tp.topic] = max(counts.get(tp.topic, MIN_PARTITIONS), tp.partition + 1)
     return counts
 
 

@@ -50,3 +50,20 @@ def test_a_kind_without_a_sequence_is_not_re_run() -> None:
     [group] = group_by_kind([check])
     verdicts = rejudge([group], lambda _settings: ReferenceTarget())
     assert verdicts["ApiVersions: X"].verdict == NOT_RUN
+
+
+def test_field_paths_are_read_as_divergences_name_them() -> None:
+    from kgc.harness.conformance.against import value_at
+
+    seen = {
+        "response": {"error": "NONE", "generation": 2},
+        "completions": [{"step": 3, "member": "c1", "error": "REBALANCE_IN_PROGRESS"}],
+        "group": None,
+    }
+    assert value_at(seen, "response.error") == "NONE"
+    assert value_at(seen, "response") == {"error": "NONE", "generation": 2}
+    assert value_at(seen, "completions[step=3].error") == "REBALANCE_IN_PROGRESS"
+    assert value_at(seen, "completions[step=3]") == {"error": "REBALANCE_IN_PROGRESS"}
+    assert value_at(seen, "completions[step=4]") == "<absent>"
+    assert value_at(seen, "group.state") == "<absent>"
+    assert value_at(seen, "group") is None
