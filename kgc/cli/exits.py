@@ -95,6 +95,7 @@ BY_VERB: dict[str, tuple[int, ...]] = {
         "report": (OK, INCOMPLETE, VIOLATION, LIVENESS, BAD_INPUT),
         "diagram": (OK, INCOMPLETE, BAD_INPUT, TOO_LARGE),
         "mutants": (OK, FAILED, INCOMPLETE, VIOLATION, BAD_INPUT),
+        "bugs": (OK, FAILED, INCOMPLETE, VIOLATION, BAD_INPUT),
         "replay": (OK, FAILED, BAD_INPUT, SYSTEM),
         "conformance": (OK, FAILED, BAD_INPUT, SYSTEM),
         "scenario": (OK, BAD_INPUT),
