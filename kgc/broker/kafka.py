@@ -40,7 +40,7 @@ from pathlib import Path
 from types import TracebackType
 
 from kgc.broker.address import Address
-from kgc.broker.process import die_with_parent, free_port
+from kgc.broker.process import die_with_parent, free_port, terminate
 from kgc.broker.tansu import BrokerError
 from kgc.paths import ROOT
 from kgc.reference.config import BrokerGroupSettings
@@ -302,7 +302,7 @@ class KafkaBroker:
             raise BrokerError("the Kafka broker is not running")
         process, self._process, self._address = self._process, None, None
         atexit.unregister(self.stop)
-        self._terminate(process)
+        terminate(process, signal.SIGTERM, _STOP_GRACE_S)
         java, classpath, config, port = self._launch_args
         return self._launch(java, classpath, config, port, time.monotonic())
 
@@ -435,7 +435,7 @@ class KafkaBroker:
         atexit.unregister(self.stop)
         code = None
         if process is not None:
-            code = self._terminate(process)
+            code = terminate(process, signal.SIGTERM, _STOP_GRACE_S)
         self._remove_data()
         if code in (0, 143) and self._own_log_dir and self._log_dir is not None:
             shutil.rmtree(self._log_dir, ignore_errors=True)
@@ -446,20 +446,6 @@ class KafkaBroker:
         if self._own_data_dir and self._data_dir is not None:
             shutil.rmtree(self._data_dir, ignore_errors=True)
             self._data_dir = None
-
-    @staticmethod
-    def _terminate(process: subprocess.Popen[bytes]) -> int:
-        if process.poll() is None:
-            try:
-                process.send_signal(signal.SIGTERM)
-                return process.wait(_STOP_GRACE_S)
-            except subprocess.TimeoutExpired:
-                process.kill()
-            except KeyboardInterrupt:
-                process.kill()
-                process.wait()
-                raise
-        return process.wait()
 
     def __enter__(self) -> KafkaBroker:
         self.start()

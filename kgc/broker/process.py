@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import signal
 import socket
+import subprocess
 from collections.abc import Callable
 
 _PR_SET_PDEATHSIG = 1
@@ -36,3 +37,19 @@ def die_with_parent(sig: int = signal.SIGINT) -> None:
     ends (so when kgc dies without stopping it, even by SIGKILL)."""
     if _PRCTL is not None:
         _PRCTL(_PR_SET_PDEATHSIG, sig)
+
+
+def terminate(process: subprocess.Popen[bytes], sig: int, grace: float) -> int:
+    """Stop a broker process: ``sig`` (the signal it shuts down cleanly on), ``grace`` seconds to
+    exit, then SIGKILL. A Ctrl-C while waiting kills it before passing the interrupt on."""
+    if process.poll() is None:
+        try:
+            process.send_signal(sig)
+            return process.wait(grace)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        except KeyboardInterrupt:
+            process.kill()
+            process.wait()
+            raise
+    return process.wait()

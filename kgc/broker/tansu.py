@@ -23,7 +23,7 @@ from types import TracebackType
 from typing import IO
 
 from kgc.broker.address import Address
-from kgc.broker.process import die_with_parent, free_port
+from kgc.broker.process import die_with_parent, free_port, terminate
 
 #: Environment variable naming another tansu binary.
 BINARY_ENV = "KGC_TANSU_BIN"
@@ -129,7 +129,7 @@ class TansuBroker:
             )
             self._process = None
             atexit.unregister(self.stop)
-            self._terminate(process)
+            terminate(process, signal.SIGINT, _SIGINT_GRACE_S)
         raise BrokerError(f"tansu did not start ({'; '.join(failures)}); see {self.log_path}")
 
     @staticmethod
@@ -176,25 +176,11 @@ class TansuBroker:
         atexit.unregister(self.stop)
         if process is None:
             return None
-        code = self._terminate(process)
+        code = terminate(process, signal.SIGINT, _SIGINT_GRACE_S)
         if code == 0 and self._own_log and self._log_path is not None:
             self._log_path.unlink(missing_ok=True)
             self._log_path = None
         return code
-
-    @staticmethod
-    def _terminate(process: subprocess.Popen[bytes]) -> int:
-        if process.poll() is None:
-            try:
-                process.send_signal(signal.SIGINT)
-                return process.wait(_SIGINT_GRACE_S)
-            except subprocess.TimeoutExpired:
-                process.kill()
-            except KeyboardInterrupt:
-                process.kill()
-                process.wait()
-                raise
-        return process.wait()
 
     def __enter__(self) -> TansuBroker:
         self.start()
