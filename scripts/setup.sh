@@ -58,6 +58,63 @@ if [ -n "${TLAPLUS_SRC:-}" ]; then
   benchmarks/tla/build_tlc.sh "$TLAPLUS_SRC"
 fi
 
+# --- kafka-broker: a real Apache Kafka broker (kgc.broker.kafka) -----------------------------------
+# The runtime classpath of java/kafka-broker/pom.xml (kafka_2.13 at the pinned release, plus log4j2),
+# resolved by Maven into java/kafka-broker/target/classpath.txt; the jars stay in Maven's cache
+# (~/.m2). Again only when the pom changed or a listed jar is gone. A failure is one line naming the
+# artifact; the rest of kgc stays installed (tests needing the broker then fail saying so).
+kafka_cp=java/kafka-broker/target/classpath.txt
+kafka_cp_current() {
+  [ -s "$kafka_cp" ] && [ "$kafka_cp" -nt java/kafka-broker/pom.xml ] || return 1
+  local jar
+  for jar in $(tr ':' ' ' < "$kafka_cp"); do [ -f "$jar" ] || return 1; done
+}
+if ! kafka_cp_current; then
+  if ! command -v mvn >/dev/null 2>&1; then
+    echo "setup: Maven (mvn) is missing: cannot fetch org.apache.kafka:kafka_2.13 for the Kafka broker (apt-get install maven)" >&2
+  else
+    log=$(mktemp)
+    if ! mvn -q -B -f java/kafka-broker/pom.xml dependency:build-classpath \
+         -Dmdep.outputFile=target/classpath.txt -Dmdep.includeScope=runtime >"$log" 2>&1; then
+      echo "setup: could not fetch org.apache.kafka:kafka_2.13 (java/kafka-broker/pom.xml) for the Kafka broker: $(grep -m1 -E 'ERROR|Could not' "$log" || tail -n1 "$log")" >&2
+      rm -f "$kafka_cp"
+    else
+      touch "$kafka_cp"  # Maven leaves an unchanged file's time alone
+    fi
+    rm -f "$log"
+  fi
+fi
+# --- end kafka-broker --------------------------------------------------------------------------------
+
+# --- clients under test: the Java consumer and franz-go (kgc/harness/clients/drivers.py) -----------
+# java/kafka-consumer-driver: a driver around Apache Kafka 4.0.2's KafkaConsumer, built by Maven
+# (the driver jar plus the runtime closure of kafka-clients in target/lib); go/franz-driver: a
+# driver around franz-go (go.mod/go.sum pinned), built with the machine's Go into
+# go/franz-driver/bin (gitignored). Each is rebuilt only when a source is newer than its artifact;
+# a failure prints one line naming the artifact and the rest of kgc still installs (the clients
+# tests then fail with the reason).
+clients_build() {
+  local jar=java/kafka-consumer-driver/target/kafka-consumer-driver.jar
+  if [ -z "$(find java/kafka-consumer-driver/pom.xml java/kafka-consumer-driver/src -newer "$jar" 2>/dev/null | head -1)" ] \
+     && [ -f "$jar" ] && ls java/kafka-consumer-driver/target/lib/kafka-clients-*.jar >/dev/null 2>&1; then
+    :
+  elif ! command -v mvn >/dev/null 2>&1; then
+    echo "setup: $jar not built: mvn (Maven) not found" >&2
+  elif ! (cd java/kafka-consumer-driver && mvn -q -B package >"${TMPDIR:-/tmp}/kgc-java-driver.log" 2>&1); then
+    echo "setup: $jar not built: mvn package failed (log: ${TMPDIR:-/tmp}/kgc-java-driver.log)" >&2
+  fi
+  local bin=go/franz-driver/bin/franz-driver
+  if [ -x "$bin" ] && [ -z "$(find go/franz-driver -maxdepth 1 -newer "$bin" \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' \) | head -1)" ]; then
+    :
+  elif ! command -v go >/dev/null 2>&1; then
+    echo "setup: $bin not built: go (the Go toolchain) not found" >&2
+  elif ! (cd go/franz-driver && go build -o bin/franz-driver . >"${TMPDIR:-/tmp}/kgc-franz-driver.log" 2>&1); then
+    echo "setup: $bin not built: go build failed (log: ${TMPDIR:-/tmp}/kgc-franz-driver.log)" >&2
+  fi
+}
+clients_build
+# --- end of clients under test ------------------------------------------------------------------------
+
 # --- kafka-oracle (Apache Kafka's own group coordinator as kgc's target `kafka`) -------------------
 # Builds java/kafka-oracle/target/kafka-oracle.jar with the machine's Maven from Maven Central
 # (Apache Kafka 4.0.2, the only release it is written against). Skipped when the jar is newer than

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-from kgc.broker import TansuBroker
+from kgc.broker import BrokerError, KafkaBroker, TansuBroker
+from kgc.reference.config import BrokerGroupSettings
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -68,6 +69,27 @@ def tansu(tmp_path: Path) -> Iterator[TansuBroker]:
     """A running tansu broker with in-memory storage; its log is ``tmp_path / "tansu.log"``."""
     broker = TansuBroker(log_path=tmp_path / "tansu.log")
     broker.start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+#: The settings of the shared ``kafka_broker``: Kafka's defaults but no initial rebalance delay
+#: (tests that join a fresh group need not wait 3 s).
+KAFKA_TEST_SETTINGS = BrokerGroupSettings(initial_rebalance_delay_ms=0)
+
+
+@pytest.fixture(scope="session")
+def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
+    """One real Apache Kafka broker (``kgc.broker.kafka``) for the whole run, with
+    :data:`KAFKA_TEST_SETTINGS`, stopped when the run ends (also on failure). Fails, never skips,
+    with the launcher's one-line reason when the jars or Java are missing."""
+    broker = KafkaBroker(KAFKA_TEST_SETTINGS, tmp_path_factory.mktemp("kafka-broker"))
+    try:
+        broker.start()
+    except BrokerError as exc:
+        pytest.fail(f"the Kafka broker is needed and could not be started: {exc}", pytrace=False)
     try:
         yield broker
     finally:

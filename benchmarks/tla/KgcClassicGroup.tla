@@ -454,11 +454,19 @@ SendStable(c) ==
 (* The coordinator's timers and storage callback (ClassicGroupModel.        *)
 (* timer_steps).  Without a session-expiry budget, a step that removes a   *)
 (* member its running consumer holds (live_candidates, holds: the          *)
-(* consumer's member id is that member's) is not a step at all: neither    *)
-(* through the step's evictions nor, for a forced join completion, by      *)
-(* leaving a static member behind (_left_behind).                          *)
+(* consumer's member id is that member's or, while it knows none, a        *)
+(* JoinGroup answer on its way to it carries that id: ClassicGroupModel.   *)
+(* holder) is not a step at all: neither through the step's evictions     *)
+(* nor, for a forced join completion, by leaving a static member behind    *)
+(* (_left_behind).                                                         *)
 (***************************************************************************)
-Held == {m \in DOMAIN grp.members \cup grp.pending : cons[m[1]].mid = m}
+Holder(k) ==
+    IF k.mid # NoMember THEN k.mid
+    ELSE LET ids == {i \in 1..Len(k.responses) :
+                        /\ k.responses[i].api = "JoinGroup" /\ k.responses[i].mid # NoMember
+                        /\ k.responses[i].error \in {"NONE", "MEMBER_ID_REQUIRED"}}
+         IN IF ids = {} THEN NoMember ELSE k.responses[CHOOSE i \in ids : \A j \in ids : i <= j].mid
+Held == {m \in DOMAIN grp.members \cup grp.pending : Holder(cons[m[1]]) = m}
 
 TimerOutcome(t, leftBehind) ==
     /\ (t.evicted \cup leftBehind) \cap Held = {}

@@ -12,19 +12,18 @@ is connected; memory storage writes no files. A broker is therefore started in i
 from __future__ import annotations
 
 import atexit
-import ctypes
 import os
 import signal
 import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import IO
 
 from kgc.broker.address import Address
+from kgc.broker.process import die_with_parent, free_port, terminate
 
 #: Environment variable naming another tansu binary.
 BINARY_ENV = "KGC_TANSU_BIN"
@@ -32,7 +31,6 @@ BINARY_ENV = "KGC_TANSU_BIN"
 _READY_TIMEOUT_S = 5.0
 _START_ATTEMPTS = 3
 _SIGINT_GRACE_S = 3.0
-_PR_SET_PDEATHSIG = 1
 
 
 class BrokerError(RuntimeError):
@@ -53,33 +51,6 @@ def tansu_binary() -> Path:
     if not path.is_file() or not os.access(path, os.X_OK):
         raise BrokerError(f"tansu binary {path} is missing or not executable")
     return path
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def _resolve_prctl() -> Callable[..., int] | None:
-    """``prctl`` from the C library, looked up in the parent: the child between fork and exec must
-    not load libraries (another thread may hold the loader's lock)."""
-    try:
-        prctl: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None  # not Linux: the atexit hook and stop() remain
-    return prctl
-
-
-_PRCTL = _resolve_prctl()
-
-
-def _die_with_parent() -> None:
-    """Runs in the child before exec: the kernel sends the broker SIGINT when the thread that
-    started it ends (so when kgc dies without stopping it, even by SIGKILL)."""
-    if _PRCTL is not None:
-        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGINT)
 
 
 class TansuBroker:
@@ -136,7 +107,7 @@ class TansuBroker:
         binary = self._binary or tansu_binary()
         failures: list[str] = []
         for _ in range(_START_ATTEMPTS):
-            port = _free_port()
+            port = free_port()
             url = f"tcp://127.0.0.1:{port}"
             with open(self.log_path, "ab") as log:
                 process = self._spawn(binary, url, log)
@@ -158,7 +129,7 @@ class TansuBroker:
             )
             self._process = None
             atexit.unregister(self.stop)
-            self._terminate(process)
+            terminate(process, signal.SIGINT, _SIGINT_GRACE_S)
         raise BrokerError(f"tansu did not start ({'; '.join(failures)}); see {self.log_path}")
 
     @staticmethod
@@ -180,7 +151,7 @@ class TansuBroker:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=_die_with_parent,
+                preexec_fn=die_with_parent,
             )
         except OSError as exc:
             raise BrokerError(f"cannot run tansu ({binary}): {exc.strerror or exc}") from None
@@ -205,25 +176,11 @@ class TansuBroker:
         atexit.unregister(self.stop)
         if process is None:
             return None
-        code = self._terminate(process)
+        code = terminate(process, signal.SIGINT, _SIGINT_GRACE_S)
         if code == 0 and self._own_log and self._log_path is not None:
             self._log_path.unlink(missing_ok=True)
             self._log_path = None
         return code
-
-    @staticmethod
-    def _terminate(process: subprocess.Popen[bytes]) -> int:
-        if process.poll() is None:
-            try:
-                process.send_signal(signal.SIGINT)
-                return process.wait(_SIGINT_GRACE_S)
-            except subprocess.TimeoutExpired:
-                process.kill()
-            except KeyboardInterrupt:
-                process.kill()
-                process.wait()
-                raise
-        return process.wait()
 
     def __enter__(self) -> TansuBroker:
         self.start()

@@ -36,6 +36,7 @@ VERB_MODULES = [
     "kgc.cli.cmd_conformance",
     "kgc.cli.cmd_mbt",
     "kgc.cli.cmd_mutants",
+    "kgc.cli.cmd_bugs",
     "kgc.cli.cmd_scenario",
     "kgc.cli.cmd_diff",
     "kgc.cli.cmd_explore",

@@ -40,6 +40,7 @@ from kgc.cli.outcome import (
 )
 from kgc.cli.version import JSON_SCHEMA, JSON_SCHEMA_VERSION, identity_json
 from kgc.diagrams.sequence import render_svg
+from kgc.explorer import basis, coverage
 from kgc.explorer.liveness import LivenessResult
 from kgc.explorer.search import Bounds, Explorer, Result, Violation
 from kgc.explorer.spark_env import SparkUnavailable
@@ -47,7 +48,7 @@ from kgc.explorer.trace import format_trace, trace_json
 from kgc.model._compiled import running_compiled
 from kgc.paths import glossary
 from kgc.properties.explain import explain_path
-from kgc.properties.protocol import ALL
+from kgc.properties.protocol import ALL, dimension_properties
 
 VERB = "check"
 HELP = "Check the protocol's properties over every interleaving within the bounds."
@@ -80,6 +81,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="also write a JUnit XML report (one test case per property) for CI: FILE.xml",
     )
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument(
+        "--coverage",
+        action="store_true",
+        help="report how many transitions took each branch of the coordinator's handlers and the other steps, "
+        "the branches never taken, and the property clauses resting on one (like TLC's -coverage)",
+    )
     p.add_argument(
         "--quiet",
         action="store_true",
@@ -125,6 +132,8 @@ def run(args: argparse.Namespace) -> int:
     spark = spark_engine.settings_from_args(args)
     fairness = live.wanted(args, spark is not None)
     workers = workers_from_args(args)
+    if args.coverage and spark is not None:
+        raise InputError("--coverage needs the local engine: --engine spark does not observe steps")
     if (args.format != "kgc" or args.witnesses) and not args.out:
         raise InputError("--format and --witnesses say how --out writes traces: add --out DIR")
     out_dir = inputs.output_dir(args.out) if args.out else None
@@ -134,14 +143,22 @@ def run(args: argparse.Namespace) -> int:
         print_header(VERB, config, bounds, args.strategy)
     if spark is not None:
         try:
-            result = spark_engine.run(config, ALL, spark, bounds, not quiet)
+            result = spark_engine.run(config, (*ALL, *dimension_properties(config)), spark, bounds, not quiet)
         except SparkUnavailable as exc:
             print(f"kgc: error: {exc}", file=sys.stderr)
             return EXIT_SYSTEM
     else:
         engine = {"native": "native", "python": "python"}.get(args.engine)
         try:
-            explorer = Explorer(config, ALL, engine=engine, record_graph=fairness is not None, workers=workers)
+            observer = coverage.observer if args.coverage else None
+            explorer = Explorer(
+                config,
+                (*ALL, *dimension_properties(config)),
+                engine=engine,
+                record_graph=fairness is not None,
+                workers=workers,
+                step_observer=observer,
+            )
             explorer.engine_for_run()
         except ValueError as exc:
             raise InputError(f"--engine {args.engine}: {exc}") from None
@@ -171,7 +188,10 @@ def run(args: argparse.Namespace) -> int:
         write_error = exc
     except OSError as exc:
         write_error = InputError(f"--out: cannot write into {str(out_dir)!r}: {exc.strerror or exc}")
+    covered = coverage.Coverage.of(result.observed, config) if args.coverage else None
     if not args.json:
+        if covered is not None:
+            print("\n".join(covered.text()))
         # The safety verdicts as soon as the search ends: the liveness check may take a while.
         print_text(result, files, word, fairness is None, args.show_state, args.quiet)
         if fairness is not None and not cut:
@@ -193,8 +213,13 @@ def run(args: argparse.Namespace) -> int:
         write_error = write_error or exc
     except OSError as exc:
         write_error = write_error or InputError(f"cannot write the reports: {exc.strerror or exc}")
+    rests_on = result.basis() if liveness is None else _union(result.basis(), liveness.basis())
     if args.json:
         doc = result_json(result, files, word)
+        if covered is not None:
+            doc["coverage"] = covered.as_json()
+        doc["basis"] = rests_on
+        doc["qualified_verdict"] = basis.qualify(word, rests_on)
         if liveness is not None:
             doc["liveness"] = live.result_json(liveness, lasso_files)
         else:
@@ -206,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
         if liveness is not None:
             live.print_text(liveness, lasso_files, config, args.quiet)
             kinds = [k for k, ok in (("safety", result.ok), ("liveness", liveness.ok)) if not ok]
-            print("verdict: " + (f"violation ({', '.join(kinds)})" if kinds else word))
+            print("verdict: " + (f"violation ({', '.join(kinds)})" if kinds else basis.qualify(word, rests_on)))
         elif spark:
             print("liveness: not checked (" + live.REFUSAL + ")")
         elif skipped:
@@ -219,6 +244,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"kgc: error: {write_error}", file=sys.stderr)
         return exits.BAD_INPUT
     return code
+
+
+def _union(first: list[str], second: list[str]) -> list[str]:
+    """Both lists' phrases, each once, in order."""
+    return list(dict.fromkeys([*first, *second]))
 
 
 MANIFEST = "kgc-check-files.txt"
@@ -383,11 +413,14 @@ def write_scenario(doc: dict[str, Any], path: Path) -> bool:
 
 def result_json(result: Result, files: dict[str, str] | None = None, word: str | None = None) -> dict[str, Any]:
     s = result.stats
+    word = word or verdict(result.ok, s)[0]
     return {
         "schema": JSON_SCHEMA,
         "schema_version": JSON_SCHEMA_VERSION,
         "kgc": identity_json(),
-        "verdict": word or verdict(result.ok, s)[0],
+        "verdict": word,
+        "qualified_verdict": basis.qualify(word, result.basis()),
+        "basis": result.basis(),
         "config": result.config.describe(),
         "strategy": result.strategy,
         "properties": [
@@ -397,6 +430,7 @@ def result_json(result: Result, files: dict[str, str] | None = None, word: str |
                 "source": p.source,
                 "description": p.description,
                 "verdict": result.verdict_of(p),
+                "qualified_verdict": result.qualified_verdict_of(p),
             }
             for p in result.properties
         ],
@@ -441,7 +475,10 @@ def print_text(
     """The verdicts, counterexamples and statistics (the header was printed when the run began);
     ``quiet``: only the safety properties that do not hold (a witness not found is in the warning)."""
     shown = [p for p in result.properties if not quiet or (p.is_safety and result.verdict_of(p) != "holds")]
-    if shown:
+    rests_on = result.basis()
+    if shown and result.decided and rests_on:
+        print(f"properties (each 'holds' and 'not found' below: {' '.join(rests_on)}):")
+    elif shown:
         print("properties:")
     for p in shown:
         print(f"  {result.verdict_of(p):>9}  {p.name}: {p.description}")
@@ -471,11 +508,14 @@ def print_text(
             f"states keyed by 64-bit fingerprints: probability of a collision (two states taken for one) "
             f"{s.fingerprint_collision:.1e} (TLC's optimistic estimate)"
         )
-    if not s.complete:
+    note = basis.cut_note(result.config, s.boundary_states, result.depth_cut)
+    if note is not None and not quiet:  # quiet: the verdict line still names the bound
+        print(note)
+    if not result.decided:
         why = s.stopped_by + (": --max-memory reached or an allocation failed" if s.stopped_by == "memory" else "")
-        print(f"warning: exploration incomplete (stopped by {why}); 'holds' means within what was explored")
+        print(f"warning: exploration incomplete (stopped by {why}); an unviolated property is undecided")
     missing = [p.name for p in result.properties if not p.is_safety and p.name not in result.witnessed]
-    if missing and s.complete:
+    if missing and result.decided:
         print(f"warning: never witnessed: {', '.join(missing)}")
     if show_verdict:
-        print("verdict: " + (word or verdict(result.ok, s)[0]))
+        print("verdict: " + basis.qualify(word or verdict(result.ok, s)[0], rests_on))

@@ -9,7 +9,8 @@ client checks run (``kgc/harness/clients/checks.py``). Each kind of departure is
 
 Exit codes: 0 no new finding (kinds in ``--known`` are reported, not failed; with ``--replay`` the
 steps break no check), 1 new findings (or the replayed steps break a check), 153 the broker or
-kgc serve could not be started (``kgc.cli.exits.SYSTEM``), 150 bad input (one line on stderr), 255 an internal error.
+kgc serve could not be started or the client's driver is not built (``kgc.cli.exits.SYSTEM``), 150 bad
+input (one line on stderr), 255 an internal error.
 """
 
 from __future__ import annotations
@@ -23,7 +24,16 @@ from kgc.broker import BrokerError
 from kgc.cli import inputs
 from kgc.cli.errors import InputError
 from kgc.cli.options import add_coordinator_arguments, coordinator_mutant
-from kgc.harness.clients.harness import ASSIGNMENTS, COOPERATIVE, LIBRARIES, ClientOptions, check_assignment
+from kgc.harness.clients.drivers import DriverMissing, check_built
+from kgc.harness.clients.harness import (
+    ASSIGNMENTS,
+    COOPERATIVE,
+    DEFAULT_ASSIGNMENT,
+    LIBRARIES,
+    ROUNDROBIN,
+    ClientOptions,
+    check_assignment,
+)
 from kgc.harness.clients.session import replay_file, run_session
 from kgc.paths import KNOWN_DIVERGENCES
 from kgc.serve import ServeError
@@ -47,9 +57,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--assignment",
         choices=ASSIGNMENTS,
-        default="eager",
-        help="rebalance protocol (KIP-429): eager (range) or cooperative (cooperative-sticky; "
-        f"{' and '.join(COOPERATIVE)} only) (default %(default)s)",
+        default=None,
+        help="rebalance protocol (KIP-429): eager (range), roundrobin (eager, round-robin; "
+        f"{', '.join(ROUNDROBIN)} only) or cooperative (cooperative-sticky; {', '.join(COOPERATIVE)} only) "
+        "(default: the library's own, cooperative for franz-go, eager for the others)",
     )
     p.add_argument("--steps", default="12", metavar="N", help="rules per example at most (default 12)")
     p.add_argument("--seed", default="0", metavar="S", help="seed of the search (default 0)")
@@ -79,14 +90,16 @@ def run(args: argparse.Namespace) -> int:
     elif args.known is not None:
         raise InputError("--known and --no-known contradict each other: give one")
     out = inputs.future_dir(args.out, "--out")
+    assignment = args.assignment or DEFAULT_ASSIGNMENT.get(args.client, "eager")
     try:
-        check_assignment(args.client, args.assignment)
+        check_assignment(args.client, assignment)
     except ValueError as exc:
         raise InputError(f"--assignment: {exc}") from None
-    options = ClientOptions(assignment=args.assignment)
+    options = ClientOptions(assignment=assignment)
     try:
+        check_built(args.client)
         session = run_session(args.client, budget, seed, out, known, steps, mutant, options)
-    except (BrokerError, ServeError) as exc:
+    except (BrokerError, ServeError, DriverMissing) as exc:
         print(f"kgc: error: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
     if args.json:
@@ -94,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         versions = ", ".join(f"{k} {v}" for k, v in session.versions.items() if k != "library") or "?"
         print(
-            f"{session.library} ({versions}, {args.assignment}): {session.runs} runs, {session.steps} steps, "
+            f"{session.library} ({versions}, {assignment}): {session.runs} runs, {session.steps} steps, "
             f"seed {session.seed}, {session.seconds:.0f} s"
         )
         for finding in session.findings:
@@ -115,8 +128,9 @@ def run(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace, mutant: str | None) -> int:
     document = inputs.load_client_run(args.replay)
     try:
+        check_built(str(document["library"]))
         _, violations, document = replay_file(Path(args.replay), mutant, document)
-    except (BrokerError, ServeError) as exc:
+    except (BrokerError, ServeError, DriverMissing) as exc:
         print(f"kgc: error: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
     if args.json:

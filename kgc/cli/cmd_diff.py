@@ -184,4 +184,6 @@ def print_text(d: dict[str, Any]) -> None:
         print(f"  {c['property']}: {c['a']} → {c['b']}")
     for c in d["new_counterexamples"]:
         print(f"new counterexample in {c['side']}: {c['property']} ({len(c['trace']['steps'])} steps)")
+    for w in d.get("warnings", []):
+        print(f"warning: {w}")
     print("verdict: " + ("same" if d["same"] else "different") + ("" if d["complete"] else " (incomplete)"))

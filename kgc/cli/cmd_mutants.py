@@ -409,7 +409,9 @@ def report_json(
         if baseline is None
         else {
             **outcome_json(baseline, files),
-            "holds": not baseline.killed,
+            "holds": not baseline.killed and baseline.result.decided,
+            "undecided": not baseline.killed and not baseline.result.decided,
+            "basis": baseline.result.basis(),
             "max_depth": baseline.bounds.max_depth,
             "complete": baseline.result.stats.complete,
         },
@@ -441,7 +443,12 @@ def verdict_line(report: Report | None, replayed: Replayed | None, fuzzed: Fuzze
         part = f"{killed} of {len(report.outcomes)} mutants killed by the explorer"
         b = report.baseline
         if b is not None:
-            part += "; the unmutated protocol " + (f"violates {b.killed_by}" if b.killed else "holds")
+            if b.killed:
+                part += f"; the unmutated protocol violates {b.killed_by}"
+            elif b.result.decided:
+                part += "; the unmutated protocol holds " + " ".join(b.result.basis())
+            else:
+                part += "; the unmutated protocol is undecided (its exploration was cut short)"
         parts.append(part)
     if replayed is not None:
         killed = sum(1 for o in replayed.outcomes if o.killed)

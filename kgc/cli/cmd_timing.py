@@ -1,20 +1,21 @@
 """kgc timing: answer timing questions about a consumer + broker configuration with z3.
 
-Each question is PROVED (no value in the configuration's ranges makes it happen) or REFUTED with
-a counterexample: the values z3 chose and the replay of that run on the concrete side (the
-``kgc/client`` consumer driving the reference coordinator on a virtual clock), printed as a
-timestamped timeline. ``--solve FIELD`` finds the smallest (or largest) safe value of one setting
-and proves it tight.
+Each question is PROVED (no value in the configuration's ranges makes it happen), VACUOUS (no run
+satisfies its premises: it proves nothing) or REFUTED with a counterexample: the values z3 chose
+and the replay of that run on the concrete side (the ``kgc/client`` consumer driving the reference
+coordinator on a virtual clock), printed as a timestamped timeline. ``--solve FIELD`` finds the
+smallest (or largest) safe value of one setting and proves it tight.
 
 A question no run of the configuration can reach (its premises contradict each other, or a
 rebalance question for a one-member group) is VACUOUS, never PROVED: it examined nothing.
 
-Exit codes (``kgc/cli/exits.py``, one table for every verb): 0 every question PROVED, 12 a question
-REFUTED, 1 a replay disagreed with z3 (a bug in one of the two sides: the check failed), 4 z3
-could not decide a question in its time budget, a counterexample's concrete replay was cut short
-by its bound (``kgc.timing.simulate.MAX_STEPS``/``MAX_SECONDS``), or a question was VACUOUS (incomplete;
-``--allow-vacuous`` accepts vacuous ones), 150 malformed input (one line naming the file and
-field), 255 an internal error.
+Exit codes (``kgc/cli/exits.py``, one table for every verb): 0 every question PROVED, 5 a question
+VACUOUS and none worse (0 with ``--allow-vacuous``), 12 a question REFUTED, 1 a replay disagreed
+with z3 (a bug in one of the two sides: the check failed), 4 z3 could not decide a question in its
+time budget or a counterexample's concrete replay was cut short by its bound
+(``kgc.timing.simulate.MAX_STEPS``/``MAX_SECONDS``), 150 malformed input (one line naming the file
+and field), 255 an internal error. A PROVED question's "not examined" notes name the runs its
+premises exclude (``docs/verdicts.md``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ EXIT_OK = exits.OK
 EXIT_REFUTED = exits.VIOLATION
 EXIT_DISAGREE = exits.FAILED
 EXIT_UNKNOWN = exits.INCOMPLETE
+EXIT_VACUOUS = exits.VACUOUS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -115,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     if vacuous and not args.allow_vacuous:
         print(
             f"kgc: {vacuous} question(s) VACUOUS: no run of the configuration satisfies their premises, so nothing "
-            "was examined (exit 4; --allow-vacuous accepts it)",
+            "was examined (exit 5; --allow-vacuous accepts it)",
             file=sys.stderr,
         )
     if write_error is not None:
@@ -125,14 +127,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _severity(code: int) -> int:
-    return {EXIT_OK: 0, EXIT_REFUTED: 1, EXIT_UNKNOWN: 2, EXIT_DISAGREE: 3}[code]
+    return {EXIT_OK: 0, EXIT_VACUOUS: 1, EXIT_REFUTED: 2, EXIT_UNKNOWN: 3, EXIT_DISAGREE: 4}[code]
 
 
 def _code(v: Verdict, allow_vacuous: bool = False) -> int:
     if v.verdict == UNKNOWN:
         return EXIT_UNKNOWN
     if v.verdict == VACUOUS:
-        return EXIT_OK if allow_vacuous else EXIT_UNKNOWN
+        return EXIT_OK if allow_vacuous else EXIT_VACUOUS
     if v.verdict == REFUTED:
         if v.replay_incomplete is not None:
             return EXIT_UNKNOWN  # z3 refuted it; the concrete cross-check did not finish

@@ -232,7 +232,12 @@ def side_document(label: str, config: Config, bounds: Bounds, properties: Sequen
     ex = explore_behaviours(label, config, bounds)
     if ex.stopped_by == "interrupted":
         raise KeyboardInterrupt
-    result = Explorer(config, properties).run("bfs", bounds)
+    try:  # a side at an older revision (kgc.cli.revision) may have no coverage module
+        from kgc.explorer import coverage
+    except ImportError:
+        coverage = None  # type: ignore[assignment]
+    observer = coverage.observer if coverage is not None else None
+    result = Explorer(config, properties, step_observer=observer).run("bfs", bounds)
     if result.stats.stopped_by == "interrupted":
         raise KeyboardInterrupt
     behaviours = []
@@ -262,6 +267,12 @@ def side_document(label: str, config: Config, bounds: Bounds, properties: Sequen
         "stopped_by": ex.stopped_by or result.stats.stopped_by or None,
         "behaviours": behaviours,
         "verdicts": {p.name: result.verdict_of(p) for p in result.properties},
+        "never_taken": None
+        if coverage is None
+        else [
+            f"{step} in {where}" + (f" ({rel})" if rel else "")
+            for step, where, rel in coverage.Coverage.of(result.observed, config).never_taken()
+        ],
         "counterexamples": {
             v.prop.name: trace_json(
                 v.prop.name,
@@ -338,7 +349,7 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
         return (item["category"], item["state"], item["what"], item["outcome"])
 
     def summary(side: dict[str, Any]) -> dict[str, Any]:
-        out = {k: v for k, v in side.items() if k not in ("behaviours", "counterexamples")}
+        out = {k: v for k, v in side.items() if k not in ("behaviours", "counterexamples", "never_taken")}
         out["behaviours"] = len(side["behaviours"])
         out["violated"] = sorted(side["counterexamples"])
         return out
@@ -369,11 +380,23 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
         if name not in other["counterexamples"]
     ]
     only_a, only_b = one_sided(a, b), one_sided(b, a)
+    same = not (only_a or only_b or changed)
+    warnings = []
+    if same and a.get("never_taken") is not None and b.get("never_taken") is not None:
+        # Identical behaviour cannot tell a change that no explored transition reaches from none
+        # (issue 29: accepting OffsetCommit in CompletingRebalance gave "same").
+        unreached = [x for x in a["never_taken"] if x in b["never_taken"]]
+        if unreached:
+            warnings.append(
+                "the two sides behave the same on every explored step, and no transition of either takes "
+                f"these branches: {', '.join(unreached)}; a change there would look like no change"
+            )
     return {
         "why": {"a": why(only_a, a, b), "b": why(only_b, b, a)},
         "format": "kgc-diff",
         "format_version": 1,
-        "same": not (only_a or only_b or changed),
+        "same": same,
+        "warnings": warnings,
         "complete": bool(a["complete"] and b["complete"]),
         "a": summary(a),
         "b": summary(b),

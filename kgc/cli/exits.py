@@ -2,9 +2,10 @@
 
 TLC's codes (``tlc2.output.EC.ExitStatus``: 0 success, 12 safety violation, 13 liveness
 violation, 150 a malformed specification, 152 a state space too large, 153 a system error, 255
-an error) keep their meaning here. kgc adds three of its own, each for one outcome TLC has no code
+an error) keep their meaning here. kgc adds four of its own, each for one outcome TLC has no code
 for: 1 a test of an implementation or a comparison failed, 4 an exploration cut short by a
-resource bound, and the shells' 128+N for a run stopped by signal N.
+resource bound, 5 a timing proof about no run at all (vacuous), and the shells' 128+N for a run
+stopped by signal N.
 
 A verb never exits with a code outside :data:`TABLE`; 255 means a bug in kgc (the one line names
 the exception), never bad input.
@@ -27,9 +28,13 @@ INCOMPLETE = 4
 or an allocation that failed, on any verb) before it covered the bounded model, and found no
 violation: the verdict is "incomplete", not "ok" (``--allow-incomplete`` turns it into 0). Bounds
 that define the model (``max_generation``, the budgets, an explicit ``--max-depth``) never make a
-run incomplete. ``timing``: z3 could not decide a question, a counterexample's concrete replay was
-cut short by its bound, or a question was VACUOUS — no run satisfies its premises
-(``--allow-vacuous`` accepts those)."""
+run incomplete. ``timing``: z3 could not decide a question, or a counterexample's concrete replay
+was cut short by its bound."""
+
+VACUOUS = 5
+"""``timing``: a question no run satisfies the premises of (VACUOUS): it proves nothing, so it is
+neither 0 nor a refutation (``--allow-vacuous`` turns it into 0). A refutation (12), an undecided
+question (4) or a disagreement (1) outranks it."""
 
 VIOLATION = 12
 """A safety property is violated (TLC's code). ``mutants``: the unmutated protocol violates one."""
@@ -67,7 +72,8 @@ INTERNAL = 255
 TABLE: dict[int, str] = {
     OK: "success: every property holds / every scenario passed / the file was written / no difference",
     FAILED: "a test failed: a scenario failed, a mutant survived, a new divergence, the two sides differ",
-    INCOMPLETE: "cut short by --time-limit, --max-states, --max-memory or a bound (incomplete); timing: vacuous",
+    INCOMPLETE: "cut short by --time-limit, --max-states, --max-memory or a bound (incomplete)",
+    VACUOUS: "a timing question no run satisfies the premises of (VACUOUS: nothing proved)",
     VIOLATION: "a safety property is violated",
     LIVENESS: "a liveness property is violated",
     BAD_INPUT: "malformed input: an option, a file, an unwritable output, a bad checkpoint; nothing to check",
@@ -78,8 +84,8 @@ TABLE: dict[int, str] = {
     INTERNAL: "a bug in kgc (one line on stderr)",
 }
 
-#: Which codes each verb can end with (``docs/exit-codes.md`` is generated from this module; the
-#: fuzz test checks every run against it). Every verb can also end with INCOMPLETE (an allocation
+#: Which codes each verb can end with (the documentation's exit-code page is rendered from this
+#: module; the fuzz test checks every run against it). Every verb can also end with INCOMPLETE (an allocation
 #: that failed), 130/143 (a signal) and 255 (a bug).
 _EVERY = (INCOMPLETE, BAD_INPUT, INTERRUPTED, TERMINATED)
 BY_VERB: dict[str, tuple[int, ...]] = {
@@ -89,6 +95,7 @@ BY_VERB: dict[str, tuple[int, ...]] = {
         "report": (OK, INCOMPLETE, VIOLATION, LIVENESS, BAD_INPUT),
         "diagram": (OK, INCOMPLETE, BAD_INPUT, TOO_LARGE),
         "mutants": (OK, FAILED, INCOMPLETE, VIOLATION, BAD_INPUT),
+        "bugs": (OK, FAILED, INCOMPLETE, VIOLATION, BAD_INPUT),
         "replay": (OK, FAILED, BAD_INPUT, SYSTEM),
         "conformance": (OK, FAILED, BAD_INPUT, SYSTEM),
         "mbt": (OK, FAILED, BAD_INPUT, SYSTEM),
@@ -98,75 +105,6 @@ BY_VERB: dict[str, tuple[int, ...]] = {
         "serve": (OK, FAILED, BAD_INPUT, SYSTEM),
         "clients": (OK, FAILED, BAD_INPUT, SYSTEM),
         "logs": (OK, FAILED, BAD_INPUT, SYSTEM),
-        "timing": (OK, FAILED, INCOMPLETE, VIOLATION, BAD_INPUT),
+        "timing": (OK, FAILED, INCOMPLETE, VACUOUS, VIOLATION, BAD_INPUT),
     }.items()
 }
-
-_NAMES = {
-    OK: "OK",
-    FAILED: "FAILED",
-    INCOMPLETE: "INCOMPLETE",
-    VIOLATION: "VIOLATION",
-    LIVENESS: "LIVENESS",
-    BAD_INPUT: "BAD_INPUT",
-    TOO_LARGE: "TOO_LARGE",
-    SYSTEM: "SYSTEM",
-    INTERRUPTED: "INTERRUPTED",
-    TERMINATED: "TERMINATED",
-    INTERNAL: "INTERNAL",
-}
-
-
-def markdown() -> str:
-    """``docs/exit-codes.md``: the table, each code's full meaning and which verb ends with which
-    code, from this module alone (``scripts/exit_codes.py`` writes it; a test fails when the
-    file is stale)."""
-    import inspect
-
-    source = inspect.getsource(inspect.getmodule(markdown))  # type: ignore[arg-type]
-    docs = _docstrings(source)
-    lines = [
-        "# Exit codes",
-        "",
-        "<!-- Generated from kgc/cli/exits.py by scripts/exit_codes.py; do not edit by hand. -->",
-        "",
-        "Every `kgc` verb ends with one of these codes (TLC's where they apply). Bad input is one",
-        "line on stderr; 255 is always a bug in kgc.",
-        "",
-        "| code | name | meaning |",
-        "|---:|---|---|",
-    ]
-    for code, text in TABLE.items():
-        lines.append(f"| {code} | `{_NAMES[code]}` | {text} |")
-    lines += ["", "## Each code", ""]
-    for code in TABLE:
-        meaning = " ".join(docs.get(_NAMES[code], "").split()).replace("``", "`")
-        lines.append(f"**{code} `{_NAMES[code]}`.** " + meaning)
-        lines.append("")
-    verbs = sorted(BY_VERB)
-    lines += ["## By verb", "", "| verb | " + " | ".join(str(c) for c in TABLE) + " |"]
-    lines.append("|---|" + "---:|" * len(TABLE))
-    for verb in verbs:
-        marks = ["✓" if c in BY_VERB[verb] or c == INTERNAL else "" for c in TABLE]
-        lines.append(f"| `{verb}` | " + " | ".join(marks) + " |")
-    lines.append("")
-    return "\n".join(lines)
-
-
-def _docstrings(source: str) -> dict[str, str]:
-    """The docstring under each ``NAME = value`` of this module."""
-    import ast
-
-    out: dict[str, str] = {}
-    body = ast.parse(source).body
-    for node, after in zip(body, body[1:], strict=False):
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and isinstance(after, ast.Expr)
-            and isinstance(after.value, ast.Constant)
-            and isinstance(after.value.value, str)
-        ):
-            out[node.targets[0].id] = after.value.value
-    return out

@@ -300,7 +300,7 @@ def load_client_run(path: str | Path) -> dict[str, Any]:
     consumer starts: its library, mutant, consumer options, and every step — an op the harness
     knows (``kgc/harness/clients/harness.py``, ``replay_steps``) with its fields' types and ranges; a step
     names a consumer an earlier ``start`` started (``c1``, ``c2``, … in order)."""
-    from kgc.harness.clients.harness import LIBRARIES, ClientOptions
+    from kgc.harness.clients.harness import ASSIGNMENTS, LIBRARIES, ClientOptions
     from kgc.harness.clients.machine import FAULTS, FORMAT
 
     doc = load_json(path, "client run file", MAX_CLIENT_RUN_BYTES)
@@ -318,8 +318,12 @@ def load_client_run(path: str | Path) -> dict[str, Any]:
         "partitions": (1, 100),
     }
     for key in options:
+        if key == "assignment":
+            # written by every failure file since the cooperative protocol was added
+            s.string(options[key], f"options.{key}", ASSIGNMENTS)
+            continue
         if key not in ranges:
-            s.fail(f"options.{key}", f"unknown option; known: {', '.join(ranges)}")
+            s.fail(f"options.{key}", f"unknown option; known: {', '.join([*ranges, 'assignment'])}")
         s.integer(options[key], f"options.{key}", *ranges[key])
     # The Java client refuses this configuration before it sends anything (clients 3.x,
     # ``org.apache.kafka.clients.consumer.internals.Heartbeat``'s constructor: "Heartbeat must be

@@ -16,6 +16,7 @@ from typing import Any
 from kgc.cli import inputs
 from kgc.cli.errors import InputError
 from kgc.diagrams.sequence import render_svg
+from kgc.explorer import basis
 from kgc.explorer.components import PackedModel
 from kgc.explorer.liveness import (
     FAIRNESS_LEVELS,
@@ -85,11 +86,12 @@ def run(
     """The liveness verdicts: on the graph the safety search recorded (``graph``, with the
     ``model`` whose keys it holds: the native engine records one), else on a graph explored here.
     ``workers`` 2: two processes check the properties (``kgc.explorer.liveness.check_graph``)."""
-    if graph is not None and isinstance(model, PackedModel):
-        return check_graph(model, graph, ALL, fairness, workers=workers)
-    model = PackedModel(ClassicGroupModel(config))
-    graph = build_graph(model, bounds.max_states, bounds.time_limit, bounds.max_depth, max_memory=bounds.max_memory)
-    return check_graph(model, graph, ALL, fairness, workers=workers)
+    if graph is None or not isinstance(model, PackedModel):
+        model = PackedModel(ClassicGroupModel(config))
+        graph = build_graph(model, bounds.max_states, bounds.time_limit, bounds.max_depth, max_memory=bounds.max_memory)
+    result = check_graph(model, graph, ALL, fairness, workers=workers)
+    result.max_depth = bounds.max_depth
+    return result
 
 
 def file_stem(instance: str) -> str:
@@ -122,7 +124,9 @@ def write_lassos(result: LivenessResult, out_dir: Path, fmt: str = "kgc") -> dic
 
 def result_json(result: LivenessResult, files: dict[str, str] | None = None) -> dict[str, Any]:
     return {
-        "verdict": "violation" if not result.ok else "ok" if result.complete else "incomplete",
+        "verdict": result.word(),
+        "qualified_verdict": basis.qualify(result.word(), result.basis()),
+        "basis": result.basis(),
         "fairness": result.fairness.level,
         "assumptions": result.fairness.describe(),
         "properties": [
@@ -134,7 +138,8 @@ def result_json(result: LivenessResult, files: dict[str, str] | None = None) -> 
                 "formula": v.prop.formula,
                 "source": v.prop.source,
                 "description": v.prop.description,
-                "verdict": v.verdict,
+                "verdict": result.plain_verdict(v),
+                "qualified_verdict": result.verdict_text(v),
                 "witness": "found" if v.witnessed else "not found",
                 "witness_of": v.prop.witness,
             }
@@ -151,6 +156,7 @@ def result_json(result: LivenessResult, files: dict[str, str] | None = None) -> 
             "graph_mb": round(result.graph_bytes / 2**20, 1),
             "complete": result.complete,
             "stopped_by": result.stopped_by or None,
+            "boundary_states": result.boundary,
         },
         "counterexamples": [
             {
@@ -179,7 +185,8 @@ def print_text(
         if quiet and v.verdict == "holds":
             continue
         witness = "" if v.witnessed else " (never witnessed: " + v.prop.witness + " is unreachable)"
-        print(f"  {v.verdict:>9}  {v.instance}: {v.prop.formula}{witness}")
+        word = result.verdict_text(v)
+        print(f"  {result.plain_verdict(v):>9}  {v.instance}: {v.prop.formula}{witness}" + _basis_tail(word))
     printed: list[Lasso] = []
     for lasso in result.lassos:
         same = next((p for p in printed if p.path == lasso.path and p.loop_start == lasso.loop_start), None)
@@ -207,11 +214,19 @@ def print_text(
             f"components (largest {result.largest_component:,} states), {result.deadlocks} deadlocks; "
             f"explored in {result.explore_seconds:.1f} s, cycles checked in {result.check_seconds:.1f} s"
         )
-    if not result.complete:
+    note = basis.cut_note(result.config, result.boundary, result.depth_cut)
+    if note is not None and not quiet:
+        print(f"liveness {note}")
+    if not result.decided:
         print(
             f"warning: liveness exploration incomplete (stopped by {result.stopped_by}); a lasso found is real, "
-            "'holds' means within what was explored"
+            "no property is decided otherwise ('undecided')"
         )
+
+
+def _basis_tail(word: str) -> str:
+    """`` [holds for generations ≤ 3 …]`` after a qualified "holds" (nothing otherwise)."""
+    return f" [{word}]" if word.startswith("holds ") else ""
 
 
 def _steps(n: int) -> str:

@@ -194,8 +194,8 @@ def disabled_kinds(config: Config) -> dict[str, str]:
         out[SEND_COMMIT] = "auto_commit is off"
     if not config.offset_fetch:
         out[SEND_FETCH] = "offset_fetch is off"
-    if not config.require_known_member_id:
-        out[EXPIRE_PENDING] = "require_known_member_id is off (no pending member ids)"
+    if not config.any_requires_known_member_id:
+        out[EXPIRE_PENDING] = "no dynamic consumer sends JoinGroup v4+ (require_known_member_id, join_versions)"
     if config.atomic_requests:
         out[HANDLE] = "atomic_requests: requests are handled in the step that sends them"
     return {k: out[k] for k in ALL_KINDS if k in out}

@@ -176,21 +176,29 @@ def build_report(inp: ReportInput, generated_at: _dt.datetime | None = None) -> 
     r = inp.result
     when = (generated_at or _dt.datetime.now(_dt.UTC)).strftime("%Y-%m-%d %H:%M UTC")
     cfg = r.config
-    verdict = (
-        '<div class="verdict ok">✔ every safety property holds</div>'
-        if r.ok
-        else f'<a class="verdict violation" href="#cex-{escape(r.violations[0].prop.name)}">✖ {len(r.violations)} '
-        f"safety propert{'y' if len(r.violations) == 1 else 'ies'} violated</a>"
-    )
+    if not r.ok:
+        verdict = (
+            f'<a class="verdict violation" href="#cex-{escape(r.violations[0].prop.name)}">✖ {len(r.violations)} '
+            f"safety propert{'y' if len(r.violations) == 1 else 'ies'} violated</a>"
+        )
+    elif r.decided:
+        verdict = f'<div class="verdict ok">✔ every safety property holds {escape(" ".join(r.basis()))}</div>'
+    else:
+        verdict = '<div class="verdict violation">? no safety violation found: the search is incomplete</div>'
     live = inp.liveness
     if live is not None:
         bad = [v for v in live.verdicts if v.verdict != "holds"]
-        verdict += (
-            f' <div class="verdict ok">✔ every liveness property holds ({escape(live.fairness.level)} fairness)</div>'
-            if not bad
-            else f' <a class="verdict violation" href="#liveness">✖ {len(bad)} liveness '
-            f"propert{'y' if len(bad) == 1 else 'ies'} violated ({escape(live.fairness.level)} fairness)</a>"
-        )
+        if bad:
+            verdict += (
+                f' <a class="verdict violation" href="#liveness">✖ {len(bad)} liveness '
+                f"propert{'y' if len(bad) == 1 else 'ies'} violated ({escape(live.fairness.level)} fairness)</a>"
+            )
+        elif live.decided:
+            rests_on = escape(" ".join(live.basis()))
+            verdict += f' <div class="verdict ok">✔ every liveness property holds {rests_on}</div>'
+        else:
+            verdict += ' <div class="verdict violation">? no lasso found: the liveness graph is incomplete</div>'
+
     toc = [
         ("configuration", "Configuration"),
         ("properties", "Properties"),

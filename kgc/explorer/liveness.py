@@ -63,7 +63,7 @@ from itertools import groupby
 from types import ModuleType
 from typing import Any, cast
 
-from kgc.explorer import labels, memory
+from kgc.explorer import basis, labels, memory
 from kgc.explorer.components import _C_BITS, _C_MASK, _C_SHIFT, _G_MASK, PackedModel
 from kgc.explorer.trace import trace_json
 from kgc.explorer.worker import Forked
@@ -708,10 +708,47 @@ class LivenessResult:
     complete: bool = True
     stopped_by: str = ""
     graph_bytes: int = 0
+    boundary: int = 0
+    """States of the graph beyond the generation bound (not expanded: every behaviour through one
+    is cut there)."""
+    max_depth: int | None = None
+    """The explicit depth bound the graph was explored to, if any (``--max-depth``)."""
 
     @property
     def ok(self) -> bool:
         return all(v.verdict == "holds" for v in self.verdicts)
+
+    @property
+    def decided(self) -> bool:
+        """The graph covers the bounded model (``kgc.explorer.basis.decided``)."""
+        return basis.decided(self.complete, self.stopped_by)
+
+    @property
+    def depth_cut(self) -> int | None:
+        return self.max_depth if self.stopped_by == "max-depth" else None
+
+    def basis(self) -> list[str]:
+        """What a liveness "holds" rests on: the bounds that cut the graph, the perturbation budget
+        and the fairness assumption (``kgc.explorer.basis``)."""
+        return [*basis.basis(self.config, self.boundary, self.depth_cut), f"under {self.fairness.level} fairness"]
+
+    def word(self) -> str:
+        """The liveness verdict: ``violation`` (a lasso is real even in an incomplete graph),
+        ``ok``, or ``incomplete`` (no lasso found in a graph that does not cover the model)."""
+        if not self.ok:
+            return "violation"
+        return "ok" if self.decided else "incomplete"
+
+    def verdict_text(self, v: Verdict) -> str:
+        """An instance's verdict with what it rests on: ``violated``, ``holds for generations ≤ 3
+        with ≤ 1 perturbation under weak fairness``, or ``undecided`` (incomplete graph)."""
+        if v.verdict != "holds":
+            return v.verdict
+        return basis.qualify("holds", self.basis()) if self.decided else basis.UNDECIDED
+
+    def plain_verdict(self, v: Verdict) -> str:
+        """``violated``, ``holds`` or ``undecided`` (without its basis)."""
+        return v.verdict if v.verdict != "holds" or self.decided else basis.UNDECIDED
 
     @property
     def lassos(self) -> list[Lasso]:
@@ -945,6 +982,7 @@ def check_graph(
         graph.complete,
         graph.stopped_by,
         graph.nbytes(),
+        graph.status.count(BOUNDARY),
     )
 
 

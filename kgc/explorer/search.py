@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kgc.explorer import memory
+from kgc.explorer import basis, memory
 from kgc.explorer.checkpoint import CheckpointError, Checkpoints
 from kgc.explorer.checks import Book, Where
 from kgc.explorer.components import PackedModel
@@ -115,15 +115,45 @@ class Result:
     graph: Any = None
     """With ``record_graph`` (native engine, BFS): the explored state graph for the liveness
     check (``kgc.explorer.liveness.StateGraph``)."""
+    max_depth: int | None = None
+    """The run's explicit depth bound (``Bounds.max_depth``), if any."""
 
     @property
     def ok(self) -> bool:
         return not self.violations
 
+    @property
+    def decided(self) -> bool:
+        """The search covered its bounded model (``kgc.explorer.basis.decided``): an unviolated
+        property holds (within ``basis``); otherwise it is undecided."""
+        return basis.decided(self.stats.complete, self.stats.stopped_by)
+
+    @property
+    def depth_cut(self) -> int | None:
+        """The depth bound, when the search met it (else None)."""
+        return self.max_depth if self.stats.stopped_by == "max-depth" else None
+
+    def basis(self) -> list[str]:
+        """What this run's verdicts rest on (``kgc.explorer.basis.basis``)."""
+        if self.config is None:  # any model (Explorer.of): only the bounds it has
+            return [f"to depth {self.depth_cut}"] if self.depth_cut is not None else []
+        return basis.basis(self.config, self.stats.boundary_states, self.depth_cut)
+
     def verdict_of(self, prop: Property) -> str:
+        """``violated`` / ``holds`` (safety), ``found`` / ``not found`` (witness); ``undecided``
+        for an unviolated property or an unfound witness of an incomplete run."""
         if prop.is_safety:
-            return "violated" if any(v.prop.name == prop.name for v in self.violations) else "holds"
-        return "found" if prop.name in self.witnessed else "not found"
+            if any(v.prop.name == prop.name for v in self.violations):
+                return "violated"
+            return "holds" if self.decided else basis.UNDECIDED
+        if prop.name in self.witnessed:
+            return "found"
+        return "not found" if self.decided else basis.UNDECIDED
+
+    def qualified_verdict_of(self, prop: Property) -> str:
+        """``verdict_of`` with what a "holds" or "not found" rests on (``holds for generations ≤ 3
+        with ≤ 1 perturbation``)."""
+        return basis.qualify(self.verdict_of(prop), self.basis())
 
 
 ProgressFn = Callable[[Stats, int], None]
@@ -225,14 +255,18 @@ class Explorer:
             raise ValueError("resume needs the checkpoint directory")
         with _stop_on_signals() as stop:
             if engine == "native":
-                return self._run_native(strategy, bounds, progress, stop, checkpoint, checkpoint_every, resume)
-            search = _Search(self, strategy, bounds, progress, stop)
-            try:
-                with memory.young_garbage_only():
-                    return search.run()
-            except MemoryError:  # the allocator failed (e.g. under ulimit -v); the frontier goes with it
-                pass
-            return search.out_of_memory()
+                result = self._run_native(strategy, bounds, progress, stop, checkpoint, checkpoint_every, resume)
+            else:
+                search = _Search(self, strategy, bounds, progress, stop)
+                ran: Result | None = None
+                try:
+                    with memory.young_garbage_only():
+                        ran = search.run()
+                except MemoryError:  # the allocator failed (e.g. under ulimit -v); the frontier goes with it
+                    pass
+                result = ran if ran is not None else search.out_of_memory()
+        result.max_depth = bounds.max_depth
+        return result
 
     def search_identity(self, strategy: str, bounds: Bounds) -> dict[str, Any]:
         """What a checkpoint must match to be resumed by this search."""

@@ -484,7 +484,7 @@ class SparkExplorer:
         parents that deduplication produced."""
         sc = spark.sparkContext
         stats = Stats(engine="spark")
-        result = Result(self.config, "bfs", self.properties, stats)
+        result = Result(self.config, "bfs", self.properties, stats, max_depth=bounds.max_depth)
         start = time.monotonic()
         partitions = self.settings.partitions or int(spark.conf.get("spark.sql.shuffle.partitions") or 4)
 

@@ -177,7 +177,7 @@ def diagnose(events: Sequence[Event]) -> Diagnosis:
                 leader_rejoins.append(e.ts_ms)
             if e.trigger == "join_new":
                 d.joins += 1
-        elif k in (T.STABILIZED, T.EMPTY) and current is not None and current.outcome == "open":
+        elif k in (T.STABILIZED, T.EMPTY, T.DEAD_REMOVED) and current is not None and current.outcome == "open":
             current.end_ms = e.ts_ms
             current.generation = e.generation
             current.members = e.members if k == T.STABILIZED else 0

@@ -12,6 +12,9 @@ The parser also accepts
   optional `` [thread]`` after the logger name;
 * **multi-line records**: a line that does not start a record continues the previous one (a
   message with a newline, a stack trace); the logger name is read off the record's last line;
+* an **exporter's suffix** after the logger name: a comma and a date, then anything without
+  parentheses (``(kafka.coordinator.group.GroupCoordinator),2023-08-01 10:00:00.123,broker-1``, as
+  log shippers' CSV exports write each line), dropped;
 * pasted lines **without the logger suffix** (``(kafka.coordinator.group.GroupCoordinator)``): the
   coordinator's own log prefix (``[GroupCoordinator 1]: ``) identifies them.
 
@@ -64,7 +67,11 @@ _PLAIN = re.compile(
     re.DOTALL,
 )
 _LEVEL = re.compile(r"(?P<level>TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL) +(?P<msg>.*)$", re.DOTALL)
-_LOGGER = re.compile(r"^(?P<msg>.*?) \((?P<logger>[A-Za-z_$][\w.$-]*)\)(?: \[[^\]\n]*\])?[*`_]*\s*$", re.DOTALL)
+_LOGGER = re.compile(
+    r"^(?P<msg>.*?) \((?P<logger>[A-Za-z_$][\w.$-]*)\)(?: \[[^\]\n]*\])?[*`_]*"
+    r"(?P<export>,\s*\d{4}-\d\d-\d\d[^()\n]*)?\s*$",
+    re.DOTALL,
+)
 _LEVELS = (" TRACE ", " DEBUG ", " INFO ", " WARN ", " ERROR ", " FATAL ")
 _TIMESTAMP_START = re.compile(r"\[\d{4}-\d")
 

@@ -54,7 +54,8 @@ JAVA = "java"
 # --------------------------------------------------------------------------------------------------
 PREPARE = "rebalance_started"  # → PreparingRebalance, with the old generation and a reason
 STABILIZED = "stabilized"  # PreparingRebalance → CompletingRebalance, new generation, member count
-EMPTY = "empty"  # PreparingRebalance → Empty, new generation (0.10.0: "is dead and removed")
+EMPTY = "empty"  # PreparingRebalance → Empty, new generation
+DEAD_REMOVED = "dead_removed"  # 0.10.0: the join phase completes with no member → Dead, no new generation
 ASSIGNMENT = "assignment_received"  # the leader's SyncGroup in CompletingRebalance
 MEMBER_FAILED = "member_failed"  # heartbeat (session) expiration removed a member
 MEMBER_LEFT = "member_left"  # LeaveGroup removed a member
@@ -81,7 +82,7 @@ NOTE = "note"  # about a group, but no change of its state or members (kept as r
 #: Kinds that concern one group (the others are about a broker or a partition).
 GROUP_KINDS = frozenset(
     {
-        PREPARE, STABILIZED, EMPTY, ASSIGNMENT, MEMBER_FAILED, MEMBER_LEFT, PENDING_REMOVED, PENDING_LEFT,
+        PREPARE, STABILIZED, EMPTY, DEAD_REMOVED, ASSIGNMENT, MEMBER_FAILED, MEMBER_LEFT, PENDING_REMOVED, PENDING_LEFT,
         NOT_REJOINED, MEMBER_ADDED, MEMBER_PENDING, STATIC_REPLACED, STATIC_NO_REBALANCE, FENCED, DEAD_SKIP,
         LOADED, UNLOADED, EXPIRED_DEAD,
     }
@@ -205,8 +206,9 @@ TEMPLATES: tuple[Template, ...] = (
              f"{_GC} 2.8.0–3.9 onCompleteJoin"),
     Template(STABILIZED, JAVA, "3.7", "4.1", "Stabilized group {group} generation {generation} with {members} members.",
              f"{_J} 3.7.0/trunk completeClassicGroupJoin"),
-    Template(EMPTY, SCALA, "0.10.0", "0.10.0", "Group {group} generation {generation} is dead and removed",
-             f"{_GC} 0.10.0.0 onCompleteJoin (no Empty state before 0.10.1)"),
+    Template(DEAD_REMOVED, SCALA, "0.10.0", "0.10.0", "Group {group} generation {generation} is dead and removed",
+             f"{_GC} 0.10.0.0 onCompleteJoin (no Empty state before 0.10.1: the group goes Dead and is removed "
+             "before initNextGeneration, so the generation printed is the last one, not a new one)"),
     Template(EMPTY, SCALA, "0.10.1", "0.10.2", "Group {group} with generation {generation} is now empty",
              f"{_GC} 0.10.1.0 onCompleteJoin"),
     Template(EMPTY, SCALA, "0.11", "3.9", "Group {group} with generation {generation} is now empty "

@@ -245,6 +245,13 @@ def step(a: Abstract, e: Event, delayed_sync: bool, static_membership: bool) -> 
         return [_complete(a, e, CR)]
     if k == T.EMPTY:
         return [_complete(a, e, EMPTY)]
+    if k == T.DEAD_REMOVED:
+        # 0.10.0 onCompleteJoin: every member gone, the group goes Dead in its current generation
+        if s is not None and s != PR:
+            raise _Reject(f"a join phase completes in PreparingRebalance only, the group is {s.kafka_name}")
+        if g is not None and e.generation is not None and e.generation != g:
+            raise _Reject(f"the group dies in its generation {g}, not {e.generation} (no new generation in 0.10.0)")
+        return [Abstract(DEAD, e.generation if e.generation is not None else g)]
     if k == T.ASSIGNMENT:
         if s is not None and s != CR:
             raise _Reject(f"the leader's assignment is logged in CompletingRebalance only, the group is {s.kafka_name}")
@@ -461,7 +468,7 @@ def _update_members(e: Event, m: Members) -> None:
         m.stabilized, m.stabilized_at = e.members, here
     if e.kind in (T.PREPARE, T.LOADED, T.UNLOADED):
         m.stabilized = None
-    elif e.kind == T.EMPTY:
+    elif e.kind in (T.EMPTY, T.DEAD_REMOVED):
         for x in m.present:
             m.departed.setdefault(x, here)
         m.present.clear()

@@ -23,6 +23,15 @@ still running and holds the id: a slow or partitioned consumer. The same timers 
 abandoned member (its consumer crashed, left or started over) are recovery and always enabled."""
 
 ASSIGNORS = ("range", "roundrobin")
+
+JOIN_VERSION_OLD = 3
+"""The newest JoinGroup version without KIP-394 (v0-v3: an id-less JoinGroup joins at once)."""
+JOIN_VERSION_KNOWN_MEMBER_ID = 4
+"""The first JoinGroup version with KIP-394 (MEMBER_ID_REQUIRED)."""
+JOIN_VERSION_STATIC = 5
+"""The first JoinGroup version with ``group.instance.id`` (KIP-345)."""
+JOIN_VERSION_MAX = 9
+"""The newest JoinGroup version of Kafka 3.6.2 and 4.0 (``JoinGroupRequest.json``)."""
 PROFILES = MODELLED
 """The profiles the model covers (``kgc/model/profiles.py``: those with ``modelled`` set)."""
 
@@ -65,7 +74,23 @@ class Config:
     ``group.instance.id`` (KIP-345, Kafka 2.3+), their own index. A static member that misses a
     rebalance stays in the group, so it can fall behind by a generation."""
     require_known_member_id: bool = False
-    """JoinGroup v4+ (KIP-394, Kafka 2.2+): an id-less JoinGroup gets MEMBER_ID_REQUIRED first."""
+    """JoinGroup v4+ (KIP-394, Kafka 2.2+): an id-less JoinGroup gets MEMBER_ID_REQUIRED first. The
+    version of every consumer that :attr:`join_versions` does not list."""
+    join_versions: tuple[int, ...] = ()
+    """The JoinGroup version each consumer sends (entry ``i`` for consumer ``i``; a real group mixes
+    client releases). Consumers beyond the tuple send the version :attr:`require_known_member_id`
+    implies (v4 or v3). What a version implies (``JoinGroupRequest.json`` of 3.6.2 and 4.0):
+    v4+ a dynamic member's id-less JoinGroup is answered MEMBER_ID_REQUIRED (KIP-394; Kafka 3.6.2
+    ``GroupCoordinatorAdapter.joinGroup``: ``requireKnownMemberId = apiVersion >= 4 &&
+    groupInstanceId.isEmpty``; 4.0 ``GroupMetadataManager.classicGroupJoinNewDynamicMember``:
+    ``JoinGroupRequest.requiresKnownMemberId(apiVersion)``); v5+ may carry a ``group.instance.id``
+    (KIP-345), so a static consumer needs v5+; v7+ pairs with SyncGroup v5, whose protocol type and
+    name the coordinator checks (KIP-559), which the model's single protocol always passes."""
+    group_max_size: int = 0
+    """``group.max.size`` (KIP-389, Kafka 2.2+); 0 for no limit (Kafka's default, ``Int.MaxValue``).
+    A JoinGroup that ``acceptJoiningMember`` refuses is answered GROUP_MAX_SIZE_REACHED and its
+    member (or pending id) removed (3.6.2 ``GroupCoordinator.handleJoinGroup``; 4.0
+    ``GroupMetadataManager.classicGroupJoinToClassicGroup``, the same rule, KAFKA-9885)."""
     initial_rebalance_delay_ms: int = 3000
     """``group.initial.rebalance.delay.ms``; 0 reproduces the pre-0.11 form (docs/kafka/versions.md#before-2x)."""
     rebalance_timeout_ms: int = 300000
@@ -96,6 +121,25 @@ class Config:
         (docs/kafka/timers.md#join-phase)."""
         return self.rebalance_timeout_ms > self.initial_rebalance_delay_ms > 0
 
+    def join_version(self, consumer: int) -> int:
+        """The JoinGroup version consumer ``consumer`` sends (:attr:`join_versions`)."""
+        if consumer < len(self.join_versions):
+            return self.join_versions[consumer]
+        return JOIN_VERSION_KNOWN_MEMBER_ID if self.require_known_member_id else JOIN_VERSION_OLD
+
+    def requires_known_member_id(self, consumer: int) -> bool:
+        """Whether a dynamic member of consumer ``consumer`` gets MEMBER_ID_REQUIRED on an id-less
+        JoinGroup (KIP-394: JoinGroup v4+)."""
+        if consumer < len(self.join_versions):
+            return self.join_versions[consumer] >= JOIN_VERSION_KNOWN_MEMBER_ID
+        return self.require_known_member_id
+
+    @property
+    def any_requires_known_member_id(self) -> bool:
+        """Whether some consumer's id-less JoinGroup can be answered MEMBER_ID_REQUIRED (so pending
+        member ids exist)."""
+        return any(self.requires_known_member_id(i) for i in range(self.consumers) if not self.is_static(i))
+
     def is_static(self, consumer: int) -> bool:
         """Whether consumer ``consumer`` joins with a ``group.instance.id`` (its index)."""
         return consumer < self.static_consumers
@@ -111,9 +155,10 @@ class Config:
 
     def describe(self) -> dict[str, Any]:
         """The fields as plain data (JSON, traces, checkpoints): the faults sorted, the profile by
-        name; :meth:`from_mapping` reads it back to an equal configuration."""
+        name, the JoinGroup versions a list; :meth:`from_mapping` reads it back to an equal configuration."""
         data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["faults"] = sorted(self.faults)
+        data["join_versions"] = list(self.join_versions)
         data["profile"] = self.profile.name
         return data
 
@@ -174,6 +219,24 @@ class Config:
             0 <= self.static_consumers <= self.consumers,
             f"static_consumers must be between 0 and consumers ({self.consumers}), got {self.static_consumers}",
         )
+        need(
+            len(self.join_versions) <= self.consumers,
+            f"join_versions lists {len(self.join_versions)} consumers but there are {self.consumers}",
+        )
+        for i, version in enumerate(self.join_versions):
+            need(
+                0 <= version <= JOIN_VERSION_MAX,
+                f"join_versions[{i}] must be a JoinGroup version between 0 and {JOIN_VERSION_MAX}, got {version}",
+            )
+            need(
+                not self.is_static(i) or version >= JOIN_VERSION_STATIC,
+                f"join_versions[{i}] is {version} but consumer {i} is static (static_consumers), which needs "
+                f"JoinGroup v{JOIN_VERSION_STATIC}+ (group.instance.id, KIP-345)",
+            )
+        need(
+            0 <= self.group_max_size <= 6,
+            f"group_max_size must be between 0 (no limit) and 6, got {self.group_max_size}",
+        )
         need(self.initial_rebalance_delay_ms >= 0, "initial_rebalance_delay_ms must not be negative")
         need(self.rebalance_timeout_ms > 0, "rebalance_timeout_ms must be positive")
         need(
@@ -205,6 +268,20 @@ def _coerce(key: str, value: Any, current: Any) -> Any:
         if not isinstance(value, (list, tuple, set, frozenset)) or not all(isinstance(v, str) for v in value):
             raise ConfigError("faults must be a list of fault names (or 'all' / 'none')")
         return frozenset(value)
+    if key == "join_versions":
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"join_versions must be a list of JoinGroup versions, got {value!r}")
+        versions: list[int] = []
+        for item in value:
+            if isinstance(item, bool) or not isinstance(item, (int, str)):
+                raise ConfigError(f"join_versions must be a list of whole numbers, got {item!r}")
+            try:
+                versions.append(int(item))
+            except ValueError:
+                raise ConfigError(f"join_versions must be a list of whole numbers, got {item!r}") from None
+        return tuple(versions)
     if isinstance(current, bool):
         if isinstance(value, bool):
             return value

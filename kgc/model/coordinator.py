@@ -405,6 +405,18 @@ def handle_join_group(tx: GroupTx, consumer: int, request: Request, in_use: set[
     the configured assignor with the same protocol type.
     """
     mid = request.mid
+    limit = tx.config.group_max_size
+    if limit and not accept_joining_member(tx, mid, limit):
+        # group.max.size: remove the member or pending id the request names, if any, and answer
+        # GROUP_MAX_SIZE_REACHED with no member id. Scala then tries to complete the join phase (the
+        # removed member no longer holds it up); Java 4.0 does not (profile.max_size_refusal_checks_join).
+        if mid in tx.members:
+            tx.remove_member(mid)
+        tx.pending.pop(mid, None)
+        tx.respond(consumer, Response(ApiKey.JOIN_GROUP, Errors.GROUP_MAX_SIZE_REACHED))
+        if tx.state == PR and tx.config.profile.max_size_refusal_checks_join:
+            tx.try_complete_join()
+        return False
     static = tx.config.is_static(consumer)
     if mid == NO_MEMBER and static:
         # A static member never gets MEMBER_ID_REQUIRED: a known instance id is taken over by a
@@ -416,8 +428,9 @@ def handle_join_group(tx: GroupTx, consumer: int, request: Request, in_use: set[
         elif not update_static_member_and_rebalance(tx, consumer, holder, mid, request.meta):
             return False
     elif mid == NO_MEMBER:
-        if tx.config.require_known_member_id:
-            # KIP-394 (2.2+): hand out an id, remember it as pending, no state change.
+        if tx.config.requires_known_member_id(consumer):
+            # KIP-394 (2.2+; this consumer sends JoinGroup v4+, Config.join_versions): hand out an
+            # id, remember it as pending, no state change.
             new_id = tx.fresh_member_id(consumer, in_use)
             tx.pending[new_id] = PendingMember(new_id, False)
             tx.respond(consumer, Response(ApiKey.JOIN_GROUP, Errors.MEMBER_ID_REQUIRED, mid=new_id))
@@ -460,6 +473,22 @@ def handle_join_group(tx: GroupTx, consumer: int, request: Request, in_use: set[
     # Parked unless the join phase completed inside this very step (it was answered already).
     joined = tx.members.get(mid)
     return joined is not None and joined.awaiting_join
+
+
+def accept_joining_member(tx: GroupTx, mid: MemberId, limit: int) -> bool:
+    """``acceptJoiningMember`` (2.6+, KAFKA-9885; 3.6.2 ``GroupCoordinator``, 4.0
+    ``GroupMetadataManager``): Empty and Dead accept anyone; PreparingRebalance a member already
+    parked, or anyone while fewer than ``limit`` members are parked; CompletingRebalance and
+    Stable a member, or a newcomer while the group has fewer than ``limit``. A static member's
+    id-less JoinGroup is a newcomer here (its member id is unknown)."""
+    if tx.state in (EMPTY, DEAD):
+        return True
+    member = tx.members.get(mid)
+    if tx.state == PR:
+        if member is not None and member.awaiting_join:
+            return True
+        return sum(1 for m in tx.members.values() if m.awaiting_join) < limit
+    return member is not None or len(tx.members) < limit
 
 
 def update_static_member_and_rebalance(tx: GroupTx, consumer: int, old: MemberId, new: MemberId, meta: int) -> bool:
@@ -699,10 +728,17 @@ def expire_sync(tx: GroupTx) -> None:
     tx.prepare_rebalance()
 
 
-def store_callback(tx: GroupTx, ok: bool) -> bool:
+def store_callback(tx: GroupTx, ok: bool, error: Errors = STORE_FAILURE_ERROR) -> bool:
     """The completion callback of the oldest outstanding ``storeGroup`` write (docs/kafka/group.md#the-storegroup-race,
     docs/kafka/requests.md#syncgroup): it acts only if the group is still CompletingRebalance in the generation the
-    leader synced for. Returns whether it applied."""
+    leader synced for. Returns whether it applied. A failed write answers the parked SyncGroups
+    with ``error``, the append error as Kafka translates it (3.6.2
+    ``GroupMetadataManager.storeGroup``: UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS(_AFTER_APPEND)
+    and REQUEST_TIMED_OUT become COORDINATOR_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER and
+    KAFKA_STORAGE_ERROR NOT_COORDINATOR, MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE and
+    INVALID_FETCH_SIZE UNKNOWN_SERVER_ERROR, any other stays itself); what the group does next does
+    not depend on it. The explorer's store failure is COORDINATOR_NOT_AVAILABLE; the judge gives a
+    scenario's translated error."""
     store, tx.stores = tx.stores[0], tx.stores[1:]
     current = tx.state == CR and tx.generation == store.generation
     if not tx.rules.store_callback_checks_generation:
@@ -713,7 +749,7 @@ def store_callback(tx: GroupTx, ok: bool) -> bool:
         tx.set_and_propagate_assignment(store)
         tx.transition_to(STABLE)
     else:
-        tx.reset_and_propagate_assignment_error(STORE_FAILURE_ERROR)
+        tx.reset_and_propagate_assignment_error(error)
         tx.maybe_prepare_rebalance()
     return True
 

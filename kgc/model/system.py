@@ -54,6 +54,7 @@ from kgc.model.actions import (
 )
 from kgc.model.config import Config
 from kgc.model.state import (
+    NO_MEMBER,
     Budget,
     Consumer,
     Group,
@@ -66,10 +67,13 @@ from kgc.model.state import (
     initial_group,
     replace,
 )
-from kgc.model.types import GroupState
+from kgc.model.types import ApiKey, Errors, GroupState
 
 Deliveries = tuple[tuple[int, Response], ...]
 """Answers a step puts on response channels: (consumer index, response), in order."""
+
+_HANDS_OUT_AN_ID = (Errors.NONE, Errors.MEMBER_ID_REQUIRED)
+"""The JoinGroup answers that give the consumer the member id they carry."""
 
 LOST = "lost_response"
 SESSION = "session_expiry"
@@ -207,8 +211,21 @@ class ClassicGroupModel:
         return group.state == GroupState.DEAD
 
     def holder(self, cons: Consumer) -> MemberId:
-        """The member id a consumer holds (``NO_MEMBER`` when none)."""
-        return cons.mid
+        """The member id a consumer holds (``NO_MEMBER`` when none): the one it knows or, while it
+        knows none, the one a JoinGroup answer on its way to it carries (a new member's id, or the
+        pending id of MEMBER_ID_REQUIRED). Such a member is no orphan: the coordinator armed its
+        session timer when it sent the answer (``onCompleteJoin`` calls
+        ``completeAndScheduleNextHeartbeatExpiration``, Kafka 3.9
+        ``core/src/main/scala/kafka/coordinator/group/GroupCoordinator.scala``), and the client acts
+        on the answer once it arrives. A timer removes it only if the answer, or the client, takes
+        longer than the session timeout: a stalled client, which spends ``session_expiry`` like
+        any other live member's removal."""
+        if cons.mid != NO_MEMBER:
+            return cons.mid
+        for r in cons.responses:
+            if r.api == ApiKey.JOIN_GROUP and r.mid != NO_MEMBER and r.error in _HANDS_OUT_AN_ID:
+                return r.mid
+        return NO_MEMBER
 
     def holds(self, consumers: tuple[Consumer, ...], mid: MemberId) -> bool:
         """A running consumer still holds the member id (a member id names its consumer)."""

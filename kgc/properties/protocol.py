@@ -273,13 +273,14 @@ def rebalance_trigger(s: State, a: Action) -> bool | None:
     """Whether the step holds one of Kafka's rebalance triggers for the group in ``s`` (reference
     docs/kafka/group.md#states, triggers table, 3.6.2): a member added (an id-less or pending-id JoinGroup that is not
     answered MEMBER_ID_REQUIRED), a static member replaced in CompletingRebalance, the leader's
-    JoinGroup in Stable, a member's JoinGroup with
-    changed metadata, a member's LeaveGroup, a session or new-member timeout removing a member, a
-    pending-sync timeout, or a failed write of the current generation's assignment. A pending-sync
-    timeout triggers even when it removes nobody, if the set held a replaced static member's old id
-    (``Group.stale_sync``: ``onExpirePendingSync`` rebalances whenever the set is not empty,
-    GroupCoordinator.scala 3.6.2). None: the step may rebalance or not, by profile (a pending member
-    id's LeaveGroup in Stable or CompletingRebalance: Java 4.0 rebalances, Scala does not)."""
+    JoinGroup in Stable, a member's JoinGroup with changed metadata, a member's LeaveGroup, a
+    session or new-member timeout removing a member, a pending-sync timeout, or a failed write of
+    the current generation's assignment. A JoinGroup that ``group.max.size`` refuses is none of
+    these. A pending-sync timeout triggers even when it removes nobody, if the set held a replaced
+    static member's old id (``Group.stale_sync``: ``onExpirePendingSync`` rebalances whenever the
+    set is not empty, GroupCoordinator.scala 3.6.2). None: the step may rebalance or not, by
+    profile (a pending member id's LeaveGroup in Stable or CompletingRebalance: Java 4.0
+    rebalances, Scala does not)."""
     g = s.group
     if a.kind == EXPIRE_SYNC:
         return bool(a.evicted) or g.stale_sync
@@ -288,9 +289,10 @@ def rebalance_trigger(s: State, a: Action) -> bool | None:
     if a.kind == STORE_FAILURE:
         return g.state == CR and g.stores[0].generation == g.generation
     handed_out = {x.response.mid for x in a.answers if x.response.error == Errors.MEMBER_ID_REQUIRED}
+    refused = any(x.response.error == Errors.GROUP_MAX_SIZE_REACHED for x in a.answers)
     for request in a.handled:
-        if request.api not in (ApiKey.JOIN_GROUP, ApiKey.LEAVE_GROUP):
-            continue
+        if request.api not in (ApiKey.JOIN_GROUP, ApiKey.LEAVE_GROUP) or (refused and request.api == ApiKey.JOIN_GROUP):
+            continue  # a JoinGroup that group.max.size refuses adds nobody (Config.group_max_size)
         member = g.member(request.mid)
         if request.api == ApiKey.LEAVE_GROUP:
             if member is not None:
@@ -541,6 +543,59 @@ def witness_leader_replaced(s: State, a: Action, t: State) -> bool:
     return old != NO_MEMBER and new != NO_MEMBER and new != old and t.group.member(old) is None
 
 
+# Witnesses of configuration dimensions ------------------------------------------------------------
+@sometimes(
+    "witness_mixed_join_versions",
+    "Clients of different JoinGroup versions meet: a dynamic member joins without a member id at once "
+    "(v0-v3) while another consumer holds a pending id handed out with MEMBER_ID_REQUIRED (v4+, KIP-394).",
+    "the per-consumer JoinGroup version (Config.join_versions)",
+    scope=STEP,
+)
+def witness_mixed_join_versions(s: State, a: Action, t: State) -> bool:
+    if not s.group.pending or not any(r.api == ApiKey.JOIN_GROUP and r.mid == NO_MEMBER for r in a.handled):
+        return False
+    if any(x.consumer == a.actor and x.response.error == Errors.MEMBER_ID_REQUIRED for x in a.answers):
+        return False  # v4+: it got an id first and rejoined with it within the step
+    others_pending = any(p.mid[0] != a.actor for p in s.group.pending)
+    pending = {p.mid for p in s.group.pending}
+    return others_pending and any(
+        m.mid[0] == a.actor and not m.static and m.mid not in pending and s.group.member(m.mid) is None
+        for m in t.group.members
+    )
+
+
+@transition_invariant(
+    "max_size_refusal_removes",
+    "A JoinGroup refused with GROUP_MAX_SIZE_REACHED leaves its member id neither a member nor a "
+    "pending id, so a member over group.max.size is never part of a generation or assigned partitions.",
+    "Kafka 3.6.2 GroupCoordinator.handleJoinGroup (acceptJoiningMember, group.remove; KAFKA-9885); "
+    "4.0 GroupMetadataManager.classicGroupJoinToClassicGroup",
+    scope=STEP,
+)
+def max_size_refusal_removes(s: State, a: Action, t: State) -> bool:
+    for request, answer in exchanges(s, a):
+        refused = request.api == ApiKey.JOIN_GROUP and answer.response.error == Errors.GROUP_MAX_SIZE_REACHED
+        if refused and request.mid != NO_MEMBER:
+            kept = t.group.member(request.mid) is not None or any(p.mid == request.mid for p in t.group.pending)
+            if kept:
+                return False
+    return True
+
+
+@sometimes(
+    "witness_max_size_refused",
+    "A JoinGroup carrying a member id (a member's, or a pending id handed out with "
+    "MEMBER_ID_REQUIRED) is refused with GROUP_MAX_SIZE_REACHED.",
+    "max_size_refusal_removes",
+    scope=STEP,
+)
+def witness_max_size_refused(s: State, a: Action, t: State) -> bool:
+    return any(
+        r.api == ApiKey.JOIN_GROUP and x.response.error == Errors.GROUP_MAX_SIZE_REACHED and r.mid != NO_MEMBER
+        for r, x in exchanges(s, a)
+    )
+
+
 ALL: tuple[Property, ...] = (
     single_delayed_join_state,
     one_join_per_generation,
@@ -576,8 +631,30 @@ ALL: tuple[Property, ...] = (
 )
 
 
+DIMENSION_WITNESSES: tuple[tuple[str, Property], ...] = (
+    ("join_versions", witness_mixed_join_versions),
+    ("group_max_size", max_size_refusal_removes),
+    ("group_max_size", witness_max_size_refused),
+)
+"""The properties and witnesses of a configuration dimension, each with the :class:`Config` field
+that enables it: checked only where the configuration uses that dimension (:func:`for_config`),
+so the default check, which does not, neither runs them nor warns that they were never
+witnessed (its property list and state counts stay as they were)."""
+
+
+def dimension_properties(config: object) -> tuple[Property, ...]:
+    """The properties and witnesses of the configuration dimensions ``config`` uses (a non-empty
+    field of :data:`DIMENSION_WITNESSES`)."""
+    return tuple(p for field, p in DIMENSION_WITNESSES if getattr(config, field, None))
+
+
+def for_config(config: object) -> tuple[Property, ...]:
+    """The properties a check of ``config`` runs: :data:`ALL` and :func:`dimension_properties`."""
+    return ALL + dimension_properties(config)
+
+
 def by_name(name: str) -> Property:
-    for p in ALL:
+    for p in ALL + tuple(w for _, w in DIMENSION_WITNESSES):
         if p.name == name:
             return p
     raise KeyError(name)

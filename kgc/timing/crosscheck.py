@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import z3
 
 from kgc.timing.config import TimingConfig
-from kgc.timing.queries import HEARTBEATS, POLLS, Outcome, Question, encode
+from kgc.timing.queries import HEARTBEATS, POLLS, Outcome, Question, commit_polls, encode
 from kgc.timing.simulate import Run, Scenario, Schedule, Simulation
 
 
@@ -64,8 +64,11 @@ def judge(
     symbolic = enc.predict(s.model()) if s.check() == z3.sat else None
     if question.scenario == Scenario.REBALANCE:
         return Judgement(True, symbolic, _rebalance_run(question, config, schedule, concrete_mutant))
+    if question.scenario == Scenario.FORMATION:
+        return Judgement(True, symbolic, _formation_run(question, config, schedule, concrete_mutant))
+    count = commit_polls(config) if question.name == "auto_commit_unprocessed" else POLLS
     polls = [0]
-    for i in range(POLLS):
+    for i in range(count):
         polls.append(polls[-1] + schedule.get(f"{subject}.batch{i}", defaults(config, f"{subject}.batch{i}")))
     c = config.subject
     if question.name == "needless_expiry":
@@ -99,6 +102,18 @@ def _batches(
         options.append(z3.And(earlier == q, total == prefix, current == b))
         prefix += b
     return z3.Or(*options) if options else z3.BoolVal(False)
+
+
+def _formation_run(
+    question: Question, config: TimingConfig, schedule: dict[str, int], mutant: str | None
+) -> Outcome | None:
+    """The concrete run of the group's formation, up to the completion of its first join phase."""
+    sim = Simulation(config, Schedule(dict(schedule)), Scenario.FORMATION, mutant)
+    sim.run.held_limit = config.questions["rebalance.held.max.ms"].lo
+    delay = config.broker["group.initial.rebalance.delay.ms"].lo
+    rebalance = max(m["max.poll.interval.ms"].lo for m in config.members)
+    horizon = sum(schedule.values()) + (len(config.members) + 1) * delay + rebalance
+    return question.observe(sim.execute(horizon, stop=lambda run: run.rebalance_completed is not None))
 
 
 def _rebalance_run(

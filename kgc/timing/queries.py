@@ -18,8 +18,14 @@ both sides' timers start then and its first batch is handed out):
   when auto-commit is on), the leader (the subject) computes the assignment for
   ``assignment.ms`` and everyone syncs (questions ``rebalance_held``, ``evicted_while_parked``).
 
-The unrolling is bounded (``HEARTBEATS`` heartbeats, ``POLLS`` polls); when a run can need more,
-the answer says which runs were not examined.
+The unrolling is bounded (``HEARTBEATS`` heartbeats, ``POLLS`` polls). Heartbeat rounds and
+batches repeat with the same ranges, so a bad event possible in a later round is possible in one of
+the first (the timers restart at every heartbeat answer and every poll). The auto-commit question is
+the exception: its first commit falls due only after ``auto.commit.interval.ms``, which may take more
+than ``POLLS`` batches, so it unrolls as many polls as the longest interval needs at the shortest
+batches (``commit_polls``, at most ``MAX_POLLS``), and runs whose first commit still falls due later
+are excluded by a premise and reported "not examined". A question whose premises no run satisfies
+is VACUOUS — its own verdict and exit code, never counted as PROVED (``docs/verdicts.md``).
 """
 
 from __future__ import annotations
@@ -41,13 +47,26 @@ POLLS = 5
 #: z3's time budget per check (ms); a check that runs out is reported UNKNOWN, never PROVED.
 SOLVER_TIMEOUT_MS = 60_000
 
+MAX_POLLS = 200
+"""The most polls the auto-commit question unrolls (``commit_polls``)."""
+
 PROVED = "PROVED"
 REFUTED = "REFUTED"
 UNKNOWN = "UNKNOWN"
 VACUOUS = "VACUOUS"
-"""No run of the configuration satisfies the question's premises (a contradictory configuration,
-or a rebalance question for a one-member group): an unsat answer that examined nothing, so it is
-not reported as PROVED."""
+"""No run satisfies the question's premises (or its scenario cannot happen): the answer is about
+nothing, and is never counted as PROVED."""
+
+
+def commit_polls(config: TimingConfig) -> int:
+    """The polls ``auto_commit_unprocessed`` unrolls: ``POLLS``, or enough for the longest
+    ``auto.commit.interval.ms`` to pass at the shortest batches (the first commit then falls due in
+    every run), at most ``MAX_POLLS``."""
+    interval = config.subject["auto.commit.interval.ms"].hi
+    shortest = config.subject["max.poll.records"].lo * config.environment["record.processing.ms"].lo
+    if shortest <= 0:
+        return MAX_POLLS
+    return max(POLLS, min(MAX_POLLS, -(-interval // shortest) + 1))
 
 
 @dataclass(frozen=True)
@@ -222,12 +241,34 @@ def _encode_poll_leave(env: Env) -> Encoded:
     polls, _ = _polls(env, 0, name, POLLS)
     mpi = env.setting(0, "max.poll.interval.ms")
     leaves = [rules.poll_timer_leaves(env, 0, polls[i], polls[i + 1]) for i in range(POLLS)]
+    # The heartbeat thread leaves only while the member is in the group: a session that lapses
+    # (or expires at the coordinator) first ends the question's run another way (needless_expiry).
+    never = polls[POLLS] + mpi + 1
+    leave_at: z3.ArithRef = never
+    for i in reversed(range(POLLS)):
+        leave_at = z3.If(leaves[i], polls[i] + mpi, leave_at)
+    st = env.setting(0, "session.timeout.ms")
+    hbs = _heartbeats(env, 0, name, stop=leave_at)
+    rules.fifo(env, hbs)
+    first: list[z3.BoolRef] = []
+    prev_arrival: z3.ArithRef = z3.IntVal(0)
+    prev_answer: z3.ArithRef = z3.IntVal(0)
+    prev_send: z3.ArithRef = z3.IntVal(0)
+    for m in hbs:
+        assert m.answered is not None
+        expire = rules.missed_deadline(rules.rearm_deadline(env, 0, prev_arrival), m.arrives)
+        lapse = rules.client_session_lapses(env, 0, prev_answer, m.answered, prev_send, m.sent)
+        restart = prev_send if env.mutant == "session_timer_from_send" else prev_answer
+        first.append(z3.Not(z3.And(m.is_sent, expire, prev_arrival + st <= leave_at)))
+        first.append(z3.Not(z3.And(m.is_sent, lapse, restart + st <= leave_at)))
+        prev_arrival, prev_answer, prev_send = m.arrives, m.answered, m.sent
 
     def predict(model: z3.ModelRef) -> Outcome:
         i = next(i for i, b in enumerate(leaves) if _true(model, b))
         return Outcome("left", name, _val(model, polls[i] + mpi))
 
-    return Encoded(env, z3.Or(*leaves), [], predict)
+    premise = ("the subject's session lapses or expires before its poll timer (needless_expiry)", z3.And(*first))
+    return Encoded(env, z3.Or(*leaves), [premise], predict)
 
 
 def _observe_leave(run: Run) -> Outcome | None:
@@ -255,11 +296,12 @@ def _encode_auto_commit(env: Env) -> Encoded:
     n = env.setting(0, "max.poll.records")
     aci = env.setting(0, "auto.commit.interval.ms")
     enabled = env.setting(0, "enable.auto.commit") == 1
-    polls, batches = _polls(env, 0, name, POLLS)
+    count = commit_polls(env.config)
+    polls, batches = _polls(env, 0, name, count)
     mpi = env.setting(0, "max.poll.interval.ms")
     deadline: z3.ArithRef = aci
     terms: list[tuple[int, z3.BoolRef]] = []
-    for i in range(1, POLLS + 1):
+    for i in range(1, count + 1):
         due = z3.And(enabled, rules.auto_commit_due(polls[i], deadline))
         position = n * i  # every batch handed out so far; all processed before this poll
         processed = n * i
@@ -272,10 +314,15 @@ def _encode_auto_commit(env: Env) -> Encoded:
         i = next(i for i, b in terms if _true(model, b))
         return Outcome("uncommitted_processing", name, _val(model, polls[i]), _val(model, n * i))
 
+    # A commit due after the last unrolled poll was not looked at: such runs are not examined.
+    within = z3.Or(z3.Not(enabled), polls[count] >= aci)
     return Encoded(
         env,
         z3.Or(*[b for _, b in terms]),
-        [("a batch exceeds max.poll.interval.ms (the consumer leaves: poll_timeout_leave)", healthy)],
+        [
+            ("a batch exceeds max.poll.interval.ms (the consumer leaves: poll_timeout_leave)", healthy),
+            (f"no auto-commit falls due within the scenario's {count} polls (beyond its horizon)", within),
+        ],
         predict,
     )
 
@@ -610,12 +657,11 @@ def solver_for(enc: Encoded, extra: list[z3.BoolRef]) -> z3.Solver:
 
 
 def answer(question: Question, config: TimingConfig, mutant: str | None = None, replay: bool = True) -> Verdict:
-    """PROVED, REFUTED (with a counterexample replayed concretely) or UNKNOWN (z3 ran out of
-    time)."""
+    """PROVED, REFUTED (with a counterexample replayed concretely), VACUOUS (no run satisfies the
+    premises: the question was about nothing) or UNKNOWN (z3 ran out of time)."""
     started = time.perf_counter()
     if question.scenario == Scenario.REBALANCE and len(config.members) < 2:
-        v = Verdict(question, VACUOUS, 0.0, ["vacuous: the group has one member, nobody joins"])
-        return v
+        return Verdict(question, VACUOUS, 0.0, ["vacuous: the group has one member, nobody joins"])
     enc = encode(question, config, mutant)
     s = solver_for(enc, [enc.bad])
     result = s.check()
@@ -623,8 +669,7 @@ def answer(question: Question, config: TimingConfig, mutant: str | None = None, 
     if result == z3.unsat:
         vacuous = _vacuous(enc)
         if vacuous:
-            notes.insert(0, vacuous)
-            return Verdict(question, VACUOUS, time.perf_counter() - started, notes)
+            return Verdict(question, VACUOUS, time.perf_counter() - started, [vacuous, *notes])
         return Verdict(question, PROVED, time.perf_counter() - started, notes)
     if result != z3.sat:
         return Verdict(question, UNKNOWN, time.perf_counter() - started, [f"z3: {s.reason_unknown()}"])

@@ -6,18 +6,19 @@ from __future__ import annotations
 
 from html import escape
 
-from kgc.timing.queries import PROVED, REFUTED, Verdict
+from kgc.timing.queries import PROVED, REFUTED, VACUOUS, Verdict
 from kgc.timing.timeline import document, render_svg
 
-_BADGE = {PROVED: "holds", REFUTED: "violated"}
+_BADGE = {PROVED: "holds", REFUTED: "violated", VACUOUS: "notfound"}
 
 
 def section(results: list[tuple[str, list[Verdict]]]) -> str:
     """The HTML of the section for ``(file, verdicts)`` pairs."""
     parts = [
         '<section id="timing"><h2>Timing (z3)</h2>',
-        "<p>Each question is PROVED for every value in the configuration's ranges or REFUTED with a "
-        "counterexample replayed on the concrete side (<code>kgc timing</code>).</p>",
+        "<p>Each question is PROVED for every value in the configuration's ranges (except the runs its "
+        "notes say were not examined), VACUOUS when no run satisfies its premises (nothing proved), or "
+        "REFUTED with a counterexample replayed on the concrete side (<code>kgc timing</code>).</p>",
         "<table><tr><th>configuration</th><th>question</th><th>verdict</th><th>counterexample</th><th>replay</th></tr>",
     ]
     charts: list[str] = []

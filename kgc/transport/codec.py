@@ -458,6 +458,13 @@ def decode_list_groups(message: Any, version: int) -> tuple[Errors, tuple[Listed
 def decode_describe(message: Any, version: int, group_id: str) -> GroupDescription:
     """DescribeGroups answer for ``group_id``; the wire carries no generation and no leader."""
     group = _entry_of(list(message.groups), group_id, "DescribeGroups")
+    if version >= 6 and group.error_code == Errors.GROUP_ID_NOT_FOUND:
+        # DescribeGroups v6 (KIP-1043, Kafka 4.0: DescribeGroupsRequest.json "Version 6 returns error
+        # code GROUP_ID_NOT_FOUND if the group ID is not found") answers an unknown group with an
+        # error where v0-v5 answer NONE with state Dead: the same fact, read as older versions give it.
+        return GroupDescription(
+            error=Errors.NONE, group_id=group.group_id, state="Dead", protocol_type="", protocol="", members=()
+        )
     return GroupDescription(
         error=error_of(group.error_code, "DescribeGroups"),
         group_id=group.group_id,

@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
         ["clients", "--replay", "/no/such/file.json"],
         ["clients", "--assignment", "sticky"],
         ["clients", "--client", "aiokafka", "--assignment", "cooperative"],
+        ["clients", "--client", "kafka-python", "--assignment", "roundrobin"],
     ],
 )
 def test_bad_input_is_one_line_and_150(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
@@ -101,3 +102,42 @@ def test_a_valid_replay_file_passes_the_input_layer(tmp_path: Path) -> None:
     path = tmp_path / "run.json"
     path.write_text(json.dumps(RUN))
     assert load_client_run(path)["steps"] == RUN["steps"]
+
+
+@pytest.mark.parametrize("library", ["java", "franz-go"])
+def test_a_driver_not_built_is_one_line_and_153(
+    library: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kgc.harness.clients import drivers
+
+    monkeypatch.setattr(drivers, "JAVA_JAR", drivers.ROOT / "java" / "nowhere" / "driver.jar")
+    monkeypatch.setattr(drivers, "FRANZ_BINARY", drivers.ROOT / "go" / "nowhere" / "franz-driver")
+    assert main(["clients", "--client", library, "--out", str(tmp_path / "out")]) == 153
+    err = capsys.readouterr().err
+    assert err.startswith("kgc: error:") and err.count("\n") == 1
+    assert "not built" in err and "nowhere" in err and "scripts/setup.sh" in err
+
+
+@pytest.mark.clients
+@pytest.mark.parametrize("library", ["java", "franz-go"])
+def test_replaying_steps_runs_them_on_the_java_and_go_clients(
+    library: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    steps = [
+        {"op": "start", "auto_commit": False, "commit": "none"},
+        {"op": "start", "auto_commit": True, "commit": "none"},
+        {"op": "commit", "client": "c1", "mode": "sync"},
+        {"op": "close", "client": "c2"},
+    ]
+    document = {
+        "format": "kgc-clients-run",
+        "version": 1,
+        "library": library,
+        "options": {"assignment": "cooperative"},
+        "steps": steps,
+        "violations": [],
+    }
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    assert main(["clients", "--replay", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"library": library, "violations": []}

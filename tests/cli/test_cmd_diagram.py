@@ -39,7 +39,7 @@ def test_states(suffix: str, tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert main(["diagram", "states", *SMALL, "--no-progress", "-o", str(out)]) == 0
     data = out.read_bytes()
     assert data.startswith({"svg": b"<?xml", "png": b"\x89PNG", "dot": b"digraph"}[suffix])
-    assert "10 group-state edges from 2,822 states" in capsys.readouterr().out
+    assert "10 group-state edges from 1,905 states" in capsys.readouterr().out
 
 
 def test_check_out_writes_json_and_chart_side_by_side_and_trace_redraws_it(
@@ -65,7 +65,7 @@ def test_graph(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     finally:
         os.umask(old)
     assert out.stat().st_mode & 0o777 == 0o644  # as an ordinary write would leave it
-    assert "20 states (0 violating), 32 transitions" in capsys.readouterr().out
+    assert "19 states (0 violating), 30 transitions" in capsys.readouterr().out
     assert ET.fromstring(out.read_text()).tag.endswith("svg")
 
 

@@ -160,7 +160,7 @@ slow member holds, so the question examines nothing."""
 def test_a_contradictory_timing_configuration_is_not_proved(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "contradictory.toml"
     path.write_text(CONTRADICTORY)
-    assert main(["timing", str(path), "--question", "auto_commit_unprocessed"]) == 4
+    assert main(["timing", str(path), "--question", "auto_commit_unprocessed"]) == 5  # exits.VACUOUS
     captured = capsys.readouterr()
     assert "VACUOUS" in captured.out and "PROVED" not in captured.out
     assert "nothing was examined" in captured.err

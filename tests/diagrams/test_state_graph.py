@@ -36,7 +36,7 @@ def test_the_graph_has_every_explored_state_and_the_initial_one_marked() -> None
     config = Config.from_mapping(TINY)
     sg = build_state_graph(config)
     explored = Explorer(config).run("bfs")
-    assert sg.graph.number_of_nodes() == explored.stats.distinct_states == 20
+    assert sg.graph.number_of_nodes() == explored.stats.distinct_states == 19
     assert sum(1 for _, d in sg.graph.nodes(data=True) if d["initial"]) == 1
     root, nodes, _ = svg_root(config)
     assert len(classes(root, "state")) == nodes

@@ -22,7 +22,7 @@ from tests.explorer.lease_lock import LeaseLock
 SMALL = {"consumers": 2, "partitions": 2, "max_generation": 3}
 
 CONFIGS: dict[str, dict[str, Any]] = {
-    "no perturbations": {**SMALL, "max_perturbations": 0},
+    "no perturbations": {**SMALL, "max_generation": 4, "max_perturbations": 0},
     "no perturbations, queued requests": {**SMALL, "max_perturbations": 0, "atomic_requests": False},
     "every fault": {**SMALL, "max_generation": 2, "max_perturbations": 2, "faults": "all"},
     "static members, member ids required, expiries": {

@@ -146,6 +146,8 @@ def test_deepening_still_reports_a_safety_kill_deeper_than_its_bounds(monkeypatc
     import kgc.explorer.mutation as mutation
 
     monkeypatch.setattr(mutation, "DEEPENING", (2,))
-    outcome = explore(Config(max_perturbations=0), by_name("sync_skips_generation_check"))
+    # The kill needs a live member removed (a perturbation): the fault-free model has none since a
+    # member whose JoinGroup answer is on its way counts as held.
+    outcome = explore(Config(consumers=2, partitions=2, max_perturbations=1), by_name("sync_skips_generation_check"))
     assert outcome.killed_by == "no_stale_assignment" and outcome.trace_length == 8
     assert outcome.result.stats.stopped_by == "violation" and outcome.earlier_seconds > 0

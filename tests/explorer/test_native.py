@@ -58,5 +58,5 @@ def test_both_engines_honour_bounds(bounds: Bounds) -> None:
 def test_the_native_engine_holds_each_visited_state_in_at_most_16_bytes() -> None:
     config = Config.from_mapping({"consumers": 3, "partitions": 2, "max_generation": 1})
     result = Explorer(config, engine="native").run()
-    assert result.stats.distinct_states == 76_213
+    assert result.stats.distinct_states == 36_148
     assert 8 <= result.stats.bytes_per_state <= 16

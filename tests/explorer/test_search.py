@@ -24,11 +24,11 @@ def small(**extra: object) -> Config:
 @pytest.mark.parametrize(
     ("extra", "states", "transitions"),
     [
-        ({}, 2822, 7869),
-        ({"atomic_requests": False}, 9145, 24984),
-        ({"static_consumers": 0}, 3509, 10167),
-        ({"static_consumers": 0, "atomic_requests": False}, 10778, 29167),
-        ({"static_consumers": 2}, 2114, 5445),
+        ({}, 1905, 5141),
+        ({"atomic_requests": False}, 5904, 15948),
+        ({"static_consumers": 0}, 2354, 6351),
+        ({"static_consumers": 0, "atomic_requests": False}, 6837, 18006),
+        ({"static_consumers": 2}, 1455, 3823),
     ],
 )
 @pytest.mark.parametrize("strategy", ["bfs", "dfs"])

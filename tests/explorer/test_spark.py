@@ -43,7 +43,7 @@ from kgc.properties.protocol import ALL
 # reference to this module, which a worker started elsewhere could not import.
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
-TINY = {"consumers": 2, "partitions": 2, "max_generation": 1, "max_perturbations": 0}  # 257 states, 13 levels
+TINY = {"consumers": 2, "partitions": 2, "max_generation": 1, "max_perturbations": 0}  # 147 states, 11 levels
 
 
 def tiny(**extra: object) -> Config:
@@ -145,7 +145,7 @@ def test_same_results_as_the_local_engine(spark_session: Any) -> None:
     assert {p.name for p in ALL if not p.is_safety} - remote.witnessed, "every witness found: nothing to compare"
     assert_genuine(config, remote)
     lines = out.getvalue().splitlines()
-    assert len(lines) == remote.stats.depth + 1 == 13
+    assert len(lines) == remote.stats.depth + 1 == 11
     assert lines[0].startswith("level 0: frontier 1, visited 1,")
     assert lines[-1].startswith(f"level {remote.stats.depth}: ")
     assert f"visited {remote.stats.distinct_states:,}," in lines[-1]

@@ -154,3 +154,63 @@ def test_rebalance_sides_agree(case: tuple[Any, dict[str, int]], question: str, 
     mutant = "liveness_ignores_parked" if mutated else None
     j = judge(QUESTIONS[question], config, schedule, mutant, mutant)
     assert j.agree, (j.symbolic, j.concrete)
+
+
+@settings(max_examples=40)
+@given(cases(healthy_heartbeats=False, healthy_polls=False))
+def test_poll_timeout_leave_sides_agree_when_the_session_may_lapse_first(case: tuple[Any, dict[str, int]]) -> None:
+    """Delays up to 3 s against sessions from 6 s: the session may lapse before the poll timer
+    fires. Such runs are outside poll_timeout_leave's premises (judged not to apply); before the
+    premise, z3 predicted a leave the concrete client never made."""
+    config, schedule = case
+    j = judge(QUESTIONS["poll_timeout_leave"], config, schedule)
+    assert j.agree, (j.symbolic, j.concrete)
+
+
+@st.composite
+def formation_cases(draw: Any) -> tuple[Any, dict[str, int]]:
+    """Two or three consumers joining an empty group, with their join times and delays."""
+    dmin = draw(st.integers(0, 300))
+    dmax = draw(st.integers(dmin, dmin + 1000))
+    count = draw(st.integers(2, 3))
+    delay = draw(st.integers(0, 4000))
+    doc = {
+        "broker": {"group.initial.rebalance.delay.ms": delay},
+        "environment": {"network.delay.ms": [dmin, dmax], "new.member.join.ms": [0, 5000]},
+        "questions": {"rebalance.held.max.ms": draw(st.integers(500, 12000))},
+        "member": [{"name": f"c{k + 1}"} for k in range(count)],
+    }
+    config = parse(doc)
+    schedule: dict[str, int] = {}
+    for k in range(count):
+        schedule[f"c{k + 1}.join_at"] = draw(st.integers(0, 5000))
+        for leg in ("join1.req", "join1.resp", "join2.req"):
+            schedule[f"c{k + 1}.{leg}"] = draw(st.integers(dmin, dmax))
+    return config, schedule
+
+
+@settings(max_examples=30)
+@given(formation_cases(), st.booleans())
+def test_initial_rebalance_held_sides_agree(case: tuple[Any, dict[str, int]], mutated: bool) -> None:
+    config, schedule = case
+    mutant = "initial_delay_not_extended" if mutated else None
+    j = judge(QUESTIONS["initial_rebalance_held"], config, schedule, mutant, mutant)
+    assert j.agree, (j.symbolic, j.concrete)
+
+
+def test_the_formation_check_catches_sides_out_of_step() -> None:
+    """Kafka's rules (each member joining during the delay extends it) against a concrete
+    coordinator that never extends: the judgement of the same run differs."""
+    config = parse(
+        {
+            "broker": {"group.initial.rebalance.delay.ms": 3000},
+            "environment": {"network.delay.ms": [1, 1], "new.member.join.ms": [0, 2500]},
+            "questions": {"rebalance.held.max.ms": 4000},
+            "member": [{"name": "c1"}, {"name": "c2"}, {"name": "c3"}],
+        }
+    )
+    schedule = {"c1.join_at": 0, "c2.join_at": 2000, "c3.join_at": 2500}
+    same = judge(QUESTIONS["initial_rebalance_held"], config, schedule)
+    assert same.applies and same.agree and same.symbolic is not None
+    apart = judge(QUESTIONS["initial_rebalance_held"], config, schedule, None, "initial_delay_not_extended")
+    assert apart.applies and not apart.agree

@@ -19,7 +19,7 @@ FLIPS: dict[str, tuple[str, str, str, str]] = {
     "session_timer_from_send": ("wan-latency.toml", "needless_expiry", REFUTED, PROVED),
     "auto_commit_after_fetch": ("auto-commit.toml", "auto_commit_unprocessed", PROVED, REFUTED),
     "liveness_ignores_parked": ("seed000.toml", "evicted_while_parked", PROVED, REFUTED),
-    # Under this mutant no run reaches the held rebalance at all: VACUOUS, not a proof.
+    # Under the mutant no run satisfies the rebalance scenario's premises: its former PROVED was vacuous.
     "rebalance_timeout_is_session_timeout": ("slow-processing.toml", "rebalance_held", REFUTED, VACUOUS),
     "initial_delay_not_extended": ("initial-delay.toml", "initial_rebalance_held", REFUTED, PROVED),
 }

@@ -48,6 +48,9 @@ and 004; Java's ``AbstractCoordinator`` / ``ConsumerCoordinator`` 3.6.2):
   application had processed when it was sent (docs/kafka/consumer.md#auto-commit);
 * ``every_record_processed`` — once faults stop, every record produced is processed by someone
   (checked at the end of a run).
+
+**The process itself**: ``close_completes`` — a consumer told to close exits within a bound; one
+that hangs is killed after it and reported with its threads' stacks.
 """
 
 from __future__ import annotations
@@ -596,6 +599,29 @@ def _was_member(obs: Observation, stall: ClientEvent) -> bool:
     return bool(synced) and not gone
 
 
+def close_completes(obs: Observation) -> list[Violation]:
+    """A consumer told to close exits within the harness's bound (``Worker.close``); one that does
+    not was asked for its threads' stacks and killed, and its ``hung`` event carries them
+    (``kgc/harness/clients/drivers.py``). The Java driver closes with ``KafkaConsumer.close(Duration)``
+    of ``request.timeout.ms`` (5 s), under the harness's bound of 10 s (``Worker.CLOSE_TIMEOUT_S``)."""
+    out = []
+    for e in obs.events:
+        if e.kind != "hung":
+            continue
+        stacks = [str(line) for line in e.data.get("stacks", [])]
+        shown = " | ".join(line.strip() for line in stacks if line.strip())[:600]
+        out.append(
+            Violation(
+                "close_completes",
+                e.client,
+                e.t,
+                f"{e.client} did not exit within {e.data.get('after_s')} s of being told to close and was killed; "
+                f"its stacks ({len(stacks)} lines): {shown or 'none written'}",
+            )
+        )
+    return out
+
+
 CHECKS: dict[str, Callable[[Observation], list[Violation]]] = {
     "sync_after_join": sync_after_join,
     "unknown_member_resets": unknown_member_resets,
@@ -607,6 +633,7 @@ CHECKS: dict[str, Callable[[Observation], list[Violation]]] = {
     "revoke_before_rejoin": revoke_before_rejoin,
     "cooperative_revokes_moved_only": cooperative_revokes_moved_only,
     "commit_covers_unprocessed": commit_covers_unprocessed,
+    "close_completes": close_completes,
 }
 #: Checked only when a run ends (after faults stop and the consumers drained the topic).
 FINAL_CHECKS: dict[str, Callable[[Observation], list[Violation]]] = {"every_record_processed": every_record_processed}

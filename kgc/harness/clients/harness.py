@@ -12,20 +12,23 @@ run can be replayed from its steps (:func:`replay_steps`). Everything a run star
 from __future__ import annotations
 
 import atexit
+import collections
 import contextlib
 import itertools
 import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import IO, Any
 
 from kgc.broker import TansuBroker
-from kgc.broker.tansu import _die_with_parent as die_with_parent
+from kgc.broker.process import die_with_parent
+from kgc.harness.clients.drivers import DUMP_SIGNAL, LIBRARIES, check_built, command
+
+__all__ = ["LIBRARIES"]  # re-exported: the libraries kgc drives (kgc.harness.clients.drivers)
 from kgc.harness.clients.checks import ClientEvent, Observation, Settings, Violation, run_checks
 from kgc.harness.clients.refinement import CoordinatorRefinement, ServedStep, client_refines_consumer
 from kgc.model.types import Errors
@@ -33,13 +36,19 @@ from kgc.paths import ROOT
 from kgc.reference import BrokerGroupSettings, CoordinatorConfig, StepRecord
 from kgc.serve import CoordinatorServer, Fault, FaultKind, ServeOptions
 
-LIBRARIES = ("kafka-python", "confluent-kafka", "aiokafka")
-#: The rebalance protocols (KIP-429): ``eager`` (range assignor: revoke everything, then rejoin)
-#: and ``cooperative`` (cooperative-sticky: revoke only what moves, in a second rebalance).
-ASSIGNMENTS = ("eager", "cooperative")
-#: The libraries with a cooperative assignor: confluent-kafka (librdkafka's ``cooperative-sticky``)
-#: and kafka-python ≥ 2.3 (``CooperativeStickyAssignor``); aiokafka 0.14 has none.
-COOPERATIVE = ("kafka-python", "confluent-kafka")
+#: The rebalance protocols (KIP-429): ``eager`` (range assignor: revoke everything, then rejoin),
+#: ``roundrobin`` (eager too, the round-robin assignor) and ``cooperative`` (cooperative-sticky:
+#: revoke only what moves, in a second rebalance).
+ASSIGNMENTS = ("eager", "roundrobin", "cooperative")
+#: The libraries with a cooperative assignor: confluent-kafka (librdkafka's ``cooperative-sticky``),
+#: kafka-python ≥ 2.3 (``CooperativeStickyAssignor``), the Java consumer (``CooperativeStickyAssignor``)
+#: and franz-go (``CooperativeStickyBalancer``, its default); aiokafka 0.14 has none.
+COOPERATIVE = ("kafka-python", "confluent-kafka", "java", "franz-go")
+#: The libraries whose driver offers the round-robin assignor (``RoundRobinAssignor``,
+#: ``kgo.RoundRobinBalancer``).
+ROUNDROBIN = ("java", "franz-go")
+#: The protocol a library runs when none is chosen: franz-go's own default is cooperative-sticky.
+DEFAULT_ASSIGNMENT = {"franz-go": "cooperative"}
 _runs = itertools.count(1)
 
 
@@ -67,7 +76,11 @@ def check_assignment(library: str, assignment: str) -> None:
     if assignment not in ASSIGNMENTS:
         raise ValueError(f"unknown assignment {assignment!r}; known: {', '.join(ASSIGNMENTS)}")
     if assignment == "cooperative" and library not in COOPERATIVE:
-        raise ValueError(f"{library} has no cooperative assignor; cooperative runs need {' or '.join(COOPERATIVE)}")
+        raise ValueError(f"{library} has no cooperative assignor; cooperative runs need {', '.join(COOPERATIVE)}")
+    if assignment == "roundrobin" and library not in ROUNDROBIN:
+        raise ValueError(
+            f"{library}'s driver has no round-robin assignor; roundrobin runs need {', '.join(ROUNDROBIN)}"
+        )
 
 
 class Cluster:
@@ -114,12 +127,19 @@ class Cluster:
 class Worker:
     """One consumer process and the events it reported. It runs in its own process group (a kill
     is a SIGKILL of the group) and is told to die with the thread that started it
-    (``PR_SET_PDEATHSIG``, as tansu is), so nothing outlives a driver killed outright."""
+    (``PR_SET_PDEATHSIG``, as tansu is), so nothing outlives a driver killed outright. Its driver's
+    command line comes from ``kgc/harness/clients/drivers.py``."""
+
+    #: How long a consumer told to close may take before it counts as hung (Java's close is bounded
+    #: by ``request.timeout.ms``, 5 s here) and how long its stacks may take to be written.
+    CLOSE_TIMEOUT_S = 10.0
+    DUMP_WAIT_S = 2.0
 
     def __init__(self, name: str, config: dict[str, Any], sink: list[ClientEvent], lock: threading.Lock) -> None:
         self.name = name
+        self.library = str(config["library"])
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "kgc.harness.clients.worker", json.dumps(config)],
+            command(self.library, json.dumps(config)),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -130,20 +150,27 @@ class Worker:
         )
         self._sink = sink
         self._lock = lock
-        self.stderr: list[str] = []
+        #: the last lines of stderr, and stdout's lines that are no event (a JVM's thread dump)
+        self.stderr: collections.deque[str] = collections.deque(maxlen=2000)
+        self.other: collections.deque[str] = collections.deque(maxlen=2000)
         self.state = "running"
         assert self.process.stdout is not None and self.process.stderr is not None
-        threading.Thread(target=self._read, args=(self.process.stdout,), daemon=True).start()
-        threading.Thread(target=self._drain, args=(self.process.stderr,), daemon=True).start()
+        self._readers = [
+            threading.Thread(target=self._read, args=(self.process.stdout,), daemon=True),
+            threading.Thread(target=self._drain, args=(self.process.stderr,), daemon=True),
+        ]
+        for reader in self._readers:
+            reader.start()
 
     def _read(self, stream: IO[str]) -> None:
         for line in stream:
             try:
                 event = json.loads(line)
-            except json.JSONDecodeError:
+                kind = str(event.pop("kind"))
+                t = float(event.pop("t"))
+            except (json.JSONDecodeError, AttributeError, KeyError, TypeError, ValueError):
+                self.other.append(line.rstrip())
                 continue
-            kind = str(event.pop("kind"))
-            t = float(event.pop("t"))
             with self._lock:
                 self._sink.append(ClientEvent(self.name, kind, t, event))
         with self._lock:
@@ -152,7 +179,6 @@ class Worker:
     def _drain(self, stream: IO[str]) -> None:
         for line in stream:
             self.stderr.append(line.rstrip())
-            del self.stderr[:-50]
 
     @property
     def alive(self) -> bool:
@@ -173,14 +199,39 @@ class Worker:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(5)
 
-    def close(self, timeout_s: float = 10.0) -> None:
-        """Close the consumer (LeaveGroup) and wait for the process; kill it if it hangs."""
+    def close(self, timeout_s: float | None = None) -> bool:
+        """Close the consumer (LeaveGroup) and wait for the process. One that is still running
+        after ``timeout_s`` hangs: it is asked for its stacks, killed, and a ``hung`` event with the
+        stacks is recorded (the ``close_completes`` check). Returns whether it exited by itself."""
         self.state = "closing"
         self.send({"op": "close"})
+        bound = self.CLOSE_TIMEOUT_S if timeout_s is None else timeout_s
         try:
-            self.process.wait(timeout_s)
+            self.process.wait(bound)
+            return True
         except subprocess.TimeoutExpired:
-            self.kill()
+            pass
+        stacks = self.stacks()
+        self.kill()
+        with self._lock:
+            self._sink.append(ClientEvent(self.name, "hung", time.monotonic(), {"after_s": bound, "stacks": stacks}))
+        return False
+
+    def stacks(self) -> list[str]:
+        """Ask the running process for its threads' stacks (``drivers.DUMP_SIGNAL``) and return
+        the lines it wrote in answer, on stdout (a JVM) or stderr (Python, Go)."""
+        before_out, before_err = len(self.other), len(self.stderr)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(self.process.pid, DUMP_SIGNAL[self.library])
+        deadline = time.monotonic() + self.DUMP_WAIT_S
+        last = -1
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+            now = len(self.other) + len(self.stderr)
+            if now == last and now > before_out + before_err:
+                break  # written and quiet
+            last = now
+        return list(self.other)[before_out:] + list(self.stderr)[before_err:]
 
 
 @dataclass
@@ -201,6 +252,7 @@ class Run:
         if library not in LIBRARIES:
             raise ValueError(f"unknown client library {library!r}; known: {', '.join(LIBRARIES)}")
         check_assignment(library, (options or ClientOptions()).assignment)
+        check_built(library)
         assert cluster.server is not None
         self.cluster = cluster
         self.server = cluster.server
@@ -215,6 +267,9 @@ class Run:
         self.workers: dict[str, Worker] = {}
         self.steps: list[Step] = []
         self.produced: set[tuple[int, int]] = set()
+        #: records sent, and sends that failed: a drain waits until every send is acked or failed
+        self._sent = 0
+        self._send_failed = 0
         self._stop_producing = threading.Event()
         self._producer: threading.Thread | None = None
         self._names = itertools.count(1)
@@ -260,7 +315,10 @@ class Run:
                     if self._stop_producing.wait(self.options.produce_every_ms / 1000):
                         break
                     future = producer.send(self.topic, f"r{i}".encode(), partition=i % self.options.partitions)
+                    with self._lock:
+                        self._sent += 1
                     future.add_callback(self._acked)
+                    future.add_errback(self._failed)
                 producer.flush(10)
             finally:
                 producer.close(5)
@@ -271,6 +329,17 @@ class Run:
     def _acked(self, metadata: Any) -> None:
         with self._lock:
             self.produced.add((int(metadata.partition), int(metadata.offset)))
+
+    def _failed(self, _exc: Any) -> None:
+        with self._lock:
+            self._send_failed += 1
+
+    def _all_answered(self) -> bool:
+        """Every record sent is acked or failed. kafka-python runs a record's callbacks after
+        ``flush`` may have returned (the batch is done first), so a drain waits for this before it
+        compares what was produced with what was processed."""
+        with self._lock:
+            return len(self.produced) + self._send_failed >= self._sent
 
     def stop_producer(self) -> None:
         self._stop_producing.set()
@@ -397,7 +466,7 @@ class Run:
         with self._lock:
             events = list(self.events)
             produced = set(self.produced)
-        eager = self.options.assignment == "eager"
+        eager = self.options.assignment != "cooperative"
         return Observation(self.records(), events, produced, self.options.settings, time.monotonic(), eager)
 
     def check(self, final: bool = False) -> list[Violation]:
@@ -423,6 +492,8 @@ class Run:
         for name in self.live():
             self.workers[name].send({"op": "set", "poll_ms": 200, "process_ms": 0, "commit": "sync"})
         deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and not self._all_answered():
+            time.sleep(0.05)
         while time.monotonic() < deadline:
             obs = self.observation()
             done = {(int(p), int(o)) for e in obs.events if e.kind == "processed" for p, o in e.data["records"]}

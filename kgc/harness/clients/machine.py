@@ -77,6 +77,8 @@ def write_failure(run: Run, violations: list[Violation], out_dir: Path) -> Path:
         },
         "steps": [s.to_json() for s in run.steps],
         "violations": [{"check": v.check, "client": v.client, "message": v.message} for v in violations],
+        # the threads' stacks of a consumer that hung on close (the close_completes check)
+        "hung": {e.client: e.data.get("stacks", []) for e in list(run.events) if e.kind == "hung"},
         "reproduce": f"kgc clients --client {run.library} --replay {out_dir / (name + '.json')}",
     }
     path = out_dir / f"{name}.json"

@@ -22,8 +22,10 @@ auto-commit relies on (docs/kafka/consumer.md#auto-commit), and commits only wha
 from __future__ import annotations
 
 import asyncio
+import faulthandler
 import json
 import queue
+import signal
 import sys
 import threading
 import time
@@ -95,7 +97,7 @@ def cooperative(config: dict[str, Any]) -> bool:
     """Whether the run uses the cooperative protocol (KIP-429): ``cooperative-sticky`` instead of
     ``range``. The rebalance listeners are the same: under cooperative they are called with the
     partitions added and revoked only (``ConsumerCoordinator.onJoinComplete``)."""
-    return config.get("assignment", "eager") == "cooperative"
+    return bool(config.get("assignment", "eager") == "cooperative")
 
 
 def _tps(partitions: Any) -> list[int]:
@@ -337,6 +339,9 @@ RUNNERS = {"kafka-python": run_kafka_python, "confluent-kafka": run_confluent, "
 
 
 def main() -> None:
+    # a consumer that does not exit after close is asked for its stacks before it is killed
+    # (kgc/harness/clients/drivers.py, DUMP_SIGNAL)
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     config = json.loads(sys.argv[1])
     loop = Loop(config)
     try:

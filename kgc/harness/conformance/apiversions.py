@@ -1,4 +1,5 @@
-"""ApiVersions compared with the ranges of Apache Kafka 3.6.2 (the release the reference follows).
+"""ApiVersions compared with the ranges of Apache Kafka 3.6.2 (the release the reference follows), or
+of Apache Kafka 4.0.2 for a broker judged against the ``java-4.0`` profile.
 
 A client written for Kafka picks the highest version both sides offer; a broker that does not
 offer a version Kafka offers forces an older one, and one that does not offer an API at all
@@ -12,6 +13,12 @@ the runs send): OffsetCommit 0-8 (v9+ belong to KIP-848), OffsetFetch 0-8, FindC
 JoinGroup 0-9 (v9: KIP-814), Heartbeat 0-4, LeaveGroup 0-5, SyncGroup 0-5, DescribeGroups 0-5,
 ApiVersions 0-3. The coordinator's other APIs (ListGroups, DeleteGroups, OffsetDelete) are not
 modelled by the reference, so their absence is not judged here.
+
+Kafka 4.0.2's ranges (:data:`KAFKA_4_0_2`) are those a 4.0.2 broker started by kgc advertises
+(``kgc.broker.kafka``): KIP-896 removed OffsetCommit v0-v1 and OffsetFetch v0, KIP-1043 added
+DescribeGroups v6, and the group APIs a 4.0 broker always offers are judged too (ListGroups,
+DeleteGroups, OffsetDelete, and KIP-848's ConsumerGroupHeartbeat and ConsumerGroupDescribe): a broker
+claiming to be Kafka 4 without them is missing an API, which is reported.
 """
 
 from __future__ import annotations
@@ -34,13 +41,39 @@ KAFKA_3_6_2: dict[int, tuple[str, int, int]] = {
     18: ("ApiVersions", 0, 3),
 }
 
+#: API key → (name, Kafka 4.0.2's lowest and highest version), as a 4.0.2 broker advertises them.
+KAFKA_4_0_2: dict[int, tuple[str, int, int]] = {
+    8: ("OffsetCommit", 2, 9),
+    9: ("OffsetFetch", 1, 9),
+    10: ("FindCoordinator", 0, 6),
+    11: ("JoinGroup", 0, 9),
+    12: ("Heartbeat", 0, 4),
+    13: ("LeaveGroup", 0, 5),
+    14: ("SyncGroup", 0, 5),
+    15: ("DescribeGroups", 0, 6),
+    16: ("ListGroups", 0, 5),
+    18: ("ApiVersions", 0, 4),
+    42: ("DeleteGroups", 0, 2),
+    47: ("OffsetDelete", 0, 0),
+    68: ("ConsumerGroupHeartbeat", 0, 1),
+    69: ("ConsumerGroupDescribe", 0, 1),
+}
+
+#: The release whose ranges a profile's broker is compared with.
+RANGES: dict[str, tuple[str, dict[int, tuple[str, int, int]]]] = {
+    "scala-3.x": ("Kafka 3.6.2", KAFKA_3_6_2),
+    "java-4.0": ("Kafka 4.0.2", KAFKA_4_0_2),
+}
+
 SOURCE = "ApiVersions (broker's advertised ranges)"
 
 
-def compare_api_versions(offered: Mapping[int, VersionRange]) -> list[Divergence]:
-    """One divergence per API whose Kafka 3.6.2 range the broker does not cover."""
+def compare_api_versions(offered: Mapping[int, VersionRange], profile: str = "scala-3.x") -> list[Divergence]:
+    """One divergence per API whose range in the profile's Kafka release (:data:`RANGES`) the
+    broker does not cover, a missing API included."""
+    release, table = RANGES[profile]
     out: list[Divergence] = []
-    for key, (name, low, high) in sorted(KAFKA_3_6_2.items()):
+    for key, (name, low, high) in sorted(table.items()):
         kafka = VersionRange(low, high)
         broker = offered.get(key)
         if broker is None:
@@ -54,7 +87,7 @@ def compare_api_versions(offered: Mapping[int, VersionRange]) -> list[Divergence
         out.append(
             Divergence(
                 kind=kind,
-                description=f"ApiVersions: {name} (key {key}) is {actual} on the broker, {kafka} in Kafka 3.6.2",
+                description=f"ApiVersions: {name} (key {key}) is {actual} on the broker, {kafka} in {release}",
                 source=SOURCE,
                 steps=(),
                 step=-1,

@@ -30,18 +30,32 @@ from kgc.broker.address import Address
 from kgc.harness.conformance.divergence import Divergence, describe, kind_of
 from kgc.harness.conformance.lockstep import Lockstep
 from kgc.harness.scenario.format import FORMAT, FORMAT_VERSION, Scenario, ScenarioConfig, ScenarioError, parse
-from kgc.harness.scenario.ops import AdvanceTime, Commit, Fetch, Join, Step, Sync, as_step, sender
+from kgc.harness.scenario.ops import (
+    DEFAULT_PROTOCOL_TYPE,
+    DEFAULT_PROTOCOLS,
+    AdvanceTime,
+    Commit,
+    Fetch,
+    Join,
+    Step,
+    Sync,
+    as_step,
+    sender,
+)
 from kgc.harness.scenario.result import PASSED, SKIPPED, ScenarioResult
 from kgc.harness.scenario.runner import missing_capability, run_scenario
 from kgc.harness.scenario.symbols import parse_partition
 from kgc.harness.scenario.targets import make_target
 from kgc.interface.coordinator import GroupCoordinator
-from kgc.model.profiles import SCALA_3X
+from kgc.model.profiles import JAVA_4_0, SCALA_3X, Profile
 from kgc.reference.config import BrokerGroupSettings
 from kgc.transport import WireCoordinator, WireError, WireOptions
 
-#: The profile whose behaviour the reference gives (Kafka 3.0-3.9 Scala, verified on 3.6.2).
+#: The profile whose behaviour the reference gives by default (Kafka 3.0-3.9 Scala, verified on 3.6.2).
 PROFILE = SCALA_3X
+
+#: The profile a real Apache Kafka 4.x broker is judged against (its Java classic-group coordinator).
+KAFKA_PROFILE = JAVA_4_0
 
 #: Added to the longest session timeout of a sequence to make the default hold bound.
 HOLD_MARGIN_S = 2.0
@@ -128,6 +142,8 @@ class Outcome:
     divergences: tuple[Divergence, ...] = ()
     #: why the comparison stopped before the sequence's end (it could not be resynchronised)
     unresynced: str | None = None
+    #: the real waiting of a scenario skipped for waiting longer than ``--max-wait`` (None otherwise)
+    too_long_s: float | None = None
 
     @property
     def found(self) -> tuple[Divergence, ...]:
@@ -201,8 +217,15 @@ class Differential:
         resync: bool = True,
         hold_s: float | None = None,
         check_properties: bool = True,
+        profile: Profile = PROFILE,
+        ungiven: tuple[str, ...] = (),
     ) -> None:
         self.target = target
+        #: broker settings (``BROKER_KEYS``) the broker under test cannot be given: the reference
+        #: runs with Kafka's default for them whatever the scenario says (applied to neither side)
+        self.ungiven = ungiven
+        #: the behaviour the reference gives (``scala-3.x``; ``java-4.0`` against real Kafka 4.x)
+        self.profile = profile
         self.settings = settings
         self.max_wait_s = max_wait_s
         #: lockstep with resynchronisation (every divergence of a sequence) or the first only
@@ -222,8 +245,9 @@ class Differential:
             return Outcome(source, skipped=f"not a valid scenario with the broker's settings: {exc}")
         reason = self.unrunnable(oracle_scenario)
         if reason is not None:
-            return Outcome(source, skipped=reason)
-        reference = run_scenario(oracle_scenario, reference_coordinator)
+            waits = waiting_s(oracle_scenario)
+            return Outcome(source, skipped=reason, too_long_s=waits if waits > self.max_wait_s else None)
+        reference = run_scenario(oracle_scenario, lambda config: reference_coordinator(config, self.profile))
         if reference.verdict == SKIPPED:
             return Outcome(source, skipped=f"the reference cannot run it: {reference.reason}")
         if reference.verdict != PASSED:
@@ -269,7 +293,7 @@ class Differential:
                 run = Lockstep(
                     scenario,
                     doc["steps"],
-                    reference_coordinator(config),
+                    reference_coordinator(config, self.profile),
                     coordinator,
                     observable,
                     _answer_fields,
@@ -329,7 +353,7 @@ class Differential:
         reason = missing_capability(scenario, self.target.capabilities())
         if reason is not None:
             return reason
-        waiting = sum(s.ms for s in scenario.steps if isinstance(s, AdvanceTime)) / 1000
+        waiting = waiting_s(scenario)
         if waiting > self.max_wait_s:
             return f"waits {waiting:g} s of real time (more than --max-wait {self.max_wait_s:g} s)"
         return None
@@ -338,16 +362,23 @@ class Differential:
         """The scenario for the reference: its steps, no expectations, and the broker's settings
         when they are known (otherwise the scenario's own: the broker is assumed to be configured
         as the scenario says)."""
-        steps = list(scenario.get("steps", []))
+        steps = with_sync_protocol(scenario.get("steps", []))
         config = scenario.get("config", {})
         return {
             "name": scenario.get("name", "generated"),
-            "applies_to": [PROFILE.name],
+            "applies_to": [self.profile.name],
             "description": scenario.get("description", ""),
-            "config": self.settings.apply(config) if self.settings is not None else dict(config),
+            "config": self.settings.apply(config)
+            if self.settings is not None
+            else {k: v for k, v in config.items() if k not in self.ungiven},
             "steps": steps,
             "expect": [{} for _ in steps],
         }
+
+
+def waiting_s(scenario: Scenario) -> float:
+    """The real time a scenario waits on a broker (its ``advance_time`` steps), in seconds."""
+    return sum(s.ms for s in scenario.steps if isinstance(s, AdvanceTime)) / 1000
 
 
 def parked_after(steps: Sequence[Step | Mapping[str, Any]], result: ScenarioResult) -> dict[str, int]:
@@ -381,9 +412,34 @@ def parked_conflict(steps: Sequence[Step | Mapping[str, Any]], result: ScenarioR
     return None
 
 
-def reference_coordinator(config: ScenarioConfig) -> GroupCoordinator:
-    """The oracle: a fresh reference coordinator (Kafka 3.6.2) for ``config``."""
-    return make_target("reference", config, PROFILE)
+def reference_coordinator(config: ScenarioConfig, profile: Profile = PROFILE) -> GroupCoordinator:
+    """The oracle: a fresh reference coordinator (Kafka 3.6.2, or ``profile``) for ``config``."""
+    return make_target("reference", config, profile)
+
+
+def with_sync_protocol(steps: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The steps with every SyncGroup of version 5 or later naming the protocol type and name, as
+    a real client's does: those of its member's last JoinGroup (its type, its first protocol), or
+    ``consumer``/``range`` for a member that never joined. From v5 the two fields are mandatory:
+    Kafka's API layer answers INCONSISTENT_GROUP_PROTOCOL to a v5+ SyncGroup lacking either
+    (``KafkaApis.handleSyncGroupRequest``, ``SyncGroupRequest.areMandatoryProtocolTypeAndNamePresent``,
+    Kafka 2.5+, KIP-559), before the coordinator sees it, whereas kgc's reference reads a missing
+    field as "not checked". Both sides get the same request, so the comparison stays fair."""
+    joined: dict[str, tuple[str, str]] = {}
+    filled: list[dict[str, Any]] = []
+    for raw in steps:
+        step = dict(raw)
+        member = str(step.get("member", ""))
+        if step.get("op") == "join":
+            protocols = step.get("protocols") or list(DEFAULT_PROTOCOLS)
+            first = str(protocols[0]).split(":", 1)[0]
+            joined[member] = (str(step.get("protocol_type") or DEFAULT_PROTOCOL_TYPE), first)
+        elif step.get("op") == "sync" and (step.get("api_version") is None or int(step["api_version"]) >= 5):
+            kind, name = joined.get(member, (DEFAULT_PROTOCOL_TYPE, DEFAULT_PROTOCOLS[0]))
+            step.setdefault("protocol_type", kind)
+            step.setdefault("protocol_name", name)
+        filled.append(step)
+    return filled
 
 
 def scenario_from(doc: Mapping[str, Any], source: str) -> Scenario:
@@ -445,8 +501,16 @@ def _answer_fields(step: Step, answer: Any) -> Any:
     return answer
 
 
+#: Partitions every topic a run creates has at least: runs share a broker, and a topic another run
+#: created first keeps its partition count (CreateTopics answers TOPIC_ALREADY_EXISTS), so a topic
+#: created with only the partitions one sequence names would answer a later sequence's commit to
+#: a higher partition with UNKNOWN_TOPIC_OR_PARTITION — a finding kgc made itself.
+MIN_PARTITIONS = 16
+
+
 def _topics(scenario: Scenario) -> dict[str, int]:
-    """Topics the scenario commits to or fetches, with enough partitions."""
+    """Topics the scenario commits to or fetches, with enough partitions (at least
+    :data:`MIN_PARTITIONS`)."""
     counts: dict[str, int] = {}
     for step in scenario.steps:
         names = (
@@ -454,7 +518,7 @@ def _topics(scenario: Scenario) -> dict[str, int]:
         )
         for text in names:
             tp = parse_partition(text)
-            counts[tp.topic] = max(counts.get(tp.topic, 0), tp.partition + 1)
+            counts[tp.topic] = max(counts.get(tp.topic, MIN_PARTITIONS), tp.partition + 1)
     return counts
 
 

@@ -51,6 +51,7 @@ from kgc.harness.scenario.ops import Commit, Heartbeat, Join, Leave, Leaver, Sen
 from kgc.harness.scenario.symbols import UNKNOWN
 from kgc.interface.coordinator import Failover
 from kgc.interface.messages import JoinGroupProtocol, TopicPartition
+from kgc.model.profiles import Profile
 from kgc.model.state import Request
 from kgc.model.types import ApiKey
 from kgc.reference import CoordinatorConfig, ReferenceCoordinator
@@ -80,7 +81,9 @@ GHOST_INSTANCE = "kgc-ghost-instance"
 PARTITIONS = 2
 
 
-def fuzz_options(broker: BrokerSettings, clients: int, session_timeout_ms: int | None = None) -> FuzzOptions:
+def fuzz_options(
+    broker: BrokerSettings, clients: int, session_timeout_ms: int | None = None, profile: Profile = PROFILE
+) -> FuzzOptions:
     """The machine's options for a broker with ``broker``'s group settings: ``clients``
     consumers, 6 s timeouts (within the broker's bounds), the requests the model does not cover
     too (``extended``); no model checks (the oracle is checked against the model by ``kgc.harness.fuzz``'s
@@ -92,7 +95,7 @@ def fuzz_options(broker: BrokerSettings, clients: int, session_timeout_ms: int |
     return FuzzOptions(
         consumers=clients,
         partitions=PARTITIONS,
-        profile=PROFILE,
+        profile=profile,
         initial_rebalance_delay_ms=broker.initial_rebalance_delay_ms,
         session_timeouts_ms=(timeout,),
         rebalance_timeouts_ms=(timeout,),
@@ -349,11 +352,13 @@ def differential_machine(options: FuzzOptions, judge: Judge) -> type[Differentia
     )
 
 
-def scenario_document(steps: list[dict[str, Any]], config: Mapping[str, Any], name: str) -> dict[str, Any]:
+def scenario_document(
+    steps: list[dict[str, Any]], config: Mapping[str, Any], name: str, profile: Profile = PROFILE
+) -> dict[str, Any]:
     """A scenario entry for recorded ``steps`` (no expectations: the oracle gives them)."""
     return {
         "name": name,
-        "applies_to": [PROFILE.name],
+        "applies_to": [profile.name],
         "config": dict(config),
         "steps": [dict(s) for s in steps],
         "expect": [{} for _ in steps],
@@ -369,6 +374,7 @@ def search(
     stop_after: int | None = None,
     session_timeout_ms: int | None = None,
     time_limit_s: float | None = None,
+    profile: Profile = PROFILE,
 ) -> SearchResult:
     """Look for divergences of kinds not found yet, each shrunk to a shortest sequence, with at
     most ``budget`` differential runs on the broker; stop early once ``stop_after`` kinds are
@@ -388,7 +394,9 @@ def search(
                 return None
             result.runs += 1
             name = f"generated-{result.runs}"
-            outcome = run(scenario_document(steps, config, name), f"generated (seed {seed}, run {result.runs})")
+            outcome = run(
+                scenario_document(steps, config, name, profile), f"generated (seed {seed}, run {result.runs})"
+            )
             memo[key] = outcome
             # Every divergence of every run is kept (the report keeps each kind's shortest); a
             # lockstep run shows all the kinds of its sequence, not only the one being shrunk.
@@ -399,7 +407,7 @@ def search(
         fresh = [d for d in outcome.found if d.kind not in found]
         return fresh[0] if fresh else None
 
-    machine = differential_machine(fuzz_options(broker, clients, session_timeout_ms), judge)
+    machine = differential_machine(fuzz_options(broker, clients, session_timeout_ms, profile), judge)
     while (
         result.runs < budget
         and (stop_after is None or len(found) < stop_after)

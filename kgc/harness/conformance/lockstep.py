@@ -125,6 +125,8 @@ class Lockstep:
         self.kafka_leaders: dict[int, str | None] = {}
         self.broker_leaders: dict[int, str | None] = {}
         self.leader_adopted: set[int] = set()
+        #: clients whose LeaveGroup the broker accepted and that have not joined since
+        self.departed: set[str] = set()
         #: join steps sent again with the broker's member id (their answers bind nothing new)
         self.id_adopted: set[int] = set()
         #: requests the broker answered while Kafka still parks them beyond the catch-up bound:
@@ -192,6 +194,7 @@ class Lockstep:
             self._wire_failure(index, exc)
         self.result.broker.append(broker.actual)
         self._normalise(broker.actual)
+        self._check_leaders(index, step, broker.actual)
         self._note_answers(broker.actual, self.broker_answers, self.broker_leaders, index)
         fields = self._compare(index, expected, broker)
         fields = self._adopt_member_id(index, step, fields, expected, broker)
@@ -268,6 +271,32 @@ class Lockstep:
         for answer in self._join_answers(actual, index):
             if answer.get("error") == "NONE" and isinstance(answer.get("generation"), int):
                 leaders.setdefault(answer["generation"], answer.get("leader"))
+
+    def _check_leaders(self, index: int, step: Step, actual: Mapping[str, Any]) -> None:
+        """What adopting the broker's leader must not hide: two leaders named in one generation,
+        and a member that left (its LeaveGroup accepted, no JoinGroup since) named leader. Kafka
+        names one leader per generation, a member of that generation (GroupMetadata.leaderId)."""
+        if isinstance(step, Join):
+            self.departed.discard(str(step.member))
+        named = dict(self.broker_leaders)
+        for answer in self._join_answers(actual, index):
+            if answer.get("error") != "NONE" or not isinstance(answer.get("generation"), int):
+                continue
+            generation, leader = answer["generation"] + (self.offset or 0), answer.get("leader")
+            earlier = named.setdefault(generation, leader)
+            if leader is not None and earlier is not None and leader != earlier:
+                f = FieldResult(index, "response.leader", earlier, leader, False)
+                self._add(f"JoinGroup: two leaders named in one generation ({earlier} and {leader})", index, f)
+            if leader in self.departed:
+                f = FieldResult(index, "response.leader", "a member of the generation", leader, False)
+                self._add("JoinGroup: a member that left the group is named leader", index, f)
+        if isinstance(step, Leave):
+            response = actual.get("response")
+            if isinstance(response, dict) and response.get("error") == "NONE":
+                errors = response.get("member_errors") or ["NONE"] * len(step.members)
+                for leaver, error in zip(step.members, errors, strict=False):
+                    if error == "NONE":
+                        self.departed.add(str(leaver.member))
 
     def _check_properties(self, index: int, actual: Mapping[str, Any]) -> None:
         """The explorer's properties on the broker's own answers (reported with their own kinds)."""
@@ -391,6 +420,12 @@ class Lockstep:
         if self.offset is not None:
             # Compared before the offset, learnt from another answer of the same step, applied.
             return f.expected - f.actual == self.offset
+        if f.expected != 1:
+            # Only the group's first generation (Kafka's 1) shows a numbering of the broker's own
+            # (one counting from 0 answers 0 there). A later difference is a generation the broker
+            # skipped or repeated: shifting the requests by it would send the broker generations it
+            # never handed out and then blame it for refusing them.
+            return False
         self.offset = f.expected - f.actual
         kind = f"JoinGroup: generations offset by {-self.offset:+d} from Kafka's numbering (first generation is 1)"
         self._add(kind, self.step_index, f, resynchronised=True)
@@ -419,6 +454,11 @@ class Lockstep:
         removed or completed what the other refused (an error against NONE on JoinGroup,
         SyncGroup or LeaveGroup, or a wire failure). Waits, holds and error-against-error
         answers are reconciled; group observations never stop the run."""
+        if f.field.endswith(".generation") and not f.field.startswith("group"):
+            # a generation that differs once the numbering is known: the two groups are in
+            # different generations, and every later request would carry a generation one side
+            # never handed out
+            return True
         if f.field.startswith("group") or not f.field.endswith(".error"):
             return False
         target = index

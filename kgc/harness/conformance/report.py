@@ -47,6 +47,8 @@ class Report:
     chart_failures: dict[str, str] = field(default_factory=dict)
     #: divergences found without a request sequence (ApiVersions against Kafka's ranges)
     checks: list[Divergence] = field(default_factory=list)
+    #: each kind re-run on a real Kafka broker (``--against kafka``), by kind
+    against: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         found = list(self.checks) + [d for o in self.scenarios for d in o.found]
@@ -109,6 +111,7 @@ class Report:
             "new": len(self.new),
             "known": [_entry(g, self.known_kinds[g.kind].note) for g in self.accepted],
             "known_not_seen": [{"kind": k.kind, "note": k.note} for k in self.unseen_known],
+            "against_kafka": [r.as_json() for r in self.against.values()] if self.against else None,
             "versions": self.versions,
             "scenarios": {
                 "run": sum(1 for o in self.scenarios if o.skipped is None),
@@ -117,6 +120,10 @@ class Report:
                     {"scenario": o.source, "reason": o.unresynced} for o in self.scenarios if o.unresynced
                 ],
                 "skipped": [{"scenario": o.source, "reason": o.skipped} for o in self.scenarios if o.skipped],
+                # not run because they wait longer than --max-wait: untested, not passed
+                "not_run_too_long": [
+                    {"scenario": o.source, "waits_s": o.too_long_s} for o in self.scenarios if o.too_long_s is not None
+                ],
             },
             "generated": None
             if self.search is None
@@ -145,6 +152,12 @@ class Report:
             )
             for reason, count in Counter(_reason_class(o.skipped or "") for o in skipped).most_common():
                 lines.append(f"  skipped {count}: {reason}")
+            too_long = [o.too_long_s for o in self.scenarios if o.too_long_s is not None]
+            if too_long:
+                lines.append(
+                    f"WARNING: {len(too_long)} scenarios were NOT RUN (untested, not passed): they wait longer than "
+                    f"--max-wait; --max-wait {math.ceil(max(too_long))} runs them all"
+                )
         if self.search is not None:
             lines.append(
                 f"generated: {self.search.runs} sequences run (budget {self.budget}, seed {self.seed}), "
@@ -155,10 +168,15 @@ class Report:
             f"{len(self.groups)} kinds of divergence ({len(self.new)} new, {len(self.accepted)} known) "
             f"in {self.seconds:.1f} s"
         )
+        if self.against:
+            counts = Counter(r.verdict for r in self.against.values())
+            lines.append("re-run on real Kafka: " + ", ".join(f"{n} {verdict}" for verdict, n in counts.most_common()))
         for label, groups in (("NEW", self.new), ("KNOWN", self.accepted)):
             for group in groups:
                 lines.append("")
                 lines.extend(_group_lines(label, group, self.known_kinds.get(group.kind), self.command))
+                if group.kind in self.against:
+                    lines.append(f"      on real Kafka: {self.against[group.kind].text()}")
                 if group.kind in self.chart_failures:
                     lines.append(f"      chart: not drawn ({self.chart_failures[group.kind]})")
         for known in self.unseen_known:

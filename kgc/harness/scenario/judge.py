@@ -11,8 +11,8 @@ What the judge does, per step (docs/reference/scenario-format.md for the step ki
   LeaveGroup is ``handle_leave_group`` for each entry in order, in one atomic step, as Kafka's
   ``handleLeaveGroup`` does); with ``store_completion: immediate`` the leader's write completes in
   the same step (``store_callback``);
-* ``store_complete`` is ``store_callback`` (success, or the model's storage failure, which answers
-  COORDINATOR_NOT_AVAILABLE); ``coordinator_unload`` is ``unload``;
+* ``store_complete`` is ``store_callback`` (success, or a failure answering the parked SyncGroups
+  with the scenario's translated error); ``coordinator_unload`` is ``unload``;
 * ``advance_time`` is a sequence of timer expiries taken from ``ClassicGroupModel.successors``
   (the model is untimed: any armed timer may fire at any moment): every timer named in
   ``timers_fired`` fires at least once, in any order, and no other timer fires; with
@@ -29,18 +29,19 @@ pending members), ``state_path`` and ``time_ms`` (the sum of ``advance_time`` st
 no clock). Offsets are stored blindly by Kafka and not kept by the model (docs/reductions.md); the
 judge stores the offsets of every commit the model accepts and answers OffsetFetch from them.
 
-Skipped, with the reason, because the model leaves them out (docs/reductions.md, kgc/model/config.py):
-static membership (``group_instance_id``: the model has static members, as its first
-``static_consumers`` consumers, but the judge does not map instance ids onto them),
-INCONSISTENT_GROUP_PROTOCOL and protocol selection
-(every join must offer the same protocol names with type ``consumer``; metadata may differ),
-SyncGroup's v5 protocol fields, INVALID_SESSION_TIMEOUT (session timeouts outside the bounds),
-a JoinGroup that ``group.max.size`` refuses (Kafka's rule, evaluated at that step), ``mark_dead``
-(a Dead group kept addressable), storage errors other than COORDINATOR_NOT_AVAILABLE, JoinGroup
-versions mixed within one scenario, profiles other than ``scala-3.x`` and ``java-4.0``, and the
-two requests whose answer depends on the group not existing yet — OffsetCommit with a generation
->= 0 and (``java-4.0``) LeaveGroup — since the model folds group creation into its initial Empty
-group.
+Skipped, with the reason, because the model leaves them out (docs/reductions.md, docs/model-scope.md,
+kgc/model/config.py): a member name sending two group instance ids, or requests with and without
+one (each instance id is one of the model's static consumers, whose index is the instance id;
+every name sending it is that consumer, as a restarted client is), INCONSISTENT_GROUP_PROTOCOL
+and protocol selection (every join must offer the same protocol names with type ``consumer``;
+metadata may differ), SyncGroup's v5 protocol fields,
+INVALID_SESSION_TIMEOUT (session timeouts outside the bounds), ``mark_dead`` (a Dead group kept
+addressable), a member whose own JoinGroups differ in version (each member is a consumer of one
+JoinGroup version, ``Config.join_versions``, so members of different versions are judged),
+profiles other than ``scala-3.x`` and ``java-4.0``, and the two requests whose answer depends on
+the group not existing yet — OffsetCommit with a generation >= 0 and (``java-4.0``) LeaveGroup —
+since the model folds group creation into its initial Empty group. ``group.max.size`` is the
+model's ``Config.group_max_size``: the judge gives it the scenario's limit.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from typing import Any
 
 from kgc.harness.scenario import ops
 from kgc.harness.scenario.compare import FieldResult, compare_step
-from kgc.harness.scenario.format import Scenario
+from kgc.harness.scenario.format import Scenario, ScenarioConfig
 from kgc.harness.scenario.result import FAILED, PASSED, SKIPPED, ScenarioResult, StepReport
 from kgc.harness.scenario.symbols import Bindings
 from kgc.model import coordinator as coord
@@ -64,7 +65,7 @@ from kgc.model.actions import (
     Chooser,
     enumerate_choices,
 )
-from kgc.model.config import Config
+from kgc.model.config import JOIN_VERSION_KNOWN_MEMBER_ID, JOIN_VERSION_OLD, JOIN_VERSION_STATIC, Config
 from kgc.model.profiles import MODELLED, Profile
 from kgc.model.state import (
     NO_MEMBER,
@@ -103,19 +104,12 @@ def coverage_gap(scenario: Scenario, profile: Profile) -> str | None:
         return f"the model covers the profiles {', '.join(MODELLED)}, not {profile}"
     config = scenario.config
     protocols: list[str] | None = None
-    requirement: set[bool] = set()
+    requirement: dict[str, set[bool]] = {}
     for index, step in enumerate(scenario.steps):
         where = f"step {index} ({step.op})"
-        instances = [e.group_instance_id for e in step.members] if isinstance(step, ops.Leave) else []
-        if isinstance(step, ops.Join | ops.Sync | ops.Heartbeat | ops.Commit):
-            instances.append(step.group_instance_id)
-        if any(i is not None for i in instances):
-            return f"{where}: the judge does not map a group_instance_id onto the model's static consumers"
         match step:
             case ops.MarkDead():
                 return f"{where}: a Dead group that stays addressable is not in the model (it stops at unload)"
-            case ops.StoreComplete() if step.outcome not in ("NONE", "COORDINATOR_NOT_AVAILABLE"):
-                return f"{where}: the model's storage failure answers COORDINATOR_NOT_AVAILABLE only"
             case ops.Sync() if step.protocol_type is not None or step.protocol_name is not None:
                 return f"{where}: SyncGroup's protocol type and name checks are not in the model"
             case ops.Join():
@@ -128,7 +122,7 @@ def coverage_gap(scenario: Scenario, profile: Profile) -> str | None:
                 timeout = ops.given(step.session_timeout_ms, config.session_timeout_ms)
                 if not config.min_session_timeout_ms <= timeout <= config.max_session_timeout_ms:
                     return f"{where}: INVALID_SESSION_TIMEOUT (session timeout bounds) is not in the model"
-                requirement.add(ops.given(step.require_known_member_id, config.require_known_member_id))
+                requirement.setdefault(step.member, set()).add(_requires_known_member_id(step, config))
             case (
                 ops.Sync()
                 | ops.Heartbeat()
@@ -143,9 +137,67 @@ def coverage_gap(scenario: Scenario, profile: Profile) -> str | None:
                 pass
             case _:
                 return f"{where}: the model has no counterpart of this op"
-    if len(requirement) > 1:
-        return "JoinGroup versions with and without MEMBER_ID_REQUIRED in one scenario: the model fixes one"
+    try:
+        _instances(scenario)
+    except OutsideModel as exc:
+        return str(exc)
+    for member, required in requirement.items():
+        if len(required) > 1:
+            return (
+                f"{member} sends JoinGroup versions with and without MEMBER_ID_REQUIRED: the model fixes one "
+                "version per consumer"
+            )
     return None
+
+
+def _requires_known_member_id(step: ops.Join, config: ScenarioConfig) -> bool:
+    """Whether the step's id-less JoinGroup gets MEMBER_ID_REQUIRED: its version is 4+ and it
+    carries no group instance id (KIP-394; Kafka 3.6.2 ``GroupCoordinatorAdapter.joinGroup``)."""
+    return step.version(config) >= JOIN_VERSION_KNOWN_MEMBER_ID and step.group_instance_id is None
+
+
+def _named_instances(step: ops.Step) -> list[tuple[str | None, str | None]]:
+    """The (member name, group instance id) pairs a step sends."""
+    if isinstance(step, ops.Leave):
+        return [(e.member, e.group_instance_id) for e in step.members]
+    if isinstance(step, ops.Join | ops.Sync | ops.Heartbeat | ops.Commit):
+        return [(step.member, step.group_instance_id)]
+    return []
+
+
+def _instances(scenario: Scenario) -> dict[str, str | None]:
+    """Each member name's ``group_instance_id`` (None: a dynamic member). The model's consumer is
+    static or dynamic once and for all (``Config.static_consumers``) and a static consumer's index is
+    its instance id, so a name that sends requests with and without an instance id, or with two,
+    is outside the model (OutsideModel)."""
+    seen: dict[str, str | None] = {}
+    for index, step in enumerate(scenario.steps):
+        for name, instance in _named_instances(step):
+            if name is None:
+                continue
+            if name in seen and seen[name] != instance:
+                raise OutsideModel(
+                    f"step {index} ({step.op}): {name} sends group_instance_id {instance!r} and also "
+                    f"{seen[name]!r}: a model consumer is static (with its one instance id) or dynamic"
+                )
+            seen[name] = instance
+    return seen
+
+
+def _join_versions(scenario: Scenario, names: list[str]) -> tuple[int, ...]:
+    """The JoinGroup version of each member name's JoinGroups (a client sends one version), as far
+    as the model tells versions apart: v5 for a static member (it carries a group instance id), v4
+    when they need a known member id, v3 otherwise; a member that sends none takes v4."""
+    instances = _instances(scenario)
+    versions = []
+    for name in names:
+        if instances.get(name) is not None:
+            versions.append(JOIN_VERSION_STATIC)
+            continue
+        joins = [s for s in scenario.steps if isinstance(s, ops.Join) and s.member == name]
+        known = all(_requires_known_member_id(s, scenario.config) for s in joins)
+        versions.append(JOIN_VERSION_KNOWN_MEMBER_ID if known else JOIN_VERSION_OLD)
+    return tuple(versions)
 
 
 def judge_scenario(scenario: Scenario, profile: Profile) -> ScenarioResult:
@@ -153,9 +205,8 @@ def judge_scenario(scenario: Scenario, profile: Profile) -> ScenarioResult:
     gap = coverage_gap(scenario, profile)
     if gap is not None:
         return ScenarioResult(scenario.name, scenario.file, SKIPPED, gap)
-    judge = _Judge(scenario, profile)
     try:
-        steps = judge.run()
+        steps = _Judge(scenario, profile).run()
     except OutsideModel as exc:
         return ScenarioResult(scenario.name, scenario.file, SKIPPED, str(exc))
     verdict = PASSED if all(s.ok for s in steps) else FAILED
@@ -212,13 +263,32 @@ class _Judge:
     def __init__(self, scenario: Scenario, profile: Profile) -> None:
         self.scenario = scenario
         self.names = scenario.members()
-        self.index = {name: i for i, name in enumerate(self.names)}
         config = scenario.config
         joins = [s for s in scenario.steps if isinstance(s, ops.Join)]
-        empty = [s for s in joins if s.member_id is None or s.member_id == "UNKNOWN"]
-        known = ops.given(empty[0].require_known_member_id, config.require_known_member_id) if empty else False
+        # The model's consumers: one per group instance id first (static consumer i holds instance
+        # i; every name sending that instance id is that consumer, as a restarted client is), then
+        # one per dynamic member name, then one for requests sent without a member.
+        instances = _instances(scenario)
+        order = list(dict.fromkeys(i for i in (instances.get(n) for n in self.names) if i is not None))
+        dynamic = [n for n in self.names if instances.get(n) is None]
+        self.index = {n: order.index(i) for n, i in instances.items() if i is not None and n in self.names}
+        self.index.update({n: len(order) + k for k, n in enumerate(dynamic)})
+        self.anonymous = len(order) + len(dynamic)
+        by_name = dict(zip(self.names, _join_versions(scenario, self.names), strict=True))
+        anonymous = by_name[dynamic[-1]] if dynamic else JOIN_VERSION_KNOWN_MEMBER_ID  # sends no JoinGroup
+        versions = tuple([JOIN_VERSION_STATIC] * len(order) + [by_name[n] for n in dynamic] + [anonymous])
+        if len(order) > 6:
+            raise OutsideModel(f"{len(order)} group instance ids: the model has at most 6 static consumers")
+        if len(versions) > 6 and len(set(versions[6:])) > 1:
+            raise OutsideModel("members beyond the sixth send different JoinGroup versions: the model has 6 consumers")
+        # group.max.size (the model's Config.group_max_size, at most 6): a limit above the scenario's
+        # JoinGroup count is never reached (each member or pending id comes from a JoinGroup), so
+        # it is no limit.
+        limit = config.group_max_size if config.group_max_size <= len(joins) else 0
+        if limit > 6:
+            raise OutsideModel(f"group.max.size {limit}, reachable by this scenario, is above the model's bound of 6")
         rebalance = max([ops.given(s.rebalance_timeout_ms, config.rebalance_timeout_ms) for s in joins] or [1])
-        consumers = max(1, len(self.names))
+        consumers = len(versions)
         # GroupTx reads only the profile, require_known_member_id and the initial delay; the consumer
         # count must pass Config's bound but never limits the judge (member ids carry the index).
         self.config = Config(
@@ -233,11 +303,13 @@ class _Judge:
             budget_session_expiry=0,
             budget_leave=0,
             max_perturbations=0,
-            require_known_member_id=bool(known),
+            require_known_member_id=bool(versions) and versions[-1] >= JOIN_VERSION_KNOWN_MEMBER_ID,
+            join_versions=versions[:6],
             initial_rebalance_delay_ms=config.initial_rebalance_delay_ms,
+            group_max_size=limit,
             rebalance_timeout_ms=max(1, rebalance),
             auto_commit=False,
-            static_consumers=0,  # scenarios with a group_instance_id are not judged (coverage_gap)
+            static_consumers=len(order),
             profile=profile,
         )
         self.model = ClassicGroupModel(self.config)
@@ -312,19 +384,14 @@ class _Judge:
     ) -> Iterator[tuple[_Observed, _World]]:
         name = step.member if isinstance(step, ops.Join | ops.Sync | ops.Heartbeat | ops.Commit) else None
         member_id = step.member_id if isinstance(step, ops.Join | ops.Sync | ops.Heartbeat | ops.Commit) else None
-        consumer = self.index.get(name, 0) if name is not None else 0
+        consumer = self.index.get(name, self.anonymous) if name is not None else self.anonymous
         mid = world.bindings.resolve(name, member_id) if not isinstance(step, ops.Leave) else NO_MEMBER
         dead = world.group.state == GroupState.DEAD
         creates = False
-        leavers: list[MemberId] = []
+        leavers: list[tuple[MemberId, int]] = []
         immediate_store = False
         match step:
             case ops.Join():
-                if not _accepts_joining_member(world.group, mid, self.scenario.config.group_max_size):
-                    raise OutsideModel(
-                        f"step {index}: group.max.size refuses this JoinGroup "
-                        "(GROUP_MAX_SIZE_REACHED is not in the model)"
-                    )
                 request = Request(ApiKey.JOIN_GROUP, mid, meta=self._meta(step))
                 creates = mid == NO_MEMBER and not dead
             case ops.Sync():
@@ -352,15 +419,18 @@ class _Judge:
                         "level): the model starts from an existing Empty group"
                     )
                 request = Request(ApiKey.LEAVE_GROUP)
-                leavers = [world.bindings.resolve(e.member, e.member_id) for e in step.members]
+                leavers = [
+                    (world.bindings.resolve(e.member, e.member_id), self.index.get(e.member or "", self.anonymous))
+                    for e in step.members
+                ]
         in_use = set(world.issued) | set(self.literals.values())
         batch = isinstance(step, ops.Leave)
 
         def body(chooser: Chooser) -> tuple[Group, tuple[Answer, ...], tuple[GroupState, ...], tuple[MemberId, ...]]:
             tx = coord.GroupTx(world.group, self.config, chooser)
             if batch and tx.state != GroupState.DEAD:
-                for leaver in leavers:
-                    coord.handle_leave_group(tx, consumer, request._replace(mid=leaver))
+                for leaver, index in leavers:
+                    coord.handle_leave_group(tx, index, request._replace(mid=leaver))
             else:
                 coord.handle_request(tx, consumer, request, in_use)
                 if immediate_store and len(tx.stores) > len(world.group.stores):
@@ -473,6 +543,19 @@ class _Judge:
     # ------------------------------------------------------------------ timers and controls
     def _advance(self, world: _World, listed: list[str] | None) -> Iterator[tuple[_Observed, _World]]:
         wanted = frozenset(listed) if listed is not None else None
+        for name in sorted(wanted or ()):
+            kind, _, member = name.partition(":")
+            mid = world.bindings.id_of(member) if kind == "heartbeat" else None
+            if (
+                mid is not None
+                and world.group.member(mid) is None
+                and not any(p.mid == mid for p in world.group.pending)
+            ):
+                # Java 4.0 leaves the heartbeat timer of a member that group.max.size removed armed
+                # (it fires without effect); the model's timers go with their member.
+                raise OutsideModel(
+                    f"timer {name} of a member the group no longer holds: the model has no timer of a removed member"
+                )
         start = State(world.group, self.consumers, self.no_budget)
         armed = sum(1 for a, _ in self.model.successors(start) if a.kind in TIMER_KINDS)
         limit = 2 * len(wanted) + 2 if wanted is not None else min(FREE_SEQUENCE_LENGTH, armed + 2)
@@ -528,10 +611,11 @@ class _Judge:
             yield _Observed(NO_WRITE), world
             return
         ok = step.outcome == "NONE"
+        error = Errors.COORDINATOR_NOT_AVAILABLE if ok else Errors[step.outcome]
 
         def body(chooser: Chooser) -> tuple[Group, tuple[Answer, ...], tuple[GroupState, ...], bool]:
             tx = coord.GroupTx(world.group, self.config, chooser)
-            applied = coord.store_callback(tx, ok=ok)
+            applied = coord.store_callback(tx, ok=ok, error=error)
             return tx.freeze(), tuple(tx.answers), tuple(tx.path), applied
 
         for _, (group, answers, path, applied) in enumerate_choices(body):
@@ -636,18 +720,6 @@ class _Judge:
                 self.texts[code] = text
             plan.append((bound, self.codes[text]))
         return tuple(sorted(plan))
-
-
-def _accepts_joining_member(group: Group, mid: MemberId, max_size: int) -> bool:
-    """Kafka's ``acceptJoiningMember`` (docs/kafka/requests.md#joingroup, 2.6+): whether ``group.max.size`` lets
-    this JoinGroup through. The model has no size limit, so a refusal is outside it."""
-    member = group.member(mid)
-    if group.state in (GroupState.EMPTY, GroupState.DEAD):
-        return True
-    if group.state == GroupState.PREPARING_REBALANCE:
-        parked = sum(1 for m in group.members if m.awaiting_join)
-        return (member is not None and member.awaiting_join) or parked < max_size
-    return member is not None or len(group.members) < max_size
 
 
 def _entered_from_empty(before: GroupState, path: tuple[GroupState, ...]) -> bool:

@@ -249,3 +249,13 @@ def test_heartbeats_while_rebalancing() -> None:
     assert checks.heartbeats_while_rebalancing(obs(rejoined, events, now=10.0)) == []
     killed = [*events, ev("c1", "killed", 1.5)]
     assert checks.heartbeats_while_rebalancing(obs(rebalancing, killed, now=10.0)) == []
+
+
+def test_close_completes() -> None:
+    closed = [ev("c1", "started", 0.5), ev("c1", "close", 1.0), ev("c1", "closed", 1.4), ev("c1", "exited", 1.5)]
+    assert checks.close_completes(obs([], closed, now=5.0)) == []
+    stacks = ['"main" #1 prio=5', "   java.lang.Thread.State: TIMED_WAITING (sleeping)", "\tat kgc.driver.X.run"]
+    hung = [ev("c1", "started", 0.5), ev("c1", "close", 1.0), ev("c1", "hung", 11.0, after_s=10.0, stacks=stacks)]
+    violations = checks.close_completes(obs([], hung, now=12.0))
+    assert names(violations) == {"close_completes"}
+    assert "10.0 s" in violations[0].message and "kgc.driver.X.run" in violations[0].message

@@ -123,7 +123,11 @@ def test_symbols() -> None:
 
 
 def test_skipped_is_reported_not_passed() -> None:
-    """The static member's scenario is skipped by the judge (it cannot map instance ids), never
-    counted as a pass."""
+    """A scenario the judge cannot judge (here: for a profile the model does not cover) is skipped,
+    never counted as a pass; the same scenario for a modelled profile is judged (its static member
+    is the model's static consumer)."""
     mutant = next(m for m in CATALOGUE if m.name == "delayed_join_per_join")
-    assert verdict(scenario_from_trace(counterexample(mutant)), None, "model") == SKIPPED
+    document = scenario_from_trace(counterexample(mutant))
+    assert verdict(document, None, "model") == PASSED
+    document["scenarios"][0]["applies_to"] = ["scala-2.2-2.6"]
+    assert verdict(document, None, "model") == SKIPPED

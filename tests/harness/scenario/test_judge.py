@@ -98,33 +98,14 @@ def test_the_profiles_differ_where_the_model_sees_it() -> None:
 @pytest.mark.parametrize(
     ("file", "name", "profile", "reason"),
     [
-        (
-            "join.json",
-            "static_member_fenced_by_state",
-            "scala-3.x",
-            "the judge does not map a group_instance_id",
-        ),
         ("join.json", "join_in_dead_group", "scala-3.x", "a Dead group that stays addressable is not in the model"),
         ("join.json", "join_inconsistent_protocol_by_state", "scala-3.x", "protocol type 'consumer'"),
-        (
-            "join.json",
-            "join_group_max_size_preparing_rebalance",
-            "scala-3.x",
-            "step 4: group.max.size refuses this JoinGroup",
-        ),
-        (
-            "kafka_tests.json",
-            "kafka_test_new_member_join_expiration",
-            "scala-3.x",
-            "JoinGroup versions with and without",
-        ),
         (
             "offsets.json",
             "commit_to_unknown_group",
             "scala-3.x",
             "step 0: OffsetCommit with generation 1 to a group that does not exist",
         ),
-        ("sync.json", "sync_store_failure_other_error", "scala-3.x", "COORDINATOR_NOT_AVAILABLE only"),
         (
             "sync.json",
             "sync_follower_never_syncs_before_3_0",
@@ -138,3 +119,84 @@ def test_what_the_model_leaves_out_is_skipped_with_the_reason(file: str, name: s
     result = judge_scenario(s, profile_named(profile))
     assert result.verdict == SKIPPED
     assert reason in result.reason
+
+
+@pytest.mark.parametrize("profile", [SCALA_3X, JAVA_4_0])
+@pytest.mark.parametrize(
+    "name", ["kafka_test_new_member_join_expiration", "kafka_test_session_timeout_during_rebalance"]
+)
+def test_members_of_different_join_versions_are_judged(name: str, profile: Any) -> None:
+    """c1 sends JoinGroup v4+ (MEMBER_ID_REQUIRED first), c2 v3 (joins at once): each is a consumer
+    of its own version in the model (``Config.join_versions``)."""
+    assert judge_scenario(load(shipped("kafka_tests.json", name)), profile).verdict == PASSED
+
+
+def test_a_member_judged_with_the_wrong_version_fails() -> None:
+    raw = shipped("kafka_tests.json", "kafka_test_new_member_join_expiration")
+    raw["steps"][3]["require_known_member_id"] = True  # c2 now sends v4: the model answers MEMBER_ID_REQUIRED
+    mismatch = judge_scenario(load(raw), SCALA_3X).first_mismatch()
+    assert (mismatch.step, mismatch.field, mismatch.actual) == (
+        3,
+        "response",
+        {
+            "error": "MEMBER_ID_REQUIRED",
+            "generation": -1,
+            "leader": None,
+            "members": [],
+            "protocol": None,
+            "binds_member_id": True,
+        },
+    )
+
+
+def test_a_member_mixing_versions_itself_is_skipped() -> None:
+    raw = shipped("kafka_tests.json", "kafka_test_new_member_join_expiration")
+    raw["steps"][1]["require_known_member_id"] = False  # c1's rejoin now says v3, its first join v4+
+    result = judge_scenario(load(raw), SCALA_3X)
+    assert result.verdict == SKIPPED
+    assert "c1 sends JoinGroup versions with and without MEMBER_ID_REQUIRED" in result.reason
+
+
+@pytest.mark.parametrize("profile", [SCALA_3X, JAVA_4_0])
+def test_a_failed_write_answers_the_parked_syncs_with_its_translated_error(profile: Any) -> None:
+    raw = shipped("sync.json", "sync_store_failure_other_error")
+    assert judge_scenario(load(raw), profile).verdict == PASSED
+    raw["steps"][5]["error"] = "NOT_COORDINATOR"  # what NOT_LEADER_OR_FOLLOWER becomes: another answer
+    mismatch = judge_scenario(load(raw), profile).first_mismatch()
+    assert mismatch is not None and (mismatch.step, mismatch.field) == (5, "completions[step=3].error")
+
+
+STATIC = [
+    ("join.json", "static_member_unknown_instance_id"),
+    ("join.json", "static_member_restart_in_stable_takes_its_place"),
+    ("sync.json", "static_member_replaced_in_stable_leaves_its_old_id_pending_sync"),
+    ("sync.json", "static_member_replaced_in_stable_is_not_evicted_by_the_sync_timeout"),
+]
+
+
+@pytest.mark.parametrize("profile", [SCALA_3X, JAVA_4_0])
+@pytest.mark.parametrize(("file", "name"), STATIC)
+def test_a_group_instance_id_is_one_of_the_models_static_consumers(file: str, name: str, profile: Any) -> None:
+    """Every name sending group instance id i is static consumer i of the model (a restarted client,
+    s1b, takes s1's place): the model's static membership judges them."""
+    assert judge_scenario(load(shipped(file, name)), profile).verdict == PASSED
+
+
+def test_a_static_restart_judged_as_a_dynamic_member_fails() -> None:
+    raw = shipped("join.json", "static_member_restart_in_stable_takes_its_place")
+    for step in raw["steps"]:
+        if step["member"] == "s1b":
+            del step["group_instance_id"]  # s1b is now a new dynamic member: it does not replace s1
+            step.pop("member_id", None)
+    result = judge_scenario(load(raw), SCALA_3X)
+    assert result.verdict == FAILED and result.first_mismatch().step == 2
+
+
+def test_a_member_with_two_instance_ids_is_skipped() -> None:
+    raw = shipped("join.json", "static_member_restart_in_stable_takes_its_place")
+    raw["steps"][1]["group_instance_id"] = "i2"
+    result = judge_scenario(load(raw), SCALA_3X)
+    assert (
+        result.verdict == SKIPPED
+        and "a model consumer is static (with its one instance id) or dynamic" in result.reason
+    )

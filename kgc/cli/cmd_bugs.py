@@ -1,0 +1,148 @@
+"""kgc bugs: put each real, shipped bug of the catalogue (``kgc.model.bugs``) back into the model
+and say which property catches it, with the shortest counterexample's length, the bounds and the
+time; the bugs outside the model are listed with what the model would need.
+
+A bug inside the model is switched on through the catalogued mutant whose rule is the inverse of
+its fix and explored with the same iterative-deepening breadth-first search as ``kgc mutants``
+(``kgc.explorer.mutation.explore``): its counterexample is a shortest one. The unmutated protocol is
+explored to the deepest catch under the same configuration and must be clean. Exit codes: 0 every
+put-back bug caught by its expected property and the protocol clean, 1 a bug escaped or was caught
+by another property, 4 the protocol's run was cut short (``--allow-incomplete``: 0), 12 the
+unmutated protocol violates a property, 150 bad input (``kgc.cli.exits``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from kgc.cli import exits
+from kgc.cli.errors import InputError
+from kgc.cli.options import add_bounds_arguments, add_model_arguments, bounds_from_args, config_from_args
+from kgc.cli.outcome import print_header
+from kgc.explorer.liveness import FAIRNESS_LEVELS, Fairness
+from kgc.explorer.mutation import Outcome, baseline_bounds, explore
+from kgc.explorer.search import Bounds
+from kgc.model import bugs as catalogue
+from kgc.model.config import Config
+from kgc.model.mutants import by_name
+from kgc.properties.protocol import ALL
+
+VERB = "bugs"
+HELP = "Put real Kafka bugs back into the model and report the property that catches each one."
+INPUT_ERROR_EXIT = exits.BAD_INPUT
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("bugs", nargs="*", metavar="ID", help="the bugs to run (default: every bug put back)")
+    p.add_argument("--list", action="store_true", help="print the catalogue and exit")
+    add_model_arguments(p, mutant="none")
+    add_bounds_arguments(p)
+    p.add_argument("--fairness", choices=FAIRNESS_LEVELS, default="weak", help="fairness of the liveness check")
+    p.add_argument("--no-liveness", action="store_true", help="check safety only")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+
+
+def selected(ids: list[str]) -> list[catalogue.Bug]:
+    chosen = []
+    for bug_id in ids:
+        try:
+            bug = catalogue.by_id(bug_id)
+        except KeyError as exc:
+            raise InputError(str(exc.args[0])) from None
+        if not bug.put_back:
+            raise InputError(f"{bug.id} is not put back in the model ({bug.status}): {bug.reason}")
+        chosen.append(bug)
+    return chosen or list(catalogue.PUT_BACK)
+
+
+def run_bugs(
+    config: Config, chosen: list[catalogue.Bug], bounds: Bounds, fairness: Fairness | None
+) -> tuple[list[tuple[catalogue.Bug, Outcome]], Outcome]:
+    """Each bug's exploration, then the unmutated protocol's to the deepest catch."""
+    runs = [(b, explore(config, by_name(b.mutant), bounds, ALL, fairness=fairness)) for b in chosen]
+    deepest = max((o.trace_length or 0 for _, o in runs if o.killed), default=0)
+    baseline = explore(config, None, baseline_bounds(bounds, deepest, full=False), ALL, fairness=fairness)
+    return runs, baseline
+
+
+def caught(bug: catalogue.Bug, outcome: Outcome) -> bool:
+    return outcome.killed and outcome.killed_by == bug.expected
+
+
+def bug_json(bug: catalogue.Bug, outcome: Outcome | None = None) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "id": bug.id,
+        "component": bug.component,
+        "broke": bug.broke,
+        "fixed_in": bug.fixed_in,
+        "fix": bug.fix,
+        "status": bug.status,
+        "mutant": bug.mutant,
+        "fidelity": bug.fidelity,
+        "expected": bug.expected,
+        "reason": bug.reason,
+    }
+    if outcome is not None:
+        doc |= {
+            "caught": caught(bug, outcome),
+            "caught_by": outcome.killed_by,
+            "length": outcome.trace_length,
+            "depth_needed": outcome.trace_length,
+            "levels_expanded": outcome.depth,
+            "states": outcome.states,
+            "seconds": round(outcome.seconds, 3),
+        }
+    return doc
+
+
+def run(args: argparse.Namespace) -> int:
+    chosen = selected(args.bugs)
+    if args.list:
+        if args.json:
+            print(json.dumps([bug_json(b) for b in catalogue.CATALOGUE], indent=2))
+        else:
+            for b in catalogue.CATALOGUE:
+                print(f"{b.id:26} {b.status:17} {b.expected or b.reason}")
+        return exits.OK
+    config = config_from_args(args)
+    bounds = bounds_from_args(args)
+    if not args.json:
+        print_header(VERB, config, bounds)
+    runs, baseline = run_bugs(config, chosen, bounds, None if args.no_liveness else Fairness(args.fairness))
+    ran = {b.id for b, _ in runs}
+    others = [b for b in catalogue.CATALOGUE if b.id not in ran and not b.put_back]
+    found = sum(caught(b, o) for b, o in runs)
+    if args.json:
+        doc = {
+            "config": config.describe(),
+            "bounds": {"max_depth": bounds.max_depth, "max_states": bounds.max_states, "time_limit": bounds.time_limit},
+            "bugs": [bug_json(b, o) for b, o in runs] + [bug_json(b) for b in others],
+            "baseline": {
+                "violated": baseline.killed_by,
+                "max_depth": baseline.depth,
+                "states": baseline.states,
+                "complete": baseline.result.stats.complete,
+                "stopped_by": baseline.result.stats.stopped_by,
+            },
+            "found": found,
+            "catalogued": len(catalogue.CATALOGUE),
+        }
+        print(json.dumps(doc, indent=2))
+    else:
+        for b, o in runs:
+            verdict = f"caught by {o.killed_by} in {o.trace_length} steps" if o.killed else "ESCAPED"
+            print(f"{b.id:26} {verdict}  (depth bound needed: {o.trace_length}; {o.states} states, {o.seconds:.1f} s)")
+        for b in others:
+            print(f"{b.id:26} {b.status}: {b.reason}")
+        base = "clean" if not baseline.killed else f"VIOLATES {baseline.killed_by}"
+        print(f"unmutated protocol: {base} to depth {baseline.depth}")
+        print(f"{found} of {len(catalogue.CATALOGUE)} catalogued bugs found; {len(others)} not run (listed above)")
+    if baseline.killed:
+        return exits.VIOLATION
+    if found < len(runs):
+        return exits.FAILED
+    if baseline.result.stats.stopped_by in ("time-limit", "max-states", "memory"):
+        return exits.OK if args.allow_incomplete else exits.INCOMPLETE
+    return exits.OK

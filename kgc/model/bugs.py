@@ -1,0 +1,391 @@
+"""A catalogue of real, shipped bugs of Kafka's classic consumer group protocol, and how each is
+put back into kgc's model (or why it cannot be).
+
+Each :class:`Bug` names the tracker id, the component it shipped in, what it broke and the
+release that fixed it. A bug *inside the model* is put back as the inverse of its fix: the
+:class:`~kgc.model.mutants.Rules` field the fix introduced is switched off through the catalogued
+mutant that breaks that rule (``mutant=``), and ``kgc bugs`` runs the same iterative-deepening
+search as ``kgc mutants`` on it. A bug *outside the model* says what the model would need
+(``outside=``). A bug whose rule lives in the model but which no behaviour of the model can tell
+apart says why (``equivalent=``); it is not counted as found.
+
+Only entries whose fix was read (pull request cited in ``fix``) are marked put back; the others
+are listed with ``fix=""`` until someone reads their fix. The property named by ``expected`` is
+one of the protocol's own properties (``kgc.properties``), none written for one bug.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kgc.model import mutants as m
+
+SCALA_COORDINATOR = "coordinator (Scala, <= 3.9)"
+JAVA_COORDINATOR = "coordinator (Java, 4.x)"
+JAVA_CLIENT = "Java client"
+OTHER_CLIENT = "other client"
+
+
+@dataclass(frozen=True)
+class Bug:
+    """One shipped bug and its place in (or outside) the model."""
+
+    id: str
+    component: str
+    broke: str
+    """What it broke, one line."""
+    fixed_in: str
+    """The release that fixed it ("open" if none)."""
+    fix: str = ""
+    """The fix's pull request or commit, as read ("" when not yet read)."""
+    mutant: str = ""
+    """The catalogued mutant whose rule is the inverse of the fix ("" when not put back)."""
+    fidelity: str = ""
+    """How closely the mutant is the inverse of the fix (what it does beyond or short of it)."""
+    outside: str = ""
+    """What the model would need to express it ("" when inside)."""
+    equivalent: str = ""
+    """Why the model cannot tell the put-back bug from the protocol ("" otherwise)."""
+    pending: str = ""
+    """Why a bug that may lie inside the model is not put back yet ("" otherwise)."""
+
+    @property
+    def put_back(self) -> bool:
+        return bool(self.mutant) and not self.equivalent
+
+    @property
+    def expected(self) -> str:
+        """The property expected to catch it: the mutant's."""
+        return m.by_name(self.mutant).expected if self.mutant else ""
+
+    @property
+    def status(self) -> str:
+        if self.put_back:
+            return "put back"
+        if self.equivalent:
+            return "equivalent"
+        if self.outside:
+            return "outside"
+        return "not yet put back"
+
+    @property
+    def reason(self) -> str:
+        """What the model lacks, why it cannot tell the bug apart, or why it is not put back yet."""
+        return self.outside or self.equivalent or self.pending
+
+
+_NOT_READ = "may lie inside the model; its fix is not read yet, so no profile is written"
+
+CATALOGUE: tuple[Bug, ...] = (
+    # Scala GroupCoordinator.
+    Bug(
+        "KAFKA-9752",
+        SCALA_COORDINATOR,
+        "rebalance never completes after the new-member timeout of old JoinGroup versions",
+        "2.5.0",
+        fix="apache/kafka#8339 (MemberMetadata.hasSatisfiedHeartbeat: members awaiting join or sync satisfy "
+        "their heartbeat)",
+        mutant=m.LIVENESS_IGNORES_PARKED,
+        fidelity="the inverse of the rule the fix made explicit (a parked member is alive); the model has no "
+        "new-member timeout, so the bug shows as a parked member expired rather than the stuck group",
+    ),
+    Bug(
+        "KAFKA-8220",
+        SCALA_COORDINATOR,
+        "a leader that did not rejoin stayed leader; members removed by the rebalance timeout",
+        "2.3.0",
+        fix="apache/kafka#6666 (GroupMetadata.maybeElectNewJoinedLeader in onCompleteJoin)",
+        mutant=m.LEADER_NOT_REELECTED,
+        fidelity="broader than the fix: the mutant also skips re-election when the leader leaves",
+    ),
+    Bug(
+        "KAFKA-9232",
+        SCALA_COORDINATOR,
+        "a new member's first heartbeat never completed; evicted after the new-member timeout",
+        "2.4.1",
+        fix="apache/kafka#7753",
+        outside="JoinGroup versions <= 3 and the fixed new-member join timeout (the model speaks one JoinGroup "
+        "version and has no new-member timeout)",
+    ),
+    Bug(
+        "KAFKA-10284",
+        SCALA_COORDINATOR,
+        "static member fenced after coordinator failover",
+        "2.7.0",
+        outside="coordinator failover with the group reloaded from __consumer_offsets (the model has one coordinator "
+        "and no log)",
+    ),
+    Bug(
+        "KAFKA-10614",
+        SCALA_COORDINATOR,
+        "stale or missing group state after failover",
+        "3.0.0",
+        outside="partition leadership changes and concurrent load/unload callbacks",
+    ),
+    Bug(
+        "KAFKA-13636",
+        SCALA_COORDINATOR,
+        "committed offsets deleted",
+        "3.2.0",
+        outside="offset retention and expiry with a clock",
+    ),
+    Bug(
+        "KAFKA-14009",
+        SCALA_COORDINATOR,
+        "static member rejoin keeps its old rebalance timeout",
+        "3.4.0",
+        outside="per-member timeout values (the model's timers are untimed events)",
+    ),
+    Bug(
+        "KAFKA-14201",
+        SCALA_COORDINATOR,
+        "assign()-mode commits refused",
+        "3.3.0",
+        outside="assign() (manual assignment) consumers that commit outside the group",
+    ),
+    Bug(
+        "KAFKA-14422",
+        SCALA_COORDINATOR,
+        "rebalance stuck when the leader uses JoinGroup < v5",
+        "3.4.0",
+        outside="per-consumer JoinGroup versions and response serialisation",
+    ),
+    Bug(
+        "KAFKA-16371",
+        SCALA_COORDINATOR,
+        "stale pending offset commit",
+        "3.8.0",
+        outside="OFFSET_METADATA_TOO_LARGE and the pending-commit table of transactional/offset writes",
+    ),
+    # Java coordinator and online migration.
+    Bug(
+        "KAFKA-16148",
+        JAVA_COORDINATOR,
+        "requests left hanging after shard unload",
+        "3.8.0",
+        outside="shard load/unload of the 4.x coordinator runtime",
+    ),
+    Bug(
+        "KAFKA-16861",
+        JAVA_COORDINATOR,
+        "online downgrade exceeds group.max.size",
+        "3.8.0",
+        outside="KIP-848 consumer groups and classic<->consumer conversion",
+    ),
+    Bug(
+        "KAFKA-17228",
+        JAVA_COORDINATOR,
+        "upgrade stalls behind a classic static member",
+        "4.0.0",
+        outside="KIP-848 consumer groups and classic<->consumer conversion",
+    ),
+    Bug(
+        "KAFKA-17317",
+        JAVA_COORDINATOR,
+        "group left in the wrong type",
+        "4.0.0",
+        outside="KIP-848 consumer groups and classic<->consumer conversion",
+    ),
+    Bug(
+        "KAFKA-19546",
+        JAVA_COORDINATOR,
+        "stale assignment kept after a downgrade",
+        "4.0.2",
+        outside="KIP-848 consumer groups and classic<->consumer conversion",
+    ),
+    Bug(
+        "KAFKA-20272/KAFKA-20273",
+        JAVA_COORDINATOR,
+        "stale assignment, churn in mixed groups",
+        "unreleased",
+        outside="KIP-848 consumer groups, target assignments and classic<->consumer conversion",
+    ),
+    Bug(
+        "KAFKA-21117",
+        JAVA_COORDINATOR,
+        "shard fails to load after a downgrade",
+        "open",
+        outside="log compaction and replay of the coordinator's records",
+    ),
+    # Java client.
+    Bug(
+        "KAFKA-10134",
+        JAVA_CLIENT,
+        "members evicted while the leader assigns; rebalance never completes",
+        "2.7.0",
+        fix="apache/kafka#8834 (heartbeats during the rebalance; Heartbeat in CompletingRebalance answered NONE)",
+        mutant=m.HEARTBEAT_REBALANCING_IN_COMPLETING,
+        equivalent="the model's consumer heartbeats only once Stable and the leader's assignment takes no time, so "
+        "the pre-2.7 heartbeat rule is never exercised; the model would need heartbeats during the rebalance and a "
+        "session timeout racing the leader's assignment",
+    ),
+    Bug(
+        "KAFKA-8104/KAFKA-9140",
+        JAVA_CLIENT,
+        "consumer never rejoins",
+        "2.4.0",
+        outside="two client threads (heartbeat thread vs. consumer thread)",
+    ),
+    Bug(
+        "KAFKA-9815",
+        JAVA_CLIENT,
+        "stuck unassigned after a metadata-triggered rebalance",
+        "2.5.0",
+        outside="topic metadata changes triggering a rebalance",
+    ),
+    Bug(
+        "KAFKA-10793",
+        JAVA_CLIENT,
+        "consumer waits forever for the coordinator",
+        "2.8.0",
+        outside="two client threads and FindCoordinator futures",
+    ),
+    Bug(
+        "KAFKA-12983",
+        JAVA_CLIENT,
+        "cooperative double claims (onJoinPrepare skipped)",
+        "3.0.0",
+        outside="the cooperative (incremental) protocol in the consumer model",
+    ),
+    Bug(
+        "KAFKA-12984",
+        JAVA_CLIENT,
+        "one partition owned by two members",
+        "3.0.0",
+        outside="the cooperative-sticky assignor and owned-partition claims",
+    ),
+    Bug("KAFKA-13214", JAVA_CLIENT, "rebalance waits for the old member's session timeout", "3.0.0", pending=_NOT_READ),
+    Bug(
+        "KAFKA-13891/KAFKA-14016",
+        JAVA_CLIENT,
+        "cooperative members revoke too much",
+        "3.3.2",
+        outside="the cooperative protocol in the consumer model",
+    ),
+    Bug(
+        "KAFKA-14639",
+        JAVA_CLIENT,
+        "partition revoked and assigned in one round",
+        "3.5.0",
+        outside="the cooperative-sticky assignor and owned-partition claims",
+    ),
+    Bug(
+        "KAFKA-13310/KAFKA-14024",
+        JAVA_CLIENT,
+        "member dropped at the rebalance timeout",
+        "3.3.0",
+        outside="async commits pending across onJoinPrepare and a rebalance timeout",
+    ),
+    Bug(
+        "KAFKA-14196",
+        JAVA_CLIENT,
+        "duplicates after eager revocation with auto-commit",
+        "3.3.0",
+        outside="fetching that continues while an async commit is in flight",
+    ),
+    Bug(
+        "KAFKA-20985",
+        JAVA_CLIENT,
+        "static consumer fences its own pending join",
+        "open",
+        outside="unsubscribe() of a static consumer and its suppressed LeaveGroup",
+    ),
+    # Other clients.
+    Bug(
+        "librdkafka#4059/#4908",
+        OTHER_CLIENT,
+        "assignment marked lost",
+        "librdkafka 2.10.0",
+        outside="the cooperative protocol and librdkafka's state machine",
+    ),
+    Bug(
+        "librdkafka-1.7.0",
+        OTHER_CLIENT,
+        "commits refused during rebalances",
+        "librdkafka 1.7.0",
+        outside="librdkafka's timed auto-commit and cooperative leave",
+    ),
+    Bug(
+        "librdkafka-1.8.0",
+        OTHER_CLIENT,
+        "second JoinGroup sent during an outstanding one",
+        "librdkafka 1.8.0",
+        outside="subscription changes in the consumer model",
+    ),
+    Bug(
+        "librdkafka-2.2.0",
+        OTHER_CLIENT,
+        "two owners from the sticky assignor",
+        "librdkafka 2.2.0",
+        outside="the sticky assignor with conflicting owned-partition claims",
+    ),
+    Bug(
+        "franz-go#686",
+        OTHER_CLIENT,
+        "partitions orphaned on eager->cooperative upgrade",
+        "franz-go 1.17.0",
+        outside="mixed eager and cooperative members",
+    ),
+    Bug(
+        "franz-go#1326",
+        OTHER_CLIENT,
+        "zombie consumer after a refused commit",
+        "franz-go 1.21.3",
+        fix="twmb/franz-go 824e34d2 (rejoin a classic group when a commit returns a fatal member error)",
+        pending="tried as the inverse of the consumer's reset on an OffsetCommit answered UNKNOWN_MEMBER_ID or "
+        "ILLEGAL_GENERATION: a safety search of the default configuration found nothing in 5 minutes (not "
+        "exhaustive), and by design it should not: exclusive_ownership compares "
+        "consumers of one generation and the zombie's next Heartbeat resets it; "
+        "catching it needs a property over consumption across generations (duplicates) or a timed consumer",
+    ),
+    Bug(
+        "franz-go-d7ae9db9",
+        OTHER_CLIENT,
+        "two owners (AdjustCooperative)",
+        "franz-go 1.21.4",
+        outside="the cooperative protocol and owned-partition generations",
+    ),
+    Bug("sarama#2292", OTHER_CLIENT, "member with no assignment gets nothing", "sarama 1.35.0", pending=_NOT_READ),
+    Bug(
+        "kafka-python#2614",
+        OTHER_CLIENT,
+        "needless churn after REBALANCE_IN_PROGRESS",
+        "kafka-python 2.2.4",
+        pending=_NOT_READ,
+    ),
+    Bug(
+        "kafka-python#3017",
+        OTHER_CLIENT,
+        "needless rejoin after ILLEGAL_GENERATION",
+        "kafka-python 3.0.0",
+        pending=_NOT_READ,
+    ),
+)
+
+IDS: tuple[str, ...] = tuple(b.id for b in CATALOGUE)
+PUT_BACK: tuple[Bug, ...] = tuple(b for b in CATALOGUE if b.put_back)
+
+
+def by_id(bug_id: str) -> Bug:
+    """The catalogued bug ``bug_id``; ``KeyError`` naming the known ids otherwise."""
+    for b in CATALOGUE:
+        if b.id.lower() == bug_id.lower():
+            return b
+    raise KeyError(f"unknown bug {bug_id!r}; known bugs: {', '.join(IDS)}")
+
+
+def markdown() -> str:
+    """The catalogue as the Markdown table ``docs/bugs.md`` embeds (``scripts/bugs_doc.py``)."""
+    lines = [
+        "| id | component | broke | fixed in | fix read | status | put back as / why not |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for b in CATALOGUE:
+        how = f"mutant `{b.mutant}`, caught by `{b.expected}`; {b.fidelity}" if b.put_back else b.reason
+        cells = (b.id, b.component, b.broke, b.fixed_in, b.fix or "–", b.status, how)
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    counts = {
+        s: sum(b.status == s for b in CATALOGUE) for s in ("put back", "equivalent", "outside", "not yet put back")
+    }
+    lines += ["", f"{len(CATALOGUE)} bugs: " + ", ".join(f"{n} {s}" for s, n in counts.items()) + "."]
+    return "\n".join(lines) + "\n"

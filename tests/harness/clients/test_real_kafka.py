@@ -1,0 +1,156 @@
+"""The five client libraries against a real Apache Kafka 4.0.2 broker (``kgc.broker.kafka``), no
+kgc serve between: each reaches a Stable 3-member group (as the broker's DescribeGroups shows it,
+every partition owned by a consumer's callbacks) and processes every record, also after one of
+its processes is killed, and after every connection is cut at a loopback proxy the broker
+advertises; the Java consumer and franz-go process every record across a broker restart; and
+franz-go's missing poll timer, found with kgc serve (``leave_on_poll_timeout``,
+``known-divergences/clients.json``), is shown on real Kafka too: a stalled franz-go member is still
+in the group after ``max.poll.interval.ms`` where a stalled Java member has left.
+
+The broker's jars missing (``scripts/setup.sh``) is an error of these tests naming them, never a
+skip."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from kgc.broker.kafka import KafkaBroker
+from kgc.harness.clients.drivers import LIBRARIES
+from kgc.harness.clients.harness import DEFAULT_ASSIGNMENT, ClientOptions
+from kgc.harness.clients.proxy import CuttingProxy
+from kgc.harness.clients.real import KafkaRun, kafka_behind_proxy
+
+pytestmark = [pytest.mark.clients, pytest.mark.broker]
+
+
+@pytest.fixture(scope="module")
+def behind_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KafkaBroker, CuttingProxy]]:
+    with kafka_behind_proxy(tmp_path_factory.mktemp("kafka-clients")) as both:
+        yield both
+
+
+@pytest.fixture
+def kafka(behind_proxy: tuple[KafkaBroker, CuttingProxy]) -> KafkaBroker:
+    return behind_proxy[0]
+
+
+def _run(behind_proxy: tuple[KafkaBroker, CuttingProxy], library: str, options: ClientOptions) -> KafkaRun:
+    return KafkaRun(behind_proxy[0], library, options, behind_proxy[1])
+
+
+def _until(predicate: Callable[[], bool], timeout_s: float = 40.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def _stable(run: KafkaRun, names: list[str]) -> bool:
+    """The broker says Stable with exactly these members, and their callbacks own every partition."""
+    view = run.describe()
+    owned = run.owned()
+    return (
+        view is not None
+        and view.state == "Stable"
+        and sorted(view.members) == sorted(names)
+        and sorted(p for n in names for p in owned.get(n, set())) == list(range(run.options.partitions))
+    )
+
+
+def _options(library: str) -> ClientOptions:
+    return ClientOptions(assignment=DEFAULT_ASSIGNMENT.get(library, "eager"))
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_three_consumers_reach_stable_and_survive_a_kill(
+    behind_proxy: tuple[KafkaBroker, CuttingProxy], library: str
+) -> None:
+    run = _run(behind_proxy, library, _options(library))
+    try:
+        run.start_producer()
+        names = [run.start_consumer() for _ in range(3)]
+        assert _until(lambda: _stable(run, names)), (run.describe(), run.owned())
+        run.kill(names[0])
+        assert _until(lambda: _stable(run, names[1:])), (run.describe(), run.owned())
+        assert run.drain(40), "every record produced is processed"
+        assert run.check(final=True) == []
+        started = [e for e in run.events if e.kind == "started"]
+        assert started and started[0].data["library"] == library
+    finally:
+        run.close()
+
+
+#: kafka-python is left out: once in three runs its consumers (or the harness's kafka-python
+#: producer) had not processed every record 60 s after the restart; not yet understood
+#: (docs/clients.md, "Not done").
+@pytest.mark.parametrize("library", ["java", "franz-go"])
+def test_every_record_is_processed_across_a_broker_restart(
+    behind_proxy: tuple[KafkaBroker, CuttingProxy], library: str
+) -> None:
+    run = _run(behind_proxy, library, _options(library))
+    try:
+        run.start_producer()
+        names = [run.start_consumer() for _ in range(2)]
+        assert _until(lambda: _stable(run, names))
+        time.sleep(1)
+        run.restart_broker()
+        time.sleep(2)
+        assert run.drain(60), "every record produced is processed after the restart"
+        assert run.check(final=True) == []
+        assert _until(lambda: _stable(run, run.live()))
+    finally:
+        run.close()
+
+
+@pytest.mark.parametrize(("library", "stays"), [("franz-go", True), ("java", False)])
+def test_a_stalled_member_past_the_poll_timeout(
+    behind_proxy: tuple[KafkaBroker, CuttingProxy], library: str, stays: bool
+) -> None:
+    """franz-go has no poll timer (the filed ``leave_on_poll_timeout`` departure); Java's
+    heartbeat thread leaves the group once ``max.poll.interval.ms`` has passed (KIP-62)."""
+    run = _run(behind_proxy, library, ClientOptions(assignment="eager"))
+    try:
+        run.start_producer()
+        names = [run.start_consumer() for _ in range(2)]
+        assert _until(lambda: _stable(run, names))
+        stall_ms = run.options.max_poll_interval_ms + 4000
+        run.stall(names[0], stall_ms)
+        assert _until(lambda: any(e.kind == "stalled" and e.client == names[0] for e in list(run.events)), 10)
+        time.sleep((run.options.max_poll_interval_ms + 2000) / 1000)
+        view = run.describe()
+        assert view is not None
+        assert (names[0] in view.members) is stays, view
+        time.sleep(3)
+        assert run.drain(40)
+        assert run.check(final=True) == []
+    finally:
+        run.close()
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_every_record_is_processed_across_cut_connections(
+    behind_proxy: tuple[KafkaBroker, CuttingProxy], library: str
+) -> None:
+    run = _run(behind_proxy, library, _options(library))
+    try:
+        run.start_producer()
+        names = [run.start_consumer() for _ in range(2)]
+        assert _until(lambda: _stable(run, names))
+        cut = run.cut_connections()
+        time.sleep(1.5)
+        cut += run.cut_connections()
+        assert cut >= 4, "the consumers' and the producer's connections went through the proxy"
+        assert run.drain(60), "every record produced is processed after the cuts"
+        assert run.check(final=True) == []
+    finally:
+        run.close()
+
+
+def test_the_broker_log_is_kept_beside_the_run(kafka: KafkaBroker, tmp_path: Path) -> None:
+    assert kafka.log_path.is_file() and "Kafka Server started" in kafka.log_path.read_text(errors="replace")
