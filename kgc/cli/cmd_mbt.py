@@ -46,8 +46,9 @@ def run(args: argparse.Namespace) -> int:
     if config.profile.name != KAFKA_PROFILE:
         raise InputError(f"kgc mbt runs Apache Kafka 4.0.2, whose behaviour is --profile {KAFKA_PROFILE}")
     out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--out {out}: not a directory")
+    existing = next(p for p in (out, *out.parents) if p.exists() or p == Path(p.anchor or "."))
+    if existing.exists() and not existing.is_dir():
+        raise InputError(f"--out {out}: {existing} is not a directory")
     reason = unavailable_reason()
     if reason is not None:
         print(f"kgc mbt: the Kafka oracle cannot run: {reason}", file=sys.stderr)

@@ -58,6 +58,12 @@ def test_kgc_mbt_exits_as_documented(oracle: OracleProcess, tmp_path: Path) -> N
     written. (A JVM of its own: the CLI stops the JVM it started.)"""
     refused = _kgc("--profile", "scala-3.x")
     assert refused.returncode == 150 and refused.stderr.strip().splitlines()[-1].endswith("--profile java-4.0")
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    blocked = _kgc("--out", str(blocker / "d"))
+    assert blocked.returncode == 150 and blocked.stderr.strip().endswith(f"{blocker} is not a directory")
+    too_large = _kgc("--max-states", "10")
+    assert too_large.returncode == 150 and "exceeds 10 states" in too_large.stderr
     out = tmp_path / "diffs"
     ok = _kgc("--out", str(out), "--json")
     assert ok.returncode == 0, ok.stderr
