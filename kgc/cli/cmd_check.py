@@ -12,6 +12,7 @@ failed), 255 an internal error.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
@@ -178,9 +179,10 @@ def run(args: argparse.Namespace) -> int:
     write_error: InputError | None = None
     files: dict[str, str] = {}
     lasso_files: dict[str, Any] = {}
+    previous: dict[str, tuple[int, int]] = {}
     try:
         if out_dir:
-            clear_previous_outputs(out_dir)
+            previous = previous_outputs(out_dir)
         files = write_counterexamples(result, out_dir, args.format) if out_dir else {}
         if out_dir and args.witnesses:
             files.update(write_witnesses(result, out_dir, args.format, bounds))
@@ -206,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
         if out_dir and liveness is not None and write_error is None:
             lasso_files = live.write_lassos(liveness, out_dir, args.format)
         if out_dir and write_error is None:
+            clear_previous_outputs(out_dir, previous)
             record_outputs(out_dir)
         if junit is not None:
             write_junit(junit, "kgc check", junit_cases(result, liveness), result.stats.seconds)
@@ -277,11 +280,26 @@ def _output_names(out_dir: Path) -> set[str]:
     return names
 
 
-def clear_previous_outputs(out_dir: Path) -> None:
-    """Remove what an earlier run wrote into ``out_dir``, so that a clean run leaves no old
-    counterexample behind; other files are left alone."""
+def previous_outputs(out_dir: Path) -> dict[str, tuple[int, int]]:
+    """What an earlier run wrote into ``out_dir``, each file's identity (inode, mtime)."""
+    found = {}
     for name in _output_names(out_dir):
-        (out_dir / name).unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            st = (out_dir / name).stat()
+            found[name] = (st.st_ino, st.st_mtime_ns)
+    return found
+
+
+def clear_previous_outputs(out_dir: Path, previous: dict[str, tuple[int, int]]) -> None:
+    """Once this run's files are written, remove what an earlier run wrote and this one did not
+    write again, so that a clean run leaves no old counterexample behind; other files are left
+    alone. A run whose writing fails removes nothing: what was there stays readable."""
+    for name, identity in previous.items():
+        path = out_dir / name
+        with contextlib.suppress(FileNotFoundError):
+            st = path.stat()
+            if (st.st_ino, st.st_mtime_ns) == identity:
+                path.unlink()
 
 
 def record_outputs(out_dir: Path) -> None:

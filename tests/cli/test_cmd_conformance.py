@@ -47,7 +47,7 @@ def closed_port() -> int:
     ("argv", "message"),
     [
         (["conformance"], "one of the arguments --bootstrap --broker is required"),
-        (["conformance", "--broker", "kafka"], "argument --broker: invalid choice: 'kafka'"),
+        (["conformance", "--broker", "redpanda"], "argument --broker: invalid choice: 'redpanda'"),
         (["conformance", "--broker", "tansu", "--budget", "-1"], "argument --budget: must be at least 0, got -1"),
         (["conformance", "--broker", "tansu", "--clients", "9"], "argument --clients: must be 1 to 4, got 9"),
         (["conformance", "--broker", "tansu", "--max-wait", "soon"], "must be a number of seconds, got 'soon'"),

@@ -27,7 +27,7 @@ from tests.explorer.summary import summary
 pytestmark = pytest.mark.skipif(not native.AVAILABLE, reason="the native core is not built")
 
 SMALL: dict[str, int] = {"consumers": 1, "partitions": 1, "max_generation": 2, "max_perturbations": 1}
-"""177 states: its checkpoint is a few kilobytes, small enough to damage every byte in turn."""
+"""167 states: its checkpoint is a few kilobytes, small enough to damage every byte in turn."""
 
 
 def _small_checkpoint(directory: Path, mapping: dict[str, int] = SMALL) -> Config:
@@ -73,7 +73,7 @@ def test_the_small_checkpoint_resumes_to_the_uninterrupted_result(tmp_path: Path
     config = _small_checkpoint(tmp_path)
     resumed = Explorer(config, workers=1).run("bfs", checkpoint=tmp_path, resume=True)
     whole = Explorer(config, workers=1).run("bfs")
-    assert resumed.stats.distinct_states == 177
+    assert resumed.stats.distinct_states == 167
     assert summary(resumed) == summary(whole)
 
 
@@ -106,7 +106,7 @@ def test_every_flipped_byte_of_the_parents_records_is_detected(tmp_path: Path) -
     reader = _reader(config, tmp_path)
     parents = tmp_path / "parents.bin"
     good = parents.read_bytes()
-    assert len(good) == 177 * 16
+    assert len(good) == 167 * 16
     missed = []
     for i in range(len(good)):
         damaged = bytearray(good)
