@@ -42,7 +42,7 @@ def _run(behind_proxy: tuple[KafkaBroker, CuttingProxy], library: str, options: 
     return KafkaRun(behind_proxy[0], library, options, behind_proxy[1])
 
 
-def _until(predicate: Callable[[], bool], timeout_s: float = 40.0) -> bool:
+def _until(predicate: Callable[[], bool], timeout_s: float = 90.0) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if predicate():
