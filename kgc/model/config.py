@@ -56,6 +56,10 @@ class Config:
     consumers: int = 3
     partitions: int = 3
     max_generation: int = 3
+    generation_quotient: bool = False
+    """Explore without the generation bound: states that differ only by a shift of every generation
+    number are one state (``kgc.model.generations``; ``--max-generation unbounded``), so every state
+    is expanded and ``max_generation`` is not used."""
     assignor: str = "range"
     faults: frozenset[str] = field(default_factory=lambda: frozenset(FAULTS))
     # Bounded perturbations (docs/kafka/timers.md#join-phase: "perturbations are bounded, recovery never is").
@@ -168,6 +172,11 @@ class Config:
         """Build a config from a mapping (a parsed file or CLI overrides) on top of ``base``."""
         base = base or cls()
         known = {f.name: f for f in fields(cls)}
+        if data.get("max_generation") == "unbounded":
+            # The generation-shift quotient instead of a bound (``kgc.model.generations``).
+            data = {k: v for k, v in data.items() if k != "max_generation"} | {"generation_quotient": True}
+        elif "max_generation" in data and "generation_quotient" not in data:
+            data = dict(data) | {"generation_quotient": False}
         updates: dict[str, Any] = {}
         for key, value in data.items():
             if key not in known:
