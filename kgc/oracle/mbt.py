@@ -8,22 +8,17 @@ every edge is derived greedily: for each edge not yet covered (in breadth-first 
 breadth-first tree path to its source, the edge, then on from its target along uncovered edges
 while there are any.
 
-Each path is a ``kgc-trace`` and is translated to a scenario with the machinery of
-``kgc scenario from-trace`` (``kgc.harness.scenario.from_trace``: each handled request becomes its
-scenario op, each timer the clock move that fires it, each storage completion or failure and
-unload its op). Its expectations are observed on kgc's reference coordinator for the model's
-profile *with the model's mutant switched on* (the reference reads the same catalogue rules as the
-model, ``kgc/model/mutants.py``), then the scenario is replayed on Kafka (target ``kafka``, one
-JVM for the whole run) and every answer, error code, generation, leader, member set, group state,
-timer and eviction is compared. A path whose scenario fails gives its first difference, and the
-scenario is written to a file.
+Each path is driven on Kafka (target ``kafka``, one JVM for the whole run) step by step and judged
+against the model's own transitions (``kgc.oracle.judge``): every answer, error code, generation,
+leader, member set, group state, states entered and eviction; timers are fired by their key. A
+path that differs gives its first difference, and its trace up to that step is written to a file.
 
 Coverage counts the *coordinator* transitions — those the coordinator takes part in (a request
-it handles, a timer firing, a storage completion or failure, an unload) — since only those can be
-driven on Kafka. Consumer-only steps (sending a request under ``atomic_requests`` is the handling
-step itself; reading an answer, a crash, a lost answer) change no coordinator state: they are
-counted apart, as not drivable. A coordinator transition whose path does not translate (the
-scenario machinery has no op for it) is counted as not driven, with the reason.
+it handles, a timer firing, a storage completion or failure, an unload) — on which Kafka agreed
+with the model. Consumer-only steps (reading an answer, a crash, a lost answer) change no
+coordinator state: they are counted apart, as not drivable. A coordinator transition no path
+reached in agreement (a path stopped before it at a recorded divergence) is counted as not driven,
+with the reason.
 """
 
 from __future__ import annotations
