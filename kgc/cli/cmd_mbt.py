@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         )
         for why, n in sorted(report.not_driven.items(), key=lambda kv: -kv[1]):
             print(f"  not driven ({n}): {why}")
-        print(f"{doc['known']} paths met a known divergence ({mbt.HELD_BACK})")
+        print(f"{doc['known']} paths stopped at a known divergence (known-divergences/kafka-4.0.2.json)")
         for p in report.differences:
             print(f"DIFFERENT path {p.index}: {p.reason} -> {p.file}")
         print(f"{len(report.differences)} paths differ")

@@ -32,7 +32,7 @@ from typing import Any
 from kgc.explorer.trace import trace_json
 from kgc.harness.scenario.result import PASSED
 from kgc.interface.coordinator import CoordinatorGone
-from kgc.model.actions import Action
+from kgc.model.actions import STORE_COMPLETE, STORE_FAILURE, Action
 from kgc.model.config import Config
 from kgc.model.state import State
 from kgc.oracle import judge
@@ -152,11 +152,31 @@ class Report:
         }
 
 
-def path_trace(graph: Graph, config: Config, path: list[int], upto: int | None = None) -> dict[str, Any]:
-    """The ``kgc-trace`` document of a path (its first ``upto`` steps), as the explorer writes one."""
-    edges = path if upto is None else path[:upto]
+def to_write_completion(config: Config, state: State, depth: int = 6) -> list[tuple[State, Action, State]] | None:
+    """The shortest run of model steps from ``state`` ending with a write's completion or failure
+    (past the generation bound if need be: the graph stops expanding there)."""
+    from kgc.model.system import ClassicGroupModel
+
+    model = ClassicGroupModel(config)
+    seen = {state}
+    queue: deque[tuple[State, list[tuple[State, Action, State]]]] = deque([(state, [])])
+    while queue:
+        at, steps = queue.popleft()
+        if len(steps) >= depth:
+            continue
+        for action, nxt in model.successors(at):
+            if action.kind in (STORE_COMPLETE, STORE_FAILURE):
+                return [*steps, (at, action, nxt)]
+            if nxt not in seen:
+                seen.add(nxt)
+                queue.append((nxt, [*steps, (at, action, nxt)]))
+    return None
+
+
+def path_trace(graph: Graph, config: Config, path: list[int]) -> dict[str, Any]:
+    """The ``kgc-trace`` document of a path, as the explorer writes one."""
     steps: list[tuple[Action | None, State]] = [(None, graph.states[0])]
-    steps += [(graph.edges[e][1], graph.states[graph.edges[e][2]]) for e in edges]
+    steps += [(graph.edges[e][1], graph.states[graph.edges[e][2]]) for e in path]
     return trace_json(
         "mbt", "a transition-cover path of the model's graph", steps, kind="path", config=config.describe()
     )
@@ -164,7 +184,8 @@ def path_trace(graph: Graph, config: Config, path: list[int], upto: int | None =
 
 HELD_BACK = judge.HELD_BACK
 """The known divergence (known-divergences/kafka-4.0.2.json) a path meets when Kafka's runtime holds
-an answer back until the leader's write commits (CoordinatorRuntime, waitForPendingWrites, 4.0.2)."""
+an answer back until the leader's write commits (CoordinatorRuntime, waitForPendingWrites, 4.0.2):
+the answer is judged when Kafka releases it; one still held when the path ends is never judged."""
 
 
 def run(config: Config, out_dir: Path | None = None, max_states: int = 100_000) -> Report:
@@ -190,19 +211,34 @@ def run(config: Config, out_dir: Path | None = None, max_states: int = 100_000) 
         steps = [(graph.states[graph.edges[e][0]], graph.edges[e][1], graph.states[graph.edges[e][2]]) for e in path]
         try:
             verdict = judge.run_path(config, doc, steps)
+            extension = to_write_completion(config, steps[-1][2]) if verdict.held else None
+            if verdict.verdict == PASSED and extension:
+                # An answer Kafka still holds at the end: on to the write's completion, which
+                # releases it, so that it is judged too (the extra steps count for no coverage).
+                steps = [*steps, *extension]
+                trace_steps: list[tuple[Action | None, State]] = [(None, graph.states[0])]
+                trace_steps += [(a, after) for _b, a, after in steps]
+                doc = trace_json("mbt", "a transition-cover path", trace_steps, kind="path", config=config.describe())
+                verdict = judge.run_path(config, doc, steps)
         except CoordinatorGone as exc:
             report.aborted = str(exc)
             break
-        exercised.update(e for e in path[: verdict.agreed] if e in coordinator_edges)
+        held = {path[i] for i in verdict.held if i < len(path)}
+        exercised.update(e for e in path[: verdict.agreed] if e in coordinator_edges and e not in held)
+        for e in held:
+            stopped.setdefault(e, HELD_BACK)
         if verdict.verdict == PASSED:
-            report.paths.append(PathOutcome(k, path, PASSED))
+            report.paths.append(
+                PathOutcome(k, path, PASSED, "; ".join(f"{HELD_BACK}: step {i + 1}" for i in verdict.held))
+            )
             continue
-        at = path[verdict.step]
         if verdict.verdict == "known":
             report.paths.append(PathOutcome(k, path, "known", verdict.reason))
-            stopped.setdefault(at, HELD_BACK)
+            stopped.setdefault(path[verdict.step], verdict.reason.split(":")[0])
             continue
-        p = PathOutcome(k, path, "failed", verdict.reason, path_trace(graph, config, path, verdict.step + 1))
+        prefix = [(None, graph.states[0]), *((a, after) for _b, a, after in steps[: verdict.step + 1])]
+        trace = trace_json("mbt", "a transition-cover path", prefix, kind="path", config=config.describe())
+        p = PathOutcome(k, path, "failed", verdict.reason, trace)
         if out_dir is not None:
             out_dir.mkdir(parents=True, exist_ok=True)
             target = out_dir / f"{name}.json"

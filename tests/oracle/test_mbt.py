@@ -10,12 +10,17 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from kgc.explorer.trace import trace_json
 from kgc.interface.messages import JoinGroupProtocol, JoinGroupRequest
+from kgc.model.actions import Action
 from kgc.model.config import Config
+from kgc.model.state import State
 from kgc.model.system import ClassicGroupModel
+from kgc.model.types import Errors
 from kgc.oracle import KafkaCoordinator, OracleProcess, broker_properties, judge, mbt
 from kgc.oracle.process import OracleRequestError
 from kgc.paths import ROOT
@@ -33,17 +38,64 @@ def test_the_cover_takes_every_edge_from_the_initial_state() -> None:
 
 
 def test_the_model_agrees_with_kafka_on_every_driven_transition(oracle: OracleProcess, tmp_path: Path) -> None:
-    """Every path judged against the model's own transitions: no difference; every coordinator
-    transition exercised but those behind the recorded divergence (an answer Kafka holds back
-    while the leader's write is outstanding)."""
+    """Every path judged against the model's own transitions: no difference, and every coordinator
+    transition of the CI configuration exercised (those whose answer Kafka holds back while the
+    leader's write is outstanding judged when the write's completion releases it)."""
     report = mbt.run(Config.from_mapping(CI), tmp_path)
     assert report.aborted is None
     assert report.differences == [], [p.reason for p in report.differences]
-    assert all(p.verdict in ("passed", "known") for p in report.paths)
-    assert all(p.reason.startswith(judge.HELD_BACK) for p in report.paths if p.verdict == "known")
-    assert set(report.not_driven) <= {judge.HELD_BACK}
-    assert report.exercised + sum(report.not_driven.values()) == report.coordinator_transitions
-    assert report.exercised >= 0.95 * report.coordinator_transitions
+    assert all(p.verdict == "passed" for p in report.paths)
+    assert report.not_driven == {}
+    assert report.exercised == report.coordinator_transitions == 290
+
+
+def _held_path(config: Config) -> tuple[list[tuple[State, Action, State]], int]:
+    """The first cover path with an answer Kafka holds back, run on to the write's completion,
+    and the index of the step whose answer is held."""
+    graph = mbt.build_graph(config)
+    for path in mbt.cover(graph):
+        steps = [(graph.states[graph.edges[e][0]], graph.edges[e][1], graph.states[graph.edges[e][2]]) for e in path]
+        verdict = judge.run_path(config, _trace(graph, steps), steps)
+        if verdict.held:
+            extension = mbt.to_write_completion(config, steps[-1][2])
+            assert extension is not None
+            return [*steps, *extension], verdict.held[0]
+    raise AssertionError("no path of the CI configuration meets a held-back answer")
+
+
+def _trace(graph: mbt.Graph, steps: list[tuple[State, Action, State]]) -> dict[str, Any]:
+    trace_steps: list[tuple[Action | None, State]] = [(None, graph.states[0]), *((a, s) for _b, a, s in steps)]
+    return trace_json("mbt", "test", trace_steps, kind="path", config=Config.from_mapping(CI).describe())
+
+
+def test_a_held_back_answer_is_judged_when_kafka_releases_it(oracle: OracleProcess) -> None:
+    """The held answer agrees with the model once the write completes; the same path with the
+    model's answer at that step changed (a hand-made bad expectation) differs at the step that
+    releases it, not before."""
+    config = Config.from_mapping(CI)
+    steps, held = _held_path(config)
+    graph = mbt.build_graph(config)
+    assert judge.run_path(config, _trace(graph, steps), steps).verdict == "passed"
+    before, action, after = steps[held]
+    (answer,) = [a for a in action.answers if a.consumer == action.actor]
+    wrong = answer._replace(response=answer.response._replace(error=Errors.UNKNOWN_MEMBER_ID))
+    bad = action._replace(answers=tuple(wrong if a is answer else a for a in action.answers))
+    tampered = [*steps[:held], (before, bad, after), *steps[held + 1 :]]
+    verdict = judge.run_path(config, _trace(graph, tampered), tampered)
+    release = next(
+        i for i, (_b, a, _s) in enumerate(steps) if i > held and a.kind in ("store_complete", "store_failure")
+    )
+    assert verdict.verdict == "failed" and verdict.step == release, verdict
+    assert "UNKNOWN_MEMBER_ID" in verdict.reason and "answers: model" in verdict.reason
+
+
+def test_the_coordinator_faults_configuration_agrees_with_kafka(oracle: OracleProcess, tmp_path: Path) -> None:
+    """Store failure, unload and session expiry: no difference, every coordinator transition exercised."""
+    faults = Config.from_mapping({**CI, "faults": ["store_failure", "coordinator_unload", "session_expiry"]})
+    report = mbt.run(faults, tmp_path)
+    assert report.aborted is None
+    assert report.differences == [], [p.reason for p in report.differences]
+    assert report.exercised == report.coordinator_transitions, report.not_driven
 
 
 def _mutant_first_step(graph: mbt.Graph, path: list[int], plain: ClassicGroupModel) -> int:
