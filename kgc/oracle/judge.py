@@ -172,6 +172,7 @@ class PathRun:
         self.sent_member: dict[RequestId, str] = {}
         self.stale_flag = False  # Kafka's newMemberAdded left set by a completed join phase
         self.held: list[Held] = []
+        self.early_events: list[Event] = []
         self.released: list[int] = []
         self.records: list[tuple[StepRecord, CoordinatorSnapshot]] = []
         self.snapshot = CoordinatorSnapshot(0, {}, (), ())
@@ -189,7 +190,10 @@ class PathRun:
         step = self.doc["steps"][index]
         if action.handled:
             actor = step["actor"]
-            for request in step.get("handled", []):
+            handled = step.get("handled", [])
+            for k, request in enumerate(handled):
+                if k > 0:
+                    self._bind_required(handled[k].get("member"))
                 op = self.translation.request_op(index, actor, request)
                 if isinstance(op, ops.Join):
                     op = ops.Join(
@@ -236,6 +240,21 @@ class PathRun:
                     break
                 self.kafka.fire_timer(key)
         return None
+
+    def _bind_required(self, member: str | None) -> None:
+        """Within one model step a consumer may send JoinGroup twice (KIP-394: the first answered
+        MEMBER_ID_REQUIRED with an id, the second carries it): bind the id Kafka handed out to the
+        model's id the second request names, before it is sent."""
+        self.early_events += self.kafka.take_events()
+        if not member:
+            return
+        serial = member.partition("#")
+        mid: MemberId = (int(serial[0][1:]) - 1, int(serial[2] or 0))
+        for event in self.early_events:
+            body = event.body if isinstance(event, ResponseEvent) else None
+            if isinstance(body, JoinGroupResponse) and body.error == Errors.MEMBER_ID_REQUIRED and body.member_id:
+                self.ids.ids[body.member_id] = mid
+                self.kafka_of[mid] = body.member_id
 
     def _timer_key(self, action: Action) -> str | None:
         """Kafka's key of the timer a model step fires (None: a member Kafka has no id for)."""
@@ -319,7 +338,8 @@ class PathRun:
         why = self._drive(index, action)
         if why is not None:
             return StepVerdict("differs", why)
-        events = self.kafka.take_events()
+        events = [*self.early_events, *self.kafka.take_events()]
+        self.early_events = []
         snapshot = self.records[-1][1] if self.records else self.kafka.introspect()
         label = f"step {index + 1} ({_label(self.doc['steps'][index])})"
         try:
