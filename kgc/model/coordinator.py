@@ -70,6 +70,7 @@ class GroupTx:
         self.new_member_added = group.new_member_added
         self.stores = group.stores
         self.stale_sync = group.stale_sync
+        self.addressable = group.addressable
         self.path: list[GroupState] = []
         self.answers: list[Answer] = []
         self.evicted: list[MemberId] = []
@@ -86,6 +87,7 @@ class GroupTx:
             and self.new_member_added == g.new_member_added
             and self.stores is g.stores
             and self.stale_sync == g.stale_sync
+            and self.addressable == g.addressable
             and len(self.members) == len(g.members)
             and len(self.pending) == len(g.pending)
             and all(self.members.get(m.mid) is m for m in g.members)
@@ -104,6 +106,7 @@ class GroupTx:
                 self.new_member_added,
                 self.stores,
                 self.stale_sync,
+                self.addressable,
             ),
         )
 
@@ -369,6 +372,9 @@ def handle_request(tx: GroupTx, consumer: int, request: Request, in_use: set[Mem
     """Handle the request at the head of ``consumer``'s connection. Returns True when the request
     is parked in purgatory (no immediate answer). ``in_use`` lists member ids the consumer itself
     still refers to (fresh ids must differ from them)."""
+    if tx.state == DEAD and tx.addressable:
+        handle_in_dead_group(tx, consumer, request)
+        return False
     if tx.state == DEAD:
         # The unloaded group is gone from this broker's cache: validateGroupStatus answers
         # NOT_COORDINATOR to every request (docs/kafka/requests.md#checks, docs/kafka/group.md#unload).
@@ -390,6 +396,45 @@ def handle_request(tx: GroupTx, consumer: int, request: Request, in_use: set[Mem
     else:  # pragma: no cover - the enum is closed
         raise ValueError(f"unknown API {api!r}")
     return False
+
+
+def handle_in_dead_group(tx: GroupTx, consumer: int, request: Request) -> None:
+    """A request that reaches a Dead group still in the cache (``Group.addressable``). Every
+    group-managed handler checks Dead first (only ``group.max.size``, which accepts a Dead group,
+    and the session-timeout bounds come before) and answers the profile's ``dead_group_error``
+    (COORDINATOR_NOT_AVAILABLE since 2.3, KAFKA-8386): Kafka 3.6.2
+    ``core/src/main/scala/kafka/coordinator/group/GroupCoordinator.scala`` (``doNewMemberJoinGroup``,
+    ``doCurrentMemberJoinGroup``, ``validateSyncGroup``, ``handleHeartbeat``, ``handleLeaveGroup`` —
+    the whole request fails, no per-member errors —, ``validateOffsetCommit``, also for a commit
+    without group management); Kafka 4.0
+    ``group-coordinator/src/main/java/org/apache/kafka/coordinator/group/GroupMetadataManager.java``
+    (``classicGroupJoin…``, ``classicGroupSync``, ``classicGroupHeartbeat``,
+    ``classicGroupLeave``: ``group.isInState(DEAD)`` → COORDINATOR_NOT_AVAILABLE) and
+    ``OffsetMetadataManager.validateOffsetCommit``. OffsetFetch answers NONE with no offsets
+    (3.6.2 ``GroupMetadataManager.getOffsets``: a Dead group's offsets are INVALID_OFFSET)."""
+    if request.api == ApiKey.OFFSET_FETCH:
+        tx.respond(consumer, Response(ApiKey.OFFSET_FETCH, Errors.NONE))
+        return
+    tx.respond(consumer, _error_response(request.api, tx.config.profile.dead_group_error))
+
+
+def commit_to_absent_group(config: Config, generation: int, api_version: int) -> Errors | None:
+    """An OffsetCommit to a group the coordinator does not have. None: the commit (generation < 0,
+    a client without group management) creates an Empty group and is stored. Otherwise the error
+    every partition gets, and no group is created: ILLEGAL_GENERATION (Kafka 3.6.2
+    ``GroupCoordinator.handleCommitOffsets``, ``case None``: "the group is not relying on Kafka
+    for group management ... or this is a request coming from an older generation. either way,
+    reject the commit"), or, on the Java 4.0 coordinator for OffsetCommit v9+, GROUP_ID_NOT_FOUND
+    (4.0 ``OffsetMetadataManager.validateOffsetCommit``; ``Profile.commit_unknown_group_v9_group_id_not_found``).
+
+    The model's group exists from the start (``initial_group``: Kafka creates it on the first
+    id-less JoinGroup), so the explorer never sends this; the judge follows scenarios that begin
+    before any group exists."""
+    if generation < 0:
+        return None
+    if config.profile.commit_unknown_group_v9_group_id_not_found and api_version >= 9:
+        return Errors.GROUP_ID_NOT_FOUND
+    return Errors.ILLEGAL_GENERATION
 
 
 def _error_response(api: ApiKey, error: Errors) -> Response:
@@ -772,6 +817,28 @@ def unload(tx: GroupTx) -> None:
     tx.join_timer = JoinTimer.NONE
     tx.new_member_added = False
     tx.stores = ()
+    tx.transition_to(DEAD)
+
+
+def mark_dead(tx: GroupTx) -> None:
+    """The group becomes Dead but stays in the coordinator's cache (``Group.addressable``): the
+    same transition and callbacks as :func:`unload` (3.6.2 ``GroupCoordinator.onGroupUnloaded``:
+    parked JoinGroups and SyncGroups answered NOT_COORDINATOR), seen by a request that obtained
+    the group object before it was removed (KAFKA-8386; Kafka's ``…DeadGroup`` tests). The group
+    object keeps its generation, leader, members and pending ids; its timers and writes no longer
+    act (the explorer halts a Dead group)."""
+    for mid in sorted(tx.members):
+        m = tx.members[mid]
+        if tx.state == PR and m.awaiting_join:
+            tx.answer_parked(mid, Response(ApiKey.JOIN_GROUP, Errors.NOT_COORDINATOR), m.orphan)
+        if tx.state in (CR, STABLE) and m.awaiting_sync:
+            tx.answer_parked(mid, Response(ApiKey.SYNC_GROUP, Errors.NOT_COORDINATOR), m.orphan)
+        tx.update(mid, awaiting_join=False, awaiting_sync=False, pending_sync=False)
+    tx.stale_sync = False
+    tx.join_timer = JoinTimer.NONE
+    tx.new_member_added = False
+    tx.stores = ()
+    tx.addressable = True
     tx.transition_to(DEAD)
 
 

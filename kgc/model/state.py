@@ -112,6 +112,12 @@ class Group(NamedTuple):
     Stable before its old id sent SyncGroup (``replaceStaticMember`` moves the member, not its
     pending-sync entry; ``update_static_member_and_rebalance``). DelayedSync then cannot complete
     early; its expiry removes nobody for that id and still starts a rebalance."""
+    addressable: bool = False
+    """Dead and still in the coordinator's cache (``mark_dead``): a request that obtained the group
+    object before the coordinator dropped it, or after a deletion, reaches the Dead branch of its
+    handler, which answers COORDINATOR_NOT_AVAILABLE (2.3+, KAFKA-8386) instead of the
+    NOT_COORDINATOR of a group no longer cached. The explorer never reaches it (its unload drops
+    the group); the judge does, for Kafka's ``…DeadGroup`` tests."""
 
     def member(self, mid: MemberId) -> Member | None:
         for m in self.members:

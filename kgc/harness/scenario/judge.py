@@ -108,8 +108,6 @@ def coverage_gap(scenario: Scenario, profile: Profile) -> str | None:
     for index, step in enumerate(scenario.steps):
         where = f"step {index} ({step.op})"
         match step:
-            case ops.MarkDead():
-                return f"{where}: a Dead group that stays addressable is not in the model (it stops at unload)"
             case ops.Sync() if step.protocol_type is not None or step.protocol_name is not None:
                 return f"{where}: SyncGroup's protocol type and name checks are not in the model"
             case ops.Join():
@@ -133,7 +131,7 @@ def coverage_gap(scenario: Scenario, profile: Profile) -> str | None:
                 | ops.StoreComplete()
             ):
                 pass
-            case ops.CoordinatorUnload():
+            case ops.CoordinatorUnload() | ops.MarkDead():
                 pass
             case _:
                 return f"{where}: the model has no counterpart of this op"
@@ -373,6 +371,8 @@ class _Judge:
                 yield from self._store_complete(world, step)
             case ops.CoordinatorUnload():
                 yield from self._unload(world)
+            case ops.MarkDead():
+                yield from self._mark_dead(world)
             case ops.Join() | ops.Sync() | ops.Heartbeat() | ops.Leave() | ops.Commit() | ops.Fetch():
                 yield from self._request(world, index, step)
             case _:  # coverage_gap has skipped the scenario
@@ -404,10 +404,8 @@ class _Judge:
             case ops.Commit():
                 generation = step.generation
                 if not world.exists and not dead and generation >= 0:
-                    raise OutsideModel(
-                        f"step {index}: OffsetCommit with generation {generation} to a group that does not exist "
-                        "(ILLEGAL_GENERATION / GROUP_ID_NOT_FOUND): the model starts from an existing Empty group"
-                    )
+                    yield from self._commit_to_absent_group(world, step)
+                    return
                 request = Request(ApiKey.OFFSET_COMMIT, mid, generation)
                 creates = generation < 0 and not dead
             case ops.Fetch():
@@ -496,7 +494,8 @@ class _Judge:
             world.issued | issued_now,
         )
         if isinstance(step, ops.Fetch) and isinstance(own, dict) and own.get("error") == "NONE":
-            stored = dict(world.offsets)
+            # A Dead group's offsets read as INVALID_OFFSET (coord.handle_in_dead_group).
+            stored = {} if group.addressable else dict(world.offsets)
             own["offsets"] = {tp: stored.get(tp, -1) for tp in step.partitions}
         observed = _Observed(own, completions, evicted_names, timers, tuple(s.kafka_name for s in path))
         return observed, after
@@ -621,6 +620,25 @@ class _Judge:
         for _, (group, answers, path, applied) in enumerate_choices(body):
             after, observed = self._after_timer(world, answers, path, (), group)
             yield replace(observed, own={"applied": applied}), after
+
+    def _commit_to_absent_group(self, world: _World, step: ops.Commit) -> Iterator[tuple[_Observed, _World]]:
+        """``coord.commit_to_absent_group``: refused, and no group is created."""
+        error = coord.commit_to_absent_group(self.config, step.generation, ops.given(step.api_version, 8))
+        assert error is not None  # a generation >= 0
+        yield _Observed({"error": error.name}), world
+
+    def _mark_dead(self, world: _World) -> Iterator[tuple[_Observed, _World]]:
+        if not world.exists:
+            raise OutsideModel("mark_dead before the group exists: there is no group object to mark Dead")
+
+        def body(chooser: Chooser) -> tuple[Group, tuple[Answer, ...], tuple[GroupState, ...]]:
+            tx = coord.GroupTx(world.group, self.config, chooser)
+            coord.mark_dead(tx)
+            return tx.freeze(), tuple(tx.answers), tuple(tx.path)
+
+        for _, (group, answers, path) in enumerate_choices(body):
+            after, observed = self._after_timer(world, answers, path, (), group)
+            yield observed, after
 
     def _unload(self, world: _World) -> Iterator[tuple[_Observed, _World]]:
         if not world.exists:
