@@ -195,6 +195,24 @@ class GroupTx:
         tied = sorted(p for p, n in votes.items() if n == best)
         return tied[0] if len(tied) == 1 else self.chooser.choose(tied)
 
+    def selection_may_change(self) -> bool:
+        """Whether ``selectProtocol`` run now may pick another protocol than the selected one
+        (a static member replaced in Stable with new protocols). The current one is not among
+        the most voted: yes. It ties with others: hash-map order decides in Kafka, an arbitrary
+        choice here. With unchanged protocols the votes are those of the last selection, which
+        Kafka's deterministic order repeats; the caller does not ask then."""
+        members = [self.members[mid] for mid in sorted(self.members)]
+        candidates = {p for p in members[0].protocols if all(p in m.protocols for m in members)}
+        votes: dict[int, int] = {}
+        for m in members:
+            vote = next((p for p in m.protocols if p in candidates), NO_PROTOCOL)
+            votes[vote] = votes.get(vote, 0) + 1
+        best = max(votes.values())
+        winners = sorted(p for p, n in votes.items() if n == best)
+        if self.protocol not in winners:
+            return True
+        return len(winners) > 1 and self.chooser.choose([False, True])
+
     def fresh_member_id(self, consumer: int, in_use: set[MemberId]) -> MemberId:
         """``clientId-UUID``: an id never equal to one this group or the consumer still refers to.
         Serials are reused once nothing refers to them, which keeps the state space finite."""
@@ -645,7 +663,7 @@ def update_static_member_and_rebalance(
         tx.stale_sync = True
     if tx.leader == old:
         tx.leader = new
-    if tx.state == STABLE and tx.select_protocol() != tx.protocol:
+    if tx.state == STABLE and m.protocols != request.protocols and tx.selection_may_change():
         tx.prepare_rebalance()
         return True
     if tx.state == STABLE:
@@ -902,6 +920,9 @@ def unload(tx: GroupTx) -> None:
     tx.join_timer = JoinTimer.NONE
     tx.new_member_added = False
     tx.stores = ()
+    # The group leaves this broker: its protocol is never read again (forgotten, as in Empty).
+    tx.protocol = NO_PROTOCOL
+    tx.protocol_type = NO_PROTOCOL
     tx.transition_to(DEAD)
 
 
