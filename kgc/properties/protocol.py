@@ -14,13 +14,13 @@ from kgc.model.actions import (
     EXPIRE_HEARTBEAT,
     EXPIRE_JOIN,
     EXPIRE_SYNC,
+    HANDLE,
     RECEIVE,
     STORE_COMPLETE,
     STORE_FAILURE,
     Action,
     Answer,
 )
-from kgc.model.actions import HANDLE
 from kgc.model.state import NO_MEMBER, NO_PROTOCOL, JoinTimer, Request, State
 from kgc.model.types import VALID_PREVIOUS_STATES, ApiKey, Errors, GroupState, MemberState
 from kgc.properties.base import (

@@ -133,9 +133,7 @@ def test_a_member_without_the_selected_protocol_breaks_the_invariant() -> None:
     """Hand-made states: a Stable group whose selected protocol (1) one member does not offer, and
     one with a member of another protocol type (as if supportsProtocols were skipped)."""
     start = State(initial_group(), (), None)  # type: ignore[arg-type]
-    group = initial_group()._replace(
-        state=GroupState.STABLE, generation=1, leader=(0, 0), protocol=1, protocol_type=0
-    )
+    group = initial_group()._replace(state=GroupState.STABLE, generation=1, leader=(0, 0), protocol=1, protocol_type=0)
     good = group._replace(members=(_member((0, 0), (0, 1)), _member((1, 0), (1,))))
     assert protocol_consistent_members.check_state(start._replace(group=good))  # type: ignore[misc]
     missing = group._replace(members=(_member((0, 0), (0,)), _member((1, 0), (1,))))
@@ -188,11 +186,16 @@ def test_a_tie_between_protocols_is_an_arbitrary_choice() -> None:
 def test_sync_v5_fields_are_checked_only_when_sent() -> None:
     config = small()
     group = initial_group()._replace(
-        state=GroupState.STABLE, generation=1, leader=(0, 0), protocol=0, protocol_type=0,
+        state=GroupState.STABLE,
+        generation=1,
+        leader=(0, 0),
+        protocol=0,
+        protocol_type=0,
         members=(_member((0, 0), (0,)),),
     )
+
     def error(**fields: int) -> Errors:
-        ((_, answers),) = handle(group, config, 0, Request(ApiKey.SYNC_GROUP, (0, 0), 1, **fields))
+        ((_, answers),) = handle(group, config, 0, Request(ApiKey.SYNC_GROUP, (0, 0), 1)._replace(**fields))
         return answers[0].error
 
     assert error() == Errors.NONE

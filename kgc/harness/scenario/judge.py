@@ -29,24 +29,24 @@ pending members), ``state_path`` and ``time_ms`` (the sum of ``advance_time`` st
 no clock). Offsets are stored blindly by Kafka and not kept by the model (docs/reductions.md); the
 judge stores the offsets of every commit the model accepts and answers OffsetFetch from them.
 
-Skipped, with the reason, because the model leaves them out (docs/reductions.md, docs/model-scope.md,
+Skipped, with the reason, because the model leaves them out (docs/model-scope.md,
 kgc/model/config.py): a member name sending two group instance ids, or requests with and without
 one (each instance id is one of the model's static consumers, whose index is the instance id;
-every name sending it is that consumer, as a restarted client is), INCONSISTENT_GROUP_PROTOCOL
-and protocol selection (every join must offer the same protocol names with type ``consumer``;
-metadata may differ), SyncGroup's v5 protocol fields,
-INVALID_SESSION_TIMEOUT (session timeouts outside the bounds), ``mark_dead`` (a Dead group kept
-addressable), a member whose own JoinGroups differ in version (each member is a consumer of one
-JoinGroup version, ``Config.join_versions``, so members of different versions are judged),
-profiles other than ``scala-3.x`` and ``java-4.0``, and the two requests whose answer depends on
-the group not existing yet — OffsetCommit with a generation >= 0 and (``java-4.0``) LeaveGroup —
-since the model folds group creation into its initial Empty group. ``group.max.size`` is the
-model's ``Config.group_max_size``: the judge gives it the scenario's limit.
+every name sending it is that consumer, as a restarted client is), a member whose own JoinGroups
+differ in version (each member is a consumer of one JoinGroup version, ``Config.join_versions``,
+so members of different versions are judged), and profiles other than ``scala-3.x`` and
+``java-4.0``. Everything else is the model's: protocol names and types become the model's codes
+(``Config.protocols``: selection, INCONSISTENT_GROUP_PROTOCOL, SyncGroup's v5 checks), session
+timeouts are checked against the scenario's bounds (INVALID_SESSION_TIMEOUT), ``mark_dead`` is
+``coord.mark_dead`` (a Dead group kept addressable), an OffsetCommit with a generation to a group
+that does not exist yet is ``coord.commit_to_absent_group``, ``group.max.size`` is
+``Config.group_max_size`` (the scenario's limit), and the heartbeat timer of a member that
+``group.max.size`` removed fires without effect (``_World.unheld``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -407,7 +407,9 @@ class _Judge:
                     mid,
                     step.generation,
                     plan=self._plan(world, step),
-                    sync_protocol_type=NOT_SENT if step.protocol_type is None else self._protocol_type(step.protocol_type),
+                    sync_protocol_type=NOT_SENT
+                    if step.protocol_type is None
+                    else self._protocol_type(step.protocol_type),
                     sync_protocol_name=NOT_SENT if step.protocol_name is None else self._protocol(step.protocol_name),
                 )
                 immediate_store = step.completion(self.scenario.config) == "immediate"
@@ -739,6 +741,11 @@ class _Judge:
 
     def _protocol_type(self, name: str) -> int:
         return self.protocol_types.setdefault(name, len(self.protocol_types) - 1)
+
+    @staticmethod
+    def _sent(value: str | None, code: Callable[[str], int]) -> int:
+        """A SyncGroup v5 field as the model's code; NOT_SENT when the request does not carry it."""
+        return NOT_SENT if value is None else code(value)
 
     def _protocol_text(self, code: int) -> str | None:
         return next((name for name, c in self.protocols.items() if c == code), None)
