@@ -30,7 +30,7 @@ from kgc.explorer.search import Bounds, ProgressFn, Stats
 from kgc.model.config import Config
 
 #: Why an exploration stopped early that makes it incomplete (the engine's ``stopped_by``).
-INCOMPLETE_CAUSES = ("time-limit", "max-states", "memory", "interrupted")
+INCOMPLETE_CAUSES = ("time-limit", "max-states", "memory", "interrupted", "checkpoint-write")
 
 
 class Terminated(KeyboardInterrupt):
