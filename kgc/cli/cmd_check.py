@@ -165,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise InputError(f"--engine {args.engine}: {exc}") from None
         checkpoint, every, resume = checkpoint_from_args(args)
-        progress = None if quiet else progress_reporter(phase="safety search")
+        progress = None if quiet else progress_reporter(phase="safety search", strategy=args.strategy)
         try:
             result = explorer.run(args.strategy, bounds, progress, checkpoint, every, resume)
         except ValueError as exc:
