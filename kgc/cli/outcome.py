@@ -110,7 +110,7 @@ def describe_bounds(bounds: Bounds) -> str:
 def header_lines(verb: str, config: Config, bounds: Bounds, strategy: str = "bfs") -> list[str]:
     cfg = config
     mutant = f", mutant {cfg.mutant}" if cfg.mutant else ""
-    generations = "all generations (quotient)" if cfg.generation_quotient else f"generations ≤ {cfg.max_generation}"
+    generations = cfg.generations_text
     return [
         f"kgc {verb}: {cfg.consumers} consumers ({cfg.static_consumers} static), {cfg.partitions} partitions, "
         f"{generations}, assignor {cfg.assignor}, profile {cfg.profile}{mutant}",

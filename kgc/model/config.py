@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -171,6 +172,12 @@ class Config:
         if consumer < len(self.join_versions):
             return self.join_versions[consumer] >= JOIN_VERSION_KNOWN_MEMBER_ID
         return self.require_known_member_id
+
+    @property
+    def generations_text(self) -> str:
+        """How the run bounds generations, for headers: ``generations ≤ 3`` or ``all generations
+        (quotient)`` (``generation_quotient``)."""
+        return "all generations (quotient)" if self.generation_quotient else f"generations ≤ {self.max_generation}"
 
     @property
     def protocol_table(self) -> tuple[str, ...]:
@@ -356,6 +363,13 @@ class Config:
             self.mutant == "" or self.mutant in MUTANTS,
             f"mutant must be one of {', '.join(MUTANTS)}, got {self.mutant!r}",
         )
+
+
+def generations_of(described: Mapping[str, Any]) -> str:
+    """``Config.generations_text`` of a described configuration (a trace's or a report's ``config``)."""
+    if described.get("generation_quotient"):
+        return "all generations (quotient)"
+    return f"generations ≤ {described.get('max_generation')}"
 
 
 def _coerce(key: str, value: Any, current: Any) -> Any:
