@@ -74,8 +74,6 @@ class Bug:
         return self.outside or self.equivalent or self.pending
 
 
-_NOT_READ = "may lie inside the model; its fix is not read yet, so no profile is written"
-
 CATALOGUE: tuple[Bug, ...] = (
     # Scala GroupCoordinator.
     Bug(
@@ -254,7 +252,16 @@ CATALOGUE: tuple[Bug, ...] = (
         "3.0.0",
         outside="the cooperative-sticky assignor and owned-partition claims",
     ),
-    Bug("KAFKA-13214", JAVA_CLIENT, "rebalance waits for the old member's session timeout", "3.0.0", pending=_NOT_READ),
+    Bug(
+        "KAFKA-13214",
+        JAVA_CLIENT,
+        "rebalance waits for the old member's session timeout",
+        "3.0.0",
+        pending="may lie inside the model (a consumer that forgets its member id on a coordinator error and rejoins "
+        "as a new member), but its fix was not found in the sources kgc's team could read, so no profile is "
+        "written; in the untimed model the old member's session timeout is an enabled step, so the wait it "
+        "causes would show only to a property over time",
+    ),
     Bug(
         "KAFKA-13891/KAFKA-14016",
         JAVA_CLIENT,
@@ -332,11 +339,10 @@ CATALOGUE: tuple[Bug, ...] = (
         "zombie consumer after a refused commit",
         "franz-go 1.21.3",
         fix="twmb/franz-go 824e34d2 (rejoin a classic group when a commit returns a fatal member error)",
-        pending="tried as the inverse of the consumer's reset on an OffsetCommit answered UNKNOWN_MEMBER_ID or "
-        "ILLEGAL_GENERATION: a safety search of the default configuration found nothing in 5 minutes (not "
-        "exhaustive), and by design it should not: exclusive_ownership compares "
-        "consumers of one generation and the zombie's next Heartbeat resets it; "
-        "catching it needs a property over consumption across generations (duplicates) or a timed consumer",
+        mutant=m.COMMIT_MEMBER_ERROR_IGNORED,
+        fidelity="the inverse of the consumer's reset on an OffsetCommit answered UNKNOWN_MEMBER_ID or "
+        "ILLEGAL_GENERATION: the consumer keeps its partitions; caught by fenced_consumer_releases, the rule "
+        "every client follows on those answers (Java: resetGenerationOnResponseError, onPartitionsLost)",
     ),
     Bug(
         "franz-go-d7ae9db9",
@@ -345,20 +351,34 @@ CATALOGUE: tuple[Bug, ...] = (
         "franz-go 1.21.4",
         outside="the cooperative protocol and owned-partition generations",
     ),
-    Bug("sarama#2292", OTHER_CLIENT, "member with no assignment gets nothing", "sarama 1.35.0", pending=_NOT_READ),
+    Bug(
+        "sarama#2292",
+        OTHER_CLIENT,
+        "members with no partition left out of the leader's SyncGroup plan",
+        "sarama 1.35.0",
+        fix="IBM/sarama#2292 (include assignment-less members in SyncGroup; issue IBM/sarama#2290)",
+        mutant=m.PLAN_OMITS_UNASSIGNED,
+        equivalent=m.by_name(m.PLAN_OMITS_UNASSIGNED).equivalent,
+    ),
     Bug(
         "kafka-python#2614",
         OTHER_CLIENT,
         "needless churn after REBALANCE_IN_PROGRESS",
         "kafka-python 2.2.4",
-        pending=_NOT_READ,
+        fix="dpkp/kafka-python#2614 (do not reset_generation after RebalanceInProgressError; "
+        "ConsumerCoordinator._handle_offset_commit_response)",
+        mutant=m.REBALANCE_IN_PROGRESS_RESETS_GENERATION,
+        equivalent=m.by_name(m.REBALANCE_IN_PROGRESS_RESETS_GENERATION).equivalent,
     ),
     Bug(
         "kafka-python#3017",
         OTHER_CLIENT,
         "needless rejoin after ILLEGAL_GENERATION",
         "kafka-python 3.0.0",
-        pending=_NOT_READ,
+        fix="dpkp/kafka-python#3017 (preserve member id on IllegalGeneration error; the Java client's rule since "
+        "KAFKA-13419, apache/kafka#11451)",
+        mutant=m.ILLEGAL_GENERATION_RESETS_MEMBER_ID,
+        equivalent=m.by_name(m.ILLEGAL_GENERATION_RESETS_MEMBER_ID).equivalent,
     ),
 )
 

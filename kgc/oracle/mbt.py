@@ -179,8 +179,19 @@ def path_scenario(graph: Graph, config: Config, path: list[int], name: str) -> d
     with the model's profile and mutant. Raises TraceNotTranslatable."""
     steps: list[tuple[Action | None, State]] = [(None, graph.states[0])]
     steps += [(graph.edges[e][1], graph.states[graph.edges[e][2]]) for e in path]
+    return steps_scenario(
+        config, steps, name, f"Path {name} of the model's transition cover ({len(path)} model steps).", "(code) kgc mbt"
+    )
+
+
+def steps_scenario(
+    config: Config, steps: list[tuple[Action | None, State]], name: str, description: str, source: str
+) -> dict[str, Any]:
+    """The ``kgc-scenarios`` document of a path of the model (from an initial state), its
+    expectations observed on the reference with the model's profile and mutant (``config.mutant``).
+    Raises TraceNotTranslatable."""
     described = config.describe()
-    doc = trace_json("mbt", "a transition-cover path of the model's graph", steps, kind="path", config=described)
+    doc = trace_json("mbt", "a path of the model's graph", steps, kind="path", config=described)
     plain = Config.from_mapping({k: v for k, v in described.items() if k != "mutant"})
     # Only the first timing of kgc.harness.scenario.from_trace: its second shortens the new-member
     # join timeout, which Kafka 4.0.2 fixes at 300000 ms (GroupCoordinatorConfig.classicGroupNewMemberJoinTimeoutMs).
@@ -198,8 +209,8 @@ def path_scenario(graph: Graph, config: Config, path: list[int], name: str) -> d
     def build(scenario_config: ScenarioConfig) -> Any:
         return make_target("reference", scenario_config, config.profile, mutant)
 
-    document = recorder.document(name, f"Path {name} of the model's transition cover ({len(path)} model steps).", build)
-    document["scenarios"][0]["source_test"] = "(code) kgc mbt"
+    document = recorder.document(name, description, build)
+    document["scenarios"][0]["source_test"] = source
     return document
 
 
