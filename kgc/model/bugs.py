@@ -97,6 +97,18 @@ CATALOGUE: tuple[Bug, ...] = (
         fidelity="broader than the fix: the mutant also skips re-election when the leader leaves",
     ),
     Bug(
+        "KAFKA-9801",
+        SCALA_COORDINATOR,
+        "a static member replaced in CompletingRebalance is given nothing: the leader planned for its old member id",
+        "2.5.1",
+        fix="apache/kafka#8405 (GroupCoordinator.updateStaticMemberAndRebalance: CompletingRebalance starts a "
+        "rebalance instead of answering as Stable)",
+        mutant=m.STATIC_REPLACEMENT_SKIPS_REBALANCE,
+        fidelity="the inverse of the fix's coordinator half (the client half, not resetting the state to UNJOINED "
+        "when already rebalancing, is not modelled); Kafka 2.3-2.5.0 answered the replaced member at once with "
+        "the current generation and the old leader, as the mutant does",
+    ),
+    Bug(
         "KAFKA-9232",
         SCALA_COORDINATOR,
         "a new member's first heartbeat never completed; evicted after the new-member timeout",

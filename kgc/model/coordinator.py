@@ -527,9 +527,11 @@ def update_static_member_and_rebalance(tx: GroupTx, consumer: int, old: MemberId
         tx.stale_sync = True
     if tx.leader == old:
         tx.leader = new
-    if tx.state == STABLE:
+    if tx.state == STABLE or (tx.state == CR and not tx.rules.static_replacement_rebalances_completing):
         # The answer names the leader as it was before the replacement, so that a replaced
         # leader takes itself for a follower and plans nothing a Stable group would not hand out.
+        # (Up to 2.5.0 CompletingRebalance was answered so too, KAFKA-9801: the leader's plan then
+        # names the old member id.)
         tx.update(new, awaiting_join=False)
         tx.respond(consumer, replace(_current_join_response(tx, new), leader=current_leader, members=()))
         return False

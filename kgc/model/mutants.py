@@ -69,6 +69,7 @@ COMMIT_MEMBER_ERROR_IGNORED = "commit_member_error_ignored"
 ILLEGAL_GENERATION_RESETS_MEMBER_ID = "illegal_generation_resets_member_id"
 REBALANCE_IN_PROGRESS_RESETS_GENERATION = "rebalance_in_progress_resets_generation"
 PLAN_OMITS_UNASSIGNED = "plan_omits_unassigned"
+STATIC_REPLACEMENT_SKIPS_REBALANCE = "static_replacement_skips_rebalance"
 
 
 @dataclass(frozen=True)
@@ -192,6 +193,10 @@ class Rules(NamedTuple):
     """An OffsetCommit answered REBALANCE_IN_PROGRESS only asks for a rejoin: the member id and
     generation are kept (Java ``OffsetCommitResponseHandler``, ``requestRejoin``; kafka-python 2.2.4,
     dpkp/kafka-python#2614)."""
+    static_replacement_rebalances_completing: bool = True
+    """A static member's id-less JoinGroup in CompletingRebalance starts a rebalance: the leader may have
+    planned for the old member id (``updateStaticMemberAndRebalance``, KAFKA-9801, apache/kafka#8405,
+    2.5.1/2.6.0; docs/kafka/requests.md#joingroup)."""
     plan_lists_every_member: bool = True
     """The leader's SyncGroup plan has an entry for every member, empty for a member given no partition
     (sarama 1.35.0, IBM/sarama#2292; the Java ``ConsumerCoordinator.onLeaderElected`` plan has one too)."""
@@ -477,6 +482,17 @@ CATALOGUE += (
         "(an extra rebalance, the churn kafka-python#2614 reports) is not a violation of any property (a safety "
         "search of the default configuration finds nothing in 120 s, not exhaustive)",
         rule="rebalance_in_progress_keeps_generation",
+    ),
+    Mutant(
+        STATIC_REPLACEMENT_SKIPS_REBALANCE,
+        "A static member's id-less JoinGroup in CompletingRebalance takes over its instance id and is answered "
+        "at once with the current generation, as in Stable, without a rebalance (Kafka 2.3-2.5.0).",
+        COORDINATOR,
+        "GroupCoordinator.updateStaticMemberAndRebalance, case Stable | CompletingRebalance (before "
+        "apache/kafka#8405); docs/kafka/requests.md#joingroup",
+        "KAFKA-9801",
+        "rebalance_triggers",
+        rule="static_replacement_rebalances_completing",
     ),
     Mutant(
         PLAN_OMITS_UNASSIGNED,

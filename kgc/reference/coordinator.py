@@ -614,6 +614,12 @@ class ReferenceCoordinator:
                 self._store_group(group, "static_member", assignment, on_store)
             else:
                 self.maybe_prepare_rebalance(group)
+        elif group.is_(CR) and not self.rules.static_replacement_rebalances_completing:
+            # Kafka 2.3-2.5.0 (before KAFKA-9801, apache/kafka#8405): CompletingRebalance answered as
+            # Stable, at once, with the current generation and the leader before the replacement.
+            group.maybe_invoke_join_callback(
+                member, group.join_result(new_member_id, members=False, leader=current_leader)
+            )
         elif group.is_(CR):
             self.prepare_rebalance(group)
         elif group.state in (EMPTY, DEAD):

@@ -22,6 +22,7 @@ CAUGHT = {
     "KAFKA-9752": ("no_expiry_while_parked", 4),
     "KAFKA-8220": ("leader_is_member", 2),
     "franz-go#1326": ("fenced_consumer_releases", 7),
+    "KAFKA-9801": ("rebalance_triggers", 4),
 }
 
 

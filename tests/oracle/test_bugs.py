@@ -23,7 +23,7 @@ COORDINATOR_BUGS = sorted(b.id for b in bugs.PUT_BACK if replayable(b))
 
 
 def test_the_coordinator_bugs_are_the_ones_expected() -> None:
-    assert COORDINATOR_BUGS == ["KAFKA-8220", "KAFKA-9752"]
+    assert COORDINATOR_BUGS == ["KAFKA-8220", "KAFKA-9752", "KAFKA-9801"]
     assert not replayable(bugs.by_id("franz-go#1326"))  # a client's bug: Kafka answers it as kgc does
 
 
@@ -40,6 +40,15 @@ def test_kafka_9752_diverges_at_the_parked_members_session_timeout(oracle: Oracl
     result = replay_on_kafka(bugs.by_id("KAFKA-9752"))
     mismatch = result.buggy.first_mismatch()
     assert mismatch is not None and mismatch.field == "evicted" and mismatch.actual == []
+
+
+def test_kafka_9801_rebalances_where_the_bug_answers_at_once(oracle: OracleProcess) -> None:
+    """The bug profile answers the replaced static member at once with the current generation; Kafka
+    starts a rebalance, so its answer carries the next one."""
+    result = replay_on_kafka(bugs.by_id("KAFKA-9801"))
+    mismatch = result.buggy.first_mismatch()
+    assert mismatch is not None and mismatch.field == "response.generation"
+    assert mismatch.actual == mismatch.expected + 1
 
 
 @pytest.mark.parametrize("bug_id", sorted(NOT_DRIVABLE))
