@@ -156,9 +156,16 @@ CATALOGUE: tuple[Bug, ...] = (
     Bug(
         "KAFKA-14422",
         SCALA_COORDINATOR,
-        "rebalance stuck when the leader uses JoinGroup < v5",
+        "rebalance stuck when the leader uses JoinGroup < v5 and a static member is in the group",
         "3.4.0",
-        outside="per-consumer JoinGroup versions and response serialisation",
+        fix="apache/kafka#12909 (GroupInstanceId made ignorable in JoinGroupResponse's members, so the answer to a "
+        "leader below v5 can be written)",
+        mutant=m.LEADER_ANSWER_UNWRITABLE,
+        fidelity="the answer to a dynamic leader that joined below v5 is never sent and its callback stays set, as "
+        "in Kafka; narrower than Kafka, where the exception also aborts onCompleteJoin for the members after the "
+        "leader (HashMap order) and the CompletingRebalance rejoin answer to such a leader fails the same way; the "
+        "model's dynamic consumers send JoinGroup v3 unless Config.join_versions says otherwise, so the default "
+        "configuration has the bug's mix (a v3 leader, a static member)",
     ),
     Bug(
         "KAFKA-16371",

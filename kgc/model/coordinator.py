@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from kgc.model.actions import Answer, Chooser
-from kgc.model.config import Config
+from kgc.model.config import JOIN_VERSION_STATIC, Config
 from kgc.model.mutants import RULES
 from kgc.model.state import (
     NO_GENERATION,
@@ -259,7 +259,16 @@ class GroupTx:
             return
         self.transition_to(CR)
         everyone = tuple(sorted(self.members))
+        unwritable = NO_MEMBER
+        if not self.rules.leader_answer_without_instance_ids and any(m.static for m in self.members.values()):
+            # KAFKA-14422 (before apache/kafka#12909): a leader on JoinGroup < v5 cannot be sent the
+            # members' group.instance.ids; the answer fails to serialise and its callback stays set.
+            c = self.leader[0]
+            if not self.config.is_static(c) and self.config.join_version(c) < JOIN_VERSION_STATIC:
+                unwritable = self.leader
         for mid in everyone:
+            if mid == unwritable:
+                continue
             m = self.members[mid]
             response = Response(
                 ApiKey.JOIN_GROUP,

@@ -70,6 +70,7 @@ ILLEGAL_GENERATION_RESETS_MEMBER_ID = "illegal_generation_resets_member_id"
 REBALANCE_IN_PROGRESS_RESETS_GENERATION = "rebalance_in_progress_resets_generation"
 PLAN_OMITS_UNASSIGNED = "plan_omits_unassigned"
 STATIC_REPLACEMENT_SKIPS_REBALANCE = "static_replacement_skips_rebalance"
+LEADER_ANSWER_UNWRITABLE = "leader_answer_unwritable"
 
 
 @dataclass(frozen=True)
@@ -197,6 +198,10 @@ class Rules(NamedTuple):
     """A static member's id-less JoinGroup in CompletingRebalance starts a rebalance: the leader may have
     planned for the old member id (``updateStaticMemberAndRebalance``, KAFKA-9801, apache/kafka#8405,
     2.5.1/2.6.0; docs/kafka/requests.md#joingroup)."""
+    leader_answer_without_instance_ids: bool = True
+    """The JoinGroup answer to a leader that sent JoinGroup below v5 can be written although members carry a
+    ``group.instance.id``: the field is ignorable in the answer's member list (``JoinGroupResponse.json``,
+    KAFKA-14422, apache/kafka#12909, 3.2.4/3.3.2/3.4.0)."""
     plan_lists_every_member: bool = True
     """The leader's SyncGroup plan has an entry for every member, empty for a member given no partition
     (sarama 1.35.0, IBM/sarama#2292; the Java ``ConsumerCoordinator.onLeaderElected`` plan has one too)."""
@@ -493,6 +498,17 @@ CATALOGUE += (
         "KAFKA-9801",
         "rebalance_triggers",
         rule="static_replacement_rebalances_completing",
+    ),
+    Mutant(
+        LEADER_ANSWER_UNWRITABLE,
+        "At join completion the answer to a leader that joined with JoinGroup below v5 cannot be written while a "
+        "static member is in the group: its join callback fails and stays set (Kafka before 3.2.4/3.3.2/3.4.0).",
+        COORDINATOR,
+        "GroupCoordinator.onCompleteJoin, maybeInvokeJoinCallback; JoinGroupResponse.json (GroupInstanceId not "
+        "ignorable before apache/kafka#12909); docs/kafka/requests.md#joingroup",
+        "KAFKA-14422",
+        "generation_members_rejoined",
+        rule="leader_answer_without_instance_ids",
     ),
     Mutant(
         PLAN_OMITS_UNASSIGNED,

@@ -23,6 +23,7 @@ CAUGHT = {
     "KAFKA-8220": ("leader_is_member", 2),
     "franz-go#1326": ("fenced_consumer_releases", 7),
     "KAFKA-9801": ("rebalance_triggers", 4),
+    "KAFKA-14422": ("generation_members_rejoined", 3),
 }
 
 

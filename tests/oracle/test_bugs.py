@@ -23,7 +23,7 @@ COORDINATOR_BUGS = sorted(b.id for b in bugs.PUT_BACK if replayable(b))
 
 
 def test_the_coordinator_bugs_are_the_ones_expected() -> None:
-    assert COORDINATOR_BUGS == ["KAFKA-8220", "KAFKA-9752", "KAFKA-9801"]
+    assert COORDINATOR_BUGS == ["KAFKA-14422", "KAFKA-8220", "KAFKA-9752", "KAFKA-9801"]
     assert not replayable(bugs.by_id("franz-go#1326"))  # a client's bug: Kafka answers it as kgc does
 
 
@@ -49,6 +49,19 @@ def test_kafka_9801_rebalances_where_the_bug_answers_at_once(oracle: OracleProce
     mismatch = result.buggy.first_mismatch()
     assert mismatch is not None and mismatch.field == "response.generation"
     assert mismatch.actual == mismatch.expected + 1
+
+
+def test_kafka_14422_answers_the_old_leader_with_the_member_list(oracle: OracleProcess) -> None:
+    """The bug profile never answers the v3 leader once a static member is in the group; Kafka 4.0.2 answers it
+    with the member list at the join phase's completion."""
+    result = replay_on_kafka(bugs.by_id("KAFKA-14422"))
+    mismatch = result.buggy.first_mismatch()
+    assert mismatch is not None and mismatch.field.startswith("completions")
+    assert (
+        isinstance(mismatch.actual, dict)
+        and mismatch.actual["error"] == "NONE"
+        and len(mismatch.actual["members"]) == 2
+    )
 
 
 @pytest.mark.parametrize("bug_id", sorted(NOT_DRIVABLE))
