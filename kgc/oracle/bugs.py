@@ -2,8 +2,8 @@
 counterexample replayed on Apache Kafka 4.0.2's own coordinator (the ``kafka`` target, one JVM).
 
 The counterexample is found by the model under the ``java-4.0`` profile (Kafka 4.0.2's rules) with
-the bug's mutant switched on, and translated to a scenario by the machinery of the model-based test
-(:func:`kgc.oracle.mbt.steps_scenario`, itself ``kgc scenario from-trace``'s). The same operations
+the bug's mutant switched on, and translated to a scenario by the machinery of ``kgc scenario
+from-trace`` (:func:`steps_scenario`). The same operations
 get two sets of expectations, both observed on kgc's reference coordinator: with the bug
 (the mutant, which the reference reads as the model does) and without it (the fixed protocol). The
 *divergence* is the first step whose expectations differ: where the bug profile first answers
@@ -21,13 +21,19 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kgc.explorer.mutation import explore
-from kgc.harness.scenario.format import parse
+from kgc.explorer.trace import trace_json
+from kgc.harness.fuzz.scenario import ScenarioRecorder
+from kgc.harness.scenario.format import ScenarioConfig, parse
+from kgc.harness.scenario.from_trace import TraceNotTranslatable, _Translation, timings
 from kgc.harness.scenario.replay import replay
 from kgc.harness.scenario.result import ScenarioResult
+from kgc.harness.scenario.targets import make_target
+from kgc.model.actions import Action
 from kgc.model.bugs import Bug
 from kgc.model.config import Config
 from kgc.model.mutants import COORDINATOR, by_name
 from kgc.model.profiles import JAVA_4_0
+from kgc.model.state import State
 from kgc.properties.protocol import ALL
 
 
@@ -84,6 +90,36 @@ class BugReplay:
         }
 
 
+def steps_scenario(
+    config: Config, steps: list[tuple[Action | None, State]], name: str, description: str, source: str
+) -> dict[str, Any]:
+    """The ``kgc-scenarios`` document of a path of the model (from an initial state), its
+    expectations observed on the reference with the model's profile and mutant (``config.mutant``).
+    Raises TraceNotTranslatable."""
+    described = config.describe()
+    doc = trace_json("bug", "a path of the model's graph", steps, kind="path", config=described)
+    plain = Config.from_mapping({k: v for k, v in described.items() if k != "mutant"})
+    # Only the first timing of kgc.harness.scenario.from_trace: its second shortens the new-member
+    # join timeout, which Kafka 4.0.2 fixes at 300000 ms (GroupCoordinatorConfig.classicGroupNewMemberJoinTimeoutMs).
+    translation = _Translation(doc, plain, timings(plain)[0])
+    translation.translate()
+    if translation.notes:
+        raise TraceNotTranslatable(
+            "timers due out of the model's order under timings Kafka accepts: " + "; ".join(sorted(translation.notes))
+        )
+    if not translation.steps:
+        raise TraceNotTranslatable("the path has no step the coordinator takes part in")
+    recorder = ScenarioRecorder(config.profile, translation.scenario_config, translation.steps)
+    mutant = config.mutant or None
+
+    def build(scenario_config: ScenarioConfig) -> Any:
+        return make_target("reference", scenario_config, config.profile, mutant)
+
+    document = recorder.document(name, description, build)
+    document["scenarios"][0]["source_test"] = source
+    return document
+
+
 def replayable(bug: Bug) -> bool:
     """A coordinator-side bug put back (its mutant the coordinator's, which the reference has too)."""
     return bug.put_back and by_name(bug.mutant).side == COORDINATOR and by_name(bug.mutant).in_reference
@@ -91,8 +127,6 @@ def replayable(bug: Bug) -> bool:
 
 def replay_on_kafka(bug: Bug, base: Config | None = None) -> BugReplay:
     """Find the bug's shortest counterexample under Kafka 4.0.2's rules and replay it on Kafka."""
-    from kgc.oracle.mbt import steps_scenario
-
     config = replace(base or Config(), profile=JAVA_4_0, mutant=bug.mutant)
     outcome = explore(config, by_name(bug.mutant), properties=ALL, fairness=None)
     if not outcome.result.violations:
