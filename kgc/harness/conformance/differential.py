@@ -273,9 +273,9 @@ class Differential:
         conflict = parked_conflict(oracle_scenario.steps, reference)
         if conflict is not None:
             return Outcome(source, skipped=conflict)
-        lags = self.clock_lags_ms()
-        if lags:
-            sensitive = clock_sensitivity(oracle_doc, source, reference, self.profile, lags)
+        settle_ms = self.settle_ms()
+        if settle_ms:
+            sensitive = clock_sensitivity(oracle_doc, source, reference, self.profile, settle_ms)
             if sensitive is not None:
                 lag, why = sensitive
                 return Outcome(source, skipped=why, clock_lag_ms=lag)
@@ -373,17 +373,15 @@ class Differential:
             return self.grace_s
         return GRACE_S + self.target.settle_s if isinstance(self.target, WireTarget) else 0.0
 
-    def clock_lags_ms(self) -> tuple[int, ...]:
-        """How far ahead of the reference's virtual clock the broker's real clock may be taken to
-        run per step: on a real clock (a :class:`WireTarget`) every step takes time the scenario
-        does not count — the request's round trip, and ``settle_s`` for every answer that is
-        parked — so a scenario is judged there only if Kafka's outcome stays the same with
-        ``settle_s`` and twice that inserted before every step. In process (a virtual clock) none."""
+    def settle_ms(self) -> int:
+        """The settle time of a broker on a real clock (a :class:`WireTarget`) in ms, 0 in process
+        (a virtual clock): on a real clock every step takes time the scenario does not count, so a
+        scenario is judged there only if Kafka's outcome stays the same with that time added
+        (:func:`clock_sensitivity`)."""
         settle = getattr(self.target, "settle_s", None)
         if not isinstance(self.target, WireTarget) or not isinstance(settle, int | float) or settle <= 0:
-            return ()
-        lag = max(1, round(settle * 1000))
-        return (lag, 2 * lag)
+            return 0
+        return max(1, round(settle * 1000))
 
     def unrunnable(self, scenario: Scenario) -> str | None:
         """Why the broker cannot run ``scenario`` (a capability it lacks, or more real waiting
@@ -417,14 +415,26 @@ class Differential:
 #: The start of every skip reason of :func:`clock_sensitivity` (reports count skips by reason).
 CLOCK_SENSITIVE = "its outcome turns on less time than a real clock holds to"
 
+#: What a step answered at once may take on a real clock in :func:`clock_sensitivity` (a round trip
+#: on a loaded machine), in ms.
+ROUND_TRIP_MS = 100
+
 
 def clock_sensitivity(
-    doc: Mapping[str, Any], source: str, reference: ScenarioResult, profile: Profile, lags_ms: Sequence[int]
+    doc: Mapping[str, Any],
+    source: str,
+    reference: ScenarioResult,
+    profile: Profile,
+    settle_ms: int,
+    round_trip_ms: int = ROUND_TRIP_MS,
+    factors: Sequence[int] = (1, 2),
 ) -> tuple[int, str] | None:
     """Whether the reference's outcome of ``doc`` (``reference``, its run on a virtual clock)
-    changes when its clock runs ahead by each of ``lags_ms`` before every step, as a real clock
-    does: ``(lag, reason)`` for the first lag that changes an answer (its error, or whether it is
-    parked, or the step at which a parked request is answered) or the group's state, else None.
+    changes when its clock runs ahead before every step as a broker's real clock does: by the
+    settle time after a step the reference parks (the runner waits that long for its answer) and
+    by a round trip after any other, each times every one of ``factors``. ``(lag, reason)`` with
+    the settle lag of the first factor that changes an answer (its error, whether it is parked,
+    the step at which a parked request is answered) or the group's state; None if none does.
 
     Scenarios written for a virtual clock (Kafka's own unit tests in ``kafka_tests.json``: an
     initial delay of 50 ms, session timeouts of 500 ms, time advanced 1 ms past a deadline) test
@@ -436,30 +446,39 @@ def clock_sensitivity(
     virtual clock (``kgc replay kafka_tests --target kafka``)."""
     steps = [dict(s) for s in doc.get("steps", [])]
     original = [_timing_view(r.actual) for r in reference.steps]
-    for lag in lags_ms:
+    parked = [view["response"] == "PENDING" for view in original]
+    for factor in factors:
+        lag = factor * settle_ms
         lagged: list[dict[str, Any]] = []
-        for step in steps:
-            lagged += [{"op": "advance_time", "ms": lag}, step]
+        for index, step in enumerate(steps):
+            before = factor * round_trip_ms if index == 0 or not parked[index - 1] else lag
+            lagged += [{"op": "advance_time", "ms": before}, step]
         lagged_doc = {**doc, "steps": lagged, "expect": [{} for _ in lagged]}
         try:
             scenario = scenario_from(lagged_doc, source)
         except ScenarioError:
-            return lag, f"{CLOCK_SENSITIVE} ({lag} ms more before each step makes it invalid)"
+            return lag, f"{CLOCK_SENSITIVE} (the time a real clock adds makes it invalid)"
         result = run_scenario(scenario, lambda config: reference_coordinator(config, profile))
         views = [_timing_view(r.actual) for r in result.steps]
         for index, view in enumerate(original):
             if 2 * index + 1 >= len(views):
-                return lag, f"{CLOCK_SENSITIVE} (with {lag} ms more before each step the reference fails)"
-            before, at = views[2 * index], views[2 * index + 1]
+                return lag, f"{CLOCK_SENSITIVE} (with the time a real clock adds the reference fails)"
+            before_view, at = views[2 * index], views[2 * index + 1]
+            if index > 0 and parked[index - 1] and any(s == 2 * index - 1 for s, _ in before_view["completions"]):
+                # answered within the settle time: on the wire that step reads as answered at once
+                return lag, f"{CLOCK_SENSITIVE}: a request Kafka parks is answered within {factor}x the settle time"
             shifted = {
                 "response": at["response"],
                 "completions": sorted(
-                    [((s - 1) // 2, e) for s, e in before["completions"] + at["completions"]], key=str
+                    [((s - 1) // 2, e) for s, e in before_view["completions"] + at["completions"]], key=str
                 ),
                 "state": at["state"],
             }
             if shifted != view:
-                return lag, f"{CLOCK_SENSITIVE}: {lag} ms more before each step changes Kafka's outcome"
+                return lag, (
+                    f"{CLOCK_SENSITIVE}: {factor}x the settle time after each parked step and a round trip "
+                    "after the others change Kafka's outcome"
+                )
     return None
 
 

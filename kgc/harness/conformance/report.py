@@ -141,6 +141,7 @@ class Report:
                 "kinds": self.search.kinds,
                 "shrunk": self.search.shrunk,
                 "unresynchronised": self.search.unresynced,
+                "not_compared": len(self.search.skipped),
             },
         }
 
@@ -176,6 +177,7 @@ class Report:
                 f"generated: {self.search.runs} sequences run (budget {self.budget}, seed {self.seed}), "
                 f"{len(self.search.kinds)} kinds found by search, {len(self.search.shrunk)} shrunk by Hypothesis, "
                 f"{self.search.unresynced} sequences not resynchronised"
+                + (f", {len(self.search.skipped)} NOT COMPARED (untested)" if self.search.skipped else "")
             )
         lines.append(
             f"{len(self.groups)} kinds of divergence ({len(self.new)} new, {len(self.accepted)} known) "

@@ -35,7 +35,7 @@ def library(file: str, name: str) -> dict[str, Any]:
 def sensitivity(file: str, name: str) -> tuple[int, str] | None:
     doc = Differential(WireTarget(fake_broker_address()), profile=KAFKA_PROFILE)._oracle_document(library(file, name))
     reference = run_scenario(scenario_from(doc, name), lambda config: reference_coordinator(config, KAFKA_PROFILE))
-    return clock_sensitivity(doc, name, reference, KAFKA_PROFILE, (250, 500))
+    return clock_sensitivity(doc, name, reference, KAFKA_PROFILE, 250)
 
 
 def fake_broker_address() -> Any:
