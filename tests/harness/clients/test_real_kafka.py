@@ -89,10 +89,12 @@ def test_three_consumers_reach_stable_and_survive_a_kill(
         run.close()
 
 
-#: kafka-python is left out: once in three runs its consumers (or the harness's kafka-python
-#: producer) had not processed every record 60 s after the restart; not yet understood
-#: (docs/clients.md, "Not done").
-@pytest.mark.parametrize("library", ["java", "franz-go"])
+#: kafka-python is in: its poll raised the retriable KafkaConnectionError of a coordinator lookup
+#: after the restart and the driver's loop exited on it, so both consumers died and only the
+#: consumer drain() starts when none is live processed the rest (late, under load: the records
+#: once missing). The driver polls again after a retriable error now, as an application must with
+#: kafka-python (docs/clients.md, findings); the consumers must survive the restart.
+@pytest.mark.parametrize("library", ["java", "franz-go", "kafka-python"])
 def test_every_record_is_processed_across_a_broker_restart(
     behind_proxy: tuple[KafkaBroker, CuttingProxy], library: str
 ) -> None:
@@ -104,7 +106,10 @@ def test_every_record_is_processed_across_a_broker_restart(
         time.sleep(1)
         run.restart_broker()
         time.sleep(2)
+        errors = [e.data for e in list(run.events) if e.kind == "error"]
+        assert sorted(run.live()) == sorted(names), ("a consumer died across the restart", errors)
         assert run.drain(60), "every record produced is processed after the restart"
+        assert sorted(run.live()) == sorted(names), ("a consumer died across the restart", errors)
         assert run.check(final=True) == []
         assert _until(lambda: _stable(run, run.live()))
     finally:

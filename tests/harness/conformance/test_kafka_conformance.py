@@ -50,9 +50,8 @@ ONE_MEMBER = {
 
 
 def test_one_members_life_conforms_on_kafka(kafka_broker: KafkaBroker) -> None:
-    """(A library scenario with a follower's parked SyncGroup is not used here: on a loaded machine
-    the follower's answer can reach kgc after the leader's, which the lockstep reads as a hold —
-    see docs/kafka-broker.md.)"""
+    """One member, with the test's generous settle time (library scenarios with parked requests are
+    run by the test below)."""
     settings = BrokerSettings(**vars(KAFKA_TEST_SETTINGS))
     differential = Differential(WireTarget(kafka_broker.address, settle_s=SETTLE_S), settings, profile=KAFKA_PROFILE)
     outcome = differential.run(ONE_MEMBER, "one member")
