@@ -140,6 +140,7 @@ def run_kafka_python(config: dict[str, Any], loop: Loop) -> None:
         request_timeout_ms=int(config.get("request_timeout_ms", 5000)),
         retry_backoff_ms=100,
         reconnect_backoff_ms=50,
+        group_instance_id=config.get("group_instance_id"),
         partition_assignment_strategy=(
             [CooperativeStickyAssignor] if cooperative(config) else [RangePartitionAssignor]
         ),
@@ -200,6 +201,7 @@ def run_confluent(config: dict[str, Any], loop: Loop) -> None:
         {
             "bootstrap.servers": config["bootstrap"],
             "group.id": config["group"],
+            **({"group.instance.id": config["group_instance_id"]} if config.get("group_instance_id") else {}),
             "client.id": config["name"],
             "enable.auto.commit": bool(config.get("auto_commit", False)),
             "auto.commit.interval.ms": int(config.get("auto_commit_interval_ms", 500)),
