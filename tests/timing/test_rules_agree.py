@@ -36,7 +36,7 @@ from kgc.timing import mutants as M
 from kgc.timing import rules
 from kgc.timing.rules import Env
 
-MEMBER_KINDS = list(product([False, True], repeat=3))
+MEMBER_KINDS: list[tuple[bool, bool, bool]] = [(a, b, c) for a, b, c in product([False, True], repeat=3)]
 """(is_new, awaiting_join, awaiting_sync) of a member when its heartbeat timer fires."""
 
 
@@ -61,7 +61,7 @@ def _z3_alive(rule: Callable[..., z3.BoolRef], mutant: str | None, kind: tuple[b
     env = cast(Env, _Env(mutant))
     value = z3.simplify(rule(env, z3.BoolVal(awaiting_join or awaiting_sync), z3.BoolVal(is_new)))
     assert z3.is_true(value) or z3.is_false(value)
-    return z3.is_true(value)
+    return bool(z3.is_true(value))
 
 
 def _model_alive(mutant: str | None, kind: tuple[bool, bool, bool]) -> bool:
@@ -111,7 +111,7 @@ def _z3_extends(delay: int, timeout: int, added: bool, mutant: str | None) -> bo
     first_end = z3.simplify(windows[0][1])
     value = z3.simplify(completed > first_end)
     assert z3.is_true(value) or z3.is_false(value)
-    return z3.is_true(value)
+    return bool(z3.is_true(value))
 
 
 def _model_extends(delay: int, timeout: int, added: bool, mutant: str | None) -> bool:
