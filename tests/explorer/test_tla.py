@@ -21,6 +21,7 @@ import pytest
 from kgc.cli import main
 from kgc.explorer.search import Explorer
 from kgc.model.config import Config
+from kgc.properties.temporal import ALL as TEMPORAL
 
 ROOT = Path(__file__).resolve().parents[2]
 TLA = ROOT / "benchmarks" / "tla"
@@ -154,3 +155,65 @@ def test_tlc_failure_is_reported(tmp_path: Path) -> None:
         pytest.fail("no java on PATH (scripts/setup.sh installs openjdk-17-jre-headless)")
     with pytest.raises(kgc_tla.TlcError, match="without a clean exhaustive run"):
         kgc_tla.run_tlc(fake, TLA / "two_consumers_g1.cfg")
+
+
+# ------------------------------------------------------------------------ liveness × fairness
+#: Small configurations on which TLC decides every liveness property under every fairness level
+#: (benchmarks/tla/KgcClassicGroupLive.tla); the two-consumer one is slow (TLC's liveness
+#: tableau over 29 fairness conditions: minutes of CPU).
+TEMPORAL_CONFIGS = {
+    "one_consumer_g1": {"consumers": 1, "static_consumers": 0, "partitions": 1, "max_generation": 1},
+    "two_consumers_g1": {"consumers": 2, "static_consumers": 1, "partitions": 1, "max_generation": 1},
+}
+
+
+def _temporal_config(name: str) -> Config:
+    return Config.from_mapping({**TEMPORAL_CONFIGS[name], "faults": "none", "max_perturbations": 0})
+
+
+def _kgc_liveness(config: Config, fairness: str, capsys: pytest.CaptureFixture[str]) -> dict[str, str]:
+    """kgc's verdict of every liveness instance (``kgc check --json --fairness``)."""
+    main(["check", "--json", "--no-progress", "--fairness", fairness, *kgc_tla.kgc_arguments(config)])
+    report = json.loads(capsys.readouterr().out)
+    return {p["instance"]: p["verdict"] for p in report["liveness"]["properties"]}
+
+
+@pytest.mark.parametrize("fairness", ["none", "weak", "strong"])
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=[pytest.mark.slow] if n != "one_consumer_g1" else []) for n in TEMPORAL_CONFIGS]
+)
+def test_tlc_and_kgc_agree_on_liveness(name: str, fairness: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every liveness property × fairness level: TLC finds no lasso for the instances kgc says hold
+    (one run for them all) and a lasso for each instance kgc says is violated (one run each: TLC
+    stops at its first violated property)."""
+    jar = _jar()
+    config = _temporal_config(name)
+    verdicts = _kgc_liveness(config, fairness, capsys)
+    assert set(verdicts.values()) <= {"holds", "violated"}
+    assert set(verdicts) == {i for p in TEMPORAL for i in p.instances(config.consumers)}
+    held = [i for i, v in verdicts.items() if v == "holds"]
+    if held:
+        assert kgc_tla.run_tlc_temporal(jar, config, fairness, held).holds, f"TLC finds a lasso among {held}"
+    for instance in (i for i, v in verdicts.items() if v == "violated"):
+        assert not kgc_tla.run_tlc_temporal(jar, config, fairness, [instance]).holds, f"TLC: {instance} holds"
+
+
+def test_the_liveness_cross_check_can_disagree(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without weak fairness on the join timer's completion, TLC finds a lasso (the join phase
+    never completes) where kgc, which assumes it, says ``rebalance_completes`` holds."""
+    jar = _jar()
+    config = _temporal_config("one_consumer_g1")
+    assert _kgc_liveness(config, "weak", capsys)["rebalance_completes"] == "holds"
+    text = kgc_tla.LIVE_SPEC.read_text()
+    fair = "    /\\ WF_vars(G(JoinTimerComplete))          \\* join_timer\n"
+    assert fair in text
+    live = tmp_path / "KgcClassicGroupLive.tla"
+    live.write_text(text.replace(fair, ""))
+    assert not kgc_tla.run_tlc_temporal(jar, config, "weak", ["rebalance_completes"], live_spec=live).holds
+
+
+def test_every_liveness_property_has_a_tla_formula() -> None:
+    assert sorted(p.name for p in TEMPORAL) == sorted(kgc_tla.TEMPORAL_OPERATORS)
+    assert kgc_tla.temporal_formula("join_answered[c2]") == "Behaviour => ((JoinInFlight(1)) ~> (JoinAnswered(1)))"
+    with pytest.raises(kgc_tla.NotTranscribed, match="no TLA"):
+        kgc_tla.temporal_formula("no_such_property")
