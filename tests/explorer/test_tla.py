@@ -160,7 +160,7 @@ def test_tlc_failure_is_reported(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------ liveness × fairness
 #: Small configurations on which TLC decides every liveness property under every fairness level
 #: (benchmarks/tla/KgcClassicGroupLive.tla); the two-consumer one is slow (TLC's liveness
-#: tableau over 29 fairness conditions: minutes of CPU).
+#: tableau over 21 fairness conditions: minutes of CPU).
 TEMPORAL_CONFIGS = {
     "one_consumer_g1": {"consumers": 1, "static_consumers": 0, "partitions": 1, "max_generation": 1},
     "two_consumers_g1": {"consumers": 2, "static_consumers": 1, "partitions": 1, "max_generation": 1},
