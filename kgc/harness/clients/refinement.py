@@ -661,6 +661,7 @@ def abstract_answer(record: TraceRecord, ids: _Ids) -> Response | None:
             generation=int(a.get("generation_id", -1)),
             leader=ids.get(a.get("leader")),
             members=members,
+            protocol=0,  # the model's code of the one protocol the group's clients offer
         )
     return Response(api, error)
 

@@ -81,6 +81,7 @@ from kgc.model.coordinator import GroupTx
 from kgc.model.state import (
     NO_GENERATION,
     NO_MEMBER,
+    NO_PROTOCOL,
     Budget,
     Consumer,
     Group,
@@ -281,6 +282,10 @@ def abstract_group(
         new_member_added=group.new_member_added and not dead,
         stores=stores,
         stale_sync=not dead and not pending_sync <= {m.member_id for m in group.members},
+        # The clients all offer one protocol with type consumer, the model's code 0 for both; the
+        # model forgets both in Empty and once unloaded, where Kafka keeps them unread (Group.protocol_type).
+        protocol=NO_PROTOCOL if dead or group.protocol_name is None else 0,
+        protocol_type=NO_PROTOCOL if dead or group.state == GroupState.EMPTY or group.protocol_type is None else 0,
     )
 
 
@@ -322,6 +327,7 @@ def abstract_response(body: ResponseBody, ids: IdMap, plan_generation: int, code
             generation=body.generation_id if body.error == Errors.NONE else NO_GENERATION,
             leader=ids.get(body.leader) if body.error == Errors.NONE else NO_MEMBER,
             members=tuple(sorted(ids.get(m.member_id) for m in body.members)),
+            protocol=0 if body.error == Errors.NONE else NO_PROTOCOL,  # the one protocol every client offers
         )
     if isinstance(body, SyncGroupResponse):
         ok = body.error == Errors.NONE
