@@ -208,7 +208,7 @@ def measure(configs: list[Any], workdir: Path | None = None) -> tuple[BranchRepo
     report the branches of the classic-group code it reached. Returns the report and each run's
     figures (``Report.as_json``)."""
     from kgc.oracle import mbt
-    from kgc.oracle.process import JAR, OracleProcess, close_shared, install_shared
+    from kgc.oracle.process import JAR, OracleProcess, swap_shared
 
     reason = unavailable_reason()
     if reason is not None:
@@ -217,12 +217,14 @@ def measure(configs: list[Any], workdir: Path | None = None) -> tuple[BranchRepo
         work = workdir or Path(tmp)
         exec_file = work / "mbt.exec"
         exec_file.unlink(missing_ok=True)
-        install_shared(OracleProcess(java_options=(agent_option(exec_file),)))
+        process = OracleProcess(java_options=(agent_option(exec_file),))
+        previous = swap_shared(process)
         runs = []
         try:
             for config in configs:
                 runs.append(mbt.run(config, None).as_json())
         finally:
-            close_shared()  # the JVM exits: the agent writes its data
+            process.close()  # the JVM exits: the agent writes its data
+            swap_shared(previous)
         methods = parse_report(xml_report(exec_file, JAR, work))
     return classify(methods, load_scope()), runs

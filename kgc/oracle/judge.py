@@ -56,9 +56,9 @@ from kgc.model.actions import (
     UNLOAD,
     Action,
 )
-from kgc.model.config import PROTOCOL_TYPES, Config
+from kgc.model.config import Config
 from kgc.model.names import effects_text, group_text, mid_text
-from kgc.model.state import NO_MEMBER, NO_PROTOCOL, Group, JoinTimer, MemberId, State, initial_group
+from kgc.model.state import NO_MEMBER, Group, JoinTimer, MemberId, State, initial_group
 from kgc.model.types import ApiKey, Errors, GroupState
 from kgc.oracle.coordinator import KafkaCoordinator, broker_properties
 from kgc.reference.controls import StoreCompletion
@@ -241,38 +241,6 @@ class PathRun:
                 self.kafka.fire_timer(key)
         return None
 
-    def _with_protocols(self, group: Group, snapshot: CoordinatorSnapshot) -> Group:
-        """The group's and its members' protocols as the model names them (``Config.protocol_table``
-        codes; types by ``PROTOCOL_TYPES``), read from Kafka's ``protocolName`` / ``protocolType`` and
-        each member's ``supportedProtocols``. Kafka keeps ``protocolType`` once the group is Empty;
-        the model forgets it there, which nobody can observe (``kgc/model/state.py``)."""
-        g = snapshot.groups.get(GROUP_ID)
-        if g is None or group.state == GroupState.DEAD:
-            return group
-        table = list(self.config.protocol_table)
-
-        def name_code(name: str | None) -> int:
-            return table.index(name) if name in table else NO_PROTOCOL
-
-        def type_code(name: str | None) -> int:
-            return PROTOCOL_TYPES.index(name) if name in PROTOCOL_TYPES else NO_PROTOCOL
-
-        by_mid = {self.ids.get(m.member_id): m for m in g.members}
-        members = tuple(
-            m._replace(
-                protocols=tuple(name_code(p.name) for p in by_mid[m.mid].protocols),
-                protocol_type=type_code(by_mid[m.mid].protocol_type),
-            )
-            if m.mid in by_mid
-            else m
-            for m in group.members
-        )
-        return group._replace(
-            members=members,
-            protocol=name_code(g.protocol_name) if g.members else NO_PROTOCOL,
-            protocol_type=type_code(g.protocol_type) if g.members else NO_PROTOCOL,
-        )
-
     def _bind_required(self, member: str | None) -> None:
         """Within one model step a consumer may send JoinGroup twice (KIP-394: the first answered
         MEMBER_ID_REQUIRED with an id, the second carries it): bind the id Kafka handed out to the
@@ -376,9 +344,7 @@ class PathRun:
         label = f"step {index + 1} ({_label(self.doc['steps'][index])})"
         try:
             self._bind(before, action, after, snapshot, events)
-            kafka_group = self._with_protocols(
-                abstract_group(snapshot.groups.get(GROUP_ID), snapshot.writes, self.ids, []), snapshot
-            )
+            kafka_group = abstract_group(snapshot.groups.get(GROUP_ID), snapshot.writes, self.ids, [])
             answers = self._answers(events, snapshot, self.snapshot)
         except AbstractionError as exc:
             return StepVerdict("differs", f"{label}: {exc}")
