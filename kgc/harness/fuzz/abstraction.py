@@ -289,9 +289,12 @@ def abstract_group(
         new_member_added=group.new_member_added and not dead,
         stores=stores,
         stale_sync=not dead and not pending_sync <= {m.member_id for m in group.members},
-        # Empty or Dead: the model forgets the protocol (never read again there; kgc/model/coordinator.py).
-        protocol=protocol_code(group.protocol_name, ids.config) if group.members and not dead else NO_PROTOCOL,
-        protocol_type=protocol_type_code(group.protocol_type) if group.members and not dead else NO_PROTOCOL,
+        # Dead: the model forgets the protocol (never read again; kgc/model/coordinator.py unload), and
+        # the protocol type in Empty too (Kafka keeps it; the next member added sets it anew).
+        protocol=protocol_code(group.protocol_name, ids.config) if not dead else NO_PROTOCOL,
+        protocol_type=(
+            protocol_type_code(group.protocol_type) if not dead and group.state != GroupState.EMPTY else NO_PROTOCOL
+        ),
     )
 
 
