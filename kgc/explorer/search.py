@@ -40,7 +40,6 @@ from kgc.model.actions import Action
 from kgc.model.config import Config
 from kgc.model.protocol import ComponentModel, Model
 from kgc.model.state import State
-from kgc.model.system import ClassicGroupModel
 from kgc.properties.base import STEP, Property
 from kgc.properties.protocol import ALL
 
@@ -103,7 +102,8 @@ class Stats:
 
 @dataclass
 class Result:
-    config: Config
+    config: Config | Any
+    """Kafka's configuration, or another model's recipe (or None: ``Explorer.of``)."""
     strategy: str
     properties: Sequence[Property]
     stats: Stats
@@ -135,7 +135,10 @@ class Result:
 
     def basis(self) -> list[str]:
         """What this run's verdicts rest on (``kgc.explorer.basis.basis``)."""
-        if self.config is None:  # any model (Explorer.of): only the bounds it has
+        if not isinstance(self.config, Config):  # another model: what its recipe says, else the depth bound
+            own = getattr(self.config, "basis", None)
+            if callable(own):
+                return list(own(self.stats.boundary_states, self.depth_cut))
             return [f"to depth {self.depth_cut}"] if self.depth_cut is not None else []
         return basis.basis(self.config, self.stats.boundary_states, self.depth_cut)
 
@@ -212,7 +215,7 @@ class Explorer:
             raise ValueError(f"unknown engine {self.engine!r}: one of {', '.join(ENGINES)}")
         self.config = config
         if model is None:
-            model = ClassicGroupModel(config)
+            model = config.model()
         self.model: PackedModel | InternedModel = searchable(model)
         self.properties = list(properties)
         self.stop_at_first = stop_at_first
@@ -285,7 +288,11 @@ class Explorer:
         from kgc.explorer import native
 
         whole = [p for p in self.properties if p.check_transition is not None and p.scope != STEP]
-        classic = isinstance(self.model, PackedModel) and isinstance(self.model.spec, ClassicGroupModel)
+        # The native engine rebuilds Kafka's states (kgc.model.state.State) from its keys: it runs a
+        # packed model of those only.
+        classic = isinstance(self.model, PackedModel) and all(
+            isinstance(s, State) for s in self.model.spec.init_states()
+        )
         fits = native.AVAILABLE and self.step_cache and not whole and classic
         if self.engine == "native" and not fits:
             why = (
