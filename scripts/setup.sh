@@ -43,6 +43,25 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ setup.py -nt "$stam
 fi
 .venv/bin/python -c "import kgc, kgc.model, hypothesis, networkx, graphviz, websocket, pyspark, kgc.explorer._core, kgc.explorer._liveness" >/dev/null
 
+# --- browser tests with Playwright (issue 35) ------------------------------------------------------
+# tests/diagrams/test_playwright.py drives the machine's Chromium (/usr/bin/chromium, installed above,
+# or KGC_CHROMIUM) through Playwright for Python, so no browser is downloaded; playwright and pillow
+# (the screenshot comparison) come with the dev extra. Check that Playwright can start that Chromium.
+if ! .venv/bin/python -c "import playwright.sync_api, PIL" 2>/dev/null; then
+  .venv/bin/python -m pip install -q --disable-pip-version-check "playwright>=1.45" "pillow>=10" >/dev/null 2>&1 \
+    || echo "setup: pip install playwright/pillow failed: the Playwright browser tests cannot run" >&2
+fi
+if .venv/bin/python -c "import playwright.sync_api" 2>/dev/null && ! .venv/bin/python - <<'PY' >/dev/null 2>&1
+import os
+from playwright.sync_api import sync_playwright
+with sync_playwright() as p:
+    p.chromium.launch(executable_path=os.environ.get("KGC_CHROMIUM", "/usr/bin/chromium"), args=["--no-sandbox"]).close()
+PY
+then
+  echo "setup: Playwright cannot start Chromium (${KGC_CHROMIUM:-/usr/bin/chromium}): the Playwright browser tests will fail" >&2
+fi
+# --- end browser tests with Playwright -----------------------------------------------------------
+
 # --- docs and packaging (issue 31) ---------------------------------------------------------------
 # The documentation site (Sphinx, MyST, furo: docs/conf.py) and the package build
 # (python -m build) come with the dev extra above; say which one is missing if the install lost one.

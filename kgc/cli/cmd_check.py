@@ -32,6 +32,7 @@ from kgc.cli.options import (  # noqa: F401 - re-exported: other verbs and tests
     workers_from_args,
 )
 from kgc.cli.outcome import (
+    INCOMPLETE_CAUSES,
     end_progress,
     print_header,
     progress_reporter,
@@ -177,7 +178,7 @@ def search(request: CheckRequest, show_progress: bool) -> tuple[Result, Explorer
     except ValueError as exc:
         raise InputError(f"--engine {request.engine}: {exc}") from None
     cp = request.checkpoint
-    progress = progress_reporter(phase="safety search") if show_progress else None
+    progress = progress_reporter(phase="safety search", strategy=request.strategy) if show_progress else None
     try:
         result = explorer.run(
             request.strategy,
@@ -209,7 +210,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_SYSTEM
     word, code = verdict(result.ok, result.stats, args.allow_incomplete)
     interrupted = result.stats.stopped_by == "interrupted"
-    cut = result.stats.stopped_by in ("interrupted", "memory")  # no liveness check after these: it needs more
+    # no liveness check after these: it needs more memory, time or disk than the run had
+    cut = result.stats.stopped_by in ("interrupted", "memory", "checkpoint-write")
     # Writing --out may fail (a full disk, the directory removed meanwhile): the verdict and the
     # statistics are printed first, then the one-line error, and the exit is 150.
     write_error: InputError | None = None
@@ -279,6 +281,9 @@ def run(args: argparse.Namespace) -> int:
     if interrupted:
         report_interruption(result.stats)
     report_memory_stop(result.stats, bounds)
+    if result.stats.checkpoint_error is not None:  # the statistics are printed: now the one line, exit 150
+        print(f"kgc: error: {result.stats.checkpoint_error}; exploration incomplete", file=sys.stderr)
+        return exits.BAD_INPUT
     if write_error is not None:
         print(f"kgc: error: {write_error}", file=sys.stderr)
         return exits.BAD_INPUT
@@ -350,7 +355,7 @@ def junit_cases(result: Result, liveness: LivenessResult | None) -> list[Case]:
     explanation; a safety property's "holds" of an incomplete search, a witness never found and a
     liveness property not checked are skipped, saying why."""
     s = result.stats
-    incomplete = not s.complete and s.stopped_by in ("time-limit", "max-states", "memory", "interrupted")
+    incomplete = not s.complete and s.stopped_by in INCOMPLETE_CAUSES
     violations = {v.prop.name: v for v in result.violations}
     cases: list[Case] = []
     for p in result.properties:

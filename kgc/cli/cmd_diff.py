@@ -8,7 +8,9 @@ mutants (``none`` is the protocol). ``--rev REV`` explores side A with the model
 tree's; given twice, two revisions (``kgc/cli/revision.py``). Both sides are explored within the same
 bounds (``kgc/cli/diff.py`` says what a
 behaviour is); the result is printed, and ``--out DIR`` writes ``DIR/diff.html`` (the report's
-style, every one-sided behaviour with its shortest witness chart) and ``DIR/diff.json``.
+style, every one-sided behaviour with its shortest witness chart), ``DIR/diff.json`` and each rule
+difference's witness as a trace, ITF and scenario file (``witness-a-1.json`` …, :func:`write_witnesses`),
+which ``kgc explore`` opens.
 
 Exit codes (``kgc.cli.exits``): 0 the same behaviours and verdicts, 1 they differ, 4 an exploration
 was cut short by ``--time-limit``/``--max-states``/``--max-memory`` (0 with ``--allow-incomplete``), 130/143
@@ -21,6 +23,7 @@ import argparse
 import json
 import shlex
 import sys
+from pathlib import Path
 from typing import Any
 
 from kgc.cli import exits, inputs
@@ -142,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
     d = compare(docs[0], docs[1])
     if out_dir is not None:
         command = "kgc " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["diff"] else ""
+        write_witnesses(d, out_dir)
         inputs.write_atomically(out_dir / "diff.json", json.dumps(d, indent=1) + "\n")
         inputs.write_atomically(out_dir / "diff.html", build_diff_page(d, command))
     if args.json:
@@ -153,6 +157,30 @@ def run(args: argparse.Namespace) -> int:
     if not d["complete"]:
         return exits.OK if args.allow_incomplete else exits.INCOMPLETE
     return exits.OK if d["same"] else exits.FAILED
+
+
+def write_witnesses(d: dict[str, Any], out_dir: Path) -> None:
+    """Each rule difference's witness — the shortest path of its side to the first step where the
+    two sides part (a rule difference's witness parts at its last step) — as files beside
+    ``diff.json``: ``witness-a-1.json`` (a ``kgc-trace``, which ``kgc explore`` opens),
+    ``witness-a-1.itf.json`` (ITF) and, when a scenario can express it, ``witness-a-1.scenario.json``
+    (a regression test ``kgc replay`` runs). Each rule's ``witness_file`` names its trace."""
+    from kgc.cli.cmd_check import write_scenario
+    from kgc.cli.itf import itf_of_trace
+
+    for side in ("a", "b"):
+        witnesses = {(x["category"], x["text"]): x["witness"] for x in d[f"only_{side}"]}
+        number = 0
+        for rule in d.get("why", {}).get(side, []):
+            doc = witnesses.get((rule["category"], rule["rule"])) if rule["rule"] is not None else None
+            if doc is None:
+                continue
+            number += 1
+            stem = out_dir / f"witness-{side}-{number}"
+            inputs.write_atomically(f"{stem}.json", json.dumps(doc, indent=1) + "\n")
+            inputs.write_atomically(f"{stem}.itf.json", json.dumps(itf_of_trace(doc), indent=1) + "\n")
+            write_scenario(doc, Path(f"{stem}.scenario.json"))
+            rule["witness_file"] = f"{stem}.json"
 
 
 def print_text(d: dict[str, Any]) -> None:
@@ -175,6 +203,8 @@ def print_text(d: dict[str, Any]) -> None:
                 print(f"    {label:<24} {r['rule']}")
                 there = "; ".join(r["other_side"]) or "never in this situation"
                 print(f"    {other_label:<24} {there}")
+                if r.get("witness_file"):
+                    print(f"    witness: {r['witness_file']} (step through it: kgc explore {r['witness_file']})")
                 if r["knock_on"]:
                     print(f"    knock-on ({len(r['knock_on'])}):")
             for k in r["knock_on"]:

@@ -6,7 +6,8 @@ configuration given, and serves a page (``kgc.diagrams.explore_page``) on 127.0.
 forward and back, the per-role panels of any state, its enabled successors to click through, the
 sequence chart of the path, and a shareable URL per state (``#path=3.0.5``: the successor chosen
 at each step). It prints the URL and serves until interrupted (exit 0; a port in use or bad input
-exits 150 with one line, ``kgc.cli.exits``).
+exits 150 with one line, ``kgc.cli.exits``). ``--html FILE`` writes a self-contained page instead
+(``kgc.diagrams.explore.embedded_nodes``: the trace's states and those one step off it) and exits 0.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from urllib.parse import parse_qs, urlparse
 from kgc.cli import exits, inputs
 from kgc.cli.errors import InputError
 from kgc.cli.options import add_model_arguments, config_from_args
-from kgc.diagrams.explore import Explorer, NodeError, node_json, trace_node
+from kgc.diagrams.explore import Explorer, NodeError, embedded_nodes, node_json, trace_node
 from kgc.diagrams.explore_page import explore_page
 from kgc.model.config import Config, ConfigError
 
@@ -35,6 +36,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("trace", nargs="?", metavar="TRACE", help="a kgc-trace file to open (a counterexample or lasso)")
     add_model_arguments(p)
     p.add_argument("--port", type=int, default=0, help="the port on 127.0.0.1 (default: a free one)")
+    p.add_argument(
+        "--html",
+        metavar="FILE",
+        help="write a self-contained explorer page (no server): the trace's states with their panels and "
+        "charts, and the successors one step off it, then exit",
+    )
 
 
 def explorer_from_args(args: argparse.Namespace) -> Explorer:
@@ -104,7 +111,13 @@ def make_server(explorer: Explorer, port: int = 0) -> ThreadingHTTPServer:
 def run(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         raise InputError(f"--port must be between 0 and 65535, got {args.port}")
+    target = inputs.output_file(args.html, ("html", "htm"), "--html") if args.html else None
     explorer = explorer_from_args(args)
+    if target is not None:
+        nodes = embedded_nodes(explorer)
+        inputs.write_atomically(target, explore_page(explorer.title or "the model", explorer.trace, nodes), "--html")
+        print(f"kgc explore: {len(nodes)} states written to {target} (open it in a browser; no server)")
+        return exits.OK
     server = make_server(explorer, args.port)
     port = server.server_address[1]
     print(f"kgc explore: serving on http://127.0.0.1:{port}/ (Ctrl-C stops it)", flush=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from collections.abc import Callable
 
 from kgc.cli import exits, inputs
 from kgc.cli import liveness as live
@@ -85,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     bounds = bounds_from_args(args)
     fairness = live.wanted(args, spark=False)
     print_header(VERB, config, bounds, args.strategy)
-    progress = None if args.no_progress else progress_reporter()
+    progress = None if args.no_progress else progress_reporter(phase="safety search", strategy=args.strategy)
     recording = fairness is not None
     workers = workers_from_args(args)
     result, obs, model = explore_recording(
@@ -94,7 +95,11 @@ def run(args: argparse.Namespace) -> int:
     if progress is not None:
         end_progress()
     interrupted = result.stats.stopped_by == "interrupted"
-    cut = result.stats.stopped_by in ("interrupted", "memory")  # no liveness check after these: it needs more
+    # no liveness check after these: it needs more memory, time or disk than the run had
+    cut = result.stats.stopped_by in ("interrupted", "memory", "checkpoint-write")
+    say: Callable[[str], None] = (lambda _text: None) if args.no_progress else _phase
+    if fairness is not None and not cut:
+        say("liveness: exploring the state graph and checking its cycles")
     request = CheckRequest(config, tuple(ALL), TEMPORAL, bounds, args.strategy, fairness=fairness, workers=workers)
     liveness = live.run(request, result.graph, model) if fairness is not None and not cut else None
     command = "kgc " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["report"] else ""
@@ -102,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
     timing_results = [(path, answer_all(cfg)) for path, cfg in timing]
     if timing_results:
         inp.extra_sections.append(timing_section(timing_results))
+    say(f"report: rendering the page ({len(result.violations)} counterexample(s))")
     try:
         page = build_report(inp)
     except RenderError as exc:
@@ -127,3 +133,8 @@ def run(args: argparse.Namespace) -> int:
         report_interruption(result.stats)
     report_memory_stop(result.stats, bounds)
     return code
+
+
+def _phase(text: str) -> None:
+    """One progress line on stderr naming the phase that starts."""
+    print(f"progress: {text}", file=sys.stderr, flush=True)

@@ -47,7 +47,9 @@ BAD_INPUT = 150
 file, a file that is not a regular file (a FIFO, a device), an output that cannot be written, a
 damaged checkpoint or one of another search, format or kgc version (``check --resume``), a
 checkpoint directory that holds another search's checkpoint (TLC's code for a malformed
-specification). Also input in which there was nothing to check: ``logs`` that validated no group,
+specification); a checkpoint that cannot be written mid-run (a full disk, an unwritable directory:
+the search stops there, its statistics and "incomplete" verdict printed first). Also input in
+which there was nothing to check: ``logs`` that validated no group,
 the same log given twice, ``conformance`` with nothing to compare (``--allow-empty`` accepts an
 empty run). One line on stderr names the file and field."""
 

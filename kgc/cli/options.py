@@ -15,6 +15,7 @@ from typing import Any
 
 from kgc.cli import inputs
 from kgc.cli.errors import InputError
+from kgc.explorer import memory
 from kgc.explorer.search import Bounds
 from kgc.explorer.worker import default_workers
 from kgc.model.config import Config, ConfigError
@@ -96,6 +97,14 @@ def workers_from_args(args: argparse.Namespace) -> int:
         raise InputError(str(exc)) from None
 
 
+DEFAULT_TIME_LIMIT = 3600.0
+"""Seconds a search runs when no ``--time-limit`` is given: a gate never hangs. A run that reaches
+it ends as any bounded run does, "incomplete" with its statistics (exit 4). ``--time-limit none``
+lifts it, as ``--max-memory none`` lifts the default memory bound (:func:`memory.default_limit`)."""
+
+_NO_LIMIT = ("none", "off", "unlimited")
+
+
 def add_bounds_arguments(p: argparse.ArgumentParser) -> None:
     """The bounds, and whether a run they cut short may pass."""
     g = p.add_argument_group("bounds")
@@ -103,12 +112,17 @@ def add_bounds_arguments(p: argparse.ArgumentParser) -> None:
         "--max-depth", type=int, metavar="D", help="explore behaviours of at most D steps (part of the model)"
     )
     g.add_argument("--max-states", type=int, metavar="S", help="stop after S distinct states (the run is incomplete)")
-    g.add_argument("--time-limit", type=float, metavar="SECONDS", help="stop after SECONDS (the run is incomplete)")
+    g.add_argument(
+        "--time-limit",
+        metavar="SECONDS",
+        help=f"stop after SECONDS (the run is incomplete; default {DEFAULT_TIME_LIMIT:g}, 'none' for no limit)",
+    )
     g.add_argument(
         "--max-memory",
         metavar="SIZE",
         help="stop cleanly once this process's resident memory reaches SIZE (2G, 500M, 1.5G; K/M/G/T are powers of "
-        "1024; the run is incomplete, its statistics printed, --checkpoint DIR written)",
+        "1024; the run is incomplete, its statistics printed, --checkpoint DIR written; default "
+        f"{memory.DEFAULT_SHARE:.0%} of the machine's or the container's memory, 'none' for no limit)",
     )
     g.add_argument(
         "--allow-incomplete",
@@ -151,16 +165,39 @@ def config_from_args(args: argparse.Namespace, base: Config | None = None) -> Co
 def bounds_from_args(args: argparse.Namespace) -> Bounds:
     """The bounds, each positive and finite (``--time-limit nan`` is refused); ``--max-memory``
     in bytes (:func:`kgc.cli.inputs.memory_size`)."""
-    for name in ("max_depth", "max_states", "time_limit"):
+    for name in ("max_depth", "max_states"):
         inputs.finite_positive(getattr(args, name, None), f"--{name.replace('_', '-')}")
+    time_limit = time_limit_from_args(args)
     size = getattr(args, "max_memory", None)
-    max_memory = inputs.memory_size(size, "--max-memory") if size is not None else None
-    if max_memory is not None and getattr(args, "engine", None) == "spark":
-        raise InputError(
-            "--max-memory bounds this process; under --engine spark the memory is Spark's: "
-            "--spark-conf spark.driver.memory=SIZE / spark.executor.memory=SIZE"
-        )
-    return Bounds(args.max_depth, args.max_states, args.time_limit, max_memory)
+    spark = getattr(args, "engine", None) == "spark"
+    if size is None:
+        max_memory = None if spark else memory.default_limit()
+    elif str(size).strip().lower() in _NO_LIMIT:
+        max_memory = None
+    else:
+        max_memory = inputs.memory_size(size, "--max-memory")
+        if spark:
+            raise InputError(
+                "--max-memory bounds this process; under --engine spark the memory is Spark's: "
+                "--spark-conf spark.driver.memory=SIZE / spark.executor.memory=SIZE"
+            )
+    return Bounds(args.max_depth, args.max_states, time_limit, max_memory)
+
+
+def time_limit_from_args(args: argparse.Namespace) -> float | None:
+    """``--time-limit``: :data:`DEFAULT_TIME_LIMIT` when not given, None for ``none``, else a
+    positive finite number of seconds."""
+    raw = getattr(args, "time_limit", None)
+    if raw is None:
+        return DEFAULT_TIME_LIMIT
+    if isinstance(raw, str) and raw.strip().lower() in _NO_LIMIT:
+        return None
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        raise InputError(f"--time-limit must be a number of seconds or 'none', got {raw!r}") from None
+    inputs.finite_positive(value, "--time-limit")
+    return value
 
 
 def coordinator_mutant(name: str | None) -> str | None:

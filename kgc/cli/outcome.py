@@ -2,9 +2,9 @@
 
 * :func:`print_header`: the configuration and bounds, printed (and flushed) before the search
   starts, so a long run shows what it is doing from its first second.
-* :func:`progress_reporter`: a progress line on stderr, rewritten in place on a terminal;
-  without one, a plain line at the start, at the engine's first report (about one second in) and
-  every 10 seconds after.
+* :func:`progress_reporter`: a progress line on stderr naming its phase, with an estimate of
+  what is left (:class:`LevelEstimate`), rewritten in place on a terminal; without one, a plain
+  line at the start, at the engine's first report (about one second in) and every 10 seconds after.
 * :func:`verdict`: "ok", "violation" or "incomplete" and the exit code (:mod:`kgc.cli.exits`). A run cut
   short by ``--time-limit``, ``--max-states``, memory or a signal is incomplete, never ok; an
   explicit ``--max-depth`` and the model's own bounds (generations, budgets) define the model
@@ -30,7 +30,7 @@ from kgc.explorer.search import Bounds, ProgressFn, Stats
 from kgc.model.config import Config
 
 #: Why an exploration stopped early that makes it incomplete (the engine's ``stopped_by``).
-INCOMPLETE_CAUSES = ("time-limit", "max-states", "memory", "interrupted")
+INCOMPLETE_CAUSES = ("time-limit", "max-states", "memory", "interrupted", "checkpoint-write")
 
 
 class Terminated(KeyboardInterrupt):
@@ -126,21 +126,70 @@ def print_header(verb: str, config: Config, bounds: Bounds, strategy: str = "bfs
     stream.flush()
 
 
-def progress_reporter(stream: TextIO | None = None, phase: str = "") -> ProgressFn:
+class LevelEstimate:
+    """An estimate of a breadth-first search's size from the growth of its levels.
+
+    The progress reports note how many distinct states were known when each depth was first
+    seen; the difference of two such counts is (about) one level's size. While the levels grow,
+    nothing can be said of the end; once they shrink, by a ratio ``r`` < 1 the last two levels
+    show, the levels still to come are guessed as a geometric series (``n·r + n·r² + … =
+    n·r/(1-r)`` after a level of ``n``), which gives the states still to find and, at the current
+    rate, the seconds left. It is an estimate, said as one ("~"), and revised at each report."""
+
+    def __init__(self) -> None:
+        self.first_seen: dict[int, int] = {}
+
+    def note(self, depth: int, distinct: int) -> None:
+        self.first_seen.setdefault(depth, distinct)
+
+    def intervals(self) -> list[tuple[float, float]]:
+        """(middle depth, states per level) between each two depths seen: a report every second
+        may see the depth move by several levels at once, whose sizes are then taken as equal."""
+        depths = sorted(self.first_seen)
+        return [
+            ((a + b) / 2, (self.first_seen[b] - self.first_seen[a]) / (b - a))
+            for a, b in zip(depths, depths[1:], strict=False)
+        ]
+
+    def text(self, distinct: int, per_second: float) -> str:
+        spans = self.intervals()
+        if len(spans) < 2 or spans[-2][1] <= 0 or spans[-1][1] <= 0:
+            return "estimate after two levels"
+        (m1, p1), (m2, p2) = spans[-2], spans[-1]
+        ratio = (p2 / p1) ** (1 / (m2 - m1))  # the growth from one level to the next
+        if ratio >= 0.95:
+            return f"levels growing ×{ratio:.2f}: no estimate yet"
+        current = max(self.first_seen)
+        found_here = distinct - self.first_seen[current]  # states of the level being explored, so far
+        last = p2 * ratio ** (current - 1 - m2 + 0.5)  # the size of the last completed level
+        expected = last * ratio / (1 - ratio)  # this level and every later one
+        left = max(0.0, expected - found_here)
+        total = distinct + left
+        seconds = f", ~{left / per_second:,.0f} s left" if per_second > 0 else ""
+        return f"levels shrinking ×{ratio:.2f}: ~{total:,.0f} states in all{seconds}"
+
+
+def progress_reporter(stream: TextIO | None = None, phase: str = "", strategy: str = "bfs") -> ProgressFn:
     """The progress callback the engines take. It prints a first plain line at once; every line
-    names the ``phase`` (``safety search``) when given."""
+    names the ``phase`` (``safety search``) when given and, for a breadth-first search, an
+    estimate of what is left from the growth of its levels (:class:`LevelEstimate`)."""
     out: Any = stream or sys.stderr
     tty = hasattr(out, "isatty") and out.isatty()
     started = time.monotonic()
     last_plain = [-1.0]
     named = f"{phase}: " if phase else ""
+    levels = LevelEstimate() if strategy == "bfs" else None
     if not tty:
         print(f"progress: {named or 'exploring, '}started {time.strftime('%H:%M:%S')}", file=out, flush=True)
 
     def report(stats: Stats, frontier: int) -> None:
+        estimate = ""
+        if levels is not None:
+            levels.note(stats.depth, stats.distinct_states)
+            estimate = "; " + levels.text(stats.distinct_states, stats.states_per_second)
         line = named + (
             f"{stats.distinct_states:,} states, {stats.transitions:,} transitions, depth {stats.depth}, "
-            f"queue {frontier:,}, {stats.states_per_second:,.0f} states/s, {stats.seconds:.0f} s"
+            f"queue {frontier:,}, {stats.states_per_second:,.0f} states/s, {stats.seconds:.0f} s{estimate}"
         )
         if tty:
             print("\r" + line + "   ", end="", file=out, flush=True)

@@ -187,3 +187,25 @@ def node_json(explorer: Explorer, path: tuple[int, ...]) -> dict[str, Any]:
         "within_boundary": explorer.model.within_boundary(state),
         "chart": render_svg(doc),
     }
+
+
+def embedded_nodes(explorer: Explorer, off_trace: int = 1) -> dict[str, dict[str, Any]]:
+    """The nodes a self-contained explorer file holds, by dotted path: the initial state, every
+    state of the opened trace and, from each of those, the states up to ``off_trace`` steps off
+    it (the successors one click away). A file cannot hold the whole model; a served explorer
+    (``kgc explore TRACE``) can go anywhere."""
+    nodes: dict[str, dict[str, Any]] = {}
+    trace = tuple(explorer.trace)
+    frontier = [trace[:k] for k in range(len(trace) + 1)]
+    for depth in range(off_trace + 1):
+        later: list[tuple[int, ...]] = []
+        for path in frontier:
+            key = ".".join(str(i) for i in path)
+            if key in nodes:
+                continue
+            node = node_json(explorer, path)
+            nodes[key] = node
+            if depth < off_trace:
+                later.extend((*path, s["index"]) for s in node["successors"])
+        frontier = later
+    return nodes

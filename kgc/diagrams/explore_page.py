@@ -6,11 +6,14 @@ that state), the per-role panels (coordinator, each consumer, purgatory, request
 flight) with what the last step changed highlighted, the enabled successors as buttons, and the
 sequence chart of the path. The node's path is the URL's fragment (``#path=3.0.5``), so a URL is
 shareable and the browser's back and forward buttons step through the history; "◀ back" goes to
-the previous state, "next on trace ▶" follows the opened trace."""
+the previous state, "next on trace ▶" follows the opened trace. ``kgc explore --html FILE`` writes
+the same page with the nodes it can show embedded (no server; :func:`explore_page`'s ``nodes``)."""
 
 from __future__ import annotations
 
+import json
 from html import escape
+from typing import Any
 
 PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -64,6 +67,7 @@ td, th { border-bottom: 1px solid #eceff1; padding: 2px 4px; text-align: left; v
 generation · parked: a request held in purgatory · highlighted: what the last step changed · see docs/glossary.md</section>
 </div>
 </main>
+<!--KGC-NODES-->
 <script>
 "use strict";
 let node = null;
@@ -126,9 +130,35 @@ function render(n) {
   document.title = "kgc explore: step " + n.path.length;
   document.body.dataset.ready = "yes";
 }
+const EMBEDDED = (() => {
+  const holder = document.getElementById("kgc-nodes");
+  return holder ? JSON.parse(holder.textContent) : null;
+})();
+function markEmbedded() {
+  // In a file: the successors whose states the file holds are buttons; the others say so.
+  if (!EMBEDDED || !node) return;
+  document.querySelectorAll("#successors button[data-successor]").forEach((b) => {
+    const key = [...node.path, Number(b.dataset.successor)].join(".");
+    if (!(key in EMBEDDED)) {
+      b.disabled = true;
+      b.title = "not in this file: serve the model with kgc explore TRACE to go further";
+    }
+  });
+}
 async function load() {
   document.body.dataset.ready = "no";
   const path = pathOf(location.hash);
+  if (EMBEDDED) {
+    const found = EMBEDDED[path.join(".")];
+    if (!found) {
+      $("#steps").innerHTML = `<li>${esc("no such state in this file: " + path.join("."))}</li>`;
+      document.body.dataset.ready = "error";
+      return;
+    }
+    render(found);
+    markEmbedded();
+    return;
+  }
   const reply = await fetch("/api/node?path=" + path.join("."));
   if (!reply.ok) {
     $("#steps").innerHTML = `<li>${esc(await reply.text())}</li>`;
@@ -139,7 +169,7 @@ async function load() {
 }
 document.addEventListener("click", (e) => {
   const b = e.target.closest("button[data-successor]");
-  if (b && node) go([...node.path, Number(b.dataset.successor)]);
+  if (b && node && !b.disabled) go([...node.path, Number(b.dataset.successor)]);
 });
 $("#back").addEventListener("click", () => node && go(node.path.slice(0, -1)));
 $("#next").addEventListener("click", () => node && node.next_on_trace !== null && go([...node.path, node.next_on_trace]));
@@ -152,6 +182,18 @@ if (!location.hash) { location.replace("#path=" + INITIAL); } else { load(); }
 """
 
 
-def explore_page(title: str, initial: tuple[int, ...]) -> str:
-    """The page, opening at ``initial`` (a trace's last state, or the initial state)."""
-    return PAGE.replace("TITLE", escape(title)).replace("INITIAL", repr(".".join(str(i) for i in initial)))
+def explore_page(title: str, initial: tuple[int, ...], nodes: dict[str, Any] | None = None) -> str:
+    """The page, opening at ``initial`` (a trace's last state, or the initial state). With
+    ``nodes`` (each node's JSON by its dotted path) the page is a self-contained file: it reads
+    the nodes from an inline ``application/json`` block instead of asking a server."""
+    block = ""
+    if nodes is not None:
+        # "</" inside the JSON would end the script element early: written as "<\/" it is the same JSON.
+        data = json.dumps(nodes, separators=(",", ":")).replace("</", "<\\/")
+        block = f'<script type="application/json" id="kgc-nodes">{data}</script>'
+    start = repr(".".join(str(i) for i in initial))
+    head, tail = (part.replace("TITLE", escape(title)).replace("INITIAL", start) for part in PAGE.split(_SLOT))
+    return head + block + tail
+
+
+_SLOT = "<!--KGC-NODES-->"

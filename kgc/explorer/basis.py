@@ -27,7 +27,7 @@ from kgc.model.config import Config
 UNDECIDED = "undecided"
 """The verdict of a property an incomplete run found no violation of (nor a lasso for)."""
 
-INCOMPLETE_STOPS = ("time-limit", "max-states", "memory", "interrupted", "violation")
+INCOMPLETE_STOPS = ("time-limit", "max-states", "memory", "interrupted", "checkpoint-write", "violation")
 """Why a search stopped that leaves its unviolated properties undecided (``Stats.stopped_by``).
 "max-depth" is not one: an explicit depth bound is part of the model and is stated instead."""
 

@@ -18,7 +18,7 @@ import os
 import resource
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 _STATM = "/proc/self/statm"
@@ -67,3 +67,34 @@ def young_garbage_only() -> Iterator[None]:
 def settle() -> None:
     """Called at a search's pause: what exists now is no longer scanned (``young_garbage_only``)."""
     gc.freeze()
+
+
+_CGROUP_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+
+
+def available_bytes() -> int | None:
+    """The memory this process may use: the machine's physical memory or, when smaller, the
+    limit of its cgroup (a container's); None where neither can be read."""
+    sizes = []
+    with suppress(ValueError, OSError, AttributeError):
+        sizes.append(os.sysconf("SC_PHYS_PAGES") * _PAGE)
+    for path in _CGROUP_LIMITS:
+        try:
+            with open(path) as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        if text.isdigit() and 0 < int(text) < 1 << 60:  # "max" or a huge number: no limit
+            sizes.append(int(text))
+    return min(sizes) if sizes else None
+
+
+DEFAULT_SHARE = 0.8
+"""The share of :func:`available_bytes` a search may take when no ``--max-memory`` is given, so
+that it stops cleanly, with its statistics, before the kernel's OOM killer ends it."""
+
+
+def default_limit() -> int | None:
+    """The default memory bound of a search: :data:`DEFAULT_SHARE` of the available memory."""
+    size = available_bytes()
+    return int(size * DEFAULT_SHARE) if size is not None else None

@@ -70,6 +70,8 @@ class Stats:
     boundary_states: int = 0
     complete: bool = True
     stopped_by: str = ""
+    checkpoint_error: str | None = None
+    """Why writing a checkpoint failed (``stopped_by`` "checkpoint-write"): one line."""
     engine: str = "python"
     visited_bytes: int = 0
     """Memory of the visited set (the native engine's key table; 0 for the Python engine)."""
@@ -387,6 +389,10 @@ class Explorer:
             except MemoryError:  # the allocator failed mid-chunk: the counts so far, no checkpoint of a torn core
                 stopped = "memory"
                 search.core.release()  # the visited set and memoised steps: room to report
+            except CheckpointError as exc:  # a checkpoint could not be written (a full disk, an unwritable
+                # directory): the search stops there, incomplete, with its statistics and what it found
+                stopped = "checkpoint-write"
+                stats.checkpoint_error = str(exc)
             stats.seconds = search.seconds_before + time.monotonic() - start
             stats.checkpoints = search.checkpoints_written
             _fill(stats, search.core.stats())

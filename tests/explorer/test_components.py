@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
+from kgc.examples_models.lease_lock import LeaseLock
 from kgc.explorer.components import PackedModel
 from kgc.explorer.interned import InternedModel
 from kgc.explorer.search import Explorer
 from kgc.model.config import Config
 from kgc.model.system import ClassicGroupModel
-from kgc.examples_models.lease_lock import LeaseLock
 
 SMALL = {"consumers": 2, "partitions": 2, "max_generation": 3}
 

@@ -50,7 +50,9 @@ def test_what_derives_from_the_registry() -> None:
 
 
 def test_a_kind_with_two_owners_of_one_role_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    doubled = PERTURBATIONS + (perturbations.Perturbation("crash_twice", (), "crash", True, "crash twice", "a second crash"),)
+    doubled = PERTURBATIONS + (
+        perturbations.Perturbation("crash_twice", (), "crash", True, "crash twice", "a second crash"),
+    )
     monkeypatch.setattr(perturbations, "PERTURBATIONS", doubled)
     try:
         perturbations._only("crash")
