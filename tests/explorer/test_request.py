@@ -31,7 +31,7 @@ def test_the_command_line_becomes_one_frozen_request(tmp_path: Path) -> None:
     )  # fmt: skip
     assert request.config == Config(consumers=2, max_generation=2)
     assert (request.strategy, request.engine, request.local_engine, request.workers) == ("dfs", "python", "python", 1)
-    assert request.bounds == Bounds(max_states=50)
+    assert (request.bounds.max_states, request.bounds.max_depth) == (50, None)  # and kgc check's default limits
     assert request.fairness == Fairness("strong")
     assert request.checkpoint == Checkpointing(tmp_path, None, False)
     assert request.temporal == TEMPORAL and request.spark is None and not request.coverage
