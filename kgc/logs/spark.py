@@ -18,7 +18,7 @@ executors import (``logs``, ``sut``, ``model``) are shipped as a zip (``addPyFil
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -112,8 +112,3 @@ def _as_row(r: Any) -> dict[str, Any]:
     for c in ("coordinators", "allowed", "patterns"):
         d[c] = list(d[c] or [])
     return d
-
-
-def iter_chunks(items: list[Any], n: int) -> Iterator[list[Any]]:
-    for i in range(0, len(items), n):
-        yield items[i : i + n]

@@ -305,7 +305,7 @@ _NO_REBALANCE_START = frozenset({PR, GroupState.DEAD})
 _TIMER_TRIGGERS = frozenset({EXPIRE_HEARTBEAT, EXPIRE_SYNC, STORE_FAILURE})
 
 
-def rebalance_trigger(s: State, a: Action) -> bool | None:
+def rebalance_trigger(s: State, a: Action, pending_leave_rebalances: bool | None = None) -> bool | None:
     """Whether the step holds one of Kafka's rebalance triggers for the group in ``s`` (reference
     docs/kafka/group.md#states, triggers table, 3.6.2): a member added (an id-less or pending-id JoinGroup that is not
     answered MEMBER_ID_REQUIRED), a static member replaced in CompletingRebalance, the leader's
@@ -314,9 +314,10 @@ def rebalance_trigger(s: State, a: Action) -> bool | None:
     the current generation's assignment. A JoinGroup that ``group.max.size`` refuses is none of
     these. A pending-sync timeout triggers even when it removes nobody, if the set held a replaced
     static member's old id (``Group.stale_sync``: ``onExpirePendingSync`` rebalances whenever the
-    set is not empty, GroupCoordinator.scala 3.6.2). None: the step may rebalance or not, by
-    profile (a pending member id's LeaveGroup in Stable or CompletingRebalance: Java 4.0
-    rebalances, Scala does not)."""
+    set is not empty, GroupCoordinator.scala 3.6.2). A pending member id's LeaveGroup in Stable or
+    CompletingRebalance triggers by profile (Java 4.0 rebalances, Scala does not:
+    ``Profile.pending_leave_rebalances``, passed as ``pending_leave_rebalances``); None when the
+    caller does not say which profile: the step may rebalance or not."""
     g = s.group
     if a.kind == EXPIRE_SYNC:
         return bool(a.evicted) or g.stale_sync
@@ -335,8 +336,11 @@ def rebalance_trigger(s: State, a: Action) -> bool | None:
                 return True
             if any(p.mid == request.mid for p in g.pending) and g.state in (GroupState.STABLE, CR):
                 # A pending id's LeaveGroup: Java rebalances (classicGroupLeaveToClassicGroup, 4.0.2),
-                # Scala does not; the profile decides, which a property of states cannot see.
-                return None
+                # Scala does not; the profile decides.
+                if pending_leave_rebalances is None:
+                    return None
+                if pending_leave_rebalances:
+                    return True
         elif member is not None:
             changed = member.meta != request.meta or member.protocols != request.protocols
             if changed or (g.state == GroupState.STABLE and request.mid == g.leader):
@@ -368,12 +372,46 @@ def rebalance_trigger(s: State, a: Action) -> bool | None:
     scope=STEP,
 )
 def rebalance_triggers(s: State, a: Action, t: State) -> bool:
+    return _starts_on_a_trigger(s, a, None)
+
+
+def _starts_on_a_trigger(s: State, a: Action, pending_leave_rebalances: bool | None) -> bool:
     if s.group.state in _NO_REBALANCE_START:
         return True
     if not a.handled and a.kind not in _TIMER_TRIGGERS:
         return PR not in a.path  # most steps: no request handled, no timer that can trigger
-    trigger = rebalance_trigger(s, a)
+    trigger = rebalance_trigger(s, a, pending_leave_rebalances)
     return trigger is None or (PR in a.path) == trigger
+
+
+_PROFILE_BOUND = (
+    " Under the configuration's profile: a pending member id's LeaveGroup in Stable or CompletingRebalance "
+    "starts one exactly when the profile's coordinator does (Java 4.0 does, Scala does not)."
+)
+
+
+@transition_invariant(
+    "rebalance_triggers",
+    rebalance_triggers.description + _PROFILE_BOUND,
+    rebalance_triggers.source + "; docs/kafka/requests.md#leavegroup (a pending member id's LeaveGroup)",
+    scope=STEP,
+)
+def rebalance_triggers_pending_leave_stays(s: State, a: Action, t: State) -> bool:
+    """``rebalance_triggers`` for a profile whose coordinator does not rebalance on a pending id's
+    LeaveGroup (Scala's, 3.x)."""
+    return _starts_on_a_trigger(s, a, False)
+
+
+@transition_invariant(
+    "rebalance_triggers",
+    rebalance_triggers.description + _PROFILE_BOUND,
+    rebalance_triggers.source + "; docs/kafka/requests.md#leavegroup (a pending member id's LeaveGroup)",
+    scope=STEP,
+)
+def rebalance_triggers_pending_leave_rebalances(s: State, a: Action, t: State) -> bool:
+    """``rebalance_triggers`` for a profile whose coordinator rebalances on a pending id's LeaveGroup
+    (Java's, 4.0)."""
+    return _starts_on_a_trigger(s, a, True)
 
 
 # 10 ---------------------------------------------------------------------------------------------
@@ -788,8 +826,19 @@ def dimension_properties(config: object) -> tuple[Property, ...]:
 
 
 def for_config(config: object) -> tuple[Property, ...]:
-    """The properties a check of ``config`` runs: :data:`ALL` and :func:`dimension_properties`."""
-    return ALL + dimension_properties(config)
+    """The properties a check of ``config`` runs: :data:`ALL` and :func:`dimension_properties`, each seeing
+    the configuration's profile: ``rebalance_triggers`` is the one of its profile (which tells whether a
+    pending member id's LeaveGroup rebalances; :data:`ALL`'s allows either)."""
+    props = ALL + dimension_properties(config)
+    profile = getattr(config, "profile", None)
+    if profile is None:
+        return props
+    bound = (
+        rebalance_triggers_pending_leave_rebalances
+        if profile.pending_leave_rebalances
+        else rebalance_triggers_pending_leave_stays
+    )
+    return tuple(bound if p is rebalance_triggers else p for p in props)
 
 
 def by_name(name: str) -> Property:

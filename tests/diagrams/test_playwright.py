@@ -19,7 +19,7 @@ from kgc.cli.cmd_explore import make_server
 from kgc.diagrams.exploration import explore as explore_report
 from kgc.diagrams.explore import Explorer, node_json, trace_node
 from kgc.diagrams.report import ReportInput, build_report
-from kgc.explorer.mutation import explore
+from kgc.engine_support.mutation import explore
 from kgc.explorer.search import Bounds
 from kgc.model.config import Config
 from kgc.model.mutants import by_name

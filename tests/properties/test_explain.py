@@ -9,7 +9,7 @@ from collections import deque
 
 import pytest
 
-from kgc.explorer.mutation import explore
+from kgc.engine_support.mutation import explore
 from kgc.model.actions import Action
 from kgc.model.config import Config
 from kgc.model.mutants import KILLABLE, Mutant
