@@ -10,6 +10,7 @@ the CPU figures). Not a test; the figures go into docs/model-scope.md by hand.
     .venv/bin/python benchmarks/dimensions.py                     # every row, JSON on stdout
     .venv/bin/python benchmarks/dimensions.py --out FILE.json     # ... and written to FILE.json
     .venv/bin/python benchmarks/dimensions.py --row mixed_versions_max_size
+    .venv/bin/python benchmarks/record.py --name dimensions_protocols dimensions --lines --row two_consumers_protocols
 
 Bad input (an unknown row, an unwritable --out) is one line on stderr and exit 2.
 """
@@ -43,6 +44,22 @@ ROWS: dict[str, dict[str, Any]] = {
         "max_generation": 2,
         "join_versions": [5, 3],
         "group_max_size": 1,
+    },
+    # Protocol selection: consumer 0 (static, JoinGroup v7: SyncGroup v5 with the protocol type and
+    # name) prefers range and also offers roundrobin; consumer 1 (v9) offers roundrobin only.
+    "two_consumers_protocols": {
+        "consumers": 2,
+        "max_generation": 2,
+        "join_versions": [7, 9],
+        "protocols": [["range", "roundrobin"], ["roundrobin"]],
+    },
+    # A Kafka Connect worker (protocol type connect) next to a consumer, and a consumer whose
+    # session timeout is below group.min.session.timeout.ms: both refused, for ever.
+    "three_consumers_foreign_type_bad_timeout": {
+        "consumers": 3,
+        "max_generation": 2,
+        "protocol_types": ["consumer", "connect"],
+        "session_timeouts_ms": [45000, 45000, 5],
     },
 }
 
@@ -86,6 +103,9 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="dimensions.py", description=__doc__.splitlines()[0])
     parser.add_argument("--row", action="append", help=f"a row to run (default: all): {', '.join(ROWS)}")
     parser.add_argument("--out", type=Path, help="also write the JSON document to this file")
+    parser.add_argument(
+        "--lines", action="store_true", help="print one JSON object per row, one a line (for benchmarks/record.py)"
+    )
     args = parser.parse_args(argv)
     rows = args.row or list(ROWS)
     unknown = [r for r in rows if r not in ROWS]
@@ -95,7 +115,11 @@ def main(argv: list[str]) -> int:
     if args.out is not None and not args.out.parent.is_dir():
         print(f"dimensions.py: --out {args.out}: no such directory {str(args.out.parent)!r}", file=sys.stderr)
         return 2
-    document = {"benchmark": "dimensions", "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    document: dict[str, Any] = {"benchmark": "dimensions", "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    if args.lines:
+        for r in rows:
+            print(json.dumps({"benchmark": "dimensions", **run(r)}), flush=True)
+        return 0
     document["rows"] = [run(r) for r in rows]
     text = json.dumps(document, indent=2)
     print(text)

@@ -1,13 +1,18 @@
 """Benchmark: the model-based test of Kafka 4.0.2's coordinator (``kgc.oracle.mbt``, ``kgc mbt``).
 
-For one model configuration (default: ``kgc mbt``'s, two dynamic consumers, generations <= 1, no
-fault, profile java-4.0) measures the graph (states, transitions, coordinator transitions), the
-cover (paths), the coverage on Kafka (coordinator transitions exercised), the differences and the
-wall-clock seconds of the whole run (graph, translation, one JVM, replay). Writes one JSON object
-to ``--out`` (default benchmarks/results/mbt_cover.json) and prints it. The load average is
-recorded beside the figures: this 2-core machine is shared.
+For each configuration named (profile java-4.0, two dynamic consumers) measures the graph (states,
+transitions, coordinator transitions), the cover (paths), the coverage on Kafka (coordinator
+transitions where Kafka agreed with the model's own transition), the paths that met a recorded
+divergence, the differences and the wall-clock seconds of the whole run (graph, one JVM, every path
+driven step by step). Prints one JSON object per configuration; ``benchmarks/record.py`` keeps them:
 
-    .venv/bin/python benchmarks/mbt_cover.py [--max-generation G] [--faults LIST] [--out FILE]
+    .venv/bin/python benchmarks/record.py mbt_cover                 # ci, faults, g2
+    .venv/bin/python benchmarks/record.py --name mbt_cover_g2_all mbt_cover --config g2_all
+
+Configurations: ``ci`` (``kgc mbt``'s default and the CI test's: generations <= 1, no fault),
+``faults`` (the coordinator's faults: store failure, unload, session expiry), ``g2`` (generations
+<= 2, no fault), ``g2_all`` (generations <= 2, every fault). The load average is recorded beside
+the figures: this 2-core machine is shared.
 """
 
 from __future__ import annotations
@@ -15,35 +20,58 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
-from pathlib import Path
+from typing import Any
 
+from kgc.interface.coordinator import CoordinatorGone
 from kgc.model.config import Config
 from kgc.oracle import close_shared, mbt
-from kgc.paths import ROOT
+
+CONFIGS: dict[str, dict[str, Any]] = {
+    "ci": {"max_generation": 1, "faults": []},
+    "faults": {"max_generation": 1, "faults": ["store_failure", "coordinator_unload", "session_expiry"]},
+    "g2": {"max_generation": 2, "faults": []},
+    "g2_all": {"max_generation": 2, "faults": "all"},
+}
+
+
+def measure(name: str) -> dict[str, Any]:
+    config = Config.from_mapping({"consumers": 2, "static_consumers": 0, "profile": "java-4.0", **CONFIGS[name]})
+    start = time.monotonic()
+    report = mbt.run(config, None)
+    doc = report.as_json()
+    return {
+        "configuration": name,
+        "max_generation": config.max_generation,
+        "faults": ",".join(sorted(config.faults)) or "none",
+        "states": doc["states"],
+        "coordinator_transitions": doc["coordinator_transitions"],
+        "paths": doc["paths"],
+        "exercised": doc["exercised"],
+        "coverage": doc["coverage"],
+        "not_driven": sum(doc["not_driven"].values()),
+        "known_paths": doc["known"],
+        "differences": len(doc["differences"]),
+        "first_differences": [d["first"] for d in doc["differences"]][:5],
+        "seconds": round(time.monotonic() - start, 2),
+        "load_average": round(os.getloadavg()[0], 2),
+        **({"aborted": doc["aborted"]} if "aborted" in doc else {}),
+    }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--max-generation", type=int, default=1)
-    parser.add_argument("--faults", default="none", help="comma-separated faults, or 'none' / 'all'")
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "mbt_cover.json"))
+    parser.add_argument("--config", action="append", choices=sorted(CONFIGS), help="repeatable; default ci, faults, g2")
     args = parser.parse_args()
-    faults: object = [] if args.faults == "none" else ("all" if args.faults == "all" else args.faults.split(","))
-    config = Config.from_mapping(
-        {"consumers": 2, "static_consumers": 0, "profile": "java-4.0", "max_generation": args.max_generation}
-    )
-    config = Config.from_mapping({"faults": faults}, base=config)
-    start = time.monotonic()
     try:
-        report = mbt.run(config, None)
+        for name in args.config or ["ci", "faults", "g2"]:
+            print(json.dumps(measure(name)), flush=True)
+    except CoordinatorGone as exc:  # the JVM gone: one line, the figures so far printed
+        print(f"mbt_cover: {exc}", file=sys.stderr)
+        return 1
     finally:
         close_shared()
-    doc = report.as_json()
-    doc["seconds"] = round(time.monotonic() - start, 2)
-    doc["load_average"] = round(os.getloadavg()[0], 2)
-    Path(args.out).write_text(json.dumps(doc, indent=2) + "\n")
-    print(json.dumps({k: v for k, v in doc.items() if k != "config"}, indent=2))
     return 0
 
 

@@ -2,12 +2,13 @@
 
 Builds the model's graph for the configuration (profile java-4.0; default: two dynamic consumers,
 generations <= 1, no fault), derives paths from the initial state that together take every edge,
-replays each on Kafka (one JVM) and compares every answer and the group with what the model's
-executable form, the reference under the same profile and mutant, gives (``kgc.oracle.mbt``).
-Prints the coverage (coordinator transitions exercised / coordinator transitions in the graph),
-the transitions not driven and why, and each differing path's first difference, whose scenario is
-written to ``--out``. Exit 0 no difference, 1 a difference, 150 bad input (a profile other than
-java-4.0), 153 the JVM missing, dead or hung (the report so far is printed).
+drives each on Kafka (one JVM) step by step, timers fired by their key, and compares every answer
+and the abstract group with the model's own transition (``kgc.oracle.mbt``, ``kgc.oracle.judge``).
+Prints the coverage (coordinator transitions Kafka agreed on / coordinator transitions in the
+graph), the transitions not driven and why, and each differing path's first difference, whose
+trace (up to that step, with the difference) is written to ``--out``. Exit 0 no difference, 1 a
+difference, 150 bad input (a profile other than java-4.0), 153 the JVM missing, dead or hung (the
+report so far is printed).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ INPUT_ERROR_EXIT = exits.BAD_INPUT
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The model's options, ``--out DIR``, ``--max-states``, ``--json``."""
     add_model_arguments(p)
-    p.add_argument("--out", metavar="DIR", default="mbt-differences", help="where differing paths' scenarios go")
+    p.add_argument("--out", metavar="DIR", default="mbt-differences", help="where differing paths' traces go")
     p.add_argument("--max-states", type=int, default=100_000, metavar="S", help="refuse a larger graph (exit 150)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         )
         for why, n in sorted(report.not_driven.items(), key=lambda kv: -kv[1]):
             print(f"  not driven ({n}): {why}")
-        print(f"{doc['known']} paths met a known divergence ({mbt.HELD_BACK})")
+        print(f"{doc['known']} paths stopped at a known divergence (known-divergences/kafka-4.0.2.json)")
         for p in report.differences:
             print(f"DIFFERENT path {p.index}: {p.reason} -> {p.file}")
         print(f"{len(report.differences)} paths differ")

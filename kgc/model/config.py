@@ -24,12 +24,22 @@ abandoned member (its consumer crashed, left or started over) are recovery and a
 
 ASSIGNORS = ("range", "roundrobin")
 
+PROTOCOL_TYPES = ("consumer", "connect")
+"""Protocol types a model consumer may join with (``Config.protocol_types``): the consumer
+protocol, and another group protocol's (Kafka Connect's workers join classic groups with type
+``connect``), which a consumer group refuses."""
+
 JOIN_VERSION_OLD = 3
 """The newest JoinGroup version without KIP-394 (v0-v3: an id-less JoinGroup joins at once)."""
 JOIN_VERSION_KNOWN_MEMBER_ID = 4
 """The first JoinGroup version with KIP-394 (MEMBER_ID_REQUIRED)."""
 JOIN_VERSION_STATIC = 5
 """The first JoinGroup version with ``group.instance.id`` (KIP-345)."""
+DEFAULT_SESSION_TIMEOUT_MS = 45000
+"""The consumer's ``session.timeout.ms`` default since Kafka 3.0 (KIP-735)."""
+JOIN_VERSION_SYNC_PROTOCOL = 7
+"""The first JoinGroup version whose client sends SyncGroup v5+ with the protocol type and name
+(KIP-559: JoinGroup v7 and SyncGroup v5 came together, Kafka 2.5)."""
 JOIN_VERSION_MAX = 9
 """The newest JoinGroup version of Kafka 3.6.2 and 4.0 (``JoinGroupRequest.json``)."""
 PROFILES = MODELLED
@@ -91,6 +101,30 @@ class Config:
     A JoinGroup that ``acceptJoiningMember`` refuses is answered GROUP_MAX_SIZE_REACHED and its
     member (or pending id) removed (3.6.2 ``GroupCoordinator.handleJoinGroup``; 4.0
     ``GroupMetadataManager.classicGroupJoinToClassicGroup``, the same rule, KAFKA-9885)."""
+    protocols: tuple[tuple[str, ...], ...] = ()
+    """The protocol names (assignors) each consumer offers, in preference order (entry ``i`` for
+    consumer ``i``; ``partition.assignment.strategy``); consumers the tuple does not reach offer
+    :attr:`assignor` alone, so the default (``()``) is the model it always was. Names are
+    :data:`ASSIGNORS`, one or two per consumer. The coordinator refuses a JoinGroup none of whose
+    protocols every member supports (INCONSISTENT_GROUP_PROTOCOL) and, at each join completion,
+    selects the protocol most members prefer among those every member supports (``selectProtocol``);
+    the leader plans with the selected assignor (Kafka 3.6.2 ``GroupMetadata.supportsProtocols`` /
+    ``selectProtocol``; 4.0 ``classic/ClassicGroup.java``, the same rules)."""
+    protocol_types: tuple[str, ...] = ()
+    """The protocol type each consumer joins with (entry ``i`` for consumer ``i``; one of
+    :data:`PROTOCOL_TYPES`); consumers the tuple does not reach send ``consumer``. A JoinGroup whose
+    type is not the group's is refused (INCONSISTENT_GROUP_PROTOCOL)."""
+    session_timeouts_ms: tuple[int, ...] = ()
+    """Each consumer's ``session.timeout.ms`` (entry ``i`` for consumer ``i``; beyond the tuple
+    :data:`DEFAULT_SESSION_TIMEOUT_MS`). The model is untimed, so the value matters only against the
+    broker's bounds: a JoinGroup whose session timeout is outside
+    [:attr:`group_min_session_timeout_ms`, :attr:`group_max_session_timeout_ms`] is answered
+    INVALID_SESSION_TIMEOUT before the group is even looked up (Kafka 3.6.2
+    ``GroupCoordinator.handleJoinGroup``; 4.0 ``GroupCoordinatorService.joinGroup``)."""
+    group_min_session_timeout_ms: int = 6000
+    """``group.min.session.timeout.ms`` (broker default 6000)."""
+    group_max_session_timeout_ms: int = 1800000
+    """``group.max.session.timeout.ms`` (broker default 1800000)."""
     initial_rebalance_delay_ms: int = 3000
     """``group.initial.rebalance.delay.ms``; 0 reproduces the pre-0.11 form (docs/kafka/versions.md#before-2x)."""
     rebalance_timeout_ms: int = 300000
@@ -135,6 +169,38 @@ class Config:
         return self.require_known_member_id
 
     @property
+    def protocol_table(self) -> tuple[str, ...]:
+        """Protocol names by code: code 0 is :attr:`assignor`, then the other assignors."""
+        return (self.assignor, *(a for a in ASSIGNORS if a != self.assignor))
+
+    def protocol_codes(self, consumer: int) -> tuple[int, ...]:
+        """The protocols consumer ``consumer`` offers, as codes of :attr:`protocol_table`."""
+        if consumer < len(self.protocols):
+            table = self.protocol_table
+            return tuple(table.index(name) for name in self.protocols[consumer])
+        return (0,)
+
+    def protocol_type_code(self, consumer: int) -> int:
+        """Consumer ``consumer``'s protocol type as an index of :data:`PROTOCOL_TYPES` (0: consumer)."""
+        if consumer < len(self.protocol_types):
+            return PROTOCOL_TYPES.index(self.protocol_types[consumer])
+        return 0
+
+    def session_timeout_ms(self, consumer: int) -> int:
+        """Consumer ``consumer``'s ``session.timeout.ms`` (:attr:`session_timeouts_ms`)."""
+        if consumer < len(self.session_timeouts_ms):
+            return self.session_timeouts_ms[consumer]
+        return DEFAULT_SESSION_TIMEOUT_MS
+
+    def session_timeout_in_bounds(self, timeout_ms: int) -> bool:
+        """Whether the broker accepts a JoinGroup with this session timeout."""
+        return self.group_min_session_timeout_ms <= timeout_ms <= self.group_max_session_timeout_ms
+
+    def protocol_name(self, code: int) -> str:
+        """The assignor a protocol code names (the leader plans with the selected one)."""
+        return self.protocol_table[code] if 0 <= code < len(self.protocol_table) else self.assignor
+
+    @property
     def any_requires_known_member_id(self) -> bool:
         """Whether some consumer's id-less JoinGroup can be answered MEMBER_ID_REQUIRED (so pending
         member ids exist)."""
@@ -159,6 +225,9 @@ class Config:
         data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["faults"] = sorted(self.faults)
         data["join_versions"] = list(self.join_versions)
+        data["protocols"] = [list(p) for p in self.protocols]
+        data["protocol_types"] = list(self.protocol_types)
+        data["session_timeouts_ms"] = list(self.session_timeouts_ms)
         data["profile"] = self.profile.name
         return data
 
@@ -234,6 +303,37 @@ class Config:
                 f"JoinGroup v{JOIN_VERSION_STATIC}+ (group.instance.id, KIP-345)",
             )
         need(
+            len(self.protocols) <= self.consumers,
+            f"protocols lists {len(self.protocols)} consumers but there are {self.consumers}",
+        )
+        for i, names in enumerate(self.protocols):
+            need(
+                1 <= len(names) <= len(ASSIGNORS) and len(set(names)) == len(names),
+                f"protocols[{i}] must list one or two different assignors, got {list(names)}",
+            )
+            for name in names:
+                need(name in ASSIGNORS, f"protocols[{i}]: unknown assignor {name!r}; known: {', '.join(ASSIGNORS)}")
+        need(
+            len(self.protocol_types) <= self.consumers,
+            f"protocol_types lists {len(self.protocol_types)} consumers but there are {self.consumers}",
+        )
+        for i, kind in enumerate(self.protocol_types):
+            need(
+                kind in PROTOCOL_TYPES,
+                f"protocol_types[{i}] must be one of {', '.join(PROTOCOL_TYPES)}, got {kind!r}",
+            )
+        need(
+            len(self.session_timeouts_ms) <= self.consumers,
+            f"session_timeouts_ms lists {len(self.session_timeouts_ms)} consumers but there are {self.consumers}",
+        )
+        for i, timeout in enumerate(self.session_timeouts_ms):
+            need(timeout > 0, f"session_timeouts_ms[{i}] must be positive, got {timeout}")
+        need(
+            0 < self.group_min_session_timeout_ms <= self.group_max_session_timeout_ms,
+            "group_min_session_timeout_ms must be positive and at most group_max_session_timeout_ms, got "
+            f"{self.group_min_session_timeout_ms} and {self.group_max_session_timeout_ms}",
+        )
+        need(
             0 <= self.group_max_size <= 6,
             f"group_max_size must be between 0 (no limit) and 6, got {self.group_max_size}",
         )
@@ -282,6 +382,34 @@ def _coerce(key: str, value: Any, current: Any) -> Any:
             except ValueError:
                 raise ConfigError(f"join_versions must be a list of whole numbers, got {item!r}") from None
         return tuple(versions)
+    if key == "protocols":
+        if isinstance(value, str):  # the command line: "range+roundrobin,roundrobin"
+            value = [[n.strip() for n in item.split("+") if n.strip()] for item in value.split(",") if item.strip()]
+        if not isinstance(value, (list, tuple)) or not all(
+            isinstance(item, (list, tuple)) and all(isinstance(n, str) for n in item) for item in value
+        ):
+            raise ConfigError(f"protocols must be a list of lists of assignor names, got {value!r}")
+        return tuple(tuple(item) for item in value)
+    if key == "session_timeouts_ms":
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"session_timeouts_ms must be a list of milliseconds, got {value!r}")
+        timeouts: list[int] = []
+        for item in value:
+            if isinstance(item, bool) or not isinstance(item, (int, str)):
+                raise ConfigError(f"session_timeouts_ms must be a list of whole numbers, got {item!r}")
+            try:
+                timeouts.append(int(item))
+            except ValueError:
+                raise ConfigError(f"session_timeouts_ms must be a list of whole numbers, got {item!r}") from None
+        return tuple(timeouts)
+    if key == "protocol_types":
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"protocol_types must be a list of protocol types, got {value!r}")
+        return tuple(value)
     if isinstance(current, bool):
         if isinstance(value, bool):
             return value

@@ -25,9 +25,18 @@ from kgc.model.actions import (
     Action,
 )
 from kgc.model.assignors import assign
-from kgc.model.config import Config
+from kgc.model.config import JOIN_VERSION_SYNC_PROTOCOL, Config
 from kgc.model.mutants import RULES
-from kgc.model.state import NO_GENERATION, NO_MEMBER, Consumer, Request, Response, initial_consumer, replace
+from kgc.model.state import (
+    NO_GENERATION,
+    NO_MEMBER,
+    Consumer,
+    MemberId,
+    Request,
+    Response,
+    initial_consumer,
+    replace,
+)
 from kgc.model.types import ApiKey, Errors, MemberState
 
 #: Errors that mean "find the coordinator again" (``markCoordinatorUnknown``).
@@ -48,7 +57,7 @@ def consumer_steps(config: Config, index: int, consumer: Consumer) -> list[tuple
     if consumer.awaiting:
         return steps
     if consumer.rejoin_needed:
-        request = Request(ApiKey.JOIN_GROUP, consumer.mid, meta=consumer.meta)
+        request = join_request(config, index, consumer.mid, consumer.meta)
         steps.append((Action(SEND_JOIN, index, request=request), send_join(config, consumer, request)))
     elif consumer.state == MemberState.STABLE:
         # The heartbeat thread runs while the member is stable; once a rejoin is needed the
@@ -69,6 +78,19 @@ def consumer_steps(config: Config, index: int, consumer: Consumer) -> list[tuple
     changed = replace(consumer, meta=consumer.meta ^ 1, rejoin_needed=True)
     steps.append((Action(CHANGE_METADATA, index), changed))
     return steps
+
+
+def join_request(config: Config, index: int, mid: MemberId, meta: int) -> Request:
+    """Consumer ``index``'s JoinGroup: its protocols and protocol type (``Config.protocols``,
+    ``Config.protocol_types``; the configured assignor and ``consumer`` by default)."""
+    return Request(
+        ApiKey.JOIN_GROUP,
+        mid,
+        meta=meta,
+        protocols=config.protocol_codes(index),
+        protocol_type=config.protocol_type_code(index),
+        session_timeout_ms=config.session_timeout_ms(index),
+    )
 
 
 def auto_commit_request(config: Config, consumer: Consumer) -> Request:
@@ -162,8 +184,16 @@ def _on_join_response(config: Config, c: Consumer, response: Response) -> Consum
     empty (``onJoinFollower``)."""
     error = response.error
     if error == Errors.NONE:
-        plan = assign(config.assignor, response.members, config.partitions) if response.leader == response.mid else ()
+        # The leader plans with the assignor the coordinator selected (the answer's protocol name).
+        assignor = config.protocol_name(response.protocol)
+        plan = assign(assignor, response.members, config.partitions) if response.leader == response.mid else ()
         sync = Request(ApiKey.SYNC_GROUP, response.mid, response.generation, plan=plan)
+        index = response.mid[0]
+        if config.join_version(index) >= JOIN_VERSION_SYNC_PROTOCOL:
+            # JoinGroup v7+ pairs with SyncGroup v5+, which carries the protocol type and name (KIP-559).
+            sync = replace(
+                sync, sync_protocol_type=config.protocol_type_code(index), sync_protocol_name=response.protocol
+            )
         return _send(
             c,
             sync,
@@ -174,7 +204,7 @@ def _on_join_response(config: Config, c: Consumer, response: Response) -> Consum
         )
     if error == Errors.MEMBER_ID_REQUIRED:
         # KIP-394: rejoin at once with the id the coordinator handed out.
-        return _send(replace(c, mid=response.mid), Request(ApiKey.JOIN_GROUP, response.mid, meta=c.meta))
+        return _send(replace(c, mid=response.mid), join_request(config, response.mid[0], response.mid, c.meta))
     if error == Errors.UNKNOWN_MEMBER_ID:
         return _reset(c, reset_member_id=True)
     if error in COORDINATOR_ERRORS and not RULES[config.mutant].retry_after_coordinator_error:

@@ -19,6 +19,15 @@ client id, the serial the UUID (fresh for every id the coordinator hands out).""
 NO_MEMBER: MemberId = (-1, -1)
 NO_GENERATION = -1
 
+NO_PROTOCOL = -1
+"""No protocol (name or type) chosen: Kafka's ``None`` (``GroupMetadata.protocolName`` and
+``protocolType``). Protocol names and types are small ints (``Config.protocol_codes``): name 0 is
+the configured assignor, type 0 is ``consumer``."""
+EMPTY_PROTOCOL_TYPE = -3
+"""A JoinGroup's empty protocol type (``""``), which ``supportsProtocols`` refuses."""
+NOT_SENT = -2
+"""A SyncGroup field the request version does not carry (protocol type and name: v5+, KIP-559)."""
+
 Plan = tuple[tuple[MemberId, tuple[int, ...]], ...]
 """A leader's assignment: (member id, partitions) pairs sorted by member id."""
 
@@ -76,6 +85,10 @@ class Member(NamedTuple):
     static: bool = False
     """It joined with a ``group.instance.id`` (KIP-345): the member's consumer index is its
     instance id."""
+    protocols: tuple[int, ...] = (0,)
+    """Its protocol names in preference order (``supportedProtocols``), as the last JoinGroup sent them."""
+    protocol_type: int = 0
+    """Its protocol type (``protocolType``; 0: ``consumer``)."""
 
 
 class PendingMember(NamedTuple):
@@ -112,6 +125,19 @@ class Group(NamedTuple):
     Stable before its old id sent SyncGroup (``replaceStaticMember`` moves the member, not its
     pending-sync entry; ``update_static_member_and_rebalance``). DelayedSync then cannot complete
     early; its expiry removes nobody for that id and still starts a rebalance."""
+    addressable: bool = False
+    """Dead and still in the coordinator's cache (``mark_dead``): a request that obtained the group
+    object before the coordinator dropped it, or after a deletion, reaches the Dead branch of its
+    handler, which answers COORDINATOR_NOT_AVAILABLE (2.3+, KAFKA-8386) instead of the
+    NOT_COORDINATOR of a group no longer cached. The explorer never reaches it (its unload drops
+    the group); the judge does, for Kafka's ``…DeadGroup`` tests."""
+    protocol: int = NO_PROTOCOL
+    """``protocolName``: the protocol ``selectProtocol`` chose at the last join completion with
+    members; NO_PROTOCOL before the first and after one that left the group Empty."""
+    protocol_type: int = NO_PROTOCOL
+    """``protocolType``: the first member's type, fixed while the group has members. Kafka keeps it
+    once the group is Empty again; the model forgets it there (NO_PROTOCOL), which nobody can
+    observe: ``supportsProtocols`` ignores it in Empty and the next member added sets it anew."""
 
     def member(self, mid: MemberId) -> Member | None:
         for m in self.members:
@@ -133,6 +159,17 @@ class Request(NamedTuple):
     covers_unprocessed: bool = False
     """OffsetCommit: the committed positions include records the application has not processed
     (docs/kafka/consumer.md#auto-commit). Auxiliary: the coordinator stores offsets blindly."""
+    protocols: tuple[int, ...] = (0,)
+    """JoinGroup: the protocol names offered, in preference order."""
+    protocol_type: int = 0
+    """JoinGroup: the protocol type (0: ``consumer``; EMPTY_PROTOCOL_TYPE for ``""``)."""
+    session_timeout_ms: int = 45000
+    """JoinGroup: the consumer's ``session.timeout.ms`` (``Config.session_timeouts_ms``; 45000 is
+    the client default since 3.0). Only the broker's bounds check reads it."""
+    sync_protocol_type: int = NOT_SENT
+    """SyncGroup v5+: the protocol type the member believes the group has (KIP-559)."""
+    sync_protocol_name: int = NOT_SENT
+    """SyncGroup v5+: the protocol name its JoinGroup answer carried (KIP-559)."""
 
 
 class Response(NamedTuple):
@@ -148,6 +185,8 @@ class Response(NamedTuple):
     assignment: tuple[int, ...] = ()
     plan_generation: int = NO_GENERATION
     """Auxiliary: the generation whose plan the SyncGroup assignment comes from."""
+    protocol: int = NO_PROTOCOL
+    """JoinGroup: the group's selected protocol (``protocolName``), on a successful answer."""
 
 
 class Consumer(NamedTuple):

@@ -421,6 +421,28 @@ class KafkaCoordinator:
     def advance_time(self, ms: int) -> None:
         self._call({"op": "advance", "ms": ms})
 
+    def manual_timers(self, manual: bool = True) -> None:
+        """Under manual timers a timeout fires only when named (:meth:`fire_timer`), never because
+        the clock passed its deadline (a timeout armed with no delay still fires right after the
+        request that armed it). A fresh instance starts with automatic timers."""
+        self._call({"op": "timers", "manual": manual})
+
+    def fire_timer(self, key: str) -> None:
+        """Fire exactly the timeout armed under Kafka's timer ``key`` (``join-<group>``,
+        ``sync-<group>``, ``heartbeat-<group>-<member id>``: ``GroupMetadataManager``'s
+        ``classicGroupJoinKey`` / ``classicGroupSyncKey`` / ``classicGroupHeartbeatKey``, 4.0.2),
+        moving the clock to its deadline if it is not there yet and leaving every other timeout
+        armed, due or not (docs/kafka-oracle.md, *Firing one timer*). A key with no timeout armed is
+        an :class:`OracleRequestError`."""
+        self._call({"op": "fire", "key": key})
+
+    def armed_timer_keys(self) -> set[str]:
+        """The keys of the timeouts armed now (the groups a request named)."""
+        keys: set[str] = set()
+        for group_id in sorted(self._groups):
+            keys.update(t["key"] for t in self._call({"op": "describe", "group": group_id})["group"]["timers"])
+        return keys
+
     def unload(self, group_id: str) -> None:
         self._groups.add(group_id)
         self._call({"op": "unload", "group": group_id})

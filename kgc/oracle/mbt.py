@@ -8,22 +8,17 @@ every edge is derived greedily: for each edge not yet covered (in breadth-first 
 breadth-first tree path to its source, the edge, then on from its target along uncovered edges
 while there are any.
 
-Each path is a ``kgc-trace`` and is translated to a scenario with the machinery of
-``kgc scenario from-trace`` (``kgc.harness.scenario.from_trace``: each handled request becomes its
-scenario op, each timer the clock move that fires it, each storage completion or failure and
-unload its op). Its expectations are observed on kgc's reference coordinator for the model's
-profile *with the model's mutant switched on* (the reference reads the same catalogue rules as the
-model, ``kgc/model/mutants.py``), then the scenario is replayed on Kafka (target ``kafka``, one
-JVM for the whole run) and every answer, error code, generation, leader, member set, group state,
-timer and eviction is compared. A path whose scenario fails gives its first difference, and the
-scenario is written to a file.
+Each path is driven on Kafka (target ``kafka``, one JVM for the whole run) step by step and judged
+against the model's own transitions (``kgc.oracle.judge``): every answer, error code, generation,
+leader, member set, group state, states entered and eviction; timers are fired by their key. A
+path that differs gives its first difference, and its trace up to that step is written to a file.
 
 Coverage counts the *coordinator* transitions — those the coordinator takes part in (a request
-it handles, a timer firing, a storage completion or failure, an unload) — since only those can be
-driven on Kafka. Consumer-only steps (sending a request under ``atomic_requests`` is the handling
-step itself; reading an answer, a crash, a lost answer) change no coordinator state: they are
-counted apart, as not drivable. A coordinator transition whose path does not translate (the
-scenario machinery has no op for it) is counted as not driven, with the reason.
+it handles, a timer firing, a storage completion or failure, an unload) — on which Kafka agreed
+with the model. Consumer-only steps (reading an answer, a crash, a lost answer) change no
+coordinator state: they are counted apart, as not drivable. A coordinator transition no path
+reached in agreement (a path stopped before it at a recorded divergence) is counted as not driven,
+with the reason.
 """
 
 from __future__ import annotations
@@ -35,32 +30,15 @@ from pathlib import Path
 from typing import Any
 
 from kgc.explorer.trace import trace_json
-from kgc.harness.fuzz.scenario import ScenarioRecorder
-from kgc.harness.scenario.checks import ScenarioError
-from kgc.harness.scenario.format import ScenarioConfig, parse
-from kgc.harness.scenario.from_trace import TraceNotTranslatable, _Translation, timings
-from kgc.harness.scenario.replay import format_line, replay
-from kgc.harness.scenario.result import PASSED, ScenarioResult
-from kgc.harness.scenario.targets import make_target
-from kgc.model.actions import (
-    EXPIRE_HEARTBEAT,
-    EXPIRE_JOIN,
-    EXPIRE_PENDING,
-    EXPIRE_SYNC,
-    STORE_COMPLETE,
-    STORE_FAILURE,
-    UNLOAD,
-    Action,
-)
+from kgc.harness.scenario.result import PASSED
+from kgc.interface.coordinator import CoordinatorGone
+from kgc.model.actions import STORE_COMPLETE, STORE_FAILURE, Action
 from kgc.model.config import Config
 from kgc.model.state import State
+from kgc.oracle import judge
+from kgc.oracle.judge import COORDINATOR_KINDS, drives_coordinator
 
-COORDINATOR_KINDS = (EXPIRE_HEARTBEAT, EXPIRE_PENDING, EXPIRE_JOIN, EXPIRE_SYNC, STORE_COMPLETE, STORE_FAILURE, UNLOAD)
-
-
-def drives_coordinator(action: Action) -> bool:
-    """Whether the coordinator takes part in the step (a request handled, a timer, storage, unload)."""
-    return bool(action.handled) or action.kind in COORDINATOR_KINDS
+__all__ = ["COORDINATOR_KINDS", "Graph", "Report", "build_graph", "cover", "drives_coordinator", "run"]
 
 
 @dataclass
@@ -174,54 +152,45 @@ class Report:
         }
 
 
-def path_scenario(graph: Graph, config: Config, path: list[int], name: str) -> dict[str, Any]:
-    """The ``kgc-scenarios`` document of one path, its expectations observed on the reference
-    with the model's profile and mutant. Raises TraceNotTranslatable."""
+def to_write_completion(config: Config, state: State, depth: int = 6) -> list[tuple[State, Action, State]] | None:
+    """The shortest run of model steps from ``state`` ending with a write's completion or failure
+    (past the generation bound if need be: the graph stops expanding there)."""
+    from kgc.model.system import ClassicGroupModel
+
+    model = ClassicGroupModel(config)
+    seen = {state}
+    queue: deque[tuple[State, list[tuple[State, Action, State]]]] = deque([(state, [])])
+    while queue:
+        at, steps = queue.popleft()
+        if len(steps) >= depth:
+            continue
+        for action, nxt in model.successors(at):
+            if action.kind in (STORE_COMPLETE, STORE_FAILURE):
+                return [*steps, (at, action, nxt)]
+            if nxt not in seen:
+                seen.add(nxt)
+                queue.append((nxt, [*steps, (at, action, nxt)]))
+    return None
+
+
+def path_trace(graph: Graph, config: Config, path: list[int]) -> dict[str, Any]:
+    """The ``kgc-trace`` document of a path, as the explorer writes one."""
     steps: list[tuple[Action | None, State]] = [(None, graph.states[0])]
     steps += [(graph.edges[e][1], graph.states[graph.edges[e][2]]) for e in path]
-    described = config.describe()
-    doc = trace_json("mbt", "a transition-cover path of the model's graph", steps, kind="path", config=described)
-    plain = Config.from_mapping({k: v for k, v in described.items() if k != "mutant"})
-    # Only the first timing of kgc.harness.scenario.from_trace: its second shortens the new-member
-    # join timeout, which Kafka 4.0.2 fixes at 300000 ms (GroupCoordinatorConfig.classicGroupNewMemberJoinTimeoutMs).
-    translation = _Translation(doc, plain, timings(plain)[0])
-    translation.translate()
-    if translation.notes:
-        raise TraceNotTranslatable(
-            "timers due out of the model's order under timings Kafka accepts: " + "; ".join(sorted(translation.notes))
-        )
-    if not translation.steps:
-        raise TraceNotTranslatable("the path has no step the coordinator takes part in")
-    recorder = ScenarioRecorder(config.profile, translation.scenario_config, translation.steps)
-    mutant = config.mutant or None
-
-    def build(scenario_config: ScenarioConfig) -> Any:
-        return make_target("reference", scenario_config, config.profile, mutant)
-
-    document = recorder.document(name, f"Path {name} of the model's transition cover ({len(path)} model steps).", build)
-    document["scenarios"][0]["source_test"] = "(code) kgc mbt"
-    return document
+    return trace_json(
+        "mbt", "a transition-cover path of the model's graph", steps, kind="path", config=config.describe()
+    )
 
 
-HELD_BACK = "answers held back while a group write is outstanding"
+HELD_BACK = judge.HELD_BACK
 """The known divergence (known-divergences/kafka-4.0.2.json) a path meets when Kafka's runtime holds
-an answer back until the leader's write commits (CoordinatorRuntime, waitForPendingWrites, 4.0.2)."""
-
-
-def held_back(result: ScenarioResult) -> bool:
-    """Whether the first difference is Kafka still holding the answer (PENDING) that kgc gives."""
-    mismatch = result.first_mismatch()
-    return mismatch is not None and mismatch.field == "response" and mismatch.actual == "PENDING"
-
-
-def first_difference(result: ScenarioResult) -> str:
-    if result.reason:
-        return result.reason
-    return format_line(result).split(": ", 1)[-1]
+an answer back until the leader's write commits (CoordinatorRuntime, waitForPendingWrites, 4.0.2):
+the answer is judged when Kafka releases it; one still held when the path ends is never judged."""
 
 
 def run(config: Config, out_dir: Path | None = None, max_states: int = 100_000) -> Report:
-    """Build the graph, cover it, replay every path on Kafka (the shared JVM) and report."""
+    """Build the graph, cover it, drive every path on Kafka (the shared JVM) step by step, each
+    step judged against the model's own transition (``kgc.oracle.judge``), and report."""
     graph = build_graph(config, max_states)
     paths = cover(graph)
     coordinator_edges = {i for i, (_s, a, _d) in enumerate(graph.edges) if drives_coordinator(a)}
@@ -235,38 +204,50 @@ def run(config: Config, out_dir: Path | None = None, max_states: int = 100_000) 
         {},
     )
     exercised: set[int] = set()
-    untranslatable: dict[int, str] = {}
+    stopped: dict[int, str] = {}
     for k, path in enumerate(paths):
         name = f"mbt_path_{k}"
+        doc = path_trace(graph, config, path)
+        steps = [(graph.states[graph.edges[e][0]], graph.edges[e][1], graph.states[graph.edges[e][2]]) for e in path]
         try:
-            document = path_scenario(graph, config, path, name)
-            scenario_file = parse(document, name)
-        except (TraceNotTranslatable, ScenarioError) as exc:
-            report.paths.append(PathOutcome(k, path, "untranslatable", str(exc)))
-            for e in path:
-                if e in coordinator_edges:
-                    untranslatable.setdefault(e, str(exc).split(": ", 1)[-1])
-            continue
-        outcome = replay([scenario_file], "kafka", config.profile)
-        (result,) = outcome.results
-        if result.verdict == PASSED:
-            exercised.update(e for e in path if e in coordinator_edges)
-            report.paths.append(PathOutcome(k, path, PASSED))
-        elif held_back(result):
-            report.paths.append(PathOutcome(k, path, "known", HELD_BACK + ": " + first_difference(result)))
-        else:
-            p = PathOutcome(k, path, "failed", first_difference(result), document)
-            if out_dir is not None:
-                out_dir.mkdir(parents=True, exist_ok=True)
-                target = out_dir / f"{name}.json"
-                target.write_text(json.dumps(document, indent=2) + "\n")
-                p.file = str(target)
-            report.paths.append(p)
-        if outcome.aborted:
-            report.aborted = outcome.aborted
+            verdict = judge.run_path(config, doc, steps)
+            extension = to_write_completion(config, steps[-1][2]) if verdict.held else None
+            if verdict.verdict == PASSED and extension:
+                # An answer Kafka still holds at the end: on to the write's completion, which
+                # releases it, so that it is judged too (the extra steps count for no coverage).
+                steps = [*steps, *extension]
+                trace_steps: list[tuple[Action | None, State]] = [(None, graph.states[0])]
+                trace_steps += [(a, after) for _b, a, after in steps]
+                doc = trace_json("mbt", "a transition-cover path", trace_steps, kind="path", config=config.describe())
+                verdict = judge.run_path(config, doc, steps)
+        except CoordinatorGone as exc:
+            report.aborted = str(exc)
             break
+        held = {path[i] for i in verdict.held if i < len(path)}
+        exercised.update(e for e in path[: verdict.agreed] if e in coordinator_edges and e not in held)
+        for e in held:
+            stopped.setdefault(e, HELD_BACK)
+        if verdict.verdict == PASSED:
+            report.paths.append(
+                PathOutcome(k, path, PASSED, "; ".join(f"{HELD_BACK}: step {i + 1}" for i in verdict.held))
+            )
+            continue
+        if verdict.verdict == "known":
+            report.paths.append(PathOutcome(k, path, "known", verdict.reason))
+            stopped.setdefault(path[verdict.step], verdict.reason.split(":")[0])
+            continue
+        prefix = [(None, graph.states[0]), *((a, after) for _b, a, after in steps[: verdict.step + 1])]
+        trace = trace_json("mbt", "a transition-cover path", prefix, kind="path", config=config.describe())
+        p = PathOutcome(k, path, "failed", verdict.reason, trace)
+        if out_dir is not None:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            target = out_dir / f"{name}.json"
+            assert p.scenario is not None
+            target.write_text(json.dumps({**p.scenario, "kafka_difference": verdict.reason}, indent=2) + "\n")
+            p.file = str(target)
+        report.paths.append(p)
     report.exercised = len(exercised)
-    for e, why in untranslatable.items():
+    for e, why in stopped.items():
         if e not in exercised:
             report.not_driven[why] = report.not_driven.get(why, 0) + 1
     return report

@@ -63,15 +63,21 @@ class OracleProcess:
     """One JVM running ``KgcOracle``; :meth:`call` sends one request and returns its answer."""
 
     def __init__(
-        self, jar: Path = JAR, start_timeout_s: float = START_TIMEOUT_S, command: list[str] | None = None
+        self,
+        jar: Path = JAR,
+        start_timeout_s: float = START_TIMEOUT_S,
+        command: list[str] | None = None,
+        java_options: tuple[str, ...] = (),
     ) -> None:
         """Start the JVM (``command`` replaces the java command line, for tests of a JVM that
-        misbehaves) and wait up to ``start_timeout_s`` for its first answer."""
+        misbehaves; ``java_options`` go before ``-jar``, e.g. a coverage agent) and wait up to
+        ``start_timeout_s`` for its first answer."""
         if command is None:
             reason = unavailable_reason(jar)
             if reason is not None:
                 raise OracleError(reason)
-            command = ["java", HEAP, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-jar", str(jar)]
+            command = ["java", HEAP, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto", *java_options]
+            command += ["-jar", str(jar)]
         self.jar = jar
         self.requests = 0
         started = time.monotonic()
@@ -188,6 +194,16 @@ def shared() -> OracleProcess:
         elif not _shared.alive:
             raise OracleError(_shared.dead or "the Kafka oracle JVM exited")
         return _shared
+
+
+def install_shared(process: OracleProcess) -> None:
+    """Make ``process`` the run's one JVM (a JVM started with options of its own, e.g. the branch
+    coverage agent of ``kgc.oracle.branches``); an earlier shared JVM is closed first."""
+    global _shared
+    with _lock:
+        if _shared is not None and _shared is not process:
+            _shared.close()
+        _shared = process
 
 
 def close_shared() -> None:

@@ -14,13 +14,14 @@ from kgc.model.actions import (
     EXPIRE_HEARTBEAT,
     EXPIRE_JOIN,
     EXPIRE_SYNC,
+    HANDLE,
     RECEIVE,
     STORE_COMPLETE,
     STORE_FAILURE,
     Action,
     Answer,
 )
-from kgc.model.state import NO_MEMBER, JoinTimer, Request, State
+from kgc.model.state import NO_MEMBER, NO_PROTOCOL, JoinTimer, Request, State
 from kgc.model.types import VALID_PREVIOUS_STATES, ApiKey, Errors, GroupState, MemberState
 from kgc.properties.base import (
     CONSUMERS,
@@ -35,6 +36,10 @@ from kgc.properties.base import (
 
 PR = GroupState.PREPARING_REBALANCE
 CR = GroupState.COMPLETING_REBALANCE
+
+
+REFUSED_JOIN_ERRORS = frozenset({Errors.INCONSISTENT_GROUP_PROTOCOL, Errors.INVALID_SESSION_TIMEOUT})
+"""A JoinGroup answered with one of these changed nothing (``refused_join_changes_nothing``)."""
 
 
 def exchanges(state: State, action: Action) -> Iterable[tuple[Request, Answer]]:
@@ -289,7 +294,7 @@ def rebalance_trigger(s: State, a: Action) -> bool | None:
     if a.kind == STORE_FAILURE:
         return g.state == CR and g.stores[0].generation == g.generation
     handed_out = {x.response.mid for x in a.answers if x.response.error == Errors.MEMBER_ID_REQUIRED}
-    refused = any(x.response.error == Errors.GROUP_MAX_SIZE_REACHED for x in a.answers)
+    refused = any(x.response.error in REFUSED_JOIN_ERRORS | {Errors.GROUP_MAX_SIZE_REACHED} for x in a.answers)
     for request in a.handled:
         if request.api not in (ApiKey.JOIN_GROUP, ApiKey.LEAVE_GROUP) or (refused and request.api == ApiKey.JOIN_GROUP):
             continue  # a JoinGroup that group.max.size refuses adds nobody (Config.group_max_size)
@@ -302,14 +307,20 @@ def rebalance_trigger(s: State, a: Action) -> bool | None:
                 # Scala does not; the profile decides, which a property of states cannot see.
                 return None
         elif member is not None:
-            if member.meta != request.meta or (g.state == GroupState.STABLE and request.mid == g.leader):
+            changed = member.meta != request.meta or member.protocols != request.protocols
+            if changed or (g.state == GroupState.STABLE and request.mid == g.leader):
                 return True
         elif request.mid == NO_MEMBER:
-            if any(m.static and m.mid[0] == a.actor for m in g.members):
+            holder = next((m for m in g.members if m.static and m.mid[0] == a.actor), None)
+            if holder is not None:
                 # A static member's id-less JoinGroup replaces the holder of its instance id: a
-                # rebalance from CompletingRebalance only (docs/kafka/requests.md#joingroup, 2.3+).
+                # rebalance from CompletingRebalance (docs/kafka/requests.md#joingroup, 2.3+), and
+                # from Stable when new protocols change the protocol selectProtocol picks, which
+                # the votes decide (kgc.model.coordinator.update_static_member_and_rebalance).
                 if g.state == CR:
                     return True
+                if g.state == GroupState.STABLE and holder.protocols != request.protocols:
+                    return None
             elif not handed_out:  # an id-less JoinGroup adds a member unless it is told MEMBER_ID_REQUIRED
                 return True
         elif request.mid in handed_out or any(p.mid == request.mid for p in g.pending):
@@ -596,6 +607,80 @@ def witness_max_size_refused(s: State, a: Action, t: State) -> bool:
     )
 
 
+@state_invariant(
+    "protocol_consistent_members",
+    "A member with an inconsistent protocol never joins: every member of the group has the group's "
+    "protocol type, and in CompletingRebalance and Stable every member offers the protocol the group selected.",
+    "Kafka 3.6.2 GroupMetadata.supportsProtocols / selectProtocol and GroupCoordinator.doNewMemberJoinGroup / "
+    "doCurrentMemberJoinGroup (INCONSISTENT_GROUP_PROTOCOL); 4.0 classic/ClassicGroup.java, the same rules",
+    reads=GROUP,
+)
+def protocol_consistent_members(s: State) -> bool:
+    g = s.group
+    if g.state == GroupState.DEAD:
+        return True
+    for m in g.members:
+        if m.protocol_type != g.protocol_type:
+            return False
+        if g.state in (CR, GroupState.STABLE) and g.protocol not in m.protocols:
+            return False
+    return True
+
+
+@transition_invariant(
+    "refused_join_changes_nothing",
+    "A JoinGroup answered INCONSISTENT_GROUP_PROTOCOL (a protocol type other than the group's, or no protocol "
+    "every member supports) or INVALID_SESSION_TIMEOUT (outside group.min/max.session.timeout.ms) leaves the "
+    "group exactly as it was: no member, pending id, state or timer changes.",
+    "Kafka 3.6.2 GroupCoordinator.handleJoinGroup (session-timeout bounds before the group lookup), "
+    "doNewMemberJoinGroup / doCurrentMemberJoinGroup (supportsProtocols); 4.0 GroupCoordinatorService.joinGroup, "
+    "GroupMetadataManager.classicGroupJoinNewMember / classicGroupJoinExistingMember",
+    scope=STEP,
+)
+def refused_join_changes_nothing(s: State, a: Action, t: State) -> bool:
+    if a.kind != HANDLE:
+        return True
+    for request, answer in exchanges(s, a):
+        if request.api == ApiKey.JOIN_GROUP and answer.response.error in REFUSED_JOIN_ERRORS:
+            return t.group == s.group
+    return True
+
+
+@sometimes(
+    "witness_protocol_refused",
+    "A JoinGroup is refused with INCONSISTENT_GROUP_PROTOCOL.",
+    "protocol_consistent_members",
+    scope=STEP,
+)
+def witness_protocol_refused(s: State, a: Action, t: State) -> bool:
+    return any(
+        r.api == ApiKey.JOIN_GROUP and x.response.error == Errors.INCONSISTENT_GROUP_PROTOCOL
+        for r, x in exchanges(s, a)
+    )
+
+
+@sometimes_state(
+    "witness_protocol_selected_other",
+    "The group selects a protocol other than the configured assignor: the members' votes, among the protocols "
+    "they all support, favour another.",
+    "protocol_consistent_members",
+)
+def witness_protocol_selected_other(s: State) -> bool:
+    return s.group.protocol not in (NO_PROTOCOL, 0)
+
+
+@sometimes(
+    "witness_session_timeout_refused",
+    "A JoinGroup is refused with INVALID_SESSION_TIMEOUT.",
+    "refused_join_changes_nothing",
+    scope=STEP,
+)
+def witness_session_timeout_refused(s: State, a: Action, t: State) -> bool:
+    return any(
+        r.api == ApiKey.JOIN_GROUP and x.response.error == Errors.INVALID_SESSION_TIMEOUT for r, x in exchanges(s, a)
+    )
+
+
 ALL: tuple[Property, ...] = (
     single_delayed_join_state,
     one_join_per_generation,
@@ -635,6 +720,15 @@ DIMENSION_WITNESSES: tuple[tuple[str, Property], ...] = (
     ("join_versions", witness_mixed_join_versions),
     ("group_max_size", max_size_refusal_removes),
     ("group_max_size", witness_max_size_refused),
+    ("protocols", protocol_consistent_members),
+    ("protocols", refused_join_changes_nothing),
+    ("protocols", witness_protocol_refused),
+    ("protocols", witness_protocol_selected_other),
+    ("protocol_types", protocol_consistent_members),
+    ("protocol_types", refused_join_changes_nothing),
+    ("protocol_types", witness_protocol_refused),
+    ("session_timeouts_ms", refused_join_changes_nothing),
+    ("session_timeouts_ms", witness_session_timeout_refused),
 )
 """The properties and witnesses of a configuration dimension, each with the :class:`Config` field
 that enables it: checked only where the configuration uses that dimension (:func:`for_config`),
@@ -645,7 +739,8 @@ witnessed (its property list and state counts stay as they were)."""
 def dimension_properties(config: object) -> tuple[Property, ...]:
     """The properties and witnesses of the configuration dimensions ``config`` uses (a non-empty
     field of :data:`DIMENSION_WITNESSES`)."""
-    return tuple(p for field, p in DIMENSION_WITNESSES if getattr(config, field, None))
+    chosen = (p for field, p in DIMENSION_WITNESSES if getattr(config, field, None))
+    return tuple(dict.fromkeys(chosen))  # a property of two dimensions once
 
 
 def for_config(config: object) -> tuple[Property, ...]:

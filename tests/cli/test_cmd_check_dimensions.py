@@ -47,3 +47,36 @@ def test_a_bad_dimension_is_one_line(setting: str, needle: str, capsys: pytest.C
     assert main(["check", *SMALL, "--set", setting]) == 150
     err = capsys.readouterr().err
     assert needle in err and err.count("\n") == 1
+
+
+def test_the_protocol_and_session_timeout_dimensions_run_their_properties(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", *SMALL, "--json"]) == 0
+    plain = names(capsys)
+    settings = ["--set", "protocols=range+roundrobin,roundrobin", "--set", "session_timeouts_ms=45000,45000"]
+    assert main(["check", *SMALL, *settings, "--json"]) == 0
+    used = names(capsys)
+    assert set(used) - set(plain) == {
+        "protocol_consistent_members",
+        "refused_join_changes_nothing",
+        "witness_protocol_refused",
+        "witness_protocol_selected_other",
+        "witness_session_timeout_refused",
+    }
+    assert used["protocol_consistent_members"] == "holds"
+    assert used["witness_protocol_selected_other"] == "found"
+
+
+@pytest.mark.parametrize(
+    ("setting", "needle"),
+    [
+        ("protocols=range+sticky", "protocols[0]: unknown assignor 'sticky'; known: range, roundrobin"),
+        ("protocol_types=consumer,other", "protocol_types[1] must be one of consumer, connect, got 'other'"),
+        ("session_timeouts_ms=45000,x", "session_timeouts_ms must be a list of whole numbers, got 'x'"),
+    ],
+)
+def test_a_bad_protocol_or_timeout_dimension_is_one_line(
+    setting: str, needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", *SMALL, "--set", setting]) == 150
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1

@@ -29,24 +29,24 @@ pending members), ``state_path`` and ``time_ms`` (the sum of ``advance_time`` st
 no clock). Offsets are stored blindly by Kafka and not kept by the model (docs/reductions.md); the
 judge stores the offsets of every commit the model accepts and answers OffsetFetch from them.
 
-Skipped, with the reason, because the model leaves them out (docs/reductions.md, docs/model-scope.md,
+Skipped, with the reason, because the model leaves them out (docs/model-scope.md,
 kgc/model/config.py): a member name sending two group instance ids, or requests with and without
 one (each instance id is one of the model's static consumers, whose index is the instance id;
-every name sending it is that consumer, as a restarted client is), INCONSISTENT_GROUP_PROTOCOL
-and protocol selection (every join must offer the same protocol names with type ``consumer``;
-metadata may differ), SyncGroup's v5 protocol fields,
-INVALID_SESSION_TIMEOUT (session timeouts outside the bounds), ``mark_dead`` (a Dead group kept
-addressable), a member whose own JoinGroups differ in version (each member is a consumer of one
-JoinGroup version, ``Config.join_versions``, so members of different versions are judged),
-profiles other than ``scala-3.x`` and ``java-4.0``, and the two requests whose answer depends on
-the group not existing yet — OffsetCommit with a generation >= 0 and (``java-4.0``) LeaveGroup —
-since the model folds group creation into its initial Empty group. ``group.max.size`` is the
-model's ``Config.group_max_size``: the judge gives it the scenario's limit.
+every name sending it is that consumer, as a restarted client is), a member whose own JoinGroups
+differ in version (each member is a consumer of one JoinGroup version, ``Config.join_versions``,
+so members of different versions are judged), and profiles other than ``scala-3.x`` and
+``java-4.0``. Everything else is the model's: protocol names and types become the model's codes
+(``Config.protocols``: selection, INCONSISTENT_GROUP_PROTOCOL, SyncGroup's v5 checks), session
+timeouts are checked against the scenario's bounds (INVALID_SESSION_TIMEOUT), ``mark_dead`` is
+``coord.mark_dead`` (a Dead group kept addressable), an OffsetCommit with a generation to a group
+that does not exist yet is ``coord.commit_to_absent_group``, ``group.max.size`` is
+``Config.group_max_size`` (the scenario's limit), and the heartbeat timer of a member that
+``group.max.size`` removed fires without effect (``_World.unheld``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -68,7 +68,9 @@ from kgc.model.actions import (
 from kgc.model.config import JOIN_VERSION_KNOWN_MEMBER_ID, JOIN_VERSION_OLD, JOIN_VERSION_STATIC, Config
 from kgc.model.profiles import MODELLED, Profile
 from kgc.model.state import (
+    EMPTY_PROTOCOL_TYPE,
     NO_MEMBER,
+    NOT_SENT,
     Budget,
     Group,
     JoinTimer,
@@ -103,25 +105,11 @@ def coverage_gap(scenario: Scenario, profile: Profile) -> str | None:
     if not profile.modelled:
         return f"the model covers the profiles {', '.join(MODELLED)}, not {profile}"
     config = scenario.config
-    protocols: list[str] | None = None
     requirement: dict[str, set[bool]] = {}
     for index, step in enumerate(scenario.steps):
         where = f"step {index} ({step.op})"
         match step:
-            case ops.MarkDead():
-                return f"{where}: a Dead group that stays addressable is not in the model (it stops at unload)"
-            case ops.Sync() if step.protocol_type is not None or step.protocol_name is not None:
-                return f"{where}: SyncGroup's protocol type and name checks are not in the model"
             case ops.Join():
-                if step.offered_type != "consumer":
-                    return f"{where}: the model's members all use protocol type 'consumer'"
-                names = [p.partition(":")[0] for p in step.offered]
-                if not names or (protocols is not None and names != protocols):
-                    return f"{where}: protocol selection and INCONSISTENT_GROUP_PROTOCOL are not in the model"
-                protocols = names
-                timeout = ops.given(step.session_timeout_ms, config.session_timeout_ms)
-                if not config.min_session_timeout_ms <= timeout <= config.max_session_timeout_ms:
-                    return f"{where}: INVALID_SESSION_TIMEOUT (session timeout bounds) is not in the model"
                 requirement.setdefault(step.member, set()).add(_requires_known_member_id(step, config))
             case (
                 ops.Sync()
@@ -133,7 +121,7 @@ def coverage_gap(scenario: Scenario, profile: Profile) -> str | None:
                 | ops.StoreComplete()
             ):
                 pass
-            case ops.CoordinatorUnload():
+            case ops.CoordinatorUnload() | ops.MarkDead():
                 pass
             case _:
                 return f"{where}: the model has no counterpart of this op"
@@ -240,9 +228,16 @@ class _World:
     parked: tuple[_Parked, ...]
     offsets: tuple[tuple[str, int], ...]
     issued: frozenset[MemberId]
+    unheld: frozenset[MemberId] = frozenset()
+    """Members ``group.max.size`` removed whose heartbeat timer stays armed: ``group.remove`` does
+    not cancel it (Kafka 3.6.2 ``GroupCoordinator.handleJoinGroup``; 4.0
+    ``GroupMetadataManager.classicGroupJoinToClassicGroup``), and its expiry then does nothing
+    (3.6.2 ``onExpireHeartbeat``, 4.0 ``expireClassicGroupMemberHeartbeat``: "Member ... has
+    already been removed from the group"). The model drops a member's timer with the member, which
+    is the same behaviour: a firing without effect is a step that changes nothing."""
 
     def key(self) -> tuple[Any, ...]:
-        return (self.group, self.exists, self.bindings.snapshot(), self.parked, self.offsets)
+        return (self.group, self.exists, self.bindings.snapshot(), self.parked, self.offsets, self.unheld)
 
 
 @dataclass
@@ -310,13 +305,16 @@ class _Judge:
             rebalance_timeout_ms=max(1, rebalance),
             auto_commit=False,
             static_consumers=len(order),
+            group_min_session_timeout_ms=config.min_session_timeout_ms,
+            group_max_session_timeout_ms=config.max_session_timeout_ms,
             profile=profile,
         )
         self.model = ClassicGroupModel(self.config)
         self.consumers = tuple(initial_consumer() for _ in range(consumers))
         self.no_budget = Budget(0, 0, 0, 0, 0, 0, 0, 0)
-        protocol_lists = [[p.partition(":")[0] for p in s.offered] for s in joins]
-        self.protocol = protocol_lists[0][0] if protocol_lists else None
+        # Protocol names and types as the model's codes, in order of appearance (type "consumer" is 0).
+        self.protocols: dict[str, int] = {}
+        self.protocol_types: dict[str, int] = {"consumer": 0, "": EMPTY_PROTOCOL_TYPE}
         self.metadata: dict[tuple[str, ...], int] = {}
         self.codes: dict[str, tuple[int, ...]] = {"": ()}
         self.texts: dict[tuple[int, ...], str] = {(): ""}
@@ -373,6 +371,8 @@ class _Judge:
                 yield from self._store_complete(world, step)
             case ops.CoordinatorUnload():
                 yield from self._unload(world)
+            case ops.MarkDead():
+                yield from self._mark_dead(world)
             case ops.Join() | ops.Sync() | ops.Heartbeat() | ops.Leave() | ops.Commit() | ops.Fetch():
                 yield from self._request(world, index, step)
             case _:  # coverage_gap has skipped the scenario
@@ -392,10 +392,26 @@ class _Judge:
         immediate_store = False
         match step:
             case ops.Join():
-                request = Request(ApiKey.JOIN_GROUP, mid, meta=self._meta(step))
+                request = Request(
+                    ApiKey.JOIN_GROUP,
+                    mid,
+                    meta=self._meta(step),
+                    protocols=tuple(self._protocol(p.partition(":")[0]) for p in step.offered),
+                    protocol_type=self._protocol_type(step.offered_type),
+                    session_timeout_ms=ops.given(step.session_timeout_ms, self.scenario.config.session_timeout_ms),
+                )
                 creates = mid == NO_MEMBER and not dead
             case ops.Sync():
-                request = Request(ApiKey.SYNC_GROUP, mid, step.generation, plan=self._plan(world, step))
+                request = Request(
+                    ApiKey.SYNC_GROUP,
+                    mid,
+                    step.generation,
+                    plan=self._plan(world, step),
+                    sync_protocol_type=NOT_SENT
+                    if step.protocol_type is None
+                    else self._protocol_type(step.protocol_type),
+                    sync_protocol_name=NOT_SENT if step.protocol_name is None else self._protocol(step.protocol_name),
+                )
                 immediate_store = step.completion(self.scenario.config) == "immediate"
                 if immediate_store and world.group.stores:
                     raise OutsideModel(f"step {index}: an immediate write queued behind an outstanding manual one")
@@ -404,10 +420,8 @@ class _Judge:
             case ops.Commit():
                 generation = step.generation
                 if not world.exists and not dead and generation >= 0:
-                    raise OutsideModel(
-                        f"step {index}: OffsetCommit with generation {generation} to a group that does not exist "
-                        "(ILLEGAL_GENERATION / GROUP_ID_NOT_FOUND): the model starts from an existing Empty group"
-                    )
+                    yield from self._commit_to_absent_group(world, step)
+                    return
                 request = Request(ApiKey.OFFSET_COMMIT, mid, generation)
                 creates = generation < 0 and not dead
             case ops.Fetch():
@@ -455,6 +469,8 @@ class _Judge:
     ) -> tuple[_Observed, _World]:
         bindings = world.bindings.copy()
         own_answers = [a for a in answers if not a.parked]
+        if any(a.response.error == Errors.INVALID_SESSION_TIMEOUT for a in own_answers):
+            creates = False  # refused before the group is looked up, so none is created
         issued_now = self._fresh_ids(world, group, answers)
         current_mid = request.mid
         binds = None
@@ -487,6 +503,10 @@ class _Judge:
         offsets = dict(world.offsets)
         if isinstance(step, ops.Commit) and isinstance(own, dict) and own.get("error") == "NONE":
             offsets.update(step.offsets)
+        unheld = world.unheld - {m.mid for m in group.members}
+        refused = any(a.response.error == Errors.GROUP_MAX_SIZE_REACHED for a in answers)
+        if refused and request.api == ApiKey.JOIN_GROUP and world.group.member(request.mid) is not None:
+            unheld |= {request.mid}
         after = _World(
             group,
             world.exists or creates,
@@ -494,9 +514,11 @@ class _Judge:
             tuple(parked),
             tuple(sorted(offsets.items())),
             world.issued | issued_now,
+            unheld,
         )
         if isinstance(step, ops.Fetch) and isinstance(own, dict) and own.get("error") == "NONE":
-            stored = dict(world.offsets)
+            # A Dead group's offsets read as INVALID_OFFSET (coord.handle_in_dead_group).
+            stored = {} if group.addressable else dict(world.offsets)
             own["offsets"] = {tp: stored.get(tp, -1) for tp in step.partitions}
         observed = _Observed(own, completions, evicted_names, timers, tuple(s.kafka_name for s in path))
         return observed, after
@@ -543,23 +565,15 @@ class _Judge:
     # ------------------------------------------------------------------ timers and controls
     def _advance(self, world: _World, listed: list[str] | None) -> Iterator[tuple[_Observed, _World]]:
         wanted = frozenset(listed) if listed is not None else None
-        for name in sorted(wanted or ()):
-            kind, _, member = name.partition(":")
-            mid = world.bindings.id_of(member) if kind == "heartbeat" else None
-            if (
-                mid is not None
-                and world.group.member(mid) is None
-                and not any(p.mid == mid for p in world.group.pending)
-            ):
-                # Java 4.0 leaves the heartbeat timer of a member that group.max.size removed armed
-                # (it fires without effect); the model's timers go with their member.
-                raise OutsideModel(
-                    f"timer {name} of a member the group no longer holds: the model has no timer of a removed member"
-                )
+        # The heartbeat timers of members group.max.size removed (_World.unheld) fire first, without effect.
+        stale = {f"heartbeat:{world.bindings.name(mid)}": mid for mid in world.unheld}
+        fired = frozenset(name for name in stale if wanted is not None and name in wanted)
+        if fired:
+            world = replace(world, unheld=world.unheld - {stale[name] for name in fired})
         start = State(world.group, self.consumers, self.no_budget)
         armed = sum(1 for a, _ in self.model.successors(start) if a.kind in TIMER_KINDS)
         limit = 2 * len(wanted) + 2 if wanted is not None else min(FREE_SEQUENCE_LENGTH, armed + 2)
-        frontier = [(world, _Observed())]
+        frontier = [(world, _Observed(timers=fired))]
         seen: set[tuple[Any, ...]] = set()
         for depth in range(limit + 1):
             following: list[tuple[_World, _Observed]] = []
@@ -622,6 +636,25 @@ class _Judge:
             after, observed = self._after_timer(world, answers, path, (), group)
             yield replace(observed, own={"applied": applied}), after
 
+    def _commit_to_absent_group(self, world: _World, step: ops.Commit) -> Iterator[tuple[_Observed, _World]]:
+        """``coord.commit_to_absent_group``: refused, and no group is created."""
+        error = coord.commit_to_absent_group(self.config, step.generation, ops.given(step.api_version, 8))
+        assert error is not None  # a generation >= 0
+        yield _Observed({"error": error.name}), world
+
+    def _mark_dead(self, world: _World) -> Iterator[tuple[_Observed, _World]]:
+        if not world.exists:
+            raise OutsideModel("mark_dead before the group exists: there is no group object to mark Dead")
+
+        def body(chooser: Chooser) -> tuple[Group, tuple[Answer, ...], tuple[GroupState, ...]]:
+            tx = coord.GroupTx(world.group, self.config, chooser)
+            coord.mark_dead(tx)
+            return tx.freeze(), tuple(tx.answers), tuple(tx.path)
+
+        for _, (group, answers, path) in enumerate_choices(body):
+            after, observed = self._after_timer(world, answers, path, (), group)
+            yield observed, after
+
     def _unload(self, world: _World) -> Iterator[tuple[_Observed, _World]]:
         if not world.exists:
             # Nothing to unload; the coordinator just stops owning the partition.
@@ -676,7 +709,7 @@ class _Judge:
                 "generation": response.generation,
                 "leader": bindings.name(response.leader) if response.leader != NO_MEMBER else None,
                 "members": bindings.names(response.members),
-                "protocol": self.protocol if error == Errors.NONE else None,
+                "protocol": self._protocol_text(response.protocol) if error == Errors.NONE else None,
                 "binds_member_id": binds is not None and error in (Errors.NONE, Errors.MEMBER_ID_REQUIRED),
             }
         if api == ApiKey.SYNC_GROUP:
@@ -702,6 +735,20 @@ class _Judge:
     def _literal(self, text: str) -> MemberId:
         """``ID:<text>``: an id the model never issues (consumer index -2)."""
         return self.literals.setdefault(text, (-2, len(self.literals)))
+
+    def _protocol(self, name: str) -> int:
+        return self.protocols.setdefault(name, len(self.protocols))
+
+    def _protocol_type(self, name: str) -> int:
+        return self.protocol_types.setdefault(name, len(self.protocol_types) - 1)
+
+    @staticmethod
+    def _sent(value: str | None, code: Callable[[str], int]) -> int:
+        """A SyncGroup v5 field as the model's code; NOT_SENT when the request does not carry it."""
+        return NOT_SENT if value is None else code(value)
+
+    def _protocol_text(self, code: int) -> str | None:
+        return next((name for name, c in self.protocols.items() if c == code), None)
 
     def _meta(self, step: ops.Join) -> int:
         """Protocol metadata as the model's version number: equal iff the tags are equal."""

@@ -98,14 +98,6 @@ def test_the_profiles_differ_where_the_model_sees_it() -> None:
 @pytest.mark.parametrize(
     ("file", "name", "profile", "reason"),
     [
-        ("join.json", "join_in_dead_group", "scala-3.x", "a Dead group that stays addressable is not in the model"),
-        ("join.json", "join_inconsistent_protocol_by_state", "scala-3.x", "protocol type 'consumer'"),
-        (
-            "offsets.json",
-            "commit_to_unknown_group",
-            "scala-3.x",
-            "step 0: OffsetCommit with generation 1 to a group that does not exist",
-        ),
         (
             "sync.json",
             "sync_follower_never_syncs_before_3_0",
@@ -200,3 +192,76 @@ def test_a_member_with_two_instance_ids_is_skipped() -> None:
         result.verdict == SKIPPED
         and "a model consumer is static (with its one instance id) or dynamic" in result.reason
     )
+
+
+DEAD = [
+    ("dead.json", "dead_group_refuses_every_request"),
+    ("dead.json", "dead_group_keeps_pending_id"),
+    ("dead.json", "dead_in_completing_rebalance_answers_parked_syncs"),
+    ("join.json", "join_group_max_size_empty_and_dead_accept"),
+    ("join.json", "static_member_fenced_by_state"),
+]
+
+
+@pytest.mark.parametrize("profile", [SCALA_3X, JAVA_4_0])
+@pytest.mark.parametrize(("file", "name"), DEAD)
+def test_a_dead_group_that_stays_addressable_is_judged(file: str, name: str, profile: Any) -> None:
+    """``mark_dead`` is the model's ``coord.mark_dead``: the Dead group stays cached and each
+    handler answers its Dead branch."""
+    assert judge_scenario(load(shipped(file, name)), profile).verdict == PASSED
+
+
+def test_a_dead_group_answered_as_an_unloaded_one_fails() -> None:
+    """Kafka answers a request to a Dead but cached group COORDINATOR_NOT_AVAILABLE; an expectation
+    of the NOT_COORDINATOR an unloaded group gives is not what the model does."""
+    raw = shipped("dead.json", "dead_group_refuses_every_request")
+    raw["expect"][8]["response"]["error"] = "NOT_COORDINATOR"
+    mismatch = judge_scenario(load(raw), SCALA_3X).first_mismatch()
+    assert mismatch is not None and (mismatch.step, mismatch.field, mismatch.actual) == (
+        8,
+        "response.error",
+        "COORDINATOR_NOT_AVAILABLE",
+    )
+
+
+def test_a_dead_groups_fetch_reads_no_offsets() -> None:
+    raw = shipped("dead.json", "dead_group_refuses_every_request")
+    step = next(i for i, s in enumerate(raw["steps"]) if s["op"] == "fetch")
+    raw["expect"][step]["response"]["offsets"]["t-0"] = 7  # what c1 committed before the group died
+    mismatch = judge_scenario(load(raw), SCALA_3X).first_mismatch()
+    assert mismatch is not None and mismatch.step == step and mismatch.actual == {"t-0": -1, "t-1": -1}
+
+
+@pytest.mark.parametrize(
+    ("name", "profile"),
+    [
+        ("commit_to_unknown_group", SCALA_3X),
+        ("commit_to_unknown_group", JAVA_4_0),
+        ("commit_to_unknown_group_v9", SCALA_3X),
+        ("commit_to_unknown_group_v9_java", JAVA_4_0),
+    ],
+)
+def test_a_commit_with_a_generation_to_an_absent_group_is_judged(name: str, profile: Any) -> None:
+    assert judge_scenario(load(shipped("offsets.json", name)), profile).verdict == PASSED
+
+
+def test_the_profiles_differ_on_a_v9_commit_to_an_absent_group() -> None:
+    """Scala refuses it with ILLEGAL_GENERATION whatever the version, Java 4.0 v9+ with
+    GROUP_ID_NOT_FOUND: each profile's scenario fails under the other."""
+    scala = load(shipped("offsets.json", "commit_to_unknown_group_v9"))
+    java = load(shipped("offsets.json", "commit_to_unknown_group_v9_java"))
+    assert judge_scenario(scala, JAVA_4_0).first_mismatch().actual == "GROUP_ID_NOT_FOUND"
+    assert judge_scenario(java, SCALA_3X).first_mismatch().actual == "ILLEGAL_GENERATION"
+
+
+def test_a_refused_commit_creates_no_group() -> None:
+    raw = shipped("offsets.json", "commit_to_unknown_group")
+    raw["expect"][0]["group"] = {
+        "state": "Empty",
+        "generation": 0,
+        "leader": None,
+        "members": [],
+        "pending_members": [],
+    }
+    mismatch = judge_scenario(load(raw), SCALA_3X).first_mismatch()
+    assert mismatch is not None and (mismatch.step, mismatch.field, mismatch.actual) == (0, "group", None)

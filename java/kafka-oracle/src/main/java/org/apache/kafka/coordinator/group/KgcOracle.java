@@ -247,6 +247,8 @@ public final class KgcOracle {
     ArrayNode events = NODES.arrayNode();
     int maxSessionTimeoutMs;
     int minSessionTimeoutMs;
+    /** Timers fire only when named (op "fire"), never because the clock passed their deadline; set by op "timers". */
+    boolean manualTimers;
 
     private static Field groupsField;
     private static Field pendingJoinField;
@@ -288,6 +290,7 @@ public final class KgcOracle {
         instanceGeneration.clear();
         pendingAssignment.clear();
         firing = null;
+        manualTimers = false;
         events = NODES.arrayNode();
         CoordinatorExecutor<CoordinatorRecord> executor = new CoordinatorExecutor<>() {
             @Override
@@ -813,6 +816,10 @@ public final class KgcOracle {
      *  as a write (CoordinatorRuntime's timer task schedules it as a write event). */
     void advance(long ms) {
         long target = clock.nowMs + ms;
+        if (manualTimers) { // under manual timers only "fire" fires a timeout
+            clock.nowMs = target;
+            return;
+        }
         while (true) {
             Timeout t = timer.nextDue(target);
             if (t == null) break;
@@ -822,6 +829,32 @@ public final class KgcOracle {
             fire(t);
         }
         clock.nowMs = target;
+    }
+
+    /** Fires exactly the timeout armed under {@code key}: the clock moves to its deadline if it is not there yet,
+     *  every other timeout stays armed, due or not. Sound for Kafka 4.0.2 because its runtime runs a timeout late
+     *  anyway: CoordinatorRuntime.CoordinatorTimerImpl hands an expired timer to the event loop as a write event,
+     *  which runs after the events queued before it and runs at all only if the key still maps to that timer
+     *  ({@code tasks.remove(key, this)}); a timeout left pending here is one whose event is still queued. */
+    void fireKey(String key) {
+        Timeout t = timer.byKey.remove(key);
+        if (t == null) throw new IllegalArgumentException("no timer armed under key " + key);
+        timer.queue.remove(t);
+        clock.nowMs = Math.max(clock.nowMs, t.deadlineMs);
+        fire(t);
+    }
+
+    /** After a request under manual timers: only a timeout armed by it with no delay fires (the initial join timer
+     *  with group.initial.rebalance.delay.ms 0), as the runtime hands it to the event loop right after the write. */
+    void fireImmediate() {
+        while (true) {
+            Timeout due = null;
+            for (Timeout t : timer.byKey.values()) {
+                if (t.deadlineMs == t.armedAtMs && t.armedAtMs == clock.nowMs && (due == null || t.seq < due.seq)) due = t;
+            }
+            if (due == null) return;
+            fireKey(due.key);
+        }
     }
 
     void fire(Timeout t) {
@@ -988,7 +1021,8 @@ public final class KgcOracle {
         m.put("api", op);
         m.put("id", id);
         while (!log.isEmpty() && log.get(0).auto) storeComplete("NONE");
-        advance(0);
+        if (manualTimers) fireImmediate();
+        else advance(0);
     }
 
     // ------------------------------------------------------------------ atomic steps, as an observer sees them
@@ -1060,6 +1094,8 @@ public final class KgcOracle {
                 request(op, id, r);
                 break;
             case "advance": advance(r.get("ms").asLong()); break;
+            case "timers": manualTimers = r.get("manual").asBoolean(); break;
+            case "fire": fireKey(r.get("key").asText()); break;
             case "store_complete": out.setAll(storeComplete(r.get("error").asText())); break;
             case "unload": unload(r.get("group").asText()); break;
             case "mark_dead": markDead(r.get("group").asText()); break;
