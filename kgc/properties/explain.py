@@ -1,10 +1,15 @@
 """Why a step breaks a property: the clause that failed, what it expected, and the values it read.
 
-Each safety property of :mod:`kgc.properties.protocol` has an explainer here that re-reads the
-failing step the way the property's check does, clause by clause, and says which clause failed in
-words a reader of the counterexample can check against the trace: what the clause expected, what
-happened instead, the values it read (member ids, generations, partitions, answers) and which of
-them a chart should mark (the contested partition, the member, the generation).
+Each safety property of :mod:`kgc.properties.protocol` has an explainer here that says which clause
+failed in words a reader of the counterexample can check against the trace. For
+``exclusive_ownership``, ``heartbeat_errors`` and ``commit_fencing`` the property names the clause
+itself: it is defined once, by a function returning the failing clause and its values
+(``shared_partition``, ``heartbeat_failure``, ``commit_failure``; the boolean check is that
+function returning None), and the explainer only puts what it returned into words. The other
+explainers still re-read the failing step the way the property's check does, clause by clause:
+what the clause expected, what happened instead, the values it read (member ids, generations,
+partitions, answers) and which of them a chart should mark (the contested partition, the member,
+the generation).
 
 :func:`explain` returns ``None`` when the property holds on the step, so an explainer never
 invents a reason; ``tests/properties/test_explain.py`` checks on every transition of a small state
