@@ -269,9 +269,26 @@ def load_result(name: str) -> dict[str, Any]:
     return doc
 
 
+def _field(run: dict[str, Any], path: str) -> Any:
+    """``run[a][b]…`` for the dotted ``path`` ``a.b…`` (a nested figure, e.g. ``shares_percent.group``);
+    ``None`` where the run has no such field."""
+    value: Any = run
+    for key in path.split("."):
+        if not isinstance(value, dict) or key not in value:
+            return None
+        value = value[key]
+    return value
+
+
+def _value(run: dict[str, Any], path: str) -> Any:
+    value = _field(run, path)
+    return "" if value is None else value
+
+
 class BenchmarkDirective(Directive):
     """``{kgc-benchmark} NAME`` with ``:fields: a, b, c``: the runs of benchmarks/results/NAME.json
-    (``:rows-with: FIELD``: only the runs that have FIELD, e.g. a table's rows without its totals)."""
+    (``:rows-with: FIELD``: only the runs that have FIELD, e.g. a table's rows without its totals; a
+    field ``a.b`` reads a nested value)."""
 
     required_arguments = 1
     option_spec = {"fields": directives.unchanged_required, "rows-with": directives.unchanged_required}
@@ -285,14 +302,14 @@ class BenchmarkDirective(Directive):
         self.state.document.settings.record_dependencies.add(str(RESULTS / f"{name}.json"))
         runs: list[dict[str, Any]] = doc["runs"]
         if "rows-with" in self.options:
-            runs = [run for run in runs if self.options["rows-with"] in run]
+            runs = [run for run in runs if _field(run, self.options["rows-with"]) is not None]
         fields = [f.strip() for f in self.options.get("fields", "").split(",") if f.strip()] or sorted(
             {k for run in runs for k, v in run.items() if not isinstance(v, (dict, list))}
         )
-        missing = [f for f in fields if not any(f in run for run in runs)]
+        missing = [f for f in fields if not any(_field(run, f) is not None for run in runs)]
         if missing:
             raise self.error(f"benchmarks/results/{name}.json has no field {', '.join(missing)}")
-        rows: list[list[Cell]] = [[_fmt(run.get(f, "")) for f in fields] for run in runs]
+        rows: list[list[Cell]] = [[_fmt(_value(run, f)) for f in fields] for run in runs]
         machine = doc["machine"]
         command = " ".join([f"python {doc['script']}", *doc["arguments"]])
         caption = paragraph(
@@ -301,7 +318,7 @@ class BenchmarkDirective(Directive):
         )
         caption += nodes.Text(" ")
         caption += nodes.literal(text=command)
-        return [caption, table([f.replace("_", " ") for f in fields], rows)]
+        return [caption, table([f.replace("_", " ").replace(".", " ") for f in fields], rows)]
 
 
 def figure_role(

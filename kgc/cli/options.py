@@ -122,7 +122,7 @@ def add_bounds_arguments(p: argparse.ArgumentParser) -> None:
         metavar="SIZE",
         help="stop cleanly once this process's resident memory reaches SIZE (2G, 500M, 1.5G; K/M/G/T are powers of "
         "1024; the run is incomplete, its statistics printed, --checkpoint DIR written; default "
-        f"{memory.DEFAULT_SHARE * 100:.0f}%% of the machine's or the container's memory, 'none' for no limit)",
+        f"{round(memory.DEFAULT_SHARE * 100)}%% of the machine's or the container's memory, 'none' for no limit)",
     )
     g.add_argument(
         "--allow-incomplete",

@@ -17,11 +17,12 @@ docs/kafka/consumer.md#auto-commit and
   docs/kafka/requests.md#joingroup.2:
   ``maybeAutoCommitOffsetsAsync`` in ``ConsumerCoordinator.poll``).
 
-The two consumer-side mutants of ``kgc/model/mutants.py`` are hooks here, so a scenario replayed with
+Three consumer-side mutants of ``kgc/model/mutants.py`` are hooks here, so a scenario replayed with
 one of them switched on drives this consumer with the bug against the reference coordinator:
 ``assign_without_revoke`` keeps the owned partitions through ``onJoinPrepare`` and adds the new
 assignment to them; ``auto_commit_after_fetch`` lets the fetcher advance the position before the
-auto-commit task runs.
+auto-commit task runs; ``commit_member_error_ignored`` keeps the partitions when a commit is answered
+UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION.
 """
 
 from __future__ import annotations
@@ -36,9 +37,10 @@ BATCH = 1
 """Records the fetcher hands out per poll (one is enough to tell a processed record from one
 that is only fetched)."""
 
-CONSUMER_MUTANTS = (mutants.ASSIGN_WITHOUT_REVOKE, mutants.AUTO_COMMIT_AFTER_FETCH)
-"""The catalogued consumer mutants this class implements (the third consumer mutant,
-``no_retry_after_coordinator_error``, is a liveness mutant: a finite scenario cannot show it)."""
+CONSUMER_MUTANTS = (mutants.ASSIGN_WITHOUT_REVOKE, mutants.AUTO_COMMIT_AFTER_FETCH, mutants.COMMIT_MEMBER_ERROR_IGNORED)
+"""The catalogued consumer mutants this class implements. ``no_retry_after_coordinator_error`` is a
+liveness mutant (a finite scenario cannot show it); the equivalent consumer mutants change nothing a
+scenario's checks can see."""
 
 
 @dataclass
@@ -85,9 +87,12 @@ class GroupConsumer:
         else:
             self.state = MemberState.REBALANCING
 
-    def on_answer(self, error: Errors) -> None:
-        """A Heartbeat or OffsetCommit answer: a fencing error loses the generation."""
+    def on_answer(self, error: Errors, commit: bool = False) -> None:
+        """A Heartbeat or OffsetCommit (``commit``) answer: a fencing error loses the generation
+        (``commit_member_error_ignored``, franz-go#1326: not on a commit's)."""
         if error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
+            if commit and self.mutant == mutants.COMMIT_MEMBER_ERROR_IGNORED:
+                return
             self.reset()
 
     def on_leave(self) -> None:

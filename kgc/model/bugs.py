@@ -74,8 +74,6 @@ class Bug:
         return self.outside or self.equivalent or self.pending
 
 
-_NOT_READ = "may lie inside the model; its fix is not read yet, so no profile is written"
-
 CATALOGUE: tuple[Bug, ...] = (
     # Scala GroupCoordinator.
     Bug(
@@ -99,13 +97,27 @@ CATALOGUE: tuple[Bug, ...] = (
         fidelity="broader than the fix: the mutant also skips re-election when the leader leaves",
     ),
     Bug(
+        "KAFKA-9801",
+        SCALA_COORDINATOR,
+        "a static member replaced in CompletingRebalance is given nothing: the leader planned for its old member id",
+        "2.5.1",
+        fix="apache/kafka#8405 (GroupCoordinator.updateStaticMemberAndRebalance: CompletingRebalance starts a "
+        "rebalance instead of answering as Stable)",
+        mutant=m.STATIC_REPLACEMENT_SKIPS_REBALANCE,
+        fidelity="the inverse of the fix's coordinator half (the client half, not resetting the state to UNJOINED "
+        "when already rebalancing, is not modelled); Kafka 2.3-2.5.0 answered the replaced member at once with "
+        "the current generation and the old leader, as the mutant does",
+    ),
+    Bug(
         "KAFKA-9232",
         SCALA_COORDINATOR,
         "a new member's first heartbeat never completed; evicted after the new-member timeout",
         "2.4.1",
         fix="apache/kafka#7753",
-        outside="JoinGroup versions <= 3 and the fixed new-member join timeout (the model speaks one JoinGroup "
-        "version and has no new-member timeout)",
+        outside="timers with values: JoinGroup v3 is modelled (the default configuration's dynamic consumers send "
+        "it), but the bug is a heartbeating member expired by the fixed 5-minute new-member timeout, and in the "
+        "untimed model a running member's session expiry is already an allowed fault, so only a coordinator with "
+        "deadlines (the timed reference) could tell the bug apart",
     ),
     Bug(
         "KAFKA-10284",
@@ -146,9 +158,16 @@ CATALOGUE: tuple[Bug, ...] = (
     Bug(
         "KAFKA-14422",
         SCALA_COORDINATOR,
-        "rebalance stuck when the leader uses JoinGroup < v5",
+        "rebalance stuck when the leader uses JoinGroup < v5 and a static member is in the group",
         "3.4.0",
-        outside="per-consumer JoinGroup versions and response serialisation",
+        fix="apache/kafka#12909 (GroupInstanceId made ignorable in JoinGroupResponse's members, so the answer to a "
+        "leader below v5 can be written)",
+        mutant=m.LEADER_ANSWER_UNWRITABLE,
+        fidelity="the answer to a dynamic leader that joined below v5 is never sent and its callback stays set, as "
+        "in Kafka; narrower than Kafka, where the exception also aborts onCompleteJoin for the members after the "
+        "leader (HashMap order) and the CompletingRebalance rejoin answer to such a leader fails the same way; the "
+        "model's dynamic consumers send JoinGroup v3 unless Config.join_versions says otherwise, so the default "
+        "configuration has the bug's mix (a v3 leader, a static member)",
     ),
     Bug(
         "KAFKA-16371",
@@ -254,7 +273,16 @@ CATALOGUE: tuple[Bug, ...] = (
         "3.0.0",
         outside="the cooperative-sticky assignor and owned-partition claims",
     ),
-    Bug("KAFKA-13214", JAVA_CLIENT, "rebalance waits for the old member's session timeout", "3.0.0", pending=_NOT_READ),
+    Bug(
+        "KAFKA-13214",
+        JAVA_CLIENT,
+        "rebalance waits for the old member's session timeout",
+        "3.0.0",
+        pending="may lie inside the model (a consumer that forgets its member id on a coordinator error and rejoins "
+        "as a new member), but its fix was not found in the sources kgc's team could read, so no profile is "
+        "written; in the untimed model the old member's session timeout is an enabled step, so the wait it "
+        "causes would show only to a property over time",
+    ),
     Bug(
         "KAFKA-13891/KAFKA-14016",
         JAVA_CLIENT,
@@ -332,11 +360,10 @@ CATALOGUE: tuple[Bug, ...] = (
         "zombie consumer after a refused commit",
         "franz-go 1.21.3",
         fix="twmb/franz-go 824e34d2 (rejoin a classic group when a commit returns a fatal member error)",
-        pending="tried as the inverse of the consumer's reset on an OffsetCommit answered UNKNOWN_MEMBER_ID or "
-        "ILLEGAL_GENERATION: a safety search of the default configuration found nothing in 5 minutes (not "
-        "exhaustive), and by design it should not: exclusive_ownership compares "
-        "consumers of one generation and the zombie's next Heartbeat resets it; "
-        "catching it needs a property over consumption across generations (duplicates) or a timed consumer",
+        mutant=m.COMMIT_MEMBER_ERROR_IGNORED,
+        fidelity="the inverse of the consumer's reset on an OffsetCommit answered UNKNOWN_MEMBER_ID or "
+        "ILLEGAL_GENERATION: the consumer keeps its partitions; caught by fenced_consumer_releases, the rule "
+        "every client follows on those answers (Java: resetGenerationOnResponseError, onPartitionsLost)",
     ),
     Bug(
         "franz-go-d7ae9db9",
@@ -345,20 +372,34 @@ CATALOGUE: tuple[Bug, ...] = (
         "franz-go 1.21.4",
         outside="the cooperative protocol and owned-partition generations",
     ),
-    Bug("sarama#2292", OTHER_CLIENT, "member with no assignment gets nothing", "sarama 1.35.0", pending=_NOT_READ),
+    Bug(
+        "sarama#2292",
+        OTHER_CLIENT,
+        "members with no partition left out of the leader's SyncGroup plan",
+        "sarama 1.35.0",
+        fix="IBM/sarama#2292 (include assignment-less members in SyncGroup; issue IBM/sarama#2290)",
+        mutant=m.PLAN_OMITS_UNASSIGNED,
+        equivalent=m.by_name(m.PLAN_OMITS_UNASSIGNED).equivalent,
+    ),
     Bug(
         "kafka-python#2614",
         OTHER_CLIENT,
         "needless churn after REBALANCE_IN_PROGRESS",
         "kafka-python 2.2.4",
-        pending=_NOT_READ,
+        fix="dpkp/kafka-python#2614 (do not reset_generation after RebalanceInProgressError; "
+        "ConsumerCoordinator._handle_offset_commit_response)",
+        mutant=m.REBALANCE_IN_PROGRESS_RESETS_GENERATION,
+        equivalent=m.by_name(m.REBALANCE_IN_PROGRESS_RESETS_GENERATION).equivalent,
     ),
     Bug(
         "kafka-python#3017",
         OTHER_CLIENT,
         "needless rejoin after ILLEGAL_GENERATION",
         "kafka-python 3.0.0",
-        pending=_NOT_READ,
+        fix="dpkp/kafka-python#3017 (preserve member id on IllegalGeneration error; the Java client's rule since "
+        "KAFKA-13419, apache/kafka#11451)",
+        mutant=m.ILLEGAL_GENERATION_RESETS_MEMBER_ID,
+        equivalent=m.by_name(m.ILLEGAL_GENERATION_RESETS_MEMBER_ID).equivalent,
     ),
 )
 

@@ -41,6 +41,8 @@ from kgc.model.types import ApiKey, Errors, MemberState
 
 #: Errors that mean "find the coordinator again" (``markCoordinatorUnknown``).
 COORDINATOR_ERRORS = frozenset({Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE})
+#: Errors that mean "you are no longer this generation's member" (``resetGenerationOnResponseError``).
+MEMBER_ERRORS = frozenset({Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION})
 
 
 def _send(consumer: Consumer, request: Request, **changes: Any) -> Consumer:
@@ -163,17 +165,23 @@ def receive(config: Config, consumer: Consumer) -> Consumer:
         if error == Errors.UNKNOWN_MEMBER_ID:
             return _reset(c, reset_member_id=True)
         if error == Errors.ILLEGAL_GENERATION:
-            return _reset(c, reset_member_id=False)
+            return _reset(c, reset_member_id=not RULES[config.mutant].illegal_generation_keeps_member_id)
         if error in COORDINATOR_ERRORS and not RULES[config.mutant].retry_after_coordinator_error:
             return replace(c, state=MemberState.REBALANCING)
         return replace(c, rejoin_needed=True, state=MemberState.REBALANCING)
     if api in (ApiKey.HEARTBEAT, ApiKey.OFFSET_COMMIT):
+        rules = RULES[config.mutant]
+        commit = api == ApiKey.OFFSET_COMMIT
         if error == Errors.REBALANCE_IN_PROGRESS:
+            if commit and not rules.rebalance_in_progress_keeps_generation:
+                return _reset(c, reset_member_id=True)
             return replace(c, rejoin_needed=True)
+        if commit and error in MEMBER_ERRORS and not rules.commit_member_error_resets:
+            return c
         if error == Errors.UNKNOWN_MEMBER_ID:
             return _reset(c, reset_member_id=True)
         if error == Errors.ILLEGAL_GENERATION:
-            return _reset(c, reset_member_id=False)
+            return _reset(c, reset_member_id=not rules.illegal_generation_keeps_member_id)
         return c
     return c
 
@@ -187,6 +195,8 @@ def _on_join_response(config: Config, c: Consumer, response: Response) -> Consum
         # The leader plans with the assignor the coordinator selected (the answer's protocol name).
         assignor = config.protocol_name(response.protocol)
         plan = assign(assignor, response.members, config.partitions) if response.leader == response.mid else ()
+        if not RULES[config.mutant].plan_lists_every_member:
+            plan = tuple((mid, owned) for mid, owned in plan if owned)
         sync = Request(ApiKey.SYNC_GROUP, response.mid, response.generation, plan=plan)
         index = response.mid[0]
         if config.join_version(index) >= JOIN_VERSION_SYNC_PROTOCOL:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from kgc.model.actions import Answer, Chooser
-from kgc.model.config import Config
+from kgc.model.config import JOIN_VERSION_STATIC, Config
 from kgc.model.mutants import RULES
 from kgc.model.state import (
     EMPTY_PROTOCOL_TYPE,
@@ -321,7 +321,16 @@ class GroupTx:
         self.protocol = self.select_protocol()
         self.transition_to(CR)
         everyone = tuple(sorted(self.members))
+        unwritable = NO_MEMBER
+        if not self.rules.leader_answer_without_instance_ids and any(m.static for m in self.members.values()):
+            # KAFKA-14422 (before apache/kafka#12909): a leader on JoinGroup < v5 cannot be sent the
+            # members' group.instance.ids; the answer fails to serialise and its callback stays set.
+            c = self.leader[0]
+            if not self.config.is_static(c) and self.config.join_version(c) < JOIN_VERSION_STATIC:
+                unwritable = self.leader
         for mid in everyone:
+            if mid == unwritable:
+                continue
             m = self.members[mid]
             response = Response(
                 ApiKey.JOIN_GROUP,
@@ -666,9 +675,11 @@ def update_static_member_and_rebalance(
     if tx.state == STABLE and m.protocols != request.protocols and tx.selection_may_change():
         tx.prepare_rebalance()
         return True
-    if tx.state == STABLE:
+    if tx.state == STABLE or (tx.state == CR and not tx.rules.static_replacement_rebalances_completing):
         # The answer names the leader as it was before the replacement, so that a replaced
         # leader takes itself for a follower and plans nothing a Stable group would not hand out.
+        # (Up to 2.5.0 CompletingRebalance was answered so too, KAFKA-9801: the leader's plan then
+        # names the old member id.)
         tx.update(new, awaiting_join=False)
         tx.respond(consumer, replace(_current_join_response(tx, new), leader=current_leader, members=()))
         return False

@@ -64,6 +64,13 @@ JOIN_EXPIRY_NOT_FORCED = "join_expiry_not_forced"
 HEARTBEAT_RESETS_REBALANCE = "heartbeat_resets_rebalance"
 JOIN_IN_REBALANCE_REJECTED = "join_in_rebalance_rejected"
 NO_RETRY_AFTER_COORDINATOR_ERROR = "no_retry_after_coordinator_error"
+# Rules of other clients, put back for the real bugs of kgc/model/bugs.py.
+COMMIT_MEMBER_ERROR_IGNORED = "commit_member_error_ignored"
+ILLEGAL_GENERATION_RESETS_MEMBER_ID = "illegal_generation_resets_member_id"
+REBALANCE_IN_PROGRESS_RESETS_GENERATION = "rebalance_in_progress_resets_generation"
+PLAN_OMITS_UNASSIGNED = "plan_omits_unassigned"
+STATIC_REPLACEMENT_SKIPS_REBALANCE = "static_replacement_skips_rebalance"
+LEADER_ANSWER_UNWRITABLE = "leader_answer_unwritable"
 
 
 @dataclass(frozen=True)
@@ -175,6 +182,29 @@ class Rules(NamedTuple):
     retry_after_coordinator_error: bool = True
     """After COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR on a JoinGroup or SyncGroup the consumer
     rediscovers the coordinator and rejoins (``AbstractCoordinator``; docs/kafka/consumer.md#heartbeats)."""
+    commit_member_error_resets: bool = True
+    """An OffsetCommit answered UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION resets the consumer: it gives
+    up its partitions and rejoins (Java ``OffsetCommitResponseHandler`` → ``resetGenerationOnResponseError``;
+    franz-go 1.21.3, twmb/franz-go 824e34d2, for franz-go#1326)."""
+    illegal_generation_keeps_member_id: bool = True
+    """ILLEGAL_GENERATION resets the consumer's generation but keeps its member id, so it rejoins as the
+    same member (Java ``resetGenerationOnResponseError``, KAFKA-13419, apache/kafka#11451; kafka-python
+    3.0.0, dpkp/kafka-python#3017)."""
+    rebalance_in_progress_keeps_generation: bool = True
+    """An OffsetCommit answered REBALANCE_IN_PROGRESS only asks for a rejoin: the member id and
+    generation are kept (Java ``OffsetCommitResponseHandler``, ``requestRejoin``; kafka-python 2.2.4,
+    dpkp/kafka-python#2614)."""
+    static_replacement_rebalances_completing: bool = True
+    """A static member's id-less JoinGroup in CompletingRebalance starts a rebalance: the leader may have
+    planned for the old member id (``updateStaticMemberAndRebalance``, KAFKA-9801, apache/kafka#8405,
+    2.5.1/2.6.0; docs/kafka/requests.md#joingroup)."""
+    leader_answer_without_instance_ids: bool = True
+    """The JoinGroup answer to a leader that sent JoinGroup below v5 can be written although members carry a
+    ``group.instance.id``: the field is ignorable in the answer's member list (``JoinGroupResponse.json``,
+    KAFKA-14422, apache/kafka#12909, 3.2.4/3.3.2/3.4.0)."""
+    plan_lists_every_member: bool = True
+    """The leader's SyncGroup plan has an entry for every member, empty for a member given no partition
+    (sarama 1.35.0, IBM/sarama#2292; the Java ``ConsumerCoordinator.onLeaderElected`` plan has one too)."""
 
 
 KAFKA = Rules()
@@ -412,6 +442,87 @@ CATALOGUE: tuple[Mutant, ...] = (
         "",
         "rebalance_completes",
         rule="retry_after_coordinator_error",
+    ),
+)
+
+CATALOGUE += (
+    Mutant(
+        COMMIT_MEMBER_ERROR_IGNORED,
+        "An OffsetCommit answered UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION is ignored: the consumer keeps its "
+        "partitions and consumes on as a zombie (franz-go before 1.21.3, franz-go#1326).",
+        CONSUMER,
+        "ConsumerCoordinator.OffsetCommitResponseHandler (resetGenerationOnResponseError); franz-go "
+        "pkg/kgo/consumer_group.go, commit error handling (twmb/franz-go 824e34d2)",
+        "franz-go#1326",
+        "fenced_consumer_releases",
+        rule="commit_member_error_resets",
+    ),
+    Mutant(
+        ILLEGAL_GENERATION_RESETS_MEMBER_ID,
+        "ILLEGAL_GENERATION (Heartbeat, SyncGroup, OffsetCommit) resets the member id as well as the generation, "
+        "so the consumer rejoins as a new member (kafka-python before 3.0.0; Java before KAFKA-13419).",
+        CONSUMER,
+        "AbstractCoordinator.resetGenerationOnResponseError (apache/kafka#11451); kafka-python "
+        "kafka/coordinator/consumer.py, _handle_offset_commit_response (dpkp/kafka-python#3017)",
+        "KAFKA-13419",
+        "",
+        "only a static consumer is ever answered ILLEGAL_GENERATION in the model (a dynamic member that "
+        "missed a rebalance is removed, so it is answered UNKNOWN_MEMBER_ID), and a static consumer that "
+        "rejoins without a member id takes its own place back through its group.instance.id: the coordinator "
+        "sees the same rejoin either way; the churn of a dynamic member rejoining under a new id needs a "
+        "consumer that sends a stale generation while still a member (two client threads)",
+        rule="illegal_generation_keeps_member_id",
+    ),
+    Mutant(
+        REBALANCE_IN_PROGRESS_RESETS_GENERATION,
+        "An OffsetCommit answered REBALANCE_IN_PROGRESS resets the member id and generation and gives up the "
+        "partitions, instead of only asking for a rejoin (kafka-python before 2.2.4).",
+        CONSUMER,
+        "ConsumerCoordinator.OffsetCommitResponseHandler (REBALANCE_IN_PROGRESS: requestRejoin); kafka-python "
+        "kafka/coordinator/consumer.py, _handle_offset_commit_response (dpkp/kafka-python#2614)",
+        "",
+        "",
+        "no property of the model counts rebalances: the consumer rejoins under a new member id, its old id is "
+        "removed by its timers and the group converges with every partition owned once, so what the bug costs "
+        "(an extra rebalance, the churn kafka-python#2614 reports) is not a violation of any property (a safety "
+        "search of the default configuration finds nothing in 120 s, not exhaustive)",
+        rule="rebalance_in_progress_keeps_generation",
+    ),
+    Mutant(
+        STATIC_REPLACEMENT_SKIPS_REBALANCE,
+        "A static member's id-less JoinGroup in CompletingRebalance takes over its instance id and is answered "
+        "at once with the current generation, as in Stable, without a rebalance (Kafka 2.3-2.5.0).",
+        COORDINATOR,
+        "GroupCoordinator.updateStaticMemberAndRebalance, case Stable | CompletingRebalance (before "
+        "apache/kafka#8405); docs/kafka/requests.md#joingroup",
+        "KAFKA-9801",
+        "rebalance_triggers",
+        rule="static_replacement_rebalances_completing",
+    ),
+    Mutant(
+        LEADER_ANSWER_UNWRITABLE,
+        "At join completion the answer to a leader that joined with JoinGroup below v5 cannot be written while a "
+        "static member is in the group: its join callback fails and stays set (Kafka before 3.2.4/3.3.2/3.4.0).",
+        COORDINATOR,
+        "GroupCoordinator.onCompleteJoin, maybeInvokeJoinCallback; JoinGroupResponse.json (GroupInstanceId not "
+        "ignorable before apache/kafka#12909); docs/kafka/requests.md#joingroup",
+        "KAFKA-14422",
+        "generation_members_rejoined",
+        rule="leader_answer_without_instance_ids",
+    ),
+    Mutant(
+        PLAN_OMITS_UNASSIGNED,
+        "The leader leaves a member given no partition out of its SyncGroup plan (sarama before 1.35.0).",
+        CONSUMER,
+        "ConsumerCoordinator.onLeaderElected (one plan entry per member); sarama consumer_group.go, "
+        "syncGroupRequest (IBM/sarama#2292)",
+        "",
+        "",
+        "the coordinator gives every member missing from the plan an empty assignment "
+        "(GroupCoordinator.doSyncGroup: missing members get Array.empty, 3.6.2; "
+        "setAndPropagateAssignment here), so the member gets what the full plan would have given it; only "
+        "Kafka's warning about the missing members tells them apart",
+        rule="plan_lists_every_member",
     ),
 )
 

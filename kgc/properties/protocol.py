@@ -271,6 +271,37 @@ def commit_failure(s: State, a: Action) -> tuple[str, Request, Answer] | None:
     return None
 
 
+_FENCING_ERRORS = frozenset({Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION, Errors.FENCED_INSTANCE_ID})
+
+
+def last_answer_read(a: Action) -> tuple[int, Errors] | None:
+    """The consumer that read an answer in the step and the error of the last answer it read (a
+    step may read several: an answer, then, under ``atomic_requests``, the immediate answer to the
+    request it sent next)."""
+    last: tuple[int, Errors] | None = None
+    if a.kind == RECEIVE and a.response is not None:
+        last = (a.actor, a.response.error)
+    for x in a.answers:
+        if x.read:
+            last = (x.consumer, x.response.error)
+    return last
+
+
+@transition_invariant(
+    "fenced_consumer_releases",
+    "A consumer told that it is no longer a member of the current generation (UNKNOWN_MEMBER_ID, "
+    "ILLEGAL_GENERATION or FENCED_INSTANCE_ID, to any request) owns no partition once it has read the answer.",
+    "docs/kafka/consumer.md#heartbeats (resetGenerationOnResponseError: the partitions are lost, KIP-429 "
+    "onPartitionsLost); docs/kafka/requests.md#offsetcommit; the zombie fencing of KIP-447",
+    scope=STEP,
+)
+def fenced_consumer_releases(s: State, a: Action, t: State) -> bool:
+    read = last_answer_read(a)
+    if read is None or read[1] not in _FENCING_ERRORS:
+        return True
+    return not t.consumers[read[0]].owned
+
+
 # 7 ----------------------------------------------------------------------------------------------
 @transition_invariant(
     "no_expiry_while_parked",
@@ -590,6 +621,17 @@ def witness_leader_replaced(s: State, a: Action, t: State) -> bool:
     return old != NO_MEMBER and new != NO_MEMBER and new != old and t.group.member(old) is None
 
 
+@sometimes(
+    "witness_fenced_while_owning",
+    "A consumer that owns partitions is told that it is no longer a member of the current generation.",
+    "fenced_consumer_releases",
+    scope=STEP,
+)
+def witness_fenced_while_owning(s: State, a: Action, t: State) -> bool:
+    read = last_answer_read(a)
+    return read is not None and read[1] in _FENCING_ERRORS and bool(s.consumers[read[0]].owned)
+
+
 # Witnesses of configuration dimensions ------------------------------------------------------------
 @sometimes(
     "witness_mixed_join_versions",
@@ -728,6 +770,7 @@ ALL: tuple[Property, ...] = (
     exclusive_ownership,
     heartbeat_errors,
     commit_fencing,
+    fenced_consumer_releases,
     no_expiry_while_parked,
     parked_only_in_phase,
     rebalance_triggers,
@@ -749,6 +792,7 @@ ALL: tuple[Property, ...] = (
     witness_two_states_in_one_step,
     witness_last_member_gone,
     witness_leader_replaced,
+    witness_fenced_while_owning,
 )
 
 

@@ -519,6 +519,7 @@ class ReferenceCoordinator:
             request.protocols,
         )
         member.is_new = True
+        member.join_version = request.api_version
         if group.is_(PR):
             initial = (
                 group.generation_id == 0
@@ -539,6 +540,7 @@ class ReferenceCoordinator:
         group.update_member(
             member, request.protocols, request.rebalance_timeout_ms, request.session_timeout_ms, callback
         )
+        member.join_version = request.api_version
         self.maybe_prepare_rebalance(group)
 
     def update_static_member_and_rebalance(
@@ -614,6 +616,12 @@ class ReferenceCoordinator:
                 self._store_group(group, "static_member", assignment, on_store)
             else:
                 self.maybe_prepare_rebalance(group)
+        elif group.is_(CR) and not self.rules.static_replacement_rebalances_completing:
+            # Kafka 2.3-2.5.0 (before KAFKA-9801, apache/kafka#8405): CompletingRebalance answered as
+            # Stable, at once, with the current generation and the leader before the replacement.
+            group.maybe_invoke_join_callback(
+                member, group.join_result(new_member_id, members=False, leader=current_leader)
+            )
         elif group.is_(CR):
             self.prepare_rebalance(group)
         elif group.state in (EMPTY, DEAD):
@@ -1239,7 +1247,16 @@ class ReferenceCoordinator:
                 # The empty group record: its callback only logs a failure (storeGroup,
                 # docs/kafka/timers.md#join-phase).
                 return
+            unwritable = None
+            if not self.rules.leader_answer_without_instance_ids and group.static_members:
+                # KAFKA-14422 (before apache/kafka#12909): a leader on JoinGroup < v5 cannot be sent the
+                # members' group.instance.ids; the answer fails to serialise and its callback stays set.
+                leader = group.members.get(group.leader_id or "")
+                if leader is not None and leader.group_instance_id is None and leader.join_version < 5:
+                    unwritable = leader.member_id
             for member in list(group.members.values()):
+                if member.member_id == unwritable:
+                    continue
                 result = group.join_result(member.member_id, members=group.is_leader(member.member_id))
                 group.maybe_invoke_join_callback(member, result)
                 self.complete_and_schedule_next_heartbeat_expiration(group, member)

@@ -67,6 +67,8 @@ class MemberMetadata:
         self.awaiting_sync_callback: SyncCallback | None = None
         #: added in the current join phase and not answered yet (docs/kafka/requests.md#joingroup "Adding a member")
         self.is_new = False
+        self.join_version = 5
+        """The version of the member's last JoinGroup (KAFKA-14422's answer depends on it)."""
         #: set while completing the current heartbeat expectation, cleared when re-arming (2.5+)
         self.heartbeat_satisfied = False
 

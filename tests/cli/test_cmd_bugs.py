@@ -18,7 +18,10 @@ def test_json_reports_each_put_back_bug_and_lists_the_rest(capsys: pytest.Captur
     assert rows["KAFKA-9752"]["caught_by"] == "no_expiry_while_parked" and rows["KAFKA-9752"]["length"] == 4
     assert rows["KAFKA-8220"]["caught_by"] == "leader_is_member" and rows["KAFKA-8220"]["length"] == 2
     assert rows["KAFKA-16861"]["status"] == "outside" and "KIP-848" in rows["KAFKA-16861"]["reason"]
-    assert doc["found"] == 2 and doc["baseline"]["violated"] is None
+    assert rows["franz-go#1326"]["caught_by"] == "fenced_consumer_releases" and rows["franz-go#1326"]["length"] == 7
+    assert rows["KAFKA-9801"]["caught_by"] == "rebalance_triggers" and rows["KAFKA-9801"]["length"] == 4
+    assert rows["KAFKA-14422"]["caught_by"] == "generation_members_rejoined" and rows["KAFKA-14422"]["length"] == 3
+    assert doc["found"] == 5 and doc["baseline"]["violated"] is None
 
 
 def test_too_shallow_a_bound_lets_a_bug_escape(capsys: pytest.CaptureFixture[str]) -> None:

@@ -37,6 +37,9 @@ KILL_LENGTH = {
     "auto_commit_after_fetch": 6,
     "assign_without_revoke": 12,
     "static_join_adds_member": 3,
+    "commit_member_error_ignored": 7,
+    "static_replacement_skips_rebalance": 4,
+    "leader_answer_unwritable": 3,
 }
 SLOW = {"assign_without_revoke"}
 SAFETY_KILLABLE = [m for m in KILLABLE if not m.liveness]

@@ -13,10 +13,18 @@ from kgc.explorer.search import Bounds
 from kgc.model import bugs
 from kgc.model.config import Config
 from kgc.model.mutants import by_name
+from kgc.model.state import State
+from kgc.oracle.mbt import build_graph
 from kgc.properties.protocol import ALL
 
 #: Shortest counterexample length of each put-back bug on the default configuration.
-CAUGHT = {"KAFKA-9752": ("no_expiry_while_parked", 4), "KAFKA-8220": ("leader_is_member", 2)}
+CAUGHT = {
+    "KAFKA-9752": ("no_expiry_while_parked", 4),
+    "KAFKA-8220": ("leader_is_member", 2),
+    "franz-go#1326": ("fenced_consumer_releases", 7),
+    "KAFKA-9801": ("rebalance_triggers", 4),
+    "KAFKA-14422": ("generation_members_rejoined", 3),
+}
 
 
 def test_every_put_back_bug_is_pinned() -> None:
@@ -65,3 +73,39 @@ def test_the_docs_table_is_generated_from_the_catalogue() -> None:
     page = (root / "docs" / "bugs.md").read_text(encoding="utf-8")
     assert bugs.markdown() in page, "run: python scripts/bugs_doc.py"
     assert "| KAFKA-9752 |" in bugs.markdown()
+
+
+def _project(state: State) -> State:
+    """A state with the empty entries of the stored plans dropped (what the coordinator installs is the same)."""
+    stores = tuple(st._replace(plan=tuple((mid, p) for mid, p in st.plan if p)) for st in state.group.stores)
+    return state._replace(group=state.group._replace(stores=stores))
+
+
+def test_a_plan_without_its_empty_entries_is_equivalent() -> None:
+    """sarama#2292 put back: with more consumers than partitions the leader's plan leaves members out, yet
+    every reachable state, its stored plans read as the coordinator installs them, is one the protocol
+    reaches too, and the other way round (a complete exploration of 2 consumers, 1 partition)."""
+    base = {"consumers": 2, "partitions": 1, "max_generation": 2, "static_consumers": 0}
+    protocol = build_graph(Config.from_mapping(base))
+    mutated = build_graph(Config.from_mapping({**base, "mutant": "plan_omits_unassigned"}))
+    assert any(len(st.plan) < 2 for s in mutated.states for st in s.group.stores)  # the mutant does omit members
+    assert {_project(s) for s in protocol.states} == {_project(s) for s in mutated.states}
+
+
+@pytest.mark.parametrize("bug_id", ["kafka-python#3017", "kafka-python#2614"])
+def test_bugs_no_property_tells_apart_escape_a_complete_exploration(bug_id: str) -> None:
+    """The two kafka-python bugs put back change what the consumer does (the state graphs differ,
+    tests/model/test_mutants.py), yet no property catches them on a complete exploration of 2
+    consumers, one static, up to generation 2 (the claim of their entries, at that bound)."""
+    bug = bugs.by_id(bug_id)
+    config = Config.from_mapping({"consumers": 2, "partitions": 2, "max_generation": 2})
+    outcome = explore(config, by_name(bug.mutant), Bounds(), fairness=None)
+    assert not outcome.killed and outcome.result.stats.complete
+    assert bug.status == "equivalent" and not bug.put_back
+
+
+def test_the_fenced_consumer_property_is_witnessed_and_can_fail() -> None:
+    """fenced_consumer_releases is not vacuous (its witness holds on the default configuration within the
+    depth franz-go#1326 needs) and fails under that bug's mutant (above)."""
+    outcome = explore(Config(), None, Bounds(max_depth=7), fairness=None)
+    assert "witness_fenced_while_owning" in outcome.result.witnessed

@@ -95,7 +95,20 @@ def test_equivalent_mutants_have_the_protocols_state_graph(static: int) -> None:
     )
     killable = by_name("heartbeat_none_in_rebalance")
     differ = set(_differences(config, [*EQUIVALENT, *GENERATION_CHECKS, killable]))
-    assert differ == {killable.name} | ({m.name for m in GENERATION_CHECKS} if static else set())
+    assert differ == {killable.name} | ({m.name for m in GENERATION_CHECKS} if static else set()) | set(
+        _STATES_DIFFER[static]
+    )
+
+
+#: Equivalent mutants of the consumer whose states differ from the protocol's although no property
+#: tells them apart (tests/model/test_bugs.py shows how): the leader's plan without its empty entries
+#: (stored as sent; every member still gets what the full plan gives it); a static consumer that
+#: forgets its member id on ILLEGAL_GENERATION (it rejoins through its instance id). A commit's
+#: REBALANCE_IN_PROGRESS that resets the consumer leaves this configuration's graph as it is.
+_STATES_DIFFER = {
+    0: ("plan_omits_unassigned",),
+    1: ("plan_omits_unassigned", "illegal_generation_resets_member_id"),
+}
 
 
 @sometimes(

@@ -12,6 +12,8 @@ consumers' states, with the model's property functions (``kgc/properties/protoco
 
 * ``exclusive_ownership``: the state invariant on a model ``State`` whose consumers are the
   scenario's consumers (state, generation, owned partitions);
+* ``fenced_consumer_releases``: the transition invariant on each answer a consumer read in the step
+  (a model ``receive`` of that answer, after which the consumer owns what the scenario's consumer owns);
 * ``commit_fencing``: the transition invariant on each auto-commit the coordinator answered in the
   step, as the model's ``OffsetCommit`` exchange (``covers_unprocessed`` when the committed
   offset is past what the application processed); the coordinator-side clauses are the
@@ -32,10 +34,10 @@ from kgc.client.consumer import GroupConsumer
 from kgc.harness.scenario import ops
 from kgc.harness.scenario.compare import FieldResult
 from kgc.interface.messages import HeartbeatResponse, JoinGroupResponse, OffsetCommitResponse, SyncGroupResponse
-from kgc.model.actions import HANDLE, Action, Answer
+from kgc.model.actions import HANDLE, RECEIVE, Action, Answer
 from kgc.model.state import Budget, Member, Request, Response, State, initial_consumer, initial_group
 from kgc.model.types import ApiKey, Errors, GroupState
-from kgc.properties.protocol import commit_fencing, exclusive_ownership
+from kgc.properties.protocol import commit_fencing, exclusive_ownership, fenced_consumer_releases
 
 
 def consumer_of(name: str) -> str:
@@ -53,6 +55,8 @@ class Clients:
     """This step's auto-commits answered: member name, generation, covers unprocessed, error."""
     pending: dict[str, bool] = field(default_factory=dict)
     """Auto-commits sent and not answered yet: member name → covers unprocessed."""
+    answers: list[tuple[str, ApiKey, Errors]] = field(default_factory=list)
+    """This step's answers the consumers read: member name, request, error."""
 
     def of(self, name: str) -> GroupConsumer:
         """The consumer behind member name ``name`` (a fresh one under a new name)."""
@@ -88,17 +92,21 @@ class Clients:
         match step, body:
             case ops.Join(), JoinGroupResponse():
                 consumer.on_join_answer(body.error, body.generation_id)
+                self.answers.append((name, ApiKey.JOIN_GROUP, body.error))
             case ops.Sync(), SyncGroupResponse():
                 text = body.assignment.decode(errors="replace")
                 consumer.on_sync_answer(body.error, tuple(p for p in text.split("+") if p))
+                self.answers.append((name, ApiKey.SYNC_GROUP, body.error))
             case ops.Heartbeat(), HeartbeatResponse():
                 consumer.on_answer(body.error)
+                self.answers.append((name, ApiKey.HEARTBEAT, body.error))
             case ops.Commit(), OffsetCommitResponse():
                 errors = [p.error for p in body.partitions if p.error != Errors.NONE]
                 error = errors[0] if errors else Errors.NONE
                 if name in self.pending:
                     self.commits.append((name, consumer.generation, self.pending.pop(name), error))
-                consumer.on_answer(error)
+                consumer.on_answer(error, commit=True)
+                self.answers.append((name, ApiKey.OFFSET_COMMIT, error))
             case _:  # a leave, a fetch, a control step, or an answer of another shape: nothing changes
                 pass
 
@@ -107,6 +115,13 @@ class Clients:
         """The ``client_checks`` after step ``index``: one failed field per property violated."""
         out: list[FieldResult] = []
         commits, self.commits = self.commits, []
+        answers, self.answers = self.answers, []
+        if "fenced_consumer_releases" in names:
+            for name, api, error in answers:
+                owned = self.of(name).owned
+                if not fenced_consumer_releases.holds_on(*_read_exchange(len(owned), api, error)):
+                    actual = f"violated: {name}, answered {error.name}, still owns {'+'.join(owned)}"
+                    out.append(FieldResult(index, "client.fenced_consumer_releases", "holds", actual, False))
         if "exclusive_ownership" in names and not exclusive_ownership.holds_in(self.model_state()):
             owners = ", ".join(
                 f"{name} {c.state.name.lower()} g{c.generation} {'+'.join(c.owned) or '-'}"
@@ -145,3 +160,11 @@ def _commit_exchange(generation: int, covers: bool, error: Errors) -> tuple[Stat
     request = Request(ApiKey.OFFSET_COMMIT, mid, generation, covers_unprocessed=covers)
     answer = Answer(0, Response(ApiKey.OFFSET_COMMIT, error), delivered=True)
     return state, Action(HANDLE, 0, handled=(request,), answers=(answer,)), state
+
+
+def _read_exchange(owned: int, api: ApiKey, error: Errors) -> tuple[State, Action, State]:
+    """A consumer reading an answer, as the model's step: consumer 0 reads ``error`` to ``api`` and
+    then owns ``owned`` partitions."""
+    before = State(initial_group(), (initial_consumer(),), Budget(*([0] * len(Budget._fields))))
+    after = before._replace(consumers=(initial_consumer()._replace(owned=tuple(range(owned))),))
+    return before, Action(RECEIVE, 0, response=Response(api, error)), after

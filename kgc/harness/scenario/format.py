@@ -7,12 +7,13 @@ scenario, the step and the field, and says what was expected ("scenario 'x', ste
 the runner never meets a malformed value.
 
 kgc's two additions to the shared format (both optional; a file without them is a file of the
-shared format): a scenario's ``client_checks`` — a list of ``exclusive_ownership`` and
-``commit_fencing``, the model's properties judged on the scenario's consumers after every step
-(``kgc.harness.scenario.clients``: one ``kgc.client.consumer.GroupConsumer`` per consumer, told what it
-sends and what it is answered) —, and a ``commit`` step's ``auto_commit: true`` — the consumer's
-auto-commit task computes the committed offset (the step's ``offsets`` name the partitions; their
-values are replaced by the consumer's position when the task runs). The README's *Scenario files*
+shared format): a scenario's ``client_checks`` — a list of ``exclusive_ownership``,
+``commit_fencing`` and ``fenced_consumer_releases``, the model's properties judged on the
+scenario's consumers after every step (``kgc.harness.scenario.clients``: one
+``kgc.client.consumer.GroupConsumer`` per consumer, told what it sends and what it is answered) —,
+and a ``commit`` step's ``auto_commit: true`` — the consumer's auto-commit task computes the
+committed offset (the step's ``offsets`` name the partitions; their values are replaced by the
+consumer's position when the task runs). The README's *Scenario files*
 section documents both.
 """
 

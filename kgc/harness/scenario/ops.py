@@ -638,10 +638,10 @@ class MarkDead(Op):
 
 #: A property judged on a scenario's consumers after every step (``kgc.harness.scenario.clients``: one
 #: ``kgc.client.consumer.GroupConsumer`` per consumer, judged by the model's property of that name).
-ClientCheck: TypeAlias = Literal["exclusive_ownership", "commit_fencing"]
+ClientCheck: TypeAlias = Literal["exclusive_ownership", "commit_fencing", "fenced_consumer_releases"]
 
 #: What a scenario's ``client_checks`` may name, in the order scenario files list them.
-CLIENT_CHECKS: tuple[ClientCheck, ...] = ("exclusive_ownership", "commit_fencing")
+CLIENT_CHECKS: tuple[ClientCheck, ...] = ("exclusive_ownership", "commit_fencing", "fenced_consumer_releases")
 
 
 def client_checks(where: Where, value: Any) -> tuple[ClientCheck, ...]:
