@@ -169,15 +169,23 @@ def leader_is_member(s: State) -> bool:
     reads=CONSUMERS,
 )
 def exclusive_ownership(s: State) -> bool:
+    return shared_partition(s) is None
+
+
+def shared_partition(s: State) -> tuple[int, int, int] | None:
+    """``exclusive_ownership``'s one definition: the first partition two Stable consumers of one
+    generation both own, as ``(partition, first consumer's index, second's)``; None if there is none.
+    The property is this returning None (the explanation reads the same triple: one predicate)."""
     seen: dict[tuple[int, int], int] = {}
     for i, c in enumerate(s.consumers):
         if c.state != MemberState.STABLE:
             continue
         for p in c.owned:
-            if (c.generation, p) in seen:
-                return False
-            seen[(c.generation, p)] = i
-    return True
+            key = (c.generation, p)
+            if key in seen:
+                return (p, seen[key], i)
+            seen[key] = i
+    return None
 
 
 # 6 ----------------------------------------------------------------------------------------------
@@ -189,24 +197,36 @@ def exclusive_ownership(s: State) -> bool:
     scope=STEP,
 )
 def heartbeat_errors(s: State, a: Action, t: State) -> bool:
+    return heartbeat_failure(s, a) is None
+
+
+HB_UNKNOWN = "unknown member"
+HB_GENERATION = "other generation"
+HB_REBALANCE = "in a rebalance"
+"""The clauses of ``heartbeat_errors`` (:func:`heartbeat_failure` names the one that failed)."""
+
+
+def heartbeat_failure(s: State, a: Action) -> tuple[str, Request, Answer] | None:
+    """``heartbeat_errors``'s one definition: the first Heartbeat of the step answered otherwise
+    than its clause says, as ``(clause, request, answer)``; None if every one is answered right."""
     g = s.group
     if g.state == GroupState.DEAD:
-        return True
+        return None
     for request, answer in exchanges(s, a):
         if request.api != ApiKey.HEARTBEAT:
             continue
         error = answer.response.error
         if g.member(request.mid) is None:
-            expected = Errors.UNKNOWN_MEMBER_ID
+            clause, expected = HB_UNKNOWN, Errors.UNKNOWN_MEMBER_ID
         elif request.generation != g.generation:
-            expected = Errors.ILLEGAL_GENERATION
+            clause, expected = HB_GENERATION, Errors.ILLEGAL_GENERATION
         elif g.state == PR:
-            expected = Errors.REBALANCE_IN_PROGRESS
+            clause, expected = HB_REBALANCE, Errors.REBALANCE_IN_PROGRESS
         else:
             continue
         if error != expected:
-            return False
-    return True
+            return (clause, request, answer)
+    return None
 
 
 @transition_invariant(
@@ -218,21 +238,37 @@ def heartbeat_errors(s: State, a: Action, t: State) -> bool:
     scope=STEP,
 )
 def commit_fencing(s: State, a: Action, t: State) -> bool:
+    return commit_failure(s, a) is None
+
+
+CF_NOT_REFUSED = "not refused in CompletingRebalance"
+CF_ZOMBIE = "accepted from outside the generation"
+CF_PHASE = "accepted outside PreparingRebalance and Stable"
+CF_UNPROCESSED = "covers unprocessed records"
+"""The clauses of ``commit_fencing`` (:func:`commit_failure` names the one that failed)."""
+
+
+def commit_failure(s: State, a: Action) -> tuple[str, Request, Answer] | None:
+    """``commit_fencing``'s one definition: the first OffsetCommit of the step that breaks a
+    clause, as ``(clause, request, answer)``; None if none does."""
     g = s.group
     if g.state == GroupState.DEAD:
-        return True
+        return None
     for request, answer in exchanges(s, a):
         if request.api != ApiKey.OFFSET_COMMIT:
             continue
         error = answer.response.error
         current = g.member(request.mid) is not None and request.generation == g.generation
         if current and g.state == CR and error != Errors.REBALANCE_IN_PROGRESS:
-            return False
-        if error == Errors.NONE and (not current or g.state not in (PR, GroupState.STABLE)):
-            return False
-        if error == Errors.NONE and request.covers_unprocessed:
-            return False
-    return True
+            return (CF_NOT_REFUSED, request, answer)
+        if error == Errors.NONE:
+            if not current:
+                return (CF_ZOMBIE, request, answer)
+            if g.state not in (PR, GroupState.STABLE):
+                return (CF_PHASE, request, answer)
+            if request.covers_unprocessed:
+                return (CF_UNPROCESSED, request, answer)
+    return None
 
 
 _FENCING_ERRORS = frozenset({Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION, Errors.FENCED_INSTANCE_ID})

@@ -266,7 +266,7 @@ def test_the_report(visit: Visit, report: Path, tmp_path: Path) -> None:
     target = page.evaluate("location.hash")
     assert target.startswith("#cex-")
     box = page.locator(target).bounding_box()
-    assert box is not None and 0 <= box["y"] < 900  # scrolled into view
+    assert box is not None and -2 <= box["y"] < 900  # scrolled into view (to within subpixel rounding)
     page.click("#toc a[href='#statistics']")
     assert page.evaluate("location.hash") == "#statistics"
     assert visit.errors == []
