@@ -42,6 +42,7 @@ from kgc.properties.protocol import (
     CF_UNPROCESSED,
     CF_ZOMBIE,
     CR,
+    FENCING_ERRORS,
     HB_GENERATION,
     HB_REBALANCE,
     HB_UNKNOWN,
@@ -49,6 +50,7 @@ from kgc.properties.protocol import (
     commit_failure,
     exchanges,
     heartbeat_failure,
+    last_answer_read,
     shared_partition,
 )
 from kgc.properties.temporal import CONSUMER, GROUP, Temporal
@@ -533,6 +535,27 @@ def _no_expiry_while_parked(name: str, s: State | None, a: Action | None, t: Sta
             Marks(members=(who,) if who else (), generations=(s.group.generation,)),
         )
     return None
+
+
+@_explains("fenced_consumer_releases")
+def _fenced_consumer_releases(name: str, s: State | None, a: Action | None, t: State) -> Explanation | None:
+    assert s is not None and a is not None
+    read = last_answer_read(a)
+    if read is None or read[1] not in FENCING_ERRORS:
+        return None
+    consumer, error = read
+    c = t.consumers[consumer]
+    if not c.owned:
+        return None
+    who = consumer_name(consumer)
+    return Explanation(
+        name,
+        f"a consumer told {error_name(error)} keeps its partitions",
+        f"{who} owns no partition after reading {error_name(error)} (its member id or generation is fenced)",
+        f"{who} still owns {sorted(c.owned)}",
+        {"consumer": who, "error": error_name(error), "owned": sorted(c.owned), "generation": c.generation},
+        Marks(partitions=tuple(sorted(c.owned)), consumers=(who,), generations=(c.generation,)),
+    )
 
 
 @_explains("parked_only_in_phase")

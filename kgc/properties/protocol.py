@@ -271,7 +271,7 @@ def commit_failure(s: State, a: Action) -> tuple[str, Request, Answer] | None:
     return None
 
 
-_FENCING_ERRORS = frozenset({Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION, Errors.FENCED_INSTANCE_ID})
+FENCING_ERRORS = frozenset({Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION, Errors.FENCED_INSTANCE_ID})
 
 
 def last_answer_read(a: Action) -> tuple[int, Errors] | None:
@@ -297,7 +297,7 @@ def last_answer_read(a: Action) -> tuple[int, Errors] | None:
 )
 def fenced_consumer_releases(s: State, a: Action, t: State) -> bool:
     read = last_answer_read(a)
-    if read is None or read[1] not in _FENCING_ERRORS:
+    if read is None or read[1] not in FENCING_ERRORS:
         return True
     return not t.consumers[read[0]].owned
 
@@ -667,7 +667,7 @@ def witness_leader_replaced(s: State, a: Action, t: State) -> bool:
 )
 def witness_fenced_while_owning(s: State, a: Action, t: State) -> bool:
     read = last_answer_read(a)
-    return read is not None and read[1] in _FENCING_ERRORS and bool(s.consumers[read[0]].owned)
+    return read is not None and read[1] in FENCING_ERRORS and bool(s.consumers[read[0]].owned)
 
 
 # Witnesses of configuration dimensions ------------------------------------------------------------
