@@ -52,6 +52,7 @@ CONFIGS: list[tuple[str, dict[str, Any]]] = [
 ]
 LARGE: list[tuple[str, dict[str, Any]]] = [
     ("2 consumers, gen<=3, 2 faults", {"consumers": 2, "partitions": 2, "max_generation": 3, "max_perturbations": 2}),
+    ("default configuration", {}),
 ]
 
 
