@@ -277,11 +277,11 @@ CATALOGUE: tuple[Bug, ...] = (
         "KAFKA-13214",
         JAVA_CLIENT,
         "rebalance waits for the old member's session timeout",
-        "3.0.0",
-        pending="may lie inside the model (a consumer that forgets its member id on a coordinator error and rejoins "
-        "as a new member), but its fix was not found in the sources kgc's team could read, so no profile is "
-        "written; in the untimed model the old member's session timeout is an enabled step, so the wait it "
-        "causes would show only to a property over time",
+        "2.8.1/3.0.0",
+        fix="apache/kafka#11231 (AbstractCoordinator.joinGroupIfNeeded: a retriable JoinGroup/SyncGroup failure "
+        "only requests a rejoin instead of resetStateAndRejoin, which forgot the member id)",
+        mutant=m.COORDINATOR_ERROR_RESETS_MEMBER,
+        equivalent=m.by_name(m.COORDINATOR_ERROR_RESETS_MEMBER).equivalent,
     ),
     Bug(
         "KAFKA-13891/KAFKA-14016",
