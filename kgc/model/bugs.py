@@ -116,11 +116,11 @@ CATALOGUE: tuple[Bug, ...] = (
         "2.1.0",
         fix="apache/kafka#5556 (GroupCoordinator.onCompleteJoin: removeHeartbeatForLeavingMember for each member "
         "that did not rejoin, commit 260b07a6)",
-        pending="inside the model's rules (its heartbeat timers, onCompleteJoin's removal, and rebalance_triggers, "
-        "which a rebalance started by a timer expiry that removes no member violates), but the model's group keeps "
-        "one timer per current member and no timer of a removed one; putting it back needs a group field for the "
-        "timers left armed (empty under the protocol, so the default state count is unchanged), read by the "
-        "model's and the reference's onExpireHeartbeat",
+        mutant=m.COMPLETE_JOIN_KEEPS_HEARTBEATS,
+        fidelity="the inverse of the fix: the removed members' timers stay armed (Group.stale_heartbeats) and one "
+        "that fires runs Kafka 2.0's onExpireHeartbeat on a member no longer in the group, which removes nobody and "
+        "rebalances from Stable or CompletingRebalance; the model lets the stale timer fire at any moment, as it "
+        "does every timer",
     ),
     Bug(
         "KAFKA-9232",

@@ -72,6 +72,7 @@ PLAN_OMITS_UNASSIGNED = "plan_omits_unassigned"
 STATIC_REPLACEMENT_SKIPS_REBALANCE = "static_replacement_skips_rebalance"
 LEADER_ANSWER_UNWRITABLE = "leader_answer_unwritable"
 COORDINATOR_ERROR_RESETS_MEMBER = "coordinator_error_resets_member"
+COMPLETE_JOIN_KEEPS_HEARTBEATS = "complete_join_keeps_heartbeats"
 
 
 @dataclass(frozen=True)
@@ -203,6 +204,9 @@ class Rules(NamedTuple):
     """The JoinGroup answer to a leader that sent JoinGroup below v5 can be written although members carry a
     ``group.instance.id``: the field is ignorable in the answer's member list (``JoinGroupResponse.json``,
     KAFKA-14422, apache/kafka#12909, 3.2.4/3.3.2/3.4.0)."""
+    complete_join_cancels_heartbeats: bool = True
+    """``onCompleteJoin`` completes the heartbeat timer of each member it removes, so no timer of a removed
+    member fires later (``removeHeartbeatForLeavingMember``, KAFKA-7196, apache/kafka#5556, 2.1.0)."""
     coordinator_error_keeps_member: bool = True
     """A JoinGroup or SyncGroup answered COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR (a retriable error) only
     asks for a rejoin: the member id and generation are kept, so the consumer rejoins as the same member
@@ -546,6 +550,17 @@ CATALOGUE += (
         "default configuration finds nothing in 200 s, not exhaustive); a property over time (the timed "
         "reference's deadlines) would be needed",
         rule="coordinator_error_keeps_member",
+    ),
+    Mutant(
+        COMPLETE_JOIN_KEEPS_HEARTBEATS,
+        "onCompleteJoin removes the dynamic members that did not rejoin but leaves their heartbeat timers armed; "
+        "one that fires later starts a rebalance that removes nobody (Kafka before 2.1.0).",
+        COORDINATOR,
+        "GroupCoordinator.onCompleteJoin, removeHeartbeatForLeavingMember (added by apache/kafka#5556); "
+        "onExpireHeartbeat, removeMemberAndUpdateGroup (2.0)",
+        "KAFKA-7196",
+        "rebalance_triggers",
+        rule="complete_join_cancels_heartbeats",
     ),
 )
 

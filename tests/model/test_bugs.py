@@ -24,6 +24,7 @@ CAUGHT = {
     "franz-go#1326": ("fenced_consumer_releases", 7),
     "KAFKA-9801": ("rebalance_triggers", 4),
     "KAFKA-14422": ("generation_members_rejoined", 3),
+    "KAFKA-7196": ("rebalance_triggers", 5),
 }
 
 

@@ -73,6 +73,9 @@ class _Translation:
     scenario_config: dict[str, Any]
     steps: list[ops.Step] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    timers_of: str | None = None
+    """The catalogued mutant whose reference the timers are looked up on (None: the protocol's). A bug that
+    leaves a timer armed the protocol cancels (KAFKA-7196 put back) fires a timer only its reference has."""
 
     @property
     def profile(self) -> Profile:
@@ -157,7 +160,7 @@ class _Translation:
             raise TraceNotTranslatable("the trace fires a timer before any request reached the coordinator")
         recorder = ScenarioRecorder(self.profile, self.scenario_config, list(self.steps))
         scenario = parse(recorder.skeleton("prefix", "translation")).scenarios[0]
-        coordinator = make_target("reference", scenario.config, self.profile)
+        coordinator = make_target("reference", scenario.config, self.profile, self.timers_of)
         run = _Run(scenario, coordinator)
         run.run()
         return coordinator, dict(run.bindings.snapshot())
