@@ -1,16 +1,16 @@
 """Benchmark: a real Apache Kafka broker (``kgc.broker.kafka``) — how long it takes to start, and how
-long ``kgc conformance --broker kafka`` takes on the scenario library.
+long ``kgc conformance --broker kafka`` takes on the scenario library and on generated sequences.
 
-Writes one JSON object (to ``--out``, default ``benchmarks/results/kafka_broker.json``, and to
-stdout): the Kafka version; each of ``--starts`` cold starts (storage format included, until its
-group coordinator answers) and stops, in seconds; the library run's wall seconds, the brokers it
-started (one per set of group settings) with their start times, the scenarios run, diverged and
-not run, and the kinds of divergence; the load average while it ran (other processes on this
-2-core machine slow every wall-clock figure). Not a test: the figures go into docs/kafka-broker.md
-by hand.
+Prints one JSON object a line (``benchmarks/record.py kafka_broker`` keeps them in
+``benchmarks/results/kafka_broker.json``, which docs/kafka-broker.md renders): one per cold start
+(storage format included, until its group coordinator answers) and its stop, in seconds; one for
+the library run (wall seconds, brokers started — one per set of group settings —, scenarios run,
+diverged and not run, kinds of divergence new and known, the exit code); one for the generated
+run (``--budget`` sequences on one broker with Kafka's defaults). Each row carries the load
+average when it ended: other processes on this shared 2-core machine slow every wall-clock figure.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/kafka_broker.py                    # 3 starts + the library
-    PYTHONPATH=. .venv/bin/python benchmarks/kafka_broker.py --starts 5 --no-library
+    PYTHONPATH=. .venv/bin/python benchmarks/record.py kafka_broker                # 3 starts, library, budget 12
+    PYTHONPATH=. .venv/bin/python benchmarks/kafka_broker.py --starts 5 --no-library --budget 0
 """
 
 from __future__ import annotations
@@ -23,29 +23,44 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from kgc.broker import KAFKA_VERSION, KafkaBroker
-from kgc.paths import ROOT
+from kgc.paths import KNOWN_DIVERGENCES, ROOT
 from kgc.reference.config import BrokerGroupSettings
 
+KNOWN = KNOWN_DIVERGENCES / "kafka-4.0.2-broker.json"
 
-def starts(count: int) -> list[dict[str, float]]:
-    out = []
-    for _ in range(count):
+
+def load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def starts(count: int) -> list[dict[str, Any]]:
+    rows = []
+    for index in range(count):
         broker = KafkaBroker(BrokerGroupSettings())
         broker.start()
         started = broker.start_seconds or 0.0
         begin = time.monotonic()
         broker.stop()
-        out.append({"start_seconds": round(started, 2), "stop_seconds": round(time.monotonic() - begin, 2)})
-    return out
+        rows.append(
+            {
+                "measure": f"broker start {index + 1}",
+                "kafka_version": KAFKA_VERSION,
+                "start_seconds": round(started, 2),
+                "stop_seconds": round(time.monotonic() - begin, 2),
+                "load_average": load(),
+            }
+        )
+    return rows
 
 
-def library(max_wait: float) -> dict[str, object]:
+def conformance(measure: str, extra: list[str]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="kgc-bench-") as out:
         command = [
-            sys.executable, "-m", "kgc", "conformance", "--broker", "kafka", "--budget", "0",
-            "--max-wait", f"{max_wait:g}", "--out", out, "--json",
+            sys.executable, "-m", "kgc", "conformance", "--broker", "kafka", "--known", str(KNOWN),
+            "--out", out, "--json", *extra,
         ]  # fmt: skip
         begin = time.monotonic()
         done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=False)
@@ -53,19 +68,27 @@ def library(max_wait: float) -> dict[str, object]:
         if done.returncode not in (0, 1):
             raise SystemExit(f"kgc conformance failed (exit {done.returncode}): {done.stderr.strip()[-300:]}")
         report = json.loads(done.stdout)
-        brokers = sorted(Path(out, "kafka-broker").glob("broker-*"))
+        brokers = len(sorted(Path(out, "kafka-broker").glob("broker-*")))
     scenarios = report["scenarios"]
-    return {
+    generated = report.get("generated") or {}
+    row: dict[str, Any] = {
+        "measure": measure,
+        "kafka_version": KAFKA_VERSION,
+        "arguments": " ".join(extra),
         "seconds": round(seconds, 1),
         "exit": done.returncode,
-        "max_wait_s": max_wait,
-        "brokers_started": len(brokers),
+        "brokers_started": brokers,
         "scenarios_run": scenarios["run"],
         "scenarios_diverged": scenarios["diverged"],
-        "scenarios_not_run": len(scenarios["skipped"]),
         "not_run_too_long": len(scenarios.get("not_run_too_long", [])),
-        "kinds": [d["kind"] for d in report["divergences"]],
+        "not_run_clock": len(scenarios.get("not_run_clock", [])),
+        "sequences_generated": generated.get("runs", 0),
+        "sequences_not_compared": generated.get("not_compared", 0),
+        "kinds_new": report["new"],
+        "kinds_known": len(report["known"]),
+        "load_average": load(),
     }
+    return row
 
 
 def main(argv: list[str]) -> int:
@@ -73,18 +96,16 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--starts", type=int, default=3)
     parser.add_argument("--no-library", action="store_true")
     parser.add_argument("--max-wait", type=float, default=4.0)
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "kafka_broker.json")
+    parser.add_argument("--budget", type=int, default=12, help="generated sequences (0: no generated run)")
     args = parser.parse_args(argv)
-    load_before = os.getloadavg()
-    result: dict[str, object] = {"kafka_version": KAFKA_VERSION, "starts": starts(args.starts)}
+    for row in starts(args.starts):
+        print(json.dumps(row), flush=True)
     if not args.no_library:
-        result["library"] = library(args.max_wait)
-    result["load_average_before"] = [round(x, 2) for x in load_before]
-    result["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
-    text = json.dumps(result, indent=2)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text + "\n", encoding="utf-8")
-    print(text)
+        extra = ["--budget", "0", "--max-wait", f"{args.max_wait:g}"]
+        print(json.dumps(conformance("library run", extra)), flush=True)
+    if args.budget > 0:
+        extra = ["--no-scenarios", "--budget", str(args.budget)]
+        print(json.dumps(conformance("generated run", extra)), flush=True)
     return 0
 
 

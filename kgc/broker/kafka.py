@@ -57,7 +57,7 @@ CLASSPATH_FILE = ROOT / "java" / "kafka-broker" / "target" / "classpath.txt"
 #: Kafka 4.0's broker needs Java 17 (KIP-1013: brokers and tools on Java 17 from 4.0).
 MIN_JAVA = 17
 
-_READY_TIMEOUT_S = 60.0
+_READY_TIMEOUT_S = 120.0
 _FORMAT_TIMEOUT_S = 60.0
 _STOP_GRACE_S = 10.0
 _READY_LINE = "Kafka Server started"

@@ -67,6 +67,7 @@ API_NAMES: Mapping[int, str] = {
     LEAVE_GROUP: "LeaveGroup",
     SYNC_GROUP: "SyncGroup",
     DESCRIBE_GROUPS: "DescribeGroups",
+    LIST_GROUPS: "ListGroups",
     API_VERSIONS: "ApiVersions",
     CREATE_TOPICS: "CreateTopics",
 }

@@ -89,3 +89,25 @@ def test_poll_timeout_leave_needs_a_live_session() -> None:
     # A slow batch with a healthy session is still a leave, replayed concretely.
     slow = answer(QUESTIONS["poll_timeout_leave"], load(EXAMPLES / "slow-processing.toml"))
     assert slow.verdict == REFUTED and slow.replay_agrees
+
+
+@pytest.mark.parametrize("question", list(QUESTIONS))
+def test_every_proof_names_its_horizon(question: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A PROVED says what it covers beyond the unrolled steps and what lies outside its scenario
+    (several rebalances, a restart, a client stall): in text and in JSON, for every question."""
+    horizon = QUESTIONS[question].horizon
+    assert horizon.startswith("horizon: ") and "not examined" in horizon
+    config = str(EXAMPLES / "defaults.toml")
+    assert main(["timing", "--question", question, config]) == 0
+    text = capsys.readouterr().out
+    assert "PROVED" in text and f"      {horizon}\n" in text
+    assert main(["timing", "--json", "--question", question, config]) == 0
+    (verdict,) = [v for r in json.loads(capsys.readouterr().out)["results"] for v in r["questions"]]
+    assert verdict["verdict"] == PROVED and verdict["notes"][0] == horizon
+
+
+def test_a_refutation_carries_no_horizon() -> None:
+    """A counterexample is a real run: it needs no horizon note (and a PROVED without one would be
+    caught above)."""
+    v = answer(QUESTIONS["needless_expiry"], load(EXAMPLES / "tight-session.toml"))
+    assert v.verdict == REFUTED and not any(n.startswith("horizon: ") for n in v.notes)

@@ -42,6 +42,8 @@ UNDECODABLE = "undecodable"  # right correlation id, body cut short
 WRONG_CORRELATION = "wrong-correlation"  # a well-formed answer for another correlation id
 SILENT = "silent"  # never answer that request, nor any later one on the connection (answers are in order)
 INVALID_REQUEST = "invalid-request"  # a well-formed answer carrying error code 42 (INVALID_REQUEST)
+SLOW = "slow"  # the right answer, SLOW_S seconds late
+SLOW_S = 0.4
 
 
 class FakeBroker:
@@ -128,6 +130,8 @@ class FakeBroker:
             return False
         if mode in (GARBAGE, UNDECODABLE, WRONG_CORRELATION):
             time.sleep(0.05)  # let the client pipeline a request behind this one first
+        if mode == SLOW:
+            time.sleep(SLOW_S)
         if mode == GARBAGE:
             client.sendall(struct.pack(">i", -7) + b"\xde\xad\xbe\xef")
             return True

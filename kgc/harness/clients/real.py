@@ -165,7 +165,10 @@ class KafkaRun:
             self._producer.join(40)
 
     # ------------------------------------------------------------------ consumers and faults
-    def start_consumer(self, auto_commit: bool = False, commit: str = "sync") -> str:
+    def start_consumer(
+        self, auto_commit: bool = False, commit: str = "sync", group_instance_id: str | None = None
+    ) -> str:
+        """A consumer process; with ``group_instance_id`` a static member (KIP-345)."""
         name = f"c{next(self._names)}"
         o = self.options
         config = {
@@ -182,6 +185,8 @@ class KafkaRun:
             "poll_ms": 200,
             "assignment": o.assignment,
         }
+        if group_instance_id is not None:
+            config["group_instance_id"] = group_instance_id
         self.workers[name] = Worker(name, config, self.events, self._lock)
         return name
 

@@ -60,6 +60,12 @@ KAFKA_PROFILE = JAVA_4_0
 #: Added to the longest session timeout of a sequence to make the default hold bound.
 HOLD_MARGIN_S = 2.0
 
+#: Beyond the settle time, how long an answer Kafka gives in a step is waited for on a broker's
+#: real clock before the step is compared (``Lockstep._grace``): answers Kafka sends together can
+#: reach kgc apart on a loaded machine. Far below any hold a broker keeps by design (tansu holds a
+#: JoinGroup for half the session timeout, at least 3 s).
+GRACE_S = 1.0
+
 
 def hold_for(scenario: Scenario) -> float:
     """The default bound on waiting out a broker's hold: the sequence's longest session timeout
@@ -144,6 +150,9 @@ class Outcome:
     unresynced: str | None = None
     #: the real waiting of a scenario skipped for waiting longer than ``--max-wait`` (None otherwise)
     too_long_s: float | None = None
+    #: a scenario not run on a real clock because Kafka's outcome turns on less time than a
+    #: real clock holds to (:func:`clock_sensitivity`): how far ahead per step, in ms (None otherwise)
+    clock_lag_ms: int | None = None
 
     @property
     def found(self) -> tuple[Divergence, ...]:
@@ -219,8 +228,13 @@ class Differential:
         check_properties: bool = True,
         profile: Profile = PROFILE,
         ungiven: tuple[str, ...] = (),
+        grace_s: float | None = None,
     ) -> None:
         self.target = target
+        #: how long answers Kafka gave in a step are waited for on the broker before the step is
+        #: compared (``Lockstep._grace``); None: :data:`GRACE_S` plus the settle time on a real
+        #: clock (a :class:`WireTarget`), 0 in process
+        self.grace_s = grace_s
         #: broker settings (``BROKER_KEYS``) the broker under test cannot be given: the reference
         #: runs with Kafka's default for them whatever the scenario says (applied to neither side)
         self.ungiven = ungiven
@@ -259,6 +273,12 @@ class Differential:
         conflict = parked_conflict(oracle_scenario.steps, reference)
         if conflict is not None:
             return Outcome(source, skipped=conflict)
+        settle_ms = self.settle_ms()
+        if settle_ms:
+            sensitive = clock_sensitivity(oracle_doc, source, reference, self.profile, settle_ms)
+            if sensitive is not None:
+                lag, why = sensitive
+                return Outcome(source, skipped=why, clock_lag_ms=lag)
         expected_doc = {
             **oracle_doc,
             "expect": [observable(r.actual, oracle_scenario.steps, r.index) for r in reference.steps],
@@ -301,6 +321,7 @@ class Differential:
                     self.hold_s if self.hold_s is not None else hold_for(scenario),
                     catch_up_for(scenario),
                     self.check_properties,
+                    self._grace_s(),
                 ).run()
         except WireError as exc:
             # The broker failed outside a request of the sequence (connecting, finding the
@@ -347,6 +368,21 @@ class Differential:
             source, first, seconds=time.monotonic() - started, divergences=tuple(found), unresynced=run.unresynced
         )
 
+    def _grace_s(self) -> float:
+        if self.grace_s is not None:
+            return self.grace_s
+        return GRACE_S + self.target.settle_s if isinstance(self.target, WireTarget) else 0.0
+
+    def settle_ms(self) -> int:
+        """The settle time of a broker on a real clock (a :class:`WireTarget`) in ms, 0 in process
+        (a virtual clock): on a real clock every step takes time the scenario does not count, so a
+        scenario is judged there only if Kafka's outcome stays the same with that time added
+        (:func:`clock_sensitivity`)."""
+        settle = getattr(self.target, "settle_s", None)
+        if not isinstance(self.target, WireTarget) or not isinstance(settle, int | float) or settle <= 0:
+            return 0
+        return max(1, round(settle * 1000))
+
     def unrunnable(self, scenario: Scenario) -> str | None:
         """Why the broker cannot run ``scenario`` (a capability it lacks, or more real waiting
         than allowed), or None."""
@@ -374,6 +410,88 @@ class Differential:
             "steps": steps,
             "expect": [{} for _ in steps],
         }
+
+
+#: The start of every skip reason of :func:`clock_sensitivity` (reports count skips by reason).
+CLOCK_SENSITIVE = "its outcome turns on less time than a real clock holds to"
+
+#: What a step answered at once may take on a real clock in :func:`clock_sensitivity` (a round trip
+#: on a loaded machine), in ms.
+ROUND_TRIP_MS = 100
+
+
+def clock_sensitivity(
+    doc: Mapping[str, Any],
+    source: str,
+    reference: ScenarioResult,
+    profile: Profile,
+    settle_ms: int,
+    round_trip_ms: int = ROUND_TRIP_MS,
+    factors: Sequence[int] = (1, 2),
+) -> tuple[int, str] | None:
+    """Whether the reference's outcome of ``doc`` (``reference``, its run on a virtual clock)
+    changes when its clock runs ahead before every step as a broker's real clock does: by the
+    settle time after a step the reference parks (the runner waits that long for its answer) and
+    by a round trip after any other, each times every one of ``factors``. ``(lag, reason)`` with
+    the settle lag of the first factor that changes an answer (its error, whether it is parked,
+    the step at which a parked request is answered) or the group's state; None if none does.
+
+    Scenarios written for a virtual clock (Kafka's own unit tests in ``kafka_tests.json``: an
+    initial delay of 50 ms, session timeouts of 500 ms, time advanced 1 ms past a deadline) test
+    timers to the millisecond. On a broker's real clock each step also takes its round trip and,
+    when it is parked, the settle time, so whether Kafka answers at once or parks, evicts or keeps
+    a member, depends on the machine's load; comparing such a step with the reference reports a
+    difference kgc made by timing it. Such scenarios are not run on a real clock (counted and
+    warned about, as scenarios that wait too long are); Kafka's own coordinator judges them on a
+    virtual clock (``kgc replay kafka_tests --target kafka``)."""
+    steps = [dict(s) for s in doc.get("steps", [])]
+    original = [_timing_view(r.actual) for r in reference.steps]
+    parked = [view["response"] == "PENDING" for view in original]
+    for factor in factors:
+        lag = factor * settle_ms
+        lagged: list[dict[str, Any]] = []
+        for index, step in enumerate(steps):
+            before = factor * round_trip_ms if index == 0 or not parked[index - 1] else lag
+            lagged += [{"op": "advance_time", "ms": before}, step]
+        lagged_doc = {**doc, "steps": lagged, "expect": [{} for _ in lagged]}
+        try:
+            scenario = scenario_from(lagged_doc, source)
+        except ScenarioError:
+            return lag, f"{CLOCK_SENSITIVE} (the time a real clock adds makes it invalid)"
+        result = run_scenario(scenario, lambda config: reference_coordinator(config, profile))
+        views = [_timing_view(r.actual) for r in result.steps]
+        for index, view in enumerate(original):
+            if 2 * index + 1 >= len(views):
+                return lag, f"{CLOCK_SENSITIVE} (with the time a real clock adds the reference fails)"
+            before_view, at = views[2 * index], views[2 * index + 1]
+            if index > 0 and parked[index - 1] and any(s == 2 * index - 1 for s, _ in before_view["completions"]):
+                # answered within the settle time: on the wire that step reads as answered at once
+                return lag, f"{CLOCK_SENSITIVE}: a request Kafka parks is answered within {factor}x the settle time"
+            shifted = {
+                "response": at["response"],
+                "completions": sorted(
+                    [((s - 1) // 2, e) for s, e in before_view["completions"] + at["completions"]], key=str
+                ),
+                "state": at["state"],
+            }
+            if shifted != view:
+                return lag, (
+                    f"{CLOCK_SENSITIVE}: {factor}x the settle time after each parked step and a round trip "
+                    "after the others change Kafka's outcome"
+                )
+    return None
+
+
+def _timing_view(actual: Mapping[str, Any]) -> dict[str, Any]:
+    """What a clock running ahead can change in a step's outcome: whether its answer is parked
+    and its error, which parked requests are answered with which error, the group's state."""
+    response = actual.get("response")
+    group = actual.get("group")
+    return {
+        "response": response.get("error") if isinstance(response, dict) else response,
+        "completions": sorted([(c["step"], c.get("error")) for c in actual.get("completions", [])], key=str),
+        "state": group.get("state") if isinstance(group, dict) else None,
+    }
 
 
 def waiting_s(scenario: Scenario) -> float:

@@ -146,6 +146,9 @@ class SearchResult:
     shrunk: list[str] = field(default_factory=list)
     #: sequences whose comparison stopped at a divergence that could not be resynchronised
     unresynced: int = 0
+    #: sequences run but not compared (their reason, e.g. an outcome that turns on less time than
+    #: the broker's real clock holds to): they count against the budget, untested
+    skipped: list[str] = field(default_factory=list)
 
     @property
     def kinds(self) -> list[str]:
@@ -403,6 +406,8 @@ def search(
             result.divergences.extend(outcome.found)
             if outcome.unresynced is not None:
                 result.unresynced += 1
+            if outcome.skipped is not None:
+                result.skipped.append(outcome.skipped)
             seen.update(d.kind for d in outcome.found)
         fresh = [d for d in outcome.found if d.kind not in found]
         return fresh[0] if fresh else None

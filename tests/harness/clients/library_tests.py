@@ -48,7 +48,8 @@ def three_consumers_reach_stable(cluster: Cluster, library: str, options: Client
         assert group is not None and group.state.kafka_name == "Stable" and len(group.members) == 3
         assert {c for c, parts in assigned.items() if parts} == set(names)
         assert run.drain(30), "every record produced is processed"
-        assert run.check(final=True) == []
+        findings = run.check(final=True)
+        assert findings == [], findings
         assert run.versions()["library"] == library
     finally:
         run.close()

@@ -12,6 +12,7 @@ skip."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -89,10 +90,12 @@ def test_three_consumers_reach_stable_and_survive_a_kill(
         run.close()
 
 
-#: kafka-python is left out: once in three runs its consumers (or the harness's kafka-python
-#: producer) had not processed every record 60 s after the restart; not yet understood
-#: (docs/clients.md, "Not done").
-@pytest.mark.parametrize("library", ["java", "franz-go"])
+#: kafka-python is in: its poll raised the retriable KafkaConnectionError of a coordinator lookup
+#: after the restart and the driver's loop exited on it, so both consumers died and only the
+#: consumer drain() starts when none is live processed the rest (late, under load: the records
+#: once missing). The driver polls again after a retriable error now, as an application must with
+#: kafka-python (docs/clients.md, findings); the consumers must survive the restart.
+@pytest.mark.parametrize("library", ["java", "franz-go", "kafka-python"])
 def test_every_record_is_processed_across_a_broker_restart(
     behind_proxy: tuple[KafkaBroker, CuttingProxy], library: str
 ) -> None:
@@ -104,7 +107,10 @@ def test_every_record_is_processed_across_a_broker_restart(
         time.sleep(1)
         run.restart_broker()
         time.sleep(2)
+        errors = [e.data for e in list(run.events) if e.kind == "error"]
+        assert sorted(run.live()) == sorted(names), ("a consumer died across the restart", errors)
         assert run.drain(60), "every record produced is processed after the restart"
+        assert sorted(run.live()) == sorted(names), ("a consumer died across the restart", errors)
         assert run.check(final=True) == []
         assert _until(lambda: _stable(run, run.live()))
     finally:
@@ -157,3 +163,77 @@ def test_every_record_is_processed_across_cut_connections(
 
 def test_the_broker_log_is_kept_beside_the_run(kafka: KafkaBroker, tmp_path: Path) -> None:
     assert kafka.log_path.is_file() and "Kafka Server started" in kafka.log_path.read_text(errors="replace")
+
+
+#: A static member's session timeout: long enough for a process (a JVM too) to be started again
+#: on this loaded machine before Kafka expires the member.
+STATIC_SESSION_MS = 20_000
+
+
+def _restart_a_member(behind_proxy: tuple[KafkaBroker, CuttingProxy], library: str, static: bool) -> list[object]:
+    """Two members (static with instance ids, or dynamic); the first is killed and a new process
+    started at once (with the same instance id when static). Returns the survivor's rebalance
+    callbacks after the kill; asserts the new process owns what the killed one owned."""
+    options = dataclasses.replace(ClientOptions(assignment="eager"), session_timeout_ms=STATIC_SESSION_MS)
+    run = _run(behind_proxy, library, options)
+    try:
+        run.start_producer()
+        ids = ["static-1", "static-2"] if static else [None, None]
+        names = [run.start_consumer(group_instance_id=i) for i in ids]
+        assert _until(lambda: _stable(run, names)), (run.describe(), run.owned())
+        owned = run.owned()[names[0]]
+        mark = len(run.events)
+        run.kill(names[0])
+        again = run.start_consumer(group_instance_id=ids[0])
+        if static:
+            # Kafka keeps the replaced member's record, its client id included (the new process
+            # is listed under the killed one's name); what changes is who owns its partitions.
+            def settled() -> bool:
+                view = run.describe()
+                return (
+                    view is not None
+                    and view.state == "Stable"
+                    and len(view.members) == 2
+                    and run.owned().get(again) == owned
+                )
+
+            assert _until(settled, STATIC_SESSION_MS / 1000), (run.describe(), run.owned())
+        else:
+            assert _until(lambda: _stable(run, [again, names[1]]), STATIC_SESSION_MS / 1000), (
+                run.describe(),
+                run.owned(),
+            )
+        survivor = [
+            (e.kind, e.data)
+            for e in list(run.events)[mark:]
+            if e.client == names[1] and e.kind in ("revoked", "assigned", "lost")
+        ]
+        assert run.drain(40), "every record produced is processed"
+        assert run.check(final=True) == []
+        return survivor
+    finally:
+        run.close()
+
+
+#: confluent-kafka is left out: with group.instance.id its two consumers never formed a group here
+#: (the group stayed Dead for 90 s); not investigated (docs/clients.md, "Not done").
+@pytest.mark.parametrize("library", ["java", "franz-go", "kafka-python"])
+def test_a_static_member_restarted_within_its_session_keeps_its_assignment(
+    behind_proxy: tuple[KafkaBroker, CuttingProxy], library: str
+) -> None:
+    """KIP-345: a static member's new process (same group.instance.id) within the session timeout
+    takes the member's place and its assignment, and the group does not rebalance: the other
+    member's callbacks see nothing. Kafka 4.0's classic group: a known instance id joining with an
+    unknown member id replaces the previously mapped member, and in a Stable group whose selected
+    protocol does not change the generation stays (``GroupMetadataManager``
+    ``updateStaticMemberThenRebalanceOrCompleteJoin``, group-coordinator, 4.0; a returning leader
+    is told to skip the assignment, KIP-814)."""
+    assert _restart_a_member(behind_proxy, library, static=True) == []
+
+
+def test_the_same_restart_of_a_dynamic_member_rebalances_the_survivor(
+    behind_proxy: tuple[KafkaBroker, CuttingProxy],
+) -> None:
+    """The control: without instance ids the new process is a new member, the group rebalances and
+    the survivor's callbacks show it — what the static test's assertion catches."""
+    assert _restart_a_member(behind_proxy, "franz-go", static=False) != []

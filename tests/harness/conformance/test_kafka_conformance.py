@@ -13,6 +13,7 @@ import pytest
 from kgc.broker import KafkaBroker
 from kgc.harness.conformance.differential import KAFKA_PROFILE, BrokerSettings, Differential, WireTarget
 from kgc.harness.conformance.divergence import load_known
+from kgc.harness.conformance.session import Plan, run_conformance
 from kgc.paths import KNOWN_DIVERGENCES, SCENARIOS
 from tests.conftest import KAFKA_TEST_SETTINGS
 
@@ -49,9 +50,8 @@ ONE_MEMBER = {
 
 
 def test_one_members_life_conforms_on_kafka(kafka_broker: KafkaBroker) -> None:
-    """(A library scenario with a follower's parked SyncGroup is not used here: on a loaded machine
-    the follower's answer can reach kgc after the leader's, which the lockstep reads as a hold —
-    see docs/kafka-broker.md.)"""
+    """One member, with the test's generous settle time (library scenarios with parked requests are
+    run by the test below)."""
     settings = BrokerSettings(**vars(KAFKA_TEST_SETTINGS))
     differential = Differential(WireTarget(kafka_broker.address, settle_s=SETTLE_S), settings, profile=KAFKA_PROFILE)
     outcome = differential.run(ONE_MEMBER, "one member")
@@ -69,3 +69,29 @@ def test_a_setting_the_broker_was_not_given_is_caught(kafka_broker: KafkaBroker)
     differential = Differential(WireTarget(kafka_broker.address, settle_s=SETTLE_S), wrong, profile=KAFKA_PROFILE)
     outcome = differential.run(library_scenario("sync.json", "sync_leader_and_follower_by_state"), "sync")
     assert any("GROUP_MAX_SIZE_REACHED" in d.kind for d in outcome.found), [d.kind for d in outcome.found]
+
+
+#: Library files whose scenarios the default suite runs on real Kafka (the broker's settings on both
+#: sides), and the generated sequences' budget: small and fixed; `kgc conformance --broker kafka`
+#: runs the whole library (docs/kafka-broker.md).
+LIBRARY_FILES = ("join.json", "sync.json", "leave.json")
+BUDGET = 3
+
+
+def test_library_scenarios_and_generated_sequences_show_no_unexplained_difference(kafka_broker: KafkaBroker) -> None:
+    """Every difference of these runs from kgc's java-4.0 profile is one the known file explains
+    with Kafka's source; nothing is left unexplained (the run's exit would be 0)."""
+    settings = BrokerSettings(**vars(KAFKA_TEST_SETTINGS))
+    plan = Plan(
+        scenario_files=tuple(SCENARIOS / name for name in LIBRARY_FILES),
+        budget=BUDGET,
+        seed=0,
+        broker=settings,
+        profile=KAFKA_PROFILE,
+    )
+    known = load_known(KNOWN_DIVERGENCES / "kafka-4.0.2-broker.json")
+    report = run_conformance(WireTarget(kafka_broker.address), "Apache Kafka 4.0.2", plan, known)
+    assert report.new == [], [g.kind for g in report.new]
+    ran = [o for o in report.scenarios if o.skipped is None]
+    assert len(ran) >= 15, [(o.source, o.skipped) for o in report.scenarios]
+    assert report.search is not None and report.search.runs >= BUDGET
