@@ -24,7 +24,7 @@ from kgc.explorer.mutation import explore
 from kgc.explorer.trace import trace_json
 from kgc.harness.fuzz.scenario import ScenarioRecorder
 from kgc.harness.scenario.format import ScenarioConfig, parse
-from kgc.harness.scenario.from_trace import TraceNotTranslatable, _Translation, timings
+from kgc.harness.scenario.from_trace import TraceNotTranslatable, _Translation, removed_member_timing, timings
 from kgc.harness.scenario.replay import replay
 from kgc.harness.scenario.result import ScenarioResult
 from kgc.harness.scenario.targets import make_target
@@ -111,10 +111,9 @@ def steps_scenario(
     base = timings(plain)[0]
     candidates: list[tuple[dict[str, Any], str | None]] = [(base, None)]
     if timers_of:
-        # The mutant's own timers; then a session timeout of 1.5 rebalance timeouts, so that a member removed at a
-        # join completion falls due after that completion and before the sync phase's timeout (KAFKA-7196's order).
-        shorter = {**base, "session_timeout_ms": base["rebalance_timeout_ms"] * 3 // 2}
-        candidates += [(base, timers_of), (shorter, timers_of)]
+        # The mutant's own timers; then a session timeout that lets a removed member's timer fall due in the
+        # trace's order (KAFKA-7196).
+        candidates += [(base, timers_of), (removed_member_timing(base), timers_of)]
     translation: _Translation | None = None
     fallback: _Translation | None = None
     error: TraceNotTranslatable | None = None
