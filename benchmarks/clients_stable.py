@@ -5,10 +5,12 @@ For each library (default: all five), ``--repeat`` times on one tansu + kgc serv
 from the first start: the first ``started`` event of a consumer process (its driver running: a
 JVM, a Go binary or a Python interpreter with the library imported), the moment kgc serve's group
 is Stable with 3 members and every partition is assigned to a consumer, and the moment every
-record produced so far (producer stopped) is processed. One JSON object on stdout (and in
-``--out`` when given), with the load average, which these figures depend on. Not a test.
+record produced so far (producer stopped) is processed. One JSON line per library on stdout
+(medians, minima and maxima over the runs, with the load average, which these figures depend on),
+for ``benchmarks/record.py``, which keeps them in ``benchmarks/results/clients_stable.json``; the
+docs render that file. Not a test.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/clients_stable.py --repeat 3 --out /tmp/clients_stable.json
+    .venv/bin/python benchmarks/record.py clients_stable --repeat 3
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import json
 import os
 import statistics
 import time
-from pathlib import Path
 from typing import Any
 
 from kgc.harness.clients.drivers import LIBRARIES
@@ -80,28 +81,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--library", action="append", choices=LIBRARIES, help="(repeatable; default all five)")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     libraries = args.library or list(LIBRARIES)
-    results: dict[str, Any] = {}
     with Cluster() as cluster:
         for library in libraries:
             rows = [one(cluster, library) for _ in range(args.repeat)]
-            results[library] = {
+            line = {
+                "library": library,
                 "assignment": DEFAULT_ASSIGNMENT.get(library, "eager"),
+                "repeat": args.repeat,
                 **{key: summary([r[key] for r in rows]) for key in ("first_started_s", "stable_s", "all_processed_s")},
+                "cpus": os.cpu_count(),
+                "load_average": [round(x, 2) for x in os.getloadavg()],
             }
-    document = {
-        "benchmark": "clients_stable",
-        "cpus": os.cpu_count(),
-        "load_average": [round(x, 2) for x in os.getloadavg()],
-        "repeat": args.repeat,
-        "results": results,
-    }
-    text = json.dumps(document, indent=2)
-    print(text)
-    if args.out is not None:
-        args.out.write_text(text + "\n", encoding="utf-8")
+            print(json.dumps(line), flush=True)
 
 
 if __name__ == "__main__":

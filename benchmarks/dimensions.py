@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from kgc.explorer.search import Explorer
+from kgc.model._compiled import running_compiled
 from kgc.model.config import Config
 from kgc.properties.protocol import DIMENSION_WITNESSES, for_config
 
@@ -86,6 +87,7 @@ def run(name: str) -> dict[str, Any]:
         "cpu_seconds": round(cpu, 1),
         "peak_memory_mb": round(s.peak_memory_mb),
         "engine": s.engine,
+        "compiled": running_compiled(),
         "workers": s.workers,
         "properties": len(properties),
         "dimension_properties_run": sorted(p.name for p in properties if p.name in dimension),

@@ -5,7 +5,8 @@ Runs, in separate child processes (so each peak-memory figure is its own), the s
 CSR arrays, then the component and fair-cycle passes) of a configuration — the default one unless
 ``FIELD=VALUE`` overrides are given — and prints one JSON line: states, transitions, CPU seconds
 and peak memory (``ru_maxrss``) of each, the liveness pass split into exploration and cycle check,
-the verdicts, the ratios, and the load average. Not a test: the figures go into the README.
+the verdicts, the ratios, and the load average, for ``benchmarks/record.py`` (the docs render
+``benchmarks/results/liveness_default.json``). Not a test.
 
     .venv/bin/python benchmarks/liveness_default.py                                  # the default configuration
     .venv/bin/python benchmarks/liveness_default.py max_generation=2 max_perturbations=1
@@ -13,7 +14,7 @@ the verdicts, the ratios, and the load average. Not a test: the figures go into 
     .venv/bin/python benchmarks/liveness_default.py --liveness-only                  # skip the safety run
 
 ``--liveness-only`` runs the liveness child alone (on a loaded machine the safety run of the default
-configuration takes most of an hour of wall time; its figures are in the README's *Measured figures*).
+configuration can take minutes of wall time).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ copyright = "the kgc authors; Apache-2.0"
 release = kgc.__version__
 version = release
 
-extensions = ["myst_parser", "kgc_reference"]
+extensions = ["myst_parser", "kgc_reference", "kgc_oracle_branches"]
 source_suffix = {".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build", "_ext", "examples", "Thumbs.db", ".DS_Store"]

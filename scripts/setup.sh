@@ -187,3 +187,25 @@ kafka_oracle() {
 }
 kafka_oracle
 # --- end kafka-oracle ---------------------------------------------------------------------------------
+
+# --- kafka-oracle-jacoco (branch coverage of Kafka's coordinator by kgc mbt: kgc.oracle.branches) -------
+# Fetches org.jacoco:org.jacoco.agent:0.8.12:runtime and org.jacoco:org.jacoco.cli:0.8.12:nodeps from
+# Maven Central into java/kafka-oracle/target/jacoco/ (skipped when present). On failure one line naming
+# the artifact; the rest of kgc (and kgc mbt without branch coverage) is unaffected.
+kafka_oracle_jacoco() {
+  local dir=java/kafka-oracle/target/jacoco version=0.8.12 spec artifact
+  if ! command -v mvn >/dev/null 2>&1; then
+    echo "setup: kafka-oracle-jacoco: mvn not found; org.jacoco:org.jacoco.agent:$version not fetched (branch coverage of kgc mbt unavailable)" >&2
+    return 0
+  fi
+  mkdir -p "$dir"
+  for spec in "org.jacoco.agent:$version:jar:runtime" "org.jacoco.cli:$version:jar:nodeps"; do
+    artifact="${spec%%:*}-$version-${spec##*:}.jar"
+    [ -f "$dir/$artifact" ] && continue
+    if ! mvn -q -B dependency:copy -Dartifact="org.jacoco:$spec" -DoutputDirectory="$dir" >/dev/null 2>&1; then
+      echo "setup: kafka-oracle-jacoco: org.jacoco:$spec could not be fetched from Maven Central (branch coverage of kgc mbt unavailable)" >&2
+    fi
+  done
+}
+kafka_oracle_jacoco
+# --- end kafka-oracle-jacoco ---------------------------------------------------------------------------

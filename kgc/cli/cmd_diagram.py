@@ -103,7 +103,7 @@ def _trace(args: argparse.Namespace) -> int:
 
 def _summary(config: Config) -> str:
     return (
-        f"{config.consumers} consumers, {config.partitions} partitions, generations ≤ {config.max_generation}, "
+        f"{config.consumers} consumers, {config.partitions} partitions, {config.generations_text}, "
         f"faults: {', '.join(sorted(config.faults)) or 'none'}, perturbations ≤ {config.max_perturbations}"
     )
 

@@ -505,7 +505,7 @@ def _print_rows(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set
 def print_table(report: Report, not_run: list[Mutant], files: dict[str, str]) -> None:
     cfg = report.config
     print(
-        f"kgc mutants: {cfg.consumers} consumers, {cfg.partitions} partitions, generations ≤ {cfg.max_generation}, "
+        f"kgc mutants: {cfg.consumers} consumers, {cfg.partitions} partitions, {cfg.generations_text}, "
         f"assignor {cfg.assignor}, profile {cfg.profile}; faults: {', '.join(sorted(cfg.faults)) or 'none'}; "
         f"perturbations ≤ {cfg.max_perturbations}; BFS, stop at the first violation; then liveness "
         f"({_fairness_of(report)})"

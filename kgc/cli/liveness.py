@@ -164,6 +164,7 @@ def result_json(result: LivenessResult, files: dict[str, str] | None = None) -> 
                 "length": lasso.length,
                 "prefix_length": lasso.prefix_length,
                 "cycle_length": lasso.cycle_length,
+                "needs": lasso.needs,
                 "file": (files or {}).get(lasso.instance),
             }
             for lasso in result.lassos
@@ -204,6 +205,10 @@ def print_text(
                 )
             )
             print(format_trace(lasso.path, lasso.loop_start))
+            if lasso.needs:
+                print("  needs: " + "; ".join(lasso.needs))
+            elif lasso.cycle_length:
+                print("  needs: no stalled client (every step of the cycle is one timely clients allow)")
             why = explain_lasso(lasso.prop, lasso.instance, lasso.path, lasso.loop_start, result.fairness.level)
             print("\n".join("  " + line for line in why.lines()))
         if lasso.instance in files:

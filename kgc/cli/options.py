@@ -47,7 +47,13 @@ def add_model_arguments(p: argparse.ArgumentParser, *, mutant: str = "one") -> N
         "--static-consumers", type=int, metavar="S", help="how many consumers join with a group.instance.id (default 1)"
     )
     g.add_argument("--partitions", type=int, metavar="P")
-    g.add_argument("--max-generation", type=int, metavar="G")
+    g.add_argument(
+        "--max-generation",
+        type=_generation_bound,
+        metavar="G",
+        help="the generation bound (default 3), or 'unbounded': every generation, through the generation-shift "
+        "quotient (docs/verdicts.md)",
+    )
     g.add_argument("--faults", metavar="LIST", help="comma-separated faults, or 'all' / 'none'")
     g.add_argument("--max-perturbations", type=int, metavar="K")
     g.add_argument("--assignor", metavar="NAME")
@@ -72,6 +78,16 @@ def add_model_arguments(p: argparse.ArgumentParser, *, mutant: str = "one") -> N
             metavar="NAME",
             help="run only this mutant (repeatable); default: every mutant the model can tell apart",
         )
+
+
+def _generation_bound(text: str) -> int | str:
+    """``--max-generation``: a whole number, or ``unbounded``."""
+    if text == "unbounded":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a whole number or 'unbounded', not {text!r}") from None
 
 
 def add_search_arguments(p: argparse.ArgumentParser) -> None:

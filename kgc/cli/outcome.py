@@ -110,9 +110,10 @@ def describe_bounds(bounds: Bounds) -> str:
 def header_lines(verb: str, config: Config, bounds: Bounds, strategy: str = "bfs") -> list[str]:
     cfg = config
     mutant = f", mutant {cfg.mutant}" if cfg.mutant else ""
+    generations = cfg.generations_text
     return [
         f"kgc {verb}: {cfg.consumers} consumers ({cfg.static_consumers} static), {cfg.partitions} partitions, "
-        f"generations ≤ {cfg.max_generation}, assignor {cfg.assignor}, profile {cfg.profile}{mutant}",
+        f"{generations}, assignor {cfg.assignor}, profile {cfg.profile}{mutant}",
         f"  faults: {', '.join(sorted(cfg.faults)) or 'none'}; perturbations ≤ {cfg.max_perturbations}; "
         f"initial delay {cfg.initial_rebalance_delay_ms} ms; atomic requests {cfg.atomic_requests}; "
         f"strategy {strategy}; search bounds: {describe_bounds(bounds)}",

@@ -11,6 +11,7 @@ from typing import Any
 
 from kgc.diagrams.report import CSS, _version
 from kgc.diagrams.sequence import render_svg
+from kgc.model.config import generations_of
 
 CATEGORIES = ("request", "completion", "timer", "fault", "edge")
 """The kinds of behaviour ``kgc diff`` compares, in the page's order (``kgc.cli.diff``)."""
@@ -26,7 +27,7 @@ def _side(side: dict[str, Any]) -> str:
     mutant = f", mutant {escape(cfg['mutant'])}" if cfg.get("mutant") else ""
     return (
         f"<tr><th>{escape(side['label'])}</th><td>{cfg['consumers']} consumers ({cfg.get('static_consumers', 0)} "
-        f"static), {cfg['partitions']} partitions, generations ≤ {cfg['max_generation']}, profile "
+        f"static), {cfg['partitions']} partitions, {generations_of(cfg)}, profile "
         f"{escape(cfg['profile'])}{mutant}; faults {escape(faults)}; perturbations ≤ {cfg['max_perturbations']}</td>"
         f"<td class='num'>{side['states']:,}</td><td class='num'>{side['transitions']:,}</td>"
         f"<td class='num'>{side['behaviours']:,}</td><td>{state}</td></tr>"

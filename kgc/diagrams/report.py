@@ -222,7 +222,7 @@ def build_report(inp: ReportInput, generated_at: _dt.datetime | None = None) -> 
         f"<style>{CSS}</style></head><body><main>",
         "<h1>Design review: Kafka classic consumer group protocol</h1>",
         f'<div class="sub">kgc {escape(_version())} · generated {when} · {cfg.consumers} consumers, '
-        f"{cfg.partitions} partitions, generations ≤ {cfg.max_generation}, profile {escape(cfg.profile.name)}"
+        f"{cfg.partitions} partitions, {cfg.generations_text}, profile {escape(cfg.profile.name)}"
         + (f" · <code>{escape(inp.command)}</code>" if inp.command else "")
         + "</div>",
         verdict,

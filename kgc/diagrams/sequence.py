@@ -29,6 +29,7 @@ from html import escape
 from typing import Any
 
 from kgc.diagrams.text import FONT_FAMILY, text_width, wrap
+from kgc.model.config import generations_of
 from kgc.model.names import COORDINATOR, consumer_index, consumer_name, consumer_names, request_words, response_words
 
 HEADER_EVERY = 20
@@ -600,7 +601,7 @@ def _title_lines(doc: dict[str, Any]) -> list[tuple[str, str]]:
         lines.append(
             (
                 f"{cfg.get('consumers')} consumers · {cfg.get('partitions')} partitions · "
-                f"generations ≤ {cfg.get('max_generation')} · faults: {faults} · "
+                f"{generations_of(cfg)} · faults: {faults} · "
                 f"perturbations ≤ {cfg.get('max_perturbations')} · profile {cfg.get('profile')} · "
                 f"atomic requests {cfg.get('atomic_requests')}",
                 "meta",

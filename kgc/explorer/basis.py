@@ -8,6 +8,9 @@ and every verdict that depends on one says so (``docs/verdicts.md``):
   (``Stats.boundary_states``; the liveness graph's ``BOUNDARY`` states). When it cut none, the
   verdict holds for every generation the protocol reaches from the initial state; when it cut
   some, it holds "for generations ≤ N" only.
+  Under the generation-shift quotient (``Config.generation_quotient``, ``kgc.model.generations``)
+  there is no generation bound: every state is expanded, and a verdict holds "for all
+  generations".
 * an explicit depth bound (``--max-depth``): behaviours longer than it are cut; said only when the
   search met it (``stopped_by`` "max-depth"; the liveness graph's ``UNEXPLORED`` states).
 * the perturbation budget (``max_perturbations``): faults, LeaveGroup, metadata changes and timers
@@ -50,7 +53,9 @@ def basis(config: Config, boundary: int, depth_bound: int | None) -> list[str]:
     bound when ``boundary`` states were cut by it, the depth bound when the search met it
     (``depth_bound``, else None), and the perturbation budget."""
     out = []
-    if boundary:
+    if config.generation_quotient:
+        out.append("for all generations")
+    elif boundary:
         out.append(f"for generations ≤ {config.max_generation}")
     if depth_bound is not None:
         out.append(f"to depth {depth_bound}")

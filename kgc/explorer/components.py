@@ -128,6 +128,13 @@ class PackedModel:
         self._crash_memo: dict[tuple[int, int, int], ConsumerMove | None] = {}
         self._lose_memo: dict[tuple[int, int, int], ConsumerMove | None] = {}
         self._shifts = [_C_SHIFT + _C_BITS * i for i in range(self.n)]
+        self.quotient: bool = bool(getattr(spec, "quotient", False))
+        """The spec names a quotient of its state space (``canonical_key``)."""
+        self.last_concrete: list[int] = []
+        self._group_values: dict[int, frozenset[int]] = {}
+        self._consumer_values: dict[int, frozenset[int]] = {}
+        self._group_relabel: dict[tuple[int, tuple[int, ...]], int] = {}
+        self._consumer_relabel: dict[tuple[int, tuple[int, ...]], int] = {}
         self.memoise = True
         """Keep computed component steps in the memo tables (the Python engine's
         ``successor_keys``). The native engine keeps them itself and turns this off."""
@@ -188,7 +195,7 @@ class PackedModel:
         return key
 
     def init_keys(self) -> list[int]:
-        return [self.encode(s) for s in self.spec.init_states()]
+        return [self.canonical_key(self.encode(s)) for s in self.spec.init_states()]
 
     def key_within_boundary(self, key: int) -> bool:
         return self.within[key & _G_MASK]
@@ -237,8 +244,58 @@ class PackedModel:
             self.holder.append(self.spec.holder(consumer))
         return cid
 
+    # ------------------------------------------------------------------ the quotient
+    def canonical_key(self, key: int) -> int:
+        """Under a quotient of the spec (``ComponentModel.quotient``: Kafka's generations,
+        ``kgc.model.generations``), the key of the state's representative; else ``key``. The spec
+        gives each component's relabelled values (``shared_values``, ``local_values``), the
+        renumbering their union needs (``quotient_order``: empty when none) and relabels
+        components; the shared component is passed through ``relabel_shared`` even when nothing
+        needs renumbering (it may normalise more)."""
+        if not self.quotient:
+            return key
+        spec: Any = self.spec  # a quotient's functions are optional in ComponentModel
+        gid, bid, cids = self.split(key)
+        gvals, cvals = self._group_values, self._consumer_values
+        values = gvals.get(gid)
+        if values is None:
+            values = gvals[gid] = spec.shared_values(self.groups.values[gid])
+        for cid in cids:
+            v = cvals.get(cid)
+            if v is None:
+                v = cvals[cid] = spec.local_values(self.consumers.values[cid])
+            if v:
+                values = values | v
+        order: tuple[int, ...] = spec.quotient_order(values)
+        gmemo, cmemo = self._group_relabel, self._consumer_relabel
+        ngid = gmemo.get((gid, order))
+        if ngid is None:
+            ngid = gmemo[(gid, order)] = self.group_id(spec.relabel_shared(self.groups.values[gid], order))
+        if not order:
+            return key if ngid == gid else self.pack(ngid, bid, cids)
+        ncids = []
+        for cid in cids:
+            ncid = cmemo.get((cid, order))
+            if ncid is None:
+                ncid = cmemo[(cid, order)] = self.consumer_id(spec.relabel_local(self.consumers.values[cid], order))
+            ncids.append(ncid)
+        return self.pack(ngid, bid, ncids)
+
     # ------------------------------------------------------------------ successors
     def successor_keys(self, key: int) -> list[tuple[int, int]]:
+        """Every enabled step from the state ``key``: (step id, next key), in the model's order.
+        Under a quotient (``canonical_key``) each next key is its representative's, and
+        ``last_concrete`` holds the keys before that, in the same order: the concrete successors
+        of ``key``, which transition checks read (a shift between source and target would
+        otherwise look like a change of the relabelled values)."""
+        out = self._successor_keys(key)
+        if not self.quotient:
+            return out
+        canon = self.canonical_key
+        self.last_concrete = [nxt for _, nxt in out]
+        return [(step, canon(nxt)) for step, nxt in out]
+
+    def _successor_keys(self, key: int) -> list[tuple[int, int]]:
         """Every enabled step from the state ``key``: (step id, next key), in the model's order —
         each process's steps, then the timers, the crashes, the lost answers, the faults."""
         gid = key & _G_MASK

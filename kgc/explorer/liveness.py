@@ -668,6 +668,9 @@ class Lasso:
     loop_start: int
     """Index in ``keys`` of the state the cycle starts and ends at."""
     path: list[tuple[Action | None, State]] = field(default_factory=list)
+    needs: list[str] = field(default_factory=list)
+    """What the cycle needs of the clients' timing (``stalls``): e.g. "c1 stalled: …". Empty when
+    every step of the cycle is one a timely client allows."""
 
     @property
     def prefix_length(self) -> int:
@@ -965,6 +968,8 @@ def check_graph(
     for job, (verdict, witnessed, shape) in found.items():
         prop, instance = by_key[job]
         lasso = None if shape is None else Lasso(prop, instance, shape[0], shape[1], shape[2])
+        if lasso is not None:
+            lasso.needs = stalls(model.spec, lasso.path, lasso.loop_start)
         verdict_of[job] = Verdict(prop, instance, verdict, witnessed, lasso)
     found_verdicts = verdict_of
     verdicts = [found_verdicts[(k, inst_i)] for k, _, inst_i, _ in jobs]
@@ -1073,6 +1078,49 @@ def _find_lasso(
     lasso = Lasso(lab.prop, instance, keys, loop_start)
     lasso.path = [(model.steps[s] if s >= 0 else None, model.decode(k)) for s, k in keys]
     return lasso
+
+
+def stalls(spec: Any, path: Sequence[tuple[Action | None, State]], loop_start: int) -> list[str]:
+    """What a lasso's cycle needs of the clients' timing, one phrase per client and reason.
+
+    The untimed model lets every armed timer fire at any moment. A timer that removes a member
+    whose consumer holds its id is a perturbation (it spends ``session_expiry``) and never lies
+    on a cycle. One removal is free: a *new* member parked in JoinGroup, whose client holds no id
+    yet, removed by its new-member timer (``NewMemberJoinTimeoutMs``, five minutes: Kafka 3.6.2
+    ``core/src/main/scala/kafka/coordinator/group/GroupCoordinator.scala``; KAFKA-7610). Its own
+    client is waiting, as it should; the join phase lasts that long only while a member that has
+    not rejoined holds it open — its client has not polled for five minutes (a rebalance timeout,
+    ``max.poll.interval.ms``, of five minutes or more), a stalled client — or while no member
+    holds it open and the rebalance timeout itself exceeds five minutes. Each such step of the
+    cycle names what it needs; a cycle with none needs no stall."""
+    out: list[str] = []
+    for i in range(loop_start + 1, len(path)):
+        action, _ = path[i]
+        source = path[i - 1][1]
+        if action is None or action.kind != EXPIRE_HEARTBEAT or not action.evicted:
+            continue
+        group = source.group
+        for mid in action.evicted:
+            m = group.member(mid)
+            who = mid_text(mid)
+            if m is None:
+                continue
+            if spec.holds(source.consumers, mid):
+                out.append(f"c{mid[0] + 1} stalled past its session timeout ({who} removed while it holds the id)")
+            elif m.is_new and m.awaiting_join:
+                late = [
+                    f"c{o.mid[0] + 1}"
+                    for o in group.members
+                    if o.mid != mid and not o.awaiting_join and not o.orphan and spec.holds(source.consumers, o.mid)
+                ]
+                if late:
+                    out.append(
+                        f"{' and '.join(late)} stalled: not rejoined within the new-member timeout (5 min) that "
+                        f"removes {who}, parked in JoinGroup (max.poll.interval.ms ≥ 5 min)"
+                    )
+                else:
+                    out.append(f"a join phase longer than the new-member timeout (5 min) that removes {who}")
+    return list(dict.fromkeys(out))
 
 
 def _part_members(graph: StateGraph, part: Sequence[int], entry: int) -> frozenset[int]:

@@ -36,6 +36,7 @@ from kgc.explorer.checks import Book, Where
 from kgc.explorer.components import PackedModel
 from kgc.explorer.interned import InternedModel
 from kgc.explorer.worker import default_workers
+from kgc.model import generations
 from kgc.model.actions import Action
 from kgc.model.config import Config
 from kgc.model.protocol import ComponentModel, Model
@@ -288,13 +289,16 @@ class Explorer:
 
         whole = [p for p in self.properties if p.check_transition is not None and p.scope != STEP]
         classic = isinstance(self.model, PackedModel) and isinstance(self.model.spec, ClassicGroupModel)
-        fits = native.AVAILABLE and self.step_cache and not whole and classic
+        quotient = isinstance(self.model, PackedModel) and self.model.quotient
+        fits = native.AVAILABLE and self.step_cache and not whole and classic and not quotient
         if self.engine == "native" and not fits:
             why = (
                 "it is not built"
                 if not native.AVAILABLE
                 else "it runs Kafka's group model only"
                 if not classic
+                else "it has no generation quotient (--max-generation unbounded runs on the Python engine)"
+                if quotient
                 else "a transition check reads whole transitions"
             )
             raise ValueError(f"the native engine cannot run this search: {why}")
@@ -427,6 +431,14 @@ class Explorer:
                 raise RuntimeError("could not replay the counterexample: successors are not deterministic")
         return path
 
+    def concrete(self, path: list[tuple[Action | None, State]]) -> list[tuple[Action | None, State]]:
+        """A path as a behaviour of the model: under the generation-shift quotient its states are
+        representatives, and this puts back the generations the behaviour really has."""
+        model = self.model
+        if not (isinstance(model, PackedModel) and model.quotient and isinstance(model.spec, ClassicGroupModel)):
+            return path
+        return generations.concrete_path(model.spec.next_state, path, model.spec.collapse)
+
     def rebuild(self, parents: dict[int, int], key: int) -> list[tuple[Action | None, State]]:
         """The path to ``key``: walk parents back to an initial state, then replay the model
         forward (``replay_states``)."""
@@ -503,6 +515,7 @@ class _Search:
         push = frontier.append
         successor_keys = model.successor_keys
         within = model.key_within_boundary
+        quotient = bool(getattr(model, "quotient", False))
         last_report = start
         expanded = 0
         while frontier:
@@ -529,17 +542,23 @@ class _Search:
                     self.facts.extend([None] * grow)
             child_depth = depth + 1
             whole = book.transition_checks and book.pending_transition_checks
-            for step, nxt in successors:
+            # Under a quotient the transition checks read the concrete successor, the visited set
+            # its representative (``PackedModel.canonical_key``).
+            concrete = model.last_concrete if quotient and isinstance(model, PackedModel) else None
+            for index, (step, nxt) in enumerate(successors):
                 offset = step - base
                 step_counts[offset] += 1
+                seen = nxt if concrete is None else concrete[index]
                 mask = masks[offset]
                 if mask < 0:
-                    mask = masks[offset] = self.evaluate_step(step, key, nxt)
+                    mask = masks[offset] = self.evaluate_step(step, key, seen)
                 if mask and mask & book.active_step:
-                    book.fire_step(mask, Where(key, step, nxt))
+                    book.fire_step(mask, Where(key, step, seen))
                     self.collect()
                 if whole:
-                    book.check_transition(self.source(key), model.steps[step], self.target(nxt), Where(key, step, nxt))
+                    book.check_transition(
+                        self.source(key), model.steps[step], self.target(seen), Where(key, step, seen)
+                    )
                     self.collect()
                 if nxt in parents:
                     continue
@@ -651,7 +670,7 @@ class _Search:
             path = self.explorer.rebuild(self.parents, where.key)
             if where.step >= 0:
                 path.append((self.model.steps[where.step], self.model.decode(where.nxt)))
-            self.result.violations.append(Violation(p, path))
+            self.result.violations.append(Violation(p, self.explorer.concrete(path)))
 
 
 SIGNALS_RECEIVED: list[int] = []

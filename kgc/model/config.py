@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,10 @@ class Config:
     consumers: int = 3
     partitions: int = 3
     max_generation: int = 3
+    generation_quotient: bool = False
+    """Explore without the generation bound: states that differ only by a shift of every generation
+    number are one state (``kgc.model.generations``; ``--max-generation unbounded``), so every state
+    is expanded and ``max_generation`` is not used."""
     assignor: str = "range"
     faults: frozenset[str] = field(default_factory=lambda: frozenset(FAULTS))
     # Bounded perturbations (docs/kafka/timers.md#join-phase: "perturbations are bounded, recovery never is").
@@ -169,6 +174,12 @@ class Config:
         return self.require_known_member_id
 
     @property
+    def generations_text(self) -> str:
+        """How the run bounds generations, for headers: ``generations ≤ 3`` or ``all generations
+        (quotient)`` (``generation_quotient``)."""
+        return "all generations (quotient)" if self.generation_quotient else f"generations ≤ {self.max_generation}"
+
+    @property
     def protocol_table(self) -> tuple[str, ...]:
         """Protocol names by code: code 0 is :attr:`assignor`, then the other assignors."""
         return (self.assignor, *(a for a in ASSIGNORS if a != self.assignor))
@@ -237,6 +248,11 @@ class Config:
         """Build a config from a mapping (a parsed file or CLI overrides) on top of ``base``."""
         base = base or cls()
         known = {f.name: f for f in fields(cls)}
+        if data.get("max_generation") == "unbounded":
+            # The generation-shift quotient instead of a bound (``kgc.model.generations``).
+            data = {k: v for k, v in data.items() if k != "max_generation"} | {"generation_quotient": True}
+        elif "max_generation" in data and "generation_quotient" not in data:
+            data = dict(data) | {"generation_quotient": False}
         updates: dict[str, Any] = {}
         for key, value in data.items():
             if key not in known:
@@ -347,6 +363,13 @@ class Config:
             self.mutant == "" or self.mutant in MUTANTS,
             f"mutant must be one of {', '.join(MUTANTS)}, got {self.mutant!r}",
         )
+
+
+def generations_of(described: Mapping[str, Any]) -> str:
+    """``Config.generations_text`` of a described configuration (a trace's or a report's ``config``)."""
+    if described.get("generation_quotient"):
+        return "all generations (quotient)"
+    return f"generations ≤ {described.get('max_generation')}"
 
 
 def _coerce(key: str, value: Any, current: Any) -> Any:

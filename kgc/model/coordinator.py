@@ -191,7 +191,8 @@ class GroupTx:
         votes: dict[int, int] = {}
         for m in members:
             # A member votes for its first preference among the candidates (MemberMetadata.vote);
-            # with none (only a mutant that skips the join check gets here) its first preference.
+            # with none (supportsProtocols refuses a JoinGroup that would leave the members without a common
+            # protocol, so only a hand-made group gets here) its first preference.
             vote = next((p for p in m.protocols if p in candidates), m.protocols[0] if m.protocols else NO_PROTOCOL)
             votes[vote] = votes.get(vote, 0) + 1
         best = max(votes.values())

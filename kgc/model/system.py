@@ -35,6 +35,7 @@ from typing import Any
 
 from kgc.model import consumer as client
 from kgc.model import coordinator as coord
+from kgc.model import generations
 from kgc.model.actions import (
     BUDGET_OF,
     CRASH,
@@ -53,6 +54,7 @@ from kgc.model.actions import (
     enumerate_choices,
 )
 from kgc.model.config import Config
+from kgc.model.mutants import RULES
 from kgc.model.state import (
     NO_MEMBER,
     Budget,
@@ -196,14 +198,49 @@ class ClassicGroupModel:
             consumers[j] = self.deliver(consumers[j], response)
         return [(action, State(group, tuple(consumers), budget))]
 
+    # ------------------------------------------------------------------ the generation-shift quotient
+    @property
+    def quotient(self) -> bool:
+        """States that differ by a shift of every generation are one (``kgc.model.generations``)."""
+        return self.config.generation_quotient
+
+    @property
+    def collapse(self) -> bool:
+        """Stale plan writes are forgotten in the quotient's representatives: only where their
+        callback checks the generation and is guarded (``generations.collapse_stale_stores``)."""
+        rules = RULES[self.config.mutant]
+        return rules.store_callback_checks_generation and rules.store_callback_guarded
+
+    def shared_values(self, group: Group) -> frozenset[int]:
+        """The generations ≥ 1 of the group's representative part (stale plan writes merged)."""
+        return generations.group_generations(generations.collapse_stale_stores(group) if self.collapse else group)
+
+    def local_values(self, cons: Consumer) -> frozenset[int]:
+        """The generations ≥ 1 a consumer and its connection hold."""
+        return generations.consumer_generations(cons)
+
+    def quotient_order(self, values: frozenset[int]) -> tuple[int, ...]:
+        """The state's generations in order when they need renumbering (else empty)."""
+        return generations.compression(values)
+
+    def relabel_shared(self, group: Group, order: tuple[int, ...]) -> Group:
+        """The group's part of the representative: stale plan writes merged, generations renumbered."""
+        if self.collapse:
+            group = generations.collapse_stale_stores(group)
+        return generations.relabel_group(group, generations.renumbering(order)) if order else group
+
+    def relabel_local(self, cons: Consumer, order: tuple[int, ...]) -> Consumer:
+        return generations.relabel_consumer(cons, generations.renumbering(order))
+
     # ------------------------------------------------------------------ the components' shape
     def compose(self, group: Group, consumers: tuple[Consumer, ...], budget: Budget) -> State:
         """The state of these components."""
         return State(group, consumers, budget)
 
     def group_within_boundary(self, group: Group) -> bool:
-        """The boundary reads the group alone: its generation within ``max_generation``."""
-        return group.generation <= self.config.max_generation
+        """The boundary reads the group alone: its generation within ``max_generation`` (no
+        boundary under the generation-shift quotient, ``Config.generation_quotient``)."""
+        return self.config.generation_quotient or group.generation <= self.config.max_generation
 
     def halted(self, group: Group) -> bool:
         """The group left this coordinator (unloaded): its next life elsewhere is not modelled,

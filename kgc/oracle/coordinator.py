@@ -148,6 +148,7 @@ class KafkaCoordinator:
         self._step_events: list[Event] = []
         self._step_snapshot: CoordinatorSnapshot | None = None
         self._call({"op": "configure", "props": properties})
+        self._call({"op": "step_groups", "on": False})
 
     # ------------------------------------------------------------------ plumbing
     def _call(self, request: dict[str, Any], op: str | None = None) -> dict[str, Any]:
@@ -223,7 +224,10 @@ class KafkaCoordinator:
 
     def observe(self, observer: Callable[[StepRecord], None] | None) -> None:
         """Call ``observer`` after every atomic step of Kafka's coordinator (a request, a timeout, a
-        write's completion, an unload), as ``ReferenceCoordinator.observe`` does; None stops."""
+        write's completion, an unload), as ``ReferenceCoordinator.observe`` does; None stops. The
+        JVM attaches the groups to each step only while an observer listens (op ``step_groups``)."""
+        if (observer is None) != (self._observer is None):
+            self._call({"op": "step_groups", "on": observer is not None})
         self._observer = observer
 
     @staticmethod

@@ -416,7 +416,9 @@ class PathRun:
         elif kafka_group == expected:
             self.stale_flag = kafka_group.new_member_added and self.stale_flag
         if kafka_group != expected:
-            diff = ", ".join(group_diff(kafka_group, expected))
+            diff = ", ".join(group_diff(kafka_group, expected)) or ", ".join(
+                f for f in Group._fields if getattr(kafka_group, f) != getattr(expected, f)
+            )
             return StepVerdict(
                 "differs",
                 f"{label}: group differs in {diff}: model {group_text(expected)}, Kafka {group_text(kafka_group)}",

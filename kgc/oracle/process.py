@@ -196,14 +196,14 @@ def shared() -> OracleProcess:
         return _shared
 
 
-def install_shared(process: OracleProcess) -> None:
+def swap_shared(process: OracleProcess | None) -> OracleProcess | None:
     """Make ``process`` the run's one JVM (a JVM started with options of its own, e.g. the branch
-    coverage agent of ``kgc.oracle.branches``); an earlier shared JVM is closed first."""
+    coverage agent of ``kgc.oracle.branches``) and return the one it replaces, left running, so
+    that the caller can put it back when done."""
     global _shared
     with _lock:
-        if _shared is not None and _shared is not process:
-            _shared.close()
-        _shared = process
+        previous, _shared = _shared, process
+        return previous
 
 
 def close_shared() -> None:

@@ -20,12 +20,19 @@ pytestmark = pytest.mark.skipif(not native.AVAILABLE, reason="the native core is
 CONFIG = {"consumers": 2, "partitions": 2, "max_generation": 2, "max_perturbations": 2}
 
 CHILD = """
-import os, signal, sys, threading
+import os, signal, sys, threading, time
 from pathlib import Path
 from kgc.explorer.search import Explorer
 from kgc.model.config import Config
 config = Config.from_mapping({config!r})
-threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGTERM)).start()
+def interrupt():
+    # SIGTERM 0.3 s after the search has installed its handler (on a loaded machine the start-up
+    # alone can take longer than that, and an earlier signal kills the process outright)
+    while signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+        time.sleep(0.01)
+    time.sleep(0.3)
+    os.kill(os.getpid(), signal.SIGTERM)
+threading.Thread(target=interrupt, daemon=True).start()
 result = Explorer(config, {props}).run({strategy!r}, checkpoint=Path(sys.argv[1]))
 print(result.stats.stopped_by, result.stats.distinct_states, result.stats.checkpoints)
 """

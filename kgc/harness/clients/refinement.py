@@ -80,6 +80,8 @@ from kgc.harness.fuzz.abstraction import (
     abstract_group,
     abstract_state,
     group_ids,
+    protocol_code,
+    protocol_type_code,
 )
 from kgc.harness.fuzz.client import Client
 from kgc.harness.fuzz.refinement import ImplStep, Refinement
@@ -474,7 +476,16 @@ class CoordinatorRefinement:
         r, ids = handled.request, self.ids
         if isinstance(r, JoinGroupRequest):
             meta = self.codec.meta(r.protocols[0].metadata) if r.protocols else -1
-            return Request(ApiKey.JOIN_GROUP, ids.get(r.member_id), meta=meta)
+            # the protocols the client offers, as the abstract group reads its members' (a real
+            # client may offer several: kafka-python and confluent-kafka offer range and roundrobin)
+            protocols = tuple(protocol_code(p.name, ids.config) for p in r.protocols)
+            return Request(
+                ApiKey.JOIN_GROUP,
+                ids.get(r.member_id),
+                meta=meta,
+                protocols=protocols,
+                protocol_type=protocol_type_code(r.protocol_type),
+            )
         if isinstance(r, SyncGroupRequest):
             plan = tuple(
                 sorted(
@@ -661,6 +672,7 @@ def abstract_answer(record: TraceRecord, ids: _Ids) -> Response | None:
             generation=int(a.get("generation_id", -1)),
             leader=ids.get(a.get("leader")),
             members=members,
+            protocol=0,  # the model's code of the one protocol the group's clients offer
         )
     return Response(api, error)
 

@@ -76,11 +76,12 @@ from kgc.model.actions import (
     Answer,
     Chooser,
 )
-from kgc.model.config import Config
+from kgc.model.config import PROTOCOL_TYPES, Config
 from kgc.model.coordinator import GroupTx
 from kgc.model.state import (
     NO_GENERATION,
     NO_MEMBER,
+    NO_PROTOCOL,
     Budget,
     Consumer,
     Group,
@@ -150,6 +151,11 @@ class IdMap:
         self._owner_of = owner_of
         self.ids: dict[str, MemberId] = {}
         self.static_owners: dict[str, tuple[int, int]] = {}
+
+    @property
+    def config(self) -> Config:
+        """The model configuration the ids are bound under."""
+        return self._config
 
     def owner(self, member_id: str) -> tuple[int, int] | None:
         """``(consumer index, incarnation)`` of the client a member id was issued to: read from a
@@ -251,6 +257,8 @@ def abstract_group(
                 assignment_gen=m.assignment_generation,
                 orphan=_is_orphan(m.member_id, clients, ids),
                 static=m.group_instance_id is not None,
+                protocols=tuple(protocol_code(p.name, ids.config) for p in m.protocols),
+                protocol_type=protocol_type_code(m.protocol_type),
             )
         )
     pending = (
@@ -281,7 +289,26 @@ def abstract_group(
         new_member_added=group.new_member_added and not dead,
         stores=stores,
         stale_sync=not dead and not pending_sync <= {m.member_id for m in group.members},
+        # Dead: the model forgets the protocol (never read again; kgc/model/coordinator.py unload), and
+        # the protocol type in Empty too (Kafka keeps it; the next member added sets it anew).
+        protocol=protocol_code(group.protocol_name, ids.config) if not dead else NO_PROTOCOL,
+        protocol_type=(
+            protocol_type_code(group.protocol_type) if not dead and group.state != GroupState.EMPTY else NO_PROTOCOL
+        ),
     )
+
+
+def protocol_code(name: str | None, config: Config) -> int:
+    """A protocol name as the model's code (``Config.protocol_table``); NO_PROTOCOL for none."""
+    table = config.protocol_table
+    return table.index(name) if name in table else NO_PROTOCOL
+
+
+def protocol_type_code(name: str | None) -> int:
+    """A protocol type as the model's code (``PROTOCOL_TYPES``); NO_PROTOCOL for none. Kafka keeps
+    a group's type once it is Empty again; the model forgets it there (``kgc/model/state.py``), so
+    an Empty group reads as NO_PROTOCOL (see :func:`abstract_group`)."""
+    return PROTOCOL_TYPES.index(name) if name in PROTOCOL_TYPES else NO_PROTOCOL
 
 
 def abstract_consumer(client: Client, ids: IdMap, request: Request | None = None) -> Consumer:
@@ -322,6 +349,7 @@ def abstract_response(body: ResponseBody, ids: IdMap, plan_generation: int, code
             generation=body.generation_id if body.error == Errors.NONE else NO_GENERATION,
             leader=ids.get(body.leader) if body.error == Errors.NONE else NO_MEMBER,
             members=tuple(sorted(ids.get(m.member_id) for m in body.members)),
+            protocol=0 if body.error == Errors.NONE else NO_PROTOCOL,  # the one protocol every client offers
         )
     if isinstance(body, SyncGroupResponse):
         ok = body.error == Errors.NONE

@@ -249,6 +249,9 @@ public final class KgcOracle {
     int minSessionTimeoutMs;
     /** Timers fire only when named (op "fire"), never because the clock passed their deadline; set by op "timers". */
     boolean manualTimers;
+    /** Whether each step marker carries the groups as the step left them (op "step_groups"; the observer of the
+     *  Python side needs them, a run without one does not, and describing every group is most of a step's cost). */
+    boolean stepGroups = true;
 
     private static Field groupsField;
     private static Field pendingJoinField;
@@ -291,6 +294,7 @@ public final class KgcOracle {
         pendingAssignment.clear();
         firing = null;
         manualTimers = false;
+        stepGroups = true;
         events = NODES.arrayNode();
         CoordinatorExecutor<CoordinatorRecord> executor = new CoordinatorExecutor<>() {
             @Override
@@ -1034,8 +1038,10 @@ public final class KgcOracle {
         m.put("t", "step");
         m.put("kind", kind);
         m.put("now", clock.nowMs);
-        ObjectNode groups = m.putObject("groups");
-        for (String g : watched) groups.set(g, describe(g));
+        if (stepGroups) {
+            ObjectNode groups = m.putObject("groups");
+            for (String g : watched) groups.set(g, describe(g));
+        }
         return m;
     }
 
@@ -1095,6 +1101,7 @@ public final class KgcOracle {
                 break;
             case "advance": advance(r.get("ms").asLong()); break;
             case "timers": manualTimers = r.get("manual").asBoolean(); break;
+            case "step_groups": stepGroups = r.get("on").asBoolean(); break;
             case "fire": fireKey(r.get("key").asText()); break;
             case "store_complete": out.setAll(storeComplete(r.get("error").asText())); break;
             case "unload": unload(r.get("group").asText()); break;
