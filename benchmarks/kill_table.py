@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import sys
 
-from kgc.explorer.mutation import run_catalogue
+from kgc.engine_support.mutation import run_catalogue
 from kgc.model.config import Config
 from kgc.model.mutants import KILLABLE
 

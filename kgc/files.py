@@ -236,3 +236,80 @@ def atomic_path(target: Path) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
     return Path(tmp)
+
+
+def replace_output(fresh: Path, target: Path) -> None:
+    """Put the whole new output ``fresh`` (a file or a directory beside ``target``) in place of
+    ``target``, whatever ``target`` was: a file, a directory, a link to an earlier version or
+    nothing. A file replaces by a rename; a directory (Spark's Parquet output is a directory of
+    part files) becomes the target of a symbolic link ``target`` that is swapped by a rename, so
+    a reader sees the old version or the new one, whole, never a mix. The version ``target``
+    named before is removed afterwards. An earlier layout (a real directory at ``target``) is
+    moved aside first, the one moment a reader may find nothing."""
+    parent = target.parent
+    previous = _our_version(target)
+    aside: Path | None = None
+    if target.exists() and not target.is_symlink() and target.is_dir():
+        aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=parent))
+        os.rename(target, aside / "old")
+    try:
+        if fresh.is_dir():
+            fd, link_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".lnk", dir=parent)
+            os.close(fd)
+            os.unlink(link_name)
+            os.symlink(fresh.name, link_name)
+            try:
+                os.replace(link_name, target)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(link_name)
+                raise
+        else:
+            os.replace(fresh, target)
+    except BaseException:
+        if aside is not None and not target.exists():
+            with contextlib.suppress(OSError):
+                os.rename(aside / "old", target)
+        raise
+    import shutil
+
+    for old in (previous, aside):
+        if old is not None and old != fresh:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def _our_version(target: Path) -> Path | None:
+    """The hidden version directory beside ``target`` that the link ``target`` names, if any."""
+    if not target.is_symlink():
+        return None
+    name = os.readlink(target)
+    if "/" in name or not name.startswith(f".{target.name}."):
+        return None  # a link the user made: left alone
+    return target.parent / name
+
+
+def publish_directory(target: Path, build: Any) -> None:
+    """Write a directory output atomically: ``build(path)`` writes it at a fresh hidden name beside
+    ``target`` (a directory that exists and is empty), then :func:`replace_output` puts it in
+    place. A build that fails removes what it wrote and leaves ``target`` as it was. Concurrent
+    writers build at once but swap one at a time (an ``flock`` on ``.NAME.lock`` beside it), so
+    each removes exactly the version it replaced and the last one's version stays whole; a
+    version left by a writer that died is removed by the next one."""
+    import fcntl
+    import shutil
+
+    fresh = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".d", dir=target.parent))
+    try:
+        build(fresh)
+        with open(target.parent / f".{target.name}.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            version = fresh.with_suffix(".v")  # published versions: .v; builds in progress: .d
+            os.rename(fresh, version)
+            fresh = version
+            replace_output(version, target)
+            for stale in target.parent.glob(f".{target.name}.*.v"):
+                if stale != version:
+                    shutil.rmtree(stale, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise

@@ -11,9 +11,9 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS: list[set[str]] = [
     {"kgc.paths", "kgc.files"},
     {"kgc.model"},
-    {"kgc.properties"},
+    {"kgc.properties", "kgc.examples_models"},
     {"kgc.explorer"},
-    {"kgc.diagrams"},
+    {"kgc.diagrams", "kgc.engine_support"},
     {
         "kgc.interface",
         "kgc.reference",
@@ -84,3 +84,77 @@ def test_a_wrong_way_import_is_found(tmp_path: Path) -> None:
     (tmp_path / "kgc" / "model" / "bad.py").write_text("def f():\n    from kgc import cli\n", encoding="utf-8")
     (tmp_path / "kgc" / "model" / "worse.py").write_text("import kgc.harness.fuzz\n", encoding="utf-8")
     assert wrong_way_imports(tmp_path) == ["kgc/model/bad.py imports kgc.cli", "kgc/model/worse.py imports kgc.harness"]
+
+
+GENERIC = {"kgc.model", "kgc.model.protocol", "kgc.model._compiled"}
+"""What the engine may import of the model side: the model protocol (and the package itself and its
+switch to compiled modules, which choose compiled or source modules before any other loads)."""
+
+KAFKA_IN_EXPLORER: dict[str, set[str]] = {
+    "basis.py": {"kgc.model.config"},
+    "checks.py": {"kgc.model.actions", "kgc.model.state", "kgc.properties.base"},
+    "labels.py": {"kgc.model.state", "kgc.properties.temporal"},
+    "liveness.py": {
+        "kgc.model.actions",
+        "kgc.model.config",
+        "kgc.model.names",
+        "kgc.model.perturbations",
+        "kgc.model.state",
+        "kgc.model.types",
+        "kgc.properties.explain",
+        "kgc.properties.temporal",
+    },
+    "native.py": {"kgc.model.actions", "kgc.model.config", "kgc.model.state", "kgc.properties.temporal"},
+    "search.py": {
+        "kgc.model.actions",
+        "kgc.model.config",
+        "kgc.model.generations",
+        "kgc.model.state",
+        "kgc.properties.base",
+        "kgc.properties.protocol",
+    },
+    "spark.py": {"kgc.model.actions", "kgc.model.state", "kgc.properties.base", "kgc.properties.protocol"},
+    "trace.py": {"kgc.model.actions", "kgc.model.config", "kgc.model.names", "kgc.model.state", "kgc.model.types"},
+}
+"""The engine modules that still import Kafka's model or properties, and what they import: the debt
+issue 31 names (``docs/architecture.md``, "The engine boundary"). It may only shrink: a new Kafka import
+in ``kgc/explorer/`` fails ``test_the_engine_imports_no_new_kafka_module``, and an entry no longer
+true fails it too, so the list stays the list of what is left."""
+
+
+def _modules(path: Path) -> set[str]:
+    """Every module ``path`` imports, by full name (``from kgc.model import state``: ``kgc.model.state``)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module in ("kgc", "kgc.model", "kgc.properties"):
+                names |= {f"{node.module}.{alias.name}" for alias in node.names}
+            else:
+                names.add(node.module)
+    return names
+
+
+def kafka_imports_of_the_engine(root: Path = ROOT) -> dict[str, set[str]]:
+    """Per module of ``kgc/explorer/`` (path below it), the Kafka modules it imports: anything of
+    ``kgc.model`` or ``kgc.properties`` but the model protocol."""
+    found = {}
+    for path in sorted((root / "kgc" / "explorer").rglob("*.py")):
+        kafka = {m for m in _modules(path) if m.startswith(("kgc.model", "kgc.properties")) and m not in GENERIC}
+        if kafka:
+            found[str(path.relative_to(root / "kgc" / "explorer"))] = kafka
+    return found
+
+
+def test_the_engine_imports_no_new_kafka_module() -> None:
+    assert kafka_imports_of_the_engine() == KAFKA_IN_EXPLORER
+
+
+def test_a_kafka_import_in_the_engine_is_found(tmp_path: Path) -> None:
+    (tmp_path / "kgc" / "explorer").mkdir(parents=True)
+    (tmp_path / "kgc" / "explorer" / "generic.py").write_text("from kgc.model.protocol import Model\n", "utf-8")
+    (tmp_path / "kgc" / "explorer" / "bad.py").write_text(
+        "def f():\n    from kgc.model import system\n    import kgc.properties.protocol\n", "utf-8"
+    )
+    assert kafka_imports_of_the_engine(tmp_path) == {"bad.py": {"kgc.model.system", "kgc.properties.protocol"}}

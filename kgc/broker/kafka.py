@@ -490,10 +490,6 @@ class KafkaBrokers:
         """The broker running now, if any."""
         return self._current
 
-    def log_paths(self) -> list[Path]:
-        """The logs of every broker started, in order."""
-        return [directory / "broker.log" for directory, _, _ in self.started]
-
     def close(self) -> None:
         """Stop the running broker (its log stays)."""
         broker, self._current = self._current, None

@@ -4,7 +4,7 @@ time; the bugs outside the model are listed with what the model would need.
 
 A bug inside the model is switched on through the catalogued mutant whose rule is the inverse of
 its fix and explored with the same iterative-deepening breadth-first search as ``kgc mutants``
-(``kgc.explorer.mutation.explore``): its counterexample is a shortest one. The unmutated protocol is
+(``kgc.engine_support.mutation.explore``): its counterexample is a shortest one. The unmutated protocol is
 explored to the deepest catch under the same configuration and must be clean. Exit codes: 0 every
 put-back bug caught by its expected property and the protocol clean, 1 a bug escaped or was caught
 by another property, 4 the protocol's run was cut short (``--allow-incomplete``: 0), 12 the
@@ -21,8 +21,8 @@ from kgc.cli import exits
 from kgc.cli.errors import InputError
 from kgc.cli.options import add_bounds_arguments, add_model_arguments, bounds_from_args, config_from_args
 from kgc.cli.outcome import print_header
+from kgc.engine_support.mutation import Outcome, baseline_bounds, explore
 from kgc.explorer.liveness import FAIRNESS_LEVELS, Fairness
-from kgc.explorer.mutation import Outcome, baseline_bounds, explore
 from kgc.explorer.search import Bounds
 from kgc.model import bugs as catalogue
 from kgc.model.config import Config

@@ -42,15 +42,18 @@ from kgc.cli.outcome import (
 )
 from kgc.cli.version import JSON_SCHEMA, JSON_SCHEMA_VERSION, identity_json
 from kgc.diagrams.sequence import render_svg
-from kgc.explorer import basis, coverage
+from kgc.engine_support import coverage
+from kgc.explorer import basis
 from kgc.explorer.liveness import LivenessResult
+from kgc.explorer.request import Checkpointing, CheckRequest
 from kgc.explorer.search import Bounds, Explorer, Result, Violation
 from kgc.explorer.spark_env import SparkUnavailable
 from kgc.explorer.trace import format_trace, trace_json
 from kgc.model._compiled import running_compiled
 from kgc.paths import glossary
 from kgc.properties.explain import explain_path
-from kgc.properties.protocol import ALL, dimension_properties
+from kgc.properties.protocol import ALL, for_config
+from kgc.properties.temporal import ALL as TEMPORAL
 
 VERB = "check"
 HELP = "Check the protocol's properties over every interleaving within the bounds."
@@ -113,7 +116,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     spark_engine.add_arguments(p)
 
 
-def checkpoint_from_args(args: argparse.Namespace) -> tuple[Path | None, float | None, bool]:
+def checkpoint_from_args(args: argparse.Namespace) -> Checkpointing | None:
     """``--checkpoint DIR`` / ``--checkpoint-every S`` / ``--resume DIR``, validated."""
     every = args.checkpoint_every
     if every is not None and not (every > 0 and math.isfinite(every)):
@@ -125,53 +128,86 @@ def checkpoint_from_args(args: argparse.Namespace) -> tuple[Path | None, float |
         raise InputError("--checkpoint-every needs --checkpoint DIR")
     if directory is not None and args.engine == "spark":
         raise InputError("--checkpoint and --resume need the local engine; Spark checkpoints each level itself")
-    return (Path(directory) if directory else None), every, bool(args.resume)
+    return Checkpointing(Path(directory), every, bool(args.resume)) if directory else None
 
 
-def run(args: argparse.Namespace) -> int:
+def request_from_args(args: argparse.Namespace) -> CheckRequest:
+    """The run, read from the command line once: the configuration (defaults, ``--config FILE``,
+    flags), the spec's properties for it, the bounds, the engine, the fairness and the checkpoint."""
     config = config_from_args(args)
     bounds = bounds_from_args(args)
-    spark = spark_engine.settings_from_args(args)
-    fairness = live.wanted(args, spark is not None)
+    settings = spark_engine.settings_from_args(args)
+    spark = settings is not None
+    fairness = live.wanted(args, spark)
     workers = workers_from_args(args)
-    if args.coverage and spark is not None:
+    if args.coverage and spark:
         raise InputError("--coverage needs the local engine: --engine spark does not observe steps")
     if (args.format != "kgc" or args.witnesses) and not args.out:
         raise InputError("--format and --witnesses say how --out writes traces: add --out DIR")
+    checkpoint = checkpoint_from_args(args)  # refuses --checkpoint and --resume with --engine spark
+    return CheckRequest(
+        config=config,
+        properties=for_config(config),
+        temporal=TEMPORAL,
+        bounds=bounds,
+        strategy=args.strategy,
+        engine="auto" if args.engine == "local" else args.engine,  # local: the native core when built, else Python
+        fairness=fairness,
+        workers=workers,
+        checkpoint=checkpoint,
+        coverage=bool(args.coverage),
+        spark=settings,
+    )
+
+
+def search(request: CheckRequest, show_progress: bool) -> tuple[Result, Explorer | None]:
+    """The safety search the request asks for: on Spark, or locally (then also the explorer, whose
+    model holds the keys of the state graph the liveness check reuses)."""
+    if request.spark is not None:
+        return spark_engine.run(request.config, request.properties, request.spark, request.bounds, show_progress), None
+    try:
+        explorer = Explorer(
+            request.config,
+            request.properties,
+            engine=request.local_engine,
+            record_graph=request.fairness is not None,
+            workers=request.workers,
+            step_observer=coverage.observer if request.coverage else None,
+        )
+        explorer.engine_for_run()
+    except ValueError as exc:
+        raise InputError(f"--engine {request.engine}: {exc}") from None
+    cp = request.checkpoint
+    progress = progress_reporter(phase="safety search", strategy=request.strategy) if show_progress else None
+    try:
+        result = explorer.run(
+            request.strategy,
+            request.bounds,
+            progress,
+            None if cp is None else cp.directory,
+            None if cp is None else cp.every,
+            cp is not None and cp.resume,
+        )
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    if progress is not None:
+        end_progress()
+    return result, explorer
+
+
+def run(args: argparse.Namespace) -> int:
+    request = request_from_args(args)
+    config, bounds, fairness, spark = request.config, request.bounds, request.fairness, request.spark
     out_dir = inputs.output_dir(args.out) if args.out else None
     junit = inputs.output_file(args.junit, ("xml",), "--junit") if args.junit else None
     quiet = args.json or args.no_progress or args.quiet
     if not args.json and not args.quiet:
-        print_header(VERB, config, bounds, args.strategy)
-    if spark is not None:
-        try:
-            result = spark_engine.run(config, (*ALL, *dimension_properties(config)), spark, bounds, not quiet)
-        except SparkUnavailable as exc:
-            print(f"kgc: error: {exc}", file=sys.stderr)
-            return EXIT_SYSTEM
-    else:
-        engine = {"native": "native", "python": "python"}.get(args.engine)
-        try:
-            observer = coverage.observer if args.coverage else None
-            explorer = Explorer(
-                config,
-                (*ALL, *dimension_properties(config)),
-                engine=engine,
-                record_graph=fairness is not None,
-                workers=workers,
-                step_observer=observer,
-            )
-            explorer.engine_for_run()
-        except ValueError as exc:
-            raise InputError(f"--engine {args.engine}: {exc}") from None
-        checkpoint, every, resume = checkpoint_from_args(args)
-        progress = None if quiet else progress_reporter(phase="safety search", strategy=args.strategy)
-        try:
-            result = explorer.run(args.strategy, bounds, progress, checkpoint, every, resume)
-        except ValueError as exc:
-            raise InputError(str(exc)) from None
-        if progress is not None:
-            end_progress()
+        print_header(VERB, config, bounds, request.strategy)
+    try:
+        result, explorer = search(request, not quiet)
+    except SparkUnavailable as exc:
+        print(f"kgc: error: {exc}", file=sys.stderr)
+        return EXIT_SYSTEM
     word, code = verdict(result.ok, result.stats, args.allow_incomplete)
     interrupted = result.stats.stopped_by == "interrupted"
     # no liveness check after these: it needs more memory, time or disk than the run had
@@ -192,7 +228,7 @@ def run(args: argparse.Namespace) -> int:
         write_error = exc
     except OSError as exc:
         write_error = InputError(f"--out: cannot write into {str(out_dir)!r}: {exc.strerror or exc}")
-    covered = coverage.Coverage.of(result.observed, config) if args.coverage else None
+    covered = coverage.Coverage.of(result.observed, config) if request.coverage else None
     if not args.json:
         if covered is not None:
             print("\n".join(covered.text()))
@@ -202,8 +238,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"safety: {word}; checking liveness ({fairness.level} fairness) …", flush=True)
     if fairness is not None and not cut and not quiet:
         print("progress: liveness: exploring the state graph and checking its cycles", file=sys.stderr, flush=True)
-    graph, model = (result.graph, explorer.model) if spark is None else (None, None)
-    liveness = live.run(config, fairness, bounds, graph, model, workers) if fairness is not None and not cut else None
+    graph, model = (result.graph, explorer.model) if explorer is not None else (None, None)
+    liveness = live.run(request, graph, model) if fairness is not None and not cut else None
     if result.ok and not interrupted and liveness is not None and not liveness.ok:
         word, code = "violation", EXIT_LIVENESS  # a lasso is real even in an incomplete exploration
     try:

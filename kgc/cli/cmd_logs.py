@@ -137,9 +137,12 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(analysis.as_json(), indent=1, default=str))
     else:
         print(format_text(analysis))
-    if out is not None and args.engine != "spark":
+    if analysis.write_error is not None:  # Spark's Parquet: the previous version is still in place
+        print(f"kgc: error: --out: {analysis.write_error}", file=sys.stderr)
+        return exits.BAD_INPUT
+    if out is not None:
         try:
-            write_outputs(analysis, out)
+            write_outputs(analysis, out, parquet=args.engine != "spark")
         except OSError as exc:  # a full disk, a directory removed meanwhile: the results above stand
             print(f"kgc: error: --out: cannot write into {str(out)!r}: {exc.strerror or exc}", file=sys.stderr)
             return exits.BAD_INPUT
@@ -158,6 +161,4 @@ def _spark(paths: list[str], profile: str | None, master: str, out: Path | None)
     finally:
         if owned:
             spark.stop()
-    if out is not None:
-        write_outputs(analysis, out, parquet=False)
     return analysis

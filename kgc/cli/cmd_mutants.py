@@ -32,8 +32,8 @@ from kgc.cli.junit import FAILED, PASSED, Case, write_junit
 from kgc.cli.options import add_bounds_arguments, add_model_arguments, bounds_from_args, config_from_args
 from kgc.cli.outcome import end_progress, print_header, progress_reporter
 from kgc.diagrams.sequence import render_svg
+from kgc.engine_support.mutation import Outcome, Report, run_catalogue
 from kgc.explorer.liveness import FAIRNESS_LEVELS, Fairness
-from kgc.explorer.mutation import Outcome, Report, run_catalogue
 from kgc.explorer.search import Bounds
 from kgc.harness.fuzz.mutation import FuzzOutcome, fuzz_mutant
 from kgc.harness.fuzz.mutation import applies as fuzz_applies

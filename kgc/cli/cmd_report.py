@@ -40,7 +40,9 @@ from kgc.cli.outcome import (
 from kgc.diagrams.exploration import explore_recording
 from kgc.diagrams.render import RenderError
 from kgc.diagrams.report import ReportInput, build_report, warnings
+from kgc.explorer.request import CheckRequest
 from kgc.properties.protocol import ALL
+from kgc.properties.temporal import ALL as TEMPORAL
 from kgc.timing.config import TimingConfig, TimingConfigError
 from kgc.timing.config import load as load_timing
 from kgc.timing.queries import PROVED, answer_all
@@ -98,9 +100,8 @@ def run(args: argparse.Namespace) -> int:
     say: Callable[[str], None] = (lambda _text: None) if args.no_progress else _phase
     if fairness is not None and not cut:
         say("liveness: exploring the state graph and checking its cycles")
-    liveness = (
-        live.run(config, fairness, bounds, result.graph, model, workers) if fairness is not None and not cut else None
-    )
+    request = CheckRequest(config, tuple(ALL), TEMPORAL, bounds, args.strategy, fairness=fairness, workers=workers)
+    liveness = live.run(request, result.graph, model) if fairness is not None and not cut else None
     command = "kgc " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["report"] else ""
     inp = ReportInput(result, obs, bounds, command, liveness)
     timing_results = [(path, answer_all(cfg)) for path, cfg in timing]

@@ -233,7 +233,7 @@ def side_document(label: str, config: Config, bounds: Bounds, properties: Sequen
     if ex.stopped_by == "interrupted":
         raise KeyboardInterrupt
     try:  # a side at an older revision (kgc.cli.revision) may have no coverage module
-        from kgc.explorer import coverage
+        from kgc.engine_support import coverage
     except ImportError:
         coverage = None  # type: ignore[assignment]
     observer = coverage.observer if coverage is not None else None

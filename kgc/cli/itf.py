@@ -24,11 +24,9 @@ Python reader.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from kgc.explorer.search import Bounds, Explorer
-from kgc.explorer.trace import trace_json
 from kgc.model.actions import Action
 from kgc.model.config import Config
 from kgc.model.names import consumer_name
@@ -173,13 +171,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return value
-
-
-def itf_of_path(path: Sequence[tuple[Action | None, State]], config: Config, prop: Property) -> dict[str, Any]:
-    doc = trace_json(
-        prop.name, prop.description, list(path), kind=prop.kind, source=prop.source, config=config.describe()
-    )
-    return itf_of_trace(doc)
 
 
 # ---------------------------------------------------------------------- the format's rules

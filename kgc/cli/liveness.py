@@ -28,12 +28,10 @@ from kgc.explorer.liveness import (
     check_graph,
     lasso_trace,
 )
-from kgc.explorer.search import Bounds
+from kgc.explorer.request import CheckRequest
 from kgc.explorer.trace import format_trace
 from kgc.model.config import Config
-from kgc.model.system import ClassicGroupModel
 from kgc.properties.explain import explain_lasso
-from kgc.properties.temporal import ALL
 
 EXIT_LIVENESS = 13
 REFUSAL = (
@@ -75,21 +73,17 @@ def wanted(args: argparse.Namespace, spark: bool) -> Fairness | None:
     return Fairness(args.fairness or "weak")
 
 
-def run(
-    config: Config,
-    fairness: Fairness,
-    bounds: Bounds,
-    graph: StateGraph | None = None,
-    model: PackedModel | Any = None,
-    workers: int = 1,
-) -> LivenessResult:
-    """The liveness verdicts: on the graph the safety search recorded (``graph``, with the
-    ``model`` whose keys it holds: the native engine records one), else on a graph explored here.
-    ``workers`` 2: two processes check the properties (``kgc.explorer.liveness.check_graph``)."""
+def run(request: CheckRequest, graph: StateGraph | None = None, model: PackedModel | Any = None) -> LivenessResult:
+    """The liveness verdicts of ``request.temporal`` under ``request.fairness``: on the graph the safety
+    search recorded (``graph``, with the ``model`` whose keys it holds: the native engine records one),
+    else on a graph explored here. ``request.workers`` 2: two processes check the properties
+    (``kgc.explorer.liveness.check_graph``)."""
+    assert request.fairness is not None, "liveness is checked under a fairness"
+    bounds = request.bounds
     if graph is None or not isinstance(model, PackedModel):
-        model = PackedModel(ClassicGroupModel(config))
+        model = PackedModel(request.config.model())
         graph = build_graph(model, bounds.max_states, bounds.time_limit, bounds.max_depth, max_memory=bounds.max_memory)
-    result = check_graph(model, graph, ALL, fairness, workers=workers)
+    result = check_graph(model, graph, request.temporal, request.fairness, workers=request.workers)
     result.max_depth = bounds.max_depth
     return result
 

@@ -545,11 +545,6 @@ def _lasso(index: int, lasso: Lasso, live: LivenessResult) -> list[str]:
     return out
 
 
-def report_for(result: Result, observation: Observation, bounds: Bounds, command: str = "") -> str:
-    """Shorthand for ``build_report(ReportInput(...))``."""
-    return build_report(ReportInput(result, observation, bounds, command))
-
-
 def _version() -> str:
     """kgc's installed version (the report does not import the command line for it)."""
     try:

@@ -68,7 +68,6 @@ from kgc.explorer.components import _C_BITS, _C_MASK, _C_SHIFT, _G_MASK, PackedM
 from kgc.explorer.trace import trace_json
 from kgc.explorer.worker import Forked
 from kgc.model.actions import (
-    BUDGET_OF,
     EXPIRE_HEARTBEAT,
     EXPIRE_JOIN,
     EXPIRE_PENDING,
@@ -84,8 +83,8 @@ from kgc.model.actions import (
 )
 from kgc.model.config import Config
 from kgc.model.names import actor_name, mid_text
+from kgc.model.perturbations import BUDGET_OF, PERTURBATIONS
 from kgc.model.state import State
-from kgc.model.system import ClassicGroupModel
 from kgc.model.types import GroupState
 from kgc.properties.temporal import ALL, CONSUMER, CONSUMERS, GROUP, WHOLE, Temporal
 
@@ -129,9 +128,9 @@ CLASS_DOC: dict[str, str] = {
     "sync_timer": "DelayedSync fires",
     "store_callback": "the storeGroup write completes",
 }
-UNFAIR_DOC = (
-    "never forced (perturbations, bounded by the budgets): crash, lose_response, unload, store_failure, "
-    "LeaveGroup, metadata change, InitialDelayedJoin extension, a timer removing a live member"
+UNFAIR_DOC = "never forced (perturbations, bounded by the budgets): " + ", ".join(
+    [*(p.label for p in PERTURBATIONS if p.role != "removal"), "InitialDelayedJoin extension"]
+    + [p.label for p in PERTURBATIONS if p.role == "removal"]
 )
 
 
@@ -1290,7 +1289,7 @@ def check(
     max_memory: int | None = None,
 ) -> LivenessResult:
     """Explore ``config`` and check its liveness properties under ``fairness``."""
-    model = PackedModel(ClassicGroupModel(config))
+    model = PackedModel(config.model())
     graph = build_graph(model, max_states, time_limit, max_depth, max_memory=max_memory)
     return check_graph(model, graph, properties, fairness)
 

@@ -39,11 +39,11 @@ from kgc.explorer.checkpoint import CheckpointError, Checkpoints
 from kgc.explorer.checks import Book, Where
 from kgc.explorer.components import ConsumerMove, Deliveries, GroupMove, PackedModel
 from kgc.explorer.liveness import UNEXPLORED, ClassTable, Projector, StateGraph, step_class
+from kgc.explorer.native_codes import B_BITS, G_BITS, Event, Need, Queued
 from kgc.explorer.worker import FRAME_WORDS, Recorder, Worker, write_frame
 from kgc.model.actions import ALL_KINDS, Action
 from kgc.model.config import Config
 from kgc.model.state import Budget, Consumer, Group, State, replace
-from kgc.model.system import CONSUMER_SPENDS
 from kgc.properties.temporal import CONSUMER, CONSUMERS, GROUP
 
 _core: ModuleType | None
@@ -59,26 +59,19 @@ except ImportError:  # pragma: no cover - built with the core
 
 AVAILABLE = _core is not None
 
-BUDGET_KINDS = (
-    "crash",
-    "lost_response",
-    "coordinator_unload",
-    "store_failure",
-    "session_expiry",
-    "leave",
-    "metadata_change",
-)
-_KIND = {k: i for i, k in enumerate(BUDGET_KINDS)}
 _ACTION_KIND = {k: i for i, k in enumerate(ALL_KINDS)}
 
-_G_BITS, _B_BITS = 26, 10
-_G_MASK, _B_MASK = (1 << _G_BITS) - 1, (1 << _B_BITS) - 1
-_V_SHIFT = _G_BITS + _B_BITS
+# The native key's layout (not PackedModel's: kgc/explorer/components.py packs its own keys).
+_NATIVE_G_BITS, _NATIVE_B_BITS = G_BITS, B_BITS
+_G_MASK, _B_MASK = (1 << _NATIVE_G_BITS) - 1, (1 << _NATIVE_B_BITS) - 1
+_V_SHIFT = _NATIVE_G_BITS + _NATIVE_B_BITS
 _U64 = (1 << 64) - 1
 
-# Answers to run(): events and requests (kgc/explorer/native/core.c).
-_DONE, _PAUSE, _QUEUE, _MAX_STATES, _LEVEL = 0, 1, 2, 3, 4
-_WAIT = 22
+# Answers to run(): events and questions (kgc/explorer/native/codes.h), as plain ints for the hot loop.
+_DONE, _QUEUE, _MAX_STATES, _LEVEL = int(Event.DONE), int(Event.QUEUE), int(Event.MAX_STATES), int(Event.LEVEL)
+_FIRST_NEED = int(min(Need))
+_WAIT = int(Need.WAIT)
+_Q_COMPONENT, _Q_STEP = int(Queued.COMPONENT), int(Queued.STEP)
 _RECORD = 6
 """Words of a request as ``Core.scan`` lists it: kind, a, b, c, d (as ``run`` asks), avail."""
 _CHUNK = 4096
@@ -91,10 +84,28 @@ def _state(group: Group, consumers: tuple[Consumer, ...], budget: Budget) -> Sta
     return tuple.__new__(State, (group, consumers, budget))
 
 
-def _flat_consumer(moves: list[ConsumerMove], index: int) -> list[int]:
+class _SpendSlots:
+    """A move's two spend slots: the budget kinds it spends, in order, as the core numbers them (their
+    place in the model's ``perturbations``; -1: none)."""
+
+    def __init__(self, kinds: Sequence[str]) -> None:
+        self.index = {k: i for i, k in enumerate(kinds)}
+        self.cache: dict[tuple[str, ...], tuple[int, int]] = {}
+
+    def __call__(self, spends: tuple[str, ...]) -> tuple[int, int]:
+        slots = self.cache.get(spends)
+        if slots is None:
+            if len(spends) > 2:  # pragma: no cover - the classic model spends at most two
+                raise ValueError(f"a step spends at most two budgets, not {spends}")
+            kinds = [self.index[k] for k in spends] + [-1, -1]
+            slots = self.cache[spends] = (kinds[0], kinds[1])
+        return slots
+
+
+def _flat_consumer(moves: list[ConsumerMove], index: int, slots: _SpendSlots) -> list[int]:
     out = [len(moves)]
     for m in moves:
-        out += (m.step, *_spends(m.spends))
+        out += (m.step, *slots(m.spends))
         out += (m.group, index, m.consumer, len(m.deliveries))
         for j, rid in m.deliveries:
             out += (j, rid)
@@ -102,21 +113,7 @@ def _flat_consumer(moves: list[ConsumerMove], index: int) -> list[int]:
     return out
 
 
-_SLOTS: dict[tuple[str, ...], tuple[int, int]] = {}
-
-
-def _spends(spends: tuple[str, ...]) -> tuple[int, int]:
-    """A move's two spend slots: the budget kinds it spends, in order (-1: none)."""
-    slots = _SLOTS.get(spends)
-    if slots is None:
-        if len(spends) > 2:  # pragma: no cover - the classic model spends at most two
-            raise ValueError(f"a step spends at most two budgets, not {spends}")
-        kinds = [_KIND[k] for k in spends] + [-1, -1]
-        slots = _SLOTS[spends] = (kinds[0], kinds[1])
-    return slots
-
-
-def _flat_group(moves: list[GroupMove]) -> list[int]:
+def _flat_group(moves: list[GroupMove], slots: _SpendSlots) -> list[int]:
     """A group's timers spend only ``session_expiry``, when a live member is removed (the core
     then spends it from the budget before the step, which is right as timers spend nothing
     else); faults spend their own budget and remove nobody (``PackedModel.successor_keys``)."""
@@ -124,7 +121,7 @@ def _flat_group(moves: list[GroupMove]) -> list[int]:
     for m in moves:
         if m.live and m.spends:  # pragma: no cover - not a shape of the classic model
             raise ValueError("a step that spends a budget cannot also remove live members here")
-        out += (m.step, *_spends(m.spends), m.group, -1, 0, len(m.deliveries))
+        out += (m.step, *slots(m.spends), m.group, -1, 0, len(m.deliveries))
         for j, rid in m.deliveries:
             out += (j, rid)
         live = m.live
@@ -175,17 +172,22 @@ class NativeSearch:
         self.counts_before: dict[str, int] = {}
         self.observed_before: dict[Hashable, int] = {}
         self.seconds_before = 0.0
+        spec = model.spec
+        self.budget_kinds: tuple[str, ...] = tuple(spec.perturbations)
+        """The model's perturbation kinds, in its budget's order: the core's budget indices."""
+        self.slots = _SpendSlots(self.budget_kinds)
+        kind = self.slots.index
         self.core: Any = _core.Core(
             consumers=config.consumers,
-            budget_kinds=len(BUDGET_KINDS),
+            budget_kinds=len(self.budget_kinds),
             max_generation=config.max_generation,
             dfs=int(strategy == "dfs"),
             max_depth=-1 if max_depth is None else max_depth,
             max_states=-1 if max_states is None else max_states,
-            crash=_KIND["crash"],
-            lost=_KIND["lost_response"],
-            session=_KIND["session_expiry"],
-            consumer_spends=[_KIND[k] for k in CONSUMER_SPENDS],
+            crash=kind[spec.crash_spends],
+            lost=kind[spec.lost_spends],
+            session=kind[spec.removal_spends],
+            consumer_spends=[kind[k] for k in spec.local_spends],
             want_vector_masks=int(bool(book.consumer_checks)),
             parents_path=self.parents_path,
             parents_kept=-1 if resume is None else int(resume["parents_records"]),
@@ -220,18 +222,18 @@ class NativeSearch:
         """The actions of steps whose verdict fired: a counterexample ends with one of them."""
         self._decoded: tuple[int, State | None] = (-1, None)
         self._handlers: dict[int, Callable[[int, int, int, int], None]] = {
-            10: self._group,
-            11: self._vector,
-            12: self._budget,
-            13: self._local,
-            14: self._own,
-            15: self._timers,
-            16: self._candidates,
-            17: self._crash,
-            18: self._lose,
-            19: self._faults,
-            20: self._deliver,
-            21: self._step,
+            int(Need.GROUP): self._group,
+            int(Need.VECTOR): self._vector,
+            int(Need.BUDGET): self._budget,
+            int(Need.LOCAL): self._local,
+            int(Need.OWN): self._own,
+            int(Need.TIMERS): self._timers,
+            int(Need.CANDIDATES): self._candidates,
+            int(Need.CRASH): self._crash,
+            int(Need.LOSE): self._lose,
+            int(Need.FAULTS): self._faults,
+            int(Need.DELIVER): self._deliver,
+            int(Need.STEP): self._step,
             _WAIT: self._await,
         }
 
@@ -252,7 +254,7 @@ class NativeSearch:
         state = _state(
             m.groups.values[key & _G_MASK],
             tuple([consumers[cid] for cid in self.core.vector(key >> _V_SHIFT)]),
-            m.budgets.values[(key >> _G_BITS) & _B_MASK],
+            m.budgets.values[(key >> _NATIVE_G_BITS) & _B_MASK],
         )
         self._decoded = (key, state)
         return state
@@ -263,7 +265,7 @@ class NativeSearch:
             gid = m.group_id(state.group)
             bid = m.budgets.id(state.budget)
             vid = core.vector_id([m.consumer_id(c) for c in state.consumers])
-            key = gid | bid << _G_BITS | vid << _V_SHIFT
+            key = gid | bid << _NATIVE_G_BITS | vid << _V_SHIFT
             dead = int(m.halted[gid])
             core.set_group(gid, state.group.generation, dead, self.book.group_mask(state))
             core.set_vector_mask(vid, self.book.consumer_mask(state))
@@ -342,7 +344,7 @@ class NativeSearch:
 
     def _budget(self, bid: int, _b: int, _c: int, _d: int) -> None:
         m = self.model
-        self.core.set_budget(bid, [m.spend(bid, k) for k in BUDGET_KINDS], m.budgets.values[bid].total)
+        self.core.set_budget(bid, [m.spend(bid, k) for k in self.budget_kinds], m.budgets.values[bid].total)
 
     def _local(self, cid: int, _b: int, _c: int, _d: int) -> None:
         idx, serial = self.model.holder[cid]
@@ -351,18 +353,18 @@ class NativeSearch:
     def _own(self, gid: int, i: int, cid: int, key: int) -> None:
         """Consumer ``i``'s moves, of those the budget's ``avail`` bits allow (as
         ``successor_keys`` computes them: moves needing an exhausted perturbation are left out)."""
-        bid = (key & _U64) >> _G_BITS & _B_MASK
+        bid = (key & _U64) >> _NATIVE_G_BITS & _B_MASK
         avail = self.model.budget_facts(bid)[0]
         moves = self.model.moves(gid, i, cid, avail)
         self._judge(self.decode(key), [(mv.step, mv.group, i, mv.consumer, mv.deliveries) for mv in moves])
-        self.core.set_own(gid, i, cid, avail, _flat_consumer(moves, i))
+        self.core.set_own(gid, i, cid, avail, _flat_consumer(moves, i, self.slots))
 
     def _timers(self, gid: int, protected: int, key: int, _d: int) -> None:
         """The group's timer steps, none that removes a ``protected`` member (bits of the
         candidates: members a consumer still holds when no ``session_expiry`` is left)."""
         moves = self.model.timers(gid, protected)
         self._judge(self.decode(key), [(mv.step, mv.group, -1, 0, mv.deliveries) for mv in moves])
-        self.core.set_timers(gid, protected, _flat_group(moves))
+        self.core.set_timers(gid, protected, _flat_group(moves, self.slots))
 
     def _candidates(self, gid: int, _b: int, _c: int, _d: int) -> None:
         flat = [0]
@@ -375,18 +377,18 @@ class NativeSearch:
         move = self.model.crash(gid, i, cid)
         if move is not None:
             self._judge(self.decode(key), [(move.step, move.group, i, move.consumer, move.deliveries)])
-        self.core.set_crash(gid, i, cid, _flat_consumer([move] if move is not None else [], i))
+        self.core.set_crash(gid, i, cid, _flat_consumer([move] if move is not None else [], i, self.slots))
 
     def _lose(self, gid: int, i: int, cid: int, key: int) -> None:
         move = self.model.lose(gid, i, cid)
         if move is not None:
             self._judge(self.decode(key), [(move.step, move.group, i, move.consumer, move.deliveries)])
-        self.core.set_lose(gid, i, cid, _flat_consumer([move] if move is not None else [], i))
+        self.core.set_lose(gid, i, cid, _flat_consumer([move] if move is not None else [], i, self.slots))
 
     def _faults(self, gid: int, key: int, _c: int, _d: int) -> None:
         moves = self.model.faults(gid)
         self._judge(self.decode(key), [(mv.step, mv.group, -1, 0, mv.deliveries) for mv in moves])
-        self.core.set_faults(gid, _flat_group(moves))
+        self.core.set_faults(gid, _flat_group(moves, self.slots))
 
     def _deliver(self, cid: int, rid: int, _c: int, _d: int) -> None:
         self.core.set_deliver(cid, rid, self.model.delivered(cid, rid))
@@ -410,9 +412,9 @@ class NativeSearch:
         book = self.book
         observer_bit = 1 << len(book.step_checks)
         for event in self.core.take_queue():
-            if event[0] == 0:
+            if event[0] == _Q_COMPONENT:
                 book.fire_component(event[1], Where(event[2]))
-            elif event[0] == 1:
+            elif event[0] == _Q_STEP:
                 book.fire_step(event[1] & ~observer_bit, Where(event[2], event[3], event[4]))
             elif book.pending_state_checks:
                 book.check_state(self.decode(event[2]), Where(event[2]))
@@ -453,7 +455,7 @@ class NativeSearch:
         last = last_checkpoint = start
         while True:
             event, a, b, c, d = core.run(_CHUNK)
-            if event >= 10:
+            if event >= _FIRST_NEED:
                 handlers[event](a, b, c, d)
                 continue
             if event == _LEVEL:
@@ -828,7 +830,7 @@ class NativeKeys(Sequence[int]):
         rest = self.rests.get(vid)
         if rest is None:
             rest = self.rests[vid] = self.search.model.pack(0, 0, list(self.search.core.vector(vid)))
-        return (key & _G_MASK) | ((key >> _G_BITS) & _B_MASK) << 32 | rest
+        return (key & _G_MASK) | ((key >> _NATIVE_G_BITS) & _B_MASK) << 32 | rest
 
 
 class NativeProjector(Projector):

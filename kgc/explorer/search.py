@@ -41,7 +41,6 @@ from kgc.model.actions import Action
 from kgc.model.config import Config
 from kgc.model.protocol import ComponentModel, Model
 from kgc.model.state import State
-from kgc.model.system import ClassicGroupModel
 from kgc.properties.base import STEP, Property
 from kgc.properties.protocol import ALL
 
@@ -106,7 +105,8 @@ class Stats:
 
 @dataclass
 class Result:
-    config: Config
+    config: Config | Any
+    """Kafka's configuration, or another model's recipe (or None: ``Explorer.of``)."""
     strategy: str
     properties: Sequence[Property]
     stats: Stats
@@ -138,7 +138,10 @@ class Result:
 
     def basis(self) -> list[str]:
         """What this run's verdicts rest on (``kgc.explorer.basis.basis``)."""
-        if self.config is None:  # any model (Explorer.of): only the bounds it has
+        if not isinstance(self.config, Config):  # another model: what its recipe says, else the depth bound
+            own = getattr(self.config, "basis", None)
+            if callable(own):
+                return list(own(self.stats.boundary_states, self.depth_cut))
             return [f"to depth {self.depth_cut}"] if self.depth_cut is not None else []
         return basis.basis(self.config, self.stats.boundary_states, self.depth_cut)
 
@@ -215,7 +218,7 @@ class Explorer:
             raise ValueError(f"unknown engine {self.engine!r}: one of {', '.join(ENGINES)}")
         self.config = config
         if model is None:
-            model = ClassicGroupModel(config)
+            model = config.model()
         self.model: PackedModel | InternedModel = searchable(model)
         self.properties = list(properties)
         self.stop_at_first = stop_at_first
@@ -288,7 +291,11 @@ class Explorer:
         from kgc.explorer import native
 
         whole = [p for p in self.properties if p.check_transition is not None and p.scope != STEP]
-        classic = isinstance(self.model, PackedModel) and isinstance(self.model.spec, ClassicGroupModel)
+        # The native engine rebuilds Kafka's states (kgc.model.state.State) from its keys: it runs a
+        # packed model of those only, and not the generation quotient.
+        classic = isinstance(self.model, PackedModel) and all(
+            isinstance(s, State) for s in self.model.spec.init_states()
+        )
         quotient = isinstance(self.model, PackedModel) and self.model.quotient
         fits = native.AVAILABLE and self.step_cache and not whole and classic and not quotient
         if self.engine == "native" and not fits:
@@ -435,9 +442,10 @@ class Explorer:
         """A path as a behaviour of the model: under the generation-shift quotient its states are
         representatives, and this puts back the generations the behaviour really has."""
         model = self.model
-        if not (isinstance(model, PackedModel) and model.quotient and isinstance(model.spec, ClassicGroupModel)):
+        collapse = getattr(model.spec, "collapse", None) if isinstance(model, PackedModel) else None
+        if not (isinstance(model, PackedModel) and model.quotient and collapse is not None):
             return path
-        return generations.concrete_path(model.spec.next_state, path, model.spec.collapse)
+        return generations.concrete_path(model.spec.next_state, path, collapse)
 
     def rebuild(self, parents: dict[int, int], key: int) -> list[tuple[Action | None, State]]:
         """The path to ``key``: walk parents back to an initial state, then replay the model

@@ -87,9 +87,8 @@ from kgc.explorer.spark_env import (
 )
 from kgc.model._compiled import running_compiled
 from kgc.model.actions import Action
-from kgc.model.config import Config
+from kgc.model.protocol import ModelRecipe
 from kgc.model.state import State
-from kgc.model.system import ClassicGroupModel
 from kgc.properties.base import Property
 from kgc.properties.protocol import ALL
 
@@ -245,7 +244,8 @@ class LevelTask:
 
     search: str
     """Identifies the search: a Python worker keeps one model (and step cache) per search."""
-    config: Config
+    config: ModelRecipe
+    """What builds the model on the executor (``model()``): Kafka's ``Config``, or any model's recipe."""
     properties: tuple[Property, ...]
     settled: frozenset[str]
     """Properties already violated or witnessed at an earlier level: not evaluated again."""
@@ -261,7 +261,7 @@ class _Worker:
     cover every check (settled or not), so they stay valid in every later partition and level."""
 
     def __init__(self, task: LevelTask) -> None:
-        self.model = PackedModel(ClassicGroupModel(task.config))
+        self.model = PackedModel(task.config.model())
         self.codec = Codec(self.model)
         self.book = Book(task.properties)
         self.every = -1
@@ -420,7 +420,7 @@ class SparkExplorer:
 
     def __init__(
         self,
-        config: Config,
+        config: ModelRecipe,
         properties: Sequence[Property] = ALL,
         *,
         spark: SparkSession | None = None,
@@ -429,7 +429,7 @@ class SparkExplorer:
         step_memory: int = 1_000_000,
     ) -> None:
         self.config = config
-        self.model = PackedModel(ClassicGroupModel(config))
+        self.model = PackedModel(config.model())
         self.codec = Codec(self.model)
         self.properties = list(properties)
         self.spark = spark

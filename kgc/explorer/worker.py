@@ -38,6 +38,8 @@ from array import array
 from collections.abc import Callable
 from typing import Any
 
+from kgc.explorer.native_codes import Need
+
 FRAME_WORDS = 1 << 16
 """A worker writes a frame when its records reach this many words (or at the end)."""
 
@@ -86,24 +88,24 @@ class Recorder:
         self.masks.append(mask)
         self.classes.append(classes)
 
-    def _put(self, kind: int, a: int, b: int, c: int, avail: int, flat: list[int]) -> None:
+    def _put(self, kind: Need, a: int, b: int, c: int, avail: int, flat: list[int]) -> None:
         self.records.extend((kind, a, b, c, avail, len(flat)))
         self.records.extend(flat)
 
     def set_own(self, gid: int, i: int, cid: int, avail: int, flat: list[int]) -> None:
-        self._put(14, gid, i, cid, avail, flat)
+        self._put(Need.OWN, gid, i, cid, avail, flat)
 
     def set_timers(self, gid: int, protected: int, flat: list[int]) -> None:
-        self._put(15, gid, protected, 0, 0, flat)
+        self._put(Need.TIMERS, gid, protected, 0, 0, flat)
 
     def set_crash(self, gid: int, i: int, cid: int, flat: list[int]) -> None:
-        self._put(17, gid, i, cid, 0, flat)
+        self._put(Need.CRASH, gid, i, cid, 0, flat)
 
     def set_lose(self, gid: int, i: int, cid: int, flat: list[int]) -> None:
-        self._put(18, gid, i, cid, 0, flat)
+        self._put(Need.LOSE, gid, i, cid, 0, flat)
 
     def set_faults(self, gid: int, flat: list[int]) -> None:
-        self._put(19, gid, 0, 0, 0, flat)
+        self._put(Need.FAULTS, gid, 0, 0, 0, flat)
 
     def take(self) -> tuple[int, bytes, bytes, bytes]:
         """The records and step verdicts since the last take: (first step, records, masks, classes)."""

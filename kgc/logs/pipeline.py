@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -89,6 +88,8 @@ class Analysis:
     #: the summary page's charts: (cluster, group, rebalances, patterns with causes, timeline SVG) of
     #: the groups with the most rebalances, most first
     charts: list[Chart] = field(default_factory=list)
+    #: why the Spark engine could not write ``verdicts.parquet`` (one line), the rows still here
+    write_error: str | None = None
 
     @property
     def inconsistent(self) -> list[dict[str, Any]]:
@@ -146,7 +147,7 @@ def write_parquet(rows: Sequence[dict[str, Any]], path: Path) -> None:
     tmp = files.atomic_path(path)
     try:
         pq.write_table(table, tmp)
-        os.replace(tmp, path)
+        files.replace_output(tmp, path)  # also over a directory or link an earlier Spark run left
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

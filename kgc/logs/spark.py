@@ -7,8 +7,10 @@
 2. Events are keyed by ``(cluster, group)`` and grouped (``groupByKey``); the grouped map sorts each
    group's events by time and validates and diagnoses them (``validate_group``, ``diagnose``,
    ``kgc.logs.pipeline.make_row``: the local engine's code), keeping each group's chart.
-3. The rows become a DataFrame written as Parquet (``verdicts.parquet/``); the input statistics are
-   merged on the driver (``reduce``), and the summary page is written there.
+3. The rows become a DataFrame written as Parquet (a directory of part files, written at a fresh
+   hidden name and swapped in whole: ``verdicts.parquet`` is a link to the newest complete version,
+   ``kgc.files.publish_directory``); the input statistics are merged on the driver (``reduce``),
+   and the summary page is written there.
 
 The session comes from ``kgc.explorer.spark_env.start_session`` (local masters bind to 127.0.0.1; a
 session already running, as the tests' fixture, is reused). On a non-local master the packages the
@@ -18,10 +20,11 @@ executors import (``logs``, ``sut``, ``model``) are shipped as a zip (``addPyFil
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from kgc import files as kgc_files
 from kgc.logs.diagnose import diagnose
 from kgc.logs.events import Event, events_of, sort_key
 from kgc.logs.parse import ParseStats, iter_files, open_source, read_records
@@ -93,14 +96,24 @@ def analyse_spark(
     }  # fmt: skip
     schema = StructType([StructField(c, types.get(c, text), True) for c in ROW_COLUMNS])
     frame = spark.createDataFrame(rows_rdd.map(lambda r: tuple(_coerce(r[c]) for c in ROW_COLUMNS)), schema)
+    write_error = None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        frame.write.mode("overwrite").parquet(str(out / "verdicts.parquet"))
+        # A directory of part files, written at a fresh name and swapped in whole (kgc.files): a
+        # failed or concurrent run leaves the previous verdicts.parquet readable. A failure (a full
+        # disk: an OSError here, a Java exception from Spark) is reported after the results.
+        try:
+            kgc_files.publish_directory(
+                out / "verdicts.parquet", lambda at: frame.write.mode("overwrite").parquet(str(at))
+            )
+        except Exception as exc:  # noqa: BLE001 - py4j's errors share no base class with OSError
+            first = (str(getattr(exc, "strerror", None) or exc).strip().splitlines() or [type(exc).__name__])[0]
+            write_error = f"cannot write {out / 'verdicts.parquet'}: {first[:300]}"
     rows = sorted((_as_row(r) for r in frame.collect()), key=lambda r: (r["cluster"], r["group"]))
     charts = grouped.map(lambda rc: rc[1]).filter(lambda c: c is not None).takeOrdered(CHARTS, key=chart_order)
     grouped.unpersist()
     parsed.unpersist()
-    return Analysis("spark", stats, rows, time.monotonic() - began, charts)
+    return Analysis("spark", stats, rows, time.monotonic() - began, charts, write_error)
 
 
 def _coerce(v: Any) -> Any:
@@ -112,8 +125,3 @@ def _as_row(r: Any) -> dict[str, Any]:
     for c in ("coordinators", "allowed", "patterns"):
         d[c] = list(d[c] or [])
     return d
-
-
-def iter_chunks(items: list[Any], n: int) -> Iterator[list[Any]]:
-    for i in range(0, len(items), n):
-        yield items[i : i + n]

@@ -42,15 +42,7 @@ TIMER_KINDS = (EXPIRE_HEARTBEAT, EXPIRE_PENDING, EXPIRE_JOIN, EXPIRE_SYNC, STORE
 FAULT_KINDS = (CRASH, LOSE_RESPONSE, UNLOAD, STORE_FAILURE)
 ALL_KINDS = CONSUMER_KINDS + (HANDLE,) + TIMER_KINDS + FAULT_KINDS
 
-#: Steps that spend a perturbation budget, and which one.
-BUDGET_OF = {
-    CRASH: "crash",
-    LOSE_RESPONSE: "lost_response",
-    UNLOAD: "coordinator_unload",
-    STORE_FAILURE: "store_failure",
-    SEND_LEAVE: "leave",
-    CHANGE_METADATA: "metadata_change",
-}
+# Which budget each kind spends: kgc/model/perturbations.py (BUDGET_OF).
 
 
 class Answer(NamedTuple):

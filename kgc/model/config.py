@@ -14,14 +14,16 @@ from pathlib import Path
 from typing import Any
 
 from kgc.model.mutants import NAMES as MUTANTS
+from kgc.model.perturbations import FAULTS as PERTURBATION_FAULTS
 from kgc.model.profiles import DEFAULT_PROFILE, MODELLED, Profile
 from kgc.model.profiles import PROFILES as KNOWN_PROFILES
 
-FAULTS = ("crash", "lost_response", "session_expiry", "coordinator_unload", "store_failure")
-"""Faults the model can inject, each a bounded perturbation (``budget_*``). ``session_expiry`` is a
-timer (session, new-member, rebalance or pending-sync timeout) removing a member whose consumer is
-still running and holds the id: a slow or partitioned consumer. The same timers removing an
-abandoned member (its consumer crashed, left or started over) are recovery and always enabled."""
+FAULTS = PERTURBATION_FAULTS
+"""Faults the model can inject, each a bounded perturbation (``budget_*``; declared in
+``kgc/model/perturbations.py``). ``session_expiry`` is a timer (session, new-member, rebalance or
+pending-sync timeout) removing a member whose consumer is still running and holds the id: a slow or
+partitioned consumer. The same timers removing an abandoned member (its consumer crashed, left or
+started over) are recovery and always enabled."""
 
 ASSIGNORS = ("range", "roundrobin")
 
@@ -220,6 +222,14 @@ class Config:
     def is_static(self, consumer: int) -> bool:
         """Whether consumer ``consumer`` joins with a ``group.instance.id`` (its index)."""
         return consumer < self.static_consumers
+
+    def model(self) -> Any:
+        """The model this configuration shapes: Kafka's classic group protocol
+        (``kgc.model.system.ClassicGroupModel``). The engines build a model through this
+        (``kgc.model.protocol.ModelRecipe``), never by naming Kafka's."""
+        from kgc.model.system import ClassicGroupModel
+
+        return ClassicGroupModel(self)
 
     def has(self, fault: str) -> bool:
         return fault in self.faults

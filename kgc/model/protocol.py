@@ -73,6 +73,16 @@ process may still hold."""
 
 
 @runtime_checkable
+class ModelRecipe(Protocol):
+    """What an engine is handed to build a model where it runs (a Spark executor, the liveness
+    check's own exploration): a small, picklable, hashable value whose ``model()`` builds it.
+    Kafka's ``kgc.model.config.Config`` is one; so is each example model's configuration
+    (``kgc.examples_models``)."""
+
+    def model(self) -> Any: ...
+
+
+@runtime_checkable
 class ComponentModel(Protocol):
     """A model whose state is one shared component, one local component per process and a
     budget — a state unpacks as ``(shared, locals, budget)`` — and whose every step changes the
@@ -92,6 +102,8 @@ class ComponentModel(Protocol):
     * ``fault_steps(shared)`` — faults of the shared part, each spending its budget;
     * ``crash(shared, i, local)``, ``lose_answer(shared, i, local)`` — process faults (each a
       step or None), spending ``crash_spends`` and ``lost_spends``;
+    * ``perturbations`` — every budget kind, in the budget's order (``kgc/model/perturbations.py``
+      declares Kafka's); the native core numbers kinds by their place here;
     * ``spend(budget, kind)`` (None: not affordable), ``exhausted(budget)`` (nothing affordable),
       ``deliver(local, answer)`` (an answer appended to a process's channel);
     * ``halted(shared)`` (no step at all), ``group_within_boundary(shared)`` (the boundary reads
@@ -104,6 +116,7 @@ class ComponentModel(Protocol):
     """
 
     processes: int
+    perturbations: tuple[str, ...]
     local_spends: tuple[str, ...]
     crash_spends: str
     lost_spends: str

@@ -37,7 +37,6 @@ from kgc.model import consumer as client
 from kgc.model import coordinator as coord
 from kgc.model import generations
 from kgc.model.actions import (
-    BUDGET_OF,
     CRASH,
     EXPIRE_HEARTBEAT,
     EXPIRE_JOIN,
@@ -55,6 +54,7 @@ from kgc.model.actions import (
 )
 from kgc.model.config import Config
 from kgc.model.mutants import RULES
+from kgc.model.perturbations import BUDGET_OF, CONSUMER_SPENDS, CRASH_SPENDS, KINDS, LOST_SPENDS, REMOVAL_SPENDS
 from kgc.model.state import (
     NO_MEMBER,
     Budget,
@@ -77,10 +77,8 @@ Deliveries = tuple[tuple[int, Response], ...]
 _HANDS_OUT_AN_ID = (Errors.NONE, Errors.MEMBER_ID_REQUIRED)
 """The JoinGroup answers that give the consumer the member id they carry."""
 
-LOST = "lost_response"
-SESSION = "session_expiry"
-CONSUMER_SPENDS = ("leave", "metadata_change", LOST)
-"""The perturbations a consumer step can spend (its own step, or a lost immediate answer)."""
+LOST = LOST_SPENDS
+SESSION = REMOVAL_SPENDS
 
 
 ConsumerStep = tuple[Action, tuple[str, ...], Group, Consumer, Deliveries]
@@ -98,29 +96,21 @@ consumer still holds one, the timer removed a live member and spends ``session_e
 class ClassicGroupModel:
     """Kafka's classic consumer group protocol under a configuration."""
 
-    local_spends: tuple[str, ...] = CONSUMER_SPENDS
-    crash_spends: str = "crash"
-    lost_spends: str = LOST
-    removal_spends: str = SESSION
-
     def __init__(self, config: Config) -> None:
         config.validate()
         self.config = config
         self.processes = config.consumers
+        # The perturbation kinds, for the engine (kgc/model/perturbations.py declares them).
+        self.perturbations: tuple[str, ...] = KINDS
+        self.local_spends: tuple[str, ...] = CONSUMER_SPENDS
+        self.crash_spends: str = CRASH_SPENDS
+        self.lost_spends: str = LOST
+        self.removal_spends: str = SESSION
 
     # ------------------------------------------------------------------ the model
     def init_states(self) -> list[State]:
         c = self.config
-        budget = Budget(
-            crash=c.budget("crash"),
-            lost_response=c.budget("lost_response"),
-            coordinator_unload=c.budget("coordinator_unload"),
-            store_failure=c.budget("store_failure"),
-            session_expiry=c.budget("session_expiry"),
-            leave=c.budget("leave"),
-            metadata_change=c.budget("metadata_change"),
-            total=c.max_perturbations,
-        )
+        budget = Budget._make([*[c.budget(kind) for kind in KINDS], c.max_perturbations])
         return [State(initial_group(), tuple(initial_consumer() for _ in range(c.consumers)), budget)]
 
     def within_boundary(self, state: State) -> bool:
@@ -450,7 +440,7 @@ class ClassicGroupModel:
         restarted = client.crash(cons)
         if cons == restarted and not _refers_to(group, index):
             return None
-        return (Action(CRASH, index), ("crash",), coord.orphan_consumer(group, index), restarted, ())
+        return (Action(CRASH, index), (CRASH_SPENDS,), coord.orphan_consumer(group, index), restarted, ())
 
     def lose_answer(self, group: Group, index: int, cons: Consumer) -> ConsumerStep | None:
         """The answer at the head of the consumer's response channel is lost

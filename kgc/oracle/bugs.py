@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kgc.explorer.mutation import explore
+from kgc.engine_support.mutation import explore
 from kgc.explorer.trace import trace_json
 from kgc.harness.fuzz.scenario import ScenarioRecorder
 from kgc.harness.scenario.format import ScenarioConfig, parse

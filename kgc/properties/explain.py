@@ -1,10 +1,15 @@
 """Why a step breaks a property: the clause that failed, what it expected, and the values it read.
 
-Each safety property of :mod:`kgc.properties.protocol` has an explainer here that re-reads the
-failing step the way the property's check does, clause by clause, and says which clause failed in
-words a reader of the counterexample can check against the trace: what the clause expected, what
-happened instead, the values it read (member ids, generations, partitions, answers) and which of
-them a chart should mark (the contested partition, the member, the generation).
+Each safety property of :mod:`kgc.properties.protocol` has an explainer here that says which clause
+failed in words a reader of the counterexample can check against the trace. For
+``exclusive_ownership``, ``heartbeat_errors`` and ``commit_fencing`` the property names the clause
+itself: it is defined once, by a function returning the failing clause and its values
+(``shared_partition``, ``heartbeat_failure``, ``commit_failure``; the boolean check is that
+function returning None), and the explainer only puts what it returned into words. The other
+explainers still re-read the failing step the way the property's check does, clause by clause:
+what the clause expected, what happened instead, the values it read (member ids, generations,
+partitions, answers) and which of them a chart should mark (the contested partition, the member,
+the generation).
 
 :func:`explain` returns ``None`` when the property holds on the step, so an explainer never
 invents a reason; ``tests/properties/test_explain.py`` checks on every transition of a small state
@@ -29,9 +34,25 @@ from kgc.model.names import (
     state_name,
 )
 from kgc.model.state import NO_MEMBER, JoinTimer, State
-from kgc.model.types import VALID_PREVIOUS_STATES, ApiKey, Errors, GroupState, MemberState
+from kgc.model.types import VALID_PREVIOUS_STATES, ApiKey, Errors, GroupState
 from kgc.properties.base import Property
-from kgc.properties.protocol import CR, PR, exchanges
+from kgc.properties.protocol import (
+    CF_NOT_REFUSED,
+    CF_PHASE,
+    CF_UNPROCESSED,
+    CF_ZOMBIE,
+    CR,
+    FENCING_ERRORS,
+    HB_GENERATION,
+    HB_REBALANCE,
+    HB_UNKNOWN,
+    PR,
+    commit_failure,
+    exchanges,
+    heartbeat_failure,
+    last_answer_read,
+    shared_partition,
+)
 from kgc.properties.temporal import CONSUMER, GROUP, Temporal
 
 EXPLANATION_VERSION = 1
@@ -374,134 +395,124 @@ def _leader_is_member(name: str, s: State | None, a: Action | None, t: State) ->
 
 @_explains("exclusive_ownership")
 def _exclusive_ownership(name: str, s: State | None, a: Action | None, t: State) -> Explanation | None:
-    seen: dict[tuple[int, int], int] = {}
-    for i, c in enumerate(t.consumers):
-        if c.state != MemberState.STABLE:
-            continue
-        for p in c.owned:
-            if (c.generation, p) in seen:
-                j = seen[(c.generation, p)]
-                first, second = consumer_name(j), consumer_name(i)
-                mids = tuple(x for x in (member_name(t.consumers[j].mid), member_name(c.mid)) if x)
-                return Explanation(
-                    name,
-                    f"partition {p} is owned by two consumers Stable in generation {c.generation}",
-                    f"partition {p} owned by at most one Stable consumer of generation {c.generation}",
-                    f"{first} ({_m(t.consumers[j].mid)}) and {second} ({_m(c.mid)}) both own partition {p}",
-                    {
-                        "partition": p,
-                        "generation": c.generation,
-                        "owners": [first, second],
-                        "member ids": list(mids),
-                        f"{first} owns": list(t.consumers[j].owned),
-                        f"{second} owns": list(c.owned),
-                    },
-                    Marks(partitions=(p,), members=mids, consumers=(first, second), generations=(c.generation,)),
-                )
-            seen[(c.generation, p)] = i
-    return None
+    shared = shared_partition(t)  # the property's own definition names the partition and its owners
+    if shared is None:
+        return None
+    p, j, i = shared
+    c, other = t.consumers[i], t.consumers[j]
+    first, second = consumer_name(j), consumer_name(i)
+    mids = tuple(x for x in (member_name(other.mid), member_name(c.mid)) if x)
+    return Explanation(
+        name,
+        f"partition {p} is owned by two consumers Stable in generation {c.generation}",
+        f"partition {p} owned by at most one Stable consumer of generation {c.generation}",
+        f"{first} ({_m(other.mid)}) and {second} ({_m(c.mid)}) both own partition {p}",
+        {
+            "partition": p,
+            "generation": c.generation,
+            "owners": [first, second],
+            "member ids": list(mids),
+            f"{first} owns": list(other.owned),
+            f"{second} owns": list(c.owned),
+        },
+        Marks(partitions=(p,), members=mids, consumers=(first, second), generations=(c.generation,)),
+    )
+
+
+_HEARTBEAT_CLAUSES = {
+    HB_UNKNOWN: (Errors.UNKNOWN_MEMBER_ID, "a Heartbeat from a member the group does not know"),
+    HB_GENERATION: (Errors.ILLEGAL_GENERATION, "a Heartbeat of another generation"),
+    HB_REBALANCE: (Errors.REBALANCE_IN_PROGRESS, "a Heartbeat of the current generation in a rebalance"),
+}
 
 
 @_explains("heartbeat_errors")
 def _heartbeat_errors(name: str, s: State | None, a: Action | None, t: State) -> Explanation | None:
     assert s is not None and a is not None
-    g = s.group
-    if g.state == GroupState.DEAD:
+    failure = heartbeat_failure(s, a)  # the property's own definition names the clause that failed
+    if failure is None:
         return None
-    for request, answer in exchanges(s, a):
-        if request.api != ApiKey.HEARTBEAT:
-            continue
-        error = answer.response.error
-        if g.member(request.mid) is None:
-            expected, clause = Errors.UNKNOWN_MEMBER_ID, "a Heartbeat from a member the group does not know"
-        elif request.generation != g.generation:
-            expected, clause = Errors.ILLEGAL_GENERATION, "a Heartbeat of another generation"
-        elif g.state == PR:
-            expected, clause = Errors.REBALANCE_IN_PROGRESS, "a Heartbeat of the current generation in a rebalance"
-        else:
-            continue
-        if error != expected:
-            who = member_name(request.mid)
-            return Explanation(
-                name,
-                f"{clause} is not answered {error_name(expected)}",
-                error_name(expected),
-                f"{error_name(error)} to {_m(request.mid)}",
-                {
-                    "member": who,
-                    "request generation": request.generation,
-                    "group": _where(s),
-                    "known member": g.member(request.mid) is not None,
-                    "answer": error_name(error),
-                },
-                Marks(members=(who,) if who else (), generations=(request.generation, g.generation)),
-            )
-    return None
+    which, request, answer = failure
+    g = s.group
+    expected, clause = _HEARTBEAT_CLAUSES[which]
+    error = answer.response.error
+    who = member_name(request.mid)
+    return Explanation(
+        name,
+        f"{clause} is not answered {error_name(expected)}",
+        error_name(expected),
+        f"{error_name(error)} to {_m(request.mid)}",
+        {
+            "member": who,
+            "request generation": request.generation,
+            "group": _where(s),
+            "known member": g.member(request.mid) is not None,
+            "answer": error_name(error),
+        },
+        Marks(members=(who,) if who else (), generations=(request.generation, g.generation)),
+    )
 
 
 @_explains("commit_fencing")
 def _commit_fencing(name: str, s: State | None, a: Action | None, t: State) -> Explanation | None:
     assert s is not None and a is not None
-    g = s.group
-    if g.state == GroupState.DEAD:
+    failure = commit_failure(s, a)  # the property's own definition names the clause that failed
+    if failure is None:
         return None
-    for request, answer in exchanges(s, a):
-        if request.api != ApiKey.OFFSET_COMMIT:
-            continue
-        error = answer.response.error
-        known = g.member(request.mid) is not None
-        current = known and request.generation == g.generation
-        who = member_name(request.mid)
-        values: dict[str, Any] = {
-            "member": who,
-            "request generation": request.generation,
-            "group": _where(s),
-            "known member": known,
-            "answer": error_name(error),
-        }
-        marks = Marks(members=(who,) if who else (), generations=(request.generation, g.generation))
-        if current and g.state == CR and error != Errors.REBALANCE_IN_PROGRESS:
-            return Explanation(
-                name,
-                "an OffsetCommit of the current generation in CompletingRebalance is not refused",
-                "REBALANCE_IN_PROGRESS",
-                f"{error_name(error)} to {_m(request.mid)}",
-                values,
-                marks,
-            )
-        if error == Errors.NONE and not current:
-            why = (
-                f"{_m(request.mid)} is not a member of the group"
-                if not known
-                else f"its generation {request.generation} is not the group's generation {g.generation}"
-            )
-            return Explanation(
-                name,
-                "an OffsetCommit is accepted from outside the current generation (a zombie commits)",
-                "UNKNOWN_MEMBER_ID for an unknown member, ILLEGAL_GENERATION for another generation",
-                f"NONE: the commit of {_m(request.mid)} is accepted, yet {why}",
-                values,
-                marks,
-            )
-        if error == Errors.NONE and g.state not in (PR, GroupState.STABLE):
-            return Explanation(
-                name,
-                f"an OffsetCommit is accepted while the group is {state_name(g.state)}",
-                "commits accepted only in PreparingRebalance or Stable",
-                f"NONE to {_m(request.mid)} in {state_name(g.state)}",
-                values,
-                marks,
-            )
-        if error == Errors.NONE and request.covers_unprocessed:
-            return Explanation(
-                name,
-                "an accepted OffsetCommit covers records the consumer has not processed",
-                "committed positions cover processed records only",
-                f"NONE to {_m(request.mid)}, whose commit covers unprocessed records",
-                {**values, "covers unprocessed": True},
-                marks,
-            )
-    return None
+    which, request, answer = failure
+    g = s.group
+    error = answer.response.error
+    known = g.member(request.mid) is not None
+    who = member_name(request.mid)
+    values: dict[str, Any] = {
+        "member": who,
+        "request generation": request.generation,
+        "group": _where(s),
+        "known member": known,
+        "answer": error_name(error),
+    }
+    marks = Marks(members=(who,) if who else (), generations=(request.generation, g.generation))
+    if which == CF_NOT_REFUSED:
+        return Explanation(
+            name,
+            "an OffsetCommit of the current generation in CompletingRebalance is not refused",
+            "REBALANCE_IN_PROGRESS",
+            f"{error_name(error)} to {_m(request.mid)}",
+            values,
+            marks,
+        )
+    if which == CF_ZOMBIE:
+        why = (
+            f"{_m(request.mid)} is not a member of the group"
+            if not known
+            else f"its generation {request.generation} is not the group's generation {g.generation}"
+        )
+        return Explanation(
+            name,
+            "an OffsetCommit is accepted from outside the current generation (a zombie commits)",
+            "UNKNOWN_MEMBER_ID for an unknown member, ILLEGAL_GENERATION for another generation",
+            f"NONE: the commit of {_m(request.mid)} is accepted, yet {why}",
+            values,
+            marks,
+        )
+    if which == CF_PHASE:
+        return Explanation(
+            name,
+            f"an OffsetCommit is accepted while the group is {state_name(g.state)}",
+            "commits accepted only in PreparingRebalance or Stable",
+            f"NONE to {_m(request.mid)} in {state_name(g.state)}",
+            values,
+            marks,
+        )
+    assert which == CF_UNPROCESSED, which
+    return Explanation(
+        name,
+        "an accepted OffsetCommit covers records the consumer has not processed",
+        "committed positions cover processed records only",
+        f"NONE to {_m(request.mid)}, whose commit covers unprocessed records",
+        {**values, "covers unprocessed": True},
+        marks,
+    )
 
 
 @_explains("no_expiry_while_parked")
@@ -524,6 +535,27 @@ def _no_expiry_while_parked(name: str, s: State | None, a: Action | None, t: Sta
             Marks(members=(who,) if who else (), generations=(s.group.generation,)),
         )
     return None
+
+
+@_explains("fenced_consumer_releases")
+def _fenced_consumer_releases(name: str, s: State | None, a: Action | None, t: State) -> Explanation | None:
+    assert s is not None and a is not None
+    read = last_answer_read(a)
+    if read is None or read[1] not in FENCING_ERRORS:
+        return None
+    consumer, error = read
+    c = t.consumers[consumer]
+    if not c.owned:
+        return None
+    who = consumer_name(consumer)
+    return Explanation(
+        name,
+        f"a consumer told {error_name(error)} keeps its partitions",
+        f"{who} owns no partition after reading {error_name(error)} (its member id or generation is fenced)",
+        f"{who} still owns {sorted(c.owned)}",
+        {"consumer": who, "error": error_name(error), "owned": sorted(c.owned), "generation": c.generation},
+        Marks(partitions=tuple(sorted(c.owned)), consumers=(who,), generations=(c.generation,)),
+    )
 
 
 @_explains("parked_only_in_phase")

@@ -169,15 +169,23 @@ def leader_is_member(s: State) -> bool:
     reads=CONSUMERS,
 )
 def exclusive_ownership(s: State) -> bool:
+    return shared_partition(s) is None
+
+
+def shared_partition(s: State) -> tuple[int, int, int] | None:
+    """``exclusive_ownership``'s one definition: the first partition two Stable consumers of one
+    generation both own, as ``(partition, first consumer's index, second's)``; None if there is none.
+    The property is this returning None (the explanation reads the same triple: one predicate)."""
     seen: dict[tuple[int, int], int] = {}
     for i, c in enumerate(s.consumers):
         if c.state != MemberState.STABLE:
             continue
         for p in c.owned:
-            if (c.generation, p) in seen:
-                return False
-            seen[(c.generation, p)] = i
-    return True
+            key = (c.generation, p)
+            if key in seen:
+                return (p, seen[key], i)
+            seen[key] = i
+    return None
 
 
 # 6 ----------------------------------------------------------------------------------------------
@@ -189,24 +197,36 @@ def exclusive_ownership(s: State) -> bool:
     scope=STEP,
 )
 def heartbeat_errors(s: State, a: Action, t: State) -> bool:
+    return heartbeat_failure(s, a) is None
+
+
+HB_UNKNOWN = "unknown member"
+HB_GENERATION = "other generation"
+HB_REBALANCE = "in a rebalance"
+"""The clauses of ``heartbeat_errors`` (:func:`heartbeat_failure` names the one that failed)."""
+
+
+def heartbeat_failure(s: State, a: Action) -> tuple[str, Request, Answer] | None:
+    """``heartbeat_errors``'s one definition: the first Heartbeat of the step answered otherwise
+    than its clause says, as ``(clause, request, answer)``; None if every one is answered right."""
     g = s.group
     if g.state == GroupState.DEAD:
-        return True
+        return None
     for request, answer in exchanges(s, a):
         if request.api != ApiKey.HEARTBEAT:
             continue
         error = answer.response.error
         if g.member(request.mid) is None:
-            expected = Errors.UNKNOWN_MEMBER_ID
+            clause, expected = HB_UNKNOWN, Errors.UNKNOWN_MEMBER_ID
         elif request.generation != g.generation:
-            expected = Errors.ILLEGAL_GENERATION
+            clause, expected = HB_GENERATION, Errors.ILLEGAL_GENERATION
         elif g.state == PR:
-            expected = Errors.REBALANCE_IN_PROGRESS
+            clause, expected = HB_REBALANCE, Errors.REBALANCE_IN_PROGRESS
         else:
             continue
         if error != expected:
-            return False
-    return True
+            return (clause, request, answer)
+    return None
 
 
 @transition_invariant(
@@ -218,24 +238,40 @@ def heartbeat_errors(s: State, a: Action, t: State) -> bool:
     scope=STEP,
 )
 def commit_fencing(s: State, a: Action, t: State) -> bool:
+    return commit_failure(s, a) is None
+
+
+CF_NOT_REFUSED = "not refused in CompletingRebalance"
+CF_ZOMBIE = "accepted from outside the generation"
+CF_PHASE = "accepted outside PreparingRebalance and Stable"
+CF_UNPROCESSED = "covers unprocessed records"
+"""The clauses of ``commit_fencing`` (:func:`commit_failure` names the one that failed)."""
+
+
+def commit_failure(s: State, a: Action) -> tuple[str, Request, Answer] | None:
+    """``commit_fencing``'s one definition: the first OffsetCommit of the step that breaks a
+    clause, as ``(clause, request, answer)``; None if none does."""
     g = s.group
     if g.state == GroupState.DEAD:
-        return True
+        return None
     for request, answer in exchanges(s, a):
         if request.api != ApiKey.OFFSET_COMMIT:
             continue
         error = answer.response.error
         current = g.member(request.mid) is not None and request.generation == g.generation
         if current and g.state == CR and error != Errors.REBALANCE_IN_PROGRESS:
-            return False
-        if error == Errors.NONE and (not current or g.state not in (PR, GroupState.STABLE)):
-            return False
-        if error == Errors.NONE and request.covers_unprocessed:
-            return False
-    return True
+            return (CF_NOT_REFUSED, request, answer)
+        if error == Errors.NONE:
+            if not current:
+                return (CF_ZOMBIE, request, answer)
+            if g.state not in (PR, GroupState.STABLE):
+                return (CF_PHASE, request, answer)
+            if request.covers_unprocessed:
+                return (CF_UNPROCESSED, request, answer)
+    return None
 
 
-_FENCING_ERRORS = frozenset({Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION, Errors.FENCED_INSTANCE_ID})
+FENCING_ERRORS = frozenset({Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION, Errors.FENCED_INSTANCE_ID})
 
 
 def last_answer_read(a: Action) -> tuple[int, Errors] | None:
@@ -261,7 +297,7 @@ def last_answer_read(a: Action) -> tuple[int, Errors] | None:
 )
 def fenced_consumer_releases(s: State, a: Action, t: State) -> bool:
     read = last_answer_read(a)
-    if read is None or read[1] not in _FENCING_ERRORS:
+    if read is None or read[1] not in FENCING_ERRORS:
         return True
     return not t.consumers[read[0]].owned
 
@@ -305,7 +341,7 @@ _NO_REBALANCE_START = frozenset({PR, GroupState.DEAD})
 _TIMER_TRIGGERS = frozenset({EXPIRE_HEARTBEAT, EXPIRE_SYNC, STORE_FAILURE})
 
 
-def rebalance_trigger(s: State, a: Action) -> bool | None:
+def rebalance_trigger(s: State, a: Action, pending_leave_rebalances: bool | None = None) -> bool | None:
     """Whether the step holds one of Kafka's rebalance triggers for the group in ``s`` (reference
     docs/kafka/group.md#states, triggers table, 3.6.2): a member added (an id-less or pending-id JoinGroup that is not
     answered MEMBER_ID_REQUIRED), a static member replaced in CompletingRebalance, the leader's
@@ -314,9 +350,10 @@ def rebalance_trigger(s: State, a: Action) -> bool | None:
     the current generation's assignment. A JoinGroup that ``group.max.size`` refuses is none of
     these. A pending-sync timeout triggers even when it removes nobody, if the set held a replaced
     static member's old id (``Group.stale_sync``: ``onExpirePendingSync`` rebalances whenever the
-    set is not empty, GroupCoordinator.scala 3.6.2). None: the step may rebalance or not, by
-    profile (a pending member id's LeaveGroup in Stable or CompletingRebalance: Java 4.0
-    rebalances, Scala does not)."""
+    set is not empty, GroupCoordinator.scala 3.6.2). A pending member id's LeaveGroup in Stable or
+    CompletingRebalance triggers by profile (Java 4.0 rebalances, Scala does not:
+    ``Profile.pending_leave_rebalances``, passed as ``pending_leave_rebalances``); None when the
+    caller does not say which profile: the step may rebalance or not."""
     g = s.group
     if a.kind == EXPIRE_SYNC:
         return bool(a.evicted) or g.stale_sync
@@ -335,8 +372,11 @@ def rebalance_trigger(s: State, a: Action) -> bool | None:
                 return True
             if any(p.mid == request.mid for p in g.pending) and g.state in (GroupState.STABLE, CR):
                 # A pending id's LeaveGroup: Java rebalances (classicGroupLeaveToClassicGroup, 4.0.2),
-                # Scala does not; the profile decides, which a property of states cannot see.
-                return None
+                # Scala does not; the profile decides.
+                if pending_leave_rebalances is None:
+                    return None
+                if pending_leave_rebalances:
+                    return True
         elif member is not None:
             changed = member.meta != request.meta or member.protocols != request.protocols
             if changed or (g.state == GroupState.STABLE and request.mid == g.leader):
@@ -368,12 +408,46 @@ def rebalance_trigger(s: State, a: Action) -> bool | None:
     scope=STEP,
 )
 def rebalance_triggers(s: State, a: Action, t: State) -> bool:
+    return _starts_on_a_trigger(s, a, None)
+
+
+def _starts_on_a_trigger(s: State, a: Action, pending_leave_rebalances: bool | None) -> bool:
     if s.group.state in _NO_REBALANCE_START:
         return True
     if not a.handled and a.kind not in _TIMER_TRIGGERS:
         return PR not in a.path  # most steps: no request handled, no timer that can trigger
-    trigger = rebalance_trigger(s, a)
+    trigger = rebalance_trigger(s, a, pending_leave_rebalances)
     return trigger is None or (PR in a.path) == trigger
+
+
+_PROFILE_BOUND = (
+    " Under the configuration's profile: a pending member id's LeaveGroup in Stable or CompletingRebalance "
+    "starts one exactly when the profile's coordinator does (Java 4.0 does, Scala does not)."
+)
+
+
+@transition_invariant(
+    "rebalance_triggers",
+    rebalance_triggers.description + _PROFILE_BOUND,
+    rebalance_triggers.source + "; docs/kafka/requests.md#leavegroup (a pending member id's LeaveGroup)",
+    scope=STEP,
+)
+def rebalance_triggers_pending_leave_stays(s: State, a: Action, t: State) -> bool:
+    """``rebalance_triggers`` for a profile whose coordinator does not rebalance on a pending id's
+    LeaveGroup (Scala's, 3.x)."""
+    return _starts_on_a_trigger(s, a, False)
+
+
+@transition_invariant(
+    "rebalance_triggers",
+    rebalance_triggers.description + _PROFILE_BOUND,
+    rebalance_triggers.source + "; docs/kafka/requests.md#leavegroup (a pending member id's LeaveGroup)",
+    scope=STEP,
+)
+def rebalance_triggers_pending_leave_rebalances(s: State, a: Action, t: State) -> bool:
+    """``rebalance_triggers`` for a profile whose coordinator rebalances on a pending id's LeaveGroup
+    (Java's, 4.0)."""
+    return _starts_on_a_trigger(s, a, True)
 
 
 # 10 ---------------------------------------------------------------------------------------------
@@ -593,7 +667,7 @@ def witness_leader_replaced(s: State, a: Action, t: State) -> bool:
 )
 def witness_fenced_while_owning(s: State, a: Action, t: State) -> bool:
     read = last_answer_read(a)
-    return read is not None and read[1] in _FENCING_ERRORS and bool(s.consumers[read[0]].owned)
+    return read is not None and read[1] in FENCING_ERRORS and bool(s.consumers[read[0]].owned)
 
 
 # Witnesses of configuration dimensions ------------------------------------------------------------
@@ -788,8 +862,19 @@ def dimension_properties(config: object) -> tuple[Property, ...]:
 
 
 def for_config(config: object) -> tuple[Property, ...]:
-    """The properties a check of ``config`` runs: :data:`ALL` and :func:`dimension_properties`."""
-    return ALL + dimension_properties(config)
+    """The properties a check of ``config`` runs: :data:`ALL` and :func:`dimension_properties`, each seeing
+    the configuration's profile: ``rebalance_triggers`` is the one of its profile (which tells whether a
+    pending member id's LeaveGroup rebalances; :data:`ALL`'s allows either)."""
+    props = ALL + dimension_properties(config)
+    profile = getattr(config, "profile", None)
+    if profile is None:
+        return props
+    bound = (
+        rebalance_triggers_pending_leave_rebalances
+        if profile.pending_leave_rebalances
+        else rebalance_triggers_pending_leave_stays
+    )
+    return tuple(bound if p is rebalance_triggers else p for p in props)
 
 
 def by_name(name: str) -> Property:

@@ -213,6 +213,8 @@ def _check_config(data: bytes, suffix: str) -> None:
         run_verb("mutants", ["mutants", "--config", str(cfg), "--mutant", "leader_not_reelected", *BOUNDED], out)
         diff = ["diff", "--config", str(cfg), "--profile", "scala-3.x", "--profile", "java-4.0", *BOUNDED]
         run_verb("diff", [*diff, "--out", str(out)], out)
+        run_verb("explore", ["explore", "--config", str(cfg), "--html", str(out / "e.html")], out)
+        run_verb("bugs", ["bugs", "--config", str(cfg), "--max-states", "300", "--no-liveness"], out)
 
 
 @STRUCTURED
@@ -228,7 +230,10 @@ def test_configuration_files_raw(data: bytes, suffix: str) -> None:
 
 
 OPTION_VALUES = st.sampled_from(
-    ["nan", "inf", "-inf", "-1", "0", "1e309", "abc", "0.001", "", "1e-300", "3", "banana", "500M", "1.5G", "2X", "1M"]
+    [
+        *("nan", "inf", "-inf", "-1", "0", "1e309", "abc", "0.001", "", "1e-300", "3", "banana", "500M", "1.5G"),
+        *("2X", "1M", "none", "None", "65536", "99999999999999999999", "0x10", "1_000"),
+    ]
 )
 
 
@@ -240,6 +245,47 @@ OPTIONS = st.sampled_from(["--time-limit", "--max-states", "--max-depth", "--max
 def test_numeric_options(option: str, value: str) -> None:
     value = f"consumers={value}" if option == "--set" else value
     run_verb("check", ["check", "--consumers", "1", "--max-generation", "1", *BOUNDED, option, value])
+
+
+#: Every other verb that explores, each in a configuration small enough for the fuzz's time bound,
+#: with the options it takes (the bounds every exploring verb shares, and its own).
+VERB_RUNS: dict[str, tuple[list[str], list[str]]] = {
+    "report": (["report", "--consumers", "1", "--no-progress", "--no-liveness"], ["--time-limit", "--max-memory"]),
+    "diagram": (["diagram", "states", "--consumers", "1", "--no-progress"], ["--time-limit", "--max-states"]),
+    "mutants": (
+        ["mutants", "--consumers", "1", "--mutant", "leader_not_reelected", "--no-progress"],
+        ["--time-limit", "--max-memory", "--max-states"],
+    ),
+    "bugs": (["bugs", "--consumers", "1", "--no-liveness"], ["--time-limit", "--max-memory", "--max-states"]),
+    "diff": (
+        ["diff", "--consumers", "1", "--mutant", "commit_unfenced", "--no-progress"],
+        ["--time-limit", "--max-memory", "--max-depth"],
+    ),
+    "explore": (["explore", "--consumers", "1"], ["--port", "--html", "--consumers"]),
+}
+
+
+@RAW
+@given(verb=st.sampled_from(sorted(VERB_RUNS)), data=st.data(), value=OPTION_VALUES)
+def test_the_options_of_every_exploring_verb(verb: str, data: st.DataObject, value: str) -> None:
+    """The bounds and each verb's own options, given bad numbers (and ``none``, which lifts a
+    default bound): one line and 150, or a run within the bound — never a hang or a traceback.
+    ``explore`` is only ever asked for its file (``--html``), never to serve."""
+    argv, options = VERB_RUNS[verb]
+    option = data.draw(st.sampled_from(options))
+    with tempfile.TemporaryDirectory() as t:
+        out = Path(t)
+        extra = (
+            ["-o", str(out / "r.html")] if verb == "report" else ["-o", str(out / "g.dot")] if verb == "diagram" else []
+        )
+        if verb == "explore":
+            target = str(out / f"{value}.html") if option == "--html" else str(out / "e.html")
+            extra = ["--html", target]
+            if option == "--html":
+                run_verb(verb, [*argv, *extra], out)
+                return
+        bound = [] if verb == "explore" or option == "--max-states" else ["--max-states", "300"]
+        run_verb(verb, [*argv, *bound, *extra, option, value], out)
 
 
 def _check_trace(data: bytes) -> None:
@@ -263,6 +309,8 @@ def _trace_verbs(trace: Path, out: Path) -> list[list[str]]:
     verbs = []
     if "kgc.cli.cmd_scenario" in VERB_MODULES:
         verbs.append(["scenario", "from-trace", str(trace), "--out", str(out / "s.json")])
+    if "kgc.cli.cmd_explore" in VERB_MODULES:  # the self-contained page: the explorer without a server
+        verbs.append(["explore", str(trace), "--html", str(out / "e.html")])
     return verbs
 
 

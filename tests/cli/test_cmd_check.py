@@ -9,7 +9,7 @@ import pytest
 
 from kgc.cli import cmd_check, main
 from kgc.properties.base import state_invariant
-from kgc.properties.protocol import ALL
+from kgc.properties.protocol import for_config
 
 SMALL = ["--consumers", "2", "--partitions", "2", "--max-generation", "1", "--max-perturbations", "1"]
 
@@ -46,7 +46,7 @@ def never_generation_two(s):  # type: ignore[no-untyped-def]
 def test_violation_exits_12_and_writes_the_counterexample(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(cmd_check, "ALL", (*ALL, never_generation_two))
+    monkeypatch.setattr(cmd_check, "for_config", lambda config: (*for_config(config), never_generation_two))
     code = main(["check", *SMALL, "--max-generation", "3", "--json", "--out", str(tmp_path)])
     assert code == 12
     doc = json.loads(capsys.readouterr().out)
@@ -116,7 +116,7 @@ def test_a_violation_is_explained_in_the_json_and_marked_in_the_chart(
 def test_a_contested_partition_is_marked_in_the_chart() -> None:
     """exclusive_ownership's chart names the partition two Stable consumers of one generation own."""
     from kgc.diagrams.sequence import render_svg
-    from kgc.explorer.mutation import explore
+    from kgc.engine_support.mutation import explore
     from kgc.model.config import Config
     from kgc.model.mutants import by_name
 
@@ -196,12 +196,16 @@ def test_quiet_prints_a_summary(capsys: pytest.CaptureFixture[str]) -> None:
 def test_a_lasso_broken_for_several_properties_is_printed_once() -> None:
     from kgc.cli import liveness as live
     from kgc.explorer.liveness import Fairness
+    from kgc.explorer.request import CheckRequest
     from kgc.model.config import Config
+    from kgc.properties.protocol import for_config
+    from kgc.properties.temporal import ALL as TEMPORAL
 
     config = Config.from_mapping(
         {"consumers": 2, "partitions": 2, "max_generation": 2, "mutant": "join_expiry_not_forced"}
     )
-    result = live.run(config, Fairness("weak"), cmd_check.Bounds())
+    request = CheckRequest(config, for_config(config), TEMPORAL, cmd_check.Bounds(), fairness=Fairness("weak"))
+    result = live.run(request)
     assert len(result.lassos) >= 2
     import contextlib
     import io

@@ -111,7 +111,7 @@ def test_mutants_kills_a_liveness_mutant_with_a_lasso(capsys: pytest.CaptureFixt
     (row,) = doc["mutants"]
     assert row["killed"] and row["kind"] == "liveness" and row["property"] == "rebalance_completes"
     # The lasso is the whole space's; the states are those of the depth-14 search that found it
-    # (explorer.mutation.DEEPENING): 3,763 of the 3,864 the exhaustive search explores.
+    # (engine_support.mutation.DEEPENING): 3,763 of the 3,864 the exhaustive search explores.
     assert (row["prefix_length"], row["cycle_length"], row["trace_length"], row["states"]) == (4, 4, 8, 3763)
     assert row["fairness"] == "weak"
     trace = json.loads((tmp_path / "join_in_rebalance_rejected.json").read_text())

@@ -15,7 +15,7 @@ from pyspark import cloudpickle
 
 from kgc.cli import cmd_check, main
 from kgc.properties.base import state_invariant
-from kgc.properties.protocol import ALL
+from kgc.properties.protocol import for_config
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
@@ -49,7 +49,7 @@ def comparable(doc: dict[str, Any]) -> dict[str, Any]:
 def test_json_output_matches_the_local_engine(
     spark_session: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(cmd_check, "ALL", (*ALL, generation_below_one))
+    monkeypatch.setattr(cmd_check, "for_config", lambda config: (*for_config(config), generation_below_one))
     assert main(["check", *ONE, "--json", "--out", str(tmp_path / "local")]) == 12
     local = json.loads(capsys.readouterr().out)
     assert main(["check", *ONE, "--json", "--engine", "spark", "--out", str(tmp_path / "spark")]) == 12

@@ -11,7 +11,7 @@ import pytest
 
 from kgc.cli import cmd_check, main
 from kgc.properties.base import state_invariant
-from kgc.properties.protocol import ALL
+from kgc.properties.protocol import for_config
 
 SMALL = ["--consumers", "2", "--partitions", "2", "--max-generation", "1", "--max-perturbations", "1"]
 TINY = [
@@ -45,7 +45,7 @@ def test_states(suffix: str, tmp_path: Path, capsys: pytest.CaptureFixture[str])
 def test_check_out_writes_json_and_chart_side_by_side_and_trace_redraws_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(cmd_check, "ALL", (*ALL, nobody_stable))
+    monkeypatch.setattr(cmd_check, "for_config", lambda config: (*for_config(config), nobody_stable))
     assert main(["check", *SMALL, "--no-progress", "--out", str(tmp_path)]) == 12
     assert "sequence chart" in capsys.readouterr().out
     doc = json.loads((tmp_path / "nobody_stable.json").read_text())

@@ -1,4 +1,4 @@
-"""kgc check --coverage (``kgc.explorer.coverage``): transitions per branch of the coordinator's
+"""kgc check --coverage (``kgc.engine_support.coverage``): transitions per branch of the coordinator's
 handlers and the other steps, the branches never taken, and the property clauses and witnesses
 that rest on one (issue 29: no current-generation OffsetCommit ever reaches CompletingRebalance,
 yet witness_commit_in_completing said "found")."""
@@ -10,7 +10,7 @@ import json
 import pytest
 
 from kgc.cli import main
-from kgc.explorer.coverage import CR, Coverage, universe
+from kgc.engine_support.coverage import CR, Coverage, universe
 from kgc.model.config import Config
 
 SMALL = ["--consumers", "2", "--partitions", "2", "--max-generation", "2", "--no-liveness"]

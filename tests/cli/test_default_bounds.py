@@ -65,3 +65,13 @@ def test_a_run_that_reaches_the_default_memory_bound_is_incomplete(
     out, err = capsys.readouterr()
     assert code == exits.INCOMPLETE, (out, err)
     assert "stopped by memory" in out and "distinct states" in err and "exploration incomplete" in err
+
+
+@pytest.mark.parametrize("verb", [["check"], ["report"], ["diagram", "states"], ["mutants"], ["bugs"], ["diff"]])
+def test_the_help_of_every_bounded_verb(verb: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """The bounds' help names the defaults (argparse formats help with %: a bare one is an error)."""
+    with pytest.raises(SystemExit) as done:
+        main([*verb, "--help"])
+    assert done.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "default 3600" in out and "80% of the machine's" in out

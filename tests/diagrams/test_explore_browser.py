@@ -16,7 +16,7 @@ import pytest
 from kgc.cli.cmd_check import counterexample_json
 from kgc.cli.cmd_explore import make_server
 from kgc.diagrams.explore import Explorer, node_json, trace_node
-from kgc.explorer.mutation import explore
+from kgc.engine_support.mutation import explore
 from kgc.explorer.search import Bounds
 from kgc.model.config import Config
 from kgc.model.mutants import by_name

@@ -2,7 +2,7 @@
 ``ClassicGroupModel.successors`` (value-level, the reference semantics) equals what
 ``kgc.explorer.components.PackedModel`` recombines from memoised component steps — the same actions
 in the same order, the same next states. A packed model with a hand-broken memo table disagrees.
-A lease lock (``tests/explorer/lease_lock.py``) shows the packed form is not bound to Kafka."""
+A lease lock (``kgc/examples_models/lease_lock.py``) shows the packed form is not bound to Kafka."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
+from kgc.examples_models.lease_lock import LeaseLock
 from kgc.explorer.components import PackedModel
 from kgc.explorer.interned import InternedModel
 from kgc.explorer.search import Explorer
 from kgc.model.config import Config
 from kgc.model.system import ClassicGroupModel
-from tests.explorer.lease_lock import LeaseLock
 
 SMALL = {"consumers": 2, "partitions": 2, "max_generation": 3}
 

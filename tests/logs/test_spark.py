@@ -51,3 +51,32 @@ def test_spark_and_local_engines_agree(spark_session: Any, tmp_path: Path) -> No
     assert sorted((r["cluster"], r["group"], r["verdict"]) for r in written) == [
         (r["cluster"], r["group"], r["verdict"]) for r in local.rows
     ]
+
+
+def test_a_failed_spark_write_leaves_the_previous_parquet(
+    spark_session: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``kgc logs --engine spark --out``: Parquet is written at a fresh name and swapped in whole
+    (``kgc.files.publish_directory``), so a run whose write fails midway leaves the previous
+    ``verdicts.parquet`` readable, and no half-written version behind."""
+    from pyspark.sql.readwriter import DataFrameWriter
+
+    corpus = _corpus(tmp_path)
+    out = tmp_path / "out"
+    analyse_spark(spark_session, [corpus], out=out)
+    before = pq.read_table(out / "verdicts.parquet").to_pylist()
+    assert before
+    real = DataFrameWriter.parquet
+
+    def cut(self: Any, path: str, *args: Any, **kwargs: Any) -> None:
+        real(self, path, *args, **kwargs)  # the part files are written, then the disk is full
+        next(Path(path).glob("part-*")).write_bytes(b"PAR1 cut")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(DataFrameWriter, "parquet", cut)
+    failed = analyse_spark(spark_session, [corpus], out=out)
+    assert failed.write_error is not None and "No space left on device" in failed.write_error
+    assert failed.rows  # the results stand; kgc logs prints them, then the one line, and exits 150
+    assert pq.read_table(out / "verdicts.parquet").to_pylist() == before
+    leftovers = [p.name for p in out.iterdir() if p.name.startswith(".") and not p.name.endswith(".lock")]
+    assert len(leftovers) == 1  # the version the link names, nothing half-written

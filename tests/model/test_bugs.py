@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kgc.explorer.mutation import explore
+from kgc.engine_support.mutation import explore
 from kgc.explorer.search import Bounds
 from kgc.model import bugs
 from kgc.model.config import Config

@@ -9,7 +9,7 @@ from collections import deque
 
 import pytest
 
-from kgc.explorer.mutation import explore
+from kgc.engine_support.mutation import explore
 from kgc.model.actions import Action
 from kgc.model.config import Config
 from kgc.model.mutants import KILLABLE, Mutant
@@ -146,3 +146,38 @@ def test_every_liveness_mutant_lasso_names_its_clause_and_values(mutant: Mutant)
     if lasso.prop.trigger is not None:
         assert lasso.prop.trigger_text in why.clause and "obligation from" in why.values
     assert lasso_trace(outcome.liveness, lasso)["explanation"] == why.json()
+
+
+def test_the_properties_that_name_their_clause_are_one_predicate() -> None:
+    """``exclusive_ownership``, ``heartbeat_errors`` and ``commit_fencing`` are each defined once,
+    by a function that returns the failing clause and its values (``shared_partition``,
+    ``heartbeat_failure``, ``commit_failure``); the boolean check is that function returning None
+    and the explanation reads what it returned. On every transition of a small graph (with a
+    mutant that breaks commit fencing) each failing clause is explained with its own words, and
+    every clause is seen at least once where the mutants reach it."""
+    from kgc.properties import protocol as P
+
+    clause_words = {
+        P.CF_NOT_REFUSED: "CompletingRebalance is not refused",
+        P.CF_ZOMBIE: "from outside the current generation",
+        P.CF_PHASE: "is accepted while the group is",
+        P.CF_UNPROCESSED: "has not processed",
+    }
+    by_name = {p.name: p for p in ALL}
+    seen: set[str] = set()
+    for mutant in (None, "commit_unfenced", "heartbeat_none_in_rebalance"):
+        config = Config.from_mapping({**SMALL, "mutant": mutant} if mutant else SMALL)
+        for s, a, t in transitions(config, limit=5_000):
+            failure = P.commit_failure(s, a)
+            assert by_name["commit_fencing"].holds_on(s, a, t) == (failure is None)
+            if failure is not None:
+                why = explain(by_name["commit_fencing"], s, a, t)
+                assert why is not None and clause_words[failure[0]] in why.clause, (failure[0], why)
+                seen.add(failure[0])
+            hb = P.heartbeat_failure(s, a)
+            assert by_name["heartbeat_errors"].holds_on(s, a, t) == (hb is None)
+            if hb is not None:
+                seen.add(hb[0])
+            shared = P.shared_partition(t)
+            assert by_name["exclusive_ownership"].holds_in(t) == (shared is None)
+    assert {P.CF_ZOMBIE, P.HB_REBALANCE} <= seen

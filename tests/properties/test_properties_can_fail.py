@@ -7,7 +7,7 @@ import pytest
 
 from kgc.model.actions import EXPIRE_HEARTBEAT, EXPIRE_JOIN, HANDLE, RECEIVE, STORE_FAILURE, Action, Answer
 from kgc.model.config import Config
-from kgc.model.state import NO_MEMBER, JoinTimer, Request, Response, State, Store
+from kgc.model.state import NO_MEMBER, JoinTimer, PendingMember, Request, Response, State, Store
 from kgc.model.system import ClassicGroupModel
 from kgc.model.types import ApiKey, Errors, GroupState, MemberState
 from kgc.properties import protocol as P
@@ -193,6 +193,31 @@ def test_rebalance_triggers_fails_on_a_rebalance_without_trigger_and_a_trigger_w
     assert not P.rebalance_triggers.holds_on(stale, failure, stale)
     current = with_group(cr, stores=(Store(g.generation, ()),))
     assert P.rebalance_triggers.holds_on(current, failure, current)
+
+
+def test_rebalance_triggers_under_a_profile_fails_on_the_other_profiles_pending_leave(stable: State) -> None:
+    """A pending member id's LeaveGroup in Stable: the property without a profile allows a rebalance or
+    none; under a profile (``for_config``) only what that profile's coordinator does."""
+    pending = PendingMember((1, 7), False)
+    s = with_group(stable, pending=(pending,))
+    leave = Request(ApiKey.LEAVE_GROUP, pending.mid)
+    rebalances, stays = _rebalance(s, leave, True), _rebalance(s, leave, False)
+    assert P.rebalance_triggers.holds_on(s, rebalances, s) and P.rebalance_triggers.holds_on(s, stays, s)
+
+    def bound(profile: str) -> P.Property:
+        (prop,) = (p for p in P.for_config(Config.from_mapping({"profile": profile})) if p.name == "rebalance_triggers")
+        return prop
+
+    scala, java = bound("scala-3.x"), bound("java-4.0")
+    assert scala is not P.rebalance_triggers and java is not P.rebalance_triggers
+    assert scala.holds_on(s, stays, s) and not scala.holds_on(s, rebalances, s)
+    assert java.holds_on(s, rebalances, s) and not java.holds_on(s, stays, s)
+    # Everything else is judged as before: a member's LeaveGroup must rebalance under both.
+    follower = next(m for m in stable.group.members if m.mid != stable.group.leader)
+    member_leave = Request(ApiKey.LEAVE_GROUP, follower.mid)
+    for prop in (scala, java):
+        assert not prop.holds_on(stable, _rebalance(stable, member_leave, False), stable)
+        assert prop.holds_on(stable, _rebalance(stable, member_leave, True), stable)
 
 
 def test_generation_members_rejoined_fails_when_a_member_did_not_rejoin(stable: State) -> None:

@@ -21,9 +21,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define G_BITS 26
-#define B_BITS 10
-#define V_BITS 28
+#include "codes.h"
+
 #define G_MASK ((1ULL << G_BITS) - 1)
 #define B_MASK ((1ULL << B_BITS) - 1)
 #define V_SHIFT (G_BITS + B_BITS)
@@ -205,12 +204,7 @@ VEC(int8_t, I8)
     } while (0)
 
 /* ------------------------------------------------------------------ requests to Python */
-enum {
-    EV_DONE = 0, EV_PAUSE = 1, EV_QUEUE = 2, EV_MAX_STATES = 3, EV_LEVEL = 4,
-    NEED_GROUP = 10, NEED_VECTOR = 11, NEED_BUDGET = 12, NEED_LOCAL = 13, NEED_OWN = 14,
-    NEED_TIMERS = 15, NEED_CANDIDATES = 16, NEED_CRASH = 17, NEED_LOSE = 18, NEED_FAULTS = 19,
-    NEED_DELIVER = 20, NEED_STEP = 21, NEED_WAIT = 22,
-};
+/* The events and questions (EV_*, NEED_*) and the queue's kinds (Q_*) are in codes.h. */
 
 /* A group's faults not computed yet (a memo entry not computed yet is absent from its map). */
 #define UNKNOWN (-1)
@@ -538,10 +532,10 @@ static int discover(Core *c, uint64_t nxt, uint64_t parent, int depth) {
         m &= c->active_state;
         if (m) {
             c->active_state &= ~m;
-            if (enqueue(c, Py_BuildValue("(iLK)", 0, (long long)m, (unsigned long long)nxt)) < 0) return -1;
+            if (enqueue(c, Py_BuildValue("(iLK)", Q_COMPONENT, (long long)m, (unsigned long long)nxt)) < 0) return -1;
         }
     }
-    if (c->queue_new && enqueue(c, Py_BuildValue("(iLK)", 2, 0LL, (unsigned long long)nxt)) < 0) return -1;
+    if (c->queue_new && enqueue(c, Py_BuildValue("(iLK)", Q_STATE, 0LL, (unsigned long long)nxt)) < 0) return -1;
     return 0;
 }
 
@@ -557,7 +551,7 @@ static int commit(Core *c, uint64_t key, int depth) {
             int64_t m = c->smask.v[step] & c->active_step;
             if (m) {
                 c->active_step &= ~m;
-                if (enqueue(c, Py_BuildValue("(iLKiK)", 1, (long long)m, (unsigned long long)key, step,
+                if (enqueue(c, Py_BuildValue("(iLKiK)", Q_STEP, (long long)m, (unsigned long long)key, step,
                                              (unsigned long long)nxt)) < 0)
                     return -1;
             }

@@ -30,6 +30,7 @@ from kgc.harness.clients.drivers import DUMP_SIGNAL, LIBRARIES, check_built, com
 
 __all__ = ["LIBRARIES"]  # re-exported: the libraries kgc drives (kgc.harness.clients.drivers)
 from kgc.harness.clients.checks import ClientEvent, Observation, Settings, Violation, run_checks
+from kgc.harness.clients.producer import RecordProducer
 from kgc.harness.clients.refinement import CoordinatorRefinement, ServedStep, client_refines_consumer
 from kgc.model.types import Errors
 from kgc.paths import ROOT
@@ -266,12 +267,9 @@ class Run:
         self._lock = threading.Lock()
         self.workers: dict[str, Worker] = {}
         self.steps: list[Step] = []
-        self.produced: set[tuple[int, int]] = set()
-        #: records sent, and sends that failed: a drain waits until every send is acked or failed
-        self._sent = 0
-        self._send_failed = 0
-        self._stop_producing = threading.Event()
-        self._producer: threading.Thread | None = None
+        self.producer = RecordProducer(
+            self.cluster.bootstrap, self.topic, self.options.partitions, self.options.produce_every_ms
+        )
         self._names = itertools.count(1)
         self._closed = False
         #: every atomic step of kgc serve's coordinators, with this run's group after it
@@ -303,48 +301,10 @@ class Run:
 
     def start_producer(self) -> None:
         """A thread producing a record every ``produce_every_ms`` to the partitions in turn."""
-        if self._producer is not None:
-            return
-        from kafka import KafkaProducer
-
-        producer = KafkaProducer(bootstrap_servers=self.cluster.bootstrap, client_id="kgc-producer", linger_ms=0)
-
-        def produce() -> None:
-            try:
-                for i in itertools.count():
-                    if self._stop_producing.wait(self.options.produce_every_ms / 1000):
-                        break
-                    future = producer.send(self.topic, f"r{i}".encode(), partition=i % self.options.partitions)
-                    with self._lock:
-                        self._sent += 1
-                    future.add_callback(self._acked)
-                    future.add_errback(self._failed)
-                producer.flush(10)
-            finally:
-                producer.close(5)
-
-        self._producer = threading.Thread(target=produce, name="kgc-producer", daemon=True)
-        self._producer.start()
-
-    def _acked(self, metadata: Any) -> None:
-        with self._lock:
-            self.produced.add((int(metadata.partition), int(metadata.offset)))
-
-    def _failed(self, _exc: Any) -> None:
-        with self._lock:
-            self._send_failed += 1
-
-    def _all_answered(self) -> bool:
-        """Every record sent is acked or failed. kafka-python runs a record's callbacks after
-        ``flush`` may have returned (the batch is done first), so a drain waits for this before it
-        compares what was produced with what was processed."""
-        with self._lock:
-            return len(self.produced) + self._send_failed >= self._sent
+        self.producer.start()
 
     def stop_producer(self) -> None:
-        self._stop_producing.set()
-        if self._producer is not None:
-            self._producer.join(15)
+        self.producer.stop(15)
 
     # ------------------------------------------------------------------ actions
     def _record(self, op: str, **args: Any) -> None:
@@ -465,7 +425,7 @@ class Run:
     def observation(self) -> Observation:
         with self._lock:
             events = list(self.events)
-            produced = set(self.produced)
+        produced = self.producer.produced()
         eager = self.options.assignment != "cooperative"
         return Observation(self.records(), events, produced, self.options.settings, time.monotonic(), eager)
 
@@ -492,7 +452,7 @@ class Run:
         for name in self.live():
             self.workers[name].send({"op": "set", "poll_ms": 200, "process_ms": 0, "commit": "sync"})
         deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline and not self._all_answered():
+        while time.monotonic() < deadline and not self.producer.all_answered():
             time.sleep(0.05)
         while time.monotonic() < deadline:
             obs = self.observation()
@@ -516,13 +476,12 @@ class Run:
         self._closed = True
         atexit.unregister(self.close)
         self.server.unobserve(self._on_step)
-        self._stop_producing.set()
+        self.producer.signal_stop()
         for worker in self.workers.values():
             if worker.process.poll() is None:
                 worker.kill()
         self.server.faults.clear()
-        if self._producer is not None:
-            self._producer.join(15)
+        self.producer.stop(15)
 
 
 def _group_of(request: Any) -> str | None:

@@ -35,6 +35,7 @@ from kgc.broker.process import free_port
 from kgc.harness.clients.checks import ClientEvent, Observation, Violation, close_completes, every_record_processed
 from kgc.harness.clients.drivers import check_built
 from kgc.harness.clients.harness import ClientOptions, Worker, check_assignment
+from kgc.harness.clients.producer import RecordProducer
 from kgc.harness.clients.proxy import CuttingProxy
 from kgc.reference import BrokerGroupSettings
 
@@ -42,6 +43,15 @@ from kgc.reference import BrokerGroupSettings
 #: (``group.min.session.timeout.ms``) and the first rebalance is not delayed, as on kgc serve.
 CLIENT_SETTINGS = BrokerGroupSettings(min_session_timeout_ms=500, initial_rebalance_delay_ms=0)
 _runs = itertools.count(1)
+RESTART_TOLERANT: dict[str, int] = {
+    "retries": 2**31 - 1,
+    "retry_backoff_ms": 100,
+    "reconnect_backoff_ms": 50,
+    "request_timeout_ms": 5000,
+    "delivery_timeout_ms": 120_000,
+    "max_in_flight_requests_per_connection": 1,
+}
+"""The producer's settings against a real broker: it keeps retrying, in order, while the broker restarts."""
 
 
 @contextlib.contextmanager
@@ -87,11 +97,15 @@ class KafkaRun:
         self.events: list[ClientEvent] = []
         self._lock = threading.Lock()
         self.workers: dict[str, Worker] = {}
-        self.produced: set[tuple[int, int]] = set()
-        self._sent = 0
-        self._send_failed = 0
-        self._stop_producing = threading.Event()
-        self._producer: threading.Thread | None = None
+        self.producer = RecordProducer(
+            self.bootstrap,
+            self.topic,
+            self.options.partitions,
+            self.options.produce_every_ms,
+            thread_name="kgc-real-producer",
+            flush_s=30,
+            settings=RESTART_TOLERANT,
+        )
         self._names = itertools.count(1)
         self._closed = False
         atexit.register(self.close)
@@ -119,50 +133,11 @@ class KafkaRun:
     # ------------------------------------------------------------------ producer
     def start_producer(self) -> None:
         """A thread producing a record every ``produce_every_ms`` to the partitions in turn; it
-        keeps retrying while the broker restarts."""
-        from kafka import KafkaProducer
-
-        producer = KafkaProducer(
-            bootstrap_servers=self.bootstrap,
-            client_id="kgc-producer",
-            linger_ms=0,
-            retries=2**31 - 1,
-            retry_backoff_ms=100,
-            reconnect_backoff_ms=50,
-            request_timeout_ms=5000,
-            delivery_timeout_ms=120_000,
-            max_in_flight_requests_per_connection=1,
-        )
-
-        def produce() -> None:
-            try:
-                for i in itertools.count():
-                    if self._stop_producing.wait(self.options.produce_every_ms / 1000):
-                        break
-                    future = producer.send(self.topic, f"r{i}".encode(), partition=i % self.options.partitions)
-                    with self._lock:
-                        self._sent += 1
-                    future.add_callback(self._acked)
-                    future.add_errback(self._failed)
-                producer.flush(30)
-            finally:
-                producer.close(5)
-
-        self._producer = threading.Thread(target=produce, name="kgc-real-producer", daemon=True)
-        self._producer.start()
-
-    def _acked(self, metadata: Any) -> None:
-        with self._lock:
-            self.produced.add((int(metadata.partition), int(metadata.offset)))
-
-    def _failed(self, _exc: Any) -> None:
-        with self._lock:
-            self._send_failed += 1
+        keeps retrying while the broker restarts (``RESTART_TOLERANT``)."""
+        self.producer.start()
 
     def stop_producer(self) -> None:
-        self._stop_producing.set()
-        if self._producer is not None:
-            self._producer.join(40)
+        self.producer.stop(40)
 
     # ------------------------------------------------------------------ consumers and faults
     def start_consumer(
@@ -250,7 +225,7 @@ class KafkaRun:
     def observation(self) -> Observation:
         with self._lock:
             events = list(self.events)
-            produced = set(self.produced)
+        produced = self.producer.produced()
         eager = self.options.assignment != "cooperative"
         return Observation([], events, produced, self.options.settings, time.monotonic(), eager)
 
@@ -270,8 +245,7 @@ class KafkaRun:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             obs = self.observation()
-            with self._lock:
-                answered = len(self.produced) + self._send_failed >= self._sent
+            answered = self.producer.all_answered()
             done = {(int(p), int(o)) for e in obs.events if e.kind == "processed" for p, o in e.data["records"]}
             if answered and obs.produced <= done:
                 return True
@@ -284,12 +258,11 @@ class KafkaRun:
             return
         self._closed = True
         atexit.unregister(self.close)
-        self._stop_producing.set()
+        self.producer.signal_stop()
         for worker in self.workers.values():
             if worker.process.poll() is None:
                 worker.kill()
-        if self._producer is not None:
-            self._producer.join(15)
+        self.producer.stop(15)
 
 
 def _partitions(assignment: Any, topic: str) -> list[int]:

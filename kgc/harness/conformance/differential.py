@@ -499,17 +499,6 @@ def waiting_s(scenario: Scenario) -> float:
     return sum(s.ms for s in scenario.steps if isinstance(s, AdvanceTime)) / 1000
 
 
-def parked_after(steps: Sequence[Step | Mapping[str, Any]], result: ScenarioResult) -> dict[str, int]:
-    """Clients whose JoinGroup or SyncGroup is still parked after the run, with its step."""
-    parked: dict[int, str] = {}
-    for report in result.steps:
-        for completion in report.actual.get("completions", []):
-            parked.pop(completion["step"], None)
-        if report.actual.get("response") == "PENDING":
-            parked[report.index] = str(sender(steps[report.index]))
-    return {client: index for index, client in parked.items()}
-
-
 def parked_conflict(steps: Sequence[Step | Mapping[str, Any]], result: ScenarioResult) -> str | None:
     """Why the sequence is not one a real client sends on the reference's timing: a client sending
     while its own JoinGroup or SyncGroup is parked (one request in flight per connection,

@@ -13,7 +13,7 @@ import pytest
 from kgc.cli import exits, main
 from kgc.cli.cmd_check import counterexample_json
 from kgc.client.consumer import CONSUMER_MUTANTS
-from kgc.explorer.mutation import explore
+from kgc.engine_support.mutation import explore
 from kgc.harness.scenario.format import parse
 from kgc.harness.scenario.from_trace import TraceNotTranslatable, scenario_from_trace, symbol
 from kgc.harness.scenario.replay import replay

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from kgc.explorer.mutation import Outcome, baseline_bounds, explore, run_catalogue
+from kgc.engine_support.mutation import Outcome, baseline_bounds, explore, run_catalogue
 from kgc.explorer.search import Bounds
 from kgc.model.config import Config
 from kgc.model.mutants import KILLABLE, Mutant, by_name
@@ -133,7 +133,7 @@ def test_run_catalogue_reports_kills_and_the_baseline() -> None:
 def test_deepening_finds_the_lasso_of_the_whole_space_in_part_of_it(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A liveness mutant is killed within a depth bound (``DEEPENING``) by the lasso the whole
     space gives, after exploring part of it."""
-    import kgc.explorer.mutation as mutation
+    import kgc.engine_support.mutation as mutation
 
     config = Config(max_perturbations=0)
     deepened = explore(config, by_name(name))
@@ -147,7 +147,7 @@ def test_deepening_finds_the_lasso_of_the_whole_space_in_part_of_it(name: str, m
 
 
 def test_deepening_still_reports_a_safety_kill_deeper_than_its_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
-    import kgc.explorer.mutation as mutation
+    import kgc.engine_support.mutation as mutation
 
     monkeypatch.setattr(mutation, "DEEPENING", (2,))
     # The kill needs a live member removed (a perturbation): the fault-free model has none since a

@@ -1,6 +1,6 @@
-"""A lease-based lock service, written against ``kgc.model.protocol.ComponentModel`` as a test model:
-the engine's packed form (``kgc.explorer.components.PackedModel``) must run a model of components
-that is not Kafka's.
+"""A lease-based lock service, written against ``kgc.model.protocol.ComponentModel``: the engines
+(the packed form ``kgc.explorer.components.PackedModel``, BFS and DFS, Spark) run a model of
+components that is not Kafka's (``tests/examples_models/test_lease_lock.py`` pins its counts).
 
 The shared component is the lock service (who holds the lease, the next lease serial), each
 client's local component what it believes it holds and its inbox, and the budget bounds the
@@ -13,6 +13,7 @@ client, and an expiry sends the holder a notice.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from kgc.properties.base import Property, sometimes_state, state_invariant
@@ -68,9 +69,36 @@ def held(s: Lease) -> bool:
     return any(c.holds != NO_LEASE for c in s.clients)
 
 
+@dataclass(frozen=True)
+class LeaseLockConfig:
+    """A lease lock's size and perturbation budgets: the recipe an engine builds it from where it runs
+    (``kgc.model.protocol.ModelRecipe``: a Spark executor builds its own copy)."""
+
+    clients: int = 3
+    expiry: int = 0
+    crash: int = 0
+    lost: int = 0
+    failover: int = 0
+
+    def model(self) -> LeaseLock:
+        return LeaseLock(self.clients, self.expiry, self.crash, self.lost, self.failover)
+
+    def basis(self, boundary: int, depth_bound: int | None) -> list[str]:
+        """What a verdict rests on: the lease bound when it cut states, the depth bound when the search
+        met it, the perturbation budget."""
+        out = [f"for leases ≤ {LeaseLock.max_serial}"] if boundary else []
+        if depth_bound is not None:
+            out.append(f"to depth {depth_bound}")
+        total = self.expiry + self.crash + self.lost + self.failover
+        return [*out, f"with ≤ {total} perturbation{'s' if total != 1 else ''}" if total else "without perturbations"]
+
+
 class LeaseLock:
     """``clients`` clients of one lock; at most ``max_serial`` leases are granted (the boundary)."""
 
+    max_serial = 3
+
+    perturbations: tuple[str, ...] = Faults._fields[:-1]
     local_spends: tuple[str, ...] = ()
     crash_spends = "crash"
     lost_spends = "lost"
@@ -79,7 +107,6 @@ class LeaseLock:
     def __init__(self, clients: int, expiry: int = 0, crash: int = 0, lost: int = 0, failover: int = 0) -> None:
         self.processes = clients
         self.budget = Faults(crash, lost, expiry, failover, crash + lost + expiry + failover)
-        self.max_serial = 3
 
     # ------------------------------------------------------------------ the model
     def init_states(self) -> Sequence[Lease]:

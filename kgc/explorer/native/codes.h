@@ -1,0 +1,24 @@
+/* The codes the native core (core.c) and its Python driver (kgc/explorer/native_codes.py) share:
+ * the key layout, what run() answers, the questions it asks, what it queues. Named on both sides;
+ * tests/explorer/test_native_codes.py reads this file and checks every name and value against the
+ * Python enums, so a code changed on one side only fails there. */
+#ifndef KGC_NATIVE_CODES_H
+#define KGC_NATIVE_CODES_H
+
+/* A key: group id | budget id << G_BITS | vector id << V_SHIFT. */
+#define G_BITS 26
+#define B_BITS 10
+#define V_BITS 28
+
+/* What run() answers: an event (below 10) or a question the driver must answer (NEED_*). */
+enum {
+    EV_DONE = 0, EV_PAUSE = 1, EV_QUEUE = 2, EV_MAX_STATES = 3, EV_LEVEL = 4,
+    NEED_GROUP = 10, NEED_VECTOR = 11, NEED_BUDGET = 12, NEED_LOCAL = 13, NEED_OWN = 14,
+    NEED_TIMERS = 15, NEED_CANDIDATES = 16, NEED_CRASH = 17, NEED_LOSE = 18, NEED_FAULTS = 19,
+    NEED_DELIVER = 20, NEED_STEP = 21, NEED_WAIT = 22,
+};
+
+/* What take_queue() hands back, by its first field. */
+enum { Q_COMPONENT = 0, Q_STEP = 1, Q_STATE = 2 };
+
+#endif
