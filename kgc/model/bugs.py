@@ -109,6 +109,20 @@ CATALOGUE: tuple[Bug, ...] = (
         "the current generation and the old leader, as the mutant does",
     ),
     Bug(
+        "KAFKA-7196",
+        SCALA_COORDINATOR,
+        "a member removed at the join phase's completion kept its heartbeat timer, whose expiry started another "
+        "rebalance",
+        "2.1.0",
+        fix="apache/kafka#5556 (GroupCoordinator.onCompleteJoin: removeHeartbeatForLeavingMember for each member "
+        "that did not rejoin, commit 260b07a6)",
+        mutant=m.COMPLETE_JOIN_KEEPS_HEARTBEATS,
+        fidelity="the inverse of the fix: the removed members' timers stay armed (Group.stale_heartbeats) and one "
+        "that fires runs Kafka 2.0's onExpireHeartbeat on a member no longer in the group, which removes nobody and "
+        "rebalances from Stable or CompletingRebalance; the model lets the stale timer fire at any moment, as it "
+        "does every timer",
+    ),
+    Bug(
         "KAFKA-9232",
         SCALA_COORDINATOR,
         "a new member's first heartbeat never completed; evicted after the new-member timeout",
@@ -277,11 +291,11 @@ CATALOGUE: tuple[Bug, ...] = (
         "KAFKA-13214",
         JAVA_CLIENT,
         "rebalance waits for the old member's session timeout",
-        "3.0.0",
-        pending="may lie inside the model (a consumer that forgets its member id on a coordinator error and rejoins "
-        "as a new member), but its fix was not found in the sources kgc's team could read, so no profile is "
-        "written; in the untimed model the old member's session timeout is an enabled step, so the wait it "
-        "causes would show only to a property over time",
+        "2.8.1/3.0.0",
+        fix="apache/kafka#11231 (AbstractCoordinator.joinGroupIfNeeded: a retriable JoinGroup/SyncGroup failure "
+        "only requests a rejoin instead of resetStateAndRejoin, which forgot the member id)",
+        mutant=m.COORDINATOR_ERROR_RESETS_MEMBER,
+        equivalent=m.by_name(m.COORDINATOR_ERROR_RESETS_MEMBER).equivalent,
     ),
     Bug(
         "KAFKA-13891/KAFKA-14016",

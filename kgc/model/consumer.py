@@ -168,6 +168,8 @@ def receive(config: Config, consumer: Consumer) -> Consumer:
             return _reset(c, reset_member_id=not RULES[config.mutant].illegal_generation_keeps_member_id)
         if error in COORDINATOR_ERRORS and not RULES[config.mutant].retry_after_coordinator_error:
             return replace(c, state=MemberState.REBALANCING)
+        if error in COORDINATOR_ERRORS and not RULES[config.mutant].coordinator_error_keeps_member:
+            return _reset(c, reset_member_id=True)  # KAFKA-13214 put back: resetStateAndRejoin
         return replace(c, rejoin_needed=True, state=MemberState.REBALANCING)
     if api in (ApiKey.HEARTBEAT, ApiKey.OFFSET_COMMIT):
         rules = RULES[config.mutant]
@@ -219,6 +221,10 @@ def _on_join_response(config: Config, c: Consumer, response: Response) -> Consum
         return _reset(c, reset_member_id=True)
     if error in COORDINATOR_ERRORS and not RULES[config.mutant].retry_after_coordinator_error:
         return replace(c, rejoin_needed=False)
+    if error in COORDINATOR_ERRORS and not RULES[config.mutant].coordinator_error_keeps_member:
+        # KAFKA-13214 put back: before apache/kafka#11231 joinGroupIfNeeded answered a retriable error
+        # with resetStateAndRejoin, forgetting the member id (generation = NO_GENERATION).
+        return _reset(c, reset_member_id=True)
     return replace(c, rejoin_needed=True)
 
 

@@ -73,6 +73,7 @@ class GroupTx:
         self.new_member_added = group.new_member_added
         self.stores = group.stores
         self.stale_sync = group.stale_sync
+        self.stale_heartbeats = group.stale_heartbeats
         self.addressable = group.addressable
         self.protocol = group.protocol
         self.protocol_type = group.protocol_type
@@ -95,6 +96,7 @@ class GroupTx:
             and self.addressable == g.addressable
             and self.protocol == g.protocol
             and self.protocol_type == g.protocol_type
+            and self.stale_heartbeats == g.stale_heartbeats
             and len(self.members) == len(g.members)
             and len(self.pending) == len(g.pending)
             and all(self.members.get(m.mid) is m for m in g.members)
@@ -116,6 +118,7 @@ class GroupTx:
                 self.addressable,
                 self.protocol,
                 self.protocol_type,
+                self.stale_heartbeats,
             ),
         )
 
@@ -298,6 +301,10 @@ class GroupTx:
             if absent and not self.config.is_static(mid[0]) and self.rules.complete_join_removes_absent:
                 self.evicted.append(mid)
                 del self.members[mid]
+                if not self.rules.complete_join_cancels_heartbeats:
+                    # KAFKA-7196 put back: before apache/kafka#5556 the removed member's DelayedHeartbeat
+                    # stayed in the purgatory (no removeHeartbeatForLeavingMember).
+                    self.stale_heartbeats = tuple(sorted({*self.stale_heartbeats, mid}))
         joined = sorted(mid for mid, m in self.members.items() if m.awaiting_join)
         if self.members and not joined:
             # No member rejoined but static members remain: wait for them again (docs/kafka/timers.md#join-phase).
@@ -852,6 +859,18 @@ def expire_heartbeat(tx: GroupTx, mid: MemberId) -> None:
     if not member_is_alive(tx.members[mid], tx.config.mutant):
         tx.evicted.append(mid)
         tx.remove_member_and_update_group(mid)
+
+
+def expire_stale_heartbeat(tx: GroupTx, mid: MemberId) -> None:
+    """The heartbeat timer of a member no longer in the group fires (only under KAFKA-7196 put back,
+    ``Group.stale_heartbeats``). Kafka before 2.1.0 ran ``onExpireHeartbeat`` on the member object the
+    timer held: ``removeMemberAndUpdateGroup`` removed nobody (``GroupMetadata.remove`` of an absent id),
+    then rebalanced from Stable or CompletingRebalance, or tried to complete the join phase."""
+    tx.stale_heartbeats = tuple(m for m in tx.stale_heartbeats if m != mid)
+    if tx.state in (STABLE, CR):
+        tx.prepare_rebalance()
+    elif tx.state == PR:
+        tx.try_complete_join_after_expiry()
 
 
 def expire_pending(tx: GroupTx, mid: MemberId) -> None:

@@ -71,6 +71,8 @@ REBALANCE_IN_PROGRESS_RESETS_GENERATION = "rebalance_in_progress_resets_generati
 PLAN_OMITS_UNASSIGNED = "plan_omits_unassigned"
 STATIC_REPLACEMENT_SKIPS_REBALANCE = "static_replacement_skips_rebalance"
 LEADER_ANSWER_UNWRITABLE = "leader_answer_unwritable"
+COORDINATOR_ERROR_RESETS_MEMBER = "coordinator_error_resets_member"
+COMPLETE_JOIN_KEEPS_HEARTBEATS = "complete_join_keeps_heartbeats"
 
 
 @dataclass(frozen=True)
@@ -202,6 +204,13 @@ class Rules(NamedTuple):
     """The JoinGroup answer to a leader that sent JoinGroup below v5 can be written although members carry a
     ``group.instance.id``: the field is ignorable in the answer's member list (``JoinGroupResponse.json``,
     KAFKA-14422, apache/kafka#12909, 3.2.4/3.3.2/3.4.0)."""
+    complete_join_cancels_heartbeats: bool = True
+    """``onCompleteJoin`` completes the heartbeat timer of each member it removes, so no timer of a removed
+    member fires later (``removeHeartbeatForLeavingMember``, KAFKA-7196, apache/kafka#5556, 2.1.0)."""
+    coordinator_error_keeps_member: bool = True
+    """A JoinGroup or SyncGroup answered COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR (a retriable error) only
+    asks for a rejoin: the member id and generation are kept, so the consumer rejoins as the same member
+    (``AbstractCoordinator.joinGroupIfNeeded``, KAFKA-13214, apache/kafka#11231, 2.8.1/3.0.0)."""
     plan_lists_every_member: bool = True
     """The leader's SyncGroup plan has an entry for every member, empty for a member given no partition
     (sarama 1.35.0, IBM/sarama#2292; the Java ``ConsumerCoordinator.onLeaderElected`` plan has one too)."""
@@ -523,6 +532,35 @@ CATALOGUE += (
         "setAndPropagateAssignment here), so the member gets what the full plan would have given it; only "
         "Kafka's warning about the missing members tells them apart",
         rule="plan_lists_every_member",
+    ),
+    Mutant(
+        COORDINATOR_ERROR_RESETS_MEMBER,
+        "A JoinGroup or SyncGroup answered COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR resets the consumer's member "
+        "id and generation, so it rejoins as a new member while its old member stays in the group (Java before "
+        "2.8.1/3.0.0).",
+        CONSUMER,
+        "AbstractCoordinator.joinGroupIfNeeded, a retriable failure: resetStateAndRejoin before apache/kafka#11231, "
+        "requestRejoin after",
+        "KAFKA-13214",
+        "",
+        "what the bug costs is time: the old member keeps its place until its session timeout and the rebalance "
+        "waits for it, but in the untimed model that timeout, and the join timer that ends the wait, are enabled "
+        "steps, so the consumer's rejoin under a new id converges as the protocol does (nothing found by a "
+        "complete exploration of 2 consumers up to generation 2, liveness included; a safety search of the "
+        "default configuration finds nothing in 200 s, not exhaustive); a property over time (the timed "
+        "reference's deadlines) would be needed",
+        rule="coordinator_error_keeps_member",
+    ),
+    Mutant(
+        COMPLETE_JOIN_KEEPS_HEARTBEATS,
+        "onCompleteJoin removes the dynamic members that did not rejoin but leaves their heartbeat timers armed; "
+        "one that fires later starts a rebalance that removes nobody (Kafka before 2.1.0).",
+        COORDINATOR,
+        "GroupCoordinator.onCompleteJoin, removeHeartbeatForLeavingMember (added by apache/kafka#5556); "
+        "onExpireHeartbeat, removeMemberAndUpdateGroup (2.0)",
+        "KAFKA-7196",
+        "rebalance_triggers",
+        rule="complete_join_cancels_heartbeats",
     ),
 )
 

@@ -138,6 +138,11 @@ class Group(NamedTuple):
     """``protocolType``: the first member's type, fixed while the group has members. Kafka keeps it
     once the group is Empty again; the model forgets it there (NO_PROTOCOL), which nobody can
     observe: ``supportsProtocols`` ignores it in Empty and the next member added sets it anew."""
+    stale_heartbeats: tuple[MemberId, ...] = ()
+    """Heartbeat timers still armed for members no longer in the group, sorted. Always empty under the
+    protocol: ``onCompleteJoin`` completes the timer of each member it removes
+    (``removeHeartbeatForLeavingMember``, apache/kafka#5556, KAFKA-7196, 2.1.0); the mutant
+    ``complete_join_keeps_heartbeats`` (KAFKA-7196 put back) leaves them armed."""
 
     def member(self, mid: MemberId) -> Member | None:
         for m in self.members:

@@ -395,6 +395,8 @@ class ClassicGroupModel:
                 steps.append((Action(EXPIRE_HEARTBEAT, -1, mid=m.mid), group))
             elif m.mid not in keep:
                 steps += _run(group, cfg, EXPIRE_HEARTBEAT, m.mid, partial(coord.expire_heartbeat, mid=m.mid))
+        for mid in group.stale_heartbeats:  # KAFKA-7196 put back: timers of removed members
+            steps += _run(group, cfg, EXPIRE_HEARTBEAT, mid, partial(coord.expire_stale_heartbeat, mid=mid))
         for p in group.pending:
             if p.mid not in keep:
                 steps += _run(group, cfg, EXPIRE_PENDING, p.mid, partial(coord.expire_pending, mid=p.mid))

@@ -24,7 +24,7 @@ from kgc.engine_support.mutation import explore
 from kgc.explorer.trace import trace_json
 from kgc.harness.fuzz.scenario import ScenarioRecorder
 from kgc.harness.scenario.format import ScenarioConfig, parse
-from kgc.harness.scenario.from_trace import TraceNotTranslatable, _Translation, timings
+from kgc.harness.scenario.from_trace import TraceNotTranslatable, _Translation, removed_member_timing, timings
 from kgc.harness.scenario.replay import replay
 from kgc.harness.scenario.result import ScenarioResult
 from kgc.harness.scenario.targets import make_target
@@ -91,21 +91,49 @@ class BugReplay:
 
 
 def steps_scenario(
-    config: Config, steps: list[tuple[Action | None, State]], name: str, description: str, source: str
+    config: Config,
+    steps: list[tuple[Action | None, State]],
+    name: str,
+    description: str,
+    source: str,
+    timers_of: str | None = None,
 ) -> dict[str, Any]:
     """The ``kgc-scenarios`` document of a path of the model (from an initial state), its
     expectations observed on the reference with the model's profile and mutant (``config.mutant``).
+    The timers the path fires are looked up on the protocol's reference, or on the reference with the
+    mutant ``timers_of`` when the protocol's has no such timer (a bug that leaves a timer armed).
     Raises TraceNotTranslatable."""
     described = config.describe()
     doc = trace_json("bug", "a path of the model's graph", steps, kind="path", config=described)
     plain = Config.from_mapping({k: v for k, v in described.items() if k != "mutant"})
     # Only the first timing of kgc.harness.scenario.from_trace: its second shortens the new-member
     # join timeout, which Kafka 4.0.2 fixes at 300000 ms (GroupCoordinatorConfig.classicGroupNewMemberJoinTimeoutMs).
-    translation = _Translation(doc, plain, timings(plain)[0])
-    translation.translate()
-    if translation.notes:
+    base = timings(plain)[0]
+    candidates: list[tuple[dict[str, Any], str | None]] = [(base, None)]
+    if timers_of:
+        # The mutant's own timers; then a session timeout that lets a removed member's timer fall due in the
+        # trace's order (KAFKA-7196).
+        candidates += [(base, timers_of), (removed_member_timing(base), timers_of)]
+    translation: _Translation | None = None
+    fallback: _Translation | None = None
+    error: TraceNotTranslatable | None = None
+    for scenario_config, timers in candidates:
+        attempt = _Translation(doc, plain, scenario_config, timers_of=timers)
+        try:
+            attempt.translate()
+        except TraceNotTranslatable as exc:
+            error = error or exc
+            continue
+        if not attempt.notes:
+            translation = attempt
+            break
+        fallback = fallback or attempt
+    if translation is None:
+        if fallback is None:
+            assert error is not None
+            raise error
         raise TraceNotTranslatable(
-            "timers due out of the model's order under timings Kafka accepts: " + "; ".join(sorted(translation.notes))
+            "timers due out of the model's order under timings Kafka accepts: " + "; ".join(sorted(fallback.notes))
         )
     if not translation.steps:
         raise TraceNotTranslatable("the path has no step the coordinator takes part in")
@@ -135,8 +163,8 @@ def replay_on_kafka(bug: Bug, base: Config | None = None) -> BugReplay:
     name = "bug_" + "".join(ch if ch.isalnum() else "_" for ch in bug.id)
     description = f"{bug.id} put back (mutant {bug.mutant}): its shortest counterexample, {len(steps) - 1} steps."
     source = "(code) kgc.oracle.bugs"
-    buggy = steps_scenario(config, steps, name, description, source)
-    fixed = steps_scenario(replace(config, mutant=""), steps, name + "_fixed", description, source)
+    buggy = steps_scenario(config, steps, name, description, source, bug.mutant)
+    fixed = steps_scenario(replace(config, mutant=""), steps, name + "_fixed", description, source, bug.mutant)
     expect_buggy = buggy["scenarios"][0]["expect"]
     expect_fixed = fixed["scenarios"][0]["expect"]
     divergence = next((i for i, (x, y) in enumerate(zip(expect_buggy, expect_fixed, strict=True)) if x != y), None)

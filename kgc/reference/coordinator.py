@@ -1157,6 +1157,13 @@ class ReferenceCoordinator:
                 member = group.get(member_id)
                 if not self._alive(member):
                     self.remove_member_and_update_group(group, member, RemovalCause.HEARTBEAT_EXPIRED)
+            elif not self.rules.complete_join_cancels_heartbeats:
+                # KAFKA-7196 put back: the timer of a member onCompleteJoin removed fires; Kafka 2.0 ran
+                # removeMemberAndUpdateGroup on the member object it held, which removed nobody and rebalanced.
+                if group.state in (STABLE, CR):
+                    self.maybe_prepare_rebalance(group)
+                elif group.is_(PR):
+                    self._after_removal_in_preparing_rebalance(group, expired=True)
 
     # ================================================================== rebalancing (docs/kafka/timers.md#join-phase)
     def maybe_prepare_rebalance(self, group: GroupMetadata) -> None:
@@ -1235,7 +1242,8 @@ class ReferenceCoordinator:
                 absent = []
             for member in absent:
                 group.remove(member.member_id, RemovalCause.NOT_REJOINED)
-                self.remove_heartbeat_for_leaving_member(group, member.member_id)
+                if self.rules.complete_join_cancels_heartbeats:  # KAFKA-7196 (apache/kafka#5556)
+                    self.remove_heartbeat_for_leaving_member(group, member.member_id)
             if group.is_(DEAD):
                 return
             if not group.maybe_elect_new_joined_leader() and group.members:

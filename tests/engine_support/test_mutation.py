@@ -40,6 +40,7 @@ KILL_LENGTH = {
     "commit_member_error_ignored": 7,
     "static_replacement_skips_rebalance": 4,
     "leader_answer_unwritable": 3,
+    "complete_join_keeps_heartbeats": 5,
 }
 SLOW = {"assign_without_revoke"}
 SAFETY_KILLABLE = [m for m in KILLABLE if not m.liveness]

@@ -24,6 +24,7 @@ CAUGHT = {
     "franz-go#1326": ("fenced_consumer_releases", 7),
     "KAFKA-9801": ("rebalance_triggers", 4),
     "KAFKA-14422": ("generation_members_rejoined", 3),
+    "KAFKA-7196": ("rebalance_triggers", 5),
 }
 
 
@@ -92,16 +93,25 @@ def test_a_plan_without_its_empty_entries_is_equivalent() -> None:
     assert {_project(s) for s in protocol.states} == {_project(s) for s in mutated.states}
 
 
-@pytest.mark.parametrize("bug_id", ["kafka-python#3017", "kafka-python#2614"])
+@pytest.mark.parametrize("bug_id", ["kafka-python#3017", "kafka-python#2614", "KAFKA-13214"])
 def test_bugs_no_property_tells_apart_escape_a_complete_exploration(bug_id: str) -> None:
-    """The two kafka-python bugs put back change what the consumer does (the state graphs differ,
-    tests/model/test_mutants.py), yet no property catches them on a complete exploration of 2
+    """The two kafka-python bugs and KAFKA-13214 put back change what the consumer does (the state graphs
+    differ, tests/model/test_mutants.py), yet no safety property catches them on a complete exploration of 2
     consumers, one static, up to generation 2 (the claim of their entries, at that bound)."""
     bug = bugs.by_id(bug_id)
     config = Config.from_mapping({"consumers": 2, "partitions": 2, "max_generation": 2})
     outcome = explore(config, by_name(bug.mutant), Bounds(), fairness=None)
     assert not outcome.killed and outcome.result.stats.complete
     assert bug.status == "equivalent" and not bug.put_back
+
+
+def test_kafka_13214_escapes_the_liveness_check_too() -> None:
+    """KAFKA-13214 costs time only: under weak fairness the consumer that rejoined under a new id still
+    converges, on the same complete exploration (the claim of its entry)."""
+    bug = bugs.by_id("KAFKA-13214")
+    config = Config.from_mapping({"consumers": 2, "partitions": 2, "max_generation": 2})
+    outcome = explore(config, by_name(bug.mutant), Bounds())
+    assert not outcome.killed and outcome.result.stats.complete
 
 
 def test_the_fenced_consumer_property_is_witnessed_and_can_fail() -> None:

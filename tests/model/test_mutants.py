@@ -105,9 +105,10 @@ def test_equivalent_mutants_have_the_protocols_state_graph(static: int) -> None:
 #: (stored as sent; every member still gets what the full plan gives it); a static consumer that
 #: forgets its member id on ILLEGAL_GENERATION (it rejoins through its instance id). A commit's
 #: REBALANCE_IN_PROGRESS that resets the consumer leaves this configuration's graph as it is.
+#: A consumer that forgets its member id on a coordinator error (KAFKA-13214 put back) rejoins as a new member.
 _STATES_DIFFER = {
-    0: ("plan_omits_unassigned",),
-    1: ("plan_omits_unassigned", "illegal_generation_resets_member_id"),
+    0: ("plan_omits_unassigned", "coordinator_error_resets_member"),
+    1: ("plan_omits_unassigned", "illegal_generation_resets_member_id", "coordinator_error_resets_member"),
 }
 
 

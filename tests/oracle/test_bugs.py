@@ -23,7 +23,7 @@ COORDINATOR_BUGS = sorted(b.id for b in bugs.PUT_BACK if replayable(b))
 
 
 def test_the_coordinator_bugs_are_the_ones_expected() -> None:
-    assert COORDINATOR_BUGS == ["KAFKA-14422", "KAFKA-8220", "KAFKA-9752", "KAFKA-9801"]
+    assert COORDINATOR_BUGS == ["KAFKA-14422", "KAFKA-7196", "KAFKA-8220", "KAFKA-9752", "KAFKA-9801"]
     assert not replayable(bugs.by_id("franz-go#1326"))  # a client's bug: Kafka answers it as kgc does
 
 
@@ -62,6 +62,15 @@ def test_kafka_14422_answers_the_old_leader_with_the_member_list(oracle: OracleP
         and mismatch.actual["error"] == "NONE"
         and len(mismatch.actual["members"]) == 2
     )
+
+
+def test_kafka_7196_does_not_rebalance_when_a_removed_members_timer_would_fire(oracle: OracleProcess) -> None:
+    """The bug profile starts a rebalance when the session timeout of a member removed at the join phase's
+    completion passes; Kafka cancelled that timer, so the group stays as it was."""
+    result = replay_on_kafka(bugs.by_id("KAFKA-7196"))
+    mismatch = result.buggy.first_mismatch()
+    assert mismatch is not None and mismatch.field == "timers_fired", result.as_json()
+    assert mismatch.expected and all(t.startswith("heartbeat:") for t in mismatch.expected) and mismatch.actual == []
 
 
 @pytest.mark.parametrize("bug_id", sorted(NOT_DRIVABLE))

@@ -73,6 +73,9 @@ class _Translation:
     scenario_config: dict[str, Any]
     steps: list[ops.Step] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    timers_of: str | None = None
+    """The catalogued mutant whose reference the timers are looked up on (None: the protocol's). A bug that
+    leaves a timer armed the protocol cancels (KAFKA-7196 put back) fires a timer only its reference has."""
 
     @property
     def profile(self) -> Profile:
@@ -157,7 +160,7 @@ class _Translation:
             raise TraceNotTranslatable("the trace fires a timer before any request reached the coordinator")
         recorder = ScenarioRecorder(self.profile, self.scenario_config, list(self.steps))
         scenario = parse(recorder.skeleton("prefix", "translation")).scenarios[0]
-        coordinator = make_target("reference", scenario.config, self.profile)
+        coordinator = make_target("reference", scenario.config, self.profile, self.timers_of)
         run = _Run(scenario, coordinator)
         run.run()
         return coordinator, dict(run.bindings.snapshot())
@@ -255,13 +258,24 @@ def timings(config: Config) -> list[dict[str, Any]]:
     return out
 
 
-def _best_translation(doc: dict[str, Any], config: Config) -> _Translation:
+def removed_member_timing(scenario_config: dict[str, Any]) -> dict[str, Any]:
+    """A session timeout of 1.5 rebalance timeouts: a member removed at a join completion then falls due
+    after that completion and before the sync phase's timeout (the order KAFKA-7196's trace needs)."""
+    return {**scenario_config, "session_timeout_ms": scenario_config["rebalance_timeout_ms"] * 3 // 2}
+
+
+def _best_translation(doc: dict[str, Any], config: Config, mutant: str | None = None) -> _Translation:
     """The first timing under which the trace translates with every timer due in the trace's
-    order; else the first under which it translates at all."""
+    order; else the first under which it translates at all. The timers are the protocol's reference's;
+    when none of those timings translates without notes and the trace has a mutant, that mutant's
+    reference's (a mutant that leaves a timer armed fires one the protocol's has not)."""
+    candidates: list[tuple[dict[str, Any], str | None]] = [(t, None) for t in timings(config)]
+    if mutant:
+        candidates += [(t, mutant) for t in timings(config)] + [(removed_member_timing(timings(config)[0]), mutant)]
     fallback: _Translation | None = None
     error: TraceNotTranslatable | None = None
-    for scenario_config in timings(config):
-        t = _Translation(doc, config, scenario_config)
+    for scenario_config, timers_of in candidates:
+        t = _Translation(doc, config, scenario_config, timers_of=timers_of)
         try:
             t.translate()
         except TraceNotTranslatable as exc:
@@ -280,11 +294,11 @@ def scenario_from_trace(doc: dict[str, Any], name: str | None = None) -> dict[st
     """The ``kgc-scenarios`` document of a validated ``kgc-trace`` document (its expectations
     observed on the unmutated reference for the trace's profile)."""
     config = Config.from_mapping({k: v for k, v in (doc.get("config") or {}).items() if k != "mutant"})
-    t = _best_translation(doc, config)
+    mutant = (doc.get("config") or {}).get("mutant") or ""
+    t = _best_translation(doc, config, mutant or None)
     scenario_config = t.scenario_config
     if not t.steps:
         raise TraceNotTranslatable("the trace has no step the coordinator takes part in")
-    mutant = (doc.get("config") or {}).get("mutant") or ""
     title = name or f"{doc['property']}{'_' + mutant if mutant else ''}_from_trace"
     description = (
         f"Counterexample to {doc['property']} found by the explorer"
