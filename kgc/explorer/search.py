@@ -442,10 +442,14 @@ class Explorer:
         """A path as a behaviour of the model: under the generation-shift quotient its states are
         representatives, and this puts back the generations the behaviour really has."""
         model = self.model
-        collapse = getattr(model.spec, "collapse", None) if isinstance(model, PackedModel) else None
-        if not (isinstance(model, PackedModel) and model.quotient and collapse is not None):
+        if not (isinstance(model, PackedModel) and model.quotient):
             return path
-        return generations.concrete_path(model.spec.next_state, path, collapse)
+        # the quotient is Kafka's group model's (Config.generation_quotient): its spec has both
+        collapse = getattr(model.spec, "collapse", None)
+        next_state = getattr(model.spec, "next_state", None)
+        if collapse is None or next_state is None:
+            return path
+        return generations.concrete_path(next_state, path, collapse)
 
     def rebuild(self, parents: dict[int, int], key: int) -> list[tuple[Action | None, State]]:
         """The path to ``key``: walk parents back to an initial state, then replay the model
