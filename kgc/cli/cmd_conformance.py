@@ -311,10 +311,16 @@ def _int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
 
 
+MAX_BUDGET = 1_000_000
+"""Generated sequences one run may ask for: each takes real seconds on a broker, so a larger
+number is a typo, not a plan (a longer hunt is several runs with other seeds)."""
+
+
 def _count(text: str) -> int:
     value = _int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    if not 0 <= value <= MAX_BUDGET:
+        shown = text if len(text) <= 20 else text[:20] + "…"
+        raise argparse.ArgumentTypeError(f"must be 0 to {MAX_BUDGET:,}, got {shown}")
     return value
 
 

@@ -733,3 +733,47 @@ def _report_inputs_tried() -> Iterator[None]:
     total = sum(INPUTS_TRIED.values())
     print(f"\nbad-input fuzz: {total} runs: " + ", ".join(f"{k} {v}" for k, v in sorted(INPUTS_TRIED.items())))
     print("exit codes: " + ", ".join(f"{k}: {v}" for k, v in sorted(EXIT_CODES.items())))
+
+
+#: The options of the verbs that drive an outside process (Kafka's coordinator in a JVM for
+#: ``mbt``; a broker and client sequences for ``conformance``), each with values no option of its
+#: kind accepts: they must be refused in one line before anything is started.
+DRIVING_VERBS: dict[str, tuple[list[str], list[str]]] = {
+    "mbt": (
+        ["mbt"],
+        [
+            "--max-states",
+            "--consumers",
+            "--partitions",
+            "--max-generation",
+            "--max-perturbations",
+            "--initial-rebalance-delay-ms",
+            "--static-consumers",
+        ],
+    ),
+    "conformance": (
+        ["conformance", "--bootstrap", "127.0.0.1:1", "--no-scenarios"],
+        ["--budget", "--time-limit", "--clients", "--max-wait", "--settle", "--request-timeout", "--hold"],
+    ),
+}
+REFUSED_VALUES = st.sampled_from(["nan", "-inf", "abc", "", "1.5.2", "-7", "0x1G", "1e400", "½"])
+
+
+@RAW
+@given(verb=st.sampled_from(sorted(DRIVING_VERBS)), data=st.data(), value=REFUSED_VALUES)
+def test_the_options_of_the_verbs_that_start_processes(verb: str, data: st.DataObject, value: str) -> None:
+    """A bad number given to ``mbt`` or ``conformance`` is refused in one line (exit 150) before a
+    JVM, a broker or a client is started."""
+    argv, options = DRIVING_VERBS[verb]
+    option = data.draw(st.sampled_from(options))
+    with tempfile.TemporaryDirectory() as t:
+        code, _, stderr = run_verb(verb, [*argv, "--out", str(Path(t) / "out"), option, value], Path(t))
+    assert code == exits.BAD_INPUT, f"kgc {verb} {option} {value!r} exited {code}: {stderr}"
+
+
+def test_conformance_refuses_a_budget_no_run_could_spend() -> None:
+    """Each generated sequence takes real seconds on a broker: a budget beyond a million is refused."""
+    with tempfile.TemporaryDirectory() as t:
+        argv = ["conformance", "--bootstrap", "127.0.0.1:1", "--no-scenarios", "--out", str(Path(t) / "o")]
+        code, _, stderr = run_verb("conformance", [*argv, "--budget", "9" * 400], Path(t))
+    assert code == exits.BAD_INPUT and "must be 0 to 1,000,000" in stderr
