@@ -1,15 +1,16 @@
 """Benchmark: what checkpoints with integrity cost (``kgc.explorer.checkpoint``).
 
 Explores one configuration (default: 3 consumers, 2 partitions, generations <= 2, one
-perturbation, 892,539 states; ``FIELD=VALUE`` overrides) three ways with the native engine: without checkpoints,
+perturbation; ``FIELD=VALUE`` overrides) three ways with the native engine: without checkpoints,
 with a checkpoint at every pause of the search (the worst case: ``checkpoint_every`` tiny), and
 then resumes the last checkpoint. Reports the searches' seconds, the number of checkpoints, the
 checkpoint and parents files' sizes, and the seconds ``Checkpoints.read`` takes to verify every
-checksum (the part of a resume before any state is explored). One JSON object on stdout and in
-``benchmarks/results/checkpoint_cost.json``, with the load average (the machine is shared).
+checksum (the part of a resume before any state is explored). One JSON line on stdout, with the
+load average (the machine is shared), for ``benchmarks/record.py`` (the docs render
+``benchmarks/results/checkpoint_cost.json``).
 
-    .venv/bin/python benchmarks/checkpoint_cost.py
-    .venv/bin/python benchmarks/checkpoint_cost.py max_perturbations=2
+    .venv/bin/python benchmarks/record.py checkpoint_cost
+    .venv/bin/python benchmarks/record.py --name checkpoint_cost_p2 checkpoint_cost max_perturbations=2
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from kgc.explorer.checkpoint import Checkpoints
 from kgc.explorer.search import Bounds, Explorer
 from kgc.model.config import Config
 
-RESULTS = Path(__file__).resolve().parent / "results" / "checkpoint_cost.json"
 DEFAULT = {"consumers": "3", "partitions": "2", "max_generation": "2", "max_perturbations": "1"}
 
 
@@ -66,10 +66,9 @@ def main(argv: list[str]) -> int:
         "resume_s": round(resume_s, 3),
         "loadavg": load,
     }
-    text = json.dumps(doc, indent=2)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(text + "\n")
-    print(text)
+    doc["checkpoint_mb"] = round(sizes.get("checkpoint.kgc", 0) / 1e6, 1)
+    doc["parents_mb"] = round(sum(v for k, v in sizes.items() if k != "checkpoint.kgc") / 1e6, 1)
+    print(json.dumps(doc))
     return 0
 
 

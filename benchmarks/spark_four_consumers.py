@@ -44,7 +44,12 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--partitions", type=int, default=8)
     ap.add_argument("--memory", default="2g", help="driver and executor memory (spark.*.memory)")
     ap.add_argument("--max-depth", type=int, default=9)
-    ap.add_argument("--project-states", type=float, default=212e6 * 4, help="states of the projected space")
+    ap.add_argument(
+        "--project-states",
+        type=float,
+        default=212e6 * 4,
+        help="states of the projected space (an assumption: the whole four-consumer space was never counted)",
+    )
     ap.add_argument("--project-cores", type=int, default=256)
     args = ap.parse_args(argv)
     config = Config.from_mapping({"consumers": 4})
