@@ -36,4 +36,6 @@ def test_every_row_is_a_valid_configuration_using_its_dimensions() -> None:
 
     for name, overrides in dimensions.ROWS.items():
         config = Config.from_mapping(overrides)
-        assert (for_config(config) == ALL) == (name in ("default", "two_consumers")), name
+        # the same properties by name (for_config binds rebalance_triggers to the profile, a new object)
+        same = [p.name for p in for_config(config)] == [p.name for p in ALL]
+        assert same == (name in ("default", "two_consumers")), name

@@ -48,6 +48,7 @@ from kgc.interface.events import TimerKind
 from kgc.model.config import Config
 from kgc.model.names import consumer_index
 from kgc.model.profiles import Profile
+from kgc.reference.config import MUTANTS as REFERENCE_MUTANTS
 
 REBALANCE_TIMEOUT_MS = 10_000
 """The scenario's rebalance timeout when the model's exceeds its initial delay (the only relation
@@ -270,7 +271,7 @@ def _best_translation(doc: dict[str, Any], config: Config, mutant: str | None = 
     when none of those timings translates without notes and the trace has a mutant, that mutant's
     reference's (a mutant that leaves a timer armed fires one the protocol's has not)."""
     candidates: list[tuple[dict[str, Any], str | None]] = [(t, None) for t in timings(config)]
-    if mutant:
+    if mutant and mutant in REFERENCE_MUTANTS:  # a mutant of the model's consumers has no reference of its own
         candidates += [(t, mutant) for t in timings(config)] + [(removed_member_timing(timings(config)[0]), mutant)]
     fallback: _Translation | None = None
     error: TraceNotTranslatable | None = None
