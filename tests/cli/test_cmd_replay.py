@@ -73,9 +73,9 @@ def test_json_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
         "expected": "NONE",
         "actual": "REBALANCE_IN_PROGRESS",
     }
-    skipped = next(s for s in data["scenarios"] if s["verdict"] == "skipped")
-    assert skipped["first_mismatch"] is None and skipped["reason"]
-    assert all(s["verdict"] in ("passed", "failed", "skipped") for s in data["scenarios"])
+    # the model judges every scenario of these files (none skipped since it expresses them all)
+    assert data["skipped"] == 0
+    assert all(s["verdict"] in ("passed", "failed") for s in data["scenarios"])
 
 
 def test_profile_selects_scenarios(capsys: pytest.CaptureFixture[str]) -> None:
