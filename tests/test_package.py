@@ -86,7 +86,7 @@ def test_wheel_installs_and_runs_outside_the_checkout(dist: Path, tmp_path: Path
     assert "native engine" in checked and "\nverdict: ok for generations ≤ 2" in checked
 
     replayed = _run([kgc, "replay", "join"], away, env)
-    assert replayed.rstrip().endswith("18 passed, 0 failed, 0 skipped")
+    assert replayed.rstrip().endswith("20 passed, 0 failed, 0 skipped")
     assert not (away / "scenarios").exists()
 
     # Only a checkout has revisions to compare: an installed kgc says so in one line.

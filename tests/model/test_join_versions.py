@@ -81,5 +81,6 @@ def test_a_mixed_group_is_witnessed_and_neither_uniform_group_is() -> None:
 
 
 def test_the_witness_runs_only_where_the_dimension_is_used() -> None:
-    assert for_config(Config()) == ALL
+    # the same properties (for_config binds rebalance_triggers to the profile: a new object, one name)
+    assert [p.name for p in for_config(Config())] == [p.name for p in ALL]
     assert witness_mixed_join_versions in for_config(Config(join_versions=(5, 3, 4)))

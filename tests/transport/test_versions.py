@@ -53,6 +53,7 @@ def test_describe_lists_every_api_kgc_uses() -> None:
         "LeaveGroup",
         "SyncGroup",
         "DescribeGroups",
+        "ListGroups",
         "ApiVersions",
         "CreateTopics",
     }

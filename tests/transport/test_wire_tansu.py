@@ -84,6 +84,7 @@ def test_is_a_group_coordinator_and_negotiates_versions(wire: WireCoordinator, t
         "LeaveGroup": "v0-v5",
         "SyncGroup": "v0-v5",
         "DescribeGroups": "v0-v5",
+        "ListGroups": "v0-v5",
         "ApiVersions": "v0-v4",
         "CreateTopics": "v0-v7",
     }

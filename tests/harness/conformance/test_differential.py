@@ -27,7 +27,14 @@ def run_library(differential: Differential) -> list[Outcome]:
 def test_the_reference_conforms_to_itself_on_every_library_scenario() -> None:
     outcomes = run_library(Differential(ReferenceTarget(), max_wait_s=1e9))
     assert len(outcomes) >= 70
-    assert [(o.source, o.skipped) for o in outcomes if o.skipped] == []
+    # Over the wire a client has one request in flight: a scenario transcribed from a Kafka unit
+    # test that calls the coordinator again while the same member's JoinGroup is parked cannot be
+    # sent by one connection, and is skipped with that reason (the reference and Kafka's
+    # coordinator in process still replay it: kgc replay --target reference / kafka).
+    parked = {"group_metadata_manager_test.json:gmm_heartbeat_during_preparing_rebalance"}
+    skipped = {o.source: o.skipped for o in outcomes if o.skipped}
+    assert set(skipped) == parked, skipped
+    assert all("while its join of step 1 is parked" in why for why in skipped.values()), skipped
     assert [(o.source, o.divergence.kind) for o in outcomes if o.divergence] == []  # type: ignore[union-attr]
 
 
