@@ -933,12 +933,10 @@ def store_callback(tx: GroupTx, ok: bool, error: Errors = STORE_FAILURE_ERROR) -
     return True
 
 
-def unload(tx: GroupTx) -> None:
-    """``onGroupUnloaded`` (docs/kafka/group.md#unload; docs/kafka/group.md#states "any state → Dead" on coordinator
-    migration):
-    parked JoinGroups (PreparingRebalance) or SyncGroups (CompletingRebalance/Stable) are answered
-    NOT_COORDINATOR; the group becomes Dead and leaves this broker's cache; its timers and
-    outstanding writes no longer act."""
+def _release_parked(tx: GroupTx) -> None:
+    """What unloading and marking Dead share (``onGroupUnloaded``): parked JoinGroups
+    (PreparingRebalance) and SyncGroups (CompletingRebalance/Stable) answered NOT_COORDINATOR,
+    nobody awaiting anything any more."""
     for mid in sorted(tx.members):
         m = tx.members[mid]
         if tx.state == PR and m.awaiting_join:
@@ -947,6 +945,15 @@ def unload(tx: GroupTx) -> None:
             tx.answer_parked(mid, Response(ApiKey.SYNC_GROUP, Errors.NOT_COORDINATOR), m.orphan)
         tx.update(mid, awaiting_join=False, awaiting_sync=False, pending_sync=False)
     tx.stale_sync = False
+
+
+def unload(tx: GroupTx) -> None:
+    """``onGroupUnloaded`` (docs/kafka/group.md#unload; docs/kafka/group.md#states "any state → Dead" on coordinator
+    migration):
+    parked JoinGroups (PreparingRebalance) or SyncGroups (CompletingRebalance/Stable) are answered
+    NOT_COORDINATOR; the group becomes Dead and leaves this broker's cache; its timers and
+    outstanding writes no longer act."""
+    _release_parked(tx)
     tx.pending.clear()
     tx.join_timer = JoinTimer.NONE
     tx.new_member_added = False
@@ -964,14 +971,7 @@ def mark_dead(tx: GroupTx) -> None:
     the group object before it was removed (KAFKA-8386; Kafka's ``…DeadGroup`` tests). The group
     object keeps its generation, leader, members and pending ids; its timers and writes no longer
     act (the explorer halts a Dead group)."""
-    for mid in sorted(tx.members):
-        m = tx.members[mid]
-        if tx.state == PR and m.awaiting_join:
-            tx.answer_parked(mid, Response(ApiKey.JOIN_GROUP, Errors.NOT_COORDINATOR), m.orphan)
-        if tx.state in (CR, STABLE) and m.awaiting_sync:
-            tx.answer_parked(mid, Response(ApiKey.SYNC_GROUP, Errors.NOT_COORDINATOR), m.orphan)
-        tx.update(mid, awaiting_join=False, awaiting_sync=False, pending_sync=False)
-    tx.stale_sync = False
+    _release_parked(tx)
     tx.join_timer = JoinTimer.NONE
     tx.new_member_added = False
     tx.stores = ()
