@@ -111,6 +111,12 @@ class Profile:
     commit_validates_member_first: bool = True
     #: docs/kafka/requests.md#joingroup: the group.max.size rule.
     max_size_rule: MaxSizeRule = MaxSizeRule.KAFKA_9885
+    #: ListGroups reads the coordinator's last committed view (Java: ``GroupMetadataManager.listGroups``
+    #: iterates ``groups.values(committedOffset)``, 4.0.2), so a group no record has been written for
+    #: yet (created by a JoinGroup answered MEMBER_ID_REQUIRED, say) is listed only once some later
+    #: write to its ``__consumer_offsets`` partition commits; Scala lists every group in memory that is
+    #: not Dead (``GroupCoordinator.handleListGroups``, 3.6.2).
+    list_groups_reads_committed: bool = False
     #: Whether the model (``kgc/model/coordinator.py``) covers this profile's rules.
     modelled: bool = False
     #: The modelled profile whose rules stand in for this one when a run is checked against the
@@ -159,6 +165,7 @@ JAVA_4_0 = Profile(
     commit_unknown_group_v9_group_id_not_found=True,
     leave_cancels_pending_timer=True,
     request_timed_out_maps_to=Errors.COORDINATOR_NOT_AVAILABLE,
+    list_groups_reads_committed=True,
     modelled=True,
     model_profile="java-4.0",
 )

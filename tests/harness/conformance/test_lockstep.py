@@ -113,3 +113,38 @@ def test_the_search_is_deterministic_with_its_seed() -> None:
 
     first = kinds(2)
     assert first and kinds(2) == first
+
+
+def _lockstep_over(profile: Any, steps: list[dict[str, Any]]) -> Any:
+    """A Lockstep whose Kafka side is a stand-in carrying only ``profile`` (all _maybe_unwritten reads)."""
+    from types import SimpleNamespace
+
+    from kgc.harness.conformance.lockstep import Lockstep
+    from kgc.harness.scenario.format import parse
+
+    scenario = parse(
+        {
+            "format": "kgc-scenarios",
+            "format_version": 1,
+            "scenarios": [{"name": "s", "applies_to": ["java-4.0"], "steps": steps, "expect": [{} for _ in steps]}],
+        }
+    )
+    run = Lockstep.__new__(Lockstep)
+    run.scenario = scenario.scenarios[0]
+    run.oracle = SimpleNamespace(coordinator=SimpleNamespace(profile=profile))
+    return run
+
+
+def test_listgroups_may_omit_a_group_no_record_was_written_for_only_under_java() -> None:
+    """Java 4.0's ListGroups reads the committed view (``groups.values(committedOffset)``), so an
+    Empty generation-0 group no write has carried may be absent; Scala lists it, and so does Java
+    once an OffsetCommit has written a record."""
+    from kgc.model.profiles import JAVA_4_0, SCALA_3X
+
+    joins = [{"op": "join", "member": "c1"}]
+    assert _lockstep_over(JAVA_4_0, joins)._maybe_unwritten("Empty", 0)
+    assert not _lockstep_over(SCALA_3X, joins)._maybe_unwritten("Empty", 0)
+    assert not _lockstep_over(JAVA_4_0, joins)._maybe_unwritten("Empty", 1)
+    assert not _lockstep_over(JAVA_4_0, joins)._maybe_unwritten("Stable", 0)
+    commit = [*joins, {"op": "commit", "member": "c1", "generation": -1, "offsets": {"t-0": 1}}]
+    assert not _lockstep_over(JAVA_4_0, commit)._maybe_unwritten("Empty", 0)
