@@ -12,7 +12,6 @@ skip."""
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,6 +23,7 @@ from kgc.harness.clients.drivers import LIBRARIES
 from kgc.harness.clients.harness import DEFAULT_ASSIGNMENT, ClientOptions
 from kgc.harness.clients.proxy import CuttingProxy
 from kgc.harness.clients.real import KafkaRun, kafka_behind_proxy
+from tests.harness.clients.static_restart import Restart, restart_a_member, static_options
 
 pytestmark = [pytest.mark.clients, pytest.mark.broker]
 
@@ -165,52 +165,21 @@ def test_the_broker_log_is_kept_beside_the_run(kafka: KafkaBroker, tmp_path: Pat
     assert kafka.log_path.is_file() and "Kafka Server started" in kafka.log_path.read_text(errors="replace")
 
 
-#: A static member's session timeout: long enough for a process (a JVM too) to be started again
-#: on this loaded machine before Kafka expires the member.
-STATIC_SESSION_MS = 20_000
+def _group_settled(run: KafkaRun) -> Callable[[], bool]:
+    def settled() -> bool:
+        view = run.describe()
+        return view is not None and view.state == "Stable" and len(view.members) == 2
+
+    return settled
 
 
-def _restart_a_member(behind_proxy: tuple[KafkaBroker, CuttingProxy], library: str, static: bool) -> list[object]:
-    """Two members (static with instance ids, or dynamic); the first is killed and a new process
-    started at once (with the same instance id when static). Returns the survivor's rebalance
-    callbacks after the kill; asserts the new process owns what the killed one owned."""
-    options = dataclasses.replace(ClientOptions(assignment="eager"), session_timeout_ms=STATIC_SESSION_MS)
-    run = _run(behind_proxy, library, options)
+def _static_restart(behind_proxy: tuple[KafkaBroker, CuttingProxy], library: str, static: bool) -> Restart:
+    """The restart of ``static_restart.py`` on real Kafka. Kafka keeps the replaced member's
+    record, its client id included (DescribeGroups lists the new process under the killed one's
+    name), so the static outcome is judged by who owns the partitions, not by the names."""
+    run = _run(behind_proxy, library, static_options())
     try:
-        run.start_producer()
-        ids = ["static-1", "static-2"] if static else [None, None]
-        names = [run.start_consumer(group_instance_id=i) for i in ids]
-        assert _until(lambda: _stable(run, names)), (run.describe(), run.owned())
-        owned = run.owned()[names[0]]
-        mark = len(run.events)
-        run.kill(names[0])
-        again = run.start_consumer(group_instance_id=ids[0])
-        if static:
-            # Kafka keeps the replaced member's record, its client id included (the new process
-            # is listed under the killed one's name); what changes is who owns its partitions.
-            def settled() -> bool:
-                view = run.describe()
-                return (
-                    view is not None
-                    and view.state == "Stable"
-                    and len(view.members) == 2
-                    and run.owned().get(again) == owned
-                )
-
-            assert _until(settled, STATIC_SESSION_MS / 1000), (run.describe(), run.owned())
-        else:
-            assert _until(lambda: _stable(run, [again, names[1]]), STATIC_SESSION_MS / 1000), (
-                run.describe(),
-                run.owned(),
-            )
-        survivor = [
-            (e.kind, e.data)
-            for e in list(run.events)[mark:]
-            if e.client == names[1] and e.kind in ("revoked", "assigned", "lost")
-        ]
-        assert run.drain(40), "every record produced is processed"
-        assert run.check(final=True) == []
-        return survivor
+        return restart_a_member(run, static, lambda names: _stable(run, names), _group_settled(run))
     finally:
         run.close()
 
@@ -223,12 +192,10 @@ def test_a_static_member_restarted_within_its_session_keeps_its_assignment(
 ) -> None:
     """KIP-345: a static member's new process (same group.instance.id) within the session timeout
     takes the member's place and its assignment, and the group does not rebalance: the other
-    member's callbacks see nothing. Kafka 4.0's classic group: a known instance id joining with an
-    unknown member id replaces the previously mapped member, and in a Stable group whose selected
-    protocol does not change the generation stays (``GroupMetadataManager``
-    ``updateStaticMemberThenRebalanceOrCompleteJoin``, group-coordinator, 4.0; a returning leader
-    is told to skip the assignment, KIP-814)."""
-    assert _restart_a_member(behind_proxy, library, static=True) == []
+    member's callbacks see nothing (``static_restart.py``; the same restart through kgc serve:
+    ``test_static_served.py``)."""
+    outcome = _static_restart(behind_proxy, library, static=True)
+    assert outcome.kept_assignment, outcome
 
 
 def test_the_same_restart_of_a_dynamic_member_rebalances_the_survivor(
@@ -236,4 +203,6 @@ def test_the_same_restart_of_a_dynamic_member_rebalances_the_survivor(
 ) -> None:
     """The control: without instance ids the new process is a new member, the group rebalances and
     the survivor's callbacks show it — what the static test's assertion catches."""
-    assert _restart_a_member(behind_proxy, "franz-go", static=False) != []
+    outcome = _static_restart(behind_proxy, "franz-go", static=False)
+    assert outcome.took_over and outcome.drained and outcome.violations == [], outcome
+    assert outcome.survivor_callbacks != [] and not outcome.kept_assignment
