@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kgc.harness.clients.checks import ClientEvent, Violation
-from kgc.harness.clients.harness import ClientOptions
+from kgc.harness.clients.harness import ClientOptions, Worker
 
 #: A static member's session timeout: long enough for a process (a JVM too) to be started again
 #: on this loaded machine before the coordinator expires the member.
@@ -30,8 +30,16 @@ INSTANCE_IDS = ("instance-1", "instance-2")
 
 
 def static_options() -> ClientOptions:
+    """Eager (range) consumers with :data:`STATIC_SESSION_MS` and two static slots.
+    ``max.poll.interval.ms`` is raised to the session timeout: librdkafka refuses to create a
+    consumer whose ``max.poll.interval.ms`` is below its ``session.timeout.ms``
+    (``rd_kafka_conf_finalize``, src/rdkafka_conf.c: "`max.poll.interval.ms`must be >=
+    `session.timeout.ms`"), which is why confluent-kafka's static consumers once formed no group."""
     return dataclasses.replace(
-        ClientOptions(assignment="eager"), session_timeout_ms=STATIC_SESSION_MS, static_members=len(INSTANCE_IDS)
+        ClientOptions(assignment="eager"),
+        session_timeout_ms=STATIC_SESSION_MS,
+        max_poll_interval_ms=STATIC_SESSION_MS,
+        static_members=len(INSTANCE_IDS),
     )
 
 
@@ -39,6 +47,7 @@ class AnyRun(Protocol):
     """What the restart needs of a run (``harness.Run`` through kgc serve, ``real.KafkaRun``)."""
 
     events: list[ClientEvent]
+    workers: dict[str, Worker]
 
     def start_producer(self) -> None: ...
     def start_consumer(
@@ -57,6 +66,12 @@ def until(predicate: Callable[[], bool], timeout_s: float) -> bool:
             return True
         time.sleep(0.2)
     return False
+
+
+def _exited(run: AnyRun) -> dict[str, list[str]]:
+    """The last stderr lines of each consumer process that is no longer running (a driver that
+    could not create its consumer exits at once)."""
+    return {n: list(w.stderr)[-3:] for n, w in run.workers.items() if w.process.poll() is not None}
 
 
 @dataclass
@@ -90,7 +105,7 @@ def restart_a_member(
     run.start_producer()
     ids: list[str | None] = list(INSTANCE_IDS) if static else [None, None]
     names = [run.start_consumer(group_instance_id=i) for i in ids]
-    assert until(lambda: settled(names), 90), ("the two members never settled", run.owned())
+    assert until(lambda: settled(names), 90), ("the two members never settled", run.owned(), _exited(run))
     owned = run.owned()[names[0]]
     mark = len(run.events)
     run.kill(names[0])

@@ -22,7 +22,7 @@ from tests.harness.clients.static_restart import Restart, restart_a_member, stat
 
 pytestmark = pytest.mark.clients
 #: The clients whose static restart keeps the assignment on real Kafka (test_real_kafka.py).
-STATIC_LIBRARIES = ["java", "franz-go", "kafka-python"]
+STATIC_LIBRARIES = ["java", "franz-go", "kafka-python", "confluent-kafka"]
 
 
 def _settled(run: Run) -> Callable[[list[str]], bool]:
