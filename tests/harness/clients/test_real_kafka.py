@@ -79,7 +79,10 @@ def test_three_consumers_reach_stable_and_survive_a_kill(
         names = [run.start_consumer() for _ in range(3)]
         assert _until(lambda: _stable(run, names)), (run.describe(), run.owned())
         run.kill(names[0])
-        errors = lambda: [(e.client, e.data) for e in list(run.events) if e.kind == "error"]  # noqa: E731
+
+        def errors() -> list[tuple[str, dict[str, object]]]:
+            return [(e.client, e.data) for e in list(run.events) if e.kind == "error"]
+
         assert _until(lambda: _stable(run, names[1:])), (run.describe(), run.owned(), run.live(), errors())
         # a survivor whose poll raised and whose driver gave up would leave the group to one consumer
         assert sorted(run.live()) == sorted(names[1:]), ("a survivor died", errors())
