@@ -108,6 +108,8 @@ def output_dir(path: str | Path, option: str = "--out") -> Path:
     (and removing) a file there before any work is done."""
     p = Path(path)
     try:
+        if p.exists() and not p.is_dir():  # /dev/full, a file: said so, not mkdir's "File exists"
+            raise InputError(f"{option}: {str(p)!r} is not a directory")
         p.mkdir(parents=True, exist_ok=True)
         if not p.is_dir():
             raise InputError(f"{option}: {str(p)!r} is not a directory")
@@ -262,9 +264,15 @@ def future_dir(path: str | Path, option: str) -> Path:
         ancestor = ancestor.parent
     ancestor = ancestor if str(ancestor) else Path(".")
     if not ancestor.is_dir():
-        raise InputError(f"{option}: cannot create {str(p)!r}: {str(ancestor)!r} is not a directory")
-    if not os.access(ancestor, os.W_OK | os.X_OK):
-        raise InputError(f"{option}: cannot create {str(p)!r}: {str(ancestor)!r} is not writable")
+        raise InputError(f"{option}: cannot create {str(p)!r}: {ancestor} is not a directory")
+    # Shown by writing, not by os.access: root passes every permission check, yet a read-only
+    # mount, /proc or /sys refuses the creation itself.
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".kgc-probe-", dir=ancestor)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise InputError(f"{option}: cannot create {str(p)!r}: {str(ancestor)!r}: {exc.strerror or exc}") from None
     return p
 
 

@@ -1,0 +1,54 @@
+"""Bugs found by a hostile user's sweep of every verb and option (``docs/reliability.md``, *A
+hostile user's sweep*): each test fails without its fix."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import pytest
+
+from kgc.cli import exits, inputs, main
+from kgc.cli.errors import InputError
+
+UNCREATABLE = "/proc/kgc-cannot-create-here/out"
+"""A directory no process may create, root included (root passes every ``os.access`` check, so
+only an attempt to write shows it)."""
+
+
+def _kgc(argv: list[str]) -> tuple[int, str]:
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, err.getvalue()
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs Linux's /proc as a directory nobody can write into")
+def test_a_lazily_created_output_is_shown_writable_by_writing() -> None:
+    """``future_dir`` (``mbt --out``, ``clients --out``: created only when there is something to
+    write) asked ``os.access``, which says yes to root everywhere: now it writes a probe file."""
+    with pytest.raises(InputError, match="cannot create"):
+        inputs.future_dir(UNCREATABLE, "--out")
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs Linux's /proc as a directory nobody can write into")
+def test_mbt_refuses_an_unwritable_out_before_starting_kafka(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``kgc mbt --out`` was never checked: with no difference it exited 0 having been unable to
+    write one, and with a difference it failed only after the whole run. Now: 150 before the JVM
+    (so before the check that Java exists: no Java on PATH here, which would be 153)."""
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    code, err = _kgc(["mbt", "--consumers", "1", "--partitions", "1", "--out", UNCREATABLE])
+    assert code == exits.BAD_INPUT, err
+    assert err.startswith("kgc: error: --out: cannot create") and err.count("\n") == 1, err
+
+
+def test_an_output_directory_that_is_a_file_says_so(tmp_path: Path) -> None:
+    """``--out /dev/full`` (or any file) said "cannot write into '/dev/full': File exists"."""
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(InputError, match="is not a directory"):
+        inputs.output_dir(blocker, "--out")
+    code, err = _kgc(["logs", str(tmp_path), "--out", "/dev/full"])
+    assert code == exits.BAD_INPUT and "'/dev/full' is not a directory" in err, err
