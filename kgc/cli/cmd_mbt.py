@@ -45,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
     config = config_from_args(args, base)
     if config.profile.name != KAFKA_PROFILE:
         raise InputError(f"kgc mbt runs Apache Kafka 4.0.2, whose behaviour is --profile {KAFKA_PROFILE}")
+    if args.max_states < 1:  # "the model's graph exceeds -5 states" said the wrong thing
+        raise InputError(f"--max-states must be positive, got {args.max_states}")
     out = inputs.future_dir(args.out, "--out")  # written only when a path differs: shown writable now
     reason = unavailable_reason()
     if reason is not None:

@@ -52,3 +52,13 @@ def test_an_output_directory_that_is_a_file_says_so(tmp_path: Path) -> None:
         inputs.output_dir(blocker, "--out")
     code, err = _kgc(["logs", str(tmp_path), "--out", "/dev/full"])
     assert code == exits.BAD_INPUT and "'/dev/full' is not a directory" in err, err
+
+
+def test_negative_counts_are_refused_not_reinterpreted(tmp_path: Path) -> None:
+    """``mbt --max-states -5`` said "the model's graph exceeds -5 states"; ``timing
+    --timeline-lines -1`` was taken as 0 and exited 0. Both are now refused as the options they are."""
+    code, err = _kgc(["mbt", "--consumers", "1", "--out", str(tmp_path / "m"), "--max-states", "-5"])
+    assert code == exits.BAD_INPUT and "--max-states must be positive, got -5" in err, err
+    timing = Path(__file__).resolve().parents[2] / "examples" / "timing" / "ranges.json"
+    code, err = _kgc(["timing", str(timing), "--timeline-lines", "-1"])
+    assert code == exits.BAD_INPUT and "--timeline-lines must be 0 or more" in err, err
