@@ -151,8 +151,8 @@ class PathRun:
         self.kafka = KafkaCoordinator(
             broker_properties(
                 initial_rebalance_delay_ms=config.initial_rebalance_delay_ms,
-                min_session_timeout_ms=6000,
-                max_session_timeout_ms=1_800_000,
+                min_session_timeout_ms=config.group_min_session_timeout_ms,
+                max_session_timeout_ms=max(config.group_max_session_timeout_ms, SESSION_TIMEOUT_MS),
                 group_max_size=config.group_max_size if config.group_max_size > 0 else 2**31 - 1,
             ),
             StoreCompletion.MANUAL,
@@ -196,13 +196,13 @@ class PathRun:
                     self._bind_required(handled[k].get("member"))
                 op = self.translation.request_op(index, actor, request)
                 if isinstance(op, ops.Join):
-                    op = ops.Join(
-                        op.member,
-                        member_id=op.member_id,
-                        protocols=op.protocols,
-                        group_instance_id=op.group_instance_id,
-                        api_version=4 if self.config.require_known_member_id else None,
-                    )
+                    # The version the model's consumer sends (Config.join_version: KIP-394 v4+,
+                    # KIP-345 v5+); without join_versions, v4 or the scenario's default.
+                    consumer = self.translation.consumer_index(actor)
+                    version: int | None = 4 if self.config.require_known_member_id else None
+                    if consumer < len(self.config.join_versions):
+                        version = self.config.join_versions[consumer]
+                    op = dataclasses.replace(op, api_version=version)
                 if isinstance(op, ops.Sync) and op.assignment:
                     # Partitions as the abstraction reads them (kgc.harness.fuzz.client.encode_partitions).
                     plan = {name: part.replace("+", ",") for name, part in op.assignment.items()}

@@ -5,6 +5,7 @@ reported at its first step."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -190,3 +191,40 @@ def test_kgc_mbt_exits_as_documented(oracle: OracleProcess, tmp_path: Path) -> N
     mutant = _kgc("--out", str(out), "--mutant", "sync_none_in_preparing")
     assert mutant.returncode == 1, mutant.stderr
     assert "DIFFERENT path" in mutant.stdout and sorted(out.iterdir())
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        {"protocols": [["roundrobin", "range"], ["range"]]},  # election: c1 votes past its first preference
+        {"protocols": [["range"], ["roundrobin"]]},  # no common protocol: INCONSISTENT_GROUP_PROTOCOL
+        {"protocol_types": ["consumer", "connect"]},  # another protocol type: INCONSISTENT_GROUP_PROTOCOL
+        {"session_timeouts_ms": [1000]},  # below group.min.session.timeout.ms: INVALID_SESSION_TIMEOUT
+        {"join_versions": [3, 4]},  # one consumer on JoinGroup v3, one on v4 (KIP-394)
+    ],
+)
+def test_what_a_consumer_joins_with_is_sent_as_the_model_says(oracle: OracleProcess, variant: dict[str, Any]) -> None:
+    """The JoinGroup of each model consumer carries its protocols, protocol type, session timeout and
+    version (Config.protocols, protocol_types, session_timeouts_ms, join_versions) to Kafka, so these
+    configurations agree on every transition; sent with the default protocol they would not (the
+    mutant check below)."""
+    report = mbt.run(Config.from_mapping({**CI, **variant}))
+    assert report.differences == [] and report.exercised == report.coordinator_transitions > 0
+
+
+def test_a_join_sent_without_the_consumers_protocols_differs(
+    oracle: OracleProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check above can fail: the consumers' protocols dropped from the JoinGroup (the default
+    protocol sent instead), Kafka accepts a JoinGroup the model refuses."""
+    from kgc.harness.scenario.from_trace import _Translation
+
+    original = _Translation.join_op
+
+    def default_protocol(self: _Translation, *args: Any) -> Any:
+        op = original(self, *args)
+        return dataclasses.replace(op, protocols=(f"range:{op.protocols[0].split(':')[1]}",) if op.protocols else None)
+
+    monkeypatch.setattr(_Translation, "join_op", default_protocol)
+    report = mbt.run(Config.from_mapping({**CI, "protocols": [["range"], ["roundrobin"]]}))
+    assert report.differences and "INCONSISTENT_GROUP_PROTOCOL" in report.differences[0].reason
