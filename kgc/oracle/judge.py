@@ -55,10 +55,11 @@ from kgc.model.actions import (
     STORE_FAILURE,
     UNLOAD,
     Action,
+    Answer,
 )
 from kgc.model.config import Config
 from kgc.model.names import effects_text, group_text, mid_text
-from kgc.model.state import NO_MEMBER, Group, JoinTimer, MemberId, State, initial_group
+from kgc.model.state import NO_MEMBER, Group, JoinTimer, MemberId, Response, State, initial_group
 from kgc.model.types import ApiKey, Errors, GroupState
 from kgc.oracle.coordinator import KafkaCoordinator, broker_properties
 from kgc.reference.controls import StoreCompletion
@@ -104,6 +105,10 @@ class PathVerdict:
     held: tuple[int, ...] = ()
     """Steps (0-based) whose answer Kafka still held back at the end of the path (a write
     outstanding, the known divergence): agreed on everything but that answer, never judged."""
+    kafka_step: tuple[Action, State] | None = None
+    """At a difference: Kafka's side of the differing step in the model's terms (the step with
+    Kafka's answers, states entered and evictions, and the state with Kafka's abstract group), for
+    the chart of both runs; None when Kafka's group could not be abstracted."""
 
 
 @dataclass(frozen=True)
@@ -176,6 +181,8 @@ class PathRun:
         self.released: list[int] = []
         self.records: list[tuple[StepRecord, CoordinatorSnapshot]] = []
         self.snapshot = CoordinatorSnapshot(0, {}, (), ())
+        self.responses: list[tuple[int, Response]] = []
+        self.kafka_step: tuple[Action, State] | None = None
         self.kafka.observe(self._observe)
 
     def _observe(self, record: StepRecord) -> None:
@@ -301,6 +308,7 @@ class PathRun:
 
     def _answers(self, events: list[Event], snapshot: CoordinatorSnapshot, before: CoordinatorSnapshot) -> Counter[Any]:
         out: Counter[Any] = Counter()
+        self.responses = []
         for event in events:
             if not isinstance(event, ResponseEvent):
                 continue
@@ -308,8 +316,23 @@ class PathRun:
             generation = -1
             if isinstance(event.body, SyncGroupResponse):
                 generation = self._assignment_generation(event.request_id, snapshot, before)
-            out[(consumer, core(abstract_response(event.body, self.ids, generation)))] += 1
+            response = abstract_response(event.body, self.ids, generation)
+            self.responses.append((consumer, response))
+            out[(consumer, core(response))] += 1
         return out
+
+    def _kafka_step(
+        self, action: Action, after: State, group: Group, path: tuple[GroupState, ...], evicted: Counter[Any]
+    ) -> None:
+        """Kafka's side of a step in the model's terms: its answers (each with the flags of the
+        model's answer to the same consumer, else delivered and unread), the states it entered,
+        the members it evicted, and the model's state after the step with Kafka's group."""
+        flags = {a.consumer: a for a in action.answers}
+        answers = tuple(
+            flags[c]._replace(response=r) if c in flags else Answer(c, r, True) for c, r in self.responses if c >= 0
+        )
+        kafka_action = action._replace(answers=answers, path=path, evicted=tuple(m for m in evicted.elements()))
+        self.kafka_step = (kafka_action, after._replace(group=group))
 
     def _assignment_generation(self, request_id: RequestId, *snapshots: CoordinatorSnapshot) -> int:
         member_id = self.sent_member.get(request_id, "")
@@ -337,6 +360,7 @@ class PathRun:
                 return StepVerdict("agreed")
         why = self._drive(index, action)
         if why is not None:
+            self.kafka_step = (action._replace(answers=(), path=(), evicted=()), before)  # nothing happened
             return StepVerdict("differs", why)
         events = [*self.early_events, *self.kafka.take_events()]
         self.early_events = []
@@ -350,6 +374,11 @@ class PathRun:
             return StepVerdict("differs", f"{label}: {exc}")
         previous, self.snapshot = self.snapshot, snapshot
         model_answers: Counter[Any] = Counter((a.consumer, core(a.response)) for a in action.answers)
+        path = tuple(e.state for e in events if isinstance(e, GroupStateChanged))
+        evicted = Counter(
+            self.ids.get(e.member_id) for e in events if isinstance(e, MemberRemoved) and e.cause.is_eviction
+        )
+        self._kafka_step(action, after, kafka_group, path, evicted)
         for held in list(self.held):  # an answer Kafka held back, released now: judged by the model's
             if answers[held.answer] > 0:
                 answers[held.answer] -= 1
@@ -381,7 +410,6 @@ class PathRun:
                     for h in self.held
                 ),
             )
-        path = tuple(e.state for e in events if isinstance(e, GroupStateChanged))
         if action.kind == UNLOAD and GROUP_ID not in previous.groups and GROUP_ID not in snapshot.groups:
             # Kafka creates the group at its first request; the model folds that into its initial
             # group (kgc.harness.fuzz.abstraction). Unloading the partition before any request is the
@@ -389,14 +417,12 @@ class PathRun:
             # (CoordinatorRuntime, no active context, 4.0.2).
             path = (GroupState.DEAD,)
             kafka_group = initial_group()._replace(state=GroupState.DEAD)
+            self._kafka_step(action, after, kafka_group, path, evicted)
         if path != tuple(action.path):
             model_path = [s.name for s in action.path]
             return StepVerdict(
                 "differs", f"{label}: states entered: model {model_path}, Kafka {[s.name for s in path]}"
             )
-        evicted = Counter(
-            self.ids.get(e.member_id) for e in events if isinstance(e, MemberRemoved) and e.cause.is_eviction
-        )
         if evicted != Counter(action.evicted):
             model_ev = sorted(mid_text(m) for m in action.evicted)
             return StepVerdict(
@@ -477,7 +503,7 @@ def run_path(config: Config, doc: dict[str, Any], steps: list[tuple[State, Actio
             if verdict.verdict == "known":
                 return PathVerdict("known", agreed, verdict.reason, i, held)
             if verdict.verdict == "differs":
-                return PathVerdict("failed", agreed, verdict.reason, i, held)
+                return PathVerdict("failed", agreed, verdict.reason, i, held, run.kafka_step)
             agreed += 1
         return PathVerdict("passed", agreed, held=tuple(h.step for h in run.held))
     finally:
