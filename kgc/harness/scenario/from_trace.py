@@ -313,9 +313,13 @@ def _best_translation(doc: dict[str, Any], config: Config, mutant: str | None = 
     raise error
 
 
-def scenario_from_trace(doc: dict[str, Any], name: str | None = None) -> dict[str, Any]:
+def scenario_from_trace(
+    doc: dict[str, Any], name: str | None = None, reference_mutant: str | None = None
+) -> dict[str, Any]:
     """The ``kgc-scenarios`` document of a validated ``kgc-trace`` document (its expectations
-    observed on the unmutated reference for the trace's profile)."""
+    observed on the unmutated reference for the trace's profile, or on the reference with the
+    catalogued bug ``reference_mutant`` switched on: ``kgc diff --against kafka --side reference``
+    shows with one that a changed rule of the reference is found)."""
     config = Config.from_mapping({k: v for k, v in (doc.get("config") or {}).items() if k != "mutant"})
     mutant = (doc.get("config") or {}).get("mutant") or ""
     t = _best_translation(doc, config, mutant or None)
@@ -331,7 +335,7 @@ def scenario_from_trace(doc: dict[str, Any], name: str | None = None) -> dict[st
     recorder = ScenarioRecorder(config.profile, scenario_config, t.steps)
 
     def build(scenario_config: ScenarioConfig) -> Any:
-        return make_target("reference", scenario_config, config.profile)
+        return make_target("reference", scenario_config, config.profile, reference_mutant)
 
     document = recorder.document(title, description, build)
     scenario = document["scenarios"][0]
