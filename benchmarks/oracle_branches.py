@@ -7,8 +7,9 @@ every java-4.0 scenario of ``scenarios/*.json`` on it, and prints one JSON objec
 the in-scope methods and those covered; the missed ones by kind (``kgc/data/kafka-oracle-branches.json``
 explains each line: outside the model, unreachable, or a named gap); the per-branch scope (the
 branches of the in-scope methods less those outside the model or unreachable) and its coverage
-(the issue's target: 0.9); what the mbt runs and the library alone reached; every missed line
-left unexplained or explained and no longer missed. ``benchmarks/record.py oracle_branches`` keeps it.
+(the issue's target: 0.9); what the mbt runs and the library alone reached, and the lines
+(``Method:line (+branches)``) that only one of the two reached; every missed line left
+unexplained, or explained and no longer missed. ``benchmarks/record.py oracle_branches`` keeps it.
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ def main() -> int:
                 "coverage_in_scope": doc["coverage_in_scope"],
                 "covered_by_mbt_alone": mbt_only.covered,
                 "covered_by_library_alone": library_only.covered,
+                "reached_only_by_mbt": branches.reached_only_by(report, library_only),
+                "reached_only_by_library": branches.reached_only_by(report, mbt_only),
                 "unexplained": doc["unexplained"],
                 "stale": doc["stale"],
                 "branches_out_of_scope": doc["branches_out_of_scope"],

@@ -73,6 +73,7 @@ class MethodBranches:
     covered: int
     missed_lines: tuple[int, ...]
     missed_by_line: tuple[tuple[int, int], ...] = ()  # (line, branches never taken there)
+    covered_by_line: tuple[tuple[int, int], ...] = ()  # (line, branches taken there)
 
     @property
     def name(self) -> str:
@@ -153,6 +154,18 @@ class BranchReport:
         }
 
 
+def reached_only_by(report: BranchReport, without: BranchReport) -> list[str]:
+    """The lines of in-scope methods where ``report`` took more branches than ``without`` (the same
+    code measured on a run lacking one source), as ``Method:line (+n)``: what that source alone reached."""
+    other = {(m.name, line): n for m in without.in_scope for line, n in m.covered_by_line}
+    return [
+        f"{m.name}:{line} (+{n - other.get((m.name, line), 0)})"
+        for m in report.in_scope
+        for line, n in m.covered_by_line
+        if n > other.get((m.name, line), 0)
+    ]
+
+
 def load_scope(path: Path = SCOPE_FILE) -> dict[str, Any]:
     doc: dict[str, Any] = json.loads(path.read_text())
     if doc.get("format") != "kgc-oracle-branches":
@@ -208,13 +221,20 @@ def parse_report(xml_text: str) -> list[MethodBranches]:
     root = ET.fromstring(xml_text)
     out: dict[tuple[str, str], list[int]] = {}
     per_line: dict[tuple[str, str], dict[int, int]] = {}
+    covered_per_line: dict[tuple[str, str], dict[int, int]] = {}
     for package in root.iter("package"):
         missed_lines: dict[str, dict[int, int]] = {}
+        covered_lines: dict[str, dict[int, int]] = {}
         for sourcefile in package.findall("sourcefile"):
             missed_lines[sourcefile.get("name", "")] = {
                 int(line.get("nr", 0)): int(line.get("mb", 0))
                 for line in sourcefile.findall("line")
                 if int(line.get("mb", 0)) > 0
+            }
+            covered_lines[sourcefile.get("name", "")] = {
+                int(line.get("nr", 0)): int(line.get("cb", 0))
+                for line in sourcefile.findall("line")
+                if int(line.get("cb", 0)) > 0
             }
         starts: dict[str, list[tuple[int, tuple[str, str]]]] = {}
         for cls in package.findall("class"):
@@ -239,6 +259,10 @@ def parse_report(xml_text: str) -> list[MethodBranches]:
                 at = bisect.bisect_right(firsts, line) - 1
                 if at >= 0:
                     per_line.setdefault(ordered[at][1], {})[line] = missed
+            for line, taken in covered_lines.get(source, {}).items():
+                at = bisect.bisect_right(firsts, line) - 1
+                if at >= 0:
+                    covered_per_line.setdefault(ordered[at][1], {})[line] = taken
     return [
         MethodBranches(
             cls,
@@ -247,6 +271,7 @@ def parse_report(xml_text: str) -> list[MethodBranches]:
             covered,
             tuple(sorted(per_line.get((cls, method), {}))) if missed else (),
             tuple(sorted(per_line.get((cls, method), {}).items())) if missed else (),
+            tuple(sorted(covered_per_line.get((cls, method), {}).items())) if covered else (),
         )
         for (cls, method), (missed, covered) in sorted(out.items())
     ]

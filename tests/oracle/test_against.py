@@ -120,7 +120,11 @@ def test_a_jvm_dying_mid_run_keeps_what_was_written_and_exits_153(
 
     monkeypatch.setattr(judge, "run_path", dying)
     out = tmp_path / "partial"
-    code = main(["diff", "--against", "kafka", "--mutant", "sync_none_in_preparing", "--out", str(out)])
+    previous = oracle_process.swap_shared(OracleProcess())  # a JVM of its own to kill (the CLI closes it)
+    try:
+        code = main(["diff", "--against", "kafka", "--mutant", "sync_none_in_preparing", "--out", str(out)])
+    finally:
+        oracle_process.swap_shared(previous)
     captured = capsys.readouterr()
     assert code == 153
     stopped = [line for line in captured.err.splitlines() if line.startswith("kgc diff: stopped:")]

@@ -112,3 +112,14 @@ def test_the_coverage_run_reaches_90_percent_of_the_scope_and_explains_every_mis
     assert [m.text for m in report.unexplained] == []
     doc = report.as_json()
     assert doc["coverage_in_scope"] >= 0.9, doc
+
+
+def test_what_one_source_alone_reached_is_listed_by_line() -> None:
+    """The same code measured with and without one source: the lines where the fuller run took more
+    branches are that source's own (and none when the runs took the same)."""
+    full = branches.classify(branches.parse_report(XML), _scope([]))
+    fewer = branches.classify(
+        branches.parse_report(XML.replace('mb="1" cb="1"/><line nr="15"', 'mb="2" cb="0"/><line nr="15"')), _scope([])
+    )
+    assert branches.reached_only_by(full, fewer) == ["GroupMetadataManager.classicGroupFoo:11 (+1)"]
+    assert branches.reached_only_by(full, full) == [] and branches.reached_only_by(fewer, full) == []
