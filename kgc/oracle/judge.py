@@ -85,6 +85,12 @@ REBALANCE_TIMEOUT_MS = 10_000
 
 HELD_BACK = "answers held back while a group write is outstanding"
 NEW_MEMBER_ADDED_KEPT = "newMemberAdded kept after the join phase completes"
+OTHER_CHOICE = "Kafka made another of the model's arbitrary choices"
+"""Where Kafka decides by the order of a hash map keyed by random member ids (a new leader:
+``ClassicGroup.maybeElectNewJoinedLeader`` iterates ``members``, a ``HashMap``, 4.0.2), the model
+takes every choice as a transition of its own. A path whose choice Kafka did not make stops there
+when Kafka's step is exactly one of the model's other choices (its answers, states entered,
+evictions and group): not a difference, a transition Kafka could not be steered into."""
 
 
 @dataclass
@@ -343,6 +349,38 @@ class PathRun:
                 return member.assignment_generation
         return -1
 
+    def _other_choice(
+        self,
+        before: State,
+        action: Action,
+        answers: Counter[Any],
+        group: Group,
+        path: tuple[GroupState, ...],
+        evicted: Counter[Any],
+    ) -> list[Any] | None:
+        """The choice of another model transition from ``before`` (the same step, another of its
+        arbitrary choices) that Kafka's step equals in every compared respect, or None."""
+        from kgc.model.system import ClassicGroupModel
+
+        for other, after in ClassicGroupModel(self.config).successors(before):
+            if other.choice == action.choice or other._replace(
+                choice=(), answers=(), path=(), evicted=(), request=None
+            ) != action._replace(choice=(), answers=(), path=(), evicted=(), request=None):
+                continue
+            wanted: Counter[Any] = Counter((a.consumer, core(a.response)) for a in other.answers)
+            expected = _without_orphans(after.group)
+            if after.group.join_timer != JoinTimer.INITIAL_DELAYED_JOIN:
+                # newMemberAdded kept by Kafka, read only by an InitialDelayedJoin (known divergence)
+                expected = expected._replace(new_member_added=group.new_member_added)
+            if (
+                answers == wanted
+                and path == tuple(other.path)
+                and evicted == Counter(other.evicted)
+                and group == expected
+            ):
+                return list(other.choice)
+        return None
+
     def judge(self, index: int, before: State, action: Action, after: State) -> StepVerdict:
         """Drive the model's transition ``index`` (``before`` --``action``--> ``after``) on Kafka
         and compare."""
@@ -401,6 +439,10 @@ class PathRun:
                 ((answer, _n),) = missing.items()
                 self.held.append(Held(index, answer))
                 model_answers -= Counter({answer: 1})
+        if answers != model_answers and action.choice:
+            other = self._other_choice(before, action, answers, kafka_group, path, evicted)
+            if other is not None:
+                return StepVerdict("known", f"{OTHER_CHOICE}: {label}: Kafka's is the model's choice {other}")
         if answers != model_answers:
             return StepVerdict(
                 "differs",
@@ -441,6 +483,10 @@ class PathRun:
                 kafka_group = expected
         elif kafka_group == expected:
             self.stale_flag = kafka_group.new_member_added and self.stale_flag
+        if kafka_group != expected and action.choice:
+            other = self._other_choice(before, action, answers, kafka_group, path, evicted)
+            if other is not None:
+                return StepVerdict("known", f"{OTHER_CHOICE}: {label}: Kafka's is the model's choice {other}")
         if kafka_group != expected:
             diff = ", ".join(group_diff(kafka_group, expected)) or ", ".join(
                 f for f in Group._fields if getattr(kafka_group, f) != getattr(expected, f)
