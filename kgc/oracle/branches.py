@@ -317,10 +317,13 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("one partition for two consumers", {"faults": [], "partitions": 1}),
     ("OffsetFetch", {"faults": [], "offset_fetch": True}),
 ]
-#: What the benchmark adds to :data:`CONFIGURATIONS`: asynchronous requests with v4+ consumers, where a
-#: pending member id outlives a step (it differs from Kafka: a join timeout armed with no delay by a
-#: timer fires at Kafka's next request, kgc/data/kafka-oracle-branches.json line 5128).
+#: What the benchmark adds to :data:`CONFIGURATIONS`: crashes and a tie in protocol election (paths
+#: stopping where Kafka made another of the model's arbitrary choices), and asynchronous requests
+#: with v4+ consumers, where a pending member id outlives a step (it differs from Kafka: a join
+#: timeout armed with no delay by a timer fires at Kafka's next request, line 5128 of the data file).
 FULL_ONLY: list[tuple[str, dict[str, Any]]] = [
+    ("crashes (a consumer's second incarnation beside the first)", {"faults": ["crash"]}),
+    ("a tie in protocol election", {"faults": [], "protocols": [["range", "roundrobin"], ["roundrobin", "range"]]}),
     (
         "session expiry, JoinGroup v4+, asynchronous requests",
         {"faults": ["session_expiry"], "require_known_member_id": True, "atomic_requests": False},
