@@ -11,9 +11,8 @@ from kgc.cli import main
 
 SMALL = ["--consumers", "2", "--partitions", "1", "--max-generation", "1", "--max-perturbations", "1"]
 SMALL += ["--faults", "lost_response", "--set", "static_consumers=0", "--set", "auto_commit=false", "--no-liveness"]
-# Safety only: with group_max_size below the consumer count a refused consumer never joins, so the
-# liveness property that every consumer is eventually Stable or fenced does not hold (Kafka's client
-# treats GROUP_MAX_SIZE_REACHED as fatal; docs/model-scope.md).
+# Safety only, to keep these runs small (a refused consumer stops, so liveness holds or fails for a
+# true reason: tests/model/test_refused_consumers.py).
 
 
 def names(capsys: pytest.CaptureFixture[str]) -> dict[str, str]:
