@@ -143,6 +143,11 @@ class Group(NamedTuple):
     protocol: ``onCompleteJoin`` completes the timer of each member it removes
     (``removeHeartbeatForLeavingMember``, apache/kafka#5556, KAFKA-7196, 2.1.0); the mutant
     ``complete_join_keeps_heartbeats`` (KAFKA-7196 put back) leaves them armed."""
+    deleted: bool = False
+    """The group was deleted (DeleteGroups, ``Config.group_deletion``). Dead (and ``addressable``):
+    deleted and still in the coordinator's cache. Empty: the coordinator has no group by this id (an
+    *absent* group, :func:`absent_group`) until an id-less JoinGroup creates it anew. Never set in the
+    default configuration, where the group exists from the start."""
 
     def member(self, mid: MemberId) -> Member | None:
         for m in self.members:
@@ -238,6 +243,18 @@ def initial_group() -> Group:
     """A new group: Empty, generation 0 (docs/kafka/group.md#what-it-keeps; Kafka creates it on the first JoinGroup
     with an empty member id, which the model folds into the initial state)."""
     return Group(GroupState.EMPTY, 0, NO_MEMBER, (), (), JoinTimer.NONE, False, ())
+
+
+def absent_group() -> Group:
+    """No group by this id on the coordinator (after a deletion): a new group's fields, marked
+    ``deleted``. Requests to it are answered as Kafka answers them for a group it does not have
+    (``coordinator.handle_request``)."""
+    return initial_group()._replace(deleted=True)
+
+
+def is_absent(group: Group) -> bool:
+    """The coordinator has no group by this id (``absent_group``)."""
+    return group.deleted and group.state == GroupState.EMPTY
 
 
 def initial_consumer() -> Consumer:
