@@ -101,3 +101,24 @@ def test_a_dimension_witness_file_counts_as_a_check_output(tmp_path: Path) -> No
     for name in ("witness_protocol_refused.json", "exclusive_ownership.svg", "notes.json"):
         (tmp_path / name).write_text("{}")
     assert _output_names(tmp_path) == {"witness_protocol_refused.json", "exclusive_ownership.svg"}
+
+
+def test_the_dead_window_on_java_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", *SMALL, "--profile", "java-4.0", "--set", "dead_group_window=true"]) == 150
+    err = capsys.readouterr().err
+    assert "dead_group_window needs a profile that keeps a Dead group" in err and err.count("\n") == 1
+
+
+def test_the_deletion_dimensions_run_their_properties(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", *SMALL, "--json"]) == 0
+    plain = names(capsys)
+    assert main(["check", *SMALL, "--set", "group_deletion=true", "--set", "dead_group_window=true", "--json"]) == 0
+    used = names(capsys)
+    assert set(used) - set(plain) == {
+        "absent_group_created_by_join",
+        "witness_commit_to_absent_group",
+        "witness_group_recreated",
+        "dead_group_answers_unavailable",
+        "witness_dead_group_reached",
+    }
+    assert used["absent_group_created_by_join"] == used["dead_group_answers_unavailable"] == "holds"
