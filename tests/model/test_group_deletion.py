@@ -198,3 +198,12 @@ def test_kgc_check_writes_the_witness_traces(tmp_path: Path, capsys: pytest.Capt
     kinds = [step["action"] for step in absent["steps"]]
     assert "delete_group" in kinds and "remove_group" in kinds
     assert absent["steps"][-1]["answers"][0]["response"]["error"] == "ILLEGAL_GENERATION"
+
+
+def test_the_native_engine_explores_the_same_states() -> None:
+    """The C core halts only a Dead group no request reaches (``ClassicGroupModel.halted``): it expands the
+    Dead window and the absent group as the Python engine does."""
+    c = config(group_deletion=True, dead_group_window=True)
+    results = [Explorer(c, for_config(c), engine=engine).run("bfs") for engine in ("python", "native")]
+    counts = {(r.stats.distinct_states, r.stats.transitions, frozenset(r.witnessed)) for r in results}
+    assert len(counts) == 1 and all(r.ok and r.stats.complete for r in results)
