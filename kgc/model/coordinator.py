@@ -609,8 +609,8 @@ def commit_to_absent_group(config: Config, generation: int, api_version: int) ->
     (4.0 ``OffsetMetadataManager.validateOffsetCommit``; ``Profile.commit_unknown_group_v9_group_id_not_found``).
 
     The model's group exists from the start (``initial_group``: Kafka creates it on the first
-    id-less JoinGroup), so the explorer never sends this; the judge follows scenarios that begin
-    before any group exists."""
+    id-less JoinGroup), so the explorer sends this only after a deletion (``Config.group_deletion``,
+    :func:`handle_in_absent_group`); the judge follows scenarios that begin before any group exists."""
     if generation < 0:
         return None
     if config.profile.commit_unknown_group_v9_group_id_not_found and api_version >= 9:
@@ -1062,7 +1062,8 @@ def mark_dead(tx: GroupTx) -> None:
     parked JoinGroups and SyncGroups answered NOT_COORDINATOR), seen by a request that obtained
     the group object before it was removed (KAFKA-8386; Kafka's ``…DeadGroup`` tests). The group
     object keeps its generation, leader, members and pending ids; its timers and writes no longer
-    act (the explorer halts a Dead group)."""
+    act. The explorer takes it for an unload with ``Config.dead_group_window`` (then
+    :func:`remove_group` ends the window); the judge for a scenario's ``mark_dead``."""
     _release_parked(tx)
     tx.join_timer = JoinTimer.NONE
     tx.new_member_added = False

@@ -129,8 +129,9 @@ class Group(NamedTuple):
     """Dead and still in the coordinator's cache (``mark_dead``): a request that obtained the group
     object before the coordinator dropped it, or after a deletion, reaches the Dead branch of its
     handler, which answers COORDINATOR_NOT_AVAILABLE (2.3+, KAFKA-8386) instead of the
-    NOT_COORDINATOR of a group no longer cached. The explorer never reaches it (its unload drops
-    the group); the judge does, for Kafka's ``…DeadGroup`` tests."""
+    NOT_COORDINATOR of a group no longer cached. The explorer reaches it with
+    ``Config.dead_group_window`` (an unload or a deletion, until ``remove_group``); the judge for
+    Kafka's ``…DeadGroup`` tests."""
     protocol: int = NO_PROTOCOL
     """``protocolName``: the protocol ``selectProtocol`` chose at the last join completion with
     members; NO_PROTOCOL before the first and after one that left the group Empty."""
