@@ -310,6 +310,8 @@ def load_client_run(path: str | Path) -> dict[str, Any]:
     names a consumer an earlier ``start`` started (``c1``, ``c2``, … in order)."""
     from kgc.harness.clients.harness import ASSIGNMENTS, LIBRARIES, ClientOptions
     from kgc.harness.clients.machine import FAULTS, FORMAT
+    from kgc.harness.clients.refinement import SLOTS
+    from kgc.harness.fuzz.client import instance_id
 
     doc = load_json(path, "client run file", MAX_CLIENT_RUN_BYTES)
     s = _Schema(str(path))
@@ -324,6 +326,8 @@ def load_client_run(path: str | Path) -> dict[str, Any]:
         "heartbeat_interval_ms": (1, MAX_CLIENT_MS),
         "max_poll_interval_ms": (1, MAX_CLIENT_MS),
         "partitions": (1, 100),
+        # written by every failure file since static members were added (the run's static slots)
+        "static_members": (0, SLOTS),
     }
     for key in options:
         if key == "assignment":
@@ -343,6 +347,7 @@ def load_client_run(path: str | Path) -> dict[str, Any]:
             "options.heartbeat_interval_ms",
             f"{heartbeat} must be lower than options.session_timeout_ms {session} (the Java client refuses it)",
         )
+    static_ids = [instance_id(k) for k in range(int(options.get("static_members", 0)))]
     steps = s.required(top, "steps", "", s.array)
     if len(steps) > MAX_CLIENT_STEPS:
         s.fail("steps", f"{len(steps):,} steps, more than {MAX_CLIENT_STEPS:,}")
@@ -360,8 +365,14 @@ def load_client_run(path: str | Path) -> dict[str, Any]:
     def commit(v: Any, at: str) -> object:
         return s.string(v, at, CLIENT_COMMITS)
 
+    def static_id(v: Any, at: str) -> object:
+        # a static member (KIP-345) takes the slot its id names: one of the run's static slots
+        if not static_ids:
+            s.fail(at, "the run has no static slots (options.static_members is 0)")
+        return s.string(v, at, static_ids)
+
     fields: dict[str, dict[str, Callable[[Any, str], object]]] = {
-        "start": {"auto_commit": s.boolean, "commit": commit},
+        "start": {"auto_commit": s.boolean, "commit": commit, "group_instance_id": static_id},
         "set": {"client": client, "poll_ms": ms, "process_ms": ms, "commit": commit},
         "stall": {"client": client, "ms": ms},
         "commit": {"client": client, "mode": lambda v, at: s.string(v, at, CLIENT_COMMITS[1:])},
@@ -370,7 +381,7 @@ def load_client_run(path: str | Path) -> dict[str, Any]:
         "fault": {"kind": lambda v, at: s.string(v, at, FAULTS), "client": lambda v, at: v is None or client(v, at)},
         "wait": {"ms": ms},
     }
-    optional = {("start", "auto_commit"), ("start", "commit"), ("fault", "client")}
+    optional = {("start", "auto_commit"), ("start", "commit"), ("start", "group_instance_id"), ("fault", "client")}
     for i, step in enumerate(steps):
         at = f"steps[{i}]"
         st = s.obj(step, at)

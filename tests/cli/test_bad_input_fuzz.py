@@ -411,9 +411,12 @@ CLIENT_RUN = {
         "heartbeat_interval_ms": 300,
         "max_poll_interval_ms": 3000,
         "partitions": 3,
+        "assignment": "eager",
+        "static_members": 1,
     },
     "steps": [
         {"op": "start", "auto_commit": False, "commit": "none"},
+        {"op": "start", "auto_commit": False, "commit": "none", "group_instance_id": "instance-1"},
         {"op": "set", "client": "c1", "poll_ms": 200, "process_ms": 30, "commit": "sync"},
         {"op": "fault", "kind": "delay_sync", "client": None},
         {"op": "stall", "client": "c1", "ms": 300},
@@ -446,6 +449,15 @@ def _check_client_files(data: bytes) -> None:
         path = write(tmp, "f.json", data)
         run_verb("clients", ["clients", "--replay", str(path)])
         run_verb("clients", ["clients", "--known", str(path), "--out", str(tmp / "o")])
+
+
+def test_the_unmutated_client_files_are_accepted() -> None:
+    """The fuzzing's starting points are valid (a refusal of every input would pass the fuzz tests
+    above): the run file, with a static member, goes as far as starting the broker (153)."""
+    with tempfile.TemporaryDirectory() as t, no_broker():
+        path = write(Path(t), "run.json", as_bytes(CLIENT_RUN))
+        code, _, stderr = run_verb("clients", ["clients", "--replay", str(path)])
+    assert code == exits.SYSTEM, stderr
 
 
 @settings(max_examples=int(12 * SCALE), **QUIET)  # type: ignore[arg-type]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import io
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -62,3 +64,53 @@ def test_negative_counts_are_refused_not_reinterpreted(tmp_path: Path) -> None:
     timing = Path(__file__).resolve().parents[2] / "examples" / "timing" / "ranges.json"
     code, err = _kgc(["timing", str(timing), "--timeline-lines", "-1"])
     assert code == exits.BAD_INPUT and "--timeline-lines must be 0 or more" in err, err
+
+
+def _failure_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, static_members: int, steps: list[Any]) -> Path:
+    """A failure file as ``kgc clients`` writes it (``machine.write_failure`` itself, its trace and
+    chart left out), for a run with ``static_members`` static slots."""
+    from kgc.harness.clients import machine
+    from kgc.harness.clients.checks import Violation
+    from kgc.harness.clients.harness import ClientOptions, Step
+
+    monkeypatch.setattr(machine, "write_trace", lambda *_a: None)
+    monkeypatch.setattr(machine, "write_chart", lambda *_a: None)
+    run = SimpleNamespace(
+        library="kafka-python",
+        versions=dict,
+        cluster=SimpleNamespace(mutant=None),
+        options=ClientOptions(static_members=static_members),
+        steps=[Step(str(s.pop("op")), s) for s in steps],
+        events=[],
+        records=list,
+    )
+    return machine.write_failure(run, [Violation("close_completes", "c1", 0.0, "a sentence")], tmp_path)  # type: ignore[arg-type]
+
+
+def test_a_failure_file_kgc_clients_wrote_can_be_replayed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every failure file carries ``options.static_members`` (and a static member's start its
+    ``group_instance_id``) since static members were added, and the replay's input layer refused
+    both as unknown: no finding's ``reproduce`` command worked."""
+    plain = _failure_file(tmp_path / "plain", monkeypatch, 0, [{"op": "start"}, {"op": "wait", "ms": 10}])
+    assert inputs.load_client_run(plain)["options"]["static_members"] == 0
+    steps = [{"op": "start", "auto_commit": False, "commit": "none", "group_instance_id": "instance-1"}]
+    static = _failure_file(tmp_path / "static", monkeypatch, 1, [*steps, {"op": "kill", "client": "c1"}])
+    assert inputs.load_client_run(static)["steps"][0]["group_instance_id"] == "instance-1"
+
+
+@pytest.mark.parametrize(
+    ("static_members", "instance", "message"),
+    [
+        (1, "instance-2", "unknown value 'instance-2'; expected one of instance-1"),
+        (0, "instance-1", "the run has no static slots"),
+        (2, 7, "must be a string"),
+        (99, "instance-1", "options.static_members: must be between 0 and 6"),
+    ],
+)
+def test_a_static_member_outside_the_runs_slots_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, static_members: int, instance: Any, message: str
+) -> None:
+    """Refused in one line before any broker starts, not by the refinement mid-run."""
+    path = _failure_file(tmp_path, monkeypatch, static_members, [{"op": "start", "group_instance_id": instance}])
+    code, err = _kgc(["clients", "--replay", str(path), "--client", "kafka-python"])
+    assert code == exits.BAD_INPUT and message in err and err.count("\n") == 1, err
