@@ -139,6 +139,7 @@ def write_atomically(path: str | Path, data: bytes | str, option: str = "--out")
     """Write next to ``path`` and rename into place: a failure never leaves a half-written file
     or destroys an existing one."""
     target = Path(path)
+    files.replaceable(target, option)
     raw = data.encode() if isinstance(data, str) else data
     directory = target.parent if str(target.parent) else Path(".")
     tmp = ""
@@ -245,6 +246,7 @@ def writable_file(path: str | Path, option: str) -> Path:
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{option}: {str(p)!r} is a directory")
+    files.replaceable(p, option)  # not a FIFO or a device, which the final rename would replace
     directory = p.parent if str(p.parent) else Path(".")
     if not directory.is_dir():
         raise InputError(f"{option}: cannot write {str(p)!r}: directory {str(directory)!r} does not exist")

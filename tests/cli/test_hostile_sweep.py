@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -114,3 +115,29 @@ def test_a_static_member_outside_the_runs_slots_is_refused(
     path = _failure_file(tmp_path, monkeypatch, static_members, [{"op": "start", "group_instance_id": instance}])
     code, err = _kgc(["clients", "--replay", str(path), "--client", "kafka-python"])
     assert code == exits.BAD_INPUT and message in err and err.count("\n") == 1, err
+
+
+def test_no_atomic_writer_renames_over_a_fifo_or_a_device(tmp_path: Path) -> None:
+    """The three atomic writers (``kgc.files``, ``kgc.cli.inputs``, ``kgc.diagrams.render``) refuse
+    a name that is a FIFO or a link to a device, and leave it as it was."""
+    from kgc import files
+    from kgc.diagrams.render import RenderError
+    from kgc.diagrams.render import write_atomically as render_write
+
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    device = tmp_path / "null.json"
+    device.symlink_to("/dev/null")
+    for path in (fifo, device):
+        with pytest.raises(InputError, match="kgc writes a new regular file there only"):
+            files.write_atomically(path, "x")
+        with pytest.raises(InputError, match="kgc writes a new regular file there only"):
+            inputs.write_atomically(path, "x")
+        with pytest.raises(RenderError, match="kgc writes a new regular file there only"):
+            render_write(path, b"x")
+    assert fifo.is_fifo() and device.is_symlink()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+    regular = tmp_path / "ok.json"
+    files.write_atomically(regular, "old")
+    inputs.write_atomically(regular, "new")
+    assert regular.read_text() == "new"
