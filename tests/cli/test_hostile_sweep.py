@@ -141,3 +141,28 @@ def test_no_atomic_writer_renames_over_a_fifo_or_a_device(tmp_path: Path) -> Non
     files.write_atomically(regular, "old")
     inputs.write_atomically(regular, "new")
     assert regular.read_text() == "new"
+
+
+@pytest.mark.parametrize("master", ["local[0]", "local[99999999999]", "local[0,2]"])
+def test_a_local_master_with_no_or_too_many_threads_is_refused_before_spark(master: str) -> None:
+    """Spark refuses these only once its JVM is up, with a Java stack trace on stderr and exit
+    153 (the environment's fault): they are the user's, 150 in one line, no JVM started."""
+    from kgc.explorer.spark_env import validate_master
+
+    with pytest.raises(ValueError, match="needs 1 to"):
+        validate_master(master)
+    for argv in (["check", "--consumers", "1", "--engine", "spark"], ["logs", "/nonexistent", "--engine", "spark"]):
+        code, err = _kgc([*argv, "--master", master])
+        assert code == exits.BAD_INPUT and "local[N] needs 1 to 1024 threads" in err and err.count("\n") == 1, err
+    validate_master("local[1]")
+    validate_master("local[*]")
+
+
+def test_a_local_spark_checkpoint_dir_is_shown_a_directory_before_spark(tmp_path: Path) -> None:
+    """``--checkpoint-dir FILE`` failed inside Hadoop ("Parent path is not a directory") with
+    exit 153 after Spark started; a path of this machine is now checked as every other output."""
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    for where in (blocker, blocker / "sub"):
+        code, err = _kgc(["check", "--consumers", "1", "--engine", "spark", "--checkpoint-dir", str(where)])
+        assert code == exits.BAD_INPUT and err.startswith("kgc: error: --checkpoint-dir: "), err
