@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 from pathlib import Path
 from types import SimpleNamespace
@@ -166,3 +167,20 @@ def test_a_local_spark_checkpoint_dir_is_shown_a_directory_before_spark(tmp_path
     for where in (blocker, blocker / "sub"):
         code, err = _kgc(["check", "--consumers", "1", "--engine", "spark", "--checkpoint-dir", str(where)])
         assert code == exits.BAD_INPUT and err.startswith("kgc: error: --checkpoint-dir: "), err
+
+
+def test_a_bug_whose_search_was_cut_short_is_incomplete_not_escaped() -> None:
+    """``kgc bugs --max-states 20`` printed ESCAPED (exit 1: "the model misses this bug") for bugs
+    it had not searched long enough to catch; such a run is incomplete (exit 4), and a bug only
+    escapes a search that covered the bounded model."""
+    argv = ["bugs", "--consumers", "2", "--partitions", "1", "--max-generation", "1", "--no-liveness"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = main([*argv, "--max-states", "20", "--json"])
+    doc = json.loads(out.getvalue())
+    cut = [b for b in doc["bugs"] if b.get("stopped_by") == "max-states"]
+    assert cut and not any(b["caught"] for b in cut)
+    assert code == exits.INCOMPLETE
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        assert main([*argv, "--max-states", "20", "--allow-incomplete"]) == exits.OK
+    assert "INCOMPLETE (not caught before --max-states stopped the search)" in out.getvalue()
