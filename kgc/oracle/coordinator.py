@@ -17,7 +17,8 @@ the groups as it left them, which the Hypothesis machine checks against the mode
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from kgc.interface.events import (
@@ -147,12 +148,17 @@ class KafkaCoordinator:
         self._observer: Callable[[StepRecord], None] | None = None
         self._step_events: list[Event] = []
         self._step_snapshot: CoordinatorSnapshot | None = None
+        self._pipelining = False
+        self._queued: list[dict[str, Any]] = []
         self._call({"op": "configure", "props": properties})
         self._call({"op": "step_groups", "on": False})
 
     # ------------------------------------------------------------------ plumbing
     def _call(self, request: dict[str, Any], op: str | None = None) -> dict[str, Any]:
-        answer = self.process.call(request)
+        self._flush()
+        return self._absorb(request, self.process.call(request), op)
+
+    def _absorb(self, request: dict[str, Any], answer: dict[str, Any], op: str | None = None) -> dict[str, Any]:
         if "error" in answer and not isinstance(answer.get("error"), int) and request["op"] != "store_complete":
             raise OracleRequestError(f"the Kafka oracle failed on {request['op']}: {answer['error']}")
         self._now = int(answer.get("now", self._now))
@@ -165,8 +171,37 @@ class KafkaCoordinator:
         request_id = self._next_id
         self._sent[request_id] = op
         self._groups.add(str(fields["group"]))
-        self._call({"op": op, "id": request_id, **fields}, op)
+        request = {"op": op, "id": request_id, **fields}
+        if self._pipelining:
+            self._queued.append(request)
+        else:
+            self._call(request, op)
         return RequestId(request_id)
+
+    @contextlib.contextmanager
+    def pipelined(self) -> Iterator[None]:
+        """Within this block requests are not sent one by one but queued, and sent together
+        (``OracleProcess.call_many``: one pipe round trip for the lot) when the block ends or as soon
+        as anything else is asked of the coordinator (events, the clock, a describe, a control).
+        Kafka handles them one after the other exactly as unbatched; only the moment their answers
+        reach kgc moves (``take_events`` sends what is queued first, so it sees every answer). For
+        callers that send several requests before they look at any answer."""
+        if self._pipelining:
+            yield
+            return
+        self._pipelining = True
+        try:
+            yield
+        finally:
+            self._pipelining = False
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._queued:
+            return
+        queued, self._queued = self._queued, []
+        for request, answer in zip(queued, self.process.call_many(queued), strict=True):
+            self._absorb(request, answer, request["op"])
 
     def _emit(self, event: Event) -> None:
         self._events.emit(event)
@@ -415,11 +450,13 @@ class KafkaCoordinator:
         )
 
     def take_events(self) -> list[Event]:
+        self._flush()
         return self._events.take()
 
     # ------------------------------------------------------------------ Clock, Failover, controls
     @property
     def now_ms(self) -> int:
+        self._flush()
         return self._now
 
     def advance_time(self, ms: int) -> None:
@@ -464,6 +501,7 @@ class KafkaCoordinator:
     def introspect(self) -> CoordinatorSnapshot:
         """The harness's view of every group a request named: the groups, their timers and the writes
         still in the log."""
+        self._flush()
         if self._step_snapshot is not None:
             return self._step_snapshot
         described = {g: self._call({"op": "describe", "group": g})["group"] for g in sorted(self._groups)}
