@@ -176,6 +176,11 @@ class PathRun:
         self.released: list[int] = []
         self.records: list[tuple[StepRecord, CoordinatorSnapshot]] = []
         self.snapshot = CoordinatorSnapshot(0, {}, (), ())
+        self.chosen: tuple[Action, State] | None = None
+        """The alternative transition the last judged step agreed with (None: the one asked)."""
+        self.last_step: tuple[tuple[Any, ...], list[Event], CoordinatorSnapshot] | None = None
+        """What Kafka did in the last step driven (the judge's state before comparing it, the
+        events, the snapshot): ``_restore`` and ``_compare`` judge another transition against it."""
         self.kafka.observe(self._observe)
 
     def _observe(self, record: StepRecord) -> None:
@@ -320,9 +325,20 @@ class PathRun:
                 return member.assignment_generation
         return -1
 
-    def judge(self, index: int, before: State, action: Action, after: State) -> StepVerdict:
+    def judge(
+        self,
+        index: int,
+        before: State,
+        action: Action,
+        after: State,
+        alternatives: tuple[tuple[Action, State], ...] = (),
+    ) -> StepVerdict:
         """Drive the model's transition ``index`` (``before`` --``action``--> ``after``) on Kafka
-        and compare."""
+        and compare. ``alternatives``: the model's other transitions from ``before`` that drive
+        Kafka the same way and differ only in an arbitrary choice of Kafka's (a new leader picked in
+        hash-map order, ``kgc.model.actions.Chooser``); when Kafka differs from ``action`` but agrees
+        with one of them, that one is Kafka's choice: the step agrees and :attr:`chosen` names it."""
+        self.chosen = None
         self.records = []
         self.kafka.take_events()
         if action.kind in (EXPIRE_HEARTBEAT, EXPIRE_PENDING, EXPIRE_SYNC, EXPIRE_JOIN) and _stutters(
@@ -341,6 +357,41 @@ class PathRun:
         events = [*self.early_events, *self.kafka.take_events()]
         self.early_events = []
         snapshot = self.records[-1][1] if self.records else self.kafka.introspect()
+        saved = self._save()
+        self.last_step = (saved, events, snapshot)
+        verdict = self._compare(index, before, action, after, events, snapshot)
+        if verdict.verdict != "differs" or not alternatives:
+            return verdict
+        for alternative, alternative_after in alternatives:
+            self._restore(saved)
+            other = self._compare(index, before, alternative, alternative_after, events, snapshot)
+            if other.verdict != "differs":
+                self.chosen = (alternative, alternative_after)
+                return other
+        self._restore(saved)
+        return self._compare(index, before, action, after, events, snapshot)
+
+    def _save(self) -> tuple[Any, ...]:
+        """What comparing a step changes (ids bound, answers held, the last snapshot, the flag)."""
+        ids = (dict(self.ids.ids), dict(self.ids.static_owners), dict(self.kafka_of))
+        return (ids, list(self.held), list(self.released), self.snapshot, self.stale_flag)
+
+    def _restore(self, saved: tuple[Any, ...]) -> None:
+        (ids, static_owners, kafka_of), held, released, self.snapshot, self.stale_flag = saved
+        self.ids.ids, self.ids.static_owners, self.kafka_of = dict(ids), dict(static_owners), dict(kafka_of)
+        self.held, self.released = list(held), list(released)
+
+    def _compare(
+        self,
+        index: int,
+        before: State,
+        action: Action,
+        after: State,
+        events: list[Event],
+        snapshot: CoordinatorSnapshot,
+    ) -> StepVerdict:
+        """Compare what Kafka did in step ``index`` (``events``, ``snapshot``) with the model's
+        transition ``before`` --``action``--> ``after``."""
         label = f"step {index + 1} ({_label(self.doc['steps'][index])})"
         try:
             self._bind(before, action, after, snapshot, events)
