@@ -150,8 +150,12 @@ class KafkaCoordinator:
         self._step_snapshot: CoordinatorSnapshot | None = None
         self._pipelining = False
         self._queued: list[dict[str, Any]] = []
-        self._call({"op": "configure", "props": properties})
-        self._call({"op": "step_groups", "on": False})
+        # Settings ride along with the next request (OracleProcess.post): no round trip of their own.
+        self.process.post({"op": "configure", "props": properties})
+        self.process.post({"op": "step_groups", "on": False})
+        self._marker_groups: dict[str, Any] | None = {}
+        """The groups as the last step marker left them, while every marker since the JVM was
+        configured carried them (an observer listens); None otherwise (then a describe asks)."""
 
     # ------------------------------------------------------------------ plumbing
     def _call(self, request: dict[str, Any], op: str | None = None) -> dict[str, Any]:
@@ -159,6 +163,8 @@ class KafkaCoordinator:
         return self._absorb(request, self.process.call(request), op)
 
     def _absorb(self, request: dict[str, Any], answer: dict[str, Any], op: str | None = None) -> dict[str, Any]:
+        if "error" in answer and not isinstance(answer.get("error"), int):
+            self._marker_groups = None  # the JVM stopped in the middle of something: describe from now on
         if "error" in answer and not isinstance(answer.get("error"), int) and request["op"] != "store_complete":
             raise OracleRequestError(f"the Kafka oracle failed on {request['op']}: {answer['error']}")
         self._now = int(answer.get("now", self._now))
@@ -231,6 +237,7 @@ class KafkaCoordinator:
         """The end of one atomic step in the JVM: hand it to the observer with the groups as it
         left them (what ``introspect`` returns while the observer runs)."""
         events, self._step_events = tuple(self._step_events), []
+        self._marker_groups = marker["groups"] if "groups" in marker and self._marker_groups is not None else None
         if self._observer is None:
             return
         kind = StepKind(marker["kind"])
@@ -262,7 +269,7 @@ class KafkaCoordinator:
         write's completion, an unload), as ``ReferenceCoordinator.observe`` does; None stops. The
         JVM attaches the groups to each step only while an observer listens (op ``step_groups``)."""
         if (observer is None) != (self._observer is None):
-            self._call({"op": "step_groups", "on": observer is not None})
+            self.process.post({"op": "step_groups", "on": observer is not None})
         self._observer = observer
 
     @staticmethod
@@ -466,7 +473,7 @@ class KafkaCoordinator:
         """Under manual timers a timeout fires only when named (:meth:`fire_timer`), never because
         the clock passed its deadline (a timeout armed with no delay still fires right after the
         request that armed it). A fresh instance starts with automatic timers."""
-        self._call({"op": "timers", "manual": manual})
+        self.process.post({"op": "timers", "manual": manual})
 
     def fire_timer(self, key: str) -> None:
         """Fire exactly the timeout armed under Kafka's timer ``key`` (``join-<group>``,
@@ -479,6 +486,9 @@ class KafkaCoordinator:
 
     def armed_timer_keys(self) -> set[str]:
         """The keys of the timeouts armed now (the groups a request named)."""
+        self._flush()
+        if self._marker_groups is not None:  # the timers as the last step left them: no describe needed
+            return {t["key"] for group in self._marker_groups.values() for t in group["timers"]}
         keys: set[str] = set()
         for group_id in sorted(self._groups):
             keys.update(t["key"] for t in self._call({"op": "describe", "group": group_id})["group"]["timers"])

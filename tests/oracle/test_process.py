@@ -17,7 +17,7 @@ from kgc.interface.coordinator import CoordinatorGone
 from kgc.interface.messages import HeartbeatRequest, JoinGroupProtocol, JoinGroupRequest, Response
 from kgc.model.types import Errors
 from kgc.oracle import KAFKA_VERSION, KafkaCoordinator, OracleError, OracleProcess, unavailable_reason
-from kgc.oracle.process import ARCHIVE, JAR, PIPE_CHUNK, archive_options
+from kgc.oracle.process import ARCHIVE, JAR, PIPE_CHUNK, OracleRequestError, archive_options
 
 
 def test_the_jvm_runs_kafka_4_0_2(oracle: OracleProcess) -> None:
@@ -142,3 +142,32 @@ def test_the_jvm_starts_from_the_archive_scripts_setup_makes() -> None:
         assert process.call({"op": "configure", "props": {}})["events"] == []
     finally:
         process.close()
+
+
+def test_a_posted_setting_rides_with_the_next_call_and_its_error_is_raised_there(oracle: OracleProcess) -> None:
+    oracle.post({"op": "configure", "props": {}})
+    oracle.post({"op": "no-such-setting"})
+    before = oracle.requests
+    with pytest.raises(OracleRequestError, match=r"^the Kafka oracle failed on no-such-setting: unknown op"):
+        oracle.call({"op": "hello"})
+    assert oracle.requests == before + 3  # one write, three answers
+    assert oracle.call({"op": "hello"})["kafka_version"] == "4.0.2"
+
+
+def test_the_timers_read_from_the_last_step_are_those_a_describe_gives(oracle: OracleProcess) -> None:
+    coordinator = KafkaCoordinator({"group.initial.rebalance.delay.ms": "3000"}, process=oracle)
+    coordinator.manual_timers(True)
+    coordinator.observe(lambda record: None)
+    assert coordinator.armed_timer_keys() == set()
+    for client in ("a", "b"):
+        coordinator.join(
+            JoinGroupRequest(
+                "g", "", "consumer", (JoinGroupProtocol("range"),), 30_000, 60_000, None, client, api_version=3
+            )
+        )
+    from_markers = coordinator.armed_timer_keys()
+    coordinator._marker_groups = None  # the describe path
+    described = coordinator.armed_timer_keys()
+    coordinator.observe(None)
+    assert from_markers == described and "join-g" in described
+    assert sum(k.startswith("heartbeat-g-") for k in described) == 2
