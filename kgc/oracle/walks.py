@@ -39,16 +39,22 @@ from kgc.oracle import judge, mbt
 Step = tuple[State, Action, State]
 
 
-def random_walk(model: Any, rng: random.Random, length: int, start: State | None = None) -> list[Step]:
+def random_walk(
+    model: Any,
+    rng: random.Random,
+    length: int,
+    start: State | None = None,
+    cache: dict[State, list[tuple[Action, State]]] | None = None,
+) -> list[Step]:
     """A run of ``model`` from ``start`` (default: its initial state), each transition chosen by
     ``rng``, at most ``length`` steps, stopping where the model has no successor or leaves its
-    boundary."""
+    boundary. ``cache`` keeps the successors computed (for :func:`alternatives`)."""
     if start is None:
         (start,) = model.init_states()
     state = start
     steps: list[Step] = []
     while len(steps) < length and model.within_boundary(state):
-        successors = list(model.successors(state))
+        successors = _successors(model, state, cache)
         if not successors:
             break
         action, nxt = successors[rng.randrange(len(successors))]
@@ -57,14 +63,26 @@ def random_walk(model: Any, rng: random.Random, length: int, start: State | None
     return steps
 
 
-def alternatives(model: Any, before: State, action: Action) -> tuple[tuple[Action, State], ...]:
+def _successors(
+    model: Any, state: State, cache: dict[State, list[tuple[Action, State]]] | None
+) -> list[tuple[Action, State]]:
+    if cache is None:
+        return list(model.successors(state))
+    if state not in cache:
+        cache[state] = list(model.successors(state))
+    return cache[state]
+
+
+def alternatives(
+    model: Any, before: State, action: Action, cache: dict[State, list[tuple[Action, State]]] | None = None
+) -> tuple[tuple[Action, State], ...]:
     """The model's other transitions from ``before`` that send Kafka exactly what ``action`` sends
     (same kind, consumer, member, requests handled; an InitialDelayedJoin extended or not alike)
     and differ only in an arbitrary choice (``Action.choice``: a leader picked in hash-map order)."""
     extend = "extend" in action.choice
     return tuple(
         (a, after)
-        for a, after in model.successors(before)
+        for a, after in _successors(model, before, cache)
         if a.choice != action.choice
         and (a.kind, a.actor, a.mid, a.handled) == (action.kind, action.actor, action.mid, action.handled)
         and ("extend" in a.choice) == extend
@@ -155,12 +173,13 @@ def run(
     while (walks is None or k < walks) and (steps is None or report.steps < steps):
         rng = random.Random(walk_seed(seed, k))
         k += 1
-        walk = random_walk(model, rng, length)
+        cache: dict[State, list[tuple[Action, State]]] = {}
+        walk = random_walk(model, rng, length, cache=cache)
         if not walk:
             continue
         report.walks += 1
         try:
-            outcome = replay_walk(config, model, walk, rng, length)
+            outcome = replay_walk(config, model, walk, rng, length, cache)
         except CoordinatorGone as exc:
             report.aborted = str(exc)
             break
@@ -194,7 +213,14 @@ class WalkOutcome:
     reason: str = ""
 
 
-def replay_walk(config: Config, model: Any, walk: list[Step], rng: random.Random, length: int) -> WalkOutcome:
+def replay_walk(
+    config: Config,
+    model: Any,
+    walk: list[Step],
+    rng: random.Random,
+    length: int,
+    cache: dict[State, list[tuple[Action, State]]] | None = None,
+) -> WalkOutcome:
     """Drive ``walk`` on a freshly configured Kafka coordinator and judge it step by step
     (``judge.PathRun``). Where Kafka takes another of the model's arbitrary choices than the walk
     did (:func:`alternatives`), the walk goes on from Kafka's: the rest is drawn afresh from ``rng``
@@ -221,7 +247,7 @@ def replay_walk(config: Config, model: Any, walk: list[Step], rng: random.Random
             if not judge.drives_coordinator(action):
                 i += 1
                 continue
-            verdict = run.judge(i, before, action, after, alternatives(model, before, action))
+            verdict = run.judge(i, before, action, after, alternatives(model, before, action, cache))
             if verdict.verdict == "known":
                 return _done(out, steps, i, "known", verdict.reason)
             if verdict.verdict == "differs":
@@ -229,7 +255,7 @@ def replay_walk(config: Config, model: Any, walk: list[Step], rng: random.Random
             if run.chosen is not None:
                 chosen_action, chosen_after = run.chosen
                 out.choices_resolved += 1
-                rest = [] if extended else random_walk(model, rng, length - i - 1, chosen_after)
+                rest = [] if extended else random_walk(model, rng, length - i - 1, chosen_after, cache)
                 steps = [*steps[:i], (before, chosen_action, chosen_after), *rest]
                 if extended:  # a completion run is not redrawn: it ends here
                     steps = steps[: i + 1]
