@@ -198,7 +198,7 @@ class PathRun:
             handled = step.get("handled", [])
             for k, request in enumerate(handled):
                 if k > 0:
-                    self._bind_required(handled[k].get("member"))
+                    self._bind_required(handled[k].get("member"), action.actor)
                 op = self.translation.request_op(index, actor, request)
                 if isinstance(op, ops.Join):
                     op = ops.Join(
@@ -246,10 +246,12 @@ class PathRun:
                 self.kafka.fire_timer(key)
         return None
 
-    def _bind_required(self, member: str | None) -> None:
-        """Within one model step a consumer may send JoinGroup twice (KIP-394: the first answered
-        MEMBER_ID_REQUIRED with an id, the second carries it): bind the id Kafka handed out to the
-        model's id the second request names, before it is sent."""
+    def _bind_required(self, member: str | None, actor: int) -> None:
+        """Within one model step a consumer may send a request carrying the member id an earlier
+        JoinGroup of the same step was handed: a JoinGroup again (KIP-394: the first answered
+        MEMBER_ID_REQUIRED with an id), or a SyncGroup (a static member that rejoined and was
+        answered at once with its new id, ``ClassicGroup.replaceStaticMember``). Bind the id Kafka
+        handed out to the model's id the later request names, before it is sent."""
         self.early_events += self.kafka.take_events()
         if not member:
             return
@@ -257,7 +259,15 @@ class PathRun:
         mid: MemberId = (int(serial[0][1:]) - 1, int(serial[2] or 0))
         for event in self.early_events:
             body = event.body if isinstance(event, ResponseEvent) else None
-            if isinstance(body, JoinGroupResponse) and body.error == Errors.MEMBER_ID_REQUIRED and body.member_id:
+            if not isinstance(body, JoinGroupResponse) or not body.member_id:
+                continue
+            assert isinstance(event, ResponseEvent)
+            fresh = (
+                body.error == Errors.NONE
+                and self.owner.get(event.request_id) == actor
+                and body.member_id not in self.ids.ids
+            )
+            if body.error == Errors.MEMBER_ID_REQUIRED or fresh:
                 self.ids.ids[body.member_id] = mid
                 self.kafka_of[mid] = body.member_id
 

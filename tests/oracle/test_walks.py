@@ -109,3 +109,20 @@ def test_the_benchmark_script_prints_its_record_and_exits_0(oracle: OracleProces
     record = json.loads(proc.stdout.strip().splitlines()[-1])
     assert record["steps"] >= 300 and record["differences"] == 0 and record["walks"] > 0
     assert {"seconds", "load_average_before", "steps_per_second"} <= set(record)
+
+
+def test_a_static_member_rejoining_and_syncing_in_one_step_is_driven_with_its_new_id(oracle: OracleProcess) -> None:
+    """Walk 2803 of the benchmark's configuration (seed 0): the static consumer crashes, restarts
+    and, in one model step, rejoins (Kafka replaces the static member and answers at once with a new
+    id) and sends SyncGroup with that id. The SyncGroup must carry the id Kafka handed out in the
+    same step (found by the benchmark: sent unbound, Kafka answered FENCED_INSTANCE_ID)."""
+    config = Config.from_mapping(WIDE)
+    model = ClassicGroupModel(config)
+    rng = random.Random(walks.walk_seed(0, 2803))
+    cache: dict[walks.State, list[tuple[walks.Action, walks.State]]] = {}
+    walk = walks.random_walk(model, rng, 40, cache=cache)
+    apis = [[r.api.name for r in a.handled] for _b, a, _d in walk[:7]]
+    assert apis[6] == ["JOIN_GROUP", "SYNC_GROUP"] and walk[6][1].handled[0].mid == (-1, -1)
+    outcome = walks.replay_walk(config, model, walk, rng, 40, cache)
+    assert outcome.verdict in ("passed", "known"), outcome.reason
+    assert outcome.agreed > 7
