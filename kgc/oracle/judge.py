@@ -383,12 +383,13 @@ class PathRun:
 
     def _save(self) -> tuple[Any, ...]:
         """What comparing a step changes (ids bound, answers held, the last snapshot, the flag)."""
-        ids = (dict(self.ids.ids), dict(self.ids.static_owners), dict(self.kafka_of))
+        ids = (dict(self.ids.ids), dict(self.ids.static_owners), dict(self.ids.foreign_protocols), dict(self.kafka_of))
         return (ids, list(self.held), list(self.released), self.snapshot, self.stale_flag)
 
     def _restore(self, saved: tuple[Any, ...]) -> None:
-        (ids, static_owners, kafka_of), held, released, self.snapshot, self.stale_flag = saved
+        (ids, static_owners, protocols, kafka_of), held, released, self.snapshot, self.stale_flag = saved
         self.ids.ids, self.ids.static_owners, self.kafka_of = dict(ids), dict(static_owners), dict(kafka_of)
+        self.ids.foreign_protocols = dict(protocols)
         self.held, self.released = list(held), list(released)
 
     def _compare(
