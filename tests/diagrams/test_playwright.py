@@ -224,16 +224,63 @@ def test_the_self_contained_explorer_file(
     )
     page.click(f'#successors button[data-successor="{off}"]')  # one step off the trace: in the file
     at(page, (off,))
-    assert page.locator("#successors button[data-successor]:disabled").count() > 0  # two steps off: not in it
+    assert page.locator("#successors button[data-successor]:disabled").count() == 0  # two steps off: all held
+    page.click('#successors button[data-successor="0"]')
+    at(page, (off, 0))
+    assert page.locator(".changed").count() > 0 and page.locator("#chart svg.kgc-msc").count() == 1
+    held = len(node_json(explorer, (off, 0))["successors"])
+    assert held > 0 and page.locator("#successors button[data-successor]:disabled").count() == held  # three: not
+    bound = page.locator("#bound")
+    states = int(page.locator("#kgc-nodes").get_attribute("data-states") or "0")
+    assert bound.is_visible() and f"This file holds {states} states" in bound.inner_text()
+    assert "every state up to 2 steps off it (bound: 2 steps off the trace, at most 2000 states)" in bound.inner_text()
+    assert page.locator("#successors button:disabled").first.get_attribute("title") == (
+        "not in this file: " + bound.inner_text()
+    )
     page.click("#successors button:disabled", force=True)
     page.wait_for_timeout(200)
-    assert page.evaluate("document.body.dataset.path") == str(off)  # a disabled successor goes nowhere
+    assert page.evaluate("document.body.dataset.path") == f"{off}.0"  # a disabled successor goes nowhere
     page.goto(html.as_uri() + "#path=999")
     page.reload()
     page.wait_for_function("document.body.dataset.ready === 'error'")
     assert "no such state in this file: 999" in page.inner_text("#steps")
     assert visit.errors == []
     assert {r.split("#")[0] for r in visit.requests if not r.startswith(url)} == {html.as_uri()}  # nothing else
+
+
+def test_a_deeper_file_reaches_three_steps_off_within_its_bound(
+    visit: Visit, served: tuple[str, Explorer], counterexample: dict[str, Any], tmp_path: Path
+) -> None:
+    """``--depth 3 --max-states 600``: the file holds every state two steps off the trace and the first
+    600 in all, says so, and a state three steps off that it holds opens like the served one."""
+    import json
+
+    from tests.diagrams.test_explore_file import embedded_of
+
+    url, explorer = served
+    trace_file = tmp_path / "commit_fencing.json"
+    trace_file.write_text(json.dumps(counterexample))
+    html = tmp_path / "deep.html"
+    assert main(["explore", str(trace_file), "--html", str(html), "--depth", "3", "--max-states", "600"]) == exits.OK
+    nodes = embedded_of(html.read_text())
+    assert len(nodes) == 600
+    trace = explorer.trace
+    deep = next(
+        tuple(int(i) for i in key.split("."))
+        for key in nodes
+        if key.count(".") == 2 and not key.startswith(".".join(str(i) for i in trace[:1]) + ".")
+    )
+    page = visit.page
+    page.goto(f"{html.as_uri()}#path={'.'.join(map(str, deep))}")
+    at(page, deep)  # three steps off the trace (its first step not taken), held by the file
+    assert "and, of those 3 steps off, the first that fit" in page.inner_text("#bound")
+    assert page.locator("#kgc-nodes").get_attribute("data-complete-depth") == "2"
+    served_page = visit.context.new_page()
+    served_page.goto(f"{url}#path={'.'.join(map(str, deep))}")
+    at(served_page, deep)
+    assert page.inner_text("#coordinator") == served_page.inner_text("#coordinator")
+    assert page.locator("#steps li").all_inner_texts() == served_page.locator("#steps li").all_inner_texts()
+    assert visit.errors == []
 
 
 REPORTED = frozenset(
