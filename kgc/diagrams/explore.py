@@ -216,15 +216,19 @@ class Embedded:
 
     def bound_text(self) -> str:
         """The bound, in words, as the file states it."""
-        held = f"This file holds {len(self.nodes)} states: the {self.trace_states} of the trace"
+        if self.trace_states > 1:
+            held, off, where = f"the {self.trace_states} of the trace", "off it", "off the trace"
+        else:  # no trace opened: the neighbourhood of the initial state
+            held, off, where = "the initial state", "from it", "from the initial state"
+        held = f"This file holds {len(self.nodes)} states: {held}"
         if self.complete_depth == self.depth:
-            reach = f"every state up to {self.depth} step{'s' if self.depth != 1 else ''} off it"
+            reach = f"every state up to {self.depth} step{'s' if self.depth != 1 else ''} {off}"
         else:
             reach = (
-                f"every state up to {self.complete_depth} step{'s' if self.complete_depth != 1 else ''} off it "
-                f"and, of those {self.complete_depth + 1} steps off, the first that fit"
+                f"every state up to {self.complete_depth} step{'s' if self.complete_depth != 1 else ''} {off} "
+                f"and, of those {self.complete_depth + 1} steps {off}, the first that fit"
             )
-        bound = f"(bound: {self.depth} steps off the trace, at most {self.max_states} states)"
+        bound = f"(bound: {self.depth} steps {where}, at most {self.max_states} states)"
         return f"{held} and {reach} {bound}. To go further, serve the trace: kgc explore TRACE."
 
 

@@ -76,7 +76,7 @@ def test_the_state_bound_cuts_the_last_layer_nearest_first(explorer: Explorer) -
     cut = embedded_nodes(explorer, depth=2, max_states=len(one.nodes) + 3)
     assert len(cut.nodes) == len(one.nodes) + 3 and cut.complete_depth == 1 and cut.depth == 2
     assert set(one.nodes) < set(cut.nodes) < set(full.nodes)  # the whole first layer, then the first of the second
-    assert "every state up to 1 step off it and, of those 2 steps off, the first that fit" in cut.bound_text()
+    assert "every state up to 1 step off it and, of those 2 steps off it, the first that fit" in cut.bound_text()
     assert f"at most {len(one.nodes) + 3} states" in cut.bound_text()
     exact = embedded_nodes(explorer, depth=2, max_states=len(full.nodes))
     assert exact.complete_depth == 2 and exact.nodes == full.nodes
@@ -124,3 +124,11 @@ def test_a_held_node_equals_the_served_one(explorer: Explorer) -> None:
     for key in list(got.nodes)[-3:]:  # the farthest states held
         path = tuple(int(i) for i in key.split("."))
         assert got.nodes[key] == node_json(explorer, path)
+
+
+def test_without_a_trace_the_file_holds_the_initial_states_neighbourhood() -> None:
+    got = embedded_nodes(Explorer(Config.from_mapping(SMALL)), depth=1)
+    first = got.nodes[""]["successors"]
+    assert len(got.nodes) == 1 + len(first) and got.trace_states == 1
+    assert got.bound_text().startswith(f"This file holds {len(got.nodes)} states: the initial state and every state")
+    assert "up to 1 step from it (bound: 1 steps from the initial state, at most 2000 states)" in got.bound_text()

@@ -280,7 +280,7 @@ def test_a_deeper_file_reaches_three_steps_off_within_its_bound(
     page = visit.page
     page.goto(f"{html.as_uri()}#path={'.'.join(map(str, deep))}")
     at(page, deep)  # three steps off the trace (its first step not taken), held by the file
-    assert "and, of those 3 steps off, the first that fit" in page.inner_text("#bound")
+    assert "and, of those 3 steps off it, the first that fit" in page.inner_text("#bound")
     assert page.locator("#kgc-nodes").get_attribute("data-complete-depth") == "2"
     served_page = visit.context.new_page()
     served_page.goto(f"{url}#path={'.'.join(map(str, deep))}")
