@@ -5,13 +5,8 @@ The browser side is ``test_playwright.py``."""
 
 from __future__ import annotations
 
-import base64
-import gzip
-import html as html_module
 import json
-import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -19,22 +14,9 @@ from kgc.cli import exits, main
 from kgc.diagrams.explore import Embedded, Explorer, embedded_nodes, node_json
 from kgc.diagrams.explore_page import explore_page
 from kgc.model.config import Config
+from tests.diagrams.explore_files import attribute, embedded_of
 
 SMALL = {"consumers": 2, "partitions": 2, "max_generation": 1, "max_perturbations": 0}
-
-
-def embedded_of(page: str) -> dict[str, Any]:
-    """The nodes a written explorer file holds (its block inflated as the page's script does)."""
-    found = re.search(r'<script type="application/octet-stream" id="kgc-nodes"[^>]*>([^<]*)</script>', page)
-    assert found is not None, "no embedded block"
-    nodes: dict[str, Any] = json.loads(gzip.decompress(base64.b64decode(found.group(1))))
-    return nodes
-
-
-def attribute(page: str, name: str) -> str:
-    found = re.search(rf'id="kgc-nodes"[^>]* {name}="([^"]*)"', page)
-    assert found is not None, name
-    return html_module.unescape(found.group(1))
 
 
 @pytest.fixture(scope="module")

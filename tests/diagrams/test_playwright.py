@@ -262,7 +262,7 @@ def test_a_deeper_file_reaches_three_steps_off_within_its_bound(
     600 in all, says so, and a state three steps off that it holds opens like the served one."""
     import json
 
-    from tests.diagrams.test_explore_file import embedded_of
+    from tests.diagrams.explore_files import embedded_of
 
     url, explorer = served
     trace_file = tmp_path / "commit_fencing.json"
