@@ -37,11 +37,16 @@ from kgc.model.state import EMPTY_PROTOCOL_TYPE, NO_MEMBER, NO_PROTOCOL, MemberI
 from kgc.model.types import VALID_PREVIOUS_STATES, ApiKey, Errors, GroupState
 from kgc.properties.base import Property
 from kgc.properties.protocol import (
+    AG_COMMIT,
+    AG_CREATED,
+    AG_MEMBER,
     CF_NOT_REFUSED,
     CF_PHASE,
     CF_UNPROCESSED,
     CF_ZOMBIE,
     CR,
+    DEAD_GROUP_ERROR,
+    DG_ANSWER,
     DJ_MISSING,
     DJ_OUTSIDE,
     EM_ACTIVE,
@@ -64,7 +69,9 @@ from kgc.properties.protocol import (
     VT_END,
     VT_ENTRY,
     VT_GENERATION,
+    absent_group_failure,
     commit_failure,
+    dead_group_failure,
     doubled_instance,
     fenced_owner,
     heartbeat_failure,
@@ -801,6 +808,93 @@ def _max_size_refusal_removes(prop: Property, s: State | None, a: Action | None,
             "pending": [member_name(p.mid) for p in t.group.pending],
         },
         Marks(members=_who(request.mid), generations=(t.group.generation,)),
+    )
+
+
+@_explains("dead_group_answers_unavailable")
+def _dead_group_answers_unavailable(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
+    assert s is not None and a is not None
+    failure = dead_group_failure(s, a, t)
+    if failure is None:
+        return None
+    which, request, answer = failure
+    values: dict[str, Any] = {
+        "request": f"{api_name(request.api)}({_m(request.mid)})",
+        "group": f"{_where(s)}, still in the coordinator's cache",
+    }
+    marks = Marks(members=_who(request.mid), consumers=(consumer_name(a.actor),), generations=(s.group.generation,))
+    if which == DG_ANSWER:
+        assert answer is not None
+        expected = "NONE (no offsets)" if request.api == ApiKey.OFFSET_FETCH else error_name(DEAD_GROUP_ERROR)
+        values["answer"] = error_name(answer.response.error)
+        return Explanation(
+            prop.name,
+            f"a {api_name(request.api)} reaching a Dead group still in the cache is answered otherwise",
+            expected,
+            f"{error_name(answer.response.error)} to {_m(request.mid)}",
+            values,
+            marks,
+        )
+    changed = [f for f, x, y in zip(s.group._fields, s.group, t.group, strict=True) if x != y]
+    values["changed"] = changed
+    return Explanation(
+        prop.name,
+        "a request reaching a Dead group still in the cache changes the group",
+        "the group exactly as it was",
+        f"the step changes the group's {', '.join(changed)}",
+        values,
+        marks,
+    )
+
+
+@_explains("absent_group_created_by_join")
+def _absent_group_created_by_join(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
+    assert s is not None and a is not None
+    failure = absent_group_failure(s, a, t)
+    if failure is None:
+        return None
+    which, request, answer = failure
+    what = f"{api_name(request.api)}({_m(request.mid)}, gen {request.generation})"
+    values: dict[str, Any] = {"request": what, "group before": "absent (deleted)", "group after": _where(t)}
+    if answer is not None:
+        values["answer"] = error_name(answer.response.error)
+    marks = Marks(members=_who(request.mid), consumers=(consumer_name(a.actor),), generations=(t.group.generation,))
+    if which == AG_CREATED:
+        return Explanation(
+            prop.name,
+            f"a {api_name(request.api)} creates a group that does not exist",
+            "an absent group created only by a JoinGroup without a member id",
+            f"{what} leaves the group {_where(t)}",
+            values,
+            marks,
+        )
+    if which == AG_COMMIT:
+        assert answer is not None
+        return Explanation(
+            prop.name,
+            "an OffsetCommit with a generation to a group that does not exist is not refused",
+            "ILLEGAL_GENERATION (GROUP_ID_NOT_FOUND for v9+ on Java 4.0)",
+            f"{error_name(answer.response.error)} to {what}",
+            values,
+            marks,
+        )
+    if which == AG_MEMBER:
+        assert answer is not None
+        return Explanation(
+            prop.name,
+            f"a {api_name(request.api)} naming a member of a group that does not exist is answered otherwise",
+            "UNKNOWN_MEMBER_ID",
+            f"{error_name(answer.response.error)} to {what}",
+            values,
+            marks,
+        )
+    return Explanation(
+        prop.name,
+        f"a {api_name(request.api)} naming a member of a group that does not exist is not answered at once",
+        "an immediate answer (UNKNOWN_MEMBER_ID)",
+        f"{what} gets no immediate answer",
+        values,
+        marks,
     )
 
 

@@ -14,14 +14,13 @@ from kgc.model.actions import (
     EXPIRE_HEARTBEAT,
     EXPIRE_JOIN,
     EXPIRE_SYNC,
-    HANDLE,
     RECEIVE,
     STORE_COMPLETE,
     STORE_FAILURE,
     Action,
     Answer,
 )
-from kgc.model.state import NO_MEMBER, NO_PROTOCOL, JoinTimer, Member, MemberId, Request, Response, State
+from kgc.model.state import NO_MEMBER, NO_PROTOCOL, JoinTimer, Member, MemberId, Request, Response, State, is_absent
 from kgc.model.types import VALID_PREVIOUS_STATES, ApiKey, Errors, GroupState, MemberState
 from kgc.properties.base import (
     CONSUMERS,
@@ -186,7 +185,9 @@ def transition_failure(s: State, a: Action, t: State) -> tuple[str, GroupState, 
         if previous not in VALID_PREVIOUS_STATES[nxt]:
             return (VT_ENTRY, previous, nxt)
         previous = nxt
-    if previous != t.group.state:
+    deleted = is_absent(t.group) and not is_absent(s.group)
+    # A deleted group (Config.group_deletion): what follows is no state of it, so only the generation is judged.
+    if previous != t.group.state and not deleted:
         return (VT_END, previous, t.group.state)
     if t.group.generation < s.group.generation:
         return (VT_GENERATION, s.group.state, t.group.state)
@@ -935,7 +936,9 @@ def refused_join_change(s: State, a: Action, t: State) -> tuple[Request, Answer,
     """``refused_join_changes_nothing``'s one definition: the step's first JoinGroup refused with
     INCONSISTENT_GROUP_PROTOCOL or INVALID_SESSION_TIMEOUT, its answer and the names of the group's
     fields the step changed, when it changed any; None otherwise."""
-    if a.kind != HANDLE:
+    # Any step that handled a request: with atomic requests (the default) the coordinator's handling
+    # is part of the consumer's own step (send_join), not a separate ``handle`` step.
+    if not a.handled:
         return None
     for request, answer in exchanges(s, a):
         if request.api == ApiKey.JOIN_GROUP and answer.response.error in REFUSED_JOIN_ERRORS:
@@ -979,6 +982,125 @@ def witness_session_timeout_refused(s: State, a: Action, t: State) -> bool:
     return any(
         r.api == ApiKey.JOIN_GROUP and x.response.error == Errors.INVALID_SESSION_TIMEOUT for r, x in exchanges(s, a)
     )
+
+
+DEAD_GROUP_ERROR = Errors.COORDINATOR_NOT_AVAILABLE
+"""What every group-managed handler answers a Dead group still in the cache (2.3+, KAFKA-8386);
+``Config.dead_group_window`` needs a profile that keeps one (scala-3.x)."""
+
+
+@transition_invariant(
+    "dead_group_answers_unavailable",
+    "A request that reaches a Dead group still in the coordinator's cache (unloaded or deleted, not yet removed) "
+    "is answered COORDINATOR_NOT_AVAILABLE (an OffsetFetch: no offsets) and changes nothing.",
+    "Kafka 3.6.2 GroupCoordinator.scala (doNewMemberJoinGroup, doCurrentMemberJoinGroup, validateSyncGroup, "
+    "handleHeartbeat, handleLeaveGroup, validateOffsetCommit: case Dead → COORDINATOR_NOT_AVAILABLE, KAFKA-8386), "
+    "GroupMetadataManager.getOffsets",
+    scope=STEP,
+)
+def dead_group_answers_unavailable(s: State, a: Action, t: State) -> bool:
+    return dead_group_failure(s, a, t) is None
+
+
+DG_ANSWER = "answered otherwise"
+DG_CHANGED = "the group changed"
+"""The clauses of ``dead_group_answers_unavailable`` (:func:`dead_group_failure` names the one that failed)."""
+
+
+def dead_group_failure(s: State, a: Action, t: State) -> tuple[str, Request, Answer | None] | None:
+    """``dead_group_answers_unavailable``'s one definition: when the step's requests reach a Dead group
+    still in the cache, the first answered otherwise than COORDINATOR_NOT_AVAILABLE (an OffsetFetch:
+    NONE) with its answer, or, if the step changed the group, its first request (no answer); None if
+    the property holds."""
+    g = s.group
+    if not a.handled or g.state != GroupState.DEAD or not g.addressable:
+        return None
+    for request, answer in exchanges(s, a):
+        expected = Errors.NONE if request.api == ApiKey.OFFSET_FETCH else DEAD_GROUP_ERROR
+        if answer.response.error != expected:
+            return (DG_ANSWER, request, answer)
+    return None if t.group == g else (DG_CHANGED, a.handled[0], None)
+
+
+@sometimes(
+    "witness_dead_group_reached",
+    "A request reaches a Dead group still in the coordinator's cache.",
+    "dead_group_answers_unavailable",
+    scope=STEP,
+)
+def witness_dead_group_reached(s: State, a: Action, t: State) -> bool:
+    return bool(a.handled) and s.group.state == GroupState.DEAD and s.group.addressable
+
+
+ABSENT_COMMIT_ERRORS = frozenset({Errors.ILLEGAL_GENERATION, Errors.GROUP_ID_NOT_FOUND})
+"""An OffsetCommit with a generation to a group that does not exist (``coordinator.commit_to_absent_group``)."""
+
+
+@transition_invariant(
+    "absent_group_created_by_join",
+    "A group that does not exist (deleted) is created only by a JoinGroup without a member id; an OffsetCommit "
+    "with a generation to it is refused (ILLEGAL_GENERATION, or GROUP_ID_NOT_FOUND for v9+ on Java 4.0) and "
+    "creates nothing; any other request naming a member is answered UNKNOWN_MEMBER_ID.",
+    "Kafka 3.6.2 GroupCoordinator.handleJoinGroup (getOrMaybeCreateGroup(groupId, isUnknownMember)), "
+    "handleSyncGroup / handleHeartbeat (case None → UNKNOWN_MEMBER_ID), handleCommitOffsets (case None → "
+    "ILLEGAL_GENERATION); 4.0 GroupMetadataManager.classicGroupJoinToClassicGroup, classicGroupSync, "
+    "classicGroupHeartbeat, OffsetMetadataManager.validateOffsetCommit",
+    scope=STEP,
+)
+def absent_group_created_by_join(s: State, a: Action, t: State) -> bool:
+    return absent_group_failure(s, a, t) is None
+
+
+AG_CREATED = "created by a request that cannot create it"
+AG_COMMIT = "a commit with a generation not refused"
+AG_MEMBER = "a request naming a member not answered UNKNOWN_MEMBER_ID"
+AG_UNANSWERED = "a request naming a member not answered at once"
+"""The clauses of ``absent_group_created_by_join`` (:func:`absent_group_failure` names the one that failed)."""
+
+
+def absent_group_failure(s: State, a: Action, t: State) -> tuple[str, Request, Answer | None] | None:
+    """``absent_group_created_by_join``'s one definition: when the step's first request meets a group
+    that does not exist, the clause it breaks with that request and its answer (None when the clause
+    is about the group, not the answer); None if the property holds."""
+    if not a.handled or not is_absent(s.group):
+        return None
+    request = a.handled[0]  # the first request handled in the step meets the absent group
+    creates = request.api == ApiKey.JOIN_GROUP and request.mid == NO_MEMBER
+    if creates or (request.api == ApiKey.OFFSET_COMMIT and request.generation < 0):
+        return None
+    if not is_absent(t.group):
+        return (AG_CREATED, request, None)
+    for first, answer in exchanges(s, a):
+        error = answer.response.error
+        if first.api == ApiKey.OFFSET_COMMIT:
+            return None if error in ABSENT_COMMIT_ERRORS else (AG_COMMIT, first, answer)
+        if first.api in (ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP, ApiKey.HEARTBEAT):
+            return None if error == Errors.UNKNOWN_MEMBER_ID else (AG_MEMBER, first, answer)
+        return None
+    return (AG_UNANSWERED, request, None)
+
+
+@sometimes(
+    "witness_commit_to_absent_group",
+    "An OffsetCommit with a generation reaches a group that does not exist (a zombie of the deleted group) and is "
+    "refused.",
+    "absent_group_created_by_join",
+    scope=STEP,
+)
+def witness_commit_to_absent_group(s: State, a: Action, t: State) -> bool:
+    if not a.handled or not is_absent(s.group):
+        return False
+    return any(r.api == ApiKey.OFFSET_COMMIT and r.generation >= 0 for r, _ in exchanges(s, a))
+
+
+@sometimes(
+    "witness_group_recreated",
+    "A group that was deleted is created again by a JoinGroup without a member id.",
+    "absent_group_created_by_join",
+    scope=STEP,
+)
+def witness_group_recreated(s: State, a: Action, t: State) -> bool:
+    return is_absent(s.group) and not is_absent(t.group) and t.group.state != GroupState.DEAD
 
 
 ALL: tuple[Property, ...] = (
@@ -1031,6 +1153,11 @@ DIMENSION_WITNESSES: tuple[tuple[str, Property], ...] = (
     ("protocol_types", witness_protocol_refused),
     ("session_timeouts_ms", refused_join_changes_nothing),
     ("session_timeouts_ms", witness_session_timeout_refused),
+    ("group_deletion", absent_group_created_by_join),
+    ("group_deletion", witness_commit_to_absent_group),
+    ("group_deletion", witness_group_recreated),
+    ("dead_group_window", dead_group_answers_unavailable),
+    ("dead_group_window", witness_dead_group_reached),
 )
 """The properties and witnesses of a configuration dimension, each with the :class:`Config` field
 that enables it: checked only where the configuration uses that dimension (:func:`for_config`),

@@ -280,11 +280,49 @@ def test_max_size_refusal_removes(stable: State) -> None:
     holds(P.max_size_refusal_removes, stable, refused, with_group(stable, members=stable.group.members[:1]))
 
 
-SAFETY = [p for p in P.ALL if p.is_safety] + [
-    P.protocol_consistent_members,
-    P.refused_join_changes_nothing,
-    P.max_size_refusal_removes,
-]
+def test_dead_group_answers_unavailable(stable: State) -> None:
+    dead = with_group(stable, state=GroupState.DEAD, addressable=True)
+    hb = Request(ApiKey.HEARTBEAT, (0, 0), 1)
+    answered = handled(hb, Errors.UNKNOWN_MEMBER_ID)
+    failure = P.dead_group_failure(dead, answered, dead)
+    assert failure is not None and failure[0] == P.DG_ANSWER and failure[1] == hb
+    why = fails(P.dead_group_answers_unavailable, dead, answered, dead, "COORDINATOR_NOT_AVAILABLE")
+    assert why.values["answer"] == "UNKNOWN_MEMBER_ID" and why.values["request"] == "Heartbeat(c1#0)"
+    right = handled(hb, Errors.COORDINATOR_NOT_AVAILABLE)
+    changed = with_group(dead, generation=dead.group.generation + 1)
+    assert P.dead_group_failure(dead, right, changed) == (P.DG_CHANGED, hb, None)
+    why = fails(P.dead_group_answers_unavailable, dead, right, changed, "changes the group")
+    assert why.values["changed"] == ["generation"]
+    holds(P.dead_group_answers_unavailable, dead, right, dead)
+
+
+def test_absent_group_created_by_join(stable: State) -> None:
+    from kgc.model.state import absent_group
+
+    absent = stable._replace(group=absent_group())
+    commit = Request(ApiKey.OFFSET_COMMIT, (0, 0), 1)
+    accepted = handled(commit, Errors.NONE)
+    assert P.absent_group_failure(absent, accepted, absent) == (P.AG_COMMIT, commit, accepted.answers[0])
+    why = fails(P.absent_group_created_by_join, absent, accepted, absent, "ILLEGAL_GENERATION")
+    assert why.values["answer"] == "NONE" and why.values["group before"] == "absent (deleted)"
+    sync = Request(ApiKey.SYNC_GROUP, (0, 0), 1)
+    assert P.absent_group_failure(absent, handled(sync, Errors.NONE), absent)[0] == P.AG_MEMBER  # type: ignore[index]
+    fails(P.absent_group_created_by_join, absent, handled(sync, Errors.NONE), absent, "UNKNOWN_MEMBER_ID")
+    created = with_group(stable, state=PR)
+    assert P.absent_group_failure(absent, handled(sync, Errors.UNKNOWN_MEMBER_ID), created) == (
+        P.AG_CREATED,
+        sync,
+        None,
+    )
+    fails(P.absent_group_created_by_join, absent, handled(sync, Errors.UNKNOWN_MEMBER_ID), created, "creates a group")
+    parked = Action(HANDLE, 0, handled=(sync,))
+    assert P.absent_group_failure(absent, parked, absent) == (P.AG_UNANSWERED, sync, None)
+    fails(P.absent_group_created_by_join, absent, parked, absent, "not answered at once")
+    holds(P.absent_group_created_by_join, absent, handled(commit, Errors.ILLEGAL_GENERATION), absent)
+    holds(P.absent_group_created_by_join, absent, handled(Request(ApiKey.JOIN_GROUP), Errors.NONE), created)
+
+
+SAFETY = list(dict.fromkeys(p for p in (*P.ALL, *(w for _, w in P.DIMENSION_WITNESSES)) if p.is_safety))
 
 # What each property's one definition is, as a function of the step (state, action, state').
 DEFINITIONS: dict[str, Callable[[State, Action, State], Any]] = {
@@ -307,6 +345,8 @@ DEFINITIONS: dict[str, Callable[[State, Action, State], Any]] = {
     "protocol_consistent_members": lambda s, a, t: P.protocol_failure(t),
     "refused_join_changes_nothing": P.refused_join_change,
     "max_size_refusal_removes": P.max_size_kept,
+    "dead_group_answers_unavailable": P.dead_group_failure,
+    "absent_group_created_by_join": P.absent_group_failure,
 }
 
 
@@ -323,8 +363,9 @@ def test_every_safety_property_has_one_definition_and_an_explainer() -> None:
         {"mutant": "static_join_adds_member"},
         {"protocols": [["range"], ["roundrobin", "range"]], "protocol_types": ["consumer", "connect"]},
         {"group_max_size": 1, "static_consumers": 0},
+        {"group_deletion": True, "profile": "scala-3.x", "dead_group_window": True},
     ],
-    ids=["commit_unfenced", "leader_not_reelected", "static_join_adds_member", "protocols", "max_size"],
+    ids=["commit_unfenced", "leader_not_reelected", "static_join_adds_member", "protocols", "max_size", "deletion"],
 )
 def test_each_definition_agrees_with_its_property_on_a_small_graph(overrides: dict[str, object]) -> None:
     """The property fails exactly where its definition names a clause, and then the explanation exists."""
