@@ -184,3 +184,12 @@ def test_a_bug_whose_search_was_cut_short_is_incomplete_not_escaped() -> None:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         assert main([*argv, "--max-states", "20", "--allow-incomplete"]) == exits.OK
     assert "INCOMPLETE (not caught before --max-states stopped the search)" in out.getvalue()
+
+
+@pytest.mark.parametrize("option", ["--max-states", "--max-depth"])
+def test_a_bound_beyond_64_bits_is_refused(option: str) -> None:
+    """``--max-states 99999999999999999999`` reached the C core and ended in exit 255 (an
+    ``OverflowError`` converting it): every exploring verb shares the check."""
+    for verb in (["check", "--no-progress"], ["bugs"], ["mutants", "--no-progress"]):
+        code, err = _kgc([*verb, "--consumers", "1", option, "9" * 20])
+        assert code == exits.BAD_INPUT and f"{option} must be at most" in err, err
