@@ -193,3 +193,12 @@ def test_a_bound_beyond_64_bits_is_refused(option: str) -> None:
     for verb in (["check", "--no-progress"], ["bugs"], ["mutants", "--no-progress"]):
         code, err = _kgc([*verb, "--consumers", "1", option, "9" * 20])
         assert code == exits.BAD_INPUT and f"{option} must be at most" in err, err
+
+
+@pytest.mark.parametrize("rev", ["", " "])
+def test_diff_against_an_empty_revision_is_refused(rev: str) -> None:
+    """``kgc diff --rev ''`` compared the working tree with itself (the labels ``A: `` and ``B: ``)
+    and said "verdict: same", exit 0. (The same option given twice with one value stays allowed:
+    ``test_cmd_diff.py::test_the_same_model_twice_is_the_same`` uses it on purpose.)"""
+    code, err = _kgc(["diff", "--consumers", "1", "--max-generation", "1", "--no-progress", "--rev", rev])
+    assert code == exits.BAD_INPUT and "--rev: an empty revision names no commit" in err and err.count("\n") == 1, err
