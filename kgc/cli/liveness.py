@@ -20,6 +20,7 @@ from kgc.explorer import basis
 from kgc.explorer.components import PackedModel
 from kgc.explorer.liveness import (
     FAIRNESS_LEVELS,
+    STALLED_REMOVAL,
     Fairness,
     Lasso,
     LivenessResult,
@@ -57,20 +58,31 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="check the liveness properties (the default with the local engine)",
     )
     group.add_argument("--no-liveness", dest="liveness", action="store_false", help="check safety only")
+    group.add_argument(
+        "--no-stalled-removal",
+        dest="stalled_removal",
+        action="store_false",
+        default=True,
+        help="drop the stalled-removal fairness class (a client that stalls infinitely often is removed by its "
+        "timer infinitely often): cycles that need a stalled client then count as fair behaviours",
+    )
 
 
 def wanted(args: argparse.Namespace, spark: bool) -> Fairness | None:
     """The fairness to check liveness under, or None when liveness is not checked. Under
     ``--engine spark`` liveness is skipped, and asking for it is refused."""
+    stalled = getattr(args, "stalled_removal", True)
     if args.liveness is False:
         if args.fairness is not None:
             raise InputError("--fairness sets the liveness check: drop --no-liveness")
+        if not stalled:
+            raise InputError("--no-stalled-removal sets the liveness check: drop --no-liveness")
         return None
     if spark:
-        if args.liveness or args.fairness is not None:
+        if args.liveness or args.fairness is not None or not stalled:
             raise InputError(REFUSAL)
         return None
-    return Fairness(args.fairness or "weak")
+    return Fairness(args.fairness or "weak", stalled_removal=stalled)
 
 
 def run(request: CheckRequest, graph: StateGraph | None = None, model: PackedModel | Any = None) -> LivenessResult:
@@ -122,6 +134,8 @@ def result_json(result: LivenessResult, files: dict[str, str] | None = None) -> 
         "qualified_verdict": basis.qualify(result.word(), result.basis()),
         "basis": result.basis(),
         "fairness": result.fairness.level,
+        "stalled_removal": result.fairness.stalls_removed,
+        "stall_steps": result.stall_steps,
         "assumptions": result.fairness.describe(),
         "properties": [
             {
@@ -212,6 +226,12 @@ def print_text(
             f"liveness: {result.states:,} states, {result.edges:,} transitions, {result.components:,} cyclic "
             f"components (largest {result.largest_component:,} states), {result.deadlocks} deadlocks; "
             f"explored in {result.explore_seconds:.1f} s, cycles checked in {result.check_seconds:.1f} s"
+        )
+    if result.stall_steps and not quiet:
+        each = ", ".join(f"{n:,} need {c} stalled" for c, n in sorted(result.stall_steps.items()))
+        print(
+            f"liveness: steps out of cycles' states that need a stalled client ({each}) lie on no fair cycle "
+            f"({STALLED_REMOVAL})"
         )
     note = basis.cut_note(result.config, result.boundary, result.depth_cut)
     if note is not None and not quiet:
