@@ -103,7 +103,8 @@ SelfLoop ==
 Behaviour == [](InBound) /\ ([]<><<Next>>_vars \/ <>[](SelfLoop))
 
 (* kgc/properties/temporal.py: the trigger and goal of each property (c is the consumer's index:
-   c1 is 0).  A property is Behaviour => (Trigger ~> Goal), or Behaviour => []<>Goal, written out
+   c1 is 0).  A property is Behaviour => (Trigger ~> Goal), Behaviour => []<>Goal or
+   Behaviour => <>[]Goal, written out
    by benchmarks/tla/kgc_tla.py (temporal_formula) for each instance: TLC 2.15 does not check a
    temporal formula built by an operator with parameters. *)
 HasShare(c) ==
@@ -124,4 +125,10 @@ PartitionsReowned ==                                                           \
     /\ \A m \in DOMAIN grp.members : HasShare(m[1]) /\ cons[m[1]].mid = m
 PendingOf(c) == \E p \in grp.pending : p[1] = c                                 \* pending_resolved
 PendingResolved(c) == ~PendingOf(c)
+NotRebalancing == grp.state \notin {PR, CR}                                     \* rebalancing_stops (<>[])
+Owns(c) == {cons[c].owned[i] : i \in DOMAIN cons[c].owned}
+Settled ==                                                                      \* group_settles (<>[])
+    /\ PartitionsReowned
+    /\ \A c \in CIdx : Len(cons[c].owned) = Cardinality(Owns(c))
+    /\ \A c, d \in CIdx : c # d => Owns(c) \cap Owns(d) = {}
 =============================================================================

@@ -86,7 +86,7 @@ from kgc.model.names import actor_name, mid_text
 from kgc.model.perturbations import BUDGET_OF, PERTURBATIONS
 from kgc.model.state import State
 from kgc.model.types import GroupState
-from kgc.properties.temporal import ALL, CONSUMER, CONSUMERS, GROUP, WHOLE, Temporal
+from kgc.properties.temporal import ALL, CONSUMER, CONSUMERS, EVENTUALLY_ALWAYS, GROUP, WHOLE, Temporal
 
 _kernel: ModuleType | None
 try:
@@ -1078,6 +1078,16 @@ def check_graph(
     def scope_of(job: tuple[int, Temporal, int, str]) -> tuple[str, int]:
         return job[1].scope, job[2] if job[1].scope == CONSUMER else 0
 
+    fair_cycles: list[tuple[Sequence[int], int]] = []
+
+    def persistent() -> tuple[Sequence[int], int]:
+        """The fair parts of the whole cyclic graph (each state's part id, -1 for none), computed
+        once for every ``<>[]`` instance."""
+        if not fair_cycles:
+            every = bytearray(1 if c >= 0 else 0 for c in comp)
+            fair_cycles.append(fair_part_ids(graph, every, fairness, kernel, whole))
+        return fair_cycles[0]
+
     def check_group(scope: str, i: int, group: list[Job]) -> dict[tuple[int, int], Found]:
         """The instances reading one component: they share its projection, and each component's
         predicate arguments are made once for all of them (``_goals``, ``_witnessed``). An
@@ -1092,11 +1102,24 @@ def check_graph(
             idx, uniq = projector.project(scope, i, comp, None)
             goals = _goals(projector, scope, i, uniq, [lab for _, lab in opened])
             for ((_, _, _, instance), lab), goal in zip(opened, goals, strict=True):
-                part, count = fair_part_ids(graph, _bad_states(comp, idx, goal, kernel), fairness, kernel, whole)
                 stuck = [v for v in deadlocks if not lab.goal(v)]
-                lasso = (
-                    _find_lasso(model, full, lab, part, stuck, fairness, instance, graph) if count or stuck else None
-                )
+                if lab.prop.form == EVENTUALLY_ALWAYS:
+                    # <>[]Q: a fair cycle through a state where Q fails (every fair cycle lies in a
+                    # fair part of the whole cyclic graph, and each part is fair as a whole).
+                    part, count = persistent()
+                    entries = [v for v in range(graph.states) if part[v] >= 0 and not goal[idx[v]]]
+                    lasso = (
+                        _find_persistence_lasso(model, full, lab, part, entries, stuck, fairness, instance, graph)
+                        if entries or stuck
+                        else None
+                    )
+                else:
+                    part, count = fair_part_ids(graph, _bad_states(comp, idx, goal, kernel), fairness, kernel, whole)
+                    lasso = (
+                        _find_lasso(model, full, lab, part, stuck, fairness, instance, graph)
+                        if count or stuck
+                        else None
+                    )
                 if lasso is not None:
                     lassos[id(lab)] = lasso
                 del part
@@ -1244,6 +1267,62 @@ def _find_lasso(
         states.append(cyc.targets[pos])
     keys = _replay(model, graph, states[: loop_start + 1], edge_path)
     keys += _replay(model, cyc, states[loop_start:], cycle)[1:]
+    lasso = Lasso(lab.prop, instance, keys, loop_start)
+    lasso.path = [(model.steps[s] if s >= 0 else None, model.decode(k)) for s, k in keys]
+    return lasso
+
+
+def _find_persistence_lasso(
+    model: PackedModel,
+    graph: StateGraph,
+    lab: Labeler,
+    part: Sequence[int],
+    entries: list[int],
+    stuck: list[int],
+    fairness: Fairness,
+    instance: str,
+    cycles: StateGraph,
+) -> Lasso | None:
+    """A lasso breaking ``<>[]Q``: the shortest path (in ``graph``) from an initial state to a state
+    where Q fails that lies in a fair part of ``cycles`` (``entries``) or is a deadlock where Q
+    fails (``stuck``: it stutters there), then a fair cycle from it back to it inside its part —
+    a fair behaviour that passes through a ``not Q`` state infinitely often."""
+    targets_of = set(entries) | set(stuck)
+    offsets, targets = graph.offsets, graph.targets
+    parent: dict[int, tuple[int, int]] = {}
+    queue: deque[int] = deque()
+    for v in graph.init:
+        if v not in parent:
+            parent[v] = (-1, -1)
+            queue.append(v)
+    found = -1
+    while queue:
+        v = queue.popleft()
+        if v in targets_of:
+            found = v
+            break
+        for pos in range(offsets[v], offsets[v + 1]):
+            w = targets[pos]
+            if w not in parent:
+                parent[w] = (v, pos)
+                queue.append(w)
+    if found < 0:
+        return None
+    edge_path: list[int] = []
+    node = found
+    while parent[node][0] >= 0:
+        node, pos = parent[node]
+        edge_path.append(pos)
+    edge_path.reverse()
+    states = [node]
+    for pos in edge_path:
+        states.append(targets[pos])
+    loop_start = len(states) - 1
+    cycle = _fair_cycle(cycles, _part_members(cycles, part, found), found, fairness, {})
+    for pos in cycle:
+        states.append(cycles.targets[pos])
+    keys = _replay(model, graph, states[: loop_start + 1], edge_path)
+    keys += _replay(model, cycles, states[loop_start:], cycle)[1:]
     lasso = Lasso(lab.prop, instance, keys, loop_start)
     lasso.path = [(model.steps[s] if s >= 0 else None, model.decode(k)) for s, k in keys]
     return lasso
