@@ -59,6 +59,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--no-liveness", dest="liveness", action="store_false", help="check safety only")
     group.add_argument(
+        "--timing",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="FILE",
+        help="judge each lasso in time with z3: can its cycle happen under Kafka's timeouts (the timing "
+        "configuration FILE, as kgc timing reads it; none: Kafka's defaults)? Never changes the exit code",
+    )
+    group.add_argument(
         "--no-stalled-removal",
         dest="stalled_removal",
         action="store_false",
@@ -83,6 +92,33 @@ def wanted(args: argparse.Namespace, spark: bool) -> Fairness | None:
             raise InputError(REFUSAL)
         return None
     return Fairness(args.fairness or "weak", stalled_removal=stalled)
+
+
+def timing_config(args: argparse.Namespace) -> Any:
+    """The timing configuration ``--timing`` names (Kafka's defaults without a file), or None
+    when not asked; a bad file or ``--no-liveness`` is a one-line error."""
+    if getattr(args, "timing", None) is None:
+        return None
+    if args.liveness is False:
+        raise InputError("--timing judges the liveness check's lassos: drop --no-liveness")
+    from kgc.timing import config as timing
+
+    try:
+        return timing.load(args.timing) if args.timing else timing.default_config()
+    except timing.TimingConfigError as exc:
+        raise InputError(f"--timing: {exc}") from None
+
+
+def judge_lassos(result: LivenessResult, config: Any) -> None:
+    """Each lasso judged in time (``kgc.timing.lassos.judge``), the same cycle once."""
+    from kgc.timing.lassos import judge
+
+    done: dict[tuple[tuple[tuple[int, int], ...], int], Any] = {}
+    for lasso in result.lassos:
+        key = (tuple(lasso.keys), lasso.loop_start)
+        if key not in done:
+            done[key] = judge(lasso.path, lasso.loop_start, config)
+        lasso.timing = done[key]
 
 
 def run(request: CheckRequest, graph: StateGraph | None = None, model: PackedModel | Any = None) -> LivenessResult:
@@ -173,6 +209,7 @@ def result_json(result: LivenessResult, files: dict[str, str] | None = None) -> 
                 "prefix_length": lasso.prefix_length,
                 "cycle_length": lasso.cycle_length,
                 "needs": lasso.needs,
+                "timing": lasso.timing.json() if lasso.timing is not None else None,
                 "file": (files or {}).get(lasso.instance),
             }
             for lasso in result.lassos
@@ -217,6 +254,8 @@ def print_text(
                 print("  needs: " + "; ".join(lasso.needs))
             elif lasso.cycle_length:
                 print("  needs: no stalled client (every step of the cycle is one timely clients allow)")
+            if lasso.timing is not None:
+                print("  timing: " + lasso.timing.text())
             why = explain_lasso(lasso.prop, lasso.instance, lasso.path, lasso.loop_start, result.fairness.level)
             print("\n".join("  " + line for line in why.lines()))
         if lasso.instance in files:

@@ -701,6 +701,9 @@ class Lasso:
     needs: list[str] = field(default_factory=list)
     """What the cycle needs of the clients' timing (``stalls``): e.g. "c1 stalled: …". Empty when
     every step of the cycle is one a timely client allows."""
+    timing: Any = None
+    """Whether the cycle can happen under Kafka's timeouts (``kgc.timing.lassos.Timing``), when
+    ``kgc check --timing`` asked."""
 
     @property
     def prefix_length(self) -> int:
