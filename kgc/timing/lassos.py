@@ -133,7 +133,7 @@ def judge(
         # the join phase's deadline
         if source.group.state != PR:
             continue
-        start = next((a for a in range(j - 1, -1, -1) if unrolled[a][1].group.state != PR), None)
+        start = next((a for a in range(j - 1, -1, -1) if _begins_phase(*unrolled[a])), None)
         if start is None or unrolled[start][2].group.state != PR:
             continue
         initial = unrolled[start][2].group.join_timer == JoinTimer.INITIAL_DELAYED_JOIN
@@ -181,6 +181,14 @@ def judge(
         "a deadline met in the millisecond it falls due"
     ]
     return Timing(TIE, list(dict.fromkeys(ties)), model.eval(period).as_long())
+
+
+def _begins_phase(action: Action | None, source: State, target: State) -> bool:
+    """The step ends in PreparingRebalance having started elsewhere, or passed through another
+    state on the way (a phase completed and a new one began in one step: ``Action.path``)."""
+    if target.group.state != PR:
+        return False
+    return source.group.state != PR or (action is not None and any(st != PR for st in action.path))
 
 
 def _name(action: Action) -> str:
