@@ -45,6 +45,10 @@ JOIN_VERSION_SYNC_PROTOCOL = 7
 (KIP-559: JoinGroup v7 and SyncGroup v5 came together, Kafka 2.5)."""
 JOIN_VERSION_MAX = 9
 """The newest JoinGroup version of Kafka 3.6.2 and 4.0 (``JoinGroupRequest.json``)."""
+JOIN_VERSION_SKIP_ASSIGNMENT = 9
+"""The first JoinGroup version whose answer may tell a leader to skip the assignment (KIP-814,
+Kafka 3.2): a static leader that rejoins a Stable group under a new member id is answered as the
+leader, with the members, instead of with the old leader's id."""
 PROFILES = MODELLED
 """The profiles the model covers (``kgc/model/profiles.py``: those with ``modelled`` set)."""
 

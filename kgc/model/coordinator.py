@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from kgc.model.actions import Answer, Chooser
-from kgc.model.config import JOIN_VERSION_STATIC, Config
+from kgc.model.config import JOIN_VERSION_SKIP_ASSIGNMENT, JOIN_VERSION_STATIC, Config
 from kgc.model.mutants import RULES
 from kgc.model.state import (
     EMPTY_PROTOCOL_TYPE,
@@ -689,6 +689,14 @@ def update_static_member_and_rebalance(
         # (Up to 2.5.0 CompletingRebalance was answered so too, KAFKA-9801: the leader's plan then
         # names the old member id.)
         tx.update(new, awaiting_join=False)
+        if tx.state == STABLE and tx.leader == new and tx.config.join_version(consumer) >= JOIN_VERSION_SKIP_ASSIGNMENT:
+            # KIP-814 (JoinGroup v9+): the returning leader is answered as the leader, with the
+            # members, and told to skip the assignment (3.6.2 ``updateStaticMemberAndRebalance``,
+            # ``supportSkippingAssignment``; 4.0 ``updateStaticMemberThenRebalanceOrCompleteJoin``).
+            # The skip flag itself is not modelled: a Stable group hands out the stored assignment
+            # whatever the leader's SyncGroup carries.
+            tx.respond(consumer, _current_join_response(tx, new))
+            return False
         tx.respond(consumer, replace(_current_join_response(tx, new), leader=current_leader, members=()))
         return False
     if tx.state == CR:
