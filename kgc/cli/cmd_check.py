@@ -105,6 +105,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "lines a step changed are marked *); notation: docs/glossary.md",
     )
     live.add_arguments(p)
+    live.add_timing_argument(p)
     group = p.add_argument_group("interrupt and resume (native engine)")
     group.add_argument(
         "--checkpoint",

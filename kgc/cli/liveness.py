@@ -59,6 +59,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--no-liveness", dest="liveness", action="store_false", help="check safety only")
     group.add_argument(
+        "--no-stalled-removal",
+        dest="stalled_removal",
+        action="store_false",
+        default=True,
+        help="drop the stalled-removal fairness class (a client that stalls infinitely often is removed by its "
+        "timer infinitely often): cycles that need a stalled client then count as fair behaviours",
+    )
+
+
+def add_timing_argument(p: argparse.ArgumentParser) -> None:
+    """``kgc check --timing [FILE]`` (``kgc report`` has a ``--timing`` of its own: timing verdicts)."""
+    p.add_argument(
         "--timing",
         nargs="?",
         const="",
@@ -66,14 +78,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="judge each lasso in time with z3: can its cycle happen under Kafka's timeouts (the timing "
         "configuration FILE, as kgc timing reads it; none: Kafka's defaults)? Never changes the exit code",
-    )
-    group.add_argument(
-        "--no-stalled-removal",
-        dest="stalled_removal",
-        action="store_false",
-        default=True,
-        help="drop the stalled-removal fairness class (a client that stalls infinitely often is removed by its "
-        "timer infinitely often): cycles that need a stalled client then count as fair behaviours",
     )
 
 
