@@ -92,7 +92,7 @@ from kgc.properties.protocol import (
     transition_failure,
     trigger_failure,
 )
-from kgc.properties.temporal import CONSUMER, GROUP, Temporal
+from kgc.properties.temporal import CONSUMER, EVENTUALLY_ALWAYS, GROUP, Temporal
 
 EXPLANATION_VERSION = 1
 
@@ -938,6 +938,16 @@ def explain_lasso(
     )
     values: dict[str, Any] = {"instance": instance, "cycle": repeat, "group on the cycle": where, "fairness": fairness}
     goal_on_cycle = any(_holds(prop, prop.goal, s, instance) for s in cycle)
+    if prop.form == EVENTUALLY_ALWAYS:
+        failing = sum(1 for s in cycle if not _holds(prop, prop.goal, s, instance))
+        return Explanation(
+            prop.name,
+            f"{prop.goal_text} fails again and again: {repeat}",
+            f"{prop.goal_text}, from some point on for good (<>[])",
+            f"it fails in {failing} of the cycle's {len(cycle)} states, each time round",
+            values,
+            Marks(generations=tuple(sorted({s.group.generation for s in cycle}))),
+        )
     if prop.trigger is None:
         return Explanation(
             prop.name,
