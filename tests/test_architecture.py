@@ -100,7 +100,6 @@ KAFKA_IN_EXPLORER: dict[str, set[str]] = {
         "kgc.model.names",
         "kgc.model.perturbations",
         "kgc.model.state",
-        "kgc.model.types",
         "kgc.properties.explain",
         "kgc.properties.temporal",
     },
