@@ -23,7 +23,7 @@ from kgc.cli import exits
 from kgc.cli.errors import InputError
 from kgc.cli.options import add_bounds_arguments, add_model_arguments, bounds_from_args, config_from_args
 from kgc.cli.outcome import print_header
-from kgc.engine_support.mutation import Outcome, baseline_bounds, explore
+from kgc.engine_support.mutation import CUT_SHORT, Outcome, baseline_bounds, explore
 from kgc.explorer.liveness import FAIRNESS_LEVELS, Fairness
 from kgc.explorer.search import Bounds
 from kgc.model import bugs as catalogue
@@ -70,10 +70,6 @@ def run_bugs(
 
 def caught(bug: catalogue.Bug, outcome: Outcome) -> bool:
     return outcome.killed and outcome.killed_by == bug.expected
-
-
-CUT_SHORT = ("time-limit", "max-states", "memory")
-"""The resource bounds (not the model's bounds) that stop a search before it covered the model."""
 
 
 def cut_short(outcome: Outcome) -> str | None:

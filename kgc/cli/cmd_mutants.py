@@ -9,8 +9,9 @@ safety property kills is then checked for liveness (``--fairness``, weak by defa
 skips it), a shortest lasso being its kill. The
 unmutated protocol gets a row of its own: explored with the same bounds and, unless
 ``--max-depth`` or ``--full-baseline`` is given, to the deepest kill. Exit codes: 0 every mutant
-killed and the protocol holds, 1 a mutant survived, 4 the unmutated protocol's exploration was cut
-short by ``--time-limit``/``--max-states``/``--max-memory`` (0 with ``--allow-incomplete``), 12 the unmutated
+killed and the protocol holds, 1 a mutant survived, 4 a mutant's or the unmutated protocol's
+exploration was cut short by ``--time-limit``/``--max-states``/``--max-memory`` before a kill
+(0 with ``--allow-incomplete``), 12 the unmutated
 protocol violates a property (or the unmutated reference fails a scenario), 130/143 interrupted,
 150 malformed input or an unwritable output (``kgc.cli.exits``).
 """
@@ -32,7 +33,7 @@ from kgc.cli.junit import FAILED, PASSED, Case, write_junit
 from kgc.cli.options import add_bounds_arguments, add_model_arguments, bounds_from_args, config_from_args
 from kgc.cli.outcome import end_progress, print_header, progress_reporter
 from kgc.diagrams.sequence import render_svg
-from kgc.engine_support.mutation import Outcome, Report, run_catalogue
+from kgc.engine_support.mutation import CUT_SHORT, Outcome, Report, run_catalogue
 from kgc.explorer.liveness import FAIRNESS_LEVELS, Fairness
 from kgc.explorer.search import Bounds
 from kgc.harness.fuzz.mutation import FuzzOutcome, fuzz_mutant
@@ -322,15 +323,28 @@ def exit_code(report: Report | None, replayed: Replayed | None = None, fuzzed: F
         or (fuzzed is not None and fuzzed.baseline.killed)
     ):
         return EXIT_PROTOCOL_VIOLATION
-    survivors: list[Any] = list(report.survivors) if report is not None else []
+    explored = list(report.survivors) if report is not None else []
+    # A mutant a resource bound stopped before anything killed it did not survive the model: the
+    # search did not finish (incomplete, as kgc bugs says of a bug); a --max-depth bound is the
+    # user's model bound, and a mutant it leaves alive survived within it.
+    survivors: list[Any] = [o for o in explored if o.result.stats.stopped_by not in CUT_SHORT]
     survivors += replayed.survivors if replayed else []
     survivors += fuzzed.survivors if fuzzed else []
     if survivors:
         return EXIT_SURVIVOR
     base = report.baseline if report is not None else None
-    if base is not None and base.result.stats.stopped_by in ("time-limit", "max-states", "memory"):
+    if len(survivors) < len(explored) or (base is not None and base.result.stats.stopped_by in CUT_SHORT):
         return EXIT_INCOMPLETE
     return EXIT_OK
+
+
+def _not_killed(outcome: Outcome) -> str:
+    """The killed column of a mutant nothing killed: NO within the model's bounds, INCOMPLETE where
+    a resource bound stopped the search first."""
+    stopped = outcome.result.stats.stopped_by
+    if stopped in CUT_SHORT:
+        return f"INCOMPLETE ({stopped})"
+    return f"NO ({stopped or 'exhausted'})"
 
 
 def _announce(name: str) -> None:
@@ -514,7 +528,7 @@ def print_table(report: Report, not_run: list[Mutant], files: dict[str, str]) ->
         rows.append(
             (
                 o.name,
-                "yes" if o.killed else f"NO ({o.result.stats.stopped_by or 'exhausted'})",
+                "yes" if o.killed else _not_killed(o),
                 _killer(o),
                 str(o.trace_length) if o.trace_length is not None else "-",
                 f"{o.states:,}",

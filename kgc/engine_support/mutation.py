@@ -141,6 +141,11 @@ class Report:
         return max((o.trace_length or 0 for o in self.outcomes if o.kill is not None), default=0)
 
 
+CUT_SHORT = ("time-limit", "max-states", "memory")
+"""The resource bounds (not the model's bounds) that stop a search before it covered the model: a
+mutant or bug nothing caught before one of them stopped the search was not shown to survive."""
+
+
 def explore(
     config: Config,
     mutant: Mutant | None,

@@ -139,3 +139,15 @@ def test_bad_input_is_one_line_and_exit_150(argv: list[str], needle: str, capsys
     assert main(argv) == 150
     err = capsys.readouterr().err.strip()
     assert needle in err and "\n" not in err and "Traceback" not in err
+
+
+def test_a_mutant_a_resource_bound_stopped_is_incomplete_not_a_survivor(capsys: pytest.CaptureFixture[str]) -> None:
+    """--max-states stopping a mutant's search before a kill says nothing about the mutant: exit 4
+    (0 with --allow-incomplete), INCOMPLETE in the table; --max-depth leaves a survivor (exit 1)."""
+    cut = ["mutants", "--mutant", "sync_skips_generation_check", "--max-states", "20", "--no-progress"]
+    assert main(cut) == 4
+    assert "INCOMPLETE (max-states)" in capsys.readouterr().out
+    assert main([*cut, "--allow-incomplete"]) == 0
+    capsys.readouterr()
+    assert main(["mutants", "--mutant", "sync_skips_generation_check", "--max-depth", "4", "--no-progress"]) == 1
+    assert "NO (max-depth)" in capsys.readouterr().out
