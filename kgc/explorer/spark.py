@@ -57,20 +57,25 @@ first violation is found (same depth and counterexample length as the local engi
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib.machinery
 import io
+import json
 import pickle
+import shutil
+import socket
 import struct
 import sys
+import tempfile
 import time
-import uuid
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from kgc.explorer import spark_tasks as tasks
 from kgc.explorer.checks import Book
@@ -80,10 +85,19 @@ from kgc.explorer.spark_env import (
     SparkSettings,
     SparkUnavailable,
     first_line,
-    remove_checkpoints,
     ship_kgc,
     start_session,
-    use_checkpoint_dir,
+)
+from kgc.explorer.spark_visited import (
+    SLOT_BYTES,
+    FingerprintCollision,
+    SpillMissing,
+    VisitedTable,
+    level_dir,
+    lookup_parents,
+    read_exchange,
+    write_exchange,
+    write_parents,
 )
 from kgc.model._compiled import running_compiled
 from kgc.model.actions import Action
@@ -93,14 +107,12 @@ from kgc.properties.base import Property
 from kgc.properties.protocol import ALL
 
 if TYPE_CHECKING:
-    from pyspark import RDD
     from pyspark.sql import SparkSession
 
 _PICKLE = pickle.HIGHEST_PROTOCOL
 _EXTENSION = importlib.machinery.EXTENSION_SUFFIXES[0]
 """The extension suffix of the driver's Python: an executor that cannot load it runs the model's
 source."""
-_ALL_MARKED = "spark.checkpoint.checkpointAllMarkedAncestors"
 
 
 class SparkJobFailed(SparkUnavailable):
@@ -215,7 +227,11 @@ class LevelSummary:
     emitted: int = 0
     """Successor rows the partition emitted (distinct within it), which the shuffle moves."""
     payload: int = 0
-    """Their bytes: the wire forms and the two fingerprints of each."""
+    """The bytes of the exchange files they were written to."""
+    partition: int = 0
+    """The partition that made this summary (merged summaries: the last merged)."""
+    table_bytes: int = 0
+    """The bytes of the partition's visited set on disk (its table, and its states in exact mode)."""
 
     def violation(self, name: str, parent: int, index: int) -> None:
         known = self.violations.get(name)
@@ -234,6 +250,8 @@ class LevelSummary:
         self.shipped += other.shipped
         self.emitted += other.emitted
         self.payload += other.payload
+        self.partition = other.partition
+        self.table_bytes += other.table_bytes
         for name, (parent, index) in other.violations.items():
             self.violation(name, parent, index)
 
@@ -253,6 +271,15 @@ class LevelTask:
     """False at the depth bound: states are only classified, not expanded."""
     step_memory: int = 1_000_000
     """How many memoised model steps a worker holds before its model forgets them."""
+    level: int = 0
+    """The level whose candidates the task deduplicates and expands."""
+    partitions: int = 1
+    spill: str = ""
+    """The search's directory (``make_spill``): visited sets, exchange, parents."""
+    exact: bool = False
+    """Compare states byte for byte, not by fingerprint alone (``VisitedTable``)."""
+    initial: tuple[tuple[int, Any, int], ...] = ()
+    """Level 0's candidates, ``(fingerprint, wire form, parent)`` (each its own parent)."""
 
 
 class _Worker:
@@ -408,6 +435,81 @@ def expand_partition(task: LevelTask, rows: Iterable[Any]) -> Iterator[tuple[Any
     yield (None, summary)
 
 
+_MARKER = "search.json"
+
+
+def make_spill(spill_dir: str | None) -> Path:
+    """A fresh directory for one search inside ``spill_dir`` (default: this machine's temporary
+    directory), with the marker every task checks for."""
+    base = Path(spill_dir) if spill_dir is not None else Path(tempfile.gettempdir())
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        root = Path(tempfile.mkdtemp(prefix="kgc-spark-", dir=base))
+        (root / _MARKER).write_text(json.dumps({"host": socket.gethostname()}))
+    except OSError as exc:
+        raise SparkUnavailable(f"cannot use spill directory {str(base)!r}: {exc.strerror or exc}") from None
+    return root
+
+
+def step_partition(task: LevelTask, partition: int) -> Iterator[LevelSummary]:
+    """One partition of one level, on an executor: gather the level's candidates for this
+    partition (the initial states, or what every task of the previous level wrote for it),
+    keep the smallest parent of each fingerprint, check them against the partition's visited
+    set (``VisitedTable.add``: only the slots of these candidates are touched), record the new
+    states' parents, expand them (``expand_partition``) and write their successors to the next
+    level's exchange, grouped by the partition each belongs to. Yields one summary. Re-running
+    it gives the same outputs (the visited set's probes are idempotent, files are replaced
+    whole)."""
+    root = Path(task.spill)
+    if not (root / _MARKER).exists():
+        raise SpillMissing(
+            f"the spill directory {root} is not visible on {socket.gethostname()}: on a cluster of several "
+            "machines pass --spill-dir on a filesystem every executor mounts at the same path"
+        )
+    parts = task.partitions
+    if task.level == 0:
+        rows = [row for row in task.initial if row[0] % parts == partition]
+    else:
+        rows = read_exchange(root, task.level, parts, partition)
+        if partition == 0:  # the previous level's exchange is no longer needed by any task
+            shutil.rmtree(level_dir(root, task.level - 1), ignore_errors=True)
+    best: dict[int, tuple[Any, int]] = {}
+    for fp, wire, parent in rows:
+        known = best.get(fp)
+        if known is None:
+            best[fp] = (wire, parent)
+        else:
+            if task.exact and known[0] != wire:
+                raise FingerprintCollision(f"two distinct states share the 64-bit fingerprint {fp:#x}")
+            if parent < known[1]:
+                best[fp] = (wire, parent)
+    del rows
+    fps = np.fromiter(best, dtype=np.int64, count=len(best))
+    fps.sort()
+    table = VisitedTable(root / f"visited-{partition}", task.exact)
+    try:
+        states = [canonical(best[fp][0]) for fp in fps.tolist()] if task.exact else None
+        fresh = fps[table.add(fps, task.level, states)]
+    finally:
+        table.close()
+    table_bytes = table.slots * SLOT_BYTES
+    if task.exact:
+        table_bytes += table.slots * 12 + table.blob_path.stat().st_size
+    fresh_list = fresh.tolist()
+    write_parents(root, task.level, partition, fresh, np.array([best[fp][1] for fp in fresh_list], dtype=np.int64))
+    chunks: list[list[tuple[int, Any, int]]] = [[] for _ in range(parts)]
+    summary = LevelSummary()
+    for fp, item in expand_partition(task, ((fp, best[fp]) for fp in fresh_list)):
+        if fp is None:
+            summary = item
+        else:
+            chunks[fp % parts].append((fp, item[0], item[1]))
+    if task.expand:
+        summary.payload = write_exchange(root, task.level + 1, partition, chunks)
+    summary.partition, summary.table_bytes = partition, table_bytes
+    yield summary
+
+
 # ------------------------------------------------------------------------------------- driver
 class SparkExplorer:
     """Checks a model's properties over every reachable state within the bounds, on Spark.
@@ -446,25 +548,24 @@ class SparkExplorer:
         if strategy != "bfs":
             raise ValueError(f"the Spark engine explores breadth-first only, not {strategy!r}")
         spark, owned = (self.spark, False) if self.spark is not None else start_session(self.settings)
+        root: Path | None = None
         try:
-            if self.settings.checkpoint_dir is not None:
-                use_checkpoint_dir(spark, self.settings.checkpoint_dir)
             sc = spark.sparkContext
-            before = sc.getLocalProperty(_ALL_MARKED)
-            # By default a job checkpoints only the last marked RDD of its lineage; the visited
-            # set and parents computed inside the same job would keep their lineage, which grows
-            # (and slows every job) level after level.
-            sc.setLocalProperty(_ALL_MARKED, "true")
+            if (sc.getConf().get("spark.speculation") or "false").lower() == "true":
+                raise SparkUnavailable(
+                    "spark.speculation=true would run two attempts of a partition at once against its "
+                    "visited set; the Spark engine needs it off"
+                )
+            root = make_spill(self.settings.spill_dir)
             from pyspark import cloudpickle
 
             # The executors' entry points travel by value: on a cluster they run before kgc is
             # importable there (kgc.explorer.spark_tasks unpacks it).
             cloudpickle.register_pickle_by_value(tasks)  # type: ignore[no-untyped-call]
             try:
-                return self._search(spark, bounds or Bounds(), progress)
+                return self._search(spark, root, bounds or Bounds(), progress)
             finally:
                 cloudpickle.unregister_pickle_by_value(tasks)  # type: ignore[no-untyped-call]
-                sc.setLocalProperty(_ALL_MARKED, before)  # type: ignore[arg-type]
         except SparkUnavailable:
             raise
         except Exception as exc:
@@ -472,23 +573,24 @@ class SparkExplorer:
                 raise SparkJobFailed(f"a Spark job failed: {job_failure(exc)}") from None
             raise
         finally:
-            if self.settings.checkpoint_dir is not None:
-                remove_checkpoints(spark)
+            if root is not None:
+                shutil.rmtree(root, ignore_errors=True)
             if owned:
                 spark.stop()
 
     # ------------------------------------------------------------------ the search
-    def _search(self, spark: SparkSession, bounds: Bounds, progress: ProgressFn | None) -> Result:
-        """The level loop: per level one job expands it (collecting the summaries; it computes
-        the previous level's deduplication on the way) and one job keeps the visited set and the
-        parents that deduplication produced."""
+    def _search(self, spark: SparkSession, root: Path, bounds: Bounds, progress: ProgressFn | None) -> Result:
+        """The level loop: one Spark job (one stage, one task per partition) per level, which
+        returns one summary per partition and nothing else."""
         sc = spark.sparkContext
         stats = Stats(engine="spark")
         result = Result(self.config, "bfs", self.properties, stats, max_depth=bounds.max_depth)
         start = time.monotonic()
         partitions = self.settings.partitions or int(spark.conf.get("spark.sql.shuffle.partitions") or 4)
+        exact = self.settings.exact
 
-        # Level 0 on the driver: the initial states are few and checked here, as Explorer does.
+        # Level 0's properties on the driver: the initial states are few and checked here, as
+        # Explorer does; they reach the executors in the first level's task.
         init: dict[int, int] = {}
         for key in self.model.init_keys():
             init.setdefault(self.codec.fingerprint(key), key)
@@ -503,45 +605,47 @@ class SparkExplorer:
                         found[p.name] = (0, fp, None)
                     else:
                         result.witnessed.add(p.name)
-        rows = [(fp, (self.codec.wire(key), fp)) for fp, key in sorted(init.items())]
+        initial = tuple((fp, self.codec.wire(key), fp) for fp, key in sorted(init.items()))
         archive = ship_kgc(sc) if self.settings.ships_code else None
-        level: RDD[Any] = sc.parallelize(rows, partitions).partitionBy(partitions, tasks.partition_of)
-        first = level.mapPartitions(tasks.first_level, preservesPartitioning=True).persist(_memory_and_disk())
-        visited = self._checkpoint(first.filter(tasks.is_visited))
-        parents = [self._checkpoint(first.filter(tasks.is_parents), disk_only=True)]
-        pending: list[RDD[Any]] = [first]  # materialized by the next keep()
-        stats.distinct_states = len(init)
-        search = uuid.uuid4().hex
-        stale: list[RDD[Any]] = []
+        tasks_rdd = sc.parallelize(range(partitions), partitions)
+        search = root.name
         depth = 0
         generated = len(init)
-        emitted = payload = 0
+        emitted = payload = parents_held = 0
+        table_bytes: dict[int, int] = {}
         while True:
             if self.stop_at_first and found:  # an initial state is a counterexample
+                stats.distinct_states = len(init)
                 stats.complete, stats.stopped_by = False, "violation"
                 break
             expand = bounds.max_depth is None or depth < bounds.max_depth
             settled = frozenset(found) | frozenset(result.witnessed)
-            task = LevelTask(search, self.config, tuple(self.properties), settled, expand, self.step_memory)
-            expand_level = partial(tasks.expand, archive, _EXTENSION, _dumps(task))
-            expanded = self._checkpoint(level.mapPartitions(expand_level))
+            task = LevelTask(
+                search,
+                self.config,
+                tuple(self.properties),
+                settled,
+                expand,
+                self.step_memory,
+                level=depth,
+                partitions=partitions,
+                spill=str(root),
+                exact=exact,
+                initial=initial if depth == 0 else (),
+            )
+            run_level = partial(tasks.step, archive, _EXTENSION, _dumps(task))
             summary = LevelSummary()
-            for _none, part in expanded.filter(tasks.is_summary).collect():
+            for part in tasks_rdd.mapPartitionsWithIndex(run_level).collect():
                 summary.merge(part)
+                table_bytes[part.partition] = part.table_bytes
             for name, n in (("python_model", summary.python_model), ("shipped_kgc", summary.shipped)):
                 if n:
                     stats.tables[f"executor_partitions_{name}"] = stats.tables.get(f"executor_partitions_{name}", 0) + n
-            # The deduplication that made this level ran in that job: keep what it produced of
-            # the visited set and the parents, then let the rest go.
-            self._keep(visited, parents[-1])
-            for rdd in [*stale, *pending]:
-                _release(rdd)
-            stale, pending = [], []
+            parents_held += summary.states
+            self.level_bytes.append(sum(table_bytes.values()) + 16 * parents_held)
             if summary.states == 0:  # the level is empty: the search is over
-                _release(expanded)
                 break
-            if depth > 0:
-                stats.distinct_states += summary.states
+            stats.distinct_states += summary.states
             generated += summary.transitions
             emitted += summary.emitted
             payload += summary.payload
@@ -569,66 +673,39 @@ class SparkExplorer:
             if stop or not expand:
                 if stop and summary.transitions:
                     stats.complete, stats.stopped_by = False, stop
-                _release(expanded)
                 break
-            # The next level: only this level's successors are shuffled, each to the partition
-            # of the visited set its fingerprint names, which is read where it lies.
-            successors = expanded.filter(tasks.is_successor).partitionBy(partitions, tasks.partition_of)
-            merged = visited.union(successors)
-            if merged.getNumPartitions() != partitions:  # pragma: no cover - Spark would have lost the partitioning
-                raise RuntimeError("the visited set and the successors are not co-partitioned")
-            out = merged.mapPartitions(tasks.deduplicate, preservesPartitioning=True).persist(_memory_and_disk())
-            stale = [expanded, visited]
-            pending = [out]
-            level = out.filter(tasks.is_state)
-            visited = self._checkpoint(out.filter(tasks.is_visited))
-            parents.append(self._checkpoint(out.filter(tasks.is_parents), disk_only=True))
             depth += 1
-        stats.fingerprint_collision = collision_probability(stats.distinct_states, generated)
+        if exact:
+            stats.tables["exact_states"] = 1
+        else:
+            stats.fingerprint_collision = collision_probability(stats.distinct_states, generated)
         if emitted:
             stats.tables["payload_bytes_per_successor"] = payload // emitted
         stats.visited_bytes = self.level_bytes[-1] if self.level_bytes else 0
-        result.violations = self._counterexamples(parents, found)
-        for rdd in [*stale, *pending, visited, *parents]:
-            _release(rdd)
+        result.violations = self._counterexamples(root, partitions, found)
         stats.seconds = time.monotonic() - start
         return result
 
-    def _checkpoint(self, rdd: RDD[Any], *, disk_only: bool = False) -> RDD[Any]:
-        """Kept where it is computed, and its lineage cut by the first job that computes it:
-        local checkpoints by default, reliable ones with ``checkpoint_dir``."""
-        rdd = rdd.persist(_disk_only() if disk_only else _memory_and_disk())
-        if self.settings.checkpoint_dir is not None:
-            rdd.checkpoint()
-        else:
-            rdd.localCheckpoint()
-        return rdd
-
-    def _keep(self, visited: RDD[Any], parents: RDD[Any]) -> None:
-        """Compute and keep the visited set and a level's parents (one job), recording the bytes
-        they hold on the executors (8 per visited state, 16 per recorded parent)."""
-        sc = visited.context
-        sizes = sc.union([visited.mapPartitions(tasks.size), parents.mapPartitions(tasks.size)]).collect()
-        seen, fresh = sum(sizes[: visited.getNumPartitions()]), sum(sizes[visited.getNumPartitions() :])
-        self._parents_held += fresh
-        self.level_bytes.append(8 * seen + 16 * self._parents_held)
-
     # ------------------------------------------------------------------ counterexamples
     def _counterexamples(
-        self, parents: list[RDD[Any]], found: dict[str, tuple[int, int, int | None]]
+        self, root: Path, partitions: int, found: dict[str, tuple[int, int, int | None]]
     ) -> list[Violation]:
-        """Look up each violation's chain of fingerprints level by level (one small job per
-        level, for all violations together), then replay the model forward on the driver."""
+        """Look up each violation's chain of fingerprints level by level in the parents files
+        (each look-up reads the pages of one partition's sorted file it searches), then replay
+        the model forward on the driver."""
         if not found:
             return []
         chains = {name: [fp] for name, (_depth, fp, _index) in found.items()}
         at = {name: depth for name, (depth, _fp, _index) in found.items()}
         for depth in range(max(at.values()), 0, -1):
-            wanted = frozenset(chain[-1] for name, chain in chains.items() if at[name] == depth)
+            wanted = sorted({chain[-1] for name, chain in chains.items() if at[name] == depth})
             if not wanted:
                 continue
-            got = dict(parents[depth].mapPartitions(partial(tasks.lookup, wanted)).collect())
-            if wanted - got.keys():
+            got: dict[int, int] = {}
+            for part in range(partitions):
+                mine = np.array([fp for fp in wanted if fp % partitions == part], dtype=np.int64)
+                got.update(lookup_parents(root, depth, part, mine))
+            if set(wanted) - got.keys():
                 raise RuntimeError("a counterexample's state is missing from the recorded parents")
             for name, chain in chains.items():
                 if at[name] == depth:
@@ -670,25 +747,6 @@ def _dumps(task: LevelTask) -> bytes:
     from pyspark import cloudpickle
 
     return bytes(cloudpickle.dumps(task, _PICKLE))  # type: ignore[no-untyped-call]
-
-
-def _memory_and_disk() -> Any:
-    from pyspark import StorageLevel
-
-    return StorageLevel.MEMORY_AND_DISK
-
-
-def _disk_only() -> Any:
-    from pyspark import StorageLevel
-
-    return StorageLevel.DISK_ONLY
-
-
-def _release(rdd: RDD[Any]) -> None:
-    """Free the blocks of a persisted RDD or a local checkpoint now rather than at the JVM's next
-    garbage collection."""
-    with contextlib.suppress(Exception):  # only an optimisation; the cleaner frees them later
-        rdd.unpersist()
 
 
 def job_failure(exc: BaseException) -> str:

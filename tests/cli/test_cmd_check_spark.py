@@ -137,6 +137,6 @@ def test_help_lists_the_spark_options(capsys: pytest.CaptureFixture[str]) -> Non
         main(["check", "--help"])
     out = capsys.readouterr().out
     assert "distributed exploration (--engine spark)" in out
-    options = ("--engine {local,native,python,spark}", "--master URL", "--spark-partitions N", "--checkpoint-dir DIR")
+    options = ("--engine {local,native,python,spark}", "--master URL", "--spark-partitions N", "--spill-dir DIR")
     for option in options:
         assert option in out
