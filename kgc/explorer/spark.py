@@ -147,6 +147,10 @@ def collision_probability(distinct: int, generated: int) -> float:
     return distinct * max(generated - distinct, 0) / 2.0**64
 
 
+ENCODED_KEPT = 300_000
+"""States whose encodings a worker remembers (about 60 MB)."""
+
+
 class Codec:
     """One process's canonical encoding of a ``PackedModel``'s states, component by component.
 
@@ -162,6 +166,17 @@ class Codec:
         self._in: tuple[dict[bytes, int], ...] = ({}, {}, {})
         """Group, budget, consumer bytes → id."""
         self._pack = struct.Struct(f"<{model.n + 2}q").pack
+        self._encoded: dict[int, tuple[int, tuple[bytes, bytes, tuple[bytes, ...]]]] = {}
+        """Key → (fingerprint, wire form): a state is met again at later levels (bounded)."""
+
+    def encode(self, key: int) -> tuple[int, tuple[bytes, bytes, tuple[bytes, ...]]]:
+        """The fingerprint and the wire form of ``key``, remembered for the last ``ENCODED_KEPT`` keys."""
+        found = self._encoded.get(key)
+        if found is None:
+            if len(self._encoded) >= ENCODED_KEPT:
+                self._encoded.clear()
+            found = self._encoded[key] = (self.fingerprint(key), self.wire(key))
+        return found
 
     def _component(self, kind: int, cid: int) -> tuple[bytes, int]:
         found = self._out[kind].get(cid)
@@ -421,12 +436,11 @@ def expand_partition(task: LevelTask, rows: Iterable[Any]) -> Iterator[tuple[Any
     for step, n in step_counts.items():
         kind = steps[step].kind
         counts[kind] = counts.get(kind, 0) + n
-    payload = 0
+    encode = codec.encode
     for nxt, (parent,) in found.items():
-        wire = codec.wire(nxt)
-        payload += 16 + len(wire[0]) + len(wire[1]) + sum(map(len, wire[2]))
-        yield (codec.fingerprint(nxt), (wire, parent))
-    summary.emitted, summary.payload = len(found), payload
+        fp, wire = encode(nxt)
+        yield (fp, (wire, parent))
+    summary.emitted = len(found)
     if len(steps) > task.step_memory:
         model.forget_steps()
         masks.clear()

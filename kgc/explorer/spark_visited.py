@@ -69,7 +69,7 @@ def _write_atomically(path: Path, data: bytes) -> None:
 
 class VisitedTable:
     """One partition's visited set (see the module's docstring): open it, ``add`` a level's
-    candidates, ``close`` it (which flushes the maps)."""
+    candidates, ``close`` it."""
 
     def __init__(self, directory: Path, exact: bool = False) -> None:
         self.dir = directory
@@ -78,8 +78,9 @@ class VisitedTable:
         meta = directory / "meta.json"
         if meta.exists():
             doc = json.loads(meta.read_text())
-            self.generation, self.bits, self.count = int(doc["generation"]), int(doc["bits"]), int(doc["count"])
+            self.generation, self.bits = int(doc["generation"]), int(doc["bits"])
             self._open(create=False)
+            self.count = int(self._count[0])
         else:
             self.generation, self.bits, self.count = 0, _FIRST_BITS, 0
             self._open(create=True)
@@ -93,24 +94,30 @@ class VisitedTable:
     def _maps(self, generation: int, bits: int, create: bool) -> dict[str, np.memmap[Any, Any]]:
         dtypes: dict[str, Any] = {"fp": np.int64, "lv": np.uint16, "off": np.int64, "ln": np.int32}
         mode: Literal["r+", "w+"] = "w+" if create else "r+"
+        # The fingerprints' file has one more element: the number of states in the table
+        # (written in place; it only decides when the table grows).
         return {
-            n: np.memmap(p, dtype=dtypes[n], mode=mode, shape=(1 << bits,)) for n, p in self._paths(generation).items()
+            n: np.memmap(p, dtype=dtypes[n], mode=mode, shape=((1 << bits) + (n == "fp"),))
+            for n, p in self._paths(generation).items()
         }
 
     def _open(self, create: bool) -> None:
         self.maps = self._maps(self.generation, self.bits, create)
+        self._count = self.maps["fp"][self.slots :]
         self.blob_path = self.dir / "blob"
         if self.exact and not self.blob_path.exists():
             self.blob_path.touch()
 
     def _save_meta(self) -> None:
-        doc = {"generation": self.generation, "bits": self.bits, "count": self.count, "exact": self.exact}
+        """Name the table's current generation (replaced atomically; written when it changes)."""
+        self._count[0] = self.count
+        doc = {"generation": self.generation, "bits": self.bits, "exact": self.exact}
         _write_atomically(self.dir / "meta.json", json.dumps(doc).encode())
 
     def close(self) -> None:
-        for m in self.maps.values():
-            m.flush()
-        self._save_meta()
+        """Unmap the table. Its pages are not synced to the disk: every process of this machine
+        reads them from the page cache (syncing them cost a fifth of a level)."""
+        self._count[0] = self.count
         self.maps = {}
 
     @property
@@ -148,10 +155,9 @@ class VisitedTable:
             rest = pending[~placed]
             slot[rest] = (slot[rest] + 1) & mask
             pending = rest
-        for m in maps.values():
-            m.flush()
         previous = self.generation
         self.maps, self.generation, self.bits = maps, new_generation, bits
+        self._count = maps["fp"][self.slots :]
         self._save_meta()
         for p in self._paths(previous).values():
             p.unlink(missing_ok=True)
