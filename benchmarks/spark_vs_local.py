@@ -8,9 +8,11 @@ but carries the whole visited set. Then a least-squares fit of the Spark engine'
     seconds(level) ≈ a + b · (states in the level) + c · (states visited so far),
 
 which separates the fixed cost of a level (a), the cost of expanding a state (b, against the
-local engine's cost per state) and what the visited set adds to a level (c: the engine merges
-each level into its partitions of sorted fingerprints, so c should be a few nanoseconds, not
-the microseconds a join over the whole visited set costs). The Spark session is started once
+local engine's cost per state) and what the visited set adds to a level (c: a level probes only
+its own candidates' slots of each partition's fingerprint table, so c should be indistinguishable
+from zero, where a join or merge over the whole visited set costs microseconds per state). Both
+engines' CPU seconds are recorded too (the Spark engine's: this driver, the JVM and its Python
+workers), since on a shared machine wall time depends on what else runs. The Spark session is started once
 (its start-up is reported separately) and warmed up on a tiny model first; each local run is a
 fresh process, so its peak memory is its own. Not a test.
 
@@ -57,16 +59,50 @@ LARGE: list[tuple[str, dict[str, Any]]] = [
 
 
 def run_local(overrides: dict[str, Any]) -> dict[str, Any]:
-    """One local exploration (in a child process: its peak memory is its own)."""
+    """One local exploration (in a child process: its peak memory and CPU time are its own; the
+    native engine's model worker is a child of it)."""
     r = Explorer(Config.from_mapping(overrides)).run("bfs")
     s = r.stats
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return {
         "states": s.distinct_states,
         "transitions": s.transitions,
         "depth": s.depth,
         "seconds": s.seconds,
-        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "cpu_seconds": own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime,
+        "peak_mb": own.ru_maxrss / 1024,
     }
+
+
+def _tree_cpu(root: int) -> float:
+    """CPU seconds of process ``root`` and all its descendants (with their reaped children), from
+    /proc: the Spark JVM, its Python daemon and workers."""
+    parents: dict[int, int] = {}
+    times: dict[int, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(entry)] = int(fields[1])
+        times[int(entry)] = sum(int(x) for x in fields[11:15]) / tick
+    total, todo = 0.0, [root]
+    while todo:
+        pid = todo.pop()
+        total += times.get(pid, 0.0)
+        todo.extend(child for child, parent in parents.items() if parent == pid)
+    return total
+
+
+def spark_cpu(spark: Any) -> float:
+    """CPU seconds so far of this driver and of the Spark JVM it launched (with its workers)."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    proc = getattr(spark.sparkContext._gateway, "proc", None)
+    return me.ru_utime + me.ru_stime + (_tree_cpu(proc.pid) if proc is not None else 0.0)
 
 
 def run_spark(spark: Any, settings: SparkSettings, overrides: dict[str, Any]) -> tuple[dict[str, Any], list[tuple]]:
@@ -78,13 +114,16 @@ def run_spark(spark: Any, settings: SparkSettings, overrides: dict[str, Any]) ->
         last[0] = stats.seconds
 
     explorer = SparkExplorer(Config.from_mapping(overrides), spark=spark, settings=settings)
+    cpu = spark_cpu(spark)
     r = explorer.run("bfs", progress=record)
+    cpu = spark_cpu(spark) - cpu
     s = r.stats
     row = {
         "states": s.distinct_states,
         "transitions": s.transitions,
         "depth": s.depth,
         "seconds": s.seconds,
+        "cpu_seconds": cpu,
         "driver_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "executor_bytes_per_state": s.bytes_per_state,
         "fingerprint_collision": s.fingerprint_collision,
@@ -169,6 +208,9 @@ def main(argv: list[str]) -> int:
                         "local_seconds": round(local["seconds"], 2),
                         "spark_seconds": round(remote["seconds"], 2),
                         "ratio": round(remote["seconds"] / local["seconds"], 2),
+                        "local_cpu_seconds": round(local["cpu_seconds"], 2),
+                        "spark_cpu_seconds": round(remote["cpu_seconds"], 2),
+                        "cpu_ratio": round(remote["cpu_seconds"] / max(local["cpu_seconds"], 1e-9), 2),
                         "executor_bytes_per_state": round(remote["executor_bytes_per_state"], 1),
                         "same_counts": same,
                         "load_average": round(os.getloadavg()[0], 1),
