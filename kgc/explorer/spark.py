@@ -1,53 +1,54 @@
 """Breadth-first search on Apache Spark: the same check as ``Explorer``, for state spaces that
 outgrow one machine.
 
-The search is level-synchronous. Level ``d`` (the states first reached in ``d`` steps), the
-visited set and the parents of every level live in Spark, partitioned by one partitioner that
-never changes (a state's 64-bit fingerprint modulo the partition count); nothing proportional to
-the state space reaches the driver. One level is:
+The search is level-synchronous, with a fixed number of partitions ``P``: a state belongs to
+partition ``fingerprint mod P`` for the whole search. Spark schedules one job per level, of one
+stage with one task per partition (``step_partition``); the task returns one summary and
+nothing else reaches the driver. A task of level ``d`` for partition ``p``:
 
-1. *Expand* (Python, on the executors, ``mapPartitions``): each Python worker keeps one
+1. *gathers* the level's candidates for ``p``: what every task of level ``d-1`` wrote for it
+   into the exchange (one file per task, one section per destination partition; at level 0
+   the initial states, carried in the task), keeping the smallest parent of each fingerprint,
+   so that runs are deterministic;
+2. *deduplicates* them against ``p``'s visited set (``kgc.explorer.spark_visited.VisitedTable``:
+   an open-addressing table of fingerprints in memory-mapped files), touching only the slots
+   those candidates hash to — a level's cost follows its own candidates, never the states
+   visited before it — and records the new states' parents (a sorted file per level and
+   partition);
+3. *expands* the new states (``expand_partition``): each Python worker keeps one
    ``PackedModel`` per search (its interning and memo tables carry over between partitions and
-   levels, and it runs compiled when the executors import the compiled ``kgc``). Every state of
-   the level is checked against the boundary and the depth bound, its successors are computed
-   with ``successor_keys``, step-scoped transition checks are evaluated once per model step and
-   cached by step id (as ``Explorer`` does), whole-transition checks on every transition, state
-   invariants and witnesses on each distinct successor. Duplicates within a partition are
-   dropped there. Each partition emits its successors as ``(fingerprint, (state, parent))`` and
-   one summary (transitions, action counts, boundary states, witnesses, the smallest
-   ``(parent, successor index)`` of each property's violations); the driver collects only the
-   summaries.
-2. *Deduplicate* (Python, on the executors): the successors alone are shuffled to the partition
-   their fingerprint names; there, and only there, they meet that partition of the visited set
-   (a sorted array of fingerprints, co-partitioned, so it is read in place and never shuffled),
-   are deduplicated (the smallest parent wins, so runs are deterministic), and the new ones
-   form the next level, its parents (``(fingerprint, parent)``, sorted) and the partition's next
-   visited array. A level's work is its own successors' and one sorted merge per partition; the
-   states seen before it are not scanned by any join.
+   levels, and it runs compiled when the executors import the compiled ``kgc``); boundary and
+   depth bound as ``Explorer``; step-scoped transition checks once per model step (cached by
+   step id), whole-transition checks on every transition, state invariants and witnesses on each
+   distinct successor; it writes the distinct successors to the next level's exchange, grouped
+   by destination partition, and returns the summary (transitions, action counts, boundary
+   states, witnesses, the smallest ``(parent, successor index)`` of each property's violations).
+
+The visited sets, the exchange and the parents live in the search's spill directory
+(``SparkSettings.spill_dir``), which every task must reach at the same path: the local disk on
+one machine (``local[N]``, or a standalone cluster on one host), a shared filesystem on several.
+Spark places and retries the tasks; a task re-run for the same level (a failure, a lost
+executor) gets the same answers from the visited set, whose slots record the level that stored
+them, and replaces its output files whole, so it writes what the first attempt wrote.
+Speculative execution, which would run two attempts of a partition at once, is refused.
 
 States cross processes in a *canonical encoding* built component by component, as the local
 engine packs them: each component (the group, the budget, each consumer) is pickled without the
 pickler's memo (``canonical``), so its bytes depend only on its value, and fingerprinted once per
 worker; a state travels as the tuple of its components' bytes, and its fingerprint is a 64-bit
 BLAKE2b of its components' fingerprints. Every process computes the same bytes and fingerprints
-(a state holds only ints, bools, ``IntEnum`` members and tuples, ``kgc/model/state.py``). The
-visited set holds 8 bytes per state and the parents 16. As in TLC, two distinct states with one
-fingerprint would be taken for one: the result states the probability of that
-(``Stats.fingerprint_collision``, TLC's optimistic estimate n·(m−n)/2⁶⁴ for n distinct states
-and m generated), and the local engines, which key states exactly, remain the reference.
+(a state holds only ints, bools, ``IntEnum`` members and tuples, ``kgc/model/state.py``). As in
+TLC, two distinct states with one fingerprint would be taken for one: the result states the
+probability of that (``Stats.fingerprint_collision``, TLC's optimistic estimate n·(m−n)/2⁶⁴ for
+n distinct states and m generated). The exact mode (``SparkSettings.exact``) also keeps each
+state's canonical bytes and compares them on every fingerprint match, stopping with
+``FingerprintCollisionError`` if two differ.
 
 A violation comes back as ``(parent fingerprint, successor index)`` with its depth: the
-counterexample's fingerprints are looked up level by level in the parents (one small job per
-step, for all violations together), then the model is replayed forward on the driver, picking at
-each step the successor with the next fingerprint. BFS order makes it a shortest counterexample,
-of the same length as the local engine's.
-
-Checkpointing: the visited set and the parents are checkpointed every level, which truncates the
-lineage (otherwise every level's plan would contain all earlier ones) and lets them spill. By
-default these are *local* checkpoints (``localCheckpoint``: blocks on the executors' disks) because
-on one machine or a stable cluster they are the cheapest way to spill; with ``checkpoint_dir`` set
-they are *reliable* checkpoints written to that directory (HDFS, S3, any shared storage), which
-survive the loss of an executor at the cost of writing them once more.
+counterexample's fingerprints are looked up level by level in the parents files, then the model
+is replayed forward on the driver, picking at each step the successor with the next
+fingerprint. BFS order makes it a shortest counterexample, of the same length as the local
+engine's.
 
 Bounds act between levels: ``max_depth`` exactly as in ``Explorer``; ``max_states`` and
 ``time_limit`` stop after the level that reaches them (so counts of an interrupted run differ from
@@ -90,8 +91,8 @@ from kgc.explorer.spark_env import (
 )
 from kgc.explorer.spark_visited import (
     SLOT_BYTES,
-    FingerprintCollision,
-    SpillMissing,
+    FingerprintCollisionError,
+    SpillDirectoryError,
     VisitedTable,
     level_dir,
     lookup_parents,
@@ -476,7 +477,7 @@ def step_partition(task: LevelTask, partition: int) -> Iterator[LevelSummary]:
     whole)."""
     root = Path(task.spill)
     if not (root / _MARKER).exists():
-        raise SpillMissing(
+        raise SpillDirectoryError(
             f"the spill directory {root} is not visible on {socket.gethostname()}: on a cluster of several "
             "machines pass --spill-dir on a filesystem every executor mounts at the same path"
         )
@@ -494,7 +495,7 @@ def step_partition(task: LevelTask, partition: int) -> Iterator[LevelSummary]:
             best[fp] = (wire, parent)
         else:
             if task.exact and known[0] != wire:
-                raise FingerprintCollision(f"two distinct states share the 64-bit fingerprint {fp:#x}")
+                raise FingerprintCollisionError(f"two distinct states share the 64-bit fingerprint {fp:#x}")
             if parent < known[1]:
                 best[fp] = (wire, parent)
     del rows

@@ -25,7 +25,7 @@ partition must not run at once (speculative execution is refused by the driver).
 **Exact mode.** With ``exact``, each slot also points (``off.G``, ``ln.G``) into ``blob``, an
 append-only file of the states' canonical bytes; a fingerprint found in the table is compared
 byte for byte with the state that brought it, and two different states with one fingerprint
-raise ``FingerprintCollision`` instead of being taken for one. The result of an exact run is
+raise ``FingerprintCollisionError`` instead of being taken for one. The result of an exact run is
 then exact, or the run stops saying why; it costs the states' bytes on disk.
 """
 
@@ -52,11 +52,11 @@ MAX_LEVEL = 65_534
 PARENT_DTYPE = np.dtype([("fp", "<i8"), ("parent", "<i8")])
 
 
-class FingerprintCollision(Exception):
+class FingerprintCollisionError(Exception):
     """Two distinct states have one 64-bit fingerprint (found by the exact mode)."""
 
 
-class SpillMissing(Exception):
+class SpillDirectoryError(Exception):
     """A task cannot see the search's spill directory (it is not shared with the driver)."""
 
 
@@ -228,7 +228,7 @@ class VisitedTable:
                 f.seek(at)
                 if f.read(n) != states[i]:
                     fp = int(self.maps["fp"][slot])
-                    raise FingerprintCollision(
+                    raise FingerprintCollisionError(
                         f"two distinct states share a 64-bit fingerprint (e.g. {fp:#x}); "
                         "the result would have merged them"
                     )

@@ -228,6 +228,21 @@ def test_exact_mode_gives_the_same_results(spark_session: Any) -> None:
 
 
 @pytest.mark.spark
+def test_a_spill_directory_the_executors_cannot_see_is_one_line(
+    spark_session: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As on a cluster whose --spill-dir is not shared: the tasks do not find the driver's marker."""
+    import kgc.explorer.spark as spark_module
+
+    monkeypatch.setattr(spark_module, "make_spill", lambda _dir: tmp_path)
+    with pytest.raises(SparkJobFailed) as info:
+        SparkExplorer(tiny(), spark=spark_session).run()
+    message = str(info.value)
+    assert "\n" not in message
+    assert f"SpillDirectoryError: the spill directory {tmp_path} is not visible on" in message
+
+
+@pytest.mark.spark
 def test_speculative_execution_is_refused(spark_session: Any) -> None:
     from kgc.explorer.spark_env import SparkUnavailable
 

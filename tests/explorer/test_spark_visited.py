@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from kgc.explorer.spark_visited import (
-    FingerprintCollision,
+    FingerprintCollisionError,
     VisitedTable,
     lookup_parents,
     read_exchange,
@@ -72,7 +72,7 @@ def test_growing_keeps_every_state_and_its_level(tmp_path: Path) -> None:
 def test_exact_mode_finds_two_states_with_one_fingerprint(tmp_path: Path) -> None:
     assert add(tmp_path, fps(1, 2), 0, exact=True, states=[b"one", b"two"]) == [True, True]
     assert add(tmp_path, fps(2, 3), 1, exact=True, states=[b"two", b"three"]) == [False, True]
-    with pytest.raises(FingerprintCollision, match="0x3"):
+    with pytest.raises(FingerprintCollisionError, match="0x3"):
         add(tmp_path, fps(3), 2, exact=True, states=[b"not three"])
     fingerprint_only = tmp_path / "fingerprints"
     add(fingerprint_only, fps(3), 0)
