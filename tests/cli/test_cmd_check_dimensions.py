@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -80,3 +81,24 @@ def test_a_bad_protocol_or_timeout_dimension_is_one_line(
     assert main(["check", *SMALL, "--set", setting]) == 150
     err = capsys.readouterr().err
     assert needle in err and err.count("\n") == 1
+
+
+def test_report_runs_the_dimension_properties_as_check_does(tmp_path: Path) -> None:
+    """``kgc report`` takes its properties from ``for_config`` as ``kgc check`` does: a dimension's
+    properties appear in the page only where the configuration uses the dimension."""
+    settings = ["--set", "protocols=range+roundrobin,roundrobin"]
+    plain, used = tmp_path / "plain.html", tmp_path / "used.html"
+    assert main(["report", *SMALL, "--no-progress", "-o", str(plain)]) == 0
+    assert main(["report", *SMALL, *settings, "--no-progress", "-o", str(used)]) == 0
+    assert "protocol_consistent_members" not in plain.read_text()
+    assert "protocol_consistent_members" in used.read_text()
+
+
+def test_a_dimension_witness_file_counts_as_a_check_output(tmp_path: Path) -> None:
+    """Files named after a dimension's witness are a check's own outputs (replaced or removed by
+    the next run into the same directory), like those of the properties every check runs."""
+    from kgc.cli.cmd_check import _output_names
+
+    for name in ("witness_protocol_refused.json", "exclusive_ownership.svg", "notes.json"):
+        (tmp_path / name).write_text("{}")
+    assert _output_names(tmp_path) == {"witness_protocol_refused.json", "exclusive_ownership.svg"}

@@ -80,7 +80,6 @@ from kgc.harness.fuzz.abstraction import (
     abstract_group,
     abstract_state,
     group_ids,
-    protocol_code,
     protocol_type_code,
 )
 from kgc.harness.fuzz.client import Client
@@ -478,7 +477,7 @@ class CoordinatorRefinement:
             meta = self.codec.meta(r.protocols[0].metadata) if r.protocols else -1
             # the protocols the client offers, as the abstract group reads its members' (a real
             # client may offer several: kafka-python and confluent-kafka offer range and roundrobin)
-            protocols = tuple(protocol_code(p.name, ids.config) for p in r.protocols)
+            protocols = tuple(ids.protocol(p.name) for p in r.protocols)
             return Request(
                 ApiKey.JOIN_GROUP,
                 ids.get(r.member_id),
