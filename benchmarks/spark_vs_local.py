@@ -105,7 +105,9 @@ def spark_cpu(spark: Any) -> float:
     return me.ru_utime + me.ru_stime + (_tree_cpu(proc.pid) if proc is not None else 0.0)
 
 
-def run_spark(spark: Any, settings: SparkSettings, overrides: dict[str, Any]) -> tuple[dict[str, Any], list[tuple]]:
+def run_spark(
+    spark: Any, settings: SparkSettings, overrides: dict[str, Any]
+) -> tuple[dict[str, Any], list[tuple[int, int, int, float, float]]]:
     levels: list[tuple[int, int, int, float]] = []  # (level, frontier, visited, seconds)
     last = [0.0]
 
@@ -129,13 +131,16 @@ def run_spark(spark: Any, settings: SparkSettings, overrides: dict[str, Any]) ->
         "fingerprint_collision": s.fingerprint_collision,
         "executor_tables": s.tables,
     }
-    return row, levels
+    # Each level's seconds inside its tasks (on the executors), beside its wall seconds.
+    tasks = explorer.task_seconds
+    return row, [(*lv, tasks[i] if i < len(tasks) else 0.0) for i, lv in enumerate(levels)]
 
 
-def fit(levels: list[tuple[int, int, int, float]]) -> tuple[float, float, float]:
-    """Least squares for seconds ≈ a + b·frontier + c·visited (normal equations, 3×3)."""
-    xs = [(1.0, float(f), float(v)) for _, f, v, _ in levels]
-    ys = [t for *_, t in levels]
+def fit(levels: list[tuple[int, int, int, float, float]], column: int = 3) -> tuple[float, float, float]:
+    """Least squares for seconds ≈ a + b·frontier + c·visited (normal equations, 3×3), on a
+    level's wall seconds (column 3) or its tasks' seconds (column 4)."""
+    xs = [(1.0, float(lv[1]), float(lv[2])) for lv in levels]
+    ys = [lv[column] for lv in levels]
     m = [[sum(x[i] * x[j] for x in xs) for j in range(3)] for i in range(3)]
     rhs = [sum(x[i] * y for x, y in zip(xs, ys, strict=True)) for i in range(3)]
     for col in range(3):  # Gauss-Jordan with partial pivoting
@@ -178,7 +183,7 @@ def main(argv: list[str]) -> int:
         )
         print(header)
         print("-" * len(header))
-        all_levels: list[tuple[int, int, int, float]] = []
+        all_levels: list[tuple[int, int, int, float, float]] = []
         local_totals = [0.0, 0]  # seconds, states (configurations of 1,000 states or more)
         ctx = multiprocessing.get_context("spawn")
         for name, overrides in configs:
@@ -222,10 +227,15 @@ def main(argv: list[str]) -> int:
                 flush=True,
             )
         a, b, c = fit(all_levels)
+        ta, tb, tc = fit(all_levels, 4)
         local_cost = local_totals[0] / max(local_totals[1], 1)
         print(
             f"\nspark, per level: {a:.2f} s fixed + {b * 1e6:.0f} µs per state of the level "
             f"+ {c * 1e6:.2f} µs per state visited so far ({len(all_levels)} levels fitted)"
+        )
+        print(
+            f"inside its tasks: {ta:.2f} s fixed + {tb * 1e6:.0f} µs per state of the level "
+            f"+ {tc * 1e6:.2f} µs per state visited so far"
         )
         print(f"local engine: {local_cost * 1e6:.0f} µs per state")
         if b >= local_cost:
@@ -244,7 +254,13 @@ def main(argv: list[str]) -> int:
                     "ns_per_state_visited": round(c * 1e9, 3),
                     "local_us_per_state": round(local_cost * 1e6, 2),
                     "levels_fitted": len(all_levels),
-                    "levels": [{"level": lv, "frontier": f, "visited": v, "seconds": t} for lv, f, v, t in all_levels],
+                    "task_seconds_per_level": round(ta, 3),
+                    "task_us_per_state_of_level": round(tb * 1e6, 2),
+                    "task_ns_per_state_visited": round(tc * 1e9, 3),
+                    "levels": [
+                        {"level": lv, "frontier": f, "visited": v, "seconds": t, "task_seconds": ts}
+                        for lv, f, v, t, ts in all_levels
+                    ],
                     "load_before": load_before,
                     "load_after": list(os.getloadavg()),
                 }

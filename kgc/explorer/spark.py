@@ -248,6 +248,9 @@ class LevelSummary:
     """The partition that made this summary (merged summaries: the last merged)."""
     table_bytes: int = 0
     """The bytes of the partition's visited set on disk (its table, and its states in exact mode)."""
+    task_seconds: float = 0.0
+    """Seconds the partition's task spent (merged: their sum), from reading its candidates to
+    writing its successors: what a level costs besides Spark's scheduling."""
 
     def violation(self, name: str, parent: int, index: int) -> None:
         known = self.violations.get(name)
@@ -268,6 +271,7 @@ class LevelSummary:
         self.payload += other.payload
         self.partition = other.partition
         self.table_bytes += other.table_bytes
+        self.task_seconds += other.task_seconds
         for name, (parent, index) in other.violations.items():
             self.violation(name, parent, index)
 
@@ -475,6 +479,7 @@ def step_partition(task: LevelTask, partition: int) -> Iterator[LevelSummary]:
     level's exchange, grouped by the partition each belongs to. Yields one summary. Re-running
     it gives the same outputs (the visited set's probes are idempotent, files are replaced
     whole)."""
+    began = time.monotonic()
     root = Path(task.spill)
     if not (root / _MARKER).exists():
         raise SpillDirectoryError(
@@ -522,6 +527,7 @@ def step_partition(task: LevelTask, partition: int) -> Iterator[LevelSummary]:
     if task.expand:
         summary.payload = write_exchange(root, task.level + 1, partition, chunks)
     summary.partition, summary.table_bytes = partition, table_bytes
+    summary.task_seconds = time.monotonic() - began
     yield summary
 
 
@@ -554,6 +560,8 @@ class SparkExplorer:
         self.stop_at_first = stop_at_first
         self.step_memory = step_memory
         self.level_bytes: list[int] = []
+        self.task_seconds: list[float] = []
+        """Per level, the seconds its tasks spent (``LevelSummary.task_seconds``)."""
         """Per level, the bytes the visited set and the parents hold on the executors."""
         self._parents_held = 0
 
@@ -657,6 +665,7 @@ class SparkExplorer:
                 if n:
                     stats.tables[f"executor_partitions_{name}"] = stats.tables.get(f"executor_partitions_{name}", 0) + n
             parents_held += summary.states
+            self.task_seconds.append(summary.task_seconds)
             self.level_bytes.append(sum(table_bytes.values()) + 16 * parents_held)
             if summary.states == 0:  # the level is empty: the search is over
                 break
