@@ -261,7 +261,7 @@ VERB_RUNS: dict[str, tuple[list[str], list[str]]] = {
         ["diff", "--consumers", "1", "--mutant", "commit_unfenced", "--no-progress"],
         ["--time-limit", "--max-memory", "--max-depth"],
     ),
-    "explore": (["explore", "--consumers", "1"], ["--port", "--html", "--consumers"]),
+    "explore": (["explore", "--consumers", "1"], ["--port", "--html", "--consumers", "--depth", "--max-states"]),
 }
 
 
