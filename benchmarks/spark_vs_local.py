@@ -190,6 +190,9 @@ def main(argv: list[str]) -> int:
             with ctx.Pool(1) as pool:
                 local = pool.apply(run_local, (overrides,))
             remote, levels = run_spark(spark, settings, overrides)
+            for lv, f, v, t, ts in levels:  # one row per level: what a level costs beside what it stands on
+                row = {"kind": "level", "name": name, "level": lv, "frontier": f, "visited": v}
+                print(json.dumps({**row, "level_seconds": round(t, 3), "level_task_seconds": round(ts, 3)}))
             all_levels.extend(lv for lv in levels if lv[0] > 0)  # level 0 also builds the first RDDs
             same = all(local[k] == remote[k] for k in ("states", "transitions", "depth"))
             if local["states"] >= 1000:
