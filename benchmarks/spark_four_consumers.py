@@ -4,10 +4,11 @@ memory, and a projection of the whole space on a cluster.
 The local engine cannot hold this configuration on one machine (it stopped at its 24 GB bound at
 depth 21 with 212 M states and levels still growing). This runs the Spark engine on ``--master``
 (default ``local[2]``) with ``spark.driver.memory`` / ``spark.executor.memory`` set to
-``--memory`` (blocks beyond it spill to disk: every level's visited set and parents are
-checkpointed), breadth-first to ``--max-depth``, and records per level: its states, the visited
-set, the seconds, the executors' bytes per visited state, and the payload bytes per shuffled
-successor (the wire form plus its two fingerprints, what the deduplication's shuffle moves).
+``--memory`` (the visited sets, the exchange between levels and the parents are files in the
+search's spill directory, whose pages the operating system keeps in memory or writes out),
+breadth-first to ``--max-depth``, and records per level: its states, the visited set, the
+seconds, the executors' bytes per visited state, and the bytes per successor written to the
+exchange.
 
 It then projects, with the arithmetic printed, what exploring ``--project-states`` states would
 take on a cluster of ``--project-cores`` cores: the measured CPU cost per state (this run's

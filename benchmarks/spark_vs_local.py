@@ -8,9 +8,11 @@ but carries the whole visited set. Then a least-squares fit of the Spark engine'
     seconds(level) ≈ a + b · (states in the level) + c · (states visited so far),
 
 which separates the fixed cost of a level (a), the cost of expanding a state (b, against the
-local engine's cost per state) and what the visited set adds to a level (c: the engine merges
-each level into its partitions of sorted fingerprints, so c should be a few nanoseconds, not
-the microseconds a join over the whole visited set costs). The Spark session is started once
+local engine's cost per state) and what the visited set adds to a level (c: a level probes only
+its own candidates' slots of each partition's fingerprint table, so c should be indistinguishable
+from zero, where a join or merge over the whole visited set costs microseconds per state). Both
+engines' CPU seconds are recorded too (the Spark engine's: this driver, the JVM and its Python
+workers), since on a shared machine wall time depends on what else runs. The Spark session is started once
 (its start-up is reported separately) and warmed up on a tiny model first; each local run is a
 fresh process, so its peak memory is its own. Not a test.
 
@@ -57,19 +59,55 @@ LARGE: list[tuple[str, dict[str, Any]]] = [
 
 
 def run_local(overrides: dict[str, Any]) -> dict[str, Any]:
-    """One local exploration (in a child process: its peak memory is its own)."""
+    """One local exploration (in a child process: its peak memory and CPU time are its own; the
+    native engine's model worker is a child of it)."""
     r = Explorer(Config.from_mapping(overrides)).run("bfs")
     s = r.stats
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return {
         "states": s.distinct_states,
         "transitions": s.transitions,
         "depth": s.depth,
         "seconds": s.seconds,
-        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "cpu_seconds": own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime,
+        "peak_mb": own.ru_maxrss / 1024,
     }
 
 
-def run_spark(spark: Any, settings: SparkSettings, overrides: dict[str, Any]) -> tuple[dict[str, Any], list[tuple]]:
+def _tree_cpu(root: int) -> float:
+    """CPU seconds of process ``root`` and all its descendants (with their reaped children), from
+    /proc: the Spark JVM, its Python daemon and workers."""
+    parents: dict[int, int] = {}
+    times: dict[int, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(entry)] = int(fields[1])
+        times[int(entry)] = sum(int(x) for x in fields[11:15]) / tick
+    total, todo = 0.0, [root]
+    while todo:
+        pid = todo.pop()
+        total += times.get(pid, 0.0)
+        todo.extend(child for child, parent in parents.items() if parent == pid)
+    return total
+
+
+def spark_cpu(spark: Any) -> float:
+    """CPU seconds so far of this driver and of the Spark JVM it launched (with its workers)."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    proc = getattr(spark.sparkContext._gateway, "proc", None)
+    return me.ru_utime + me.ru_stime + (_tree_cpu(proc.pid) if proc is not None else 0.0)
+
+
+def run_spark(
+    spark: Any, settings: SparkSettings, overrides: dict[str, Any]
+) -> tuple[dict[str, Any], list[tuple[int, int, int, float, float]]]:
     levels: list[tuple[int, int, int, float]] = []  # (level, frontier, visited, seconds)
     last = [0.0]
 
@@ -78,25 +116,31 @@ def run_spark(spark: Any, settings: SparkSettings, overrides: dict[str, Any]) ->
         last[0] = stats.seconds
 
     explorer = SparkExplorer(Config.from_mapping(overrides), spark=spark, settings=settings)
+    cpu = spark_cpu(spark)
     r = explorer.run("bfs", progress=record)
+    cpu = spark_cpu(spark) - cpu
     s = r.stats
     row = {
         "states": s.distinct_states,
         "transitions": s.transitions,
         "depth": s.depth,
         "seconds": s.seconds,
+        "cpu_seconds": cpu,
         "driver_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "executor_bytes_per_state": s.bytes_per_state,
         "fingerprint_collision": s.fingerprint_collision,
         "executor_tables": s.tables,
     }
-    return row, levels
+    # Each level's seconds inside its tasks (on the executors), beside its wall seconds.
+    tasks = explorer.task_seconds
+    return row, [(*lv, tasks[i] if i < len(tasks) else 0.0) for i, lv in enumerate(levels)]
 
 
-def fit(levels: list[tuple[int, int, int, float]]) -> tuple[float, float, float]:
-    """Least squares for seconds ≈ a + b·frontier + c·visited (normal equations, 3×3)."""
-    xs = [(1.0, float(f), float(v)) for _, f, v, _ in levels]
-    ys = [t for *_, t in levels]
+def fit(levels: list[tuple[int, int, int, float, float]], column: int = 3) -> tuple[float, float, float]:
+    """Least squares for seconds ≈ a + b·frontier + c·visited (normal equations, 3×3), on a
+    level's wall seconds (column 3) or its tasks' seconds (column 4)."""
+    xs = [(1.0, float(lv[1]), float(lv[2])) for lv in levels]
+    ys = [lv[column] for lv in levels]
     m = [[sum(x[i] * x[j] for x in xs) for j in range(3)] for i in range(3)]
     rhs = [sum(x[i] * y for x, y in zip(xs, ys, strict=True)) for i in range(3)]
     for col in range(3):  # Gauss-Jordan with partial pivoting
@@ -139,13 +183,16 @@ def main(argv: list[str]) -> int:
         )
         print(header)
         print("-" * len(header))
-        all_levels: list[tuple[int, int, int, float]] = []
+        all_levels: list[tuple[int, int, int, float, float]] = []
         local_totals = [0.0, 0]  # seconds, states (configurations of 1,000 states or more)
         ctx = multiprocessing.get_context("spawn")
         for name, overrides in configs:
             with ctx.Pool(1) as pool:
                 local = pool.apply(run_local, (overrides,))
             remote, levels = run_spark(spark, settings, overrides)
+            for lv, f, v, t, ts in levels:  # one row per level: what a level costs beside what it stands on
+                row = {"kind": "level", "name": name, "level": lv, "frontier": f, "visited": v}
+                print(json.dumps({**row, "level_seconds": round(t, 3), "level_task_seconds": round(ts, 3)}))
             all_levels.extend(lv for lv in levels if lv[0] > 0)  # level 0 also builds the first RDDs
             same = all(local[k] == remote[k] for k in ("states", "transitions", "depth"))
             if local["states"] >= 1000:
@@ -169,6 +216,9 @@ def main(argv: list[str]) -> int:
                         "local_seconds": round(local["seconds"], 2),
                         "spark_seconds": round(remote["seconds"], 2),
                         "ratio": round(remote["seconds"] / local["seconds"], 2),
+                        "local_cpu_seconds": round(local["cpu_seconds"], 2),
+                        "spark_cpu_seconds": round(remote["cpu_seconds"], 2),
+                        "cpu_ratio": round(remote["cpu_seconds"] / max(local["cpu_seconds"], 1e-9), 2),
                         "executor_bytes_per_state": round(remote["executor_bytes_per_state"], 1),
                         "same_counts": same,
                         "load_average": round(os.getloadavg()[0], 1),
@@ -180,10 +230,15 @@ def main(argv: list[str]) -> int:
                 flush=True,
             )
         a, b, c = fit(all_levels)
+        ta, tb, tc = fit(all_levels, 4)
         local_cost = local_totals[0] / max(local_totals[1], 1)
         print(
             f"\nspark, per level: {a:.2f} s fixed + {b * 1e6:.0f} µs per state of the level "
             f"+ {c * 1e6:.2f} µs per state visited so far ({len(all_levels)} levels fitted)"
+        )
+        print(
+            f"inside its tasks: {ta:.2f} s fixed + {tb * 1e6:.0f} µs per state of the level "
+            f"+ {tc * 1e6:.2f} µs per state visited so far"
         )
         print(f"local engine: {local_cost * 1e6:.0f} µs per state")
         if b >= local_cost:
@@ -202,7 +257,13 @@ def main(argv: list[str]) -> int:
                     "ns_per_state_visited": round(c * 1e9, 3),
                     "local_us_per_state": round(local_cost * 1e6, 2),
                     "levels_fitted": len(all_levels),
-                    "levels": [{"level": lv, "frontier": f, "visited": v, "seconds": t} for lv, f, v, t in all_levels],
+                    "task_seconds_per_level": round(ta, 3),
+                    "task_us_per_state_of_level": round(tb * 1e6, 2),
+                    "task_ns_per_state_visited": round(tc * 1e9, 3),
+                    "levels": [
+                        {"level": lv, "frontier": f, "visited": v, "seconds": t, "task_seconds": ts}
+                        for lv, f, v, t, ts in all_levels
+                    ],
                     "load_before": load_before,
                     "load_after": list(os.getloadavg()),
                 }

@@ -572,6 +572,8 @@ def print_text(
             f"states keyed by 64-bit fingerprints: probability of a collision (two states taken for one) "
             f"{s.fingerprint_collision:.1e} (TLC's optimistic estimate)"
         )
+    elif s.tables.get("exact_states"):
+        print("states compared byte for byte on the executors (--spark-exact): no fingerprint collision")
     note = basis.cut_note(result.config, s.boundary_states, result.depth_cut)
     if note is not None and not quiet:  # quiet: the verdict line still names the bound
         print(note)

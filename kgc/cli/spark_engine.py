@@ -37,7 +37,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--master", metavar="URL", help="local[N] (default local[2]), spark://HOST:PORT, yarn, k8s://URL"
     )
     group.add_argument("--spark-partitions", type=int, metavar="N", help="partitions of each level and the visited set")
-    group.add_argument("--checkpoint-dir", metavar="DIR", help="reliable checkpoints in DIR (shared storage)")
+    group.add_argument(
+        "--spill-dir",
+        metavar="DIR",
+        help="where the executors keep the visited set, the exchange between levels and the parents "
+        "(default: the temporary directory; on several machines: a filesystem all of them mount at DIR)",
+    )
+    group.add_argument(
+        "--spark-exact",
+        action="store_true",
+        help="compare states byte for byte (stops on a fingerprint collision) instead of by 64-bit fingerprint",
+    )
     group.add_argument(
         "--spark-conf", action="append", default=[], metavar="KEY=VALUE", help="any Spark setting (repeatable)"
     )
@@ -56,7 +66,8 @@ def settings_from_args(args: argparse.Namespace) -> SparkSettings | None:
         for opt, value in (
             ("--master", args.master),
             ("--spark-partitions", args.spark_partitions),
-            ("--checkpoint-dir", args.checkpoint_dir),
+            ("--spill-dir", args.spill_dir),
+            ("--spark-exact", args.spark_exact),
             ("--spark-conf", args.spark_conf),
             ("--executor-wait", args.executor_wait),
         )
@@ -88,7 +99,9 @@ def settings_from_args(args: argparse.Namespace) -> SparkSettings | None:
     wait = 120.0 if args.executor_wait is None else args.executor_wait
     if not 0 < wait <= 86_400:
         raise InputError(f"--executor-wait must be between 0 and 86400 seconds, got {args.executor_wait}")
-    return SparkSettings(master, args.spark_partitions, args.checkpoint_dir, tuple(conf), executor_wait=wait)
+    return SparkSettings(
+        master, args.spark_partitions, args.spill_dir, args.spark_exact, tuple(conf), executor_wait=wait
+    )
 
 
 def run(

@@ -1,53 +1,54 @@
 """Breadth-first search on Apache Spark: the same check as ``Explorer``, for state spaces that
 outgrow one machine.
 
-The search is level-synchronous. Level ``d`` (the states first reached in ``d`` steps), the
-visited set and the parents of every level live in Spark, partitioned by one partitioner that
-never changes (a state's 64-bit fingerprint modulo the partition count); nothing proportional to
-the state space reaches the driver. One level is:
+The search is level-synchronous, with a fixed number of partitions ``P``: a state belongs to
+partition ``fingerprint mod P`` for the whole search. Spark schedules one job per level, of one
+stage with one task per partition (``step_partition``); the task returns one summary and
+nothing else reaches the driver. A task of level ``d`` for partition ``p``:
 
-1. *Expand* (Python, on the executors, ``mapPartitions``): each Python worker keeps one
+1. *gathers* the level's candidates for ``p``: what every task of level ``d-1`` wrote for it
+   into the exchange (one file per task, one section per destination partition; at level 0
+   the initial states, carried in the task), keeping the smallest parent of each fingerprint,
+   so that runs are deterministic;
+2. *deduplicates* them against ``p``'s visited set (``kgc.explorer.spark_visited.VisitedTable``:
+   an open-addressing table of fingerprints in memory-mapped files), touching only the slots
+   those candidates hash to — a level's cost follows its own candidates, never the states
+   visited before it — and records the new states' parents (a sorted file per level and
+   partition);
+3. *expands* the new states (``expand_partition``): each Python worker keeps one
    ``PackedModel`` per search (its interning and memo tables carry over between partitions and
-   levels, and it runs compiled when the executors import the compiled ``kgc``). Every state of
-   the level is checked against the boundary and the depth bound, its successors are computed
-   with ``successor_keys``, step-scoped transition checks are evaluated once per model step and
-   cached by step id (as ``Explorer`` does), whole-transition checks on every transition, state
-   invariants and witnesses on each distinct successor. Duplicates within a partition are
-   dropped there. Each partition emits its successors as ``(fingerprint, (state, parent))`` and
-   one summary (transitions, action counts, boundary states, witnesses, the smallest
-   ``(parent, successor index)`` of each property's violations); the driver collects only the
-   summaries.
-2. *Deduplicate* (Python, on the executors): the successors alone are shuffled to the partition
-   their fingerprint names; there, and only there, they meet that partition of the visited set
-   (a sorted array of fingerprints, co-partitioned, so it is read in place and never shuffled),
-   are deduplicated (the smallest parent wins, so runs are deterministic), and the new ones
-   form the next level, its parents (``(fingerprint, parent)``, sorted) and the partition's next
-   visited array. A level's work is its own successors' and one sorted merge per partition; the
-   states seen before it are not scanned by any join.
+   levels, and it runs compiled when the executors import the compiled ``kgc``); boundary and
+   depth bound as ``Explorer``; step-scoped transition checks once per model step (cached by
+   step id), whole-transition checks on every transition, state invariants and witnesses on each
+   distinct successor; it writes the distinct successors to the next level's exchange, grouped
+   by destination partition, and returns the summary (transitions, action counts, boundary
+   states, witnesses, the smallest ``(parent, successor index)`` of each property's violations).
+
+The visited sets, the exchange and the parents live in the search's spill directory
+(``SparkSettings.spill_dir``), which every task must reach at the same path: the local disk on
+one machine (``local[N]``, or a standalone cluster on one host), a shared filesystem on several.
+Spark places and retries the tasks; a task re-run for the same level (a failure, a lost
+executor) gets the same answers from the visited set, whose slots record the level that stored
+them, and replaces its output files whole, so it writes what the first attempt wrote.
+Speculative execution, which would run two attempts of a partition at once, is refused.
 
 States cross processes in a *canonical encoding* built component by component, as the local
 engine packs them: each component (the group, the budget, each consumer) is pickled without the
 pickler's memo (``canonical``), so its bytes depend only on its value, and fingerprinted once per
 worker; a state travels as the tuple of its components' bytes, and its fingerprint is a 64-bit
 BLAKE2b of its components' fingerprints. Every process computes the same bytes and fingerprints
-(a state holds only ints, bools, ``IntEnum`` members and tuples, ``kgc/model/state.py``). The
-visited set holds 8 bytes per state and the parents 16. As in TLC, two distinct states with one
-fingerprint would be taken for one: the result states the probability of that
-(``Stats.fingerprint_collision``, TLC's optimistic estimate n·(m−n)/2⁶⁴ for n distinct states
-and m generated), and the local engines, which key states exactly, remain the reference.
+(a state holds only ints, bools, ``IntEnum`` members and tuples, ``kgc/model/state.py``). As in
+TLC, two distinct states with one fingerprint would be taken for one: the result states the
+probability of that (``Stats.fingerprint_collision``, TLC's optimistic estimate n·(m−n)/2⁶⁴ for
+n distinct states and m generated). The exact mode (``SparkSettings.exact``) also keeps each
+state's canonical bytes and compares them on every fingerprint match, stopping with
+``FingerprintCollisionError`` if two differ.
 
 A violation comes back as ``(parent fingerprint, successor index)`` with its depth: the
-counterexample's fingerprints are looked up level by level in the parents (one small job per
-step, for all violations together), then the model is replayed forward on the driver, picking at
-each step the successor with the next fingerprint. BFS order makes it a shortest counterexample,
-of the same length as the local engine's.
-
-Checkpointing: the visited set and the parents are checkpointed every level, which truncates the
-lineage (otherwise every level's plan would contain all earlier ones) and lets them spill. By
-default these are *local* checkpoints (``localCheckpoint``: blocks on the executors' disks) because
-on one machine or a stable cluster they are the cheapest way to spill; with ``checkpoint_dir`` set
-they are *reliable* checkpoints written to that directory (HDFS, S3, any shared storage), which
-survive the loss of an executor at the cost of writing them once more.
+counterexample's fingerprints are looked up level by level in the parents files, then the model
+is replayed forward on the driver, picking at each step the successor with the next
+fingerprint. BFS order makes it a shortest counterexample, of the same length as the local
+engine's.
 
 Bounds act between levels: ``max_depth`` exactly as in ``Explorer``; ``max_states`` and
 ``time_limit`` stop after the level that reaches them (so counts of an interrupted run differ from
@@ -57,21 +58,27 @@ first violation is found (same depth and counterexample length as the local engi
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib.machinery
 import io
+import json
 import pickle
+import shutil
+import socket
 import struct
 import sys
+import tempfile
 import time
-import uuid
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from kgc.explorer import memory
 from kgc.explorer import spark_tasks as tasks
 from kgc.explorer.checks import Book
 from kgc.explorer.components import PackedModel
@@ -80,10 +87,19 @@ from kgc.explorer.spark_env import (
     SparkSettings,
     SparkUnavailable,
     first_line,
-    remove_checkpoints,
     ship_kgc,
     start_session,
-    use_checkpoint_dir,
+)
+from kgc.explorer.spark_visited import (
+    SLOT_BYTES,
+    FingerprintCollisionError,
+    SpillDirectoryError,
+    VisitedTable,
+    level_dir,
+    lookup_parents,
+    read_exchange,
+    write_exchange,
+    write_parents,
 )
 from kgc.model._compiled import running_compiled
 from kgc.model.actions import Action
@@ -93,14 +109,12 @@ from kgc.properties.base import Property
 from kgc.properties.protocol import ALL
 
 if TYPE_CHECKING:
-    from pyspark import RDD
     from pyspark.sql import SparkSession
 
 _PICKLE = pickle.HIGHEST_PROTOCOL
 _EXTENSION = importlib.machinery.EXTENSION_SUFFIXES[0]
 """The extension suffix of the driver's Python: an executor that cannot load it runs the model's
 source."""
-_ALL_MARKED = "spark.checkpoint.checkpointAllMarkedAncestors"
 
 
 class SparkJobFailed(SparkUnavailable):
@@ -135,6 +149,10 @@ def collision_probability(distinct: int, generated: int) -> float:
     return distinct * max(generated - distinct, 0) / 2.0**64
 
 
+ENCODED_KEPT = 300_000
+"""States whose encodings a worker remembers (about 60 MB)."""
+
+
 class Codec:
     """One process's canonical encoding of a ``PackedModel``'s states, component by component.
 
@@ -150,6 +168,17 @@ class Codec:
         self._in: tuple[dict[bytes, int], ...] = ({}, {}, {})
         """Group, budget, consumer bytes → id."""
         self._pack = struct.Struct(f"<{model.n + 2}q").pack
+        self._encoded: dict[int, tuple[int, tuple[bytes, bytes, tuple[bytes, ...]]]] = {}
+        """Key → (fingerprint, wire form): a state is met again at later levels (bounded)."""
+
+    def encode(self, key: int) -> tuple[int, tuple[bytes, bytes, tuple[bytes, ...]]]:
+        """The fingerprint and the wire form of ``key``, remembered for the last ``ENCODED_KEPT`` keys."""
+        found = self._encoded.get(key)
+        if found is None:
+            if len(self._encoded) >= ENCODED_KEPT:
+                self._encoded.clear()
+            found = self._encoded[key] = (self.fingerprint(key), self.wire(key))
+        return found
 
     def _component(self, kind: int, cid: int) -> tuple[bytes, int]:
         found = self._out[kind].get(cid)
@@ -215,7 +244,14 @@ class LevelSummary:
     emitted: int = 0
     """Successor rows the partition emitted (distinct within it), which the shuffle moves."""
     payload: int = 0
-    """Their bytes: the wire forms and the two fingerprints of each."""
+    """The bytes of the exchange files they were written to."""
+    partition: int = 0
+    """The partition that made this summary (merged summaries: the last merged)."""
+    table_bytes: int = 0
+    """The bytes of the partition's visited set on disk (its table, and its states in exact mode)."""
+    task_seconds: float = 0.0
+    """Seconds the partition's task spent (merged: their sum), from reading its candidates to
+    writing its successors: what a level costs besides Spark's scheduling."""
 
     def violation(self, name: str, parent: int, index: int) -> None:
         known = self.violations.get(name)
@@ -234,6 +270,9 @@ class LevelSummary:
         self.shipped += other.shipped
         self.emitted += other.emitted
         self.payload += other.payload
+        self.partition = other.partition
+        self.table_bytes += other.table_bytes
+        self.task_seconds += other.task_seconds
         for name, (parent, index) in other.violations.items():
             self.violation(name, parent, index)
 
@@ -253,6 +292,15 @@ class LevelTask:
     """False at the depth bound: states are only classified, not expanded."""
     step_memory: int = 1_000_000
     """How many memoised model steps a worker holds before its model forgets them."""
+    level: int = 0
+    """The level whose candidates the task deduplicates and expands."""
+    partitions: int = 1
+    spill: str = ""
+    """The search's directory (``make_spill``): visited sets, exchange, parents."""
+    exact: bool = False
+    """Compare states byte for byte, not by fingerprint alone (``VisitedTable``)."""
+    initial: tuple[tuple[int, Any, int], ...] = ()
+    """Level 0's candidates, ``(fingerprint, wire form, parent)`` (each its own parent)."""
 
 
 class _Worker:
@@ -394,18 +442,100 @@ def expand_partition(task: LevelTask, rows: Iterable[Any]) -> Iterator[tuple[Any
     for step, n in step_counts.items():
         kind = steps[step].kind
         counts[kind] = counts.get(kind, 0) + n
-    payload = 0
+    encode = codec.encode
     for nxt, (parent,) in found.items():
-        wire = codec.wire(nxt)
-        payload += 16 + len(wire[0]) + len(wire[1]) + sum(map(len, wire[2]))
-        yield (codec.fingerprint(nxt), (wire, parent))
-    summary.emitted, summary.payload = len(found), payload
+        fp, wire = encode(nxt)
+        yield (fp, (wire, parent))
+    summary.emitted = len(found)
     if len(steps) > task.step_memory:
         model.forget_steps()
         masks.clear()
     summary.python_model = 0 if running_compiled() else 1
     summary.shipped = 1 if "kgc-executor-" in __file__ else 0
     yield (None, summary)
+
+
+_MARKER = "search.json"
+
+
+def make_spill(spill_dir: str | None) -> Path:
+    """A fresh directory for one search inside ``spill_dir`` (default: this machine's temporary
+    directory), with the marker every task checks for."""
+    base = Path(spill_dir) if spill_dir is not None else Path(tempfile.gettempdir())
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        root = Path(tempfile.mkdtemp(prefix="kgc-spark-", dir=base))
+        (root / _MARKER).write_text(json.dumps({"host": socket.gethostname()}))
+    except OSError as exc:
+        raise SparkUnavailable(f"cannot use spill directory {str(base)!r}: {exc.strerror or exc}") from None
+    return root
+
+
+def step_partition(task: LevelTask, partition: int) -> Iterator[LevelSummary]:
+    """One partition of one level, on an executor: gather the level's candidates for this
+    partition (the initial states, or what every task of the previous level wrote for it),
+    keep the smallest parent of each fingerprint, check them against the partition's visited
+    set (``VisitedTable.add``: only the slots of these candidates are touched), record the new
+    states' parents, expand them (``expand_partition``) and write their successors to the next
+    level's exchange, grouped by the partition each belongs to. Yields one summary. Re-running
+    it gives the same outputs (the visited set's probes are idempotent, files are replaced
+    whole)."""
+    began = time.monotonic()
+    root = Path(task.spill)
+    if not (root / _MARKER).exists():
+        raise SpillDirectoryError(
+            f"the spill directory {root} is not visible on {socket.gethostname()}: on a cluster of several "
+            "machines pass --spill-dir on a filesystem every executor mounts at the same path"
+        )
+    parts = task.partitions
+    if task.level == 0:
+        rows = [row for row in task.initial if row[0] % parts == partition]
+    else:
+        rows = read_exchange(root, task.level, parts, partition)
+        if partition == 0:  # the previous level's exchange is no longer needed by any task
+            shutil.rmtree(level_dir(root, task.level - 1), ignore_errors=True)
+    best: dict[int, tuple[Any, int]] = {}
+    for fp, wire, parent in rows:
+        known = best.get(fp)
+        if known is None:
+            best[fp] = (wire, parent)
+        else:
+            if task.exact and known[0] != wire:
+                raise FingerprintCollisionError(f"two distinct states share the 64-bit fingerprint {fp:#x}")
+            if parent < known[1]:
+                best[fp] = (wire, parent)
+    del rows
+    fps = np.fromiter(best, dtype=np.int64, count=len(best))
+    fps.sort()
+    table = VisitedTable(root / f"visited-{partition}", task.exact)
+    try:
+        states = [canonical(best[fp][0]) for fp in fps.tolist()] if task.exact else None
+        fresh = fps[table.add(fps, task.level, states)]
+    finally:
+        table.close()
+    table_bytes = table.slots * SLOT_BYTES
+    if task.exact:
+        table_bytes += table.slots * 12 + table.blob_path.stat().st_size
+    fresh_list = fresh.tolist()
+    write_parents(root, task.level, partition, fresh, np.array([best[fp][1] for fp in fresh_list], dtype=np.int64))
+    chunks: list[list[tuple[int, Any, int]]] = [[] for _ in range(parts)]
+    summary = LevelSummary()
+    for fp, item in expand_partition(task, ((fp, best[fp]) for fp in fresh_list)):
+        if fp is None:
+            summary = item
+        else:
+            chunks[fp % parts].append((fp, item[0], item[1]))
+    if task.expand:
+        summary.payload = write_exchange(root, task.level + 1, partition, chunks)
+    summary.partition, summary.table_bytes = partition, table_bytes
+    # What the worker keeps (the model's interned components and memoised steps, millions of
+    # acyclic tuples) leaves the cycle collector's generations, as in the local engines
+    # (``kgc.explorer.memory.settle``): otherwise each full collection walks all of it again,
+    # seconds of CPU that Spark's own allocations between tasks set off even in a level of
+    # a few states (measured: 2 s a collection late in the default configuration).
+    memory.settle()
+    summary.task_seconds = time.monotonic() - began
+    yield summary
 
 
 # ------------------------------------------------------------------------------------- driver
@@ -437,6 +567,8 @@ class SparkExplorer:
         self.stop_at_first = stop_at_first
         self.step_memory = step_memory
         self.level_bytes: list[int] = []
+        self.task_seconds: list[float] = []
+        """Per level, the seconds its tasks spent (``LevelSummary.task_seconds``)."""
         """Per level, the bytes the visited set and the parents hold on the executors."""
         self._parents_held = 0
 
@@ -446,25 +578,24 @@ class SparkExplorer:
         if strategy != "bfs":
             raise ValueError(f"the Spark engine explores breadth-first only, not {strategy!r}")
         spark, owned = (self.spark, False) if self.spark is not None else start_session(self.settings)
+        root: Path | None = None
         try:
-            if self.settings.checkpoint_dir is not None:
-                use_checkpoint_dir(spark, self.settings.checkpoint_dir)
             sc = spark.sparkContext
-            before = sc.getLocalProperty(_ALL_MARKED)
-            # By default a job checkpoints only the last marked RDD of its lineage; the visited
-            # set and parents computed inside the same job would keep their lineage, which grows
-            # (and slows every job) level after level.
-            sc.setLocalProperty(_ALL_MARKED, "true")
+            if (sc.getConf().get("spark.speculation") or "false").lower() == "true":
+                raise SparkUnavailable(
+                    "spark.speculation=true would run two attempts of a partition at once against its "
+                    "visited set; the Spark engine needs it off"
+                )
+            root = make_spill(self.settings.spill_dir)
             from pyspark import cloudpickle
 
             # The executors' entry points travel by value: on a cluster they run before kgc is
             # importable there (kgc.explorer.spark_tasks unpacks it).
             cloudpickle.register_pickle_by_value(tasks)  # type: ignore[no-untyped-call]
             try:
-                return self._search(spark, bounds or Bounds(), progress)
+                return self._search(spark, root, bounds or Bounds(), progress)
             finally:
                 cloudpickle.unregister_pickle_by_value(tasks)  # type: ignore[no-untyped-call]
-                sc.setLocalProperty(_ALL_MARKED, before)  # type: ignore[arg-type]
         except SparkUnavailable:
             raise
         except Exception as exc:
@@ -472,23 +603,24 @@ class SparkExplorer:
                 raise SparkJobFailed(f"a Spark job failed: {job_failure(exc)}") from None
             raise
         finally:
-            if self.settings.checkpoint_dir is not None:
-                remove_checkpoints(spark)
+            if root is not None:
+                shutil.rmtree(root, ignore_errors=True)
             if owned:
                 spark.stop()
 
     # ------------------------------------------------------------------ the search
-    def _search(self, spark: SparkSession, bounds: Bounds, progress: ProgressFn | None) -> Result:
-        """The level loop: per level one job expands it (collecting the summaries; it computes
-        the previous level's deduplication on the way) and one job keeps the visited set and the
-        parents that deduplication produced."""
+    def _search(self, spark: SparkSession, root: Path, bounds: Bounds, progress: ProgressFn | None) -> Result:
+        """The level loop: one Spark job (one stage, one task per partition) per level, which
+        returns one summary per partition and nothing else."""
         sc = spark.sparkContext
         stats = Stats(engine="spark")
         result = Result(self.config, "bfs", self.properties, stats, max_depth=bounds.max_depth)
         start = time.monotonic()
         partitions = self.settings.partitions or int(spark.conf.get("spark.sql.shuffle.partitions") or 4)
+        exact = self.settings.exact
 
-        # Level 0 on the driver: the initial states are few and checked here, as Explorer does.
+        # Level 0's properties on the driver: the initial states are few and checked here, as
+        # Explorer does; they reach the executors in the first level's task.
         init: dict[int, int] = {}
         for key in self.model.init_keys():
             init.setdefault(self.codec.fingerprint(key), key)
@@ -503,45 +635,48 @@ class SparkExplorer:
                         found[p.name] = (0, fp, None)
                     else:
                         result.witnessed.add(p.name)
-        rows = [(fp, (self.codec.wire(key), fp)) for fp, key in sorted(init.items())]
+        initial = tuple((fp, self.codec.wire(key), fp) for fp, key in sorted(init.items()))
         archive = ship_kgc(sc) if self.settings.ships_code else None
-        level: RDD[Any] = sc.parallelize(rows, partitions).partitionBy(partitions, tasks.partition_of)
-        first = level.mapPartitions(tasks.first_level, preservesPartitioning=True).persist(_memory_and_disk())
-        visited = self._checkpoint(first.filter(tasks.is_visited))
-        parents = [self._checkpoint(first.filter(tasks.is_parents), disk_only=True)]
-        pending: list[RDD[Any]] = [first]  # materialized by the next keep()
-        stats.distinct_states = len(init)
-        search = uuid.uuid4().hex
-        stale: list[RDD[Any]] = []
+        tasks_rdd = sc.parallelize(range(partitions), partitions)
+        search = root.name
         depth = 0
         generated = len(init)
-        emitted = payload = 0
+        emitted = payload = parents_held = 0
+        table_bytes: dict[int, int] = {}
         while True:
             if self.stop_at_first and found:  # an initial state is a counterexample
+                stats.distinct_states = len(init)
                 stats.complete, stats.stopped_by = False, "violation"
                 break
             expand = bounds.max_depth is None or depth < bounds.max_depth
             settled = frozenset(found) | frozenset(result.witnessed)
-            task = LevelTask(search, self.config, tuple(self.properties), settled, expand, self.step_memory)
-            expand_level = partial(tasks.expand, archive, _EXTENSION, _dumps(task))
-            expanded = self._checkpoint(level.mapPartitions(expand_level))
+            task = LevelTask(
+                search,
+                self.config,
+                tuple(self.properties),
+                settled,
+                expand,
+                self.step_memory,
+                level=depth,
+                partitions=partitions,
+                spill=str(root),
+                exact=exact,
+                initial=initial if depth == 0 else (),
+            )
+            run_level = partial(tasks.step, archive, _EXTENSION, _dumps(task))
             summary = LevelSummary()
-            for _none, part in expanded.filter(tasks.is_summary).collect():
+            for part in tasks_rdd.mapPartitionsWithIndex(run_level).collect():
                 summary.merge(part)
+                table_bytes[part.partition] = part.table_bytes
             for name, n in (("python_model", summary.python_model), ("shipped_kgc", summary.shipped)):
                 if n:
                     stats.tables[f"executor_partitions_{name}"] = stats.tables.get(f"executor_partitions_{name}", 0) + n
-            # The deduplication that made this level ran in that job: keep what it produced of
-            # the visited set and the parents, then let the rest go.
-            self._keep(visited, parents[-1])
-            for rdd in [*stale, *pending]:
-                _release(rdd)
-            stale, pending = [], []
+            parents_held += summary.states
+            self.task_seconds.append(summary.task_seconds)
+            self.level_bytes.append(sum(table_bytes.values()) + 16 * parents_held)
             if summary.states == 0:  # the level is empty: the search is over
-                _release(expanded)
                 break
-            if depth > 0:
-                stats.distinct_states += summary.states
+            stats.distinct_states += summary.states
             generated += summary.transitions
             emitted += summary.emitted
             payload += summary.payload
@@ -569,66 +704,39 @@ class SparkExplorer:
             if stop or not expand:
                 if stop and summary.transitions:
                     stats.complete, stats.stopped_by = False, stop
-                _release(expanded)
                 break
-            # The next level: only this level's successors are shuffled, each to the partition
-            # of the visited set its fingerprint names, which is read where it lies.
-            successors = expanded.filter(tasks.is_successor).partitionBy(partitions, tasks.partition_of)
-            merged = visited.union(successors)
-            if merged.getNumPartitions() != partitions:  # pragma: no cover - Spark would have lost the partitioning
-                raise RuntimeError("the visited set and the successors are not co-partitioned")
-            out = merged.mapPartitions(tasks.deduplicate, preservesPartitioning=True).persist(_memory_and_disk())
-            stale = [expanded, visited]
-            pending = [out]
-            level = out.filter(tasks.is_state)
-            visited = self._checkpoint(out.filter(tasks.is_visited))
-            parents.append(self._checkpoint(out.filter(tasks.is_parents), disk_only=True))
             depth += 1
-        stats.fingerprint_collision = collision_probability(stats.distinct_states, generated)
+        if exact:
+            stats.tables["exact_states"] = 1
+        else:
+            stats.fingerprint_collision = collision_probability(stats.distinct_states, generated)
         if emitted:
             stats.tables["payload_bytes_per_successor"] = payload // emitted
         stats.visited_bytes = self.level_bytes[-1] if self.level_bytes else 0
-        result.violations = self._counterexamples(parents, found)
-        for rdd in [*stale, *pending, visited, *parents]:
-            _release(rdd)
+        result.violations = self._counterexamples(root, partitions, found)
         stats.seconds = time.monotonic() - start
         return result
 
-    def _checkpoint(self, rdd: RDD[Any], *, disk_only: bool = False) -> RDD[Any]:
-        """Kept where it is computed, and its lineage cut by the first job that computes it:
-        local checkpoints by default, reliable ones with ``checkpoint_dir``."""
-        rdd = rdd.persist(_disk_only() if disk_only else _memory_and_disk())
-        if self.settings.checkpoint_dir is not None:
-            rdd.checkpoint()
-        else:
-            rdd.localCheckpoint()
-        return rdd
-
-    def _keep(self, visited: RDD[Any], parents: RDD[Any]) -> None:
-        """Compute and keep the visited set and a level's parents (one job), recording the bytes
-        they hold on the executors (8 per visited state, 16 per recorded parent)."""
-        sc = visited.context
-        sizes = sc.union([visited.mapPartitions(tasks.size), parents.mapPartitions(tasks.size)]).collect()
-        seen, fresh = sum(sizes[: visited.getNumPartitions()]), sum(sizes[visited.getNumPartitions() :])
-        self._parents_held += fresh
-        self.level_bytes.append(8 * seen + 16 * self._parents_held)
-
     # ------------------------------------------------------------------ counterexamples
     def _counterexamples(
-        self, parents: list[RDD[Any]], found: dict[str, tuple[int, int, int | None]]
+        self, root: Path, partitions: int, found: dict[str, tuple[int, int, int | None]]
     ) -> list[Violation]:
-        """Look up each violation's chain of fingerprints level by level (one small job per
-        level, for all violations together), then replay the model forward on the driver."""
+        """Look up each violation's chain of fingerprints level by level in the parents files
+        (each look-up reads the pages of one partition's sorted file it searches), then replay
+        the model forward on the driver."""
         if not found:
             return []
         chains = {name: [fp] for name, (_depth, fp, _index) in found.items()}
         at = {name: depth for name, (depth, _fp, _index) in found.items()}
         for depth in range(max(at.values()), 0, -1):
-            wanted = frozenset(chain[-1] for name, chain in chains.items() if at[name] == depth)
+            wanted = sorted({chain[-1] for name, chain in chains.items() if at[name] == depth})
             if not wanted:
                 continue
-            got = dict(parents[depth].mapPartitions(partial(tasks.lookup, wanted)).collect())
-            if wanted - got.keys():
+            got: dict[int, int] = {}
+            for part in range(partitions):
+                mine = np.array([fp for fp in wanted if fp % partitions == part], dtype=np.int64)
+                got.update(lookup_parents(root, depth, part, mine))
+            if set(wanted) - got.keys():
                 raise RuntimeError("a counterexample's state is missing from the recorded parents")
             for name, chain in chains.items():
                 if at[name] == depth:
@@ -670,25 +778,6 @@ def _dumps(task: LevelTask) -> bytes:
     from pyspark import cloudpickle
 
     return bytes(cloudpickle.dumps(task, _PICKLE))  # type: ignore[no-untyped-call]
-
-
-def _memory_and_disk() -> Any:
-    from pyspark import StorageLevel
-
-    return StorageLevel.MEMORY_AND_DISK
-
-
-def _disk_only() -> Any:
-    from pyspark import StorageLevel
-
-    return StorageLevel.DISK_ONLY
-
-
-def _release(rdd: RDD[Any]) -> None:
-    """Free the blocks of a persisted RDD or a local checkpoint now rather than at the JVM's next
-    garbage collection."""
-    with contextlib.suppress(Exception):  # only an optimisation; the cleaner frees them later
-        rdd.unpersist()
 
 
 def job_failure(exc: BaseException) -> str:

@@ -64,9 +64,12 @@ class SparkSettings:
     partitions: int | None = None
     """Partitions of the frontier and the visited set (``spark.sql.shuffle.partitions``);
     default: twice the cluster's default parallelism (4 on ``local[2]``)."""
-    checkpoint_dir: str | None = None
-    """Reliable checkpoints of each level into this directory (shared storage on a cluster:
-    ``hdfs://…``, ``s3a://…``); default: local checkpoints on the executors' disks."""
+    spill_dir: str | None = None
+    """Where a search keeps its visited sets, the exchange between levels and the parents (in a
+    fresh directory it removes when done); every executor must see it at the same path (a shared
+    filesystem on a cluster of several machines). Default: this machine's temporary directory."""
+    exact: bool = False
+    """Compare states byte for byte on the executors, not by 64-bit fingerprint alone."""
     conf: Sequence[tuple[str, str]] = field(default_factory=tuple)
     """Further Spark settings (``spark.executor.memory``, …), as ``spark-submit --conf``."""
     ship_code: bool | None = None
@@ -205,8 +208,6 @@ def session_defaults(settings: SparkSettings) -> dict[str, str]:
         # Old levels' shuffle files and checkpoint blocks are freed when the JVM collects them.
         "spark.cleaner.periodicGC.interval": "5min",
     }
-    if settings.checkpoint_dir is not None:
-        conf["spark.cleaner.referenceTracking.cleanCheckpoints"] = "true"
     if settings.partitions is not None:
         conf["spark.sql.shuffle.partitions"] = str(settings.partitions)
         conf["spark.default.parallelism"] = str(settings.partitions)
@@ -277,30 +278,6 @@ def _await_executors(spark: SparkSession, timeout: float) -> None:
         f"no executor joined within {timeout:.0f} s: the cluster's workers may lack the memory or cores "
         f"an executor asks for (spark.executor.memory={memory}, spark.executor.cores={cores})"
     )
-
-
-def use_checkpoint_dir(spark: SparkSession, directory: str) -> None:
-    """Point ``spark``'s reliable checkpoints at ``directory`` (created if missing)."""
-    try:
-        spark.sparkContext.setCheckpointDir(directory)
-    except Exception as exc:  # noqa: BLE001 - a Hadoop filesystem error, as one line
-        raise SparkUnavailable(f"cannot use checkpoint directory {directory!r}: {first_line(exc)}") from None
-
-
-def remove_checkpoints(spark: SparkSession) -> None:
-    """Delete this application's checkpoint files (Spark keeps them after the job); they only
-    let a running search survive the loss of an executor."""
-    sc = spark.sparkContext
-    directory = sc.getCheckpointDir()
-    if directory is None:
-        return
-    try:
-        jvm = sc._jvm
-        assert jvm is not None
-        path = jvm.org.apache.hadoop.fs.Path(directory)
-        path.getFileSystem(sc._jsc.hadoopConfiguration()).delete(path, True)
-    except Exception:  # noqa: BLE001 - leftover files are harmless; never fail a finished search
-        pass
 
 
 _SHIPPED: dict[tuple[int, str], str] = {}

@@ -76,6 +76,23 @@ def test_text_output_and_progress_per_level(spark_session: Any, capsys: pytest.C
     assert re.search(r"^spark: session on local\[2\] ready in [\d.]+ s$", err, re.M)
 
 
+@pytest.mark.spark
+def test_exact_mode_and_spill_directory_options(
+    spark_session: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert main(["check", *ONE, "--engine", "spark", "--spark-exact", "--spill-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "states compared byte for byte on the executors (--spark-exact)" in out
+    assert "probability of a collision" not in out and "19 distinct states" in out
+    assert not any(tmp_path.iterdir()), "the search left files in the spill directory"
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    assert main(["check", *ONE, "--engine", "spark", "--spill-dir", str(blocked / "kgc")]) == 153
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == f"kgc: error: cannot use spill directory '{blocked / 'kgc'}': Not a directory"
+    assert len([line for line in err if line.startswith("kgc: error")]) == 1 and "Traceback" not in "".join(err)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -86,6 +103,8 @@ def free_port() -> int:
     ("argv", "code", "needle"),
     [
         (["--master", "local[2]"], 150, "--master needs --engine spark"),
+        (["--spark-exact"], 150, "--spark-exact needs --engine spark"),
+        (["--spill-dir", "/tmp"], 150, "--spill-dir needs --engine spark"),
         (["--engine", "spark", "--master", "mesos://h:5050"], 150, "unknown Spark master 'mesos://h:5050'"),
         (["--engine", "spark", "--strategy", "dfs"], 150, "breadth-first only"),
         (["--engine", "spark", "--spark-partitions", "0"], 150, "--spark-partitions must be positive"),
@@ -138,6 +157,6 @@ def test_help_lists_the_spark_options(capsys: pytest.CaptureFixture[str]) -> Non
         main(["check", "--help"])
     out = capsys.readouterr().out
     assert "distributed exploration (--engine spark)" in out
-    options = ("--engine {local,native,python,spark}", "--master URL", "--spark-partitions N", "--checkpoint-dir DIR")
+    options = ("--engine {local,native,python,spark}", "--master URL", "--spark-partitions N", "--spill-dir DIR")
     for option in options:
         assert option in out

@@ -202,20 +202,56 @@ def test_state_bound_stops_after_the_level_that_reaches_it(spark_session: Any) -
 
 
 @pytest.mark.spark
-def test_reliable_checkpoints_in_a_directory(spark_session: Any, tmp_path: Path) -> None:
+def test_the_spill_directory_holds_the_search_and_is_emptied(spark_session: Any, tmp_path: Path) -> None:
     config = Config.from_mapping({"consumers": 1, "partitions": 1, "max_generation": 1, "max_perturbations": 0})
-    settings = SparkSettings(checkpoint_dir=str(tmp_path))
-    written: list[Path] = []
+    settings = SparkSettings(spill_dir=str(tmp_path))
+    written: set[str] = set()
 
     def spy(stats: Any, frontier: int) -> None:
-        written.extend(p for p in tmp_path.rglob("part-*") if p.is_file())
+        written.update(p.parent.name for p in tmp_path.rglob("*") if p.is_file())
 
     explorer = SparkExplorer(config, [*ALL, generation_below_one], spark=spark_session, settings=settings)
     remote = explorer.run(progress=spy)
     local = Explorer(config, [*ALL, generation_below_one]).run()
     assert summary(remote) == summary(local)
-    assert written, "nothing was checkpointed into the directory"
-    assert not any(p.is_file() for p in tmp_path.rglob("*")), "the checkpoints outlived the search"
+    assert {"visited-0", "visited-1", "parents-0", "in-1"} <= written, written
+    assert not any(tmp_path.rglob("*")), "the search's files outlived it"
+
+
+@pytest.mark.spark
+def test_exact_mode_gives_the_same_results(spark_session: Any) -> None:
+    settings = SparkSettings(exact=True)
+    remote = SparkExplorer(tiny(), [*ALL, *TEST_ONLY], spark=spark_session, settings=settings).run()
+    local = Explorer(tiny(), [*ALL, *TEST_ONLY]).run()
+    assert summary(remote) == summary(local)
+    assert remote.stats.fingerprint_collision is None and remote.stats.tables["exact_states"] == 1
+
+
+@pytest.mark.spark
+def test_a_spill_directory_the_executors_cannot_see_is_one_line(
+    spark_session: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As on a cluster whose --spill-dir is not shared: the tasks do not find the driver's marker."""
+    import kgc.explorer.spark as spark_module
+
+    monkeypatch.setattr(spark_module, "make_spill", lambda _dir: tmp_path)
+    with pytest.raises(SparkJobFailed) as info:
+        SparkExplorer(tiny(), spark=spark_session).run()
+    message = str(info.value)
+    assert "\n" not in message
+    assert f"SpillDirectoryError: the spill directory {tmp_path} is not visible on" in message
+
+
+@pytest.mark.spark
+def test_speculative_execution_is_refused(spark_session: Any) -> None:
+    from kgc.explorer.spark_env import SparkUnavailable
+
+    spark_session.sparkContext._conf.set("spark.speculation", "true")
+    try:
+        with pytest.raises(SparkUnavailable, match="spark.speculation"):
+            SparkExplorer(tiny(), spark=spark_session).run()
+    finally:
+        spark_session.sparkContext._conf.set("spark.speculation", "false")
 
 
 @pytest.mark.spark
@@ -350,26 +386,3 @@ def test_fingerprints_and_wire_forms_agree_across_processes_and_interning_orders
     pairs = eval(outputs.pop())
     assert len(pairs) > 50
     assert len({fp for fp, _ in pairs}) == len({w for _, w in pairs}) == len(pairs)  # no collision here
-
-
-def test_deduplication_keeps_new_states_with_their_smallest_parent() -> None:
-    """One partition: a visited set, successors met twice (the smaller parent wins) and ones
-    already visited (dropped); the visited set grows by exactly the new ones, sorted."""
-    import numpy as np
-
-    from kgc.explorer.spark_tasks import PARENTS, VISITED, deduplicate
-
-    rows = [
-        (VISITED, np.array([-4, 3, 9], dtype=np.int64)),
-        (5, ("e", 20)),
-        (3, ("c", 1)),
-        (5, ("e", -2)),
-        (-7, ("g", 4)),
-    ]
-    out = list(deduplicate(rows))
-    states = [(fp, v) for fp, v in out if isinstance(fp, int)]
-    assert states == [(-7, ("g", 4)), (5, ("e", -2))]
-    (parents,) = [v for tag, v in out if tag == PARENTS]
-    assert parents["fp"].tolist() == [-7, 5] and parents["parent"].tolist() == [4, -2]
-    (visited,) = [v for tag, v in out if tag == VISITED]
-    assert visited.tolist() == [-7, -4, 3, 5, 9]

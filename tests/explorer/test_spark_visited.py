@@ -1,0 +1,92 @@
+"""The Spark engine's executor-side files (``kgc.explorer.spark_visited``): a partition's visited
+set answers "visited before this level?" for exactly the candidates it is given, idempotently;
+it grows without losing a state; the exact mode finds two states with one fingerprint; the
+exchange and the parents round-trip. No Spark needed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kgc.explorer.spark_visited import (
+    FingerprintCollisionError,
+    VisitedTable,
+    lookup_parents,
+    read_exchange,
+    write_exchange,
+    write_parents,
+)
+
+
+def fps(*values: int) -> np.ndarray:
+    return np.array(values, dtype=np.int64)
+
+
+def add(
+    directory: Path, values: np.ndarray, level: int, exact: bool = False, states: list[bytes] | None = None
+) -> list[bool]:
+    table = VisitedTable(directory, exact)
+    try:
+        return table.add(values, level, states).tolist()
+    finally:
+        table.close()
+
+
+def test_a_level_keeps_only_what_earlier_levels_did_not_visit(tmp_path: Path) -> None:
+    assert add(tmp_path, fps(5, -3, 1 << 62), 0) == [True, True, True]
+    assert add(tmp_path, fps(7, 5, -(1 << 63)), 1) == [True, False, True]
+    assert add(tmp_path, fps(-3, 9, 7), 2) == [False, True, False]
+    assert VisitedTable(tmp_path).count == 6
+
+
+def test_probes_are_idempotent_for_a_retried_level(tmp_path: Path) -> None:
+    """A task re-run for the same level (after a failure) gets the first attempt's answer, also
+    when the first attempt stored only some of its candidates."""
+    add(tmp_path, fps(1, 2, 3), 0)
+    first = add(tmp_path, fps(4, 2, 5), 1)
+    assert add(tmp_path, fps(4, 2, 5, 6), 1) == [*first, True]
+    assert add(tmp_path, fps(4, 6), 2) == [False, False]
+    assert VisitedTable(tmp_path).count == 6
+
+
+def test_growing_keeps_every_state_and_its_level(tmp_path: Path) -> None:
+    rng = np.random.default_rng(7)
+    values = np.unique(rng.integers(-(1 << 63), (1 << 63) - 1, size=30_000, dtype=np.int64))
+    rng.shuffle(values)
+    levels = np.array_split(values, 6)
+    for level, chunk in enumerate(levels):
+        assert all(add(tmp_path, chunk, level))
+    table = VisitedTable(tmp_path)
+    assert table.count == len(values) and table.slots > 4096 and table.count <= 0.7 * table.slots
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["meta.json", f"fp.{table.generation}", f"lv.{table.generation}"]
+    )
+    table.close()
+    for level, chunk in enumerate(levels):  # each level's states are new at that level only
+        assert all(add(tmp_path, chunk, level))
+        assert not any(add(tmp_path, chunk, level + 1))
+
+
+def test_exact_mode_finds_two_states_with_one_fingerprint(tmp_path: Path) -> None:
+    assert add(tmp_path, fps(1, 2), 0, exact=True, states=[b"one", b"two"]) == [True, True]
+    assert add(tmp_path, fps(2, 3), 1, exact=True, states=[b"two", b"three"]) == [False, True]
+    with pytest.raises(FingerprintCollisionError, match="0x3"):
+        add(tmp_path, fps(3), 2, exact=True, states=[b"not three"])
+    fingerprint_only = tmp_path / "fingerprints"
+    add(fingerprint_only, fps(3), 0)
+    assert add(fingerprint_only, fps(3), 1) == [False]  # without the exact mode the two are one
+
+
+def test_exchange_and_parents_round_trip(tmp_path: Path) -> None:
+    write_exchange(tmp_path, 4, 0, [[(2, "a", 9)], [], [(5, "b", 1), (8, "c", 1)]])
+    write_exchange(tmp_path, 4, 1, [[], [(7, "d", 3)], [(11, "e", 2)]])
+    write_exchange(tmp_path, 4, 2, [[], [], []])
+    assert read_exchange(tmp_path, 4, 3, 0) == [(2, "a", 9)]
+    assert read_exchange(tmp_path, 4, 3, 1) == [(7, "d", 3)]
+    assert read_exchange(tmp_path, 4, 3, 2) == [(5, "b", 1), (8, "c", 1), (11, "e", 2)]
+    write_parents(tmp_path, 3, 1, fps(9, -4, 6), fps(1, 2, 3))
+    assert sorted(lookup_parents(tmp_path, 3, 1, fps(-4, 6, 100))) == [(-4, 2), (6, 3)]
+    write_parents(tmp_path, 3, 2, fps(), fps())
+    assert lookup_parents(tmp_path, 3, 2, fps(1)) == []
