@@ -159,14 +159,14 @@ def test_a_local_master_with_no_or_too_many_threads_is_refused_before_spark(mast
     validate_master("local[*]")
 
 
-def test_a_local_spark_checkpoint_dir_is_shown_a_directory_before_spark(tmp_path: Path) -> None:
-    """``--checkpoint-dir FILE`` failed inside Hadoop ("Parent path is not a directory") with
-    exit 153 after Spark started; a path of this machine is now checked as every other output."""
+def test_a_local_spark_spill_dir_is_shown_a_directory_before_spark(tmp_path: Path) -> None:
+    """A Spark directory that is a file (then ``--checkpoint-dir``, now ``--spill-dir``) failed
+    after Spark started with exit 153; on a local master it is checked as every other output."""
     blocker = tmp_path / "file"
     blocker.write_text("")
     for where in (blocker, blocker / "sub"):
-        code, err = _kgc(["check", "--consumers", "1", "--engine", "spark", "--checkpoint-dir", str(where)])
-        assert code == exits.BAD_INPUT and err.startswith("kgc: error: --checkpoint-dir: "), err
+        code, err = _kgc(["check", "--consumers", "1", "--engine", "spark", "--spill-dir", str(where)])
+        assert code == exits.BAD_INPUT and err.startswith("kgc: error: --spill-dir: "), err
 
 
 def test_a_bug_whose_search_was_cut_short_is_incomplete_not_escaped() -> None:
