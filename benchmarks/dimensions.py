@@ -11,6 +11,8 @@ the CPU figures). Not a test; the figures go into docs/model-scope.md by hand.
     .venv/bin/python benchmarks/dimensions.py --out FILE.json     # ... and written to FILE.json
     .venv/bin/python benchmarks/dimensions.py --row mixed_versions_max_size
     .venv/bin/python benchmarks/record.py --name dimensions_protocols dimensions --lines --row two_consumers_protocols
+    .venv/bin/python benchmarks/record.py --name dimensions_deletion dimensions --lines \
+        --row two_consumers_two_perturbations --row two_consumers_deletion_dead_window
 
 Bad input (an unknown row, an unwritable --out) is one line on stderr and exit 2.
 """
@@ -55,13 +57,25 @@ ROWS: dict[str, dict[str, Any]] = {
         "protocols": [["range", "roundrobin"], ["roundrobin"]],
     },
     # A Kafka Connect worker (protocol type connect) next to a consumer, and a consumer whose
-    # session timeout is below group.min.session.timeout.ms: both refused, for ever.
+    # session timeout is below group.min.session.timeout.ms: both refused (each then stops).
     "three_consumers_foreign_type_bad_timeout": {
         "consumers": 3,
         "max_generation": 2,
         "protocol_types": ["consumer", "connect"],
         "session_timeouts_ms": [45000, 45000, 5],
     },
+    # The group deleted while Empty and Dead in the coordinator's cache for a while (unload or
+    # deletion, scala-3.x): two perturbations, so a member evicted by its session timeout can commit
+    # to the deleted group.
+    "two_consumers_deletion_dead_window": {
+        "consumers": 2,
+        "max_generation": 2,
+        "max_perturbations": 2,
+        "group_deletion": True,
+        "dead_group_window": True,
+    },
+    # The same with two perturbations and neither option, for comparison.
+    "two_consumers_two_perturbations": {"consumers": 2, "max_generation": 2, "max_perturbations": 2},
 }
 
 

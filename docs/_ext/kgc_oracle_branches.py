@@ -15,7 +15,8 @@ from kgc.oracle.branches import SCOPE_FILE, load_scope
 
 
 class OracleBranchesDirective(Directive):
-    """``{kgc-oracle-branches}`` with ``:part: out_of_scope`` or ``:part: explained``."""
+    """``{kgc-oracle-branches}`` with ``:part:`` ``out_of_scope`` (the methods left out), or one kind
+    of the missed lines' entries: ``outside``, ``unreachable`` or ``gap``."""
 
     option_spec = {"part": directives.unchanged_required}
 
@@ -26,10 +27,10 @@ class OracleBranchesDirective(Directive):
         if part == "out_of_scope":
             rows: list[list[Any]] = [[e["method"], e["reason"]] for e in doc["out_of_scope"]]
             return [table(["method", "why outside the model's scope"], rows)]
-        if part == "explained":
-            rows = [[e["method"], e["kind"], e["reason"]] for e in doc["explained"]]
-            return [table(["method", "kind", "branches never reached, and why"], rows)]
-        raise self.error(f"unknown part {part!r}: out_of_scope or explained")
+        if part in ("outside", "unreachable", "gap"):
+            rows = [[e["method"], e["line"], e["missed"], e["reason"]] for e in doc["explained"] if e["kind"] == part]
+            return [table(["method", "line", "branches", "why never reached"], rows)]
+        raise self.error(f"unknown part {part!r}: out_of_scope, outside, unreachable or gap")
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

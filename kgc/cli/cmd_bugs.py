@@ -27,7 +27,6 @@ from kgc.explorer.search import Bounds
 from kgc.model import bugs as catalogue
 from kgc.model.config import Config
 from kgc.model.mutants import by_name
-from kgc.properties.protocol import ALL
 
 VERB = "bugs"
 HELP = "Put real Kafka bugs back into the model and report the property that catches each one."
@@ -61,9 +60,9 @@ def run_bugs(
     config: Config, chosen: list[catalogue.Bug], bounds: Bounds, fairness: Fairness | None
 ) -> tuple[list[tuple[catalogue.Bug, Outcome]], Outcome]:
     """Each bug's exploration, then the unmutated protocol's to the deepest catch."""
-    runs = [(b, explore(config, by_name(b.mutant), bounds, ALL, fairness=fairness)) for b in chosen]
+    runs = [(b, explore(config, by_name(b.mutant), bounds, fairness=fairness)) for b in chosen]
     deepest = max((o.trace_length or 0 for _, o in runs if o.killed), default=0)
-    baseline = explore(config, None, baseline_bounds(bounds, deepest, full=False), ALL, fairness=fairness)
+    baseline = explore(config, None, baseline_bounds(bounds, deepest, full=False), fairness=fairness)
     return runs, baseline
 
 

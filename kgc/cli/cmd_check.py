@@ -52,7 +52,7 @@ from kgc.explorer.trace import format_trace, trace_json
 from kgc.model._compiled import running_compiled
 from kgc.paths import glossary
 from kgc.properties.explain import explain_path
-from kgc.properties.protocol import ALL, for_config
+from kgc.properties.protocol import ALL, DIMENSION_WITNESSES, for_config
 from kgc.properties.temporal import ALL as TEMPORAL
 
 VERB = "check"
@@ -306,7 +306,8 @@ def _output_names(out_dir: Path) -> set[str]:
     with one of the output suffixes), and those the previous run's manifest lists."""
     from kgc.properties.temporal import ALL as TEMPORAL
 
-    stems = {p.name for p in ALL} | {f"witness_{p.name}" for p in ALL} | {p.name for p in TEMPORAL}
+    every = (*ALL, *(p for _, p in DIMENSION_WITNESSES))  # whatever configuration the run had
+    stems = {p.name for p in every} | {f"witness_{p.name}" for p in every} | {p.name for p in TEMPORAL}
     names: set[str] = set()
     manifest = out_dir / MANIFEST
     if manifest.is_file():

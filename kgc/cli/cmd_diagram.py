@@ -43,7 +43,7 @@ from kgc.diagrams.state_graph import DEFAULT_LIMIT, GraphTooLarge, build_state_g
 from kgc.diagrams.state_machine import compare, state_machine_graph
 from kgc.explorer.trace import TraceError
 from kgc.model.config import Config
-from kgc.properties.protocol import ALL
+from kgc.properties.protocol import for_config
 
 VERB = "diagram"
 HELP = "Draw the group state machine, a counterexample's sequence chart, or the state graph."
@@ -114,7 +114,7 @@ def _states(args: argparse.Namespace) -> int:
     bounds = bounds_from_args(args)
     print_header("diagram states", config, bounds, args.strategy)
     progress = None if args.no_progress else progress_reporter()
-    result, obs = explore(config, ALL, args.strategy, bounds, progress, workers=workers_from_args(args))
+    result, obs = explore(config, for_config(config), args.strategy, bounds, progress, workers=workers_from_args(args))
     if progress is not None:
         end_progress()
     title = f"Group state machine derived from {result.stats.distinct_states:,} explored states ({_summary(config)})"
@@ -142,7 +142,7 @@ def _graph(args: argparse.Namespace) -> int:
         raise InputError(f"--limit must be positive, got {args.limit}")
     config = config_from_args(args)
     try:
-        sg = build_state_graph(config, ALL, args.limit)
+        sg = build_state_graph(config, for_config(config), args.limit)
     except GraphTooLarge as exc:
         print(f"kgc: error: {exc}", file=sys.stderr)
         return EXIT_TOO_LARGE

@@ -12,6 +12,15 @@ style, every one-sided behaviour with its shortest witness chart), ``DIR/diff.js
 difference's witness as a trace, ITF and scenario file (``witness-a-1.json`` …, :func:`write_witnesses`),
 which ``kgc explore`` opens.
 
+``--against kafka`` compares instead one configuration (each option once; ``kgc mbt``'s defaults,
+profile java-4.0) with Apache Kafka 4.0.2's coordinator in a JVM: the model's run of its
+transition-cover paths (``--side model``, the default) or the reference's answers to them
+(``--side reference``), each path replayed on Kafka; every differing path is written to ``--out``
+as a trace, a scenario file and (model side) the sequence charts of both runs
+(``kgc/oracle/against.py``). Exit 0 no difference, 1 a path differs, 150 bad input (another
+target, a profile other than java-4.0, ``--rev``), 153 the JVM missing, dead or hung (the report
+so far printed).
+
 Exit codes (``kgc.cli.exits``): 0 the same behaviours and verdicts, 1 they differ, 4 an exploration
 was cut short by ``--time-limit``/``--max-states``/``--max-memory`` (0 with ``--allow-incomplete``), 130/143
 interrupted, 150 malformed input, 255 an internal error.
@@ -67,6 +76,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="REV",
         help="the model of this git revision of the project (once: A = REV, B = the working tree; twice: A, B)",
     )
+    k = p.add_argument_group("against Apache Kafka 4.0.2's coordinator (kgc.oracle.against)")
+    k.add_argument(
+        "--against",
+        metavar="TARGET",
+        help="kafka: replay the model's paths (or, with --side reference, the reference's answers to them) on "
+        "Kafka 4.0.2's coordinator in a JVM; each option then given once; profile java-4.0",
+    )
+    k.add_argument(
+        "--side",
+        choices=("model", "reference"),
+        default="model",
+        help="with --against: whose run of the paths is compared with Kafka's (default: model)",
+    )
     add_bounds_arguments(p)
     p.add_argument("--json", action="store_true", help="print the diff as one JSON object")
     p.add_argument("--out", metavar="DIR", help="write DIR/diff.html and DIR/diff.json")
@@ -113,6 +135,8 @@ def sides(
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.against is not None:
+        return run_against(args)
     from kgc.cli.diff import compare, side_document
     from kgc.cli.revision import side_at_revision
     from kgc.diagrams.diff_page import build_diff_page
@@ -157,6 +181,74 @@ def run(args: argparse.Namespace) -> int:
     if not d["complete"]:
         return exits.OK if args.allow_incomplete else exits.INCOMPLETE
     return exits.OK if d["same"] else exits.FAILED
+
+
+def against_config(args: argparse.Namespace) -> Config:
+    """The one configuration ``--against kafka`` runs: ``kgc mbt``'s defaults (two dynamic consumers,
+    generations <= 1, no fault, profile java-4.0) with the options given, each at most once."""
+    from kgc.harness.scenario.targets import KAFKA_PROFILE
+
+    ns = argparse.Namespace(**{name: None for name in MODEL_FLAGS}, config=None, set=list(args.set))
+    for dest, (flag, _kind) in _SIDE_FLAGS.items():
+        values = getattr(args, dest) or []
+        if len(values) > 1:
+            raise InputError(f"{flag} given {len(values)} times: with --against each option is given once")
+        if values:
+            setattr(ns, dest, "" if dest == "mutant" and values[0] == "none" else values[0])
+    base = Config.from_mapping(
+        {"consumers": 2, "static_consumers": 0, "max_generation": 1, "faults": [], "profile": KAFKA_PROFILE}
+    )
+    config = config_from_args(ns, base)
+    if config.profile.name != KAFKA_PROFILE:
+        raise InputError(f"--against kafka runs Apache Kafka 4.0.2, whose behaviour is --profile {KAFKA_PROFILE}")
+    return config
+
+
+def run_against(args: argparse.Namespace) -> int:
+    """``kgc diff --against kafka``: exit 0 no difference, 1 a path differs (its files in ``--out``),
+    150 bad input, 153 the JVM missing, dead or hung (the report so far printed)."""
+    from kgc.oracle import against, close_shared, unavailable_reason
+
+    if args.against != "kafka":
+        raise InputError(f"--against {args.against}: the one target to diff against is kafka")
+    if args.rev:
+        raise InputError("--rev and --against kafka do not combine: Kafka's side is Kafka 4.0.2's code")
+    config = against_config(args)
+    out_dir = inputs.output_dir(args.out) if args.out else None
+    reason = unavailable_reason()
+    if reason is not None:
+        print(f"kgc diff: the Kafka oracle cannot run: {reason}", file=sys.stderr)
+        return exits.SYSTEM
+    run_side = against.model_against_kafka if args.side == "model" else against.reference_against_kafka
+    if not args.json:
+        print(f"kgc diff: A = the {args.side} (profile java-4.0); B = Apache Kafka 4.0.2's coordinator", flush=True)
+    try:
+        report = run_side(config, out_dir, args.max_states or 100_000)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    finally:
+        close_shared()
+    doc = report.as_json()
+    if out_dir is not None:
+        inputs.write_atomically(out_dir / "diff.json", json.dumps(doc, indent=1) + "\n")
+    if args.json:
+        print(json.dumps(doc, indent=1))
+    else:
+        print(f"  {doc['paths']} paths of the model's transition cover, {doc['compared']} compared on Kafka")
+        if report.coverage is not None:
+            c = report.coverage
+            print(f"  coverage: {c['exercised']}/{c['coordinator_transitions']} coordinator transitions agreed")
+        for why, n in sorted(report.not_expressible.items(), key=lambda kv: -kv[1]):
+            print(f"  not expressible as a scenario ({n}): {why}")
+        if report.known:
+            print(f"  {report.known} paths stopped at a known divergence (known-divergences/kafka-4.0.2.json)")
+        for d in report.differences:
+            print(f"DIFFERENT path {d.path}: {d.reason}" + (f" -> {d.file}" if d.file else ""))
+        print("verdict: " + ("same" if doc["same"] else "different"))
+    if report.aborted:
+        print(f"kgc diff: stopped: {report.aborted}", file=sys.stderr)
+        return exits.SYSTEM
+    return exits.FAILED if report.differences else exits.OK
 
 
 def write_witnesses(d: dict[str, Any], out_dir: Path) -> None:

@@ -42,7 +42,6 @@ from kgc.model.config import Config
 from kgc.model.mutants import CATALOGUE, KILLABLE, NAMES, Mutant
 from kgc.model.profiles import Profile
 from kgc.properties.explain import explain_path
-from kgc.properties.protocol import ALL
 
 VERB = "mutants"
 HELP = "Run the explorer against every catalogued protocol bug (mutant) and report which property kills it."
@@ -154,7 +153,6 @@ def run(args: argparse.Namespace) -> int:
             named or list(KILLABLE),
             bounds,
             full_baseline=args.full_baseline,
-            properties=ALL,
             announce=None if quiet else _announce,
             progress=None if quiet else progress_reporter(),
             fairness=None if args.no_liveness else Fairness(args.fairness),

@@ -41,7 +41,7 @@ from kgc.diagrams.exploration import explore_recording
 from kgc.diagrams.render import RenderError
 from kgc.diagrams.report import ReportInput, build_report, warnings
 from kgc.explorer.request import CheckRequest
-from kgc.properties.protocol import ALL
+from kgc.properties.protocol import for_config
 from kgc.properties.temporal import ALL as TEMPORAL
 from kgc.timing.config import TimingConfig, TimingConfigError
 from kgc.timing.config import load as load_timing
@@ -89,8 +89,9 @@ def run(args: argparse.Namespace) -> int:
     progress = None if args.no_progress else progress_reporter(phase="safety search", strategy=args.strategy)
     recording = fairness is not None
     workers = workers_from_args(args)
+    properties = for_config(config)  # as kgc check: the profile's rebalance_triggers, the dimensions' properties
     result, obs, model = explore_recording(
-        config, ALL, args.strategy, bounds, progress, record_graph=recording, workers=workers
+        config, properties, args.strategy, bounds, progress, record_graph=recording, workers=workers
     )
     if progress is not None:
         end_progress()
@@ -100,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     say: Callable[[str], None] = (lambda _text: None) if args.no_progress else _phase
     if fairness is not None and not cut:
         say("liveness: exploring the state graph and checking its cycles")
-    request = CheckRequest(config, tuple(ALL), TEMPORAL, bounds, args.strategy, fairness=fairness, workers=workers)
+    request = CheckRequest(config, properties, TEMPORAL, bounds, args.strategy, fairness=fairness, workers=workers)
     liveness = live.run(request, result.graph, model) if fairness is not None and not cut else None
     command = "kgc " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["report"] else ""
     inp = ReportInput(result, obs, bounds, command, liveness)

@@ -251,9 +251,17 @@ def build_report(inp: ReportInput, generated_at: _dt.datetime | None = None) -> 
     return "\n".join(parts)
 
 
+def _setting(value: object) -> str:
+    """A configuration value as the command line writes it: a list comma-separated, a list inside
+    it (one consumer's protocols) joined with '+' (``--set protocols=range+roundrobin,roundrobin``)."""
+    if isinstance(value, list):
+        return ", ".join("+".join(map(str, v)) if isinstance(v, list) else str(v) for v in value)
+    return str(value)
+
+
 def _configuration(inp: ReportInput) -> list[str]:
     r, b = inp.result, inp.bounds
-    rows = [(k, ", ".join(v) if isinstance(v, list) else str(v)) for k, v in r.config.describe().items()]
+    rows = [(k, _setting(v)) for k, v in r.config.describe().items()]
     rows.append(("strategy", r.strategy))
     rows.append(("max depth", str(b.max_depth) if b.max_depth else "none"))
     rows.append(("max states", _num(b.max_states) if b.max_states else "none"))

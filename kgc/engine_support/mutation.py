@@ -20,7 +20,7 @@ from kgc.explorer.search import Bounds, Explorer, ProgressFn, Result, Violation
 from kgc.model.config import Config
 from kgc.model.mutants import Mutant
 from kgc.properties.base import Property
-from kgc.properties.protocol import ALL, dimension_properties
+from kgc.properties.protocol import dimension_properties, for_config
 
 WEAK = live.Fairness("weak")
 
@@ -145,7 +145,7 @@ def explore(
     config: Config,
     mutant: Mutant | None,
     bounds: Bounds | None = None,
-    properties: Sequence[Property] = ALL,
+    properties: Sequence[Property] | None = None,
     progress: ProgressFn | None = None,
     step_cache: bool = True,
     fairness: live.Fairness | None = WEAK,
@@ -153,8 +153,10 @@ def explore(
     """Breadth-first search of ``config`` with ``mutant`` switched on (None: the protocol itself),
     stopping at the first violation; when no safety property is violated, the liveness check
     under ``fairness`` (None: no liveness check). ``step_cache=False`` evaluates every check on
-    every transition (the explorer's cross-check of the properties' scopes)."""
+    every transition (the explorer's cross-check of the properties' scopes). ``properties``
+    default to those ``kgc check`` runs for ``config`` (``for_config``: its profile's rules)."""
     bounds = bounds or Bounds()
+    properties = for_config(config) if properties is None else properties
     mutated = replace(config, mutant=mutant.name if mutant is not None else "")
     if mutant is not None and mutant.needs:
         # The configuration the mutant's rule needs (a cooperative assignor), over the run's, with the
@@ -226,7 +228,7 @@ def run_catalogue(
     mutants: Sequence[Mutant],
     bounds: Bounds | None = None,
     full_baseline: bool = False,
-    properties: Sequence[Property] = ALL,
+    properties: Sequence[Property] | None = None,
     announce: Callable[[str], None] | None = None,
     progress: ProgressFn | None = None,
     fairness: live.Fairness | None = WEAK,

@@ -74,6 +74,7 @@ from kgc.model.actions import (
     EXPIRE_SYNC,
     HANDLE,
     RECEIVE,
+    REMOVE_GROUP,
     SEND_COMMIT,
     SEND_FETCH,
     SEND_HEARTBEAT,
@@ -85,7 +86,6 @@ from kgc.model.config import Config
 from kgc.model.names import actor_name, mid_text
 from kgc.model.perturbations import BUDGET_OF, PERTURBATIONS
 from kgc.model.state import State
-from kgc.model.types import GroupState
 from kgc.properties.temporal import ALL, CONSUMER, CONSUMERS, GROUP, WHOLE, Temporal
 
 _kernel: ModuleType | None
@@ -112,6 +112,7 @@ FAIR_KINDS: dict[str, str] = {
     EXPIRE_JOIN: "join_timer",
     EXPIRE_SYNC: "sync_timer",
     STORE_COMPLETE: "store_callback",
+    REMOVE_GROUP: "group_removal",
 }
 
 #: What each class stands for (printed with every verdict).
@@ -127,6 +128,7 @@ CLASS_DOC: dict[str, str] = {
     "join_timer": "the join timer (DelayedJoin, InitialDelayedJoin) completes the join phase",
     "sync_timer": "DelayedSync fires",
     "store_callback": "the storeGroup write completes",
+    "group_removal": "the coordinator removes a Dead group from its cache (dead_group_window)",
 }
 UNFAIR_DOC = "never forced (perturbations, bounded by the budgets): " + ", ".join(
     [*(p.label for p in PERTURBATIONS if p.role != "removal"), "InitialDelayedJoin extension"]
@@ -167,6 +169,7 @@ class Fairness:
                 ("commit", not config.auto_commit),
                 ("fetch", not config.offset_fetch),
                 ("pending_timer", not config.require_known_member_id),
+                ("group_removal", not config.dead_group_window),
             )
             if off
         }
@@ -391,6 +394,7 @@ def build_graph(
     spent = array("h")  # ... and when it spends one (no class)
     within = model.key_within_boundary
     group_of = model.group_of
+    halted = model.spec.halted  # a Dead group no request reaches any more (not one still cached)
     successor_keys = model.successor_keys
     add_class, add_target, add_key, add_depth = classes.append, targets.append, keys.append, depth.append
     complete, stopped_by = True, ""
@@ -399,7 +403,7 @@ def build_graph(
         key = keys[v]
         if not within(key):
             status.append(BOUNDARY)
-        elif group_of(key).state == GroupState.DEAD:
+        elif halted(group_of(key)):
             status.append(DEAD)
         elif not complete or (max_depth is not None and depth[v] >= max_depth):
             status.append(UNEXPLORED)

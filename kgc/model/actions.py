@@ -36,11 +36,15 @@ CRASH = "crash"
 LOSE_RESPONSE = "lose_response"
 UNLOAD = "unload"
 STORE_FAILURE = "store_failure"
+DELETE_GROUP = "delete_group"
+"""An administrator's DeleteGroups of the Empty group (``Config.group_deletion``)."""
+# The coordinator removing a Dead group from its cache (``Config.dead_group_window``): recovery.
+REMOVE_GROUP = "remove_group"
 
 CONSUMER_KINDS = (SEND_JOIN, SEND_HEARTBEAT, SEND_COMMIT, SEND_FETCH, SEND_LEAVE, CHANGE_METADATA, RECEIVE)
 TIMER_KINDS = (EXPIRE_HEARTBEAT, EXPIRE_PENDING, EXPIRE_JOIN, EXPIRE_SYNC, STORE_COMPLETE)
-FAULT_KINDS = (CRASH, LOSE_RESPONSE, UNLOAD, STORE_FAILURE)
-ALL_KINDS = CONSUMER_KINDS + (HANDLE,) + TIMER_KINDS + FAULT_KINDS
+FAULT_KINDS = (CRASH, LOSE_RESPONSE, UNLOAD, STORE_FAILURE, DELETE_GROUP)
+ALL_KINDS = CONSUMER_KINDS + (HANDLE,) + TIMER_KINDS + FAULT_KINDS + (REMOVE_GROUP,)
 
 # Which budget each kind spends: kgc/model/perturbations.py (BUDGET_OF).
 

@@ -50,6 +50,10 @@ JOIN_VERSION_SYNC_PROTOCOL = 7
 (KIP-559: JoinGroup v7 and SyncGroup v5 came together, Kafka 2.5)."""
 JOIN_VERSION_MAX = 9
 """The newest JoinGroup version of Kafka 3.6.2 and 4.0 (``JoinGroupRequest.json``)."""
+JOIN_VERSION_SKIP_ASSIGNMENT = 9
+"""The first JoinGroup version whose answer may tell a leader to skip the assignment (KIP-814,
+Kafka 3.2): a static leader that rejoins a Stable group under a new member id is answered as the
+leader, with the members, instead of with the old leader's id."""
 PROFILES = MODELLED
 """The profiles the model covers (``kgc/model/profiles.py``: those with ``modelled`` set)."""
 
@@ -144,6 +148,21 @@ class Config:
     delay matters to the untimed model (whether an InitialDelayedJoin can be extended)."""
     auto_commit: bool = True
     offset_fetch: bool = False
+    group_deletion: bool = False
+    """An administrator deletes the group while it is Empty (DeleteGroups; Kafka 3.6.2
+    ``GroupCoordinator.handleDeleteGroups``, 4.0 ``GroupMetadataManager.validateDeleteGroup`` and
+    ``createGroupTombstoneRecords``: only an Empty group, else NON_EMPTY_GROUP). The group then does
+    not exist until an id-less JoinGroup creates it anew (generation 0; a commit without a generation
+    would too, which the model's consumers never send); meanwhile a request naming a member is answered
+    as Kafka answers one to a group it does not have, and an OffsetCommit with a generation is refused
+    (``coordinator.commit_to_absent_group``). A deletion spends the ``coordinator_unload`` budget (the
+    group leaves the coordinator's cache), so it needs that fault enabled. Off by default."""
+    dead_group_window: bool = False
+    """Where the profile keeps a Dead group in the coordinator's cache for a while
+    (``Profile.dead_group_cached``: scala-3.x), the unload and the deletion mark the group Dead and a
+    later step (``remove_group``, never bounded) removes it: in between, requests reach the Dead
+    branch of their handler (COORDINATOR_NOT_AVAILABLE; ``coordinator.handle_in_dead_group``).
+    Refused on a profile without that window (java-4.0). Off by default."""
     profile: Profile = DEFAULT_PROFILE
     """The behaviour profile (``kgc/model/profiles.py``): its rule switches are what the model reads.
     Files, the command line, traces and checkpoints carry its name (:meth:`describe`,
@@ -388,6 +407,11 @@ class Config:
         need(
             0 <= self.group_max_size <= 6,
             f"group_max_size must be between 0 (no limit) and 6, got {self.group_max_size}",
+        )
+        need(
+            not self.dead_group_window or self.profile.dead_group_cached,
+            f"dead_group_window needs a profile that keeps a Dead group in the coordinator's cache (scala-3.x); "
+            f"{self.profile.name} removes it in the same operation",
         )
         need(self.initial_rebalance_delay_ms >= 0, "initial_rebalance_delay_ms must not be negative")
         need(self.rebalance_timeout_ms > 0, "rebalance_timeout_ms must be positive")

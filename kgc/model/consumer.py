@@ -57,6 +57,15 @@ from kgc.model.types import ApiKey, Errors, MemberState
 COORDINATOR_ERRORS = frozenset({Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE})
 #: Errors that mean "you are no longer this generation's member" (``resetGenerationOnResponseError``).
 MEMBER_ERRORS = frozenset({Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION})
+#: JoinGroup errors the Java client treats as fatal, among those the model's coordinator answers:
+#: kafka-clients 4.0.2 ``AbstractCoordinator.JoinGroupResponseHandler`` raises them ("JoinGroup failed
+#: due to fatal error", ``GroupMaxSizeReachedException`` for GROUP_MAX_SIZE_REACHED) and, none being a
+#: ``RetriableException``, ``joinGroupIfNeeded`` throws them out of ``poll`` to the application
+#: (``else if (!future.isRetriable()) throw exception``). FENCED_INSTANCE_ID, fatal on every request,
+#: is handled before (``fenced``).
+FATAL_JOIN_ERRORS = frozenset(
+    {Errors.INCONSISTENT_GROUP_PROTOCOL, Errors.INVALID_SESSION_TIMEOUT, Errors.GROUP_MAX_SIZE_REACHED}
+)
 
 
 def _send(consumer: Consumer, request: Request, **changes: Any) -> Consumer:
@@ -176,6 +185,17 @@ def fenced(consumer: Consumer) -> Consumer:
     )
 
 
+def refused(consumer: Consumer) -> Consumer:
+    """A fatal JoinGroup or SyncGroup error (:data:`FATAL_JOIN_ERRORS`; SyncGroup's
+    INCONSISTENT_GROUP_PROTOCOL, which ``SyncGroupResponseHandler`` raises as an unexpected
+    ``KafkaException``) reaches the application from ``poll``; the model's application closes the
+    consumer, as for FENCED_INSTANCE_ID: it gives up its partitions and stops taking part. (The
+    Java client has already called ``requestRejoin``, so an application that polls again would
+    rejoin and be refused again; the model leaves that loop out. ``close`` sends no LeaveGroup here:
+    the member id it might hold is removed by the refusal (GROUP_MAX_SIZE_REACHED) or by its timer.)"""
+    return fenced(consumer)
+
+
 def receive(config: Config, consumer: Consumer, index: int = -1) -> Consumer:
     """Handle the response at the head of consumer ``index``'s connection (-1: an eager consumer)."""
     response = consumer.responses[0]
@@ -186,6 +206,8 @@ def receive(config: Config, consumer: Consumer, index: int = -1) -> Consumer:
     if api == ApiKey.JOIN_GROUP:
         return _on_join_response(config, c, response)
     if api == ApiKey.SYNC_GROUP:
+        if error == Errors.INCONSISTENT_GROUP_PROTOCOL:
+            return refused(c)
         if error == Errors.NONE:
             # onJoinComplete → onPartitionsAssigned.
             owned = response.assignment
@@ -261,6 +283,8 @@ def _on_join_response(config: Config, c: Consumer, response: Response) -> Consum
         # KIP-394: rejoin at once with the id the coordinator handed out.
         request = join_request(config, response.mid[0], response.mid, c.meta, c.owned, c.generation)
         return _send(replace(c, mid=response.mid), request)
+    if error in FATAL_JOIN_ERRORS:
+        return refused(c)
     if error == Errors.UNKNOWN_MEMBER_ID:
         return _reset(c, reset_member_id=True, keep_owned=not RULES[config.mutant].reset_reruns_join_prepare)
     if error in COORDINATOR_ERRORS and not RULES[config.mutant].retry_after_coordinator_error:

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kgc.model.actions import Answer, Chooser
-from kgc.model.config import JOIN_VERSION_STATIC, Config
+from kgc.model.config import JOIN_VERSION_SKIP_ASSIGNMENT, JOIN_VERSION_STATIC, Config
 from kgc.model.mutants import RULES
 from kgc.model.state import (
     EMPTY_PROTOCOL_TYPE,
@@ -78,6 +78,7 @@ class GroupTx:
         self.addressable = group.addressable
         self.protocol = group.protocol
         self.protocol_type = group.protocol_type
+        self.deleted = group.deleted
         self.path: list[GroupState] = []
         self.answers: list[Answer] = []
         self.evicted: list[MemberId] = []
@@ -98,6 +99,7 @@ class GroupTx:
             and self.protocol == g.protocol
             and self.protocol_type == g.protocol_type
             and self.stale_heartbeats == g.stale_heartbeats
+            and self.deleted == g.deleted
             and len(self.members) == len(g.members)
             and len(self.pending) == len(g.pending)
             and all(self.members.get(m.mid) is m for m in g.members)
@@ -120,6 +122,7 @@ class GroupTx:
                 self.protocol,
                 self.protocol_type,
                 self.stale_heartbeats,
+                self.deleted,
             ),
         )
 
@@ -477,6 +480,8 @@ def handle_request(tx: GroupTx, consumer: int, request: Request, in_use: set[Mem
         # GroupCoordinatorService.joinGroup. The group is not created and nothing changes.
         tx.respond(consumer, Response(ApiKey.JOIN_GROUP, Errors.INVALID_SESSION_TIMEOUT))
         return False
+    if tx.deleted and tx.state == EMPTY and not handle_in_absent_group(tx, consumer, request):
+        return False
     if tx.state == DEAD:
         handle_in_dead_group(tx, consumer, request)
         return False
@@ -518,6 +523,93 @@ def handle_in_dead_group(tx: GroupTx, consumer: int, request: Request) -> None:
     tx.respond(consumer, _error_response(request.api, tx.config.profile.dead_group_error))
 
 
+COMMIT_VERSION = 8
+"""The OffsetCommit version the model's consumers send where it matters (a commit to a group that
+does not exist): below v9, so ILLEGAL_GENERATION on both profiles; the java-4.0 answer to v9+,
+GROUP_ID_NOT_FOUND, is reached by the judge only."""
+
+
+def handle_in_absent_group(tx: GroupTx, consumer: int, request: Request) -> bool:
+    """A request to a group the coordinator does not have (``Group.deleted`` and Empty, after a
+    deletion). Returns whether the request goes on to the handlers, on the group it creates or on
+    the absent group's fields, whose answers are Kafka's for a missing group: an id-less JoinGroup
+    creates the group (3.6.2 ``GroupCoordinator.handleJoinGroup``: ``getOrMaybeCreateGroup(groupId,
+    isUnknownMember)``; 4.0 ``GroupMetadataManager.classicGroupJoinToClassicGroup``:
+    ``getOrMaybeCreateClassicGroup(groupId, isUnknownMember)``), as an OffsetCommit without a
+    generation does (``commit_to_absent_group``); a JoinGroup, SyncGroup or Heartbeat naming a member
+    is answered UNKNOWN_MEMBER_ID (3.6.2 ``case None``; 4.0 the ``GroupIdNotFoundException`` branches
+    of ``classicGroupJoinToClassicGroup``, ``classicGroupSync``, ``classicGroupHeartbeat``), which the
+    absent group's empty member list gives; a LeaveGroup gets UNKNOWN_MEMBER_ID for its member and
+    an OffsetFetch no offsets, likewise; an OffsetCommit with a generation is refused and creates
+    nothing (:func:`commit_to_absent_group`)."""
+    if request.api == ApiKey.OFFSET_COMMIT:
+        error = commit_to_absent_group(tx.config, request.generation, COMMIT_VERSION)
+        if error is not None:
+            tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, error))
+            return False
+        tx.deleted = False
+    elif request.api == ApiKey.JOIN_GROUP and request.mid == NO_MEMBER:
+        tx.deleted = False
+    return True
+
+
+def delete_group(tx: GroupTx) -> None:
+    """DeleteGroups of the Empty group (``Config.group_deletion``; 3.6.2
+    ``GroupCoordinator.handleDeleteGroups``: ``case Empty => group.transitionTo(Dead)``, then
+    ``GroupMetadataManager.cleanupGroupMetadata`` removes it from the cache; 4.0
+    ``GroupMetadataManager.validateDeleteGroup`` and the tombstone whose replay removes the group).
+    With ``Config.dead_group_window`` the group stays Dead in the cache until :func:`remove_group`;
+    otherwise it is gone at once (:func:`kgc.model.state.absent_group`). Its pending member ids go
+    with it (no handler of a Dead group reads them)."""
+    if tx.config.profile.dead_group_cached:
+        tx.transition_to(DEAD)
+    tx.pending.clear()
+    tx.deleted = True
+    if tx.config.dead_group_window:
+        tx.state = DEAD
+        tx.addressable = True
+    else:
+        _become_absent(tx)
+
+
+def remove_group(tx: GroupTx) -> None:
+    """The coordinator removes the Dead group from its cache (``Config.dead_group_window``; 3.6.2
+    ``groupMetadataCache.remove`` in ``cleanupGroupMetadata`` and ``removeGroupsAndOffsets``): a
+    deleted group is then absent; an unloaded one is no longer this coordinator's (NOT_COORDINATOR,
+    the explorer halts)."""
+    if tx.deleted:
+        _become_absent(tx)
+        return
+    tx.addressable = False
+    tx.pending.clear()
+    tx.protocol = NO_PROTOCOL
+    tx.protocol_type = NO_PROTOCOL
+
+
+def _become_absent(tx: GroupTx) -> None:
+    """No group by this id: a new group's fields (``absent_group``), not a transition of the old
+    one, except the generation. Kafka's next group of this id starts again at generation 0; the
+    model's continues the deleted group's numbering. No handler compares a generation of one group
+    with the other's before finding the member unknown (JoinGroup, SyncGroup, Heartbeat and
+    OffsetCommit validate the member first; the deleted group's member ids are never handed out
+    again), so every answer is the same, and the properties that compare generations
+    (``exclusive_ownership``, ``one_join_per_generation``) keep meaning "the same generation of the
+    same group" across a deletion."""
+    tx.state = EMPTY
+    tx.leader = NO_MEMBER
+    tx.members.clear()
+    tx.pending.clear()
+    tx.join_timer = JoinTimer.NONE
+    tx.new_member_added = False
+    tx.stores = ()
+    tx.stale_sync = False
+    tx.stale_heartbeats = ()
+    tx.addressable = False
+    tx.protocol = NO_PROTOCOL
+    tx.protocol_type = NO_PROTOCOL
+    tx.deleted = True
+
+
 def commit_to_absent_group(config: Config, generation: int, api_version: int) -> Errors | None:
     """An OffsetCommit to a group the coordinator does not have. None: the commit (generation < 0,
     a client without group management) creates an Empty group and is stored. Otherwise the error
@@ -528,8 +620,8 @@ def commit_to_absent_group(config: Config, generation: int, api_version: int) ->
     (4.0 ``OffsetMetadataManager.validateOffsetCommit``; ``Profile.commit_unknown_group_v9_group_id_not_found``).
 
     The model's group exists from the start (``initial_group``: Kafka creates it on the first
-    id-less JoinGroup), so the explorer never sends this; the judge follows scenarios that begin
-    before any group exists."""
+    id-less JoinGroup), so the explorer sends this only after a deletion (``Config.group_deletion``,
+    :func:`handle_in_absent_group`); the judge follows scenarios that begin before any group exists."""
     if generation < 0:
         return None
     if config.profile.commit_unknown_group_v9_group_id_not_found and api_version >= 9:
@@ -702,6 +794,14 @@ def update_static_member_and_rebalance(
         # (Up to 2.5.0 CompletingRebalance was answered so too, KAFKA-9801: the leader's plan then
         # names the old member id.)
         tx.update(new, awaiting_join=False)
+        if tx.state == STABLE and tx.leader == new and tx.config.join_version(consumer) >= JOIN_VERSION_SKIP_ASSIGNMENT:
+            # KIP-814 (JoinGroup v9+): the returning leader is answered as the leader, with the
+            # members, and told to skip the assignment (3.6.2 ``updateStaticMemberAndRebalance``,
+            # ``supportSkippingAssignment``; 4.0 ``updateStaticMemberThenRebalanceOrCompleteJoin``).
+            # The skip flag itself is not modelled: a Stable group hands out the stored assignment
+            # whatever the leader's SyncGroup carries.
+            tx.respond(consumer, _current_join_response(tx, new))
+            return False
         tx.respond(consumer, replace(_current_join_response(tx, new), leader=current_leader, members=()))
         return False
     if tx.state == CR:
@@ -1010,7 +1110,8 @@ def mark_dead(tx: GroupTx) -> None:
     parked JoinGroups and SyncGroups answered NOT_COORDINATOR), seen by a request that obtained
     the group object before it was removed (KAFKA-8386; Kafka's ``…DeadGroup`` tests). The group
     object keeps its generation, leader, members and pending ids; its timers and writes no longer
-    act (the explorer halts a Dead group)."""
+    act. The explorer takes it for an unload with ``Config.dead_group_window`` (then
+    :func:`remove_group` ends the window); the judge for a scenario's ``mark_dead``."""
     _release_parked(tx)
     tx.join_timer = JoinTimer.NONE
     tx.new_member_added = False

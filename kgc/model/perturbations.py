@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from kgc.model.actions import CHANGE_METADATA, CRASH, LOSE_RESPONSE, SEND_LEAVE, STORE_FAILURE, UNLOAD
+from kgc.model.actions import CHANGE_METADATA, CRASH, DELETE_GROUP, LOSE_RESPONSE, SEND_LEAVE, STORE_FAILURE, UNLOAD
 
 ROLES: Final = ("consumer", "crash", "lost", "removal", "shared")
 """Who takes a perturbation (see the module docstring)."""
@@ -56,7 +56,12 @@ PERTURBATIONS: Final[tuple[Perturbation, ...]] = (
         "lost_response", (LOSE_RESPONSE,), "lost", True, "lose_response", "an answer is lost on its way to the consumer"
     ),
     Perturbation(
-        "coordinator_unload", (UNLOAD,), "shared", True, "unload", "the coordinator loses the group's partition"
+        "coordinator_unload",
+        (UNLOAD, DELETE_GROUP),
+        "shared",
+        True,
+        "unload",
+        "the group leaves the coordinator's cache: its partition is unloaded, or the Empty group is deleted",
     ),
     Perturbation(
         "store_failure", (STORE_FAILURE,), "shared", True, "store_failure", "the write of the leader's plan fails"

@@ -117,6 +117,16 @@ class Profile:
     #: write to its ``__consumer_offsets`` partition commits; Scala lists every group in memory that is
     #: not Dead (``GroupCoordinator.handleListGroups``, 3.6.2).
     list_groups_reads_committed: bool = False
+    #: docs/model-scope.md (A Dead group that stays addressable): a group marked Dead stays in the
+    #: coordinator's cache for a while, so a request that looked it up before reaches its Dead branch.
+    #: Scala: ``handleDeleteGroups`` turns an Empty group Dead under the group lock and
+    #: ``cleanupGroupMetadata`` removes it from the cache after (``groupMetadataCache.remove``), and
+    #: ``removeGroupsAndOffsets`` runs ``onGroupUnloaded`` before removing the group (3.6.2
+    #: ``GroupCoordinator.scala``, ``GroupMetadataManager.scala``). Java 4.0 has no such window: a
+    #: deleted group is removed when its tombstone is replayed, in the same operation
+    #: (``GroupMetadataManager.replay``: "Tombstone. Group should be removed."), and a classic group
+    #: turns Dead only in ``onUnloaded``, when the whole shard goes (4.0.2).
+    dead_group_cached: bool = True
     #: Whether the model (``kgc/model/coordinator.py``) covers this profile's rules.
     modelled: bool = False
     #: The modelled profile whose rules stand in for this one when a run is checked against the
@@ -166,6 +176,7 @@ JAVA_4_0 = Profile(
     leave_cancels_pending_timer=True,
     request_timed_out_maps_to=Errors.COORDINATOR_NOT_AVAILABLE,
     list_groups_reads_committed=True,
+    dead_group_cached=False,
     modelled=True,
     model_profile="java-4.0",
 )

@@ -135,8 +135,9 @@ class Group(NamedTuple):
     """Dead and still in the coordinator's cache (``mark_dead``): a request that obtained the group
     object before the coordinator dropped it, or after a deletion, reaches the Dead branch of its
     handler, which answers COORDINATOR_NOT_AVAILABLE (2.3+, KAFKA-8386) instead of the
-    NOT_COORDINATOR of a group no longer cached. The explorer never reaches it (its unload drops
-    the group); the judge does, for Kafka's ``…DeadGroup`` tests."""
+    NOT_COORDINATOR of a group no longer cached. The explorer reaches it with
+    ``Config.dead_group_window`` (an unload or a deletion, until ``remove_group``); the judge for
+    Kafka's ``…DeadGroup`` tests."""
     protocol: int = NO_PROTOCOL
     """``protocolName``: the protocol ``selectProtocol`` chose at the last join completion with
     members; NO_PROTOCOL before the first and after one that left the group Empty."""
@@ -149,6 +150,11 @@ class Group(NamedTuple):
     protocol: ``onCompleteJoin`` completes the timer of each member it removes
     (``removeHeartbeatForLeavingMember``, apache/kafka#5556, KAFKA-7196, 2.1.0); the mutant
     ``complete_join_keeps_heartbeats`` (KAFKA-7196 put back) leaves them armed."""
+    deleted: bool = False
+    """The group was deleted (DeleteGroups, ``Config.group_deletion``). Dead (and ``addressable``):
+    deleted and still in the coordinator's cache. Empty: the coordinator has no group by this id (an
+    *absent* group, :func:`absent_group`) until an id-less JoinGroup creates it anew. Never set in the
+    default configuration, where the group exists from the start."""
 
     def member(self, mid: MemberId) -> Member | None:
         for m in self.members:
@@ -254,6 +260,18 @@ def initial_group() -> Group:
     """A new group: Empty, generation 0 (docs/kafka/group.md#what-it-keeps; Kafka creates it on the first JoinGroup
     with an empty member id, which the model folds into the initial state)."""
     return Group(GroupState.EMPTY, 0, NO_MEMBER, (), (), JoinTimer.NONE, False, ())
+
+
+def absent_group() -> Group:
+    """No group by this id on the coordinator (after a deletion): a new group's fields, marked
+    ``deleted``. Requests to it are answered as Kafka answers them for a group it does not have
+    (``coordinator.handle_request``)."""
+    return initial_group()._replace(deleted=True)
+
+
+def is_absent(group: Group) -> bool:
+    """The coordinator has no group by this id (``absent_group``)."""
+    return group.deleted and group.state == GroupState.EMPTY
 
 
 def initial_consumer() -> Consumer:

@@ -38,12 +38,14 @@ from kgc.model import coordinator as coord
 from kgc.model import generations
 from kgc.model.actions import (
     CRASH,
+    DELETE_GROUP,
     EXPIRE_HEARTBEAT,
     EXPIRE_JOIN,
     EXPIRE_PENDING,
     EXPIRE_SYNC,
     HANDLE,
     LOSE_RESPONSE,
+    REMOVE_GROUP,
     STORE_COMPLETE,
     STORE_FAILURE,
     UNLOAD,
@@ -67,6 +69,7 @@ from kgc.model.state import (
     State,
     initial_consumer,
     initial_group,
+    is_absent,
     replace,
 )
 from kgc.model.types import ApiKey, Errors, GroupState
@@ -234,8 +237,10 @@ class ClassicGroupModel:
 
     def halted(self, group: Group) -> bool:
         """The group left this coordinator (unloaded): its next life elsewhere is not modelled,
-        so nothing happens any more."""
-        return group.state == GroupState.DEAD
+        so nothing happens any more. A Dead group still in the cache (``Group.addressable``,
+        ``Config.dead_group_window``) is not halted: requests reach its Dead branch until the
+        coordinator removes it."""
+        return group.state == GroupState.DEAD and not group.addressable
 
     def holder(self, cons: Consumer) -> MemberId:
         """The member id a consumer holds (``NO_MEMBER`` when none): the one it knows or, while it
@@ -388,6 +393,10 @@ class ClassicGroupModel:
         cfg = self.config
         steps: list[tuple[Action, Group]] = []
         if group.state == GroupState.DEAD:
+            if group.addressable and cfg.dead_group_window:
+                # Recovery: the coordinator removes the Dead group from its cache (never bounded).
+                steps += _run(group, cfg, REMOVE_GROUP, None, coord.remove_group)
+                return [(a, (), g, _deliveries(a.answers), ()) for a, g in steps]
             return []
         for m in group.members:
             if coord.member_is_alive(m, cfg.mutant):
@@ -427,7 +436,17 @@ class ClassicGroupModel:
         Each spends its own budget (``BUDGET_OF``)."""
         steps: list[tuple[Action, Group]] = []
         if group.state != GroupState.DEAD and self.config.has("coordinator_unload"):
-            steps += _run(group, self.config, UNLOAD, None, coord.unload)
+            # With the Dead window (Config.dead_group_window) the unloaded group stays in the cache a
+            # while (coord.mark_dead); a group that does not exist has no object to keep.
+            window = self.config.dead_group_window and not is_absent(group)
+            steps += _run(group, self.config, UNLOAD, None, coord.mark_dead if window else coord.unload)
+        if (
+            self.config.group_deletion
+            and self.config.has("coordinator_unload")
+            and group.state == GroupState.EMPTY
+            and not group.deleted
+        ):
+            steps += _run(group, self.config, DELETE_GROUP, None, coord.delete_group)
         if group.stores and self.config.has("store_failure"):
             steps += _run(group, self.config, STORE_FAILURE, None, lambda tx: coord.store_callback(tx, ok=False))
         return [(a, (BUDGET_OF[a.kind],), g, _deliveries(a.answers), ()) for a, g in steps]

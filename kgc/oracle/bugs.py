@@ -34,7 +34,6 @@ from kgc.model.config import Config
 from kgc.model.mutants import COORDINATOR, by_name
 from kgc.model.profiles import JAVA_4_0
 from kgc.model.state import State
-from kgc.properties.protocol import ALL
 
 
 @dataclass(frozen=True)
@@ -156,7 +155,7 @@ def replayable(bug: Bug) -> bool:
 def replay_on_kafka(bug: Bug, base: Config | None = None) -> BugReplay:
     """Find the bug's shortest counterexample under Kafka 4.0.2's rules and replay it on Kafka."""
     config = replace(base or Config(), profile=JAVA_4_0, mutant=bug.mutant)
-    outcome = explore(config, by_name(bug.mutant), properties=ALL, fairness=None)
+    outcome = explore(config, by_name(bug.mutant), fairness=None)
     if not outcome.result.violations:
         raise ValueError(f"{bug.id}: no safety counterexample under the java-4.0 profile")
     steps = outcome.result.violations[0].path

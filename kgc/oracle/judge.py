@@ -55,10 +55,11 @@ from kgc.model.actions import (
     STORE_FAILURE,
     UNLOAD,
     Action,
+    Answer,
 )
 from kgc.model.config import Config
 from kgc.model.names import effects_text, group_text, mid_text
-from kgc.model.state import NO_MEMBER, Group, JoinTimer, MemberId, State, initial_group
+from kgc.model.state import NO_MEMBER, Group, JoinTimer, MemberId, Response, State, initial_group
 from kgc.model.types import ApiKey, Errors, GroupState
 from kgc.oracle.coordinator import KafkaCoordinator, broker_properties
 from kgc.reference.controls import StoreCompletion
@@ -84,6 +85,12 @@ REBALANCE_TIMEOUT_MS = 10_000
 
 HELD_BACK = "answers held back while a group write is outstanding"
 NEW_MEMBER_ADDED_KEPT = "newMemberAdded kept after the join phase completes"
+OTHER_CHOICE = "Kafka made another of the model's arbitrary choices"
+"""Where Kafka decides by the order of a hash map keyed by random member ids (a new leader:
+``ClassicGroup.maybeElectNewJoinedLeader`` iterates ``members``, a ``HashMap``, 4.0.2), the model
+takes every choice as a transition of its own. A path whose choice Kafka did not make stops there
+when Kafka's step is exactly one of the model's other choices (its answers, states entered,
+evictions and group): not a difference, a transition Kafka could not be steered into."""
 
 
 @dataclass
@@ -104,6 +111,10 @@ class PathVerdict:
     held: tuple[int, ...] = ()
     """Steps (0-based) whose answer Kafka still held back at the end of the path (a write
     outstanding, the known divergence): agreed on everything but that answer, never judged."""
+    kafka_step: tuple[Action, State] | None = None
+    """At a difference: Kafka's side of the differing step in the model's terms (the step with
+    Kafka's answers, states entered and evictions, and the state with Kafka's abstract group), for
+    the chart of both runs; None when Kafka's group could not be abstracted."""
 
 
 @dataclass(frozen=True)
@@ -151,8 +162,8 @@ class PathRun:
         self.kafka = KafkaCoordinator(
             broker_properties(
                 initial_rebalance_delay_ms=config.initial_rebalance_delay_ms,
-                min_session_timeout_ms=6000,
-                max_session_timeout_ms=1_800_000,
+                min_session_timeout_ms=config.group_min_session_timeout_ms,
+                max_session_timeout_ms=max(config.group_max_session_timeout_ms, SESSION_TIMEOUT_MS),
                 group_max_size=config.group_max_size if config.group_max_size > 0 else 2**31 - 1,
             ),
             StoreCompletion.MANUAL,
@@ -176,6 +187,8 @@ class PathRun:
         self.released: list[int] = []
         self.records: list[tuple[StepRecord, CoordinatorSnapshot]] = []
         self.snapshot = CoordinatorSnapshot(0, {}, (), ())
+        self.responses: list[tuple[int, Response]] = []
+        self.kafka_step: tuple[Action, State] | None = None
         self.kafka.observe(self._observe)
 
     def _observe(self, record: StepRecord) -> None:
@@ -196,13 +209,13 @@ class PathRun:
                     self._bind_required(handled[k].get("member"))
                 op = self.translation.request_op(index, actor, request)
                 if isinstance(op, ops.Join):
-                    op = ops.Join(
-                        op.member,
-                        member_id=op.member_id,
-                        protocols=op.protocols,
-                        group_instance_id=op.group_instance_id,
-                        api_version=4 if self.config.require_known_member_id else None,
-                    )
+                    # The version the model's consumer sends (Config.join_version: KIP-394 v4+,
+                    # KIP-345 v5+); without join_versions, v4 or the scenario's default.
+                    consumer = self.translation.consumer_index(actor)
+                    version: int | None = 4 if self.config.require_known_member_id else None
+                    if consumer < len(self.config.join_versions):
+                        version = self.config.join_versions[consumer]
+                    op = dataclasses.replace(op, api_version=version)
                 if isinstance(op, ops.Sync) and op.assignment:
                     # Partitions as the abstraction reads them (kgc.harness.fuzz.client.encode_partitions).
                     plan = {name: part.replace("+", ",") for name, part in op.assignment.items()}
@@ -301,6 +314,7 @@ class PathRun:
 
     def _answers(self, events: list[Event], snapshot: CoordinatorSnapshot, before: CoordinatorSnapshot) -> Counter[Any]:
         out: Counter[Any] = Counter()
+        self.responses = []
         for event in events:
             if not isinstance(event, ResponseEvent):
                 continue
@@ -308,8 +322,23 @@ class PathRun:
             generation = -1
             if isinstance(event.body, SyncGroupResponse):
                 generation = self._assignment_generation(event.request_id, snapshot, before)
-            out[(consumer, core(abstract_response(event.body, self.ids, generation)))] += 1
+            response = abstract_response(event.body, self.ids, generation)
+            self.responses.append((consumer, response))
+            out[(consumer, core(response))] += 1
         return out
+
+    def _kafka_step(
+        self, action: Action, after: State, group: Group, path: tuple[GroupState, ...], evicted: Counter[Any]
+    ) -> None:
+        """Kafka's side of a step in the model's terms: its answers (each with the flags of the
+        model's answer to the same consumer, else delivered and unread), the states it entered,
+        the members it evicted, and the model's state after the step with Kafka's group."""
+        flags = {a.consumer: a for a in action.answers}
+        answers = tuple(
+            flags[c]._replace(response=r) if c in flags else Answer(c, r, True) for c, r in self.responses if c >= 0
+        )
+        kafka_action = action._replace(answers=answers, path=path, evicted=tuple(m for m in evicted.elements()))
+        self.kafka_step = (kafka_action, after._replace(group=group))
 
     def _assignment_generation(self, request_id: RequestId, *snapshots: CoordinatorSnapshot) -> int:
         member_id = self.sent_member.get(request_id, "")
@@ -319,6 +348,38 @@ class PathRun:
             if member is not None:
                 return member.assignment_generation
         return -1
+
+    def _other_choice(
+        self,
+        before: State,
+        action: Action,
+        answers: Counter[Any],
+        group: Group,
+        path: tuple[GroupState, ...],
+        evicted: Counter[Any],
+    ) -> list[Any] | None:
+        """The choice of another model transition from ``before`` (the same step, another of its
+        arbitrary choices) that Kafka's step equals in every compared respect, or None."""
+        from kgc.model.system import ClassicGroupModel
+
+        for other, after in ClassicGroupModel(self.config).successors(before):
+            if other.choice == action.choice or other._replace(
+                choice=(), answers=(), path=(), evicted=(), request=None
+            ) != action._replace(choice=(), answers=(), path=(), evicted=(), request=None):
+                continue
+            wanted: Counter[Any] = Counter((a.consumer, core(a.response)) for a in other.answers)
+            expected = _without_orphans(after.group)
+            if after.group.join_timer != JoinTimer.INITIAL_DELAYED_JOIN:
+                # newMemberAdded kept by Kafka, read only by an InitialDelayedJoin (known divergence)
+                expected = expected._replace(new_member_added=group.new_member_added)
+            if (
+                answers == wanted
+                and path == tuple(other.path)
+                and evicted == Counter(other.evicted)
+                and group == expected
+            ):
+                return list(other.choice)
+        return None
 
     def judge(self, index: int, before: State, action: Action, after: State) -> StepVerdict:
         """Drive the model's transition ``index`` (``before`` --``action``--> ``after``) on Kafka
@@ -337,6 +398,7 @@ class PathRun:
                 return StepVerdict("agreed")
         why = self._drive(index, action)
         if why is not None:
+            self.kafka_step = (action._replace(answers=(), path=(), evicted=()), before)  # nothing happened
             return StepVerdict("differs", why)
         events = [*self.early_events, *self.kafka.take_events()]
         self.early_events = []
@@ -350,6 +412,11 @@ class PathRun:
             return StepVerdict("differs", f"{label}: {exc}")
         previous, self.snapshot = self.snapshot, snapshot
         model_answers: Counter[Any] = Counter((a.consumer, core(a.response)) for a in action.answers)
+        path = tuple(e.state for e in events if isinstance(e, GroupStateChanged))
+        evicted = Counter(
+            self.ids.get(e.member_id) for e in events if isinstance(e, MemberRemoved) and e.cause.is_eviction
+        )
+        self._kafka_step(action, after, kafka_group, path, evicted)
         for held in list(self.held):  # an answer Kafka held back, released now: judged by the model's
             if answers[held.answer] > 0:
                 answers[held.answer] -= 1
@@ -372,6 +439,10 @@ class PathRun:
                 ((answer, _n),) = missing.items()
                 self.held.append(Held(index, answer))
                 model_answers -= Counter({answer: 1})
+        if answers != model_answers and action.choice:
+            other = self._other_choice(before, action, answers, kafka_group, path, evicted)
+            if other is not None:
+                return StepVerdict("known", f"{OTHER_CHOICE}: {label}: Kafka's is the model's choice {other}")
         if answers != model_answers:
             return StepVerdict(
                 "differs",
@@ -381,7 +452,6 @@ class PathRun:
                     for h in self.held
                 ),
             )
-        path = tuple(e.state for e in events if isinstance(e, GroupStateChanged))
         if action.kind == UNLOAD and GROUP_ID not in previous.groups and GROUP_ID not in snapshot.groups:
             # Kafka creates the group at its first request; the model folds that into its initial
             # group (kgc.harness.fuzz.abstraction). Unloading the partition before any request is the
@@ -389,14 +459,12 @@ class PathRun:
             # (CoordinatorRuntime, no active context, 4.0.2).
             path = (GroupState.DEAD,)
             kafka_group = initial_group()._replace(state=GroupState.DEAD)
+            self._kafka_step(action, after, kafka_group, path, evicted)
         if path != tuple(action.path):
             model_path = [s.name for s in action.path]
             return StepVerdict(
                 "differs", f"{label}: states entered: model {model_path}, Kafka {[s.name for s in path]}"
             )
-        evicted = Counter(
-            self.ids.get(e.member_id) for e in events if isinstance(e, MemberRemoved) and e.cause.is_eviction
-        )
         if evicted != Counter(action.evicted):
             model_ev = sorted(mid_text(m) for m in action.evicted)
             return StepVerdict(
@@ -415,6 +483,10 @@ class PathRun:
                 kafka_group = expected
         elif kafka_group == expected:
             self.stale_flag = kafka_group.new_member_added and self.stale_flag
+        if kafka_group != expected and action.choice:
+            other = self._other_choice(before, action, answers, kafka_group, path, evicted)
+            if other is not None:
+                return StepVerdict("known", f"{OTHER_CHOICE}: {label}: Kafka's is the model's choice {other}")
         if kafka_group != expected:
             diff = ", ".join(group_diff(kafka_group, expected)) or ", ".join(
                 f for f in Group._fields if getattr(kafka_group, f) != getattr(expected, f)
@@ -477,7 +549,7 @@ def run_path(config: Config, doc: dict[str, Any], steps: list[tuple[State, Actio
             if verdict.verdict == "known":
                 return PathVerdict("known", agreed, verdict.reason, i, held)
             if verdict.verdict == "differs":
-                return PathVerdict("failed", agreed, verdict.reason, i, held)
+                return PathVerdict("failed", agreed, verdict.reason, i, held, run.kafka_step)
             agreed += 1
         return PathVerdict("passed", agreed, held=tuple(h.step for h in run.held))
     finally:

@@ -182,6 +182,38 @@ def path_trace(graph: Graph, config: Config, path: list[int]) -> dict[str, Any]:
     )
 
 
+def write_difference(
+    out_dir: Path,
+    name: str,
+    trace: dict[str, Any],
+    prefix: list[tuple[Action | None, State]],
+    verdict: judge.PathVerdict,
+    config: Config,
+) -> Path:
+    """A path's first difference as files in ``out_dir``: ``NAME.json`` (the model's trace up to the
+    differing step, with ``kafka_difference``), ``NAME.scenario.json`` (the steps as a scenario, its
+    expectations observed on the reference, when a scenario can express them: ``kgc replay --target
+    kafka`` then shows the difference where the reference agrees with the model) and ``NAME.svg``
+    (the sequence charts of the model's run and Kafka's, side by side, ``kgc.oracle.chart``).
+    Returns the trace's path."""
+    from kgc.harness.scenario.format import ScenarioError
+    from kgc.harness.scenario.from_trace import TraceNotTranslatable, scenario_from_trace
+    from kgc.oracle.chart import kafka_trace, side_by_side
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target = out_dir / f"{name}.json"
+    target.write_text(json.dumps({**trace, "kafka_difference": verdict.reason}, indent=2) + "\n")
+    try:
+        scenario = scenario_from_trace(trace, name)
+    except (TraceNotTranslatable, ScenarioError):
+        scenario = None
+    if scenario is not None:
+        (out_dir / f"{name}.scenario.json").write_text(json.dumps(scenario, indent=1) + "\n")
+    kafka_doc = kafka_trace(prefix, verdict.kafka_step, config.describe())
+    (out_dir / f"{name}.svg").write_text(side_by_side(trace, kafka_doc, verdict.reason) + "\n")
+    return target
+
+
 HELD_BACK = judge.HELD_BACK
 """The known divergence (known-divergences/kafka-4.0.2.json) a path meets when Kafka's runtime holds
 an answer back until the leader's write commits (CoordinatorRuntime, waitForPendingWrites, 4.0.2):
@@ -236,15 +268,12 @@ def run(config: Config, out_dir: Path | None = None, max_states: int = 100_000) 
             report.paths.append(PathOutcome(k, path, "known", verdict.reason))
             stopped.setdefault(path[verdict.step], verdict.reason.split(":")[0])
             continue
-        prefix = [(None, graph.states[0]), *((a, after) for _b, a, after in steps[: verdict.step + 1])]
+        prefix: list[tuple[Action | None, State]] = [(None, graph.states[0])]
+        prefix += [(a, after) for _b, a, after in steps[: verdict.step + 1]]
         trace = trace_json("mbt", "a transition-cover path", prefix, kind="path", config=config.describe())
         p = PathOutcome(k, path, "failed", verdict.reason, trace)
         if out_dir is not None:
-            out_dir.mkdir(parents=True, exist_ok=True)
-            target = out_dir / f"{name}.json"
-            assert p.scenario is not None
-            target.write_text(json.dumps({**p.scenario, "kafka_difference": verdict.reason}, indent=2) + "\n")
-            p.file = str(target)
+            p.file = str(write_difference(out_dir, name, trace, prefix, verdict, config))
         report.paths.append(p)
     report.exercised = len(exercised)
     for e, why in stopped.items():

@@ -14,14 +14,13 @@ from kgc.model.actions import (
     EXPIRE_HEARTBEAT,
     EXPIRE_JOIN,
     EXPIRE_SYNC,
-    HANDLE,
     RECEIVE,
     STORE_COMPLETE,
     STORE_FAILURE,
     Action,
     Answer,
 )
-from kgc.model.state import NO_MEMBER, NO_PROTOCOL, JoinTimer, Request, State
+from kgc.model.state import NO_MEMBER, NO_PROTOCOL, JoinTimer, Request, State, is_absent
 from kgc.model.types import VALID_PREVIOUS_STATES, ApiKey, Errors, GroupState, MemberState
 from kgc.properties.base import (
     CONSUMERS,
@@ -128,6 +127,9 @@ def valid_transitions(s: State, a: Action, t: State) -> bool:
         if previous not in VALID_PREVIOUS_STATES[nxt]:
             return False
         previous = nxt
+    if is_absent(t.group) and not is_absent(s.group):
+        # The group object is removed (a deletion, Config.group_deletion): what follows is no state of it.
+        return t.group.generation >= s.group.generation
     return previous == t.group.state and t.group.generation >= s.group.generation
 
 
@@ -798,7 +800,9 @@ def protocol_consistent_members(s: State) -> bool:
     scope=STEP,
 )
 def refused_join_changes_nothing(s: State, a: Action, t: State) -> bool:
-    if a.kind != HANDLE:
+    # Any step that handled a request: with atomic requests (the default) the coordinator's handling
+    # is part of the consumer's own step (send_join), not a separate ``handle`` step.
+    if not a.handled:
         return True
     for request, answer in exchanges(s, a):
         if request.api == ApiKey.JOIN_GROUP and answer.response.error in REFUSED_JOIN_ERRORS:
@@ -839,6 +843,98 @@ def witness_session_timeout_refused(s: State, a: Action, t: State) -> bool:
     return any(
         r.api == ApiKey.JOIN_GROUP and x.response.error == Errors.INVALID_SESSION_TIMEOUT for r, x in exchanges(s, a)
     )
+
+
+DEAD_GROUP_ERROR = Errors.COORDINATOR_NOT_AVAILABLE
+"""What every group-managed handler answers a Dead group still in the cache (2.3+, KAFKA-8386);
+``Config.dead_group_window`` needs a profile that keeps one (scala-3.x)."""
+
+
+@transition_invariant(
+    "dead_group_answers_unavailable",
+    "A request that reaches a Dead group still in the coordinator's cache (unloaded or deleted, not yet removed) "
+    "is answered COORDINATOR_NOT_AVAILABLE (an OffsetFetch: no offsets) and changes nothing.",
+    "Kafka 3.6.2 GroupCoordinator.scala (doNewMemberJoinGroup, doCurrentMemberJoinGroup, validateSyncGroup, "
+    "handleHeartbeat, handleLeaveGroup, validateOffsetCommit: case Dead → COORDINATOR_NOT_AVAILABLE, KAFKA-8386), "
+    "GroupMetadataManager.getOffsets",
+    scope=STEP,
+)
+def dead_group_answers_unavailable(s: State, a: Action, t: State) -> bool:
+    g = s.group
+    if not a.handled or g.state != GroupState.DEAD or not g.addressable:
+        return True
+    for request, answer in exchanges(s, a):
+        expected = Errors.NONE if request.api == ApiKey.OFFSET_FETCH else DEAD_GROUP_ERROR
+        if answer.response.error != expected:
+            return False
+    return t.group == g
+
+
+@sometimes(
+    "witness_dead_group_reached",
+    "A request reaches a Dead group still in the coordinator's cache.",
+    "dead_group_answers_unavailable",
+    scope=STEP,
+)
+def witness_dead_group_reached(s: State, a: Action, t: State) -> bool:
+    return bool(a.handled) and s.group.state == GroupState.DEAD and s.group.addressable
+
+
+ABSENT_COMMIT_ERRORS = frozenset({Errors.ILLEGAL_GENERATION, Errors.GROUP_ID_NOT_FOUND})
+"""An OffsetCommit with a generation to a group that does not exist (``coordinator.commit_to_absent_group``)."""
+
+
+@transition_invariant(
+    "absent_group_created_by_join",
+    "A group that does not exist (deleted) is created only by a JoinGroup without a member id; an OffsetCommit "
+    "with a generation to it is refused (ILLEGAL_GENERATION, or GROUP_ID_NOT_FOUND for v9+ on Java 4.0) and "
+    "creates nothing; any other request naming a member is answered UNKNOWN_MEMBER_ID.",
+    "Kafka 3.6.2 GroupCoordinator.handleJoinGroup (getOrMaybeCreateGroup(groupId, isUnknownMember)), "
+    "handleSyncGroup / handleHeartbeat (case None → UNKNOWN_MEMBER_ID), handleCommitOffsets (case None → "
+    "ILLEGAL_GENERATION); 4.0 GroupMetadataManager.classicGroupJoinToClassicGroup, classicGroupSync, "
+    "classicGroupHeartbeat, OffsetMetadataManager.validateOffsetCommit",
+    scope=STEP,
+)
+def absent_group_created_by_join(s: State, a: Action, t: State) -> bool:
+    if not a.handled or not is_absent(s.group):
+        return True
+    request = a.handled[0]  # the first request handled in the step meets the absent group
+    creates = request.api == ApiKey.JOIN_GROUP and request.mid == NO_MEMBER
+    if creates or (request.api == ApiKey.OFFSET_COMMIT and request.generation < 0):
+        return True
+    if not is_absent(t.group):
+        return False  # created by a request that cannot create it
+    for first, answer in exchanges(s, a):
+        error = answer.response.error
+        if first.api == ApiKey.OFFSET_COMMIT:
+            return error in ABSENT_COMMIT_ERRORS
+        if first.api in (ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP, ApiKey.HEARTBEAT):
+            return error == Errors.UNKNOWN_MEMBER_ID
+        return True
+    return False  # a request naming a member is answered at once
+
+
+@sometimes(
+    "witness_commit_to_absent_group",
+    "An OffsetCommit with a generation reaches a group that does not exist (a zombie of the deleted group) and is "
+    "refused.",
+    "absent_group_created_by_join",
+    scope=STEP,
+)
+def witness_commit_to_absent_group(s: State, a: Action, t: State) -> bool:
+    if not a.handled or not is_absent(s.group):
+        return False
+    return any(r.api == ApiKey.OFFSET_COMMIT and r.generation >= 0 for r, _ in exchanges(s, a))
+
+
+@sometimes(
+    "witness_group_recreated",
+    "A group that was deleted is created again by a JoinGroup without a member id.",
+    "absent_group_created_by_join",
+    scope=STEP,
+)
+def witness_group_recreated(s: State, a: Action, t: State) -> bool:
+    return is_absent(s.group) and not is_absent(t.group) and t.group.state != GroupState.DEAD
 
 
 ALL: tuple[Property, ...] = (
@@ -891,6 +987,11 @@ DIMENSION_WITNESSES: tuple[tuple[str, Property], ...] = (
     ("protocol_types", witness_protocol_refused),
     ("session_timeouts_ms", refused_join_changes_nothing),
     ("session_timeouts_ms", witness_session_timeout_refused),
+    ("group_deletion", absent_group_created_by_join),
+    ("group_deletion", witness_commit_to_absent_group),
+    ("group_deletion", witness_group_recreated),
+    ("dead_group_window", dead_group_answers_unavailable),
+    ("dead_group_window", witness_dead_group_reached),
     ("cooperative_consumers", revoked_before_reassigned),
 )
 """The properties and witnesses of a configuration dimension, each with the :class:`Config` field

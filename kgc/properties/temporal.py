@@ -168,7 +168,9 @@ def sync_answered(g: Group, c: Consumer, i: int) -> bool:
 
 
 def stopped(c: Consumer) -> bool:
-    """A consumer that gave up for good: fenced (FENCED_INSTANCE_ID is fatal, KIP-345)."""
+    """A consumer that gave up for good: fenced (FENCED_INSTANCE_ID is fatal, KIP-345) or refused with
+    another fatal error (INCONSISTENT_GROUP_PROTOCOL, INVALID_SESSION_TIMEOUT, GROUP_MAX_SIZE_REACHED:
+    kafka-clients 4.0.2 ``AbstractCoordinator.JoinGroupResponseHandler``; ``kgc.model.consumer.refused``)."""
     return c.state == MemberState.UNJOINED and not c.rejoin_needed and c.awaiting == 0 and not c.requests
 
 
@@ -186,7 +188,7 @@ def has_share(g: Group, c: Consumer) -> bool:
 @always_eventually(
     "consumer_eventually_stable",
     "A live consumer that keeps polling is eventually Stable in the group's current generation, owning exactly "
-    "its share of the partitions (or has stopped for good, fenced).",
+    "its share of the partitions (or has stopped for good: fenced, or refused with a fatal JoinGroup error).",
     "docs/kafka/consumer.md#heartbeats (poll: joinGroupIfNeeded until the consumer has an assignment); "
     "docs/kafka/group.md#states (each consumer receives "
     "its part); docs/kafka/timers.md#join-phase",
@@ -194,7 +196,7 @@ def has_share(g: Group, c: Consumer) -> bool:
     "a consumer not Stable with its share",
 )
 def consumer_eventually_stable(g: Group, c: Consumer, i: int) -> bool:
-    """the consumer is Stable in the current generation with its share, or fenced"""
+    """the consumer is Stable in the current generation with its share, or stopped (fenced or refused)"""
     return has_share(g, c) or stopped(c)
 
 

@@ -158,9 +158,11 @@ class TimingConfig:
         if table == "consumer":
             members = tuple(Member(m.name, {**m.settings, field_name: bound}) for m in self.members)
             return replace(self, members=members)
-        tables = {"broker": self.broker, "environment": self.environment, "questions": self.questions}
-        new = {**tables[table], field_name: bound}
-        return replace(self, **{table: new})
+        if table == "broker":
+            return replace(self, broker={**self.broker, field_name: bound})
+        if table == "environment":
+            return replace(self, environment={**self.environment, field_name: bound})
+        return replace(self, questions={**self.questions, field_name: bound})
 
     def as_json(self) -> dict[str, Any]:
         return {

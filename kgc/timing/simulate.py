@@ -32,6 +32,7 @@ import time as time_module
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import partial
 from itertools import count
 from typing import Any
 
@@ -303,7 +304,7 @@ class Simulation:
         )
         if msg.api in (ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP):
             client.parked_request = True
-        handlers = {
+        handlers: dict[ApiKey, Callable[[Any], RequestId]] = {
             ApiKey.JOIN_GROUP: self.coord.join,
             ApiKey.SYNC_GROUP: self.coord.sync,
             ApiKey.HEARTBEAT: self.coord.heartbeat,
@@ -360,7 +361,7 @@ class Simulation:
         if not client.parked_request and client.waiting:
             waiting, client.waiting = client.waiting, []
             for queued in waiting:
-                self.at(now, 0, (queued.sent, queued.prio, queued.seq), lambda t, q=queued: self.deliver(q, t))
+                self.at(now, 0, (queued.sent, queued.prio, queued.seq), partial(self.deliver, queued))
 
     def _on_removed(self, event: MemberRemoved, now: int, parked_before: dict[str, bool]) -> None:
         client = self._client_of(event.member_id)
@@ -614,7 +615,7 @@ class Simulation:
             self.ready = True
             for client in self.clients:
                 start = self.schedule.get(f"{client.name}.join_at", self._env_min("new.member.join.ms"))
-                self.at(start, 2, (start, 0, next(self.seq)), lambda t, c=client: self._send_join(c, t))
+                self.at(start, 2, (start, 0, next(self.seq)), partial(self._send_join, client))
             return
         self.ready = False
         c1 = self.clients[0]
@@ -628,7 +629,9 @@ class Simulation:
         self.coord.observe(None)
         self.coord.join(JoinGroupRequest(GROUP, "", "consumer", proto, st, rebalance_timeout, client_id=c1.name))
         events = self.coord.take_events()
-        member_id = next(e.body.member_id for e in events if isinstance(e, Response))
+        member_id = next(
+            e.body.member_id for e in events if isinstance(e, Response) and isinstance(e.body, JoinGroupResponse)
+        )
         self.coord.join(JoinGroupRequest(GROUP, member_id, "consumer", proto, st, rebalance_timeout, client_id=c1.name))
         self.coord.fire_due_timers()
         join = next(e.body for e in self.coord.take_events() if isinstance(e, Response))
@@ -651,7 +654,7 @@ class Simulation:
         self.at(0, 2, (0, 0, next(self.seq)), lambda t: self._first_poll(c1, t))
         for client in self.clients[1:]:
             start = self.schedule.get(f"{client.name}.join_at", self._env_min("new.member.join.ms"))
-            self.at(start, 2, (start, 0, next(self.seq)), lambda t, c=client: self._send_join(c, t))
+            self.at(start, 2, (start, 0, next(self.seq)), partial(self._send_join, client))
 
     def _first_poll(self, client: _Client, now: int) -> None:
         client.time.now_ms = now

@@ -20,6 +20,7 @@ from kgc.timing.config import CONSUMER, QUESTIONS, TABLES, Bound, TimingConfig, 
 from kgc.timing.queries import (
     REFUTED,
     SOLVER_TIMEOUT_MS,
+    Encoded,
     Question,
     Verdict,
     encode,
@@ -128,7 +129,7 @@ def solve(questions: list[Question], config: TimingConfig, spec: str, mutant: st
     domain = _domain(config, name)
     started = time.perf_counter()
     v = z3.Int(f"solve.{name}")
-    worst: tuple[int, Question, z3.ModelRef, object] | None = None
+    worst: tuple[int, Question, z3.ModelRef, Encoded] | None = None
     method = "optimize"
     notes: list[str] = []
     for q in questions:
@@ -151,9 +152,9 @@ def solve(questions: list[Question], config: TimingConfig, spec: str, mutant: st
     value, q, model, enc = worst
     safe = value + 1 if direction == "min" else value - 1
     witness = Verdict(q, REFUTED, 0.0)
-    witness.predicted = enc.predict(model)  # type: ignore[attr-defined]
-    witness.values, witness.config = settings_of(enc, model)  # type: ignore[arg-type]
-    witness.schedule = schedule_of(enc, model)  # type: ignore[arg-type]
+    witness.predicted = enc.predict(model)
+    witness.values, witness.config = settings_of(enc, model)
+    witness.schedule = schedule_of(enc, model)
     replay_verdict(witness, mutant)
     if not domain.lo <= safe <= domain.hi:
         return Solution(name, direction, domain, None, time.perf_counter() - started, witness, method, notes)

@@ -413,6 +413,8 @@ class WireCoordinator:
         version = self.versions.highest(LIST_GROUPS)
         wire_group = self._on_wire(group_id)
         admin = self._connection(ADMIN, self.coordinator_of(wire_group))
+        error: Errors
+        groups: tuple[codec.ListedGroup, ...]
         error, groups = self._call(
             admin,
             codec.encode_list_groups(version),

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -11,9 +12,8 @@ from kgc.cli import main
 
 SMALL = ["--consumers", "2", "--partitions", "1", "--max-generation", "1", "--max-perturbations", "1"]
 SMALL += ["--faults", "lost_response", "--set", "static_consumers=0", "--set", "auto_commit=false", "--no-liveness"]
-# Safety only: with group_max_size below the consumer count a refused consumer never joins, so the
-# liveness property that every consumer is eventually Stable or fenced does not hold (Kafka's client
-# treats GROUP_MAX_SIZE_REACHED as fatal; docs/model-scope.md).
+# Safety only, to keep these runs small (a refused consumer stops, so liveness holds or fails for a
+# true reason: tests/model/test_refused_consumers.py).
 
 
 def names(capsys: pytest.CaptureFixture[str]) -> dict[str, str]:
@@ -80,3 +80,45 @@ def test_a_bad_protocol_or_timeout_dimension_is_one_line(
     assert main(["check", *SMALL, "--set", setting]) == 150
     err = capsys.readouterr().err
     assert needle in err and err.count("\n") == 1
+
+
+def test_report_runs_the_dimension_properties_as_check_does(tmp_path: Path) -> None:
+    """``kgc report`` takes its properties from ``for_config`` as ``kgc check`` does: a dimension's
+    properties appear in the page only where the configuration uses the dimension."""
+    settings = ["--set", "protocols=range+roundrobin,roundrobin"]
+    plain, used = tmp_path / "plain.html", tmp_path / "used.html"
+    assert main(["report", *SMALL, "--no-progress", "-o", str(plain)]) == 0
+    assert main(["report", *SMALL, *settings, "--no-progress", "-o", str(used)]) == 0
+    assert "protocol_consistent_members" not in plain.read_text()
+    assert "protocol_consistent_members" in used.read_text()
+
+
+def test_a_dimension_witness_file_counts_as_a_check_output(tmp_path: Path) -> None:
+    """Files named after a dimension's witness are a check's own outputs (replaced or removed by
+    the next run into the same directory), like those of the properties every check runs."""
+    from kgc.cli.cmd_check import _output_names
+
+    for name in ("witness_protocol_refused.json", "exclusive_ownership.svg", "notes.json"):
+        (tmp_path / name).write_text("{}")
+    assert _output_names(tmp_path) == {"witness_protocol_refused.json", "exclusive_ownership.svg"}
+
+
+def test_the_dead_window_on_java_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", *SMALL, "--profile", "java-4.0", "--set", "dead_group_window=true"]) == 150
+    err = capsys.readouterr().err
+    assert "dead_group_window needs a profile that keeps a Dead group" in err and err.count("\n") == 1
+
+
+def test_the_deletion_dimensions_run_their_properties(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", *SMALL, "--json"]) == 0
+    plain = names(capsys)
+    assert main(["check", *SMALL, "--set", "group_deletion=true", "--set", "dead_group_window=true", "--json"]) == 0
+    used = names(capsys)
+    assert set(used) - set(plain) == {
+        "absent_group_created_by_join",
+        "witness_commit_to_absent_group",
+        "witness_group_recreated",
+        "dead_group_answers_unavailable",
+        "witness_dead_group_reached",
+    }
+    assert used["absent_group_created_by_join"] == used["dead_group_answers_unavailable"] == "holds"

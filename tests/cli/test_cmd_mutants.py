@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from kgc.cli import cmd_mutants, main
+from kgc.cli import main
 from kgc.model.mutants import CATALOGUE, NAMES
 from kgc.properties.base import state_invariant
-from kgc.properties.protocol import ALL
 
 TWO = ["--mutant", "leader_not_reelected", "--mutant", "delayed_join_per_join"]
 
@@ -74,7 +73,10 @@ def never_generation_two(s):  # type: ignore[no-untyped-def]
 def test_a_violation_by_the_unmutated_protocol_exits_12(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cmd_mutants, "ALL", (*ALL, never_generation_two))
+    from kgc.engine_support import mutation
+
+    checked = mutation.for_config
+    monkeypatch.setattr(mutation, "for_config", lambda config: (*checked(config), never_generation_two))
     small = ["--consumers", "2", "--partitions", "2", "--max-perturbations", "1"]
     assert main(["mutants", "--mutant", "leader_not_reelected", *small, "--full-baseline", "--json"]) == 12
     doc = json.loads(capsys.readouterr().out)

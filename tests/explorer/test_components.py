@@ -33,6 +33,15 @@ CONFIGS: dict[str, dict[str, Any]] = {
         "max_perturbations": 1,
         "faults": "session_expiry,lost_response,store_failure",
     },
+    "group deletion, the Dead window": {
+        **SMALL,
+        "max_generation": 2,
+        "static_consumers": 0,
+        "max_perturbations": 2,
+        "faults": "coordinator_unload,session_expiry",
+        "group_deletion": True,
+        "dead_group_window": True,
+    },
 }
 
 

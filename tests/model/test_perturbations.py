@@ -43,6 +43,7 @@ def test_what_derives_from_the_registry() -> None:
         "crash": "crash",
         "lose_response": "lost_response",
         "unload": "coordinator_unload",
+        "delete_group": "coordinator_unload",
         "store_failure": "store_failure",
         "send_leave": "leave",
         "change_metadata": "metadata_change",

@@ -65,6 +65,21 @@ def test_a_restarted_static_leader_takes_its_place_in_stable_without_a_rebalance
     assert d.state.group.leader == (0, 1) and [m.mid for m in d.state.group.members] == [(0, 1)]
 
 
+def test_a_restarted_static_leader_joining_with_v9_is_answered_as_the_leader() -> None:
+    """KIP-814 (JoinGroup v9+, Kafka 3.2): the same restart, but the answer names the new id as
+    the leader, with the members (Kafka skips the assignment); still no rebalance, and the
+    leader's SyncGroup in Stable gets the stored assignment whatever plan it carries
+    (``GroupCoordinator.updateStaticMemberAndRebalance``, ``supportSkippingAssignment``, 3.6.2)."""
+    d = stable_alone(driver(faults="crash", max_perturbations=1, join_versions=(9, 9)))
+    d.do("crash", 1)
+    rejoin = d.do("send_join", 1)
+    join, sync = (a.response for a in rejoin.answers)
+    assert join.error == Errors.NONE and join.mid == (0, 1) and join.leader == (0, 1) and join.members == ((0, 1),)
+    assert sync.api == ApiKey.SYNC_GROUP and sync.error == Errors.NONE and sync.assignment == (0, 1, 2)
+    assert d.names == [E, PR, CR, ST]
+    assert d.state.group.leader == (0, 1) and d.state.group.generation == 1
+
+
 def test_a_static_member_replaced_in_completing_rebalance_starts_a_rebalance() -> None:
     """updateStaticMemberAndRebalance, CompletingRebalance: the leader may have planned for the
     old id, so the group goes back to PreparingRebalance; its only member has rejoined, so the

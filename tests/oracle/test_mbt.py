@@ -5,16 +5,19 @@ reported at its first step."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kgc.explorer.trace import trace_json
+from kgc.harness.fuzz.abstraction import core
 from kgc.interface.messages import JoinGroupProtocol, JoinGroupRequest
 from kgc.model.actions import Action
 from kgc.model.config import Config
@@ -190,3 +193,68 @@ def test_kgc_mbt_exits_as_documented(oracle: OracleProcess, tmp_path: Path) -> N
     mutant = _kgc("--out", str(out), "--mutant", "sync_none_in_preparing")
     assert mutant.returncode == 1, mutant.stderr
     assert "DIFFERENT path" in mutant.stdout and sorted(out.iterdir())
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        {"protocols": [["roundrobin", "range"], ["range"]]},  # election: c1 votes past its first preference
+        {"protocols": [["range"], ["roundrobin"]]},  # no common protocol: INCONSISTENT_GROUP_PROTOCOL
+        {"protocol_types": ["consumer", "connect"]},  # another protocol type: INCONSISTENT_GROUP_PROTOCOL
+        {"session_timeouts_ms": [1000]},  # below group.min.session.timeout.ms: INVALID_SESSION_TIMEOUT
+        {"join_versions": [3, 4]},  # one consumer on JoinGroup v3, one on v4 (KIP-394)
+    ],
+)
+def test_what_a_consumer_joins_with_is_sent_as_the_model_says(oracle: OracleProcess, variant: dict[str, Any]) -> None:
+    """The JoinGroup of each model consumer carries its protocols, protocol type, session timeout and
+    version (Config.protocols, protocol_types, session_timeouts_ms, join_versions) to Kafka, so these
+    configurations agree on every transition; sent with the default protocol they would not (the
+    mutant check below)."""
+    report = mbt.run(Config.from_mapping({**CI, **variant}))
+    assert report.differences == [] and report.exercised == report.coordinator_transitions > 0
+
+
+def test_a_join_sent_without_the_consumers_protocols_differs(
+    oracle: OracleProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check above can fail: the consumers' protocols dropped from the JoinGroup (the default
+    protocol sent instead), Kafka accepts a JoinGroup the model refuses."""
+    from kgc.harness.scenario.from_trace import _Translation
+
+    original = _Translation.join_op
+
+    def default_protocol(self: _Translation, *args: Any) -> Any:
+        op = original(self, *args)
+        return dataclasses.replace(op, protocols=(f"range:{op.protocols[0].split(':')[1]}",) if op.protocols else None)
+
+    monkeypatch.setattr(_Translation, "join_op", default_protocol)
+    report = mbt.run(Config.from_mapping({**CI, "protocols": [["range"], ["roundrobin"]]}))
+    assert report.differences and "INCONSISTENT_GROUP_PROTOCOL" in report.differences[0].reason
+
+
+def test_a_choice_kafka_did_not_make_stops_the_path_as_known_and_only_then(oracle: OracleProcess) -> None:
+    """A new leader: Kafka takes the first joined member of a HashMap keyed by random member ids
+    (ClassicGroup.maybeElectNewJoinedLeader, 4.0.2), the model every member as a choice of its own.
+    With crashes (a consumer's second incarnation joins while the first's session runs) a path whose
+    choice Kafka did not make stops as known, when Kafka's step is exactly the model's other choice;
+    a step that matches no choice of the model is not excused."""
+    report = mbt.run(Config.from_mapping({**CI, "faults": ["crash"]}))
+    assert report.differences == [], [p.reason for p in report.differences[:3]]
+    graph = mbt.build_graph(Config.from_mapping({**CI, "faults": ["crash"]}))
+    chosen = next(i for i, (_s, a, _d) in enumerate(graph.edges) if len(a.choice) and a.kind == "expire_heartbeat")
+    src, action, dst = graph.edges[chosen]
+    siblings = [
+        (a, graph.states[d])
+        for s, a, d in graph.edges
+        if s == src and a.kind == action.kind and a.mid == action.mid and a.choice != action.choice
+    ]
+    assert siblings
+    run = judge.PathRun(Config.from_mapping({**CI, "faults": ["crash"]}), {"steps": []})
+    other, after = siblings[0]
+    answers: Counter[Any] = Counter((a.consumer, core(a.response)) for a in other.answers)
+    evicted: Counter[Any] = Counter(other.evicted)
+    before = graph.states[src]
+    assert run._other_choice(before, action, answers, after.group, tuple(other.path), evicted) == list(other.choice)
+    assert run._other_choice(before, action, Counter(), after.group, tuple(other.path), evicted) is None
+    wrong_group = after.group._replace(generation=after.group.generation + 5)
+    assert run._other_choice(before, action, answers, wrong_group, tuple(other.path), evicted) is None

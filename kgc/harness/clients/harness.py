@@ -35,6 +35,7 @@ from kgc.harness.clients.refinement import CoordinatorRefinement, ServedStep, cl
 from kgc.model.types import Errors
 from kgc.paths import ROOT
 from kgc.reference import BrokerGroupSettings, CoordinatorConfig, StepRecord
+from kgc.reference.snapshot import GroupSnapshot
 from kgc.serve import CoordinatorServer, Fault, FaultKind, ServeOptions
 
 #: The rebalance protocols (KIP-429): ``eager`` (range assignor: revoke everything, then rejoin),
@@ -66,10 +67,24 @@ class ClientOptions:
     mutant: str | None = None
     #: ``eager`` or ``cooperative`` (:data:`ASSIGNMENTS`)
     assignment: str = "eager"
+    #: How many static members (KIP-345) a run may have: their instance ids are ``instance-1`` …
+    #: ``instance-<n>`` (the model's static consumers, ``Config.static_consumers``); 0 for none.
+    static_members: int = 0
 
     @property
     def settings(self) -> Settings:
         return Settings(self.session_timeout_ms, self.heartbeat_interval_ms, self.max_poll_interval_ms)
+
+
+def owned_partitions(events: list[ClientEvent], live: list[str]) -> dict[str, set[int]]:
+    """The partitions each of the ``live`` consumers owns, from its rebalance callbacks' events."""
+    owned: dict[str, set[int]] = {}
+    for e in sorted(events, key=lambda e: e.t):
+        if e.kind == "assigned":
+            owned.setdefault(e.client, set()).update(e.data["partitions"])
+        elif e.kind in ("revoked", "lost"):
+            owned.setdefault(e.client, set()).difference_update(e.data["partitions"])
+    return {c: parts for c, parts in owned.items() if c in live}
 
 
 def check_assignment(library: str, assignment: str) -> None:
@@ -275,7 +290,11 @@ class Run:
         #: every atomic step of kgc serve's coordinators, with this run's group after it
         self.served: list[ServedStep] = []
         self.refinement = CoordinatorRefinement(
-            self.group, self.options.partitions, self.options.max_poll_interval_ms, self.server.handled_request
+            self.group,
+            self.options.partitions,
+            self.options.max_poll_interval_ms,
+            self.server.handled_request,
+            static_consumers=self.options.static_members,
         )
         self.server.observe(self._on_step)
         atexit.register(self.close)
@@ -317,9 +336,28 @@ class Run:
     def live(self) -> list[str]:
         return [n for n, w in self.workers.items() if w.alive]
 
-    def start_consumer(self, auto_commit: bool = False, commit: str = "none") -> str:
+    def owned(self) -> dict[str, set[int]]:
+        """The partitions each live consumer owns, from its rebalance callbacks."""
+        with self._lock:
+            events = list(self.events)
+        return owned_partitions(events, self.live())
+
+    def served_group(self) -> GroupSnapshot | None:
+        """The run's group as kgc serve's coordinator holds it now (read on the server's loop)."""
+        server = self.server
+        return server.call(lambda: server.reference().introspect().groups.get(self.group))
+
+    def start_consumer(
+        self, auto_commit: bool = False, commit: str = "none", group_instance_id: str | None = None
+    ) -> str:
+        """A consumer process; with ``group_instance_id`` (``instance-<k>``, ``k`` at most
+        ``options.static_members``) a static member (KIP-345) that never sends LeaveGroup."""
         name = f"c{next(self._names)}"
-        self._record("start", auto_commit=auto_commit, commit=commit)
+        if group_instance_id is not None:
+            self.refinement.static_client(name, group_instance_id)
+            self._record("start", auto_commit=auto_commit, commit=commit, group_instance_id=group_instance_id)
+        else:
+            self._record("start", auto_commit=auto_commit, commit=commit)
         o = self.options
         config = {
             "library": self.library,
@@ -335,6 +373,8 @@ class Run:
             "poll_ms": 200,
             "assignment": o.assignment,
         }
+        if group_instance_id is not None:
+            config["group_instance_id"] = group_instance_id
         self.workers[name] = Worker(name, config, self.events, self._lock)
         return name
 
@@ -501,7 +541,12 @@ def replay_steps(
         op = step["op"]
         client = str(step.get("client"))
         if op == "start":
-            run.start_consumer(bool(step.get("auto_commit", False)), str(step.get("commit", "none")))
+            instance = step.get("group_instance_id")
+            run.start_consumer(
+                bool(step.get("auto_commit", False)),
+                str(step.get("commit", "none")),
+                None if instance is None else str(instance),
+            )
         elif op == "set":
             run.set_loop(client, int(step["poll_ms"]), int(step["process_ms"]), str(step["commit"]))
         elif op == "stall":

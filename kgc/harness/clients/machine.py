@@ -74,6 +74,7 @@ def write_failure(run: Run, violations: list[Violation], out_dir: Path) -> Path:
             "max_poll_interval_ms": run.options.max_poll_interval_ms,
             "partitions": run.options.partitions,
             "assignment": run.options.assignment,
+            "static_members": run.options.static_members,
         },
         "steps": [s.to_json() for s in run.steps],
         "violations": [{"check": v.check, "client": v.client, "message": v.message} for v in violations],

@@ -34,7 +34,7 @@ from kgc.broker.kafka import KafkaBroker
 from kgc.broker.process import free_port
 from kgc.harness.clients.checks import ClientEvent, Observation, Violation, close_completes, every_record_processed
 from kgc.harness.clients.drivers import check_built
-from kgc.harness.clients.harness import ClientOptions, Worker, check_assignment
+from kgc.harness.clients.harness import ClientOptions, Worker, check_assignment, owned_partitions
 from kgc.harness.clients.producer import RecordProducer
 from kgc.harness.clients.proxy import CuttingProxy
 from kgc.reference import BrokerGroupSettings
@@ -212,15 +212,9 @@ class KafkaRun:
 
     def owned(self) -> dict[str, set[int]]:
         """The partitions each live consumer owns, from its rebalance callbacks."""
-        owned: dict[str, set[int]] = {}
         with self._lock:
-            events = sorted(self.events, key=lambda e: e.t)
-        for e in events:
-            if e.kind == "assigned":
-                owned.setdefault(e.client, set()).update(e.data["partitions"])
-            elif e.kind in ("revoked", "lost"):
-                owned.setdefault(e.client, set()).difference_update(e.data["partitions"])
-        return {c: parts for c, parts in owned.items() if c in self.live()}
+            events = list(self.events)
+        return owned_partitions(events, self.live())
 
     def observation(self) -> Observation:
         with self._lock:

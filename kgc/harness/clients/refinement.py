@@ -80,10 +80,9 @@ from kgc.harness.fuzz.abstraction import (
     abstract_group,
     abstract_state,
     group_ids,
-    protocol_code,
     protocol_type_code,
 )
-from kgc.harness.fuzz.client import Client
+from kgc.harness.fuzz.client import Client, instance_id
 from kgc.harness.fuzz.refinement import ImplStep, Refinement
 from kgc.interface.events import TimerKind
 from kgc.interface.messages import (
@@ -97,7 +96,7 @@ from kgc.interface.messages import (
 )
 from kgc.interface.messages import Response as ResponseEvent
 from kgc.model.actions import CHANGE_METADATA
-from kgc.model.config import FAULTS, Config
+from kgc.model.config import FAULTS, JOIN_VERSION_SKIP_ASSIGNMENT, Config
 from kgc.model.consumer import consumer_steps, lose_response, receive, send_join, send_leave
 from kgc.model.names import request_text
 from kgc.model.profiles import SCALA_3X
@@ -135,11 +134,28 @@ class MetaNumbers:
         return self.numbers.setdefault(bytes(data), len(self.numbers))
 
 
-def model_config(partitions: int, rebalance_timeout_ms: int, require_known_member_id: bool) -> Config:
+def join_variant(join_version: int) -> int:
+    """The model variant a JoinGroup version is judged with: v0-v3, v4-v8 (KIP-394's
+    MEMBER_ID_REQUIRED) or v9+ (KIP-814: a static leader rejoining a Stable group is answered as the
+    leader); Java and franz-go send v9, kafka-python v5 or less."""
+    if join_version >= JOIN_VERSION_SKIP_ASSIGNMENT:
+        return JOIN_VERSION_SKIP_ASSIGNMENT
+    return 4 if join_version >= 4 else 0
+
+
+def model_config(
+    partitions: int,
+    rebalance_timeout_ms: int,
+    require_known_member_id: bool,
+    static_consumers: int = 0,
+    join_version: int | None = None,
+) -> Config:
     """The model the served coordinator is compared with: non-atomic channels (a handled request
     is its own step), every fault, no initial delay (the harness's coordinator has none), six
-    consumer slots."""
+    consumer slots, the first ``static_consumers`` of them static members (KIP-345); with
+    ``join_version`` every consumer sends that JoinGroup version."""
     return Config(
+        join_versions=() if join_version is None else (join_version,) * SLOTS,
         consumers=SLOTS,
         partitions=partitions,
         max_generation=20,
@@ -149,7 +165,7 @@ def model_config(partitions: int, rebalance_timeout_ms: int, require_known_membe
         rebalance_timeout_ms=rebalance_timeout_ms,
         profile=SCALA_3X,
         atomic_requests=False,
-        static_consumers=0,
+        static_consumers=static_consumers,
         auto_commit=True,
         offset_fetch=True,
     )
@@ -191,6 +207,9 @@ class CoordinatorRefinement:
     partitions: int
     rebalance_timeout_ms: int
     resolve: Callable[[int, RequestId], HandledRequest | None]
+    #: the first slots are static members: slot ``k`` is the client with instance id
+    #: ``instance-<k+1>`` (:meth:`static_client`), as in the fuzzer (``kgc.harness.fuzz.client.instance_id``)
+    static_consumers: int = 0
     violation: Violation | None = None
     checked: int = 0
     _done: int = 0
@@ -203,22 +222,55 @@ class CoordinatorRefinement:
     _previous: dict[int, tuple[GroupSnapshot | None, tuple[WriteSnapshot, ...]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self._configs = {v4: model_config(self.partitions, self.rebalance_timeout_ms, v4) for v4 in (False, True)}
-        self._refinement = Refinement({v4: _model(c) for v4, c in self._configs.items()})
-        self._clients = [Client(i) for i in range(SLOTS)]
-        self._free = [False] * SLOTS
-        self._used = 0
-        self.ids = IdMap(self._configs[False], owner_of=self._owner_of)
+        # v0-v3; v4+ (KIP-394); v9+ (KIP-814), as :func:`join_variant` picks them (a step that is no
+        # JoinGroup is judged with v0-v3's, which answers it as the others do)
+        self._configs = {
+            0: model_config(self.partitions, self.rebalance_timeout_ms, False, self.static_consumers),
+            4: model_config(self.partitions, self.rebalance_timeout_ms, True, self.static_consumers),
+            JOIN_VERSION_SKIP_ASSIGNMENT: model_config(
+                self.partitions,
+                self.rebalance_timeout_ms,
+                True,
+                self.static_consumers,
+                JOIN_VERSION_SKIP_ASSIGNMENT,
+            ),
+        }
+        self._refinement = Refinement({v: _model(c) for v, c in self._configs.items()}, join_variant)
+        self._clients = [Client(i, static=i < self.static_consumers) for i in range(SLOTS)]
+        self._free = [i < self.static_consumers for i in range(SLOTS)]
+        self._used = self.static_consumers
+        #: client name -> the static slot its instance id gives it
+        self._static_slot: dict[str, int] = {}
+        self.ids = IdMap(self._configs[0], owner_of=self._owner_of)
         self.codec = Codec(MetaNumbers(), assignment_partitions)
 
     # ------------------------------------------------------------------ names
     def _owner_of(self, member_id: str) -> tuple[int, int] | None:
         return self._slots.get(member_id.split("-", 1)[0]) if "-" in member_id else None
 
+    def static_client(self, name: str, group_instance_id: str) -> None:
+        """Client ``name`` joins with ``group_instance_id``, which must be ``instance-<k>`` with
+        ``k`` at most ``static_consumers``: it will be model consumer ``k-1`` (its slot is kept
+        for it; a static client's earlier incarnation must have ended before it is first seen)."""
+        index = next((k for k in range(self.static_consumers) if instance_id(k) == group_instance_id), None)
+        if index is None:
+            raise ValueError(
+                f"instance id {group_instance_id!r} is none of the run's static slots "
+                f"({', '.join(instance_id(k) for k in range(self.static_consumers)) or 'none'})"
+            )
+        self._static_slot[name] = index
+
     def _slot(self, name: str) -> int:
-        """The model consumer of client ``name``, taking a free slot on first sight."""
+        """The model consumer of client ``name``, taking a free slot on first sight (a static
+        client's own slot, :meth:`static_client`)."""
+        if name not in self._slots and name in self._static_slot:
+            slot = self._static_slot[name]
+            if not self._free[slot]:
+                raise AbstractionError(f"{name} takes static slot {instance_id(slot)} while its last client is live")
+            self._free[slot] = False
+            self._slots[name] = (slot, self._clients[slot].incarnation)
         if name not in self._slots:
-            free = [i for i in range(self._used) if self._free[i]]
+            free = [i for i in range(self.static_consumers, self._used) if self._free[i]]
             if free:
                 slot = free[0]
             elif self._used < SLOTS:
@@ -307,6 +359,34 @@ class CoordinatorRefinement:
         commuting: list[ServedStep] = []
         expired: list[tuple[ServedStep, str]] = []
         end = start + 1
+        restore = _static_restore(step)
+        if restore is not None:
+            # A static member's re-store (``updateStaticMemberAndRebalance`` in Stable): kgc serve
+            # completes the write in a step of its own right after the JoinGroup; the model takes
+            # it to succeed within the JoinGroup (``model.coordinator.update_static_member_and_rebalance``),
+            # as the in-process fuzzer folds it (``kgc.harness.fuzz.machine``, ``_complete_static_store``).
+            at = end
+            while at < len(steps) and not _static_store(steps[at], step.node, restore):
+                at += 1
+            if at == len(steps) and not final:
+                return None
+            if at < len(steps):
+                for s in steps[end:at]:
+                    if s.node != step.node or not self._touches(s, step):
+                        commuting.append(s)
+                        continue
+                    self.violation = Violation(
+                        COORDINATOR_CHECK,
+                        "-",
+                        s.mono,
+                        f"{self._describe(steps[start])} re-stored the group for a static member, and "
+                        f"{self._describe(s)}, a step of the same group, was served before the write completed "
+                        f"(at {steps[at].record.time_ms} ms); the model completes that write within the JoinGroup",
+                    )
+                    return step, events, [], len(steps), False
+                events += list(steps[at].record.events)
+                step = ServedStep(step.node, step.record, steps[at].group, steps[at].writes, step.mono)
+                end = at + 1
         while _arms_initial_join(step, self.group_id):
             at = end
             while at < len(steps) and not _zero_delay_join(steps[at], step.node, self.group_id):
@@ -478,7 +558,7 @@ class CoordinatorRefinement:
             meta = self.codec.meta(r.protocols[0].metadata) if r.protocols else -1
             # the protocols the client offers, as the abstract group reads its members' (a real
             # client may offer several: kafka-python and confluent-kafka offer range and roundrobin)
-            protocols = tuple(protocol_code(p.name, ids.config) for p in r.protocols)
+            protocols = tuple(ids.protocol(p.name) for p in r.protocols)
             return Request(
                 ApiKey.JOIN_GROUP,
                 ids.get(r.member_id),
@@ -537,6 +617,24 @@ def _arms_initial_join(step: ServedStep, group_id: str) -> bool:
     at once (the harness's coordinator has no initial delay, :func:`model_config`)."""
     g = step.group
     return g is not None and g.group_id == group_id and not g.unloaded and g.join_timer == TimerKind.INITIAL_JOIN
+
+
+def _static_restore(step: ServedStep) -> WriteSnapshot | None:
+    """The static member's re-store write this JoinGroup step issued for the run's group, if any."""
+    if step.record.kind != StepKind.REQUEST or step.record.api != ApiKey.JOIN_GROUP:
+        return None
+    return next((w for w in step.writes if w.kind == "static_member"), None)
+
+
+def _static_store(step: ServedStep, node: int, write: WriteSnapshot) -> bool:
+    """The completion of ``write`` (a static member's re-store) on ``node``."""
+    r = step.record
+    return (
+        step.node == node
+        and r.kind == StepKind.STORE_CALLBACK
+        and r.write_kind == "static_member"
+        and write not in step.writes
+    )
 
 
 def _pending_expired(step: ServedStep, before: ServedStep) -> str | None:

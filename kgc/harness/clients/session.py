@@ -191,7 +191,7 @@ def replay_file(
     (``kgc clients`` reads it through ``kgc.cli.inputs``)."""
     document = document if document is not None else load_failure(path)
     library = str(document["library"])
-    fields = {"session_timeout_ms", "heartbeat_interval_ms", "max_poll_interval_ms", "partitions"}
+    fields = {"session_timeout_ms", "heartbeat_interval_ms", "max_poll_interval_ms", "partitions", "static_members"}
     given: dict[str, Any] = {k: int(v) for k, v in document.get("options", {}).items() if k in fields}
     given["assignment"] = str(document.get("options", {}).get("assignment", "eager"))
     check_assignment(library, given["assignment"])

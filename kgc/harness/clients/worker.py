@@ -202,6 +202,8 @@ def run_confluent(config: dict[str, Any], loop: Loop) -> None:
             "bootstrap.servers": config["bootstrap"],
             "group.id": config["group"],
             **({"group.instance.id": config["group_instance_id"]} if config.get("group_instance_id") else {}),
+            # librdkafka's own debug contexts (e.g. "cgrp"), logged on stderr, for investigations
+            **({"debug": str(config["debug"])} if config.get("debug") else {}),
             "client.id": config["name"],
             "enable.auto.commit": bool(config.get("auto_commit", False)),
             "auto.commit.interval.ms": int(config.get("auto_commit_interval_ms", 500)),

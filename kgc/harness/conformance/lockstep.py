@@ -401,8 +401,8 @@ class Lockstep:
         (both already reported)."""
         if not self.leader_adopted and not self.id_adopted:
             return dict(expected), dict(actual)
-        expected, actual = copy.deepcopy(dict(expected)), copy.deepcopy(dict(actual))
-        for side in (expected, actual):
+        expected_out, actual_out = copy.deepcopy(dict(expected)), copy.deepcopy(dict(actual))
+        for side in (expected_out, actual_out):
             answers = [(self.step_index, side.get("response"))]
             answers += [(c.get("step"), c) for c in side.get("completions", [])]
             for step, answer in answers:
@@ -413,7 +413,7 @@ class Lockstep:
                     answer.pop("members", None)
                 if step in self.id_adopted:
                     answer.pop("binds_member_id", None)
-        return expected, actual
+        return expected_out, actual_out
 
     def _adopt_member_id(
         self, index: int, step: Step, fields: list[FieldResult], expected: Mapping[str, Any], broker: Observed

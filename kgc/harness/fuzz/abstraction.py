@@ -151,6 +151,8 @@ class IdMap:
         self._owner_of = owner_of
         self.ids: dict[str, MemberId] = {}
         self.static_owners: dict[str, tuple[int, int]] = {}
+        #: protocol names outside the configuration's table, in the order the run met them
+        self.foreign_protocols: dict[str, int] = {}
 
     @property
     def config(self) -> Config:
@@ -162,6 +164,18 @@ class IdMap:
         dynamic id (``owner_of``, :func:`client_of` for the fuzzer's clients), remembered for a
         static one; None for neither."""
         return self.static_owners.get(member_id) or self._owner_of(member_id)
+
+    def protocol(self, name: str | None) -> int:
+        """A protocol name as the model's code: its index in ``Config.protocol_table``, NO_PROTOCOL
+        for none, and for a name outside the table (a real client's ``cooperative-sticky``) a code
+        of its own past the table's, the same for the whole run, so that an unknown protocol chosen
+        is never read as no protocol chosen, nor as another unknown one."""
+        if name is None or name == "":
+            return NO_PROTOCOL
+        table = self._config.protocol_table
+        if name in table:
+            return table.index(name)
+        return self.foreign_protocols.setdefault(name, len(table) + len(self.foreign_protocols))
 
     def get(self, member_id: str) -> MemberId:
         """The model id of ``member_id``; NO_MEMBER for the empty id or an id never bound."""
@@ -257,7 +271,7 @@ def abstract_group(
                 assignment_gen=m.assignment_generation,
                 orphan=_is_orphan(m.member_id, clients, ids),
                 static=m.group_instance_id is not None,
-                protocols=tuple(protocol_code(p.name, ids.config) for p in m.protocols),
+                protocols=tuple(ids.protocol(p.name) for p in m.protocols),
                 protocol_type=protocol_type_code(m.protocol_type),
             )
         )
@@ -291,17 +305,11 @@ def abstract_group(
         stale_sync=not dead and not pending_sync <= {m.member_id for m in group.members},
         # Dead: the model forgets the protocol (never read again; kgc/model/coordinator.py unload), and
         # the protocol type in Empty too (Kafka keeps it; the next member added sets it anew).
-        protocol=protocol_code(group.protocol_name, ids.config) if not dead else NO_PROTOCOL,
+        protocol=ids.protocol(group.protocol_name) if not dead else NO_PROTOCOL,
         protocol_type=(
             protocol_type_code(group.protocol_type) if not dead and group.state != GroupState.EMPTY else NO_PROTOCOL
         ),
     )
-
-
-def protocol_code(name: str | None, config: Config) -> int:
-    """A protocol name as the model's code (``Config.protocol_table``); NO_PROTOCOL for none."""
-    table = config.protocol_table
-    return table.index(name) if name in table else NO_PROTOCOL
 
 
 def protocol_type_code(name: str | None) -> int:

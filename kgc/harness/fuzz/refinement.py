@@ -16,6 +16,7 @@ model offers, in the words every printer uses (``kgc/model/names.py``).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 
 from kgc.harness.fuzz.abstraction import core
@@ -62,18 +63,27 @@ def _same(step: ImplStep, action: Action, after: State) -> bool:
     )
 
 
+def _known_member_id(join_version: int) -> Hashable:
+    """The default variant: JoinGroup v4+ (KIP-394) or not."""
+    return join_version >= 4
+
+
 class Refinement:
     """Checks implementation steps against ``ClassicGroupModel`` (non-atomic channels, so that a
     handled request is its own step). ``models`` maps "JoinGroup v4+" to the model variant with
-    ``require_known_member_id`` set accordingly."""
+    ``require_known_member_id`` set accordingly; ``variant`` (a JoinGroup version to a key of
+    ``models``) may pick finer variants (real clients: v9+ as well, KIP-814)."""
 
-    def __init__(self, models: dict[bool, ClassicGroupModel]) -> None:
+    def __init__(
+        self, models: Mapping[Hashable, ClassicGroupModel], variant: Callable[[int], Hashable] | None = None
+    ) -> None:
         self.models = models
+        self.variant: Callable[[int], Hashable] = variant if variant is not None else _known_member_id
 
     def candidates(self, step: ImplStep) -> list[tuple[Action, State]]:
         """The model's steps of the same kind (and actor, and member) from the state before."""
         a = step.action
-        model = self.models[step.join_version >= 4]
+        model = self.models[self.variant(step.join_version)]
         if step.before.group.state == GroupState.DEAD:
             return self._after_unload(model, step)
         out = []

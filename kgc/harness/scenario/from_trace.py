@@ -114,17 +114,39 @@ class _Translation:
         )
         return symbol(f"{consumer}#{earlier}")
 
+    def join_op(
+        self, step_index: int, consumer: str, index: int, request: dict[str, Any], instance: str | None
+    ) -> ops.Join:
+        """The JoinGroup the model's consumer sends: the protocols it offers in its order
+        (``Config.protocols``), its protocol type when it is not ``consumer`` (``Config.protocol_types``),
+        and its session timeout when the broker's bounds refuse it (``Config.session_timeouts_ms``;
+        one within the bounds matters not to the untimed model, so the scenario's own is sent)."""
+        tag = metadata_tag(int(request.get("metadata", 0)))
+        protocols = tuple(f"{self.config.protocol_name(code)}:{tag}" for code in self.config.protocol_codes(index))
+        protocol_type = None
+        if index < len(self.config.protocol_types) and self.config.protocol_types[index] != "consumer":
+            protocol_type = self.config.protocol_types[index]
+        timeout = self.config.session_timeout_ms(index)
+        session = None if self.config.session_timeout_in_bounds(timeout) else timeout
+        member, member_id = symbol(request["member"]) if request.get("member") else None, None
+        if member is None:
+            member, member_id = self.join_symbol(step_index, consumer), "UNKNOWN"
+        return ops.Join(
+            member,
+            member_id=member_id,
+            protocols=protocols,
+            group_instance_id=instance,
+            protocol_type=protocol_type,
+            session_timeout_ms=session,
+        )
+
     def request_op(self, step_index: int, consumer: str, request: dict[str, Any]) -> ops.Step:
         index = self.consumer_index(consumer)
         api, member = request["api"], request.get("member")
         generation = request.get("generation", -1)
         instance = self.instance(index)
         if api == "JoinGroup":
-            protocols = (f"{self.config.assignor}:{metadata_tag(int(request.get('metadata', 0)))}",)
-            if member is None:
-                name = self.join_symbol(step_index, consumer)
-                return ops.Join(name, member_id="UNKNOWN", protocols=protocols, group_instance_id=instance)
-            return ops.Join(symbol(member), protocols=protocols, group_instance_id=instance)
+            return self.join_op(step_index, consumer, index, request, instance)
         if member is None:
             if api == "OffsetCommit":
                 return ops.Commit(generation, {TOPIC_PARTITION: 1})
@@ -291,9 +313,13 @@ def _best_translation(doc: dict[str, Any], config: Config, mutant: str | None = 
     raise error
 
 
-def scenario_from_trace(doc: dict[str, Any], name: str | None = None) -> dict[str, Any]:
+def scenario_from_trace(
+    doc: dict[str, Any], name: str | None = None, reference_mutant: str | None = None
+) -> dict[str, Any]:
     """The ``kgc-scenarios`` document of a validated ``kgc-trace`` document (its expectations
-    observed on the unmutated reference for the trace's profile)."""
+    observed on the unmutated reference for the trace's profile, or on the reference with the
+    catalogued bug ``reference_mutant`` switched on: ``kgc diff --against kafka --side reference``
+    shows with one that a changed rule of the reference is found)."""
     config = Config.from_mapping({k: v for k, v in (doc.get("config") or {}).items() if k != "mutant"})
     mutant = (doc.get("config") or {}).get("mutant") or ""
     t = _best_translation(doc, config, mutant or None)
@@ -309,7 +335,7 @@ def scenario_from_trace(doc: dict[str, Any], name: str | None = None) -> dict[st
     recorder = ScenarioRecorder(config.profile, scenario_config, t.steps)
 
     def build(scenario_config: ScenarioConfig) -> Any:
-        return make_target("reference", scenario_config, config.profile)
+        return make_target("reference", scenario_config, config.profile, reference_mutant)
 
     document = recorder.document(title, description, build)
     scenario = document["scenarios"][0]

@@ -645,28 +645,27 @@ class _Judge:
     def _mark_dead(self, world: _World) -> Iterator[tuple[_Observed, _World]]:
         if not world.exists:
             raise OutsideModel("mark_dead before the group exists: there is no group object to mark Dead")
-
-        def body(chooser: Chooser) -> tuple[Group, tuple[Answer, ...], tuple[GroupState, ...]]:
-            tx = coord.GroupTx(world.group, self.config, chooser)
-            coord.mark_dead(tx)
-            return tx.freeze(), tuple(tx.answers), tuple(tx.path)
-
-        for _, (group, answers, path) in enumerate_choices(body):
-            after, observed = self._after_timer(world, answers, path, (), group)
-            yield observed, after
+        yield from self._coordinator_step(world, coord.mark_dead)
 
     def _unload(self, world: _World) -> Iterator[tuple[_Observed, _World]]:
         if not world.exists:
             # Nothing to unload; the coordinator just stops owning the partition.
             yield _Observed(), replace(world, group=world.group._replace(state=GroupState.DEAD))
             return
+        yield from self._coordinator_step(world, coord.unload)
+
+    def _coordinator_step(
+        self, world: _World, step: Callable[[coord.GroupTx], None]
+    ) -> Iterator[tuple[_Observed, _World]]:
+        """A step of the coordinator's own (no request): ``step`` applied to the group, once per
+        choice it makes, each observed as a timer's outcome is."""
 
         def body(chooser: Chooser) -> tuple[Group, tuple[Answer, ...], tuple[GroupState, ...]]:
             tx = coord.GroupTx(world.group, self.config, chooser)
-            coord.unload(tx)
+            step(tx)
             return tx.freeze(), tuple(tx.answers), tuple(tx.path)
 
-        for _, (group, answers, path) in enumerate_choices(body):
+        for group, answers, path in (outcome for _, outcome in enumerate_choices(body)):
             after, observed = self._after_timer(world, answers, path, (), group)
             yield observed, after
 

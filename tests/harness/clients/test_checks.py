@@ -214,6 +214,14 @@ def test_heartbeat_interval() -> None:
     # the first heartbeat waited behind a slow commit on its connection: its arrival is no sending time
     slow_commit = req("c1", "OffsetCommit", 0.7, {"offsets": []}, {"partitions": []}, done=0.99)
     assert checks.heartbeat_interval(obs([slow_commit, *storm], events)) == []
+    # the first of the pair came 560 ms after the one before it: sent on time, delivered late
+    late = [beat("c1", 0.44, "a", 1), *storm]
+    assert checks.heartbeat_interval(obs(late, events)) == []
+    # an extra heartbeat between two on time is still one (the second only an interval after)
+    extra = [beat("c1", 0.75, "a", 1), *storm]
+    assert names(checks.heartbeat_interval(obs(extra, events))) == {"heartbeat_interval"}
+    # and so is a late one of another generation before the pair: it says nothing of the first's sending
+    assert names(checks.heartbeat_interval(obs([beat("c1", 0.44, "a", 0), *storm], events))) == {"heartbeat_interval"}
 
 
 def test_leave_on_poll_timeout() -> None:

@@ -228,3 +228,25 @@ def test_the_trace_refinement_follows_the_group_across_coordinator_moves(cluster
         assert run.refinement.checked > 5
     finally:
         run.close()
+
+
+def test_a_static_client_takes_the_slot_its_instance_id_names() -> None:
+    """``instance-<k>`` is the model's static consumer ``k-1``; an instance id outside the run's
+    static slots is refused with one line, and a dynamic client never takes a static slot."""
+    from kgc.harness.clients.refinement import CoordinatorRefinement, join_variant
+    from kgc.harness.fuzz.abstraction import AbstractionError
+
+    refinement = CoordinatorRefinement("g", 3, 3000, lambda node, rid: None, static_consumers=2)
+    refinement.static_client("c1", "instance-2")
+    assert refinement._slot("c2") == 2  # dynamic: after the static slots
+    assert refinement._slot("c1") == 1
+    refinement.static_client("c3", "instance-2")
+    with pytest.raises(AbstractionError, match="while its last client is live"):
+        refinement._slot("c3")
+    refinement._end("c1")
+    assert refinement._slot("c3") == 1  # the restarted process, the slot's next incarnation
+    with pytest.raises(ValueError, match="none of the run's static slots"):
+        refinement.static_client("c4", "instance-3")
+    with pytest.raises(ValueError, match=r"\(none\)"):
+        CoordinatorRefinement("g", 3, 3000, lambda node, rid: None).static_client("c1", "instance-1")
+    assert [join_variant(v) for v in (0, 3, 4, 5, 8, 9)] == [0, 0, 4, 4, 4, 9]

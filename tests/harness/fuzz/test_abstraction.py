@@ -1,0 +1,20 @@
+"""The abstraction of an implementation's group onto the model's state: protocol names."""
+
+from __future__ import annotations
+
+from kgc.harness.fuzz.abstraction import IdMap
+from kgc.model.config import Config
+from kgc.model.state import NO_PROTOCOL
+
+
+def test_protocol_names_outside_the_table_get_codes_of_their_own_for_the_run() -> None:
+    """A protocol no model consumer offers (a real client's ``cooperative-sticky``) is never read as
+    "no protocol chosen", nor as another unknown protocol; the same name keeps its code."""
+    ids = IdMap(Config())
+    table = Config().protocol_table
+    assert [ids.protocol(name) for name in table] == list(range(len(table)))
+    assert ids.protocol(None) == NO_PROTOCOL and ids.protocol("") == NO_PROTOCOL
+    coop, sticky = ids.protocol("cooperative-sticky"), ids.protocol("sticky")
+    assert len({coop, sticky, NO_PROTOCOL, *range(len(table))}) == len(table) + 3
+    assert ids.protocol("cooperative-sticky") == coop and ids.protocol("sticky") == sticky
+    assert IdMap(Config()).protocol("sticky") == len(table)  # codes are per run, in order met
