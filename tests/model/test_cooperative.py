@@ -4,6 +4,8 @@ explorations on which the protocol's own properties hold and its cooperative beh
 
 from __future__ import annotations
 
+from collections import deque
+
 import pytest
 
 from kgc.explorer.search import Explorer
@@ -119,10 +121,10 @@ def test_cooperative_behaviour_is_reached() -> None:
         {"assignor": "cooperative-sticky", "consumers": 2, "partitions": 2, "max_generation": 3}
     )
     model = ClassicGroupModel(config)
-    seen, frontier = set(model.init_states()), list(model.init_states())
+    seen, frontier = set(model.init_states()), deque(model.init_states())
     rebalancing_owner = revoking_sync = False
     while frontier and not (rebalancing_owner and revoking_sync):
-        s = frontier.pop()
+        s = frontier.popleft()
         for action in model.actions(s):
             t = model.next_state(s, action)
             if t is None:
