@@ -10,7 +10,6 @@ import json
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -229,20 +228,15 @@ class Config:
         (``ConsumerCoordinator``'s constructor picks the highest protocol all its assignors support,
         4.0). It keeps its partitions through a rebalance, sends them with its generation in its
         subscription, and revokes only what the new assignment takes away."""
-        return self._cooperative[consumer] if consumer < len(self._cooperative) else False
+        if consumer < len(self.protocols):
+            return all(name == COOPERATIVE_STICKY for name in self.protocols[consumer])
+        return self.assignor == COOPERATIVE_STICKY
 
     @property
     def cooperative_consumers(self) -> bool:
         """Whether some consumer follows the cooperative protocol (:meth:`cooperative`): the configuration
         dimension whose properties (``revoked_before_reassigned``) ``kgc.properties.protocol.for_config`` adds."""
-        return any(self._cooperative)
-
-    @cached_property
-    def _cooperative(self) -> tuple[bool, ...]:
-        table = self.protocol_table
-        return tuple(
-            all(table[code] == COOPERATIVE_STICKY for code in self.protocol_codes(i)) for i in range(self.consumers)
-        )
+        return any(self.cooperative(i) for i in range(self.consumers))
 
     def session_timeout_ms(self, consumer: int) -> int:
         """Consumer ``consumer``'s ``session.timeout.ms`` (:attr:`session_timeouts_ms`)."""
