@@ -207,11 +207,29 @@ def load_json(path: str | Path, what: str, max_bytes: int) -> Any:
 # ---------------------------------------------------------------------- writing
 
 
+def replaceable(path: str | Path, what: str) -> None:
+    """An output kgc may put a new file at: nothing there, or a regular file (links followed). An
+    atomic write renames over the name, so a FIFO, a device, a socket, or a link to one (``-o
+    /dev/full``, ``--trace /dev/stdout``, a user's named pipe) would be replaced by a plain file
+    — as root, a device node of the machine. Refused in one line instead; a directory too."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return  # nothing there, or a dangling link: the rename creates or replaces the name
+    except OSError as exc:
+        raise InputError(f"{what}: cannot write {str(path)!r}: {exc.strerror or exc}") from None
+    except ValueError as exc:  # an embedded NUL
+        raise InputError(f"{what}: {str(path)!r} is not a usable file name ({exc})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"{what}: {path} is {_kind(st.st_mode)}; kgc writes a new regular file there only")
+
+
 def write_atomically(path: str | Path, data: bytes | str) -> None:
     """Write ``data`` beside ``path`` (a unique temporary name), sync it and rename it over
     ``path``: a reader sees the old file or the new one, never a cut one, and two concurrent
     writers each leave a whole file. Raises ``OSError`` (the caller says which option failed)."""
     target = Path(path)
+    replaceable(target, "output")
     raw = data.encode() if isinstance(data, str) else data
     directory = target.parent if str(target.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)

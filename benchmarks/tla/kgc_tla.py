@@ -23,6 +23,7 @@ from pathlib import Path
 
 from kgc.model.config import Config, ConfigError
 from kgc.model.profiles import JAVA_4_0, SCALA_3X
+from kgc.properties import temporal
 
 HERE = Path(__file__).resolve().parent
 SPEC = HERE / "KgcClassicGroup.tla"
@@ -218,6 +219,8 @@ TEMPORAL_OPERATORS: dict[str, tuple[str | None, str]] = {
     "consumer_eventually_stable": (None, "ConsumerEventuallyStable"),
     "partitions_reowned": (None, "PartitionsReowned"),
     "pending_resolved": ("PendingOf", "PendingResolved"),
+    "rebalancing_stops": (None, "NotRebalancing"),
+    "group_settles": (None, "Settled"),
 }
 FAIRNESS_SPECS = {"none": "SpecNone", "weak": "SpecWeak", "strong": "SpecStrong"}
 
@@ -232,6 +235,8 @@ def temporal_formula(instance: str) -> str:
         raise NotTranscribed(f"no TLA+ formula for the liveness property {instance!r}")
     trigger, goal = TEMPORAL_OPERATORS[match.group(1)]
     arg = "" if match.group(2) is None else f"({int(match.group(2)) - 1})"
+    if temporal.by_name(match.group(1)).form == temporal.EVENTUALLY_ALWAYS:
+        return f"Behaviour => <>[]({goal}{arg})"
     if trigger is None:
         return f"Behaviour => []<>({goal}{arg})"
     return f"Behaviour => (({trigger}{arg}) ~> ({goal}{arg}))"

@@ -6,8 +6,10 @@ A bug inside the model is switched on through the catalogued mutant whose rule i
 its fix and explored with the same iterative-deepening breadth-first search as ``kgc mutants``
 (``kgc.engine_support.mutation.explore``): its counterexample is a shortest one. The unmutated protocol is
 explored to the deepest catch under the same configuration and must be clean. Exit codes: 0 every
-put-back bug caught by its expected property and the protocol clean, 1 a bug escaped or was caught
-by another property, 4 the protocol's run was cut short (``--allow-incomplete``: 0), 12 the
+put-back bug caught by its expected property and the protocol clean, 1 a bug escaped a search that
+covered the bounded model or was caught by another property, 4 a bug's or the protocol's run was
+cut short by ``--time-limit``, ``--max-states`` or ``--max-memory`` before it caught anything
+(``--allow-incomplete``: 0), 12 the
 unmutated protocol violates a property, 150 bad input (``kgc.cli.exits``).
 """
 
@@ -70,6 +72,17 @@ def caught(bug: catalogue.Bug, outcome: Outcome) -> bool:
     return outcome.killed and outcome.killed_by == bug.expected
 
 
+CUT_SHORT = ("time-limit", "max-states", "memory")
+"""The resource bounds (not the model's bounds) that stop a search before it covered the model."""
+
+
+def cut_short(outcome: Outcome) -> str | None:
+    """The resource bound that stopped a run that caught nothing, if one did: such a bug did not
+    escape the model, the search did not finish (incomplete, not ESCAPED)."""
+    stopped = outcome.result.stats.stopped_by
+    return stopped if not outcome.killed and stopped in CUT_SHORT else None
+
+
 def bug_json(bug: catalogue.Bug, outcome: Outcome | None = None) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "id": bug.id,
@@ -92,6 +105,7 @@ def bug_json(bug: catalogue.Bug, outcome: Outcome | None = None) -> dict[str, An
             "levels_expanded": outcome.depth,
             "states": outcome.states,
             "seconds": round(outcome.seconds, 3),
+            "stopped_by": cut_short(outcome),
         }
     return doc
 
@@ -131,7 +145,13 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=2))
     else:
         for b, o in runs:
-            verdict = f"caught by {o.killed_by} in {o.trace_length} steps" if o.killed else "ESCAPED"
+            if o.killed:
+                verdict = f"caught by {o.killed_by} in {o.trace_length} steps"
+            elif cut_short(o):
+                option = {"memory": "max-memory"}.get(str(cut_short(o)), str(cut_short(o)))
+                verdict = f"INCOMPLETE (not caught before --{option} stopped the search)"
+            else:
+                verdict = "ESCAPED"
             print(f"{b.id:26} {verdict}  (depth bound needed: {o.trace_length}; {o.states} states, {o.seconds:.1f} s)")
         for b in others:
             print(f"{b.id:26} {b.status}: {b.reason or 'not run (not among the bugs asked for)'}")
@@ -140,8 +160,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{found} of {len(catalogue.CATALOGUE)} catalogued bugs found; {len(others)} not run (listed above)")
     if baseline.killed:
         return exits.VIOLATION
-    if found < len(runs):
-        return exits.FAILED
-    if baseline.result.stats.stopped_by in ("time-limit", "max-states", "memory"):
+    if any(not caught(b, o) and not cut_short(o) for b, o in runs):
+        return exits.FAILED  # escaped a search that covered the bounded model, or caught by another property
+    if any(cut_short(o) for _, o in runs) or baseline.result.stats.stopped_by in CUT_SHORT:
         return exits.OK if args.allow_incomplete else exits.INCOMPLETE
     return exits.OK

@@ -105,6 +105,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "lines a step changed are marked *); notation: docs/glossary.md",
     )
     live.add_arguments(p)
+    live.add_timing_argument(p)
     group = p.add_argument_group("interrupt and resume (native engine)")
     group.add_argument(
         "--checkpoint",
@@ -197,6 +198,7 @@ def search(request: CheckRequest, show_progress: bool) -> tuple[Result, Explorer
 
 def run(args: argparse.Namespace) -> int:
     request = request_from_args(args)
+    timing = live.timing_config(args)  # a bad --timing file is refused before the search
     config, bounds, fairness, spark = request.config, request.bounds, request.fairness, request.spark
     out_dir = inputs.output_dir(args.out) if args.out else None
     junit = inputs.output_file(args.junit, ("xml",), "--junit") if args.junit else None
@@ -240,6 +242,8 @@ def run(args: argparse.Namespace) -> int:
         print("progress: liveness: exploring the state graph and checking its cycles", file=sys.stderr, flush=True)
     graph, model = (result.graph, explorer.model) if explorer is not None else (None, None)
     liveness = live.run(request, graph, model) if fairness is not None and not cut else None
+    if liveness is not None and timing is not None:
+        live.judge_lassos(liveness, timing)
     if result.ok and not interrupted and liveness is not None and not liveness.ok:
         word, code = "violation", EXIT_LIVENESS  # a lasso is real even in an incomplete exploration
     try:

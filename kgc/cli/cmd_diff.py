@@ -113,6 +113,9 @@ def sides(
         for i in range(2):
             if values:
                 chosen[i][dest] = values[i] if len(values) == 2 else values[0]
+    if any(not rev.strip() for rev in args.rev or []):
+        # an empty --rev made both sides the working tree, compared as "same" with exit 0
+        raise InputError("--rev: an empty revision names no commit")
     if not differing and not args.rev:
         raise InputError(
             "nothing differs: give an option twice (--profile scala-3.x --profile java-4.0), --mutant NAME or --rev REV"

@@ -7,7 +7,8 @@ forward and back, the per-role panels of any state, its enabled successors to cl
 sequence chart of the path, and a shareable URL per state (``#path=3.0.5``: the successor chosen
 at each step). It prints the URL and serves until interrupted (exit 0; a port in use or bad input
 exits 150 with one line, ``kgc.cli.exits``). ``--html FILE`` writes a self-contained page instead
-(``kgc.diagrams.explore.embedded_nodes``: the trace's states and those one step off it) and exits 0.
+(``kgc.diagrams.explore.embedded_nodes``: the trace's states and every state up to ``--depth`` steps
+off it, at most ``--max-states`` states, the bound stated in the file) and exits 0.
 """
 
 from __future__ import annotations
@@ -23,7 +24,15 @@ from urllib.parse import parse_qs, urlparse
 from kgc.cli import exits, inputs
 from kgc.cli.errors import InputError
 from kgc.cli.options import add_model_arguments, config_from_args
-from kgc.diagrams.explore import Explorer, NodeError, embedded_nodes, node_json, trace_node
+from kgc.diagrams.explore import (
+    DEFAULT_DEPTH,
+    DEFAULT_MAX_STATES,
+    Explorer,
+    NodeError,
+    embedded_nodes,
+    node_json,
+    trace_node,
+)
 from kgc.diagrams.explore_page import explore_page
 from kgc.model.config import Config, ConfigError
 
@@ -40,7 +49,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--html",
         metavar="FILE",
         help="write a self-contained explorer page (no server): the trace's states with their panels and "
-        "charts, and the successors one step off it, then exit",
+        "charts, and every state up to --depth steps off it (at most --max-states states), then exit",
+    )
+    p.add_argument(
+        "--depth",
+        type=int,
+        default=DEFAULT_DEPTH,
+        help=f"with --html: how many steps off the trace the file reaches (default {DEFAULT_DEPTH})",
+    )
+    p.add_argument(
+        "--max-states",
+        type=int,
+        default=DEFAULT_MAX_STATES,
+        help=f"with --html: the most states the file holds, nearest the trace first (default {DEFAULT_MAX_STATES})",
     )
 
 
@@ -114,9 +135,17 @@ def run(args: argparse.Namespace) -> int:
     target = inputs.output_file(args.html, ("html", "htm"), "--html") if args.html else None
     explorer = explorer_from_args(args)
     if target is not None:
-        nodes = embedded_nodes(explorer)
-        inputs.write_atomically(target, explore_page(explorer.title or "the model", explorer.trace, nodes), "--html")
-        print(f"kgc explore: {len(nodes)} states written to {target} (open it in a browser; no server)")
+        try:
+            embedded = embedded_nodes(explorer, args.depth, args.max_states)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        page = explore_page(explorer.title or "the model", explorer.trace, embedded)
+        inputs.write_atomically(target, page, "--html")
+        print(
+            f"kgc explore: {len(embedded.nodes)} states written to {target} ({len(page.encode()) // 1024} KiB; "
+            f"complete to {embedded.complete_depth} of {embedded.depth} steps off the trace; "
+            "open it in a browser, no server)"
+        )
         return exits.OK
     server = make_server(explorer, args.port)
     port = server.server_address[1]

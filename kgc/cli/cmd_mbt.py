@@ -16,9 +16,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
-from kgc.cli import exits
+from kgc.cli import exits, inputs
 from kgc.cli.errors import InputError
 from kgc.cli.options import add_model_arguments, config_from_args
 
@@ -46,10 +45,9 @@ def run(args: argparse.Namespace) -> int:
     config = config_from_args(args, base)
     if config.profile.name != KAFKA_PROFILE:
         raise InputError(f"kgc mbt runs Apache Kafka 4.0.2, whose behaviour is --profile {KAFKA_PROFILE}")
-    out = Path(args.out)
-    existing = next(p for p in (out, *out.parents) if p.exists() or p == Path(p.anchor or "."))
-    if existing.exists() and not existing.is_dir():
-        raise InputError(f"--out {out}: {existing} is not a directory")
+    if args.max_states < 1:  # "the model's graph exceeds -5 states" said the wrong thing
+        raise InputError(f"--max-states must be positive, got {args.max_states}")
+    out = inputs.future_dir(args.out, "--out")  # written only when a path differs: shown writable now
     reason = unavailable_reason()
     if reason is not None:
         print(f"kgc mbt: the Kafka oracle cannot run: {reason}", file=sys.stderr)

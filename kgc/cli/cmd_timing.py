@@ -83,6 +83,8 @@ def _load(files: list[str]) -> list[TimingConfig]:
 def run(args: argparse.Namespace) -> int:
     if args.mutant is not None and args.mutant not in MUTANTS:
         raise InputError(f"--mutant: unknown timing mutant {args.mutant!r}; known: {', '.join(MUTANTS)}")
+    if args.timeline_lines < 0:  # was taken as 0 silently
+        raise InputError(f"--timeline-lines must be 0 or more, got {args.timeline_lines}")
     out = inputs.output_dir(args.out) if args.out else None
     configs = _load(args.files)  # every file is validated before any question is asked
     names = args.question or list(QUESTIONS)

@@ -108,6 +108,8 @@ def output_dir(path: str | Path, option: str = "--out") -> Path:
     (and removing) a file there before any work is done."""
     p = Path(path)
     try:
+        if p.exists() and not p.is_dir():  # /dev/full, a file: said so, not mkdir's "File exists"
+            raise InputError(f"{option}: {str(p)!r} is not a directory")
         p.mkdir(parents=True, exist_ok=True)
         if not p.is_dir():
             raise InputError(f"{option}: {str(p)!r} is not a directory")
@@ -137,6 +139,7 @@ def write_atomically(path: str | Path, data: bytes | str, option: str = "--out")
     """Write next to ``path`` and rename into place: a failure never leaves a half-written file
     or destroys an existing one."""
     target = Path(path)
+    files.replaceable(target, option)
     raw = data.encode() if isinstance(data, str) else data
     directory = target.parent if str(target.parent) else Path(".")
     tmp = ""
@@ -243,6 +246,7 @@ def writable_file(path: str | Path, option: str) -> Path:
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{option}: {str(p)!r} is a directory")
+    files.replaceable(p, option)  # not a FIFO or a device, which the final rename would replace
     directory = p.parent if str(p.parent) else Path(".")
     if not directory.is_dir():
         raise InputError(f"{option}: cannot write {str(p)!r}: directory {str(directory)!r} does not exist")
@@ -262,9 +266,15 @@ def future_dir(path: str | Path, option: str) -> Path:
         ancestor = ancestor.parent
     ancestor = ancestor if str(ancestor) else Path(".")
     if not ancestor.is_dir():
-        raise InputError(f"{option}: cannot create {str(p)!r}: {str(ancestor)!r} is not a directory")
-    if not os.access(ancestor, os.W_OK | os.X_OK):
-        raise InputError(f"{option}: cannot create {str(p)!r}: {str(ancestor)!r} is not writable")
+        raise InputError(f"{option}: cannot create {str(p)!r}: {ancestor} is not a directory")
+    # Shown by writing, not by os.access: root passes every permission check, yet a read-only
+    # mount, /proc or /sys refuses the creation itself.
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".kgc-probe-", dir=ancestor)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise InputError(f"{option}: cannot create {str(p)!r}: {str(ancestor)!r}: {exc.strerror or exc}") from None
     return p
 
 
@@ -302,6 +312,8 @@ def load_client_run(path: str | Path) -> dict[str, Any]:
     names a consumer an earlier ``start`` started (``c1``, ``c2``, … in order)."""
     from kgc.harness.clients.harness import ASSIGNMENTS, LIBRARIES, ClientOptions
     from kgc.harness.clients.machine import FAULTS, FORMAT
+    from kgc.harness.clients.refinement import SLOTS
+    from kgc.harness.fuzz.client import instance_id
 
     doc = load_json(path, "client run file", MAX_CLIENT_RUN_BYTES)
     s = _Schema(str(path))
@@ -316,6 +328,8 @@ def load_client_run(path: str | Path) -> dict[str, Any]:
         "heartbeat_interval_ms": (1, MAX_CLIENT_MS),
         "max_poll_interval_ms": (1, MAX_CLIENT_MS),
         "partitions": (1, 100),
+        # written by every failure file since static members were added (the run's static slots)
+        "static_members": (0, SLOTS),
     }
     for key in options:
         if key == "assignment":
@@ -335,6 +349,7 @@ def load_client_run(path: str | Path) -> dict[str, Any]:
             "options.heartbeat_interval_ms",
             f"{heartbeat} must be lower than options.session_timeout_ms {session} (the Java client refuses it)",
         )
+    static_ids = [instance_id(k) for k in range(int(options.get("static_members", 0)))]
     steps = s.required(top, "steps", "", s.array)
     if len(steps) > MAX_CLIENT_STEPS:
         s.fail("steps", f"{len(steps):,} steps, more than {MAX_CLIENT_STEPS:,}")
@@ -352,8 +367,14 @@ def load_client_run(path: str | Path) -> dict[str, Any]:
     def commit(v: Any, at: str) -> object:
         return s.string(v, at, CLIENT_COMMITS)
 
+    def static_id(v: Any, at: str) -> object:
+        # a static member (KIP-345) takes the slot its id names: one of the run's static slots
+        if not static_ids:
+            s.fail(at, "the run has no static slots (options.static_members is 0)")
+        return s.string(v, at, static_ids)
+
     fields: dict[str, dict[str, Callable[[Any, str], object]]] = {
-        "start": {"auto_commit": s.boolean, "commit": commit},
+        "start": {"auto_commit": s.boolean, "commit": commit, "group_instance_id": static_id},
         "set": {"client": client, "poll_ms": ms, "process_ms": ms, "commit": commit},
         "stall": {"client": client, "ms": ms},
         "commit": {"client": client, "mode": lambda v, at: s.string(v, at, CLIENT_COMMITS[1:])},
@@ -362,7 +383,7 @@ def load_client_run(path: str | Path) -> dict[str, Any]:
         "fault": {"kind": lambda v, at: s.string(v, at, FAULTS), "client": lambda v, at: v is None or client(v, at)},
         "wait": {"ms": ms},
     }
-    optional = {("start", "auto_commit"), ("start", "commit"), ("fault", "client")}
+    optional = {("start", "auto_commit"), ("start", "commit"), ("start", "group_instance_id"), ("fault", "client")}
     for i, step in enumerate(steps):
         at = f"steps[{i}]"
         st = s.obj(step, at)

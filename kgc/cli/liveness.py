@@ -20,6 +20,7 @@ from kgc.explorer import basis
 from kgc.explorer.components import PackedModel
 from kgc.explorer.liveness import (
     FAIRNESS_LEVELS,
+    STALLED_REMOVAL,
     Fairness,
     Lasso,
     LivenessResult,
@@ -57,20 +58,71 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="check the liveness properties (the default with the local engine)",
     )
     group.add_argument("--no-liveness", dest="liveness", action="store_false", help="check safety only")
+    group.add_argument(
+        "--no-stalled-removal",
+        dest="stalled_removal",
+        action="store_false",
+        default=True,
+        help="drop the stalled-removal fairness class (a client that stalls infinitely often is removed by its "
+        "timer infinitely often): cycles that need a stalled client then count as fair behaviours",
+    )
+
+
+def add_timing_argument(p: argparse.ArgumentParser) -> None:
+    """``kgc check --timing [FILE]`` (``kgc report`` has a ``--timing`` of its own: timing verdicts)."""
+    p.add_argument(
+        "--timing",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="FILE",
+        help="judge each lasso in time with z3: can its cycle happen under Kafka's timeouts (the timing "
+        "configuration FILE, as kgc timing reads it; none: Kafka's defaults)? Never changes the exit code",
+    )
 
 
 def wanted(args: argparse.Namespace, spark: bool) -> Fairness | None:
     """The fairness to check liveness under, or None when liveness is not checked. Under
     ``--engine spark`` liveness is skipped, and asking for it is refused."""
+    stalled = getattr(args, "stalled_removal", True)
     if args.liveness is False:
         if args.fairness is not None:
             raise InputError("--fairness sets the liveness check: drop --no-liveness")
+        if not stalled:
+            raise InputError("--no-stalled-removal sets the liveness check: drop --no-liveness")
         return None
     if spark:
-        if args.liveness or args.fairness is not None:
+        if args.liveness or args.fairness is not None or not stalled:
             raise InputError(REFUSAL)
         return None
-    return Fairness(args.fairness or "weak")
+    return Fairness(args.fairness or "weak", stalled_removal=stalled)
+
+
+def timing_config(args: argparse.Namespace) -> Any:
+    """The timing configuration ``--timing`` names (Kafka's defaults without a file), or None
+    when not asked; a bad file or ``--no-liveness`` is a one-line error."""
+    if getattr(args, "timing", None) is None:
+        return None
+    if args.liveness is False:
+        raise InputError("--timing judges the liveness check's lassos: drop --no-liveness")
+    from kgc.timing import config as timing
+
+    try:
+        return timing.load(args.timing) if args.timing else timing.default_config()
+    except timing.TimingConfigError as exc:
+        raise InputError(f"--timing: {exc}") from None
+
+
+def judge_lassos(result: LivenessResult, config: Any) -> None:
+    """Each lasso judged in time (``kgc.timing.lassos.judge``), the same cycle once."""
+    from kgc.timing.lassos import judge
+
+    done: dict[tuple[tuple[tuple[int, int], ...], int], Any] = {}
+    for lasso in result.lassos:
+        key = (tuple(lasso.keys), lasso.loop_start)
+        if key not in done:
+            done[key] = judge(lasso.path, lasso.loop_start, config)
+        lasso.timing = done[key]
 
 
 def run(request: CheckRequest, graph: StateGraph | None = None, model: PackedModel | Any = None) -> LivenessResult:
@@ -122,6 +174,8 @@ def result_json(result: LivenessResult, files: dict[str, str] | None = None) -> 
         "qualified_verdict": basis.qualify(result.word(), result.basis()),
         "basis": result.basis(),
         "fairness": result.fairness.level,
+        "stalled_removal": result.fairness.stalls_removed,
+        "stall_steps": result.stall_steps,
         "assumptions": result.fairness.describe(),
         "properties": [
             {
@@ -159,6 +213,7 @@ def result_json(result: LivenessResult, files: dict[str, str] | None = None) -> 
                 "prefix_length": lasso.prefix_length,
                 "cycle_length": lasso.cycle_length,
                 "needs": lasso.needs,
+                "timing": lasso.timing.json() if lasso.timing is not None else None,
                 "file": (files or {}).get(lasso.instance),
             }
             for lasso in result.lassos
@@ -203,6 +258,8 @@ def print_text(
                 print("  needs: " + "; ".join(lasso.needs))
             elif lasso.cycle_length:
                 print("  needs: no stalled client (every step of the cycle is one timely clients allow)")
+            if lasso.timing is not None:
+                print("  timing: " + lasso.timing.text())
             why = explain_lasso(lasso.prop, lasso.instance, lasso.path, lasso.loop_start, result.fairness.level)
             print("\n".join("  " + line for line in why.lines()))
         if lasso.instance in files:
@@ -212,6 +269,12 @@ def print_text(
             f"liveness: {result.states:,} states, {result.edges:,} transitions, {result.components:,} cyclic "
             f"components (largest {result.largest_component:,} states), {result.deadlocks} deadlocks; "
             f"explored in {result.explore_seconds:.1f} s, cycles checked in {result.check_seconds:.1f} s"
+        )
+    if result.stall_steps and not quiet:
+        each = ", ".join(f"{n:,} need {c} stalled" for c, n in sorted(result.stall_steps.items()))
+        print(
+            f"liveness: steps out of cycles' states that need a stalled client ({each}) lie on no fair cycle "
+            f"({STALLED_REMOVAL})"
         )
     note = basis.cut_note(result.config, result.boundary, result.depth_cut)
     if note is not None and not quiet:

@@ -182,7 +182,10 @@ def bounds_from_args(args: argparse.Namespace) -> Bounds:
     """The bounds, each positive and finite (``--time-limit nan`` is refused); ``--max-memory``
     in bytes (:func:`kgc.cli.inputs.memory_size`)."""
     for name in ("max_depth", "max_states"):
-        inputs.finite_positive(getattr(args, name, None), f"--{name.replace('_', '-')}")
+        value = getattr(args, name, None)
+        inputs.finite_positive(value, f"--{name.replace('_', '-')}")
+        if value is not None and value > inputs.MAX_INT:  # the C core keeps counts in 64 bits
+            raise InputError(f"--{name.replace('_', '-')} must be at most {inputs.MAX_INT:,}, got {value}")
     time_limit = time_limit_from_args(args)
     size = getattr(args, "max_memory", None)
     spark = getattr(args, "engine", None) == "spark"

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
 
+from kgc.cli import inputs
 from kgc.cli.errors import InputError
 from kgc.explorer.search import Bounds, Result
 from kgc.explorer.spark_env import SparkSettings, start_session, validate_master
@@ -80,6 +81,10 @@ def settings_from_args(args: argparse.Namespace) -> SparkSettings | None:
         validate_master(master)
     except ValueError as exc:
         raise InputError(f"--master: {exc}") from None
+    if args.checkpoint_dir is not None and "://" not in args.checkpoint_dir and master.startswith("local"):
+        # a path of this machine (not hdfs://, s3a://): shown a writable directory before Spark
+        # starts, as every other output is, rather than failing inside Hadoop with exit 153
+        inputs.output_dir(args.checkpoint_dir, "--checkpoint-dir")
     wait = 120.0 if args.executor_wait is None else args.executor_wait
     if not 0 < wait <= 86_400:
         raise InputError(f"--executor-wait must be between 0 and 86400 seconds, got {args.executor_wait}")

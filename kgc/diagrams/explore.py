@@ -189,23 +189,75 @@ def node_json(explorer: Explorer, path: tuple[int, ...]) -> dict[str, Any]:
     }
 
 
-def embedded_nodes(explorer: Explorer, off_trace: int = 1) -> dict[str, dict[str, Any]]:
-    """The nodes a self-contained explorer file holds, by dotted path: the initial state, every
-    state of the opened trace and, from each of those, the states up to ``off_trace`` steps off
-    it (the successors one click away). A file cannot hold the whole model; a served explorer
-    (``kgc explore TRACE``) can go anywhere."""
-    nodes: dict[str, dict[str, Any]] = {}
+DEFAULT_DEPTH = 2
+"""How many steps off the trace ``kgc explore --html`` embeds by default."""
+MAX_DEPTH = 8
+DEFAULT_MAX_STATES = 2000
+"""The most states ``kgc explore --html`` embeds by default (a state's JSON with its chart is about
+20 kB, about 0.6 kB compressed: the default file stays under about 2 MB)."""
+MAX_STATES = 20000
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """The states a self-contained explorer file holds, and the bound that chose them."""
+
+    nodes: dict[str, dict[str, Any]]
+    """Each state's :func:`node_json` by its dotted path."""
+    depth: int
+    """How many steps off the trace were asked for."""
+    max_states: int
+    """The most states the file may hold."""
+    complete_depth: int
+    """Every state up to this many steps off the trace is in the file (``depth`` unless
+    ``max_states`` cut the next layer)."""
+    trace_states: int
+    """The states of the trace itself (the initial state included)."""
+
+    def bound_text(self) -> str:
+        """The bound, in words, as the file states it."""
+        if self.trace_states > 1:
+            held, off, where = f"the {self.trace_states} of the trace", "off it", "off the trace"
+        else:  # no trace opened: the neighbourhood of the initial state
+            held, off, where = "the initial state", "from it", "from the initial state"
+        held = f"This file holds {len(self.nodes)} states: {held}"
+        if self.complete_depth == self.depth:
+            reach = f"every state up to {self.depth} step{'s' if self.depth != 1 else ''} {off}"
+        else:
+            reach = (
+                f"every state up to {self.complete_depth} step{'s' if self.complete_depth != 1 else ''} {off} "
+                f"and, of those {self.complete_depth + 1} steps {off}, the first that fit"
+            )
+        bound = f"(bound: {self.depth} steps {where}, at most {self.max_states} states)"
+        return f"{held} and {reach} {bound}. To go further, serve the trace: kgc explore TRACE."
+
+
+def embedded_nodes(explorer: Explorer, depth: int = DEFAULT_DEPTH, max_states: int = DEFAULT_MAX_STATES) -> Embedded:
+    """The nodes a self-contained explorer file holds: the initial state, every state of the opened
+    trace and, breadth first from those, every state up to ``depth`` steps off it, nearest first,
+    until ``max_states`` states are held (a layer that does not fit is cut: the file says so). A file
+    cannot hold the whole model; a served explorer (``kgc explore TRACE``) can go anywhere. The trace
+    is always held whole (:class:`ValueError` if it alone is more than ``max_states``)."""
+    if not 0 <= depth <= MAX_DEPTH:
+        raise ValueError(f"--depth must be between 0 and {MAX_DEPTH}, got {depth}")
     trace = tuple(explorer.trace)
+    if not len(trace) + 1 <= max_states <= MAX_STATES:
+        raise ValueError(f"--max-states must be between the trace's {len(trace) + 1} states and {MAX_STATES}")
+    nodes: dict[str, dict[str, Any]] = {}
     frontier = [trace[:k] for k in range(len(trace) + 1)]
-    for depth in range(off_trace + 1):
+    complete = -1
+    for layer in range(depth + 1):
         later: list[tuple[int, ...]] = []
         for path in frontier:
             key = ".".join(str(i) for i in path)
             if key in nodes:
                 continue
+            if len(nodes) >= max_states:
+                return Embedded(nodes, depth, max_states, complete, len(trace) + 1)
             node = node_json(explorer, path)
             nodes[key] = node
-            if depth < off_trace:
+            if layer < depth:
                 later.extend((*path, s["index"]) for s in node["successors"])
+        complete = layer
         frontier = later
-    return nodes
+    return Embedded(nodes, depth, max_states, depth, len(trace) + 1)

@@ -7,13 +7,19 @@ flight) with what the last step changed highlighted, the enabled successors as b
 sequence chart of the path. The node's path is the URL's fragment (``#path=3.0.5``), so a URL is
 shareable and the browser's back and forward buttons step through the history; "◀ back" goes to
 the previous state, "next on trace ▶" follows the opened trace. ``kgc explore --html FILE`` writes
-the same page with the nodes it can show embedded (no server; :func:`explore_page`'s ``nodes``)."""
+the same page with the nodes it can show embedded (no server; :func:`explore_page`'s ``embedded``:
+the trace and its neighbourhood to a bounded depth, :func:`kgc.diagrams.explore.embedded_nodes`),
+as gzip-compressed JSON in base64 that the page inflates with the browser's own
+``DecompressionStream``; the file states its bound in a section of its own (``#bound``)."""
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 from html import escape
-from typing import Any
+
+from kgc.diagrams.explore import Embedded
 
 PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -65,6 +71,7 @@ td, th { border-bottom: 1px solid #eceff1; padding: 2px 4px; text-align: left; v
 <section id="chart"><h2>Sequence chart</h2><div class="body"></div></section>
 <section id="glossary-note" class="muted">c1#0: consumer c1's first member id · ∅: no member id · gen: the group's
 generation · parked: a request held in purgatory · highlighted: what the last step changed · see docs/glossary.md</section>
+<section id="bound" class="muted" hidden></section>
 </div>
 </main>
 <!--KGC-NODES-->
@@ -130,10 +137,19 @@ function render(n) {
   document.title = "kgc explore: step " + n.path.length;
   document.body.dataset.ready = "yes";
 }
-const EMBEDDED = (() => {
-  const holder = document.getElementById("kgc-nodes");
-  return holder ? JSON.parse(holder.textContent) : null;
-})();
+const HOLDER = document.getElementById("kgc-nodes");
+let EMBEDDED = null;
+async function inflate(holder) {
+  // The file's states: gzip-compressed JSON in base64, inflated by the browser itself.
+  const bytes = Uint8Array.from(atob(holder.textContent.trim()), (c) => c.charCodeAt(0));
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return await new Response(stream).json();
+}
+const EMBEDDED_READY = HOLDER ? inflate(HOLDER).then((nodes) => { EMBEDDED = nodes; }) : Promise.resolve();
+if (HOLDER) {
+  $("#bound").textContent = HOLDER.dataset.bound;
+  $("#bound").hidden = false;
+}
 function markEmbedded() {
   // In a file: the successors whose states the file holds are buttons; the others say so.
   if (!EMBEDDED || !node) return;
@@ -141,14 +157,15 @@ function markEmbedded() {
     const key = [...node.path, Number(b.dataset.successor)].join(".");
     if (!(key in EMBEDDED)) {
       b.disabled = true;
-      b.title = "not in this file: serve the model with kgc explore TRACE to go further";
+      b.title = "not in this file: " + HOLDER.dataset.bound;
     }
   });
 }
 async function load() {
   document.body.dataset.ready = "no";
   const path = pathOf(location.hash);
-  if (EMBEDDED) {
+  if (HOLDER) {
+    await EMBEDDED_READY;
     const found = EMBEDDED[path.join(".")];
     if (!found) {
       $("#steps").innerHTML = `<li>${esc("no such state in this file: " + path.join("."))}</li>`;
@@ -182,15 +199,22 @@ if (!location.hash) { location.replace("#path=" + INITIAL); } else { load(); }
 """
 
 
-def explore_page(title: str, initial: tuple[int, ...], nodes: dict[str, Any] | None = None) -> str:
+def explore_page(title: str, initial: tuple[int, ...], embedded: Embedded | None = None) -> str:
     """The page, opening at ``initial`` (a trace's last state, or the initial state). With
-    ``nodes`` (each node's JSON by its dotted path) the page is a self-contained file: it reads
-    the nodes from an inline ``application/json`` block instead of asking a server."""
+    ``embedded`` the page is a self-contained file: it reads its nodes from an inline block
+    (gzip-compressed JSON in base64) instead of asking a server, and states the bound that chose
+    them (:meth:`Embedded.bound_text`) on the page and on every successor it does not hold."""
     block = ""
-    if nodes is not None:
-        # "</" inside the JSON would end the script element early: written as "<\/" it is the same JSON.
-        data = json.dumps(nodes, separators=(",", ":")).replace("</", "<\\/")
-        block = f'<script type="application/json" id="kgc-nodes">{data}</script>'
+    if embedded is not None:
+        data = json.dumps(embedded.nodes, separators=(",", ":"), sort_keys=True).encode()
+        packed = base64.b64encode(gzip.compress(data, compresslevel=9, mtime=0)).decode("ascii")
+        bound = escape(embedded.bound_text(), quote=True)
+        block = (
+            f'<script type="application/octet-stream" id="kgc-nodes" data-encoding="gzip+base64" '
+            f'data-states="{len(embedded.nodes)}" data-depth="{embedded.depth}" '
+            f'data-complete-depth="{embedded.complete_depth}" data-max-states="{embedded.max_states}" '
+            f'data-bound="{bound}">{packed}</script>'
+        )
     start = repr(".".join(str(i) for i in initial))
     head, tail = (part.replace("TITLE", escape(title)).replace("INITIAL", start) for part in PAGE.split(_SLOT))
     return head + block + tail

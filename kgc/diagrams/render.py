@@ -8,6 +8,8 @@ from pathlib import Path
 
 import graphviz
 
+from kgc import files
+
 GRAPH_FORMATS = ("svg", "png", "dot")
 
 
@@ -34,6 +36,10 @@ def write_atomically(path: str | Path, data: bytes) -> None:
     """Write ``data`` next to ``path`` and rename it into place, so a failure never leaves a
     half-written file or destroys an existing one."""
     target = Path(path)
+    try:
+        files.replaceable(target, "output")  # a FIFO or a device would be renamed over
+    except files.InputError as exc:
+        raise RenderError(str(exc)) from None
     directory = target.parent if str(target.parent) else Path(".")
     if not directory.is_dir():
         raise RenderError(f"cannot write {str(target)!r}: directory {str(directory)!r} does not exist")

@@ -59,7 +59,7 @@ from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import groupby
+from itertools import compress, groupby
 from types import ModuleType
 from typing import Any, cast
 
@@ -86,7 +86,7 @@ from kgc.model.config import Config
 from kgc.model.names import actor_name, mid_text
 from kgc.model.perturbations import BUDGET_OF, PERTURBATIONS
 from kgc.model.state import State
-from kgc.properties.temporal import ALL, CONSUMER, CONSUMERS, GROUP, WHOLE, Temporal
+from kgc.properties.temporal import ALL, CONSUMER, CONSUMERS, EVENTUALLY_ALWAYS, GROUP, WHOLE, Temporal
 
 _kernel: ModuleType | None
 try:
@@ -130,6 +130,17 @@ CLASS_DOC: dict[str, str] = {
     "store_callback": "the storeGroup write completes",
     "group_removal": "the coordinator removes a Dead group from its cache (dead_group_window)",
 }
+STALLED_REMOVAL = "stalled_removal"
+"""The named fairness class of a stalled client's removal (``Fairness.stalled_removal``)."""
+STALLED_REMOVAL_DOC = (
+    "a client that stalls is removed by its timers: a behaviour in which client c infinitely often holds a "
+    "join phase open past the new-member timeout (5 min; a step that needs c stalled: the new-member timer "
+    "removing a member parked in JoinGroup while c's member, held by c, has not rejoined) also infinitely often "
+    "has c's member removed by its session or rebalance timer; that removal spends a perturbation, so no fair "
+    "cycle takes a step that needs a stalled client"
+)
+STALLED_REMOVAL_BASIS = "with stalled clients removed by their timers"
+"""The phrase a verdict resting on the stalled-removal class ends with."""
 UNFAIR_DOC = "never forced (perturbations, bounded by the budgets): " + ", ".join(
     [*(p.label for p in PERTURBATIONS if p.role != "removal"), "InitialDelayedJoin extension"]
     + [p.label for p in PERTURBATIONS if p.role == "removal"]
@@ -138,9 +149,13 @@ UNFAIR_DOC = "never forced (perturbations, bounded by the budgets): " + ", ".joi
 
 @dataclass(frozen=True)
 class Fairness:
-    """Which behaviours count: ``none``, ``weak`` or ``strong`` fairness on every class."""
+    """Which behaviours count: ``none``, ``weak`` or ``strong`` fairness on every class, and
+    (``stalled_removal``, under weak and strong fairness) the stalled-removal class: a behaviour
+    that takes a step needing client c stalled infinitely often also removes c's member by its
+    timer infinitely often (``STALLED_REMOVAL_DOC``; ``stall_edges``)."""
 
     level: str = "weak"
+    stalled_removal: bool = True
 
     def __post_init__(self) -> None:
         if self.level not in FAIRNESS_LEVELS:
@@ -152,8 +167,22 @@ class Fairness:
             return ["no fairness: every cycle of the state graph is a behaviour"]
         tag = "WF" if self.level == "weak" else "SF"
         lines = [f"{tag}({name}): {doc}" for name, doc in CLASS_DOC.items()]
+        if self.stalls_removed:
+            lines.append(f"{STALLED_REMOVAL}(c): {STALLED_REMOVAL_DOC}")
         lines.append(UNFAIR_DOC)
         return lines
+
+    @property
+    def stalls_removed(self) -> bool:
+        """The stalled-removal class is assumed (not under ``none`` fairness: every cycle counts)."""
+        return self.stalled_removal and self.level != "none"
+
+    def basis(self) -> list[str]:
+        """The phrases a liveness verdict under this fairness rests on."""
+        out = [f"under {self.level} fairness"]
+        if self.stalls_removed:
+            out.append(STALLED_REMOVAL_BASIS)
+        return out
 
     def describe_for(self, config: Config | None) -> list[str]:
         """:meth:`describe`, less the classes whose steps ``config`` never takes (``handle`` with
@@ -179,8 +208,10 @@ class Fairness:
     def summary(self) -> str:
         if self.level == "none":
             return "none"
+        stalled = f"; {STALLED_REMOVAL}" if self.stalls_removed else ""
         return (
-            f"{self.level} ({'WF' if self.level == 'weak' else 'SF'} on {', '.join(CLASS_DOC)}; perturbations unfair)"
+            f"{self.level} ({'WF' if self.level == 'weak' else 'SF'} on {', '.join(CLASS_DOC)}{stalled}; "
+            "perturbations unfair)"
         )
 
 
@@ -674,6 +705,9 @@ class Lasso:
     needs: list[str] = field(default_factory=list)
     """What the cycle needs of the clients' timing (``stalls``): e.g. "c1 stalled: …". Empty when
     every step of the cycle is one a timely client allows."""
+    timing: Any = None
+    """Whether the cycle can happen under Kafka's timeouts (``kgc.timing.lassos.Timing``), when
+    ``kgc check --timing`` asked."""
 
     @property
     def prefix_length(self) -> int:
@@ -719,6 +753,9 @@ class LivenessResult:
     is cut there)."""
     max_depth: int | None = None
     """The explicit depth bound the graph was explored to, if any (``--max-depth``)."""
+    stall_steps: dict[str, int] = field(default_factory=dict)
+    """Per client (``c1`` …), the steps of the graph's cycles that need it stalled (``stall_edges``):
+    the stalled-removal class keeps them off every fair cycle."""
 
     @property
     def ok(self) -> bool:
@@ -736,7 +773,7 @@ class LivenessResult:
     def basis(self) -> list[str]:
         """What a liveness "holds" rests on: the bounds that cut the graph, the perturbation budget
         and the fairness assumption (``kgc.explorer.basis``)."""
-        return [*basis.basis(self.config, self.boundary, self.depth_cut), f"under {self.fairness.level} fairness"]
+        return [*basis.basis(self.config, self.boundary, self.depth_cut), *self.fairness.basis()]
 
     def word(self) -> str:
         """The liveness verdict: ``violation`` (a lasso is real even in an incomplete graph),
@@ -806,6 +843,128 @@ class Labeler:
         """The obligation arises here: trigger true, goal false."""
         p, q = self.labels(v)
         return p and not q
+
+
+# ------------------------------------------------------------------------------ stalled clients
+def may_stall(group: Any) -> bool:
+    """The group has a new member parked in JoinGroup and a member that has not rejoined, not
+    orphaned: what ``stalled_clients`` needs of the source's group before it looks at the clients."""
+    return any(m.is_new and m.awaiting_join for m in group.members) and any(
+        not m.awaiting_join and not m.orphan for m in group.members
+    )
+
+
+def stalled_clients(spec: Any, source: State, target: Any) -> tuple[int, ...]:
+    """The clients a step from ``source`` to ``target`` needs stalled (indices, empty for none).
+
+    The untimed model lets every armed timer fire at any moment. One removal by a timer is not a
+    perturbation: a *new* member parked in JoinGroup, whose client holds no id yet, removed by its
+    new-member timer (``NewMemberJoinTimeoutMs``, five minutes: Kafka 3.6.2
+    ``core/src/main/scala/kafka/coordinator/group/GroupCoordinator.scala``; KAFKA-7610). While
+    another member, held by its running client, has not rejoined, the join phase stays open for
+    it, and the timer can fire first only if that client has not polled for five minutes: it
+    stalled. Were it timely, the phase would complete (or the client would rejoin) before the timer.
+    The step is then a step of the stalled client, not of the timer's fairness class; the
+    stalled-removal class (``STALLED_REMOVAL_DOC``) asks that a client stalling infinitely often be
+    removed by its own timer infinitely often, which spends a perturbation. A step that removes no
+    parked new member, or removes one while no held member holds the phase open (a join phase
+    longer than five minutes by itself, ``stalls``), needs no stalled client. ``target`` is the
+    group after the step."""
+    group = source.group
+    if len(target.members) >= len(group.members):
+        return ()
+    gone = [m for m in group.members if target.member(m.mid) is None]
+    if not gone or not all(m.is_new and m.awaiting_join for m in gone):
+        return ()
+    removed = {m.mid for m in gone}
+    return tuple(
+        sorted(
+            {
+                o.mid[0]
+                for o in group.members
+                if o.mid not in removed and not o.awaiting_join and not o.orphan and spec.holds(source.consumers, o.mid)
+            }
+        )
+    )
+
+
+def stall_edges(model: PackedModel, graph: StateGraph, comp: Sequence[int]) -> tuple[list[int], dict[str, int]]:
+    """The edges out of the states of the graph's cyclic components that need a stalled client
+    (``stalled_clients``): the session-timer steps that change the state, each checked on its
+    decoded source and target. Returns their positions and, per client, how many need it.
+
+    Such a step belongs to no fairness class (a timely client keeps the timer from firing, so it
+    is never forced: it is not enabled for a timely client) and lies on no fair cycle (the
+    stalled-removal class): the cycle search drops these edges (``without_edges``), which does
+    both. Edges out of states on no cycle do not matter to either."""
+    timer_ids = {k for k, name in enumerate(graph.class_names) if name.startswith("session_timer(")}
+    out: list[int] = []
+    counts: dict[str, int] = {}
+    if not timer_ids:
+        return out, counts
+    offsets, targets, classes, keys = graph.offsets, graph.targets, graph.classes, graph.keys
+    spec = model.spec
+
+    def group(v: int) -> Any:
+        return model.decode(keys[v]).group if not isinstance(model, PackedModel) else model.group_of(keys[v])
+
+    maybe: dict[int, bool] = {}  # by group id (the packed model's keys), whether ``may_stall``
+    for v in range(graph.states):
+        if comp[v] < 0:
+            continue
+        source: State | None = None
+        for pos in range(offsets[v], offsets[v + 1]):
+            w = targets[pos]
+            if w == v or classes[pos] not in timer_ids:
+                continue
+            if source is None:
+                gid = keys[v] & _G_MASK if isinstance(model, PackedModel) else -1
+                ok = maybe.get(gid) if gid >= 0 else None
+                if ok is None:
+                    ok = may_stall(group(v))
+                    if gid >= 0:
+                        maybe[gid] = ok
+                if not ok:
+                    break
+                source = model.decode(keys[v])
+            who = stalled_clients(spec, source, group(w))
+            if who:
+                out.append(pos)
+                for i in who:
+                    counts[f"c{i + 1}"] = counts.get(f"c{i + 1}", 0) + 1
+    return out, counts
+
+
+def without_edges(graph: StateGraph, drop: Sequence[int]) -> StateGraph:
+    """``graph`` less the edges at positions ``drop`` (the same states, keys and status)."""
+    keep = bytearray(b"\x01") * graph.edges
+    for pos in drop:
+        keep[pos] = 0
+    old_t, old_c, old_o = graph.targets, graph.classes, graph.offsets
+    targets = array("i", compress(old_t, keep))
+    classes = array("H", compress(old_c, keep))
+    # each state's edges lose the dropped ones before them: offsets less the dropped count so far
+    dropped = sorted(drop)
+    offsets = array("q", [0]) * (graph.states + 1)
+    k = 0
+    for v in range(graph.states + 1):
+        end = old_o[v]
+        while k < len(dropped) and dropped[k] < end:
+            k += 1
+        offsets[v] = end - k
+    return StateGraph(
+        graph.keys,
+        offsets,
+        targets,
+        classes,
+        graph.class_names,
+        graph.init,
+        graph.status,
+        graph.seconds,
+        graph.complete,
+        graph.stopped_by,
+        graph.projector,
+    )
 
 
 # ------------------------------------------------------------------------------------ the check
@@ -906,6 +1065,16 @@ def check_graph(
     fairness = fairness or Fairness()
     start = time.monotonic()
     comp, big, loops, largest = components(graph, kernel)
+    full, cyclic = graph, (big + loops, largest)  # the graph's cyclic components, as reported
+    stall_counts: dict[str, int] = {}
+    if fairness.stalls_removed:
+        # The stalled-removal class: no fair cycle takes a step that needs a stalled client (its
+        # removal would spend a perturbation). Cycles are searched in the graph without them; the
+        # prefix of a lasso may still take one (finitely many stalls, like perturbations).
+        drop, stall_counts = stall_edges(model, graph, comp)
+        if drop:
+            graph = without_edges(graph, drop)
+            comp, big, loops, largest = components(graph, kernel)
     fair_of = whole_fair(graph, comp, big + loops, fairness) if kernel else None
     whole = (comp, fair_of) if fair_of is not None else None
     deadlocks = [v for v in range(graph.states) if graph.status[v] == DEADLOCK] if DEADLOCK in graph.status else []
@@ -915,6 +1084,16 @@ def check_graph(
 
     def scope_of(job: tuple[int, Temporal, int, str]) -> tuple[str, int]:
         return job[1].scope, job[2] if job[1].scope == CONSUMER else 0
+
+    fair_cycles: list[tuple[Sequence[int], int]] = []
+
+    def persistent() -> tuple[Sequence[int], int]:
+        """The fair parts of the whole cyclic graph (each state's part id, -1 for none), computed
+        once for every ``<>[]`` instance."""
+        if not fair_cycles:
+            every = bytearray(1 if c >= 0 else 0 for c in comp)
+            fair_cycles.append(fair_part_ids(graph, every, fairness, kernel, whole))
+        return fair_cycles[0]
 
     def check_group(scope: str, i: int, group: list[Job]) -> dict[tuple[int, int], Found]:
         """The instances reading one component: they share its projection, and each component's
@@ -930,9 +1109,24 @@ def check_graph(
             idx, uniq = projector.project(scope, i, comp, None)
             goals = _goals(projector, scope, i, uniq, [lab for _, lab in opened])
             for ((_, _, _, instance), lab), goal in zip(opened, goals, strict=True):
-                part, count = fair_part_ids(graph, _bad_states(comp, idx, goal, kernel), fairness, kernel, whole)
                 stuck = [v for v in deadlocks if not lab.goal(v)]
-                lasso = _find_lasso(model, graph, lab, part, stuck, fairness, instance) if count or stuck else None
+                if lab.prop.form == EVENTUALLY_ALWAYS:
+                    # <>[]Q: a fair cycle through a state where Q fails (every fair cycle lies in a
+                    # fair part of the whole cyclic graph, and each part is fair as a whole).
+                    part, count = persistent()
+                    entries = [v for v in range(graph.states) if part[v] >= 0 and not goal[idx[v]]]
+                    lasso = (
+                        _find_persistence_lasso(model, full, lab, part, entries, stuck, fairness, instance, graph)
+                        if entries or stuck
+                        else None
+                    )
+                else:
+                    part, count = fair_part_ids(graph, _bad_states(comp, idx, goal, kernel), fairness, kernel, whole)
+                    lasso = (
+                        _find_lasso(model, full, lab, part, stuck, fairness, instance, graph)
+                        if count or stuck
+                        else None
+                    )
                 if lasso is not None:
                     lassos[id(lab)] = lasso
                 del part
@@ -980,17 +1174,17 @@ def check_graph(
         model.config,
         fairness,
         verdicts,
-        graph.states,
-        graph.edges,
-        big + loops,
-        largest,
+        full.states,
+        full.edges,
+        *cyclic,
         len(deadlocks),
         graph.seconds,
         time.monotonic() - start,
         graph.complete,
         graph.stopped_by,
-        graph.nbytes(),
+        full.nbytes(),
         graph.status.count(BOUNDARY),
+        stall_steps=stall_counts,
     )
 
 
@@ -1023,6 +1217,7 @@ def _find_lasso(
     stuck: list[int],
     fairness: Fairness,
     instance: str,
+    cycles: StateGraph | None = None,
 ) -> Lasso | None:
     """Breadth-first over (state, phase): phase 0 before the tracked obligation opens, phase 1
     from a ``trigger and not goal`` state on (any such state may be the one tracked), moving only
@@ -1068,16 +1263,73 @@ def _find_lasso(
         node = (pv, pp)
     edge_path.reverse()
     start_state = node[0]
-    members = _part_members(graph, part, entry)
-    cycle = _fair_cycle(graph, members, entry, fairness, {})
+    cyc = cycles if cycles is not None else graph  # the graph fair cycles are searched in
+    members = _part_members(cyc, part, entry)
+    cycle = _fair_cycle(cyc, members, entry, fairness, {})
     states = [start_state]
     for pos in edge_path:
         states.append(targets[pos])
     loop_start = len(states) - 1
     for pos in cycle:
+        states.append(cyc.targets[pos])
+    keys = _replay(model, graph, states[: loop_start + 1], edge_path)
+    keys += _replay(model, cyc, states[loop_start:], cycle)[1:]
+    lasso = Lasso(lab.prop, instance, keys, loop_start)
+    lasso.path = [(model.steps[s] if s >= 0 else None, model.decode(k)) for s, k in keys]
+    return lasso
+
+
+def _find_persistence_lasso(
+    model: PackedModel,
+    graph: StateGraph,
+    lab: Labeler,
+    part: Sequence[int],
+    entries: list[int],
+    stuck: list[int],
+    fairness: Fairness,
+    instance: str,
+    cycles: StateGraph,
+) -> Lasso | None:
+    """A lasso breaking ``<>[]Q``: the shortest path (in ``graph``) from an initial state to a state
+    where Q fails that lies in a fair part of ``cycles`` (``entries``) or is a deadlock where Q
+    fails (``stuck``: it stutters there), then a fair cycle from it back to it inside its part —
+    a fair behaviour that passes through a ``not Q`` state infinitely often."""
+    targets_of = set(entries) | set(stuck)
+    offsets, targets = graph.offsets, graph.targets
+    parent: dict[int, tuple[int, int]] = {}
+    queue: deque[int] = deque()
+    for v in graph.init:
+        if v not in parent:
+            parent[v] = (-1, -1)
+            queue.append(v)
+    found = -1
+    while queue:
+        v = queue.popleft()
+        if v in targets_of:
+            found = v
+            break
+        for pos in range(offsets[v], offsets[v + 1]):
+            w = targets[pos]
+            if w not in parent:
+                parent[w] = (v, pos)
+                queue.append(w)
+    if found < 0:
+        return None
+    edge_path: list[int] = []
+    node = found
+    while parent[node][0] >= 0:
+        node, pos = parent[node]
+        edge_path.append(pos)
+    edge_path.reverse()
+    states = [node]
+    for pos in edge_path:
         states.append(targets[pos])
-    edges = edge_path + cycle
-    keys = _replay(model, graph, states, edges)
+    loop_start = len(states) - 1
+    cycle = _fair_cycle(cycles, _part_members(cycles, part, found), found, fairness, {})
+    for pos in cycle:
+        states.append(cycles.targets[pos])
+    keys = _replay(model, graph, states[: loop_start + 1], edge_path)
+    keys += _replay(model, cycles, states[loop_start:], cycle)[1:]
     lasso = Lasso(lab.prop, instance, keys, loop_start)
     lasso.path = [(model.steps[s] if s >= 0 else None, model.decode(k)) for s, k in keys]
     return lasso

@@ -47,6 +47,10 @@ _MASTER = re.compile(
 )
 
 
+MAX_LOCAL_THREADS = 1024
+"""The most threads ``local[N]`` may ask for (a thread per task slot in one JVM)."""
+
+
 class SparkUnavailable(Exception):
     """Spark cannot run here: pyspark or Java is missing or too old, or the master does not
     answer. The message is one line that names the fix."""
@@ -85,6 +89,11 @@ def validate_master(master: str) -> None:
         raise ValueError(
             f"unknown Spark master {master!r}; use local[N], local[*], spark://HOST:PORT, yarn or k8s://URL"
         )
+    threads = re.match(r"local\[(\d+)", master)
+    if threads is not None and not 1 <= int(threads.group(1)) <= MAX_LOCAL_THREADS:
+        # Spark itself fails only once its JVM is up, with a stack trace ("Asked to run locally
+        # with 0 threads", or a NumberFormatException beyond an int)
+        raise ValueError(f"{master}: local[N] needs 1 to {MAX_LOCAL_THREADS} threads")
 
 
 def java_version(java: str) -> int | None:

@@ -637,6 +637,8 @@ LIVENESS_PROPERTIES = frozenset(
         "consumer_eventually_stable",
         "partitions_reowned",
         "pending_resolved",
+        "rebalancing_stops",
+        "group_settles",
     }
 )
 """The names of ``kgc.properties.temporal.ALL`` (kept here so the catalogue needs no import of them)."""

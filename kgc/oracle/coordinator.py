@@ -17,7 +17,8 @@ the groups as it left them, which the Hypothesis machine checks against the mode
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from kgc.interface.events import (
@@ -147,12 +148,23 @@ class KafkaCoordinator:
         self._observer: Callable[[StepRecord], None] | None = None
         self._step_events: list[Event] = []
         self._step_snapshot: CoordinatorSnapshot | None = None
-        self._call({"op": "configure", "props": properties})
-        self._call({"op": "step_groups", "on": False})
+        self._pipelining = False
+        self._queued: list[dict[str, Any]] = []
+        # Settings ride along with the next request (OracleProcess.post): no round trip of their own.
+        self.process.post({"op": "configure", "props": properties})
+        self.process.post({"op": "step_groups", "on": False})
+        self._marker_groups: dict[str, Any] | None = {}
+        """The groups as the last step marker left them, while every marker since the JVM was
+        configured carried them (an observer listens); None otherwise (then a describe asks)."""
 
     # ------------------------------------------------------------------ plumbing
     def _call(self, request: dict[str, Any], op: str | None = None) -> dict[str, Any]:
-        answer = self.process.call(request)
+        self._flush()
+        return self._absorb(request, self.process.call(request), op)
+
+    def _absorb(self, request: dict[str, Any], answer: dict[str, Any], op: str | None = None) -> dict[str, Any]:
+        if "error" in answer and not isinstance(answer.get("error"), int):
+            self._marker_groups = None  # the JVM stopped in the middle of something: describe from now on
         if "error" in answer and not isinstance(answer.get("error"), int) and request["op"] != "store_complete":
             raise OracleRequestError(f"the Kafka oracle failed on {request['op']}: {answer['error']}")
         self._now = int(answer.get("now", self._now))
@@ -165,8 +177,37 @@ class KafkaCoordinator:
         request_id = self._next_id
         self._sent[request_id] = op
         self._groups.add(str(fields["group"]))
-        self._call({"op": op, "id": request_id, **fields}, op)
+        request = {"op": op, "id": request_id, **fields}
+        if self._pipelining:
+            self._queued.append(request)
+        else:
+            self._call(request, op)
         return RequestId(request_id)
+
+    @contextlib.contextmanager
+    def pipelined(self) -> Iterator[None]:
+        """Within this block requests are not sent one by one but queued, and sent together
+        (``OracleProcess.call_many``: one pipe round trip for the lot) when the block ends or as soon
+        as anything else is asked of the coordinator (events, the clock, a describe, a control).
+        Kafka handles them one after the other exactly as unbatched; only the moment their answers
+        reach kgc moves (``take_events`` sends what is queued first, so it sees every answer). For
+        callers that send several requests before they look at any answer."""
+        if self._pipelining:
+            yield
+            return
+        self._pipelining = True
+        try:
+            yield
+        finally:
+            self._pipelining = False
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._queued:
+            return
+        queued, self._queued = self._queued, []
+        for request, answer in zip(queued, self.process.call_many(queued), strict=True):
+            self._absorb(request, answer, request["op"])
 
     def _emit(self, event: Event) -> None:
         self._events.emit(event)
@@ -196,6 +237,7 @@ class KafkaCoordinator:
         """The end of one atomic step in the JVM: hand it to the observer with the groups as it
         left them (what ``introspect`` returns while the observer runs)."""
         events, self._step_events = tuple(self._step_events), []
+        self._marker_groups = marker["groups"] if "groups" in marker and self._marker_groups is not None else None
         if self._observer is None:
             return
         kind = StepKind(marker["kind"])
@@ -227,7 +269,7 @@ class KafkaCoordinator:
         write's completion, an unload), as ``ReferenceCoordinator.observe`` does; None stops. The
         JVM attaches the groups to each step only while an observer listens (op ``step_groups``)."""
         if (observer is None) != (self._observer is None):
-            self._call({"op": "step_groups", "on": observer is not None})
+            self.process.post({"op": "step_groups", "on": observer is not None})
         self._observer = observer
 
     @staticmethod
@@ -415,11 +457,13 @@ class KafkaCoordinator:
         )
 
     def take_events(self) -> list[Event]:
+        self._flush()
         return self._events.take()
 
     # ------------------------------------------------------------------ Clock, Failover, controls
     @property
     def now_ms(self) -> int:
+        self._flush()
         return self._now
 
     def advance_time(self, ms: int) -> None:
@@ -429,7 +473,7 @@ class KafkaCoordinator:
         """Under manual timers a timeout fires only when named (:meth:`fire_timer`), never because
         the clock passed its deadline (a timeout armed with no delay still fires right after the
         request that armed it). A fresh instance starts with automatic timers."""
-        self._call({"op": "timers", "manual": manual})
+        self.process.post({"op": "timers", "manual": manual})
 
     def fire_timer(self, key: str) -> None:
         """Fire exactly the timeout armed under Kafka's timer ``key`` (``join-<group>``,
@@ -442,6 +486,9 @@ class KafkaCoordinator:
 
     def armed_timer_keys(self) -> set[str]:
         """The keys of the timeouts armed now (the groups a request named)."""
+        self._flush()
+        if self._marker_groups is not None:  # the timers as the last step left them: no describe needed
+            return {t["key"] for group in self._marker_groups.values() for t in group["timers"]}
         keys: set[str] = set()
         for group_id in sorted(self._groups):
             keys.update(t["key"] for t in self._call({"op": "describe", "group": group_id})["group"]["timers"])
@@ -464,6 +511,7 @@ class KafkaCoordinator:
     def introspect(self) -> CoordinatorSnapshot:
         """The harness's view of every group a request named: the groups, their timers and the writes
         still in the log."""
+        self._flush()
         if self._step_snapshot is not None:
             return self._step_snapshot
         described = {g: self._call({"op": "describe", "group": g})["group"] for g in sorted(self._groups)}

@@ -189,6 +189,11 @@ class PathRun:
         self.snapshot = CoordinatorSnapshot(0, {}, (), ())
         self.responses: list[tuple[int, Response]] = []
         self.kafka_step: tuple[Action, State] | None = None
+        self.chosen: tuple[Action, State] | None = None
+        """The alternative transition the last judged step agreed with (None: the one asked)."""
+        self.last_step: tuple[tuple[Any, ...], list[Event], CoordinatorSnapshot] | None = None
+        """What Kafka did in the last step driven (the judge's state before comparing it, the
+        events, the snapshot): ``_restore`` and ``_compare`` judge another transition against it."""
         self.kafka.observe(self._observe)
 
     def _observe(self, record: StepRecord) -> None:
@@ -206,7 +211,7 @@ class PathRun:
             handled = step.get("handled", [])
             for k, request in enumerate(handled):
                 if k > 0:
-                    self._bind_required(handled[k].get("member"))
+                    self._bind_required(handled[k].get("member"), action.actor)
                 op = self.translation.request_op(index, actor, request)
                 if isinstance(op, ops.Join):
                     # The version the model's consumer sends (Config.join_version: KIP-394 v4+,
@@ -254,10 +259,12 @@ class PathRun:
                 self.kafka.fire_timer(key)
         return None
 
-    def _bind_required(self, member: str | None) -> None:
-        """Within one model step a consumer may send JoinGroup twice (KIP-394: the first answered
-        MEMBER_ID_REQUIRED with an id, the second carries it): bind the id Kafka handed out to the
-        model's id the second request names, before it is sent."""
+    def _bind_required(self, member: str | None, actor: int) -> None:
+        """Within one model step a consumer may send a request carrying the member id an earlier
+        JoinGroup of the same step was handed: a JoinGroup again (KIP-394: the first answered
+        MEMBER_ID_REQUIRED with an id), or a SyncGroup (a static member that rejoined and was
+        answered at once with its new id, ``ClassicGroup.replaceStaticMember``). Bind the id Kafka
+        handed out to the model's id the later request names, before it is sent."""
         self.early_events += self.kafka.take_events()
         if not member:
             return
@@ -265,7 +272,15 @@ class PathRun:
         mid: MemberId = (int(serial[0][1:]) - 1, int(serial[2] or 0))
         for event in self.early_events:
             body = event.body if isinstance(event, ResponseEvent) else None
-            if isinstance(body, JoinGroupResponse) and body.error == Errors.MEMBER_ID_REQUIRED and body.member_id:
+            if not isinstance(body, JoinGroupResponse) or not body.member_id:
+                continue
+            assert isinstance(event, ResponseEvent)
+            fresh = (
+                body.error == Errors.NONE
+                and self.owner.get(event.request_id) == actor
+                and body.member_id not in self.ids.ids
+            )
+            if body.error == Errors.MEMBER_ID_REQUIRED or fresh:
                 self.ids.ids[body.member_id] = mid
                 self.kafka_of[mid] = body.member_id
 
@@ -381,9 +396,20 @@ class PathRun:
                 return list(other.choice)
         return None
 
-    def judge(self, index: int, before: State, action: Action, after: State) -> StepVerdict:
+    def judge(
+        self,
+        index: int,
+        before: State,
+        action: Action,
+        after: State,
+        alternatives: tuple[tuple[Action, State], ...] = (),
+    ) -> StepVerdict:
         """Drive the model's transition ``index`` (``before`` --``action``--> ``after``) on Kafka
-        and compare."""
+        and compare. ``alternatives``: the model's other transitions from ``before`` that drive
+        Kafka the same way and differ only in an arbitrary choice of Kafka's (a new leader picked in
+        hash-map order, ``kgc.model.actions.Chooser``); when Kafka differs from ``action`` but agrees
+        with one of them, that one is Kafka's choice: the step agrees and :attr:`chosen` names it."""
+        self.chosen = None
         self.records = []
         self.kafka.take_events()
         if action.kind in (EXPIRE_HEARTBEAT, EXPIRE_PENDING, EXPIRE_SYNC, EXPIRE_JOIN) and _stutters(
@@ -403,6 +429,43 @@ class PathRun:
         events = [*self.early_events, *self.kafka.take_events()]
         self.early_events = []
         snapshot = self.records[-1][1] if self.records else self.kafka.introspect()
+        saved = self._save()
+        self.last_step = (saved, events, snapshot)
+        verdict = self._compare(index, before, action, after, events, snapshot)
+        other_choice = verdict.verdict == "known" and verdict.reason.startswith(OTHER_CHOICE)
+        if not (verdict.verdict == "differs" or other_choice) or not alternatives:
+            return verdict
+        for alternative, alternative_after in alternatives:
+            self._restore(saved)
+            other = self._compare(index, before, alternative, alternative_after, events, snapshot)
+            if other.verdict == "agreed" or (other.verdict == "known" and not other.reason.startswith(OTHER_CHOICE)):
+                self.chosen = (alternative, alternative_after)
+                return other
+        self._restore(saved)
+        return self._compare(index, before, action, after, events, snapshot)
+
+    def _save(self) -> tuple[Any, ...]:
+        """What comparing a step changes (ids bound, answers held, the last snapshot, the flag)."""
+        ids = (dict(self.ids.ids), dict(self.ids.static_owners), dict(self.ids.foreign_protocols), dict(self.kafka_of))
+        return (ids, list(self.held), list(self.released), self.snapshot, self.stale_flag)
+
+    def _restore(self, saved: tuple[Any, ...]) -> None:
+        (ids, static_owners, protocols, kafka_of), held, released, self.snapshot, self.stale_flag = saved
+        self.ids.ids, self.ids.static_owners, self.kafka_of = dict(ids), dict(static_owners), dict(kafka_of)
+        self.ids.foreign_protocols = dict(protocols)
+        self.held, self.released = list(held), list(released)
+
+    def _compare(
+        self,
+        index: int,
+        before: State,
+        action: Action,
+        after: State,
+        events: list[Event],
+        snapshot: CoordinatorSnapshot,
+    ) -> StepVerdict:
+        """Compare what Kafka did in step ``index`` (``events``, ``snapshot``) with the model's
+        transition ``before`` --``action``--> ``after``."""
         label = f"step {index + 1} ({_label(self.doc['steps'][index])})"
         try:
             self._bind(before, action, after, snapshot, events)

@@ -16,6 +16,7 @@ import os
 import selectors
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -28,6 +29,11 @@ from kgc.paths import ROOT
 #: names another.
 JAR = Path(os.environ.get("KGC_ORACLE_JAR", str(ROOT / "java" / "kafka-oracle" / "target" / "kafka-oracle.jar")))
 
+#: The JVM's class-data archive for the jar (Class Data Sharing: Kafka's classes loaded and linked once
+#: by ``scripts/setup.sh`` with ``-XX:ArchiveClassesAtExit``, mapped at every later start with
+#: ``-XX:SharedArchiveFile``), which about halves the JVM's start. ``KGC_ORACLE_CDS=0`` starts without it.
+ARCHIVE = JAR.with_suffix(".jsa")
+
 #: The one Apache Kafka release the harness is written against.
 KAFKA_VERSION = "4.0.2"
 
@@ -36,6 +42,10 @@ START_TIMEOUT_S = float(os.environ.get("KGC_ORACLE_START_TIMEOUT", "90"))
 
 #: How long one exchange may take before the JVM counts as hung.
 REQUEST_TIMEOUT_S = float(os.environ.get("KGC_ORACLE_REQUEST_TIMEOUT", "30"))
+
+#: The most request bytes written before their answers are read (below Linux's 64 KiB pipe buffer, so
+#: that writing a batch never blocks while the JVM waits to write answers nobody reads yet).
+PIPE_CHUNK = 48 * 1024
 
 #: The JVM's heap: the coordinator holds one small group at a time.
 HEAP = os.environ.get("KGC_ORACLE_HEAP", "-Xmx256m")
@@ -48,6 +58,29 @@ class OracleError(CoordinatorGone):
 
 class OracleRequestError(Exception):
     """The harness could not carry out one request (an error line from the JVM, which stays usable)."""
+
+
+_warned_archive = False
+
+
+def archive_options(jar: Path = JAR) -> list[str]:
+    """The option mapping the jar's class-data archive, or none (with a one-line warning on stderr,
+    once per process) when it is missing or older than the jar: the JVM then starts without it,
+    slower but the same."""
+    global _warned_archive
+    archive = jar.with_suffix(".jsa")
+    if os.environ.get("KGC_ORACLE_CDS", "1") == "0":
+        return []
+    if archive.is_file() and archive.stat().st_mtime >= jar.stat().st_mtime:
+        return [f"-XX:SharedArchiveFile={archive}"]
+    if not _warned_archive:
+        _warned_archive = True
+        print(
+            f"kgc: {archive} is missing or older than the jar; the Kafka oracle JVM starts without it "
+            "(scripts/setup.sh makes it)",
+            file=sys.stderr,
+        )
+    return []
 
 
 def unavailable_reason(jar: Path = JAR) -> str | None:
@@ -76,7 +109,10 @@ class OracleProcess:
             reason = unavailable_reason(jar)
             if reason is not None:
                 raise OracleError(reason)
-            command = ["java", HEAP, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto", *java_options]
+            # The JVM's own log lines (class-data sharing among them) go to stderr: stdout is the protocol's.
+            command = ["java", HEAP, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xlog:all=warning:stderr"]
+            # A coverage agent must see every class loaded from the jar: no archive with options.
+            command += ["-Xshare:auto", *(archive_options(jar) if not java_options else []), *java_options]
             command += ["-jar", str(jar)]
         self.jar = jar
         self.requests = 0
@@ -86,15 +122,18 @@ class OracleProcess:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            text=True,
-            encoding="utf-8",
-            bufsize=1,
+            bufsize=0,
         )
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._stdin = self._proc.stdin.fileno()
+        self._stdout = self._proc.stdout.fileno()
+        self._buffer = bytearray()
+        self._scanned = 0
+        self._posted: list[dict[str, Any]] = []
         self._stderr: list[str] = []
         threading.Thread(target=self._drain_stderr, daemon=True).start()
         self._selector = selectors.DefaultSelector()
-        assert self._proc.stdout is not None
-        self._selector.register(self._proc.stdout, selectors.EVENT_READ)
+        self._selector.register(self._stdout, selectors.EVENT_READ)
         self.dead: str | None = None
         try:
             hello = self.call({"op": "hello"}, timeout_s=start_timeout_s)
@@ -111,7 +150,7 @@ class OracleProcess:
         stream = self._proc.stderr
         assert stream is not None
         for line in stream:
-            self._stderr.append(line.rstrip())
+            self._stderr.append(line.decode("utf-8", "replace").rstrip())
             del self._stderr[:-20]
 
     @property
@@ -127,31 +166,84 @@ class OracleProcess:
     def call(self, request: dict[str, Any], timeout_s: float = REQUEST_TIMEOUT_S) -> dict[str, Any]:
         """Send one request, return its answer. Raises :class:`OracleError` when the JVM is dead, hangs
         past ``timeout_s`` or answers with a fatal line."""
+        return self.call_many([request], timeout_s)[0]
+
+    def call_many(self, requests: list[dict[str, Any]], timeout_s: float = REQUEST_TIMEOUT_S) -> list[dict[str, Any]]:
+        """Send several requests pipelined and return their answers, in order: the lines are written
+        together and read back together, so a batch pays one pipe round trip instead of one each (the
+        JVM flushes its answers only when no further request is waiting). The JVM handles them one
+        after the other exactly as if sent one by one; use it only where no request depends on an
+        earlier one's answer. Written in chunks below the pipe's buffer, so that neither side blocks
+        on a full pipe while the other waits. ``timeout_s`` bounds each answer's wait."""
+        posted, self._posted = self._posted, []
+        requests = [*posted, *requests]
+        answers: list[dict[str, Any]] = []
+        chunk: list[str] = []
+        size = 0
+        for request in requests:
+            line = json.dumps(request, separators=(",", ":")) + "\n"
+            if chunk and size + len(line) > PIPE_CHUNK:
+                answers += self._exchange(chunk, requests[len(answers) : len(answers) + len(chunk)], timeout_s)
+                chunk, size = [], 0
+            chunk.append(line)
+            size += len(line)
+        if chunk:
+            answers += self._exchange(chunk, requests[len(answers) :], timeout_s)
+        for request, answer in zip(posted, answers, strict=False):
+            if "error" in answer:
+                raise OracleRequestError(f"the Kafka oracle failed on {request['op']}: {answer['error']}")
+        return answers[len(posted) :]
+
+    def post(self, request: dict[str, Any]) -> None:
+        """Queue a request whose answer nobody reads (a setting: ``configure``, ``timers``,
+        ``step_groups``): it goes to the JVM in the same write as the next call, ahead of it, and
+        saves a round trip. Its answer is checked then (an error line raises
+        :class:`OracleRequestError` from that call)."""
+        self._posted.append(request)
+
+    def _exchange(self, lines: list[str], requests: list[dict[str, Any]], timeout_s: float) -> list[dict[str, Any]]:
         if self.dead is not None:
             raise OracleError(self.dead)
-        stdin, stdout = self._proc.stdin, self._proc.stdout
-        assert stdin is not None and stdout is not None
         try:
-            stdin.write(json.dumps(request, separators=(",", ":")) + "\n")
-            stdin.flush()
-        except (BrokenPipeError, OSError):
-            self._fail(f"the Kafka oracle JVM died before {request.get('op')}")
-        if not self._selector.select(timeout_s):
-            self.kill()
-            self._fail(f"the Kafka oracle JVM did not answer {request.get('op')} within {timeout_s:g} s (killed)")
-        line = stdout.readline()
-        if not line:
-            self._proc.wait(timeout=5)
-            self._fail(f"the Kafka oracle JVM died during {request.get('op')} (exit {self._proc.returncode})")
-        try:
-            answer: dict[str, Any] = json.loads(line)
-        except json.JSONDecodeError:
-            self.kill()
-            self._fail(f"the Kafka oracle JVM answered {request.get('op')} with a line that is not JSON (killed)")
-        if "fatal" in answer:
-            self._fail(f"the Kafka oracle refused to run: {answer['fatal']}")
-        self.requests += 1
-        return answer
+            data = "".join(lines).encode("utf-8")
+            while data:
+                data = data[os.write(self._stdin, data) :]
+        except OSError:
+            self._fail(f"the Kafka oracle JVM died before {requests[0].get('op')}")
+        answers: list[dict[str, Any]] = []
+        for request in requests:
+            op = request.get("op")
+            line = self._readline(op, timeout_s)
+            try:
+                answer: dict[str, Any] = json.loads(line)
+            except ValueError:
+                self.kill()
+                self._fail(f"the Kafka oracle JVM answered {op} with a line that is not JSON (killed)")
+            if "fatal" in answer:
+                self._fail(f"the Kafka oracle refused to run: {answer['fatal']}")
+            self.requests += 1
+            answers.append(answer)
+        return answers
+
+    def _readline(self, op: object, timeout_s: float) -> bytes:
+        """The next answer line, read from the pipe in large blocks into the process's own buffer (a
+        batch's answers usually come in one read)."""
+        while True:
+            end = self._buffer.find(b"\n", self._scanned)
+            if end >= 0:
+                line = bytes(self._buffer[:end])
+                del self._buffer[: end + 1]
+                self._scanned = 0
+                return line
+            self._scanned = len(self._buffer)
+            if not self._selector.select(timeout_s):
+                self.kill()
+                self._fail(f"the Kafka oracle JVM did not answer {op} within {timeout_s:g} s (killed)")
+            block = os.read(self._stdout, 1 << 16)
+            if not block:
+                self._proc.wait(timeout=5)
+                self._fail(f"the Kafka oracle JVM died during {op} (exit {self._proc.returncode})")
+            self._buffer += block
 
     def _fail(self, message: str) -> None:
         last = next((line for line in reversed(self._stderr) if line.strip()), "")

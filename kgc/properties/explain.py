@@ -1,20 +1,19 @@
 """Why a step breaks a property: the clause that failed, what it expected, and the values it read.
 
 Each safety property of :mod:`kgc.properties.protocol` has an explainer here that says which clause
-failed in words a reader of the counterexample can check against the trace. For
-``exclusive_ownership``, ``heartbeat_errors`` and ``commit_fencing`` the property names the clause
-itself: it is defined once, by a function returning the failing clause and its values
-(``shared_partition``, ``heartbeat_failure``, ``commit_failure``; the boolean check is that
-function returning None), and the explainer only puts what it returned into words. The other
-explainers still re-read the failing step the way the property's check does, clause by clause:
-what the clause expected, what happened instead, the values it read (member ids, generations,
-partitions, answers) and which of them a chart should mark (the contested partition, the member,
-the generation).
+failed in words a reader of the counterexample can check against the trace. The property names the
+clause itself: it is defined once, by a function returning the failing clause and the values it read
+(``shared_partition``, ``commit_failure``, ``trigger_failure``, …; the boolean check is that function
+returning None), and the explainer only puts what it returned into words: what the clause expected,
+what happened instead, the values (member ids, generations, partitions, answers) and which of them a
+chart should mark (the contested partition, the member, the generation). An explainer never restates
+a condition, so the explanation and the verdict cannot drift apart.
 
 :func:`explain` returns ``None`` when the property holds on the step, so an explainer never
 invents a reason; ``tests/properties/test_explain.py`` checks on every transition of a small state
 graph and on every catalogue mutant's counterexample that an explanation exists exactly when the
-check fails. This module is not on the explorer's hot path: it runs once per counterexample.
+check fails, and ``tests/properties/test_clauses.py`` each property's clauses on hand-made violating
+steps. This module is not on the explorer's hot path: it runs once per counterexample.
 """
 
 from __future__ import annotations
@@ -23,7 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgc.model.actions import EXPIRE_HEARTBEAT, EXPIRE_SYNC, RECEIVE, STORE_FAILURE, Action
+from kgc.model.actions import EXPIRE_HEARTBEAT, EXPIRE_SYNC, STORE_FAILURE, Action
+from kgc.model.config import PROTOCOL_TYPES
 from kgc.model.names import (
     api_name,
     consumer_name,
@@ -33,28 +33,67 @@ from kgc.model.names import (
     mid_text,
     state_name,
 )
-from kgc.model.state import NO_MEMBER, JoinTimer, State
+from kgc.model.state import EMPTY_PROTOCOL_TYPE, NO_MEMBER, NO_PROTOCOL, MemberId, State
 from kgc.model.types import VALID_PREVIOUS_STATES, ApiKey, Errors, GroupState
 from kgc.properties.base import Property
 from kgc.properties.protocol import (
+    AG_COMMIT,
+    AG_CREATED,
+    AG_MEMBER,
     CF_NOT_REFUSED,
     CF_PHASE,
     CF_UNPROCESSED,
     CF_ZOMBIE,
     CR,
-    FENCING_ERRORS,
+    DEAD_GROUP_ERROR,
+    DG_ANSWER,
+    DJ_MISSING,
+    DJ_OUTSIDE,
+    EM_ACTIVE,
+    EM_EMPTY,
     HB_GENERATION,
     HB_REBALANCE,
     HB_UNKNOWN,
-    PR,
+    LM_NO_MEMBERS,
+    LM_NOT_MEMBER,
+    MS_MEMBER,
+    NS_HANDED_OUT,
+    NS_INSTALLED,
+    OJ_BUMP,
+    OJ_SECOND,
+    PC_PROTOCOL,
+    PC_TYPE,
+    PP_JOIN,
+    RT_IGNORED,
+    RT_UNTRIGGERED,
+    VT_END,
+    VT_ENTRY,
+    VT_GENERATION,
+    absent_group_failure,
     commit_failure,
-    exchanges,
+    dead_group_failure,
+    doubled_instance,
+    fenced_owner,
     handed_while_owned,
     heartbeat_failure,
-    last_answer_read,
+    join_phase_failure,
+    join_timer_failure,
+    leader_failure,
+    max_size_kept,
+    members_not_rejoined,
+    membership_failure,
+    parked_expiry,
+    parked_out_of_phase,
+    pending_leave_setting,
+    protocol_failure,
+    refused_join_change,
     shared_partition,
+    stale_assignment,
+    sync_in_rebalance_failure,
+    transition_failure,
+    trigger_failure,
 )
-from kgc.properties.temporal import CONSUMER, GROUP, Temporal
+from kgc.properties.temporal import CONSUMER, EVENTUALLY_ALWAYS, GROUP, Temporal
 
 EXPLANATION_VERSION = 1
 
@@ -124,7 +163,7 @@ def _m(mid: Any) -> str:
     return mid_text(mid)
 
 
-_EXPLAINERS: dict[str, Callable[[str, State | None, Action | None, State], Explanation | None]] = {}
+_EXPLAINERS: dict[str, Callable[[Property, State | None, Action | None, State], Explanation | None]] = {}
 
 
 def _explains(name: str) -> Callable[[Callable[..., Explanation | None]], Callable[..., Explanation | None]]:
@@ -149,14 +188,14 @@ def explain(prop: Property, before: State | None, action: Action | None, after: 
         if prop.check_state(after):
             return None
         if fn is not None:
-            return fn(prop.name, before, action, after)
+            return fn(prop, before, action, after)
     else:
         if before is None or action is None:
             return None
         if prop.check_transition is None or prop.check_transition(before, action, after):
             return None
         if fn is not None:
-            return fn(prop.name, before, action, after)
+            return fn(prop, before, action, after)
     return Explanation(prop.name, prop.description, "the property to hold", "it does not hold at this step")
 
 
@@ -175,227 +214,228 @@ def _where(s: State) -> str:
     return f"{state_name(s.group.state)} gen {s.group.generation}"
 
 
+def _who(mid: MemberId) -> tuple[str, ...]:
+    name = member_name(mid)
+    return (name,) if name else ()
+
+
 @_explains("single_delayed_join")
-def _single_delayed_join(name: str, s: State | None, a: Action | None, t: State) -> Explanation | None:
+def _single_delayed_join(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
+    which = join_timer_failure(t)  # the property's own definition names the clause that failed
+    if which is None:
+        return None
     g = t.group
     values = {"group state": state_name(g.state), "join timer": join_timer_name(g.join_timer)}
-    if g.join_timer != JoinTimer.NONE and g.state != PR:
+    if which == DJ_OUTSIDE:
         return Explanation(
-            name,
+            prop.name,
             "a join timer is armed outside PreparingRebalance",
             "no DelayedJoin or InitialDelayedJoin unless the group is PreparingRebalance",
             f"{join_timer_name(g.join_timer)} armed while the group is {state_name(g.state)}",
             values,
             Marks(generations=(g.generation,)),
         )
-    if g.join_timer == JoinTimer.NONE and g.state == PR:
-        return Explanation(
-            name,
-            "the group is PreparingRebalance without a join timer",
-            "a DelayedJoin or InitialDelayedJoin armed while PreparingRebalance",
-            "no join timer: nothing will complete the join phase",
-            values,
-            Marks(generations=(g.generation,)),
-        )
-    return None
+    assert which == DJ_MISSING, which
+    return Explanation(
+        prop.name,
+        "the group is PreparingRebalance without a join timer",
+        "a DelayedJoin or InitialDelayedJoin armed while PreparingRebalance",
+        "no join timer: nothing will complete the join phase",
+        values,
+        Marks(generations=(g.generation,)),
+    )
 
 
 @_explains("one_join_per_generation")
-def _one_join_per_generation(name: str, s: State | None, a: Action | None, t: State) -> Explanation | None:
+def _one_join_per_generation(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
     assert s is not None and a is not None
+    failure = join_phase_failure(s, a, t)
+    if failure is None:
+        return None
+    which, completions, bumps = failure
     path = [state_name(x) for x in a.path]
-    if s.group.state == PR and PR in a.path:
+    if which == OJ_SECOND:
         return Explanation(
-            name,
+            prop.name,
             "a rebalance started while one was pending",
             "no new rebalance (no second DelayedJoin) while the group is PreparingRebalance",
             f"the step enters PreparingRebalance again from PreparingRebalance gen {s.group.generation}",
             {"before": _where(s), "states entered": path},
             Marks(generations=(s.group.generation,)),
         )
-    bumps = t.group.generation - s.group.generation
-    completions = sum(1 for x in a.path if x in (CR, GroupState.EMPTY))
-    if bumps != completions:
-        return Explanation(
-            name,
-            "the generation changed by a different amount than the join phases the step completed",
-            f"generation + {completions} (one per completed join phase)",
-            f"generation {s.group.generation} → {t.group.generation}",
-            {"generation before": s.group.generation, "generation after": t.group.generation, "states entered": path},
-            Marks(generations=(s.group.generation, t.group.generation)),
-        )
-    return None
+    assert which == OJ_BUMP, which
+    return Explanation(
+        prop.name,
+        "the generation changed by a different amount than the join phases the step completed",
+        f"generation + {completions} (one per completed join phase)",
+        f"generation {s.group.generation} → {t.group.generation} (+ {bumps})",
+        {
+            "generation before": s.group.generation,
+            "generation after": t.group.generation,
+            "join phases completed": completions,
+            "states entered": path,
+        },
+        Marks(generations=(s.group.generation, t.group.generation)),
+    )
 
 
 @_explains("no_stale_assignment")
-def _no_stale_assignment(name: str, s: State | None, a: Action | None, t: State) -> Explanation | None:
+def _no_stale_assignment(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
     assert s is not None and a is not None
-    for answer in a.answers:
-        r = answer.response
-        if r.api == ApiKey.SYNC_GROUP and r.error == Errors.NONE and r.plan_generation != t.group.generation:
-            return Explanation(
-                name,
-                "the coordinator hands out an assignment of another generation",
-                f"a successful SyncGroup answer carries the plan of the group's generation {t.group.generation}",
-                f"{consumer_name(answer.consumer)} is answered assignment {list(r.assignment)} "
-                f"from the plan of generation {r.plan_generation}",
-                {
-                    "to": consumer_name(answer.consumer),
-                    "member": member_name(r.mid),
-                    "assignment": list(r.assignment),
-                    "plan generation": r.plan_generation,
-                    "group generation": t.group.generation,
-                },
-                Marks(
-                    partitions=tuple(r.assignment),
-                    members=tuple(x for x in (member_name(r.mid),) if x),
-                    consumers=(consumer_name(answer.consumer),),
-                    generations=(r.plan_generation, t.group.generation),
-                ),
-            )
-    if a.kind == RECEIVE and a.response is not None:
-        r = a.response
-        c = s.consumers[a.actor]
-        if r.api == ApiKey.SYNC_GROUP and r.error == Errors.NONE and r.plan_generation != c.generation:
-            who = consumer_name(a.actor)
-            return Explanation(
-                name,
-                "a consumer installs an assignment of another generation",
-                f"{who} installs only the plan of its own generation {c.generation}",
-                f"{who} installs assignment {list(r.assignment)} from the plan of generation {r.plan_generation}",
-                {
-                    "consumer": who,
-                    "consumer generation": c.generation,
-                    "assignment": list(r.assignment),
-                    "plan generation": r.plan_generation,
-                },
-                Marks(
-                    partitions=tuple(r.assignment),
-                    consumers=(who,),
-                    generations=(c.generation, r.plan_generation),
-                ),
-            )
-    return None
+    failure = stale_assignment(s, a, t)
+    if failure is None:
+        return None
+    which, consumer, r = failure
+    who = consumer_name(consumer)
+    if which == NS_HANDED_OUT:
+        return Explanation(
+            prop.name,
+            "the coordinator hands out an assignment of another generation",
+            f"a successful SyncGroup answer carries the plan of the group's generation {t.group.generation}",
+            f"{who} is answered assignment {list(r.assignment)} from the plan of generation {r.plan_generation}",
+            {
+                "to": who,
+                "member": member_name(r.mid),
+                "assignment": list(r.assignment),
+                "plan generation": r.plan_generation,
+                "group generation": t.group.generation,
+            },
+            Marks(
+                partitions=tuple(r.assignment),
+                members=_who(r.mid),
+                consumers=(who,),
+                generations=(r.plan_generation, t.group.generation),
+            ),
+        )
+    assert which == NS_INSTALLED, which
+    c = s.consumers[consumer]
+    return Explanation(
+        prop.name,
+        "a consumer installs an assignment of another generation",
+        f"{who} installs only the plan of its own generation {c.generation}",
+        f"{who} installs assignment {list(r.assignment)} from the plan of generation {r.plan_generation}",
+        {
+            "consumer": who,
+            "consumer generation": c.generation,
+            "assignment": list(r.assignment),
+            "plan generation": r.plan_generation,
+        },
+        Marks(partitions=tuple(r.assignment), consumers=(who,), generations=(c.generation, r.plan_generation)),
+    )
 
 
 @_explains("sync_in_preparing_rebalance")
-def _sync_in_preparing(name: str, s: State | None, a: Action | None, t: State) -> Explanation | None:
+def _sync_in_preparing(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
     assert s is not None and a is not None
-    g = s.group
-    if g.state != PR:
+    failure = sync_in_rebalance_failure(s, a)
+    if failure is None:
         return None
-    for request, answer in exchanges(s, a):
-        current = request.api == ApiKey.SYNC_GROUP and g.member(request.mid) and request.generation == g.generation
-        if current and answer.response.error != Errors.REBALANCE_IN_PROGRESS:
-            who = member_name(request.mid)
-            return Explanation(
-                name,
-                "a SyncGroup of the current generation handled in PreparingRebalance is not refused",
-                "REBALANCE_IN_PROGRESS",
-                f"{error_name(answer.response.error)} to {_m(request.mid)}",
-                {
-                    "member": who,
-                    "request generation": request.generation,
-                    "group": _where(s),
-                    "answer": error_name(answer.response.error),
-                },
-                Marks(members=(who,) if who else (), generations=(g.generation,)),
-            )
-    return None
+    request, answer = failure
+    g = s.group
+    return Explanation(
+        prop.name,
+        "a SyncGroup of the current generation handled in PreparingRebalance is not refused",
+        "REBALANCE_IN_PROGRESS",
+        f"{error_name(answer.response.error)} to {_m(request.mid)}",
+        {
+            "member": member_name(request.mid),
+            "request generation": request.generation,
+            "group": _where(s),
+            "answer": error_name(answer.response.error),
+        },
+        Marks(members=_who(request.mid), generations=(g.generation,)),
+    )
 
 
 @_explains("valid_transitions")
-def _valid_transitions(name: str, s: State | None, a: Action | None, t: State) -> Explanation | None:
+def _valid_transitions(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
     assert s is not None and a is not None
-    previous = s.group.state
-    for nxt in a.path:
-        if previous not in VALID_PREVIOUS_STATES[nxt]:
-            allowed = sorted(state_name(x) for x in VALID_PREVIOUS_STATES[nxt])
-            return Explanation(
-                name,
-                f"the group enters {state_name(nxt)} from a state Kafka does not allow",
-                f"{state_name(nxt)} entered only from {', '.join(allowed)}",
-                f"{state_name(previous)} → {state_name(nxt)}",
-                {"from": state_name(previous), "to": state_name(nxt), "allowed from": allowed},
-                Marks(generations=(s.group.generation,)),
-            )
-        previous = nxt
-    if previous != t.group.state:
+    failure = transition_failure(s, a, t)
+    if failure is None:
+        return None
+    which, before, after = failure
+    if which == VT_ENTRY:
+        allowed = sorted(state_name(x) for x in VALID_PREVIOUS_STATES[after])
         return Explanation(
-            name,
+            prop.name,
+            f"the group enters {state_name(after)} from a state Kafka does not allow",
+            f"{state_name(after)} entered only from {', '.join(allowed)}",
+            f"{state_name(before)} → {state_name(after)}",
+            {"from": state_name(before), "to": state_name(after), "allowed from": allowed},
+            Marks(generations=(s.group.generation,)),
+        )
+    if which == VT_END:
+        return Explanation(
+            prop.name,
             "the states the step entered do not end in the group's new state",
-            f"the last state entered ({state_name(previous)}) is the group's state",
-            f"the group is {state_name(t.group.state)}",
-            {"last entered": state_name(previous), "group state": state_name(t.group.state)},
+            f"the last state entered ({state_name(before)}) is the group's state",
+            f"the group is {state_name(after)}",
+            {"last entered": state_name(before), "group state": state_name(after)},
             Marks(generations=(t.group.generation,)),
         )
-    if t.group.generation < s.group.generation:
-        return Explanation(
-            name,
-            "the generation decreased",
-            f"generation ≥ {s.group.generation}",
-            f"generation {s.group.generation} → {t.group.generation}",
-            {"generation before": s.group.generation, "generation after": t.group.generation},
-            Marks(generations=(s.group.generation, t.group.generation)),
-        )
-    return None
+    assert which == VT_GENERATION, which
+    return Explanation(
+        prop.name,
+        "the generation decreased",
+        f"generation ≥ {s.group.generation}",
+        f"generation {s.group.generation} → {t.group.generation}",
+        {"generation before": s.group.generation, "generation after": t.group.generation},
+        Marks(generations=(s.group.generation, t.group.generation)),
+    )
 
 
 @_explains("empty_iff_no_members")
-def _empty_iff_no_members(name: str, s: State | None, a: Action | None, t: State) -> Explanation | None:
+def _empty_iff_no_members(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
+    which = membership_failure(t)
+    if which is None:
+        return None
     g = t.group
-    members = [member_name(m.mid) for m in g.members]
-    if g.state == GroupState.EMPTY and g.members:
+    if which == EM_EMPTY:
+        members = [member_name(m.mid) for m in g.members]
         return Explanation(
-            name,
+            prop.name,
             "the group is Empty but has members",
             "no members in Empty",
             f"Empty with members {', '.join(_m(m.mid) for m in g.members)}",
             {"group": _where(t), "members": members},
             Marks(members=tuple(x for x in members if x), generations=(g.generation,)),
         )
-    if g.state in (CR, GroupState.STABLE) and not g.members:
-        return Explanation(
-            name,
-            f"the group is {state_name(g.state)} with no members",
-            f"at least one member in {state_name(g.state)} (with none it is Empty)",
-            f"{state_name(g.state)} gen {g.generation} with no members",
-            {"group": _where(t), "members": members},
-            Marks(generations=(g.generation,)),
-        )
-    return None
+    assert which == EM_ACTIVE, which
+    return Explanation(
+        prop.name,
+        f"the group is {state_name(g.state)} with no members",
+        f"at least one member in {state_name(g.state)} (with none it is Empty)",
+        f"{state_name(g.state)} gen {g.generation} with no members",
+        {"group": _where(t), "members": []},
+        Marks(generations=(g.generation,)),
+    )
 
 
 @_explains("leader_is_member")
-def _leader_is_member(name: str, s: State | None, a: Action | None, t: State) -> Explanation | None:
-    g = t.group
-    if g.state == GroupState.DEAD:
+def _leader_is_member(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
+    which = leader_failure(t)
+    if which is None:
         return None
-    members = [member_name(m.mid) for m in g.members]
-    leader = member_name(g.leader)
-    if not g.members and g.leader != NO_MEMBER:
+    g = t.group
+    values = {"leader": member_name(g.leader), "members": [member_name(m.mid) for m in g.members], "group": _where(t)}
+    marks = Marks(members=_who(g.leader), generations=(g.generation,))
+    if which == LM_NO_MEMBERS:
         return Explanation(
-            name,
-            "a group without members has a leader",
-            "no leader",
-            f"leader {_m(g.leader)}",
-            {"leader": leader, "members": members, "group": _where(t)},
-            Marks(members=(leader,) if leader else (), generations=(g.generation,)),
+            prop.name, "a group without members has a leader", "no leader", f"leader {_m(g.leader)}", values, marks
         )
-    if g.members and g.member(g.leader) is None:
-        return Explanation(
-            name,
-            "the leader is not a member of the group",
-            f"the leader is one of {', '.join(_m(m.mid) for m in g.members)}",
-            f"leader {_m(g.leader)}",
-            {"leader": leader, "members": members, "group": _where(t)},
-            Marks(members=(leader,) if leader else (), generations=(g.generation,)),
-        )
-    return None
+    assert which == LM_NOT_MEMBER, which
+    return Explanation(
+        prop.name,
+        "the leader is not a member of the group",
+        f"the leader is one of {', '.join(_m(m.mid) for m in g.members)}",
+        f"leader {_m(g.leader)}",
+        values,
+        marks,
+    )
 
 
 @_explains("exclusive_ownership")
-def _exclusive_ownership(name: str, s: State | None, a: Action | None, t: State) -> Explanation | None:
+def _exclusive_ownership(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
     shared = shared_partition(t)  # the property's own definition names the partition and its owners
     if shared is None:
         return None
@@ -404,7 +444,7 @@ def _exclusive_ownership(name: str, s: State | None, a: Action | None, t: State)
     first, second = consumer_name(j), consumer_name(i)
     mids = tuple(x for x in (member_name(other.mid), member_name(c.mid)) if x)
     return Explanation(
-        name,
+        prop.name,
         f"partition {p} is owned by two consumers Stable in generation {c.generation}",
         f"partition {p} owned by at most one Stable consumer of generation {c.generation}",
         f"{first} ({_m(other.mid)}) and {second} ({_m(c.mid)}) both own partition {p}",
@@ -421,7 +461,7 @@ def _exclusive_ownership(name: str, s: State | None, a: Action | None, t: State)
 
 
 @_explains("revoked_before_reassigned")
-def _revoked_before_reassigned(name: str, s: State | None, a: Action | None, t: State) -> Explanation | None:
+def _revoked_before_reassigned(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
     if s is None or a is None:
         return None
     handed = handed_while_owned(s, a, t)  # the property's own definition
@@ -432,7 +472,7 @@ def _revoked_before_reassigned(name: str, s: State | None, a: Action | None, t: 
     to, held = consumer_name(i), consumer_name(j)
     mids = tuple(x for x in (member_name(receiver.mid), member_name(owner.mid)) if x)
     return Explanation(
-        name,
+        prop.name,
         f"{to} is handed partition {p} while {held}, of the same generation {receiver.generation}, still owns it",
         f"partition {p} handed out only once no consumer of generation {receiver.generation} owns it",
         f"{to} ({_m(receiver.mid)}) reads an assignment with partition {p}; {held} ({_m(owner.mid)}) owns it "
@@ -457,7 +497,7 @@ _HEARTBEAT_CLAUSES = {
 
 
 @_explains("heartbeat_errors")
-def _heartbeat_errors(name: str, s: State | None, a: Action | None, t: State) -> Explanation | None:
+def _heartbeat_errors(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
     assert s is not None and a is not None
     failure = heartbeat_failure(s, a)  # the property's own definition names the clause that failed
     if failure is None:
@@ -468,7 +508,7 @@ def _heartbeat_errors(name: str, s: State | None, a: Action | None, t: State) ->
     error = answer.response.error
     who = member_name(request.mid)
     return Explanation(
-        name,
+        prop.name,
         f"{clause} is not answered {error_name(expected)}",
         error_name(expected),
         f"{error_name(error)} to {_m(request.mid)}",
@@ -484,7 +524,7 @@ def _heartbeat_errors(name: str, s: State | None, a: Action | None, t: State) ->
 
 
 @_explains("commit_fencing")
-def _commit_fencing(name: str, s: State | None, a: Action | None, t: State) -> Explanation | None:
+def _commit_fencing(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
     assert s is not None and a is not None
     failure = commit_failure(s, a)  # the property's own definition names the clause that failed
     if failure is None:
@@ -504,7 +544,7 @@ def _commit_fencing(name: str, s: State | None, a: Action | None, t: State) -> E
     marks = Marks(members=(who,) if who else (), generations=(request.generation, g.generation))
     if which == CF_NOT_REFUSED:
         return Explanation(
-            name,
+            prop.name,
             "an OffsetCommit of the current generation in CompletingRebalance is not refused",
             "REBALANCE_IN_PROGRESS",
             f"{error_name(error)} to {_m(request.mid)}",
@@ -518,7 +558,7 @@ def _commit_fencing(name: str, s: State | None, a: Action | None, t: State) -> E
             else f"its generation {request.generation} is not the group's generation {g.generation}"
         )
         return Explanation(
-            name,
+            prop.name,
             "an OffsetCommit is accepted from outside the current generation (a zombie commits)",
             "UNKNOWN_MEMBER_ID for an unknown member, ILLEGAL_GENERATION for another generation",
             f"NONE: the commit of {_m(request.mid)} is accepted, yet {why}",
@@ -527,7 +567,7 @@ def _commit_fencing(name: str, s: State | None, a: Action | None, t: State) -> E
         )
     if which == CF_PHASE:
         return Explanation(
-            name,
+            prop.name,
             f"an OffsetCommit is accepted while the group is {state_name(g.state)}",
             "commits accepted only in PreparingRebalance or Stable",
             f"NONE to {_m(request.mid)} in {state_name(g.state)}",
@@ -536,7 +576,7 @@ def _commit_fencing(name: str, s: State | None, a: Action | None, t: State) -> E
         )
     assert which == CF_UNPROCESSED, which
     return Explanation(
-        name,
+        prop.name,
         "an accepted OffsetCommit covers records the consumer has not processed",
         "committed positions cover processed records only",
         f"NONE to {_m(request.mid)}, whose commit covers unprocessed records",
@@ -546,40 +586,33 @@ def _commit_fencing(name: str, s: State | None, a: Action | None, t: State) -> E
 
 
 @_explains("no_expiry_while_parked")
-def _no_expiry_while_parked(name: str, s: State | None, a: Action | None, t: State) -> Explanation | None:
+def _no_expiry_while_parked(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
     assert s is not None and a is not None
-    if a.kind != EXPIRE_HEARTBEAT:
+    m = parked_expiry(s, a)
+    if m is None:
         return None
-    m = s.group.member(a.mid)
-    if m is None or m.is_new:
-        return None
-    if (m.awaiting_join or m.awaiting_sync) and a.mid in a.evicted:
-        who = member_name(a.mid)
-        parked = "JoinGroup" if m.awaiting_join else "SyncGroup"
-        return Explanation(
-            name,
-            f"a member whose {parked} is parked is removed by its session timeout",
-            f"{_m(a.mid)} counts as alive while its {parked} waits in purgatory",
-            f"{_m(a.mid)} evicted by expire_heartbeat",
-            {"member": who, "parked": parked, "group": _where(s)},
-            Marks(members=(who,) if who else (), generations=(s.group.generation,)),
-        )
-    return None
+    parked = "JoinGroup" if m.awaiting_join else "SyncGroup"
+    return Explanation(
+        prop.name,
+        f"a member whose {parked} is parked is removed by its session timeout",
+        f"{_m(m.mid)} counts as alive while its {parked} waits in purgatory",
+        f"{_m(m.mid)} evicted by expire_heartbeat",
+        {"member": member_name(m.mid), "parked": parked, "group": _where(s)},
+        Marks(members=_who(m.mid), generations=(s.group.generation,)),
+    )
 
 
 @_explains("fenced_consumer_releases")
-def _fenced_consumer_releases(name: str, s: State | None, a: Action | None, t: State) -> Explanation | None:
-    assert s is not None and a is not None
-    read = last_answer_read(a)
-    if read is None or read[1] not in FENCING_ERRORS:
+def _fenced_consumer_releases(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
+    assert a is not None
+    failure = fenced_owner(a, t)
+    if failure is None:
         return None
-    consumer, error = read
+    consumer, error = failure
     c = t.consumers[consumer]
-    if not c.owned:
-        return None
     who = consumer_name(consumer)
     return Explanation(
-        name,
+        prop.name,
         f"a consumer told {error_name(error)} keeps its partitions",
         f"{who} owns no partition after reading {error_name(error)} (its member id or generation is fenced)",
         f"{who} still owns {sorted(c.owned)}",
@@ -589,30 +622,21 @@ def _fenced_consumer_releases(name: str, s: State | None, a: Action | None, t: S
 
 
 @_explains("parked_only_in_phase")
-def _parked_only_in_phase(name: str, s: State | None, a: Action | None, t: State) -> Explanation | None:
+def _parked_only_in_phase(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
+    failure = parked_out_of_phase(t)
+    if failure is None:
+        return None
+    parked, m = failure
     g = t.group
-    for m in g.members:
-        who = member_name(m.mid)
-        marks = Marks(members=(who,) if who else (), generations=(g.generation,))
-        if m.awaiting_join and g.state != PR:
-            return Explanation(
-                name,
-                f"a JoinGroup is parked while the group is {state_name(g.state)}",
-                "JoinGroups parked only in PreparingRebalance",
-                f"{_m(m.mid)} awaits its JoinGroup answer in {state_name(g.state)}",
-                {"member": who, "parked": "JoinGroup", "group": _where(t)},
-                marks,
-            )
-        if m.awaiting_sync and g.state != CR:
-            return Explanation(
-                name,
-                f"a SyncGroup is parked while the group is {state_name(g.state)}",
-                "SyncGroups parked only in CompletingRebalance",
-                f"{_m(m.mid)} awaits its SyncGroup answer in {state_name(g.state)}",
-                {"member": who, "parked": "SyncGroup", "group": _where(t)},
-                marks,
-            )
-    return None
+    phase = "PreparingRebalance" if parked == PP_JOIN else "CompletingRebalance"
+    return Explanation(
+        prop.name,
+        f"a {parked} is parked while the group is {state_name(g.state)}",
+        f"{parked}s parked only in {phase}",
+        f"{_m(m.mid)} awaits its {parked} answer in {state_name(g.state)}",
+        {"member": member_name(m.mid), "parked": parked, "group": _where(t)},
+        Marks(members=_who(m.mid), generations=(g.generation,)),
+    )
 
 
 def trigger_reason(s: State, a: Action) -> str | None:
@@ -660,11 +684,12 @@ def trigger_reason(s: State, a: Action) -> str | None:
 
 
 @_explains("rebalance_triggers")
-def _rebalance_triggers(name: str, s: State | None, a: Action | None, t: State) -> Explanation | None:
+def _rebalance_triggers(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
     assert s is not None and a is not None
-    if s.group.state in (PR, GroupState.DEAD):
+    setting = pending_leave_setting(prop)
+    which = trigger_failure(s, a, setting)
+    if which is None:
         return None
-    started = PR in a.path
     reason = trigger_reason(s, a)
     values: dict[str, Any] = {
         "before": _where(s),
@@ -672,48 +697,42 @@ def _rebalance_triggers(name: str, s: State | None, a: Action | None, t: State) 
         "trigger": reason,
         "handled": [f"{api_name(r.api)}({_m(r.mid)})" for r in a.handled],
     }
+    if setting is not None:
+        values["pending id's LeaveGroup rebalances"] = setting
     mids = tuple(x for x in (member_name(r.mid) for r in a.handled) if x)
     marks = Marks(members=mids, generations=(s.group.generation,))
-    if started and reason is None:
+    if which == RT_UNTRIGGERED:
         return Explanation(
-            name,
+            prop.name,
             f"a rebalance started from {state_name(s.group.state)} without any of Kafka's triggers",
             "no rebalance: the step holds no trigger",
             "the group enters PreparingRebalance",
             values,
             marks,
         )
-    if not started and reason is not None:
-        return Explanation(
-            name,
-            f"a rebalance trigger left the group in {state_name(t.group.state)}",
-            f"the group enters PreparingRebalance because {reason}",
-            f"the group stays out of PreparingRebalance ({state_name(s.group.state)} → {state_name(t.group.state)})",
-            values,
-            marks,
-        )
-    return None
+    assert which == RT_IGNORED, which
+    because = reason or "a pending member id left (the profile's coordinator rebalances on that LeaveGroup)"
+    return Explanation(
+        prop.name,
+        f"a rebalance trigger left the group in {state_name(t.group.state)}",
+        f"the group enters PreparingRebalance because {because}",
+        f"the group stays out of PreparingRebalance ({state_name(s.group.state)} → {state_name(t.group.state)})",
+        values,
+        marks,
+    )
 
 
 @_explains("generation_members_rejoined")
-def _generation_members_rejoined(name: str, s: State | None, a: Action | None, t: State) -> Explanation | None:
+def _generation_members_rejoined(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
     assert s is not None and a is not None
+    failure = members_not_rejoined(s, a, t)
+    if failure is None:
+        return None
+    absent, answered = failure
     g = t.group
-    if g.state != CR or g.generation == s.group.generation:
-        return None
-    answered = {
-        x.response.mid
-        for x in a.answers
-        if x.response.api == ApiKey.JOIN_GROUP
-        and x.response.error == Errors.NONE
-        and x.response.generation == g.generation
-    }
-    absent = [m.mid for m in g.members if m.mid not in answered and not m.static]
-    if not absent:
-        return None
     names = tuple(x for x in (member_name(m) for m in absent) if x)
     return Explanation(
-        name,
+        prop.name,
         f"generation {g.generation} keeps dynamic members that did not rejoin",
         f"every dynamic member of generation {g.generation} answered its JoinGroup in this step",
         f"{', '.join(_m(m) for m in absent)} kept without a JoinGroup answer",
@@ -728,22 +747,204 @@ def _generation_members_rejoined(name: str, s: State | None, a: Action | None, t
 
 
 @_explains("one_member_per_instance")
-def _one_member_per_instance(name: str, s: State | None, a: Action | None, t: State) -> Explanation | None:
-    held: dict[int, list[str]] = {}
-    for m in t.group.members:
-        if m.static:
-            held.setdefault(m.mid[0], []).append(mid_text(m.mid))
-    for instance, mids in held.items():
-        if len(mids) > 1:
-            return Explanation(
-                name,
-                f"static instance id {consumer_name(instance)} is held by {len(mids)} members",
-                f"one member holds instance id {consumer_name(instance)}",
-                f"members {', '.join(mids)} both hold it",
-                {"instance id": consumer_name(instance), "members": mids, "group": _where(t)},
-                Marks(members=tuple(mids), consumers=(consumer_name(instance),), generations=(t.group.generation,)),
-            )
-    return None
+def _one_member_per_instance(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
+    failure = doubled_instance(t)
+    if failure is None:
+        return None
+    instance, holders = failure
+    mids = [mid_text(m) for m in holders]
+    return Explanation(
+        prop.name,
+        f"static instance id {consumer_name(instance)} is held by {len(mids)} members",
+        f"one member holds instance id {consumer_name(instance)}",
+        f"members {', '.join(mids)} all hold it",
+        {"instance id": consumer_name(instance), "members": mids, "group": _where(t)},
+        Marks(members=tuple(mids), consumers=(consumer_name(instance),), generations=(t.group.generation,)),
+    )
+
+
+@_explains("protocol_consistent_members")
+def _protocol_consistent_members(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
+    failure = protocol_failure(t)
+    if failure is None:
+        return None
+    which, m = failure
+    g = t.group
+    values: dict[str, Any] = {
+        "member": member_name(m.mid),
+        "group": _where(t),
+        "group protocol type": _protocol_type(g.protocol_type),
+        "member protocol type": _protocol_type(m.protocol_type),
+        "group protocol": _protocol(g.protocol),
+        "member protocols": [_protocol(x) for x in m.protocols],
+    }
+    marks = Marks(members=_who(m.mid), generations=(g.generation,))
+    if which == PC_TYPE:
+        return Explanation(
+            prop.name,
+            "a member's protocol type is not the group's",
+            f"every member has the group's protocol type {_protocol_type(g.protocol_type)}",
+            f"{_m(m.mid)} has protocol type {_protocol_type(m.protocol_type)}",
+            values,
+            marks,
+        )
+    assert which == PC_PROTOCOL, which
+    return Explanation(
+        prop.name,
+        f"a member of the {state_name(g.state)} group does not offer the protocol the group selected",
+        f"every member offers {_protocol(g.protocol)}",
+        f"{_m(m.mid)} offers {', '.join(_protocol(x) for x in m.protocols) or 'no protocol'}",
+        values,
+        marks,
+    )
+
+
+@_explains("refused_join_changes_nothing")
+def _refused_join_changes_nothing(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
+    assert s is not None and a is not None
+    failure = refused_join_change(s, a, t)
+    if failure is None:
+        return None
+    request, answer, changed = failure
+    error = error_name(answer.response.error)
+    return Explanation(
+        prop.name,
+        f"a JoinGroup refused with {error} changes the group",
+        "the group exactly as it was: no member, pending id, state or timer changes",
+        f"the step changes the group's {', '.join(changed)}",
+        {
+            "member": member_name(request.mid),
+            "answer": error,
+            "changed": list(changed),
+            "before": _where(s),
+            "after": _where(t),
+        },
+        Marks(members=_who(request.mid), consumers=(consumer_name(a.actor),), generations=(s.group.generation,)),
+    )
+
+
+@_explains("max_size_refusal_removes")
+def _max_size_refusal_removes(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
+    assert s is not None and a is not None
+    failure = max_size_kept(s, a, t)
+    if failure is None:
+        return None
+    which, request, answer = failure
+    kept = "a member" if which == MS_MEMBER else "a pending member id"
+    return Explanation(
+        prop.name,
+        f"a JoinGroup refused with GROUP_MAX_SIZE_REACHED leaves its member id {kept}",
+        f"{_m(request.mid)} neither a member nor a pending id after the refusal",
+        f"{_m(request.mid)} is still {kept} ({_where(t)})",
+        {
+            "member": member_name(request.mid),
+            "answer": error_name(answer.response.error),
+            "kept as": kept,
+            "members": [member_name(m.mid) for m in t.group.members],
+            "pending": [member_name(p.mid) for p in t.group.pending],
+        },
+        Marks(members=_who(request.mid), generations=(t.group.generation,)),
+    )
+
+
+@_explains("dead_group_answers_unavailable")
+def _dead_group_answers_unavailable(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
+    assert s is not None and a is not None
+    failure = dead_group_failure(s, a, t)
+    if failure is None:
+        return None
+    which, request, answer = failure
+    values: dict[str, Any] = {
+        "request": f"{api_name(request.api)}({_m(request.mid)})",
+        "group": f"{_where(s)}, still in the coordinator's cache",
+    }
+    marks = Marks(members=_who(request.mid), consumers=(consumer_name(a.actor),), generations=(s.group.generation,))
+    if which == DG_ANSWER:
+        assert answer is not None
+        expected = "NONE (no offsets)" if request.api == ApiKey.OFFSET_FETCH else error_name(DEAD_GROUP_ERROR)
+        values["answer"] = error_name(answer.response.error)
+        return Explanation(
+            prop.name,
+            f"a {api_name(request.api)} reaching a Dead group still in the cache is answered otherwise",
+            expected,
+            f"{error_name(answer.response.error)} to {_m(request.mid)}",
+            values,
+            marks,
+        )
+    changed = [f for f, x, y in zip(s.group._fields, s.group, t.group, strict=True) if x != y]
+    values["changed"] = changed
+    return Explanation(
+        prop.name,
+        "a request reaching a Dead group still in the cache changes the group",
+        "the group exactly as it was",
+        f"the step changes the group's {', '.join(changed)}",
+        values,
+        marks,
+    )
+
+
+@_explains("absent_group_created_by_join")
+def _absent_group_created_by_join(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
+    assert s is not None and a is not None
+    failure = absent_group_failure(s, a, t)
+    if failure is None:
+        return None
+    which, request, answer = failure
+    what = f"{api_name(request.api)}({_m(request.mid)}, gen {request.generation})"
+    values: dict[str, Any] = {"request": what, "group before": "absent (deleted)", "group after": _where(t)}
+    if answer is not None:
+        values["answer"] = error_name(answer.response.error)
+    marks = Marks(members=_who(request.mid), consumers=(consumer_name(a.actor),), generations=(t.group.generation,))
+    if which == AG_CREATED:
+        return Explanation(
+            prop.name,
+            f"a {api_name(request.api)} creates a group that does not exist",
+            "an absent group created only by a JoinGroup without a member id",
+            f"{what} leaves the group {_where(t)}",
+            values,
+            marks,
+        )
+    if which == AG_COMMIT:
+        assert answer is not None
+        return Explanation(
+            prop.name,
+            "an OffsetCommit with a generation to a group that does not exist is not refused",
+            "ILLEGAL_GENERATION (GROUP_ID_NOT_FOUND for v9+ on Java 4.0)",
+            f"{error_name(answer.response.error)} to {what}",
+            values,
+            marks,
+        )
+    if which == AG_MEMBER:
+        assert answer is not None
+        return Explanation(
+            prop.name,
+            f"a {api_name(request.api)} naming a member of a group that does not exist is answered otherwise",
+            "UNKNOWN_MEMBER_ID",
+            f"{error_name(answer.response.error)} to {what}",
+            values,
+            marks,
+        )
+    return Explanation(
+        prop.name,
+        f"a {api_name(request.api)} naming a member of a group that does not exist is not answered at once",
+        "an immediate answer (UNKNOWN_MEMBER_ID)",
+        f"{what} gets no immediate answer",
+        values,
+        marks,
+    )
+
+
+def _protocol(code: int) -> str:
+    """A protocol name code (``Config.protocol_table``: 0 is the configured assignor)."""
+    return "none" if code == NO_PROTOCOL else f"protocol {code}"
+
+
+def _protocol_type(code: int) -> str:
+    if code == NO_PROTOCOL:
+        return "none"
+    if code == EMPTY_PROTOCOL_TYPE:
+        return '""'
+    return PROTOCOL_TYPES[code] if 0 <= code < len(PROTOCOL_TYPES) else f"type {code}"
 
 
 # ---------------------------------------------------------------------- liveness: a lasso
@@ -773,6 +974,16 @@ def explain_lasso(
     )
     values: dict[str, Any] = {"instance": instance, "cycle": repeat, "group on the cycle": where, "fairness": fairness}
     goal_on_cycle = any(_holds(prop, prop.goal, s, instance) for s in cycle)
+    if prop.form == EVENTUALLY_ALWAYS:
+        failing = sum(1 for s in cycle if not _holds(prop, prop.goal, s, instance))
+        return Explanation(
+            prop.name,
+            f"{prop.goal_text} fails again and again: {repeat}",
+            f"{prop.goal_text}, from some point on for good (<>[])",
+            f"it fails in {failing} of the cycle's {len(cycle)} states, each time round",
+            values,
+            Marks(generations=tuple(sorted({s.group.generation for s in cycle}))),
+        )
     if prop.trigger is None:
         return Explanation(
             prop.name,

@@ -20,7 +20,7 @@ from kgc.model.actions import (
     Action,
     Answer,
 )
-from kgc.model.state import NO_MEMBER, NO_PROTOCOL, JoinTimer, Request, State, is_absent
+from kgc.model.state import NO_MEMBER, NO_PROTOCOL, JoinTimer, Member, MemberId, Request, Response, State, is_absent
 from kgc.model.types import VALID_PREVIOUS_STATES, ApiKey, Errors, GroupState, MemberState
 from kgc.properties.base import (
     CONSUMERS,
@@ -58,8 +58,22 @@ def exchanges(state: State, action: Action) -> Iterable[tuple[Request, Answer]]:
     reads=GROUP,
 )
 def single_delayed_join_state(s: State) -> bool:
+    return join_timer_failure(s) is None
+
+
+DJ_OUTSIDE = "join timer outside PreparingRebalance"
+DJ_MISSING = "PreparingRebalance without a join timer"
+"""The clauses of ``single_delayed_join`` (:func:`join_timer_failure` names the one that failed)."""
+
+
+def join_timer_failure(s: State) -> str | None:
+    """``single_delayed_join``'s one definition: the clause the group breaks (a join timer armed
+    outside PreparingRebalance, or PreparingRebalance without one); None if it holds."""
     g = s.group
-    return (g.join_timer != JoinTimer.NONE) == (g.state == PR)
+    armed = g.join_timer != JoinTimer.NONE
+    if armed == (g.state == PR):
+        return None
+    return DJ_OUTSIDE if armed else DJ_MISSING
 
 
 @transition_invariant(
@@ -69,11 +83,22 @@ def single_delayed_join_state(s: State) -> bool:
     scope=STEP,
 )
 def one_join_per_generation(s: State, a: Action, t: State) -> bool:
+    return join_phase_failure(s, a, t) is None
+
+
+OJ_SECOND = "a second rebalance while one is pending"
+OJ_BUMP = "generation bump without its join phase"
+"""The clauses of ``one_join_per_generation`` (:func:`join_phase_failure` names the one that failed)."""
+
+
+def join_phase_failure(s: State, a: Action, t: State) -> tuple[str, int, int] | None:
+    """``one_join_per_generation``'s one definition: ``(clause, join phases completed, generation
+    bumps)`` for the clause the step breaks; None if it holds."""
     if s.group.state == PR and PR in a.path:
-        return False  # a second rebalance (a second DelayedJoin) started during the first
+        return (OJ_SECOND, 0, 0)  # a second rebalance (a second DelayedJoin) started during the first
     bumps = t.group.generation - s.group.generation
     completions = sum(1 for x in a.path if x in (CR, GroupState.EMPTY))
-    return bumps == completions
+    return None if bumps == completions else (OJ_BUMP, completions, bumps)
 
 
 # 2 ----------------------------------------------------------------------------------------------
@@ -84,16 +109,28 @@ def one_join_per_generation(s: State, a: Action, t: State) -> bool:
     scope=STEP,
 )
 def no_stale_assignment(s: State, a: Action, t: State) -> bool:
+    return stale_assignment(s, a, t) is None
+
+
+NS_HANDED_OUT = "handed out"
+NS_INSTALLED = "installed"
+"""The clauses of ``no_stale_assignment`` (:func:`stale_assignment` names the one that failed)."""
+
+
+def stale_assignment(s: State, a: Action, t: State) -> tuple[str, int, Response] | None:
+    """``no_stale_assignment``'s one definition: the first successful SyncGroup answer of another
+    generation than the group's (handed out) or than the receiving consumer's (installed), as
+    ``(clause, consumer, response)``; None if there is none."""
     for answer in a.answers:
         r = answer.response
         if r.api == ApiKey.SYNC_GROUP and r.error == Errors.NONE and r.plan_generation != t.group.generation:
-            return False
+            return (NS_HANDED_OUT, answer.consumer, r)
     if a.kind == RECEIVE and a.response is not None:
         r = a.response
         c = s.consumers[a.actor]
         if r.api == ApiKey.SYNC_GROUP and r.error == Errors.NONE and r.plan_generation != c.generation:
-            return False
-    return True
+            return (NS_INSTALLED, a.actor, r)
+    return None
 
 
 # 3 ----------------------------------------------------------------------------------------------
@@ -104,14 +141,21 @@ def no_stale_assignment(s: State, a: Action, t: State) -> bool:
     scope=STEP,
 )
 def sync_in_preparing_rebalance(s: State, a: Action, t: State) -> bool:
+    return sync_in_rebalance_failure(s, a) is None
+
+
+def sync_in_rebalance_failure(s: State, a: Action) -> tuple[Request, Answer] | None:
+    """``sync_in_preparing_rebalance``'s one definition: the first SyncGroup of the current
+    generation handled in PreparingRebalance and not answered REBALANCE_IN_PROGRESS, with its
+    answer; None if there is none."""
     g = s.group
     if g.state != PR:
-        return True
+        return None
     for request, answer in exchanges(s, a):
         current = request.api == ApiKey.SYNC_GROUP and g.member(request.mid) and request.generation == g.generation
         if current and answer.response.error != Errors.REBALANCE_IN_PROGRESS:
-            return False
-    return True
+            return (request, answer)
+    return None
 
 
 # 4 ----------------------------------------------------------------------------------------------
@@ -122,15 +166,32 @@ def sync_in_preparing_rebalance(s: State, a: Action, t: State) -> bool:
     scope=STEP,
 )
 def valid_transitions(s: State, a: Action, t: State) -> bool:
+    return transition_failure(s, a, t) is None
+
+
+VT_ENTRY = "entered from a state Kafka does not allow"
+VT_END = "the states entered do not end in the group's state"
+VT_GENERATION = "the generation decreased"
+"""The clauses of ``valid_transitions`` (:func:`transition_failure` names the one that failed)."""
+
+
+def transition_failure(s: State, a: Action, t: State) -> tuple[str, GroupState, GroupState] | None:
+    """``valid_transitions``'s one definition: ``(clause, from, to)``: the first state entered from
+    a state not among its valid previous states, or the last state entered and the group's new
+    state when they differ, or the states before and after when the generation decreased; None if
+    the step is valid."""
     previous = s.group.state
     for nxt in a.path:
         if previous not in VALID_PREVIOUS_STATES[nxt]:
-            return False
+            return (VT_ENTRY, previous, nxt)
         previous = nxt
-    if is_absent(t.group) and not is_absent(s.group):
-        # The group object is removed (a deletion, Config.group_deletion): what follows is no state of it.
-        return t.group.generation >= s.group.generation
-    return previous == t.group.state and t.group.generation >= s.group.generation
+    deleted = is_absent(t.group) and not is_absent(s.group)
+    # A deleted group (Config.group_deletion): what follows is no state of it, so only the generation is judged.
+    if previous != t.group.state and not deleted:
+        return (VT_END, previous, t.group.state)
+    if t.group.generation < s.group.generation:
+        return (VT_GENERATION, s.group.state, t.group.state)
+    return None
 
 
 @state_invariant(
@@ -140,12 +201,23 @@ def valid_transitions(s: State, a: Action, t: State) -> bool:
     reads=GROUP,
 )
 def empty_iff_no_members(s: State) -> bool:
+    return membership_failure(s) is None
+
+
+EM_EMPTY = "Empty with members"
+EM_ACTIVE = "no members outside Empty"
+"""The clauses of ``empty_iff_no_members`` (:func:`membership_failure` names the one that failed)."""
+
+
+def membership_failure(s: State) -> str | None:
+    """``empty_iff_no_members``'s one definition: the clause the group breaks (Empty with members,
+    or CompletingRebalance or Stable without any); None if it holds."""
     g = s.group
     if g.state == GroupState.EMPTY:
-        return not g.members
+        return EM_EMPTY if g.members else None
     if g.state in (CR, GroupState.STABLE):
-        return bool(g.members)
-    return True
+        return None if g.members else EM_ACTIVE
+    return None
 
 
 @state_invariant(
@@ -155,12 +227,23 @@ def empty_iff_no_members(s: State) -> bool:
     reads=GROUP,
 )
 def leader_is_member(s: State) -> bool:
+    return leader_failure(s) is None
+
+
+LM_NO_MEMBERS = "a leader without members"
+LM_NOT_MEMBER = "the leader is not a member"
+"""The clauses of ``leader_is_member`` (:func:`leader_failure` names the one that failed)."""
+
+
+def leader_failure(s: State) -> str | None:
+    """``leader_is_member``'s one definition: the clause the group breaks (a leader while it has no
+    members, or a leader that is not one of its members); None if it holds."""
     g = s.group
     if g.state == GroupState.DEAD:
-        return True
+        return None
     if not g.members:
-        return g.leader == NO_MEMBER
-    return g.member(g.leader) is not None
+        return None if g.leader == NO_MEMBER else LM_NO_MEMBERS
+    return None if g.member(g.leader) is not None else LM_NOT_MEMBER
 
 
 # 5 ----------------------------------------------------------------------------------------------
@@ -335,10 +418,16 @@ def last_answer_read(a: Action) -> tuple[int, Errors] | None:
     scope=STEP,
 )
 def fenced_consumer_releases(s: State, a: Action, t: State) -> bool:
+    return fenced_owner(a, t) is None
+
+
+def fenced_owner(a: Action, t: State) -> tuple[int, Errors] | None:
+    """``fenced_consumer_releases``'s one definition: the consumer that read a fencing error last
+    in the step and still owns partitions, with that error; None if there is none."""
     read = last_answer_read(a)
     if read is None or read[1] not in FENCING_ERRORS:
-        return True
-    return not t.consumers[read[0]].owned
+        return None
+    return read if t.consumers[read[0]].owned else None
 
 
 # 7 ----------------------------------------------------------------------------------------------
@@ -349,12 +438,19 @@ def fenced_consumer_releases(s: State, a: Action, t: State) -> bool:
     scope=STEP,
 )
 def no_expiry_while_parked(s: State, a: Action, t: State) -> bool:
+    return parked_expiry(s, a) is None
+
+
+def parked_expiry(s: State, a: Action) -> Member | None:
+    """``no_expiry_while_parked``'s one definition: the member (as it was before the step) that has
+    joined before and that the step's session timeout removes while its JoinGroup or SyncGroup is
+    parked; None if there is none."""
     if a.kind != EXPIRE_HEARTBEAT:
-        return True
+        return None
     m = s.group.member(a.mid)
     if m is None or m.is_new:
-        return True
-    return not ((m.awaiting_join or m.awaiting_sync) and a.mid in a.evicted)
+        return None
+    return m if (m.awaiting_join or m.awaiting_sync) and a.mid in a.evicted else None
 
 
 # 8 ----------------------------------------------------------------------------------------------
@@ -367,12 +463,26 @@ def no_expiry_while_parked(s: State, a: Action, t: State) -> bool:
     reads=GROUP,
 )
 def parked_only_in_phase(s: State) -> bool:
+    return parked_out_of_phase(s) is None
+
+
+PP_JOIN = "JoinGroup"
+PP_SYNC = "SyncGroup"
+"""The clauses of ``parked_only_in_phase``: which request is parked out of its phase."""
+
+
+def parked_out_of_phase(s: State) -> tuple[str, Member] | None:
+    """``parked_only_in_phase``'s one definition: the first member with a JoinGroup parked outside
+    PreparingRebalance or a SyncGroup parked outside CompletingRebalance, as ``(which, member)``;
+    None if there is none."""
     g = s.group
     join_ok, sync_ok = g.state == PR, g.state == CR
-    for m in g.members:  # noqa: SIM110 - a plain loop is cheaper than all(...) and this runs on every state
-        if (m.awaiting_join and not join_ok) or (m.awaiting_sync and not sync_ok):
-            return False
-    return True
+    for m in g.members:  # a plain loop: this runs on every distinct group
+        if m.awaiting_join and not join_ok:
+            return (PP_JOIN, m)
+        if m.awaiting_sync and not sync_ok:
+            return (PP_SYNC, m)
+    return None
 
 
 # 9 ----------------------------------------------------------------------------------------------
@@ -454,16 +564,27 @@ def rebalance_trigger(s: State, a: Action, pending_leave_rebalances: bool | None
     scope=STEP,
 )
 def rebalance_triggers(s: State, a: Action, t: State) -> bool:
-    return _starts_on_a_trigger(s, a, None)
+    return trigger_failure(s, a, None) is None
 
 
-def _starts_on_a_trigger(s: State, a: Action, pending_leave_rebalances: bool | None) -> bool:
+RT_UNTRIGGERED = "a rebalance without a trigger"
+RT_IGNORED = "a trigger without a rebalance"
+"""The clauses of ``rebalance_triggers`` (:func:`trigger_failure` names the one that failed)."""
+
+
+def trigger_failure(s: State, a: Action, pending_leave_rebalances: bool | None) -> str | None:
+    """``rebalance_triggers``'s one definition (for a profile's setting of
+    ``pending_leave_rebalances``, None: either): the clause the step breaks (a rebalance started
+    without a trigger, or a trigger that started none); None if it holds."""
     if s.group.state in _NO_REBALANCE_START:
-        return True
+        return None
+    started = PR in a.path
     if not a.handled and a.kind not in _TIMER_TRIGGERS:
-        return PR not in a.path  # most steps: no request handled, no timer that can trigger
+        return RT_UNTRIGGERED if started else None  # most steps: no request handled, no timer that can trigger
     trigger = rebalance_trigger(s, a, pending_leave_rebalances)
-    return trigger is None or (PR in a.path) == trigger
+    if trigger is None or started == trigger:
+        return None
+    return RT_UNTRIGGERED if started else RT_IGNORED
 
 
 _PROFILE_BOUND = (
@@ -481,7 +602,7 @@ _PROFILE_BOUND = (
 def rebalance_triggers_pending_leave_stays(s: State, a: Action, t: State) -> bool:
     """``rebalance_triggers`` for a profile whose coordinator does not rebalance on a pending id's
     LeaveGroup (Scala's, 3.x)."""
-    return _starts_on_a_trigger(s, a, False)
+    return trigger_failure(s, a, False) is None
 
 
 @transition_invariant(
@@ -493,7 +614,17 @@ def rebalance_triggers_pending_leave_stays(s: State, a: Action, t: State) -> boo
 def rebalance_triggers_pending_leave_rebalances(s: State, a: Action, t: State) -> bool:
     """``rebalance_triggers`` for a profile whose coordinator rebalances on a pending id's LeaveGroup
     (Java's, 4.0)."""
-    return _starts_on_a_trigger(s, a, True)
+    return trigger_failure(s, a, True) is None
+
+
+def pending_leave_setting(prop: Property) -> bool | None:
+    """The ``pending_leave_rebalances`` a ``rebalance_triggers`` property is bound to (None: the
+    profile-free one, which allows either)."""
+    if prop is rebalance_triggers_pending_leave_rebalances:
+        return True
+    if prop is rebalance_triggers_pending_leave_stays:
+        return False
+    return None
 
 
 # 10 ---------------------------------------------------------------------------------------------
@@ -506,17 +637,25 @@ def rebalance_triggers_pending_leave_rebalances(s: State, a: Action, t: State) -
     scope=STEP,
 )
 def generation_members_rejoined(s: State, a: Action, t: State) -> bool:
+    return members_not_rejoined(s, a, t) is None
+
+
+def members_not_rejoined(s: State, a: Action, t: State) -> tuple[tuple[MemberId, ...], frozenset[MemberId]] | None:
+    """``generation_members_rejoined``'s one definition: when the step completes a join phase into a
+    new generation, its dynamic members not answered their JoinGroup in the step, with the member ids
+    that were answered; None if there are none."""
     g = t.group
     if g.state != CR or g.generation == s.group.generation:
-        return True
-    answered = {
+        return None
+    answered = frozenset(
         x.response.mid
         for x in a.answers
         if x.response.api == ApiKey.JOIN_GROUP
         and x.response.error == Errors.NONE
         and x.response.generation == g.generation
-    }
-    return all(m.mid in answered or m.static for m in g.members)
+    )
+    absent = tuple(m.mid for m in g.members if m.mid not in answered and not m.static)
+    return (absent, answered) if absent else None
 
 
 # 11 ---------------------------------------------------------------------------------------------
@@ -527,8 +666,17 @@ def generation_members_rejoined(s: State, a: Action, t: State) -> bool:
     reads=GROUP,
 )
 def one_member_per_instance(s: State) -> bool:
+    return doubled_instance(s) is None
+
+
+def doubled_instance(s: State) -> tuple[int, tuple[MemberId, ...]] | None:
+    """``one_member_per_instance``'s one definition: the first static instance id held by more than
+    one member, with the ids of all the members holding it; None if there is none."""
     instances = [m.mid[0] for m in s.group.members if m.static]
-    return len(instances) == len(set(instances))
+    if len(instances) == len(set(instances)):
+        return None
+    instance = next(i for i in instances if instances.count(i) > 1)
+    return (instance, tuple(m.mid for m in s.group.members if m.static and m.mid[0] == instance))
 
 
 # Witnesses -------------------------------------------------------------------------------------
@@ -746,13 +894,26 @@ def witness_mixed_join_versions(s: State, a: Action, t: State) -> bool:
     scope=STEP,
 )
 def max_size_refusal_removes(s: State, a: Action, t: State) -> bool:
+    return max_size_kept(s, a, t) is None
+
+
+MS_MEMBER = "kept as a member"
+MS_PENDING = "kept as a pending member id"
+"""The clauses of ``max_size_refusal_removes`` (:func:`max_size_kept` names the one that failed)."""
+
+
+def max_size_kept(s: State, a: Action, t: State) -> tuple[str, Request, Answer] | None:
+    """``max_size_refusal_removes``'s one definition: the first JoinGroup carrying a member id that is
+    refused with GROUP_MAX_SIZE_REACHED and whose id the group keeps (as a member or as a pending
+    id), as ``(clause, request, answer)``; None if there is none."""
     for request, answer in exchanges(s, a):
         refused = request.api == ApiKey.JOIN_GROUP and answer.response.error == Errors.GROUP_MAX_SIZE_REACHED
         if refused and request.mid != NO_MEMBER:
-            kept = t.group.member(request.mid) is not None or any(p.mid == request.mid for p in t.group.pending)
-            if kept:
-                return False
-    return True
+            if t.group.member(request.mid) is not None:
+                return (MS_MEMBER, request, answer)
+            if any(p.mid == request.mid for p in t.group.pending):
+                return (MS_PENDING, request, answer)
+    return None
 
 
 @sometimes(
@@ -778,15 +939,27 @@ def witness_max_size_refused(s: State, a: Action, t: State) -> bool:
     reads=GROUP,
 )
 def protocol_consistent_members(s: State) -> bool:
+    return protocol_failure(s) is None
+
+
+PC_TYPE = "protocol type"
+PC_PROTOCOL = "selected protocol"
+"""The clauses of ``protocol_consistent_members`` (:func:`protocol_failure` names the one that failed)."""
+
+
+def protocol_failure(s: State) -> tuple[str, Member] | None:
+    """``protocol_consistent_members``'s one definition: the first member whose protocol type is not
+    the group's, or that (in CompletingRebalance or Stable) does not offer the group's selected
+    protocol, as ``(clause, member)``; None if there is none."""
     g = s.group
     if g.state == GroupState.DEAD:
-        return True
+        return None
     for m in g.members:
         if m.protocol_type != g.protocol_type:
-            return False
+            return (PC_TYPE, m)
         if g.state in (CR, GroupState.STABLE) and g.protocol not in m.protocols:
-            return False
-    return True
+            return (PC_PROTOCOL, m)
+    return None
 
 
 @transition_invariant(
@@ -800,14 +973,24 @@ def protocol_consistent_members(s: State) -> bool:
     scope=STEP,
 )
 def refused_join_changes_nothing(s: State, a: Action, t: State) -> bool:
+    return refused_join_change(s, a, t) is None
+
+
+def refused_join_change(s: State, a: Action, t: State) -> tuple[Request, Answer, tuple[str, ...]] | None:
+    """``refused_join_changes_nothing``'s one definition: the step's first JoinGroup refused with
+    INCONSISTENT_GROUP_PROTOCOL or INVALID_SESSION_TIMEOUT, its answer and the names of the group's
+    fields the step changed, when it changed any; None otherwise."""
     # Any step that handled a request: with atomic requests (the default) the coordinator's handling
     # is part of the consumer's own step (send_join), not a separate ``handle`` step.
     if not a.handled:
-        return True
+        return None
     for request, answer in exchanges(s, a):
         if request.api == ApiKey.JOIN_GROUP and answer.response.error in REFUSED_JOIN_ERRORS:
-            return t.group == s.group
-    return True
+            if t.group == s.group:
+                return None
+            changed = tuple(f for f, x, y in zip(s.group._fields, s.group, t.group, strict=True) if x != y)
+            return (request, answer, changed)
+    return None
 
 
 @sometimes(
@@ -860,14 +1043,27 @@ DEAD_GROUP_ERROR = Errors.COORDINATOR_NOT_AVAILABLE
     scope=STEP,
 )
 def dead_group_answers_unavailable(s: State, a: Action, t: State) -> bool:
+    return dead_group_failure(s, a, t) is None
+
+
+DG_ANSWER = "answered otherwise"
+DG_CHANGED = "the group changed"
+"""The clauses of ``dead_group_answers_unavailable`` (:func:`dead_group_failure` names the one that failed)."""
+
+
+def dead_group_failure(s: State, a: Action, t: State) -> tuple[str, Request, Answer | None] | None:
+    """``dead_group_answers_unavailable``'s one definition: when the step's requests reach a Dead group
+    still in the cache, the first answered otherwise than COORDINATOR_NOT_AVAILABLE (an OffsetFetch:
+    NONE) with its answer, or, if the step changed the group, its first request (no answer); None if
+    the property holds."""
     g = s.group
     if not a.handled or g.state != GroupState.DEAD or not g.addressable:
-        return True
+        return None
     for request, answer in exchanges(s, a):
         expected = Errors.NONE if request.api == ApiKey.OFFSET_FETCH else DEAD_GROUP_ERROR
         if answer.response.error != expected:
-            return False
-    return t.group == g
+            return (DG_ANSWER, request, answer)
+    return None if t.group == g else (DG_CHANGED, a.handled[0], None)
 
 
 @sometimes(
@@ -896,22 +1092,36 @@ ABSENT_COMMIT_ERRORS = frozenset({Errors.ILLEGAL_GENERATION, Errors.GROUP_ID_NOT
     scope=STEP,
 )
 def absent_group_created_by_join(s: State, a: Action, t: State) -> bool:
+    return absent_group_failure(s, a, t) is None
+
+
+AG_CREATED = "created by a request that cannot create it"
+AG_COMMIT = "a commit with a generation not refused"
+AG_MEMBER = "a request naming a member not answered UNKNOWN_MEMBER_ID"
+AG_UNANSWERED = "a request naming a member not answered at once"
+"""The clauses of ``absent_group_created_by_join`` (:func:`absent_group_failure` names the one that failed)."""
+
+
+def absent_group_failure(s: State, a: Action, t: State) -> tuple[str, Request, Answer | None] | None:
+    """``absent_group_created_by_join``'s one definition: when the step's first request meets a group
+    that does not exist, the clause it breaks with that request and its answer (None when the clause
+    is about the group, not the answer); None if the property holds."""
     if not a.handled or not is_absent(s.group):
-        return True
+        return None
     request = a.handled[0]  # the first request handled in the step meets the absent group
     creates = request.api == ApiKey.JOIN_GROUP and request.mid == NO_MEMBER
     if creates or (request.api == ApiKey.OFFSET_COMMIT and request.generation < 0):
-        return True
+        return None
     if not is_absent(t.group):
-        return False  # created by a request that cannot create it
+        return (AG_CREATED, request, None)
     for first, answer in exchanges(s, a):
         error = answer.response.error
         if first.api == ApiKey.OFFSET_COMMIT:
-            return error in ABSENT_COMMIT_ERRORS
+            return None if error in ABSENT_COMMIT_ERRORS else (AG_COMMIT, first, answer)
         if first.api in (ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP, ApiKey.HEARTBEAT):
-            return error == Errors.UNKNOWN_MEMBER_ID
-        return True
-    return False  # a request naming a member is answered at once
+            return None if error == Errors.UNKNOWN_MEMBER_ID else (AG_MEMBER, first, answer)
+        return None
+    return (AG_UNANSWERED, request, None)
 
 
 @sometimes(

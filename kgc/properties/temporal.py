@@ -7,7 +7,9 @@ source and a *witness* (a reachable state where the property's obligation is ope
 * ``leads_to`` (TLA+'s ``P ~> Q``): from every reachable state where ``P`` holds, every fair
   behaviour reaches a state where ``Q`` holds;
 * ``always_eventually`` (``[]<>Q``): every fair behaviour passes through ``Q`` states infinitely
-  often (``true ~> Q``).
+  often (``true ~> Q``);
+* ``eventually_always`` (``<>[]Q``): every fair behaviour reaches a point from which ``Q`` holds
+  in every state (violated by a fair cycle through a ``not Q`` state).
 
 A predicate reads one *scope* of the state, which lets the checker evaluate it once per interned
 component instead of once per state: ``GROUP`` (the coordinator's group alone), ``CONSUMER`` (the
@@ -29,6 +31,7 @@ from kgc.model.types import ApiKey, GroupState, MemberState
 LIVENESS = "liveness"
 LEADS_TO = "leads_to"
 ALWAYS_EVENTUALLY = "always_eventually"
+EVENTUALLY_ALWAYS = "eventually_always"
 
 GROUP = "group"
 CONSUMER = "consumer"
@@ -63,6 +66,8 @@ class Temporal:
 
     @property
     def formula(self) -> str:
+        if self.form == EVENTUALLY_ALWAYS:
+            return f"<>[] {self.goal_text}"
         return f"{self.trigger_text} ~> {self.goal_text}" if self.trigger is not None else f"[]<> {self.goal_text}"
 
     @property
@@ -101,6 +106,15 @@ def always_eventually(
 ) -> Callable[[Predicate], Temporal]:
     def wrap(goal: Predicate) -> Temporal:
         return Temporal(name, description, source, ALWAYS_EVENTUALLY, scope, goal, None, witness)
+
+    return wrap
+
+
+def eventually_always(
+    name: str, description: str, source: str, scope: str, witness: str
+) -> Callable[[Predicate], Temporal]:
+    def wrap(goal: Predicate) -> Temporal:
+        return Temporal(name, description, source, EVENTUALLY_ALWAYS, scope, goal, None, witness)
 
     return wrap
 
@@ -212,6 +226,11 @@ def consumer_eventually_stable(g: Group, c: Consumer, i: int) -> bool:
 )
 def partitions_reowned(s: State) -> bool:
     """the group is Stable and each member's consumer is Stable in its generation with the member's partitions"""
+    return reowned(s)
+
+
+def reowned(s: State) -> bool:
+    """the group is Stable and each member's consumer is Stable in its generation with the member's partitions"""
     # reads the group and the consumers, never the budget (scope CONSUMERS)
     g = s.group
     if g.state != GroupState.STABLE or not g.members:
@@ -239,6 +258,39 @@ def pending_resolved(g: Group, c: Consumer, i: int) -> bool:
     return not any(p.mid[0] == i for p in g.pending)
 
 
+@eventually_always(
+    "rebalancing_stops",
+    "Rebalancing eventually stops for good: once perturbations stop (the budget bounds them, so every behaviour "
+    "has a last one), the group eventually leaves PreparingRebalance and CompletingRebalance and never enters "
+    "them again (no rebalance storm without a stalled client or a fault).",
+    "docs/kafka/group.md#states (a rebalance starts only on a trigger: a member added or removed, changed "
+    "metadata, a leader's rejoin); docs/kafka/timers.md#join-phase; KIP-62 (max.poll.interval.ms)",
+    GROUP,
+    "a group rebalancing",
+)
+def rebalancing_stops(g: Group) -> bool:
+    """the group is not rebalancing (neither PreparingRebalance nor CompletingRebalance)"""
+    return g.state not in (PR, GroupState.COMPLETING_REBALANCE)
+
+
+@eventually_always(
+    "group_settles",
+    "Once perturbations stop, the group eventually settles for good: it stays Stable with every member's consumer "
+    "Stable in the current generation holding exactly its share, and no partition owned by two consumers.",
+    "docs/kafka/group.md#states (Stable: each consumer receives its part, each partition consumed by one "
+    "consumer of the group); docs/kafka/consumer.md#heartbeats",
+    CONSUMERS,
+    "a group not settled",
+)
+def group_settles(s: State) -> bool:
+    """the group is Stable, each member's consumer holds its share, and no partition is owned twice"""
+    # reads the group and the consumers, never the budget (scope CONSUMERS)
+    if not reowned(s):
+        return False
+    owned = [p for c in s.consumers for p in c.owned]
+    return len(owned) == len(set(owned))
+
+
 ALL: tuple[Temporal, ...] = (
     rebalance_completes,
     join_answered,
@@ -246,6 +298,8 @@ ALL: tuple[Temporal, ...] = (
     consumer_eventually_stable,
     partitions_reowned,
     pending_resolved,
+    rebalancing_stops,
+    group_settles,
 )
 
 

@@ -261,7 +261,7 @@ VERB_RUNS: dict[str, tuple[list[str], list[str]]] = {
         ["diff", "--consumers", "1", "--mutant", "commit_unfenced", "--no-progress"],
         ["--time-limit", "--max-memory", "--max-depth"],
     ),
-    "explore": (["explore", "--consumers", "1"], ["--port", "--html", "--consumers"]),
+    "explore": (["explore", "--consumers", "1"], ["--port", "--html", "--consumers", "--depth", "--max-states"]),
 }
 
 
@@ -411,9 +411,12 @@ CLIENT_RUN = {
         "heartbeat_interval_ms": 300,
         "max_poll_interval_ms": 3000,
         "partitions": 3,
+        "assignment": "eager",
+        "static_members": 1,
     },
     "steps": [
         {"op": "start", "auto_commit": False, "commit": "none"},
+        {"op": "start", "auto_commit": False, "commit": "none", "group_instance_id": "instance-1"},
         {"op": "set", "client": "c1", "poll_ms": 200, "process_ms": 30, "commit": "sync"},
         {"op": "fault", "kind": "delay_sync", "client": None},
         {"op": "stall", "client": "c1", "ms": 300},
@@ -446,6 +449,15 @@ def _check_client_files(data: bytes) -> None:
         path = write(tmp, "f.json", data)
         run_verb("clients", ["clients", "--replay", str(path)])
         run_verb("clients", ["clients", "--known", str(path), "--out", str(tmp / "o")])
+
+
+def test_the_unmutated_client_files_are_accepted() -> None:
+    """The fuzzing's starting points are valid (a refusal of every input would pass the fuzz tests
+    above): the run file, with a static member, goes as far as starting the broker (153)."""
+    with tempfile.TemporaryDirectory() as t, no_broker():
+        path = write(Path(t), "run.json", as_bytes(CLIENT_RUN))
+        code, _, stderr = run_verb("clients", ["clients", "--replay", str(path)])
+    assert code == exits.SYSTEM, stderr
 
 
 @settings(max_examples=int(12 * SCALE), **QUIET)  # type: ignore[arg-type]
@@ -715,6 +727,48 @@ def test_unwritable_outputs_are_one_line(tmp_path: Path) -> None:
     for verb, argv in cases:
         code, out, err = run_verb(verb, argv)
         assert code == exits.BAD_INPUT and str(blocker) in err, err
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link-to-device"])
+def test_an_output_that_is_a_fifo_or_a_device_is_never_replaced(
+    tmp_path: Path, kind: str, trace_doc: dict[str, Any]
+) -> None:
+    """Every file output of every verb, named as a FIFO or as a link to a character device: refused
+    in one line before any work, and left as it was. (An atomic write renames over the name: run
+    as root, ``--trace /dev/full`` replaced the machine's device node with a plain file.)"""
+    path_of: dict[str, Path] = {}
+
+    def target(suffix: str) -> str:
+        path = tmp_path / f"{kind}-{len(path_of)}.{suffix}"
+        if kind == "fifo":
+            os.mkfifo(path)
+        else:
+            path.symlink_to("/dev/null")
+        path_of[str(path)] = path
+        return str(path)
+
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps(trace_doc))
+    one = ["--consumers", "1", "--partitions", "1", "--max-generation", "1"]
+    cases = [
+        ("check", ["check", *one, *BOUNDED, "--junit", target("xml")]),
+        ("report", ["report", *one, *BOUNDED, "-o", target("html")]),
+        ("diagram", ["diagram", "graph", *one, "-o", target("svg")]),
+        ("diagram", ["diagram", "states", *one, "-o", target("dot")]),
+        ("diagram", ["diagram", "trace", str(trace), "-o", target("svg")]),
+        ("explore", ["explore", *one, "--html", target("html")]),
+        ("scenario", ["scenario", "from-trace", str(trace), "--out", target("json")]),
+        ("serve", ["serve", "--duration", "0.05", "--trace", target("jsonl")]),
+        (
+            "conformance",
+            ["conformance", "--bootstrap", "127.0.0.1:1", "--no-scenarios", "--write-known", target("json")],
+        ),
+    ]
+    for verb, argv in cases:
+        code, _, err = run_verb(verb, argv)
+        assert code == exits.BAD_INPUT and "kgc writes a new regular file there only" in err, (argv, err)
+    for path in path_of.values():
+        assert path.is_fifo() if kind == "fifo" else path.is_symlink(), f"{path} was replaced"
 
 
 def test_every_verb_exits_150_on_a_usage_error() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from kgc.cli import cmd_check, main
+from kgc.explorer.liveness import STALLED_REMOVAL_BASIS as STALLED
 from kgc.properties.base import state_invariant
 from kgc.properties.protocol import for_config
 
@@ -189,7 +190,7 @@ def test_quiet_prints_a_summary(capsys: pytest.CaptureFixture[str]) -> None:
     lines = captured.out.splitlines()
     assert "holds" not in captured.out and "assume" not in captured.out and "kgc check:" not in captured.out
     # The verdict still says what it rests on (docs/verdicts.md).
-    assert lines[-1] == "verdict: ok for generations ≤ 1 with ≤ 1 perturbation under weak fairness", lines
+    assert lines[-1] == "verdict: ok for generations ≤ 1 with ≤ 1 perturbation under weak fairness " + STALLED, lines
     assert len(lines) <= 5, lines
 
 

@@ -26,7 +26,10 @@ def test_weak_fairness_every_liveness_property_holds(capsys: pytest.CaptureFixtu
             assert f"holds  {instance}: {p.formula}" in out
     assert "327 states, 794 transitions, 111 cyclic components" in out
     # The generation bound cut behaviours (it always does here): every "holds" says so.
-    assert out.rstrip().endswith("verdict: ok for generations ≤ 2 without perturbations under weak fairness")
+    assert out.rstrip().endswith(
+        "verdict: ok for generations ≤ 2 without perturbations under weak fairness with stalled clients removed by "
+        "their timers"
+    )
 
 
 def test_without_fairness_the_livelock_lasso_exits_13(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -112,7 +115,7 @@ def test_mutants_kills_a_liveness_mutant_with_a_lasso(capsys: pytest.CaptureFixt
     assert row["killed"] and row["kind"] == "liveness" and row["property"] == "rebalance_completes"
     # The lasso is the whole space's; the states are those of the depth-14 search that found it
     # (engine_support.mutation.DEEPENING): 3,763 of the 3,864 the exhaustive search explores.
-    assert (row["prefix_length"], row["cycle_length"], row["trace_length"], row["states"]) == (4, 4, 8, 3763)
+    assert (row["prefix_length"], row["cycle_length"], row["trace_length"], row["states"]) == (4, 1, 5, 3763)
     assert row["fairness"] == "weak"
     trace = json.loads((tmp_path / "join_in_rebalance_rejected.json").read_text())
     assert trace["loop_start"] == 4 and trace["config"]["mutant"] == "join_in_rebalance_rejected"

@@ -10,6 +10,7 @@ import pytest
 from kgc.cli import cmd_report, main
 from kgc.diagrams.exploration import explore
 from kgc.diagrams.report import ReportInput, build_report
+from kgc.explorer.liveness import STALLED_REMOVAL_BASIS as STALLED
 from kgc.explorer.search import Bounds
 from kgc.model.config import Config
 from kgc.properties.protocol import ALL
@@ -106,5 +107,5 @@ def test_report_with_a_livelock_lasso_exits_13(tmp_path: Path) -> None:
     assert "WF(handle)" not in page  # requests are atomic: that assumption does not apply
     assert main([*argv, "--no-progress", "-o", str(out)]) == 0
     page = out.read_text()
-    holds = "every liveness property holds for generations ≤ 2 without perturbations under weak fairness"
+    holds = "every liveness property holds for generations ≤ 2 without perturbations under weak fairness " + STALLED
     assert holds in page and "WF(store_callback)" in page

@@ -13,6 +13,7 @@ from kgc.cli import exits, main
 from kgc.cli.cmd_explore import explorer_from_args
 from kgc.cli.cmd_explore import run as explore_run
 from kgc.diagrams.explore import node_json
+from tests.diagrams.explore_files import embedded_of
 
 SMALL = ["--consumers", "2", "--partitions", "1", "--max-generation", "1", "--static-consumers", "0"]
 
@@ -78,10 +79,7 @@ def test_explore_html_is_self_contained(diffed: Path, tmp_path: Path, capsys: py
     assert "states written to" in capsys.readouterr().out
     html = page.read_text()
     assert 'id="kgc-nodes"' in html and "fetch(" in html  # the served page's script, reading the file's nodes
-    start = html.index('<script type="application/json" id="kgc-nodes">') + len(
-        '<script type="application/json" id="kgc-nodes">'
-    )
-    nodes = json.loads(html[start : html.index("</script>", start)])
+    nodes = embedded_of(html)  # the file's block, inflated as the page does
     trace = json.loads((diffed / "witness-b-1.json").read_text())
     steps = len(trace["steps"])
     on_trace = [k for k, n in nodes.items() if n["on_trace"] and len(n["path"]) <= steps]

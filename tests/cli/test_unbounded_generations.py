@@ -14,6 +14,7 @@ import pytest
 
 from kgc.cli import main
 from kgc.cli.exits import LIVENESS as EXIT_LIVENESS
+from kgc.explorer.liveness import STALLED_REMOVAL_BASIS as STALLED
 from kgc.explorer.liveness import Fairness, check
 from kgc.model.actions import EXPIRE_HEARTBEAT
 from kgc.model.config import Config
@@ -37,7 +38,7 @@ def test_unbounded_verdicts_say_for_all_generations(capsys: pytest.CaptureFixtur
     assert doc["basis"][:2] == ["for all generations", "without perturbations"]
     safety = [p for p in doc["properties"] if p["kind"] != "sometimes"]
     assert safety and all(p["qualified_verdict"] == "holds for all generations without perturbations" for p in safety)
-    assert doc["liveness"]["basis"] == ["for all generations", "without perturbations", "under weak fairness"]
+    assert doc["liveness"]["basis"] == ["for all generations", "without perturbations", "under weak fairness", STALLED]
     text = json.dumps(doc)
     assert "for generations ≤" not in text
 
@@ -85,9 +86,9 @@ def test_a_mutant_is_caught_under_the_quotient_as_in_the_bounded_run(capsys: pyt
     assert violated == {p["name"] for p in quotient["properties"] if p["verdict"] == "violated"}
 
 
-def lassos(perturbations: int) -> dict[str, object]:
+def lassos(perturbations: int, stalled_removal: bool = True) -> dict[str, object]:
     config = Config(consumers=2, partitions=2, max_perturbations=perturbations, generation_quotient=True)
-    result = check(config, fairness=Fairness("weak"))
+    result = check(config, fairness=Fairness("weak", stalled_removal=stalled_removal))
     return {v.instance: v for v in result.verdicts}
 
 
@@ -120,12 +121,13 @@ def test_liveness_agrees_with_the_bounded_run_where_it_should(perturbations: int
 def test_the_issue_s_storm_is_no_fair_cycle_and_the_storm_left_needs_a_stall() -> None:
     """The issue's storm removed a member id whose JoinGroup answer was in flight, for free. Such a
     removal spends the perturbation budget now, so no cycle of the quotient has one, at any
-    budget. The storm the quotient does find removes a *new* member parked in JoinGroup by its
-    five-minute new-member timer while the other member has not rejoined: it is reported as
-    needing that member's client stalled."""
+    budget. Without the stalled-removal class, the storm the quotient finds removes a *new* member
+    parked in JoinGroup by its five-minute new-member timer while the other member has not
+    rejoined: it is reported as needing that member's client stalled (with the class it is no
+    fair cycle: ``tests/explorer/test_stalled_removal.py``)."""
     for perturbations in (0, 1):
         model = ClassicGroupModel(Config(consumers=2, partitions=2, max_perturbations=perturbations))
-        for v in lassos(perturbations).values():
+        for v in lassos(perturbations, stalled_removal=False).values():
             lasso = v.lasso  # type: ignore[attr-defined]
             if lasso is None:
                 continue
@@ -134,15 +136,16 @@ def test_the_issue_s_storm_is_no_fair_cycle_and_the_storm_left_needs_a_stall() -
                 source = lasso.path[i - 1][1]
                 if action is not None and action.kind == EXPIRE_HEARTBEAT:
                     assert not any(model.holds(source.consumers, mid) for mid in action.evicted)
-    storm = lassos(0)["rebalance_completes"].lasso  # type: ignore[attr-defined]
+    storm = lassos(0, stalled_removal=False)["rebalance_completes"].lasso  # type: ignore[attr-defined]
     assert storm is not None and climbs(storm)
     assert storm.needs and storm.needs[0].startswith("c1 stalled: not rejoined within the new-member timeout")
 
 
 def test_the_stall_is_printed_and_in_json(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check", *SMALL, "--max-generation", "unbounded", "--no-progress"]) == EXIT_LIVENESS
+    argv = [*SMALL, "--max-generation", "unbounded", "--no-stalled-removal"]
+    assert main(["check", *argv, "--no-progress"]) == EXIT_LIVENESS
     out = capsys.readouterr().out
     assert "  needs: c1 stalled: not rejoined within the new-member timeout (5 min)" in out
-    _, doc = run_json([*SMALL, "--max-generation", "unbounded"], capsys)
+    _, doc = run_json(argv, capsys)
     needs = {c["name"] if "name" in c else c.get("property"): c["needs"] for c in doc["liveness"]["counterexamples"]}
     assert any(n and n[0].startswith("c1 stalled") for n in needs.values())

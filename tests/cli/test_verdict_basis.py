@@ -11,6 +11,7 @@ import json
 import pytest
 
 from kgc.cli import main
+from kgc.explorer.liveness import STALLED_REMOVAL_BASIS as STALLED
 
 FAULT_FREE = ["--consumers", "2", "--partitions", "2", "--max-generation", "2", "--max-perturbations", "0"]
 GEN = "for generations ≤ 2"
@@ -28,19 +29,21 @@ def test_the_generation_bound_qualifies_every_verdict_in_text(capsys: pytest.Cap
     assert f"properties (each 'holds' and 'not found' below: {GEN} without perturbations):" in out
     assert "states beyond generation 2 checked but not expanded" in out
     live = [line for line in out.splitlines() if line.startswith("      holds  ") and "~>" in line or "[]<>" in line]
-    assert live and all(line.endswith(f"[holds {GEN} without perturbations under weak fairness]") for line in live)
-    assert out.rstrip().endswith(f"verdict: ok {GEN} without perturbations under weak fairness")
+    assert live and all(
+        line.endswith(f"[holds {GEN} without perturbations under weak fairness {STALLED}]") for line in live
+    )
+    assert out.rstrip().endswith(f"verdict: ok {GEN} without perturbations under weak fairness {STALLED}")
 
 
 def test_the_generation_bound_qualifies_every_verdict_in_json(capsys: pytest.CaptureFixture[str]) -> None:
     doc = run_json(FAULT_FREE, capsys)
     assert doc["stats"]["boundary_states"] > 0
-    assert doc["basis"] == [GEN, "without perturbations", "under weak fairness"]
-    assert doc["qualified_verdict"] == f"ok {GEN} without perturbations under weak fairness"
+    assert doc["basis"] == [GEN, "without perturbations", "under weak fairness", STALLED]
+    assert doc["qualified_verdict"] == f"ok {GEN} without perturbations under weak fairness {STALLED}"
     safety = [p for p in doc["properties"] if p["kind"] != "sometimes"]
     assert all(p["qualified_verdict"] == f"holds {GEN} without perturbations" for p in safety)
     live = doc["liveness"]
-    assert live["verdict"] == "ok" and live["basis"] == [GEN, "without perturbations", "under weak fairness"]
+    assert live["verdict"] == "ok" and live["basis"] == [GEN, "without perturbations", "under weak fairness", STALLED]
     assert all(p["qualified_verdict"].startswith(f"holds {GEN}") for p in live["properties"])
     assert live["stats"]["boundary_states"] == doc["stats"]["boundary_states"]
 
@@ -59,7 +62,7 @@ def test_a_depth_bound_that_was_met_is_stated(capsys: pytest.CaptureFixture[str]
     assert main(["check", *FAULT_FREE, "--max-depth", "3", "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "behaviours longer than 3 steps cut" in out
-    assert out.rstrip().endswith("verdict: ok to depth 3 without perturbations under weak fairness")
+    assert out.rstrip().endswith(f"verdict: ok to depth 3 without perturbations under weak fairness {STALLED}")
 
 
 def test_an_incomplete_run_reports_no_holds_and_no_ok(capsys: pytest.CaptureFixture[str]) -> None:

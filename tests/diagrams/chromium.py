@@ -1,10 +1,11 @@
-"""Headless Chromium driven over the DevTools protocol, for tests that look at pages.
+"""Headless Chromium driven over the DevTools protocol, for ``tests/docs/test_site.py``, which looks at
+the built documentation (the explorer and the report are driven with Playwright: ``test_playwright.py``).
 
 The browser is Debian's ``chromium`` (installed by scripts/setup.sh), started on 127.0.0.1 with a
 fresh profile directory and the flags this closed network needs; the DevTools websocket is spoken
 with ``websocket-client``. ``Browser.open`` loads a page and records what a person's browser would
 show: console errors, uncaught exceptions, failed loads and every network request. Always close
-the browser (the fixture in conftest.py does, in a finalizer).
+the browser (the fixture of test_site.py does, in a finalizer).
 """
 
 from __future__ import annotations
@@ -168,40 +169,3 @@ class Browser:
                 self.process.kill()
                 self.process.wait(timeout=10)
         shutil.rmtree(self.profile, ignore_errors=True)
-
-
-# ---------------------------------------------------------------------- screenshots
-
-_INK_SCRIPT = """
-(async () => {
-  const img = new Image();
-  img.src = "data:image/png;base64,%s";
-  await img.decode();
-  const canvas = document.createElement("canvas");
-  canvas.width = img.width; canvas.height = img.height;
-  const ctx = canvas.getContext("2d");
-  ctx.drawImage(img, 0, 0);
-  const data = ctx.getImageData(0, 0, img.width, img.height).data;
-  let total = 0, inked = 0;
-  const colours = new Set();
-  for (let y = 0; y < img.height; y += 3) {
-    for (let x = 0; x < img.width; x += 3) {
-      const i = 4 * (y * img.width + x);
-      const r = data[i], g = data[i + 1], b = data[i + 2];
-      total += 1;
-      colours.add((r << 16) | (g << 8) | b);
-      if (Math.min(r, g, b) < 235) inked += 1;
-    }
-  }
-  return [img.width, img.height, inked / Math.max(total, 1), colours.size];
-})()
-"""
-
-
-def ink(browser: Browser, png: bytes) -> tuple[int, int, float, int]:
-    """Measure a screenshot in the browser: (width, height, share of sampled pixels that are not
-    white, number of distinct sampled colours). A blank page has almost no ink and one colour."""
-    if png[:8] != b"\x89PNG\r\n\x1a\n":
-        raise ValueError("not a PNG")
-    width, height, share, colours = browser.evaluate(_INK_SCRIPT % base64.b64encode(png).decode(), await_promise=True)
-    return int(width), int(height), float(share), int(colours)

@@ -1,5 +1,5 @@
 """Playwright for Python driving the machine's Chromium (``/usr/bin/chromium``, or ``KGC_CHROMIUM``:
-the browser the DevTools tests use; nothing is downloaded), and screenshot comparison with a
+the browser tests/docs/test_site.py uses too; nothing is downloaded), and screenshot comparison with a
 stored baseline (``tests/diagrams/baselines/``) within a tolerance.
 
 A baseline is written only on request (``KGC_UPDATE_BASELINES=1``); a missing one fails the test

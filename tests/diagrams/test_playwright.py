@@ -1,7 +1,11 @@
 """The explorer and the report end to end in Chromium with Playwright for Python: clicks, stepping
 forward and back, successors, the browser's history, shareable URLs, the self-contained explorer
 file, and screenshots at 1280 px compared with stored baselines (``playwright_support``); nothing
-may be clipped or wider than the 1280-px window, and nothing may be loaded from beyond 127.0.0.1."""
+may be clipped or wider than the 1280-px window, and nothing may be loaded from beyond 127.0.0.1.
+The report of the whole catalogue renders its diagrams (non-empty SVG boxes, no two texts of a
+sequence chart overlapping as rendered), scales a chart wider than its column, and every link of
+it lands. The harness itself is shown able to fail: it sees console errors, uncaught exceptions
+and network requests, and a moved table or a widened chart."""
 
 from __future__ import annotations
 
@@ -131,6 +135,9 @@ def test_the_served_explorer(visit: Visit, served: tuple[str, Explorer], tmp_pat
     at(page, trace)  # opens at the counterexample's last state
     assert page.locator("#steps li").count() == len(trace) + 1
     assert page.locator("#next").is_disabled() and page.locator("#back").is_enabled()
+    coordinator = page.inner_text("#coordinator .body")  # the group the zombie's commit reached: Empty
+    assert "Empty" in coordinator and "generation\t2" in coordinator
+    assert page.locator("#successors button[data-successor]").count() == len(node_json(explorer, trace)["successors"])
     assert page.locator("section.consumer h2").all_inner_texts() == [
         "c1 · static, instance id c1",
         "c2 · dynamic",
@@ -224,16 +231,63 @@ def test_the_self_contained_explorer_file(
     )
     page.click(f'#successors button[data-successor="{off}"]')  # one step off the trace: in the file
     at(page, (off,))
-    assert page.locator("#successors button[data-successor]:disabled").count() > 0  # two steps off: not in it
+    assert page.locator("#successors button[data-successor]:disabled").count() == 0  # two steps off: all held
+    page.click('#successors button[data-successor="0"]')
+    at(page, (off, 0))
+    assert page.locator(".changed").count() > 0 and page.locator("#chart svg.kgc-msc").count() == 1
+    held = len(node_json(explorer, (off, 0))["successors"])
+    assert held > 0 and page.locator("#successors button[data-successor]:disabled").count() == held  # three: not
+    bound = page.locator("#bound")
+    states = int(page.locator("#kgc-nodes").get_attribute("data-states") or "0")
+    assert bound.is_visible() and f"This file holds {states} states" in bound.inner_text()
+    assert "every state up to 2 steps off it (bound: 2 steps off the trace, at most 2000 states)" in bound.inner_text()
+    assert page.locator("#successors button:disabled").first.get_attribute("title") == (
+        "not in this file: " + bound.inner_text()
+    )
     page.click("#successors button:disabled", force=True)
     page.wait_for_timeout(200)
-    assert page.evaluate("document.body.dataset.path") == str(off)  # a disabled successor goes nowhere
+    assert page.evaluate("document.body.dataset.path") == f"{off}.0"  # a disabled successor goes nowhere
     page.goto(html.as_uri() + "#path=999")
     page.reload()
     page.wait_for_function("document.body.dataset.ready === 'error'")
     assert "no such state in this file: 999" in page.inner_text("#steps")
     assert visit.errors == []
     assert {r.split("#")[0] for r in visit.requests if not r.startswith(url)} == {html.as_uri()}  # nothing else
+
+
+def test_a_deeper_file_reaches_three_steps_off_within_its_bound(
+    visit: Visit, served: tuple[str, Explorer], counterexample: dict[str, Any], tmp_path: Path
+) -> None:
+    """``--depth 3 --max-states 600``: the file holds every state two steps off the trace and the first
+    600 in all, says so, and a state three steps off that it holds opens like the served one."""
+    import json
+
+    from tests.diagrams.explore_files import embedded_of
+
+    url, explorer = served
+    trace_file = tmp_path / "commit_fencing.json"
+    trace_file.write_text(json.dumps(counterexample))
+    html = tmp_path / "deep.html"
+    assert main(["explore", str(trace_file), "--html", str(html), "--depth", "3", "--max-states", "600"]) == exits.OK
+    nodes = embedded_of(html.read_text())
+    assert len(nodes) == 600
+    trace = explorer.trace
+    deep = next(
+        tuple(int(i) for i in key.split("."))
+        for key in nodes
+        if key.count(".") == 2 and not key.startswith(".".join(str(i) for i in trace[:1]) + ".")
+    )
+    page = visit.page
+    page.goto(f"{html.as_uri()}#path={'.'.join(map(str, deep))}")
+    at(page, deep)  # three steps off the trace (its first step not taken), held by the file
+    assert "and, of those 3 steps off it, the first that fit" in page.inner_text("#bound")
+    assert page.locator("#kgc-nodes").get_attribute("data-complete-depth") == "2"
+    served_page = visit.context.new_page()
+    served_page.goto(f"{url}#path={'.'.join(map(str, deep))}")
+    at(served_page, deep)
+    assert page.inner_text("#coordinator") == served_page.inner_text("#coordinator")
+    assert page.locator("#steps li").all_inner_texts() == served_page.locator("#steps li").all_inner_texts()
+    assert visit.errors == []
 
 
 REPORTED = frozenset(
@@ -294,3 +348,95 @@ def test_the_comparison_sees_a_changed_layout(visit: Visit, report: Path, tmp_pa
     assert not difference(before, after).matches
     page.add_style_tag(content="svg.kgc-msc { width: 1500px !important; max-width: none !important; }")
     assert any("ends at" in x or "wide" in x for x in page.evaluate(CLIPPED))
+
+
+SVG_BOXES = """() => Array.from(document.querySelectorAll("svg")).map(svg => {
+  const r = svg.getBoundingClientRect();
+  return {cls: svg.getAttribute("class") || "graphviz", w: r.width, h: r.height,
+          shapes: svg.querySelectorAll("line, path, polygon, rect, ellipse, circle").length,
+          texts: svg.querySelectorAll("text").length};
+})"""
+
+TEXT_OVERLAPS = """() => Array.from(document.querySelectorAll("svg.kgc-msc")).map(svg => {
+  const boxes = Array.from(svg.querySelectorAll("text"))
+    .filter(t => !t.classList.contains("cross") && t.textContent.trim())
+    .map(t => { const b = t.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom, t.textContent]; });
+  const hits = [];
+  for (let i = 0; i < boxes.length; i++)
+    for (let j = i + 1; j < boxes.length; j++) {
+      const a = boxes[i], b = boxes[j];
+      if (a[0] < b[2] - 1 && b[0] < a[2] - 1 && a[1] < b[3] - 1 && b[1] < a[3] - 1) hits.push([a[4], b[4]]);
+    }
+  return {texts: boxes.length, overlaps: hits};
+})"""
+
+FITS = """() => ({
+  diagrams: Array.from(document.querySelectorAll(".diagram")).map(d => [d.scrollWidth, d.clientWidth]),
+  charts: Array.from(document.querySelectorAll("svg.kgc-msc")).map(s => [s.getBoundingClientRect().right,
+          s.closest("main").getBoundingClientRect().right]),
+  links: Array.from(document.querySelectorAll("a[href^='#']")).map(a => [a.getAttribute("href"),
+          !!document.getElementById(a.getAttribute("href").slice(1))])})"""
+
+
+@pytest.fixture(scope="module")
+def full_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The report of the whole catalogue and two test-only properties, which break (two charts)."""
+    result, obs = explore_report(Config.from_mapping(SMALL), [*ALL, nobody_stable_with_partitions, no_lost_response])
+    assert len(result.violations) == 2
+    path = tmp_path_factory.mktemp("full") / "report.html"
+    path.write_text(build_report(ReportInput(result, obs, Bounds())))
+    return path
+
+
+def test_the_whole_report_renders_its_diagrams_and_every_link_lands(visit: Visit, full_report: Path) -> None:
+    page = visit.page
+    page.goto(full_report.as_uri())
+    boxes = page.evaluate(SVG_BOXES)
+    assert [b["cls"] for b in boxes] == ["graphviz", "kgc-msc", "kgc-msc"]
+    for b in boxes:
+        assert b["w"] > 200 and b["h"] > 200 and b["shapes"] > 10 and b["texts"] > 10, b
+    for chart in page.evaluate(TEXT_OVERLAPS):
+        assert chart["texts"] > 20 and chart["overlaps"] == []
+    assert page.evaluate(CLIPPED) == []
+    seen = page.evaluate(FITS)
+    assert all(scroll <= client + 1 for scroll, client in seen["diagrams"])
+    assert all(right <= column + 0.5 for right, column in seen["charts"])
+    assert seen["links"] and all(ok for _, ok in seen["links"]), seen["links"]
+    assert {"#counterexamples", "#properties", "#cex-nobody_stable_with_partitions"} <= {h for h, _ in seen["links"]}
+    assert visit.errors == []
+    assert {r.split("#")[0] for r in visit.requests} == {full_report.as_uri()}
+
+
+def test_a_chart_wider_than_the_column_is_scaled_and_unscaled_it_is_seen_clipped(
+    visit: Visit, full_report: Path, tmp_path: Path
+) -> None:
+    chart = (
+        '<div class="diagram msc"><svg xmlns="http://www.w3.org/2000/svg" class="kgc-msc" width="1600" height="40">'
+        "</svg></div>"
+    )
+    html = full_report.read_text().replace("<main>", "<main>" + chart, 1)
+    wide = tmp_path / "wide.html"
+    wide.write_text(html)
+    visit.page.goto(wide.as_uri())
+    assert visit.page.evaluate(CLIPPED) == []
+    assert all(scroll <= client + 1 for scroll, client in visit.page.evaluate(FITS)["diagrams"])
+    rule = ".diagram.msc svg { max-width: 100%; height: auto; }"
+    assert rule in html
+    wide.write_text(html.replace(rule, ""))
+    visit.page.goto(wide.as_uri())
+    assert any(scroll > client + 1 for scroll, client in visit.page.evaluate(FITS)["diagrams"])
+
+
+def test_the_harness_sees_errors_and_network_requests(visit: Visit, tmp_path: Path) -> None:
+    page = tmp_path / "bad.html"
+    page.write_text(
+        "<!DOCTYPE html><p>x</p><script>console.error('boom'); undefinedFunction();</script>"
+        "<img src='http://127.0.0.1:9/pixel.png'>"
+    )
+    failed: list[str] = []
+    visit.page.on("requestfailed", lambda r: failed.append(r.url))
+    visit.page.goto(page.as_uri())
+    visit.page.wait_for_load_state("load")
+    assert "boom" in visit.errors
+    assert any("undefinedFunction" in e for e in visit.errors)
+    assert "http://127.0.0.1:9/pixel.png" in visit.requests and failed == ["http://127.0.0.1:9/pixel.png"]

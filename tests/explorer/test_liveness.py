@@ -15,7 +15,7 @@ from kgc.explorer.search import Explorer
 from kgc.model.config import Config
 from kgc.model.mutants import CATALOGUE, by_name
 from kgc.model.system import ClassicGroupModel
-from kgc.properties.temporal import ALL, CONSUMER, Temporal
+from kgc.properties.temporal import ALL, CONSUMER, EVENTUALLY_ALWAYS, Temporal
 
 SMALL = {"consumers": 2, "partitions": 2, "max_generation": 2}
 FAULT_FREE = {**SMALL, "max_perturbations": 0}
@@ -25,8 +25,8 @@ ONE = {**SMALL, "max_perturbations": 1}
 LIVENESS_KILLS = {
     "join_expiry_not_forced": (86, "rebalance_completes", 2, 7),
     "heartbeat_resets_rebalance": (6_393, "rebalance_completes", 10, 1),
-    "join_in_rebalance_rejected": (3_864, "rebalance_completes", 4, 4),
-    "no_retry_after_coordinator_error": (5_668, "rebalance_completes", 5, 3),
+    "join_in_rebalance_rejected": (3_864, "rebalance_completes", 4, 1),
+    "no_retry_after_coordinator_error": (5_668, "rebalance_completes", 8, 0),
 }
 
 
@@ -96,17 +96,29 @@ def assert_real_lasso(model: PackedModel, lasso: L.Lasso, fairness: L.Fairness) 
         args = (s.group,) if prop.scope == "group" else (s.group, s.consumers[i], i) if prop.scope == CONSUMER else (s,)
         return bool(fn(*args))  # type: ignore[operator]
 
-    opened = [k for k, (_, key) in enumerate(keys) if prop.trigger is None or holds(prop.trigger, key)]
-    start = next(k for k in opened if all(not holds(prop.goal, key) for _, key in keys[k:]))
-    assert start <= lasso.loop_start
     cycle = keys[lasso.loop_start :]
+    if prop.form == EVENTUALLY_ALWAYS:  # <>[]Q: the cycle passes through a state where Q fails
+        assert any(not holds(prop.goal, key) for _, key in cycle)
+    else:
+        opened = [k for k, (_, key) in enumerate(keys) if prop.trigger is None or holds(prop.trigger, key)]
+        start = next(k for k in opened if all(not holds(prop.goal, key) for _, key in keys[k:]))
+        assert start <= lasso.loop_start
     if fairness.level == "none" or lasso.cycle_length == 0:
         return
+    spec = model.spec
+
+    def stalls(key: int, nxt: int) -> bool:
+        """The step needs a stalled client: in no class, and on no fair cycle (stalled_removal)."""
+        return fairness.stalls_removed and bool(L.stalled_clients(spec, model.decode(key), model.decode(nxt).group))
+
+    assert not any(stalls(key, nxt) for (_, key), (_, nxt) in zip(cycle, cycle[1:], strict=False))
     table = L.ClassTable()
     taken = {table.id(L.step_class(model.steps[s], False)) for s, _ in cycle[1:]}
     enabled_everywhere: set[int] | None = None
     for _, key in cycle:
-        here = {L.edge_class_id(model, table, s, key, n) for s, n in model.successor_keys(key)} - {0}
+        here = {
+            L.edge_class_id(model, table, s, key, n) for s, n in model.successor_keys(key) if not stalls(key, n)
+        } - {0}
         enabled_everywhere = here if enabled_everywhere is None else enabled_everywhere & here
     assert enabled_everywhere is not None and enabled_everywhere <= taken
 

@@ -215,5 +215,6 @@ def test_the_liveness_cross_check_can_disagree(tmp_path: Path, capsys: pytest.Ca
 def test_every_liveness_property_has_a_tla_formula() -> None:
     assert sorted(p.name for p in TEMPORAL) == sorted(kgc_tla.TEMPORAL_OPERATORS)
     assert kgc_tla.temporal_formula("join_answered[c2]") == "Behaviour => ((JoinInFlight(1)) ~> (JoinAnswered(1)))"
+    assert kgc_tla.temporal_formula("rebalancing_stops") == "Behaviour => <>[](NotRebalancing)"
     with pytest.raises(kgc_tla.NotTranscribed, match="no TLA"):
         kgc_tla.temporal_formula("no_such_property")

@@ -1117,9 +1117,14 @@ public final class KgcOracle {
         return out;
     }
 
+    /** Reads request lines from stdin and writes one answer line each to stdout. Answers are buffered and flushed
+     *  only when no further request is waiting on stdin, so a caller that pipelines several requests (writes them
+     *  all, then reads the answers: OracleProcess.call_many) pays one pipe round trip for the batch; a caller that
+     *  sends one request and waits gets its answer at once (nothing else is waiting, so it is flushed). */
     public static void main(String[] args) throws Exception {
         String version = AppInfoParser.getVersion();
-        PrintStream stdout = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, StandardCharsets.UTF_8);
+        PrintStream stdout = new PrintStream(new java.io.BufferedOutputStream(
+            new java.io.FileOutputStream(java.io.FileDescriptor.out), 1 << 16), false, StandardCharsets.UTF_8);
         System.setOut(System.err); // nothing but protocol lines on the real stdout
         if (!KAFKA_VERSION.equals(version)) {
             stdout.println("{\"fatal\":\"kafka-oracle is written against Apache Kafka " + KAFKA_VERSION + ", found " + version + "\"}");
@@ -1127,7 +1132,7 @@ public final class KgcOracle {
             System.exit(3);
         }
         KgcOracle oracle = new KgcOracle();
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8), 1 << 16);
         String line;
         while ((line = in.readLine()) != null) {
             if (line.isBlank()) continue;
@@ -1148,7 +1153,8 @@ public final class KgcOracle {
                 reply = err;
             }
             stdout.println(JSON.writeValueAsString(reply));
-            stdout.flush();
+            if (!in.ready()) stdout.flush();
         }
+        stdout.flush();
     }
 }
