@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         print_header(VERB, config, bounds)
     runs, baseline = run_bugs(config, chosen, bounds, None if args.no_liveness else Fairness(args.fairness))
     ran = {b.id for b, _ in runs}
-    others = [b for b in catalogue.CATALOGUE if b.id not in ran and not b.put_back]
+    others = [b for b in catalogue.CATALOGUE if b.id not in ran]  # put back but not chosen, or not put back
     found = sum(caught(b, o) for b, o in runs)
     if args.json:
         doc = {
@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
                 verdict = "ESCAPED"
             print(f"{b.id:26} {verdict}  (depth bound needed: {o.trace_length}; {o.states} states, {o.seconds:.1f} s)")
         for b in others:
-            print(f"{b.id:26} {b.status}: {b.reason}")
+            print(f"{b.id:26} {b.status}: {b.reason or 'not run (not among the bugs asked for)'}")
         base = "clean" if not baseline.killed else f"VIOLATES {baseline.killed_by}"
         print(f"unmutated protocol: {base} to depth {baseline.depth}")
         print(f"{found} of {len(catalogue.CATALOGUE)} catalogued bugs found; {len(others)} not run (listed above)")

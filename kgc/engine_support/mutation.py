@@ -20,7 +20,7 @@ from kgc.explorer.search import Bounds, Explorer, ProgressFn, Result, Violation
 from kgc.model.config import Config
 from kgc.model.mutants import Mutant
 from kgc.properties.base import Property
-from kgc.properties.protocol import for_config
+from kgc.properties.protocol import dimension_properties, for_config
 
 WEAK = live.Fairness("weak")
 
@@ -163,6 +163,11 @@ def explore(
     bounds = bounds or Bounds()
     properties = for_config(config) if properties is None else properties
     mutated = replace(config, mutant=mutant.name if mutant is not None else "")
+    if mutant is not None and mutant.needs:
+        # The configuration the mutant's rule needs (a cooperative assignor), over the run's, with the
+        # properties a check of that configuration runs for the dimension it uses.
+        mutated = Config.from_mapping(dict(mutant.needs), base=mutated)
+        properties = tuple(dict.fromkeys((*properties, *dimension_properties(mutated))))
     mutated.validate()
     spent = 0.0
     if mutant is not None and fairness is not None and bounds.max_depth is None:

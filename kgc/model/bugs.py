@@ -278,14 +278,27 @@ CATALOGUE: tuple[Bug, ...] = (
         JAVA_CLIENT,
         "cooperative double claims (onJoinPrepare skipped)",
         "3.0.0",
-        outside="the cooperative (incremental) protocol in the consumer model",
+        fix="apache/kafka#10986 (AbstractCoordinator.resetStateAndRejoin sets needsJoinPrepare, so onJoinPrepare "
+        "runs again and loses the partitions of a reset generation; commit 1f64df92)",
+        mutant=m.JOIN_PREPARE_SKIPPED_AFTER_RESET,
+        fidelity="the inverse of the fix on the cooperative consumer (assignor cooperative-sticky): a JoinGroup or "
+        "SyncGroup answered UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION resets the member but keeps the partitions, "
+        "which the consumer then claims with generation -1; caught the step the answer is read, by the rule every "
+        "client follows on those answers (onPartitionsLost), before the double claim it leads to",
     ),
     Bug(
         "KAFKA-12984",
         JAVA_CLIENT,
         "one partition owned by two members",
         "3.0.0",
-        outside="the cooperative-sticky assignor and owned-partition claims",
+        fix="apache/kafka#10985 (CooperativeStickyAssignor.memberData reads the generation the subscription "
+        "carries; AbstractStickyAssignor.allSubscriptionsEqual drops a partition two members of one generation "
+        "claim; commit 37d086fa)",
+        mutant=m.CLAIMS_WITHOUT_GENERATION,
+        fidelity="the claim handling before the fix (no generation, every claimant keeps its claim) under 4.0's "
+        "quota builder (ConstrainedAssignmentBuilder); where that builder would throw on a partition two members "
+        "keep, the model gives the partition to the least loaded member; the fix's third part (a quota bug of an "
+        "unreleased commit) is not put back",
     ),
     Bug(
         "KAFKA-13214",
@@ -302,14 +315,24 @@ CATALOGUE: tuple[Bug, ...] = (
         JAVA_CLIENT,
         "cooperative members revoke too much",
         "3.3.2",
-        outside="the cooperative protocol in the consumer model",
+        fix="apache/kafka#12794 (reverts apache/kafka#12140, which reset the generation on a SyncGroup answered "
+        "REBALANCE_IN_PROGRESS)",
+        pending="what the regression costs is revocations: the consumer rejoins with no generation, so "
+        "onJoinPrepare loses all its partitions and the assignor ignores its claims; every partition stays owned "
+        "at most once and the group converges, so no safety or liveness property of the model tells it apart "
+        "(a property counting partition movements, stickiness, would be needed)",
     ),
     Bug(
         "KAFKA-14639",
         JAVA_CLIENT,
         "partition revoked and assigned in one round",
         "3.5.0",
-        outside="the cooperative-sticky assignor and owned-partition claims",
+        fix="apache/kafka#13550 (AbstractStickyAssignor.allSubscriptionsEqual counts the claims of every generation: "
+        "the higher generation wins a partition claimed twice; commit c6ad151a)",
+        mutant=m.STALE_CLAIMS_DROPPED,
+        fidelity="the inverse of the fix: only the claims of the highest generation count, as in 3.0-3.4; a "
+        "member of an older generation (in the model a static member left behind, or one whose JoinGroup came "
+        "late) is taken to own nothing, so its partitions are handed to others in the round that revokes them",
     ),
     Bug(
         "KAFKA-13310/KAFKA-14024",
@@ -338,7 +361,9 @@ CATALOGUE: tuple[Bug, ...] = (
         OTHER_CLIENT,
         "assignment marked lost",
         "librdkafka 2.10.0",
-        outside="the cooperative protocol and librdkafka's state machine",
+        outside="a commit in flight while the consumer sends its next JoinGroup (librdkafka commits from its own "
+        "thread, so an ILLEGAL_GENERATION answer can arrive for a generation the consumer has already left); the "
+        "model's consumer has one request in flight, so every answer it reads is for its current generation",
     ),
     Bug(
         "librdkafka-1.7.0",
@@ -359,14 +384,18 @@ CATALOGUE: tuple[Bug, ...] = (
         OTHER_CLIENT,
         "two owners from the sticky assignor",
         "librdkafka 2.2.0",
-        outside="the sticky assignor with conflicting owned-partition claims",
+        pending="librdkafka's fix not read yet; it lies inside the model now that owned-partition claims with "
+        "generations are (assignor cooperative-sticky), and would be put back as a rule of the cooperative "
+        "assignor's claims, beside KAFKA-12984's and KAFKA-14639's",
     ),
     Bug(
         "franz-go#686",
         OTHER_CLIENT,
         "partitions orphaned on eager->cooperative upgrade",
         "franz-go 1.17.0",
-        outside="mixed eager and cooperative members",
+        outside="franz-go's own eager-to-cooperative upgrade (a consumer that switches protocol between "
+        "generations once every member supports cooperative-sticky); the model's consumer follows the Java rule: "
+        "its protocol is fixed by the assignors it offers",
     ),
     Bug(
         "franz-go#1326",
@@ -384,7 +413,9 @@ CATALOGUE: tuple[Bug, ...] = (
         OTHER_CLIENT,
         "two owners (AdjustCooperative)",
         "franz-go 1.21.4",
-        outside="the cooperative protocol and owned-partition generations",
+        pending="franz-go's fix not read yet; it lies inside the model now that owned-partition claims with "
+        "generations are, and would be put back as the leader's cooperative adjustment ignoring the claims' "
+        "generations",
     ),
     Bug(
         "sarama#2292",

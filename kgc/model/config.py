@@ -25,7 +25,11 @@ pending-sync timeout) removing a member whose consumer is still running and hold
 partitioned consumer. The same timers removing an abandoned member (its consumer crashed, left or
 started over) are recovery and always enabled."""
 
-ASSIGNORS = ("range", "roundrobin")
+ASSIGNORS = ("range", "roundrobin", "cooperative-sticky")
+"""The assignors a model consumer may offer. ``cooperative-sticky`` (``CooperativeStickyAssignor``,
+KIP-429) is the only one that supports the cooperative protocol: a consumer offering it alone rebalances
+incrementally (:meth:`Config.cooperative`); the others are eager."""
+COOPERATIVE_STICKY = "cooperative-sticky"
 
 PROTOCOL_TYPES = ("consumer", "connect")
 """Protocol types a model consumer may join with (``Config.protocol_types``): the consumer
@@ -218,6 +222,22 @@ class Config:
             return PROTOCOL_TYPES.index(self.protocol_types[consumer])
         return 0
 
+    def cooperative(self, consumer: int) -> bool:
+        """Whether consumer ``consumer`` follows the cooperative rebalance protocol (KIP-429): every assignor
+        it offers supports it, which of the model's assignors only ``cooperative-sticky`` does
+        (``ConsumerCoordinator``'s constructor picks the highest protocol all its assignors support,
+        4.0). It keeps its partitions through a rebalance, sends them with its generation in its
+        subscription, and revokes only what the new assignment takes away."""
+        if consumer < len(self.protocols):
+            return all(name == COOPERATIVE_STICKY for name in self.protocols[consumer])
+        return self.assignor == COOPERATIVE_STICKY
+
+    @property
+    def cooperative_consumers(self) -> bool:
+        """Whether some consumer follows the cooperative protocol (:meth:`cooperative`): the configuration
+        dimension whose properties (``revoked_before_reassigned``) ``kgc.properties.protocol.for_config`` adds."""
+        return any(self.cooperative(i) for i in range(self.consumers))
+
     def session_timeout_ms(self, consumer: int) -> int:
         """Consumer ``consumer``'s ``session.timeout.ms`` (:attr:`session_timeouts_ms`)."""
         if consumer < len(self.session_timeouts_ms):
@@ -353,7 +373,7 @@ class Config:
         )
         for i, names in enumerate(self.protocols):
             need(
-                1 <= len(names) <= len(ASSIGNORS) and len(set(names)) == len(names),
+                1 <= len(names) <= 2 and len(set(names)) == len(names),
                 f"protocols[{i}] must list one or two different assignors, got {list(names)}",
             )
             for name in names:

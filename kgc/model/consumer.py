@@ -6,6 +6,15 @@ Modelled on the Java client's ``AbstractCoordinator`` / ``ConsumerCoordinator`` 
 protocol: every owned partition is revoked before a JoinGroup (``onPartitionsRevoked``) and the
 new assignment installed on a successful SyncGroup (``onPartitionsAssigned``).
 
+A consumer whose assignor is ``cooperative-sticky`` (``Config.cooperative``) follows the cooperative
+(incremental) protocol instead (KIP-429; ``ConsumerCoordinator``, Kafka 4.0): ``onJoinPrepare`` revokes
+nothing unless its generation was reset (then the partitions are lost, which the model does where it
+resets), its JoinGroup's subscription carries the partitions it owns and its generation
+(``ConsumerCoordinator.metadata``: ``ConsumerProtocolSubscription`` ``OwnedPartitions`` and
+``GenerationId``), the leader plans with ``CooperativeStickyAssignor`` over those claims
+(``kgc/model/assignors.py``), and ``onJoinComplete`` revokes only the owned partitions the new
+assignment leaves out, then asks for a rejoin (``requestRejoin``: "need to revoke partitions and re-join").
+
 A consumer has one connection and one request in flight at a time (docs/kafka/group.md#what-it-keeps: the broker
 handles one request per connection and mutes it while a request is parked).
 """
@@ -24,7 +33,12 @@ from kgc.model.actions import (
     SEND_LEAVE,
     Action,
 )
-from kgc.model.assignors import assign
+from kgc.model.assignors import (
+    CLAIMS_BY_GENERATION,
+    CLAIMS_OF_HIGHEST_GENERATION,
+    CLAIMS_WITHOUT_GENERATION,
+    assign,
+)
 from kgc.model.config import JOIN_VERSION_SYNC_PROTOCOL, Config
 from kgc.model.mutants import RULES
 from kgc.model.state import (
@@ -64,11 +78,11 @@ def consumer_steps(config: Config, index: int, consumer: Consumer) -> list[tuple
     steps: list[tuple[Action, Consumer]] = []
     if consumer.responses:
         response = consumer.responses[0]
-        steps.append((Action(RECEIVE, index, response=response), receive(config, consumer)))
+        steps.append((Action(RECEIVE, index, response=response), receive(config, consumer, index)))
     if consumer.awaiting:
         return steps
     if consumer.rejoin_needed:
-        request = join_request(config, index, consumer.mid, consumer.meta)
+        request = join_request(config, index, consumer.mid, consumer.meta, consumer.owned, consumer.generation)
         steps.append((Action(SEND_JOIN, index, request=request), send_join(config, consumer, request)))
     elif consumer.state == MemberState.STABLE:
         # The heartbeat thread runs while the member is stable; once a rejoin is needed the
@@ -91,9 +105,19 @@ def consumer_steps(config: Config, index: int, consumer: Consumer) -> list[tuple
     return steps
 
 
-def join_request(config: Config, index: int, mid: MemberId, meta: int) -> Request:
+def join_request(
+    config: Config,
+    index: int,
+    mid: MemberId,
+    meta: int,
+    owned: tuple[int, ...] = (),
+    generation: int = NO_GENERATION,
+) -> Request:
     """Consumer ``index``'s JoinGroup: its protocols and protocol type (``Config.protocols``,
-    ``Config.protocol_types``; the configured assignor and ``consumer`` by default)."""
+    ``Config.protocol_types``; the configured assignor and ``consumer`` by default). A cooperative
+    consumer's subscription also carries the partitions it owns and its generation (KIP-429); the model
+    leaves them out for an eager consumer, whose assignors never read them."""
+    cooperative = config.cooperative(index)
     return Request(
         ApiKey.JOIN_GROUP,
         mid,
@@ -101,6 +125,8 @@ def join_request(config: Config, index: int, mid: MemberId, meta: int) -> Reques
         protocols=config.protocol_codes(index),
         protocol_type=config.protocol_type_code(index),
         session_timeout_ms=config.session_timeout_ms(index),
+        owned=owned if cooperative else (),
+        owned_generation=generation if cooperative else NO_GENERATION,
     )
 
 
@@ -112,9 +138,10 @@ def auto_commit_request(config: Config, consumer: Consumer) -> Request:
 
 
 def send_join(config: Config, consumer: Consumer, request: Request) -> Consumer:
-    """``joinGroupIfNeeded``: ``onJoinPrepare`` revokes every owned partition (eager protocol),
-    then JoinGroup with the known member id (empty for a new member)."""
-    kept = () if RULES[config.mutant].revoke_before_assign else consumer.owned
+    """``joinGroupIfNeeded``: ``onJoinPrepare`` revokes every owned partition (eager protocol; a
+    cooperative consumer keeps them), then JoinGroup with the known member id (empty for a new member)."""
+    # Only a cooperative consumer's subscription names owned partitions (``join_request``).
+    kept = consumer.owned if request.owned or not RULES[config.mutant].revoke_before_assign else ()
     return _send(consumer, request, owned=kept, state=MemberState.REBALANCING)
 
 
@@ -134,15 +161,18 @@ def send_leave(consumer: Consumer, request: Request) -> Consumer:
     )
 
 
-def _reset(consumer: Consumer, reset_member_id: bool) -> Consumer:
+def _reset(consumer: Consumer, reset_member_id: bool, keep_owned: bool = False) -> Consumer:
     """``resetGenerationOnResponseError``: forget the generation (and the member id on
-    UNKNOWN_MEMBER_ID), lose the partitions, rejoin."""
+    UNKNOWN_MEMBER_ID), lose the partitions, rejoin. The partitions are lost by the ``onJoinPrepare``
+    that runs before the next JoinGroup (``onPartitionsLost``: the generation was reset); nothing the
+    consumer does in between reads them, so the model drops them here. ``keep_owned``: that
+    ``onJoinPrepare`` does not run (KAFKA-12983 put back)."""
     return replace(
         consumer,
         state=MemberState.UNJOINED,
         mid=NO_MEMBER if reset_member_id else consumer.mid,
         generation=NO_GENERATION,
-        owned=(),
+        owned=consumer.owned if keep_owned else (),
         rejoin_needed=True,
     )
 
@@ -166,8 +196,8 @@ def refused(consumer: Consumer) -> Consumer:
     return fenced(consumer)
 
 
-def receive(config: Config, consumer: Consumer) -> Consumer:
-    """Handle the response at the head of the connection."""
+def receive(config: Config, consumer: Consumer, index: int = -1) -> Consumer:
+    """Handle the response at the head of consumer ``index``'s connection (-1: an eager consumer)."""
     response = consumer.responses[0]
     c = replace(consumer, responses=consumer.responses[1:], awaiting=0)
     api, error = response.api, response.error
@@ -181,13 +211,22 @@ def receive(config: Config, consumer: Consumer) -> Consumer:
         if error == Errors.NONE:
             # onJoinComplete → onPartitionsAssigned.
             owned = response.assignment
+            if index >= 0 and config.cooperative(index):
+                # ConsumerCoordinator.onJoinComplete (4.0), COOPERATIVE: revoke the owned partitions the
+                # assignment leaves out (onPartitionsRevoked), then requestRejoin so that they can be
+                # assigned in the follow-up rebalance.
+                revoked = bool(set(c.owned) - set(owned))
+                return replace(c, state=MemberState.STABLE, owned=owned, rejoin_needed=revoked)
             if not RULES[config.mutant].revoke_before_assign:
                 owned = tuple(sorted(set(c.owned) | set(owned)))
             return replace(c, state=MemberState.STABLE, owned=owned)
+        keep = not RULES[config.mutant].reset_reruns_join_prepare
         if error == Errors.UNKNOWN_MEMBER_ID:
-            return _reset(c, reset_member_id=True)
+            return _reset(c, reset_member_id=True, keep_owned=keep)
         if error == Errors.ILLEGAL_GENERATION:
-            return _reset(c, reset_member_id=not RULES[config.mutant].illegal_generation_keeps_member_id)
+            return _reset(
+                c, reset_member_id=not RULES[config.mutant].illegal_generation_keeps_member_id, keep_owned=keep
+            )
         if error in COORDINATOR_ERRORS and not RULES[config.mutant].retry_after_coordinator_error:
             return replace(c, state=MemberState.REBALANCING)
         if error in COORDINATOR_ERRORS and not RULES[config.mutant].coordinator_error_keeps_member:
@@ -218,7 +257,11 @@ def _on_join_response(config: Config, c: Consumer, response: Response) -> Consum
     if error == Errors.NONE:
         # The leader plans with the assignor the coordinator selected (the answer's protocol name).
         assignor = config.protocol_name(response.protocol)
-        plan = assign(assignor, response.members, config.partitions) if response.leader == response.mid else ()
+        plan = (
+            assign(assignor, response.members, config.partitions, response.claims, _claims_rule(config))
+            if response.leader == response.mid
+            else ()
+        )
         if not RULES[config.mutant].plan_lists_every_member:
             plan = tuple((mid, owned) for mid, owned in plan if owned)
         sync = Request(ApiKey.SYNC_GROUP, response.mid, response.generation, plan=plan)
@@ -238,11 +281,12 @@ def _on_join_response(config: Config, c: Consumer, response: Response) -> Consum
         )
     if error == Errors.MEMBER_ID_REQUIRED:
         # KIP-394: rejoin at once with the id the coordinator handed out.
-        return _send(replace(c, mid=response.mid), join_request(config, response.mid[0], response.mid, c.meta))
+        request = join_request(config, response.mid[0], response.mid, c.meta, c.owned, c.generation)
+        return _send(replace(c, mid=response.mid), request)
     if error in FATAL_JOIN_ERRORS:
         return refused(c)
     if error == Errors.UNKNOWN_MEMBER_ID:
-        return _reset(c, reset_member_id=True)
+        return _reset(c, reset_member_id=True, keep_owned=not RULES[config.mutant].reset_reruns_join_prepare)
     if error in COORDINATOR_ERRORS and not RULES[config.mutant].retry_after_coordinator_error:
         return replace(c, rejoin_needed=False)
     if error in COORDINATOR_ERRORS and not RULES[config.mutant].coordinator_error_keeps_member:
@@ -250,6 +294,17 @@ def _on_join_response(config: Config, c: Consumer, response: Response) -> Consum
         # with resetStateAndRejoin, forgetting the member id (generation = NO_GENERATION).
         return _reset(c, reset_member_id=True)
     return replace(c, rejoin_needed=True)
+
+
+def _claims_rule(config: Config) -> int:
+    """How the leader's cooperative-sticky assignor reads conflicting claims: Kafka 3.5+'s, or the
+    older rule a mutant puts back."""
+    rules = RULES[config.mutant]
+    if not rules.claims_carry_generation:
+        return CLAIMS_WITHOUT_GENERATION
+    if not rules.stale_claims_counted:
+        return CLAIMS_OF_HIGHEST_GENERATION
+    return CLAIMS_BY_GENERATION
 
 
 def lose_response(consumer: Consumer) -> Consumer:

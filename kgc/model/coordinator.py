@@ -19,6 +19,7 @@ step produces, the states it enters and the members it evicts, then freezes back
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from kgc.model.actions import Answer, Chooser
@@ -351,6 +352,7 @@ class GroupTx:
                 leader=self.leader,
                 members=everyone if mid == self.leader else (),
                 protocol=self.protocol,
+                claims=claims_of(self.members, everyone) if mid == self.leader else (),
             )
             if m.awaiting_join:  # maybeInvokeJoinCallback: only a parked JoinGroup has a callback
                 self.answer_parked(mid, response, m.orphan)
@@ -437,6 +439,8 @@ class GroupTx:
             static=static,
             protocols=request.protocols,
             protocol_type=request.protocol_type,
+            owned=request.owned,
+            owned_generation=request.owned_generation,
         )
         if len(self.members) == 1:
             self.protocol_type = request.protocol_type
@@ -447,7 +451,14 @@ class GroupTx:
     def update_member_and_rebalance(self, mid: MemberId, request: Request) -> None:
         """``updateMemberAndRebalance``: new metadata and protocols, parked in JoinGroup (it counts as
         rejoined); a JoinGroup of a known member never re-arms its heartbeat (docs/kafka/group.md#states)."""
-        self.update(mid, meta=request.meta, protocols=request.protocols, awaiting_join=True)
+        self.update(
+            mid,
+            meta=request.meta,
+            protocols=request.protocols,
+            owned=request.owned,
+            owned_generation=request.owned_generation,
+            awaiting_join=True,
+        )
         self.maybe_prepare_rebalance()
 
 
@@ -683,14 +694,14 @@ def handle_join_group(tx: GroupTx, consumer: int, request: Request, in_use: set[
         if tx.state == PR:
             tx.update_member_and_rebalance(mid, request)
         elif tx.state == CR:
-            if member.meta == request.meta and member.protocols == request.protocols:
+            if metadata_matches(member, request):
                 # Same metadata while awaiting sync: answer at once with the current generation;
                 # the leader gets the member list again (docs/kafka/group.md#states: leader lost its response).
                 tx.respond(consumer, _current_join_response(tx, mid))
                 return False
             tx.update_member_and_rebalance(mid, request)
         elif tx.state == STABLE:
-            changed = member.meta != request.meta or member.protocols != request.protocols  # MemberMetadata.matches
+            changed = not metadata_matches(member, request)
             if tx.is_leader(mid) or changed or not tx.rules.follower_rejoin_answered_at_once:
                 tx.update_member_and_rebalance(mid, request)
             else:
@@ -760,6 +771,8 @@ def update_static_member_and_rebalance(
         mid=new,
         meta=request.meta,
         protocols=request.protocols,
+        owned=request.owned,
+        owned_generation=request.owned_generation,
         awaiting_join=True,
         awaiting_sync=False,
         pending_sync=False,
@@ -797,15 +810,42 @@ def update_static_member_and_rebalance(
 
 
 def _current_join_response(tx: GroupTx, mid: MemberId) -> Response:
+    everyone = tuple(sorted(tx.members))
     return Response(
         ApiKey.JOIN_GROUP,
         Errors.NONE,
         mid=mid,
         generation=tx.generation,
         leader=tx.leader,
-        members=tuple(sorted(tx.members)) if mid == tx.leader else (),
+        members=everyone if mid == tx.leader else (),
         protocol=tx.protocol,
+        claims=claims_of(tx.members, everyone) if mid == tx.leader else (),
     )
+
+
+def metadata_matches(member: Member, request: Request) -> bool:
+    """``MemberMetadata.matches``: the JoinGroup carries the member's protocols with the same metadata.
+    A cooperative consumer's metadata holds its owned partitions and their generation (KIP-429,
+    ``ConsumerProtocolSubscription``), so a member that revoked partitions since its last JoinGroup
+    sends other metadata, and rejoining in Stable starts the follow-up rebalance."""
+    return (
+        member.meta == request.meta
+        and member.protocols == request.protocols
+        and member.owned == request.owned
+        and member.owned_generation == request.owned_generation
+    )
+
+
+def claims_of(
+    members: Mapping[MemberId, Member], everyone: tuple[MemberId, ...]
+) -> tuple[tuple[tuple[int, ...], int], ...]:
+    """The owned partitions and generation each member's metadata claims, in the order of ``everyone``
+    (the leader's JoinGroup answer carries every member's metadata); empty when no member claims
+    anything, as no eager consumer does."""
+    claims = tuple((members[mid].owned, members[mid].owned_generation) for mid in everyone)
+    if all(not owned and gen == NO_GENERATION for owned, gen in claims):
+        return ()
+    return claims
 
 
 def handle_sync_group(tx: GroupTx, consumer: int, request: Request) -> bool:

@@ -23,9 +23,12 @@ another: it is what keeps the quotient finite when a stale answer waits on a cha
 group climbs.
 
 Where a generation is stored (``shift``): the group's generation, each member's
-``assignment_gen``, each outstanding plan write's generation; each consumer's generation, the
-generation of every request on its connection and of every response (its ``generation`` and
-``plan_generation``). Nothing else holds one (``Budget`` holds none).
+``assignment_gen`` and ``owned_generation`` (a cooperative member's claim), each outstanding plan
+write's generation; each consumer's generation, the generation of every request on its connection
+(its ``generation`` and a JoinGroup's ``owned_generation``) and of every response (its
+``generation``, ``plan_generation`` and the generations of a leader's ``claims``). Nothing else
+holds one (``Budget`` holds none). The cooperative-sticky assignor compares claims' generations
+with each other (equal, greater): a relabelling keeps both.
 
 What reads generations, and why the quotient keeps its verdict (docs/verdicts.md):
 
@@ -88,6 +91,7 @@ def group_generations(g: Group) -> frozenset[int]:
     """The generations ≥ 1 the group holds."""
     out = {g.generation}
     out.update(m.assignment_gen for m in g.members)
+    out.update(m.owned_generation for m in g.members)
     out.update(s.generation for s in g.stores)
     return frozenset(v for v in out if v >= FIRST)
 
@@ -95,10 +99,13 @@ def group_generations(g: Group) -> frozenset[int]:
 def consumer_generations(c: Consumer) -> frozenset[int]:
     """The generations ≥ 1 a consumer and its connection hold."""
     out = {c.generation}
-    out.update(r.generation for r in c.requests)
+    for q in c.requests:
+        out.add(q.generation)
+        out.add(q.owned_generation)
     for r in c.responses:
         out.add(r.generation)
         out.add(r.plan_generation)
+        out.update(gen for _, gen in r.claims)
     return frozenset(v for v in out if v >= FIRST)
 
 
@@ -129,20 +136,30 @@ def _only_numbers(f: Relabel) -> Relabel:
 
 
 def _request(r: Request, f: Relabel) -> Request:
-    return r if r.generation < FIRST else replace(r, generation=f(r.generation))
+    if r.generation < FIRST and r.owned_generation < FIRST:
+        return r
+    return replace(r, generation=f(r.generation), owned_generation=f(r.owned_generation))
 
 
 def _response(r: Response, f: Relabel) -> Response:
-    if r.generation < FIRST and r.plan_generation < FIRST:
+    if r.generation < FIRST and r.plan_generation < FIRST and not r.claims:
         return r
-    return replace(r, generation=f(r.generation), plan_generation=f(r.plan_generation))
+    return replace(
+        r,
+        generation=f(r.generation),
+        plan_generation=f(r.plan_generation),
+        claims=tuple((owned, f(gen)) for owned, gen in r.claims),
+    )
 
 
 def relabel_group(g: Group, f: Relabel) -> Group:
     """The group with every generation ≥ 1 renumbered by ``f`` (-1 and 0 kept)."""
     f = _only_numbers(f)
     members = tuple(
-        m if m.assignment_gen < FIRST else replace(m, assignment_gen=f(m.assignment_gen)) for m in g.members
+        m
+        if m.assignment_gen < FIRST and m.owned_generation < FIRST
+        else replace(m, assignment_gen=f(m.assignment_gen), owned_generation=f(m.owned_generation))
+        for m in g.members
     )
     stores = tuple(s if s.generation < FIRST else Store(f(s.generation), s.plan) for s in g.stores)
     generation = f(g.generation) if g.generation >= FIRST else g.generation
@@ -205,9 +222,11 @@ def member_generation_fields() -> tuple[tuple[type, str], ...]:
     return (
         (Group, "generation"),
         (Member, "assignment_gen"),
+        (Member, "owned_generation"),
         (Store, "generation"),
         (Consumer, "generation"),
         (Request, "generation"),
+        (Request, "owned_generation"),
         (Response, "generation"),
         (Response, "plan_generation"),
     )

@@ -73,6 +73,13 @@ STATIC_REPLACEMENT_SKIPS_REBALANCE = "static_replacement_skips_rebalance"
 LEADER_ANSWER_UNWRITABLE = "leader_answer_unwritable"
 COORDINATOR_ERROR_RESETS_MEMBER = "coordinator_error_resets_member"
 COMPLETE_JOIN_KEEPS_HEARTBEATS = "complete_join_keeps_heartbeats"
+# Rules of the cooperative protocol (KIP-429; Config.assignor = "cooperative-sticky").
+COOPERATIVE = (("assignor", "cooperative-sticky"),)
+"""What the cooperative protocol's mutants need (``Mutant.needs``): consumers that offer the
+cooperative-sticky assignor alone."""
+JOIN_PREPARE_SKIPPED_AFTER_RESET = "join_prepare_skipped_after_reset"
+CLAIMS_WITHOUT_GENERATION = "claims_without_generation"
+STALE_CLAIMS_DROPPED = "stale_claims_dropped"
 
 
 @dataclass(frozen=True)
@@ -95,6 +102,11 @@ class Mutant:
     """Why no behaviour of the model can tell it from the protocol ("" for a killable mutant)."""
     rule: str = field(kw_only=True)
     """The field of :class:`Rules` it breaks: with this mutant the rule does not hold."""
+    needs: tuple[tuple[str, str], ...] = field(default=(), kw_only=True)
+    """Configuration fields (name, value as on the command line) without which the rule is never
+    exercised, set over the run's configuration when the mutant is explored
+    (``kgc.engine_support.mutation.explore``): the cooperative protocol's rules need a cooperative
+    assignor. Empty for a rule of every configuration."""
 
     def __reduce__(self) -> tuple[type[Mutant], tuple[str, ...]]:
         """Pickled by its fields: a compiled frozen class cannot be unpickled attribute by attribute."""
@@ -214,6 +226,19 @@ class Rules(NamedTuple):
     plan_lists_every_member: bool = True
     """The leader's SyncGroup plan has an entry for every member, empty for a member given no partition
     (sarama 1.35.0, IBM/sarama#2292; the Java ``ConsumerCoordinator.onLeaderElected`` plan has one too)."""
+    reset_reruns_join_prepare: bool = True
+    """A cooperative consumer whose member id or generation is reset by a JoinGroup or SyncGroup answer
+    runs ``onJoinPrepare`` again before it rejoins, so it loses the partitions it owned
+    (``AbstractCoordinator.resetStateAndRejoin`` sets ``needsJoinPrepare``; KAFKA-12983,
+    apache/kafka#10986, 3.0.0)."""
+    claims_carry_generation: bool = True
+    """The cooperative-sticky assignor reads the generation each member's owned partitions were owned in
+    and drops a partition two members of one generation claim (``CooperativeStickyAssignor.memberData``,
+    ``AbstractStickyAssignor.allSubscriptionsEqual``; KAFKA-12984, apache/kafka#10985, 3.0.0)."""
+    stale_claims_counted: bool = True
+    """The cooperative-sticky assignor counts the claim of a member of an older generation when no newer
+    member claims the partition, instead of taking that member to own nothing
+    (``AbstractStickyAssignor.allSubscriptionsEqual``; KAFKA-14639, apache/kafka#13550, 3.5.0)."""
 
 
 KAFKA = Rules()
@@ -561,6 +586,46 @@ CATALOGUE += (
         "KAFKA-7196",
         "rebalance_triggers",
         rule="complete_join_cancels_heartbeats",
+    ),
+)
+
+CATALOGUE += (
+    Mutant(
+        JOIN_PREPARE_SKIPPED_AFTER_RESET,
+        "A cooperative consumer whose JoinGroup or SyncGroup is answered UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION "
+        "resets its member id and generation but keeps its partitions: onJoinPrepare already ran for this "
+        "rebalance and is not run again, so it rejoins claiming them (Java 2.4-2.8).",
+        CONSUMER,
+        "AbstractCoordinator.resetStateAndRejoin (needsJoinPrepare not set before apache/kafka#10986); "
+        "ConsumerCoordinator.onJoinPrepare (onPartitionsLost on a reset generation)",
+        "KAFKA-12983",
+        "fenced_consumer_releases",
+        rule="reset_reruns_join_prepare",
+        needs=COOPERATIVE,
+    ),
+    Mutant(
+        CLAIMS_WITHOUT_GENERATION,
+        "The cooperative-sticky assignor reads no generation with the owned partitions and does not detect a "
+        "partition claimed by two members: every claimant keeps its claim (Java 2.4-2.8).",
+        CONSUMER,
+        "CooperativeStickyAssignor.memberData (generation Optional.empty() before apache/kafka#10985); "
+        "AbstractStickyAssignor.allSubscriptionsEqual (no partitionsWithMultiplePreviousOwners)",
+        "KAFKA-12984",
+        "exclusive_ownership",
+        rule="claims_carry_generation",
+        needs=COOPERATIVE,
+    ),
+    Mutant(
+        STALE_CLAIMS_DROPPED,
+        "The cooperative-sticky assignor counts only the claims of the members of the highest generation: a "
+        "member of an older generation is taken to own nothing, so its partitions are assigned to others in the "
+        "round that revokes them from it (Java 3.0-3.4).",
+        CONSUMER,
+        "AbstractStickyAssignor.allSubscriptionsEqual (membersOfCurrentHighestGeneration, before apache/kafka#13550)",
+        "KAFKA-14639",
+        "revoked_before_reassigned",
+        rule="stale_claims_counted",
+        needs=COOPERATIVE,
     ),
 )
 

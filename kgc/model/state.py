@@ -89,6 +89,12 @@ class Member(NamedTuple):
     """Its protocol names in preference order (``supportedProtocols``), as the last JoinGroup sent them."""
     protocol_type: int = 0
     """Its protocol type (``protocolType``; 0: ``consumer``)."""
+    owned: tuple[int, ...] = ()
+    """The owned partitions its last JoinGroup's subscription claimed (cooperative consumers only:
+    ``ConsumerProtocolSubscription`` v1+ ``OwnedPartitions``, KIP-429). Part of its metadata, so
+    ``MemberMetadata.matches`` compares it."""
+    owned_generation: int = NO_GENERATION
+    """The generation that subscription claims them in (v2+ ``GenerationId``, KIP-792)."""
 
 
 class PendingMember(NamedTuple):
@@ -181,6 +187,12 @@ class Request(NamedTuple):
     """SyncGroup v5+: the protocol type the member believes the group has (KIP-559)."""
     sync_protocol_name: int = NOT_SENT
     """SyncGroup v5+: the protocol name its JoinGroup answer carried (KIP-559)."""
+    owned: tuple[int, ...] = ()
+    """JoinGroup from a cooperative consumer: the partitions it owns, in its subscription (KIP-429;
+    ``ConsumerCoordinator.metadata``). An eager consumer has revoked them all, and sends none."""
+    owned_generation: int = NO_GENERATION
+    """JoinGroup from a cooperative consumer: its generation (``generation().generationId``), which
+    the subscription carries with the owned partitions (v2+ ``GenerationId``, KIP-792)."""
 
 
 class Response(NamedTuple):
@@ -198,6 +210,10 @@ class Response(NamedTuple):
     """Auxiliary: the generation whose plan the SyncGroup assignment comes from."""
     protocol: int = NO_PROTOCOL
     """JoinGroup: the group's selected protocol (``protocolName``), on a successful answer."""
+    claims: tuple[tuple[tuple[int, ...], int], ...] = ()
+    """JoinGroup, the leader's answer under the cooperative-sticky protocol: each member's owned
+    partitions and their generation (``Member.owned``, ``Member.owned_generation``), parallel to
+    ``members`` (the members' metadata, which the cooperative assignor reads); empty otherwise."""
 
 
 class Consumer(NamedTuple):

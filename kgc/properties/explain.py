@@ -74,6 +74,7 @@ from kgc.properties.protocol import (
     dead_group_failure,
     doubled_instance,
     fenced_owner,
+    handed_while_owned,
     heartbeat_failure,
     join_phase_failure,
     join_timer_failure,
@@ -459,6 +460,35 @@ def _exclusive_ownership(prop: Property, s: State | None, a: Action | None, t: S
     )
 
 
+@_explains("revoked_before_reassigned")
+def _revoked_before_reassigned(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
+    if s is None or a is None:
+        return None
+    handed = handed_while_owned(s, a, t)  # the property's own definition
+    if handed is None:
+        return None
+    p, i, j = handed
+    receiver, owner = t.consumers[i], t.consumers[j]
+    to, held = consumer_name(i), consumer_name(j)
+    mids = tuple(x for x in (member_name(receiver.mid), member_name(owner.mid)) if x)
+    return Explanation(
+        prop.name,
+        f"{to} is handed partition {p} while {held}, of the same generation {receiver.generation}, still owns it",
+        f"partition {p} handed out only once no consumer of generation {receiver.generation} owns it",
+        f"{to} ({_m(receiver.mid)}) reads an assignment with partition {p}; {held} ({_m(owner.mid)}) owns it "
+        f"({owner.state.name.lower()})",
+        {
+            "partition": p,
+            "generation": receiver.generation,
+            "receiver": to,
+            "owner": held,
+            f"{to} owns": list(receiver.owned),
+            f"{held} owns": list(owner.owned),
+        },
+        Marks(partitions=(p,), members=mids, consumers=(to, held), generations=(receiver.generation,)),
+    )
+
+
 _HEARTBEAT_CLAUSES = {
     HB_UNKNOWN: (Errors.UNKNOWN_MEMBER_ID, "a Heartbeat from a member the group does not know"),
     HB_GENERATION: (Errors.ILLEGAL_GENERATION, "a Heartbeat of another generation"),
@@ -634,6 +664,12 @@ def trigger_reason(s: State, a: Action) -> str | None:
         elif member is not None:
             if member.meta != request.meta:
                 return f"{_m(request.mid)} rejoined with changed metadata ({member.meta} → {request.meta})"
+            if (member.owned, member.owned_generation) != (request.owned, request.owned_generation):
+                return (
+                    f"{_m(request.mid)} rejoined claiming other owned partitions (cooperative subscription "
+                    f"{list(member.owned)} gen {member.owned_generation} → {list(request.owned)} gen "
+                    f"{request.owned_generation})"
+                )
             if g.state == GroupState.STABLE and request.mid == g.leader:
                 return f"the leader {_m(request.mid)} rejoined in Stable"
         elif request.mid == NO_MEMBER:

@@ -273,6 +273,43 @@ def shared_partition(s: State) -> tuple[int, int, int] | None:
     return None
 
 
+@transition_invariant(
+    "revoked_before_reassigned",
+    "A consumer is handed a partition (reads a SyncGroup assignment that adds it) only when no other consumer "
+    "of its generation owns it: a partition is revoked before it is assigned again.",
+    "docs/kafka/group.md#states (each consumer receives only its own part); KIP-429 (eager: every consumer "
+    "revokes before it rejoins; cooperative: a partition that moves is left out for one round, "
+    "CooperativeStickyAssignor.adjustAssignment, and its owner revokes it in onJoinComplete)",
+)
+def revoked_before_reassigned(s: State, a: Action, t: State) -> bool:
+    return handed_while_owned(s, a, t) is None
+
+
+def handed_while_owned(s: State, a: Action, t: State) -> tuple[int, int, int] | None:
+    """``revoked_before_reassigned``'s one definition: ``(partition, receiving consumer, owner)`` for the
+    first partition a SyncGroup answer read in this step adds to a consumer while another consumer of
+    the receiver's (new) generation owns it; None if there is none. It reads the consumers after the
+    step: a cooperative consumer keeps its partitions while it rebalances (KIP-429), so the owner may
+    be rebalancing; an owner of another generation is a zombie, which ``commit_fencing`` covers."""
+    readers: list[int] = []
+    response = a.response
+    read_sync = a.kind == RECEIVE and response is not None and response.api == ApiKey.SYNC_GROUP
+    if read_sync and response is not None and response.error == Errors.NONE:
+        readers.append(a.actor)
+    for x in a.answers:
+        if x.read and x.response.api == ApiKey.SYNC_GROUP and x.response.error == Errors.NONE:
+            readers.append(x.consumer)
+    for i in readers:
+        receiver = t.consumers[i]
+        added = set(receiver.owned) - set(s.consumers[i].owned)
+        for j, other in enumerate(t.consumers):
+            if j == i or other.generation != receiver.generation:
+                continue
+            for p in sorted(added & set(other.owned)):
+                return (p, i, j)
+    return None
+
+
 # 6 ----------------------------------------------------------------------------------------------
 @transition_invariant(
     "heartbeat_errors",
@@ -490,7 +527,14 @@ def rebalance_trigger(s: State, a: Action, pending_leave_rebalances: bool | None
                 if pending_leave_rebalances:
                     return True
         elif member is not None:
-            changed = member.meta != request.meta or member.protocols != request.protocols
+            # MemberMetadata.matches: a cooperative consumer's metadata also holds its owned partitions and
+            # their generation (KIP-429), so revoking partitions changes it.
+            changed = (
+                member.meta != request.meta
+                or member.protocols != request.protocols
+                or member.owned != request.owned
+                or member.owned_generation != request.owned_generation
+            )
             if changed or (g.state == GroupState.STABLE and request.mid == g.leader):
                 return True
         elif request.mid == NO_MEMBER:
@@ -1158,6 +1202,7 @@ DIMENSION_WITNESSES: tuple[tuple[str, Property], ...] = (
     ("group_deletion", witness_group_recreated),
     ("dead_group_window", dead_group_answers_unavailable),
     ("dead_group_window", witness_dead_group_reached),
+    ("cooperative_consumers", revoked_before_reassigned),
 )
 """The properties and witnesses of a configuration dimension, each with the :class:`Config` field
 that enables it: checked only where the configuration uses that dimension (:func:`for_config`),

@@ -9,9 +9,13 @@ import pytest
 from kgc.cli import exits, main
 from kgc.model import bugs
 
+SLOW = {"KAFKA-12984", "KAFKA-14639"}
+"""Caught after hundreds of thousands of states (tests/model/test_bugs.py runs them, marked slow)."""
+
 
 def test_json_reports_each_put_back_bug_and_lists_the_rest(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["bugs", "--no-liveness", "--json"]) == exits.OK
+    chosen = [b.id for b in bugs.PUT_BACK if b.id not in SLOW]
+    assert main(["bugs", *chosen, "--no-liveness", "--json"]) == exits.OK
     doc = json.loads(capsys.readouterr().out)
     rows = {r["id"]: r for r in doc["bugs"]}
     assert set(rows) == set(bugs.IDS)
@@ -23,7 +27,8 @@ def test_json_reports_each_put_back_bug_and_lists_the_rest(capsys: pytest.Captur
     assert rows["KAFKA-14422"]["caught_by"] == "generation_members_rejoined" and rows["KAFKA-14422"]["length"] == 3
     assert rows["KAFKA-7196"]["caught_by"] == "rebalance_triggers" and rows["KAFKA-7196"]["length"] == 5
     assert rows["KAFKA-13214"]["status"] == "equivalent"
-    assert doc["found"] == 6 and doc["baseline"]["violated"] is None
+    assert rows["KAFKA-12983"]["caught_by"] == "fenced_consumer_releases" and rows["KAFKA-12983"]["length"] == 9
+    assert doc["found"] == len(chosen) == 7 and doc["baseline"]["violated"] is None
 
 
 def test_too_shallow_a_bound_lets_a_bug_escape(capsys: pytest.CaptureFixture[str]) -> None:

@@ -69,7 +69,10 @@ def test_the_protocol_and_session_timeout_dimensions_run_their_properties(capsys
 @pytest.mark.parametrize(
     ("setting", "needle"),
     [
-        ("protocols=range+sticky", "protocols[0]: unknown assignor 'sticky'; known: range, roundrobin"),
+        (
+            "protocols=range+sticky",
+            "protocols[0]: unknown assignor 'sticky'; known: range, roundrobin, cooperative-sticky",
+        ),
         ("protocol_types=consumer,other", "protocol_types[1] must be one of consumer, connect, got 'other'"),
         ("session_timeouts_ms=45000,x", "session_timeouts_ms must be a list of whole numbers, got 'x'"),
     ],

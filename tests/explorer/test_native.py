@@ -24,6 +24,7 @@ pytestmark = pytest.mark.skipif(not native.AVAILABLE, reason="the native core is
         {"consumers": 2, "partitions": 1, "max_generation": 2, "require_known_member_id": True},
         {"consumers": 2, "partitions": 1, "max_generation": 1, "atomic_requests": False},
         {"consumers": 2, "partitions": 2, "max_generation": 2, "profile": "java-4.0", "static_consumers": 0},
+        {"consumers": 2, "partitions": 2, "max_generation": 2, "assignor": "cooperative-sticky"},
     ],
 )
 def test_both_engines_agree(strategy: str, extra: dict[str, object]) -> None:

@@ -16,11 +16,15 @@ from kgc.model.state import Request
 from kgc.model.system import ClassicGroupModel
 from kgc.model.types import ApiKey, GroupState
 from kgc.properties.base import STEP, sometimes
-from kgc.properties.protocol import ALL
+from kgc.properties.protocol import ALL, DIMENSION_WITNESSES
 from kgc.properties.temporal import ALL as TEMPORAL
 from tests.model.drive import Driver
 
-PROPERTY_NAMES = {p.name for p in ALL if p.is_safety} | {p.name for p in TEMPORAL}
+PROPERTY_NAMES = (
+    {p.name for p in ALL if p.is_safety}
+    | {p.name for p in TEMPORAL}
+    | {p.name for _, p in DIMENSION_WITNESSES if p.is_safety}  # a mutant's needs may use a dimension
+)
 
 
 def test_catalogue_is_well_formed() -> None:

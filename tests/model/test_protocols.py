@@ -52,7 +52,11 @@ def small(**extra: object) -> Config:
     ("field", "value", "message"),
     [
         ("protocols", [["range"], ["range"], ["range"], ["range"]], "protocols lists 4 consumers but there are 3"),
-        ("protocols", [["sticky"]], "protocols[0]: unknown assignor 'sticky'; known: range, roundrobin"),
+        (
+            "protocols",
+            [["sticky"]],
+            "protocols[0]: unknown assignor 'sticky'; known: range, roundrobin, cooperative-sticky",
+        ),
         ("protocols", [[]], "protocols[0] must list one or two different assignors, got []"),
         ("protocols", [["range", "range"]], "protocols[0] must list one or two different assignors"),
         ("protocol_types", ["consumer", "kafka"], "protocol_types[1] must be one of consumer, connect, got 'kafka'"),

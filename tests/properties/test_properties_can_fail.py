@@ -111,6 +111,24 @@ def test_exclusive_ownership_fails_on_a_shared_partition(stable: State) -> None:
     assert P.exclusive_ownership.holds_in(unjoined)
 
 
+def test_revoked_before_reassigned_fails_on_a_partition_handed_out_while_owned(stable: State) -> None:
+    """Consumer 1 reads a SyncGroup assignment adding consumer 0's partition while consumer 0, of the
+    same generation, still owns it (Stable or rebalancing); a zombie of another generation, or a
+    partition the receiver already owned, is no violation."""
+    c0, c1 = stable.consumers
+    before = stable._replace(consumers=(c0, c1._replace(owned=())))
+    sync = Response(ApiKey.SYNC_GROUP, Errors.NONE, assignment=c0.owned)
+    read = Action(RECEIVE, 1, response=sync)
+    after = stable._replace(consumers=(c0, c1._replace(owned=c0.owned)))
+    assert not P.revoked_before_reassigned.holds_on(before, read, after)
+    rebalancing = (c0._replace(state=MemberState.REBALANCING), c1._replace(owned=c0.owned))
+    assert not P.revoked_before_reassigned.holds_on(before, read, after._replace(consumers=rebalancing))
+    zombie = (c0._replace(generation=c0.generation - 1), c1._replace(owned=c0.owned))
+    assert P.revoked_before_reassigned.holds_on(before, read, after._replace(consumers=zombie))
+    assert P.revoked_before_reassigned.holds_on(after, read, after)  # nothing added
+    assert P.revoked_before_reassigned.holds_on(stable, read, stable)
+
+
 def test_heartbeat_errors_fail_on_wrong_codes(stable: State) -> None:
     m = stable.group.members[0]
     g = stable.group.generation
