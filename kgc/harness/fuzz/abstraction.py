@@ -167,7 +167,7 @@ class IdMap:
 
     def protocol(self, name: str | None) -> int:
         """A protocol name as the model's code: its index in ``Config.protocol_table``, NO_PROTOCOL
-        for none, and for a name outside the table (a real client's ``cooperative-sticky``) a code
+        for none, and for a name outside the table (a real client's ``sticky``) a code
         of its own past the table's, the same for the whole run, so that an unknown protocol chosen
         is never read as no protocol chosen, nor as another unknown one."""
         if name is None or name == "":
