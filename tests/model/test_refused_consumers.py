@@ -77,10 +77,12 @@ def test_group_max_size_fails_liveness_for_a_true_reason() -> None:
     """With ``group.max.size = 1``, a consumer whose JoinGroup answer is lost rejoins without its
     member id while its old member still fills the group: it is refused and gives up, the other was
     refused already, and nobody ever owns the partition again. Every consumer is stopped, so
-    ``consumer_eventually_stable`` holds; ``partitions_reowned`` does not."""
+    ``consumer_eventually_stable`` holds; ``partitions_reowned`` does not, nor ``group_settles``
+    (<>[]: every member holding its share, which an unowned partition never lets happen)."""
     result = liveness.check(Config.from_mapping(MAX_SIZE))
     found = {v.instance: v for v in result.verdicts}
-    assert {name: v.verdict for name, v in found.items() if v.verdict != "holds"} == {"partitions_reowned": "violated"}
+    failed = {name: v.verdict for name, v in found.items() if v.verdict != "holds"}
+    assert failed == {"partitions_reowned": "violated", "group_settles": "violated"}
     lasso = found["partitions_reowned"].lasso
     assert lasso is not None
     refused = Errors.GROUP_MAX_SIZE_REACHED

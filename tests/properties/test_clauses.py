@@ -347,6 +347,7 @@ DEFINITIONS: dict[str, Callable[[State, Action, State], Any]] = {
     "max_size_refusal_removes": P.max_size_kept,
     "dead_group_answers_unavailable": P.dead_group_failure,
     "absent_group_created_by_join": P.absent_group_failure,
+    "revoked_before_reassigned": P.handed_while_owned,
 }
 
 
@@ -364,8 +365,17 @@ def test_every_safety_property_has_one_definition_and_an_explainer() -> None:
         {"protocols": [["range"], ["roundrobin", "range"]], "protocol_types": ["consumer", "connect"]},
         {"group_max_size": 1, "static_consumers": 0},
         {"group_deletion": True, "profile": "scala-3.x", "dead_group_window": True},
+        {"assignor": "cooperative-sticky"},
     ],
-    ids=["commit_unfenced", "leader_not_reelected", "static_join_adds_member", "protocols", "max_size", "deletion"],
+    ids=[
+        "commit_unfenced",
+        "leader_not_reelected",
+        "static_join_adds_member",
+        "protocols",
+        "max_size",
+        "deletion",
+        "cooperative",
+    ],
 )
 def test_each_definition_agrees_with_its_property_on_a_small_graph(overrides: dict[str, object]) -> None:
     """The property fails exactly where its definition names a clause, and then the explanation exists."""
