@@ -1266,15 +1266,31 @@ def _find_lasso(
     cyc = cycles if cycles is not None else graph  # the graph fair cycles are searched in
     members = _part_members(cyc, part, entry)
     cycle = _fair_cycle(cyc, members, entry, fairness, {})
-    states = [start_state]
+    return _lasso(model, graph, cyc, start_state, edge_path, cycle, lab.prop, instance)
+
+
+def _lasso(
+    model: PackedModel,
+    graph: StateGraph,
+    cycles: StateGraph,
+    start: int,
+    edge_path: list[int],
+    cycle: list[int],
+    prop: Temporal,
+    instance: str,
+) -> Lasso:
+    """The lasso of a prefix (``edge_path``, edge positions in ``graph`` from the initial state
+    ``start``) and a cycle (edge positions in ``cycles`` from the prefix's last state back to it),
+    its states replayed through ``model``."""
+    states = [start]
     for pos in edge_path:
-        states.append(targets[pos])
+        states.append(graph.targets[pos])
     loop_start = len(states) - 1
     for pos in cycle:
-        states.append(cyc.targets[pos])
+        states.append(cycles.targets[pos])
     keys = _replay(model, graph, states[: loop_start + 1], edge_path)
-    keys += _replay(model, cyc, states[loop_start:], cycle)[1:]
-    lasso = Lasso(lab.prop, instance, keys, loop_start)
+    keys += _replay(model, cycles, states[loop_start:], cycle)[1:]
+    lasso = Lasso(prop, instance, keys, loop_start)
     lasso.path = [(model.steps[s] if s >= 0 else None, model.decode(k)) for s, k in keys]
     return lasso
 
@@ -1321,18 +1337,8 @@ def _find_persistence_lasso(
         node, pos = parent[node]
         edge_path.append(pos)
     edge_path.reverse()
-    states = [node]
-    for pos in edge_path:
-        states.append(targets[pos])
-    loop_start = len(states) - 1
     cycle = _fair_cycle(cycles, _part_members(cycles, part, found), found, fairness, {})
-    for pos in cycle:
-        states.append(cycles.targets[pos])
-    keys = _replay(model, graph, states[: loop_start + 1], edge_path)
-    keys += _replay(model, cycles, states[loop_start:], cycle)[1:]
-    lasso = Lasso(lab.prop, instance, keys, loop_start)
-    lasso.path = [(model.steps[s] if s >= 0 else None, model.decode(k)) for s, k in keys]
-    return lasso
+    return _lasso(model, graph, cycles, node, edge_path, cycle, lab.prop, instance)
 
 
 def stalls(spec: Any, path: Sequence[tuple[Action | None, State]], loop_start: int) -> list[str]:
