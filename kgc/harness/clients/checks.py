@@ -30,7 +30,12 @@ and 004; Java's ``AbstractCoordinator`` / ``ConsumerCoordinator`` 3.6.2):
 * ``leave_on_poll_timeout`` — a member whose application stops polling for longer than
   ``max.poll.interval.ms`` sends LeaveGroup once its poll timer expires, and not before
   (docs/kafka/consumer.md#heartbeats,
-  ``maybeLeaveGroup`` from the heartbeat thread, KIP-62).
+  ``maybeLeaveGroup`` from the heartbeat thread, KIP-62); a dynamic member only (below);
+* ``static_never_leaves`` — a static member (one started with ``group.instance.id``, KIP-345)
+  sends no LeaveGroup at all, neither when its poll timer expires nor when it closes: its
+  membership ends only when its session expires (``AbstractCoordinator.maybeLeaveGroup``: "only
+  dynamic members will send LeaveGroupRequest to the broker", ``isDynamicMember()``, the Java
+  client since 2.3).
 
 **What the application saw**:
 
@@ -109,6 +114,8 @@ class Observation:
     #: the consumers use the eager protocol (revoke everything before rejoining); False: the
     #: cooperative one (KIP-429)
     eager: bool = True
+    #: the clients started with a ``group.instance.id`` (static members, KIP-345)
+    static: frozenset[str] = frozenset()
 
     def requests(self, client: str | None = None, api: str | None = None) -> list[TraceRecord]:
         """Request records (of one client, of one API), in arrival order."""
@@ -564,8 +571,8 @@ def leave_on_poll_timeout(obs: Observation) -> list[Violation]:
     beat = obs.settings.heartbeat_interval_ms / 1000
     for stall in (e for e in obs.events if e.kind == "stalled"):
         ms = int(stall.data["ms"]) / 1000
-        if ms < max_poll + 1.0 or not _was_member(obs, stall):
-            continue
+        if ms < max_poll + 1.0 or not _was_member(obs, stall) or stall.client in obs.static:
+            continue  # a static member sends no LeaveGroup: static_never_leaves judges it
         expiry = stall.t + max_poll
         leaves = [r for r in obs.requests(stall.client, "LeaveGroup") if r.mono >= stall.t]
         early = [r for r in leaves if r.mono < stall.t + 0.9 * max_poll]
@@ -594,6 +601,24 @@ def leave_on_poll_timeout(obs: Observation) -> list[Violation]:
                 )
             )
     return out
+
+
+def static_never_leaves(obs: Observation) -> list[Violation]:
+    """A static member sends no LeaveGroup (the module docstring): its poll timeout and its close
+    reset its generation and stop its heartbeats, and the coordinator keeps its instance id's member
+    until the session timeout, so that a new process with the same ``group.instance.id`` takes the
+    member's place without a rebalance."""
+    return [
+        Violation(
+            "static_never_leaves",
+            r.client_id,
+            r.mono,
+            f"{r.client_id}, a static member (group.instance.id), sent LeaveGroup: a static member's membership "
+            "ends only with its session (KIP-345)",
+        )
+        for r in obs.requests(api="LeaveGroup")
+        if r.client_id in obs.static
+    ]
 
 
 def _was_member(obs: Observation, stall: ClientEvent) -> bool:
@@ -634,6 +659,7 @@ CHECKS: dict[str, Callable[[Observation], list[Violation]]] = {
     "rebalance_rejoins": rebalance_rejoins,
     "heartbeat_interval": heartbeat_interval,
     "leave_on_poll_timeout": leave_on_poll_timeout,
+    "static_never_leaves": static_never_leaves,
     "heartbeats_while_rebalancing": heartbeats_while_rebalancing,
     "exclusive_ownership": exclusive_ownership,
     "revoke_before_rejoin": revoke_before_rejoin,

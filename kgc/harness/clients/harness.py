@@ -286,6 +286,8 @@ class Run:
             self.cluster.bootstrap, self.topic, self.options.partitions, self.options.produce_every_ms
         )
         self._names = itertools.count(1)
+        #: the static members started (client name -> group.instance.id)
+        self.static: dict[str, str] = {}
         self._closed = False
         #: every atomic step of kgc serve's coordinators, with this run's group after it
         self.served: list[ServedStep] = []
@@ -355,6 +357,7 @@ class Run:
         name = f"c{next(self._names)}"
         if group_instance_id is not None:
             self.refinement.static_client(name, group_instance_id)
+            self.static[name] = group_instance_id
             self._record("start", auto_commit=auto_commit, commit=commit, group_instance_id=group_instance_id)
         else:
             self._record("start", auto_commit=auto_commit, commit=commit)
@@ -467,7 +470,9 @@ class Run:
             events = list(self.events)
         produced = self.producer.produced()
         eager = self.options.assignment != "cooperative"
-        return Observation(self.records(), events, produced, self.options.settings, time.monotonic(), eager)
+        return Observation(
+            self.records(), events, produced, self.options.settings, time.monotonic(), eager, frozenset(self.static)
+        )
 
     def check(self, final: bool = False) -> list[Violation]:
         """Every check of ``kgc.harness.clients.checks``, the client side of refinement

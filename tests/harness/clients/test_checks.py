@@ -3,6 +3,7 @@ observation with the offending record or event put right."""
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 from typing import Any
 
@@ -237,6 +238,20 @@ def test_leave_on_poll_timeout() -> None:
     # removed by the coordinator meanwhile: nothing to leave
     removed = [*member, beat("c1", 4.5, "a", 1, "UNKNOWN_MEMBER_ID")]
     assert checks.leave_on_poll_timeout(obs(removed, stall, now=10.0)) == []
+
+
+def test_static_never_leaves() -> None:
+    member = [sync("c1", 1.0, "a", 1), beat("c1", 2.5, "a", 1)]
+    stall = [ev("c1", "stalled", 2.0, ms=4500)]
+    leave = req("c1", "LeaveGroup", 5.1, {"members": [{"member_id": "a"}]}, {"error": "NONE"})
+    static = dataclasses.replace(obs([*member, leave], stall, now=10.0), static=frozenset({"c1"}))
+    assert names(checks.static_never_leaves(static)) == {"static_never_leaves"}
+    # the same LeaveGroup of a dynamic member is due (leave_on_poll_timeout), not a violation
+    assert checks.static_never_leaves(obs([*member, leave], stall, now=10.0)) == []
+    # a static member that sends none: nothing to report, and its poll timeout expects no LeaveGroup
+    quiet = dataclasses.replace(obs(member, stall, now=10.0), static=frozenset({"c1"}))
+    assert checks.static_never_leaves(quiet) == [] and checks.leave_on_poll_timeout(quiet) == []
+    assert names(checks.leave_on_poll_timeout(obs(member, stall, now=10.0))) == {"leave_on_poll_timeout"}
 
 
 @pytest.mark.parametrize("name", sorted(checks.CHECKS) + sorted(checks.FINAL_CHECKS))

@@ -24,7 +24,7 @@ from kgc.harness.clients.drivers import LIBRARIES
 from kgc.harness.clients.harness import DEFAULT_ASSIGNMENT, ClientOptions
 from kgc.harness.clients.proxy import CuttingProxy
 from kgc.harness.clients.real import KafkaRun, kafka_behind_proxy
-from tests.harness.clients.static_restart import Restart, restart_a_member, static_options
+from tests.harness.clients.static_restart import STATIC_LIBRARIES, Restart, restart_a_member, static_options
 
 pytestmark = [pytest.mark.clients, pytest.mark.broker]
 
@@ -192,7 +192,7 @@ def _static_restart(
 
 #: confluent-kafka is in since static_options() raised max.poll.interval.ms to the session timeout:
 #: below it librdkafka refused to create the consumer, so its group never formed (docs/clients.md).
-@pytest.mark.parametrize("library", ["java", "franz-go", "kafka-python", "confluent-kafka"])
+@pytest.mark.parametrize("library", STATIC_LIBRARIES)
 def test_a_static_member_restarted_within_its_session_keeps_its_assignment(
     behind_proxy: tuple[KafkaBroker, CuttingProxy], library: str
 ) -> None:
