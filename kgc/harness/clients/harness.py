@@ -462,7 +462,7 @@ class Run:
             if r.kind == "request"
             and r.client_id in clients
             and r.api != "ApiVersions"
-            and _group_of(r.request) in (None, self.group)
+            and group_of(r.request) in (None, self.group)
         ]
 
     def observation(self) -> Observation:
@@ -529,10 +529,10 @@ class Run:
         self.producer.stop(15)
 
 
-def _group_of(request: Any) -> str | None:
+def group_of(request: Any) -> str | None:
     """The group a traced request names, None for a request of no group."""
     if isinstance(request, list):
-        return _group_of(request[0]) if request else None
+        return group_of(request[0]) if request else None
     return str(request["group_id"]) if isinstance(request, dict) and "group_id" in request else None
 
 

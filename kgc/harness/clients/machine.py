@@ -59,6 +59,12 @@ FORMAT = "kgc-clients-run"
 #: too, on a loaded machine) to take the member's place before the coordinator expires it, short
 #: enough for a restart after the session to fit in a run.
 STATIC_SESSION_MS = 10_000
+#: How a run with static slots opens once its static members have settled: the first one
+#: restarted within its session (first: the simplest example of a run does it), after it, or not.
+OPENINGS = ("within", "after", "none")
+#: How long the opening waits for the static members' group to settle (not a check: a group that
+#: has not settled by then is restarted as it is).
+SETTLE_GROUP_S = 30.0
 
 
 def static_options(assignment: str = "eager", members: int = 2) -> ClientOptions:
@@ -209,12 +215,42 @@ def machine_for(
             self.names.remove(name)
             self.static.pop(name, None)
 
-        @initialize()
-        def begin(self) -> None:
-            self.run.start_producer()
-            if opts.static_members:
-                self.start_static()
-            else:
+        def settle_group(self, timeout_s: float = SETTLE_GROUP_S) -> bool:
+            """Wait (at most ``timeout_s``) until the served group is Stable with one member per
+            consumer of :attr:`names`, each owning a partition; whether it was."""
+            deadline = time.monotonic() + timeout_s
+            while time.monotonic() < deadline:
+                group = self.run.served_group()
+                owned = self.run.owned()
+                if (
+                    group is not None
+                    and group.state.kafka_name == "Stable"
+                    and len(group.members) == len(self.names)
+                    and all(owned.get(n) for n in self.names)
+                ):
+                    return True
+                time.sleep(0.2)
+            return False
+
+        if opts.static_members:
+
+            @initialize(opening=st.sampled_from(OPENINGS))
+            def begin(self, opening: str) -> None:
+                """Every static slot is started (two static members by default), the group given
+                time to settle, and then the opening: a restart of the first static member within
+                its session (what the first, simplest example does), after it, or none."""
+                self.run.start_producer()
+                while len(self.names) < 3 and self._free_instance() is not None:
+                    self.start_static()
+                self.settle_group()
+                if opening != "none":
+                    self.restart_static(self.names[0], within_session=opening == "within")
+
+        else:
+
+            @initialize()
+            def begin(self) -> None:
+                self.run.start_producer()
                 self.names.append(self.run.start_consumer())
                 self._settle()
 

@@ -223,6 +223,25 @@ def test_heartbeat_interval() -> None:
     assert names(checks.heartbeat_interval(obs(extra, events))) == {"heartbeat_interval"}
     # and so is a late one of another generation before the pair: it says nothing of the first's sending
     assert names(checks.heartbeat_interval(obs([beat("c1", 0.44, "a", 0), *storm], events))) == {"heartbeat_interval"}
+    # kafka-python (a static member, through kgc serve) whose process stalled 0.5 s: three heartbeats
+    # delivered within 311 ms, the last two 100 ms apart; two heartbeats back explain it
+    stalled = [beat("c1", t, "a", 3) for t in (2.788, 3.088, 3.672, 3.883, 3.983)]
+    assert checks.heartbeat_interval(obs(stalled, events)) == []
+    # the first heartbeats of a session delivered late: the session's start (its SyncGroup's answer)
+    # is the reference; the same pair without the SyncGroup is judged
+    first = [beat("c1", 43.268, "a", 4), beat("c1", 43.386, "a", 4)]
+    assert checks.heartbeat_interval(obs([sync("c1", 42.748, "a", 4), *first], events)) == []
+    assert names(checks.heartbeat_interval(obs(first, events))) == {"heartbeat_interval"}
+    # franz-go's extra heartbeat 500 ms into a session (the timer's at 300 and 600 ms) stays one,
+    # and so it does when the timer's first came 400 ms in
+    franz = [sync("c1", 0.99, "a", 1), *(beat("c1", 1.0 + t, "a", 1) for t in (0.3, 0.5, 0.6, 0.9))]
+    assert names(checks.heartbeat_interval(obs(franz, events))) == {"heartbeat_interval"}
+    franz = [sync("c1", 0.99, "a", 1), *(beat("c1", 1.0 + t, "a", 1) for t in (0.4, 0.5, 0.8))]
+    assert names(checks.heartbeat_interval(obs(franz, events))) == {"heartbeat_interval"}
+    # and so does an extra one after heartbeats that drift 5 ms late each (the lookback is bounded)
+    drift = [beat("c1", 1.0 + 0.305 * k, "a", 1) for k in range(12)]
+    drift.insert(11, beat("c1", drift[10].mono + 0.1, "a", 1))
+    assert names(checks.heartbeat_interval(obs(drift, events))) == {"heartbeat_interval"}
 
 
 def test_leave_on_poll_timeout() -> None:

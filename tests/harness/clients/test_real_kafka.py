@@ -1,7 +1,8 @@
 """The five client libraries against a real Apache Kafka 4.0.2 broker (``kgc.broker.kafka``), no
 kgc serve between: each reaches a Stable 3-member group (as the broker's DescribeGroups shows it,
 every partition owned by a consumer's callbacks) and processes every record, also after one of
-its processes is killed, and after every connection is cut at a loopback proxy the broker
+its processes is killed (and, under the ``thorough`` Hypothesis profile, over several rounds of
+a kill and a new consumer), and after every connection is cut at a loopback proxy the broker
 advertises; the Java consumer and franz-go process every record across a broker restart; and
 franz-go's missing poll timer, found with kgc serve (``leave_on_poll_timeout``,
 ``known-divergences/clients.json``), is shown on real Kafka too: a stalled franz-go member is still
@@ -24,6 +25,7 @@ from kgc.harness.clients.drivers import LIBRARIES
 from kgc.harness.clients.harness import DEFAULT_ASSIGNMENT, ClientOptions
 from kgc.harness.clients.proxy import CuttingProxy
 from kgc.harness.clients.real import KafkaRun, kafka_behind_proxy
+from tests.harness.clients.conftest import real_kafka_rounds
 from tests.harness.clients.static_restart import STATIC_LIBRARIES, Restart, restart_a_member, static_options
 
 pytestmark = [pytest.mark.clients, pytest.mark.broker]
@@ -73,19 +75,28 @@ def _options(library: str) -> ClientOptions:
 def test_three_consumers_reach_stable_and_survive_a_kill(
     behind_proxy: tuple[KafkaBroker, CuttingProxy], library: str
 ) -> None:
+    """Each round (one under ``ci``/``dev``, more under ``thorough``: ``conftest.REAL_KAFKA_ROUNDS``)
+    kills the oldest consumer, waits for the two survivors to take its partitions over, and (but
+    after the last round) starts a new consumer and waits for the 3-member group again."""
     run = _run(behind_proxy, library, _options(library))
     try:
         run.start_producer()
         names = [run.start_consumer() for _ in range(3)]
         assert _until(lambda: _stable(run, names)), (run.describe(), run.owned())
-        run.kill(names[0])
+        # names is changed in place, never rebound: the predicates below read its current members
 
         def errors() -> list[tuple[str, dict[str, object]]]:
             return [(e.client, e.data) for e in list(run.events) if e.kind == "error"]
 
-        assert _until(lambda: _stable(run, names[1:])), (run.describe(), run.owned(), run.live(), errors())
-        # a survivor whose poll raised and whose driver gave up would leave the group to one consumer
-        assert sorted(run.live()) == sorted(names[1:]), ("a survivor died", errors())
+        rounds = real_kafka_rounds()
+        for round_ in range(rounds):
+            run.kill(names.pop(0))
+            assert _until(lambda: _stable(run, names)), (round_, run.describe(), run.owned(), run.live(), errors())
+            # a survivor whose poll raised and whose driver gave up would leave the group to one consumer
+            assert sorted(run.live()) == sorted(names), ("a survivor died", round_, errors())
+            if round_ < rounds - 1:
+                names.append(run.start_consumer())
+                assert _until(lambda: _stable(run, names)), (round_, run.describe(), run.owned(), errors())
         assert run.drain(40), "every record produced is processed"
         assert run.check(final=True) == []
         started = [e for e in run.events if e.kind == "started"]
@@ -216,3 +227,86 @@ def test_the_same_restart_of_a_dynamic_member_rebalances_the_survivor(
     outcome = _static_restart(behind_proxy, "franz-go", static=False, options=options)
     assert outcome.took_over and outcome.drained and outcome.violations == [], outcome
     assert outcome.survivor_callbacks != [] and not outcome.kept_assignment
+
+
+# --------------------------------------------------------------------------------------------------
+# The request-level findings of kgc serve, on real Kafka behind the recording proxy
+# --------------------------------------------------------------------------------------------------
+
+#: ``(op, …)``: ``start`` (auto-commit, commit mode), ``set`` (consumer index, poll ms, process ms,
+#: commit), ``stall`` (consumer index, ms), ``wait`` (ms); the machine's settle (300 ms) after each.
+Steps = list[tuple[object, ...]]
+#: The filed findings (``known-divergences/clients.json``) whose shortest steps need no fault of
+#: kgc serve's, as ``(library, assignment, the check that fails, steps)``.
+REQUEST_FINDINGS: list[tuple[str, str, str, Steps]] = [
+    # auto-commit from a timer task covers records the application is still processing
+    (
+        "aiokafka",
+        "eager",
+        "commit_covers_unprocessed",
+        [("start", True, "none"), ("set", 0, 1000, 150, "none"), ("wait", 2500)],
+    ),
+    # one more Heartbeat when the poll timer expires, right before the LeaveGroup
+    (
+        "aiokafka",
+        "eager",
+        "heartbeat_interval",
+        [("start", False, "none"), ("wait", 1000), ("stall", 0, 4500), ("wait", 6500)],
+    ),
+    # under cooperative-sticky, commits with the previous generation while the rejoin is in flight
+    (
+        "confluent-kafka",
+        "cooperative",
+        "client_refines_consumer",
+        [("start", False, "none"), ("set", 0, 50, 0, "sync"), ("wait", 1000), ("start", False, "none"), ("wait", 2500)],
+    ),
+]
+
+
+def _play(run: KafkaRun, steps: Steps) -> None:
+    run.start_producer()
+    names: list[str] = []
+    for op, *args in steps:
+        if op == "start":
+            names.append(run.start_consumer(auto_commit=bool(args[0]), commit=str(args[1])))
+        elif op == "set":
+            run.set_loop(names[int(str(args[0]))], int(str(args[1])), int(str(args[2])), str(args[3]))
+        elif op == "stall":
+            run.stall(names[int(str(args[0]))], int(str(args[1])))
+        elif op == "wait":
+            time.sleep(int(str(args[0])) / 1000)
+        time.sleep(0.3)
+
+
+#: How many runs a timing-dependent finding gets to show itself (``heartbeat_interval`` flags a gap
+#: under half the interval, which depends on where the extra heartbeat falls; the others show in
+#: every run).
+ATTEMPTS = 3
+
+
+@pytest.mark.parametrize(("library", "assignment", "check", "steps"), REQUEST_FINDINGS)
+def test_a_request_level_finding_of_kgc_serve_is_reproduced_on_real_kafka(
+    behind_proxy: tuple[KafkaBroker, CuttingProxy], library: str, assignment: str, check: str, steps: Steps
+) -> None:
+    """The finding's shortest steps on real Kafka, the requests judged as kgc serve's trace is
+    (``RecordingProxy``): the same check fails (in one of :data:`ATTEMPTS` runs, and no other
+    check does); the Java consumer, given the same steps, passes every request check (so the
+    finding is the library's, not the recording's nor kgc's)."""
+    seen: list[set[str]] = []
+    for _ in range(ATTEMPTS):
+        run = _run(behind_proxy, library, ClientOptions(assignment=assignment))
+        try:
+            _play(run, steps)
+            assert run.records(), "the recording proxy saw the run's requests"
+            seen.append({v.check for v in run.request_checks()})
+        finally:
+            run.close()
+        if check in seen[-1]:
+            break
+    assert check in seen[-1] and all(found <= {check} for found in seen), seen
+    run = _run(behind_proxy, "java", ClientOptions(assignment=assignment))
+    try:
+        _play(run, steps)
+        assert run.records() and run.request_checks() == [], [str(v) for v in run.request_checks()]
+    finally:
+        run.close()

@@ -45,8 +45,7 @@ def _scripted_restart(cluster: Cluster, library: str, within_session: bool, out:
     machine = machine_for(cluster, library, static_options(), known=known_checks(library), out_dir=out)()
     run = machine.run
     try:
-        machine.begin()
-        machine.start_static()
+        machine.begin("none")  # both static slots started, no opening restart
         first, second = machine.names
 
         def settled() -> bool:
