@@ -546,20 +546,30 @@ def _delivered_late(
     the same member and generation lies at least ``j`` intervals and a half before the second,
     so that every heartbeat between may have been sent on time and delivered late (a client
     process starved of CPU: kafka-python's network loop, stalled 0.5 s on a loaded machine,
-    delivered three heartbeats within 311 ms). When fewer than ``j`` heartbeats of the session came
+    delivered three heartbeats within 311 ms); further back than one heartbeat, only when a gap
+    of an interval and a half shows that a delivery was held back (a client whose heartbeats come
+    10 ms over the interval each would otherwise excuse a short gap with its own drift: aiokafka's,
+    timed from each answer). When fewer than ``j`` heartbeats of the session came
     before, its start is the reference, and a hard one: the timer starts there, so the ``j+1``
     heartbeats up to the second cannot have been sent before ``j+1`` whole intervals had passed.
     An extra heartbeat between ones sent on time is never explained: its gaps sum short by more
-    than half an interval however far back one looks (within the bound: a clock that drifts a few
-    ms per heartbeat must not add up to an excuse), and franz-go's, 500 ms into a session whose
+    than half an interval however far back one looks, and franz-go's, 500 ms into a session whose
     timer beat came 400 ms in, is less than two intervals after the start."""
     for j in range(1, LATE_LOOKBACK + 1):
         if i - j < 0 or key[i - j] != key[i]:
             # fewer than j heartbeats of this session before: the session's start is the reference
             return start is not None and start <= beats[i - j + 1].mono and second - start >= (j + 1) * interval
-        if second - beats[i - j].mono >= j * interval + floor:
+        if second - beats[i - j].mono >= j * interval + floor and (
+            j == 1 or _long_gap(beats, i - j, i, interval + floor)
+        ):
             return True
     return False
+
+
+def _long_gap(beats: list[TraceRecord], first: int, last: int, bound: float) -> bool:
+    """Whether two consecutive heartbeats among ``beats[first..last]`` are ``bound`` or more apart:
+    the sign of a delivery held back."""
+    return any(beats[k + 1].mono - beats[k].mono >= bound for k in range(first, last))
 
 
 def heartbeats_while_rebalancing(obs: Observation) -> list[Violation]:

@@ -7,13 +7,17 @@ process killed (SIGKILL), and the broker restarted (SIGTERM, then started again 
 ``KafkaBroker.restart``), and every connection cut at a loopback proxy the broker advertises
 (:func:`kafka_behind_proxy`, ``kgc/harness/clients/proxy.py``).
 
-With no kgc serve in front of the broker there is no trace of the clients' requests, so the checks
-that judge requests (the model's consumer, heartbeats, LeaveGroup on a poll timeout, commits,
-refinement) have nothing to judge here; what is judged is what the applications saw
-(``every_record_processed``, ``close_completes``) and the group as the broker describes it
-(DescribeGroups: :meth:`KafkaRun.describe`). A departure found with kgc serve is reproduced here by
-its visible effect on the group (for franz-go's missing poll timer: a stalled member still in the
-group after ``max.poll.interval.ms``), or marked as seen only with kgc serve (``docs/clients.md``).
+With no kgc serve in front of the broker the clients' requests are recorded by the proxy the
+broker advertises (``proxy.RecordingProxy``: kgc serve's trace, every request with its answer, the
+group requests decoded), so the checks that judge requests (the model's consumer, heartbeats,
+LeaveGroup on a poll timeout, commits, ``client_refines_consumer``) judge a run here too
+(:meth:`KafkaRun.request_checks`); only the coordinator side of refinement, which needs kgc serve's
+own steps, is not. :meth:`KafkaRun.check` judges what the applications saw
+(``every_record_processed``, ``close_completes``), and :meth:`KafkaRun.describe` the group as the
+broker describes it (DescribeGroups). A departure found with kgc serve is reproduced here by the
+same check on the same steps, or by its visible effect on the group (for franz-go's missing poll
+timer: a stalled member still in the group after ``max.poll.interval.ms``), or marked as seen only
+with kgc serve, with why (``known-divergences/clients.json``, ``docs/clients.md``).
 """
 
 from __future__ import annotations

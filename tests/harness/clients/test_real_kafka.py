@@ -234,7 +234,8 @@ def test_the_same_restart_of_a_dynamic_member_rebalances_the_survivor(
 # --------------------------------------------------------------------------------------------------
 
 #: ``(op, …)``: ``start`` (auto-commit, commit mode), ``set`` (consumer index, poll ms, process ms,
-#: commit), ``stall`` (consumer index, ms), ``wait`` (ms); the machine's settle (300 ms) after each.
+#: commit), ``stall`` (consumer index, ms), ``wait`` (ms, and optionally ms more per attempt); the
+#: machine's settle (300 ms) after each.
 Steps = list[tuple[object, ...]]
 #: The filed findings (``known-divergences/clients.json``) whose shortest steps need no fault of
 #: kgc serve's, as ``(library, assignment, the check that fails, steps)``.
@@ -246,12 +247,14 @@ REQUEST_FINDINGS: list[tuple[str, str, str, Steps]] = [
         "commit_covers_unprocessed",
         [("start", True, "none"), ("set", 0, 1000, 150, "none"), ("wait", 2500)],
     ),
-    # one more Heartbeat when the poll timer expires, right before the LeaveGroup
+    # one more Heartbeat when the poll timer expires, right before the LeaveGroup (where it falls
+    # against the heartbeat timer is the phase of the stall: each attempt stalls 100 ms later, so
+    # that one of three falls in the half of the interval the check flags)
     (
         "aiokafka",
         "eager",
         "heartbeat_interval",
-        [("start", False, "none"), ("wait", 1000), ("stall", 0, 4500), ("wait", 6500)],
+        [("start", False, "none"), ("wait", 1000, 100), ("stall", 0, 4500), ("wait", 6500)],
     ),
     # under cooperative-sticky, commits with the previous generation while the rejoin is in flight
     (
@@ -263,18 +266,25 @@ REQUEST_FINDINGS: list[tuple[str, str, str, Steps]] = [
 ]
 
 
-def _play(run: KafkaRun, steps: Steps) -> None:
+def _joined(run: KafkaRun, name: str) -> Callable[[], bool]:
+    return lambda: any(e.client == name and e.kind == "assigned" for e in list(run.events))
+
+
+def _play(run: KafkaRun, steps: Steps, attempt: int = 0) -> None:
     run.start_producer()
     names: list[str] = []
     for op, *args in steps:
         if op == "start":
-            names.append(run.start_consumer(auto_commit=bool(args[0]), commit=str(args[1])))
+            name = run.start_consumer(auto_commit=bool(args[0]), commit=str(args[1]))
+            names.append(name)
+            # a JVM takes seconds to start on a loaded machine: the steps begin once it has joined
+            assert _until(_joined(run, name), 60), (name, "never joined")
         elif op == "set":
             run.set_loop(names[int(str(args[0]))], int(str(args[1])), int(str(args[2])), str(args[3]))
         elif op == "stall":
             run.stall(names[int(str(args[0]))], int(str(args[1])))
         elif op == "wait":
-            time.sleep(int(str(args[0])) / 1000)
+            time.sleep((int(str(args[0])) + attempt * int(str(args[1] if len(args) > 1 else 0))) / 1000)
         time.sleep(0.3)
 
 
@@ -293,10 +303,10 @@ def test_a_request_level_finding_of_kgc_serve_is_reproduced_on_real_kafka(
     check does); the Java consumer, given the same steps, passes every request check (so the
     finding is the library's, not the recording's nor kgc's)."""
     seen: list[set[str]] = []
-    for _ in range(ATTEMPTS):
+    for attempt in range(ATTEMPTS):
         run = _run(behind_proxy, library, ClientOptions(assignment=assignment))
         try:
-            _play(run, steps)
+            _play(run, steps, attempt)
             assert run.records(), "the recording proxy saw the run's requests"
             seen.append({v.check for v in run.request_checks()})
         finally:

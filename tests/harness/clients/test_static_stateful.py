@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,7 +43,7 @@ def _scripted_restart(cluster: Cluster, library: str, within_session: bool, out:
     """Two static members settle, the first is restarted; the checks run after each rule, as in a
     Hypothesis run, and the run ends with the machine's teardown (drain, final checks). Returns the
     generations the served group went through from the settled group on."""
-    machine = machine_for(cluster, library, static_options(), known=known_checks(library), out_dir=out)()
+    machine: Any = machine_for(cluster, library, static_options(), known=known_checks(library), out_dir=out)()
     run = machine.run
     try:
         machine.begin("none")  # both static slots started, no opening restart
