@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import z3
 
 from kgc.timing.config import TimingConfig
-from kgc.timing.queries import HEARTBEATS, POLLS, Outcome, Question, commit_polls, encode
+from kgc.timing.queries import POLLS, Outcome, Question, commit_polls, encode, heartbeat_rounds
 from kgc.timing.simulate import Run, Scenario, Schedule, Simulation
 
 
@@ -72,7 +72,7 @@ def judge(
         polls.append(polls[-1] + schedule.get(f"{subject}.batch{i}", defaults(config, f"{subject}.batch{i}")))
     c = config.subject
     if question.name == "needless_expiry":
-        rounds = HEARTBEATS + 1
+        rounds = heartbeat_rounds(config) + 1
         network = config.environment["network.delay.ms"].hi
         lateness = c["heartbeat.interval.ms"].lo + c["retry.backoff.ms"].lo
         horizon = rounds * lateness + 2 * network + c["session.timeout.ms"].lo

@@ -44,6 +44,8 @@ from kgc.timing.simulate import ReplayIncomplete, Run, Scenario, Schedule, Simul
 
 HEARTBEATS = 4
 POLLS = 5
+MAX_HEARTBEATS = 40
+"""The most heartbeat rounds ``needless_expiry`` unrolls (``heartbeat_rounds``)."""
 #: z3's time budget per check (ms); a check that runs out is reported UNKNOWN, never PROVED.
 SOLVER_TIMEOUT_MS = 60_000
 
@@ -56,6 +58,16 @@ UNKNOWN = "UNKNOWN"
 VACUOUS = "VACUOUS"
 """No run satisfies the question's premises (or its scenario cannot happen): the answer is about
 nothing, and is never counted as PROVED."""
+
+
+def heartbeat_rounds(config: TimingConfig) -> int:
+    """The heartbeats ``needless_expiry`` unrolls: ``HEARTBEATS``, or enough for the longest
+    ``session.timeout.ms`` to pass at the shortest ``heartbeat.interval.ms`` (so a deadline armed at
+    t = 0 that no heartbeat re-arms falls due among them), at most ``MAX_HEARTBEATS``. Later rounds
+    are covered by the question's induction step, or reported not examined."""
+    session = config.subject["session.timeout.ms"].hi
+    interval = config.subject["heartbeat.interval.ms"].lo
+    return max(HEARTBEATS, min(MAX_HEARTBEATS, -(-session // max(interval, 1)) + 1))
 
 
 def commit_polls(config: TimingConfig) -> int:
@@ -106,6 +118,12 @@ class Question:
     #: what a PROVED covers beyond the unrolled steps and why, and what lies outside the scenario:
     #: printed with every PROVED (``horizon: …``), so no proof is read as one about every run
     horizon: str = ""
+    #: the induction step that extends a proof past the unrolled rounds (``kgc/timing/induction.py``):
+    #: its encoding (``bad``: the bad event in the last round of a window that starts in any state;
+    #: premises: no bad event in the window's earlier rounds, and the question's own premises) and
+    #: what one round is ("heartbeat round", "poll", "auto-commit")
+    step: Callable[[Env], Encoded] | None = None
+    unit: str = ""
 
 
 @dataclass
@@ -173,11 +191,13 @@ def _true(model: z3.ModelRef, e: z3.BoolRef) -> bool:
 # ================================================================================= steady scenario
 
 
-def _heartbeats(env: Env, member: int, name: str, stop: z3.ArithRef | None = None) -> list[Message]:
-    """The subject's heartbeats 1..HEARTBEATS from t = 0 (``resetTimeouts`` at 0)."""
+def _heartbeats(
+    env: Env, member: int, name: str, stop: z3.ArithRef | None = None, count: int = HEARTBEATS
+) -> list[Message]:
+    """The subject's heartbeats 1..count from t = 0 (``resetTimeouts`` at 0)."""
     out: list[Message] = []
     prev_send: z3.ArithRef = z3.IntVal(0)
-    for k in range(1, HEARTBEATS + 1):
+    for k in range(1, count + 1):
         sent_expr = z3.BoolVal(True)
         late_name = f"{name}.hb{k}.late"
         # the send time is computed before knowing whether it is sent, so the lateness is used
@@ -202,24 +222,24 @@ def _encode_needless_expiry(env: Env) -> Encoded:
     left out: the question is whether heartbeats alone keep the member)."""
     name = env.config.members[0].name
     st = env.setting(0, "session.timeout.ms")
-    hbs = _heartbeats(env, 0, name)
+    hbs = _heartbeats(env, 0, name, count=heartbeat_rounds(env.config))
     rules.fifo(env, hbs)
     bad_terms = []
     events: list[tuple[str, z3.ArithRef, z3.BoolRef]] = []
-    prev_arrival: z3.ArithRef = z3.IntVal(0)
     prev_answer: z3.ArithRef = z3.IntVal(0)
     prev_send: z3.ArithRef = z3.IntVal(0)
+    deadline = rules.rearm_deadline(env, 0, z3.IntVal(0))
     for m in hbs:
         assert m.answered is not None
-        expire = rules.missed_deadline(rules.rearm_deadline(env, 0, prev_arrival), m.arrives)
+        expire = rules.missed_deadline(deadline, m.arrives)
         lapse = rules.client_session_lapses(env, 0, prev_answer, m.answered, prev_send, m.sent)
         restart = prev_send if env.mutant == "session_timer_from_send" else prev_answer
-        events.append(("expired", prev_arrival + st, expire))
+        events.append(("expired", deadline, expire))
         events.append(("lapsed", restart + st, lapse))
         bad_terms += [expire, lapse]
-        prev_arrival, prev_answer, prev_send = m.arrives, m.answered, m.sent
-    n = env.setting(0, "max.poll.records")
-    healthy = n * env.env_range("record.processing.ms").lo <= env.setting(0, "max.poll.interval.ms")
+        deadline = rules.heartbeat_rearm(env, 0, deadline, m.arrives)
+        prev_answer, prev_send = m.answered, m.sent
+    healthy = _healthy(env)
 
     def predict(model: z3.ModelRef) -> Outcome:
         hits = [(_val(model, t), 0 if kind == "expired" else 1, kind) for kind, t, b in events if _true(model, b)]
@@ -227,6 +247,49 @@ def _encode_needless_expiry(env: Env) -> Encoded:
         return Outcome(kind, name, t)
 
     return Encoded(env, z3.Or(*bad_terms), [("no batch fits in max.poll.interval.ms", healthy)], predict)
+
+
+def _healthy(env: Env) -> z3.BoolRef:
+    """Some batch fits in ``max.poll.interval.ms`` (else every run is ``poll_timeout_leave``'s)."""
+    n = env.setting(0, "max.poll.records")
+    return n * env.env_range("record.processing.ms").lo <= env.setting(0, "max.poll.interval.ms")
+
+
+def _step_expiry(env: Env) -> Encoded:
+    """The induction step of ``needless_expiry``: two heartbeat rounds after *any* earlier one (its
+    send, arrival and answer times and the coordinator's deadline are free variables). No expiry
+    or lapse in the first round and one in the second is unsat exactly when every round's
+    outcome depends only on the round before it — both session timers restart at each answer and
+    each accepted Heartbeat — so the first rounds, checked directly, stand for all later ones."""
+    prev = Message(z3.Int("step.prev.sent"), z3.Int("step.prev.arrives"), z3.Int("step.prev.answered"), True, 1)
+    assert prev.answered is not None
+    env.add(prev.sent <= prev.arrives, prev.arrives <= prev.answered)
+    deadline = rules.heartbeat_rearm(env, 0, z3.Int("step.prev.deadline"), prev.arrives)
+    prev_send, prev_answer = prev.sent, prev.answered
+    window: list[Message] = [prev]
+    round_bad: list[z3.BoolRef] = []
+    for k in (1, 2):
+        late = rules.heartbeat_lateness(env, 0, f"step.hb{k}.late")
+        send = rules.next_heartbeat_send(env, 0, prev_send, late)
+        arrives = send + env.net(f"step.hb{k}.req")
+        answered = arrives + env.net(f"step.hb{k}.resp")
+        window.append(Message(send, arrives, answered, z3.BoolVal(True), 1))
+        expire = rules.missed_deadline(deadline, arrives)
+        lapse = rules.client_session_lapses(env, 0, prev_answer, answered, prev_send, send)
+        round_bad.append(z3.Or(expire, lapse))
+        deadline = rules.heartbeat_rearm(env, 0, deadline, arrives)
+        prev_send, prev_answer = send, answered
+    rules.fifo(env, window)
+
+    def predict(model: z3.ModelRef) -> Outcome:
+        return Outcome("expired", env.config.members[0].name, 0)
+
+    return Encoded(
+        env,
+        round_bad[1],
+        [("no batch fits in max.poll.interval.ms", _healthy(env)), ("the earlier round", z3.Not(round_bad[0]))],
+        predict,
+    )
 
 
 def _observe_expiry(run: Run) -> Outcome | None:
@@ -254,17 +317,18 @@ def _encode_poll_leave(env: Env) -> Encoded:
     hbs = _heartbeats(env, 0, name, stop=leave_at)
     rules.fifo(env, hbs)
     first: list[z3.BoolRef] = []
-    prev_arrival: z3.ArithRef = z3.IntVal(0)
     prev_answer: z3.ArithRef = z3.IntVal(0)
     prev_send: z3.ArithRef = z3.IntVal(0)
+    deadline = rules.rearm_deadline(env, 0, z3.IntVal(0))
     for m in hbs:
         assert m.answered is not None
-        expire = rules.missed_deadline(rules.rearm_deadline(env, 0, prev_arrival), m.arrives)
+        expire = rules.missed_deadline(deadline, m.arrives)
         lapse = rules.client_session_lapses(env, 0, prev_answer, m.answered, prev_send, m.sent)
         restart = prev_send if env.mutant == "session_timer_from_send" else prev_answer
-        first.append(z3.Not(z3.And(m.is_sent, expire, prev_arrival + st <= leave_at)))
+        first.append(z3.Not(z3.And(m.is_sent, expire, deadline <= leave_at)))
         first.append(z3.Not(z3.And(m.is_sent, lapse, restart + st <= leave_at)))
-        prev_arrival, prev_answer, prev_send = m.arrives, m.answered, m.sent
+        deadline = z3.If(m.is_sent, rules.heartbeat_rearm(env, 0, deadline, m.arrives), deadline)
+        prev_answer, prev_send = m.answered, m.sent
 
     def predict(model: z3.ModelRef) -> Outcome:
         i = next(i for i, b in enumerate(leaves) if _true(model, b))
@@ -272,6 +336,24 @@ def _encode_poll_leave(env: Env) -> Encoded:
 
     premise = ("the subject's session lapses or expires before its poll timer (needless_expiry)", z3.And(*first))
     return Encoded(env, z3.Or(*leaves), [premise], predict)
+
+
+def _step_poll_leave(env: Env) -> Encoded:
+    """The induction step of ``poll_timeout_leave``: two batches after a poll at any time. The poll
+    timer restarts at every poll, so whether the second batch ends past ``max.poll.interval.ms``
+    depends on that batch alone; the step does not carry the question's premise (the session still
+    alive when the poll timer fires), so where a long batch exists it fails and later polls are
+    reported not examined."""
+    poll = z3.Int("step.poll")
+    b1 = rules.batch_duration(env, 0, "step.batch1")
+    b2 = rules.batch_duration(env, 0, "step.batch2")
+    first = rules.poll_timer_leaves(env, 0, poll, poll + b1)
+    second = rules.poll_timer_leaves(env, 0, poll + b1, poll + b1 + b2)
+
+    def predict(model: z3.ModelRef) -> Outcome:
+        return Outcome("left", env.config.members[0].name, 0)
+
+    return Encoded(env, second, [("the earlier poll", z3.Not(first))], predict)
 
 
 def _observe_leave(run: Run) -> Outcome | None:
@@ -328,6 +410,23 @@ def _encode_auto_commit(env: Env) -> Encoded:
         ],
         predict,
     )
+
+
+def _step_commit(env: Env) -> Encoded:
+    """The induction step of ``auto_commit_unprocessed``: a poll at which an auto-commit falls due,
+    from any state in which the position equals the records processed (true at t = 0, and kept by
+    every poll: the application processes each batch before it polls again). The commit carries the
+    position taken before the fetch, so it never covers an unprocessed record; a rule that commits
+    after the fetch makes the step fail. Holds for any commit, however late it falls due."""
+    processed = z3.Int("step.processed")
+    env.add(processed >= 0)
+    enabled = env.setting(0, "enable.auto.commit") == 1
+    bad = z3.And(enabled, rules.committed_offset(env, 0, processed) > processed)
+
+    def predict(model: z3.ModelRef) -> Outcome:
+        return Outcome("uncommitted_processing", env.config.members[0].name, 0)
+
+    return Encoded(env, bad, [], predict)
 
 
 def _observe_commit(run: Run) -> Outcome | None:
@@ -416,7 +515,11 @@ def _rebalance(env: Env) -> _Rebalance:
     env.add(before < learned, learned <= rejoin_poll)
     premises.append(("a batch exceeds max.poll.interval.ms (the subject leaves: poll_timeout_leave)", current <= mpi))
     messages: list[Message] = list(hbs)
-    rearms: list[tuple[z3.ArithRef, z3.BoolRef]] = [(m.arrives, m.is_sent) for m in hbs]
+    # an accepted Heartbeat re-arms the subject's deadline (``rules.heartbeat_rearm``; not under
+    # the mutant ``heartbeat_not_rearmed``, where only the commit before the rejoin does)
+    rearms: list[tuple[z3.ArithRef, z3.BoolRef]] = (
+        [] if env.mutant == "heartbeat_not_rearmed" else [(m.arrives, m.is_sent) for m in hbs]
+    )
     env.batches = (earlier, before, current)
     cd = env.net(f"{subject}.rejoin-commit.req", auto)
     cr = env.net(f"{subject}.rejoin-commit.resp", auto)
@@ -606,9 +709,11 @@ QUESTIONS: dict[str, Question] = {
             _observe_expiry,
             auto_commit=False,
             horizon=(
-                f"horizon: the subject's first {HEARTBEATS} heartbeats; later rounds repeat the same ranges and "
-                "both session timers restart at each answer, so a later expiry has a copy among them; " + OUTSIDE_STEADY
+                "horizon: the subject's first heartbeats (enough for a session timeout to pass), every later round "
+                "by the induction step on the next line; " + OUTSIDE_STEADY
             ),
+            step=_step_expiry,
+            unit="heartbeat round",
         ),
         Question(
             "poll_timeout_leave",
@@ -617,9 +722,11 @@ QUESTIONS: dict[str, Question] = {
             _encode_poll_leave,
             _observe_leave,
             horizon=(
-                f"horizon: the subject's first {POLLS} polls; every batch lies in the same range and the poll "
-                "timer restarts at each poll, so a leave after a later batch has a copy among them; " + OUTSIDE_STEADY
+                f"horizon: the subject's first {POLLS} polls, every later poll by the induction step on the next "
+                "line; " + OUTSIDE_STEADY
             ),
+            step=_step_poll_leave,
+            unit="poll",
         ),
         Question(
             "rebalance_held",
@@ -660,10 +767,11 @@ QUESTIONS: dict[str, Question] = {
             _encode_auto_commit,
             _observe_commit,
             horizon=(
-                "horizon: the polls up to the first auto-commit; each later commit restarts the interval and "
-                "commits the position by the same rule, so a later bad commit has a copy in the first; "
-                + OUTSIDE_STEADY
+                "horizon: the polls up to the first auto-commit, every later commit by the induction step on the "
+                "next line; " + OUTSIDE_STEADY
             ),
+            step=_step_commit,
+            unit="auto-commit",
         ),
     )
 }
@@ -702,7 +810,12 @@ def answer(question: Question, config: TimingConfig, mutant: str | None = None, 
         vacuous = _vacuous(enc)
         if vacuous:
             return Verdict(question, VACUOUS, time.perf_counter() - started, [vacuous, *notes])
-        return Verdict(question, PROVED, time.perf_counter() - started, [question.horizon, *notes])
+        return Verdict(
+            question,
+            PROVED,
+            time.perf_counter() - started,
+            [question.horizon, *induction(question, config, mutant), *notes],
+        )
     if result != z3.sat:
         return Verdict(question, UNKNOWN, time.perf_counter() - started, [f"z3: {s.reason_unknown()}"])
     model = s.model()
@@ -736,6 +849,29 @@ def simulate(question: Question, config: TimingConfig, schedule: Schedule, mutan
     sim = Simulation(config, schedule, question.scenario, mutant, auto_commit=question.auto_commit)
     sim.run.held_limit = config.questions["rebalance.held.max.ms"].lo
     return sim.execute(until + 1)
+
+
+def _a(noun: str) -> str:
+    return ("an " if noun[0] in "aeiou" else "a ") + noun
+
+
+def induction(question: Question, config: TimingConfig, mutant: str | None = None) -> list[str]:
+    """The induction step's note for a PROVED: every later round proved (the step is unsat), or the
+    rounds after the unrolled ones not examined (the step is sat, or z3 could not decide it)."""
+    if question.step is None:
+        return []
+    enc = question.step(Env(config, mutant))
+    s = solver_for(enc, [enc.bad])
+    s.set("timeout", 20_000)
+    result = s.check()
+    unit = question.unit
+    if result == z3.unsat:
+        return [
+            f"induction: every later {unit} too — from any state, {_a(unit)} after one without the bad event has "
+            "none either (z3: unsat), and the first ones were checked directly"
+        ]
+    why = "z3 could not decide it" if result != z3.sat else f"z3 found a {unit} with the bad event after one without"
+    return [f"not examined: {unit}s after the unrolled ones — the induction step does not hold ({why})"]
 
 
 def _excluded(enc: Encoded) -> list[str]:

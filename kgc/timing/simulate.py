@@ -231,6 +231,26 @@ class _Client:
         return name
 
 
+class _HeartbeatNotRearmed(ReferenceCoordinator):
+    """The reference coordinator with timing mutant ``heartbeat_not_rearmed``: an accepted Heartbeat
+    answers as Kafka's does but leaves the member's DelayedHeartbeat as it was (Kafka 3.6.2's
+    ``handleHeartbeat`` calls ``completeAndScheduleNextHeartbeatExpiration``; the join completion,
+    an answered SyncGroup and an accepted OffsetCommit still re-arm it)."""
+
+    _in_heartbeat = False
+
+    def handle_heartbeat(self, request: HeartbeatRequest, response_callback: Callable[[Any], None]) -> None:
+        self._in_heartbeat = True
+        try:
+            super().handle_heartbeat(request, response_callback)
+        finally:
+            self._in_heartbeat = False
+
+    def complete_and_schedule_next_heartbeat_expiration(self, group: Any, member: Any) -> None:
+        if not self._in_heartbeat:
+            super().complete_and_schedule_next_heartbeat_expiration(group, member)
+
+
 class Simulation:
     """A timed run of ``config`` (every setting fixed) under ``schedule``."""
 
@@ -255,7 +275,8 @@ class Simulation:
         self.auto_commit_override = auto_commit
         self.ready = False
         coordinator_mutant = M.LIVENESS_IGNORES_PARKED if mutant == M.LIVENESS_IGNORES_PARKED else None
-        self.coord = ReferenceCoordinator(
+        coordinator_class = _HeartbeatNotRearmed if mutant == M.HEARTBEAT_NOT_REARMED else ReferenceCoordinator
+        self.coord = coordinator_class(
             CoordinatorConfig.of(
                 BrokerGroupSettings(
                     min_session_timeout_ms=config.broker["group.min.session.timeout.ms"].lo,

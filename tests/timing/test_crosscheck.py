@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from kgc.timing.config import parse
@@ -59,6 +59,19 @@ def test_needless_expiry_sides_agree(case: tuple[Any, dict[str, int]]) -> None:
     config, schedule = case
     j = judge(QUESTIONS["needless_expiry"], config, schedule)
     assert j.agree, (j.symbolic, j.concrete)
+
+
+@given(cases(healthy_heartbeats=True, healthy_polls=True))
+def test_needless_expiry_sides_agree_under_heartbeat_not_rearmed(case: tuple[Any, dict[str, int]]) -> None:
+    """Both sides with the coordinator that never re-arms on a Heartbeat: the member is expired one
+    session timeout after t = 0 on both, at the same millisecond (z3 unrolls enough rounds for the
+    session timeout to pass when it is at most MAX_HEARTBEATS intervals long)."""
+    config, schedule = case
+    assume(config.subject["session.timeout.ms"].lo // config.subject["heartbeat.interval.ms"].lo < 30)
+    j = judge(QUESTIONS["needless_expiry"], config, schedule, "heartbeat_not_rearmed", "heartbeat_not_rearmed")
+    assert j.agree, (j.symbolic, j.concrete)
+    if j.applies:
+        assert j.symbolic is not None and j.symbolic.time <= config.subject["session.timeout.ms"].lo
 
 
 @given(cases(healthy_heartbeats=True, healthy_polls=False))
