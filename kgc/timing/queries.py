@@ -688,14 +688,245 @@ def _observe_parked(run: Run) -> Outcome | None:
     return Outcome("evicted_while_parked", m, t)
 
 
+def dead_rounds(config: TimingConfig) -> tuple[int, int]:
+    """The heartbeats ``dead_consumer_reowned`` unrolls: the dying member's, enough to reach the
+    latest death; the subject's, enough to reach the latest expiry of the dead member and one round
+    more (each at least ``HEARTBEATS``, at most ``MAX_HEARTBEATS``)."""
+    dying, subject = config.members[1], config.members[0]
+    net = config.environment["network.delay.ms"].hi
+    death = config.environment["death.ms"].hi
+    interval = max(dying["heartbeat.interval.ms"].lo, 1)
+    dying_rounds = -(-death // interval) + 2
+    expiry = death + dying["heartbeat.interval.ms"].hi + dying["retry.backoff.ms"].hi + net
+    expiry += dying["session.timeout.ms"].hi
+    round_trip = subject["heartbeat.interval.ms"].hi + subject["retry.backoff.ms"].hi + 2 * net
+    subject_rounds = -(-(expiry + round_trip) // max(subject["heartbeat.interval.ms"].lo, 1)) + 1
+    return tuple(max(HEARTBEATS, min(MAX_HEARTBEATS, r)) for r in (dying_rounds, subject_rounds))  # type: ignore[return-value]
+
+
+def _encode_dead_reowned(env: Env) -> Encoded:
+    """Q7: the second member dies (a crash, no LeaveGroup) at ``death.ms``; the coordinator expires
+    it one session timeout after the last request that re-armed its deadline arrived (Kafka 3.6.2
+    ``DelayedHeartbeat`` → ``onExpireHeartbeat`` → ``removeMemberAndUpdateGroup``, which prepares a
+    rebalance from Stable); the subject learns of it from the answer to its next heartbeat
+    (REBALANCE_IN_PROGRESS), rejoins at its next poll, and — the only member — completes the join
+    phase at once (``tryCompleteJoin``), leads, assigns and syncs: it owns the dead member's
+    partitions when its SyncGroup answer arrives. Bad: that is more than ``reown.max.ms`` after
+    the death."""
+    cfg = env.config
+    subject, dying = cfg.members[0].name, cfg.members[1].name
+    dying_rounds, subject_rounds = dead_rounds(cfg)
+    premises: list[tuple[str, z3.BoolRef]] = []
+    death_range = env.env_range("death.ms")
+    dies = env.choose(f"{dying}.dies_at", death_range.lo, death_range.hi)
+    # the dying member's heartbeats up to its death, and its deadline
+    hbs2 = _heartbeats(env, 1, dying, stop=dies, count=dying_rounds)
+    rules.fifo(env, hbs2)
+    st2 = env.setting(1, "session.timeout.ms")
+    deadline: z3.ArithRef = rules.rearm_deadline(env, 1, z3.IntVal(0))
+    expired: z3.ArithRef | None = None
+    prev_answer: z3.ArithRef = z3.IntVal(0)
+    prev_send: z3.ArithRef = z3.IntVal(0)
+    lapses: list[z3.BoolRef] = []
+    pending: list[tuple[z3.BoolRef, z3.ArithRef]] = []
+    for m in hbs2:
+        assert m.answered is not None
+        pending.append((z3.And(m.is_sent, rules.missed_deadline(deadline, m.arrives)), deadline))
+        lapse = rules.client_session_lapses(env, 1, prev_answer, m.answered, prev_send, m.sent)
+        restart = prev_send if env.mutant == "session_timer_from_send" else prev_answer
+        lapses.append(z3.And(z3.Or(z3.Not(m.is_sent), lapse), restart + st2 < dies))
+        deadline = z3.If(m.is_sent, rules.heartbeat_rearm(env, 1, deadline, m.arrives), deadline)
+        prev_answer, prev_send = z3.If(m.is_sent, m.answered, prev_answer), z3.If(m.is_sent, m.sent, prev_send)
+    expired = deadline
+    for missed, at in reversed(pending):
+        expired = z3.If(missed, at, expired)
+    premises.append(
+        (
+            f"{dying} dies after its {dying_rounds} unrolled heartbeats (beyond the horizon)",
+            z3.Not(hbs2[-1].is_sent),
+        )
+    )
+    premises.append((f"{dying}'s session expires before it dies (needless_expiry)", expired >= dies))
+    premises.append((f"{dying}'s session timer lapses before it dies (needless_expiry)", z3.Not(z3.Or(*lapses))))
+    started = expired
+
+    # the subject: heartbeats until it rejoins; it learns from the first answer to a heartbeat that
+    # arrives after the expiry (a heartbeat in the expiry's millisecond is handled first)
+    join_sent = z3.Int(f"{subject}.join_sent")
+    hbs = _heartbeats(env, 0, subject, stop=join_sent, count=subject_rounds)
+    rip = [z3.And(m.is_sent, m.arrives > started) for m in hbs]
+    learned: z3.ArithRef = z3.IntVal(-1)
+    for m, r in reversed(list(zip(hbs, rip, strict=True))):
+        assert m.answered is not None
+        learned = z3.If(r, m.answered, learned)
+    premises.append(
+        (f"{subject}'s {subject_rounds} unrolled heartbeats all arrive before the expiry", z3.Or(*[r for r in rip]))
+    )
+    st = env.setting(0, "session.timeout.ms")
+    sdeadline = rules.rearm_deadline(env, 0, z3.IntVal(0))
+    s_answer: z3.ArithRef = z3.IntVal(0)
+    s_send: z3.ArithRef = z3.IntVal(0)
+    alive: list[z3.BoolRef] = []
+    for m in hbs:
+        assert m.answered is not None
+        lapse = rules.client_session_lapses(env, 0, s_answer, m.answered, s_send, m.sent)
+        alive.append(z3.Not(z3.And(m.is_sent, z3.Or(rules.missed_deadline(sdeadline, m.arrives), lapse))))
+        sdeadline = z3.If(m.is_sent, rules.heartbeat_rearm(env, 0, sdeadline, m.arrives), sdeadline)
+        s_answer, s_send = z3.If(m.is_sent, m.answered, s_answer), z3.If(m.is_sent, m.sent, s_send)
+    # polls: `earlier` batches before the one in progress when it learns; the poll ending it rejoins
+    n = env.setting(0, "max.poll.records")
+    p = env.env_range("record.processing.ms")
+    mpi = env.setting(0, "max.poll.interval.ms")
+    earlier = z3.Int(f"{subject}.earlier_batches")
+    before = z3.Int(f"{subject}.earlier_ms")
+    cap = z3.If(n * p.hi < mpi, n * p.hi, mpi)
+    env.add(earlier >= 0, before >= earlier * n * p.lo, before <= earlier * cap)
+    current = rules.batch_duration(env, 0, f"{subject}.current_batch")
+    rejoin_poll = before + current
+    env.add(before < learned, learned <= rejoin_poll, join_sent == rejoin_poll)
+    env.batches = (earlier, before, current)
+    premises.append((f"a batch exceeds max.poll.interval.ms ({subject} leaves: poll_timeout_leave)", current <= mpi))
+    # after the last heartbeat before the rejoin, the subject's deadline must hold until its JoinGroup
+    subject_join = join_sent + env.net(f"{subject}.join1.req")
+    alive.append(z3.Not(rules.missed_deadline(sdeadline, subject_join)))
+    alive.append(s_answer + st >= join_sent)
+    premises.append((f"{subject}'s session expires or lapses before it rejoins (needless_expiry)", z3.And(*alive)))
+    rt = rules.rebalance_timeout([rules.join_rebalance_timeout(env, 0)])
+    completed, by_members = rules.join_completes(subject_join, started, rt)
+    premises.append((f"{subject} rejoins after the rebalance timeout", by_members))
+    join_answer = completed + env.net(f"{subject}.join1.resp")
+    assign = env.choose(f"{subject}.assign", env.env_range("assignment.ms").lo, env.env_range("assignment.ms").hi)
+    sync_sent = join_answer + assign
+    sync_arrives = sync_sent + env.net(f"{subject}.sync1.req")
+    reowned = sync_arrives + env.net(f"{subject}.sync1.resp")
+    hbi = env.setting(0, "heartbeat.interval.ms")
+    premises.append(
+        (
+            f"{subject}'s assignment outlasts heartbeat.interval.ms (a heartbeat goes out before its SyncGroup)",
+            sync_sent < join_answer + hbi,
+        )
+    )
+    premises.append(
+        (
+            f"{subject}'s SyncGroup arrives after its session deadline or the pending-sync timeout",
+            z3.And(
+                z3.Not(rules.missed_deadline(rules.rearm_deadline(env, 0, completed), sync_arrives)),
+                z3.Not(rules.missed_deadline(rules.pending_sync_deadline(completed, rt), sync_arrives)),
+            ),
+        )
+    )
+    messages = [*hbs, Message(join_sent, subject_join, join_answer, z3.BoolVal(True), 0)]
+    messages.append(Message(sync_sent, sync_arrives, reowned, z3.BoolVal(True), 0))
+    rules.fifo(env, messages)
+    limit = env.global_setting("questions", "reown.max.ms")
+
+    def predict(model: z3.ModelRef) -> Outcome:
+        return Outcome("reowned_late", subject, _val(model, reowned), _val(model, reowned - dies))
+
+    return Encoded(env, reowned - dies > limit, premises, predict)
+
+
+def _observe_reowned(run: Run) -> Outcome | None:
+    if run.died_at is None or run.rebalance_started is None:
+        return None
+    after = [t for m, t in run.synced if m == run.subject and t >= run.rebalance_started]
+    if not after or after[0] - run.died_at <= run.reown_limit:
+        return None
+    return Outcome("reowned_late", run.subject, after[0], after[0] - run.died_at)
+
+
+def stall_window(config: TimingConfig) -> tuple[int, int]:
+    """Where ``stall_evicts``'s stall may begin (``[1, window]``: the first two heartbeat periods)
+    and the heartbeats it unrolls (up to the latest stall's end and three rounds more, at most
+    ``MAX_HEARTBEATS``)."""
+    c = config.subject
+    window = 2 * (c["heartbeat.interval.ms"].hi + c["retry.backoff.ms"].hi)
+    span = window + config.environment["stall.ms"].hi
+    rounds = -(-span // max(c["heartbeat.interval.ms"].lo, 1)) + 3
+    return window, max(HEARTBEATS, min(MAX_HEARTBEATS, rounds))
+
+
+def _encode_stall(env: Env) -> Encoded:
+    """Q8: the subject stalls once — a GC pause: its heartbeat thread and application thread stop
+    from ``S`` for ``P`` ms (``stall.ms``) — and is otherwise on time. While it is paused it sends
+    nothing and reads nothing: a heartbeat falling due (``Heartbeat.sentHeartbeat`` one interval
+    after the last send) goes out when it resumes, and an answer that arrived meanwhile is read
+    then, before the session check (``HeartbeatThread.run``: ``client.pollNoWakeup()`` first). Bad:
+    the coordinator expires it (no Heartbeat arrives within the session timeout of the last one,
+    ``DelayedHeartbeat``) or its own session timer lapses (``Heartbeat.sessionTimeoutExpired``)."""
+    name = env.config.members[0].name
+    window, rounds = stall_window(env.config)
+    st = env.setting(0, "session.timeout.ms")
+    start = env.choose(f"{name}.stall_at", 1, window)
+    length = env.choose(f"{name}.stall", env.env_range("stall.ms").lo, env.env_range("stall.ms").hi)
+    end = start + length
+
+    def paused(t: z3.ArithRef) -> z3.BoolRef:
+        return z3.And(t >= start, t < end)
+
+    msgs: list[Message] = []
+    prev_send: z3.ArithRef = z3.IntVal(0)
+    for k in range(1, rounds + 1):
+        late = rules.heartbeat_lateness(env, 0, f"{name}.hb{k}.late")
+        natural = rules.next_heartbeat_send(env, 0, prev_send, late)
+        send = z3.If(paused(natural), end, natural)
+        arrives = send + env.net(f"{name}.hb{k}.req")
+        answered = arrives + env.net(f"{name}.hb{k}.resp")
+        msgs.append(Message(send, arrives, answered, z3.BoolVal(True), 1))
+        prev_send = send
+    rules.fifo(env, msgs)
+    events: list[tuple[str, z3.ArithRef, z3.BoolRef]] = []
+    deadline = rules.rearm_deadline(env, 0, z3.IntVal(0))
+    prev_read: z3.ArithRef = z3.IntVal(0)
+    prev_sent: z3.ArithRef = z3.IntVal(0)
+    for m in msgs:
+        assert m.answered is not None
+        read = z3.If(paused(m.answered), end, m.answered)
+        expire = rules.missed_deadline(deadline, m.arrives)
+        due = prev_read + st
+        lapse = z3.And(
+            rules.client_session_lapses(env, 0, prev_read, read, prev_sent, m.sent),
+            z3.Not(z3.And(paused(due), read == end)),
+        )
+        restart = prev_sent if env.mutant == "session_timer_from_send" else prev_read
+        events.append(("expired", deadline, expire))
+        events.append(("lapsed", z3.If(paused(restart + st), end, restart + st), lapse))
+        deadline = rules.heartbeat_rearm(env, 0, deadline, m.arrives)
+        prev_read, prev_sent = read, m.sent
+    n = env.setting(0, "max.poll.records")
+    slowest = n * env.env_range("record.processing.ms").hi
+    premises = [
+        ("no batch fits in max.poll.interval.ms", _healthy(env)),
+        (
+            f"the stall outlasts the {rounds} unrolled heartbeats (beyond the horizon)",
+            msgs[-3].sent > end,
+        ),
+        (
+            "a stall and a batch together outlast max.poll.interval.ms (poll_timeout_leave)",
+            length + slowest <= env.setting(0, "max.poll.interval.ms"),
+        ),
+    ]
+
+    def predict(model: z3.ModelRef) -> Outcome:
+        hits = [(_val(model, t), 0 if kind == "expired" else 1, kind) for kind, t, b in events if _true(model, b)]
+        t, _, kind = min(hits)
+        return Outcome(kind, name, t)
+
+    return Encoded(env, z3.Or(*[b for _, _, b in events]), premises, predict)
+
+
 def _held_limit(run: Run) -> int:
     return run.held_limit
 
 
-OUTSIDE_STEADY = "several rebalances, a restart, a client stall (GC pause) are outside this scenario: not examined"
+OUTSIDE_STEADY = (
+    "several rebalances, a restart, a client stall (GC pause) are outside this scenario: not examined "
+    "(a dead consumer: dead_consumer_reowned; one stall: stall_evicts)"
+)
 OUTSIDE_REBALANCE = (
     "several rebalances in a row (rolling restart, staggered joins), a static member's restart, a client stall "
-    "(GC pause), a dead consumer's detection are outside this scenario: not examined"
+    "(GC pause) are outside this scenario: not examined (a dead consumer's detection: dead_consumer_reowned; "
+    "one stall of a lone member: stall_evicts)"
 )
 
 QUESTIONS: dict[str, Question] = {
@@ -773,6 +1004,35 @@ QUESTIONS: dict[str, Question] = {
             step=_step_commit,
             unit="auto-commit",
         ),
+        Question(
+            "stall_evicts",
+            "can one client stall (a GC pause of stall.ms) get a consumer that is otherwise on time evicted "
+            "(or its session lapse)?",
+            Scenario.STALL,
+            _encode_stall,
+            _observe_expiry,
+            auto_commit=False,
+            horizon=(
+                "horizon: one stall beginning within the first two heartbeat periods and the heartbeats up to three "
+                "rounds after it ends; a later stall meets the same states (each heartbeat round depends only on "
+                "the one before it: needless_expiry's induction step); two stalls, a stall during a rebalance: "
+                "not examined"
+            ),
+        ),
+        Question(
+            "dead_consumer_reowned",
+            "can a dead consumer's partitions stay unowned longer than reown.max.ms after it died?",
+            Scenario.DEAD,
+            _encode_dead_reowned,
+            _observe_reowned,
+            auto_commit=False,
+            horizon=(
+                "horizon: two members Stable at t = 0, the second dies within death.ms (a crash, no LeaveGroup) "
+                "and is detected by its session timeout; auto-commit off (its commits re-arm the deadline as a "
+                "heartbeat does and add a round trip before the rejoin); a death later than death.ms, a third "
+                "member, a LeaveGroup on close: not examined"
+            ),
+        ),
     )
 }
 
@@ -800,7 +1060,7 @@ def answer(question: Question, config: TimingConfig, mutant: str | None = None, 
     """PROVED, REFUTED (with a counterexample replayed concretely), VACUOUS (no run satisfies the
     premises: the question was about nothing) or UNKNOWN (z3 ran out of time)."""
     started = time.perf_counter()
-    if question.scenario == Scenario.REBALANCE and len(config.members) < 2:
+    if question.scenario in (Scenario.REBALANCE, Scenario.DEAD) and len(config.members) < 2:
         return Verdict(question, VACUOUS, 0.0, ["vacuous: the group has one member, nobody joins"])
     enc = encode(question, config, mutant)
     s = solver_for(enc, [enc.bad])
@@ -848,6 +1108,7 @@ def simulate(question: Question, config: TimingConfig, schedule: Schedule, mutan
     that millisecond."""
     sim = Simulation(config, schedule, question.scenario, mutant, auto_commit=question.auto_commit)
     sim.run.held_limit = config.questions["rebalance.held.max.ms"].lo
+    sim.run.reown_limit = config.questions["reown.max.ms"].lo
     return sim.execute(until + 1)
 
 
