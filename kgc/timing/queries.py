@@ -707,12 +707,13 @@ def dead_rounds(config: TimingConfig) -> tuple[int, int]:
 def _encode_dead_reowned(env: Env) -> Encoded:
     """Q7: the second member dies (a crash, no LeaveGroup) at ``death.ms``; the coordinator expires
     it one session timeout after the last request that re-armed its deadline arrived (Kafka 3.6.2
-    ``DelayedHeartbeat`` → ``onExpireHeartbeat`` → ``removeMemberAndUpdateGroup``, which prepares a
-    rebalance from Stable); the subject learns of it from the answer to its next heartbeat
-    (REBALANCE_IN_PROGRESS), rejoins at its next poll, and — the only member — completes the join
-    phase at once (``tryCompleteJoin``), leads, assigns and syncs: it owns the dead member's
-    partitions when its SyncGroup answer arrives. Bad: that is more than ``reown.max.ms`` after
-    the death."""
+    ``GroupCoordinator.scala``: ``DelayedHeartbeat`` → ``onExpireHeartbeat``, line 1670 →
+    ``removeMemberAndUpdateGroup``, lines 1457-1468, which prepares a rebalance from Stable); the
+    subject learns of it from the answer to its next heartbeat (``handleHeartbeat`` in
+    PreparingRebalance: REBALANCE_IN_PROGRESS, lines 877-880), rejoins at its next poll, and — the
+    only member — completes the join phase at once (``tryCompleteJoin``), leads, assigns and
+    syncs: it owns the dead member's partitions when its SyncGroup answer arrives. Bad: that is
+    more than ``reown.max.ms`` after the death."""
     cfg = env.config
     subject, dying = cfg.members[0].name, cfg.members[1].name
     dying_rounds, subject_rounds = dead_rounds(cfg)
@@ -850,8 +851,10 @@ def _encode_stall(env: Env) -> Encoded:
     """Q8: the subject stalls once — a GC pause: its heartbeat thread and application thread stop
     from ``S`` for ``P`` ms (``stall.ms``) — and is otherwise on time. While it is paused it sends
     nothing and reads nothing: a heartbeat falling due (``Heartbeat.sentHeartbeat`` one interval
-    after the last send) goes out when it resumes, and an answer that arrived meanwhile is read
-    then, before the session check (``HeartbeatThread.run``: ``client.pollNoWakeup()`` first). Bad:
+    after the last send, ``Heartbeat.java`` 3.6.2 line 71) goes out when it resumes, and an answer
+    that arrived meanwhile is read then, before the session check (``AbstractCoordinator.java`` 3.6.2
+    ``HeartbeatThread.run``: ``client.pollNoWakeup()`` at line 1460 before ``sessionTimeoutExpired``
+    at line 1473). Bad:
     the coordinator expires it (no Heartbeat arrives within the session timeout of the last one,
     ``DelayedHeartbeat``) or its own session timer lapses (``Heartbeat.sessionTimeoutExpired``)."""
     name = env.config.members[0].name
