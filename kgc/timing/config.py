@@ -96,6 +96,7 @@ ENVIRONMENT: dict[str, Setting] = {
     "assignment.ms": Setting(0, 0, INT_MAX, "time the leader's assignor takes (onJoinLeader)"),
     "new.member.join.ms": Setting(0, 0, INT_MAX, "when each new member sends its first JoinGroup"),
     "death.ms": Setting(0, 0, INT_MAX, "when the second member dies (dead_consumer_reowned)"),
+    "restart.ms": Setting(0, 0, INT_MAX, "how long a static member's restart takes (static_restart_expires)"),
     "stall.ms": Setting(0, 0, INT_MAX, "how long the subject's one stall (a GC pause) lasts (stall_evicts)"),
 }
 

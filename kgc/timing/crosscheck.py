@@ -78,6 +78,9 @@ def judge(
         network = config.environment["network.delay.ms"].hi
         lateness = c["heartbeat.interval.ms"].lo + c["retry.backoff.ms"].lo
         horizon = rounds * lateness + 2 * network + c["session.timeout.ms"].lo
+    elif question.name == "static_restart_expires":
+        horizon = schedule.get(f"{subject}.restart_at", 1) + schedule.get(f"{subject}.restart", 0)
+        horizon += 2 * config.environment["network.delay.ms"].hi + c["session.timeout.ms"].lo
     elif question.name == "stall_evicts":
         network = config.environment["network.delay.ms"].hi
         period = c["heartbeat.interval.ms"].lo + c["retry.backoff.ms"].lo

@@ -40,7 +40,7 @@ import z3
 from kgc.timing import rules
 from kgc.timing.config import NEW_MEMBER_JOIN_TIMEOUT_MS, Bound, Member, TimingConfig
 from kgc.timing.rules import Env, Message
-from kgc.timing.simulate import ReplayIncomplete, Run, Scenario, Schedule, Simulation
+from kgc.timing.simulate import COORDINATOR, ReplayIncomplete, Run, Scenario, Schedule, Simulation
 
 HEARTBEATS = 4
 POLLS = 5
@@ -206,7 +206,9 @@ def _heartbeats(
         send = rules.next_heartbeat_send(env, member, prev_send, late_var)
         if stop is not None:
             sent_expr = send < stop
-        rules.heartbeat_lateness(env, member, late_name, sent_expr)
+        # recorded whether or not the heartbeat goes out: the lateness decides whether it is sent
+        # before ``stop``, so a replay needs it either way
+        rules.heartbeat_lateness(env, member, late_name)
         d = env.net(f"{name}.hb{k}.req", sent_expr)
         r = env.net(f"{name}.hb{k}.resp", sent_expr)
         arrives = send + d
@@ -704,6 +706,42 @@ def dead_rounds(config: TimingConfig) -> tuple[int, int]:
     return tuple(max(HEARTBEATS, min(MAX_HEARTBEATS, r)) for r in (dying_rounds, subject_rounds))  # type: ignore[return-value]
 
 
+def _until_death(
+    env: Env, member: int, dies: z3.ArithRef, rounds: int
+) -> tuple[z3.ArithRef, list[Message], list[tuple[str, z3.BoolRef]]]:
+    """A member heartbeating on time until its process stops at ``dies`` (no LeaveGroup): its
+    heartbeats sent before then, and when the coordinator expires it — the first deadline a
+    heartbeat misses, or one session timeout after the last one arrived (``DelayedHeartbeat``;
+    ``rules.heartbeat_rearm``). Premises: it dies within the unrolled heartbeats, and neither
+    its coordinator deadline nor its own session timer ran out before it died (needless_expiry's)."""
+    dying = env.config.members[member].name
+    hbs2 = _heartbeats(env, member, dying, stop=dies, count=rounds)
+    rules.fifo(env, hbs2)
+    st2 = env.setting(member, "session.timeout.ms")
+    deadline: z3.ArithRef = rules.rearm_deadline(env, member, z3.IntVal(0))
+    prev_answer: z3.ArithRef = z3.IntVal(0)
+    prev_send: z3.ArithRef = z3.IntVal(0)
+    lapses: list[z3.BoolRef] = []
+    pending: list[tuple[z3.BoolRef, z3.ArithRef]] = []
+    for m in hbs2:
+        assert m.answered is not None
+        pending.append((z3.And(m.is_sent, rules.missed_deadline(deadline, m.arrives)), deadline))
+        lapse = rules.client_session_lapses(env, member, prev_answer, m.answered, prev_send, m.sent)
+        restart = prev_send if env.mutant == "session_timer_from_send" else prev_answer
+        lapses.append(z3.And(z3.Or(z3.Not(m.is_sent), lapse), restart + st2 < dies))
+        deadline = z3.If(m.is_sent, rules.heartbeat_rearm(env, member, deadline, m.arrives), deadline)
+        prev_answer, prev_send = z3.If(m.is_sent, m.answered, prev_answer), z3.If(m.is_sent, m.sent, prev_send)
+    expired = deadline
+    for missed, at in reversed(pending):
+        expired = z3.If(missed, at, expired)
+    premises = [
+        (f"{dying} stops after its {rounds} unrolled heartbeats (beyond the horizon)", z3.Not(hbs2[-1].is_sent)),
+        (f"{dying}'s session expires before it stops (needless_expiry)", expired >= dies),
+        (f"{dying}'s session timer lapses before it stops (needless_expiry)", z3.Not(z3.Or(*lapses))),
+    ]
+    return expired, hbs2, premises
+
+
 def _encode_dead_reowned(env: Env) -> Encoded:
     """Q7: the second member dies (a crash, no LeaveGroup) at ``death.ms``; the coordinator expires
     it one session timeout after the last request that re-armed its deadline arrived (Kafka 3.6.2
@@ -720,35 +758,8 @@ def _encode_dead_reowned(env: Env) -> Encoded:
     premises: list[tuple[str, z3.BoolRef]] = []
     death_range = env.env_range("death.ms")
     dies = env.choose(f"{dying}.dies_at", death_range.lo, death_range.hi)
-    # the dying member's heartbeats up to its death, and its deadline
-    hbs2 = _heartbeats(env, 1, dying, stop=dies, count=dying_rounds)
-    rules.fifo(env, hbs2)
-    st2 = env.setting(1, "session.timeout.ms")
-    deadline: z3.ArithRef = rules.rearm_deadline(env, 1, z3.IntVal(0))
-    expired: z3.ArithRef | None = None
-    prev_answer: z3.ArithRef = z3.IntVal(0)
-    prev_send: z3.ArithRef = z3.IntVal(0)
-    lapses: list[z3.BoolRef] = []
-    pending: list[tuple[z3.BoolRef, z3.ArithRef]] = []
-    for m in hbs2:
-        assert m.answered is not None
-        pending.append((z3.And(m.is_sent, rules.missed_deadline(deadline, m.arrives)), deadline))
-        lapse = rules.client_session_lapses(env, 1, prev_answer, m.answered, prev_send, m.sent)
-        restart = prev_send if env.mutant == "session_timer_from_send" else prev_answer
-        lapses.append(z3.And(z3.Or(z3.Not(m.is_sent), lapse), restart + st2 < dies))
-        deadline = z3.If(m.is_sent, rules.heartbeat_rearm(env, 1, deadline, m.arrives), deadline)
-        prev_answer, prev_send = z3.If(m.is_sent, m.answered, prev_answer), z3.If(m.is_sent, m.sent, prev_send)
-    expired = deadline
-    for missed, at in reversed(pending):
-        expired = z3.If(missed, at, expired)
-    premises.append(
-        (
-            f"{dying} dies after its {dying_rounds} unrolled heartbeats (beyond the horizon)",
-            z3.Not(hbs2[-1].is_sent),
-        )
-    )
-    premises.append((f"{dying}'s session expires before it dies (needless_expiry)", expired >= dies))
-    premises.append((f"{dying}'s session timer lapses before it dies (needless_expiry)", z3.Not(z3.Or(*lapses))))
+    expired, hbs2, death_premises = _until_death(env, 1, dies, dying_rounds)
+    premises += death_premises
     started = expired
 
     # the subject: heartbeats until it rejoins; it learns from the first answer to a heartbeat that
@@ -918,18 +929,63 @@ def _encode_stall(env: Env) -> Encoded:
     return Encoded(env, z3.Or(*[b for _, _, b in events]), premises, predict)
 
 
+def restart_window(config: TimingConfig) -> tuple[int, int]:
+    """Where ``static_restart_expires``'s restart may begin (``[1, window]``: the first two
+    heartbeat periods) and the heartbeats it unrolls."""
+    c = config.subject
+    window = 2 * (c["heartbeat.interval.ms"].hi + c["retry.backoff.ms"].hi)
+    return window, max(HEARTBEATS, min(MAX_HEARTBEATS, -(-window // max(c["heartbeat.interval.ms"].lo, 1)) + 2))
+
+
+def _encode_static_restart(env: Env) -> Encoded:
+    """Q9: the subject is a static member (``group.instance.id``, KIP-345); its process stops at
+    ``S`` — a restart: a static member sends no LeaveGroup on close — and the new process sends
+    JoinGroup with the same instance id and no member id ``restart.ms`` later (no
+    MEMBER_ID_REQUIRED round trip for a static member: ``doStaticNewMemberJoinGroup``,
+    ``GroupCoordinator.scala`` 3.6.2 line 295, which in Stable replaces the old member id without a
+    rebalance, ``updateStaticMemberAndRebalance`` line 1297). Bad: the old member's session
+    deadline passes first (``onExpireHeartbeat`` removes it and the group rebalances), so the
+    restart cost the rebalance static membership was meant to avoid."""
+    name = env.config.members[0].name
+    window, rounds = restart_window(env.config)
+    stops = env.choose(f"{name}.restart_at", 1, window)
+    down = env.choose(f"{name}.restart", env.env_range("restart.ms").lo, env.env_range("restart.ms").hi)
+    expired, hbs, premises = _until_death(env, 0, stops, rounds)
+    rejoin = stops + down + env.net(f"{name}.join1.req")
+    premises.append(
+        (
+            "a heartbeat of the old process arrives after the new process's JoinGroup",
+            z3.And(*[z3.Implies(m.is_sent, m.arrives < rejoin) for m in hbs]),
+        )
+    )
+
+    def predict(model: z3.ModelRef) -> Outcome:
+        return Outcome("expired", name, _val(model, expired))
+
+    return Encoded(env, expired < rejoin, premises, predict)
+
+
+def _observe_restart(run: Run) -> Outcome | None:
+    """The old member's expiry, if it comes before the new process's JoinGroup arrives."""
+    rejoined = [m.received for m in run.messages if m.dst == COORDINATOR and m.name == "join1"]
+    for member, t, _ in sorted(run.expired, key=lambda e: e[1]):
+        if not rejoined or t < rejoined[0]:
+            return Outcome("expired", member, t)
+    return None
+
+
 def _held_limit(run: Run) -> int:
     return run.held_limit
 
 
 OUTSIDE_STEADY = (
     "several rebalances, a restart, a client stall (GC pause) are outside this scenario: not examined "
-    "(a dead consumer: dead_consumer_reowned; one stall: stall_evicts)"
+    "(a dead consumer: dead_consumer_reowned; one stall: stall_evicts; one static restart: static_restart_expires)"
 )
 OUTSIDE_REBALANCE = (
     "several rebalances in a row (rolling restart, staggered joins), a static member's restart, a client stall "
     "(GC pause) are outside this scenario: not examined (a dead consumer's detection: dead_consumer_reowned; "
-    "one stall of a lone member: stall_evicts)"
+    "one stall of a lone member: stall_evicts; one restart of a lone static member: static_restart_expires)"
 )
 
 QUESTIONS: dict[str, Question] = {
@@ -1034,6 +1090,20 @@ QUESTIONS: dict[str, Question] = {
                 "and is detected by its session timeout; auto-commit off (its commits re-arm the deadline as a "
                 "heartbeat does and add a round trip before the rejoin); a death later than death.ms, a third "
                 "member, a LeaveGroup on close: not examined"
+            ),
+        ),
+        Question(
+            "static_restart_expires",
+            "can a static member's restart (restart.ms down, then JoinGroup with its group.instance.id) outlast its "
+            "session, so that the coordinator expires it and rebalances?",
+            Scenario.RESTART,
+            _encode_static_restart,
+            _observe_restart,
+            auto_commit=False,
+            horizon=(
+                "horizon: one restart of a lone static member, beginning within its first two heartbeat periods (a "
+                "later one meets the same states: each heartbeat round depends only on the one before it); a "
+                "restart during a rebalance, several members restarting in turn (a rolling restart): not examined"
             ),
         ),
     )

@@ -62,6 +62,8 @@ from kgc.timing import mutants as M
 from kgc.timing.config import TimingConfig
 
 GROUP = "timed-group"
+INSTANCE = "c1-instance"
+"""The ``group.instance.id`` of the ``RESTART`` scenario's static member."""
 TOPIC = TopicPartition("topic", 0)
 COORDINATOR = "coordinator"
 
@@ -83,6 +85,10 @@ class Scenario(Enum):
     STALL = "stall"
     """The subject alone, as ``STEADY``, stalling once (a GC pause: both of its threads stop) from
     ``{member}.stall_at`` for ``{member}.stall`` ms."""
+    RESTART = "restart"
+    """The subject alone as a static member (``group.instance.id``); its process restarts at
+    ``{member}.restart_at`` (no LeaveGroup: a static member sends none on close, KIP-345) and
+    the new process rejoins ``{member}.restart`` ms later with the same instance id."""
     DEAD = "dead"
     """Two members Stable at t = 0; the second dies (a crash: no LeaveGroup) at ``{member}.dies_at``
     and the first re-owns its partitions after the coordinator expires it."""
@@ -315,6 +321,7 @@ class Simulation:
         members = {
             Scenario.STEADY: config.members[:1],
             Scenario.STALL: config.members[:1],
+            Scenario.RESTART: config.members[:1],
             Scenario.DEAD: config.members[:2],
         }.get(scenario, config.members)
         self.run.subject = config.members[0].name
@@ -689,15 +696,22 @@ class Simulation:
         st = settings["session.timeout.ms"]
         self._current = (c1, _Message(c1.name, "setup", ApiKey.JOIN_GROUP, lambda: None, 0, 0, 0), 0)
         self.coord.observe(None)
-        self.coord.join(JoinGroupRequest(GROUP, "", "consumer", proto, st, rebalance_timeout, client_id=c1.name))
-        events = self.coord.take_events()
-        member_id = next(
-            e.body.member_id for e in events if isinstance(e, Response) and isinstance(e.body, JoinGroupResponse)
-        )
-        self.coord.join(JoinGroupRequest(GROUP, member_id, "consumer", proto, st, rebalance_timeout, client_id=c1.name))
+        if self.scenario == Scenario.RESTART:
+            # a static member: no MEMBER_ID_REQUIRED round trip (KIP-345)
+            self.coord.join(self._join_request(c1, "", INSTANCE))
+        else:
+            self.coord.join(JoinGroupRequest(GROUP, "", "consumer", proto, st, rebalance_timeout, client_id=c1.name))
+            events = self.coord.take_events()
+            member_id = next(
+                e.body.member_id for e in events if isinstance(e, Response) and isinstance(e.body, JoinGroupResponse)
+            )
+            self.coord.join(
+                JoinGroupRequest(GROUP, member_id, "consumer", proto, st, rebalance_timeout, client_id=c1.name)
+            )
         self.coord.fire_due_timers()
         join = next(e.body for e in self.coord.take_events() if isinstance(e, Response))
         assert isinstance(join, JoinGroupResponse) and join.error == Errors.NONE, join
+        member_id = join.member_id
         self.coord.sync(
             SyncGroupRequest(GROUP, join.generation_id, member_id, assignments=(SyncGroupAssignment(member_id, b"0"),))
         )
@@ -712,6 +726,13 @@ class Simulation:
         self.ready = True
         self.run.note(0, COORDINATOR, "state", "Stable")
         self.run.note(0, c1.name, "client", f"Stable, generation {c1.generation}")
+        if self.scenario == Scenario.RESTART:
+            at = self.schedule.get(f"{c1.name}.restart_at", 1)
+            down = self.schedule.get(f"{c1.name}.restart", self._env_min("restart.ms"))
+            self.at(
+                at, 2, (at, -1, next(self.seq)), lambda t: self._die(c1, t, "stops to restart (static: no LeaveGroup)")
+            )
+            self.at(at + down, 2, (at + down, -1, next(self.seq)), self._restart)
         if self.scenario == Scenario.STALL:
             at = self.schedule.get(f"{c1.name}.stall_at", 1)
             length = self.schedule.get(f"{c1.name}.stall", self._env_min("stall.ms"))
@@ -724,7 +745,7 @@ class Simulation:
             start = self.schedule.get(f"{client.name}.join_at", self._env_min("new.member.join.ms"))
             self.at(start, 2, (start, 0, next(self.seq)), partial(self._send_join, client))
 
-    def _join_request(self, client: _Client, member_id: str) -> JoinGroupRequest:
+    def _join_request(self, client: _Client, member_id: str, instance: str | None = None) -> JoinGroupRequest:
         settings = client.s
         rebalance_timeout = settings["max.poll.interval.ms"]
         if self.mutant == M.REBALANCE_TIMEOUT_IS_SESSION_TIMEOUT:
@@ -737,6 +758,7 @@ class Simulation:
             proto,
             settings["session.timeout.ms"],
             rebalance_timeout,
+            group_instance_id=instance,
             client_id=client.name,
         )
 
@@ -797,13 +819,24 @@ class Simulation:
         dies_at = self.schedule.get(f"{c2.name}.dies_at", self._env_min("death.ms"))
         self.at(dies_at, 2, (dies_at, -1, next(self.seq)), partial(self._die, c2))
 
-    def _die(self, client: _Client, now: int) -> None:
+    def _restart(self, now: int) -> None:
+        """The static member's new process: a fresh client with the same name and instance id sends
+        JoinGroup with no member id (``doStaticNewMemberJoinGroup``, Kafka 3.6.2)."""
+        old = self.clients[0]
+        client = _Client(self, 0, dict(old.s))
+        client.time.now_ms = now
+        self.clients[0] = client
+        self.run.note(now, client.name, "client", "restarted: JoinGroup with its group.instance.id")
+        req = self._join_request(client, "", INSTANCE)
+        client.send("join", ApiKey.JOIN_GROUP, lambda: req, now, 0)
+
+    def _die(self, client: _Client, now: int, why: str = "dies (crash: no LeaveGroup)") -> None:
         """The process dies: it sends nothing more and reads nothing (no LeaveGroup); what it sent
         is still delivered."""
         client.done = True
         client.enabled = False
         self.run.died_at = now
-        self.run.note(now, client.name, "client", "dies (crash: no LeaveGroup)")
+        self.run.note(now, client.name, "client", why)
 
     def _first_poll(self, client: _Client, now: int) -> None:
         client.time.now_ms = now

@@ -297,3 +297,19 @@ def test_stall_sides_agree(case: tuple[Any, dict[str, int]], at: int, length: in
     schedule = {**schedule, "c1.stall_at": min(at, window), "c1.stall": length}
     j = judge(QUESTIONS["stall_evicts"], config, schedule)
     assert j.agree, (j.symbolic, j.concrete)
+
+
+@settings(max_examples=30, deadline=None)
+@given(cases(healthy_heartbeats=True, healthy_polls=True), st.integers(1, 8000), st.integers(0, 25000))
+def test_static_restart_sides_agree(case: tuple[Any, dict[str, int]], at: int, down: int) -> None:
+    """A static member's restart at a generated time and of a generated length: z3 and the concrete
+    twin (the old process stops, a new one sends JoinGroup with the same group.instance.id) agree on
+    whether, and when, the coordinator expires the old member before the new JoinGroup arrives."""
+    config, schedule = case
+    c = config.subject
+    window = 2 * (c["heartbeat.interval.ms"].hi + c["retry.backoff.ms"].hi)
+    doc = config.document
+    config = parse({**doc, "environment": {**doc["environment"], "restart.ms": [0, 25000]}})
+    schedule = {**schedule, "c1.restart_at": min(at, window), "c1.restart": down}
+    j = judge(QUESTIONS["static_restart_expires"], config, schedule)
+    assert j.agree, (j.symbolic, j.concrete)

@@ -115,3 +115,38 @@ def test_the_stall_is_what_evicts() -> None:
     assert answer(STALL, parse(_pause(0))).verdict == PROVED
     v = answer(STALL, parse(_pause(42_000)))
     assert v.verdict == REFUTED and v.replay_agrees
+
+
+RESTART = QUESTIONS["static_restart_expires"]
+
+
+def _restart(longest: int) -> dict[str, object]:
+    return {
+        "consumer": {"enable.auto.commit": False},
+        "environment": {"network.delay.ms": [1, 50], "record.processing.ms": [1, 5], "restart.ms": [0, longest]},
+    }
+
+
+def test_a_static_member_down_longer_than_its_session_is_expired() -> None:
+    """static-restart.toml (down up to 50 s, session 45 s): the coordinator expires the old member
+    before the new process's JoinGroup arrives; the concrete replay agrees. Down times up to 40 s
+    are proved (with the restart's horizon)."""
+    v = answer(RESTART, load(EXAMPLES / "static-restart.toml"))
+    assert v.verdict == REFUTED and v.replay_agrees
+    assert v.predicted is not None and v.predicted.kind == "expired"
+    safe = answer(RESTART, parse(_restart(40_000)))
+    assert safe.verdict == PROVED and safe.notes[0] == RESTART.horizon
+
+
+def test_a_static_rejoin_in_time_does_not_rebalance() -> None:
+    """The rule the question rests on, on the concrete side: the new process's JoinGroup with the
+    same group.instance.id in Stable replaces the member id without a rebalance (Kafka 3.6.2
+    updateStaticMemberAndRebalance), so the group never leaves Stable."""
+    from kgc.timing.simulate import Scenario, Schedule, Simulation
+
+    config = parse(_restart(10_000))
+    sim = Simulation(config, Schedule({"c1.restart_at": 1000, "c1.restart": 10_000}), Scenario.RESTART, None, False)
+    run = sim.execute(20_000)
+    assert run.expired == [] and run.rebalance_started is None
+    assert any(m.dst == "coordinator" and m.name == "join1" for m in run.messages)
+    assert "stops to restart (static: no LeaveGroup)" in [e.text for e in run.events]
