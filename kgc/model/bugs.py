@@ -196,7 +196,14 @@ CATALOGUE: tuple[Bug, ...] = (
         JAVA_COORDINATOR,
         "requests left hanging after shard unload",
         "3.8.0",
-        outside="shard load/unload of the 4.x coordinator runtime",
+        fix="apache/kafka#15446 (GroupMetadataManager.onUnloaded: the classic group becomes Dead and its parked "
+        "JoinGroups (PreparingRebalance) and SyncGroups (CompletingRebalance, Stable) are completed "
+        "NOT_COORDINATOR; the runtime cancels the shard's timers)",
+        mutant=m.UNLOAD_LEAVES_PARKED,
+        fidelity="the inverse of the fix's classic-group half: the unload turns the group Dead and answers no "
+        "parked request, which stays parked in a group no request reaches any more; the timers half is not "
+        "observable in the model, which follows an unloaded group no further (nor is it on 4.0.2, whose runtime "
+        "cancels the shard's timers); the model's unload is the 4.x shard unload of one group's partition",
     ),
     Bug(
         "KAFKA-16861",

@@ -25,6 +25,7 @@ CAUGHT = {
     "KAFKA-9801": ("rebalance_triggers", 4),
     "KAFKA-14422": ("generation_members_rejoined", 3),
     "KAFKA-7196": ("rebalance_triggers", 5),
+    "KAFKA-16148": ("parked_only_in_phase", 2),
     # The cooperative protocol's bugs (their mutants need assignor = cooperative-sticky).
     "KAFKA-12983": ("fenced_consumer_releases", 9),
     "KAFKA-12984": ("exclusive_ownership", 18),
