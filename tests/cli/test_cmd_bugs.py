@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -116,3 +118,24 @@ def test_real_bugs_section_says_when_a_bug_escapes() -> None:
     runs, baseline = cmd_bugs.run_bugs(Config(), [bugs.by_id("KAFKA-9752")], Bounds(max_depth=3), None)
     html = cmd_bugs.section(runs, baseline)
     assert "0 of 1 caught" in html and "ESCAPED" in html and "<svg" not in html
+
+
+def test_out_on_a_full_disk_is_one_line_and_leaves_no_partial_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The files are written atomically: when the write fails (a full disk) the chart written before
+    stays whole, no temporary file is left, and the run ends in one line with exit 150."""
+    argv = ["bugs", "--bug", "KAFKA-16148", "--no-liveness", "--out", str(tmp_path)]
+    assert main(argv) == exits.OK
+    before = (tmp_path / "KAFKA-16148.svg").read_bytes()
+    capsys.readouterr()
+
+    def full(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full)
+    assert main(argv) == exits.BAD_INPUT
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "No space left on device" in err and "--out" in err
+    assert (tmp_path / "KAFKA-16148.svg").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["KAFKA-16148.json", "KAFKA-16148.svg"]
