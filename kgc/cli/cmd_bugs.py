@@ -163,7 +163,7 @@ def _fix_cell(fix: str) -> str:
     changes), its first word as code. Not a link: the report opens offline and refers to nothing
     outside itself (``tests/cli/test_cmd_report.py``)."""
     head, _, tail = fix.partition(" (")
-    return f"<code>{escape(head)}</code>" + (f"<small>({escape(tail)}</small>" if tail else "")
+    return f"<code>{escape(head)}</code>" + (f"<br><small>({escape(tail)}</small>" if tail else "")
 
 
 def section(runs: list[tuple[catalogue.Bug, Outcome]], baseline: Outcome) -> str:
@@ -190,7 +190,7 @@ def section(runs: list[tuple[catalogue.Bug, Outcome]], baseline: Outcome) -> str
             prop = f"not caught ({escape(stopped)} bound)" if stopped else "ESCAPED"
             steps = "–"
         parts.append(
-            f"<tr><td>{escape(bug.id)}<small>{escape(bug.component)}, fixed in {escape(bug.fixed_in)}</small></td>"
+            f"<tr><td>{escape(bug.id)}<br><small>{escape(bug.component)}, fixed in {escape(bug.fixed_in)}</small></td>"
             f"<td>{escape(bug.broke)}</td><td>{_fix_cell(bug.fix)}</td><td>{prop}</td><td>{steps}</td>"
             f"<td>{o.states:,}</td></tr>"
         )
