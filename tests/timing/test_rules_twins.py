@@ -128,6 +128,7 @@ class _Ref:
                     self.ids[name] = e.body.member_id
                 elif e.body.error == Errors.NONE:
                     self.joins[name] = e.body
+                    self.ids[name] = e.body.member_id
 
     def to(self, t: int) -> None:
         """Let time pass to ``t``: the timers due before ``t`` fire; those due at ``t`` wait for
@@ -432,6 +433,41 @@ def test_alive_at_expiry_with_one_side_mutated_disagrees() -> None:
     assert list(_alive_disagreements(ignores_parked, None)) == ["c1"]
 
 
+def _static_disagreements(rule: Callable[[Any, Any], Any]) -> Iterator[tuple[int, ...]]:
+    """``static_restart_expires``'s guard (``kgc/timing/queries.py``): a static member Stable alone
+    at t = 0 stops at 1 ms and its new process's JoinGroup (the same ``group.instance.id``, no member
+    id) arrives at ``t``; it is expired and the group rebalances exactly when ``missed_deadline``
+    says the deadline armed at 0 (``rearm_deadline``) passed first, and otherwise the reference swaps
+    the member id in Stable without a rebalance (``doStaticNewMemberJoinGroup``,
+    ``updateStaticMemberAndRebalance``, ``GroupCoordinator.scala`` 3.6.2)."""
+    for st, d in product((6000, 45000), (-1000, -1, 0, 1)):
+        t = st + d
+        ref = _Ref()
+        join = JoinGroupRequest(GROUP, "", "consumer", PROTO, st, 300000, group_instance_id="c1", client_id="c1")
+        ref.coord.join(join)
+        ref.settle()
+        ref.sync("c1", True)
+        ref.states.clear()
+        ref.to(t)
+        ref.coord.join(join)
+        ref.settle()
+        expired = ref.removed.get("c1") == (st, RemovalCause.HEARTBEAT_EXPIRED)
+        rebalanced = ref.entered(GroupState.PREPARING_REBALANCE) is not None
+        deadline = rules.rearm_deadline(_env(session_timeout_ms=st), 0, _i(0))
+        z = _bool(rule(deadline, _i(t)))
+        if not (z == expired == rebalanced):
+            yield st, t
+
+
+def test_static_rejoin_agrees_with_the_reference() -> None:
+    assert list(_static_disagreements(rules.missed_deadline)) == []
+
+
+def test_a_changed_static_rejoin_guard_disagrees() -> None:
+    """A deadline that a request in its own millisecond no longer beats is caught."""
+    assert list(_static_disagreements(lambda deadline, nxt: nxt >= deadline))
+
+
 #: (c1's and c2's max.poll.interval.ms, session timeout, c2's rejoin after the rebalance's start)
 JOIN_CASES = [
     (r1, r2, 100000, j)
@@ -623,7 +659,7 @@ RULES: dict[str, tuple[str, str]] = {
         "test_heartbeat_expiry_agrees_with_the_reference",
     ),
     "missed_deadline": (
-        "`kgc/reference/` DelayedHeartbeat (`delayed.py`)",
+        "`kgc/reference/` DelayedHeartbeat (`delayed.py`); a static member's rejoin in Stable",
         "test_heartbeat_expiry_agrees_with_the_reference",
     ),
     "alive_at_expiry": (
