@@ -105,12 +105,30 @@ def build_parser(verbs: dict[str, ModuleType]) -> argparse.ArgumentParser:
     return parser
 
 
+def _refuse_empty_values(argv: list[str]) -> None:
+    """An option given an empty (or blank) value, ``--out ''`` or ``--out=``, is refused: each verb
+    reads an empty value as the option left out, so a script's ``--out "$DIR"`` with ``DIR`` unset
+    would run, write nothing and exit 0 (``docs/reliability.md``, the hostile sweep)."""
+    for i, token in enumerate(argv):
+        if token == "--":
+            return
+        if token.startswith("--") and "=" in token:
+            option, value = token.split("=", 1)
+        elif i > 0 and argv[i - 1].startswith("-") and "=" not in argv[i - 1] and argv[i - 1] != "--":
+            option, value = argv[i - 1], token
+        else:
+            option, value = "an argument", token
+        if not value.strip():
+            raise InputError(f"{option}: an empty value (give one, or leave the option out)")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C raises KeyboardInterrupt below
     with signals():
         try:
+            _refuse_empty_values(argv)
             verbs = _load_verbs(_modules_for(argv))
             parser = build_parser(verbs)
             args, unknown = parser.parse_known_args(argv)

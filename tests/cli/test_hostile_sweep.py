@@ -202,3 +202,31 @@ def test_diff_against_an_empty_revision_is_refused(rev: str) -> None:
     ``test_cmd_diff.py::test_the_same_model_twice_is_the_same`` uses it on purpose.)"""
     code, err = _kgc(["diff", "--consumers", "1", "--max-generation", "1", "--no-progress", "--rev", rev])
     assert code == exits.BAD_INPUT and "--rev: an empty revision names no commit" in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", "--consumers", "1", "--partitions", "1", "--max-generation", "1", "--out", ""],
+        ["check", "--consumers", "1", "--partitions", "1", "--max-generation", "1", "--out="],
+        ["check", "--consumers", "1", "--partitions", "1", "--max-generation", "1", "--timing", ""],
+        ["bugs", "KAFKA-8220", "--consumers", "1", "--partitions", "1", "--out", " "],
+        ["timing", "examples/timing/dead-consumer.toml", "--out", ""],
+    ],
+)
+def test_an_empty_option_value_is_refused_not_read_as_absent(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--out ''`` (a script's ``--out "$DIR"`` with ``DIR`` unset) was read as no ``--out`` at all:
+    ``check``, ``bugs`` and ``timing`` ran, wrote nothing and exited 0; ``check --timing ''`` judged
+    the lassos under Kafka's defaults instead of a file. An empty value is now refused in one line
+    (150) naming the option, before any work."""
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    code, err = _kgc(argv)
+    option = next(a for a in reversed(argv) if a.startswith("--")).split("=")[0]
+    assert code == exits.BAD_INPUT, err
+    assert err == f"kgc: error: {option}: an empty value (give one, or leave the option out)\n", err
+
+
+def test_a_bare_optional_value_is_not_an_empty_value() -> None:
+    """``check --timing`` with no FILE (Kafka's defaults) is not an empty value."""
+    code, err = _kgc(["check", "--consumers", "1", "--partitions", "1", "--max-generation", "1", "--timing"])
+    assert code == exits.OK, err
