@@ -21,6 +21,7 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -188,10 +189,14 @@ def start_session(settings: SparkSettings) -> tuple[SparkSession, bool]:
         builder = builder.config(key, value)
     fd, log_name = tempfile.mkstemp(prefix="kgc-spark-", suffix=".log")
     log = Path(log_name)
+    before = _children()
     try:
         with _stderr_into(fd):
             spark = builder.getOrCreate()
-    except Exception as exc:  # noqa: BLE001 - py4j and pyspark raise many kinds; one line for all
+    except BaseException as exc:  # py4j and pyspark raise many kinds (one line for all), or an interrupt
+        _stop(_children() - before)  # the JVM this start launched would outlive kgc
+        if not isinstance(exc, Exception):
+            raise
         cause = _java_cause(log) or first_line(exc)
         raise SparkUnavailable(f"Spark did not start on {settings.master}: {cause} (Spark's output: {log})") from None
     finally:
@@ -203,6 +208,46 @@ def start_session(settings: SparkSettings) -> tuple[SparkSession, bool]:
         spark.stop()
         raise
     return spark, True
+
+
+def _children() -> set[int]:
+    """The processes this one started that are still running (Linux's ``/proc``; none elsewhere)."""
+    me = os.getpid()
+    found: set[int] = set()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if len(fields) > 1 and int(fields[1]) == me and fields[0] != b"Z":
+                found.add(int(entry))
+    return found
+
+
+def _stop(pids: set[int]) -> None:
+    """Stop the processes a failed or interrupted Spark start launched (its JVM, which would
+    otherwise outlive kgc): SIGTERM, then SIGKILL to any still there after two seconds."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + 2
+        while pids and time.monotonic() < deadline:
+            for pid in list(pids):
+                with contextlib.suppress(OSError):
+                    if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                        pids.discard(pid)
+                if not os.path.exists(f"/proc/{pid}"):
+                    pids.discard(pid)
+            time.sleep(0.05)
+        if not pids:
+            return
 
 
 @contextlib.contextmanager

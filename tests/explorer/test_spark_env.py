@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from kgc.cli import exits
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,3 +34,29 @@ def test_a_setting_spark_refuses_as_it_starts_is_one_line_naming_its_output() ->
         assert "at org.apache.spark.deploy.SparkSubmit" in log.read_text()  # the stack is kept there
     finally:
         log.unlink(missing_ok=True)
+
+
+def test_an_interrupt_while_spark_starts_leaves_no_jvm(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGINT 5 s into ``kgc check --engine spark`` (while ``getOrCreate`` waits for the JVM it
+    launched) exited 130 but left Spark's JVM running, orphaned, for as long as 11 minutes. The
+    processes the start launched are now stopped before the interrupt goes on. A child standing for
+    the JVM is started here by a stand-in ``getOrCreate`` that is then interrupted."""
+    from pyspark.sql import SparkSession
+
+    from kgc.explorer import spark_env
+
+    started: list[subprocess.Popen[bytes]] = []
+
+    def interrupted(self: object) -> None:
+        started.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"]))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(spark_env, "check_environment", lambda settings: None)
+    monkeypatch.setattr(SparkSession, "getActiveSession", staticmethod(lambda: None))
+    monkeypatch.setattr(SparkSession.Builder, "getOrCreate", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        spark_env.start_session(spark_env.SparkSettings(master="local[1]"))
+    try:
+        assert started[0].wait(timeout=10) is not None
+    finally:
+        started[0].kill()
