@@ -35,6 +35,7 @@ COMPILED: tuple[str, ...] = (
     "kgc/model/state.py",
     "kgc/model/system.py",
     "kgc/model/types.py",
+    "kgc/model/property.py",
     "kgc/properties/base.py",
     "kgc/properties/protocol.py",
     "kgc/properties/temporal.py",
