@@ -133,11 +133,19 @@ def running_compiled() -> bool:
 
 
 def choose() -> None:
-    """Install the switch to the source when asked for or when an extension is stale (once)."""
+    """Install the switch to the source when asked for, when an extension is stale, or when some
+    listed modules have an extension and others none (a module newly listed, not yet built) (once)."""
     if _installed:
         return
     _installed.append(True)
     if not built():
+        missing = [name for name, source in MODULES.items() if _extension(source) is None]
+        if len(missing) < len(MODULES):
+            print(
+                f"kgc: {', '.join(missing)} not compiled yet; running the Python source (scripts/setup.sh compiles it)",
+                file=sys.stderr,
+            )
+            sys.meta_path.insert(0, _Source())
         return
     if os.environ.get("KGC_PURE_PYTHON", "") not in ("", "0"):
         sys.meta_path.insert(0, _Source())

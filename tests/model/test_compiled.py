@@ -133,3 +133,27 @@ def test_a_stale_extension_is_not_run(tmp_path: Path, monkeypatch: pytest.Monkey
     spec = finders[0].find_spec("mod", None)
     assert spec is not None and spec.origin == str(source)
     assert finders[0].find_spec("json", None) is None
+
+
+def test_a_partial_build_runs_the_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A module newly listed and not built yet beside built ones: no mixture is loaded, the source
+    runs, said in one line (without the switch, the built neighbours' old extensions would run)."""
+    import io
+
+    built_one, new_one = tmp_path / "old.py", tmp_path / "new.py"
+    built_one.write_text("x = 1\n")
+    new_one.write_text("y = 1\n")
+    (tmp_path / f"old{_compiled.importlib.machinery.EXTENSION_SUFFIXES[0]}").write_bytes(b"")
+    monkeypatch.setattr(_compiled, "MODULES", {"old": built_one, "new": new_one})
+    monkeypatch.setattr(_compiled, "_installed", [])
+    monkeypatch.delenv("KGC_PURE_PYTHON", raising=False)
+    meta_path = list(sys.meta_path)
+    monkeypatch.setattr(sys, "meta_path", meta_path)
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    assert not _compiled.built()
+    _compiled.choose()
+    assert isinstance(meta_path[0], _compiled._Source)
+    assert err.getvalue().count("\n") == 1 and "new not compiled yet" in err.getvalue()
+    spec = meta_path[0].find_spec("old", None)
+    assert spec is not None and spec.origin == str(built_one)
