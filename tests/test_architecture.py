@@ -92,7 +92,6 @@ GENERIC = {"kgc.model", "kgc.model.protocol", "kgc.model.property", "kgc.model._
 itself and its switch to compiled modules, which choose compiled or source modules before any other loads."""
 
 KAFKA_IN_EXPLORER: dict[str, set[str]] = {
-    "labels.py": {"kgc.model.state", "kgc.properties.temporal"},
     "liveness.py": {
         "kgc.model.actions",
         "kgc.model.config",

@@ -49,6 +49,9 @@ CONSUMERS = "consumers"
 """Reads: the state check reads only the local components (Kafka's ``state.consumers``)."""
 WHOLE_STATE = "state"
 """Reads: the state check may read the whole state."""
+CONSUMER = "consumer"
+"""Reads (a liveness predicate, ``kgc.properties.temporal``): the shared component and one local
+component, with its index (``GROUP`` and ``CONSUMERS`` read as above)."""
 
 StateCheck = Callable[[Any], bool]
 """A check of one state (of the model's own state type)."""
