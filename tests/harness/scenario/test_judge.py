@@ -184,6 +184,26 @@ def test_a_static_restart_judged_as_a_dynamic_member_fails() -> None:
     assert result.verdict == FAILED and result.first_mismatch().step == 2
 
 
+@pytest.mark.parametrize("profile", [SCALA_3X, JAVA_4_0])
+@pytest.mark.parametrize("version", [9, None])
+def test_a_static_consumer_has_the_version_its_joins_send(version: int | None, profile: Any) -> None:
+    """A static leader replaced in Stable by JoinGroup v9 is answered as the leader (KIP-814): the
+    judge gives the static consumer the version its JoinGroups name; at v5 the model answers the
+    old leader's id and the recorded answer fails."""
+    raw = shipped("group_metadata_manager_test.json", "gmm_replace_static_member_stable_no_error_skip_assignment")
+    for step in raw["steps"]:
+        if step["op"] == "join":
+            step.pop("api_version")
+            if version is not None:
+                step["api_version"] = version
+    result = judge_scenario(load(raw), profile)
+    if version == 9:
+        assert result.verdict == PASSED, result.first_mismatch()
+    else:
+        mismatch = result.first_mismatch()
+        assert result.verdict == FAILED and (mismatch.step, mismatch.field) == (3, "response.leader")
+
+
 def test_a_member_with_two_instance_ids_is_skipped() -> None:
     raw = shipped("join.json", "static_member_restart_in_stable_takes_its_place")
     raw["steps"][1]["group_instance_id"] = "i2"
