@@ -17,6 +17,7 @@ from kgc.explorer.search import Bounds
 from kgc.model.config import Config
 from kgc.model.mutants import KILLABLE, Mutant, by_name
 from kgc.model.system import ClassicGroupModel
+from tests.engine_support.explorations import Explored
 
 #: Shortest counterexample length of each mutant on the default configuration.
 KILL_LENGTH = {
@@ -59,11 +60,6 @@ def test_every_killable_mutant_has_a_pinned_kill() -> None:
     assert set(KILL_LENGTH) == {m.name for m in SAFETY_KILLABLE}
 
 
-@pytest.fixture(scope="module")
-def kills() -> dict[str, Outcome]:
-    return {m.name: explore(Config(), m) for m in SAFETY_KILLABLE}
-
-
 def check_kill(outcome: Outcome, mutant: Mutant) -> None:
     """Killed by the expected property, at the pinned length, by a path the mutated model
     replays step by step and whose last step breaks the property."""
@@ -83,8 +79,10 @@ def check_kill(outcome: Outcome, mutant: Mutant) -> None:
 
 
 @pytest.mark.parametrize("mutant", SAFETY_KILLABLE, ids=[m.name for m in SAFETY_KILLABLE])
-def test_mutant_is_killed_by_its_expected_property(kills: dict[str, Outcome], mutant: Mutant) -> None:
-    check_kill(kills[mutant.name], mutant)
+def test_mutant_is_killed_by_its_expected_property(explored: Explored, mutant: Mutant) -> None:
+    """The kill ``kgc mutants`` reports (weak fairness, iterative deepening), one search per
+    mutant (tests/conftest.py ``explored``: a run selecting a few mutants searches only those)."""
+    check_kill(explored(Config(), mutant), mutant)
 
 
 _SHORT_THEN_DEEP = [*FAST, *(pytest.param(m, marks=pytest.mark.slow) for m in DEEP)]
@@ -92,17 +90,18 @@ _IDS = [m.name for m in [*FAST, *DEEP]]
 
 
 @pytest.mark.parametrize("mutant", _SHORT_THEN_DEEP, ids=_IDS)
-def test_kill_is_the_same_with_every_check_on_every_transition(kills: dict[str, Outcome], mutant: Mutant) -> None:
+def test_kill_is_the_same_with_every_check_on_every_transition(explored: Explored, mutant: Mutant) -> None:
     """The properties' step scopes are honest on the violating transitions too."""
-    every = explore(Config(), mutant, step_cache=False, fairness=None)
-    cached = kills[mutant.name]
+    every = explored(Config(), mutant, step_cache=False, fairness=None)
+    cached = explored(Config(), mutant)
     assert (every.killed_by, every.trace_length, every.also) == (cached.killed_by, cached.trace_length, cached.also)
 
 
 @pytest.mark.parametrize("mutant", _SHORT_THEN_DEEP, ids=_IDS)
-def test_kill_is_a_shortest_counterexample(mutant: Mutant) -> None:
-    """Nothing shorter: every state and transition within one step less is checked clean."""
-    shorter = explore(Config(), mutant, Bounds(max_depth=KILL_LENGTH[mutant.name] - 1), fairness=None)
+def test_kill_is_a_shortest_counterexample(explored: Explored, mutant: Mutant) -> None:
+    """Nothing shorter: every state and transition within one step less is checked clean (the
+    same search as tests/model/test_bugs.py's for a put-back bug's mutant: one for both)."""
+    shorter = explored(Config(), mutant, Bounds(max_depth=KILL_LENGTH[mutant.name] - 1), fairness=None)
     assert not shorter.killed
     assert shorter.result.stats.stopped_by == "max-depth"
 
