@@ -517,7 +517,9 @@ def test_serve_options(option: str, value: str, fault: str) -> None:
         run_verb("serve", ["serve", "--duration", "0.05", "--fault", fault])
 
 
-CLIENT_OPTIONS = st.sampled_from(["--budget", "--steps", "--seed", "--out", "--known", "--mutant", "--client"])
+CLIENT_OPTIONS = st.sampled_from(
+    ["--budget", "--steps", "--seed", "--static", "--out", "--known", "--mutant", "--client"]
+)
 
 
 @settings(max_examples=int(15 * SCALE), **QUIET)  # type: ignore[arg-type]
@@ -720,6 +722,7 @@ def test_unwritable_outputs_are_one_line(tmp_path: Path) -> None:
         ("check", ["check", "--consumers", "1", "--no-progress", "--out", str(blocker / "d")]),
         ("report", ["report", "--consumers", "1", "--no-progress", "-o", str(blocker / "r.html")]),
         ("mutants", ["mutants", "--consumers", "1", "--no-progress", "--out", str(blocker / "d")]),
+        ("bugs", ["bugs", "--bug", "KAFKA-16148", "--out", str(blocker / "d")]),
         ("diagram", ["diagram", "graph", "--consumers", "1", "-o", str(blocker / "g.svg")]),
         ("serve", ["serve", "--duration", "0.05", "--trace", str(blocker / "t.jsonl")]),
         ("clients", ["clients", "--out", str(blocker / "d")]),
