@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import tests.engine_support.explorations as explorations
-from kgc.engine_support.mutation import Outcome
+from kgc.engine_support.mutation import Outcome, explore
 from kgc.explorer.search import Bounds
 from kgc.model.config import Config
 from kgc.model.mutants import by_name
@@ -20,7 +20,7 @@ SMALL = Config.from_mapping(
 
 def test_one_search_per_distinct_call(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[Any, ...]] = []
-    real = explorations.explore
+    real = explore
 
     def counting(*args: Any, **kwargs: Any) -> Outcome:
         calls.append(args)
