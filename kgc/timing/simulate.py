@@ -92,6 +92,14 @@ class Scenario(Enum):
     DEAD = "dead"
     """Two members Stable at t = 0; the second dies (a crash: no LeaveGroup) at ``{member}.dies_at``
     and the first re-owns its partitions after the coordinator expires it."""
+    ROLLING = "rolling"
+    """A rolling restart: every member Stable at t = 0 (one join phase from Empty, the first member
+    leading); then each member in turn, in the configuration's order, closes — a dynamic member's
+    ``close()`` sends LeaveGroup (``ConsumerCoordinator.close`` → ``maybeLeaveGroup``, clients 3.6.2)
+    — at ``{member}.restart_at`` (default: one millisecond after the previous member's new process
+    started; the first at 1), and its new process sends JoinGroup with no member id
+    ``{member}.restart`` ms later (the MEMBER_ID_REQUIRED round trip first, KIP-394). Several
+    rebalances run in one run: the leave's, the rejoin's (``Run.rebalances``)."""
 
 
 @dataclass
@@ -173,6 +181,14 @@ class Run:
     died_at: int | None = None
     synced: list[tuple[str, int]] = field(default_factory=list)
     reown_limit: int = 0
+    #: every rebalance once the run started: (PreparingRebalance, join completion or None)
+    rebalances: list[tuple[int, int | None]] = field(default_factory=list)
+    #: every transition to Stable once the run started: (time, members in the group)
+    stable: list[tuple[int, int]] = field(default_factory=list)
+    #: (``ROLLING``) each restart: (member, process stopped, new process started)
+    restarts: list[tuple[str, int, int]] = field(default_factory=list)
+    #: (``ROLLING``) how many members the group has when every restart is done
+    group_size: int = 0
 
     def note(self, time: int, lane: str, kind: str, text: str, **detail: Any) -> None:
         self.events.append(TimedEvent(time, lane, kind, text, detail))
@@ -184,6 +200,27 @@ class Run:
         end = self.rebalance_completed if self.rebalance_completed is not None else self.end_ms
         return end - self.rebalance_started
 
+    @property
+    def roll_evictions(self) -> list[tuple[str, int, str]]:
+        """(``ROLLING``) every member the coordinator removed other than by its own LeaveGroup:
+        (member, time, cause), in time order — a member that stays up evicted during the roll, or
+        a restarted member's new id lost."""
+        out = [(m, t, "heartbeat_expired") for m, t, _ in self.expired]
+        out += [(m, t, cause) for m, t, cause in self.removed if cause != RemovalCause.LEAVE_GROUP.value]
+        return sorted(out, key=lambda e: (e[1], e[0]))
+
+    @property
+    def roll_settled(self) -> int | None:
+        """(``ROLLING``) when the group is first Stable with all its members after the last
+        member's new process started; None if not within the run."""
+        if not self.restarts or len(self.restarts) < self.group_size:
+            return None
+        back = self.restarts[-1][2]
+        for t, members in self.stable:
+            if t >= back and members == self.group_size:
+                return t
+        return None
+
 
 @dataclass
 class _Message:
@@ -194,6 +231,8 @@ class _Message:
     sent: int
     seq: int
     prio: int
+    #: (``ROLLING``) the process that sent it: its answer goes to that process, not to a restarted one
+    owner: _Client | None = None
 
 
 class _Client:
@@ -250,6 +289,8 @@ class _Client:
         name = name or self.count(kind)
         delay = self.sim.delay(f"{self.name}.{name}.req")
         msg = _Message(self.name, name, api, build, now, next(self.sim.seq), prio)
+        if self.sim.scenario == Scenario.ROLLING:
+            msg.owner = self
         arrival = max(now + delay, self.last_arrival)
         self.last_arrival = arrival
         self.sim.at(arrival, 0, (now, prio, msg.seq), lambda t: self.sim.deliver(msg, t))
@@ -341,7 +382,7 @@ class Simulation:
 
     # the coordinator side ---------------------------------------------------------------------
     def deliver(self, msg: _Message, now: int) -> None:
-        client = self.clients_by_name[msg.client]
+        client = msg.owner if msg.owner is not None else self.clients_by_name[msg.client]
         if client.parked_request:
             client.waiting.append(msg)
             return
@@ -438,6 +479,15 @@ class Simulation:
         rebalancing = self.run.rebalance_started is not None and self.run.rebalance_completed is None
         if state in (GroupState.COMPLETING_REBALANCE, GroupState.EMPTY) and rebalancing:
             self.run.rebalance_completed = now
+        if not self.ready:
+            return
+        if state == GroupState.PREPARING_REBALANCE:
+            self.run.rebalances.append((now, None))
+        elif state in (GroupState.COMPLETING_REBALANCE, GroupState.EMPTY):
+            if self.run.rebalances and self.run.rebalances[-1][1] is None:
+                self.run.rebalances[-1] = (self.run.rebalances[-1][0], now)
+        elif state == GroupState.STABLE:
+            self.run.stable.append((now, len(self.coord.describe_group(GROUP).members)))
 
     # the client side ----------------------------------------------------------------------------
     def _answer(self, client: _Client, msg: _Message, body: ResponseBody, now: int) -> None:
@@ -690,6 +740,9 @@ class Simulation:
         if self.scenario == Scenario.DEAD:
             self._setup_pair()
             return
+        if self.scenario == Scenario.ROLLING:
+            self._setup_group()
+            return
         c1 = self.clients[0]
         settings = c1.s
         rebalance_timeout = settings["max.poll.interval.ms"]
@@ -821,6 +874,95 @@ class Simulation:
             self.at(0, 2, (0, client.index, next(self.seq)), partial(self._first_poll, client))
         dies_at = self.schedule.get(f"{c2.name}.dies_at", self._env_min("death.ms"))
         self.at(dies_at, 2, (dies_at, -1, next(self.seq)), partial(self._die, c2))
+
+    def _setup_group(self) -> None:
+        """``ROLLING``: every member joins the empty group at t = 0 with no delays (MEMBER_ID_REQUIRED
+        first), one join phase takes them all (the first leads), and all become Stable at once, every
+        timer of both sides starting at 0; then the restarts are scheduled, one after another."""
+        first = self.clients[0]
+        self._current = (first, _Message(first.name, "setup", ApiKey.JOIN_GROUP, lambda: None, 0, 0, 0), 0)
+        self.coord.observe(None)
+        ids: dict[str, str] = {}
+
+        def join_new(client: _Client) -> None:
+            self.coord.join(self._join_request(client, ""))
+            for e in self.coord.take_events():
+                if isinstance(e, Response) and isinstance(e.body, JoinGroupResponse):
+                    ids[client.name] = e.body.member_id
+            self.coord.join(self._join_request(client, ids[client.name]))
+
+        # the first member forms the group alone (the initial delay is 0 here), the others join it
+        # and the first rejoins: one join phase with all of them, the first leading
+        join_new(first)
+        self.coord.fire_due_timers()
+        alone = next(e.body for e in self.coord.take_events() if isinstance(e, Response))
+        assert isinstance(alone, JoinGroupResponse) and alone.error == Errors.NONE, alone
+        own = (SyncGroupAssignment(ids[first.name], b"0"),)
+        self.coord.sync(SyncGroupRequest(GROUP, alone.generation_id, ids[first.name], assignments=own))
+        self.coord.take_events()
+        for client in self.clients[1:]:
+            join_new(client)
+        self.coord.join(self._join_request(first, ids[first.name]))
+        self.coord.fire_due_timers()
+        joins = {
+            e.body.member_id: e.body
+            for e in self.coord.take_events()
+            if isinstance(e, Response) and isinstance(e.body, JoinGroupResponse) and e.body.error == Errors.NONE
+        }
+        leader = joins[ids[first.name]]
+        assert leader.leader == ids[first.name] and len(leader.members) == len(self.clients), leader
+        members = tuple(m.member_id for m in leader.members)
+        assignment = tuple(SyncGroupAssignment(m, b"0" if i == 0 else b"") for i, m in enumerate(members))
+        for client in self.clients[1:]:
+            self.coord.sync(SyncGroupRequest(GROUP, leader.generation_id, ids[client.name]))
+        self.coord.sync(SyncGroupRequest(GROUP, leader.generation_id, ids[first.name], assignments=assignment))
+        self.coord.take_events()
+        self.coord.observe(self._observe)
+        self.ready = True
+        self.run.group_size = len(self.clients)
+        self.run.note(0, COORDINATOR, "state", "Stable")
+        for client in self.clients:
+            client.member_id = ids[client.name]
+            client.generation = leader.generation_id
+            client.state = "stable"
+            client.enabled = True
+            self.by_member[client.member_id] = client
+            client.hb.reset_timeouts()
+            self.run.note(0, client.name, "client", f"Stable, generation {client.generation}")
+            self._wake(client, 0)
+            self.at(0, 2, (0, client.index, next(self.seq)), partial(self._first_poll, client))
+        stop = 0
+        for client in self.clients:
+            stop = self.schedule.get(f"{client.name}.restart_at", stop + 1)
+            down = self.schedule.get(f"{client.name}.restart", self._env_min("restart.ms"))
+            self.run.restarts.append((client.name, stop, stop + down))
+            self.at(stop, 2, (stop, -1, next(self.seq)), partial(self._close, client.index))
+            self.at(stop + down, 2, (stop + down, -1, next(self.seq)), partial(self._restart_dynamic, client.index))
+            stop += down
+
+    def _close(self, index: int, now: int) -> None:
+        """A dynamic member's ``KafkaConsumer.close()``: the application thread sends LeaveGroup
+        (``maybeLeaveGroup``, clients 3.6.2: only with a member id) and the process stops; what it
+        sent is still delivered."""
+        client = self.clients[index]
+        if not client.done and client.member_id:
+            mid = client.member_id
+            client.send("leave", ApiKey.LEAVE_GROUP, lambda: LeaveGroupRequest(GROUP, (MemberIdentity(mid),)), now, 0)
+        self._die(client, now, "closes to restart: LeaveGroup")
+
+    def _restart_dynamic(self, index: int, now: int) -> None:
+        """The closed member's new process: a fresh client (no member id) sends JoinGroup; its
+        messages are numbered on from the old process's, so the schedule names stay unique."""
+        old = self.clients[index]
+        client = _Client(self, index, dict(old.s))
+        client.counters = dict(old.counters)
+        client.hb_count = old.hb_count
+        client.time.now_ms = now
+        client.batch = old.batch
+        client.polling_at = now
+        self.clients[index] = client
+        self.run.note(now, client.name, "client", "restarted: JoinGroup without a member id")
+        self._send_join(client, now)
 
     def _restart(self, now: int) -> None:
         """The static member's new process: a fresh client with the same name and instance id sends
