@@ -100,6 +100,12 @@ class Scenario(Enum):
     started; the first at 1), and its new process sends JoinGroup with no member id
     ``{member}.restart`` ms later (the MEMBER_ID_REQUIRED round trip first, KIP-394). Several
     rebalances run in one run: the leave's, the rejoin's (``Run.rebalances``)."""
+    ROLLING_STATIC = "rolling-static"
+    """``ROLLING`` with static members (``group.instance.id`` ``{member}-instance``, KIP-345): a
+    static member sends no LeaveGroup on close (``maybeLeaveGroup`` only leaves a dynamic member,
+    clients 3.6.2) and its new process sends JoinGroup with its instance id and no member id, which
+    in Stable replaces the old member id without a rebalance (``updateStaticMemberAndRebalance``,
+    ``GroupCoordinator.scala`` 3.6.2) unless the old id's session ran out first."""
 
 
 @dataclass
@@ -189,6 +195,9 @@ class Run:
     restarts: list[tuple[str, int, int]] = field(default_factory=list)
     #: (``ROLLING``) how many members the group has when every restart is done
     group_size: int = 0
+    #: (``ROLLING``) the times the group was Stable with all its members and every member's
+    #: current process had its assignment (its SyncGroup answer of the current generation)
+    settled: list[int] = field(default_factory=list)
 
     def note(self, time: int, lane: str, kind: str, text: str, **detail: Any) -> None:
         self.events.append(TimedEvent(time, lane, kind, text, detail))
@@ -211,15 +220,12 @@ class Run:
 
     @property
     def roll_settled(self) -> int | None:
-        """(``ROLLING``) when the group is first Stable with all its members after the last
-        member's new process started; None if not within the run."""
+        """(``ROLLING``) when the group is first Stable with all its members, each with its
+        assignment, after the last member's new process started; None if not within the run."""
         if not self.restarts or len(self.restarts) < self.group_size:
             return None
         back = self.restarts[-1][2]
-        for t, members in self.stable:
-            if t >= back and members == self.group_size:
-                return t
-        return None
+        return next((t for t in self.settled if t >= back), None)
 
 
 @dataclass
@@ -289,7 +295,7 @@ class _Client:
         name = name or self.count(kind)
         delay = self.sim.delay(f"{self.name}.{name}.req")
         msg = _Message(self.name, name, api, build, now, next(self.sim.seq), prio)
-        if self.sim.scenario == Scenario.ROLLING:
+        if self.sim.scenario in (Scenario.ROLLING, Scenario.ROLLING_STATIC):
             msg.owner = self
         arrival = max(now + delay, self.last_arrival)
         self.last_arrival = arrival
@@ -488,6 +494,19 @@ class Simulation:
                 self.run.rebalances[-1] = (self.run.rebalances[-1][0], now)
         elif state == GroupState.STABLE:
             self.run.stable.append((now, len(self.coord.describe_group(GROUP).members)))
+            self._check_settled(now)
+
+    def _check_settled(self, now: int) -> None:
+        """(``ROLLING``) record ``now`` in ``Run.settled`` when the group is Stable with all its
+        members and every member's current process has its assignment."""
+        if self.run.group_size == 0:
+            return
+        group = self.coord.describe_group(GROUP)
+        if group.group_state != GroupState.STABLE or len(group.members) != self.run.group_size:
+            return
+        current = {c.member_id for c in self.clients if c.state == "stable" and not c.done}
+        if current == {m.member_id for m in group.members}:
+            self.run.settled.append(now)
 
     # the client side ----------------------------------------------------------------------------
     def _answer(self, client: _Client, msg: _Message, body: ResponseBody, now: int) -> None:
@@ -567,6 +586,7 @@ class Simulation:
         client.rejoin_needed = False
         self.run.synced.append((client.name, now))
         self.run.note(now, client.name, "client", f"Stable, generation {client.generation}")
+        self._check_settled(now)
         if client.polling_at is not None or client.index > 0 or self.ready:
             # the poll that rejoined goes on: the fetcher hands out the next batch now
             self._fetch(client, now)
@@ -586,6 +606,7 @@ class Simulation:
             (JoinGroupProtocol("range", b"m0"),),
             settings["session.timeout.ms"],
             rebalance_timeout,
+            group_instance_id=self._instance(client),
             client_id=client.name,
         )
         client.send("join", ApiKey.JOIN_GROUP, lambda: req, now, 0)
@@ -740,7 +761,7 @@ class Simulation:
         if self.scenario == Scenario.DEAD:
             self._setup_pair()
             return
-        if self.scenario == Scenario.ROLLING:
+        if self.scenario in (Scenario.ROLLING, Scenario.ROLLING_STATIC):
             self._setup_group()
             return
         c1 = self.clients[0]
@@ -877,14 +898,20 @@ class Simulation:
 
     def _setup_group(self) -> None:
         """``ROLLING``: every member joins the empty group at t = 0 with no delays (MEMBER_ID_REQUIRED
-        first), one join phase takes them all (the first leads), and all become Stable at once, every
-        timer of both sides starting at 0; then the restarts are scheduled, one after another."""
+        first; ``ROLLING_STATIC``: none, with its instance id), one join phase takes them all (the
+        first leads), and all become Stable at once, every timer of both sides starting at 0; then the
+        restarts are scheduled, one after another."""
         first = self.clients[0]
         self._current = (first, _Message(first.name, "setup", ApiKey.JOIN_GROUP, lambda: None, 0, 0, 0), 0)
         self.coord.observe(None)
         ids: dict[str, str] = {}
 
         def join_new(client: _Client) -> None:
+            if self.scenario == Scenario.ROLLING_STATIC:
+                self.coord.join(self._join_request(client, "", self._instance(client)))
+                described = self.coord.describe_group(GROUP).members
+                ids[client.name] = next(m.member_id for m in described if m.group_instance_id == self._instance(client))
+                return
             self.coord.join(self._join_request(client, ""))
             for e in self.coord.take_events():
                 if isinstance(e, Response) and isinstance(e.body, JoinGroupResponse):
@@ -902,7 +929,7 @@ class Simulation:
         self.coord.take_events()
         for client in self.clients[1:]:
             join_new(client)
-        self.coord.join(self._join_request(first, ids[first.name]))
+        self.coord.join(self._join_request(first, ids[first.name], self._instance(first)))
         self.coord.fire_due_timers()
         joins = {
             e.body.member_id: e.body
@@ -945,6 +972,9 @@ class Simulation:
         (``maybeLeaveGroup``, clients 3.6.2: only with a member id) and the process stops; what it
         sent is still delivered."""
         client = self.clients[index]
+        if self.scenario == Scenario.ROLLING_STATIC:
+            self._die(client, now, "stops to restart (static: no LeaveGroup)")
+            return
         if not client.done and client.member_id:
             mid = client.member_id
             client.send("leave", ApiKey.LEAVE_GROUP, lambda: LeaveGroupRequest(GROUP, (MemberIdentity(mid),)), now, 0)
@@ -961,8 +991,18 @@ class Simulation:
         client.batch = old.batch
         client.polling_at = now
         self.clients[index] = client
+        if self.scenario == Scenario.ROLLING_STATIC:
+            self.run.note(now, client.name, "client", "restarted: JoinGroup with its group.instance.id")
+            client.state = "preparing"
+            req = self._join_request(client, "", self._instance(client))
+            client.send("join", ApiKey.JOIN_GROUP, lambda: req, now, 0)
+            return
         self.run.note(now, client.name, "client", "restarted: JoinGroup without a member id")
         self._send_join(client, now)
+
+    def _instance(self, client: _Client) -> str | None:
+        """(``ROLLING_STATIC``) the member's ``group.instance.id``; None for a dynamic member."""
+        return f"{client.name}-instance" if self.scenario == Scenario.ROLLING_STATIC else None
 
     def _restart(self, now: int) -> None:
         """The static member's new process: a fresh client with the same name and instance id sends

@@ -22,9 +22,10 @@ ENVIRONMENT = {"network.delay.ms": [10, 10], "record.processing.ms": [1, 2000]}
 ROLL = {"c1.restart_at": 5000, "c1.restart": 2000, "c2.restart_at": 20000, "c2.restart": 2000}
 
 
-def _roll(n: int, schedule: dict[str, int], mutant: str | None = None, until: int = 60000) -> Run:
+def _roll(n: int, schedule: dict[str, int], mutant: str | None = None, until: int = 60000, static: bool = False) -> Run:
     doc = {"consumer": CONSUMER, "member": [{"name": f"c{i + 1}"} for i in range(n)], "environment": ENVIRONMENT}
-    return Simulation(parse(doc), Schedule(schedule), Scenario.ROLLING, mutant, auto_commit=False).execute(until)
+    scenario = Scenario.ROLLING_STATIC if static else Scenario.ROLLING
+    return Simulation(parse(doc), Schedule(schedule), scenario, mutant, auto_commit=False).execute(until)
 
 
 def test_each_restart_of_a_dynamic_member_is_two_rebalances() -> None:
@@ -35,14 +36,15 @@ def test_each_restart_of_a_dynamic_member_is_two_rebalances() -> None:
     SyncGroup arrives at 6050 (Stable, one member). c1's new process at 7000 needs the MEMBER_ID_REQUIRED
     round trip: JoinGroup with its id at 7030 starts the second rebalance; c2's heartbeat timer restarted
     at its JoinGroup answer (6040), so it learns at 9060, rejoins at 9070 and the group is Stable with
-    both at 9090. c2's restart repeats the pattern from 20000."""
+    both at 9090. c2's restart repeats the pattern from 20000; the group is settled when the last
+    SyncGroup answers arrive (24180)."""
     run = _roll(2, ROLL)
     assert run.rebalances == [(5010, 6030), (7030, 9070), (20010, 21110), (22030, 24150)]
     assert run.stable == [(6050, 1), (9090, 2), (21130, 1), (24170, 2)]
     assert run.removed == [("c1", 5010, "leave_group"), ("c2", 20010, "leave_group")]
     assert run.restarts == [("c1", 5000, 7000), ("c2", 20000, 22000)]
     assert run.roll_evictions == [] and run.lapsed == [] and run.left == []
-    assert run.roll_settled == 24170
+    assert run.roll_settled == 24180
 
 
 def test_three_members_roll_in_order() -> None:
@@ -51,7 +53,7 @@ def test_three_members_roll_in_order() -> None:
     assert [size for _, size in run.stable] == [2, 3, 2, 3, 2, 3]
     assert [m for m, _, cause in run.removed if cause == "leave_group"] == ["c1", "c2", "c3"]
     assert run.roll_evictions == []
-    assert run.roll_settled == run.stable[-1][0] > 37000
+    assert run.roll_settled == run.stable[-1][0] + 10 > 37000
 
 
 def test_a_restart_within_the_leave_rebalance_joins_it() -> None:
@@ -79,4 +81,31 @@ def test_mutant_rebalance_timeout_is_session_timeout_evicts_the_member_that_stay
 def test_not_settled_before_every_restart_is_done() -> None:
     run = _roll(2, ROLL, until=21000)
     assert run.restarts[-1] == ("c2", 20000, 22000)
+    assert run.roll_settled is None
+
+
+def test_static_members_roll_without_a_rebalance() -> None:
+    """Static members: no LeaveGroup on close; c1's new process (7000) sends JoinGroup with its
+    instance id, arriving at 7010 in Stable: the coordinator swaps its member id without a rebalance and
+    answers at once (the leader told to skip the assignment, KIP-814); its SyncGroup (7020 → 7030) is
+    answered at 7040. The group never leaves Stable."""
+    run = _roll(2, ROLL, static=True)
+    assert run.rebalances == [] and run.removed == [] and run.roll_evictions == []
+    assert run.synced == [("c1", 7040), ("c2", 22040)]
+    assert run.roll_settled == 22040
+
+
+def test_a_static_restart_longer_than_the_session_expires_the_member() -> None:
+    """c1 is down 12 s: its last heartbeat (sent 3000) arrived at 3010, so the coordinator expires it at
+    3010 + 10000 and rebalances; the new process's JoinGroup (17010) starts another rebalance."""
+    run = _roll(2, {**ROLL, "c1.restart": 12000}, static=True)
+    assert run.roll_evictions == [("c1", 13010, "heartbeat_expired")]
+    assert run.rebalances[:2] == [(13010, 15030), (17010, 18070)]
+
+
+def test_mutant_heartbeat_not_rearmed_evicts_a_static_member_that_stays_up() -> None:
+    """With heartbeats not re-arming the coordinator's deadline, c2 (up all along, heartbeating on time)
+    is expired one session after t = 0."""
+    run = _roll(2, ROLL, "heartbeat_not_rearmed", static=True)
+    assert run.roll_evictions[0] == ("c2", 10000, "heartbeat_expired")
     assert run.roll_settled is None
