@@ -98,7 +98,8 @@ class Scenario(Enum):
     ``close()`` sends LeaveGroup (``ConsumerCoordinator.close`` → ``maybeLeaveGroup``, clients 3.6.2)
     — at ``{member}.restart_at`` (default: one millisecond after the previous member's new process
     started; the first at 1), and its new process sends JoinGroup with no member id
-    ``{member}.restart`` ms later (the MEMBER_ID_REQUIRED round trip first, KIP-394). Several
+    ``{member}.restart`` ms later (the MEMBER_ID_REQUIRED round trip first, KIP-394); the new
+    process's names in the schedule are ``{member}.new.…``. Several
     rebalances run in one run: the leave's, the rejoin's (``Run.rebalances``)."""
     ROLLING_STATIC = "rolling-static"
     """``ROLLING`` with static members (``group.instance.id`` ``{member}-instance``, KIP-345): a
@@ -248,6 +249,9 @@ class _Client:
         self.sim = sim
         self.index = index
         self.name = sim.config.members[index].name
+        #: the prefix of its names in the schedule: the member's name, ``{name}.new`` for a
+        #: restarted process (``ROLLING``)
+        self.key = self.name
         self.s = settings
         self.time = MockTime(0)
         self.hb = Heartbeat(
@@ -293,7 +297,7 @@ class _Client:
     # the network ------------------------------------------------------------------------------
     def send(self, kind: str, api: ApiKey, build: Callable[[], Any], now: int, prio: int, name: str = "") -> str:
         name = name or self.count(kind)
-        delay = self.sim.delay(f"{self.name}.{name}.req")
+        delay = self.sim.delay(f"{self.key}.{name}.req")
         msg = _Message(self.name, name, api, build, now, next(self.sim.seq), prio)
         if self.sim.scenario in (Scenario.ROLLING, Scenario.ROLLING_STATIC):
             msg.owner = self
@@ -451,7 +455,7 @@ class Simulation:
         error = _error(body)
         if msg.api == ApiKey.HEARTBEAT:
             self.run.heartbeats.append((client.name, arrived, error.name))
-        delay = self.delay(f"{client.name}.{msg.name}.resp")
+        delay = self.delay(f"{client.key}.{msg.name}.resp")
         arrival = max(now + delay, client.last_answer)
         client.last_answer = arrival
         label = f"{API_NAMES[msg.api]} {error.name}"
@@ -559,7 +563,7 @@ class Simulation:
         self._wake(client, now)
         if body.leader == body.member_id:
             members = tuple(m.member_id for m in body.members)
-            wait = self.schedule.get(f"{client.name}.assign", self._env_min("assignment.ms"))
+            wait = self.schedule.get(f"{client.key}.assign", self._env_min("assignment.ms"))
             self.at(now + wait, 2, (now, 0, next(self.seq)), lambda t: self._send_sync(client, t, members))
         else:
             self._send_sync(client, now, ())
@@ -679,7 +683,7 @@ class Simulation:
         i = client.batch
         client.batch += 1
         per = self._env_min("record.processing.ms")
-        length = self.schedule.get(f"{client.name}.batch{i}", records * per)
+        length = self.schedule.get(f"{client.key}.batch{i}", records * per)
         if i == 0:
             self.run.note(now, client.name, "batch", f"batch {i}: {records} records, {length} ms")
         self.at(now + length, 2, (now, 1, next(self.seq)), lambda t: self._poll(client, t))
@@ -693,7 +697,7 @@ class Simulation:
         hb = client.hb
         hb._update(now)
         k = client.hb_count + 1
-        late = self.schedule.get(f"{client.name}.hb{k}.late", 0)
+        late = self.schedule.get(f"{client.key}.hb{k}.late", 0)
         times = {
             now + hb.heartbeat_timer.remaining_ms() + late,
             hb.session_timer.deadline_ms(),
@@ -732,7 +736,7 @@ class Simulation:
             client.send("leave", ApiKey.LEAVE_GROUP, lambda: LeaveGroupRequest(GROUP, (MemberIdentity(mid),)), now, 1)
             return
         k = client.hb_count + 1
-        late = self.schedule.get(f"{client.name}.hb{k}.late", 0)
+        late = self.schedule.get(f"{client.key}.hb{k}.late", 0)
         if hb.should_heartbeat(now) and now >= hb.heartbeat_timer.deadline_ms() + late:
             client.hb_count = k
             hb.sent_heartbeat(now)
@@ -981,14 +985,13 @@ class Simulation:
         self._die(client, now, "closes to restart: LeaveGroup")
 
     def _restart_dynamic(self, index: int, now: int) -> None:
-        """The closed member's new process: a fresh client (no member id) sends JoinGroup; its
-        messages are numbered on from the old process's, so the schedule names stay unique."""
+        """The closed member's new process: a fresh client (no member id) sends JoinGroup; its names
+        in the schedule are ``{member}.new.…`` (``c1.new.join1.req``, ``c1.new.hb1.late``,
+        ``c1.new.batch0``), numbered from 1 (batches from 0) as a fresh client's are."""
         old = self.clients[index]
         client = _Client(self, index, dict(old.s))
-        client.counters = dict(old.counters)
-        client.hb_count = old.hb_count
+        client.key = f"{old.name}.new"
         client.time.now_ms = now
-        client.batch = old.batch
         client.polling_at = now
         self.clients[index] = client
         if self.scenario == Scenario.ROLLING_STATIC:

@@ -109,3 +109,14 @@ def test_mutant_heartbeat_not_rearmed_evicts_a_static_member_that_stays_up() -> 
     run = _roll(2, ROLL, "heartbeat_not_rearmed", static=True)
     assert run.roll_evictions[0] == ("c2", 10000, "heartbeat_expired")
     assert run.roll_settled is None
+
+
+def test_the_new_process_has_its_own_names_in_the_schedule() -> None:
+    """``c1.new.join1.req`` delays the new process's first JoinGroup (7000 + 500: the MEMBER_ID_REQUIRED
+    answer at 7510, the JoinGroup with the id at 7520), not the old process's; ``c1.join1.req`` is unused."""
+    run = _roll(2, {**ROLL, "c1.new.join1.req": 500, "c1.join1.req": 3000})
+    assert run.rebalances[1] == (7520, 9070)
+    new_joins = [
+        m.received for m in run.messages if m.src == "c1" and m.name.startswith("join") and 7000 <= m.sent < 9000
+    ]
+    assert new_joins == [7500, 7520]
