@@ -56,6 +56,7 @@ from kgc.interface.messages import (
     SyncGroupResponse,
     TopicPartition,
 )
+from kgc.model import mutants as catalogue
 from kgc.model.types import ApiKey, Errors, GroupState
 from kgc.reference import BrokerGroupSettings, CoordinatorConfig, ReferenceCoordinator, StepRecord
 from kgc.timing import mutants as M
@@ -337,9 +338,17 @@ class Simulation:
         scenario: Scenario,
         mutant: str | None = None,
         auto_commit: bool | None = None,
+        coordinator_mutant: str | None = None,
     ) -> None:
+        """``coordinator_mutant``: a mutant of the model's catalogue (``kgc/model/mutants.py``) the
+        reference coordinator runs with, beside the timing ``mutant`` (e.g. ``leave_skips_rebalance``
+        for a rolling restart)."""
         if mutant is not None and mutant not in M.MUTANTS:
             raise ValueError(f"unknown timing mutant {mutant!r}; known: {', '.join(sorted(M.MUTANTS))}")
+        if coordinator_mutant is not None and coordinator_mutant not in catalogue.NAMES:
+            raise ValueError(f"unknown mutant {coordinator_mutant!r} of the model's catalogue")
+        if coordinator_mutant is not None and mutant is not None:
+            raise ValueError("a simulation runs one mutant: a timing mutant or a catalogue mutant, not both")
         for m in config.members:
             for key, bound in m.settings.items():
                 if not bound.fixed:
@@ -350,7 +359,8 @@ class Simulation:
         self.mutant = mutant
         self.auto_commit_override = auto_commit
         self.ready = False
-        coordinator_mutant = M.LIVENESS_IGNORES_PARKED if mutant == M.LIVENESS_IGNORES_PARKED else None
+        if coordinator_mutant is None:
+            coordinator_mutant = M.LIVENESS_IGNORES_PARKED if mutant == M.LIVENESS_IGNORES_PARKED else None
         coordinator_class = _HeartbeatNotRearmed if mutant == M.HEARTBEAT_NOT_REARMED else ReferenceCoordinator
         self.coord = coordinator_class(
             CoordinatorConfig.of(

@@ -8,6 +8,8 @@ Stable at t = 0 with every timer starting then.
 
 from __future__ import annotations
 
+import pytest
+
 from kgc.timing.config import parse
 from kgc.timing.simulate import Run, Scenario, Schedule, Simulation
 
@@ -22,10 +24,20 @@ ENVIRONMENT = {"network.delay.ms": [10, 10], "record.processing.ms": [1, 2000]}
 ROLL = {"c1.restart_at": 5000, "c1.restart": 2000, "c2.restart_at": 20000, "c2.restart": 2000}
 
 
-def _roll(n: int, schedule: dict[str, int], mutant: str | None = None, until: int = 60000, static: bool = False) -> Run:
+def _roll(
+    n: int,
+    schedule: dict[str, int],
+    mutant: str | None = None,
+    until: int = 60000,
+    static: bool = False,
+    coordinator_mutant: str | None = None,
+) -> Run:
     doc = {"consumer": CONSUMER, "member": [{"name": f"c{i + 1}"} for i in range(n)], "environment": ENVIRONMENT}
     scenario = Scenario.ROLLING_STATIC if static else Scenario.ROLLING
-    return Simulation(parse(doc), Schedule(schedule), scenario, mutant, auto_commit=False).execute(until)
+    sim = Simulation(
+        parse(doc), Schedule(schedule), scenario, mutant, auto_commit=False, coordinator_mutant=coordinator_mutant
+    )
+    return sim.execute(until)
 
 
 def test_each_restart_of_a_dynamic_member_is_two_rebalances() -> None:
@@ -76,6 +88,27 @@ def test_mutant_rebalance_timeout_is_session_timeout_evicts_the_member_that_stay
     assert run.rebalances[0] == (5010, 15010)
     assert run.roll_evictions == [("c2", 15010, "not_rejoined")]
     assert _roll(2, schedule).roll_evictions == []
+
+
+def test_mutant_leave_skips_rebalance_leaves_the_leavers_partitions_unowned() -> None:
+    """The catalogue mutant ``leave_skips_rebalance`` (LeaveGroup removes the member without
+    ``maybePrepareRebalance``): c1's leave at 5010 starts nothing, so c2 goes on alone with its old
+    assignment until c1's new process joins (7030) — two rebalances for the roll instead of four, and
+    the first one later."""
+    run = _roll(2, ROLL, coordinator_mutant="leave_skips_rebalance")
+    assert run.removed[0] == ("c1", 5010, "leave_group")
+    assert run.rebalances == [(7030, 9030), (22030, 24070)]
+    assert _roll(2, ROLL).rebalances[0] == (5010, 6030)
+
+
+def test_one_mutant_at_a_time() -> None:
+    doc = parse({"member": [{"name": "c1"}, {"name": "c2"}]})
+    with pytest.raises(ValueError, match="unknown mutant 'nope' of the model's catalogue"):
+        Simulation(doc, Schedule({}), Scenario.ROLLING, coordinator_mutant="nope")
+    with pytest.raises(ValueError, match="one mutant"):
+        Simulation(
+            doc, Schedule({}), Scenario.ROLLING, "heartbeat_not_rearmed", coordinator_mutant="leave_skips_rebalance"
+        )
 
 
 def test_not_settled_before_every_restart_is_done() -> None:
