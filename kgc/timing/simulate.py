@@ -553,12 +553,28 @@ class Simulation:
                 self.run.note(now, client.name, "client", "rejoin needed")
         else:
             client.hb.fail_heartbeat()
+            if (
+                self.rolling
+                and error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION)
+                and client.state == "stable"
+            ):
+                # ``HeartbeatResponseHandler``: the member was removed or fenced: rejoin at the next poll
+                if error == Errors.UNKNOWN_MEMBER_ID:
+                    client.member_id = ""
+                client.rejoin_needed = True
+                self.run.note(now, client.name, "client", f"Heartbeat {error.name}: rejoin needed")
         self._wake(client, now)
 
     def _join_answer(self, client: _Client, body: JoinGroupResponse, now: int) -> None:
         if body.error == Errors.MEMBER_ID_REQUIRED:
             client.member_id = body.member_id
             self.by_member[body.member_id] = client
+            self._send_join(client, now)
+            return
+        if body.error in (Errors.UNKNOWN_MEMBER_ID, Errors.REBALANCE_IN_PROGRESS) and self.rolling:
+            # ``JoinGroupResponseHandler``: UNKNOWN_MEMBER_ID resets the member id; both retry at once
+            if body.error == Errors.UNKNOWN_MEMBER_ID:
+                client.member_id = ""
             self._send_join(client, now)
             return
         if body.error != Errors.NONE:
@@ -591,7 +607,20 @@ class Simulation:
             0,
         )
 
+    @property
+    def rolling(self) -> bool:
+        return self.scenario in (Scenario.ROLLING, Scenario.ROLLING_STATIC)
+
     def _sync_answer(self, client: _Client, body: SyncGroupResponse, now: int) -> None:
+        if body.error != Errors.NONE and self.rolling:
+            # the poll that rejoined is still blocked in ``joinGroupIfNeeded``: a failed SyncGroup
+            # requests a rejoin and the loop sends JoinGroup again at once (REBALANCE_IN_PROGRESS,
+            # UNKNOWN_MEMBER_ID and ILLEGAL_GENERATION retry without backoff; AbstractCoordinator 3.6.2)
+            if body.error == Errors.UNKNOWN_MEMBER_ID:
+                client.member_id = ""
+            self.run.note(now, client.name, "client", f"SyncGroup {body.error.name}: JoinGroup again")
+            self._send_join(client, now)
+            return
         if body.error != Errors.NONE:
             client.rejoin_needed = True
             client.state = "stable"
