@@ -185,7 +185,11 @@ CATALOGUE: tuple[Bug, ...] = (
         SCALA_COORDINATOR,
         "static member rejoin keeps its old rebalance timeout",
         "3.4.0",
-        outside="per-member timeout values (the model's timers are untimed events)",
+        outside="per-member timeout values (the model's timers are untimed events); the fix (apache/kafka#12308, "
+        "GroupCoordinator.updateStaticMemberAndRebalance stores the rejoining static member's new rebalance and "
+        "session timeouts) is about values, so it belongs to the timing layer, whose static_restart_expires restarts "
+        "a lone static member with unchanged settings and asks nothing of the rebalance after it; putting it back "
+        "there needs a restart with a changed max.poll.interval.ms followed by a rebalance the member holds",
     ),
     Bug(
         "KAFKA-14201",
@@ -286,7 +290,10 @@ CATALOGUE: tuple[Bug, ...] = (
         mutant=m.HEARTBEAT_REBALANCING_IN_COMPLETING,
         equivalent="the model's consumer heartbeats only once Stable and the leader's assignment takes no time, so "
         "the pre-2.7 heartbeat rule is never exercised; the model would need heartbeats during the rebalance and a "
-        "session timeout racing the leader's assignment",
+        "session timeout racing the leader's assignment. The timing layer has both (its client heartbeats from the "
+        "JoinGroup answer on, the leader assigns for assignment.ms), but none of its questions asks whether a member "
+        "that is on time and not parked (the leader while it assigns) is evicted during a rebalance, and no shipped "
+        "configuration gives the leader a session timeout shorter than its assignment: not put back there yet",
     ),
     Bug(
         "KAFKA-8104/KAFKA-9140",
