@@ -18,6 +18,7 @@ from kgc.model.state import State
 from kgc.model.types import Errors, GroupState
 from kgc.oracle.mbt import build_graph
 from kgc.properties.protocol import ALL, DIMENSION_WITNESSES
+from tests.engine_support.explorations import Explored
 
 #: Shortest counterexample length of each put-back bug on the default configuration.
 CAUGHT = {
@@ -44,19 +45,21 @@ def test_every_put_back_bug_is_pinned() -> None:
 @pytest.mark.parametrize(
     "bug_id", [pytest.param(b, marks=pytest.mark.slow) if b in SLOW else b for b in sorted(CAUGHT)]
 )
-def test_bug_is_caught_by_its_property_at_the_pinned_length(bug_id: str) -> None:
+def test_bug_is_caught_by_its_property_at_the_pinned_length(bug_id: str, explored: Explored) -> None:
+    """The search for nothing shorter is the one tests/engine_support/test_mutation.py makes for
+    the same mutant (tests/conftest.py ``explored``: one search for both)."""
     bug = bugs.by_id(bug_id)
     prop, length = CAUGHT[bug_id]
     assert bug.expected == prop
-    outcome = explore(Config(), by_name(bug.mutant), fairness=None)
+    outcome = explored(Config(), by_name(bug.mutant), fairness=None)
     assert outcome.killed_by == prop and outcome.trace_length == length
-    shorter = explore(Config(), by_name(bug.mutant), Bounds(max_depth=length - 1), fairness=None)
+    shorter = explored(Config(), by_name(bug.mutant), Bounds(max_depth=length - 1), fairness=None)
     assert not shorter.killed
 
 
-def test_unmutated_protocol_is_clean_to_the_deepest_catch() -> None:
+def test_unmutated_protocol_is_clean_to_the_deepest_catch(explored: Explored) -> None:
     depth = max(length for b, (_, length) in CAUGHT.items() if not by_name(bugs.by_id(b).mutant).needs)
-    outcome = explore(Config(), None, Bounds(max_depth=depth), fairness=None)
+    outcome = explored(Config(), None, Bounds(max_depth=depth), fairness=None)
     assert not outcome.killed and outcome.result.stats.stopped_by == "max-depth"
 
 
@@ -125,10 +128,11 @@ def test_kafka_13214_escapes_the_liveness_check_too() -> None:
     assert not outcome.killed and outcome.result.stats.complete
 
 
-def test_the_fenced_consumer_property_is_witnessed_and_can_fail() -> None:
+def test_the_fenced_consumer_property_is_witnessed_and_can_fail(explored: Explored) -> None:
     """fenced_consumer_releases is not vacuous (its witness holds on the default configuration within the
-    depth franz-go#1326 needs) and fails under that bug's mutant (above)."""
-    outcome = explore(Config(), None, Bounds(max_depth=7), fairness=None)
+    depth franz-go#1326 needs) and fails under that bug's mutant (above). The search to depth 7 is the
+    one test_unmutated_protocol_is_clean_to_the_deepest_catch reads (the deepest catch is 7)."""
+    outcome = explored(Config(), None, Bounds(max_depth=7), fairness=None)
     assert "witness_fenced_while_owning" in outcome.result.witnessed
 
 
