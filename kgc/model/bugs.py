@@ -48,6 +48,18 @@ class Bug:
     """Why the model cannot tell the put-back bug from the protocol ("" otherwise)."""
     pending: str = ""
     """Why a bug that may lie inside the model is not put back yet ("" otherwise)."""
+    timing_mutant: str = ""
+    """A bug about milliseconds, put back in the timing layer instead: its timing mutant
+    (``kgc/timing/mutants.py``), the inverse of the fix on the z3 side and the concrete twin."""
+    question: str = ""
+    """The timing question (``kgc/timing/queries.py``) that finds the timed bug."""
+    example: str = ""
+    """The shipped timing configuration (``examples/timing/``) the question is asked on."""
+
+    @property
+    def timed(self) -> bool:
+        """Put back as a timing mutant and found by a timing question (``kgc.timing.bugs``)."""
+        return bool(self.timing_mutant)
 
     @property
     def put_back(self) -> bool:
@@ -55,13 +67,17 @@ class Bug:
 
     @property
     def expected(self) -> str:
-        """The property expected to catch it: the mutant's."""
+        """The property expected to catch it: the mutant's (a timed bug's: its timing question)."""
+        if self.timed:
+            return self.question
         return m.by_name(self.mutant).expected if self.mutant else ""
 
     @property
     def status(self) -> str:
         if self.put_back:
             return "put back"
+        if self.timed:
+            return "put back (timed)"
         if self.equivalent:
             return "equivalent"
         if self.outside:
@@ -127,11 +143,16 @@ CATALOGUE: tuple[Bug, ...] = (
         SCALA_COORDINATOR,
         "a new member's first heartbeat never completed; evicted after the new-member timeout",
         "2.4.1",
-        fix="apache/kafka#7753",
-        outside="timers with values: JoinGroup v3 is modelled (the default configuration's dynamic consumers send "
-        "it), but the bug is a heartbeating member expired by the fixed 5-minute new-member timeout, and in the "
-        "untimed model a running member's session expiry is already an allowed fault, so only a coordinator with "
-        "deadlines (the timed reference) could tell the bug apart",
+        fix="apache/kafka#7753 (MemberMetadata.shouldKeepAlive: the DelayedHeartbeat a JoinGroup v3 new member gets "
+        "with the 5-minute new-member timeout is completed once the member is no longer awaiting its join)",
+        fidelity="the effect the fix removed, on the timed reference: the new-member timer of a member that joined "
+        "with JoinGroup v3 is never completed (neither by the join's completion nor by a heartbeat) and removes the "
+        "member when it fires; the reference keeps 2.5's heartbeatSatisfied bookkeeping (KAFKA-9752), so the "
+        "mutant withholds the completion rather than restoring 2.4.0's shouldKeepAlive line by line; the untimed "
+        "model cannot tell it apart (a running member's session expiry is an allowed fault there)",
+        timing_mutant="new_member_timer_not_completed",
+        question="needless_expiry",
+        example="defaults.toml",
     ),
     Bug(
         "KAFKA-10284",
@@ -164,7 +185,11 @@ CATALOGUE: tuple[Bug, ...] = (
         SCALA_COORDINATOR,
         "static member rejoin keeps its old rebalance timeout",
         "3.4.0",
-        outside="per-member timeout values (the model's timers are untimed events)",
+        outside="per-member timeout values (the model's timers are untimed events); the fix (apache/kafka#12308, "
+        "GroupCoordinator.updateStaticMemberAndRebalance stores the rejoining static member's new rebalance and "
+        "session timeouts) is about values, so it belongs to the timing layer, whose static_restart_expires restarts "
+        "a lone static member with unchanged settings and asks nothing of the rebalance after it; putting it back "
+        "there needs a restart with a changed max.poll.interval.ms followed by a rebalance the member holds",
     ),
     Bug(
         "KAFKA-14201",
@@ -265,7 +290,10 @@ CATALOGUE: tuple[Bug, ...] = (
         mutant=m.HEARTBEAT_REBALANCING_IN_COMPLETING,
         equivalent="the model's consumer heartbeats only once Stable and the leader's assignment takes no time, so "
         "the pre-2.7 heartbeat rule is never exercised; the model would need heartbeats during the rebalance and a "
-        "session timeout racing the leader's assignment",
+        "session timeout racing the leader's assignment. The timing layer has both (its client heartbeats from the "
+        "JoinGroup answer on, the leader assigns for assignment.ms), but none of its questions asks whether a member "
+        "that is on time and not parked (the leader while it assigns) is evicted during a rebalance, and no shipped "
+        "configuration gives the leader a session timeout shorter than its assignment: not put back there yet",
     ),
     Bug(
         "KAFKA-8104/KAFKA-9140",
@@ -473,6 +501,7 @@ CATALOGUE: tuple[Bug, ...] = (
 
 IDS: tuple[str, ...] = tuple(b.id for b in CATALOGUE)
 PUT_BACK: tuple[Bug, ...] = tuple(b for b in CATALOGUE if b.put_back)
+TIMED: tuple[Bug, ...] = tuple(b for b in CATALOGUE if b.timed)
 
 
 def by_id(bug_id: str) -> Bug:
@@ -490,11 +519,17 @@ def markdown() -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for b in CATALOGUE:
-        how = f"mutant `{b.mutant}`, caught by `{b.expected}`; {b.fidelity}" if b.put_back else b.reason
+        if b.put_back:
+            how = f"mutant `{b.mutant}`, caught by `{b.expected}`; {b.fidelity}"
+        elif b.timed:
+            how = f"timing mutant `{b.timing_mutant}`, found by `{b.question}` on `{b.example}`; {b.fidelity}"
+        else:
+            how = b.reason
         cells = (b.id, b.component, b.broke, b.fixed_in, b.fix or "–", b.status, how)
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     counts = {
-        s: sum(b.status == s for b in CATALOGUE) for s in ("put back", "equivalent", "outside", "not yet put back")
+        s: sum(b.status == s for b in CATALOGUE)
+        for s in ("put back", "put back (timed)", "equivalent", "outside", "not yet put back")
     }
     lines += ["", f"{len(CATALOGUE)} bugs: " + ", ".join(f"{n} {s}" for s, n in counts.items()) + "."]
     return "\n".join(lines) + "\n"

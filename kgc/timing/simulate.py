@@ -59,6 +59,7 @@ from kgc.interface.messages import (
 from kgc.model import mutants as catalogue
 from kgc.model.types import ApiKey, Errors, GroupState
 from kgc.reference import BrokerGroupSettings, CoordinatorConfig, ReferenceCoordinator, StepRecord
+from kgc.reference.delayed import DelayedHeartbeat
 from kgc.timing import mutants as M
 from kgc.timing.config import TimingConfig
 
@@ -328,6 +329,22 @@ class _HeartbeatNotRearmed(ReferenceCoordinator):
             super().complete_and_schedule_next_heartbeat_expiration(group, member)
 
 
+class _NewMemberTimerNotCompleted(ReferenceCoordinator):
+    """The reference coordinator with timing mutant ``new_member_timer_not_completed`` (KAFKA-9232 put
+    back): the DelayedHeartbeat ``addMemberAndRebalance`` arms with the new-member timeout for a member
+    that joined with JoinGroup v3 is watched under a key no liveness event checks, so the join's
+    completion and the member's heartbeats never complete it; it fires at its deadline and removes
+    the member (no longer new, not parked: not alive). Kafka 2.4.0's ``shouldKeepAlive`` left it
+    uncompleted the same way; apache/kafka#7753 (2.4.1) fixed it."""
+
+    def complete_and_schedule_next_expiration(self, group: Any, member: Any, timeout_ms: int) -> None:
+        if member.is_new and member.join_version < 4 and timeout_ms == self.config.new_member_join_timeout_ms:
+            op = DelayedHeartbeat(self, group, member.member_id, False, timeout_ms)
+            self._heartbeat_purgatory.try_complete_else_watch(op, (("new-member timer", member.member_id),))
+            return
+        super().complete_and_schedule_next_expiration(group, member, timeout_ms)
+
+
 class Simulation:
     """A timed run of ``config`` (every setting fixed) under ``schedule``."""
 
@@ -361,7 +378,10 @@ class Simulation:
         self.ready = False
         if coordinator_mutant is None:
             coordinator_mutant = M.LIVENESS_IGNORES_PARKED if mutant == M.LIVENESS_IGNORES_PARKED else None
-        coordinator_class = _HeartbeatNotRearmed if mutant == M.HEARTBEAT_NOT_REARMED else ReferenceCoordinator
+        coordinator_class: type[ReferenceCoordinator] = {
+            M.HEARTBEAT_NOT_REARMED: _HeartbeatNotRearmed,
+            M.NEW_MEMBER_TIMER_NOT_COMPLETED: _NewMemberTimerNotCompleted,
+        }.get(mutant or "", ReferenceCoordinator)
         self.coord = coordinator_class(
             CoordinatorConfig.of(
                 BrokerGroupSettings(
@@ -819,6 +839,11 @@ class Simulation:
         if self.scenario == Scenario.RESTART:
             # a static member: no MEMBER_ID_REQUIRED round trip (KIP-345)
             self.coord.join(self._join_request(c1, "", INSTANCE))
+        elif self.mutant == M.NEW_MEMBER_TIMER_NOT_COMPLETED:
+            # KAFKA-9232 concerns JoinGroup v3: no MEMBER_ID_REQUIRED round trip, the member is added at once
+            self.coord.join(
+                JoinGroupRequest(GROUP, "", "consumer", proto, st, rebalance_timeout, client_id=c1.name, api_version=3)
+            )
         else:
             self.coord.join(JoinGroupRequest(GROUP, "", "consumer", proto, st, rebalance_timeout, client_id=c1.name))
             events = self.coord.take_events()
