@@ -61,8 +61,10 @@ def selected(ids: list[str]) -> list[catalogue.Bug]:
 def run_bugs(
     config: Config, chosen: list[catalogue.Bug], bounds: Bounds, fairness: Fairness | None
 ) -> tuple[list[tuple[catalogue.Bug, Outcome]], Outcome]:
-    """Each bug's exploration, then the unmutated protocol's to the deepest catch."""
-    runs = [(b, explore(config, by_name(b.mutant), bounds, fairness=fairness)) for b in chosen]
+    """Each bug's exploration (on ``config`` with only the fault kinds the bug's search enables,
+    ``Bug.search_config``), then the unmutated protocol's to the deepest catch, on ``config`` itself (whose
+    behaviours include those of every narrower search)."""
+    runs = [(b, explore(b.search_config(config), by_name(b.mutant), bounds, fairness=fairness)) for b in chosen]
     deepest = max((o.trace_length or 0 for _, o in runs if o.killed), default=0)
     baseline = explore(config, None, baseline_bounds(bounds, deepest, full=False), fairness=fairness)
     return runs, baseline
@@ -91,6 +93,7 @@ def bug_json(bug: catalogue.Bug, outcome: Outcome | None = None) -> dict[str, An
         "fidelity": bug.fidelity,
         "expected": bug.expected,
         "reason": bug.reason,
+        "search_faults": sorted(bug.faults),
     }
     if outcome is not None:
         doc |= {
