@@ -441,10 +441,16 @@ CATALOGUE: tuple[Bug, ...] = (
         OTHER_CLIENT,
         "two owners (AdjustCooperative)",
         "franz-go 1.21.4",
-        pending="franz-go's fix (twmb/franz-go d7ae9db9) not read yet; it lies inside the model now that "
-        "owned-partition claims with generations are, and would be put back as the leader's cooperative adjustment "
-        "ignoring the claims' generations (a CLAIMS_* rule of kgc/model/assignors.py); plan_partitions_disjoint "
-        "and revoked_before_reassigned are the properties expected to catch it",
+        fix="twmb/franz-go d7ae9db9 (BalancePlan.AdjustCooperative: a claim beaten by a strictly higher-generation "
+        "claim elsewhere no longer counts as owned, so a partition the plan moves back to a stale claimant is "
+        "withheld for one round)",
+        pending="fix read, not put back yet: before it, a partition the sticky plan handed back to a member claiming "
+        "it at an older generation was not withheld, so that member consumed it while the newer owner, still "
+        "rebalancing, did too until its SyncGroup. The rule fits kgc/model/assignors.py (the transfer test of "
+        "cooperative_sticky counting the receiver's raw claim), but no property sees the overlap: "
+        "revoked_before_reassigned judges only partitions a SyncGroup adds to its reader (the stale claimant "
+        "already holds this one) and exclusive_ownership only Stable owners (the newer owner is rebalancing); a "
+        "property over what a consumer is granted in a generation, its stale holdings included, is needed",
     ),
     Bug(
         "sarama#2292",
