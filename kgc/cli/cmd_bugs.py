@@ -151,7 +151,11 @@ def run(args: argparse.Namespace) -> int:
                 verdict = f"INCOMPLETE (not caught before --{option} stopped the search)"
             else:
                 verdict = "ESCAPED"
-            print(f"{b.id:26} {verdict}  (depth bound needed: {o.trace_length}; {o.states} states, {o.seconds:.1f} s)")
+            narrowed = f"; faults {', '.join(sorted(b.faults))} only" if b.faults else ""
+            print(
+                f"{b.id:26} {verdict}  (depth bound needed: {o.trace_length}; {o.states} states, {o.seconds:.1f} s"
+                f"{narrowed})"
+            )
         for b in others:
             print(f"{b.id:26} {b.status}: {b.reason or 'not run (not among the bugs asked for)'}")
         base = "clean" if not baseline.killed else f"VIOLATES {baseline.killed_by}"
