@@ -45,6 +45,7 @@ KILL_LENGTH = {
     "illegal_generation_resets_member_id": 8,
     "coordinator_error_resets_member": 5,
     "plan_omits_unassigned": 7,
+    "unload_leaves_parked": 2,
     # The cooperative protocol's mutants, on the default configuration with the assignor they need
     # (Mutant.needs: cooperative-sticky).
     "join_prepare_skipped_after_reset": 9,
