@@ -25,11 +25,13 @@ The generation checks of SyncGroup and OffsetCommit are reached only through sta
 completion stays in the group with an older generation, and its consumer's next SyncGroup or
 OffsetCommit carries it. Without static members a current member never sends a stale generation
 (one request in flight per connection; dynamic members that did not rejoin are removed), so on
-``static_consumers = 0`` those two mutants are equivalent (the tests show it). One deviation is
+``static_consumers = 0`` those two mutants are equivalent (the tests show it). Two deviations are
 *equivalent* under the model whatever the configuration: Heartbeat's pre-2.7 answer in
-CompletingRebalance, since a current member never heartbeats there. It is catalogued with that
-reason (``equivalent``) and shown equivalent by the tests (identical reachable state graphs), not
-counted as a kill.
+CompletingRebalance, since a current member never heartbeats there, and an OffsetCommit's
+REBALANCE_IN_PROGRESS resetting the consumer (kafka-python#2614), since the model's consumer never
+commits between its JoinGroup and SyncGroup answers. They are catalogued with that reason
+(``equivalent``) and shown equivalent by the tests (identical reachable state graphs), not counted as
+kills.
 """
 
 from __future__ import annotations
