@@ -193,6 +193,17 @@ def rearm_deadline(env: Env, member: int, at: Int) -> Int:
     return at + env.setting(member, "session.timeout.ms")
 
 
+def heartbeat_rearm(env: Env, member: int, deadline: Int, arrival: Int) -> Int:
+    """The member's DelayedHeartbeat deadline after an accepted Heartbeat arriving at ``arrival``:
+    ``handleHeartbeat`` calls ``completeAndScheduleNextHeartbeatExpiration`` in Stable,
+    PreparingRebalance and CompletingRebalance (``GroupCoordinator.scala`` 3.6.2, lines 870-885), so
+    the new deadline is ``arrival`` + session timeout whatever the old one was. Mutant
+    ``heartbeat_not_rearmed``: the old deadline stays."""
+    if env.mutant == M.HEARTBEAT_NOT_REARMED:
+        return deadline
+    return rearm_deadline(env, member, arrival)
+
+
 def missed_deadline(deadline: Int, next_rearm: Int) -> Bool:
     """The DelayedHeartbeat fires at its deadline unless a re-arming request arrived by then
     (a request in the deadline's millisecond is handled first)."""
