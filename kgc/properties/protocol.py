@@ -612,6 +612,16 @@ def plan_shared_partition(a: Action) -> tuple[Request, int] | None:
 
 
 @sometimes(
+    "witness_plan_split",
+    "A leader's plan gives partitions to two members or more.",
+    "plan_partitions_disjoint",
+    scope=STEP,
+)
+def witness_plan_split(s: State, a: Action, t: State) -> bool:
+    return any(r.api == ApiKey.SYNC_GROUP and sum(1 for _, parts in r.plan if parts) >= 2 for r in a.handled)
+
+
+@sometimes(
     "witness_member_planned_nothing",
     "The leader's plan gives a member of the group no partition (an empty entry).",
     "plan_lists_every_member",
@@ -1382,6 +1392,7 @@ ALL: tuple[Property, ...] = (
     witness_member_keeps_id,
     witness_partitions_kept_through_rebalance,
     witness_member_planned_nothing,
+    witness_plan_split,
 )
 
 
