@@ -11,18 +11,28 @@ covered the bounded model or was caught by another property, 4 a bug's or the pr
 cut short by ``--time-limit``, ``--max-states`` or ``--max-memory`` before it caught anything
 (``--allow-incomplete``: 0), 12 the
 unmutated protocol violates a property, 150 bad input (``kgc.cli.exits``).
+
+``--out DIR`` writes each caught bug's counterexample as ``DIR/<bug id>.json`` (the ``kgc-trace``
+document ``kgc check --out`` writes; its configuration names the mutant) and its sequence chart
+``DIR/<bug id>.svg``, each atomically. :func:`section` is the "Real bugs" section of the design-review
+report (``kgc report --bugs``), drawn from the same runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from html import escape
+from pathlib import Path
 from typing import Any
 
-from kgc.cli import exits
+from kgc.cli import exits, inputs
+from kgc.cli import liveness as live_cli
+from kgc.cli.cmd_check import counterexample_json
 from kgc.cli.errors import InputError
 from kgc.cli.options import add_bounds_arguments, add_model_arguments, bounds_from_args, config_from_args
 from kgc.cli.outcome import print_header
+from kgc.diagrams.sequence import render_svg
 from kgc.engine_support.mutation import CUT_SHORT, Outcome, baseline_bounds, explore
 from kgc.explorer.liveness import FAIRNESS_LEVELS, Fairness
 from kgc.explorer.search import Bounds
@@ -37,24 +47,34 @@ INPUT_ERROR_EXIT = exits.BAD_INPUT
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("bugs", nargs="*", metavar="ID", help="the bugs to run (default: every bug put back)")
+    p.add_argument(
+        "--bug", action="append", default=[], metavar="ID", help="a bug to run (repeatable; as the IDs before)"
+    )
     p.add_argument("--list", action="store_true", help="print the catalogue and exit")
     add_model_arguments(p, mutant="none")
     add_bounds_arguments(p)
     p.add_argument("--fairness", choices=FAIRNESS_LEVELS, default="weak", help="fairness of the liveness check")
     p.add_argument("--no-liveness", action="store_true", help="check safety only")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    p.add_argument(
+        "--out", metavar="DIR", help="write each caught bug's counterexample as JSON and as a sequence chart into DIR"
+    )
 
 
-def selected(ids: list[str]) -> list[catalogue.Bug]:
-    chosen = []
+def selected(ids: list[str], option: str = "") -> list[catalogue.Bug]:
+    """The bugs named (each once, in the order given), or every bug put back when none is; an
+    unknown id or one not put back is a one-line error."""
+    chosen: list[catalogue.Bug] = []
+    prefix = f"{option}: " if option else ""
     for bug_id in ids:
         try:
             bug = catalogue.by_id(bug_id)
         except KeyError as exc:
-            raise InputError(str(exc.args[0])) from None
+            raise InputError(prefix + str(exc.args[0])) from None
         if not bug.put_back:
-            raise InputError(f"{bug.id} is not put back in the model ({bug.status}): {bug.reason}")
-        chosen.append(bug)
+            raise InputError(f"{prefix}{bug.id} is not put back in the model ({bug.status}): {bug.reason}")
+        if bug not in chosen:
+            chosen.append(bug)
     return chosen or list(catalogue.PUT_BACK)
 
 
@@ -109,8 +129,91 @@ def bug_json(bug: catalogue.Bug, outcome: Outcome | None = None) -> dict[str, An
     return doc
 
 
+def counterexample_doc(outcome: Outcome) -> dict[str, Any] | None:
+    """The ``kgc-trace`` document of a run's catch (a safety counterexample or a lasso), or None
+    when it caught nothing."""
+    v, lasso = outcome.kill, outcome.lasso
+    if v is not None:
+        return counterexample_json(outcome.result, v)
+    if lasso is not None and outcome.liveness is not None:
+        return live_cli.lasso_json(outcome.liveness, lasso)
+    return None
+
+
+def file_stem(bug: catalogue.Bug) -> str:
+    """A file name for the bug: its id with anything but letters, digits, '-', '_' and '.' as '_'
+    (``franz-go#1326`` → ``franz-go_1326``)."""
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in bug.id)
+
+
+def write_charts(runs: list[tuple[catalogue.Bug, Outcome]], out_dir: Path) -> dict[str, str]:
+    """Each caught bug's counterexample as ``DIR/<id>.json`` and its chart ``DIR/<id>.svg``, both
+    written atomically; the JSON file of each bug id."""
+    files: dict[str, str] = {}
+    for bug, outcome in runs:
+        doc = counterexample_doc(outcome)
+        if doc is None:
+            continue
+        path = out_dir / f"{file_stem(bug)}.json"
+        inputs.write_atomically(path, json.dumps(doc, indent=2) + "\n")
+        inputs.write_atomically(out_dir / f"{file_stem(bug)}.svg", render_svg(doc) + "\n")
+        files[bug.id] = str(path)
+    return files
+
+
+def _fix_cell(fix: str) -> str:
+    """The fix as the catalogue cites it (``owner/repo#N`` or ``owner/repo SHA``, then what it
+    changes), its first word as code. Not a link: the report opens offline and refers to nothing
+    outside itself (``tests/cli/test_cmd_report.py``)."""
+    head, _, tail = fix.partition(" (")
+    return f"<code>{escape(head)}</code>" + (f"<br><small>({escape(tail)}</small>" if tail else "")
+
+
+def section(runs: list[tuple[catalogue.Bug, Outcome]], baseline: Outcome) -> str:
+    """The design-review report's "Real bugs" section: for each bug run, its id, what it broke,
+    the fix, the property that caught it, the counterexample's length and its sequence chart."""
+    found = sum(caught(b, o) for b, o in runs)
+    base = "clean" if not baseline.killed else f"violates {baseline.killed_by}"
+    parts = [
+        '<section id="real-bugs"><h2>Real bugs</h2>',
+        f"<p>Real bugs of Kafka's classic group protocol and its clients, each put back into the model as "
+        f"the inverse of its fix (<code>kgc bugs</code>) and searched breadth-first under this report's "
+        f"configuration and bounds, so each counterexample is a shortest one: {found} of {len(runs)} caught "
+        f"by the property expected; the unmutated protocol is {escape(base)} to depth {baseline.depth}.</p>",
+        "<table><tr><th>bug</th><th>broke</th><th>fix</th><th>property</th><th>steps</th><th>states</th></tr>",
+    ]
+    charts: list[str] = []
+    for bug, o in runs:
+        anchor = f"bug-{file_stem(bug)}"
+        if o.killed:
+            prop = escape(str(o.killed_by)) + ("" if caught(bug, o) else f" (expected {escape(bug.expected)})")
+            steps = f'<a href="#{anchor}">{o.trace_length}</a>'
+        else:
+            stopped = cut_short(o)
+            prop = f"not caught ({escape(stopped)} bound)" if stopped else "ESCAPED"
+            steps = "–"
+        parts.append(
+            f"<tr><td>{escape(bug.id)}<br><small>{escape(bug.component)}, fixed in {escape(bug.fixed_in)}</small></td>"
+            f"<td>{escape(bug.broke)}</td><td>{_fix_cell(bug.fix)}</td><td>{prop}</td><td>{steps}</td>"
+            f"<td>{o.states:,}</td></tr>"
+        )
+        doc = counterexample_doc(o)
+        if doc is not None:
+            charts.append(
+                f'<article class="counterexample" id="{escape(anchor)}"><h3>{escape(bug.id)} — caught by '
+                f"{escape(str(o.killed_by))} in {o.trace_length} steps</h3>"
+                f"<p>mutant <code>{escape(bug.mutant)}</code>: {escape(bug.fidelity)}</p>"
+                f'<div class="diagram msc">{render_svg(doc)}</div></article>'
+            )
+    parts.append("</table>")
+    parts += charts
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
 def run(args: argparse.Namespace) -> int:
-    chosen = selected(args.bugs)
+    chosen = selected([*args.bugs, *args.bug])
+    out_dir = inputs.output_dir(args.out) if args.out and not args.list else None
     if args.list:
         if args.json:
             print(json.dumps([bug_json(b) for b in catalogue.CATALOGUE], indent=2))
@@ -126,11 +229,12 @@ def run(args: argparse.Namespace) -> int:
     ran = {b.id for b, _ in runs}
     others = [b for b in catalogue.CATALOGUE if b.id not in ran]  # put back but not chosen, or not put back
     found = sum(caught(b, o) for b, o in runs)
+    files = write_charts(runs, out_dir) if out_dir is not None else {}
     if args.json:
         doc = {
             "config": config.describe(),
             "bounds": {"max_depth": bounds.max_depth, "max_states": bounds.max_states, "time_limit": bounds.time_limit},
-            "bugs": [bug_json(b, o) for b, o in runs] + [bug_json(b) for b in others],
+            "bugs": [bug_json(b, o) | {"file": files.get(b.id)} for b, o in runs] + [bug_json(b) for b in others],
             "baseline": {
                 "violated": baseline.killed_by,
                 "max_depth": baseline.depth,
@@ -156,6 +260,8 @@ def run(args: argparse.Namespace) -> int:
                 f"{b.id:26} {verdict}  (depth bound needed: {o.trace_length}; {o.states} states, {o.seconds:.1f} s"
                 f"{narrowed})"
             )
+            if b.id in files:
+                print(f"{'':26} → {files[b.id]} (chart: {files[b.id][: -len('.json')]}.svg)")
         for b in others:
             print(f"{b.id:26} {b.status}: {b.reason or 'not run (not among the bugs asked for)'}")
         base = "clean" if not baseline.killed else f"VIOLATES {baseline.killed_by}"

@@ -9,6 +9,12 @@ property holds, 4 incomplete (cut short by ``--time-limit``/``--max-states``/``-
 ``--allow-incomplete``), 12 a safety property is violated, 13 a liveness property is violated (the
 report is written either way), 130/143
 interrupted, 150 malformed input or an unwritable output, 255 an internal error.
+
+``--bugs`` (every bug put back) or ``--bug ID`` (repeatable) adds the "Real bugs" section: each bug
+put back into the model and searched as ``kgc bugs`` does, with the report's model options and bounds,
+and its counterexample's sequence chart. It is off by default: the whole catalogue takes minutes (two
+of its bugs need hundreds of thousands of states), where a single fast bug takes well under a second.
+A bug that is not caught does not change the report's verdict or exit code (``kgc bugs`` judges that).
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import shlex
 import sys
 from collections.abc import Callable
 
-from kgc.cli import exits, inputs
+from kgc.cli import cmd_bugs, exits, inputs
 from kgc.cli import liveness as live
 from kgc.cli.cmd_check import EXIT_OK, EXIT_VIOLATION  # noqa: F401 - kept for importers
 from kgc.cli.errors import InputError
@@ -77,12 +83,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="add the timing verdicts (kgc timing) of this consumer + broker configuration (repeatable)",
     )
+    p.add_argument(
+        "--bugs",
+        action="store_true",
+        help="add the Real bugs section: every real bug put back (kgc bugs), its property and sequence chart",
+    )
+    p.add_argument(
+        "--bug",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="add the Real bugs section with this bug only (repeatable; kgc bugs --list names them)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     inputs.output_file(args.output, ("html", "htm"))
     timing = _timing_configs(args.timing)
+    chosen_bugs = cmd_bugs.selected(args.bug, "--bug") if args.bugs or args.bug else []
     config = config_from_args(args)
+    if chosen_bugs and config.mutant:
+        raise InputError("--bugs/--bug put each bug back into the protocol itself: drop --mutant")
     bounds = bounds_from_args(args)
     fairness = live.wanted(args, spark=False)
     print_header(VERB, config, bounds, args.strategy)
@@ -108,6 +129,13 @@ def run(args: argparse.Namespace) -> int:
     timing_results = [(path, answer_all(cfg)) for path, cfg in timing]
     if timing_results:
         inp.extra_sections.append(timing_section(timing_results))
+    if chosen_bugs and not interrupted:
+        say(f"real bugs: putting back {len(chosen_bugs)} bug(s) and searching for each")
+        runs, bug_baseline = cmd_bugs.run_bugs(config, chosen_bugs, bounds, fairness)
+        inp.extra_sections.append(cmd_bugs.section(runs, bug_baseline))
+        for bug, o in runs:
+            found = f"caught by {o.killed_by} in {o.trace_length} steps" if o.killed else "not caught"
+            print(f"real bug {bug.id}: {found}")
     say(f"report: rendering the page ({len(result.violations)} counterexample(s))")
     try:
         page = build_report(inp)

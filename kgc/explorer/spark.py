@@ -103,9 +103,9 @@ from kgc.explorer.spark_visited import (
 )
 from kgc.model._compiled import running_compiled
 from kgc.model.actions import Action
+from kgc.model.property import Property
 from kgc.model.protocol import ModelRecipe
 from kgc.model.state import State
-from kgc.properties.base import Property
 from kgc.properties.protocol import ALL
 
 if TYPE_CHECKING:

@@ -722,6 +722,7 @@ def test_unwritable_outputs_are_one_line(tmp_path: Path) -> None:
         ("check", ["check", "--consumers", "1", "--no-progress", "--out", str(blocker / "d")]),
         ("report", ["report", "--consumers", "1", "--no-progress", "-o", str(blocker / "r.html")]),
         ("mutants", ["mutants", "--consumers", "1", "--no-progress", "--out", str(blocker / "d")]),
+        ("bugs", ["bugs", "--bug", "KAFKA-16148", "--out", str(blocker / "d")]),
         ("diagram", ["diagram", "graph", "--consumers", "1", "-o", str(blocker / "g.svg")]),
         ("serve", ["serve", "--duration", "0.05", "--trace", str(blocker / "t.jsonl")]),
         ("clients", ["clients", "--out", str(blocker / "d")]),

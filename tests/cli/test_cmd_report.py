@@ -109,3 +109,40 @@ def test_report_with_a_livelock_lasso_exits_13(tmp_path: Path) -> None:
     page = out.read_text()
     holds = "every liveness property holds for generations ≤ 2 without perturbations under weak fairness " + STALLED
     assert holds in page and "WF(store_callback)" in page
+
+
+def test_report_with_a_real_bug(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--bug ID adds the Real bugs section: the bug, its fix, the property that catches it, the
+    counterexample's length and its chart; the page stays self-contained and the verdict is the
+    protocol's."""
+    out = tmp_path / "report.html"
+    assert main(["report", *ARGS, "--no-liveness", "--bug", "KAFKA-16148", "-o", str(out)]) == 0
+    assert "real bug KAFKA-16148: caught by parked_only_in_phase in 2 steps" in capsys.readouterr().out
+    html = out.read_text()
+    self_contained(html)
+    assert '<section id="real-bugs"><h2>Real bugs</h2>' in html and "<code>apache/kafka#15446</code>" in html
+    assert 'id="bug-KAFKA-16148"' in html and "caught by parked_only_in_phase in 2 steps" in html
+    assert html.count('<svg xmlns="http://www.w3.org/2000/svg" class="kgc-msc"') == 1
+
+
+def test_report_without_bugs_has_no_real_bugs_section(tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    assert main(["report", *ARGS, "--no-liveness", "-o", str(out)]) == 0
+    assert 'id="real-bugs"' not in out.read_text()
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--bug", "KAFKA-0"], "--bug: "),
+        (["--bug", "KAFKA-16861"], "not put back"),
+        (["--bug", "KAFKA-16148", "--mutant", "sync_none_in_preparing"], "drop --mutant"),
+    ],
+)
+def test_bad_bug_is_one_line_and_150(
+    tmp_path: Path, argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "report.html"
+    assert main(["report", *ARGS, *argv, "-o", str(out)]) == 150
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and needle in err and not out.exists()

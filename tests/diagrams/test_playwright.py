@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 
-from kgc.cli import exits, main
+from kgc.cli import cmd_bugs, exits, main
 from kgc.cli.cmd_check import counterexample_json
 from kgc.cli.cmd_explore import make_server
 from kgc.diagrams.exploration import explore as explore_report
@@ -25,6 +25,7 @@ from kgc.diagrams.explore import Explorer, node_json, trace_node
 from kgc.diagrams.report import ReportInput, build_report
 from kgc.engine_support.mutation import explore
 from kgc.explorer.search import Bounds
+from kgc.model import bugs
 from kgc.model.config import Config
 from kgc.model.mutants import by_name
 from kgc.properties.protocol import ALL
@@ -405,6 +406,35 @@ def test_the_whole_report_renders_its_diagrams_and_every_link_lands(visit: Visit
     assert {"#counterexamples", "#properties", "#cex-nobody_stable_with_partitions"} <= {h for h, _ in seen["links"]}
     assert visit.errors == []
     assert {r.split("#")[0] for r in visit.requests} == {full_report.as_uri()}
+
+
+def test_the_real_bugs_section_renders_its_charts_and_its_links_land(visit: Visit, tmp_path: Path) -> None:
+    """kgc report --bug: two fast bugs' charts in the Real bugs section render (non-empty boxes, no
+    overlapping texts, nothing clipped or too wide) and each row's length links to its chart."""
+    config = Config.from_mapping(SMALL)
+    result, obs = explore_report(config, list(ALL))
+    runs, baseline = cmd_bugs.run_bugs(config, [bugs.by_id("KAFKA-16148"), bugs.by_id("KAFKA-9752")], Bounds(), None)
+    assert all(o.killed for _, o in runs)
+    inp = ReportInput(result, obs, Bounds())
+    inp.extra_sections.append(cmd_bugs.section(runs, baseline))
+    path = tmp_path / "report.html"
+    path.write_text(build_report(inp))
+    page = visit.page
+    page.goto(path.as_uri())
+    boxes = page.evaluate(SVG_BOXES)
+    assert [b["cls"] for b in boxes] == ["graphviz", "kgc-msc", "kgc-msc"]
+    for b in boxes:
+        assert b["w"] > 200 and b["h"] > 200 and b["shapes"] > 10 and b["texts"] > 10, b
+    for chart in page.evaluate(TEXT_OVERLAPS):
+        assert chart["overlaps"] == []
+    assert page.evaluate(CLIPPED) == []
+    seen = page.evaluate(FITS)
+    assert all(scroll <= client + 1 for scroll, client in seen["diagrams"])
+    assert all(right <= column + 0.5 for right, column in seen["charts"])
+    assert seen["links"] and all(ok for _, ok in seen["links"]), seen["links"]
+    assert {"#bug-KAFKA-16148", "#bug-KAFKA-9752"} <= {h for h, _ in seen["links"]}
+    assert visit.errors == []
+    assert {r.split("#")[0] for r in visit.requests} == {path.as_uri()}
 
 
 def test_a_chart_wider_than_the_column_is_scaled_and_unscaled_it_is_seen_clipped(

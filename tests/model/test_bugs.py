@@ -19,6 +19,7 @@ from kgc.model.state import Budget, Member, Response, State, initial_consumer, i
 from kgc.model.types import ApiKey, Errors, GroupState, MemberState
 from kgc.oracle.mbt import build_graph
 from kgc.properties.protocol import ALL, DIMENSION_WITNESSES, member_identity_stable
+from tests.engine_support.explorations import Explored
 
 #: Shortest counterexample length of each put-back bug on the default configuration.
 CAUGHT = {
@@ -51,14 +52,16 @@ def test_every_put_back_bug_is_pinned() -> None:
 @pytest.mark.parametrize(
     "bug_id", [pytest.param(b, marks=pytest.mark.slow) if b in SLOW else b for b in sorted(CAUGHT)]
 )
-def test_bug_is_caught_by_its_property_at_the_pinned_length(bug_id: str) -> None:
+def test_bug_is_caught_by_its_property_at_the_pinned_length(bug_id: str, explored: Explored) -> None:
+    """The search for nothing shorter is the one tests/engine_support/test_mutation.py makes for
+    the same mutant (tests/conftest.py ``explored``: one search for both)."""
     bug = bugs.by_id(bug_id)
     prop, length = CAUGHT[bug_id]
     assert bug.expected == prop
     config = bug.search_config(Config())
-    outcome = explore(config, by_name(bug.mutant), fairness=None)
+    outcome = explored(config, by_name(bug.mutant), fairness=None)
     assert outcome.killed_by == prop and outcome.trace_length == length
-    shorter = explore(config, by_name(bug.mutant), Bounds(max_depth=length - 1), fairness=None)
+    shorter = explored(config, by_name(bug.mutant), Bounds(max_depth=length - 1), fairness=None)
     assert not shorter.killed
 
 
@@ -72,9 +75,9 @@ def test_a_narrower_search_keeps_the_default_bounds() -> None:
         assert b.search_config(Config(faults=frozenset())).faults == frozenset()
 
 
-def test_unmutated_protocol_is_clean_to_the_deepest_catch() -> None:
+def test_unmutated_protocol_is_clean_to_the_deepest_catch(explored: Explored) -> None:
     depth = max(length for b, (_, length) in CAUGHT.items() if not by_name(bugs.by_id(b).mutant).needs)
-    outcome = explore(Config(), None, Bounds(max_depth=depth), fairness=None)
+    outcome = explored(Config(), None, Bounds(max_depth=depth), fairness=None)
     assert not outcome.killed and outcome.result.stats.stopped_by == "max-depth"
 
 
@@ -144,10 +147,10 @@ def test_kafka_python_2614_is_never_taken_and_caught_where_it_is() -> None:
         assert member_identity_stable.holds_on(before, action, after) is holds
 
 
-def test_the_fenced_consumer_property_is_witnessed_and_can_fail() -> None:
+def test_the_fenced_consumer_property_is_witnessed_and_can_fail(explored: Explored) -> None:
     """fenced_consumer_releases is not vacuous (its witness holds on the default configuration within the
     depth franz-go#1326 needs) and fails under that bug's mutant (above)."""
-    outcome = explore(Config(), None, Bounds(max_depth=7), fairness=None)
+    outcome = explored(Config(), None, Bounds(max_depth=7), fairness=None)
     assert "witness_fenced_while_owning" in outcome.result.witnessed
 
 
