@@ -85,8 +85,10 @@ def selected(ids: list[str], option: str = "", timed: bool = False) -> list[cata
 def run_bugs(
     config: Config, chosen: list[catalogue.Bug], bounds: Bounds, fairness: Fairness | None
 ) -> tuple[list[tuple[catalogue.Bug, Outcome]], Outcome]:
-    """Each bug's exploration, then the unmutated protocol's to the deepest catch."""
-    runs = [(b, explore(config, by_name(b.mutant), bounds, fairness=fairness)) for b in chosen]
+    """Each bug's exploration (on ``config`` with only the fault kinds the bug's search enables,
+    ``Bug.search_config``), then the unmutated protocol's to the deepest catch, on ``config`` itself (whose
+    behaviours include those of every narrower search)."""
+    runs = [(b, explore(b.search_config(config), by_name(b.mutant), bounds, fairness=fairness)) for b in chosen]
     deepest = max((o.trace_length or 0 for _, o in runs if o.killed), default=0)
     baseline = explore(config, None, baseline_bounds(bounds, deepest, full=False), fairness=fairness)
     return runs, baseline
@@ -115,6 +117,7 @@ def bug_json(bug: catalogue.Bug, outcome: Outcome | None = None) -> dict[str, An
         "fidelity": bug.fidelity,
         "expected": bug.expected,
         "reason": bug.reason,
+        "search_faults": sorted(bug.faults),
     }
     if outcome is not None:
         doc |= {
@@ -262,7 +265,11 @@ def run(args: argparse.Namespace) -> int:
                 verdict = f"INCOMPLETE (not caught before --{option} stopped the search)"
             else:
                 verdict = "ESCAPED"
-            print(f"{b.id:26} {verdict}  (depth bound needed: {o.trace_length}; {o.states} states, {o.seconds:.1f} s)")
+            narrowed = f"; faults {', '.join(sorted(b.faults))} only" if b.faults else ""
+            print(
+                f"{b.id:26} {verdict}  (depth bound needed: {o.trace_length}; {o.states} states, {o.seconds:.1f} s"
+                f"{narrowed})"
+            )
             if b.id in files:
                 print(f"{'':26} → {files[b.id]} (chart: {files[b.id][: -len('.json')]}.svg)")
         for t in timed:

@@ -16,9 +16,10 @@ one of the protocol's own properties (``kgc.properties``), none written for one 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kgc.model import mutants as m
+from kgc.model.config import Config
 
 SCALA_COORDINATOR = "coordinator (Scala, <= 3.9)"
 JAVA_COORDINATOR = "coordinator (Java, 4.x)"
@@ -55,11 +56,22 @@ class Bug:
     """The timing question (``kgc/timing/queries.py``) that finds the timed bug."""
     example: str = ""
     """The shipped timing configuration (``examples/timing/``) the question is asked on."""
+    faults: frozenset[str] = frozenset()
+    """The fault kinds its search enables, when fewer than the run's (``kgc.model.config.FAULTS``; empty: the
+    run's): a smaller configuration within the default's bounds, for a bug whose shortest counterexample needs
+    only these (``search_config``). The catch is then the same as on the full configuration or longer, never
+    shorter, and found in fewer states."""
 
     @property
     def timed(self) -> bool:
         """Put back as a timing mutant and found by a timing question (``kgc.timing.bugs``)."""
         return bool(self.timing_mutant)
+
+    def search_config(self, config: Config) -> Config:
+        """``config`` with only the fault kinds of :attr:`faults` it enables (itself when ``faults`` is empty)."""
+        if not self.faults:
+            return config
+        return replace(config, faults=config.faults & self.faults)
 
     @property
     def put_back(self) -> bool:
@@ -346,7 +358,11 @@ CATALOGUE: tuple[Bug, ...] = (
         fidelity="the claim handling before the fix (no generation, every claimant keeps its claim) under 4.0's "
         "quota builder (ConstrainedAssignmentBuilder); where that builder would throw on a partition two members "
         "keep, the model gives the partition to the least loaded member; the fix's third part (a quota bug of an "
-        "unreleased commit) is not put back",
+        "unreleased commit) is not put back. Searched with the one fault its shortest counterexample needs (a "
+        "static member left behind by a join phase the timer completed: session_expiry); the leader's plan then "
+        "gives a partition to two members (plan_partitions_disjoint) three steps before two Stable consumers "
+        "own it (exclusive_ownership)",
+        faults=frozenset({"session_expiry"}),
     ),
     Bug(
         "KAFKA-13214",
@@ -356,7 +372,11 @@ CATALOGUE: tuple[Bug, ...] = (
         fix="apache/kafka#11231 (AbstractCoordinator.joinGroupIfNeeded: a retriable JoinGroup/SyncGroup failure "
         "only requests a rejoin instead of resetStateAndRejoin, which forgot the member id)",
         mutant=m.COORDINATOR_ERROR_RESETS_MEMBER,
-        equivalent=m.by_name(m.COORDINATOR_ERROR_RESETS_MEMBER).equivalent,
+        fidelity="the inverse of the fix: a JoinGroup or SyncGroup answered COORDINATOR_NOT_AVAILABLE or "
+        "NOT_COORDINATOR (in the model a failed plan write or an unload) resets the member id and generation; "
+        "caught the step the consumer reads the answer and forgets the id of a member the coordinator still has "
+        "(member_identity_stable), which is what makes the rebalance wait for that member's session timeout; the "
+        "wait itself is time, which the untimed model does not measure",
     ),
     Bug(
         "KAFKA-13891/KAFKA-14016",
@@ -365,10 +385,12 @@ CATALOGUE: tuple[Bug, ...] = (
         "3.3.2",
         fix="apache/kafka#12794 (reverts apache/kafka#12140, which reset the generation on a SyncGroup answered "
         "REBALANCE_IN_PROGRESS)",
-        pending="what the regression costs is revocations: the consumer rejoins with no generation, so "
-        "onJoinPrepare loses all its partitions and the assignor ignores its claims; every partition stays owned "
-        "at most once and the group converges, so no safety or liveness property of the model tells it apart "
-        "(a property counting partition movements, stickiness, would be needed)",
+        mutant=m.SYNC_REBALANCE_RESETS_GENERATION,
+        fidelity="the inverse of the revert, that is apache/kafka#12140 itself: a SyncGroup answered "
+        "REBALANCE_IN_PROGRESS resets the generation (resetGenerationOnResponseError; the member id is kept), so "
+        "the cooperative consumer loses every partition it owns (onJoinPrepare, onPartitionsLost) and rejoins "
+        "claiming none; caught the step it reads the answer, by partitions_kept_unless_moved (KIP-429: a "
+        "cooperative member revokes only what moves)",
     ),
     Bug(
         "KAFKA-14639",
@@ -380,7 +402,10 @@ CATALOGUE: tuple[Bug, ...] = (
         mutant=m.STALE_CLAIMS_DROPPED,
         fidelity="the inverse of the fix: only the claims of the highest generation count, as in 3.0-3.4; a "
         "member of an older generation (in the model a static member left behind, or one whose JoinGroup came "
-        "late) is taken to own nothing, so its partitions are handed to others in the round that revokes them",
+        "late) is taken to own nothing, so its partitions are handed to others in the round that revokes them. "
+        "Searched with the one fault its shortest counterexample needs (session_expiry: the static member left "
+        "behind)",
+        faults=frozenset({"session_expiry"}),
     ),
     Bug(
         "KAFKA-13310/KAFKA-14024",
@@ -435,9 +460,12 @@ CATALOGUE: tuple[Bug, ...] = (
         OTHER_CLIENT,
         "two owners from the sticky assignor",
         "librdkafka 2.2.0",
-        pending="librdkafka's fix not read yet; it lies inside the model now that owned-partition claims with "
-        "generations are (assignor cooperative-sticky), and would be put back as a rule of the cooperative "
-        "assignor's claims, beside KAFKA-12984's and KAFKA-14639's",
+        pending="librdkafka's fix (confluentinc/librdkafka#4252, 'several bugs with sticky assignor in case of "
+        "partition ownership changing between members', CHANGELOG 2.2.0) not read in full yet; it lies inside the "
+        "model now that owned-partition claims with generations are (assignor cooperative-sticky), and would be "
+        "put back as a rule of the cooperative assignor's claims (a new CLAIMS_* rule of kgc/model/assignors.py), "
+        "beside KAFKA-12984's and KAFKA-14639's; plan_partitions_disjoint and revoked_before_reassigned are the "
+        "properties expected to catch it",
     ),
     Bug(
         "franz-go#686",
@@ -464,9 +492,16 @@ CATALOGUE: tuple[Bug, ...] = (
         OTHER_CLIENT,
         "two owners (AdjustCooperative)",
         "franz-go 1.21.4",
-        pending="franz-go's fix not read yet; it lies inside the model now that owned-partition claims with "
-        "generations are, and would be put back as the leader's cooperative adjustment ignoring the claims' "
-        "generations",
+        fix="twmb/franz-go d7ae9db9 (BalancePlan.AdjustCooperative: a claim beaten by a strictly higher-generation "
+        "claim elsewhere no longer counts as owned, so a partition the plan moves back to a stale claimant is "
+        "withheld for one round)",
+        pending="fix read, not put back yet: before it, a partition the sticky plan handed back to a member claiming "
+        "it at an older generation was not withheld, so that member consumed it while the newer owner, still "
+        "rebalancing, did too until its SyncGroup. The rule fits kgc/model/assignors.py (the transfer test of "
+        "cooperative_sticky counting the receiver's raw claim), but no property sees the overlap: "
+        "revoked_before_reassigned judges only partitions a SyncGroup adds to its reader (the stale claimant "
+        "already holds this one) and exclusive_ownership only Stable owners (the newer owner is rebalancing); a "
+        "property over what a consumer is granted in a generation, its stale holdings included, is needed",
     ),
     Bug(
         "sarama#2292",
@@ -475,7 +510,10 @@ CATALOGUE: tuple[Bug, ...] = (
         "sarama 1.35.0",
         fix="IBM/sarama#2292 (include assignment-less members in SyncGroup; issue IBM/sarama#2290)",
         mutant=m.PLAN_OMITS_UNASSIGNED,
-        equivalent=m.by_name(m.PLAN_OMITS_UNASSIGNED).equivalent,
+        fidelity="the inverse of the fix: the leader's plan has no entry for a member given no partition (in the "
+        "default configuration a fourth member: a dynamic consumer restarted while its old member waits for its "
+        "timer); Kafka's coordinator fills the missing entries in with empty assignments and warns, so members "
+        "get what the full plan gives them; caught where the plan is handled, by plan_lists_every_member",
     ),
     Bug(
         "kafka-python#2614",
@@ -495,7 +533,11 @@ CATALOGUE: tuple[Bug, ...] = (
         fix="dpkp/kafka-python#3017 (preserve member id on IllegalGeneration error; the Java client's rule since "
         "KAFKA-13419, apache/kafka#11451)",
         mutant=m.ILLEGAL_GENERATION_RESETS_MEMBER_ID,
-        equivalent=m.by_name(m.ILLEGAL_GENERATION_RESETS_MEMBER_ID).equivalent,
+        fidelity="the inverse of the fix: ILLEGAL_GENERATION resets the member id as well; in the model only a "
+        "static consumer left behind by a join phase is answered ILLEGAL_GENERATION, and it forgets the id of a "
+        "member the coordinator still has, then takes its own place back under a new id "
+        "(member_identity_stable); a dynamic member's churn needs a consumer that sends a stale generation "
+        "while still a member (two client threads), which the model does not have",
     ),
 )
 
