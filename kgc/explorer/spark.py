@@ -43,8 +43,9 @@ pickler's memo (``canonical``), so its bytes depend only on its value, and finge
 BLAKE2b) once per worker; a state's fingerprint combines its components' fingerprints
 (``combine``, a multiply-and-mix chain computed with numpy over a whole level). A chunk of states
 for another task carries each component's bytes once and each state as a row of indices into
-them (``Codec.pack_chunk``), which the reader interns into its own ids. Every process computes the same bytes and fingerprints
-(a state holds only ints, bools, ``IntEnum`` members and tuples, ``kgc/model/state.py``). As in
+them (``Codec.pack_chunk``), which the reader interns into its own ids. Every process computes
+the same bytes and fingerprints (a state holds only ints, bools, ``IntEnum`` members and tuples,
+``kgc/model/state.py``). As in
 TLC, two distinct states with one fingerprint would be taken for one: the result states the
 probability of that (``Stats.fingerprint_collision``, TLC's optimistic estimate n·(m−n)/2⁶⁴ for
 n distinct states and m generated). The exact mode (``SparkSettings.exact``) also keeps each
