@@ -3,13 +3,7 @@
 import os
 import signal
 import sys
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("kgc")
-    """The installed distribution's version (pyproject.toml's ``version``, read from the package metadata)."""
-except PackageNotFoundError:  # the source tree on sys.path, never installed
-    __version__ = "0+unknown"
+from typing import Any
 
 
 def quiet_interrupts() -> None:
@@ -30,5 +24,21 @@ def quiet_interrupts() -> None:
 
 
 if sys.argv and (os.path.basename(sys.argv[0]) == "kgc" or sys.argv[0] == "-m"):
-    # The console command (``kgc``, ``python -m kgc``, ``python -m kgc.cli``), before its imports.
+    # The console command (``kgc``, ``python -m kgc``, ``python -m kgc.cli``): first of all, before
+    # any import that takes time (the package metadata below is read only when asked for).
     quiet_interrupts()
+
+
+def __getattr__(name: str) -> Any:
+    """``kgc.__version__``: the installed distribution's version (pyproject.toml's ``version``, read
+    from the package metadata on first use; ``0+unknown`` for a source tree never installed)."""
+    if name != "__version__":
+        raise AttributeError(f"module 'kgc' has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        value = version("kgc")
+    except PackageNotFoundError:
+        value = "0+unknown"
+    globals()["__version__"] = value
+    return value

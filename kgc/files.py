@@ -224,12 +224,14 @@ def replaceable(path: str | Path, what: str) -> None:
         raise InputError(f"{what}: {path} is {_kind(st.st_mode)}; kgc writes a new regular file there only")
 
 
-def write_atomically(path: str | Path, data: bytes | str) -> None:
+def write_atomically(path: str | Path, data: bytes | str, what: str = "output") -> None:
     """Write ``data`` beside ``path`` (a unique temporary name), sync it and rename it over
     ``path``: a reader sees the old file or the new one, never a cut one, and two concurrent
-    writers each leave a whole file. Raises ``OSError`` (the caller says which option failed)."""
+    writers each leave a whole file; a file replaced keeps its mode, a new one gets the mode an
+    ordinary write gives. ``InputError`` (naming ``what``) when ``path`` is not a regular file to
+    replace; ``OSError`` when the write fails (the caller says which option failed)."""
     target = Path(path)
-    replaceable(target, "output")
+    replaceable(target, what)
     raw = data.encode() if isinstance(data, str) else data
     directory = target.parent if str(target.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
@@ -238,9 +240,13 @@ def write_atomically(path: str | Path, data: bytes | str) -> None:
             out.write(raw)
             out.flush()
             os.fsync(out.fileno())
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
+        try:
+            mode = target.stat().st_mode & 0o777
+        except OSError:  # a new file
+            mask = os.umask(0)
+            os.umask(mask)
+            mode = 0o666 & ~mask
+        os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -196,14 +196,19 @@ kafka_oracle
 kafka_oracle_cds() {
   local dir=java/kafka-oracle jar=java/kafka-oracle/target/kafka-oracle.jar jsa=java/kafka-oracle/target/kafka-oracle.jsa
   [ -f "$jar" ] || return 0
-  if [ -f "$jsa" ] && [ "$jsa" -nt "$jar" ]; then
+  # Made again when the jar is newer or the checkout has moved (the archive is for one path).
+  if [ -f "$jsa" ] && [ "$jsa" -nt "$jar" ] && [ "$(cat "$jsa.path" 2>/dev/null)" = "$PWD/$jar" ]; then
     return 0
   fi
-  rm -f "$jsa"
+  rm -f "$jsa" "$jsa.path"
+  # The jar by its absolute path: the archive records the class path it was made with, and a
+  # relative one would match only when kgc runs from the checkout's root.
   if ! java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xlog:all=off -XX:ArchiveClassesAtExit="$jsa" \
-      -jar "$jar" <"$dir/cds-training.jsonl" >/dev/null 2>&1 || [ ! -f "$jsa" ]; then
+      -jar "$PWD/$jar" <"$dir/cds-training.jsonl" >/dev/null 2>&1 || [ ! -f "$jsa" ]; then
     rm -f "$jsa"
     echo "setup: kafka-oracle-cds: class-data archive $jsa not made (the Kafka oracle JVM starts without it, slower)" >&2
+  else
+    echo "$PWD/$jar" >"$jsa.path"
   fi
 }
 kafka_oracle_cds

@@ -56,7 +56,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage mistake raises InputError instead of exiting with code 2."""
 
     def error(self, message: str) -> NoReturn:
-        raise InputError(f"{self.prog}: {message}")
+        verb = self.prog.removeprefix("kgc").strip()  # "kgc check" -> "check"; the top level: ""
+        raise InputError(f"{verb}: {message}" if verb else message)
 
 
 def _load_verbs(names: list[str] | None = None) -> dict[str, ModuleType]:
@@ -112,7 +113,10 @@ def main(argv: list[str] | None = None) -> int:
         try:
             verbs = _load_verbs(_modules_for(argv))
             parser = build_parser(verbs)
-            args = parser.parse_args(argv)
+            args, unknown = parser.parse_known_args(argv)
+            if unknown:  # argparse would name the top-level parser; the verb they were given to is the news
+                where = f"{args.verb}: " if args.verb else ""
+                raise InputError(f"{where}unrecognized arguments: {' '.join(unknown)}")
             if args.verb is None:
                 parser.print_help(sys.stderr)
                 return exits.BAD_INPUT

@@ -136,25 +136,12 @@ def output_file(path: str | Path, suffixes: Iterable[str], option: str = "-o") -
 
 
 def write_atomically(path: str | Path, data: bytes | str, option: str = "--out") -> None:
-    """Write next to ``path`` and rename into place: a failure never leaves a half-written file
-    or destroys an existing one."""
-    target = Path(path)
-    files.replaceable(target, option)
-    raw = data.encode() if isinstance(data, str) else data
-    directory = target.parent if str(target.parent) else Path(".")
-    tmp = ""
+    """``kgc.files.write_atomically`` for the output of ``option``: a failure never leaves a
+    half-written file or destroys an existing one, and is one ``InputError`` naming the option."""
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
-        with os.fdopen(fd, "wb") as out:
-            out.write(raw)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        os.replace(tmp, target)
+        files.write_atomically(path, data, option)
     except OSError as exc:
-        if tmp:
-            Path(tmp).unlink(missing_ok=True)
-        raise InputError(f"{option}: cannot write {str(target)!r}: {exc.strerror or exc}") from None
+        raise InputError(f"{option}: cannot write {str(path)!r}: {exc.strerror or exc}") from None
 
 
 # ---------------------------------------------------------------------- kgc-trace files

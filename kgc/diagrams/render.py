@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import graphviz
@@ -33,32 +31,18 @@ def output_format(path: str | Path, allowed: tuple[str, ...] = GRAPH_FORMATS) ->
 
 
 def write_atomically(path: str | Path, data: bytes) -> None:
-    """Write ``data`` next to ``path`` and rename it into place, so a failure never leaves a
+    """``kgc.files.write_atomically``, its failures as ``RenderError``: a failure never leaves a
     half-written file or destroys an existing one."""
     target = Path(path)
-    try:
-        files.replaceable(target, "output")  # a FIFO or a device would be renamed over
-    except files.InputError as exc:
-        raise RenderError(str(exc)) from None
     directory = target.parent if str(target.parent) else Path(".")
     if not directory.is_dir():
         raise RenderError(f"cannot write {str(target)!r}: directory {str(directory)!r} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
     try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        # mkstemp makes the file private; give it the mode an ordinary write would have.
-        os.chmod(tmp, target.stat().st_mode & 0o777 if target.exists() else 0o666 & ~_umask())
-        os.replace(tmp, target)
+        files.write_atomically(target, data)
+    except files.InputError as exc:  # a FIFO or a device would be renamed over
+        raise RenderError(str(exc)) from None
     except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
         raise RenderError(f"cannot write {str(target)!r}: {exc.strerror}") from None
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def render_graph(graph: graphviz.Digraph, fmt: str) -> bytes:

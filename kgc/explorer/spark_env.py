@@ -16,6 +16,7 @@ and Spark binds to 127.0.0.1.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -27,7 +28,7 @@ import tarfile
 import tempfile
 import time
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -185,16 +186,52 @@ def start_session(settings: SparkSettings) -> tuple[SparkSession, bool]:
         builder = builder.config(key, value)
     for key, value in settings.conf:
         builder = builder.config(key, value)
+    fd, log_name = tempfile.mkstemp(prefix="kgc-spark-", suffix=".log")
+    log = Path(log_name)
     try:
-        spark = builder.getOrCreate()
+        with _stderr_into(fd):
+            spark = builder.getOrCreate()
     except Exception as exc:  # noqa: BLE001 - py4j and pyspark raise many kinds; one line for all
-        raise SparkUnavailable(f"Spark did not start on {settings.master}: {first_line(exc)}") from None
+        cause = _java_cause(log) or first_line(exc)
+        raise SparkUnavailable(f"Spark did not start on {settings.master}: {cause} (Spark's output: {log})") from None
+    finally:
+        os.close(fd)
+    log.unlink(missing_ok=True)  # started: the JVM's own output (its errors are ours to report) goes nowhere
     try:
         _prepare(spark, settings)
     except Exception:
         spark.stop()
         raise
     return spark, True
+
+
+@contextlib.contextmanager
+def _stderr_into(fd: int) -> Iterator[None]:
+    """File descriptor 2 pointed at ``fd`` while the block runs: the Spark JVM started inside it
+    inherits that as its standard error, so what it prints itself (a Java stack when a setting is
+    refused as it starts, the JDK's warnings) stays out of kgc's one-line error discipline."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    os.dup2(fd, 2)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _java_cause(log: Path) -> str | None:
+    """The message of the first Java exception the Spark JVM printed into ``log``, if any."""
+    try:
+        text = log.read_text(errors="replace")[:1_000_000]
+    except OSError:
+        return None
+    for line in text.splitlines():
+        m = re.search(r"[\w.$]+(?:Exception|Error): (.+)", line)
+        if m:
+            return m.group(1).strip()[:300]
+    return None
 
 
 def session_defaults(settings: SparkSettings) -> dict[str, str]:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kgc import files
 from kgc.explorer.trace import trace_json
 from kgc.harness.scenario.result import PASSED
 from kgc.interface.coordinator import CoordinatorGone
@@ -202,15 +203,15 @@ def write_difference(
 
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / f"{name}.json"
-    target.write_text(json.dumps({**trace, "kafka_difference": verdict.reason}, indent=2) + "\n")
+    files.write_atomically(target, json.dumps({**trace, "kafka_difference": verdict.reason}, indent=2) + "\n")
     try:
         scenario = scenario_from_trace(trace, name)
     except (TraceNotTranslatable, ScenarioError):
         scenario = None
     if scenario is not None:
-        (out_dir / f"{name}.scenario.json").write_text(json.dumps(scenario, indent=1) + "\n")
+        files.write_atomically(out_dir / f"{name}.scenario.json", json.dumps(scenario, indent=1) + "\n")
     kafka_doc = kafka_trace(prefix, verdict.kafka_step, config.describe())
-    (out_dir / f"{name}.svg").write_text(side_by_side(trace, kafka_doc, verdict.reason) + "\n")
+    files.write_atomically(out_dir / f"{name}.svg", side_by_side(trace, kafka_doc, verdict.reason) + "\n")
     return target
 
 

@@ -109,8 +109,12 @@ class OracleProcess:
             reason = unavailable_reason(jar)
             if reason is not None:
                 raise OracleError(reason)
-            # The JVM's own log lines (class-data sharing among them) go to stderr: stdout is the protocol's.
-            command = ["java", HEAP, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xlog:all=warning:stderr"]
+            # The JVM's own log lines (class-data sharing among them) go to stderr: stdout is the
+            # protocol's. -Xlog:disable first: the JVM's default configuration writes warnings to
+            # stdout, and adding an output for stderr does not remove that one (an archive that fails
+            # to map, e.g. made for another path, printed its warning ahead of the first answer).
+            command = ["java", HEAP, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xlog:disable"]
+            command += ["-Xlog:all=warning:stderr"]
             # A coverage agent must see every class loaded from the jar: no archive with options.
             command += ["-Xshare:auto", *(archive_options(jar) if not java_options else []), *java_options]
             command += ["-jar", str(jar)]

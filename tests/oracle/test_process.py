@@ -172,3 +172,30 @@ def test_the_timers_read_from_the_last_step_are_those_a_describe_gives(oracle: O
     coordinator.observe(None)
     assert from_markers == described and "join-g" in described
     assert sum(k.startswith("heartbeat-g-") for k in described) == 2
+
+
+def test_an_archive_the_jvm_cannot_map_costs_time_only_also_from_another_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A class-data archive made for another path (a checkout moved, kgc run from elsewhere) or
+    # damaged makes the JVM print a warning: it must go to stderr, never ahead of the first answer.
+    bad = tmp_path / "other.jsa"
+    bad.write_bytes(b"\0" * 4096)
+    monkeypatch.setattr(process_module, "archive_options", lambda jar=JAR: [f"-XX:SharedArchiveFile={bad}"])
+    monkeypatch.chdir(tmp_path)
+    process = OracleProcess()
+    try:
+        assert process.kafka_version == KAFKA_VERSION
+        assert process.call({"op": "configure", "props": {}})["events"] == []
+    finally:
+        process.close()
+
+
+def test_the_archive_scripts_setup_makes_maps_from_any_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It records the jar's class path: made with a relative one it mapped only from the checkout's root.
+    monkeypatch.chdir(tmp_path)
+    process = OracleProcess()
+    process.close()  # its standard error read to the end
+    assert not any("Unable to use shared archive" in line for line in process._stderr), process._stderr
