@@ -600,6 +600,10 @@ def expand_native(
     if not task.expand:
         summary.depth_bounded = bool(within.any())
         return (summary, *nothing)
+    # What earlier levels settled is never asked again: the core computes the verdicts of the
+    # checks still open only (the masks it keeps from before hold bits of settled checks too,
+    # which nothing reads any more).
+    native.settle(settled)
     sources = fps[within]
     batch = native.expand(native.keys(ids[within]))
     if not batch.expanded.all():  # pragma: no cover - the core's boundary is the model's

@@ -7,9 +7,10 @@ transition, in the model's order, the source's index in the batch, the step id, 
 key, the step's verdict mask and the successor's component verdict mask come out. The core asks
 for the component steps it has not been told; ``kgc.explorer.native.NativeSearch`` answers them
 exactly as it does for the local native engine (the same handlers, the same model), so what an
-executor computes is what the local engine computes. The verdict masks cover every check of the
-``Book`` (which is never told a check fired here): each level picks the checks still open, with
-numpy, over the whole batch (``BatchResult.smallest``).
+executor computes is what the local engine computes. The verdict masks cover the checks still
+open when each step, group or vector was first met (``NativeExpander.settle`` closes those an
+earlier level decided); each level reads the bits of the checks open at that level, with numpy,
+over the whole batch (``kgc.explorer.spark.expand_native``).
 """
 
 from __future__ import annotations
@@ -19,12 +20,15 @@ from typing import Any
 
 import numpy as np
 
+from kgc.explorer import memory
 from kgc.explorer import native as native_engine
 from kgc.explorer.checks import Book
 from kgc.explorer.components import PackedModel
 from kgc.explorer.native_codes import Event
 
 _DONE = int(Event.DONE)
+_SETTLE_EVERY = 2048
+"""Answers between two ``memory.settle()`` calls."""
 
 AVAILABLE = native_engine.AVAILABLE
 """The native core is built (and loads) in this process."""
@@ -61,7 +65,7 @@ class NativeExpander:
         self.core: Any = self.search.core
         self.model = model
         self.book = book
-        # Every check is asked for (the masks cover them all); nothing is queued.
+        # The checks still open are asked for (``settle``); nothing is queued.
         self.core.set_active(book.active_step, book.active_component, 0)
         self.handlers = self.search._handlers
         kinds: Any = native_engine.ALL_KINDS  # type: ignore[attr-defined]
@@ -71,6 +75,13 @@ class NativeExpander:
 
     def close(self) -> None:
         self.search.close()
+
+    def settle(self, names: frozenset[str]) -> None:
+        """The properties ``names`` are decided (violated or witnessed at an earlier level): the
+        verdicts of steps, groups and vectors met from now on leave their bits out."""
+        if names - self.book.done:
+            self.book.settle(names)
+            self.core.set_active(self.book.active_step, self.book.active_component, 0)
 
     def keys(self, ids: np.ndarray) -> np.ndarray:
         """The core's keys of rows of component ids (group, budget, one local id per process)."""
@@ -88,7 +99,7 @@ class NativeExpander:
         data = np.ascontiguousarray(keys, dtype=np.uint64).tobytes()
         core, handlers = self.core, self.handlers
         parts: list[tuple[bytes, ...]] = []
-        start = 0
+        start = answered = 0
         while True:
             event, a, b, c, d, nxt, *out = core.expand(data, start)
             parts.append(tuple(out))
@@ -96,6 +107,11 @@ class NativeExpander:
                 break
             handlers[event](a, b, c, d)
             start = nxt
+            answered += 1
+            if not answered % _SETTLE_EVERY:
+                # What the answers interned and memoised lives as long as the search: out of the
+                # cycle collector's generations, as the local native engine does at its pauses.
+                memory.settle()
 
         def column(i: int, dtype: Any) -> np.ndarray:
             return np.frombuffer(b"".join(p[i] for p in parts), dtype=dtype)
