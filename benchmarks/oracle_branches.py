@@ -52,6 +52,8 @@ def main() -> int:
                 "missed_gap": doc["missed_gap"],
                 "branches_in_scope": doc["branches_in_scope"],
                 "coverage_in_scope": doc["coverage_in_scope"],
+                "branches_not_outside": doc["branches_not_outside"],
+                "coverage_not_outside": doc["coverage_not_outside"],
                 "covered_by_mbt_alone": mbt_only.covered,
                 "covered_by_library_alone": library_only.covered,
                 "reached_only_by_mbt": branches.reached_only_by(report, library_only),

@@ -15,7 +15,8 @@ completed, 153 when the JVM died or hung (the object so far is printed).
     .venv/bin/python benchmarks/oracle_fuzz.py [--steps N] [--length L] [--seed S] [--config NAME]
 
 Configurations: ``wide`` (default: three consumers, one of them static, every fault, generations up
-to 20, so walks end by their length, not the bound), ``ci`` (two dynamic consumers, no fault).
+to 20, so walks end by their length, not the bound), ``ci`` (two dynamic consumers, no fault),
+``wide_async`` (as ``wide``, with asynchronous requests: a request and its answer are steps of their own).
 """
 
 from __future__ import annotations
@@ -33,6 +34,14 @@ from kgc.oracle import close_shared, walks
 CONFIGS: dict[str, dict[str, Any]] = {
     "wide": {"consumers": 3, "static_consumers": 1, "max_generation": 20, "faults": "all"},
     "ci": {"consumers": 2, "static_consumers": 0, "max_generation": 20, "faults": []},
+    # As wide, with fully asynchronous request/response channels (atomic_requests off).
+    "wide_async": {
+        "consumers": 3,
+        "static_consumers": 1,
+        "max_generation": 20,
+        "faults": "all",
+        "atomic_requests": False,
+    },
 }
 
 

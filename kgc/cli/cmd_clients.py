@@ -34,6 +34,7 @@ from kgc.harness.clients.harness import (
     ClientOptions,
     check_assignment,
 )
+from kgc.harness.clients.machine import static_options
 from kgc.harness.clients.session import replay_file, run_session
 from kgc.paths import KNOWN_DIVERGENCES
 from kgc.serve import ServeError
@@ -46,6 +47,8 @@ EXIT_FINDINGS = 1
 EXIT_UNUSABLE = 153  # kgc.cli.exits.SYSTEM
 
 KNOWN = KNOWN_DIVERGENCES / "clients.json"
+#: Static slots at most: the machine runs three consumers at most.
+MAX_STATIC = 3
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -63,6 +66,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "(default: the library's own, cooperative for franz-go, eager for the others)",
     )
     p.add_argument("--steps", default="12", metavar="N", help="rules per example at most (default 12)")
+    p.add_argument(
+        "--static",
+        default="0",
+        metavar="N",
+        help="static members (KIP-345): N static slots, instance-1..instance-N (at most 3), each started at "
+        "the beginning, restarted within or after its 10 s session by the search (default 0: dynamic only)",
+    )
     p.add_argument("--seed", default="0", metavar="S", help="seed of the search (default 0)")
     p.add_argument("--out", default="kgc-clients", metavar="DIR", help="where findings go")
     p.add_argument("--known", metavar="FILE", help=f"known findings (default {KNOWN.parent.name}/{KNOWN.name})")
@@ -81,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
     budget = inputs.whole_number(args.budget, "--budget", 1, 100_000)
     steps = inputs.whole_number(args.steps, "--steps", 1, inputs.MAX_CLIENT_STEPS)
     seed = inputs.whole_number(args.seed, "--seed", 0, 2**64 - 1)
+    static = inputs.whole_number(args.static, "--static", 0, MAX_STATIC)
     known = []
     if not args.no_known:
         if args.known is not None:
@@ -95,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         check_assignment(args.client, assignment)
     except ValueError as exc:
         raise InputError(f"--assignment: {exc}") from None
-    options = ClientOptions(assignment=assignment)
+    options = static_options(assignment, static) if static else ClientOptions(assignment=assignment)
     try:
         check_built(args.client)
         session = run_session(args.client, budget, seed, out, known, steps, mutant, options)
@@ -106,8 +117,9 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(session.as_json(), indent=2))
     else:
         versions = ", ".join(f"{k} {v}" for k, v in session.versions.items() if k != "library") or "?"
+        statics = f", {static} static" if static else ""
         print(
-            f"{session.library} ({versions}, {assignment}): {session.runs} runs, {session.steps} steps, "
+            f"{session.library} ({versions}, {assignment}{statics}): {session.runs} runs, {session.steps} steps, "
             f"seed {session.seed}, {session.seconds:.0f} s"
         )
         for finding in session.findings:

@@ -138,8 +138,12 @@ CATALOGUE: tuple[Bug, ...] = (
         SCALA_COORDINATOR,
         "static member fenced after coordinator failover",
         "2.7.0",
-        outside="coordinator failover with the group reloaded from __consumer_offsets (the model has one coordinator "
-        "and no log)",
+        outside="coordinator failover with the group reloaded from __consumer_offsets: the fix (apache/kafka#9270, "
+        "GroupCoordinator.updateStaticMemberAndRebalance stores the group after a static member's id is replaced in "
+        "Stable) is seen only by a coordinator that loads the group from its last record, and the model's unload ends "
+        "the group's life on this coordinator; its shortest counterexample would also need two perturbations (a "
+        "crash or a lost JoinGroup answer, for the static consumer to rejoin without its member id, then the "
+        "failover), beyond the default configuration's one",
     ),
     Bug(
         "KAFKA-10614",
@@ -167,7 +171,11 @@ CATALOGUE: tuple[Bug, ...] = (
         SCALA_COORDINATOR,
         "assign()-mode commits refused",
         "3.3.0",
-        outside="assign() (manual assignment) consumers that commit outside the group",
+        outside="assign() (manual assignment) consumers that commit outside the group: the fix has a coordinator "
+        "half (apache/kafka#12598: an OffsetCommit with generation -1 is not validated against the member and "
+        "instance ids) and a client half (apache/kafka#12599: no group.instance.id with an empty member id); the "
+        "model's consumers always commit as members, and no property of the model says a commit without a "
+        "generation to an Empty group is accepted",
     ),
     Bug(
         "KAFKA-14422",
@@ -196,7 +204,14 @@ CATALOGUE: tuple[Bug, ...] = (
         JAVA_COORDINATOR,
         "requests left hanging after shard unload",
         "3.8.0",
-        outside="shard load/unload of the 4.x coordinator runtime",
+        fix="apache/kafka#15446 (GroupMetadataManager.onUnloaded: the classic group becomes Dead and its parked "
+        "JoinGroups (PreparingRebalance) and SyncGroups (CompletingRebalance, Stable) are completed "
+        "NOT_COORDINATOR; the runtime cancels the shard's timers)",
+        mutant=m.UNLOAD_LEAVES_PARKED,
+        fidelity="the inverse of the fix's classic-group half: the unload turns the group Dead and answers no "
+        "parked request, which stays parked in a group no request reaches any more; the timers half is not "
+        "observable in the model, which follows an unloaded group no further (nor is it on 4.0.2, whose runtime "
+        "cancels the shard's timers); the model's unload is the 4.x shard unload of one group's partition",
     ),
     Bug(
         "KAFKA-16861",
@@ -264,7 +279,12 @@ CATALOGUE: tuple[Bug, ...] = (
         JAVA_CLIENT,
         "stuck unassigned after a metadata-triggered rebalance",
         "2.5.0",
-        outside="topic metadata changes triggering a rebalance",
+        outside="a subscription that changes and changes back while a JoinGroup is outstanding: the fix "
+        "(apache/kafka#8420, ConsumerCoordinator.rejoinNeededOrPending calls requestRejoin when the metadata "
+        "snapshot differs) matters only when the metadata reverts before the failed JoinGroup is retried; the "
+        "model's metadata change (budget_metadata_change, off by default) already sets rejoin_needed, changes the "
+        "subscription only between requests, and the bug would take three perturbations (two changes and the "
+        "failed JoinGroup), beyond the default configuration's one",
     ),
     Bug(
         "KAFKA-10793",
@@ -353,7 +373,10 @@ CATALOGUE: tuple[Bug, ...] = (
         JAVA_CLIENT,
         "static consumer fences its own pending join",
         "open",
-        outside="unsubscribe() of a static consumer and its suppressed LeaveGroup",
+        outside="unsubscribe() of a static consumer and its suppressed LeaveGroup, and a JoinGroup the client "
+        "abandoned (request timeout) that the broker still handles, so that two JoinGroups of one consumer are in "
+        "flight; the model's consumer has one request in flight. The proposed fix (apache/kafka#23266, open: keep "
+        "the member id when no LeaveGroup was sent) is not merged, so Kafka's own client has the bug",
     ),
     # Other clients.
     Bug(

@@ -1092,8 +1092,12 @@ def unload(tx: GroupTx) -> None:
     migration):
     parked JoinGroups (PreparingRebalance) or SyncGroups (CompletingRebalance/Stable) are answered
     NOT_COORDINATOR; the group becomes Dead and leaves this broker's cache; its timers and
-    outstanding writes no longer act."""
-    _release_parked(tx)
+    outstanding writes no longer act. Kafka 4.0.2 answers the parked requests in
+    ``GroupMetadataManager.onUnloaded`` (apache/kafka#15446, KAFKA-16148); without that rule
+    (``unload_completes_parked``, Kafka 3.7's new coordinator) they stay parked in the Dead group,
+    never answered."""
+    if tx.rules.unload_completes_parked:
+        _release_parked(tx)
     tx.pending.clear()
     tx.join_timer = JoinTimer.NONE
     tx.new_member_added = False

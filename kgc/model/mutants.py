@@ -73,6 +73,7 @@ STATIC_REPLACEMENT_SKIPS_REBALANCE = "static_replacement_skips_rebalance"
 LEADER_ANSWER_UNWRITABLE = "leader_answer_unwritable"
 COORDINATOR_ERROR_RESETS_MEMBER = "coordinator_error_resets_member"
 COMPLETE_JOIN_KEEPS_HEARTBEATS = "complete_join_keeps_heartbeats"
+UNLOAD_LEAVES_PARKED = "unload_leaves_parked"
 # Rules of the cooperative protocol (KIP-429; Config.assignor = "cooperative-sticky").
 COOPERATIVE = (("assignor", "cooperative-sticky"),)
 """What the cooperative protocol's mutants need (``Mutant.needs``): consumers that offer the
@@ -239,6 +240,10 @@ class Rules(NamedTuple):
     """The cooperative-sticky assignor counts the claim of a member of an older generation when no newer
     member claims the partition, instead of taking that member to own nothing
     (``AbstractStickyAssignor.allSubscriptionsEqual``; KAFKA-14639, apache/kafka#13550, 3.5.0)."""
+    unload_completes_parked: bool = True
+    """Unloading the group's partition answers its parked JoinGroups (PreparingRebalance) and SyncGroups
+    (CompletingRebalance, Stable) NOT_COORDINATOR (Kafka 4.0.2 ``GroupMetadataManager.onUnloaded``, added by
+    KAFKA-16148, apache/kafka#15446, 3.8.0; 3.6.2 ``GroupCoordinator.onGroupUnloaded`` did it already)."""
 
 
 KAFKA = Rules()
@@ -586,6 +591,18 @@ CATALOGUE += (
         "KAFKA-7196",
         "rebalance_triggers",
         rule="complete_join_cancels_heartbeats",
+    ),
+    Mutant(
+        UNLOAD_LEAVES_PARKED,
+        "Unloading the group's partition leaves its parked JoinGroups and SyncGroups unanswered: the group is "
+        "gone from the coordinator, the consumers' requests hang until their own timeout (Kafka 3.7's new "
+        "coordinator).",
+        COORDINATOR,
+        "GroupMetadataManager.onUnloaded (added by apache/kafka#15446: completeJoinFuture / completeSyncFuture "
+        "with NOT_COORDINATOR); 3.6.2 GroupCoordinator.onGroupUnloaded; docs/kafka/group.md#unload",
+        "KAFKA-16148",
+        "parked_only_in_phase",
+        rule="unload_completes_parked",
     ),
 )
 

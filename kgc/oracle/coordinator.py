@@ -471,8 +471,10 @@ class KafkaCoordinator:
 
     def manual_timers(self, manual: bool = True) -> None:
         """Under manual timers a timeout fires only when named (:meth:`fire_timer`), never because
-        the clock passed its deadline (a timeout armed with no delay still fires right after the
-        request that armed it). A fresh instance starts with automatic timers."""
+        the clock passed its deadline, a timeout armed with no delay included; only an initial join
+        timer of 0 ms fires right after the request that armed it, as the model takes it inside that
+        request's step (docs/kafka-oracle.md, *Firing one timer*). A fresh instance starts with
+        automatic timers."""
         self.process.post({"op": "timers", "manual": manual})
 
     def fire_timer(self, key: str) -> None:

@@ -13,7 +13,7 @@ import atexit
 import contextlib
 import json
 import os
-import selectors
+import select
 import shutil
 import subprocess
 import sys
@@ -46,6 +46,11 @@ REQUEST_TIMEOUT_S = float(os.environ.get("KGC_ORACLE_REQUEST_TIMEOUT", "30"))
 #: The most request bytes written before their answers are read (below Linux's 64 KiB pipe buffer, so
 #: that writing a batch never blocks while the JVM waits to write answers nobody reads yet).
 PIPE_CHUNK = 48 * 1024
+
+#: One encoder and one decoder for every exchange (json.dumps with separators builds an encoder per call;
+#: json.loads of bytes sniffs their encoding first): a few microseconds of each round trip.
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+_DECODE = json.JSONDecoder().decode
 
 #: The JVM's heap: the coordinator holds one small group at a time.
 HEAP = os.environ.get("KGC_ORACLE_HEAP", "-Xmx256m")
@@ -136,8 +141,9 @@ class OracleProcess:
         self._posted: list[dict[str, Any]] = []
         self._stderr: list[str] = []
         threading.Thread(target=self._drain_stderr, daemon=True).start()
-        self._selector = selectors.DefaultSelector()
-        self._selector.register(self._stdout, selectors.EVENT_READ)
+        # A poll object of its own (the selectors module's bookkeeping costs several microseconds a wait).
+        self._poll = select.poll()
+        self._poll.register(self._stdout, select.POLLIN)
         self.dead: str | None = None
         try:
             hello = self.call({"op": "hello"}, timeout_s=start_timeout_s)
@@ -185,7 +191,7 @@ class OracleProcess:
         chunk: list[str] = []
         size = 0
         for request in requests:
-            line = json.dumps(request, separators=(",", ":")) + "\n"
+            line = _ENCODE(request) + "\n"
             if chunk and size + len(line) > PIPE_CHUNK:
                 answers += self._exchange(chunk, requests[len(answers) : len(answers) + len(chunk)], timeout_s)
                 chunk, size = [], 0
@@ -219,7 +225,7 @@ class OracleProcess:
             op = request.get("op")
             line = self._readline(op, timeout_s)
             try:
-                answer: dict[str, Any] = json.loads(line)
+                answer: dict[str, Any] = _DECODE(line.decode("utf-8"))
             except ValueError:
                 self.kill()
                 self._fail(f"the Kafka oracle JVM answered {op} with a line that is not JSON (killed)")
@@ -240,7 +246,7 @@ class OracleProcess:
                 self._scanned = 0
                 return line
             self._scanned = len(self._buffer)
-            if not self._selector.select(timeout_s):
+            if not self._poll.poll(timeout_s * 1000):
                 self.kill()
                 self._fail(f"the Kafka oracle JVM did not answer {op} within {timeout_s:g} s (killed)")
             block = os.read(self._stdout, 1 << 16)

@@ -271,9 +271,13 @@ class ReferenceCoordinator:
     def unload(self, group_id: str) -> None:
         """The coordinator loses the group's ``__consumer_offsets`` partition
         (``onResignation`` → ``onGroupUnloaded``, docs/kafka/group.md#unload): the group becomes Dead, parked
-        requests are answered NOT_COORDINATOR, and every later request gets NOT_COORDINATOR."""
+        requests are answered NOT_COORDINATOR, and every later request gets NOT_COORDINATOR. Without
+        the rule ``unload_completes_parked`` (KAFKA-16148 put back: Kafka 3.7's new coordinator, before
+        apache/kafka#15446 added ``GroupMetadataManager.onUnloaded``) the group becomes Dead and its
+        parked requests are never answered."""
+        unloaded = self.on_group_unloaded if self.rules.unload_completes_parked else self._unload_leaving_parked
         with self._atomic(StepKind.UNLOAD):
-            self._manager.remove_groups_for_partition(group_id, self.on_group_unloaded)
+            self._manager.remove_groups_for_partition(group_id, unloaded)
 
     def mark_dead(self, group_id: str) -> None:
         """The same transition to Dead with the same callbacks, but the group stays cached and
@@ -1057,6 +1061,12 @@ class ReferenceCoordinator:
                     group.maybe_invoke_sync_callback(member, SyncGroupResponse(Errors.NOT_COORDINATOR))
                     self._heartbeat_purgatory.check_and_complete(member_key(group.group_id, member.member_id))
             self.remove_sync_expiration(group)
+
+    def _unload_leaving_parked(self, group: GroupMetadata) -> None:
+        """The unload of KAFKA-16148 put back: Dead, nothing completed. The parked callbacks stay set, so
+        the reference's snapshot shows the requests still parked, as the model's state does."""
+        with group.lock:
+            group.transition_to(DEAD)
 
     # ================================================================== load (docs/kafka/group.md#unload)
     def own_group(self, group_id: str) -> None:

@@ -95,11 +95,17 @@ ENVIRONMENT: dict[str, Setting] = {
     "record.processing.ms": Setting(1, 1, INT_MAX, "time the application spends on one record, at least 1 ms"),
     "assignment.ms": Setting(0, 0, INT_MAX, "time the leader's assignor takes (onJoinLeader)"),
     "new.member.join.ms": Setting(0, 0, INT_MAX, "when each new member sends its first JoinGroup"),
+    "death.ms": Setting(0, 0, INT_MAX, "when the second member dies (dead_consumer_reowned)"),
+    "restart.ms": Setting(0, 0, INT_MAX, "how long a static member's restart takes (static_restart_expires)"),
+    "stall.ms": Setting(0, 0, INT_MAX, "how long the subject's one stall (a GC pause) lasts (stall_evicts)"),
 }
 
 #: Parameters of the questions.
 QUESTIONS: dict[str, Setting] = {
     "rebalance.held.max.ms": Setting(60_000, 0, INT_MAX, "the N of 'can a rebalance be held longer than N ms'"),
+    "reown.max.ms": Setting(
+        120_000, 0, INT_MAX, "the N of 'can a dead member's partitions stay unowned longer than N ms after it died'"
+    ),
 }
 
 TABLES: dict[str, dict[str, Setting]] = {

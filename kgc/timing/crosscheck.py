@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import z3
 
 from kgc.timing.config import TimingConfig
-from kgc.timing.queries import HEARTBEATS, POLLS, Outcome, Question, commit_polls, encode
+from kgc.timing.queries import POLLS, Outcome, Question, commit_polls, encode, heartbeat_rounds
 from kgc.timing.simulate import Run, Scenario, Schedule, Simulation
 
 
@@ -66,16 +66,26 @@ def judge(
         return Judgement(True, symbolic, _rebalance_run(question, config, schedule, concrete_mutant))
     if question.scenario == Scenario.FORMATION:
         return Judgement(True, symbolic, _formation_run(question, config, schedule, concrete_mutant))
+    if question.scenario == Scenario.DEAD:
+        return Judgement(True, symbolic, _dead_run(question, config, schedule, concrete_mutant))
     count = commit_polls(config) if question.name == "auto_commit_unprocessed" else POLLS
     polls = [0]
     for i in range(count):
         polls.append(polls[-1] + schedule.get(f"{subject}.batch{i}", defaults(config, f"{subject}.batch{i}")))
     c = config.subject
     if question.name == "needless_expiry":
-        rounds = HEARTBEATS + 1
+        rounds = heartbeat_rounds(config) + 1
         network = config.environment["network.delay.ms"].hi
         lateness = c["heartbeat.interval.ms"].lo + c["retry.backoff.ms"].lo
         horizon = rounds * lateness + 2 * network + c["session.timeout.ms"].lo
+    elif question.name == "static_restart_expires":
+        horizon = schedule.get(f"{subject}.restart_at", 1) + schedule.get(f"{subject}.restart", 0)
+        horizon += 2 * config.environment["network.delay.ms"].hi + c["session.timeout.ms"].lo
+    elif question.name == "stall_evicts":
+        network = config.environment["network.delay.ms"].hi
+        period = c["heartbeat.interval.ms"].lo + c["retry.backoff.ms"].lo
+        horizon = schedule.get(f"{subject}.stall_at", 1) + schedule.get(f"{subject}.stall", 0)
+        horizon += 3 * period + 2 * network + c["session.timeout.ms"].lo
     elif question.name == "poll_timeout_leave":
         horizon = polls[-2] + c["max.poll.interval.ms"].lo
     else:
@@ -114,6 +124,22 @@ def _formation_run(
     rebalance = max(m["max.poll.interval.ms"].lo for m in config.members)
     horizon = sum(schedule.values()) + (len(config.members) + 1) * delay + rebalance
     return question.observe(sim.execute(horizon, stop=lambda run: run.rebalance_completed is not None))
+
+
+def _dead_run(question: Question, config: TimingConfig, schedule: dict[str, int], mutant: str | None) -> Outcome | None:
+    """The concrete run up to the subject's SyncGroup answer after the dead member's expiry (or the
+    subject's own end)."""
+
+    def done(run: Run) -> bool:
+        if run.left or any(m == run.subject for m, _ in run.lapsed) or any(m == run.subject for m, _, _ in run.expired):
+            return True
+        started = run.rebalance_started
+        return started is not None and any(m == run.subject and t >= started for m, t in run.synced)
+
+    sim = Simulation(config, Schedule(dict(schedule)), Scenario.DEAD, mutant, auto_commit=question.auto_commit)
+    sim.run.reown_limit = config.questions["reown.max.ms"].lo
+    horizon = sum(schedule.values()) + 4 * config.subject["max.poll.interval.ms"].lo
+    return question.observe(sim.execute(horizon, stop=done))
 
 
 def _rebalance_run(

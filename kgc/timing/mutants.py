@@ -27,6 +27,7 @@ AUTO_COMMIT_AFTER_FETCH = catalogue.AUTO_COMMIT_AFTER_FETCH
 LIVENESS_IGNORES_PARKED = catalogue.LIVENESS_IGNORES_PARKED
 REBALANCE_TIMEOUT_IS_SESSION_TIMEOUT = "rebalance_timeout_is_session_timeout"
 INITIAL_DELAY_NOT_EXTENDED = "initial_delay_not_extended"
+HEARTBEAT_NOT_REARMED = "heartbeat_not_rearmed"
 
 #: Every timing mutant by name, with what it does differently.
 MUTANTS: dict[str, str] = {
@@ -38,6 +39,11 @@ MUTANTS: dict[str, str] = {
         "JoinGroup carries session.timeout.ms as rebalance timeout (v0, docs/kafka/group.md#states)"
     ),
     INITIAL_DELAY_NOT_EXTENDED: "the initial rebalance delay is not extended when new members join (KIP-134)",
+    HEARTBEAT_NOT_REARMED: (
+        "the coordinator's Heartbeat handler does not re-arm the member's DelayedHeartbeat "
+        "(completeAndScheduleNextHeartbeatExpiration left out): a member heartbeating on time is expired "
+        "session.timeout.ms after its last join, sync or commit"
+    ),
 }
 
 #: The timing mutants that are the model catalogue's, under the same name.

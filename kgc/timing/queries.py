@@ -40,10 +40,12 @@ import z3
 from kgc.timing import rules
 from kgc.timing.config import NEW_MEMBER_JOIN_TIMEOUT_MS, Bound, Member, TimingConfig
 from kgc.timing.rules import Env, Message
-from kgc.timing.simulate import ReplayIncomplete, Run, Scenario, Schedule, Simulation
+from kgc.timing.simulate import COORDINATOR, ReplayIncomplete, Run, Scenario, Schedule, Simulation
 
 HEARTBEATS = 4
 POLLS = 5
+MAX_HEARTBEATS = 40
+"""The most heartbeat rounds ``needless_expiry`` unrolls (``heartbeat_rounds``)."""
 #: z3's time budget per check (ms); a check that runs out is reported UNKNOWN, never PROVED.
 SOLVER_TIMEOUT_MS = 60_000
 
@@ -56,6 +58,16 @@ UNKNOWN = "UNKNOWN"
 VACUOUS = "VACUOUS"
 """No run satisfies the question's premises (or its scenario cannot happen): the answer is about
 nothing, and is never counted as PROVED."""
+
+
+def heartbeat_rounds(config: TimingConfig) -> int:
+    """The heartbeats ``needless_expiry`` unrolls: ``HEARTBEATS``, or enough for the longest
+    ``session.timeout.ms`` to pass at the shortest ``heartbeat.interval.ms`` (so a deadline armed at
+    t = 0 that no heartbeat re-arms falls due among them), at most ``MAX_HEARTBEATS``. Later rounds
+    are covered by the question's induction step, or reported not examined."""
+    session = config.subject["session.timeout.ms"].hi
+    interval = config.subject["heartbeat.interval.ms"].lo
+    return max(HEARTBEATS, min(MAX_HEARTBEATS, -(-session // max(interval, 1)) + 1))
 
 
 def commit_polls(config: TimingConfig) -> int:
@@ -106,6 +118,12 @@ class Question:
     #: what a PROVED covers beyond the unrolled steps and why, and what lies outside the scenario:
     #: printed with every PROVED (``horizon: …``), so no proof is read as one about every run
     horizon: str = ""
+    #: the induction step that extends a proof past the unrolled rounds (``kgc/timing/induction.py``):
+    #: its encoding (``bad``: the bad event in the last round of a window that starts in any state;
+    #: premises: no bad event in the window's earlier rounds, and the question's own premises) and
+    #: what one round is ("heartbeat round", "poll", "auto-commit")
+    step: Callable[[Env], Encoded] | None = None
+    unit: str = ""
 
 
 @dataclass
@@ -173,11 +191,13 @@ def _true(model: z3.ModelRef, e: z3.BoolRef) -> bool:
 # ================================================================================= steady scenario
 
 
-def _heartbeats(env: Env, member: int, name: str, stop: z3.ArithRef | None = None) -> list[Message]:
-    """The subject's heartbeats 1..HEARTBEATS from t = 0 (``resetTimeouts`` at 0)."""
+def _heartbeats(
+    env: Env, member: int, name: str, stop: z3.ArithRef | None = None, count: int = HEARTBEATS
+) -> list[Message]:
+    """The subject's heartbeats 1..count from t = 0 (``resetTimeouts`` at 0)."""
     out: list[Message] = []
     prev_send: z3.ArithRef = z3.IntVal(0)
-    for k in range(1, HEARTBEATS + 1):
+    for k in range(1, count + 1):
         sent_expr = z3.BoolVal(True)
         late_name = f"{name}.hb{k}.late"
         # the send time is computed before knowing whether it is sent, so the lateness is used
@@ -186,7 +206,9 @@ def _heartbeats(env: Env, member: int, name: str, stop: z3.ArithRef | None = Non
         send = rules.next_heartbeat_send(env, member, prev_send, late_var)
         if stop is not None:
             sent_expr = send < stop
-        rules.heartbeat_lateness(env, member, late_name, sent_expr)
+        # recorded whether or not the heartbeat goes out: the lateness decides whether it is sent
+        # before ``stop``, so a replay needs it either way
+        rules.heartbeat_lateness(env, member, late_name)
         d = env.net(f"{name}.hb{k}.req", sent_expr)
         r = env.net(f"{name}.hb{k}.resp", sent_expr)
         arrives = send + d
@@ -202,24 +224,24 @@ def _encode_needless_expiry(env: Env) -> Encoded:
     left out: the question is whether heartbeats alone keep the member)."""
     name = env.config.members[0].name
     st = env.setting(0, "session.timeout.ms")
-    hbs = _heartbeats(env, 0, name)
+    hbs = _heartbeats(env, 0, name, count=heartbeat_rounds(env.config))
     rules.fifo(env, hbs)
     bad_terms = []
     events: list[tuple[str, z3.ArithRef, z3.BoolRef]] = []
-    prev_arrival: z3.ArithRef = z3.IntVal(0)
     prev_answer: z3.ArithRef = z3.IntVal(0)
     prev_send: z3.ArithRef = z3.IntVal(0)
+    deadline = rules.rearm_deadline(env, 0, z3.IntVal(0))
     for m in hbs:
         assert m.answered is not None
-        expire = rules.missed_deadline(rules.rearm_deadline(env, 0, prev_arrival), m.arrives)
+        expire = rules.missed_deadline(deadline, m.arrives)
         lapse = rules.client_session_lapses(env, 0, prev_answer, m.answered, prev_send, m.sent)
         restart = prev_send if env.mutant == "session_timer_from_send" else prev_answer
-        events.append(("expired", prev_arrival + st, expire))
+        events.append(("expired", deadline, expire))
         events.append(("lapsed", restart + st, lapse))
         bad_terms += [expire, lapse]
-        prev_arrival, prev_answer, prev_send = m.arrives, m.answered, m.sent
-    n = env.setting(0, "max.poll.records")
-    healthy = n * env.env_range("record.processing.ms").lo <= env.setting(0, "max.poll.interval.ms")
+        deadline = rules.heartbeat_rearm(env, 0, deadline, m.arrives)
+        prev_answer, prev_send = m.answered, m.sent
+    healthy = _healthy(env)
 
     def predict(model: z3.ModelRef) -> Outcome:
         hits = [(_val(model, t), 0 if kind == "expired" else 1, kind) for kind, t, b in events if _true(model, b)]
@@ -227,6 +249,49 @@ def _encode_needless_expiry(env: Env) -> Encoded:
         return Outcome(kind, name, t)
 
     return Encoded(env, z3.Or(*bad_terms), [("no batch fits in max.poll.interval.ms", healthy)], predict)
+
+
+def _healthy(env: Env) -> z3.BoolRef:
+    """Some batch fits in ``max.poll.interval.ms`` (else every run is ``poll_timeout_leave``'s)."""
+    n = env.setting(0, "max.poll.records")
+    return n * env.env_range("record.processing.ms").lo <= env.setting(0, "max.poll.interval.ms")
+
+
+def _step_expiry(env: Env) -> Encoded:
+    """The induction step of ``needless_expiry``: two heartbeat rounds after *any* earlier one (its
+    send, arrival and answer times and the coordinator's deadline are free variables). No expiry
+    or lapse in the first round and one in the second is unsat exactly when every round's
+    outcome depends only on the round before it — both session timers restart at each answer and
+    each accepted Heartbeat — so the first rounds, checked directly, stand for all later ones."""
+    prev = Message(z3.Int("step.prev.sent"), z3.Int("step.prev.arrives"), z3.Int("step.prev.answered"), True, 1)
+    assert prev.answered is not None
+    env.add(prev.sent <= prev.arrives, prev.arrives <= prev.answered)
+    deadline = rules.heartbeat_rearm(env, 0, z3.Int("step.prev.deadline"), prev.arrives)
+    prev_send, prev_answer = prev.sent, prev.answered
+    window: list[Message] = [prev]
+    round_bad: list[z3.BoolRef] = []
+    for k in (1, 2):
+        late = rules.heartbeat_lateness(env, 0, f"step.hb{k}.late")
+        send = rules.next_heartbeat_send(env, 0, prev_send, late)
+        arrives = send + env.net(f"step.hb{k}.req")
+        answered = arrives + env.net(f"step.hb{k}.resp")
+        window.append(Message(send, arrives, answered, z3.BoolVal(True), 1))
+        expire = rules.missed_deadline(deadline, arrives)
+        lapse = rules.client_session_lapses(env, 0, prev_answer, answered, prev_send, send)
+        round_bad.append(z3.Or(expire, lapse))
+        deadline = rules.heartbeat_rearm(env, 0, deadline, arrives)
+        prev_send, prev_answer = send, answered
+    rules.fifo(env, window)
+
+    def predict(model: z3.ModelRef) -> Outcome:
+        return Outcome("expired", env.config.members[0].name, 0)
+
+    return Encoded(
+        env,
+        round_bad[1],
+        [("no batch fits in max.poll.interval.ms", _healthy(env)), ("the earlier round", z3.Not(round_bad[0]))],
+        predict,
+    )
 
 
 def _observe_expiry(run: Run) -> Outcome | None:
@@ -254,17 +319,18 @@ def _encode_poll_leave(env: Env) -> Encoded:
     hbs = _heartbeats(env, 0, name, stop=leave_at)
     rules.fifo(env, hbs)
     first: list[z3.BoolRef] = []
-    prev_arrival: z3.ArithRef = z3.IntVal(0)
     prev_answer: z3.ArithRef = z3.IntVal(0)
     prev_send: z3.ArithRef = z3.IntVal(0)
+    deadline = rules.rearm_deadline(env, 0, z3.IntVal(0))
     for m in hbs:
         assert m.answered is not None
-        expire = rules.missed_deadline(rules.rearm_deadline(env, 0, prev_arrival), m.arrives)
+        expire = rules.missed_deadline(deadline, m.arrives)
         lapse = rules.client_session_lapses(env, 0, prev_answer, m.answered, prev_send, m.sent)
         restart = prev_send if env.mutant == "session_timer_from_send" else prev_answer
-        first.append(z3.Not(z3.And(m.is_sent, expire, prev_arrival + st <= leave_at)))
+        first.append(z3.Not(z3.And(m.is_sent, expire, deadline <= leave_at)))
         first.append(z3.Not(z3.And(m.is_sent, lapse, restart + st <= leave_at)))
-        prev_arrival, prev_answer, prev_send = m.arrives, m.answered, m.sent
+        deadline = z3.If(m.is_sent, rules.heartbeat_rearm(env, 0, deadline, m.arrives), deadline)
+        prev_answer, prev_send = m.answered, m.sent
 
     def predict(model: z3.ModelRef) -> Outcome:
         i = next(i for i, b in enumerate(leaves) if _true(model, b))
@@ -272,6 +338,24 @@ def _encode_poll_leave(env: Env) -> Encoded:
 
     premise = ("the subject's session lapses or expires before its poll timer (needless_expiry)", z3.And(*first))
     return Encoded(env, z3.Or(*leaves), [premise], predict)
+
+
+def _step_poll_leave(env: Env) -> Encoded:
+    """The induction step of ``poll_timeout_leave``: two batches after a poll at any time. The poll
+    timer restarts at every poll, so whether the second batch ends past ``max.poll.interval.ms``
+    depends on that batch alone; the step does not carry the question's premise (the session still
+    alive when the poll timer fires), so where a long batch exists it fails and later polls are
+    reported not examined."""
+    poll = z3.Int("step.poll")
+    b1 = rules.batch_duration(env, 0, "step.batch1")
+    b2 = rules.batch_duration(env, 0, "step.batch2")
+    first = rules.poll_timer_leaves(env, 0, poll, poll + b1)
+    second = rules.poll_timer_leaves(env, 0, poll + b1, poll + b1 + b2)
+
+    def predict(model: z3.ModelRef) -> Outcome:
+        return Outcome("left", env.config.members[0].name, 0)
+
+    return Encoded(env, second, [("the earlier poll", z3.Not(first))], predict)
 
 
 def _observe_leave(run: Run) -> Outcome | None:
@@ -328,6 +412,23 @@ def _encode_auto_commit(env: Env) -> Encoded:
         ],
         predict,
     )
+
+
+def _step_commit(env: Env) -> Encoded:
+    """The induction step of ``auto_commit_unprocessed``: a poll at which an auto-commit falls due,
+    from any state in which the position equals the records processed (true at t = 0, and kept by
+    every poll: the application processes each batch before it polls again). The commit carries the
+    position taken before the fetch, so it never covers an unprocessed record; a rule that commits
+    after the fetch makes the step fail. Holds for any commit, however late it falls due."""
+    processed = z3.Int("step.processed")
+    env.add(processed >= 0)
+    enabled = env.setting(0, "enable.auto.commit") == 1
+    bad = z3.And(enabled, rules.committed_offset(env, 0, processed) > processed)
+
+    def predict(model: z3.ModelRef) -> Outcome:
+        return Outcome("uncommitted_processing", env.config.members[0].name, 0)
+
+    return Encoded(env, bad, [], predict)
 
 
 def _observe_commit(run: Run) -> Outcome | None:
@@ -416,7 +517,11 @@ def _rebalance(env: Env) -> _Rebalance:
     env.add(before < learned, learned <= rejoin_poll)
     premises.append(("a batch exceeds max.poll.interval.ms (the subject leaves: poll_timeout_leave)", current <= mpi))
     messages: list[Message] = list(hbs)
-    rearms: list[tuple[z3.ArithRef, z3.BoolRef]] = [(m.arrives, m.is_sent) for m in hbs]
+    # an accepted Heartbeat re-arms the subject's deadline (``rules.heartbeat_rearm``; not under
+    # the mutant ``heartbeat_not_rearmed``, where only the commit before the rejoin does)
+    rearms: list[tuple[z3.ArithRef, z3.BoolRef]] = (
+        [] if env.mutant == "heartbeat_not_rearmed" else [(m.arrives, m.is_sent) for m in hbs]
+    )
     env.batches = (earlier, before, current)
     cd = env.net(f"{subject}.rejoin-commit.req", auto)
     cr = env.net(f"{subject}.rejoin-commit.resp", auto)
@@ -585,14 +690,302 @@ def _observe_parked(run: Run) -> Outcome | None:
     return Outcome("evicted_while_parked", m, t)
 
 
+def dead_rounds(config: TimingConfig) -> tuple[int, int]:
+    """The heartbeats ``dead_consumer_reowned`` unrolls: the dying member's, enough to reach the
+    latest death; the subject's, enough to reach the latest expiry of the dead member and one round
+    more (each at least ``HEARTBEATS``, at most ``MAX_HEARTBEATS``)."""
+    dying, subject = config.members[1], config.members[0]
+    net = config.environment["network.delay.ms"].hi
+    death = config.environment["death.ms"].hi
+    interval = max(dying["heartbeat.interval.ms"].lo, 1)
+    dying_rounds = -(-death // interval) + 2
+    expiry = death + dying["heartbeat.interval.ms"].hi + dying["retry.backoff.ms"].hi + net
+    expiry += dying["session.timeout.ms"].hi
+    round_trip = subject["heartbeat.interval.ms"].hi + subject["retry.backoff.ms"].hi + 2 * net
+    subject_rounds = -(-(expiry + round_trip) // max(subject["heartbeat.interval.ms"].lo, 1)) + 1
+    return tuple(max(HEARTBEATS, min(MAX_HEARTBEATS, r)) for r in (dying_rounds, subject_rounds))  # type: ignore[return-value]
+
+
+def _until_death(
+    env: Env, member: int, dies: z3.ArithRef, rounds: int
+) -> tuple[z3.ArithRef, list[Message], list[tuple[str, z3.BoolRef]]]:
+    """A member heartbeating on time until its process stops at ``dies`` (no LeaveGroup): its
+    heartbeats sent before then, and when the coordinator expires it — the first deadline a
+    heartbeat misses, or one session timeout after the last one arrived (``DelayedHeartbeat``;
+    ``rules.heartbeat_rearm``). Premises: it dies within the unrolled heartbeats, and neither
+    its coordinator deadline nor its own session timer ran out before it died (needless_expiry's)."""
+    dying = env.config.members[member].name
+    hbs2 = _heartbeats(env, member, dying, stop=dies, count=rounds)
+    rules.fifo(env, hbs2)
+    st2 = env.setting(member, "session.timeout.ms")
+    deadline: z3.ArithRef = rules.rearm_deadline(env, member, z3.IntVal(0))
+    prev_answer: z3.ArithRef = z3.IntVal(0)
+    prev_send: z3.ArithRef = z3.IntVal(0)
+    lapses: list[z3.BoolRef] = []
+    pending: list[tuple[z3.BoolRef, z3.ArithRef]] = []
+    for m in hbs2:
+        assert m.answered is not None
+        pending.append((z3.And(m.is_sent, rules.missed_deadline(deadline, m.arrives)), deadline))
+        lapse = rules.client_session_lapses(env, member, prev_answer, m.answered, prev_send, m.sent)
+        restart = prev_send if env.mutant == "session_timer_from_send" else prev_answer
+        lapses.append(z3.And(z3.Or(z3.Not(m.is_sent), lapse), restart + st2 < dies))
+        deadline = z3.If(m.is_sent, rules.heartbeat_rearm(env, member, deadline, m.arrives), deadline)
+        prev_answer, prev_send = z3.If(m.is_sent, m.answered, prev_answer), z3.If(m.is_sent, m.sent, prev_send)
+    expired = deadline
+    for missed, at in reversed(pending):
+        expired = z3.If(missed, at, expired)
+    premises = [
+        (f"{dying} stops after its {rounds} unrolled heartbeats (beyond the horizon)", z3.Not(hbs2[-1].is_sent)),
+        (f"{dying}'s session expires before it stops (needless_expiry)", expired >= dies),
+        (f"{dying}'s session timer lapses before it stops (needless_expiry)", z3.Not(z3.Or(*lapses))),
+    ]
+    return expired, hbs2, premises
+
+
+def _encode_dead_reowned(env: Env) -> Encoded:
+    """Q7: the second member dies (a crash, no LeaveGroup) at ``death.ms``; the coordinator expires
+    it one session timeout after the last request that re-armed its deadline arrived (Kafka 3.6.2
+    ``GroupCoordinator.scala``: ``DelayedHeartbeat`` → ``onExpireHeartbeat``, line 1670 →
+    ``removeMemberAndUpdateGroup``, lines 1457-1468, which prepares a rebalance from Stable); the
+    subject learns of it from the answer to its next heartbeat (``handleHeartbeat`` in
+    PreparingRebalance: REBALANCE_IN_PROGRESS, lines 877-880), rejoins at its next poll, and — the
+    only member — completes the join phase at once (``tryCompleteJoin``), leads, assigns and
+    syncs: it owns the dead member's partitions when its SyncGroup answer arrives. Bad: that is
+    more than ``reown.max.ms`` after the death."""
+    cfg = env.config
+    subject, dying = cfg.members[0].name, cfg.members[1].name
+    dying_rounds, subject_rounds = dead_rounds(cfg)
+    premises: list[tuple[str, z3.BoolRef]] = []
+    death_range = env.env_range("death.ms")
+    dies = env.choose(f"{dying}.dies_at", death_range.lo, death_range.hi)
+    expired, hbs2, death_premises = _until_death(env, 1, dies, dying_rounds)
+    premises += death_premises
+    started = expired
+
+    # the subject: heartbeats until it rejoins; it learns from the first answer to a heartbeat that
+    # arrives after the expiry (a heartbeat in the expiry's millisecond is handled first)
+    join_sent = z3.Int(f"{subject}.join_sent")
+    hbs = _heartbeats(env, 0, subject, stop=join_sent, count=subject_rounds)
+    rip = [z3.And(m.is_sent, m.arrives > started) for m in hbs]
+    learned: z3.ArithRef = z3.IntVal(-1)
+    for m, r in reversed(list(zip(hbs, rip, strict=True))):
+        assert m.answered is not None
+        learned = z3.If(r, m.answered, learned)
+    premises.append(
+        (f"{subject}'s {subject_rounds} unrolled heartbeats all arrive before the expiry", z3.Or(*[r for r in rip]))
+    )
+    st = env.setting(0, "session.timeout.ms")
+    sdeadline = rules.rearm_deadline(env, 0, z3.IntVal(0))
+    s_answer: z3.ArithRef = z3.IntVal(0)
+    s_send: z3.ArithRef = z3.IntVal(0)
+    alive: list[z3.BoolRef] = []
+    for m in hbs:
+        assert m.answered is not None
+        lapse = rules.client_session_lapses(env, 0, s_answer, m.answered, s_send, m.sent)
+        alive.append(z3.Not(z3.And(m.is_sent, z3.Or(rules.missed_deadline(sdeadline, m.arrives), lapse))))
+        sdeadline = z3.If(m.is_sent, rules.heartbeat_rearm(env, 0, sdeadline, m.arrives), sdeadline)
+        s_answer, s_send = z3.If(m.is_sent, m.answered, s_answer), z3.If(m.is_sent, m.sent, s_send)
+    # polls: `earlier` batches before the one in progress when it learns; the poll ending it rejoins
+    n = env.setting(0, "max.poll.records")
+    p = env.env_range("record.processing.ms")
+    mpi = env.setting(0, "max.poll.interval.ms")
+    earlier = z3.Int(f"{subject}.earlier_batches")
+    before = z3.Int(f"{subject}.earlier_ms")
+    cap = z3.If(n * p.hi < mpi, n * p.hi, mpi)
+    env.add(earlier >= 0, before >= earlier * n * p.lo, before <= earlier * cap)
+    current = rules.batch_duration(env, 0, f"{subject}.current_batch")
+    rejoin_poll = before + current
+    env.add(before < learned, learned <= rejoin_poll, join_sent == rejoin_poll)
+    env.batches = (earlier, before, current)
+    premises.append((f"a batch exceeds max.poll.interval.ms ({subject} leaves: poll_timeout_leave)", current <= mpi))
+    # after the last heartbeat before the rejoin, the subject's deadline must hold until its JoinGroup
+    subject_join = join_sent + env.net(f"{subject}.join1.req")
+    alive.append(z3.Not(rules.missed_deadline(sdeadline, subject_join)))
+    alive.append(s_answer + st >= join_sent)
+    premises.append((f"{subject}'s session expires or lapses before it rejoins (needless_expiry)", z3.And(*alive)))
+    rt = rules.rebalance_timeout([rules.join_rebalance_timeout(env, 0)])
+    completed, by_members = rules.join_completes(subject_join, started, rt)
+    premises.append((f"{subject} rejoins after the rebalance timeout", by_members))
+    join_answer = completed + env.net(f"{subject}.join1.resp")
+    assign = env.choose(f"{subject}.assign", env.env_range("assignment.ms").lo, env.env_range("assignment.ms").hi)
+    sync_sent = join_answer + assign
+    sync_arrives = sync_sent + env.net(f"{subject}.sync1.req")
+    reowned = sync_arrives + env.net(f"{subject}.sync1.resp")
+    hbi = env.setting(0, "heartbeat.interval.ms")
+    premises.append(
+        (
+            f"{subject}'s assignment outlasts heartbeat.interval.ms (a heartbeat goes out before its SyncGroup)",
+            sync_sent < join_answer + hbi,
+        )
+    )
+    premises.append(
+        (
+            f"{subject}'s SyncGroup arrives after its session deadline or the pending-sync timeout",
+            z3.And(
+                z3.Not(rules.missed_deadline(rules.rearm_deadline(env, 0, completed), sync_arrives)),
+                z3.Not(rules.missed_deadline(rules.pending_sync_deadline(completed, rt), sync_arrives)),
+            ),
+        )
+    )
+    messages = [*hbs, Message(join_sent, subject_join, join_answer, z3.BoolVal(True), 0)]
+    messages.append(Message(sync_sent, sync_arrives, reowned, z3.BoolVal(True), 0))
+    rules.fifo(env, messages)
+    limit = env.global_setting("questions", "reown.max.ms")
+
+    def predict(model: z3.ModelRef) -> Outcome:
+        return Outcome("reowned_late", subject, _val(model, reowned), _val(model, reowned - dies))
+
+    return Encoded(env, reowned - dies > limit, premises, predict)
+
+
+def _observe_reowned(run: Run) -> Outcome | None:
+    if run.died_at is None or run.rebalance_started is None:
+        return None
+    after = [t for m, t in run.synced if m == run.subject and t >= run.rebalance_started]
+    if not after or after[0] - run.died_at <= run.reown_limit:
+        return None
+    return Outcome("reowned_late", run.subject, after[0], after[0] - run.died_at)
+
+
+def stall_window(config: TimingConfig) -> tuple[int, int]:
+    """Where ``stall_evicts``'s stall may begin (``[1, window]``: the first two heartbeat periods)
+    and the heartbeats it unrolls (up to the latest stall's end and three rounds more, at most
+    ``MAX_HEARTBEATS``)."""
+    c = config.subject
+    window = 2 * (c["heartbeat.interval.ms"].hi + c["retry.backoff.ms"].hi)
+    span = window + config.environment["stall.ms"].hi
+    rounds = -(-span // max(c["heartbeat.interval.ms"].lo, 1)) + 3
+    return window, max(HEARTBEATS, min(MAX_HEARTBEATS, rounds))
+
+
+def _encode_stall(env: Env) -> Encoded:
+    """Q8: the subject stalls once — a GC pause: its heartbeat thread and application thread stop
+    from ``S`` for ``P`` ms (``stall.ms``) — and is otherwise on time. While it is paused it sends
+    nothing and reads nothing: a heartbeat falling due (``Heartbeat.sentHeartbeat`` one interval
+    after the last send, ``Heartbeat.java`` 3.6.2 line 71) goes out when it resumes, and an answer
+    that arrived meanwhile is read then, before the session check (``AbstractCoordinator.java`` 3.6.2
+    ``HeartbeatThread.run``: ``client.pollNoWakeup()`` at line 1460 before ``sessionTimeoutExpired``
+    at line 1473). Bad:
+    the coordinator expires it (no Heartbeat arrives within the session timeout of the last one,
+    ``DelayedHeartbeat``) or its own session timer lapses (``Heartbeat.sessionTimeoutExpired``)."""
+    name = env.config.members[0].name
+    window, rounds = stall_window(env.config)
+    st = env.setting(0, "session.timeout.ms")
+    start = env.choose(f"{name}.stall_at", 1, window)
+    length = env.choose(f"{name}.stall", env.env_range("stall.ms").lo, env.env_range("stall.ms").hi)
+    end = start + length
+
+    def paused(t: z3.ArithRef) -> z3.BoolRef:
+        return z3.And(t >= start, t < end)
+
+    msgs: list[Message] = []
+    prev_send: z3.ArithRef = z3.IntVal(0)
+    for k in range(1, rounds + 1):
+        late = rules.heartbeat_lateness(env, 0, f"{name}.hb{k}.late")
+        natural = rules.next_heartbeat_send(env, 0, prev_send, late)
+        send = z3.If(paused(natural), end, natural)
+        arrives = send + env.net(f"{name}.hb{k}.req")
+        answered = arrives + env.net(f"{name}.hb{k}.resp")
+        msgs.append(Message(send, arrives, answered, z3.BoolVal(True), 1))
+        prev_send = send
+    rules.fifo(env, msgs)
+    events: list[tuple[str, z3.ArithRef, z3.BoolRef]] = []
+    deadline = rules.rearm_deadline(env, 0, z3.IntVal(0))
+    prev_read: z3.ArithRef = z3.IntVal(0)
+    prev_sent: z3.ArithRef = z3.IntVal(0)
+    for m in msgs:
+        assert m.answered is not None
+        read = z3.If(paused(m.answered), end, m.answered)
+        expire = rules.missed_deadline(deadline, m.arrives)
+        due = prev_read + st
+        lapse = z3.And(
+            rules.client_session_lapses(env, 0, prev_read, read, prev_sent, m.sent),
+            z3.Not(z3.And(paused(due), read == end)),
+        )
+        restart = prev_sent if env.mutant == "session_timer_from_send" else prev_read
+        events.append(("expired", deadline, expire))
+        events.append(("lapsed", z3.If(paused(restart + st), end, restart + st), lapse))
+        deadline = rules.heartbeat_rearm(env, 0, deadline, m.arrives)
+        prev_read, prev_sent = read, m.sent
+    n = env.setting(0, "max.poll.records")
+    slowest = n * env.env_range("record.processing.ms").hi
+    premises = [
+        ("no batch fits in max.poll.interval.ms", _healthy(env)),
+        (
+            f"the stall outlasts the {rounds} unrolled heartbeats (beyond the horizon)",
+            msgs[-3].sent > end,
+        ),
+        (
+            "a stall and a batch together outlast max.poll.interval.ms (poll_timeout_leave)",
+            length + slowest <= env.setting(0, "max.poll.interval.ms"),
+        ),
+    ]
+
+    def predict(model: z3.ModelRef) -> Outcome:
+        hits = [(_val(model, t), 0 if kind == "expired" else 1, kind) for kind, t, b in events if _true(model, b)]
+        t, _, kind = min(hits)
+        return Outcome(kind, name, t)
+
+    return Encoded(env, z3.Or(*[b for _, _, b in events]), premises, predict)
+
+
+def restart_window(config: TimingConfig) -> tuple[int, int]:
+    """Where ``static_restart_expires``'s restart may begin (``[1, window]``: the first two
+    heartbeat periods) and the heartbeats it unrolls."""
+    c = config.subject
+    window = 2 * (c["heartbeat.interval.ms"].hi + c["retry.backoff.ms"].hi)
+    return window, max(HEARTBEATS, min(MAX_HEARTBEATS, -(-window // max(c["heartbeat.interval.ms"].lo, 1)) + 2))
+
+
+def _encode_static_restart(env: Env) -> Encoded:
+    """Q9: the subject is a static member (``group.instance.id``, KIP-345); its process stops at
+    ``S`` — a restart: a static member sends no LeaveGroup on close — and the new process sends
+    JoinGroup with the same instance id and no member id ``restart.ms`` later (no
+    MEMBER_ID_REQUIRED round trip for a static member: ``doStaticNewMemberJoinGroup``,
+    ``GroupCoordinator.scala`` 3.6.2 line 295, which in Stable replaces the old member id without a
+    rebalance, ``updateStaticMemberAndRebalance`` line 1297). Bad: the old member's session
+    deadline passes first (``onExpireHeartbeat`` removes it and the group rebalances), so the
+    restart cost the rebalance static membership was meant to avoid."""
+    name = env.config.members[0].name
+    window, rounds = restart_window(env.config)
+    stops = env.choose(f"{name}.restart_at", 1, window)
+    down = env.choose(f"{name}.restart", env.env_range("restart.ms").lo, env.env_range("restart.ms").hi)
+    expired, hbs, premises = _until_death(env, 0, stops, rounds)
+    rejoin = stops + down + env.net(f"{name}.join1.req")
+    premises.append(
+        (
+            "a heartbeat of the old process arrives after the new process's JoinGroup",
+            z3.And(*[z3.Implies(m.is_sent, m.arrives < rejoin) for m in hbs]),
+        )
+    )
+
+    def predict(model: z3.ModelRef) -> Outcome:
+        return Outcome("expired", name, _val(model, expired))
+
+    return Encoded(env, expired < rejoin, premises, predict)
+
+
+def _observe_restart(run: Run) -> Outcome | None:
+    """The old member's expiry, if it comes before the new process's JoinGroup arrives."""
+    rejoined = [m.received for m in run.messages if m.dst == COORDINATOR and m.name == "join1"]
+    for member, t, _ in sorted(run.expired, key=lambda e: e[1]):
+        if not rejoined or t < rejoined[0]:
+            return Outcome("expired", member, t)
+    return None
+
+
 def _held_limit(run: Run) -> int:
     return run.held_limit
 
 
-OUTSIDE_STEADY = "several rebalances, a restart, a client stall (GC pause) are outside this scenario: not examined"
+OUTSIDE_STEADY = (
+    "several rebalances, a restart, a client stall (GC pause) are outside this scenario: not examined "
+    "(a dead consumer: dead_consumer_reowned; one stall: stall_evicts; one static restart: static_restart_expires)"
+)
 OUTSIDE_REBALANCE = (
     "several rebalances in a row (rolling restart, staggered joins), a static member's restart, a client stall "
-    "(GC pause), a dead consumer's detection are outside this scenario: not examined"
+    "(GC pause) are outside this scenario: not examined (a dead consumer's detection: dead_consumer_reowned; "
+    "one stall of a lone member: stall_evicts; one restart of a lone static member: static_restart_expires)"
 )
 
 QUESTIONS: dict[str, Question] = {
@@ -606,9 +999,11 @@ QUESTIONS: dict[str, Question] = {
             _observe_expiry,
             auto_commit=False,
             horizon=(
-                f"horizon: the subject's first {HEARTBEATS} heartbeats; later rounds repeat the same ranges and "
-                "both session timers restart at each answer, so a later expiry has a copy among them; " + OUTSIDE_STEADY
+                "horizon: the subject's first heartbeats (enough for a session timeout to pass), every later round "
+                "by the induction step on the next line; " + OUTSIDE_STEADY
             ),
+            step=_step_expiry,
+            unit="heartbeat round",
         ),
         Question(
             "poll_timeout_leave",
@@ -617,9 +1012,11 @@ QUESTIONS: dict[str, Question] = {
             _encode_poll_leave,
             _observe_leave,
             horizon=(
-                f"horizon: the subject's first {POLLS} polls; every batch lies in the same range and the poll "
-                "timer restarts at each poll, so a leave after a later batch has a copy among them; " + OUTSIDE_STEADY
+                f"horizon: the subject's first {POLLS} polls, every later poll by the induction step on the next "
+                "line; " + OUTSIDE_STEADY
             ),
+            step=_step_poll_leave,
+            unit="poll",
         ),
         Question(
             "rebalance_held",
@@ -660,9 +1057,53 @@ QUESTIONS: dict[str, Question] = {
             _encode_auto_commit,
             _observe_commit,
             horizon=(
-                "horizon: the polls up to the first auto-commit; each later commit restarts the interval and "
-                "commits the position by the same rule, so a later bad commit has a copy in the first; "
-                + OUTSIDE_STEADY
+                "horizon: the polls up to the first auto-commit, every later commit by the induction step on the "
+                "next line; " + OUTSIDE_STEADY
+            ),
+            step=_step_commit,
+            unit="auto-commit",
+        ),
+        Question(
+            "stall_evicts",
+            "can one client stall (a GC pause of stall.ms) get a consumer that is otherwise on time evicted "
+            "(or its session lapse)?",
+            Scenario.STALL,
+            _encode_stall,
+            _observe_expiry,
+            auto_commit=False,
+            horizon=(
+                "horizon: one stall beginning within the first two heartbeat periods and the heartbeats up to three "
+                "rounds after it ends; a later stall meets the same states (each heartbeat round depends only on "
+                "the one before it: needless_expiry's induction step); two stalls, a stall during a rebalance: "
+                "not examined"
+            ),
+        ),
+        Question(
+            "dead_consumer_reowned",
+            "can a dead consumer's partitions stay unowned longer than reown.max.ms after it died?",
+            Scenario.DEAD,
+            _encode_dead_reowned,
+            _observe_reowned,
+            auto_commit=False,
+            horizon=(
+                "horizon: two members Stable at t = 0, the second dies within death.ms (a crash, no LeaveGroup) "
+                "and is detected by its session timeout; auto-commit off (its commits re-arm the deadline as a "
+                "heartbeat does and add a round trip before the rejoin); a death later than death.ms, a third "
+                "member, a LeaveGroup on close: not examined"
+            ),
+        ),
+        Question(
+            "static_restart_expires",
+            "can a static member's restart (restart.ms down, then JoinGroup with its group.instance.id) outlast its "
+            "session, so that the coordinator expires it and rebalances?",
+            Scenario.RESTART,
+            _encode_static_restart,
+            _observe_restart,
+            auto_commit=False,
+            horizon=(
+                "horizon: one restart of a lone static member, beginning within its first two heartbeat periods (a "
+                "later one meets the same states: each heartbeat round depends only on the one before it); a "
+                "restart during a rebalance, several members restarting in turn (a rolling restart): not examined"
             ),
         ),
     )
@@ -692,7 +1133,7 @@ def answer(question: Question, config: TimingConfig, mutant: str | None = None, 
     """PROVED, REFUTED (with a counterexample replayed concretely), VACUOUS (no run satisfies the
     premises: the question was about nothing) or UNKNOWN (z3 ran out of time)."""
     started = time.perf_counter()
-    if question.scenario == Scenario.REBALANCE and len(config.members) < 2:
+    if question.scenario in (Scenario.REBALANCE, Scenario.DEAD) and len(config.members) < 2:
         return Verdict(question, VACUOUS, 0.0, ["vacuous: the group has one member, nobody joins"])
     enc = encode(question, config, mutant)
     s = solver_for(enc, [enc.bad])
@@ -702,7 +1143,12 @@ def answer(question: Question, config: TimingConfig, mutant: str | None = None, 
         vacuous = _vacuous(enc)
         if vacuous:
             return Verdict(question, VACUOUS, time.perf_counter() - started, [vacuous, *notes])
-        return Verdict(question, PROVED, time.perf_counter() - started, [question.horizon, *notes])
+        return Verdict(
+            question,
+            PROVED,
+            time.perf_counter() - started,
+            [question.horizon, *induction(question, config, mutant), *notes],
+        )
     if result != z3.sat:
         return Verdict(question, UNKNOWN, time.perf_counter() - started, [f"z3: {s.reason_unknown()}"])
     model = s.model()
@@ -735,7 +1181,31 @@ def simulate(question: Question, config: TimingConfig, schedule: Schedule, mutan
     that millisecond."""
     sim = Simulation(config, schedule, question.scenario, mutant, auto_commit=question.auto_commit)
     sim.run.held_limit = config.questions["rebalance.held.max.ms"].lo
+    sim.run.reown_limit = config.questions["reown.max.ms"].lo
     return sim.execute(until + 1)
+
+
+def _a(noun: str) -> str:
+    return ("an " if noun[0] in "aeiou" else "a ") + noun
+
+
+def induction(question: Question, config: TimingConfig, mutant: str | None = None) -> list[str]:
+    """The induction step's note for a PROVED: every later round proved (the step is unsat), or the
+    rounds after the unrolled ones not examined (the step is sat, or z3 could not decide it)."""
+    if question.step is None:
+        return []
+    enc = question.step(Env(config, mutant))
+    s = solver_for(enc, [enc.bad])
+    s.set("timeout", 20_000)
+    result = s.check()
+    unit = question.unit
+    if result == z3.unsat:
+        return [
+            f"induction: every later {unit} too — from any state, {_a(unit)} after one without the bad event has "
+            "none either (z3: unsat), and the first ones were checked directly"
+        ]
+    why = "z3 could not decide it" if result != z3.sat else f"z3 found a {unit} with the bad event after one without"
+    return [f"not examined: {unit}s after the unrolled ones — the induction step does not hold ({why})"]
 
 
 def _excluded(enc: Encoded) -> list[str]:

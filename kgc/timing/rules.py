@@ -126,10 +126,12 @@ def client_session_lapses(
     the timer expired (``sessionTimeoutExpired`` → ``markCoordinatorUnknown``, docs/kafka/consumer.md#heartbeats,
     ``HeartbeatThread.run`` 3.6.2). An answer in the millisecond of the deadline is read first
     (``client.pollNoWakeup()`` precedes the checks). Mutant ``session_timer_from_send``: the timer
-    restarts when a heartbeat is sent, so a coordinator that stopped answering goes unnoticed."""
+    restarts when a heartbeat is sent, so a coordinator that stopped answering goes unnoticed; the
+    thread checks the timer before it sends, so a send in the deadline's millisecond comes too late
+    (``>=``, as the simulation has it: ``tests/timing/test_rules_twins.py``)."""
     st = env.setting(member, "session.timeout.ms")
     if env.mutant == M.SESSION_TIMER_FROM_SEND:
-        return next_send > last_send + st
+        return next_send >= last_send + st
     return next_answer > last_answer + st
 
 
@@ -191,6 +193,17 @@ def rearm_deadline(env: Env, member: int, at: Int) -> Int:
     docs/kafka/group.md#states, GroupCoordinator
     3.6.2)."""
     return at + env.setting(member, "session.timeout.ms")
+
+
+def heartbeat_rearm(env: Env, member: int, deadline: Int, arrival: Int) -> Int:
+    """The member's DelayedHeartbeat deadline after an accepted Heartbeat arriving at ``arrival``:
+    ``handleHeartbeat`` calls ``completeAndScheduleNextHeartbeatExpiration`` in Stable,
+    PreparingRebalance and CompletingRebalance (``GroupCoordinator.scala`` 3.6.2, lines 870-885), so
+    the new deadline is ``arrival`` + session timeout whatever the old one was. Mutant
+    ``heartbeat_not_rearmed``: the old deadline stays."""
+    if env.mutant == M.HEARTBEAT_NOT_REARMED:
+        return deadline
+    return rearm_deadline(env, member, arrival)
 
 
 def missed_deadline(deadline: Int, next_rearm: Int) -> Bool:

@@ -62,6 +62,8 @@ from kgc.timing import mutants as M
 from kgc.timing.config import TimingConfig
 
 GROUP = "timed-group"
+INSTANCE = "c1-instance"
+"""The ``group.instance.id`` of the ``RESTART`` scenario's static member."""
 TOPIC = TopicPartition("topic", 0)
 COORDINATOR = "coordinator"
 
@@ -80,6 +82,16 @@ class Scenario(Enum):
     STEADY = "steady"
     REBALANCE = "rebalance"
     FORMATION = "formation"
+    STALL = "stall"
+    """The subject alone, as ``STEADY``, stalling once (a GC pause: both of its threads stop) from
+    ``{member}.stall_at`` for ``{member}.stall`` ms."""
+    RESTART = "restart"
+    """The subject alone as a static member (``group.instance.id``); its process restarts at
+    ``{member}.restart_at`` (no LeaveGroup: a static member sends none on close, KIP-345) and
+    the new process rejoins ``{member}.restart`` ms later with the same instance id."""
+    DEAD = "dead"
+    """Two members Stable at t = 0; the second dies (a crash: no LeaveGroup) at ``{member}.dies_at``
+    and the first re-owns its partitions after the coordinator expires it."""
 
 
 @dataclass
@@ -156,6 +168,11 @@ class Run:
     held_limit: int = 0
     #: the first member's name
     subject: str = "c1"
+    #: (``DEAD``) when the second member died, the subject's SyncGroup answers (member, time), and
+    #: the N of ``dead_consumer_reowned``
+    died_at: int | None = None
+    synced: list[tuple[str, int]] = field(default_factory=list)
+    reown_limit: int = 0
 
     def note(self, time: int, lane: str, kind: str, text: str, **detail: Any) -> None:
         self.events.append(TimedEvent(time, lane, kind, text, detail))
@@ -215,6 +232,14 @@ class _Client:
         self.done = False
         self.commit_wait: str | None = None
         self.wakes: set[int] = set()
+        #: (``STALL``) the client's pause [start, end): nothing of it runs then
+        self.stall: tuple[int, int] | None = None
+
+    def stalled(self, now: int) -> int | None:
+        """When the pause ends, if the client is paused at ``now``."""
+        if self.stall is not None and self.stall[0] <= now < self.stall[1]:
+            return self.stall[1]
+        return None
 
     def count(self, kind: str) -> str:
         self.counters[kind] = self.counters.get(kind, 0) + 1
@@ -229,6 +254,26 @@ class _Client:
         self.last_arrival = arrival
         self.sim.at(arrival, 0, (now, prio, msg.seq), lambda t: self.sim.deliver(msg, t))
         return name
+
+
+class _HeartbeatNotRearmed(ReferenceCoordinator):
+    """The reference coordinator with timing mutant ``heartbeat_not_rearmed``: an accepted Heartbeat
+    answers as Kafka's does but leaves the member's DelayedHeartbeat as it was (Kafka 3.6.2's
+    ``handleHeartbeat`` calls ``completeAndScheduleNextHeartbeatExpiration``; the join completion,
+    an answered SyncGroup and an accepted OffsetCommit still re-arm it)."""
+
+    _in_heartbeat = False
+
+    def handle_heartbeat(self, request: HeartbeatRequest, response_callback: Callable[[Any], None]) -> None:
+        self._in_heartbeat = True
+        try:
+            super().handle_heartbeat(request, response_callback)
+        finally:
+            self._in_heartbeat = False
+
+    def complete_and_schedule_next_heartbeat_expiration(self, group: Any, member: Any) -> None:
+        if not self._in_heartbeat:
+            super().complete_and_schedule_next_heartbeat_expiration(group, member)
 
 
 class Simulation:
@@ -255,7 +300,8 @@ class Simulation:
         self.auto_commit_override = auto_commit
         self.ready = False
         coordinator_mutant = M.LIVENESS_IGNORES_PARKED if mutant == M.LIVENESS_IGNORES_PARKED else None
-        self.coord = ReferenceCoordinator(
+        coordinator_class = _HeartbeatNotRearmed if mutant == M.HEARTBEAT_NOT_REARMED else ReferenceCoordinator
+        self.coord = coordinator_class(
             CoordinatorConfig.of(
                 BrokerGroupSettings(
                     min_session_timeout_ms=config.broker["group.min.session.timeout.ms"].lo,
@@ -272,7 +318,12 @@ class Simulation:
         self.queue: list[tuple[int, int, tuple[int, int, int], int, Callable[[int], None]]] = []
         self.requests: dict[RequestId, tuple[_Client, _Message, int]] = {}
         self.run = Run()
-        members = config.members if scenario != Scenario.STEADY else config.members[:1]
+        members = {
+            Scenario.STEADY: config.members[:1],
+            Scenario.STALL: config.members[:1],
+            Scenario.RESTART: config.members[:1],
+            Scenario.DEAD: config.members[:2],
+        }.get(scenario, config.members)
         self.run.subject = config.members[0].name
         self.clients = [_Client(self, i, {k: b.lo for k, b in m.settings.items()}) for i, m in enumerate(members)]
         self.by_member: dict[str, _Client] = {}
@@ -314,14 +365,17 @@ class Simulation:
         self._current = (client, msg, now)
         rid = handlers[msg.api](request)
         self.requests[rid] = (client, msg, now)
-        if self.mutant == M.INITIAL_DELAY_NOT_EXTENDED:
-            # the broken coordinator never records that a member joined during the initial delay
-            self.coord.forget_new_member_added(GROUP)
 
     def _request_label(self, msg: _Message, request: Any) -> str:
         return API_NAMES[msg.api]
 
     def _observe(self, record: StepRecord) -> None:
+        if self.mutant == M.INITIAL_DELAY_NOT_EXTENDED:
+            # the broken coordinator never records that a member joined during the initial delay:
+            # cleared at the end of each step, before the timers due in the same millisecond fire
+            # (clearing it after the request returned let a delay ending in the join's millisecond
+            # be extended, unlike the z3 rule)
+            self.coord.forget_new_member_added(GROUP)
         now = record.time_ms
         parked = {c.name: c.parked_request for c in self.clients}
         for event in record.events:
@@ -387,6 +441,10 @@ class Simulation:
 
     # the client side ----------------------------------------------------------------------------
     def _answer(self, client: _Client, msg: _Message, body: ResponseBody, now: int) -> None:
+        end = client.stalled(now)
+        if end is not None:  # read when the pause ends, before the threads act
+            self.at(end, 1, (now, 0, next(self.seq)), lambda t: self._answer(client, msg, body, t))
+            return
         client.time.now_ms = now
         if client.done and msg.api != ApiKey.LEAVE_GROUP:
             return
@@ -457,6 +515,7 @@ class Simulation:
             return
         client.state = "stable"
         client.rejoin_needed = False
+        self.run.synced.append((client.name, now))
         self.run.note(now, client.name, "client", f"Stable, generation {client.generation}")
         if client.polling_at is not None or client.index > 0 or self.ready:
             # the poll that rejoined goes on: the fetcher hands out the next batch now
@@ -491,6 +550,10 @@ class Simulation:
         """``KafkaConsumer.poll``: ``pollHeartbeat``, a rejoin if needed, else the auto-commit task
         if due, then the fetcher's next batch."""
         if client.done:
+            return
+        end = client.stalled(now)
+        if end is not None:
+            self.at(end, 2, (now, 1, next(self.seq)), lambda t: self._poll(client, t))
             return
         client.time.now_ms = now
         client.processed = client.position  # the previous batch was processed before this poll
@@ -573,6 +636,12 @@ class Simulation:
     def _thread(self, client: _Client, now: int) -> None:
         """One pass of ``HeartbeatThread.run`` (3.6.2)."""
         client.wakes.discard(now)
+        end = client.stalled(now)
+        if end is not None:
+            if end not in client.wakes:
+                client.wakes.add(end)
+                self.at(end, 3, (end, 0, next(self.seq)), lambda tt: self._thread(client, tt))
+            return
         if not client.enabled or client.done or client.state not in ("completing", "stable"):
             return
         client.time.now_ms = now
@@ -618,6 +687,9 @@ class Simulation:
                 self.at(start, 2, (start, 0, next(self.seq)), partial(self._send_join, client))
             return
         self.ready = False
+        if self.scenario == Scenario.DEAD:
+            self._setup_pair()
+            return
         c1 = self.clients[0]
         settings = c1.s
         rebalance_timeout = settings["max.poll.interval.ms"]
@@ -627,15 +699,22 @@ class Simulation:
         st = settings["session.timeout.ms"]
         self._current = (c1, _Message(c1.name, "setup", ApiKey.JOIN_GROUP, lambda: None, 0, 0, 0), 0)
         self.coord.observe(None)
-        self.coord.join(JoinGroupRequest(GROUP, "", "consumer", proto, st, rebalance_timeout, client_id=c1.name))
-        events = self.coord.take_events()
-        member_id = next(
-            e.body.member_id for e in events if isinstance(e, Response) and isinstance(e.body, JoinGroupResponse)
-        )
-        self.coord.join(JoinGroupRequest(GROUP, member_id, "consumer", proto, st, rebalance_timeout, client_id=c1.name))
+        if self.scenario == Scenario.RESTART:
+            # a static member: no MEMBER_ID_REQUIRED round trip (KIP-345)
+            self.coord.join(self._join_request(c1, "", INSTANCE))
+        else:
+            self.coord.join(JoinGroupRequest(GROUP, "", "consumer", proto, st, rebalance_timeout, client_id=c1.name))
+            events = self.coord.take_events()
+            member_id = next(
+                e.body.member_id for e in events if isinstance(e, Response) and isinstance(e.body, JoinGroupResponse)
+            )
+            self.coord.join(
+                JoinGroupRequest(GROUP, member_id, "consumer", proto, st, rebalance_timeout, client_id=c1.name)
+            )
         self.coord.fire_due_timers()
         join = next(e.body for e in self.coord.take_events() if isinstance(e, Response))
         assert isinstance(join, JoinGroupResponse) and join.error == Errors.NONE, join
+        member_id = join.member_id
         self.coord.sync(
             SyncGroupRequest(GROUP, join.generation_id, member_id, assignments=(SyncGroupAssignment(member_id, b"0"),))
         )
@@ -650,11 +729,117 @@ class Simulation:
         self.ready = True
         self.run.note(0, COORDINATOR, "state", "Stable")
         self.run.note(0, c1.name, "client", f"Stable, generation {c1.generation}")
+        if self.scenario == Scenario.RESTART:
+            at = self.schedule.get(f"{c1.name}.restart_at", 1)
+            down = self.schedule.get(f"{c1.name}.restart", self._env_min("restart.ms"))
+            self.at(
+                at, 2, (at, -1, next(self.seq)), lambda t: self._die(c1, t, "stops to restart (static: no LeaveGroup)")
+            )
+            self.at(at + down, 2, (at + down, -1, next(self.seq)), self._restart)
+        if self.scenario == Scenario.STALL:
+            at = self.schedule.get(f"{c1.name}.stall_at", 1)
+            length = self.schedule.get(f"{c1.name}.stall", self._env_min("stall.ms"))
+            c1.stall = (at, at + length)
+            self.run.note(at, c1.name, "client", f"stalls for {length} ms (GC pause: both threads stop)")
+            self.run.note(at + length, c1.name, "client", "resumes")
         self._wake(c1, 0)
         self.at(0, 2, (0, 0, next(self.seq)), lambda t: self._first_poll(c1, t))
         for client in self.clients[1:]:
             start = self.schedule.get(f"{client.name}.join_at", self._env_min("new.member.join.ms"))
             self.at(start, 2, (start, 0, next(self.seq)), partial(self._send_join, client))
+
+    def _join_request(self, client: _Client, member_id: str, instance: str | None = None) -> JoinGroupRequest:
+        settings = client.s
+        rebalance_timeout = settings["max.poll.interval.ms"]
+        if self.mutant == M.REBALANCE_TIMEOUT_IS_SESSION_TIMEOUT:
+            rebalance_timeout = settings["session.timeout.ms"]
+        proto = (JoinGroupProtocol("range", b"m0"),)
+        return JoinGroupRequest(
+            GROUP,
+            member_id,
+            "consumer",
+            proto,
+            settings["session.timeout.ms"],
+            rebalance_timeout,
+            group_instance_id=instance,
+            client_id=client.name,
+        )
+
+    def _setup_pair(self) -> None:
+        """``DEAD``: both members join the empty group at t = 0 with no delays (the first leads) and
+        become Stable at once, every timer of both sides starting at 0; the second dies at its
+        ``dies_at``."""
+        c1, c2 = self.clients[0], self.clients[1]
+        self._current = (c1, _Message(c1.name, "setup", ApiKey.JOIN_GROUP, lambda: None, 0, 0, 0), 0)
+        self.coord.observe(None)
+        ids: dict[str, str] = {}
+        joins: dict[str, JoinGroupResponse] = {}
+
+        def answers() -> None:
+            for e in self.coord.take_events():
+                if isinstance(e, Response) and isinstance(e.body, JoinGroupResponse):
+                    if e.body.error == Errors.MEMBER_ID_REQUIRED:
+                        ids[e.body.member_id.split("-")[0]] = e.body.member_id
+                    elif e.body.error == Errors.NONE:
+                        joins[e.body.member_id] = e.body
+
+        # the subject forms the group alone, then the second member joins and the subject rejoins
+        # (MEMBER_ID_REQUIRED first, each time): one join phase with both, the subject leading
+        for client in (c1, c2):
+            self.coord.join(self._join_request(client, ""))
+            answers()
+            self.coord.join(self._join_request(client, ids[client.name]))
+            self.coord.fire_due_timers()
+            answers()
+            if client is c1:
+                gen = joins[ids[c1.name]].generation_id
+                own = (SyncGroupAssignment(ids[c1.name], b"0"),)
+                self.coord.sync(SyncGroupRequest(GROUP, gen, ids[c1.name], assignments=own))
+                self.coord.take_events()
+        self.coord.join(self._join_request(c1, ids[c1.name]))
+        self.coord.fire_due_timers()
+        answers()
+        leader = joins[ids[c1.name]]
+        assert leader.leader == ids[c1.name], leader
+        members = tuple(m.member_id for m in leader.members)
+        assignment = tuple(SyncGroupAssignment(m, b"0" if i == 0 else b"") for i, m in enumerate(members))
+        self.coord.sync(SyncGroupRequest(GROUP, leader.generation_id, ids[c2.name]))
+        self.coord.sync(SyncGroupRequest(GROUP, leader.generation_id, ids[c1.name], assignments=assignment))
+        self.coord.take_events()
+        self.coord.observe(self._observe)
+        self.ready = True
+        self.run.note(0, COORDINATOR, "state", "Stable")
+        for client in (c1, c2):
+            client.member_id = ids[client.name]
+            client.generation = leader.generation_id
+            client.state = "stable"
+            client.enabled = True
+            self.by_member[client.member_id] = client
+            client.hb.reset_timeouts()
+            self.run.note(0, client.name, "client", f"Stable, generation {client.generation}")
+            self._wake(client, 0)
+            self.at(0, 2, (0, client.index, next(self.seq)), partial(self._first_poll, client))
+        dies_at = self.schedule.get(f"{c2.name}.dies_at", self._env_min("death.ms"))
+        self.at(dies_at, 2, (dies_at, -1, next(self.seq)), partial(self._die, c2))
+
+    def _restart(self, now: int) -> None:
+        """The static member's new process: a fresh client with the same name and instance id sends
+        JoinGroup with no member id (``doStaticNewMemberJoinGroup``, Kafka 3.6.2)."""
+        old = self.clients[0]
+        client = _Client(self, 0, dict(old.s))
+        client.time.now_ms = now
+        self.clients[0] = client
+        self.run.note(now, client.name, "client", "restarted: JoinGroup with its group.instance.id")
+        req = self._join_request(client, "", INSTANCE)
+        client.send("join", ApiKey.JOIN_GROUP, lambda: req, now, 0)
+
+    def _die(self, client: _Client, now: int, why: str = "dies (crash: no LeaveGroup)") -> None:
+        """The process dies: it sends nothing more and reads nothing (no LeaveGroup); what it sent
+        is still delivered."""
+        client.done = True
+        client.enabled = False
+        self.run.died_at = now
+        self.run.note(now, client.name, "client", why)
 
     def _first_poll(self, client: _Client, now: int) -> None:
         client.time.now_ms = now

@@ -34,6 +34,7 @@ DIRECTIONS: dict[str, str] = {
     "session.timeout.ms": "min",
     "max.poll.interval.ms": "min",
     "rebalance.held.max.ms": "min",
+    "reown.max.ms": "min",
     "heartbeat.interval.ms": "max",
     "max.poll.records": "max",
     "retry.backoff.ms": "max",

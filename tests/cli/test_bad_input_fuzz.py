@@ -517,7 +517,9 @@ def test_serve_options(option: str, value: str, fault: str) -> None:
         run_verb("serve", ["serve", "--duration", "0.05", "--fault", fault])
 
 
-CLIENT_OPTIONS = st.sampled_from(["--budget", "--steps", "--seed", "--out", "--known", "--mutant", "--client"])
+CLIENT_OPTIONS = st.sampled_from(
+    ["--budget", "--steps", "--seed", "--static", "--out", "--known", "--mutant", "--client"]
+)
 
 
 @settings(max_examples=int(15 * SCALE), **QUIET)  # type: ignore[arg-type]

@@ -26,9 +26,10 @@ def test_json_reports_each_put_back_bug_and_lists_the_rest(capsys: pytest.Captur
     assert rows["KAFKA-9801"]["caught_by"] == "rebalance_triggers" and rows["KAFKA-9801"]["length"] == 4
     assert rows["KAFKA-14422"]["caught_by"] == "generation_members_rejoined" and rows["KAFKA-14422"]["length"] == 3
     assert rows["KAFKA-7196"]["caught_by"] == "rebalance_triggers" and rows["KAFKA-7196"]["length"] == 5
+    assert rows["KAFKA-16148"]["caught_by"] == "parked_only_in_phase" and rows["KAFKA-16148"]["length"] == 2
     assert rows["KAFKA-13214"]["status"] == "equivalent"
     assert rows["KAFKA-12983"]["caught_by"] == "fenced_consumer_releases" and rows["KAFKA-12983"]["length"] == 9
-    assert doc["found"] == len(chosen) == 7 and doc["baseline"]["violated"] is None
+    assert doc["found"] == len(chosen) == 8 and doc["baseline"]["violated"] is None
 
 
 def test_too_shallow_a_bound_lets_a_bug_escape(capsys: pytest.CaptureFixture[str]) -> None:

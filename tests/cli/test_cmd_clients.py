@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
         ["clients", "--known", "/no/such/file.json"],
         ["clients", "--replay", "/no/such/file.json"],
         ["clients", "--assignment", "sticky"],
+        ["clients", "--static", "4"],
+        ["clients", "--static", "-1"],
         ["clients", "--client", "aiokafka", "--assignment", "cooperative"],
         ["clients", "--client", "kafka-python", "--assignment", "roundrobin"],
     ],

@@ -41,6 +41,7 @@ KILL_LENGTH = {
     "static_replacement_skips_rebalance": 4,
     "leader_answer_unwritable": 3,
     "complete_join_keeps_heartbeats": 5,
+    "unload_leaves_parked": 2,
     # The cooperative protocol's mutants, on the default configuration with the assignor they need
     # (Mutant.needs: cooperative-sticky).
     "join_prepare_skipped_after_reset": 9,

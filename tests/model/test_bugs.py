@@ -11,9 +11,11 @@ import pytest
 from kgc.engine_support.mutation import explore
 from kgc.explorer.search import Bounds
 from kgc.model import bugs
+from kgc.model.actions import UNLOAD
 from kgc.model.config import Config
 from kgc.model.mutants import by_name
 from kgc.model.state import State
+from kgc.model.types import Errors, GroupState
 from kgc.oracle.mbt import build_graph
 from kgc.properties.protocol import ALL, DIMENSION_WITNESSES
 
@@ -25,6 +27,7 @@ CAUGHT = {
     "KAFKA-9801": ("rebalance_triggers", 4),
     "KAFKA-14422": ("generation_members_rejoined", 3),
     "KAFKA-7196": ("rebalance_triggers", 5),
+    "KAFKA-16148": ("parked_only_in_phase", 2),
     # The cooperative protocol's bugs (their mutants need assignor = cooperative-sticky).
     "KAFKA-12983": ("fenced_consumer_releases", 9),
     "KAFKA-12984": ("exclusive_ownership", 18),
@@ -127,3 +130,30 @@ def test_the_fenced_consumer_property_is_witnessed_and_can_fail() -> None:
     depth franz-go#1326 needs) and fails under that bug's mutant (above)."""
     outcome = explore(Config(), None, Bounds(max_depth=7), fairness=None)
     assert "witness_fenced_while_owning" in outcome.result.witnessed
+
+
+def test_kafka_16148_leaves_a_parked_sync_group_unanswered_too() -> None:
+    """KAFKA-16148 put back covers both halves of GroupMetadataManager.onUnloaded (apache/kafka#15446): its
+    shortest counterexample unloads a parked JoinGroup; from a reachable CompletingRebalance with a SyncGroup
+    parked, the protocol's unload answers it NOT_COORDINATOR, the bug's leaves it parked in the Dead group,
+    which parked_only_in_phase reports (2 consumers, 1 partition, generation 1: a complete exploration)."""
+    base = {"consumers": 2, "partitions": 1, "max_generation": 1, "static_consumers": 0, "faults": "coordinator_unload"}
+    graph = build_graph(Config.from_mapping(base))
+    parked = [
+        s
+        for s in graph.states
+        if s.group.state == GroupState.COMPLETING_REBALANCE and any(m.awaiting_sync for m in s.group.members)
+    ]
+    assert parked
+    prop = next(p for p in ALL if p.name == "parked_only_in_phase")
+    for state in parked:
+        after = {}
+        for mutant in ("", by_name(bugs.by_id("KAFKA-16148").mutant).name):
+            model = Config.from_mapping({**base, "mutant": mutant}).model()
+            (unload,) = [a for a in model.actions(state) if a.kind == UNLOAD]
+            after[mutant] = (unload, model.next_state(state, unload))
+        fixed_step, fixed = after[""]
+        bug_step, buggy = after["unload_leaves_parked"]
+        assert fixed.group.state == buggy.group.state == GroupState.DEAD
+        assert {a.response.error for a in fixed_step.answers} == {Errors.NOT_COORDINATOR} and not bug_step.answers
+        assert prop.holds_in(fixed) and not prop.holds_in(buggy)

@@ -23,7 +23,7 @@ COORDINATOR_BUGS = sorted(b.id for b in bugs.PUT_BACK if replayable(b))
 
 
 def test_the_coordinator_bugs_are_the_ones_expected() -> None:
-    assert COORDINATOR_BUGS == ["KAFKA-14422", "KAFKA-7196", "KAFKA-8220", "KAFKA-9752", "KAFKA-9801"]
+    assert COORDINATOR_BUGS == ["KAFKA-14422", "KAFKA-16148", "KAFKA-7196", "KAFKA-8220", "KAFKA-9752", "KAFKA-9801"]
     assert not replayable(bugs.by_id("franz-go#1326"))  # a client's bug: Kafka answers it as kgc does
 
 
@@ -71,6 +71,17 @@ def test_kafka_7196_does_not_rebalance_when_a_removed_members_timer_would_fire(o
     mismatch = result.buggy.first_mismatch()
     assert mismatch is not None and mismatch.field == "timers_fired", result.as_json()
     assert mismatch.expected and all(t.startswith("heartbeat:") for t in mismatch.expected) and mismatch.actual == []
+
+
+def test_kafka_16148_answers_the_parked_join_when_the_partition_is_unloaded(oracle: OracleProcess) -> None:
+    """The bug profile leaves the JoinGroup parked in PreparingRebalance unanswered when the group's partition is
+    unloaded; Kafka 4.0.2 (GroupMetadataManager.onUnloaded, apache/kafka#15446) answers it NOT_COORDINATOR at the
+    unload."""
+    result = replay_on_kafka(bugs.by_id("KAFKA-16148"))
+    mismatch = result.buggy.first_mismatch()
+    assert mismatch is not None and mismatch.field.startswith("completions"), result.as_json()
+    assert isinstance(mismatch.actual, dict) and mismatch.actual["error"] == "NOT_COORDINATOR"
+    assert result.buggy_document["scenarios"][0]["steps"][-1] == {"op": "coordinator_unload"}
 
 
 @pytest.mark.parametrize("bug_id", sorted(NOT_DRIVABLE))

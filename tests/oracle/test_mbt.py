@@ -18,7 +18,13 @@ import pytest
 
 from kgc.explorer.trace import trace_json
 from kgc.harness.fuzz.abstraction import core
-from kgc.interface.messages import JoinGroupProtocol, JoinGroupRequest
+from kgc.interface.messages import (
+    HeartbeatRequest,
+    JoinGroupProtocol,
+    JoinGroupRequest,
+    LeaveGroupRequest,
+    MemberIdentity,
+)
 from kgc.model.actions import Action
 from kgc.model.config import Config
 from kgc.model.state import State
@@ -101,6 +107,20 @@ def test_the_coordinator_faults_configuration_agrees_with_kafka(oracle: OraclePr
     assert report.exercised == report.coordinator_transitions, report.not_driven
 
 
+def test_the_asynchronous_requests_configuration_agrees_with_kafka(oracle: OracleProcess, tmp_path: Path) -> None:
+    """Asynchronous requests (atomic_requests off) with v4+ consumers and session expiry, where a
+    pending member id outlives a step: no difference, every coordinator transition exercised. Before
+    the harness left a zero-delay rebalance timeout to be fired by its key, 80 of its paths differed
+    (the join timer fired at Kafka's next request)."""
+    config = Config.from_mapping(
+        {**CI, "faults": ["session_expiry"], "require_known_member_id": True, "atomic_requests": False}
+    )
+    report = mbt.run(config, tmp_path)
+    assert report.aborted is None
+    assert report.differences == [], [p.reason for p in report.differences[:5]]
+    assert report.exercised == report.coordinator_transitions, report.not_driven
+
+
 def _mutant_first_step(graph: mbt.Graph, path: list[int], plain: ClassicGroupModel) -> int:
     """The first step of a path of the mutant's graph the unmutated model does not take."""
     for i, e in enumerate(path):
@@ -166,6 +186,64 @@ def test_a_timer_is_fired_by_its_key_out_of_deadline_order(oracle: OracleProcess
     assert f"heartbeat-g-{members['a']}" in kafka.armed_timer_keys()
     with pytest.raises(OracleRequestError, match="no timer armed under key nope"):
         kafka.fire_timer("nope")
+
+
+@pytest.mark.parametrize("removal", ["heartbeat expiry", "LeaveGroup"])
+def test_a_zero_delay_rebalance_timeout_waits_for_its_key_under_manual_timers(
+    oracle: OracleProcess, removal: str
+) -> None:
+    """The last member of a group leaves (its heartbeat timer fires, or it sends LeaveGroup) while a
+    pending member id remains: Kafka arms the join timer with the group's rebalance timeout, 0 ms
+    with no member left (GroupMetadataManager.maybeCompleteJoinElseSchedule, ClassicGroup.rebalanceTimeoutMs,
+    4.0.2). Under manual timers it stays armed through the following request and fires only when
+    named, as the model takes it as a step of its own; an InitialDelayedJoin of 0 ms armed by a
+    request still fires inside that request's step. (The harness's old rule, firing whatever was
+    armed with no delay at the current instant after any request, fired it at the next request.)"""
+    kafka = KafkaCoordinator(
+        broker_properties(
+            initial_rebalance_delay_ms=0,
+            min_session_timeout_ms=6000,
+            max_session_timeout_ms=1_800_000,
+            group_max_size=2**31 - 1,
+        )
+    )
+    kafka.manual_timers(True)
+
+    def join(member_id: str, client: str) -> None:
+        kafka.join(
+            JoinGroupRequest(
+                "g",
+                member_id,
+                "consumer",
+                (JoinGroupProtocol("range", b""),),
+                10_000,
+                30_000,
+                None,
+                client,
+                api_version=4,
+            )
+        )
+
+    def group() -> Any:
+        return kafka.introspect().groups["g"]
+
+    join("", "a")  # MEMBER_ID_REQUIRED (KIP-394): a pending member id
+    (a,) = group().pending_members
+    join(a, "a")  # Empty -> PreparingRebalance; the InitialDelayedJoin of 0 ms fires in this step
+    assert group().state.name == "COMPLETING_REBALANCE" and "join-g" not in kafka.armed_timer_keys()
+    join("", "b")  # a pending member id that outlives the step
+    (b,) = group().pending_members
+    if removal == "heartbeat expiry":
+        kafka.fire_timer(f"heartbeat-g-{a}")
+    else:
+        kafka.leave(LeaveGroupRequest("g", (MemberIdentity(a, None),)))
+    assert group().state.name == "PREPARING_REBALANCE" and not group().members
+    (join_timer,) = [t for t in kafka.introspect().timers if t.kind.name == "JOIN"]
+    assert join_timer.deadline_ms == join_timer.armed_at_ms  # armed with no delay
+    kafka.heartbeat(HeartbeatRequest("g", 1, b))  # the next request: the zero-delay timer stays armed
+    assert group().state.name == "PREPARING_REBALANCE" and "join-g" in kafka.armed_timer_keys()
+    kafka.fire_timer("join-g")
+    assert group().state.name == "EMPTY"
 
 
 def _kgc(*args: str) -> subprocess.CompletedProcess[str]:

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from kgc.timing.config import parse
 from kgc.timing.crosscheck import judge
-from kgc.timing.queries import HEARTBEATS, POLLS, QUESTIONS
+from kgc.timing.queries import HEARTBEATS, POLLS, QUESTIONS, dead_rounds
 
 
 @st.composite
@@ -59,6 +59,19 @@ def test_needless_expiry_sides_agree(case: tuple[Any, dict[str, int]]) -> None:
     config, schedule = case
     j = judge(QUESTIONS["needless_expiry"], config, schedule)
     assert j.agree, (j.symbolic, j.concrete)
+
+
+@given(cases(healthy_heartbeats=True, healthy_polls=True))
+def test_needless_expiry_sides_agree_under_heartbeat_not_rearmed(case: tuple[Any, dict[str, int]]) -> None:
+    """Both sides with the coordinator that never re-arms on a Heartbeat: the member is expired one
+    session timeout after t = 0 on both, at the same millisecond (z3 unrolls enough rounds for the
+    session timeout to pass when it is at most MAX_HEARTBEATS intervals long)."""
+    config, schedule = case
+    assume(config.subject["session.timeout.ms"].lo // config.subject["heartbeat.interval.ms"].lo < 30)
+    j = judge(QUESTIONS["needless_expiry"], config, schedule, "heartbeat_not_rearmed", "heartbeat_not_rearmed")
+    assert j.agree, (j.symbolic, j.concrete)
+    if j.applies:
+        assert j.symbolic is not None and j.symbolic.time <= config.subject["session.timeout.ms"].lo
 
 
 @given(cases(healthy_heartbeats=True, healthy_polls=False))
@@ -214,3 +227,89 @@ def test_the_formation_check_catches_sides_out_of_step() -> None:
     assert same.applies and same.agree and same.symbolic is not None
     apart = judge(QUESTIONS["initial_rebalance_held"], config, schedule, None, "initial_delay_not_extended")
     assert apart.applies and not apart.agree
+
+
+@st.composite
+def dead_cases(draw: Any) -> tuple[Any, dict[str, int]]:
+    """Two members Stable at t = 0, the second dying within 8 s; a schedule for both members'
+    heartbeats, the subject's batches, its JoinGroup and SyncGroup, and the death."""
+    dmin = draw(st.integers(0, 200))
+    dmax = draw(st.integers(dmin, dmin + 500))
+    hb = draw(st.integers(1000, 3000))
+    session = draw(st.integers(max(6000, hb + 100 + 2 * dmax + 1), 15000))
+    records = draw(st.integers(10, 20))
+    pmin = draw(st.integers(100, 300))
+    pmax = draw(st.integers(pmin, pmin + 100))
+    doc = {
+        "consumer": {
+            "session.timeout.ms": session,
+            "heartbeat.interval.ms": hb,
+            "enable.auto.commit": False,
+            "max.poll.records": records,
+        },
+        "environment": {
+            "network.delay.ms": [dmin, dmax],
+            "record.processing.ms": [pmin, pmax],
+            "assignment.ms": [0, 200],
+            "death.ms": [0, 8000],
+        },
+        "questions": {"reown.max.ms": draw(st.integers(5000, 25000))},
+        "member": [{"name": "c1"}, {"name": "c2"}],
+    }
+    config = parse(doc)
+    delay = st.integers(dmin, dmax)
+    schedule: dict[str, int] = {"c2.dies_at": draw(st.integers(0, 8000)), "c1.assign": draw(st.integers(0, 200))}
+    for name in ("c1.join1.req", "c1.join1.resp", "c1.sync1.req", "c1.sync1.resp"):
+        schedule[name] = draw(delay)
+    for member, rounds in zip(("c1", "c2"), reversed(dead_rounds(config)), strict=True):
+        for k in range(1, rounds + 1):
+            schedule[f"{member}.hb{k}.late"] = draw(st.integers(0, 100))
+            schedule[f"{member}.hb{k}.req"] = draw(delay)
+            schedule[f"{member}.hb{k}.resp"] = draw(delay)
+    for i in range(80):
+        schedule[f"c1.batch{i}"] = draw(st.integers(records * pmin, records * pmax))
+    return config, schedule
+
+
+@settings(max_examples=25, deadline=None)
+@given(dead_cases(), st.booleans())
+def test_dead_consumer_sides_agree(case: tuple[Any, dict[str, int]], mutated: bool) -> None:
+    """The time to detect a dead consumer and re-own its partitions: z3 and the concrete twin give
+    the same first late re-own (or none) on generated runs, with Kafka's rules and with a
+    coordinator that does not re-arm on a Heartbeat."""
+    config, schedule = case
+    mutant = "heartbeat_not_rearmed" if mutated else None
+    j = judge(QUESTIONS["dead_consumer_reowned"], config, schedule, mutant, mutant)
+    assert j.agree, (j.symbolic, j.concrete)
+
+
+@settings(max_examples=30, deadline=None)
+@given(cases(healthy_heartbeats=True, healthy_polls=True), st.integers(1, 8000), st.integers(0, 25000))
+def test_stall_sides_agree(case: tuple[Any, dict[str, int]], at: int, length: int) -> None:
+    """One GC pause at a generated time and of a generated length: z3 (the heartbeat due in the
+    pause sent when it ends, answers read then, before the session check) and the concrete client
+    whose events in the pause wait for its end give the same first expiry or lapse."""
+    config, schedule = case
+    c = config.subject
+    window = 2 * (c["heartbeat.interval.ms"].hi + c["retry.backoff.ms"].hi)
+    doc = config.document
+    config = parse({**doc, "environment": {**doc["environment"], "stall.ms": [0, 25000]}})
+    schedule = {**schedule, "c1.stall_at": min(at, window), "c1.stall": length}
+    j = judge(QUESTIONS["stall_evicts"], config, schedule)
+    assert j.agree, (j.symbolic, j.concrete)
+
+
+@settings(max_examples=30, deadline=None)
+@given(cases(healthy_heartbeats=True, healthy_polls=True), st.integers(1, 8000), st.integers(0, 25000))
+def test_static_restart_sides_agree(case: tuple[Any, dict[str, int]], at: int, down: int) -> None:
+    """A static member's restart at a generated time and of a generated length: z3 and the concrete
+    twin (the old process stops, a new one sends JoinGroup with the same group.instance.id) agree on
+    whether, and when, the coordinator expires the old member before the new JoinGroup arrives."""
+    config, schedule = case
+    c = config.subject
+    window = 2 * (c["heartbeat.interval.ms"].hi + c["retry.backoff.ms"].hi)
+    doc = config.document
+    config = parse({**doc, "environment": {**doc["environment"], "restart.ms": [0, 25000]}})
+    schedule = {**schedule, "c1.restart_at": min(at, window), "c1.restart": down}
+    j = judge(QUESTIONS["static_restart_expires"], config, schedule)
+    assert j.agree, (j.symbolic, j.concrete)

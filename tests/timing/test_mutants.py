@@ -22,6 +22,8 @@ FLIPS: dict[str, tuple[str, str, str, str]] = {
     # Under the mutant no run satisfies the rebalance scenario's premises: its former PROVED was vacuous.
     "rebalance_timeout_is_session_timeout": ("slow-processing.toml", "rebalance_held", REFUTED, VACUOUS),
     "initial_delay_not_extended": ("initial-delay.toml", "initial_rebalance_held", REFUTED, PROVED),
+    # Kafka's defaults: expired at 45 s although it heartbeats every 3 s (beyond the first 4 heartbeats)
+    "heartbeat_not_rearmed": ("defaults.toml", "needless_expiry", PROVED, REFUTED),
 }
 
 

@@ -30,7 +30,12 @@ and 004; Java's ``AbstractCoordinator`` / ``ConsumerCoordinator`` 3.6.2):
 * ``leave_on_poll_timeout`` — a member whose application stops polling for longer than
   ``max.poll.interval.ms`` sends LeaveGroup once its poll timer expires, and not before
   (docs/kafka/consumer.md#heartbeats,
-  ``maybeLeaveGroup`` from the heartbeat thread, KIP-62).
+  ``maybeLeaveGroup`` from the heartbeat thread, KIP-62); a dynamic member only (below);
+* ``static_never_leaves`` — a static member (one started with ``group.instance.id``, KIP-345)
+  sends no LeaveGroup at all, neither when its poll timer expires nor when it closes: its
+  membership ends only when its session expires (``AbstractCoordinator.maybeLeaveGroup``: "only
+  dynamic members will send LeaveGroupRequest to the broker", ``isDynamicMember()``, the Java
+  client since 2.3).
 
 **What the application saw**:
 
@@ -109,6 +114,8 @@ class Observation:
     #: the consumers use the eager protocol (revoke everything before rejoining); False: the
     #: cooperative one (KIP-429)
     eager: bool = True
+    #: the clients started with a ``group.instance.id`` (static members, KIP-345)
+    static: frozenset[str] = frozenset()
 
     def requests(self, client: str | None = None, api: str | None = None) -> list[TraceRecord]:
         """Request records (of one client, of one API), in arrival order."""
@@ -490,12 +497,13 @@ def heartbeat_interval(obs: Observation) -> list[Violation]:
     for client in obs.clients():
         beats = [r for r in obs.requests(client, "Heartbeat") if isinstance(r.request, dict)]
         key = [(r.request["member_id"], r.request["generation_id"]) for r in beats]
+        starts = _session_starts(obs, client)
         for i, (a, b) in enumerate(zip(beats, beats[1:], strict=False)):
             same = key[i] == key[i + 1]
             if not same or _error(a) != "NONE" or a.fault or b.mono - a.mono >= floor or _queued(obs, a):
                 continue
-            if i > 0 and key[i - 1] == key[i] and b.mono - beats[i - 1].mono >= interval + floor:
-                continue  # the first came late (see above)
+            if _delivered_late(beats, key, i, b.mono, starts.get(key[i]), interval, floor):
+                continue  # an earlier one came late (see above)
             out.append(
                 Violation(
                     "heartbeat_interval",
@@ -506,6 +514,62 @@ def heartbeat_interval(obs: Observation) -> list[Violation]:
                 )
             )
     return out
+
+
+#: How many heartbeats back a late delivery may explain a short gap (see :func:`_delivered_late`).
+LATE_LOOKBACK = 3
+
+
+def _session_starts(obs: Observation, client: str) -> dict[tuple[Any, Any], float]:
+    """When each ``(member, generation)`` of ``client`` began: its successful SyncGroup's answer
+    (the heartbeat timer restarts when the join completes: ``AbstractCoordinator``'s
+    ``heartbeat.resetSessionTimeout`` on a successful SyncGroup, Kafka 3.6.2)."""
+    out: dict[tuple[Any, Any], float] = {}
+    for r in obs.requests(client, "SyncGroup"):
+        at = _answered(r)
+        if at is not None and _error(r) == "NONE" and isinstance(r.request, dict):
+            out.setdefault((r.request["member_id"], r.request["generation_id"]), at)
+    return out
+
+
+def _delivered_late(
+    beats: list[TraceRecord],
+    key: list[tuple[Any, Any]],
+    i: int,
+    second: float,
+    start: float | None,
+    interval: float,
+    floor: float,
+) -> bool:
+    """Whether the short gap between heartbeat ``i`` and the next (arriving at ``second``) is
+    explained by late deliveries: some heartbeat ``j`` ≤ :data:`LATE_LOOKBACK` steps before ``i`` of
+    the same member and generation lies at least ``j`` intervals and a half before the second,
+    so that every heartbeat between may have been sent on time and delivered late (a client
+    process starved of CPU: kafka-python's network loop, stalled 0.5 s on a loaded machine,
+    delivered three heartbeats within 311 ms); further back than one heartbeat, only when a gap
+    of an interval and a half shows that a delivery was held back (a client whose heartbeats come
+    10 ms over the interval each would otherwise excuse a short gap with its own drift: aiokafka's,
+    timed from each answer). When fewer than ``j`` heartbeats of the session came
+    before, its start is the reference, and a hard one: the timer starts there, so the ``j+1``
+    heartbeats up to the second cannot have been sent before ``j+1`` whole intervals had passed.
+    An extra heartbeat between ones sent on time is never explained: its gaps sum short by more
+    than half an interval however far back one looks, and franz-go's, 500 ms into a session whose
+    timer beat came 400 ms in, is less than two intervals after the start."""
+    for j in range(1, LATE_LOOKBACK + 1):
+        if i - j < 0 or key[i - j] != key[i]:
+            # fewer than j heartbeats of this session before: the session's start is the reference
+            return start is not None and start <= beats[i - j + 1].mono and second - start >= (j + 1) * interval
+        if second - beats[i - j].mono >= j * interval + floor and (
+            j == 1 or _long_gap(beats, i - j, i, interval + floor)
+        ):
+            return True
+    return False
+
+
+def _long_gap(beats: list[TraceRecord], first: int, last: int, bound: float) -> bool:
+    """Whether two consecutive heartbeats among ``beats[first..last]`` are ``bound`` or more apart:
+    the sign of a delivery held back."""
+    return any(beats[k + 1].mono - beats[k].mono >= bound for k in range(first, last))
 
 
 def heartbeats_while_rebalancing(obs: Observation) -> list[Violation]:
@@ -564,8 +628,8 @@ def leave_on_poll_timeout(obs: Observation) -> list[Violation]:
     beat = obs.settings.heartbeat_interval_ms / 1000
     for stall in (e for e in obs.events if e.kind == "stalled"):
         ms = int(stall.data["ms"]) / 1000
-        if ms < max_poll + 1.0 or not _was_member(obs, stall):
-            continue
+        if ms < max_poll + 1.0 or not _was_member(obs, stall) or stall.client in obs.static:
+            continue  # a static member sends no LeaveGroup: static_never_leaves judges it
         expiry = stall.t + max_poll
         leaves = [r for r in obs.requests(stall.client, "LeaveGroup") if r.mono >= stall.t]
         early = [r for r in leaves if r.mono < stall.t + 0.9 * max_poll]
@@ -594,6 +658,24 @@ def leave_on_poll_timeout(obs: Observation) -> list[Violation]:
                 )
             )
     return out
+
+
+def static_never_leaves(obs: Observation) -> list[Violation]:
+    """A static member sends no LeaveGroup (the module docstring): its poll timeout and its close
+    reset its generation and stop its heartbeats, and the coordinator keeps its instance id's member
+    until the session timeout, so that a new process with the same ``group.instance.id`` takes the
+    member's place without a rebalance."""
+    return [
+        Violation(
+            "static_never_leaves",
+            r.client_id,
+            r.mono,
+            f"{r.client_id}, a static member (group.instance.id), sent LeaveGroup: a static member's membership "
+            "ends only with its session (KIP-345)",
+        )
+        for r in obs.requests(api="LeaveGroup")
+        if r.client_id in obs.static
+    ]
 
 
 def _was_member(obs: Observation, stall: ClientEvent) -> bool:
@@ -634,6 +716,7 @@ CHECKS: dict[str, Callable[[Observation], list[Violation]]] = {
     "rebalance_rejoins": rebalance_rejoins,
     "heartbeat_interval": heartbeat_interval,
     "leave_on_poll_timeout": leave_on_poll_timeout,
+    "static_never_leaves": static_never_leaves,
     "heartbeats_while_rebalancing": heartbeats_while_rebalancing,
     "exclusive_ownership": exclusive_ownership,
     "revoke_before_rejoin": revoke_before_rejoin,

@@ -286,6 +286,8 @@ class Run:
             self.cluster.bootstrap, self.topic, self.options.partitions, self.options.produce_every_ms
         )
         self._names = itertools.count(1)
+        #: the static members started (client name -> group.instance.id)
+        self.static: dict[str, str] = {}
         self._closed = False
         #: every atomic step of kgc serve's coordinators, with this run's group after it
         self.served: list[ServedStep] = []
@@ -355,6 +357,7 @@ class Run:
         name = f"c{next(self._names)}"
         if group_instance_id is not None:
             self.refinement.static_client(name, group_instance_id)
+            self.static[name] = group_instance_id
             self._record("start", auto_commit=auto_commit, commit=commit, group_instance_id=group_instance_id)
         else:
             self._record("start", auto_commit=auto_commit, commit=commit)
@@ -459,7 +462,7 @@ class Run:
             if r.kind == "request"
             and r.client_id in clients
             and r.api != "ApiVersions"
-            and _group_of(r.request) in (None, self.group)
+            and group_of(r.request) in (None, self.group)
         ]
 
     def observation(self) -> Observation:
@@ -467,7 +470,9 @@ class Run:
             events = list(self.events)
         produced = self.producer.produced()
         eager = self.options.assignment != "cooperative"
-        return Observation(self.records(), events, produced, self.options.settings, time.monotonic(), eager)
+        return Observation(
+            self.records(), events, produced, self.options.settings, time.monotonic(), eager, frozenset(self.static)
+        )
 
     def check(self, final: bool = False) -> list[Violation]:
         """Every check of ``kgc.harness.clients.checks``, the client side of refinement
@@ -524,10 +529,10 @@ class Run:
         self.producer.stop(15)
 
 
-def _group_of(request: Any) -> str | None:
+def group_of(request: Any) -> str | None:
     """The group a traced request names, None for a request of no group."""
     if isinstance(request, list):
-        return _group_of(request[0]) if request else None
+        return group_of(request[0]) if request else None
     return str(request["group_id"]) if isinstance(request, dict) and "group_id" in request else None
 
 

@@ -8,6 +8,16 @@ process), inject one of kgc serve's faults, and let time pass. A producer keeps 
 After every step every check of ``kgc.harness.clients.checks`` runs on what happened so far; at the end
 faults stop, the topic is drained and ``every_record_processed`` is checked too.
 
+With static slots (``ClientOptions.static_members``, :func:`static_options`) the machine also
+starts static members (KIP-345: ``group.instance.id`` ``instance-<k>``, the model's static
+consumer ``k-1``) and restarts one: its process killed and a new one started with the same
+instance id, at once (within its session: the new process takes the member's place, Kafka's
+``updateStaticMemberAndRebalance``) or after its session has expired (the coordinator removed the
+member and rebalanced; the new process joins as a new member with that instance id). Every step is
+judged as a dynamic run's is, the coordinator side against the model's static consumers
+(``trace_refines_model``), and ``static_never_leaves`` holds every static member to sending no
+LeaveGroup.
+
 A check that fails raises, Hypothesis shrinks the rule sequence, and each failing run writes its
 steps as a replayable file (``kgc clients --replay FILE``), the server's trace and the sequence
 chart with the real client's arrows (``out_dir``). Kinds listed in ``known`` (a library's filed
@@ -29,6 +39,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from kgc.harness.clients.chart import write_chart
 from kgc.harness.clients.checks import Violation
 from kgc.harness.clients.harness import ClientOptions, Cluster, Run
+from kgc.harness.fuzz.client import instance_id
 from kgc.serve.trace import write_trace
 
 FAULTS = (
@@ -44,6 +55,29 @@ FAULTS = (
 #: How long every rule lets the clients react before the checks run.
 SETTLE_MS = 300
 FORMAT = "kgc-clients-run"
+#: A static member's session timeout in the stateful test: long enough for a new process (a JVM
+#: too, on a loaded machine) to take the member's place before the coordinator expires it, short
+#: enough for a restart after the session to fit in a run.
+STATIC_SESSION_MS = 10_000
+#: How a run with static slots opens once its static members have settled: the first one
+#: restarted within its session (first: the simplest example of a run does it), after it, or not.
+OPENINGS = ("within", "after", "none")
+#: How long the opening waits for the static members' group to settle (not a check: a group that
+#: has not settled by then is restarted as it is).
+SETTLE_GROUP_S = 30.0
+
+
+def static_options(assignment: str = "eager", members: int = 2) -> ClientOptions:
+    """The stateful test's options with ``members`` static slots: a session of
+    :data:`STATIC_SESSION_MS`, and ``max.poll.interval.ms`` raised to it (librdkafka refuses to
+    create a consumer whose ``max.poll.interval.ms`` is below its ``session.timeout.ms``:
+    ``rd_kafka_conf_finalize``, src/rdkafka_conf.c)."""
+    return ClientOptions(
+        session_timeout_ms=STATIC_SESSION_MS,
+        max_poll_interval_ms=STATIC_SESSION_MS,
+        assignment=assignment,
+        static_members=members,
+    )
 
 
 @dataclass
@@ -124,6 +158,8 @@ def machine_for(
             #: consumers started and not closed or killed by a rule (not the processes' liveness,
             #: which depends on timing: Hypothesis must see the same choices when it replays)
             self.names: list[str] = []
+            #: the static members among them (name -> instance id)
+            self.static: dict[str, str] = {}
             found.runs += 1
 
         def _pick(self, data: st.DataObject) -> str:
@@ -146,17 +182,94 @@ def machine_for(
                 shown = "\n  ".join(str(v) for v in new)
                 raise AssertionError(f"{library}: {len(new)} check(s) failed:\n  {shown}\n(steps written to {path})")
 
-        @initialize()
-        def begin(self) -> None:
-            self.run.start_producer()
-            self.names.append(self.run.start_consumer())
+        def _free_instance(self) -> str | None:
+            """A static slot's instance id no consumer of :attr:`names` holds (the first)."""
+            held = set(self.static.values())
+            return next((i for i in map(instance_id, range(opts.static_members)) if i not in held), None)
+
+        def start_static(self, auto_commit: bool = False) -> str:
+            """A static member with the first free instance id."""
+            instance = self._free_instance()
+            assert instance is not None, "no free static slot"
+            name = self.run.start_consumer(auto_commit=auto_commit, group_instance_id=instance)
+            self.names.append(name)
+            self.static[name] = instance
             self._settle()
+            return name
+
+        def restart_static(self, name: str, within_session: bool) -> str:
+            """Kill static member ``name``'s process and start a new one with its instance id, at
+            once or once its session has expired (``session.timeout.ms`` and two seconds)."""
+            instance = self.static.pop(name)
+            self.names.remove(name)
+            self.run.kill(name)
+            if not within_session:
+                self.run.wait(opts.session_timeout_ms + 2000)
+            again = self.run.start_consumer(group_instance_id=instance)
+            self.names.append(again)
+            self.static[again] = instance
+            self._settle()
+            return again
+
+        def _gone(self, name: str) -> None:
+            self.names.remove(name)
+            self.static.pop(name, None)
+
+        def settle_group(self, timeout_s: float = SETTLE_GROUP_S) -> bool:
+            """Wait (at most ``timeout_s``) until the served group is Stable with one member per
+            consumer of :attr:`names`, each owning a partition; whether it was."""
+            deadline = time.monotonic() + timeout_s
+            while time.monotonic() < deadline:
+                group = self.run.served_group()
+                owned = self.run.owned()
+                if (
+                    group is not None
+                    and group.state.kafka_name == "Stable"
+                    and len(group.members) == len(self.names)
+                    and all(owned.get(n) for n in self.names)
+                ):
+                    return True
+                time.sleep(0.2)
+            return False
+
+        if opts.static_members:
+
+            @initialize(opening=st.sampled_from(OPENINGS))
+            def begin(self, opening: str) -> None:
+                """Every static slot is started (two static members by default), the group given
+                time to settle, and then the opening: a restart of the first static member within
+                its session (what the first, simplest example does), after it, or none."""
+                self.run.start_producer()
+                while len(self.names) < 3 and self._free_instance() is not None:
+                    self.start_static()
+                self.settle_group()
+                if opening != "none":
+                    self.restart_static(self.names[0], within_session=opening == "within")
+
+        else:
+
+            @initialize()
+            def begin(self) -> None:
+                self.run.start_producer()
+                self.names.append(self.run.start_consumer())
+                self._settle()
 
         @precondition(lambda self: len(self.names) < 3)
         @rule(auto_commit=st.booleans())
         def start_consumer(self, auto_commit: bool) -> None:
             self.names.append(self.run.start_consumer(auto_commit=auto_commit))
             self._settle()
+
+        @precondition(lambda self: len(self.names) < 3 and self._free_instance() is not None)
+        @rule(auto_commit=st.booleans())
+        def start_static_consumer(self, auto_commit: bool) -> None:
+            self.start_static(auto_commit)
+
+        @precondition(lambda self: bool(self.static))
+        @rule(data=st.data(), within_session=st.booleans())
+        def restart_static_consumer(self, data: st.DataObject, within_session: bool) -> None:
+            name = data.draw(st.sampled_from(sorted(self.static)), label="static consumer")
+            self.restart_static(name, within_session)
 
         @precondition(lambda self: bool(self.names))
         @rule(
@@ -189,7 +302,7 @@ def machine_for(
         @rule(data=st.data())
         def close(self, data: st.DataObject) -> None:
             name = self._pick(data)
-            self.names.remove(name)
+            self._gone(name)
             self.run.close_consumer(name)
             self._settle()
 
@@ -197,7 +310,7 @@ def machine_for(
         @rule(data=st.data())
         def kill(self, data: st.DataObject) -> None:
             name = self._pick(data)
-            self.names.remove(name)
+            self._gone(name)
             self.run.kill(name)
             self._settle()
 

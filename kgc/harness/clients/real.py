@@ -7,13 +7,17 @@ process killed (SIGKILL), and the broker restarted (SIGTERM, then started again 
 ``KafkaBroker.restart``), and every connection cut at a loopback proxy the broker advertises
 (:func:`kafka_behind_proxy`, ``kgc/harness/clients/proxy.py``).
 
-With no kgc serve in front of the broker there is no trace of the clients' requests, so the checks
-that judge requests (the model's consumer, heartbeats, LeaveGroup on a poll timeout, commits,
-refinement) have nothing to judge here; what is judged is what the applications saw
-(``every_record_processed``, ``close_completes``) and the group as the broker describes it
-(DescribeGroups: :meth:`KafkaRun.describe`). A departure found with kgc serve is reproduced here by
-its visible effect on the group (for franz-go's missing poll timer: a stalled member still in the
-group after ``max.poll.interval.ms``), or marked as seen only with kgc serve (``docs/clients.md``).
+With no kgc serve in front of the broker the clients' requests are recorded by the proxy the
+broker advertises (``proxy.RecordingProxy``: kgc serve's trace, every request with its answer, the
+group requests decoded), so the checks that judge requests (the model's consumer, heartbeats,
+LeaveGroup on a poll timeout, commits, ``client_refines_consumer``) judge a run here too
+(:meth:`KafkaRun.request_checks`); only the coordinator side of refinement, which needs kgc serve's
+own steps, is not. :meth:`KafkaRun.check` judges what the applications saw
+(``every_record_processed``, ``close_completes``), and :meth:`KafkaRun.describe` the group as the
+broker describes it (DescribeGroups). A departure found with kgc serve is reproduced here by the
+same check on the same steps, or by its visible effect on the group (for franz-go's missing poll
+timer: a stalled member still in the group after ``max.poll.interval.ms``), or marked as seen only
+with kgc serve, with why (``known-divergences/clients.json``, ``docs/clients.md``).
 """
 
 from __future__ import annotations
@@ -32,12 +36,21 @@ from typing import Any
 from kgc.broker.address import Address
 from kgc.broker.kafka import KafkaBroker
 from kgc.broker.process import free_port
-from kgc.harness.clients.checks import ClientEvent, Observation, Violation, close_completes, every_record_processed
+from kgc.harness.clients.checks import (
+    ClientEvent,
+    Observation,
+    Violation,
+    close_completes,
+    every_record_processed,
+    run_checks,
+)
 from kgc.harness.clients.drivers import check_built
-from kgc.harness.clients.harness import ClientOptions, Worker, check_assignment, owned_partitions
+from kgc.harness.clients.harness import ClientOptions, Worker, check_assignment, group_of, owned_partitions
 from kgc.harness.clients.producer import RecordProducer
-from kgc.harness.clients.proxy import CuttingProxy
+from kgc.harness.clients.proxy import CuttingProxy, RecordingProxy
+from kgc.harness.clients.refinement import client_refines_consumer
 from kgc.reference import BrokerGroupSettings
+from kgc.serve.trace import TraceRecord
 
 #: The broker's group settings for client runs: the consumers' short session timeouts are allowed
 #: (``group.min.session.timeout.ms``) and the first rebalance is not delayed, as on kgc serve.
@@ -55,13 +68,15 @@ RESTART_TOLERANT: dict[str, int] = {
 
 
 @contextlib.contextmanager
-def kafka_behind_proxy(log_dir: Path) -> Iterator[tuple[KafkaBroker, CuttingProxy]]:
+def kafka_behind_proxy(log_dir: Path) -> Iterator[tuple[KafkaBroker, RecordingProxy]]:
     """A real broker (:data:`CLIENT_SETTINGS`, its log in ``log_dir``) that advertises a
-    :class:`CuttingProxy` in front of it, both on loopback, both stopped on exit."""
+    :class:`RecordingProxy` in front of it (its connections can be cut, and it records every
+    request), both on loopback, both stopped on exit."""
     broker_port, proxy_port = free_port(), free_port()
     while proxy_port == broker_port:
         proxy_port = free_port()
-    with CuttingProxy(Address("127.0.0.1", broker_port), proxy_port) as proxy:
+    proxy = RecordingProxy(Address("127.0.0.1", broker_port), proxy_port)
+    with proxy:
         extra = {"advertised.listeners": f"PLAINTEXT://127.0.0.1:{proxy_port}"}
         with KafkaBroker(CLIENT_SETTINGS, log_dir, port=broker_port, extra=extra) as broker:
             yield broker, proxy
@@ -107,6 +122,10 @@ class KafkaRun:
             settings=RESTART_TOLERANT,
         )
         self._names = itertools.count(1)
+        #: the static members started (client name -> group.instance.id)
+        self.static: dict[str, str] = {}
+        #: where this run's requests begin in the recording proxy's trace
+        self.trace_start = len(proxy.trace) if isinstance(proxy, RecordingProxy) else 0
         self._closed = False
         atexit.register(self.close)
         self._admin_call(lambda admin: admin.create_topics([self._new_topic()]))
@@ -145,6 +164,8 @@ class KafkaRun:
     ) -> str:
         """A consumer process; with ``group_instance_id`` a static member (KIP-345)."""
         name = f"c{next(self._names)}"
+        if group_instance_id is not None:
+            self.static[name] = group_instance_id
         o = self.options
         config = {
             "library": self.library,
@@ -180,6 +201,12 @@ class KafkaRun:
     def stall(self, name: str, ms: int) -> None:
         self._event(name, "stall", ms=ms)
         self.workers[name].send({"op": "stall", "ms": ms})
+
+    def set_loop(self, name: str, poll_ms: int, process_ms: int, commit: str) -> None:
+        self.workers[name].send({"op": "set", "poll_ms": poll_ms, "process_ms": process_ms, "commit": commit})
+
+    def commit_now(self, name: str, mode: str) -> None:
+        self.workers[name].send({"op": "commit", "mode": mode})
 
     def restart_broker(self) -> None:
         """Restart the broker under the running consumers and producer."""
@@ -221,7 +248,24 @@ class KafkaRun:
             events = list(self.events)
         produced = self.producer.produced()
         eager = self.options.assignment != "cooperative"
-        return Observation([], events, produced, self.options.settings, time.monotonic(), eager)
+        return Observation(
+            self.records(), events, produced, self.options.settings, time.monotonic(), eager, frozenset(self.static)
+        )
+
+    def records(self) -> list[TraceRecord]:
+        """This run's clients' requests as the recording proxy saw them (none without one): their
+        client ids, and for a group request this run's group (``harness.Run.records`` alike)."""
+        if not isinstance(self.proxy, RecordingProxy):
+            return []
+        clients = set(self.workers)
+        return [
+            r
+            for r in self.proxy.trace.snapshot(self.trace_start)
+            if r.kind == "request"
+            and r.client_id in clients
+            and r.api != "ApiVersions"
+            and group_of(r.request) in (None, self.group)
+        ]
 
     def check(self, final: bool = False) -> list[Violation]:
         """The checks that need no request trace: ``close_completes``, and at the end
@@ -229,6 +273,15 @@ class KafkaRun:
         obs = self.observation()
         out = close_completes(obs) + (every_record_processed(obs) if final else [])
         return sorted(out, key=lambda v: v.t)
+
+    def request_checks(self) -> list[Violation]:
+        """The checks of the clients' requests (every check of ``kgc.harness.clients.checks`` but
+        the final one, and ``client_refines_consumer``) on what the recording proxy saw; a run
+        without a :class:`RecordingProxy` has nothing for them to judge (ValueError)."""
+        if not isinstance(self.proxy, RecordingProxy):
+            raise ValueError("the request checks need a recording proxy in front of the broker")
+        obs = self.observation()
+        return sorted(run_checks(obs) + client_refines_consumer(obs), key=lambda v: v.t)
 
     def drain(self, timeout_s: float = 60.0) -> bool:
         """The producer stops; the live consumers (one is started if none is) run until every

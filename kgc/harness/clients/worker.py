@@ -300,6 +300,10 @@ async def _aiokafka(config: dict[str, Any], loop: Loop) -> None:
         max_poll_interval_ms=int(config["max_poll_interval_ms"]),
         request_timeout_ms=int(config.get("request_timeout_ms", 5000)),
         retry_backoff_ms=100,
+        # static membership (KIP-345): aiokafka sends it in JoinGroup v5+ and SyncGroup v3+ (its
+        # Heartbeat is v0/v1, without one: the coordinator then judges the member id alone) and
+        # sends no LeaveGroup as a static member (GroupCoordinator._maybe_leave_group)
+        group_instance_id=config.get("group_instance_id"),
     )
     consumer.subscribe([config["topic"]], listener=Listener())
     await consumer.start()

@@ -121,16 +121,18 @@ class Leaver:
     member: str = _field(c.member_name)
     member_id: str | None = _optional(c.member_id)
     group_instance_id: str | None = _optional(c.string)
+    #: The member's leave reason (KIP-800, LeaveGroup v5+); None: not sent.
+    reason: str | None = _optional(c.string)
 
 
 def _leavers(where: Where, value: Any) -> tuple[Leaver, ...]:
     if not isinstance(value, list) or not value:
-        where.fail("must be a non-empty list of {member, member_id?, group_instance_id?}")
+        where.fail("must be a non-empty list of {member, member_id?, group_instance_id?, reason?}")
     out = []
     for i, entry in enumerate(value):
         w = where.at_field(f"[{i}]")
         if not isinstance(entry, dict):
-            w.fail("must be an object {member, member_id?, group_instance_id?}")
+            w.fail("must be an object {member, member_id?, group_instance_id?, reason?}")
         out.append(Leaver(**_load_fields(Leaver, w, entry, "is required")))
     return tuple(out)
 
@@ -475,7 +477,7 @@ class Leave(Op):
 
     def request(self, ids: Ids) -> LeaveGroupRequest:
         identities = tuple(
-            MemberIdentity(ids.member_id(e.member, e.member_id), e.group_instance_id) for e in self.members
+            MemberIdentity(ids.member_id(e.member, e.member_id), e.group_instance_id, e.reason) for e in self.members
         )
         return LeaveGroupRequest(ids.group_id, identities, given(self.api_version, 5))
 

@@ -22,6 +22,15 @@ def budget() -> tuple[int, int]:
     return BUDGETS.get(profile(), BUDGETS["dev"])
 
 
+#: Rounds of the runs against real Kafka (``test_real_kafka.py``: a consumer killed and a new one
+#: started, the group Stable again with three members, each round), by profile.
+REAL_KAFKA_ROUNDS = {"ci": 1, "dev": 1, "thorough": 6}
+
+
+def real_kafka_rounds() -> int:
+    return REAL_KAFKA_ROUNDS.get(profile(), REAL_KAFKA_ROUNDS["dev"])
+
+
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
     with Cluster() as running:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kgc.harness.clients.checks import ClientEvent, Violation
+from kgc.harness.clients.drivers import LIBRARIES
 from kgc.harness.clients.harness import ClientOptions, Worker
 
 #: A static member's session timeout: long enough for a process (a JVM too) to be started again
@@ -27,6 +28,9 @@ STATIC_SESSION_MS = 20_000
 #: The instance ids: those of the model's static consumers (``kgc.harness.fuzz.client.instance_id``),
 #: so that the refinement through kgc serve binds each to its static slot.
 INSTANCE_IDS = ("instance-1", "instance-2")
+#: The libraries whose driver passes ``group.instance.id`` to the library: all five (aiokafka's
+#: ``AIOKafkaConsumer(group_instance_id=...)`` since its static restart was added here).
+STATIC_LIBRARIES = list(LIBRARIES)
 
 
 def static_options() -> ClientOptions:

@@ -3,6 +3,7 @@ observation with the offending record or event put right."""
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 from typing import Any
 
@@ -222,6 +223,26 @@ def test_heartbeat_interval() -> None:
     assert names(checks.heartbeat_interval(obs(extra, events))) == {"heartbeat_interval"}
     # and so is a late one of another generation before the pair: it says nothing of the first's sending
     assert names(checks.heartbeat_interval(obs([beat("c1", 0.44, "a", 0), *storm], events))) == {"heartbeat_interval"}
+    # kafka-python (a static member, through kgc serve) whose process stalled 0.5 s: three heartbeats
+    # delivered within 311 ms, the last two 100 ms apart; two heartbeats back explain it
+    stalled = [beat("c1", t, "a", 3) for t in (2.788, 3.088, 3.672, 3.883, 3.983)]
+    assert checks.heartbeat_interval(obs(stalled, events)) == []
+    # the first heartbeats of a session delivered late: the session's start (its SyncGroup's answer)
+    # is the reference; the same pair without the SyncGroup is judged
+    first = [beat("c1", 43.268, "a", 4), beat("c1", 43.386, "a", 4)]
+    assert checks.heartbeat_interval(obs([sync("c1", 42.748, "a", 4), *first], events)) == []
+    assert names(checks.heartbeat_interval(obs(first, events))) == {"heartbeat_interval"}
+    # franz-go's extra heartbeat 500 ms into a session (the timer's at 300 and 600 ms) stays one,
+    # and so it does when the timer's first came 400 ms in
+    franz = [sync("c1", 0.99, "a", 1), *(beat("c1", 1.0 + t, "a", 1) for t in (0.3, 0.5, 0.6, 0.9))]
+    assert names(checks.heartbeat_interval(obs(franz, events))) == {"heartbeat_interval"}
+    franz = [sync("c1", 0.99, "a", 1), *(beat("c1", 1.0 + t, "a", 1) for t in (0.4, 0.5, 0.8))]
+    assert names(checks.heartbeat_interval(obs(franz, events))) == {"heartbeat_interval"}
+    # and so does an extra one 110 ms after heartbeats that came 20 ms over the interval each (aiokafka's
+    # extra heartbeat at its poll timeout): no gap shows a delivery held back
+    drift = [beat("c1", 1.0 + 0.32 * k, "a", 1) for k in range(12)]
+    drift.insert(11, beat("c1", drift[10].mono + 0.11, "a", 1))
+    assert names(checks.heartbeat_interval(obs(drift, events))) == {"heartbeat_interval"}
 
 
 def test_leave_on_poll_timeout() -> None:
@@ -237,6 +258,20 @@ def test_leave_on_poll_timeout() -> None:
     # removed by the coordinator meanwhile: nothing to leave
     removed = [*member, beat("c1", 4.5, "a", 1, "UNKNOWN_MEMBER_ID")]
     assert checks.leave_on_poll_timeout(obs(removed, stall, now=10.0)) == []
+
+
+def test_static_never_leaves() -> None:
+    member = [sync("c1", 1.0, "a", 1), beat("c1", 2.5, "a", 1)]
+    stall = [ev("c1", "stalled", 2.0, ms=4500)]
+    leave = req("c1", "LeaveGroup", 5.1, {"members": [{"member_id": "a"}]}, {"error": "NONE"})
+    static = dataclasses.replace(obs([*member, leave], stall, now=10.0), static=frozenset({"c1"}))
+    assert names(checks.static_never_leaves(static)) == {"static_never_leaves"}
+    # the same LeaveGroup of a dynamic member is due (leave_on_poll_timeout), not a violation
+    assert checks.static_never_leaves(obs([*member, leave], stall, now=10.0)) == []
+    # a static member that sends none: nothing to report, and its poll timeout expects no LeaveGroup
+    quiet = dataclasses.replace(obs(member, stall, now=10.0), static=frozenset({"c1"}))
+    assert checks.static_never_leaves(quiet) == [] and checks.leave_on_poll_timeout(quiet) == []
+    assert names(checks.leave_on_poll_timeout(obs(member, stall, now=10.0))) == {"leave_on_poll_timeout"}
 
 
 @pytest.mark.parametrize("name", sorted(checks.CHECKS) + sorted(checks.FINAL_CHECKS))

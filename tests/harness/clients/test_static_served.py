@@ -18,11 +18,9 @@ import pytest
 
 from kgc.harness.clients.harness import Cluster, Run
 from kgc.model.types import GroupState
-from tests.harness.clients.static_restart import Restart, restart_a_member, static_options
+from tests.harness.clients.static_restart import STATIC_LIBRARIES, Restart, restart_a_member, static_options
 
 pytestmark = pytest.mark.clients
-#: The clients whose static restart keeps the assignment on real Kafka (test_real_kafka.py).
-STATIC_LIBRARIES = ["java", "franz-go", "kafka-python", "confluent-kafka"]
 
 
 def _settled(run: Run) -> Callable[[list[str]], bool]:

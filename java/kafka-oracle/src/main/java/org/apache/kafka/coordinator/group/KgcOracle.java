@@ -848,13 +848,24 @@ public final class KgcOracle {
         fire(t);
     }
 
-    /** After a request under manual timers: only a timeout armed by it with no delay fires (the initial join timer
-     *  with group.initial.rebalance.delay.ms 0), as the runtime hands it to the event loop right after the write. */
-    void fireImmediate() {
+    /** After a request under manual timers: only an InitialDelayedJoin armed by that request with no delay fires
+     *  (group.initial.rebalance.delay.ms 0; GroupMetadataManager.prepareRebalance, 4.0.2), and its own re-arming
+     *  with no delay (tryCompleteInitialRebalanceElseSchedule), which the model takes inside the request's step.
+     *  Every other timeout, a zero-delay one included, waits to be fired by its key: a rebalance timeout armed with
+     *  no delay (ClassicGroup.rebalanceTimeoutMs() is 0 once no member is left while pending member ids remain,
+     *  GroupMetadataManager.maybeCompleteJoinElseSchedule / completeClassicGroupJoin, 4.0.2) is a step of the
+     *  model's own. Kafka's runtime allows that order: CoordinatorRuntime.CoordinatorTimerImpl.schedule
+     *  (coordinator-common 4.0.2) adds the task to a SystemTimer, which hands an already-expired task to its
+     *  executor thread, whose run() enqueues the timeout as a write event behind the events already queued. A
+     *  zero-delay timeout armed by an earlier step (a timer firing) is never fired here: that was the harness's
+     *  old rule (fire whatever was armed at the current instant with no delay), which fired it after whichever
+     *  request came next, in the middle of the model's run. */
+    void fireImmediate(long armedFromSeq) {
         while (true) {
             Timeout due = null;
             for (Timeout t : timer.byKey.values()) {
-                if (t.deadlineMs == t.armedAtMs && t.armedAtMs == clock.nowMs && (due == null || t.seq < due.seq)) due = t;
+                if (t.seq >= armedFromSeq && t.kind.equals("initial_join") && t.deadlineMs == t.armedAtMs
+                        && t.armedAtMs == clock.nowMs && (due == null || t.seq < due.seq)) due = t;
             }
             if (due == null) return;
             fireKey(due.key);
@@ -1006,11 +1017,12 @@ public final class KgcOracle {
         return out;
     }
 
-    /** One request: handled as one atomic step (marked), then a timeout armed with no delay (the initial join
-     *  timer with group.initial.rebalance.delay.ms 0) expires at once, as the runtime's timer hands it to the
-     *  event loop right after this write. */
+    /** One request: handled as one atomic step (marked), then a timeout armed with no delay expires at once, as
+     *  the runtime's timer hands it to the event loop right after this write; under manual timers only the
+     *  InitialDelayedJoin this request armed does (see fireImmediate). */
     void request(String op, long id, JsonNode r) {
         this.op = op;
+        long armedFromSeq = timer.seq;
         switch (op) {
             case "join": join(id, r); break;
             case "sync": sync(id, r); break;
@@ -1025,7 +1037,7 @@ public final class KgcOracle {
         m.put("api", op);
         m.put("id", id);
         while (!log.isEmpty() && log.get(0).auto) storeComplete("NONE");
-        if (manualTimers) fireImmediate();
+        if (manualTimers) fireImmediate(armedFromSeq);
         else advance(0);
     }
 
