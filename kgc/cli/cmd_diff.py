@@ -6,7 +6,7 @@ once applies to both. ``--mutant NAME`` once compares the protocol with the muta
 mutants (``none`` is the protocol). ``--rev REV`` explores side A with the model (``model/``,
 ``properties/``, ``explorer/``) of the project's git revision ``REV`` and side B with the working
 tree's; given twice, two revisions (``kgc/cli/revision.py``). Both sides are explored within the same
-bounds (``kgc/cli/diff.py`` says what a
+bounds (``kgc/engine_support/diff.py`` says what a
 behaviour is); the result is printed, and ``--out DIR`` writes ``DIR/diff.html`` (the report's
 style, every one-sided behaviour with its shortest witness chart), ``DIR/diff.json`` and each rule
 difference's witness as a trace, ITF and scenario file (``witness-a-1.json`` …, :func:`write_witnesses`),
@@ -140,9 +140,9 @@ def sides(
 def run(args: argparse.Namespace) -> int:
     if args.against is not None:
         return run_against(args)
-    from kgc.cli.diff import compare, side_document
     from kgc.cli.revision import side_at_revision
     from kgc.diagrams.diff_page import build_diff_page
+    from kgc.engine_support.diff import compare, side_document
 
     (la, ca, ma), (lb, cb, mb) = sides(args)
     bounds = bounds_from_args(args)

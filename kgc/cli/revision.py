@@ -4,7 +4,7 @@ The revision's ``kgc/model/``, ``kgc/properties/`` and ``kgc/explorer/`` are ext
 archive``) into a temporary copy of this kgc's own Python source, replacing this kgc's three
 packages, and a Python subprocess with that copy first on its path — so ``import kgc.model`` is
 the old model, and nothing of the three is taken from the working tree — computes the side document with this revision's
-``kgc.cli.diff.side_document`` (which asks only the model's public interface: ``ClassicGroupModel``,
+``kgc.engine_support.diff.side_document`` (which asks only the model's public interface: ``ClassicGroupModel``,
 seen through ``kgc.explorer.components.PackedModel`` when the revision has it: ``init_keys``,
 ``successor_keys``, ``steps``, ``decode``, ``key_within_boundary``, and ``kgc.explorer.search.Explorer``).
 The configuration is passed as the fields given on the command line,
@@ -45,7 +45,7 @@ sys.path[:] = [p for p in sys.path if "__editable__" not in p]
 import json
 from kgc.explorer.search import Bounds
 from kgc.model.config import Config
-from kgc.cli.diff import side_document
+from kgc.engine_support.diff import side_document
 request = json.load(sys.stdin)
 config = Config.from_mapping(request["config"])
 bounds = Bounds(*request["bounds"][:3])

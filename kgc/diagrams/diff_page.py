@@ -14,7 +14,7 @@ from kgc.diagrams.sequence import render_svg
 from kgc.model.config import generations_of
 
 CATEGORIES = ("request", "completion", "timer", "fault", "edge")
-"""The kinds of behaviour ``kgc diff`` compares, in the page's order (``kgc.cli.diff``)."""
+"""The kinds of behaviour ``kgc diff`` compares, in the page's order (``kgc.engine_support.diff``)."""
 
 MAX_CHARTS = 40
 """Witness charts drawn per side; further one-sided behaviours are listed without a chart."""
@@ -81,7 +81,7 @@ def _one_sided(title: str, items: list[dict[str, Any]], anchor: str) -> list[str
 
 
 def _why(d: dict[str, Any]) -> list[str]:
-    """What changed and why (``kgc.cli.diff.why``): per side, each rule difference beside the other
+    """What changed and why (``kgc.engine_support.diff.why``): per side, each rule difference beside the other
     side's outcome of the same situation, with its knock-on behaviours under it."""
     why = d.get("why")
     if not why:
@@ -111,7 +111,7 @@ def _why(d: dict[str, Any]) -> list[str]:
 
 
 def build_diff_page(d: dict[str, Any], command: str = "", generated_at: _dt.datetime | None = None) -> str:
-    """The page of a ``kgc-diff`` document (``kgc.cli.diff.compare``)."""
+    """The page of a ``kgc-diff`` document (``kgc.engine_support.diff.compare``)."""
     when = (generated_at or _dt.datetime.now(_dt.UTC)).strftime("%Y-%m-%d %H:%M UTC")
     a, b = d["a"]["label"], d["b"]["label"]
     verdict = (

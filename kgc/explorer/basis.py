@@ -21,11 +21,15 @@ and every verdict that depends on one says so (``docs/verdicts.md``):
 A run cut short by a resource (``--time-limit``, ``--max-states``, memory, a signal, or a search
 stopped at its first violation) decides nothing it did not find: its unviolated properties are
 "undecided", never "holds" (``UNDECIDED``).
+
+What the bounds and the budget are is the model's to say: its recipe (``kgc.model.protocol.ModelRecipe``)
+hands ``basis`` and ``boundary_note`` over (Kafka's ``kgc.model.config.Config`` says the above); this
+module only joins them to the engine's own limits.
 """
 
 from __future__ import annotations
 
-from kgc.model.config import Config
+from typing import Any
 
 UNDECIDED = "undecided"
 """The verdict of a property an incomplete run found no violation of (nor a lasso for)."""
@@ -40,27 +44,15 @@ def decided(complete: bool, stopped_by: str) -> bool:
     return complete or stopped_by not in INCOMPLETE_STOPS
 
 
-def perturbations(config: Config) -> str:
-    """The perturbation budget, as a phrase that follows a verdict."""
-    k = config.max_perturbations
-    if k == 0:
-        return "without perturbations"
-    return f"with ≤ {k} perturbation{'s' if k != 1 else ''}"
-
-
-def basis(config: Config, boundary: int, depth_bound: int | None) -> list[str]:
-    """What a verdict of this run rests on, each a phrase that follows "holds": the generation
-    bound when ``boundary`` states were cut by it, the depth bound when the search met it
-    (``depth_bound``, else None), and the perturbation budget."""
-    out = []
-    if config.generation_quotient:
-        out.append("for all generations")
-    elif boundary:
-        out.append(f"for generations ≤ {config.max_generation}")
-    if depth_bound is not None:
-        out.append(f"to depth {depth_bound}")
-    out.append(perturbations(config))
-    return out
+def basis(recipe: Any, boundary: int, depth_bound: int | None) -> list[str]:
+    """What a verdict of this run rests on, each a phrase that follows "holds": what the model's recipe
+    says (its ``basis(boundary, depth_bound)``: Kafka's names the generation bound when ``boundary``
+    states were cut by it, the depth bound and the perturbation budget); a recipe that says nothing
+    rests on the depth bound alone, when the search met it (``depth_bound``, else None)."""
+    own = getattr(recipe, "basis", None)
+    if callable(own):
+        return list(own(boundary, depth_bound))
+    return [f"to depth {depth_bound}"] if depth_bound is not None else []
 
 
 def qualify(word: str, rests_on: list[str]) -> str:
@@ -71,13 +63,15 @@ def qualify(word: str, rests_on: list[str]) -> str:
     return word + " " + " ".join(rests_on)
 
 
-def cut_note(config: Config, boundary: int, depth_bound: int | None) -> str | None:
-    """One line saying what the bounds cut (None when they cut nothing)."""
+def cut_note(recipe: Any, boundary: int, depth_bound: int | None) -> str | None:
+    """One line saying what the bounds cut (None when they cut nothing): the model's boundary in its
+    recipe's words (its ``boundary_note(boundary)``), the depth bound."""
     parts = []
     if boundary:
+        own = getattr(recipe, "boundary_note", None)
+        states = f"{boundary:,} state{'s' if boundary != 1 else ''}"
         parts.append(
-            f"{boundary:,} state{'s' if boundary != 1 else ''} beyond generation {config.max_generation} "
-            "checked but not expanded"
+            str(own(boundary)) if callable(own) else f"{states} beyond the model's boundary checked but not expanded"
         )
     if depth_bound is not None:
         parts.append(f"behaviours longer than {depth_bound} steps cut")

@@ -3,9 +3,9 @@
 A search asks this module three questions and tells it one thing:
 
 * which checks to evaluate where (``Book``): state checks that read one component
-  (``kgc.properties.base.GROUP`` / ``CONSUMERS``) are evaluated once per distinct component and the
-  verdict cached with it; step-scoped transition checks (``kgc.properties.base.STEP``) once per
-  distinct model step; the rest on every state or transition;
+  (``kgc.model.property.GROUP`` / ``CONSUMERS``: the shared or the local components) are evaluated
+  once per distinct component and the verdict cached with it; step-scoped transition checks
+  (``kgc.model.property.STEP``) once per distinct model step; the rest on every state or transition;
 * a verdict as a bit mask (bit ``i`` set when check ``i`` *fires*: an invariant fails, a witness
   holds), evaluated only for the checks still *active* — a violated invariant or a found witness
   is never checked again, so its bit is never read again;
@@ -21,10 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from kgc.model.actions import Action
-from kgc.model.state import State
-from kgc.properties.base import CONSUMERS, GROUP, SOMETIMES, STATE, STEP, TRANSITION, Property
+from kgc.model.property import CONSUMERS, GROUP, SOMETIMES, STATE, STEP, TRANSITION, Property
 
 
 @dataclass(frozen=True)
@@ -84,18 +83,18 @@ class Book:
         )
 
     # ------------------------------------------------------------------ verdicts as masks
-    def group_mask(self, state: State, active: int | None = None) -> int:
+    def group_mask(self, state: Any, active: int | None = None) -> int:
         """The group checks that fire on ``state``'s group (valid for every state with that
         group), of those in ``active`` (default: those still active)."""
         return _mask(self.group_checks, 0, self.active_component if active is None else active, state)
 
-    def consumer_mask(self, state: State, active: int | None = None) -> int:
+    def consumer_mask(self, state: Any, active: int | None = None) -> int:
         """The consumer checks that fire on ``state``'s consumers."""
         return _mask(
             self.consumer_checks, len(self.group_checks), self.active_component if active is None else active, state
         )
 
-    def step_mask(self, source: State, action: Action, target: State, active: int | None = None) -> int:
+    def step_mask(self, source: Any, action: Any, target: Any, active: int | None = None) -> int:
         """The step checks that fire on a step (valid for every transition with that step id),
         of those in ``active`` (default: those still active)."""
         active = self.active_step if active is None else active
@@ -124,13 +123,13 @@ class Book:
                 if mask >> i & 1:
                     self._record(p, where)
 
-    def check_state(self, state: State, where: Where) -> None:
+    def check_state(self, state: Any, where: Where) -> None:
         """The state checks that read the whole state, on a new state."""
         for p in self.state_checks:
             if p.name not in self.done and p.holds_in(state) != p.is_safety:
                 self._record(p, where)
 
-    def check_transition(self, source: State, action: Action, target: State, where: Where) -> None:
+    def check_transition(self, source: Any, action: Any, target: Any, where: Where) -> None:
         """The transition checks that are not cached per step, on one transition."""
         for p in self.transition_checks:
             if p.name not in self.done and p.holds_on(source, action, target) != p.is_safety:
@@ -154,7 +153,7 @@ class Book:
             self.witnessed.add(p.name)
 
 
-def _mask(checks: list[Property], offset: int, active: int, state: State) -> int:
+def _mask(checks: list[Property], offset: int, active: int, state: Any) -> int:
     mask = 0
     for i, p in enumerate(checks):
         bit = 1 << (offset + i)

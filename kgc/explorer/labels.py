@@ -18,8 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kgc.model.state import Budget, Consumer, Group, State
-from kgc.properties.temporal import CONSUMER, CONSUMERS, GROUP
+from kgc.model.property import CONSUMER, CONSUMERS, GROUP
 
 _M32 = (1 << 32) - 1
 
@@ -27,24 +26,30 @@ Predicate = Callable[..., bool]
 
 
 class Reader:
-    """How to make a predicate's arguments of a component: the interned groups and consumers, the
-    consumers of a ``CONSUMERS`` component (``consumers_of``), the budget a ``CONSUMERS``
-    predicate's ``State`` carries (it must not read it) and the projector's arguments of any
-    other component (``args_of``)."""
+    """How to make a predicate's arguments of a component: the interned shared components (Kafka's
+    groups) and local ones (its consumers), the local components of a ``CONSUMERS`` component
+    (``consumers_of``), the budget a ``CONSUMERS`` predicate's state carries (it must not read it),
+    how such a state is made (``state_type``: a state that is a tuple of ``(shared, locals, budget)``,
+    built without its class's interpreted ``__new__``; else the model's ``compose``) and the
+    projector's arguments of any other component (``args_of``)."""
 
     def __init__(
         self,
-        groups: list[Group],
-        consumers: list[Consumer],
-        consumers_of: Callable[[int], tuple[Consumer, ...]],
-        budget: Budget,
+        groups: list[Any],
+        consumers: list[Any],
+        consumers_of: Callable[[int], tuple[Any, ...]],
+        budget: Any,
         args_of: Callable[[str, int, int], tuple[Any, ...]],
+        state_type: type | None,
+        compose: Callable[[Any, tuple[Any, ...], Any], Any],
     ) -> None:
         self.groups = groups
         self.consumers = consumers
         self.consumers_of = consumers_of
         self.budget = budget
         self.args_of = args_of
+        self.state_type = state_type
+        self.compose = compose
 
     def args(self, scope: str, i: int, u: int) -> tuple[Any, ...]:
         """The arguments of component ``u``."""
@@ -53,8 +58,11 @@ class Reader:
         if scope == GROUP:
             return (self.groups[u],)
         if scope == CONSUMERS:
-            # State(...) without the interpreted __new__ namedtuple generates (one per component)
-            return (tuple.__new__(State, (self.groups[u & _M32], self.consumers_of(u), self.budget)),)
+            group, consumers = self.groups[u & _M32], self.consumers_of(u)
+            if self.state_type is not None:
+                # the state without the interpreted __new__ namedtuple generates (one per component)
+                return (tuple.__new__(self.state_type, (group, consumers, self.budget)),)
+            return (self.compose(group, consumers, self.budget),)
         return self.args_of(scope, i, u)
 
 

@@ -346,7 +346,13 @@ class Projector:
         if self._reader is None:
             m, whole = self.model, self.state
             self._reader = labels.Reader(
-                m.groups.values, m.consumers.values, self.consumers, m.budgets.values[0], lambda _s, _i, v: (whole(v),)
+                m.groups.values,
+                m.consumers.values,
+                self.consumers,
+                m.budgets.values[0],
+                lambda _s, _i, v: (whole(v),),
+                _tuple_state_type(m.spec),
+                m.spec.compose,
             )
         return self._reader
 
@@ -368,6 +374,20 @@ class Projector:
                 found = seen[x] = len(seen)
             idx[v] = found
         return idx, list(seen)
+
+
+def _tuple_state_type(spec: Any) -> type | None:
+    """The model's state class when a state is a tuple ``(shared, locals, budget)`` (a named tuple,
+    as Kafka's ``State`` and the lease lock's ``Lease`` are): ``kgc.explorer.labels`` builds such
+    states directly; None: it asks the model's ``compose``."""
+    init = spec.init_states()
+    if not init:
+        return None
+    cls = type(init[0])
+    if not issubclass(cls, tuple) or len(init[0]) != 3:
+        return None
+    shared, local, budget = init[0]
+    return cls if spec.compose(shared, local, budget) == init[0] else None
 
 
 class ClassTable:

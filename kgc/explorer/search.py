@@ -39,9 +39,9 @@ from kgc.explorer.worker import default_workers
 from kgc.model import generations
 from kgc.model.actions import Action
 from kgc.model.config import Config
+from kgc.model.property import STEP, Property
 from kgc.model.protocol import ComponentModel, Model
 from kgc.model.state import State
-from kgc.properties.base import STEP, Property
 from kgc.properties.protocol import ALL
 
 
@@ -138,11 +138,6 @@ class Result:
 
     def basis(self) -> list[str]:
         """What this run's verdicts rest on (``kgc.explorer.basis.basis``)."""
-        if not isinstance(self.config, Config):  # another model: what its recipe says, else the depth bound
-            own = getattr(self.config, "basis", None)
-            if callable(own):
-                return list(own(self.stats.boundary_states, self.depth_cut))
-            return [f"to depth {self.depth_cut}"] if self.depth_cut is not None else []
         return basis.basis(self.config, self.stats.boundary_states, self.depth_cut)
 
     def verdict_of(self, prop: Property) -> str:

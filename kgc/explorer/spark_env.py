@@ -28,7 +28,6 @@ import sys
 import tarfile
 import tempfile
 import time
-import zipfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -388,19 +387,6 @@ def ship_kgc(sc: Any) -> str:
         sc.addFile(str(out))
         _SHIPPED[key] = name
     return _SHIPPED[key]
-
-
-def project_zip() -> Path:
-    """A zip of the ``kgc`` package's Python source, for ``addPyFile`` (what ``spark-submit
-    --py-files`` would ship): the executors import the model, its properties and the engines
-    from it."""
-    package = Path(__file__).resolve().parents[1]
-    root = package.parent
-    out = Path(tempfile.mkdtemp(prefix="kgc-")) / "kgc-executor.zip"
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
-        for path in sorted(package.rglob("*.py")):
-            zf.write(path, path.relative_to(root).as_posix())
-    return out
 
 
 def first_line(exc: BaseException) -> str:

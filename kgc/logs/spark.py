@@ -13,26 +13,38 @@
    and the summary page is written there.
 
 The session comes from ``kgc.explorer.spark_env.start_session`` (local masters bind to 127.0.0.1; a
-session already running, as the tests' fixture, is reused). On a non-local master the packages the
-executors import (``logs``, ``sut``, ``model``) are shipped as a zip (``addPyFile``).
+session already running, as the tests' fixture, is reused). What the executors run is
+``kgc.logs.spark_tasks``, pickled by value; on a non-local master the driver ships the installed
+``kgc`` package (with its compiled extensions) as the Spark engine does
+(``kgc.explorer.spark_env.ship_kgc``), and each entry point makes it importable before it imports
+the pipeline's code (``kgc.explorer.spark_tasks._ensure_kgc``).
 """
 
 from __future__ import annotations
 
+import importlib.machinery
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from kgc import files as kgc_files
+from kgc.explorer import spark_tasks as engine_tasks
+from kgc.logs import spark_tasks as tasks
 from kgc.logs.diagnose import diagnose
 from kgc.logs.events import Event, events_of, sort_key
 from kgc.logs.parse import ParseStats, iter_files, open_source, read_records
-from kgc.logs.pipeline import CHARTS, ROW_COLUMNS, Analysis, Chart, chart, chart_order, make_row
+from kgc.logs.pipeline import CHARTS, ROW_COLUMNS, Analysis, Chart, chart, make_row
 from kgc.logs.validate import validate_group
 
+_EXTENSION = importlib.machinery.EXTENSION_SUFFIXES[0]
+"""This machine's extension suffix: an executor that cannot load it runs the shipped source."""
 
-def _parse_file(item: tuple[str, str, str]) -> tuple[list[dict[str, Any]], ParseStats]:
+
+def parse_file(item: tuple[str, str, str]) -> tuple[list[dict[str, Any]], ParseStats]:
+    """One file ``(path, source, cluster)`` read and parsed: its event rows and statistics."""
     path, source, cluster = item
     stats = ParseStats(files=1)
     stream = open_source(Path(path), source, stats)
@@ -43,27 +55,43 @@ def _parse_file(item: tuple[str, str, str]) -> tuple[list[dict[str, Any]], Parse
     return rows, stats
 
 
-def _merge(a: ParseStats, b: ParseStats) -> ParseStats:
-    a.merge(b)
-    return a
-
-
-def _group(rows: Iterable[dict[str, Any]], profile: str | None) -> tuple[dict[str, Any], Chart | None]:
+def analyse_group(rows: Iterable[dict[str, Any]], profile: str | None) -> tuple[dict[str, Any], Chart | None]:
+    """One group's events, sorted by time, validated and diagnosed: its row and its chart."""
     events = sorted((Event.from_row(r) for r in rows), key=sort_key)
     diag = diagnose(events)
     return make_row(validate_group(events, profile), diag), (chart(diag) if diag.rebalances else None)
 
 
-def _ship(spark: Any) -> None:
-    from kgc.explorer.spark_env import project_zip
+@contextmanager
+def _by_value() -> Iterator[None]:
+    """The executors' entry points travel by value while the pipeline runs: on a cluster they run
+    before kgc is importable there."""
+    from pyspark import cloudpickle
 
-    spark.sparkContext.addPyFile(str(project_zip()))
+    for module in (tasks, engine_tasks):
+        cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]
+    try:
+        yield
+    finally:
+        for module in (tasks, engine_tasks):
+            cloudpickle.unregister_pickle_by_value(module)  # type: ignore[no-untyped-call]
 
 
 def analyse_spark(
     spark: Any, paths: Iterable[str | Path], profile: str | None = None, out: Path | None = None
 ) -> Analysis:
     """The pipeline on ``spark``; with ``out``, the rows are written to ``out/verdicts.parquet``."""
+    began = time.monotonic()
+    files = [(str(p), source, cluster) for p, source, cluster in iter_files(paths)]
+    if not files:
+        return Analysis("spark", ParseStats(), [], time.monotonic() - began)
+    with _by_value():
+        return _analyse(spark, files, profile, out, began)
+
+
+def _analyse(
+    spark: Any, files: list[tuple[str, str, str]], profile: str | None, out: Path | None, began: float
+) -> Analysis:
     from pyspark.sql.types import (
         ArrayType,
         DoubleType,
@@ -73,20 +101,18 @@ def analyse_spark(
         StructType,
     )
 
-    began = time.monotonic()
+    from kgc.explorer.spark_env import ship_kgc
+
     sc = spark.sparkContext
-    if not sc.master.startswith("local"):
-        _ship(spark)
-    files = [(str(p), source, cluster) for p, source, cluster in iter_files(paths)]
-    if not files:
-        return Analysis("spark", ParseStats(), [], time.monotonic() - began)
+
+    archive = None if sc.master.startswith("local") else ship_kgc(sc)
+
     slices = max(1, min(len(files), 4 * sc.defaultParallelism))
-    parsed = sc.parallelize(files, slices).map(_parse_file).cache()
-    stats: ParseStats = parsed.map(lambda x: x[1]).reduce(_merge)
-    keyed = parsed.flatMap(lambda x: [((r["cluster"], r["group"]), r) for r in x[0]])
-    prof = profile
-    grouped = keyed.groupByKey().map(lambda kv: _group(kv[1], prof)).cache()
-    rows_rdd = grouped.map(lambda rc: rc[0])
+    parsed = sc.parallelize(files, slices).mapPartitions(partial(tasks.parse, archive, _EXTENSION)).cache()
+    stats: ParseStats = parsed.mapPartitions(partial(tasks.stats, archive, _EXTENSION)).reduce(tasks.merge)
+    keyed = parsed.mapPartitions(partial(tasks.keyed, archive, _EXTENSION))
+    grouped = keyed.groupByKey().mapPartitions(partial(tasks.group, archive, _EXTENSION, profile)).cache()
+    rows_rdd = grouped.mapPartitions(partial(tasks.row_tuples, archive, _EXTENSION, tuple(ROW_COLUMNS)))
     text, num, lst = StringType(), LongType(), ArrayType(StringType())
     types = {
         "events": num, "unexplained_line": num, "rebalances": num, "rebalance_ms_mean": DoubleType(),
@@ -95,7 +121,7 @@ def analyse_spark(
         "coordinators": lst, "allowed": lst, "patterns": lst,
     }  # fmt: skip
     schema = StructType([StructField(c, types.get(c, text), True) for c in ROW_COLUMNS])
-    frame = spark.createDataFrame(rows_rdd.map(lambda r: tuple(_coerce(r[c]) for c in ROW_COLUMNS)), schema)
+    frame = spark.createDataFrame(rows_rdd, schema)
     write_error = None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
@@ -110,14 +136,10 @@ def analyse_spark(
             first = (str(getattr(exc, "strerror", None) or exc).strip().splitlines() or [type(exc).__name__])[0]
             write_error = f"cannot write {out / 'verdicts.parquet'}: {first[:300]}"
     rows = sorted((_as_row(r) for r in frame.collect()), key=lambda r: (r["cluster"], r["group"]))
-    charts = grouped.map(lambda rc: rc[1]).filter(lambda c: c is not None).takeOrdered(CHARTS, key=chart_order)
+    charts = grouped.mapPartitions(partial(tasks.charts, archive, _EXTENSION)).takeOrdered(CHARTS, key=tasks.chart_key)
     grouped.unpersist()
     parsed.unpersist()
     return Analysis("spark", stats, rows, time.monotonic() - began, charts, write_error)
-
-
-def _coerce(v: Any) -> Any:
-    return float(v) if isinstance(v, float) else v
 
 
 def _as_row(r: Any) -> dict[str, Any]:

@@ -270,6 +270,29 @@ class Config:
 
         return ClassicGroupModel(self)
 
+    def basis(self, boundary: int, depth_bound: int | None) -> list[str]:
+        """What a verdict of a run of this model rests on (``kgc.model.protocol.ModelRecipe``), each a
+        phrase that follows "holds": the generation bound when ``boundary`` states were cut by it (none
+        under the generation-shift quotient: every generation), the depth bound when the search met it
+        (``depth_bound``, else None), and the perturbation budget (``docs/verdicts.md``)."""
+        out = []
+        if self.generation_quotient:
+            out.append("for all generations")
+        elif boundary:
+            out.append(f"for generations ≤ {self.max_generation}")
+        if depth_bound is not None:
+            out.append(f"to depth {depth_bound}")
+        k = self.max_perturbations
+        out.append("without perturbations" if k == 0 else f"with ≤ {k} perturbation{'s' if k != 1 else ''}")
+        return out
+
+    def boundary_note(self, boundary: int) -> str:
+        """What the generation bound cut, for ``kgc.explorer.basis.cut_note``."""
+        return (
+            f"{boundary:,} state{'s' if boundary != 1 else ''} beyond generation {self.max_generation} "
+            "checked but not expanded"
+        )
+
     def has(self, fault: str) -> bool:
         return fault in self.faults
 

@@ -77,7 +77,12 @@ class ModelRecipe(Protocol):
     """What an engine is handed to build a model where it runs (a Spark executor, the liveness
     check's own exploration): a small, picklable, hashable value whose ``model()`` builds it.
     Kafka's ``kgc.model.config.Config`` is one; so is each example model's configuration
-    (``kgc.examples_models``)."""
+    (``kgc.examples_models``).
+
+    A recipe may also say what a verdict rests on (``kgc.explorer.basis``): ``basis(boundary,
+    depth_bound)``, phrases that follow "holds" (its boundary when ``boundary`` states were cut by it,
+    the depth bound when the search met it, its perturbation budget), and ``boundary_note(boundary)``,
+    what its boundary cut; without them a verdict rests on the depth bound alone."""
 
     def model(self) -> Any: ...
 

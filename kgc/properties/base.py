@@ -1,155 +1,48 @@
-"""Named properties: state invariants, transition invariants and ``sometimes`` witnesses.
+"""Named properties: Kafka's properties are built from the model protocol's vocabulary of properties.
 
-A property is data: a name, a one-line description, its source (seed or reference section) and
-its kind. A safety property must hold on every reachable state (``STATE``) or every transition
-``(state, action, state')`` (``TRANSITION``). A ``SOMETIMES`` property must be satisfied by at
-least one reachable transition: it guards against a model that passes because nothing
-interesting is reachable (Stateright's ``sometimes``); a witness is a predicate over
-transitions or over states.
-
-Scope of a transition check. A check always receives the whole ``(state, action, state')``, but
-most of them only look at the coordinator's step: the group before and after, the action, and
-the acting consumer (``action.actor``) before and after. Declared ``scope=STEP``, such a check is
-evaluated once per distinct step of the model (``kgc.explorer.components.PackedModel.steps``: a step id fixes
-exactly those parts) instead of once per transition, which is what makes exhaustive checking
-fast. A check that reads anything else (another consumer, the budget) must keep the default
-``scope=TRANSITION``. ``tests/explorer`` checks that the two evaluations agree on the shipped
-properties.
-
-What a state check reads. Most state invariants read the group alone or the consumers alone.
-Declared ``reads=GROUP`` or ``reads=CONSUMERS``, such a check is evaluated once per distinct group
-(or tuple of consumers) and its verdict cached with that component (``kgc.explorer.checks``), not once
-per state. A check that reads more keeps the default ``reads=STATE``.
+``kgc.model.property`` defines what a property is for any model (kinds, scopes, what a state check
+reads, the decorators); this module re-exports it under the name Kafka's properties and their tests
+have always imported it by. For Kafka's group model a state check receives ``kgc.model.state.State``
+and a transition check ``(State, kgc.model.actions.Action, State)``: ``GROUP`` reads ``state.group``,
+``CONSUMERS`` reads ``state.consumers``.
 """
 
 from __future__ import annotations
 
-import importlib
-import sys
-from collections.abc import Callable
-from dataclasses import dataclass, fields
-from typing import Any
+from kgc.model.property import (
+    CONSUMERS,
+    GROUP,
+    SOMETIMES,
+    STATE,
+    STEP,
+    TRANSITION,
+    WHOLE,
+    WHOLE_STATE,
+    Property,
+    StateCheck,
+    TransitionCheck,
+    _property_at,
+    sometimes,
+    sometimes_state,
+    state_invariant,
+    transition_invariant,
+)
 
-from kgc.model.actions import Action
-from kgc.model.state import State
-
-STATE = "state invariant"
-TRANSITION = "transition invariant"
-SOMETIMES = "sometimes"
-
-STEP = "step"
-"""Scope: the check reads only the step (groups, action, acting consumer)."""
-WHOLE = "transition"
-"""Scope: the check may read the whole transition."""
-
-GROUP = "group"
-"""Reads: the state check reads only ``state.group``."""
-CONSUMERS = "consumers"
-"""Reads: the state check reads only ``state.consumers``."""
-WHOLE_STATE = "state"
-"""Reads: the state check may read the whole state."""
-
-StateCheck = Callable[[State], bool]
-TransitionCheck = Callable[[State, Action, State], bool]
-
-
-@dataclass(frozen=True)
-class Property:
-    name: str
-    description: str
-    source: str
-    kind: str
-    check_state: StateCheck | None = None
-    check_transition: TransitionCheck | None = None
-    witness_of: str = ""
-    """For a ``sometimes`` property: the safety property whose antecedent it shows reachable."""
-    scope: str = WHOLE
-    """For transition checks: ``STEP`` or ``WHOLE`` (see the module docstring)."""
-    reads: str = WHOLE_STATE
-    """For state checks: ``GROUP``, ``CONSUMERS`` or ``WHOLE_STATE`` (see the module docstring)."""
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        """Pickled by reference when its module holds it under its check's name (a compiled check
-        pickles only that way), else by its fields (a compiled frozen class cannot be unpickled
-        attribute by attribute)."""
-        check = self.check_state or self.check_transition
-        if check is not None:
-            module, name = getattr(check, "__module__", None), getattr(check, "__name__", None)
-            if module and name and getattr(sys.modules.get(module), name, None) is self:
-                return (_property_at, (module, name))
-        return (Property, tuple(getattr(self, f.name) for f in fields(self)))
-
-    @property
-    def is_safety(self) -> bool:
-        return self.kind != SOMETIMES
-
-    def holds_in(self, state: State) -> bool:
-        assert self.check_state is not None, f"{self.name} is not a state property"
-        return self.check_state(state)
-
-    def holds_on(self, state: State, action: Action, nxt: State) -> bool:
-        assert self.check_transition is not None, f"{self.name} is not a transition property"
-        return self.check_transition(state, action, nxt)
-
-
-def state_invariant(
-    name: str, description: str, source: str, reads: str = WHOLE_STATE
-) -> Callable[[StateCheck], Property]:
-    def wrap(fn: StateCheck) -> Property:
-        return Property(name, description, source, STATE, check_state=fn, reads=reads)
-
-    return wrap
-
-
-def transition_invariant(
-    name: str, description: str, source: str, scope: str = WHOLE
-) -> Callable[[TransitionCheck], Property]:
-    def wrap(fn: TransitionCheck) -> Property:
-        return Property(name, description, source, TRANSITION, check_transition=fn, scope=scope)
-
-    return wrap
-
-
-def sometimes(
-    name: str, description: str, witness_of: str, scope: str = WHOLE
-) -> Callable[[TransitionCheck], Property]:
-    """A witness that some reachable transition satisfies the check."""
-
-    def wrap(fn: TransitionCheck) -> Property:
-        return Property(
-            name,
-            description,
-            f"witness for {witness_of}",
-            SOMETIMES,
-            check_transition=fn,
-            witness_of=witness_of,
-            scope=scope,
-        )
-
-    return wrap
-
-
-def sometimes_state(
-    name: str, description: str, witness_of: str, reads: str = WHOLE_STATE
-) -> Callable[[StateCheck], Property]:
-    """A witness that some reachable state satisfies the check."""
-
-    def wrap(fn: StateCheck) -> Property:
-        return Property(
-            name,
-            description,
-            f"witness for {witness_of}",
-            SOMETIMES,
-            check_state=fn,
-            witness_of=witness_of,
-            reads=reads,
-        )
-
-    return wrap
-
-
-def _property_at(module: str, name: str) -> Property:
-    """The property a module holds under ``name`` (unpickling a property by reference)."""
-    found = getattr(importlib.import_module(module), name)
-    assert isinstance(found, Property), f"{module}.{name} is not a property"
-    return found
+__all__ = [
+    "CONSUMERS",
+    "GROUP",
+    "SOMETIMES",
+    "STATE",
+    "STEP",
+    "TRANSITION",
+    "WHOLE",
+    "WHOLE_STATE",
+    "Property",
+    "StateCheck",
+    "TransitionCheck",
+    "_property_at",
+    "sometimes",
+    "sometimes_state",
+    "state_invariant",
+    "transition_invariant",
+]

@@ -25,6 +25,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kgc.model.property import CONSUMER as _CONSUMER
+from kgc.model.property import CONSUMERS as _CONSUMERS
+from kgc.model.property import GROUP as _GROUP
 from kgc.model.state import Consumer, Group, State
 from kgc.model.types import ApiKey, GroupState, MemberState
 
@@ -33,9 +36,9 @@ LEADS_TO = "leads_to"
 ALWAYS_EVENTUALLY = "always_eventually"
 EVENTUALLY_ALWAYS = "eventually_always"
 
-GROUP = "group"
-CONSUMER = "consumer"
-CONSUMERS = "consumers"
+# What a predicate reads: the protocol's vocabulary (kgc.model.property), which the liveness check's
+# labelling passes (kgc.explorer.labels) read too; WHOLE is the whole state.
+GROUP, CONSUMER, CONSUMERS = _GROUP, _CONSUMER, _CONSUMERS
 WHOLE = "whole"
 
 GroupPredicate = Callable[[Group], bool]

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from kgc.cli import exits, main
-from kgc.cli.diff import behaviours_of, compare, side_document
+from kgc.engine_support.diff import behaviours_of, compare, side_document
 from kgc.explorer.search import Bounds
 from kgc.model.config import Config
 from kgc.model.profiles import JAVA_4_0
@@ -175,7 +175,7 @@ def test_rule_differences_come_first_with_their_knock_on_behaviours() -> None:
     """A behaviour whose witness parts from the other side at its last step is a rule difference,
     shown beside the other side's outcome of the same situation; one whose witness parts earlier,
     at a step showing a rule difference, is listed under it."""
-    from kgc.cli.diff import why
+    from kgc.engine_support.diff import why
 
     shared = ["request", "Empty", "JoinGroup", "NONE"]
     rule = ["request", "Stable", "OffsetCommit", "NONE"]

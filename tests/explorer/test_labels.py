@@ -70,9 +70,32 @@ def test_a_wrong_reader_changes_the_labels() -> None:
     _, uniq = projector.project(CONSUMER, 0, None, graph.status)
     (expected,) = labels.goals(CONSUMER, 0, uniq, right, [prop.goal])
     shifted = right.consumers[1:] + right.consumers[:1]
-    wrong = labels.Reader(right.groups, shifted, right.consumers_of, right.budget, right.args_of)
+    wrong = labels.Reader(
+        right.groups, shifted, right.consumers_of, right.budget, right.args_of, right.state_type, right.compose
+    )
     (got,) = labels.goals(CONSUMER, 0, uniq, wrong, [prop.goal])
     assert got != expected
+
+
+def test_a_state_that_is_no_tuple_is_made_by_the_models_compose() -> None:
+    """A CONSUMERS predicate gets its state from the model: built directly when the state is a tuple
+    of (shared, locals, budget), else by the model's ``compose`` (which a wrong one shows is used)."""
+    explorer, graph = _graph()
+    assert isinstance(explorer.model, PackedModel)
+    projector = graph.projector or L.Projector(explorer.model, graph.keys)
+    right = projector.reader()
+    assert right.state_type is type(explorer.model.spec.init_states()[0])
+    _, uniq = projector.project(CONSUMERS, 0, None, graph.status)
+    direct = [right.args(CONSUMERS, 0, u) for u in uniq[:50]]
+    composed = labels.Reader(
+        right.groups, right.consumers, right.consumers_of, right.budget, right.args_of, None, right.compose
+    )
+    assert [composed.args(CONSUMERS, 0, u) for u in uniq[:50]] == direct
+    made: list[object] = []
+    other = labels.Reader(
+        right.groups, right.consumers, right.consumers_of, right.budget, right.args_of, None, lambda *p: made.append(p)
+    )
+    assert other.args(CONSUMERS, 0, uniq[0]) == (None,) and len(made) == 1
 
 
 def test_the_halves_split_by_cost() -> None:

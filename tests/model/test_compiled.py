@@ -65,7 +65,34 @@ def test_this_process_runs_the_compiled_modules() -> None:
     assert kgc.model.system.__file__.endswith(".py") != _compiled.running_compiled()
 
 
-def test_a_source_newer_than_its_extension_is_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_source_whose_content_changed_since_the_build_is_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build records each source's digest; a source is stale when its content differs, whatever
+    the file times say (an in-place build can leave the extension older than its source)."""
+    source = tmp_path / "mod.py"
+    source.write_text("x = 1\n")
+    extension = tmp_path / f"mod{_compiled.importlib.machinery.EXTENSION_SUFFIXES[0]}"
+    extension.write_bytes(b"")
+    monkeypatch.setattr(_compiled, "MODULES", {"mod": source})
+    monkeypatch.setattr(_compiled, "MANIFEST", tmp_path / "_compiled_sources.json")
+    _compiled.MANIFEST.write_text(json.dumps(_compiled.source_digests()))
+    now = time.time()
+    os.utime(extension, (now - 10, now - 10))
+    os.utime(source, (now + 10, now + 10))
+    assert _compiled.stale() == []  # newer, the same content: current
+    source.write_text("x = 2\n")
+    os.utime(source, (now - 20, now - 20))
+    assert _compiled.stale() == ["mod"]  # older, other content: stale
+    _compiled.MANIFEST.write_text(json.dumps({"other": "0" * 64}))
+    source.write_text("x = 1\n")
+    assert _compiled.stale() == ["mod"]  # a module the build did not record: stale
+
+
+def test_without_a_manifest_a_source_newer_than_its_extension_is_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An extension built before builds recorded digests is judged by file times, as it was then."""
     source = tmp_path / "mod.py"
     source.write_text("x = 1\n")
     extension = tmp_path / f"mod{_compiled.importlib.machinery.EXTENSION_SUFFIXES[0]}"
@@ -73,6 +100,7 @@ def test_a_source_newer_than_its_extension_is_stale(tmp_path: Path, monkeypatch:
     now = time.time()
     os.utime(source, (now - 10, now - 10))
     monkeypatch.setattr(_compiled, "MODULES", {"mod": source})
+    monkeypatch.setattr(_compiled, "MANIFEST", tmp_path / "absent.json")
     assert _compiled.built() and _compiled.stale() == []
     os.utime(source, (now + 10, now + 10))
     assert _compiled.stale() == ["mod"]
@@ -88,6 +116,7 @@ def test_a_stale_extension_is_not_run(tmp_path: Path, monkeypatch: pytest.Monkey
     now = time.time()
     os.utime(source, (now + 10, now + 10))
     monkeypatch.setattr(_compiled, "MODULES", {"mod": source})
+    monkeypatch.setattr(_compiled, "MANIFEST", tmp_path / "absent.json")
     monkeypatch.setattr(_compiled, "_installed", [])
     monkeypatch.delenv("KGC_PURE_PYTHON", raising=False)
     meta_path = list(sys.meta_path)
@@ -104,3 +133,27 @@ def test_a_stale_extension_is_not_run(tmp_path: Path, monkeypatch: pytest.Monkey
     spec = finders[0].find_spec("mod", None)
     assert spec is not None and spec.origin == str(source)
     assert finders[0].find_spec("json", None) is None
+
+
+def test_a_partial_build_runs_the_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A module newly listed and not built yet beside built ones: no mixture is loaded, the source
+    runs, said in one line (without the switch, the built neighbours' old extensions would run)."""
+    import io
+
+    built_one, new_one = tmp_path / "old.py", tmp_path / "new.py"
+    built_one.write_text("x = 1\n")
+    new_one.write_text("y = 1\n")
+    (tmp_path / f"old{_compiled.importlib.machinery.EXTENSION_SUFFIXES[0]}").write_bytes(b"")
+    monkeypatch.setattr(_compiled, "MODULES", {"old": built_one, "new": new_one})
+    monkeypatch.setattr(_compiled, "_installed", [])
+    monkeypatch.delenv("KGC_PURE_PYTHON", raising=False)
+    meta_path = list(sys.meta_path)
+    monkeypatch.setattr(sys, "meta_path", meta_path)
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    assert not _compiled.built()
+    _compiled.choose()
+    assert isinstance(meta_path[0], _compiled._Source)
+    assert err.getvalue().count("\n") == 1 and "new not compiled yet" in err.getvalue()
+    spec = meta_path[0].find_spec("old", None)
+    assert spec is not None and spec.origin == str(built_one)
