@@ -201,7 +201,7 @@ def test_diff_against_an_empty_revision_is_refused(rev: str) -> None:
     and said "verdict: same", exit 0. (The same option given twice with one value stays allowed:
     ``test_cmd_diff.py::test_the_same_model_twice_is_the_same`` uses it on purpose.)"""
     code, err = _kgc(["diff", "--consumers", "1", "--max-generation", "1", "--no-progress", "--rev", rev])
-    assert code == exits.BAD_INPUT and "--rev: an empty revision names no commit" in err and err.count("\n") == 1, err
+    assert code == exits.BAD_INPUT and "--rev: an empty" in err and err.count("\n") == 1, err
 
 
 @pytest.mark.parametrize(
