@@ -13,10 +13,12 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from kgc.model.fairness import CLASSIC
 from kgc.model.mutants import NAMES as MUTANTS
 from kgc.model.perturbations import FAULTS as PERTURBATION_FAULTS
 from kgc.model.profiles import DEFAULT_PROFILE, MODELLED, Profile
 from kgc.model.profiles import PROFILES as KNOWN_PROFILES
+from kgc.model.temporal import FairnessClasses
 
 FAULTS = PERTURBATION_FAULTS
 """Faults the model can inject, each a bounded perturbation (``budget_*``; declared in
@@ -269,6 +271,12 @@ class Config:
         from kgc.model.system import ClassicGroupModel
 
         return ClassicGroupModel(self)
+
+    @property
+    def fairness(self) -> FairnessClasses:
+        """The model's fairness classes and temporal properties, as the liveness check reads them
+        (``kgc.model.protocol.ModelRecipe``; ``kgc.model.fairness``)."""
+        return CLASSIC
 
     def basis(self, boundary: int, depth_bound: int | None) -> list[str]:
         """What a verdict of a run of this model rests on (``kgc.model.protocol.ModelRecipe``), each a
