@@ -94,13 +94,6 @@ itself and its switch to compiled modules, which choose compiled or source modul
 
 KAFKA_IN_EXPLORER: dict[str, set[str]] = {
     "native.py": {"kgc.model.actions", "kgc.model.config", "kgc.model.state", "kgc.properties.temporal"},
-    "search.py": {
-        "kgc.model.actions",
-        "kgc.model.config",
-        "kgc.model.generations",
-        "kgc.model.state",
-        "kgc.properties.protocol",
-    },
     "spark.py": {"kgc.model.actions", "kgc.model.state", "kgc.properties.protocol"},
     "trace.py": {"kgc.model.actions", "kgc.model.config", "kgc.model.names", "kgc.model.state", "kgc.model.types"},
 }
