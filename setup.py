@@ -60,7 +60,7 @@ setup(
         Extension(
             "kgc.explorer._core",
             ["kgc/explorer/native/core.c"],
-            depends=["kgc/explorer/native/codes.h"],
+            depends=["kgc/explorer/native/codes.h", "kgc/explorer/native/batch.c"],
             extra_compile_args=["-O2", "-std=c11"],
         ),
         Extension(

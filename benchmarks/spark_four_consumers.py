@@ -10,11 +10,18 @@ breadth-first to ``--max-depth``, and records per level: its states, the visited
 seconds, the executors' bytes per visited state, and the bytes per successor written to the
 exchange.
 
+The executors expand with the native C core where it can run the search (``kgc.explorer.spark_native``).
+Measured: the CPU seconds of the whole run (this driver, the Spark JVM and its Python workers, from
+/proc), the seconds spent inside the levels' tasks, the bytes written to the exchange between
+levels (Spark's shuffle, done by the engine's own files), and, sampled every half second, the peak
+resident memory of the JVM and of its Python workers beside the memory the run was given.
+
 It then projects, with the arithmetic printed, what exploring ``--project-states`` states would
-take on a cluster of ``--project-cores`` cores: the measured CPU cost per state (this run's
-seconds per state of a level, times the cores it ran on) divided by the cluster's cores, and the
-executors' memory at the measured bytes per state. The projection is a lower bound on time (no
-per-level overheads beyond the measured ones, perfect scaling) and names its inputs.
+take on a cluster of ``--project-cores`` cores: the measured CPU seconds per state of this run
+divided by the cluster's cores, and the executors' disk at the measured bytes per visited state
+(the visited sets and parents) and the exchange's bytes per state. The projection is a lower
+bound on time (perfect scaling, no overhead per level beyond the measured ones) and names its
+inputs; the number of states is itself an assumption (the whole space was never counted).
 
 Prints a table for people and one JSON object per line for ``benchmarks/record.py``: one per
 level, then the summary with the projection.
@@ -29,6 +36,7 @@ import argparse
 import json
 import os
 import sys
+import threading
 import time
 from typing import Any
 
@@ -37,11 +45,67 @@ from kgc.explorer.spark import SparkExplorer
 from kgc.explorer.spark_env import SparkSettings, start_session
 from kgc.model.config import Config
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from spark_vs_local import spark_cpu  # noqa: E402  (a sibling script: CPU of the driver and the JVM's tree)
+
+
+def _rss(pid: int) -> int:
+    """Resident bytes of one process (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def _tree(root: int) -> list[int]:
+    """``root`` and its descendants, from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parent = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo.extend(children.get(pid, []))
+    return out
+
+
+class PeakMemory:
+    """Samples, every half second until stopped, the resident memory of the Spark JVM and of its
+    descendants (the Python workers), keeping the peaks."""
+
+    def __init__(self, jvm: int) -> None:
+        self.jvm, self.peak_jvm, self.peak_workers = jvm, 0, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            pids = _tree(self.jvm)
+            self.peak_jvm = max(self.peak_jvm, _rss(self.jvm))
+            self.peak_workers = max(self.peak_workers, sum(_rss(p) for p in pids if p != self.jvm))
+            self._stop.wait(0.5)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--master", default="local[2]")
-    ap.add_argument("--cores", type=int, default=2, help="cores the run uses (for the CPU cost per state)")
+    ap.add_argument("--cores", type=int, default=2, help="cores the run uses (reported)")
     ap.add_argument("--partitions", type=int, default=8)
     ap.add_argument("--memory", default="2g", help="driver and executor memory (spark.*.memory)")
     ap.add_argument("--max-depth", type=int, default=9)
@@ -76,24 +140,40 @@ def main(argv: list[str]) -> int:
         }
         last[0] = stats.seconds
         levels.append(row)
-        print(json.dumps(row), flush=True)
+        print(
+            f"level {row['level']}: {frontier:,} new, {stats.distinct_states:,} visited, {row['seconds']} s", flush=True
+        )
 
     try:
+        proc = getattr(spark.sparkContext._gateway, "proc", None)
+        sampler = PeakMemory(proc.pid) if proc is not None else None
         explorer = SparkExplorer(config, spark=spark, settings=settings)
+        cpu = spark_cpu(spark)
         result = explorer.run("bfs", Bounds(max_depth=args.max_depth), progress=record)
+        cpu = spark_cpu(spark) - cpu
+        if sampler is not None:
+            sampler.stop()
     finally:
         if owned:
             spark.stop()
     s = result.stats
+    for row, task_seconds in zip(levels, explorer.task_seconds, strict=False):
+        row["task_seconds"] = round(task_seconds, 2)
+        print(json.dumps(row), flush=True)
     big = [lv for lv in levels if lv["level"] > 0 and lv["frontier"] >= 1000]
     per_state = sum(lv["seconds"] for lv in big) / max(sum(lv["frontier"] for lv in big), 1)
-    cpu_per_state = per_state * args.cores
+    cpu_per_state = cpu / max(s.distinct_states, 1)
+    task_per_state = sum(explorer.task_seconds) / max(s.distinct_states, 1)
+    exchange_per_state = s.tables.get("exchange_bytes", 0) / max(s.distinct_states, 1)
     hours = args.project_states * cpu_per_state / args.project_cores / 3600
     memory_gb = args.project_states * s.bytes_per_state / 1e9
+    exchange_gb = args.project_states * exchange_per_state / 1e9
     growth = [b["frontier"] / a["frontier"] for a, b in zip(big, big[1:], strict=False) if a["frontier"]]
     summary = {
         "kind": "summary",
         "master": args.master,
+        "cores": args.cores,
+        "partitions": args.partitions,
         "memory": args.memory,
         "max_depth": args.max_depth,
         "states": s.distinct_states,
@@ -103,25 +183,42 @@ def main(argv: list[str]) -> int:
         "stopped_by": s.stopped_by,
         "executor_bytes_per_state": round(s.bytes_per_state, 1),
         "payload_bytes_per_successor": s.tables.get("payload_bytes_per_successor"),
+        "exchange_bytes_per_state": round(exchange_per_state, 1),
+        "cpu_seconds": round(cpu, 1),
         "wall_us_per_state": round(per_state * 1e6, 1),
         "cpu_us_per_state": round(cpu_per_state * 1e6, 1),
+        "task_us_per_state": round(task_per_state * 1e6, 1),
+        "native_partitions": s.tables.get("executor_partitions_native", 0),
+        "peak_jvm_mb": round(sampler.peak_jvm / 2**20) if sampler is not None else None,
+        "peak_python_workers_mb": round(sampler.peak_workers / 2**20) if sampler is not None else None,
         "last_level_growth": round(growth[-1], 3) if growth else None,
         "fingerprint_collision": s.fingerprint_collision,
         "project_states": args.project_states,
         "project_cores": args.project_cores,
         "project_hours": round(hours, 2),
         "project_executor_memory_gb": round(memory_gb, 1),
+        "project_exchange_gb": round(exchange_gb, 1),
+        "projection_time": (
+            f"{args.project_states:,.0f} states × {cpu_per_state * 1e6:.1f} µs CPU per state ÷ {args.project_cores} "
+            f"cores = {hours:.2f} h"
+        ),
+        "projection_disk": (
+            f"{args.project_states:,.0f} states × {s.bytes_per_state:.1f} B visited set and parents "
+            f"= {memory_gb:.1f} GB; × {exchange_per_state:.0f} B exchanged = {exchange_gb:.0f} GB over the search"
+        ),
         "load_before": load_before,
         "load_after": list(os.getloadavg()),
     }
     print(
         f"\n{s.distinct_states:,} states to depth {args.max_depth} in {s.seconds:.0f} s; "
-        f"{per_state * 1e6:.0f} µs wall per state of a level on {args.cores} cores = {cpu_per_state * 1e6:.0f} µs CPU; "
-        f"executors hold {s.bytes_per_state:.1f} bytes per visited state"
+        f"{per_state * 1e6:.0f} µs wall per state of a level on {args.cores} cores; {cpu:.0f} CPU s in all "
+        f"= {cpu_per_state * 1e6:.0f} µs CPU per state; executors hold {s.bytes_per_state:.1f} bytes per visited "
+        f"state; the exchange moved {exchange_per_state:.0f} bytes per state"
     )
     print(
         f"projection: {args.project_states:,.0f} states × {cpu_per_state * 1e6:.0f} µs / {args.project_cores} cores "
-        f"= {hours:.1f} h; {args.project_states:,.0f} × {s.bytes_per_state:.1f} B = {memory_gb:.1f} GB on the executors"
+        f"= {hours:.1f} h; {args.project_states:,.0f} × {s.bytes_per_state:.1f} B = {memory_gb:.1f} GB on the "
+        f"executors' disks; {args.project_states:,.0f} × {exchange_per_state:.0f} B = {exchange_gb:.0f} GB exchanged"
     )
     print(json.dumps(summary))
     return 0

@@ -11,13 +11,16 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 from kgc.broker import BrokerError, KafkaBroker, TansuBroker
 from kgc.reference.config import BrokerGroupSettings
+
+if TYPE_CHECKING:
+    from tests.engine_support.explorations import Explored
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -94,3 +97,12 @@ def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBrok
         yield broker
     finally:
         broker.stop()
+
+
+@pytest.fixture(scope="session")
+def explored() -> Explored:
+    """``kgc.engine_support.mutation.explore`` memoized for the whole run
+    (``tests.engine_support.explorations``): tests that pin the same search share one."""
+    from tests.engine_support.explorations import memoized
+
+    return memoized()

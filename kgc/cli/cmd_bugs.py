@@ -5,7 +5,9 @@ time; the bugs outside the model are listed with what the model would need.
 A bug inside the model is switched on through the catalogued mutant whose rule is the inverse of
 its fix and explored with the same iterative-deepening breadth-first search as ``kgc mutants``
 (``kgc.engine_support.mutation.explore``): its counterexample is a shortest one. The unmutated protocol is
-explored to the deepest catch under the same configuration and must be clean. Exit codes: 0 every
+explored to the deepest catch under the same configuration and must be clean. A timed bug (a timing
+mutant, ``kgc.timing.bugs``) is found when its timing question is REFUTED under the mutant on its
+shipped configuration, the concrete replay agreeing, and PROVED without it. Exit codes: 0 every
 put-back bug caught by its expected property and the protocol clean, 1 a bug escaped a search that
 covered the bounded model or was caught by another property, 4 a bug's or the protocol's run was
 cut short by ``--time-limit``, ``--max-states`` or ``--max-memory`` before it caught anything
@@ -39,6 +41,7 @@ from kgc.explorer.search import Bounds
 from kgc.model import bugs as catalogue
 from kgc.model.config import Config
 from kgc.model.mutants import by_name
+from kgc.timing.bugs import TimedRun, run_timed
 
 VERB = "bugs"
 HELP = "Put real Kafka bugs back into the model and report the property that catches each one."
@@ -61,9 +64,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def selected(ids: list[str], option: str = "") -> list[catalogue.Bug]:
+def selected(ids: list[str], option: str = "", timed: bool = False) -> list[catalogue.Bug]:
     """The bugs named (each once, in the order given), or every bug put back when none is; an
-    unknown id or one not put back is a one-line error."""
+    unknown id or one not put back is a one-line error. ``timed``: the timed bugs
+    (``kgc.timing.bugs``) too, which only ``kgc bugs`` itself runs."""
     chosen: list[catalogue.Bug] = []
     prefix = f"{option}: " if option else ""
     for bug_id in ids:
@@ -71,18 +75,20 @@ def selected(ids: list[str], option: str = "") -> list[catalogue.Bug]:
             bug = catalogue.by_id(bug_id)
         except KeyError as exc:
             raise InputError(prefix + str(exc.args[0])) from None
-        if not bug.put_back:
+        if not bug.put_back and not (timed and bug.timed):
             raise InputError(f"{prefix}{bug.id} is not put back in the model ({bug.status}): {bug.reason}")
         if bug not in chosen:
             chosen.append(bug)
-    return chosen or list(catalogue.PUT_BACK)
+    return chosen or list(catalogue.PUT_BACK) + (list(catalogue.TIMED) if timed else [])
 
 
 def run_bugs(
     config: Config, chosen: list[catalogue.Bug], bounds: Bounds, fairness: Fairness | None
 ) -> tuple[list[tuple[catalogue.Bug, Outcome]], Outcome]:
-    """Each bug's exploration, then the unmutated protocol's to the deepest catch."""
-    runs = [(b, explore(config, by_name(b.mutant), bounds, fairness=fairness)) for b in chosen]
+    """Each bug's exploration (on ``config`` with only the fault kinds the bug's search enables,
+    ``Bug.search_config``), then the unmutated protocol's to the deepest catch, on ``config`` itself (whose
+    behaviours include those of every narrower search)."""
+    runs = [(b, explore(b.search_config(config), by_name(b.mutant), bounds, fairness=fairness)) for b in chosen]
     deepest = max((o.trace_length or 0 for _, o in runs if o.killed), default=0)
     baseline = explore(config, None, baseline_bounds(bounds, deepest, full=False), fairness=fairness)
     return runs, baseline
@@ -111,6 +117,7 @@ def bug_json(bug: catalogue.Bug, outcome: Outcome | None = None) -> dict[str, An
         "fidelity": bug.fidelity,
         "expected": bug.expected,
         "reason": bug.reason,
+        "search_faults": sorted(bug.faults),
     }
     if outcome is not None:
         doc |= {
@@ -209,7 +216,7 @@ def section(runs: list[tuple[catalogue.Bug, Outcome]], baseline: Outcome) -> str
 
 
 def run(args: argparse.Namespace) -> int:
-    chosen = selected([*args.bugs, *args.bug])
+    chosen = selected([*args.bugs, *args.bug], timed=True)
     out_dir = inputs.output_dir(args.out) if args.out and not args.list else None
     if args.list:
         if args.json:
@@ -222,16 +229,22 @@ def run(args: argparse.Namespace) -> int:
     bounds = bounds_from_args(args)
     if not args.json:
         print_header(VERB, config, bounds)
+    timed = [run_timed(b) for b in chosen if b.timed]  # found by a timing question: kgc.timing.bugs
+    chosen = [b for b in chosen if not b.timed]
+    if not chosen:
+        return timed_only(config, bounds, timed, args.json)
     runs, baseline = run_bugs(config, chosen, bounds, None if args.no_liveness else Fairness(args.fairness))
-    ran = {b.id for b, _ in runs}
+    ran = {b.id for b, _ in runs} | {t.bug.id for t in timed}
     others = [b for b in catalogue.CATALOGUE if b.id not in ran]  # put back but not chosen, or not put back
-    found = sum(caught(b, o) for b, o in runs)
+    found = sum(caught(b, o) for b, o in runs) + sum(t.found for t in timed)
     files = write_charts(runs, out_dir) if out_dir is not None else {}
     if args.json:
         doc = {
             "config": config.describe(),
             "bounds": {"max_depth": bounds.max_depth, "max_states": bounds.max_states, "time_limit": bounds.time_limit},
-            "bugs": [bug_json(b, o) | {"file": files.get(b.id)} for b, o in runs] + [bug_json(b) for b in others],
+            "bugs": [bug_json(b, o) | {"file": files.get(b.id)} for b, o in runs]
+            + [bug_json(t.bug) | t.as_json() for t in timed]
+            + [bug_json(b) for b in others],
             "baseline": {
                 "violated": baseline.killed_by,
                 "max_depth": baseline.depth,
@@ -252,9 +265,15 @@ def run(args: argparse.Namespace) -> int:
                 verdict = f"INCOMPLETE (not caught before --{option} stopped the search)"
             else:
                 verdict = "ESCAPED"
-            print(f"{b.id:26} {verdict}  (depth bound needed: {o.trace_length}; {o.states} states, {o.seconds:.1f} s)")
+            narrowed = f"; faults {', '.join(sorted(b.faults))} only" if b.faults else ""
+            print(
+                f"{b.id:26} {verdict}  (depth bound needed: {o.trace_length}; {o.states} states, {o.seconds:.1f} s"
+                f"{narrowed})"
+            )
             if b.id in files:
                 print(f"{'':26} → {files[b.id]} (chart: {files[b.id][: -len('.json')]}.svg)")
+        for t in timed:
+            print(t.line())
         for b in others:
             print(f"{b.id:26} {b.status}: {b.reason or 'not run (not among the bugs asked for)'}")
         base = "clean" if not baseline.killed else f"VIOLATES {baseline.killed_by}"
@@ -262,8 +281,31 @@ def run(args: argparse.Namespace) -> int:
         print(f"{found} of {len(catalogue.CATALOGUE)} catalogued bugs found; {len(others)} not run (listed above)")
     if baseline.killed:
         return exits.VIOLATION
-    if any(not caught(b, o) and not cut_short(o) for b, o in runs):
+    if any(not caught(b, o) and not cut_short(o) for b, o in runs) or not all(t.found for t in timed):
         return exits.FAILED  # escaped a search that covered the bounded model, or caught by another property
     if any(cut_short(o) for _, o in runs) or baseline.result.stats.stopped_by in CUT_SHORT:
         return exits.OK if args.allow_incomplete else exits.INCOMPLETE
     return exits.OK
+
+
+def timed_only(config: Config, bounds: Bounds, timed: list[TimedRun], as_json: bool) -> int:
+    """Only timed bugs asked for: no model exploration (their unmutated protocol is the timing
+    question PROVED on the same configuration, part of each run)."""
+    ran = {t.bug.id for t in timed}
+    others = [b for b in catalogue.CATALOGUE if b.id not in ran]
+    found = sum(t.found for t in timed)
+    if as_json:
+        doc = {
+            "config": config.describe(),
+            "bounds": {"max_depth": bounds.max_depth, "max_states": bounds.max_states, "time_limit": bounds.time_limit},
+            "bugs": [bug_json(t.bug) | t.as_json() for t in timed] + [bug_json(b) for b in others],
+            "baseline": None,
+            "found": found,
+            "catalogued": len(catalogue.CATALOGUE),
+        }
+        print(json.dumps(doc, indent=2))
+    else:
+        for t in timed:
+            print(t.line())
+        print(f"{found} of {len(catalogue.CATALOGUE)} catalogued bugs found; {len(others)} not run")
+    return exits.OK if all(t.found for t in timed) else exits.FAILED

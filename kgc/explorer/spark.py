@@ -15,14 +15,19 @@ nothing else reaches the driver. A task of level ``d`` for partition ``p``:
    those candidates hash to — a level's cost follows its own candidates, never the states
    visited before it — and records the new states' parents (a sorted file per level and
    partition);
-3. *expands* the new states (``expand_partition``): each Python worker keeps one
-   ``PackedModel`` per search (its interning and memo tables carry over between partitions and
-   levels, and it runs compiled when the executors import the compiled ``kgc``); boundary and
-   depth bound as ``Explorer``; step-scoped transition checks once per model step (cached by
-   step id), whole-transition checks on every transition, state invariants and witnesses on each
-   distinct successor; it writes the distinct successors to the next level's exchange, grouped
-   by destination partition, and returns the summary (transitions, action counts, boundary
-   states, witnesses, the smallest ``(parent, successor index)`` of each property's violations).
+3. *expands* the new states: each Python worker keeps one ``PackedModel`` per search (its
+   interning carries over between partitions and levels, and it runs compiled when the
+   executors import the compiled ``kgc``). Where the local native engine could run the search
+   (``SparkExplorer.native_fits``), the partition's new states go to the native C core as one
+   batch (``expand_native``, ``kgc.explorer.spark_native``: the core keeps the component steps,
+   the model computes each once), and the property bookkeeping runs over the batch's verdict
+   masks with numpy; otherwise the model expands them in Python (``expand_partition``).
+   Either way: boundary and depth bound as ``Explorer``; step-scoped transition checks once
+   per model step, whole-transition checks on every transition, state invariants and
+   witnesses on each distinct successor; the distinct successors go to the next level's
+   exchange, grouped by destination partition, and the task returns the summary
+   (transitions, action counts, boundary states, witnesses, the smallest ``(parent, successor
+   index)`` of each property's violations).
 
 The visited sets, the exchange and the parents live in the search's spill directory
 (``SparkSettings.spill_dir``), which every task must reach at the same path: the local disk on
@@ -34,10 +39,13 @@ Speculative execution, which would run two attempts of a partition at once, is r
 
 States cross processes in a *canonical encoding* built component by component, as the local
 engine packs them: each component (the group, the budget, each consumer) is pickled without the
-pickler's memo (``canonical``), so its bytes depend only on its value, and fingerprinted once per
-worker; a state travels as the tuple of its components' bytes, and its fingerprint is a 64-bit
-BLAKE2b of its components' fingerprints. Every process computes the same bytes and fingerprints
-(a state holds only ints, bools, ``IntEnum`` members and tuples, ``kgc/model/state.py``). As in
+pickler's memo (``canonical``), so its bytes depend only on its value, and fingerprinted (64-bit
+BLAKE2b) once per worker; a state's fingerprint combines its components' fingerprints
+(``combine``, a multiply-and-mix chain computed with numpy over a whole level). A chunk of states
+for another task carries each component's bytes once and each state as a row of indices into
+them (``Codec.pack_chunk``), which the reader interns into its own ids. Every process computes
+the same bytes and fingerprints (a state holds only ints, bools, ``IntEnum`` members and tuples,
+``kgc/model/state.py``). As in
 TLC, two distinct states with one fingerprint would be taken for one: the result states the
 probability of that (``Stats.fingerprint_collision``, TLC's optimistic estimate n·(m−n)/2⁶⁴ for
 n distinct states and m generated). The exact mode (``SparkSettings.exact``) also keeps each
@@ -65,12 +73,11 @@ import json
 import pickle
 import shutil
 import socket
-import struct
 import sys
 import tempfile
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -78,7 +85,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kgc.explorer import memory
+from kgc.explorer import memory, spark_native
 from kgc.explorer import spark_tasks as tasks
 from kgc.explorer.checks import Book
 from kgc.explorer.components import PackedModel
@@ -90,6 +97,7 @@ from kgc.explorer.spark_env import (
     ship_kgc,
     start_session,
 )
+from kgc.explorer.spark_native import NativeExpander
 from kgc.explorer.spark_visited import (
     SLOT_BYTES,
     FingerprintCollisionError,
@@ -149,75 +157,154 @@ def collision_probability(distinct: int, generated: int) -> float:
     return distinct * max(generated - distinct, 0) / 2.0**64
 
 
-ENCODED_KEPT = 300_000
-"""States whose encodings a worker remembers (about 60 MB)."""
+_M1, _M2, _K = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), np.uint64(0x9E3779B97F4A7C15)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser, element-wise (uint64, wrapping)."""
+    x = x ^ (x >> np.uint64(30))
+    x = x * _M1
+    x = x ^ (x >> np.uint64(27))
+    x = x * _M2
+    out: np.ndarray = x ^ (x >> np.uint64(31))
+    return out
+
+
+def combine(columns: np.ndarray) -> np.ndarray:
+    """The fingerprints of states from their components' fingerprints, one row per state (the
+    group's, the budget's, then each process's local component's, int64): a chain of
+    multiply-add-and-mix steps, so the order of the components matters. Computed with numpy on a
+    whole level's successors at once, the same in every process."""
+    cols = np.ascontiguousarray(columns, dtype=np.int64).view(np.uint64)
+    if cols.ndim != 2 or not cols.shape[1]:
+        raise ValueError("a state's fingerprint needs its components' fingerprints, one row per state")
+    with np.errstate(over="ignore"):
+        h = cols[:, 0].copy()
+        for j in range(1, cols.shape[1]):
+            h = _mix(h * _K + cols[:, j])
+        out: np.ndarray = _mix(h).view(np.int64)
+        return out
+
+
+_KINDS = 3
+"""Component kinds, in a state's order: the group, the budget, the local components."""
 
 
 class Codec:
     """One process's canonical encoding of a ``PackedModel``'s states, component by component.
 
-    A state's *wire form* is ``(group bytes, budget bytes, (consumer bytes, ...))``; its
-    fingerprint is a digest of its components' fingerprints. Each component is pickled and
-    digested once per process (memoised by its interned id), so a successor costs one small
-    digest, not a pickle of the whole state."""
+    Each component (kind ``0`` the group, ``1`` the budget, ``2`` a local component) is pickled
+    canonically and digested once per process, by its interned id: ``blob`` and the arrays of
+    ``fingerprints``. A state's fingerprint is ``combine`` of its components' fingerprints (one
+    numpy pass over a whole level); its *wire form* is ``(group bytes, budget bytes, (consumer
+    bytes, ...))``. Between tasks, states travel as rows of indices into a chunk's own
+    dictionary of component bytes (``pack_chunk``), which the reader interns (``unpack_chunk``):
+    a worker's interning ids never leave it."""
 
     def __init__(self, model: PackedModel) -> None:
         self.model = model
-        self._out: tuple[dict[int, tuple[bytes, int]], ...] = ({}, {}, {})
-        """Group, budget, consumer id → (bytes, fingerprint)."""
+        self._blobs: tuple[list[bytes], ...] = ([], [], [])
+        self._fps: list[list[int]] = [[], [], []]
+        self._arrays: list[np.ndarray] = [np.zeros(0, dtype=np.int64) for _ in range(_KINDS)]
         self._in: tuple[dict[bytes, int], ...] = ({}, {}, {})
         """Group, budget, consumer bytes → id."""
-        self._pack = struct.Struct(f"<{model.n + 2}q").pack
-        self._encoded: dict[int, tuple[int, tuple[bytes, bytes, tuple[bytes, ...]]]] = {}
-        """Key → (fingerprint, wire form): a state is met again at later levels (bounded)."""
+        self.width = model.n + 2
 
-    def encode(self, key: int) -> tuple[int, tuple[bytes, bytes, tuple[bytes, ...]]]:
-        """The fingerprint and the wire form of ``key``, remembered for the last ``ENCODED_KEPT`` keys."""
-        found = self._encoded.get(key)
-        if found is None:
-            if len(self._encoded) >= ENCODED_KEPT:
-                self._encoded.clear()
-            found = self._encoded[key] = (self.fingerprint(key), self.wire(key))
-        return found
+    def _values(self, kind: int) -> list[Any]:
+        return (self.model.groups, self.model.budgets, self.model.consumers)[kind].values
 
-    def _component(self, kind: int, cid: int) -> tuple[bytes, int]:
-        found = self._out[kind].get(cid)
-        if found is None:
-            values = (self.model.groups, self.model.budgets, self.model.consumers)[kind].values
+    def _fill(self, kind: int) -> None:
+        """Digest the components of ``kind`` interned since the last call."""
+        values, blobs, fps = self._values(kind), self._blobs[kind], self._fps[kind]
+        for cid in range(len(blobs), len(values)):
             blob = canonical(values[cid])
-            found = self._out[kind][cid] = (blob, _digest(blob))
+            blobs.append(blob)
+            fps.append(_digest(blob))
             self._in[kind].setdefault(blob, cid)
-        return found
+        if len(self._arrays[kind]) != len(fps):
+            self._arrays[kind] = np.array(fps, dtype=np.int64)
+
+    def blob(self, kind: int, cid: int) -> bytes:
+        if cid >= len(self._blobs[kind]):
+            self._fill(kind)
+        return self._blobs[kind][cid]
+
+    def fingerprints(self, ids: np.ndarray) -> np.ndarray:
+        """The fingerprints of states given as rows of component ids (group, budget, local ids)."""
+        ids = np.asarray(ids, dtype=np.int64).reshape(-1, self.width)
+        for kind in range(_KINDS):
+            self._fill(kind)
+        g, b, c = self._arrays
+        columns = np.empty(ids.shape, dtype=np.int64)
+        columns[:, 0] = g[ids[:, 0]]
+        columns[:, 1] = b[ids[:, 1]]
+        columns[:, 2:] = c[ids[:, 2:]]
+        if not len(ids):
+            return np.zeros(0, dtype=np.int64)
+        fps: np.ndarray = combine(columns)
+        return fps
+
+    def ids(self, keys: Sequence[int]) -> np.ndarray:
+        """Rows of component ids of the model's keys."""
+        split = self.model.split
+        rows = [[g, b, *cids] for g, b, cids in map(split, keys)]
+        return np.array(rows, dtype=np.int64).reshape(-1, self.width)
 
     def fingerprint(self, key: int) -> int:
-        gid, bid, cids = self.model.split(key)
-        return _digest(
-            self._pack(
-                self._component(0, gid)[1], self._component(1, bid)[1], *[self._component(2, c)[1] for c in cids]
-            )
-        )
+        return int(self.fingerprints(self.ids([key]))[0])
+
+    def wire_of(self, row: Sequence[int]) -> tuple[bytes, bytes, tuple[bytes, ...]]:
+        return self.blob(0, int(row[0])), self.blob(1, int(row[1])), tuple(self.blob(2, int(c)) for c in row[2:])
 
     def wire(self, key: int) -> tuple[bytes, bytes, tuple[bytes, ...]]:
-        gid, bid, cids = self.model.split(key)
-        return self._component(0, gid)[0], self._component(1, bid)[0], tuple(self._component(2, c)[0] for c in cids)
+        return self.wire_of(self.ids([key])[0])
+
+    def intern(self, kind: int, blob: bytes) -> int:
+        """The id in this process's model of a component's bytes (interning what is new)."""
+        cid = self._in[kind].get(blob)
+        if cid is None:
+            model, value = self.model, pickle.loads(blob)
+            if kind == 0:
+                cid = model.group_id(value)
+            elif kind == 1:
+                cid = model.budgets.id(value)
+            else:
+                cid = model.consumer_id(value)
+            self._in[kind][blob] = cid
+        return cid
 
     def key(self, wire: Sequence[Any]) -> int:
         """The key in this process's model of a state's wire form (interning what is new)."""
         gblob, bblob, cblobs = wire
-        model = self.model
-        gid = self._in[0].get(gblob)
-        if gid is None:
-            gid = self._in[0][gblob] = model.group_id(pickle.loads(gblob))
-        bid = self._in[1].get(bblob)
-        if bid is None:
-            bid = self._in[1][bblob] = model.budgets.id(pickle.loads(bblob))
-        cids = []
-        for blob in cblobs:
-            cid = self._in[2].get(blob)
-            if cid is None:
-                cid = self._in[2][blob] = model.consumer_id(pickle.loads(blob))
-            cids.append(cid)
-        return model.pack(gid, bid, cids)
+        return self.model.pack(self.intern(0, gblob), self.intern(1, bblob), [self.intern(2, b) for b in cblobs])
+
+    def pack_chunk(self, fps: np.ndarray, parents: np.ndarray, ids: np.ndarray) -> tuple[Any, ...]:
+        """States for another task: fingerprints, parents' fingerprints, and rows of indices into
+        the chunk's dictionary of component bytes (each component once)."""
+        ids = np.asarray(ids, dtype=np.int64).reshape(-1, self.width)
+        columns = (ids[:, :1], ids[:, 1:2], ids[:, 2:])
+        index = np.empty(ids.shape, dtype=np.int32)
+        blobs: list[list[bytes]] = []
+        for kind, (col, at) in enumerate(zip(columns, (slice(0, 1), slice(1, 2), slice(2, None)), strict=True)):
+            unique, inverse = np.unique(col.ravel(), return_inverse=True)
+            index[:, at] = inverse.reshape(col.shape)
+            blobs.append([self.blob(kind, int(cid)) for cid in unique])
+        return (
+            np.ascontiguousarray(fps, dtype=np.int64),
+            np.ascontiguousarray(parents, dtype=np.int64),
+            index,
+            tuple(blobs),
+        )
+
+    def unpack_chunk(self, chunk: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A chunk's fingerprints, parents and rows of component ids in this process's model."""
+        fps, parents, index, blobs = chunk
+        maps = [np.array([self.intern(kind, b) for b in blobs[kind]] or [0], dtype=np.int64) for kind in range(3)]
+        ids = np.empty(index.shape, dtype=np.int64)
+        ids[:, 0] = maps[0][index[:, 0]]
+        ids[:, 1] = maps[1][index[:, 1]]
+        ids[:, 2:] = maps[2][index[:, 2:]]
+        return fps, parents, ids
 
 
 # ---------------------------------------------------------------------------------- executors
@@ -241,6 +328,8 @@ class LevelSummary:
     extensions."""
     shipped: int = 0
     """Partitions expanded by a worker running the kgc the driver shipped (``ship_kgc``)."""
+    native: int = 0
+    """Partitions expanded with the native C core (``kgc.explorer.spark_native``)."""
     emitted: int = 0
     """Successor rows the partition emitted (distinct within it), which the shuffle moves."""
     payload: int = 0
@@ -268,6 +357,7 @@ class LevelSummary:
         self.witnessed |= other.witnessed
         self.python_model += other.python_model
         self.shipped += other.shipped
+        self.native += other.native
         self.emitted += other.emitted
         self.payload += other.payload
         self.partition = other.partition
@@ -299,8 +389,10 @@ class LevelTask:
     """The search's directory (``make_spill``): visited sets, exchange, parents."""
     exact: bool = False
     """Compare states byte for byte, not by fingerprint alone (``VisitedTable``)."""
-    initial: tuple[tuple[int, Any, int], ...] = ()
-    """Level 0's candidates, ``(fingerprint, wire form, parent)`` (each its own parent)."""
+    initial: tuple[Any, ...] = ()
+    """Level 0's candidates, one chunk (``Codec.pack_chunk``; each state its own parent)."""
+    native: bool = False
+    """Expand with the native C core (``kgc.explorer.spark_native``) where the executor has it."""
 
 
 class _Worker:
@@ -317,6 +409,14 @@ class _Worker:
         """Step id → its verdict mask (``Book.step_mask`` over every step check)."""
         self.group_masks: dict[int, int] = {}
         self.consumer_masks: dict[int, int] = {}
+        self.native: NativeExpander | None = None
+        """The native core, when the task asks for it and this executor has it built."""
+        if task.native and spark_native.AVAILABLE:
+            self.native = NativeExpander(task.config, self.model, self.book)
+
+    def close(self) -> None:
+        if self.native is not None:
+            self.native.close()
 
 
 _WORKERS: OrderedDict[str, _Worker] = OrderedDict()
@@ -330,20 +430,21 @@ def _worker(task: LevelTask) -> _Worker:
     if worker is None:
         worker = _WORKERS[task.search] = _Worker(task)
         while len(_WORKERS) > _WORKERS_KEPT:
-            _WORKERS.popitem(last=False)
+            _WORKERS.popitem(last=False)[1].close()
     else:
         _WORKERS.move_to_end(task.search)
     return worker
 
 
-def expand_partition(task: LevelTask, rows: Iterable[Any]) -> Iterator[tuple[Any, Any]]:
-    """Expand one partition of a level: ``rows`` are ``(fingerprint, (wire form, parent))``;
-    yields ``(fingerprint, (wire form, parent fingerprint))`` per distinct successor and one
-    ``(None, summary)``. The checks are ``kgc.explorer.checks``'s, as in the local engines;
-    unlike them, a partition reports every violating transition (the driver keeps the
-    smallest), since partitions run side by side."""
-    worker = _worker(task)
-    model, codec, book, masks = worker.model, worker.codec, worker.book, worker.masks
+def expand_partition(
+    task: LevelTask, worker: _Worker, fps: np.ndarray, ids: np.ndarray
+) -> tuple[LevelSummary, np.ndarray, np.ndarray]:
+    """Expand one partition of a level with the model in Python: ``fps`` and ``ids`` are its new
+    states' fingerprints and component ids; returns the summary and its distinct successors'
+    component ids with each one's smallest parent fingerprint. The checks are
+    ``kgc.explorer.checks``'s, as in the local engines; unlike them, a partition reports every
+    violating transition (the driver keeps the smallest), since partitions run side by side."""
+    model, book, masks = worker.model, worker.book, worker.masks
     settled = task.settled
     step_active = ~book.bits(book.step_checks, settled) & ((1 << len(book.step_checks)) - 1)
     comp_active = ~book.bits(book.component_checks, settled) & ((1 << len(book.component_checks)) - 1)
@@ -355,9 +456,10 @@ def expand_partition(task: LevelTask, rows: Iterable[Any]) -> Iterator[tuple[Any
     found: dict[int, list[int]] = {}  # successor key -> [smallest parent fingerprint]
     broken: dict[int, list[str]] = {}  # successor key -> the state invariants it violates
     steps = model.steps
-    for fp, (wire, _parent) in rows:
+    pack = model.pack
+    for fp, row in zip(fps.tolist(), ids.tolist(), strict=True):
         summary.states += 1
-        key = codec.key(wire)
+        key = pack(row[0], row[1], row[2:])
         if not model.key_within_boundary(key):
             summary.boundary_states += 1
             continue
@@ -442,17 +544,105 @@ def expand_partition(task: LevelTask, rows: Iterable[Any]) -> Iterator[tuple[Any
     for step, n in step_counts.items():
         kind = steps[step].kind
         counts[kind] = counts.get(kind, 0) + n
-    encode = codec.encode
-    for nxt, (parent,) in found.items():
-        fp, wire = encode(nxt)
-        yield (fp, (wire, parent))
-    summary.emitted = len(found)
     if len(steps) > task.step_memory:
         model.forget_steps()
         masks.clear()
-    summary.python_model = 0 if running_compiled() else 1
-    summary.shipped = 1 if "kgc-executor-" in __file__ else 0
-    yield (None, summary)
+    parents = np.array([parent for (parent,) in found.values()], dtype=np.int64)
+    return summary, worker.codec.ids(list(found)), parents
+
+
+def _smallest(summary: LevelSummary, name: str, hits: np.ndarray, parents: np.ndarray, index: np.ndarray) -> None:
+    """Record the smallest ``(parent fingerprint, successor index)`` of the transitions ``hits``."""
+    where = np.flatnonzero(hits)
+    if len(where):
+        best = where[np.lexsort((index[where], parents[where]))[0]]
+        summary.violation(name, int(parents[best]), int(index[best]))
+
+
+def _fired(
+    summary: LevelSummary,
+    checks: list[Property],
+    settled: frozenset[str],
+    masks: np.ndarray,
+    parents: np.ndarray,
+    index: np.ndarray,
+) -> None:
+    """Per open check of ``checks`` (bit ``i`` of ``masks``, one mask per transition): a witness
+    found, or the smallest transition that violates an invariant."""
+    if not len(masks):
+        return
+    union = int(np.bitwise_or.reduce(masks))
+    for i, p in enumerate(checks):
+        if p.name in settled or not union >> i & 1:
+            continue
+        if p.is_safety:
+            _smallest(summary, p.name, (masks >> i) & 1, parents, index)
+        else:
+            summary.witnessed.add(p.name)
+
+
+def expand_native(
+    task: LevelTask, worker: _Worker, fps: np.ndarray, ids: np.ndarray
+) -> tuple[LevelSummary, np.ndarray, np.ndarray]:
+    """``expand_partition`` with the native core: the partition's new states go to the core as
+    one batch (``NativeExpander.expand``), and the property bookkeeping is done over the whole
+    batch with numpy from the verdict masks the core returns per transition — step-scoped checks
+    from the step's mask, component checks from the successor's — and, for the state checks
+    that read the whole state, in Python on each distinct successor. The same verdicts and
+    smallest ``(parent, successor index)`` as ``expand_partition``."""
+    native = worker.native
+    assert native is not None
+    book, settled = worker.book, task.settled
+    summary = LevelSummary(states=len(fps))
+    within = np.array(worker.model.within, dtype=bool)[ids[:, 0]] if len(ids) else np.zeros(0, dtype=bool)
+    summary.boundary_states = int(len(fps) - within.sum())
+    nothing = np.zeros((0, ids.shape[1]), dtype=np.int64), np.zeros(0, dtype=np.int64)
+    if not task.expand:
+        summary.depth_bounded = bool(within.any())
+        return (summary, *nothing)
+    # What earlier levels settled is never asked again: the core computes the verdicts of the
+    # checks still open only (the masks it keeps from before hold bits of settled checks too,
+    # which nothing reads any more).
+    native.settle(settled)
+    sources = fps[within]
+    batch = native.expand(native.keys(ids[within]))
+    if not batch.expanded.all():  # pragma: no cover - the core's boundary is the model's
+        raise RuntimeError("the native core and the model disagree on the boundary")
+    n = len(batch.successor)
+    summary.transitions = n
+    if not n:
+        return (summary, *nothing)
+    summary.action_counts = native.kinds_of(batch.step)
+    parents = sources[batch.source]
+    index = batch.index()
+    _fired(summary, book.step_checks, settled, batch.step_mask, parents, index)
+    _fired(summary, book.component_checks, settled, batch.component_mask, parents, index)
+    # The distinct successors, each with its smallest parent.
+    order = np.lexsort((parents, batch.successor))
+    ordered = batch.successor[order]
+    first = np.ones(n, dtype=bool)
+    first[1:] = ordered[1:] != ordered[:-1]
+    distinct = ordered[first]
+    smallest_parent = parents[order][first]
+    state_checks = [p for p in book.state_checks if p.name not in settled]
+    if state_checks:
+        group = np.empty(n, dtype=np.int64)
+        group[order] = np.cumsum(first) - 1  # each transition's successor, as an index of distinct
+        decode = native.search.decode
+        bad: dict[str, list[int]] = {}
+        for j, key in enumerate(distinct.tolist()):
+            target = decode(key)
+            for p in state_checks:
+                if p.name not in summary.witnessed and p.holds_in(target) != p.is_safety:
+                    if p.is_safety:
+                        bad.setdefault(p.name, []).append(j)
+                    else:
+                        summary.witnessed.add(p.name)
+        for name, where in bad.items():
+            hit = np.zeros(len(distinct), dtype=bool)
+            hit[where] = True
+            _smallest(summary, name, hit[group], parents, index)
+    return summary, native.ids(distinct), smallest_parent
 
 
 _MARKER = "search.json"
@@ -476,10 +666,10 @@ def step_partition(task: LevelTask, partition: int) -> Iterator[LevelSummary]:
     partition (the initial states, or what every task of the previous level wrote for it),
     keep the smallest parent of each fingerprint, check them against the partition's visited
     set (``VisitedTable.add``: only the slots of these candidates are touched), record the new
-    states' parents, expand them (``expand_partition``) and write their successors to the next
-    level's exchange, grouped by the partition each belongs to. Yields one summary. Re-running
-    it gives the same outputs (the visited set's probes are idempotent, files are replaced
-    whole)."""
+    states' parents, expand them (``expand_native``, or ``expand_partition`` with the model in
+    Python) and write their successors to the next level's exchange, grouped by the partition
+    each belongs to. Yields one summary. Re-running it gives the same outputs (the visited
+    set's probes are idempotent, files are replaced whole)."""
     began = time.monotonic()
     root = Path(task.spill)
     if not (root / _MARKER).exists():
@@ -487,46 +677,62 @@ def step_partition(task: LevelTask, partition: int) -> Iterator[LevelSummary]:
             f"the spill directory {root} is not visible on {socket.gethostname()}: on a cluster of several "
             "machines pass --spill-dir on a filesystem every executor mounts at the same path"
         )
+    worker = _worker(task)
+    codec = worker.codec
     parts = task.partitions
     if task.level == 0:
-        rows = [row for row in task.initial if row[0] % parts == partition]
+        chunks: list[Any] = [task.initial]
     else:
-        rows = read_exchange(root, task.level, parts, partition)
+        chunks = read_exchange(root, task.level, parts, partition)
         if partition == 0:  # the previous level's exchange is no longer needed by any task
             shutil.rmtree(level_dir(root, task.level - 1), ignore_errors=True)
-    best: dict[int, tuple[Any, int]] = {}
-    for fp, wire, parent in rows:
-        known = best.get(fp)
-        if known is None:
-            best[fp] = (wire, parent)
-        else:
-            if task.exact and known[0] != wire:
-                raise FingerprintCollisionError(f"two distinct states share the 64-bit fingerprint {fp:#x}")
-            if parent < known[1]:
-                best[fp] = (wire, parent)
-    del rows
-    fps = np.fromiter(best, dtype=np.int64, count=len(best))
-    fps.sort()
+    unpacked = [codec.unpack_chunk(chunk) for chunk in chunks]
+    fps = np.concatenate([u[0] for u in unpacked]) if unpacked else np.zeros(0, dtype=np.int64)
+    parents = np.concatenate([u[1] for u in unpacked]) if unpacked else np.zeros(0, dtype=np.int64)
+    ids = np.concatenate([u[2] for u in unpacked]) if unpacked else np.zeros((0, codec.width), dtype=np.int64)
+    del unpacked, chunks
+    if task.level == 0:
+        mine = fps % parts == partition
+        fps, parents, ids = fps[mine], parents[mine], ids[mine]
+    # Each fingerprint once, with its smallest parent (sorted by fingerprint).
+    order = np.lexsort((parents, fps))
+    fps, parents, ids = fps[order], parents[order], ids[order]
+    first = np.ones(len(fps), dtype=bool)
+    first[1:] = fps[1:] != fps[:-1]
+    if task.exact and not first.all():
+        # Rows of one fingerprint must be one state: this process interns components by value.
+        group = np.cumsum(first) - 1
+        leader = np.flatnonzero(first)[group]
+        differ = (ids != ids[leader]).any(axis=1)
+        if differ.any():
+            fp = int(fps[np.flatnonzero(differ)[0]])
+            raise FingerprintCollisionError(f"two distinct states share the 64-bit fingerprint {fp & (2**64 - 1):#x}")
+    fps, parents, ids = fps[first], parents[first], ids[first]
     table = VisitedTable(root / f"visited-{partition}", task.exact)
     try:
-        states = [canonical(best[fp][0]) for fp in fps.tolist()] if task.exact else None
-        fresh = fps[table.add(fps, task.level, states)]
+        states = [canonical(codec.wire_of(row)) for row in ids.tolist()] if task.exact else None
+        fresh = table.add(fps, task.level, states)
     finally:
         table.close()
     table_bytes = table.slots * SLOT_BYTES
     if task.exact:
         table_bytes += table.slots * 12 + table.blob_path.stat().st_size
-    fresh_list = fresh.tolist()
-    write_parents(root, task.level, partition, fresh, np.array([best[fp][1] for fp in fresh_list], dtype=np.int64))
-    chunks: list[list[tuple[int, Any, int]]] = [[] for _ in range(parts)]
-    summary = LevelSummary()
-    for fp, item in expand_partition(task, ((fp, best[fp]) for fp in fresh_list)):
-        if fp is None:
-            summary = item
-        else:
-            chunks[fp % parts].append((fp, item[0], item[1]))
+    fps, parents, ids = fps[fresh], parents[fresh], ids[fresh]
+    write_parents(root, task.level, partition, fps, parents)
+    expand = expand_native if worker.native is not None else expand_partition
+    summary, successors, from_parents = expand(task, worker, fps, ids)
     if task.expand:
-        summary.payload = write_exchange(root, task.level + 1, partition, chunks)
+        successor_fps = codec.fingerprints(successors)
+        destination = successor_fps % parts
+        out = []
+        for p in range(parts):
+            mine = destination == p
+            out.append(codec.pack_chunk(successor_fps[mine], from_parents[mine], successors[mine]))
+        summary.payload = write_exchange(root, task.level + 1, partition, out)
+        summary.emitted = len(successor_fps)
+    summary.python_model = 0 if running_compiled() else 1
+    summary.native = 1 if worker.native is not None else 0
+    summary.shipped = 1 if "kgc-executor-" in __file__ else 0
     summary.partition, summary.table_bytes = partition, table_bytes
     # What the worker keeps (the model's interned components and memoised steps, millions of
     # acyclic tuples) leaves the cycle collector's generations, as in the local engines
@@ -557,6 +763,7 @@ class SparkExplorer:
         settings: SparkSettings | None = None,
         stop_at_first: bool = False,
         step_memory: int = 1_000_000,
+        native: bool | None = None,
     ) -> None:
         self.config = config
         self.model = PackedModel(config.model())
@@ -566,6 +773,9 @@ class SparkExplorer:
         self.settings = settings or SparkSettings()
         self.stop_at_first = stop_at_first
         self.step_memory = step_memory
+        self.native = native
+        """Expand with the native C core on the executors: None, where it can run this search
+        (``native_fits``); False, with the model in Python; True, or refuse the search."""
         self.level_bytes: list[int] = []
         self.task_seconds: list[float] = []
         """Per level, the seconds its tasks spent (``LevelSummary.task_seconds``)."""
@@ -608,6 +818,27 @@ class SparkExplorer:
             if owned:
                 spark.stop()
 
+    def native_fits(self) -> str:
+        """Why the executors cannot expand this search with the native core ("" when they can):
+        the local native engine's conditions (``Explorer.engine_for_run``: Kafka's group model,
+        no generation quotient, no transition check that reads whole transitions, the core
+        built here)."""
+        from kgc.explorer.search import Explorer
+
+        try:
+            Explorer(self.config, self.properties, model=self.model, engine="native").engine_for_run()  # type: ignore[arg-type]
+        except ValueError as exc:
+            return str(exc).split(": ", 1)[-1]
+        return ""
+
+    def _native(self) -> bool:
+        if self.native is False:
+            return False
+        why = self.native_fits()
+        if why and self.native:
+            raise ValueError(f"the Spark executors cannot expand this search with the native core: {why}")
+        return not why
+
     # ------------------------------------------------------------------ the search
     def _search(self, spark: SparkSession, root: Path, bounds: Bounds, progress: ProgressFn | None) -> Result:
         """The level loop: one Spark job (one stage, one task per partition) per level, which
@@ -635,7 +866,9 @@ class SparkExplorer:
                         found[p.name] = (0, fp, None)
                     else:
                         result.witnessed.add(p.name)
-        initial = tuple((fp, self.codec.wire(key), fp) for fp, key in sorted(init.items()))
+        starts = np.array(sorted(init), dtype=np.int64)
+        initial = self.codec.pack_chunk(starts, starts, self.codec.ids([init[fp] for fp in starts.tolist()]))
+        native = self._native()
         archive = ship_kgc(sc) if self.settings.ships_code else None
         tasks_rdd = sc.parallelize(range(partitions), partitions)
         search = root.name
@@ -662,13 +895,19 @@ class SparkExplorer:
                 spill=str(root),
                 exact=exact,
                 initial=initial if depth == 0 else (),
+                native=native,
             )
             run_level = partial(tasks.step, archive, _EXTENSION, _dumps(task))
             summary = LevelSummary()
             for part in tasks_rdd.mapPartitionsWithIndex(run_level).collect():
                 summary.merge(part)
                 table_bytes[part.partition] = part.table_bytes
-            for name, n in (("python_model", summary.python_model), ("shipped_kgc", summary.shipped)):
+            pairs = (
+                ("python_model", summary.python_model),
+                ("shipped_kgc", summary.shipped),
+                ("native", summary.native),
+            )
+            for name, n in pairs:
                 if n:
                     stats.tables[f"executor_partitions_{name}"] = stats.tables.get(f"executor_partitions_{name}", 0) + n
             parents_held += summary.states
@@ -712,6 +951,7 @@ class SparkExplorer:
             stats.fingerprint_collision = collision_probability(stats.distinct_states, generated)
         if emitted:
             stats.tables["payload_bytes_per_successor"] = payload // emitted
+        stats.tables["exchange_bytes"] = payload
         stats.visited_bytes = self.level_bytes[-1] if self.level_bytes else 0
         result.violations = self._counterexamples(root, partitions, found)
         stats.seconds = time.monotonic() - start

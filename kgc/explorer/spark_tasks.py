@@ -49,14 +49,6 @@ def _ensure_kgc(archive: str | None, suffix: str) -> None:
             sys.path.insert(0, str(target))
 
 
-def expand(archive: str | None, suffix: str, task: bytes, rows: Iterable[Any]) -> Iterator[tuple[Any, Any]]:
-    """``kgc.explorer.spark.expand_partition`` of the pickled ``task``, with kgc made importable."""
-    _ensure_kgc(archive, suffix)
-    from kgc.explorer.spark import expand_partition
-
-    return expand_partition(pickle.loads(task), rows)
-
-
 def step(archive: str | None, suffix: str, task: bytes, partition: int, _rows: Iterable[Any]) -> Iterator[Any]:
     """``kgc.explorer.spark.step_partition`` of the pickled ``task`` for ``partition``, with kgc
     made importable."""

@@ -239,7 +239,7 @@ def level_dir(root: Path, level: int) -> Path:
     return root / f"in-{level}"
 
 
-def write_exchange(root: Path, level: int, source: int, chunks: Sequence[list[Any]]) -> int:
+def write_exchange(root: Path, level: int, source: int, chunks: Sequence[Any]) -> int:
     """Write one task's candidates for ``level``, one pickled chunk per destination partition,
     into one file (an index of offsets, then the chunks). Returns the bytes written."""
     blobs = [pickle.dumps(chunk, pickle.HIGHEST_PROTOCOL) for chunk in chunks]
@@ -252,7 +252,8 @@ def write_exchange(root: Path, level: int, source: int, chunks: Sequence[list[An
 
 
 def read_exchange(root: Path, level: int, partitions: int, destination: int) -> list[Any]:
-    """The candidates every task of the previous level wrote for partition ``destination``."""
+    """The chunks every task of the previous level wrote for partition ``destination``, in the
+    order of the tasks."""
     rows: list[Any] = []
     directory = level_dir(root, level)
     for source in range(partitions):
@@ -261,7 +262,7 @@ def read_exchange(root: Path, level: int, partitions: int, destination: int) -> 
             start, end = int(header[destination]), int(header[destination + 1])
             if end > start:
                 f.seek(8 * (partitions + 1) + start)
-                rows.extend(pickle.loads(f.read(end - start)))
+                rows.append(pickle.loads(f.read(end - start)))
     return rows
 
 

@@ -16,9 +16,10 @@ one of the protocol's own properties (``kgc.properties``), none written for one 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kgc.model import mutants as m
+from kgc.model.config import Config
 
 SCALA_COORDINATOR = "coordinator (Scala, <= 3.9)"
 JAVA_COORDINATOR = "coordinator (Java, 4.x)"
@@ -48,6 +49,29 @@ class Bug:
     """Why the model cannot tell the put-back bug from the protocol ("" otherwise)."""
     pending: str = ""
     """Why a bug that may lie inside the model is not put back yet ("" otherwise)."""
+    timing_mutant: str = ""
+    """A bug about milliseconds, put back in the timing layer instead: its timing mutant
+    (``kgc/timing/mutants.py``), the inverse of the fix on the z3 side and the concrete twin."""
+    question: str = ""
+    """The timing question (``kgc/timing/queries.py``) that finds the timed bug."""
+    example: str = ""
+    """The shipped timing configuration (``examples/timing/``) the question is asked on."""
+    faults: frozenset[str] = frozenset()
+    """The fault kinds its search enables, when fewer than the run's (``kgc.model.config.FAULTS``; empty: the
+    run's): a smaller configuration within the default's bounds, for a bug whose shortest counterexample needs
+    only these (``search_config``). The catch is then the same as on the full configuration or longer, never
+    shorter, and found in fewer states."""
+
+    @property
+    def timed(self) -> bool:
+        """Put back as a timing mutant and found by a timing question (``kgc.timing.bugs``)."""
+        return bool(self.timing_mutant)
+
+    def search_config(self, config: Config) -> Config:
+        """``config`` with only the fault kinds of :attr:`faults` it enables (itself when ``faults`` is empty)."""
+        if not self.faults:
+            return config
+        return replace(config, faults=config.faults & self.faults)
 
     @property
     def put_back(self) -> bool:
@@ -55,13 +79,17 @@ class Bug:
 
     @property
     def expected(self) -> str:
-        """The property expected to catch it: the mutant's."""
+        """The property expected to catch it: the mutant's (a timed bug's: its timing question)."""
+        if self.timed:
+            return self.question
         return m.by_name(self.mutant).expected if self.mutant else ""
 
     @property
     def status(self) -> str:
         if self.put_back:
             return "put back"
+        if self.timed:
+            return "put back (timed)"
         if self.equivalent:
             return "equivalent"
         if self.outside:
@@ -127,11 +155,16 @@ CATALOGUE: tuple[Bug, ...] = (
         SCALA_COORDINATOR,
         "a new member's first heartbeat never completed; evicted after the new-member timeout",
         "2.4.1",
-        fix="apache/kafka#7753",
-        outside="timers with values: JoinGroup v3 is modelled (the default configuration's dynamic consumers send "
-        "it), but the bug is a heartbeating member expired by the fixed 5-minute new-member timeout, and in the "
-        "untimed model a running member's session expiry is already an allowed fault, so only a coordinator with "
-        "deadlines (the timed reference) could tell the bug apart",
+        fix="apache/kafka#7753 (MemberMetadata.shouldKeepAlive: the DelayedHeartbeat a JoinGroup v3 new member gets "
+        "with the 5-minute new-member timeout is completed once the member is no longer awaiting its join)",
+        fidelity="the effect the fix removed, on the timed reference: the new-member timer of a member that joined "
+        "with JoinGroup v3 is never completed (neither by the join's completion nor by a heartbeat) and removes the "
+        "member when it fires; the reference keeps 2.5's heartbeatSatisfied bookkeeping (KAFKA-9752), so the "
+        "mutant withholds the completion rather than restoring 2.4.0's shouldKeepAlive line by line; the untimed "
+        "model cannot tell it apart (a running member's session expiry is an allowed fault there)",
+        timing_mutant="new_member_timer_not_completed",
+        question="needless_expiry",
+        example="defaults.toml",
     ),
     Bug(
         "KAFKA-10284",
@@ -164,7 +197,11 @@ CATALOGUE: tuple[Bug, ...] = (
         SCALA_COORDINATOR,
         "static member rejoin keeps its old rebalance timeout",
         "3.4.0",
-        outside="per-member timeout values (the model's timers are untimed events)",
+        outside="per-member timeout values (the model's timers are untimed events); the fix (apache/kafka#12308, "
+        "GroupCoordinator.updateStaticMemberAndRebalance stores the rejoining static member's new rebalance and "
+        "session timeouts) is about values, so it belongs to the timing layer, whose static_restart_expires restarts "
+        "a lone static member with unchanged settings and asks nothing of the rebalance after it; putting it back "
+        "there needs a restart with a changed max.poll.interval.ms followed by a rebalance the member holds",
     ),
     Bug(
         "KAFKA-14201",
@@ -265,7 +302,10 @@ CATALOGUE: tuple[Bug, ...] = (
         mutant=m.HEARTBEAT_REBALANCING_IN_COMPLETING,
         equivalent="the model's consumer heartbeats only once Stable and the leader's assignment takes no time, so "
         "the pre-2.7 heartbeat rule is never exercised; the model would need heartbeats during the rebalance and a "
-        "session timeout racing the leader's assignment",
+        "session timeout racing the leader's assignment. The timing layer has both (its client heartbeats from the "
+        "JoinGroup answer on, the leader assigns for assignment.ms), but none of its questions asks whether a member "
+        "that is on time and not parked (the leader while it assigns) is evicted during a rebalance, and no shipped "
+        "configuration gives the leader a session timeout shorter than its assignment: not put back there yet",
     ),
     Bug(
         "KAFKA-8104/KAFKA-9140",
@@ -318,7 +358,11 @@ CATALOGUE: tuple[Bug, ...] = (
         fidelity="the claim handling before the fix (no generation, every claimant keeps its claim) under 4.0's "
         "quota builder (ConstrainedAssignmentBuilder); where that builder would throw on a partition two members "
         "keep, the model gives the partition to the least loaded member; the fix's third part (a quota bug of an "
-        "unreleased commit) is not put back",
+        "unreleased commit) is not put back. Searched with the one fault its shortest counterexample needs (a "
+        "static member left behind by a join phase the timer completed: session_expiry); the leader's plan then "
+        "gives a partition to two members (plan_partitions_disjoint) three steps before two Stable consumers "
+        "own it (exclusive_ownership)",
+        faults=frozenset({"session_expiry"}),
     ),
     Bug(
         "KAFKA-13214",
@@ -328,7 +372,11 @@ CATALOGUE: tuple[Bug, ...] = (
         fix="apache/kafka#11231 (AbstractCoordinator.joinGroupIfNeeded: a retriable JoinGroup/SyncGroup failure "
         "only requests a rejoin instead of resetStateAndRejoin, which forgot the member id)",
         mutant=m.COORDINATOR_ERROR_RESETS_MEMBER,
-        equivalent=m.by_name(m.COORDINATOR_ERROR_RESETS_MEMBER).equivalent,
+        fidelity="the inverse of the fix: a JoinGroup or SyncGroup answered COORDINATOR_NOT_AVAILABLE or "
+        "NOT_COORDINATOR (in the model a failed plan write or an unload) resets the member id and generation; "
+        "caught the step the consumer reads the answer and forgets the id of a member the coordinator still has "
+        "(member_identity_stable), which is what makes the rebalance wait for that member's session timeout; the "
+        "wait itself is time, which the untimed model does not measure",
     ),
     Bug(
         "KAFKA-13891/KAFKA-14016",
@@ -337,10 +385,12 @@ CATALOGUE: tuple[Bug, ...] = (
         "3.3.2",
         fix="apache/kafka#12794 (reverts apache/kafka#12140, which reset the generation on a SyncGroup answered "
         "REBALANCE_IN_PROGRESS)",
-        pending="what the regression costs is revocations: the consumer rejoins with no generation, so "
-        "onJoinPrepare loses all its partitions and the assignor ignores its claims; every partition stays owned "
-        "at most once and the group converges, so no safety or liveness property of the model tells it apart "
-        "(a property counting partition movements, stickiness, would be needed)",
+        mutant=m.SYNC_REBALANCE_RESETS_GENERATION,
+        fidelity="the inverse of the revert, that is apache/kafka#12140 itself: a SyncGroup answered "
+        "REBALANCE_IN_PROGRESS resets the generation (resetGenerationOnResponseError; the member id is kept), so "
+        "the cooperative consumer loses every partition it owns (onJoinPrepare, onPartitionsLost) and rejoins "
+        "claiming none; caught the step it reads the answer, by partitions_kept_unless_moved (KIP-429: a "
+        "cooperative member revokes only what moves)",
     ),
     Bug(
         "KAFKA-14639",
@@ -352,7 +402,10 @@ CATALOGUE: tuple[Bug, ...] = (
         mutant=m.STALE_CLAIMS_DROPPED,
         fidelity="the inverse of the fix: only the claims of the highest generation count, as in 3.0-3.4; a "
         "member of an older generation (in the model a static member left behind, or one whose JoinGroup came "
-        "late) is taken to own nothing, so its partitions are handed to others in the round that revokes them",
+        "late) is taken to own nothing, so its partitions are handed to others in the round that revokes them. "
+        "Searched with the one fault its shortest counterexample needs (session_expiry: the static member left "
+        "behind)",
+        faults=frozenset({"session_expiry"}),
     ),
     Bug(
         "KAFKA-13310/KAFKA-14024",
@@ -407,9 +460,12 @@ CATALOGUE: tuple[Bug, ...] = (
         OTHER_CLIENT,
         "two owners from the sticky assignor",
         "librdkafka 2.2.0",
-        pending="librdkafka's fix not read yet; it lies inside the model now that owned-partition claims with "
-        "generations are (assignor cooperative-sticky), and would be put back as a rule of the cooperative "
-        "assignor's claims, beside KAFKA-12984's and KAFKA-14639's",
+        pending="librdkafka's fix (confluentinc/librdkafka#4252, 'several bugs with sticky assignor in case of "
+        "partition ownership changing between members', CHANGELOG 2.2.0) not read in full yet; it lies inside the "
+        "model now that owned-partition claims with generations are (assignor cooperative-sticky), and would be "
+        "put back as a rule of the cooperative assignor's claims (a new CLAIMS_* rule of kgc/model/assignors.py), "
+        "beside KAFKA-12984's and KAFKA-14639's; plan_partitions_disjoint and revoked_before_reassigned are the "
+        "properties expected to catch it",
     ),
     Bug(
         "franz-go#686",
@@ -436,9 +492,16 @@ CATALOGUE: tuple[Bug, ...] = (
         OTHER_CLIENT,
         "two owners (AdjustCooperative)",
         "franz-go 1.21.4",
-        pending="franz-go's fix not read yet; it lies inside the model now that owned-partition claims with "
-        "generations are, and would be put back as the leader's cooperative adjustment ignoring the claims' "
-        "generations",
+        fix="twmb/franz-go d7ae9db9 (BalancePlan.AdjustCooperative: a claim beaten by a strictly higher-generation "
+        "claim elsewhere no longer counts as owned, so a partition the plan moves back to a stale claimant is "
+        "withheld for one round)",
+        pending="fix read, not put back yet: before it, a partition the sticky plan handed back to a member claiming "
+        "it at an older generation was not withheld, so that member consumed it while the newer owner, still "
+        "rebalancing, did too until its SyncGroup. The rule fits kgc/model/assignors.py (the transfer test of "
+        "cooperative_sticky counting the receiver's raw claim), but no property sees the overlap: "
+        "revoked_before_reassigned judges only partitions a SyncGroup adds to its reader (the stale claimant "
+        "already holds this one) and exclusive_ownership only Stable owners (the newer owner is rebalancing); a "
+        "property over what a consumer is granted in a generation, its stale holdings included, is needed",
     ),
     Bug(
         "sarama#2292",
@@ -447,7 +510,10 @@ CATALOGUE: tuple[Bug, ...] = (
         "sarama 1.35.0",
         fix="IBM/sarama#2292 (include assignment-less members in SyncGroup; issue IBM/sarama#2290)",
         mutant=m.PLAN_OMITS_UNASSIGNED,
-        equivalent=m.by_name(m.PLAN_OMITS_UNASSIGNED).equivalent,
+        fidelity="the inverse of the fix: the leader's plan has no entry for a member given no partition (in the "
+        "default configuration a fourth member: a dynamic consumer restarted while its old member waits for its "
+        "timer); Kafka's coordinator fills the missing entries in with empty assignments and warns, so members "
+        "get what the full plan gives them; caught where the plan is handled, by plan_lists_every_member",
     ),
     Bug(
         "kafka-python#2614",
@@ -467,12 +533,17 @@ CATALOGUE: tuple[Bug, ...] = (
         fix="dpkp/kafka-python#3017 (preserve member id on IllegalGeneration error; the Java client's rule since "
         "KAFKA-13419, apache/kafka#11451)",
         mutant=m.ILLEGAL_GENERATION_RESETS_MEMBER_ID,
-        equivalent=m.by_name(m.ILLEGAL_GENERATION_RESETS_MEMBER_ID).equivalent,
+        fidelity="the inverse of the fix: ILLEGAL_GENERATION resets the member id as well; in the model only a "
+        "static consumer left behind by a join phase is answered ILLEGAL_GENERATION, and it forgets the id of a "
+        "member the coordinator still has, then takes its own place back under a new id "
+        "(member_identity_stable); a dynamic member's churn needs a consumer that sends a stale generation "
+        "while still a member (two client threads), which the model does not have",
     ),
 )
 
 IDS: tuple[str, ...] = tuple(b.id for b in CATALOGUE)
 PUT_BACK: tuple[Bug, ...] = tuple(b for b in CATALOGUE if b.put_back)
+TIMED: tuple[Bug, ...] = tuple(b for b in CATALOGUE if b.timed)
 
 
 def by_id(bug_id: str) -> Bug:
@@ -490,11 +561,17 @@ def markdown() -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for b in CATALOGUE:
-        how = f"mutant `{b.mutant}`, caught by `{b.expected}`; {b.fidelity}" if b.put_back else b.reason
+        if b.put_back:
+            how = f"mutant `{b.mutant}`, caught by `{b.expected}`; {b.fidelity}"
+        elif b.timed:
+            how = f"timing mutant `{b.timing_mutant}`, found by `{b.question}` on `{b.example}`; {b.fidelity}"
+        else:
+            how = b.reason
         cells = (b.id, b.component, b.broke, b.fixed_in, b.fix or "–", b.status, how)
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     counts = {
-        s: sum(b.status == s for b in CATALOGUE) for s in ("put back", "equivalent", "outside", "not yet put back")
+        s: sum(b.status == s for b in CATALOGUE)
+        for s in ("put back", "put back (timed)", "equivalent", "outside", "not yet put back")
     }
     lines += ["", f"{len(CATALOGUE)} bugs: " + ", ".join(f"{n} {s}" for s, n in counts.items()) + "."]
     return "\n".join(lines) + "\n"

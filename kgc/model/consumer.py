@@ -231,6 +231,10 @@ def receive(config: Config, consumer: Consumer, index: int = -1) -> Consumer:
             return replace(c, state=MemberState.REBALANCING)
         if error in COORDINATOR_ERRORS and not RULES[config.mutant].coordinator_error_keeps_member:
             return _reset(c, reset_member_id=True)  # KAFKA-13214 put back: resetStateAndRejoin
+        if error == Errors.REBALANCE_IN_PROGRESS and not RULES[config.mutant].sync_rebalance_keeps_generation:
+            # KAFKA-13891/KAFKA-14016 put back (apache/kafka#12140, 3.3.0-3.3.1): the generation is reset, so
+            # onJoinPrepare loses every owned partition (onPartitionsLost); the member id is kept.
+            return _reset(c, reset_member_id=False)
         return replace(c, rejoin_needed=True, state=MemberState.REBALANCING)
     if api in (ApiKey.HEARTBEAT, ApiKey.OFFSET_COMMIT):
         rules = RULES[config.mutant]

@@ -936,8 +936,21 @@ def handle_leave_group(tx: GroupTx, consumer: int, request: Request) -> None:
     """``handleLeaveGroup`` (docs/kafka/requests.md#leavegroup; docs/kafka/group.md#states "coordinator handles
     LeaveGroup"): a pending
     id is dropped; a member is removed — a rebalance from Stable/CompletingRebalance, a possible
-    join completion in PreparingRebalance. The answer carries the one member's error."""
+    join completion in PreparingRebalance. The answer carries the one member's error.
+
+    An entry with a group instance id and no member id removes whichever member holds the instance
+    id (KIP-345's administrative removal), or is answered UNKNOWN_MEMBER_ID when none does: Kafka
+    3.6.2 ``GroupCoordinator.handleLeaveGroup`` ("we expect the MemberId to be undefined"), 4.0
+    ``GroupMetadataManager.classicGroupLeaveToClassicGroup`` (the fencing check only for a known
+    member id). The model's static consumers never send it (they do not leave, KIP-345); a scenario's
+    LeaveGroup does (GroupMetadataManagerTest.testLeaveGroupStaticMemberWithUnknownMemberId)."""
     mid = request.mid
+    if mid == NO_MEMBER and tx.config.is_static(consumer):
+        holder = tx.static_member(consumer)
+        if holder is None:
+            tx.respond(consumer, Response(ApiKey.LEAVE_GROUP, Errors.UNKNOWN_MEMBER_ID))
+            return
+        mid = holder
     invalid = tx.validate_member(consumer, mid)
     if mid in tx.pending:
         del tx.pending[mid]

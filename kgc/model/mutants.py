@@ -25,11 +25,13 @@ The generation checks of SyncGroup and OffsetCommit are reached only through sta
 completion stays in the group with an older generation, and its consumer's next SyncGroup or
 OffsetCommit carries it. Without static members a current member never sends a stale generation
 (one request in flight per connection; dynamic members that did not rejoin are removed), so on
-``static_consumers = 0`` those two mutants are equivalent (the tests show it). One deviation is
+``static_consumers = 0`` those two mutants are equivalent (the tests show it). Two deviations are
 *equivalent* under the model whatever the configuration: Heartbeat's pre-2.7 answer in
-CompletingRebalance, since a current member never heartbeats there. It is catalogued with that
-reason (``equivalent``) and shown equivalent by the tests (identical reachable state graphs), not
-counted as a kill.
+CompletingRebalance, since a current member never heartbeats there, and an OffsetCommit's
+REBALANCE_IN_PROGRESS resetting the consumer (kafka-python#2614), since the model's consumer never
+commits between its JoinGroup and SyncGroup answers. They are catalogued with that reason
+(``equivalent``) and shown equivalent by the tests (identical reachable state graphs), not counted as
+kills.
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ cooperative-sticky assignor alone."""
 JOIN_PREPARE_SKIPPED_AFTER_RESET = "join_prepare_skipped_after_reset"
 CLAIMS_WITHOUT_GENERATION = "claims_without_generation"
 STALE_CLAIMS_DROPPED = "stale_claims_dropped"
+SYNC_REBALANCE_RESETS_GENERATION = "sync_rebalance_resets_generation"
 
 
 @dataclass(frozen=True)
@@ -240,6 +243,11 @@ class Rules(NamedTuple):
     """The cooperative-sticky assignor counts the claim of a member of an older generation when no newer
     member claims the partition, instead of taking that member to own nothing
     (``AbstractStickyAssignor.allSubscriptionsEqual``; KAFKA-14639, apache/kafka#13550, 3.5.0)."""
+    sync_rebalance_keeps_generation: bool = True
+    """A SyncGroup answered REBALANCE_IN_PROGRESS only asks for a rejoin: the consumer keeps its generation, so a
+    cooperative consumer's ``onJoinPrepare`` revokes nothing and its JoinGroup claims what it owns
+    (``AbstractCoordinator.SyncGroupResponseHandler``; the reset that apache/kafka#12140, KAFKA-13891, added in
+    3.3.0 was reverted by apache/kafka#12794, KAFKA-14016, 3.3.2/3.4.0)."""
     unload_completes_parked: bool = True
     """Unloading the group's partition answers its parked JoinGroups (PreparingRebalance) and SyncGroups
     (CompletingRebalance, Stable) NOT_COORDINATOR (Kafka 4.0.2 ``GroupMetadataManager.onUnloaded``, added by
@@ -504,12 +512,7 @@ CATALOGUE += (
         "AbstractCoordinator.resetGenerationOnResponseError (apache/kafka#11451); kafka-python "
         "kafka/coordinator/consumer.py, _handle_offset_commit_response (dpkp/kafka-python#3017)",
         "KAFKA-13419",
-        "",
-        "only a static consumer is ever answered ILLEGAL_GENERATION in the model (a dynamic member that "
-        "missed a rebalance is removed, so it is answered UNKNOWN_MEMBER_ID), and a static consumer that "
-        "rejoins without a member id takes its own place back through its group.instance.id: the coordinator "
-        "sees the same rejoin either way; the churn of a dynamic member rejoining under a new id needs a "
-        "consumer that sends a stale generation while still a member (two client threads)",
+        "member_identity_stable",
         rule="illegal_generation_keeps_member_id",
     ),
     Mutant(
@@ -521,10 +524,13 @@ CATALOGUE += (
         "kafka/coordinator/consumer.py, _handle_offset_commit_response (dpkp/kafka-python#2614)",
         "",
         "",
-        "no property of the model counts rebalances: the consumer rejoins under a new member id, its old id is "
-        "removed by its timers and the group converges with every partition owned once, so what the bug costs "
-        "(an extra rebalance, the churn kafka-python#2614 reports) is not a violation of any property (a safety "
-        "search of the default configuration finds nothing in 120 s, not exhaustive)",
+        "never taken in the model: Kafka answers an OffsetCommit REBALANCE_IN_PROGRESS only in CompletingRebalance "
+        "and only to a member of that generation (GroupCoordinator.doCommitOffsets, 3.6.2), that is between the "
+        "member's JoinGroup and SyncGroup answers, and the model's consumer commits only while Stable with no "
+        "request in flight, so no commit of it meets that answer (the state graphs are the protocol's, "
+        "tests/model/test_mutants.py). Where the reset is taken, member_identity_stable fails (a hand-made step, "
+        "tests/model/test_bugs.py); reaching it needs a consumer that commits during a rebalance (kafka-python "
+        "commits from poll whatever the rebalance's phase)",
         rule="rebalance_in_progress_keeps_generation",
     ),
     Mutant(
@@ -556,11 +562,7 @@ CATALOGUE += (
         "ConsumerCoordinator.onLeaderElected (one plan entry per member); sarama consumer_group.go, "
         "syncGroupRequest (IBM/sarama#2292)",
         "",
-        "",
-        "the coordinator gives every member missing from the plan an empty assignment "
-        "(GroupCoordinator.doSyncGroup: missing members get Array.empty, 3.6.2; "
-        "setAndPropagateAssignment here), so the member gets what the full plan would have given it; only "
-        "Kafka's warning about the missing members tells them apart",
+        "plan_lists_every_member",
         rule="plan_lists_every_member",
     ),
     Mutant(
@@ -572,13 +574,7 @@ CATALOGUE += (
         "AbstractCoordinator.joinGroupIfNeeded, a retriable failure: resetStateAndRejoin before apache/kafka#11231, "
         "requestRejoin after",
         "KAFKA-13214",
-        "",
-        "what the bug costs is time: the old member keeps its place until its session timeout and the rebalance "
-        "waits for it, but in the untimed model that timeout, and the join timer that ends the wait, are enabled "
-        "steps, so the consumer's rejoin under a new id converges as the protocol does (nothing found by a "
-        "complete exploration of 2 consumers up to generation 2, liveness included; a safety search of the "
-        "default configuration finds nothing in 200 s, not exhaustive); a property over time (the timed "
-        "reference's deadlines) would be needed",
+        "member_identity_stable",
         rule="coordinator_error_keeps_member",
     ),
     Mutant(
@@ -628,7 +624,7 @@ CATALOGUE += (
         "CooperativeStickyAssignor.memberData (generation Optional.empty() before apache/kafka#10985); "
         "AbstractStickyAssignor.allSubscriptionsEqual (no partitionsWithMultiplePreviousOwners)",
         "KAFKA-12984",
-        "exclusive_ownership",
+        "plan_partitions_disjoint",
         rule="claims_carry_generation",
         needs=COOPERATIVE,
     ),
@@ -642,6 +638,20 @@ CATALOGUE += (
         "KAFKA-14639",
         "revoked_before_reassigned",
         rule="stale_claims_counted",
+        needs=COOPERATIVE,
+    ),
+    Mutant(
+        SYNC_REBALANCE_RESETS_GENERATION,
+        "A SyncGroup answered REBALANCE_IN_PROGRESS resets the consumer's generation (not its member id): a "
+        "cooperative consumer then loses every partition it owns (onPartitionsLost) and rejoins claiming none, "
+        "so partitions the next assignment would have left with it are revoked too (Java 3.3.0-3.3.1).",
+        CONSUMER,
+        "AbstractCoordinator.SyncGroupResponseHandler, REBALANCE_IN_PROGRESS (resetGenerationOnResponseError added "
+        "by apache/kafka#12140, reverted by apache/kafka#12794); ConsumerCoordinator.onJoinPrepare "
+        "(onPartitionsLost on a reset generation)",
+        "KAFKA-13891, KAFKA-14016",
+        "partitions_kept_unless_moved",
+        rule="sync_rebalance_keeps_generation",
         needs=COOPERATIVE,
     ),
 )

@@ -76,15 +76,19 @@ from kgc.properties.protocol import (
     fenced_owner,
     handed_while_owned,
     heartbeat_failure,
+    identity_lost,
     join_phase_failure,
     join_timer_failure,
     leader_failure,
     max_size_kept,
     members_not_rejoined,
     membership_failure,
+    needless_revocation,
     parked_expiry,
     parked_out_of_phase,
     pending_leave_setting,
+    plan_missing_member,
+    plan_shared_partition,
     protocol_failure,
     refused_join_change,
     shared_partition,
@@ -618,6 +622,79 @@ def _fenced_consumer_releases(prop: Property, s: State | None, a: Action | None,
         f"{who} still owns {sorted(c.owned)}",
         {"consumer": who, "error": error_name(error), "owned": sorted(c.owned), "generation": c.generation},
         Marks(partitions=tuple(sorted(c.owned)), consumers=(who,), generations=(c.generation,)),
+    )
+
+
+@_explains("member_identity_stable")
+def _member_identity_stable(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
+    assert s is not None and a is not None
+    failure = identity_lost(s, a, t)
+    if failure is None:
+        return None
+    consumer, old = failure
+    who = consumer_name(consumer)
+    return Explanation(
+        prop.name,
+        "a consumer forgets the member id of a member the coordinator still has",
+        f"{who} keeps {_m(old)} until the coordinator removes it, or leaves or restarts",
+        f"{who} gave up {_m(old)} in {a.kind}; the group still has it ({_where(t)})",
+        {"consumer": who, "member": member_name(old), "step": a.kind, "group": _where(t)},
+        Marks(members=_who(old), consumers=(who,), generations=(t.group.generation,)),
+    )
+
+
+@_explains("partitions_kept_unless_moved")
+def _partitions_kept_unless_moved(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
+    assert s is not None and a is not None
+    failure = needless_revocation(s, a, t)
+    if failure is None:
+        return None
+    consumer, lost = failure
+    who = consumer_name(consumer)
+    return Explanation(
+        prop.name,
+        "a consumer gives up partitions no new assignment moves, without being fenced or stopping",
+        f"{who} keeps {list(lost)} (only a fencing error, a leave, a restart, an eager rejoin or an assignment "
+        "that moves them takes them)",
+        f"{who} gave up {list(lost)} in {a.kind}",
+        {"consumer": who, "lost": list(lost), "step": a.kind, "generation": s.consumers[consumer].generation},
+        Marks(partitions=lost, consumers=(who,), generations=(s.consumers[consumer].generation,)),
+    )
+
+
+@_explains("plan_lists_every_member")
+def _plan_lists_every_member(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
+    assert s is not None and a is not None
+    failure = plan_missing_member(s, a)
+    if failure is None:
+        return None
+    request, missing = failure
+    planned = [member_name(mid) for mid, _ in request.plan]
+    return Explanation(
+        prop.name,
+        "the leader's plan has no entry for a member of the group",
+        f"the plan of {_m(request.mid)} lists every member of generation {s.group.generation}",
+        f"{_m(missing)} is missing from it",
+        {"leader": member_name(request.mid), "missing": member_name(missing), "planned": planned},
+        Marks(members=_who(missing) + _who(request.mid), generations=(s.group.generation,)),
+    )
+
+
+@_explains("plan_partitions_disjoint")
+def _plan_partitions_disjoint(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
+    assert a is not None
+    failure = plan_shared_partition(a)
+    if failure is None:
+        return None
+    request, p = failure
+    owners = [member_name(mid) or _m(mid) for mid, parts in request.plan if p in parts]
+    return Explanation(
+        prop.name,
+        "the leader's plan gives one partition to two members",
+        f"partition {p} goes to one member of the plan of {_m(request.mid)}",
+        f"partition {p} goes to {', '.join(owners)}",
+        {"leader": member_name(request.mid), "partition": p, "members": owners, "generation": request.generation},
+        Marks(partitions=(p,), members=tuple(owners), generations=(request.generation,)),
     )
 
 

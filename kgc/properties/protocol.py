@@ -11,10 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from kgc.model.actions import (
+    CRASH,
     EXPIRE_HEARTBEAT,
     EXPIRE_JOIN,
     EXPIRE_SYNC,
     RECEIVE,
+    SEND_JOIN,
+    SEND_LEAVE,
     STORE_COMPLETE,
     STORE_FAILURE,
     Action,
@@ -428,6 +431,207 @@ def fenced_owner(a: Action, t: State) -> tuple[int, Errors] | None:
     if read is None or read[1] not in FENCING_ERRORS:
         return None
     return read if t.consumers[read[0]].owned else None
+
+
+# Churn: what a group's members keep across rebalances ----------------------------------------------
+STOPPING_ERRORS = frozenset(
+    {Errors.INCONSISTENT_GROUP_PROTOCOL, Errors.INVALID_SESSION_TIMEOUT, Errors.GROUP_MAX_SIZE_REACHED}
+)
+"""Answers after which a consumer stops taking part (the Java client raises them to the application,
+``AbstractCoordinator.JoinGroupResponseHandler``, 4.0.2): like a close, they end its membership."""
+
+
+def answers_read_by(a: Action, consumer: int) -> list[Response]:
+    """The answers consumer ``consumer`` read in the step, in order (under ``atomic_requests`` a step may
+    read an answer and then the immediate answer to the request its reaction sent)."""
+    read: list[Response] = []
+    if a.kind == RECEIVE and a.actor == consumer and a.response is not None:
+        read.append(a.response)
+    read.extend(x.response for x in a.answers if x.read and x.consumer == consumer)
+    return read
+
+
+@transition_invariant(
+    "member_identity_stable",
+    "A consumer gives up its member id only when the coordinator no longer has that member (it was removed, or "
+    "replaced under its group.instance.id), or when the consumer leaves the group or restarts: a member the "
+    "coordinator never removed never comes back under a new member id.",
+    "Kafka 4.0.2 AbstractCoordinator.resetStateOnResponseError (the member id is reset on UNKNOWN_MEMBER_ID and "
+    "FENCED_INSTANCE_ID only; ILLEGAL_GENERATION and REBALANCE_IN_PROGRESS keep it, KAFKA-13419, apache/kafka#11451) "
+    "and joinGroupIfNeeded (a retriable error only requests a rejoin, KAFKA-13214, apache/kafka#11231); KIP-394 "
+    "(a member id is handed out once and reused by every later JoinGroup)",
+    scope=STEP,
+)
+def member_identity_stable(s: State, a: Action, t: State) -> bool:
+    return identity_lost(s, a, t) is None
+
+
+def identity_lost(s: State, a: Action, t: State) -> tuple[int, MemberId] | None:
+    """``member_identity_stable``'s one definition: the acting consumer and the member id it gave up in the step
+    while the coordinator still has that member (a Dead group keeps its members: a coordinator that loads the
+    group again has them); None if there is none. A leave and a restart are the consumer's own choice."""
+    i = a.actor
+    if i < 0 or a.kind in (CRASH, SEND_LEAVE):
+        return None
+    old = s.consumers[i].mid
+    if old == NO_MEMBER or t.consumers[i].mid == old:
+        return None
+    return (i, old) if t.group.member(old) is not None else None
+
+
+KEEP_ID_ERRORS = frozenset(
+    {Errors.REBALANCE_IN_PROGRESS, Errors.ILLEGAL_GENERATION, Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR}
+)
+"""The errors a member reads while the coordinator still has it (``witness_member_keeps_id``)."""
+
+
+@sometimes(
+    "witness_member_keeps_id",
+    "A consumer that is a member of the group reads an error that ends its part in the rebalance "
+    "(REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION, COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR) and keeps its "
+    "member id.",
+    "member_identity_stable",
+    scope=STEP,
+)
+def witness_member_keeps_id(s: State, a: Action, t: State) -> bool:
+    i = a.actor
+    if i < 0 or s.consumers[i].mid == NO_MEMBER or s.group.member(s.consumers[i].mid) is None:
+        return False
+    read = answers_read_by(a, i)
+    return any(r.error in KEEP_ID_ERRORS for r in read) and t.consumers[i].mid == s.consumers[i].mid
+
+
+@transition_invariant(
+    "partitions_kept_unless_moved",
+    "A consumer gives up a partition it owns only when its new assignment moves it, when it is told that it is no "
+    "longer a member of the current generation (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID), when "
+    "it stops (leaves, restarts, or is refused), or, under the eager protocol, when it rejoins (its JoinGroup "
+    "claims nothing: onJoinPrepare revoked everything). A cooperative consumer keeps every other partition "
+    "through a rebalance.",
+    "KIP-429 (a cooperative member revokes only the partitions the new assignment takes from it); Kafka 4.0.2 "
+    "ConsumerCoordinator.onJoinPrepare (COOPERATIVE: nothing revoked unless the generation was reset, then "
+    "onPartitionsLost) and onJoinComplete (revokes the owned partitions the assignment leaves out); "
+    "ConsumerRebalanceListener.onPartitionsLost (the member is no longer part of the group)",
+    scope=STEP,
+)
+def partitions_kept_unless_moved(s: State, a: Action, t: State) -> bool:
+    return needless_revocation(s, a, t) is None
+
+
+def needless_revocation(s: State, a: Action, t: State) -> tuple[int, tuple[int, ...]] | None:
+    """``partitions_kept_unless_moved``'s one definition: the acting consumer and the partitions it gave up in
+    the step for none of the property's reasons; None if there is none."""
+    i = a.actor
+    if i < 0 or a.kind in (CRASH, SEND_LEAVE):
+        return None
+    lost = set(s.consumers[i].owned) - set(t.consumers[i].owned)
+    if not lost:
+        return None
+    if a.kind == SEND_JOIN and a.request is not None and not a.request.owned:
+        return None  # eager: onJoinPrepare revokes every partition before the JoinGroup
+    for r in answers_read_by(a, i):
+        if r.error in FENCING_ERRORS or r.error in STOPPING_ERRORS:
+            return None
+        if r.api == ApiKey.SYNC_GROUP and r.error == Errors.NONE:
+            lost -= set(s.consumers[i].owned) - set(r.assignment)
+    return (i, tuple(sorted(lost))) if lost else None
+
+
+@sometimes(
+    "witness_partitions_kept_through_rebalance",
+    "A consumer that owns partitions reads a successful SyncGroup answer and keeps at least one of them: a "
+    "rebalance that does not move every partition.",
+    "partitions_kept_unless_moved",
+    scope=STEP,
+)
+def witness_partitions_kept_through_rebalance(s: State, a: Action, t: State) -> bool:
+    i = a.actor
+    if i < 0 or not s.consumers[i].owned:
+        return False
+    synced = any(r.api == ApiKey.SYNC_GROUP and r.error == Errors.NONE for r in answers_read_by(a, i))
+    return synced and bool(set(s.consumers[i].owned) & set(t.consumers[i].owned))
+
+
+@transition_invariant(
+    "plan_lists_every_member",
+    "The leader's SyncGroup plan of the current generation, handled in CompletingRebalance, has an entry for "
+    "every member of the group (an empty one for a member given no partition): every member gets its "
+    "assignment from the leader, none has to be filled in by the coordinator.",
+    "Kafka 4.0.2 AbstractPartitionAssignor.assign and AbstractStickyAssignor (an assignment entry for every "
+    "subscribed member), ConsumerCoordinator.onLeaderElected (one entry per member of the JoinGroup answer); "
+    "3.6.2 GroupCoordinator.doSyncGroup (fills in the members the plan misses and warns 'Setting empty "
+    "assignments for members')",
+    scope=STEP,
+)
+def plan_lists_every_member(s: State, a: Action, t: State) -> bool:
+    return plan_missing_member(s, a) is None
+
+
+def plan_missing_member(s: State, a: Action) -> tuple[Request, MemberId] | None:
+    """``plan_lists_every_member``'s one definition: the leader's SyncGroup of the current generation handled in
+    CompletingRebalance and the first member of the group its plan has no entry for; None if there is none."""
+    g = s.group
+    if not a.handled or g.state != CR:
+        return None
+    for request in a.handled:
+        if request.api != ApiKey.SYNC_GROUP or request.mid != g.leader or request.generation != g.generation:
+            continue
+        planned = {mid for mid, _ in request.plan}
+        for m in g.members:
+            if m.mid not in planned:
+                return (request, m.mid)
+    return None
+
+
+@transition_invariant(
+    "plan_partitions_disjoint",
+    "No leader's SyncGroup plan gives one partition to two members: the assignment the coordinator hands out "
+    "splits the partitions among the members.",
+    "Kafka 4.0.2 ConsumerPartitionAssignor.assign (a GroupAssignment: each partition to one member), "
+    "AbstractStickyAssignor (partitionsWithMultiplePreviousOwners: a partition two members claim is given to one, "
+    "KAFKA-12984, apache/kafka#10985); the exclusive ownership the group exists for",
+    scope=STEP,
+)
+def plan_partitions_disjoint(s: State, a: Action, t: State) -> bool:
+    return plan_shared_partition(a) is None
+
+
+def plan_shared_partition(a: Action) -> tuple[Request, int] | None:
+    """``plan_partitions_disjoint``'s one definition: the first SyncGroup handled in the step whose plan gives a
+    partition to two members, with that partition; None if there is none."""
+    for request in a.handled:
+        if request.api != ApiKey.SYNC_GROUP or not request.plan:
+            continue
+        seen: set[int] = set()
+        for _, parts in request.plan:
+            for p in parts:
+                if p in seen:
+                    return (request, p)
+                seen.add(p)
+    return None
+
+
+@sometimes(
+    "witness_plan_split",
+    "A leader's plan gives partitions to two members or more.",
+    "plan_partitions_disjoint",
+    scope=STEP,
+)
+def witness_plan_split(s: State, a: Action, t: State) -> bool:
+    return any(r.api == ApiKey.SYNC_GROUP and sum(1 for _, parts in r.plan if parts) >= 2 for r in a.handled)
+
+
+@sometimes(
+    "witness_member_planned_nothing",
+    "The leader's plan gives a member of the group no partition (an empty entry).",
+    "plan_lists_every_member",
+    scope=STEP,
+)
+def witness_member_planned_nothing(s: State, a: Action, t: State) -> bool:
+    g = s.group
+    return g.state == CR and any(
+        r.api == ApiKey.SYNC_GROUP and r.mid == g.leader and any(not parts for _, parts in r.plan) for r in a.handled
+    )
 
 
 # 7 ----------------------------------------------------------------------------------------------
@@ -1164,6 +1368,10 @@ ALL: tuple[Property, ...] = (
     rebalance_triggers,
     generation_members_rejoined,
     one_member_per_instance,
+    member_identity_stable,
+    partitions_kept_unless_moved,
+    plan_lists_every_member,
+    plan_partitions_disjoint,
     witness_rebalance_completes,
     witness_stale_store_ignored,
     witness_sync_in_rebalance,
@@ -1181,6 +1389,10 @@ ALL: tuple[Property, ...] = (
     witness_last_member_gone,
     witness_leader_replaced,
     witness_fenced_while_owning,
+    witness_member_keeps_id,
+    witness_partitions_kept_through_rebalance,
+    witness_member_planned_nothing,
+    witness_plan_split,
 )
 
 

@@ -28,6 +28,7 @@ LIVENESS_IGNORES_PARKED = catalogue.LIVENESS_IGNORES_PARKED
 REBALANCE_TIMEOUT_IS_SESSION_TIMEOUT = "rebalance_timeout_is_session_timeout"
 INITIAL_DELAY_NOT_EXTENDED = "initial_delay_not_extended"
 HEARTBEAT_NOT_REARMED = "heartbeat_not_rearmed"
+NEW_MEMBER_TIMER_NOT_COMPLETED = "new_member_timer_not_completed"
 
 #: Every timing mutant by name, with what it does differently.
 MUTANTS: dict[str, str] = {
@@ -43,6 +44,11 @@ MUTANTS: dict[str, str] = {
         "the coordinator's Heartbeat handler does not re-arm the member's DelayedHeartbeat "
         "(completeAndScheduleNextHeartbeatExpiration left out): a member heartbeating on time is expired "
         "session.timeout.ms after its last join, sync or commit"
+    ),
+    NEW_MEMBER_TIMER_NOT_COMPLETED: (
+        "KAFKA-9232 put back (Kafka 2.4.0, fixed by apache/kafka#7753): the DelayedHeartbeat a JoinGroup v3 "
+        "new member gets with the fixed 5-minute new-member timeout is never completed by the join's completion "
+        "or a heartbeat, and removes the member when it fires although the member heartbeats on time"
     ),
 }
 

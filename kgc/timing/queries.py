@@ -241,6 +241,11 @@ def _encode_needless_expiry(env: Env) -> Encoded:
         bad_terms += [expire, lapse]
         deadline = rules.heartbeat_rearm(env, 0, deadline, m.arrives)
         prev_answer, prev_send = m.answered, m.sent
+    # the subject was added at t = 0: its first (new-member) timer, which Kafka's join completion satisfies
+    first_timer = rules.new_member_timer_fires(env, z3.IntVal(0))
+    if first_timer is not None:
+        events.append(("expired", first_timer, z3.BoolVal(True)))
+        bad_terms.append(z3.BoolVal(True))
     healthy = _healthy(env)
 
     def predict(model: z3.ModelRef) -> Outcome:

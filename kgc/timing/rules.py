@@ -22,7 +22,7 @@ from typing import TypeAlias
 import z3
 
 from kgc.timing import mutants as M
-from kgc.timing.config import Bound, TimingConfig
+from kgc.timing.config import NEW_MEMBER_JOIN_TIMEOUT_MS, Bound, TimingConfig
 
 Int: TypeAlias = z3.ArithRef
 Bool: TypeAlias = z3.BoolRef
@@ -204,6 +204,20 @@ def heartbeat_rearm(env: Env, member: int, deadline: Int, arrival: Int) -> Int:
     if env.mutant == M.HEARTBEAT_NOT_REARMED:
         return deadline
     return rearm_deadline(env, member, arrival)
+
+
+def new_member_timer_fires(env: Env, added: Int) -> Int | None:
+    """When the first DelayedHeartbeat of a member added at ``added`` fires, or ``None`` when it
+    never does. ``addMemberAndRebalance`` arms it with the fixed new-member timeout
+    (``NEW_MEMBER_JOIN_TIMEOUT_MS``, KAFKA-7610); the join's completion satisfies it
+    (``completeAndScheduleNextHeartbeatExpiration`` in ``onCompleteJoin``, GroupCoordinator 3.6.2), so
+    in Kafka it never fires once the member joined. Mutant ``new_member_timer_not_completed`` (KAFKA-9232,
+    Kafka 2.4.0; fixed in 2.4.1 by apache/kafka#7753, ``MemberMetadata.shouldKeepAlive``): for a member
+    that joined with JoinGroup v3 the timer is never completed, fires ``NEW_MEMBER_JOIN_TIMEOUT_MS``
+    after the member was added and removes it, however it heartbeats."""
+    if env.mutant == M.NEW_MEMBER_TIMER_NOT_COMPLETED:
+        return added + NEW_MEMBER_JOIN_TIMEOUT_MS
+    return None
 
 
 def missed_deadline(deadline: Int, next_rearm: Int) -> Bool:

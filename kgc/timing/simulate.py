@@ -56,8 +56,10 @@ from kgc.interface.messages import (
     SyncGroupResponse,
     TopicPartition,
 )
+from kgc.model import mutants as catalogue
 from kgc.model.types import ApiKey, Errors, GroupState
 from kgc.reference import BrokerGroupSettings, CoordinatorConfig, ReferenceCoordinator, StepRecord
+from kgc.reference.delayed import DelayedHeartbeat
 from kgc.timing import mutants as M
 from kgc.timing.config import TimingConfig
 
@@ -92,6 +94,21 @@ class Scenario(Enum):
     DEAD = "dead"
     """Two members Stable at t = 0; the second dies (a crash: no LeaveGroup) at ``{member}.dies_at``
     and the first re-owns its partitions after the coordinator expires it."""
+    ROLLING = "rolling"
+    """A rolling restart: every member Stable at t = 0 (one join phase from Empty, the first member
+    leading); then each member in turn, in the configuration's order, closes — a dynamic member's
+    ``close()`` sends LeaveGroup (``ConsumerCoordinator.close`` → ``maybeLeaveGroup``, clients 3.6.2)
+    — at ``{member}.restart_at`` (default: one millisecond after the previous member's new process
+    started; the first at 1), and its new process sends JoinGroup with no member id
+    ``{member}.restart`` ms later (the MEMBER_ID_REQUIRED round trip first, KIP-394); the new
+    process's names in the schedule are ``{member}.new.…``. Several
+    rebalances run in one run: the leave's, the rejoin's (``Run.rebalances``)."""
+    ROLLING_STATIC = "rolling-static"
+    """``ROLLING`` with static members (``group.instance.id`` ``{member}-instance``, KIP-345): a
+    static member sends no LeaveGroup on close (``maybeLeaveGroup`` only leaves a dynamic member,
+    clients 3.6.2) and its new process sends JoinGroup with its instance id and no member id, which
+    in Stable replaces the old member id without a rebalance (``updateStaticMemberAndRebalance``,
+    ``GroupCoordinator.scala`` 3.6.2) unless the old id's session ran out first."""
 
 
 @dataclass
@@ -173,6 +190,17 @@ class Run:
     died_at: int | None = None
     synced: list[tuple[str, int]] = field(default_factory=list)
     reown_limit: int = 0
+    #: every rebalance once the run started: (PreparingRebalance, join completion or None)
+    rebalances: list[tuple[int, int | None]] = field(default_factory=list)
+    #: every transition to Stable once the run started: (time, members in the group)
+    stable: list[tuple[int, int]] = field(default_factory=list)
+    #: (``ROLLING``) each restart: (member, process stopped, new process started)
+    restarts: list[tuple[str, int, int]] = field(default_factory=list)
+    #: (``ROLLING``) how many members the group has when every restart is done
+    group_size: int = 0
+    #: (``ROLLING``) the times the group was Stable with all its members and every member's
+    #: current process had its assignment (its SyncGroup answer of the current generation)
+    settled: list[int] = field(default_factory=list)
 
     def note(self, time: int, lane: str, kind: str, text: str, **detail: Any) -> None:
         self.events.append(TimedEvent(time, lane, kind, text, detail))
@@ -184,6 +212,24 @@ class Run:
         end = self.rebalance_completed if self.rebalance_completed is not None else self.end_ms
         return end - self.rebalance_started
 
+    @property
+    def roll_evictions(self) -> list[tuple[str, int, str]]:
+        """(``ROLLING``) every member the coordinator removed other than by its own LeaveGroup:
+        (member, time, cause), in time order — a member that stays up evicted during the roll, or
+        a restarted member's new id lost."""
+        out = [(m, t, "heartbeat_expired") for m, t, _ in self.expired]
+        out += [(m, t, cause) for m, t, cause in self.removed if cause != RemovalCause.LEAVE_GROUP.value]
+        return sorted(out, key=lambda e: (e[1], e[0]))
+
+    @property
+    def roll_settled(self) -> int | None:
+        """(``ROLLING``) when the group is first Stable with all its members, each with its
+        assignment, after the last member's new process started; None if not within the run."""
+        if not self.restarts or len(self.restarts) < self.group_size:
+            return None
+        back = self.restarts[-1][2]
+        return next((t for t in self.settled if t >= back), None)
+
 
 @dataclass
 class _Message:
@@ -194,6 +240,8 @@ class _Message:
     sent: int
     seq: int
     prio: int
+    #: (``ROLLING``) the process that sent it: its answer goes to that process, not to a restarted one
+    owner: _Client | None = None
 
 
 class _Client:
@@ -203,6 +251,9 @@ class _Client:
         self.sim = sim
         self.index = index
         self.name = sim.config.members[index].name
+        #: the prefix of its names in the schedule: the member's name, ``{name}.new`` for a
+        #: restarted process (``ROLLING``)
+        self.key = self.name
         self.s = settings
         self.time = MockTime(0)
         self.hb = Heartbeat(
@@ -248,8 +299,10 @@ class _Client:
     # the network ------------------------------------------------------------------------------
     def send(self, kind: str, api: ApiKey, build: Callable[[], Any], now: int, prio: int, name: str = "") -> str:
         name = name or self.count(kind)
-        delay = self.sim.delay(f"{self.name}.{name}.req")
+        delay = self.sim.delay(f"{self.key}.{name}.req")
         msg = _Message(self.name, name, api, build, now, next(self.sim.seq), prio)
+        if self.sim.scenario in (Scenario.ROLLING, Scenario.ROLLING_STATIC):
+            msg.owner = self
         arrival = max(now + delay, self.last_arrival)
         self.last_arrival = arrival
         self.sim.at(arrival, 0, (now, prio, msg.seq), lambda t: self.sim.deliver(msg, t))
@@ -276,6 +329,22 @@ class _HeartbeatNotRearmed(ReferenceCoordinator):
             super().complete_and_schedule_next_heartbeat_expiration(group, member)
 
 
+class _NewMemberTimerNotCompleted(ReferenceCoordinator):
+    """The reference coordinator with timing mutant ``new_member_timer_not_completed`` (KAFKA-9232 put
+    back): the DelayedHeartbeat ``addMemberAndRebalance`` arms with the new-member timeout for a member
+    that joined with JoinGroup v3 is watched under a key no liveness event checks, so the join's
+    completion and the member's heartbeats never complete it; it fires at its deadline and removes
+    the member (no longer new, not parked: not alive). Kafka 2.4.0's ``shouldKeepAlive`` left it
+    uncompleted the same way; apache/kafka#7753 (2.4.1) fixed it."""
+
+    def complete_and_schedule_next_expiration(self, group: Any, member: Any, timeout_ms: int) -> None:
+        if member.is_new and member.join_version < 4 and timeout_ms == self.config.new_member_join_timeout_ms:
+            op = DelayedHeartbeat(self, group, member.member_id, False, timeout_ms)
+            self._heartbeat_purgatory.try_complete_else_watch(op, (("new-member timer", member.member_id),))
+            return
+        super().complete_and_schedule_next_expiration(group, member, timeout_ms)
+
+
 class Simulation:
     """A timed run of ``config`` (every setting fixed) under ``schedule``."""
 
@@ -286,9 +355,17 @@ class Simulation:
         scenario: Scenario,
         mutant: str | None = None,
         auto_commit: bool | None = None,
+        coordinator_mutant: str | None = None,
     ) -> None:
+        """``coordinator_mutant``: a mutant of the model's catalogue (``kgc/model/mutants.py``) the
+        reference coordinator runs with, beside the timing ``mutant`` (e.g. ``leave_skips_rebalance``
+        for a rolling restart)."""
         if mutant is not None and mutant not in M.MUTANTS:
             raise ValueError(f"unknown timing mutant {mutant!r}; known: {', '.join(sorted(M.MUTANTS))}")
+        if coordinator_mutant is not None and coordinator_mutant not in catalogue.NAMES:
+            raise ValueError(f"unknown mutant {coordinator_mutant!r} of the model's catalogue")
+        if coordinator_mutant is not None and mutant is not None:
+            raise ValueError("a simulation runs one mutant: a timing mutant or a catalogue mutant, not both")
         for m in config.members:
             for key, bound in m.settings.items():
                 if not bound.fixed:
@@ -299,8 +376,12 @@ class Simulation:
         self.mutant = mutant
         self.auto_commit_override = auto_commit
         self.ready = False
-        coordinator_mutant = M.LIVENESS_IGNORES_PARKED if mutant == M.LIVENESS_IGNORES_PARKED else None
-        coordinator_class = _HeartbeatNotRearmed if mutant == M.HEARTBEAT_NOT_REARMED else ReferenceCoordinator
+        if coordinator_mutant is None:
+            coordinator_mutant = M.LIVENESS_IGNORES_PARKED if mutant == M.LIVENESS_IGNORES_PARKED else None
+        coordinator_class: type[ReferenceCoordinator] = {
+            M.HEARTBEAT_NOT_REARMED: _HeartbeatNotRearmed,
+            M.NEW_MEMBER_TIMER_NOT_COMPLETED: _NewMemberTimerNotCompleted,
+        }.get(mutant or "", ReferenceCoordinator)
         self.coord = coordinator_class(
             CoordinatorConfig.of(
                 BrokerGroupSettings(
@@ -341,7 +422,7 @@ class Simulation:
 
     # the coordinator side ---------------------------------------------------------------------
     def deliver(self, msg: _Message, now: int) -> None:
-        client = self.clients_by_name[msg.client]
+        client = msg.owner if msg.owner is not None else self.clients_by_name[msg.client]
         if client.parked_request:
             client.waiting.append(msg)
             return
@@ -404,7 +485,7 @@ class Simulation:
         error = _error(body)
         if msg.api == ApiKey.HEARTBEAT:
             self.run.heartbeats.append((client.name, arrived, error.name))
-        delay = self.delay(f"{client.name}.{msg.name}.resp")
+        delay = self.delay(f"{client.key}.{msg.name}.resp")
         arrival = max(now + delay, client.last_answer)
         client.last_answer = arrival
         label = f"{API_NAMES[msg.api]} {error.name}"
@@ -438,6 +519,28 @@ class Simulation:
         rebalancing = self.run.rebalance_started is not None and self.run.rebalance_completed is None
         if state in (GroupState.COMPLETING_REBALANCE, GroupState.EMPTY) and rebalancing:
             self.run.rebalance_completed = now
+        if not self.ready:
+            return
+        if state == GroupState.PREPARING_REBALANCE:
+            self.run.rebalances.append((now, None))
+        elif state in (GroupState.COMPLETING_REBALANCE, GroupState.EMPTY):
+            if self.run.rebalances and self.run.rebalances[-1][1] is None:
+                self.run.rebalances[-1] = (self.run.rebalances[-1][0], now)
+        elif state == GroupState.STABLE:
+            self.run.stable.append((now, len(self.coord.describe_group(GROUP).members)))
+            self._check_settled(now)
+
+    def _check_settled(self, now: int) -> None:
+        """(``ROLLING``) record ``now`` in ``Run.settled`` when the group is Stable with all its
+        members and every member's current process has its assignment."""
+        if self.run.group_size == 0:
+            return
+        group = self.coord.describe_group(GROUP)
+        if group.group_state != GroupState.STABLE or len(group.members) != self.run.group_size:
+            return
+        current = {c.member_id for c in self.clients if c.state == "stable" and not c.done}
+        if current == {m.member_id for m in group.members}:
+            self.run.settled.append(now)
 
     # the client side ----------------------------------------------------------------------------
     def _answer(self, client: _Client, msg: _Message, body: ResponseBody, now: int) -> None:
@@ -470,12 +573,28 @@ class Simulation:
                 self.run.note(now, client.name, "client", "rejoin needed")
         else:
             client.hb.fail_heartbeat()
+            if (
+                self.rolling
+                and error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION)
+                and client.state == "stable"
+            ):
+                # ``HeartbeatResponseHandler``: the member was removed or fenced: rejoin at the next poll
+                if error == Errors.UNKNOWN_MEMBER_ID:
+                    client.member_id = ""
+                client.rejoin_needed = True
+                self.run.note(now, client.name, "client", f"Heartbeat {error.name}: rejoin needed")
         self._wake(client, now)
 
     def _join_answer(self, client: _Client, body: JoinGroupResponse, now: int) -> None:
         if body.error == Errors.MEMBER_ID_REQUIRED:
             client.member_id = body.member_id
             self.by_member[body.member_id] = client
+            self._send_join(client, now)
+            return
+        if body.error in (Errors.UNKNOWN_MEMBER_ID, Errors.REBALANCE_IN_PROGRESS) and self.rolling:
+            # ``JoinGroupResponseHandler``: UNKNOWN_MEMBER_ID resets the member id; both retry at once
+            if body.error == Errors.UNKNOWN_MEMBER_ID:
+                client.member_id = ""
             self._send_join(client, now)
             return
         if body.error != Errors.NONE:
@@ -490,7 +609,7 @@ class Simulation:
         self._wake(client, now)
         if body.leader == body.member_id:
             members = tuple(m.member_id for m in body.members)
-            wait = self.schedule.get(f"{client.name}.assign", self._env_min("assignment.ms"))
+            wait = self.schedule.get(f"{client.key}.assign", self._env_min("assignment.ms"))
             self.at(now + wait, 2, (now, 0, next(self.seq)), lambda t: self._send_sync(client, t, members))
         else:
             self._send_sync(client, now, ())
@@ -508,7 +627,20 @@ class Simulation:
             0,
         )
 
+    @property
+    def rolling(self) -> bool:
+        return self.scenario in (Scenario.ROLLING, Scenario.ROLLING_STATIC)
+
     def _sync_answer(self, client: _Client, body: SyncGroupResponse, now: int) -> None:
+        if body.error != Errors.NONE and self.rolling:
+            # the poll that rejoined is still blocked in ``joinGroupIfNeeded``: a failed SyncGroup
+            # requests a rejoin and the loop sends JoinGroup again at once (REBALANCE_IN_PROGRESS,
+            # UNKNOWN_MEMBER_ID and ILLEGAL_GENERATION retry without backoff; AbstractCoordinator 3.6.2)
+            if body.error == Errors.UNKNOWN_MEMBER_ID:
+                client.member_id = ""
+            self.run.note(now, client.name, "client", f"SyncGroup {body.error.name}: JoinGroup again")
+            self._send_join(client, now)
+            return
         if body.error != Errors.NONE:
             client.rejoin_needed = True
             client.state = "stable"
@@ -517,6 +649,7 @@ class Simulation:
         client.rejoin_needed = False
         self.run.synced.append((client.name, now))
         self.run.note(now, client.name, "client", f"Stable, generation {client.generation}")
+        self._check_settled(now)
         if client.polling_at is not None or client.index > 0 or self.ready:
             # the poll that rejoined goes on: the fetcher hands out the next batch now
             self._fetch(client, now)
@@ -536,6 +669,7 @@ class Simulation:
             (JoinGroupProtocol("range", b"m0"),),
             settings["session.timeout.ms"],
             rebalance_timeout,
+            group_instance_id=self._instance(client),
             client_id=client.name,
         )
         client.send("join", ApiKey.JOIN_GROUP, lambda: req, now, 0)
@@ -608,7 +742,7 @@ class Simulation:
         i = client.batch
         client.batch += 1
         per = self._env_min("record.processing.ms")
-        length = self.schedule.get(f"{client.name}.batch{i}", records * per)
+        length = self.schedule.get(f"{client.key}.batch{i}", records * per)
         if i == 0:
             self.run.note(now, client.name, "batch", f"batch {i}: {records} records, {length} ms")
         self.at(now + length, 2, (now, 1, next(self.seq)), lambda t: self._poll(client, t))
@@ -622,7 +756,7 @@ class Simulation:
         hb = client.hb
         hb._update(now)
         k = client.hb_count + 1
-        late = self.schedule.get(f"{client.name}.hb{k}.late", 0)
+        late = self.schedule.get(f"{client.key}.hb{k}.late", 0)
         times = {
             now + hb.heartbeat_timer.remaining_ms() + late,
             hb.session_timer.deadline_ms(),
@@ -661,7 +795,7 @@ class Simulation:
             client.send("leave", ApiKey.LEAVE_GROUP, lambda: LeaveGroupRequest(GROUP, (MemberIdentity(mid),)), now, 1)
             return
         k = client.hb_count + 1
-        late = self.schedule.get(f"{client.name}.hb{k}.late", 0)
+        late = self.schedule.get(f"{client.key}.hb{k}.late", 0)
         if hb.should_heartbeat(now) and now >= hb.heartbeat_timer.deadline_ms() + late:
             client.hb_count = k
             hb.sent_heartbeat(now)
@@ -690,6 +824,9 @@ class Simulation:
         if self.scenario == Scenario.DEAD:
             self._setup_pair()
             return
+        if self.scenario in (Scenario.ROLLING, Scenario.ROLLING_STATIC):
+            self._setup_group()
+            return
         c1 = self.clients[0]
         settings = c1.s
         rebalance_timeout = settings["max.poll.interval.ms"]
@@ -702,6 +839,11 @@ class Simulation:
         if self.scenario == Scenario.RESTART:
             # a static member: no MEMBER_ID_REQUIRED round trip (KIP-345)
             self.coord.join(self._join_request(c1, "", INSTANCE))
+        elif self.mutant == M.NEW_MEMBER_TIMER_NOT_COMPLETED:
+            # KAFKA-9232 concerns JoinGroup v3: no MEMBER_ID_REQUIRED round trip, the member is added at once
+            self.coord.join(
+                JoinGroupRequest(GROUP, "", "consumer", proto, st, rebalance_timeout, client_id=c1.name, api_version=3)
+            )
         else:
             self.coord.join(JoinGroupRequest(GROUP, "", "consumer", proto, st, rebalance_timeout, client_id=c1.name))
             events = self.coord.take_events()
@@ -821,6 +963,113 @@ class Simulation:
             self.at(0, 2, (0, client.index, next(self.seq)), partial(self._first_poll, client))
         dies_at = self.schedule.get(f"{c2.name}.dies_at", self._env_min("death.ms"))
         self.at(dies_at, 2, (dies_at, -1, next(self.seq)), partial(self._die, c2))
+
+    def _setup_group(self) -> None:
+        """``ROLLING``: every member joins the empty group at t = 0 with no delays (MEMBER_ID_REQUIRED
+        first; ``ROLLING_STATIC``: none, with its instance id), one join phase takes them all (the
+        first leads), and all become Stable at once, every timer of both sides starting at 0; then the
+        restarts are scheduled, one after another."""
+        first = self.clients[0]
+        self._current = (first, _Message(first.name, "setup", ApiKey.JOIN_GROUP, lambda: None, 0, 0, 0), 0)
+        self.coord.observe(None)
+        ids: dict[str, str] = {}
+
+        def join_new(client: _Client) -> None:
+            if self.scenario == Scenario.ROLLING_STATIC:
+                self.coord.join(self._join_request(client, "", self._instance(client)))
+                described = self.coord.describe_group(GROUP).members
+                ids[client.name] = next(m.member_id for m in described if m.group_instance_id == self._instance(client))
+                return
+            self.coord.join(self._join_request(client, ""))
+            for e in self.coord.take_events():
+                if isinstance(e, Response) and isinstance(e.body, JoinGroupResponse):
+                    ids[client.name] = e.body.member_id
+            self.coord.join(self._join_request(client, ids[client.name]))
+
+        # the first member forms the group alone (the initial delay is 0 here), the others join it
+        # and the first rejoins: one join phase with all of them, the first leading
+        join_new(first)
+        self.coord.fire_due_timers()
+        alone = next(e.body for e in self.coord.take_events() if isinstance(e, Response))
+        assert isinstance(alone, JoinGroupResponse) and alone.error == Errors.NONE, alone
+        own = (SyncGroupAssignment(ids[first.name], b"0"),)
+        self.coord.sync(SyncGroupRequest(GROUP, alone.generation_id, ids[first.name], assignments=own))
+        self.coord.take_events()
+        for client in self.clients[1:]:
+            join_new(client)
+        self.coord.join(self._join_request(first, ids[first.name], self._instance(first)))
+        self.coord.fire_due_timers()
+        joins = {
+            e.body.member_id: e.body
+            for e in self.coord.take_events()
+            if isinstance(e, Response) and isinstance(e.body, JoinGroupResponse) and e.body.error == Errors.NONE
+        }
+        leader = joins[ids[first.name]]
+        assert leader.leader == ids[first.name] and len(leader.members) == len(self.clients), leader
+        members = tuple(m.member_id for m in leader.members)
+        assignment = tuple(SyncGroupAssignment(m, b"0" if i == 0 else b"") for i, m in enumerate(members))
+        for client in self.clients[1:]:
+            self.coord.sync(SyncGroupRequest(GROUP, leader.generation_id, ids[client.name]))
+        self.coord.sync(SyncGroupRequest(GROUP, leader.generation_id, ids[first.name], assignments=assignment))
+        self.coord.take_events()
+        self.coord.observe(self._observe)
+        self.ready = True
+        self.run.group_size = len(self.clients)
+        self.run.note(0, COORDINATOR, "state", "Stable")
+        for client in self.clients:
+            client.member_id = ids[client.name]
+            client.generation = leader.generation_id
+            client.state = "stable"
+            client.enabled = True
+            self.by_member[client.member_id] = client
+            client.hb.reset_timeouts()
+            self.run.note(0, client.name, "client", f"Stable, generation {client.generation}")
+            self._wake(client, 0)
+            self.at(0, 2, (0, client.index, next(self.seq)), partial(self._first_poll, client))
+        stop = 0
+        for client in self.clients:
+            stop = self.schedule.get(f"{client.name}.restart_at", stop + 1)
+            down = self.schedule.get(f"{client.name}.restart", self._env_min("restart.ms"))
+            self.run.restarts.append((client.name, stop, stop + down))
+            self.at(stop, 2, (stop, -1, next(self.seq)), partial(self._close, client.index))
+            self.at(stop + down, 2, (stop + down, -1, next(self.seq)), partial(self._restart_dynamic, client.index))
+            stop += down
+
+    def _close(self, index: int, now: int) -> None:
+        """A dynamic member's ``KafkaConsumer.close()``: the application thread sends LeaveGroup
+        (``maybeLeaveGroup``, clients 3.6.2: only with a member id) and the process stops; what it
+        sent is still delivered."""
+        client = self.clients[index]
+        if self.scenario == Scenario.ROLLING_STATIC:
+            self._die(client, now, "stops to restart (static: no LeaveGroup)")
+            return
+        if not client.done and client.member_id:
+            mid = client.member_id
+            client.send("leave", ApiKey.LEAVE_GROUP, lambda: LeaveGroupRequest(GROUP, (MemberIdentity(mid),)), now, 0)
+        self._die(client, now, "closes to restart: LeaveGroup")
+
+    def _restart_dynamic(self, index: int, now: int) -> None:
+        """The closed member's new process: a fresh client (no member id) sends JoinGroup; its names
+        in the schedule are ``{member}.new.…`` (``c1.new.join1.req``, ``c1.new.hb1.late``,
+        ``c1.new.batch0``), numbered from 1 (batches from 0) as a fresh client's are."""
+        old = self.clients[index]
+        client = _Client(self, index, dict(old.s))
+        client.key = f"{old.name}.new"
+        client.time.now_ms = now
+        client.polling_at = now
+        self.clients[index] = client
+        if self.scenario == Scenario.ROLLING_STATIC:
+            self.run.note(now, client.name, "client", "restarted: JoinGroup with its group.instance.id")
+            client.state = "preparing"
+            req = self._join_request(client, "", self._instance(client))
+            client.send("join", ApiKey.JOIN_GROUP, lambda: req, now, 0)
+            return
+        self.run.note(now, client.name, "client", "restarted: JoinGroup without a member id")
+        self._send_join(client, now)
+
+    def _instance(self, client: _Client) -> str | None:
+        """(``ROLLING_STATIC``) the member's ``group.instance.id``; None for a dynamic member."""
+        return f"{client.name}-instance" if self.scenario == Scenario.ROLLING_STATIC else None
 
     def _restart(self, now: int) -> None:
         """The static member's new process: a fresh client with the same name and instance id sends

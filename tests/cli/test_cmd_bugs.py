@@ -16,7 +16,7 @@ from kgc.model import bugs
 from kgc.model.config import Config
 
 SLOW = {"KAFKA-12984", "KAFKA-14639"}
-"""Caught after hundreds of thousands of states (tests/model/test_bugs.py runs them, marked slow)."""
+"""Caught after about a hundred thousand states each (tests/model/test_bugs.py runs them, marked slow)."""
 
 
 def test_json_reports_each_put_back_bug_and_lists_the_rest(capsys: pytest.CaptureFixture[str]) -> None:
@@ -32,10 +32,16 @@ def test_json_reports_each_put_back_bug_and_lists_the_rest(capsys: pytest.Captur
     assert rows["KAFKA-9801"]["caught_by"] == "rebalance_triggers" and rows["KAFKA-9801"]["length"] == 4
     assert rows["KAFKA-14422"]["caught_by"] == "generation_members_rejoined" and rows["KAFKA-14422"]["length"] == 3
     assert rows["KAFKA-7196"]["caught_by"] == "rebalance_triggers" and rows["KAFKA-7196"]["length"] == 5
-    assert rows["KAFKA-16148"]["caught_by"] == "parked_only_in_phase" and rows["KAFKA-16148"]["length"] == 2
-    assert rows["KAFKA-13214"]["status"] == "equivalent"
+    assert rows["KAFKA-13214"]["caught_by"] == "member_identity_stable" and rows["KAFKA-13214"]["length"] == 5
+    assert rows["kafka-python#3017"]["caught_by"] == "member_identity_stable"
+    assert rows["sarama#2292"]["caught_by"] == "plan_lists_every_member" and rows["sarama#2292"]["length"] == 7
     assert rows["KAFKA-12983"]["caught_by"] == "fenced_consumer_releases" and rows["KAFKA-12983"]["length"] == 9
-    assert doc["found"] == len(chosen) == 8 and doc["baseline"]["violated"] is None
+    churn = rows["KAFKA-13891/KAFKA-14016"]
+    assert churn["caught_by"] == "partitions_kept_unless_moved" and churn["length"] == 10
+    assert rows["kafka-python#2614"]["status"] == "equivalent"
+    assert rows["KAFKA-12984"]["search_faults"] == ["session_expiry"] and rows["KAFKA-9752"]["search_faults"] == []
+    assert rows["KAFKA-16148"]["caught_by"] == "parked_only_in_phase" and rows["KAFKA-16148"]["length"] == 2
+    assert doc["found"] == len(chosen) == 12 and doc["baseline"]["violated"] is None
 
 
 def test_too_shallow_a_bound_lets_a_bug_escape(capsys: pytest.CaptureFixture[str]) -> None:

@@ -172,6 +172,38 @@ def test_mutants_get_the_local_engines_verdicts(
 
 
 @pytest.mark.spark
+@pytest.mark.parametrize("native", [True, False])
+def test_both_expansions_get_the_local_engines_results(spark_session: Any, native: bool) -> None:
+    """The executors expand with the native core's batch (``kgc.explorer.spark_native``) or with
+    the model in Python: both give the local engine's results, with step-scoped checks, checks
+    on the whole state, component checks and witnesses, and every partition of every level
+    says which it used."""
+    config = tiny(max_perturbations=1)
+    props = [*ALL, someone_joined, no_sync_group, generation_below_one, *TEST_WITNESSES]
+    remote = SparkExplorer(config, props, spark=spark_session, native=native).run("bfs")
+    local = Explorer(config, props).run("bfs")
+    assert summary(remote) == summary(local)
+    assert {v.prop.name for v in remote.violations} == {"someone_joined", "no_sync_group", "generation_below_one"}
+    assert_genuine(config, remote)
+    partitions = int(spark_session.conf.get("spark.sql.shuffle.partitions"))
+    ran = remote.stats.tables.get("executor_partitions_native", 0)
+    if native:  # every task of every level, the last (empty) one included
+        assert ran % partitions == 0 and ran >= partitions * (remote.stats.depth + 1)
+    else:
+        assert ran == 0
+
+
+@pytest.mark.spark
+def test_the_native_expansion_is_refused_where_it_cannot_run(spark_session: Any) -> None:
+    """A transition check that reads whole transitions needs the model in Python: asked for the
+    native core, the search says so in one line; left to choose, it expands in Python."""
+    with pytest.raises(ValueError, match="^the Spark executors cannot expand this search with the native core: "):
+        SparkExplorer(tiny(), [never_both_stable], spark=spark_session, native=True).run("bfs")
+    r = SparkExplorer(tiny(), [never_both_stable], spark=spark_session).run("bfs")
+    assert r.violations and "executor_partitions_native" not in r.stats.tables
+
+
+@pytest.mark.spark
 def test_stop_at_first_finds_an_equally_short_counterexample(spark_session: Any) -> None:
     config = Config.from_mapping({**TINY, "max_generation": 3, "max_perturbations": 1})
     props: list[Property] = [generation_below_two]

@@ -87,8 +87,10 @@ def test_a_standalone_cluster_explores_like_the_local_engine(cluster: Standalone
         assert remote["stats"][key] == local["stats"][key], key
     assert [p["verdict"] for p in remote["properties"]] == [p["verdict"] for p in local["properties"]]
     tables = remote["stats"]["tables"]
-    # Every partition of every level ran the kgc the driver shipped, with the compiled model.
+    # Every partition of every level ran the kgc the driver shipped, with the compiled model, and
+    # expanded its states with the shipped native core.
     assert tables.get("executor_partitions_shipped_kgc", 0) > 0
+    assert tables.get("executor_partitions_native", 0) == tables["executor_partitions_shipped_kgc"]
     assert "executor_partitions_python_model" not in tables
     assert remote["stats"]["fingerprint_collision"] < 1e-12
 

@@ -83,9 +83,9 @@ def test_exchange_and_parents_round_trip(tmp_path: Path) -> None:
     write_exchange(tmp_path, 4, 0, [[(2, "a", 9)], [], [(5, "b", 1), (8, "c", 1)]])
     write_exchange(tmp_path, 4, 1, [[], [(7, "d", 3)], [(11, "e", 2)]])
     write_exchange(tmp_path, 4, 2, [[], [], []])
-    assert read_exchange(tmp_path, 4, 3, 0) == [(2, "a", 9)]
-    assert read_exchange(tmp_path, 4, 3, 1) == [(7, "d", 3)]
-    assert read_exchange(tmp_path, 4, 3, 2) == [(5, "b", 1), (8, "c", 1), (11, "e", 2)]
+    assert read_exchange(tmp_path, 4, 3, 0) == [[(2, "a", 9)], [], []]  # each task's chunk, in order
+    assert read_exchange(tmp_path, 4, 3, 1) == [[], [(7, "d", 3)], []]
+    assert read_exchange(tmp_path, 4, 3, 2) == [[(5, "b", 1), (8, "c", 1)], [(11, "e", 2)], []]
     write_parents(tmp_path, 3, 1, fps(9, -4, 6), fps(1, 2, 3))
     assert sorted(lookup_parents(tmp_path, 3, 1, fps(-4, 6, 100))) == [(-4, 2), (6, 3)]
     write_parents(tmp_path, 3, 2, fps(), fps())

@@ -348,6 +348,10 @@ DEFINITIONS: dict[str, Callable[[State, Action, State], Any]] = {
     "dead_group_answers_unavailable": P.dead_group_failure,
     "absent_group_created_by_join": P.absent_group_failure,
     "revoked_before_reassigned": P.handed_while_owned,
+    "member_identity_stable": P.identity_lost,
+    "partitions_kept_unless_moved": P.needless_revocation,
+    "plan_lists_every_member": lambda s, a, t: P.plan_missing_member(s, a),
+    "plan_partitions_disjoint": lambda s, a, t: P.plan_shared_partition(a),
 }
 
 
@@ -366,6 +370,8 @@ def test_every_safety_property_has_one_definition_and_an_explainer() -> None:
         {"group_max_size": 1, "static_consumers": 0},
         {"group_deletion": True, "profile": "scala-3.x", "dead_group_window": True},
         {"assignor": "cooperative-sticky"},
+        {"mutant": "illegal_generation_resets_member_id"},
+        {"mutant": "plan_omits_unassigned", "partitions": 1},
     ],
     ids=[
         "commit_unfenced",
@@ -375,6 +381,8 @@ def test_every_safety_property_has_one_definition_and_an_explainer() -> None:
         "max_size",
         "deletion",
         "cooperative",
+        "identity",
+        "plan",
     ],
 )
 def test_each_definition_agrees_with_its_property_on_a_small_graph(overrides: dict[str, object]) -> None:

@@ -261,3 +261,69 @@ def test_one_member_per_instance_fails_on_a_doubled_instance_id(stable: State) -
     assert not P.one_member_per_instance.holds_in(with_group(stable, members=(*stable.group.members, twin)))
     dynamic_twin = twin._replace(static=False)
     assert P.one_member_per_instance.holds_in(with_group(stable, members=(*stable.group.members, dynamic_twin)))
+
+
+def test_member_identity_stable_fails_when_a_member_forgets_its_id(stable: State) -> None:
+    """Consumer 0 forgets its member id while the group still has the member (it read REBALANCE_IN_PROGRESS):
+    a violation; once the member is removed (UNKNOWN_MEMBER_ID), or when the consumer leaves or restarts, none."""
+    c0, c1 = stable.consumers
+    forgot = stable._replace(consumers=(c0._replace(mid=NO_MEMBER, owned=(), generation=-1), c1))
+    read = Action(RECEIVE, 0, response=Response(ApiKey.OFFSET_COMMIT, Errors.REBALANCE_IN_PROGRESS))
+    assert not P.member_identity_stable.holds_on(stable, read, forgot)
+    assert P.identity_lost(stable, read, forgot) == (0, c0.mid)
+    removed = forgot._replace(
+        group=forgot.group._replace(members=tuple(m for m in forgot.group.members if m.mid != c0.mid))
+    )
+    assert P.member_identity_stable.holds_on(stable, read, removed)
+    for kind in ("send_leave", "crash"):
+        assert P.member_identity_stable.holds_on(stable, Action(kind, 0), forgot)
+    assert P.member_identity_stable.holds_on(stable, read, stable)  # the id kept
+
+
+def test_partitions_kept_unless_moved_fails_on_a_needless_revocation(stable: State) -> None:
+    """Consumer 0 gives up its partitions on a REBALANCE_IN_PROGRESS answer: a violation; on a fencing answer,
+    a SyncGroup assignment that moves them, a leave, or an eager JoinGroup that claims nothing, none."""
+    c0, c1 = stable.consumers
+    assert c0.owned
+    lost = stable._replace(consumers=(c0._replace(owned=()), c1))
+    rebalancing = Action(RECEIVE, 0, response=Response(ApiKey.SYNC_GROUP, Errors.REBALANCE_IN_PROGRESS))
+    assert not P.partitions_kept_unless_moved.holds_on(stable, rebalancing, lost)
+    assert P.needless_revocation(stable, rebalancing, lost) == (0, c0.owned)
+    fenced = Action(RECEIVE, 0, response=Response(ApiKey.HEARTBEAT, Errors.ILLEGAL_GENERATION))
+    assert P.partitions_kept_unless_moved.holds_on(stable, fenced, lost)
+    moved = Action(RECEIVE, 0, response=Response(ApiKey.SYNC_GROUP, Errors.NONE, assignment=()))
+    assert P.partitions_kept_unless_moved.holds_on(stable, moved, lost)
+    kept = Action(RECEIVE, 0, response=Response(ApiKey.SYNC_GROUP, Errors.NONE, assignment=c0.owned))
+    assert not P.partitions_kept_unless_moved.holds_on(stable, kept, lost)  # assigned back, yet given up
+    eager = Action("send_join", 0, request=Request(ApiKey.JOIN_GROUP, c0.mid))
+    cooperative = Action("send_join", 0, request=Request(ApiKey.JOIN_GROUP, c0.mid, owned=c0.owned))
+    assert P.partitions_kept_unless_moved.holds_on(stable, eager, lost)
+    assert not P.partitions_kept_unless_moved.holds_on(stable, cooperative, lost)
+    assert P.partitions_kept_unless_moved.holds_on(stable, Action("send_leave", 0), lost)
+
+
+def _leader_sync(s: State, plan: tuple[tuple[tuple[int, int], tuple[int, ...]], ...]) -> tuple[State, Action]:
+    """The group of ``s`` in CompletingRebalance, and its leader's SyncGroup with ``plan`` handled."""
+    g = s.group
+    completing = with_group(s, state=GroupState.COMPLETING_REBALANCE)
+    request = Request(ApiKey.SYNC_GROUP, g.leader, g.generation, plan=plan)
+    return completing, Action(HANDLE, g.leader[0], handled=(request,))
+
+
+def test_plan_lists_every_member_fails_on_a_plan_that_leaves_a_member_out(stable: State) -> None:
+    a, b = (m.mid for m in stable.group.members)
+    before, full = _leader_sync(stable, ((a, (0,)), (b, ())))
+    assert P.plan_lists_every_member.holds_on(before, full, before)
+    _, short = _leader_sync(stable, ((a, (0,)),))
+    assert not P.plan_lists_every_member.holds_on(before, short, before)
+    assert P.plan_missing_member(before, short) == (short.handled[0], b)
+    assert P.plan_lists_every_member.holds_on(stable, short, stable)  # Stable: not the plan of this phase
+
+
+def test_plan_partitions_disjoint_fails_on_a_partition_given_twice(stable: State) -> None:
+    a, b = (m.mid for m in stable.group.members)
+    before, split = _leader_sync(stable, ((a, (0,)), (b, (1,))))
+    assert P.plan_partitions_disjoint.holds_on(before, split, before)
+    _, twice = _leader_sync(stable, ((a, (0, 1)), (b, (1,))))
+    assert not P.plan_partitions_disjoint.holds_on(before, twice, before)
+    assert P.plan_shared_partition(twice) == (twice.handled[0], 1)

@@ -47,8 +47,9 @@ from kgc.reference import BrokerGroupSettings, CoordinatorConfig, ReferenceCoord
 from kgc.timing import mutants as M
 from kgc.timing import rules
 from kgc.timing import simulate as S
-from kgc.timing.config import load
+from kgc.timing.config import NEW_MEMBER_JOIN_TIMEOUT_MS, load
 from kgc.timing.rules import Env
+from kgc.timing.simulate import _NewMemberTimerNotCompleted
 
 ROOT = Path(__file__).resolve().parents[2]
 GROUP = "twins"
@@ -616,6 +617,46 @@ def test_initial_delay_with_one_side_mutated_disagrees() -> None:
     assert list(_initial_disagreements(M.INITIAL_DELAY_NOT_EXTENDED, None))
 
 
+def _new_member_timer_disagreements(mutant: str | None, concrete_mutant: str | None) -> Iterator[tuple[int, ...]]:
+    """A member added at ``added`` by a JoinGroup v3 (no MEMBER_ID_REQUIRED round trip), Stable at
+    once and heartbeating every ``interval`` ms: when the reference (with
+    ``new_member_timer_not_completed``: the simulation's coordinator for it) removes it, against
+    ``new_member_timer_fires``."""
+    cls = _NewMemberTimerNotCompleted if concrete_mutant == M.NEW_MEMBER_TIMER_NOT_COMPLETED else ReferenceCoordinator
+    for added, interval in product((0, 7), (3000, 10000)):
+        ref = _Ref(cls=cls)
+        ref.to(added)
+        ref.coord.join(JoinGroupRequest(GROUP, "", "consumer", PROTO, 45000, 300000, client_id="c1", api_version=3))
+        ref.settle()
+        ref.sync("c1", True)
+        t = added
+        while t < added + 2 * NEW_MEMBER_JOIN_TIMEOUT_MS and "c1" not in ref.removed:
+            t += interval
+            ref.to(t)
+            if "c1" in ref.removed:
+                break
+            ref.heartbeat("c1")
+            ref.settle()
+        removed = ref.removed.get("c1")
+        fires = rules.new_member_timer_fires(_env(mutant), _i(added))
+        expected = None if fires is None else _int(fires)
+        got = None if removed is None else removed[0]
+        if removed is not None and removed[1] != RemovalCause.HEARTBEAT_EXPIRED:
+            got = -1
+        if got != expected:
+            yield added, interval, got or -2, expected or -2
+
+
+@pytest.mark.parametrize("mutant", [None, M.NEW_MEMBER_TIMER_NOT_COMPLETED])
+def test_new_member_timer_agrees_with_the_reference(mutant: str | None) -> None:
+    assert list(_new_member_timer_disagreements(mutant, mutant)) == []
+
+
+def test_new_member_timer_with_one_side_mutated_disagrees() -> None:
+    assert list(_new_member_timer_disagreements(M.NEW_MEMBER_TIMER_NOT_COMPLETED, None))
+    assert list(_new_member_timer_disagreements(None, M.NEW_MEMBER_TIMER_NOT_COMPLETED))
+
+
 # ================================================================================= the registry
 RULES: dict[str, tuple[str, str]] = {
     "heartbeat_lateness": (
@@ -657,6 +698,10 @@ RULES: dict[str, tuple[str, str]] = {
     "heartbeat_rearm": (
         "`kgc/reference/coordinator.py` `handle_heartbeat`",
         "test_heartbeat_expiry_agrees_with_the_reference",
+    ),
+    "new_member_timer_fires": (
+        "`kgc/reference/coordinator.py` `add_member_and_rebalance` (the new-member DelayedHeartbeat)",
+        "test_new_member_timer_agrees_with_the_reference",
     ),
     "missed_deadline": (
         "`kgc/reference/` DelayedHeartbeat (`delayed.py`); a static member's rejoin in Stable",

@@ -1470,6 +1470,9 @@ static void Core_dealloc(Core *c) {
     Py_TYPE(c)->tp_free((PyObject *)c);
 }
 
+/* The Spark executors' batch expansion: expand(), pack(), unpack() (its own file). */
+#include "batch.c"
+
 static PyMethodDef Core_methods[] = {
     {"run", (PyCFunction)Core_run, METH_VARARGS, "run(max_expansions) -> (event, a, b, c, d)"},
     {"set_group", (PyCFunction)Core_set_group, METH_VARARGS, "set_group(gid, generation, dead, mask)"},
@@ -1506,6 +1509,9 @@ static PyMethodDef Core_methods[] = {
     {"merge", (PyCFunction)Core_merge, METH_VARARGS, "merge(records, groups, g0, locals, l0, answers, a0, step_delta)"},
     {"set_steps", (PyCFunction)Core_set_steps, METH_VARARGS, "set_steps(first, masks, classes, class_map)"},
     {"announce_levels", (PyCFunction)Core_announce_levels, METH_VARARGS, "announce_levels(on): EV_LEVEL before each level"},
+    {"expand", (PyCFunction)Core_expand, METH_VARARGS, "expand(keys, start) -> a batch's successors, or a question (batch.c)"},
+    {"pack", (PyCFunction)Core_pack, METH_VARARGS, "pack(ids) -> keys: rows of (group, budget, local ids) as keys"},
+    {"unpack", (PyCFunction)Core_unpack, METH_VARARGS, "unpack(keys) -> ids: each key's group, budget and local ids"},
     {NULL, NULL, 0, NULL},
 };
 

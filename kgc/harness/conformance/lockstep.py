@@ -48,6 +48,7 @@ from kgc.harness.scenario.compare import ABSENT, FieldResult, compare_step, matc
 from kgc.harness.scenario.format import Scenario, ScenarioConfig
 from kgc.harness.scenario.ops import Commit, Heartbeat, Join, Leave, Step, Sync
 from kgc.harness.scenario.runner import _Run as StepRunner
+from kgc.harness.scenario.runner import restarted_static
 from kgc.harness.scenario.targets import GROUP_ID  # the runner's per-step executor, one per side
 from kgc.interface.coordinator import Clock, GroupCoordinator
 from kgc.interface.messages import RequestId, Response
@@ -353,6 +354,8 @@ class Lockstep:
                 continue
             generation, leader = answer["generation"] + (self.offset or 0), answer.get("leader")
             earlier = named.setdefault(generation, leader)
+            if restarted_static(self.scenario, earlier, leader):
+                named[generation] = earlier = leader
             if leader is not None and earlier is not None and leader != earlier:
                 f = FieldResult(index, "response.leader", earlier, leader, False)
                 self._add(f"JoinGroup: two leaders named in one generation ({earlier} and {leader})", index, f)

@@ -172,6 +172,22 @@ def _instances(scenario: Scenario) -> dict[str, str | None]:
     return seen
 
 
+def _static_version(scenario: Scenario, instances: dict[str, str | None], instance: str) -> int:
+    """The JoinGroup version of the static consumer holding ``instance``: the version every
+    JoinGroup sent with it names (``api_version``, KIP-814's skip-assignment answer needs v9+), else
+    v5, the first version that carries a group instance id."""
+    sent = {
+        step.api_version
+        for step in scenario.steps
+        if isinstance(step, ops.Join) and instances.get(step.member) == instance
+    }
+    if len(sent) == 1:
+        (version,) = sent
+        if version is not None and version >= JOIN_VERSION_STATIC:
+            return version
+    return JOIN_VERSION_STATIC
+
+
 def _join_versions(scenario: Scenario, names: list[str]) -> tuple[int, ...]:
     """The JoinGroup version of each member name's JoinGroups (a client sends one version), as far
     as the model tells versions apart: v5 for a static member (it carries a group instance id), v4
@@ -271,7 +287,8 @@ class _Judge:
         self.anonymous = len(order) + len(dynamic)
         by_name = dict(zip(self.names, _join_versions(scenario, self.names), strict=True))
         anonymous = by_name[dynamic[-1]] if dynamic else JOIN_VERSION_KNOWN_MEMBER_ID  # sends no JoinGroup
-        versions = tuple([JOIN_VERSION_STATIC] * len(order) + [by_name[n] for n in dynamic] + [anonymous])
+        statics = [_static_version(scenario, instances, i) for i in order]
+        versions = tuple(statics + [by_name[n] for n in dynamic] + [anonymous])
         if len(order) > 6:
             raise OutsideModel(f"{len(order)} group instance ids: the model has at most 6 static consumers")
         if len(versions) > 6 and len(set(versions[6:])) > 1:

@@ -287,6 +287,8 @@ class _Run:
                 continue
             generation, leader = answer.get("generation"), answer.get("leader")
             named = self.leaders.setdefault(generation, leader)
+            if named != leader and restarted_static(self.scenario, named, leader):
+                self.leaders[generation] = named = leader
             if named != leader:
                 expected = f"{named} (the leader every other answer of generation {generation} names)"
                 out.append(FieldResult(index, f"{label}.leader", expected, leader, False))
@@ -295,6 +297,19 @@ class _Run:
                 expected = "the member list in the leader's answer only"
                 out.append(FieldResult(index, f"{label}.members", expected, answer.get("members"), False))
         return out
+
+
+def restarted_static(scenario: Scenario, former: str | None, leader: str | None) -> bool:
+    """Whether ``leader`` is a client that sends ``former``'s group instance id: a restarted static
+    member, which Kafka may name leader of the generation ``former`` led (a static leader replaced in
+    Stable by a JoinGroup v9+, KIP-814; Kafka 4.0 ``updateStaticMemberThenRebalanceOrCompleteJoin``)."""
+    if former is None or leader is None:
+        return False
+    instances: dict[str, set[str]] = {}
+    for step in scenario.steps:
+        if isinstance(step, ops.Join) and step.group_instance_id is not None:
+            instances.setdefault(step.member, set()).add(step.group_instance_id)
+    return bool(instances.get(former, set()) & instances.get(leader, set()))
 
 
 def render_body(body: ResponseBody, bindings: Bindings[str], binds: bool = False) -> dict[str, Any]:

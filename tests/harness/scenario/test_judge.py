@@ -184,6 +184,47 @@ def test_a_static_restart_judged_as_a_dynamic_member_fails() -> None:
     assert result.verdict == FAILED and result.first_mismatch().step == 2
 
 
+@pytest.mark.parametrize("profile", [SCALA_3X, JAVA_4_0])
+@pytest.mark.parametrize("version", [9, None])
+def test_a_static_consumer_has_the_version_its_joins_send(version: int | None, profile: Any) -> None:
+    """A static leader replaced in Stable by JoinGroup v9 is answered as the leader (KIP-814): the
+    judge gives the static consumer the version its JoinGroups name; at v5 the model answers the
+    old leader's id and the recorded answer fails."""
+    raw = shipped("group_metadata_manager_test.json", "gmm_replace_static_member_stable_no_error_skip_assignment")
+    for step in raw["steps"]:
+        if step["op"] == "join":
+            step.pop("api_version")
+            if version is not None:
+                step["api_version"] = version
+    result = judge_scenario(load(raw), profile)
+    if version == 9:
+        assert result.verdict == PASSED, result.first_mismatch()
+    else:
+        mismatch = result.first_mismatch()
+        assert result.verdict == FAILED and (mismatch.step, mismatch.field) == (3, "response.leader")
+
+
+@pytest.mark.parametrize("profile", [SCALA_3X, JAVA_4_0])
+@pytest.mark.parametrize(
+    ("name", "errors"),
+    [
+        ("gmm_leave_static_member_with_unknown_member_id", ["NONE"]),
+        ("gmm_static_members_fenced_instance_batch_leave", ["NONE", "FENCED_INSTANCE_ID"]),
+        ("gmm_static_members_unknown_instance_batch_leave", ["UNKNOWN_MEMBER_ID", "NONE"]),
+    ],
+)
+def test_a_leave_by_instance_id_alone_removes_the_holder(name: str, errors: list[str], profile: Any) -> None:
+    """KIP-345's administrative LeaveGroup: an entry with a group instance id and no member id
+    removes the member holding the instance id (UNKNOWN_MEMBER_ID when nobody does); an entry with
+    another member id is fenced. Expecting the entries fenced instead fails at that field."""
+    raw = shipped("group_metadata_manager_test.json", name)
+    assert raw["expect"][-1]["response"]["member_errors"] == errors
+    assert judge_scenario(load(raw), profile).verdict == PASSED
+    raw["expect"][-1]["response"]["member_errors"] = ["FENCED_INSTANCE_ID"] * len(errors)
+    mismatch = judge_scenario(load(raw), profile).first_mismatch()
+    assert (mismatch.step, mismatch.field) == (len(raw["steps"]) - 1, "response.member_errors")
+
+
 def test_a_member_with_two_instance_ids_is_skipped() -> None:
     raw = shipped("join.json", "static_member_restart_in_stable_takes_its_place")
     raw["steps"][1]["group_instance_id"] = "i2"

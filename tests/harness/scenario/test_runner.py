@@ -190,6 +190,23 @@ def test_the_leader_choice_must_be_correlated() -> None:
     assert wrong.expected.startswith("c1 (the leader every other answer of generation 1 names)")
 
 
+@pytest.mark.parametrize("instances", [("i", "i"), ("i", "j"), (None, None)])
+def test_a_generation_may_name_a_restarted_static_leader(instances: tuple[str | None, str | None]) -> None:
+    # Kafka 4.0 names a static leader replaced in Stable by a JoinGroup v9+ as the leader of the same
+    # generation (KIP-814): the leader may change to a client holding the former leader's group
+    # instance id, never to any other client.
+    steps = [dict(step) for step in JOIN_TWO]
+    for step, instance in zip(steps, instances, strict=False):
+        if instance is not None:
+            step["group_instance_id"] = instance
+            step["api_version"] = 3  # the fake coordinator joins it at once, as a v3 member
+    either = {"one_of": ["c1", "c2"]}
+    result = run(scenario(steps, join_two_expect(either), notes="x"), FakeWithClock(inconsistent_leader=True))
+    assert [c["step"] for c in result.steps[2].actual["completions"]] == [0, 1]
+    correlation = [f for f in result.steps[2].fields if "the leader every other answer" in str(f.expected)]
+    assert bool(correlation) == (instances != ("i", "i"))
+
+
 def test_evictions_and_timers_are_named_symbolically() -> None:
     steps = JOIN_TWO + [
         {"op": "advance_time", "ms": 100},
