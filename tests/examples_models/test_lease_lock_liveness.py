@@ -27,8 +27,11 @@ PINNED: list[tuple[LeaseLockConfig, int, int, int, int, str, bool, list[str]]] =
 ]
 
 
+FIELDS = ("recipe", "states", "edges", "deadlocks", "boundary", "verdict", "witnessed", "lasso")
+
+
 @pytest.mark.parametrize("level", L.FAIRNESS_LEVELS)
-@pytest.mark.parametrize(("recipe", "states", "edges", "deadlocks", "boundary", "verdict", "witnessed", "lasso"), PINNED)
+@pytest.mark.parametrize(FIELDS, PINNED)
 def test_the_pinned_counts_and_verdicts(
     recipe: LeaseLockConfig,
     states: int,
