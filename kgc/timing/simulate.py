@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import heapq
 import time as time_module
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import partial
@@ -948,19 +948,7 @@ class Simulation:
         self.coord.sync(SyncGroupRequest(GROUP, leader.generation_id, ids[c2.name]))
         self.coord.sync(SyncGroupRequest(GROUP, leader.generation_id, ids[c1.name], assignments=assignment))
         self.coord.take_events()
-        self.coord.observe(self._observe)
-        self.ready = True
-        self.run.note(0, COORDINATOR, "state", "Stable")
-        for client in (c1, c2):
-            client.member_id = ids[client.name]
-            client.generation = leader.generation_id
-            client.state = "stable"
-            client.enabled = True
-            self.by_member[client.member_id] = client
-            client.hb.reset_timeouts()
-            self.run.note(0, client.name, "client", f"Stable, generation {client.generation}")
-            self._wake(client, 0)
-            self.at(0, 2, (0, client.index, next(self.seq)), partial(self._first_poll, client))
+        self._begin_stable((c1, c2), ids, leader)
         dies_at = self.schedule.get(f"{c2.name}.dies_at", self._env_min("death.ms"))
         self.at(dies_at, 2, (dies_at, -1, next(self.seq)), partial(self._die, c2))
 
@@ -1012,20 +1000,8 @@ class Simulation:
             self.coord.sync(SyncGroupRequest(GROUP, leader.generation_id, ids[client.name]))
         self.coord.sync(SyncGroupRequest(GROUP, leader.generation_id, ids[first.name], assignments=assignment))
         self.coord.take_events()
-        self.coord.observe(self._observe)
-        self.ready = True
         self.run.group_size = len(self.clients)
-        self.run.note(0, COORDINATOR, "state", "Stable")
-        for client in self.clients:
-            client.member_id = ids[client.name]
-            client.generation = leader.generation_id
-            client.state = "stable"
-            client.enabled = True
-            self.by_member[client.member_id] = client
-            client.hb.reset_timeouts()
-            self.run.note(0, client.name, "client", f"Stable, generation {client.generation}")
-            self._wake(client, 0)
-            self.at(0, 2, (0, client.index, next(self.seq)), partial(self._first_poll, client))
+        self._begin_stable(self.clients, ids, leader)
         stop = 0
         for client in self.clients:
             stop = self.schedule.get(f"{client.name}.restart_at", stop + 1)
@@ -1089,6 +1065,24 @@ class Simulation:
         client.enabled = False
         self.run.died_at = now
         self.run.note(now, client.name, "client", why)
+
+    def _begin_stable(self, clients: Sequence[_Client], ids: dict[str, str], leader: JoinGroupResponse) -> None:
+        """The set-up's group is Stable at t = 0 with ``clients`` its members (their ids ``ids``, the
+        generation ``leader``'s): from here the coordinator's events are observed, and each client's
+        timers start and its first poll is due."""
+        self.coord.observe(self._observe)
+        self.ready = True
+        self.run.note(0, COORDINATOR, "state", "Stable")
+        for client in clients:
+            client.member_id = ids[client.name]
+            client.generation = leader.generation_id
+            client.state = "stable"
+            client.enabled = True
+            self.by_member[client.member_id] = client
+            client.hb.reset_timeouts()
+            self.run.note(0, client.name, "client", f"Stable, generation {client.generation}")
+            self._wake(client, 0)
+            self.at(0, 2, (0, client.index, next(self.seq)), partial(self._first_poll, client))
 
     def _first_poll(self, client: _Client, now: int) -> None:
         client.time.now_ms = now
