@@ -20,7 +20,6 @@ from kgc.explorer import basis
 from kgc.explorer.components import PackedModel
 from kgc.explorer.liveness import (
     FAIRNESS_LEVELS,
-    STALLED_REMOVAL,
     Fairness,
     Lasso,
     LivenessResult,
@@ -32,6 +31,7 @@ from kgc.explorer.liveness import (
 from kgc.explorer.request import CheckRequest
 from kgc.explorer.trace import format_trace
 from kgc.model.config import Config
+from kgc.model.fairness import STALLED_REMOVAL
 from kgc.properties.explain import explain_lasso
 
 EXIT_LIVENESS = 13
@@ -176,7 +176,7 @@ def result_json(result: LivenessResult, files: dict[str, str] | None = None) -> 
         "fairness": result.fairness.level,
         "stalled_removal": result.fairness.stalls_removed,
         "stall_steps": result.stall_steps,
-        "assumptions": result.fairness.describe(),
+        "assumptions": result.fairness.describe(result.classes),
         "properties": [
             {
                 "name": v.prop.name,

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from kgc.model.temporal import CONSUMER, FairnessClasses, leads_to
 from kgc.properties.base import Property, sometimes_state, state_invariant
 
 NO_LEASE = (-1, -1)
@@ -73,6 +74,59 @@ def held(state: Any) -> bool:
     return any(c.holds != NO_LEASE for c in s.clients)
 
 
+def orphaned(service: Service, client: Client, i: int) -> bool:
+    """the service holds a lease client i no longer holds"""
+    return service.holder != NO_LEASE and service.holder[0] == i and client.holds != service.holder
+
+
+@leads_to(
+    "lease_given_up",
+    "A lease the service still holds for a client that no longer holds it (it crashed) is eventually given up: "
+    "the lock does not stay with a client that has let it go.",
+    "Leases (SOSP 1989): a lease bounds how long a failed holder can keep the lock",
+    CONSUMER,
+    orphaned,
+    "a client crashed while the service still held its lease",
+)
+def lease_given_up(service: Service, client: Client, i: int) -> bool:
+    """the service no longer holds a lease for client i that it does not hold"""
+    return not orphaned(service, client, i)
+
+
+TEMPORAL = (lease_given_up,)
+"""The lease lock's temporal properties."""
+
+
+def step_class(action: Any, spends: bool) -> str:
+    """The fairness class of a lease-lock step ("" for none): a client's notice read, its request for a
+    free lock and its release, per client; the service's lease timer (``lease_timer``) when it frees a
+    lease its holder no longer holds. A step that spends a perturbation (an expiry under a live holder,
+    a crash, a lost notice, a fail-over) belongs to no class."""
+    step: Step = action
+    if spends or step.kind in ("crash", "lose", "failover"):
+        return ""
+    if step.kind == "expire":
+        return "lease_timer"
+    return f"{step.kind}(c{step.client + 1})"
+
+
+FAIRNESS = FairnessClasses(
+    name="lease lock",
+    classes={
+        "read": "a client reads the notice at the head of its inbox",
+        "acquire": "a client that holds nothing asks for the lock while it is free",
+        "release": "a client that believes it holds the lock releases it",
+        "lease_timer": "the service's lease timer frees a lease its holder no longer holds",
+    },
+    step_class=step_class,
+    unfair="never forced (perturbations, bounded by the budgets): a lease expiring under its holder, "
+    "a client crash, a lost notice, a fail-over",
+    temporal=TEMPORAL,
+)
+"""The lease lock's fairness classes (``kgc.model.temporal.FairnessClasses``): what the liveness check
+reads of it."""
+
+
 @dataclass(frozen=True)
 class LeaseLockConfig:
     """A lease lock's size and perturbation budgets: the recipe an engine builds it from where it runs
@@ -83,9 +137,19 @@ class LeaseLockConfig:
     crash: int = 0
     lost: int = 0
     failover: int = 0
+    lease_timer: bool = True
+    """The service's lease timer runs; False is a mutant without it (no lease ever expires: the lease of
+    a crashed client is held for ever, and ``lease_given_up`` fails)."""
 
     def model(self) -> LeaseLock:
-        return LeaseLock(self.clients, self.expiry, self.crash, self.lost, self.failover)
+        model = LeaseLock(self.clients, self.expiry, self.crash, self.lost, self.failover, self.lease_timer)
+        model.config = self
+        return model
+
+    @property
+    def fairness(self) -> FairnessClasses:
+        """The lease lock's fairness classes and temporal property (``kgc.model.temporal``)."""
+        return FAIRNESS
 
     def basis(self, boundary: int, depth_bound: int | None) -> list[str]:
         """What a verdict rests on: the lease bound when it cut states, the depth bound when the search
@@ -108,8 +172,20 @@ class LeaseLock:
     lost_spends = "lost"
     removal_spends = "expiry"
 
-    def __init__(self, clients: int, expiry: int = 0, crash: int = 0, lost: int = 0, failover: int = 0) -> None:
+    config: Any = None
+    """The recipe the model was built from (``LeaseLockConfig.model`` sets it)."""
+
+    def __init__(
+        self,
+        clients: int,
+        expiry: int = 0,
+        crash: int = 0,
+        lost: int = 0,
+        failover: int = 0,
+        lease_timer: bool = True,
+    ) -> None:
         self.processes = clients
+        self.lease_timer = lease_timer
         self.budget = Faults(crash, lost, expiry, failover, crash + lost + expiry + failover)
 
     # ------------------------------------------------------------------ the model
@@ -161,7 +237,7 @@ class LeaseLock:
             holder = service.holder
             still = clients[holder[0]].holds == holder
             b: Faults | None = self.spend(budget, "expiry") if still else budget
-            if b is not None:
+            if b is not None and self.lease_timer:
                 after = list(clients)
                 after[holder[0]] = Client(after[holder[0]].holds, after[holder[0]].inbox + (EXPIRED,))
                 out.append((Step("expire", -1), Lease(Service(NO_LEASE, service.serial), tuple(after), b)))
@@ -238,7 +314,7 @@ class LeaseLock:
         self, shared: Service, keep: frozenset[tuple[int, int]]
     ) -> list[tuple[Any, tuple[str, ...], Service, tuple[tuple[int, Any], ...], tuple[tuple[int, int], ...]]]:
         """The lease expires (and its holder is told), unless its holder is to be kept."""
-        if shared.holder == NO_LEASE or shared.holder in keep:
+        if shared.holder == NO_LEASE or shared.holder in keep or not self.lease_timer:
             return []
         notice = ((shared.holder[0], EXPIRED),)
         return [(Step("expire", -1), (), Service(NO_LEASE, shared.serial), notice, (shared.holder,))]

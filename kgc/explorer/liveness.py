@@ -67,26 +67,18 @@ from kgc.explorer import basis, labels, memory
 from kgc.explorer.components import _C_BITS, _C_MASK, _C_SHIFT, _G_MASK, PackedModel
 from kgc.explorer.trace import trace_json
 from kgc.explorer.worker import Forked
-from kgc.model.actions import (
-    EXPIRE_HEARTBEAT,
-    EXPIRE_JOIN,
-    EXPIRE_PENDING,
-    EXPIRE_SYNC,
-    HANDLE,
-    RECEIVE,
-    REMOVE_GROUP,
-    SEND_COMMIT,
-    SEND_FETCH,
-    SEND_HEARTBEAT,
-    SEND_JOIN,
-    STORE_COMPLETE,
-    Action,
+from kgc.model.temporal import (
+    CONSUMER,
+    CONSUMERS,
+    EVENTUALLY_ALWAYS,
+    GROUP,
+    WHOLE,
+    FairnessClasses,
+    StallClass,
+    Temporal,
+    fairness_of,
+    step_of,
 )
-from kgc.model.config import Config
-from kgc.model.names import actor_name, mid_text
-from kgc.model.perturbations import BUDGET_OF, PERTURBATIONS
-from kgc.model.state import State
-from kgc.properties.temporal import ALL, CONSUMER, CONSUMERS, EVENTUALLY_ALWAYS, GROUP, WHOLE, Temporal
 
 _kernel: ModuleType | None
 try:
@@ -98,53 +90,6 @@ KERNEL = _kernel is not None
 """The C liveness kernel (kgc/explorer/native/scc.c) is built: the per-state passes run in C."""
 
 FAIRNESS_LEVELS = ("none", "weak", "strong")
-
-#: The fair step kinds and the class each belongs to; every other kind belongs to no class.
-FAIR_KINDS: dict[str, str] = {
-    SEND_JOIN: "join",
-    SEND_HEARTBEAT: "heartbeat",
-    SEND_COMMIT: "commit",
-    SEND_FETCH: "fetch",
-    RECEIVE: "deliver",
-    HANDLE: "handle",
-    EXPIRE_HEARTBEAT: "session_timer",
-    EXPIRE_PENDING: "pending_timer",
-    EXPIRE_JOIN: "join_timer",
-    EXPIRE_SYNC: "sync_timer",
-    STORE_COMPLETE: "store_callback",
-    REMOVE_GROUP: "group_removal",
-}
-
-#: What each class stands for (printed with every verdict).
-CLASS_DOC: dict[str, str] = {
-    "join": "each live consumer that needs to (re)join sends its JoinGroup (its poll loop runs)",
-    "heartbeat": "each Stable consumer's heartbeat thread sends its next Heartbeat",
-    "commit": "each Stable consumer's auto-commit sends its next OffsetCommit",
-    "fetch": "each Stable consumer's next OffsetFetch (offset_fetch)",
-    "deliver": "an answer on a consumer's response channel is delivered (unless a fault drops it)",
-    "handle": "a request on a consumer's connection is handled (--no-atomic-requests)",
-    "session_timer": "each member's heartbeat/session timer fires (a firing on an alive member re-arms it)",
-    "pending_timer": "each pending member id's timer fires",
-    "join_timer": "the join timer (DelayedJoin, InitialDelayedJoin) completes the join phase",
-    "sync_timer": "DelayedSync fires",
-    "store_callback": "the storeGroup write completes",
-    "group_removal": "the coordinator removes a Dead group from its cache (dead_group_window)",
-}
-STALLED_REMOVAL = "stalled_removal"
-"""The named fairness class of a stalled client's removal (``Fairness.stalled_removal``)."""
-STALLED_REMOVAL_DOC = (
-    "a client that stalls is removed by its timers: a behaviour in which client c infinitely often holds a "
-    "join phase open past the new-member timeout (5 min; a step that needs c stalled: the new-member timer "
-    "removing a member parked in JoinGroup while c's member, held by c, has not rejoined) also infinitely often "
-    "has c's member removed by its session or rebalance timer; that removal spends a perturbation, so no fair "
-    "cycle takes a step that needs a stalled client"
-)
-STALLED_REMOVAL_BASIS = "with stalled clients removed by their timers"
-"""The phrase a verdict resting on the stalled-removal class ends with."""
-UNFAIR_DOC = "never forced (perturbations, bounded by the budgets): " + ", ".join(
-    [*(p.label for p in PERTURBATIONS if p.role != "removal"), "InitialDelayedJoin extension"]
-    + [p.label for p in PERTURBATIONS if p.role == "removal"]
-)
 
 
 @dataclass(frozen=True)
@@ -161,15 +106,15 @@ class Fairness:
         if self.level not in FAIRNESS_LEVELS:
             raise ValueError(f"fairness must be one of {', '.join(FAIRNESS_LEVELS)}, got {self.level!r}")
 
-    def describe(self) -> list[str]:
-        """One line per assumption, as printed with every liveness verdict."""
+    def describe(self, classes: FairnessClasses) -> list[str]:
+        """One line per assumption on a model's ``classes``, as printed with every liveness verdict."""
         if self.level == "none":
             return ["no fairness: every cycle of the state graph is a behaviour"]
         tag = "WF" if self.level == "weak" else "SF"
-        lines = [f"{tag}({name}): {doc}" for name, doc in CLASS_DOC.items()]
-        if self.stalls_removed:
-            lines.append(f"{STALLED_REMOVAL}(c): {STALLED_REMOVAL_DOC}")
-        lines.append(UNFAIR_DOC)
+        lines = [f"{tag}({name}): {doc}" for name, doc in classes.classes.items()]
+        if self.stalls_removed and classes.stall is not None:
+            lines.append(f"{classes.stall.name}(c): {classes.stall.doc}")
+        lines.append(classes.unfair)
         return lines
 
     @property
@@ -177,60 +122,41 @@ class Fairness:
         """The stalled-removal class is assumed (not under ``none`` fairness: every cycle counts)."""
         return self.stalled_removal and self.level != "none"
 
-    def basis(self) -> list[str]:
-        """The phrases a liveness verdict under this fairness rests on."""
+    def stalls_in(self, classes: FairnessClasses) -> bool:
+        """The model has a stall class and it is assumed."""
+        return self.stalls_removed and classes.stall is not None
+
+    def basis(self, classes: FairnessClasses) -> list[str]:
+        """The phrases a liveness verdict under this fairness, on a model's ``classes``, rests on."""
         out = [f"under {self.level} fairness"]
-        if self.stalls_removed:
-            out.append(STALLED_REMOVAL_BASIS)
+        if self.stalls_in(classes) and classes.stall is not None:
+            out.append(classes.stall.basis)
         return out
 
-    def describe_for(self, config: Config | None) -> list[str]:
-        """:meth:`describe`, less the classes whose steps ``config`` never takes (``handle`` with
-        atomic requests, ``commit`` without auto-commit, ``fetch`` without OffsetFetch,
-        ``pending_timer`` without KIP-394's member id requirement): the assumptions that apply."""
-        lines = self.describe()
-        if config is None or self.level == "none":
+    def describe_for(self, config: Any) -> list[str]:
+        """:meth:`describe` on the fairness classes ``config`` (a recipe) hands over, less the classes
+        whose steps it never takes (its classes' ``absent``): the assumptions that apply."""
+        classes = fairness_of(config)
+        lines = self.describe(classes)
+        if self.level == "none":
             return lines
-        absent = {
-            name
-            for name, off in (
-                ("handle", config.atomic_requests),
-                ("commit", not config.auto_commit),
-                ("fetch", not config.offset_fetch),
-                ("pending_timer", not config.require_known_member_id),
-                ("group_removal", not config.dead_group_window),
-            )
-            if off
-        }
+        absent = classes.absent(config)
         tags = tuple(f"{tag}({name}):" for tag in ("WF", "SF") for name in absent)
         return [line for line in lines if not line.startswith(tags)]
 
-    def summary(self) -> str:
+    def summary(self, classes: FairnessClasses) -> str:
         if self.level == "none":
             return "none"
-        stalled = f"; {STALLED_REMOVAL}" if self.stalls_removed else ""
+        stalled = f"; {classes.stall.name}" if self.stalls_in(classes) and classes.stall is not None else ""
         return (
-            f"{self.level} ({'WF' if self.level == 'weak' else 'SF'} on {', '.join(CLASS_DOC)}{stalled}; "
+            f"{self.level} ({'WF' if self.level == 'weak' else 'SF'} on {', '.join(classes.classes)}{stalled}; "
             "perturbations unfair)"
         )
 
 
-def step_class(action: Action, spends: bool) -> str:
-    """The fairness class of a step ("" for none): per consumer for consumer steps, per member for
-    member timers. A step that spends a perturbation budget belongs to no class. It reads only the
-    action's kind, actor, member and first choice (the native engine memoises it by those)."""
-    if spends or action.kind in BUDGET_OF:
-        return ""
-    cls = FAIR_KINDS.get(action.kind, "")
-    if not cls:
-        return ""
-    if action.kind == EXPIRE_JOIN and action.choice[:1] == ("extend",):
-        return ""
-    if cls in ("join", "heartbeat", "commit", "fetch", "deliver", "handle"):
-        return f"{cls}({actor_name(action.actor)})"
-    if cls in ("session_timer", "pending_timer"):
-        return f"{cls}({mid_text(action.mid)})"
-    return cls
+step_class = step_of
+"""A step's fairness class by its action's type (``kgc.model.temporal.step_of``): for an engine that
+classes steps without the model at hand (the native engine's driver)."""
 
 
 # ------------------------------------------------------------------------------------ the graph
@@ -292,7 +218,7 @@ def _buffer(seq: Sequence[int], code: str) -> Sequence[int]:
 PARALLEL_STATES = 200_000
 """With two workers, a graph of at least this many states is checked in two processes."""
 
-Found = tuple[str, bool, "tuple[list[tuple[int, int]], int, list[tuple[Action | None, State]]] | None"]
+Found = tuple[str, bool, "tuple[list[tuple[int, int]], int, list[tuple[Any, Any]]] | None"]
 """A verdict as a forked check hands it back: holds or violated, witnessed, the lasso's keys,
 loop start and path (without the property, which stays in this process)."""
 Job = tuple[int, Temporal, int, str]
@@ -328,12 +254,11 @@ class Projector:
     def consumers(self, value: int) -> tuple[Any, ...]:
         """The consumers of a ``CONSUMERS`` component."""
         rest, values = value >> 32, self.model.consumers.values
-        return tuple(values[(rest >> (_C_BITS * j)) & _C_MASK] for j in range(self.model.config.consumers))
+        return tuple(values[(rest >> (_C_BITS * j)) & _C_MASK] for j in range(self.model.spec.processes))
 
-    def state(self, value: int) -> State:
+    def state(self, value: int) -> Any:
         """The state of a ``WHOLE`` component (its key)."""
-        state: State = self.model.decode(value)
-        return state
+        return self.model.decode(value)
 
     def args(self, scope: str, i: int, value: int) -> tuple[object, ...]:
         """The predicate's arguments for a component."""
@@ -410,7 +335,7 @@ _BUDGET_SHIFT, _BUDGET_MASK = 32, (1 << 16) - 1
 
 def edge_class_id(model: PackedModel, table: ClassTable, step: int, key: int, nxt: int) -> int:
     spends = ((key >> _BUDGET_SHIFT) & _BUDGET_MASK) != ((nxt >> _BUDGET_SHIFT) & _BUDGET_MASK)
-    return table.id(step_class(model.steps[step], spends))
+    return table.id(fairness_of(model.config).step_class(model.steps[step], spends))
 
 
 def build_graph(
@@ -440,6 +365,7 @@ def build_graph(
     classes = array("H")
     status = bytearray()
     table = ClassTable()
+    step_class = fairness_of(model.config).step_class  # the model's classes
     base = model.step_base
     kept = array("h")  # by step id - base: the class of the step when it keeps the budget (-1: not yet known)
     spent = array("h")  # ... and when it spends one (no class)
@@ -721,7 +647,7 @@ class Lasso:
     keys: list[tuple[int, int]]
     loop_start: int
     """Index in ``keys`` of the state the cycle starts and ends at."""
-    path: list[tuple[Action | None, State]] = field(default_factory=list)
+    path: list[tuple[Any, Any]] = field(default_factory=list)
     needs: list[str] = field(default_factory=list)
     """What the cycle needs of the clients' timing (``stalls``): e.g. "c1 stalled: …". Empty when
     every step of the cycle is one a timely client allows."""
@@ -754,7 +680,8 @@ class Verdict:
 
 @dataclass
 class LivenessResult:
-    config: Config
+    config: Any
+    """The model's recipe (``kgc.model.protocol.ModelRecipe``): Kafka's ``Config``, or another model's."""
     fairness: Fairness
     verdicts: list[Verdict]
     states: int
@@ -793,7 +720,12 @@ class LivenessResult:
     def basis(self) -> list[str]:
         """What a liveness "holds" rests on: the bounds that cut the graph, the perturbation budget
         and the fairness assumption (``kgc.explorer.basis``)."""
-        return [*basis.basis(self.config, self.boundary, self.depth_cut), *self.fairness.basis()]
+        return [*basis.basis(self.config, self.boundary, self.depth_cut), *self.fairness.basis(self.classes)]
+
+    @property
+    def classes(self) -> FairnessClasses:
+        """The model's fairness classes (its recipe's ``fairness``)."""
+        return fairness_of(self.config)
 
     def word(self) -> str:
         """The liveness verdict: ``violation`` (a lasso is real even in an incomplete graph),
@@ -834,8 +766,8 @@ class Labeler:
         self.prop = prop
         self.i = consumer
         self.memo: dict[int, tuple[bool, bool]] = {}
-        self.trigger = cast(Callable[..., bool], prop.trigger) if prop.trigger is not None else None
-        self.goal_of = cast(Callable[..., bool], prop.goal)
+        self.trigger = prop.trigger
+        self.goal_of = prop.goal
         self.keep = prop.scope != WHOLE  # one per state: not worth keeping
 
     def evaluate(self, value: int) -> tuple[bool, bool]:
@@ -865,74 +797,36 @@ class Labeler:
         return p and not q
 
 
-# ------------------------------------------------------------------------------ stalled clients
-def may_stall(group: Any) -> bool:
-    """The group has a new member parked in JoinGroup and a member that has not rejoined, not
-    orphaned: what ``stalled_clients`` needs of the source's group before it looks at the clients."""
-    return any(m.is_new and m.awaiting_join for m in group.members) and any(
-        not m.awaiting_join and not m.orphan for m in group.members
-    )
-
-
-def stalled_clients(spec: Any, source: State, target: Any) -> tuple[int, ...]:
-    """The clients a step from ``source`` to ``target`` needs stalled (indices, empty for none).
-
-    The untimed model lets every armed timer fire at any moment. One removal by a timer is not a
-    perturbation: a *new* member parked in JoinGroup, whose client holds no id yet, removed by its
-    new-member timer (``NewMemberJoinTimeoutMs``, five minutes: Kafka 3.6.2
-    ``core/src/main/scala/kafka/coordinator/group/GroupCoordinator.scala``; KAFKA-7610). While
-    another member, held by its running client, has not rejoined, the join phase stays open for
-    it, and the timer can fire first only if that client has not polled for five minutes: it
-    stalled. Were it timely, the phase would complete (or the client would rejoin) before the timer.
-    The step is then a step of the stalled client, not of the timer's fairness class; the
-    stalled-removal class (``STALLED_REMOVAL_DOC``) asks that a client stalling infinitely often be
-    removed by its own timer infinitely often, which spends a perturbation. A step that removes no
-    parked new member, or removes one while no held member holds the phase open (a join phase
-    longer than five minutes by itself, ``stalls``), needs no stalled client. ``target`` is the
-    group after the step."""
-    group = source.group
-    if len(target.members) >= len(group.members):
-        return ()
-    gone = [m for m in group.members if target.member(m.mid) is None]
-    if not gone or not all(m.is_new and m.awaiting_join for m in gone):
-        return ()
-    removed = {m.mid for m in gone}
-    return tuple(
-        sorted(
-            {
-                o.mid[0]
-                for o in group.members
-                if o.mid not in removed and not o.awaiting_join and not o.orphan and spec.holds(source.consumers, o.mid)
-            }
-        )
-    )
-
-
-def stall_edges(model: PackedModel, graph: StateGraph, comp: Sequence[int]) -> tuple[list[int], dict[str, int]]:
+# ------------------------------------------------------------------------------ a stall class
+def stall_edges(
+    model: PackedModel, graph: StateGraph, comp: Sequence[int], stall: StallClass
+) -> tuple[list[int], dict[str, int]]:
     """The edges out of the states of the graph's cyclic components that need a stalled client
-    (``stalled_clients``): the session-timer steps that change the state, each checked on its
-    decoded source and target. Returns their positions and, per client, how many need it.
+    (``stall.needs``; Kafka's stalled-removal class, ``kgc.model.fairness``): the steps of the
+    stall class's timer classes that change the state, each checked on its decoded source and
+    target. Returns their positions and, per client, how many need it.
 
     Such a step belongs to no fairness class (a timely client keeps the timer from firing, so it
     is never forced: it is not enabled for a timely client) and lies on no fair cycle (the
-    stalled-removal class): the cycle search drops these edges (``without_edges``), which does
-    both. Edges out of states on no cycle do not matter to either."""
-    timer_ids = {k for k, name in enumerate(graph.class_names) if name.startswith("session_timer(")}
+    stall class): the cycle search drops these edges (``without_edges``), which does both. Edges
+    out of states on no cycle do not matter to either."""
+    timer_ids = {k for k, name in enumerate(graph.class_names) if name.startswith(stall.timer_classes)}
     out: list[int] = []
     counts: dict[str, int] = {}
     if not timer_ids:
         return out, counts
+    may_stall, stalled_clients = stall.may, stall.needs
     offsets, targets, classes, keys = graph.offsets, graph.targets, graph.classes, graph.keys
     spec = model.spec
 
     def group(v: int) -> Any:
-        return model.decode(keys[v]).group if not isinstance(model, PackedModel) else model.group_of(keys[v])
+        return model.decode(keys[v])[0] if not isinstance(model, PackedModel) else model.group_of(keys[v])
 
-    maybe: dict[int, bool] = {}  # by group id (the packed model's keys), whether ``may_stall``
+    maybe: dict[int, bool] = {}  # by group id (the packed model's keys), whether ``stall.may``
     for v in range(graph.states):
         if comp[v] < 0:
             continue
-        source: State | None = None
+        source: Any = None
         for pos in range(offsets[v], offsets[v + 1]):
             w = targets[pos]
             if w == v or classes[pos] not in timer_ids:
@@ -1071,7 +965,7 @@ def _witnessed(projector: Projector, scope: str, i: int, reps: Sequence[int], la
 def check_graph(
     model: PackedModel,
     graph: StateGraph,
-    properties: Sequence[Temporal] = ALL,
+    properties: Sequence[Temporal] | None = None,
     fairness: Fairness | None = None,
     kernel: bool = True,
     workers: int = 1,
@@ -1081,17 +975,22 @@ def check_graph(
     per-state passes run in C when the kernel is built; ``kernel=False`` runs them in Python
     (the same components, parts, verdicts and lassos). With ``workers`` 2, a forked copy of this
     process checks half of the instances (grouped by the component they read) on the same graph:
-    the same verdicts and lassos, in about half the time on a large graph."""
+    the same verdicts and lassos, in about half the time on a large graph. The fairness classes and,
+    when ``properties`` is None, the temporal properties are the model's (its recipe's ``fairness``,
+    ``kgc.model.temporal``)."""
     fairness = fairness or Fairness()
+    classes = fairness_of(model.config)
+    if properties is None:
+        properties = classes.properties()
     start = time.monotonic()
     comp, big, loops, largest = components(graph, kernel)
     full, cyclic = graph, (big + loops, largest)  # the graph's cyclic components, as reported
     stall_counts: dict[str, int] = {}
-    if fairness.stalls_removed:
-        # The stalled-removal class: no fair cycle takes a step that needs a stalled client (its
+    if fairness.stalls_in(classes) and classes.stall is not None:
+        # The stall class (Kafka's stalled-removal class: no fair cycle takes a step that needs a stalled client (its
         # removal would spend a perturbation). Cycles are searched in the graph without them; the
         # prefix of a lasso may still take one (finitely many stalls, like perturbations).
-        drop, stall_counts = stall_edges(model, graph, comp)
+        drop, stall_counts = stall_edges(model, graph, comp, classes.stall)
         if drop:
             graph = without_edges(graph, drop)
             comp, big, loops, largest = components(graph, kernel)
@@ -1099,7 +998,7 @@ def check_graph(
     whole = (comp, fair_of) if fair_of is not None else None
     deadlocks = [v for v in range(graph.states) if graph.status[v] == DEADLOCK] if DEADLOCK in graph.status else []
     projector = graph.projector or Projector(model, graph.keys)
-    n = model.config.consumers
+    n = model.spec.processes
     jobs = [(k, prop, i, name) for k, prop in enumerate(properties) for i, name in enumerate(prop.instances(n))]
 
     def scope_of(job: tuple[int, Temporal, int, str]) -> tuple[str, int]:
@@ -1185,8 +1084,8 @@ def check_graph(
     for job, (verdict, witnessed, shape) in found.items():
         prop, instance = by_key[job]
         lasso = None if shape is None else Lasso(prop, instance, shape[0], shape[1], shape[2])
-        if lasso is not None:
-            lasso.needs = stalls(model.spec, lasso.path, lasso.loop_start)
+        if lasso is not None and classes.stall is not None:
+            lasso.needs = classes.stall.notes(model.spec, lasso.path, lasso.loop_start)
         verdict_of[job] = Verdict(prop, instance, verdict, witnessed, lasso)
     found_verdicts = verdict_of
     verdicts = [found_verdicts[(k, inst_i)] for k, _, inst_i, _ in jobs]
@@ -1361,49 +1260,6 @@ def _find_persistence_lasso(
     return _lasso(model, graph, cycles, node, edge_path, cycle, lab.prop, instance)
 
 
-def stalls(spec: Any, path: Sequence[tuple[Action | None, State]], loop_start: int) -> list[str]:
-    """What a lasso's cycle needs of the clients' timing, one phrase per client and reason.
-
-    The untimed model lets every armed timer fire at any moment. A timer that removes a member
-    whose consumer holds its id is a perturbation (it spends ``session_expiry``) and never lies
-    on a cycle. One removal is free: a *new* member parked in JoinGroup, whose client holds no id
-    yet, removed by its new-member timer (``NewMemberJoinTimeoutMs``, five minutes: Kafka 3.6.2
-    ``core/src/main/scala/kafka/coordinator/group/GroupCoordinator.scala``; KAFKA-7610). Its own
-    client is waiting, as it should; the join phase lasts that long only while a member that has
-    not rejoined holds it open — its client has not polled for five minutes (a rebalance timeout,
-    ``max.poll.interval.ms``, of five minutes or more), a stalled client — or while no member
-    holds it open and the rebalance timeout itself exceeds five minutes. Each such step of the
-    cycle names what it needs; a cycle with none needs no stall."""
-    out: list[str] = []
-    for i in range(loop_start + 1, len(path)):
-        action, _ = path[i]
-        source = path[i - 1][1]
-        if action is None or action.kind != EXPIRE_HEARTBEAT or not action.evicted:
-            continue
-        group = source.group
-        for mid in action.evicted:
-            m = group.member(mid)
-            who = mid_text(mid)
-            if m is None:
-                continue
-            if spec.holds(source.consumers, mid):
-                out.append(f"c{mid[0] + 1} stalled past its session timeout ({who} removed while it holds the id)")
-            elif m.is_new and m.awaiting_join:
-                late = [
-                    f"c{o.mid[0] + 1}"
-                    for o in group.members
-                    if o.mid != mid and not o.awaiting_join and not o.orphan and spec.holds(source.consumers, o.mid)
-                ]
-                if late:
-                    out.append(
-                        f"{' and '.join(late)} stalled: not rejoined within the new-member timeout (5 min) that "
-                        f"removes {who}, parked in JoinGroup (max.poll.interval.ms ≥ 5 min)"
-                    )
-                else:
-                    out.append(f"a join phase longer than the new-member timeout (5 min) that removes {who}")
-    return list(dict.fromkeys(out))
-
-
 def _part_members(graph: StateGraph, part: Sequence[int], entry: int) -> frozenset[int]:
     """The states of ``entry``'s fair part (strongly connected: found from it), or ``{entry}``."""
     k = part[entry]
@@ -1562,15 +1418,16 @@ def _replay(model: PackedModel, graph: StateGraph, states: list[int], edges: lis
 
 
 def check(
-    config: Config,
-    properties: Sequence[Temporal] = ALL,
+    config: Any,
+    properties: Sequence[Temporal] | None = None,
     fairness: Fairness | None = None,
     max_states: int | None = None,
     time_limit: float | None = None,
     max_depth: int | None = None,
     max_memory: int | None = None,
 ) -> LivenessResult:
-    """Explore ``config`` and check its liveness properties under ``fairness``."""
+    """Explore the model ``config`` (a recipe) builds and check its liveness properties (by default the
+    model's own) under ``fairness``."""
     model = PackedModel(config.model())
     graph = build_graph(model, max_states, time_limit, max_depth, max_memory=max_memory)
     return check_graph(model, graph, properties, fairness)
@@ -1587,12 +1444,12 @@ def lasso_trace(result: LivenessResult, lasso: Lasso) -> dict[str, Any]:
         lasso.path,
         kind=p.kind,
         source=p.source,
-        config=result.config.describe(),
+        config=result.config.describe() if hasattr(result.config, "describe") else {},
         loop_start=lasso.loop_start,
     )
     doc["fairness"] = result.fairness.level
     doc["formula"] = p.formula
-    from kgc.properties.explain import explain_lasso
-
-    doc["explanation"] = explain_lasso(p, lasso.instance, lasso.path, lasso.loop_start, result.fairness.level).json()
+    explain = result.classes.explainer()
+    if explain is not None:
+        doc["explanation"] = explain(p, lasso.instance, lasso.path, lasso.loop_start, result.fairness.level).json()
     return doc

@@ -36,13 +36,8 @@ from kgc.explorer.checks import Book, Where
 from kgc.explorer.components import PackedModel
 from kgc.explorer.interned import InternedModel
 from kgc.explorer.worker import default_workers
-from kgc.model import generations
-from kgc.model.actions import Action
-from kgc.model.config import Config
 from kgc.model.property import STEP, Property
-from kgc.model.protocol import ComponentModel, Model
-from kgc.model.state import State
-from kgc.properties.protocol import ALL
+from kgc.model.protocol import ComponentModel, Model, default_properties
 
 
 @dataclass
@@ -58,7 +53,7 @@ class Bounds:
 @dataclass
 class Violation:
     prop: Property
-    path: list[tuple[Action | None, State]]
+    path: list[tuple[Any, Any]]
     """From an initial state (action ``None``) to the violating state."""
 
 
@@ -105,7 +100,7 @@ class Stats:
 
 @dataclass
 class Result:
-    config: Config | Any
+    config: Any
     """Kafka's configuration, or another model's recipe (or None: ``Explorer.of``)."""
     strategy: str
     properties: Sequence[Property]
@@ -158,7 +153,7 @@ class Result:
 
 
 ProgressFn = Callable[[Stats, int], None]
-StepObserver = Callable[[State, Action, State], Hashable]
+StepObserver = Callable[[Any, Any, Any], Hashable]
 """What a caller wants to know of a step (the same for every transition of the step)."""
 
 
@@ -193,8 +188,8 @@ class Explorer:
 
     def __init__(
         self,
-        config: Config,
-        properties: Sequence[Property] = ALL,
+        config: Any,
+        properties: Sequence[Property] | None = None,
         model: Model[Any, Any] | PackedModel | None = None,
         stop_at_first: bool = False,
         step_cache: bool = True,
@@ -215,7 +210,7 @@ class Explorer:
         if model is None:
             model = config.model()
         self.model: PackedModel | InternedModel = searchable(model)
-        self.properties = list(properties)
+        self.properties = list(default_properties(config, model) if properties is None else properties)
         self.stop_at_first = stop_at_first
         self.step_observer = step_observer
         self.record_graph = record_graph
@@ -229,8 +224,8 @@ class Explorer:
     @classmethod
     def of(cls, model: Model[Any, Any], **options: Any) -> Explorer:
         """An explorer of any model (``kgc.model.protocol.Model``) and the properties it offers."""
-        properties = list(getattr(model, "properties", lambda: ALL)())
-        return cls(getattr(model, "config", None), properties, model=model, **options)  # type: ignore[arg-type]
+        recipe = getattr(model, "config", None)
+        return cls(recipe, default_properties(recipe, model), model=model, **options)
 
     def run(
         self,
@@ -286,10 +281,10 @@ class Explorer:
         from kgc.explorer import native
 
         whole = [p for p in self.properties if p.check_transition is not None and p.scope != STEP]
-        # The native engine rebuilds Kafka's states (kgc.model.state.State) from its keys: it runs a
-        # packed model of those only, and not the generation quotient.
-        classic = isinstance(self.model, PackedModel) and all(
-            isinstance(s, State) for s in self.model.spec.init_states()
+        # The native engine rebuilds Kafka's states from its keys: it runs a packed model whose recipe
+        # says its core knows the layout (Kafka's Config.native_layout), and not the generation quotient.
+        classic = isinstance(self.model, PackedModel) and bool(
+            getattr(getattr(self.model.spec, "config", None), "native_layout", False)
         )
         quotient = isinstance(self.model, PackedModel) and self.model.quotient
         fits = native.AVAILABLE and self.step_cache and not whole and classic and not quotient
@@ -420,10 +415,10 @@ class Explorer:
         result.violations.sort(key=lambda v: (len(v.path), v.prop.name))
         return result
 
-    def replay_states(self, states: list[State]) -> list[tuple[Action | None, State]]:
+    def replay_states(self, states: list[Any]) -> list[tuple[Any, Any]]:
         """The path through ``states``: each step is the first successor (in the model's order)
         that reaches the next state, as ``replay`` picks it."""
-        path: list[tuple[Action | None, State]] = [(None, states[0])]
+        path: list[tuple[Any, Any]] = [(None, states[0])]
         for current, target in zip(states, states[1:], strict=False):
             for action, nxt in self.model.successors(current):
                 if nxt == target:
@@ -433,20 +428,20 @@ class Explorer:
                 raise RuntimeError("could not replay the counterexample: successors are not deterministic")
         return path
 
-    def concrete(self, path: list[tuple[Action | None, State]]) -> list[tuple[Action | None, State]]:
+    def concrete(self, path: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
         """A path as a behaviour of the model: under the generation-shift quotient its states are
         representatives, and this puts back the generations the behaviour really has."""
         model = self.model
         if not (isinstance(model, PackedModel) and model.quotient):
             return path
-        # the quotient is Kafka's group model's (Config.generation_quotient): its spec has both
-        collapse = getattr(model.spec, "collapse", None)
-        next_state = getattr(model.spec, "next_state", None)
-        if collapse is None or next_state is None:
+        # the quotient is the recipe's to undo (Kafka's Config.concrete_path, for generation_quotient)
+        undo = getattr(getattr(model.spec, "config", None), "concrete_path", None)
+        if undo is None:
             return path
-        return generations.concrete_path(next_state, path, collapse)
+        concrete: list[tuple[Any, Any]] = undo(model.spec, path)
+        return concrete
 
-    def rebuild(self, parents: dict[int, int], key: int) -> list[tuple[Action | None, State]]:
+    def rebuild(self, parents: dict[int, int], key: int) -> list[tuple[Any, Any]]:
         """The path to ``key``: walk parents back to an initial state, then replay the model
         forward (``replay_states``)."""
         chain = [key]
@@ -487,11 +482,11 @@ class _Search:
         """Per group id: the verdict mask of the group checks."""
         self.consumer_masks: dict[int, int] = {}
         """Per tuple of consumer ids (a key's consumer bits): the verdict mask of the consumer checks."""
-        self._source: tuple[int, State | None] = (-1, None)
-        self._target: tuple[int, State | None] = (-1, None)
+        self._source: tuple[int, Any] = (-1, None)
+        self._target: tuple[int, Any] = (-1, None)
         self.start = time.monotonic()
 
-    def source(self, key: int) -> State:
+    def source(self, key: int) -> Any:
         """The state being expanded, decoded once for all its successors."""
         if self._source[0] != key:
             self._source = (key, self.model.decode(key))
@@ -499,7 +494,7 @@ class _Search:
         assert state is not None
         return state
 
-    def target(self, key: int) -> State:
+    def target(self, key: int) -> Any:
         """A successor, decoded once for its step checks and its state checks."""
         if self._target[0] != key:
             self._target = (key, self.model.decode(key))

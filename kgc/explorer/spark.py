@@ -826,7 +826,7 @@ class SparkExplorer:
         from kgc.explorer.search import Explorer
 
         try:
-            Explorer(self.config, self.properties, model=self.model, engine="native").engine_for_run()  # type: ignore[arg-type]
+            Explorer(self.config, self.properties, model=self.model, engine="native").engine_for_run()
         except ValueError as exc:
             return str(exc).split(": ", 1)[-1]
         return ""

@@ -11,12 +11,14 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from kgc.model.fairness import CLASSIC
 from kgc.model.mutants import NAMES as MUTANTS
 from kgc.model.perturbations import FAULTS as PERTURBATION_FAULTS
 from kgc.model.profiles import DEFAULT_PROFILE, MODELLED, Profile
 from kgc.model.profiles import PROFILES as KNOWN_PROFILES
+from kgc.model.temporal import FairnessClasses
 
 FAULTS = PERTURBATION_FAULTS
 """Faults the model can inject, each a bounded perturbation (``budget_*``; declared in
@@ -269,6 +271,26 @@ class Config:
         from kgc.model.system import ClassicGroupModel
 
         return ClassicGroupModel(self)
+
+    safety_properties: ClassVar[str] = "kgc.properties.protocol:ALL"
+    """The properties an engine checks when given none (``kgc.model.protocol.default_properties``; by
+    reference: the model layer does not import its properties)."""
+    native_layout: ClassVar[bool] = True
+    """The native core rebuilds this model's states from its keys (``kgc/explorer/native/core.c`` knows
+    Kafka's ``State`` and budget layout)."""
+
+    def concrete_path(self, spec: Any, path: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+        """A path of the generation quotient (``generation_quotient``) as a behaviour of the model, with
+        its true generations (``kgc.model.generations.concrete_path``)."""
+        from kgc.model import generations
+
+        return generations.concrete_path(spec.next_state, path, spec.collapse)
+
+    @property
+    def fairness(self) -> FairnessClasses:
+        """The model's fairness classes and temporal properties, as the liveness check reads them
+        (``kgc.model.protocol.ModelRecipe``; ``kgc.model.fairness``)."""
+        return CLASSIC
 
     def basis(self, boundary: int, depth_bound: int | None) -> list[str]:
         """What a verdict of a run of this model rests on (``kgc.model.protocol.ModelRecipe``), each a

@@ -6,7 +6,7 @@ perturbations are bounded, recovery never is). Each kind below is the one place 
 * its name: the field of :class:`kgc.model.state.Budget`, the configuration field ``budget_<name>``
   and, for a switchable fault, its name in ``Config.faults``;
 * the action kinds that spend it (``BUDGET_OF``: a step of such a kind spends it; a step of any other
-  kind belongs to a fairness class or none, ``kgc.explorer.liveness.step_class``);
+  kind belongs to a fairness class or none, ``kgc.model.fairness.step_class``);
 * who takes it (``role``): a consumer's own step (``consumer``), a consumer's crash (``crash``), the
   loss of an answer on its way (``lost``; a consumer step can also lose its immediate answer), a
   timer removing a member whose consumer still holds the id (``removal``), or a fault of the
@@ -44,7 +44,7 @@ class Perturbation:
     fault: bool
     """Switchable in ``Config.faults`` (off: its budget is 0)."""
     label: str
-    """How the liveness check's assumptions name it (it is never forced: ``UNFAIR_DOC`` there)."""
+    """How the liveness check's assumptions name it (it is never forced: ``kgc.model.fairness.UNFAIR_DOC``)."""
     doc: str
 
 

@@ -26,6 +26,7 @@ per distinct component and recombines them into successor keys. ``kgc.model.syst
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Hashable, Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
@@ -82,9 +83,27 @@ class ModelRecipe(Protocol):
     A recipe may also say what a verdict rests on (``kgc.explorer.basis``): ``basis(boundary,
     depth_bound)``, phrases that follow "holds" (its boundary when ``boundary`` states were cut by it,
     the depth bound when the search met it, its perturbation budget), and ``boundary_note(boundary)``,
-    what its boundary cut; without them a verdict rests on the depth bound alone."""
+    what its boundary cut; without them a verdict rests on the depth bound alone. It may name the
+    model's default properties (``safety_properties``, ``default_properties``) and its fairness classes
+    (``fairness``, ``kgc.model.temporal``), say that the native core knows its state layout
+    (``native_layout``), and undo a quotient on a path (``concrete_path(spec, path)``)."""
 
     def model(self) -> Any: ...
+
+
+def default_properties(recipe: Any, model: Any) -> list[Any]:
+    """The properties a model is checked against when none are given: the model's own
+    (``properties()``), else those its recipe names (``safety_properties``: a ``"module:NAME"``
+    reference, as Kafka's ``Config`` names ``kgc.properties.protocol.ALL`` — the model layer does not
+    import its properties), else none."""
+    own = getattr(model, "properties", None)
+    if own is not None:
+        return list(own())
+    ref = getattr(recipe, "safety_properties", None)
+    if ref is None:
+        return []
+    module, _, name = str(ref).partition(":")
+    return list(getattr(importlib.import_module(module), name))
 
 
 @runtime_checkable

@@ -23,103 +23,43 @@ behaviours count as fair, and why every cycle of the state graph is free of pert
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from kgc.model.property import CONSUMER as _CONSUMER
-from kgc.model.property import CONSUMERS as _CONSUMERS
-from kgc.model.property import GROUP as _GROUP
 from kgc.model.state import Consumer, Group, State
+from kgc.model.temporal import (
+    ALWAYS_EVENTUALLY,
+    CONSUMER,
+    CONSUMERS,
+    EVENTUALLY_ALWAYS,
+    GROUP,
+    LEADS_TO,
+    LIVENESS,
+    WHOLE,
+    Temporal,
+    always_eventually,
+    eventually_always,
+    leads_to,
+)
 from kgc.model.types import ApiKey, GroupState, MemberState
 
-LIVENESS = "liveness"
-LEADS_TO = "leads_to"
-ALWAYS_EVENTUALLY = "always_eventually"
-EVENTUALLY_ALWAYS = "eventually_always"
-
-# What a predicate reads: the protocol's vocabulary (kgc.model.property), which the liveness check's
-# labelling passes (kgc.explorer.labels) read too; WHOLE is the whole state.
-GROUP, CONSUMER, CONSUMERS = _GROUP, _CONSUMER, _CONSUMERS
-WHOLE = "whole"
+# The vocabulary of temporal properties is the model protocol's (kgc.model.temporal), re-exported here.
+__all__ = [
+    "ALWAYS_EVENTUALLY",
+    "CONSUMER",
+    "CONSUMERS",
+    "EVENTUALLY_ALWAYS",
+    "GROUP",
+    "LEADS_TO",
+    "LIVENESS",
+    "WHOLE",
+    "Temporal",
+    "always_eventually",
+    "eventually_always",
+    "leads_to",
+]
 
 GroupPredicate = Callable[[Group], bool]
 ConsumerPredicate = Callable[[Group, Consumer, int], bool]
 StatePredicate = Callable[[State], bool]
-Predicate = GroupPredicate | ConsumerPredicate | StatePredicate
-
-
-@dataclass(frozen=True)
-class Temporal:
-    """A liveness property ``trigger ~> goal`` (``trigger`` None: ``[]<>goal``)."""
-
-    name: str
-    description: str
-    source: str
-    form: str
-    scope: str
-    goal: Predicate
-    trigger: Predicate | None = None
-    witness: str = ""
-    """What the witness shows reachable: the obligation arising (``trigger`` true, ``goal`` false)."""
-
-    kind: str = LIVENESS
-
-    @property
-    def is_safety(self) -> bool:
-        return False
-
-    @property
-    def formula(self) -> str:
-        if self.form == EVENTUALLY_ALWAYS:
-            return f"<>[] {self.goal_text}"
-        return f"{self.trigger_text} ~> {self.goal_text}" if self.trigger is not None else f"[]<> {self.goal_text}"
-
-    @property
-    def trigger_text(self) -> str:
-        return _doc(self.trigger)
-
-    @property
-    def goal_text(self) -> str:
-        return _doc(self.goal)
-
-    def instances(self, consumers: int) -> list[str]:
-        """The names of the property's instances under a configuration: one per consumer for a
-        ``CONSUMER`` property, else the property itself."""
-        if self.scope == CONSUMER:
-            return [f"{self.name}[c{i + 1}]" for i in range(consumers)]
-        return [self.name]
-
-
-def _doc(fn: Predicate | None) -> str:
-    if fn is None:
-        return "true"
-    return (fn.__doc__ or fn.__name__).strip().splitlines()[0]
-
-
-def leads_to(
-    name: str, description: str, source: str, scope: str, trigger: Predicate, witness: str
-) -> Callable[[Predicate], Temporal]:
-    def wrap(goal: Predicate) -> Temporal:
-        return Temporal(name, description, source, LEADS_TO, scope, goal, trigger, witness)
-
-    return wrap
-
-
-def always_eventually(
-    name: str, description: str, source: str, scope: str, witness: str
-) -> Callable[[Predicate], Temporal]:
-    def wrap(goal: Predicate) -> Temporal:
-        return Temporal(name, description, source, ALWAYS_EVENTUALLY, scope, goal, None, witness)
-
-    return wrap
-
-
-def eventually_always(
-    name: str, description: str, source: str, scope: str, witness: str
-) -> Callable[[Predicate], Temporal]:
-    def wrap(goal: Predicate) -> Temporal:
-        return Temporal(name, description, source, EVENTUALLY_ALWAYS, scope, goal, None, witness)
-
-    return wrap
 
 
 # ---------------------------------------------------------------------------------- predicates

@@ -459,6 +459,26 @@ class _Rebalance:
     sync: dict[int, z3.ArithRef]
 
 
+def _polls_until_rejoin(env: Env, subject: str, learned: z3.ArithRef) -> tuple[z3.ArithRef, z3.ArithRef]:
+    """The subject's polls until it rejoins, having learned of a rebalance at ``learned``: `earlier`
+    batches (each within its range and within max.poll.interval.ms) take `before` ms in all; the
+    next batch is the one in progress when it learns, and the poll that ends it rejoins. Sets
+    ``env.batches`` (the replay's schedule reads them) and returns the batch in progress and the
+    moment of the rejoining poll."""
+    n = env.setting(0, "max.poll.records")
+    p = env.env_range("record.processing.ms")
+    mpi = env.setting(0, "max.poll.interval.ms")
+    earlier = z3.Int(f"{subject}.earlier_batches")
+    before = z3.Int(f"{subject}.earlier_ms")
+    cap = z3.If(n * p.hi < mpi, n * p.hi, mpi)
+    env.add(earlier >= 0, before >= earlier * n * p.lo, before <= earlier * cap)
+    current = rules.batch_duration(env, 0, f"{subject}.current_batch")
+    rejoin_poll = before + current
+    env.add(before < learned, learned <= rejoin_poll)
+    env.batches = (earlier, before, current)
+    return current, rejoin_poll
+
+
 def _rebalance(env: Env) -> _Rebalance:
     cfg = env.config
     subject = cfg.members[0].name
@@ -508,18 +528,7 @@ def _rebalance(env: Env) -> _Rebalance:
     )
     for m in hbs:
         premises.append(("a heartbeat arrives in the millisecond the rebalance starts", m.arrives != started))
-    # the polls before the rebalance is seen: `earlier` batches (each within its range and within
-    # max.poll.interval.ms) take `before` ms in all; the next batch is the one in progress when
-    # the answer arrives, and the poll that ends it rejoins
-    n = env.setting(0, "max.poll.records")
-    p = env.env_range("record.processing.ms")
-    earlier = z3.Int(f"{subject}.earlier_batches")
-    before = z3.Int(f"{subject}.earlier_ms")
-    cap = z3.If(n * p.hi < mpi, n * p.hi, mpi)
-    env.add(earlier >= 0, before >= earlier * n * p.lo, before <= earlier * cap)
-    current = rules.batch_duration(env, 0, f"{subject}.current_batch")
-    rejoin_poll = before + current
-    env.add(before < learned, learned <= rejoin_poll)
+    current, rejoin_poll = _polls_until_rejoin(env, subject, learned)
     premises.append(("a batch exceeds max.poll.interval.ms (the subject leaves: poll_timeout_leave)", current <= mpi))
     messages: list[Message] = list(hbs)
     # an accepted Heartbeat re-arms the subject's deadline (``rules.heartbeat_rearm``; not under
@@ -527,7 +536,6 @@ def _rebalance(env: Env) -> _Rebalance:
     rearms: list[tuple[z3.ArithRef, z3.BoolRef]] = (
         [] if env.mutant == "heartbeat_not_rearmed" else [(m.arrives, m.is_sent) for m in hbs]
     )
-    env.batches = (earlier, before, current)
     cd = env.net(f"{subject}.rejoin-commit.req", auto)
     cr = env.net(f"{subject}.rejoin-commit.resp", auto)
     messages.append(Message(rejoin_poll, rejoin_poll + cd, rejoin_poll + cd + cr, auto, 0))
@@ -790,18 +798,9 @@ def _encode_dead_reowned(env: Env) -> Encoded:
         alive.append(z3.Not(z3.And(m.is_sent, z3.Or(rules.missed_deadline(sdeadline, m.arrives), lapse))))
         sdeadline = z3.If(m.is_sent, rules.heartbeat_rearm(env, 0, sdeadline, m.arrives), sdeadline)
         s_answer, s_send = z3.If(m.is_sent, m.answered, s_answer), z3.If(m.is_sent, m.sent, s_send)
-    # polls: `earlier` batches before the one in progress when it learns; the poll ending it rejoins
-    n = env.setting(0, "max.poll.records")
-    p = env.env_range("record.processing.ms")
     mpi = env.setting(0, "max.poll.interval.ms")
-    earlier = z3.Int(f"{subject}.earlier_batches")
-    before = z3.Int(f"{subject}.earlier_ms")
-    cap = z3.If(n * p.hi < mpi, n * p.hi, mpi)
-    env.add(earlier >= 0, before >= earlier * n * p.lo, before <= earlier * cap)
-    current = rules.batch_duration(env, 0, f"{subject}.current_batch")
-    rejoin_poll = before + current
-    env.add(before < learned, learned <= rejoin_poll, join_sent == rejoin_poll)
-    env.batches = (earlier, before, current)
+    current, rejoin_poll = _polls_until_rejoin(env, subject, learned)
+    env.add(join_sent == rejoin_poll)
     premises.append((f"a batch exceeds max.poll.interval.ms ({subject} leaves: poll_timeout_leave)", current <= mpi))
     # after the last heartbeat before the rejoin, the subject's deadline must hold until its JoinGroup
     subject_join = join_sent + env.net(f"{subject}.join1.req")

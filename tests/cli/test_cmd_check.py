@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kgc.cli import cmd_check, main
-from kgc.explorer.liveness import STALLED_REMOVAL_BASIS as STALLED
+from kgc.model.fairness import STALLED_REMOVAL_BASIS as STALLED
 from kgc.properties.base import state_invariant
 from kgc.properties.protocol import for_config
 

@@ -14,7 +14,7 @@ import pytest
 from pyspark import cloudpickle
 
 from kgc.cli import cmd_check, main
-from kgc.explorer.liveness import STALLED_REMOVAL_BASIS
+from kgc.model.fairness import STALLED_REMOVAL_BASIS
 from kgc.properties.base import state_invariant
 from kgc.properties.protocol import for_config
 

@@ -10,9 +10,9 @@ import pytest
 from kgc.cli import cmd_report, main
 from kgc.diagrams.exploration import explore
 from kgc.diagrams.report import ReportInput, build_report
-from kgc.explorer.liveness import STALLED_REMOVAL_BASIS as STALLED
 from kgc.explorer.search import Bounds
 from kgc.model.config import Config
+from kgc.model.fairness import STALLED_REMOVAL_BASIS as STALLED
 from kgc.properties.protocol import ALL
 from tests.diagrams.traces import SMALL, nobody_stable_with_partitions
 

@@ -14,10 +14,10 @@ import pytest
 
 from kgc.cli import main
 from kgc.cli.exits import LIVENESS as EXIT_LIVENESS
-from kgc.explorer.liveness import STALLED_REMOVAL_BASIS as STALLED
 from kgc.explorer.liveness import Fairness, check
 from kgc.model.actions import EXPIRE_HEARTBEAT
 from kgc.model.config import Config
+from kgc.model.fairness import STALLED_REMOVAL_BASIS as STALLED
 from kgc.model.system import ClassicGroupModel
 from kgc.model.types import GroupState
 

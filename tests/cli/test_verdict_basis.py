@@ -11,7 +11,7 @@ import json
 import pytest
 
 from kgc.cli import main
-from kgc.explorer.liveness import STALLED_REMOVAL_BASIS as STALLED
+from kgc.model.fairness import STALLED_REMOVAL_BASIS as STALLED
 
 FAULT_FREE = ["--consumers", "2", "--partitions", "2", "--max-generation", "2", "--max-perturbations", "0"]
 GEN = "for generations ≤ 2"

@@ -1,8 +1,8 @@
 """A model that is not Kafka's (``kgc.examples_models.lease_lock``) through the engines, handed to them
 as a recipe (``LeaseLockConfig``, a ``kgc.model.protocol.ModelRecipe``): the Python engine's BFS and DFS
 and the Spark engine give the pinned counts and verdicts; the native engine refuses it in one line (it
-rebuilds Kafka's states from its keys). Liveness is not run on it: the liveness check labels Kafka's
-components (``docs/architecture.md``, "The engine boundary")."""
+rebuilds Kafka's states from its keys). The liveness check runs it in
+``tests/examples_models/test_lease_lock_liveness.py``."""
 
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ import pytest
 from kgc.explorer import liveness as L
 from kgc.explorer.components import PackedModel
 from kgc.explorer.search import Explorer
+from kgc.model import fairness as F
 from kgc.model.config import Config
 from kgc.model.mutants import CATALOGUE, by_name
 from kgc.model.system import ClassicGroupModel
@@ -109,7 +110,7 @@ def assert_real_lasso(model: PackedModel, lasso: L.Lasso, fairness: L.Fairness) 
 
     def stalls(key: int, nxt: int) -> bool:
         """The step needs a stalled client: in no class, and on no fair cycle (stalled_removal)."""
-        return fairness.stalls_removed and bool(L.stalled_clients(spec, model.decode(key), model.decode(nxt).group))
+        return fairness.stalls_removed and bool(F.stalled_clients(spec, model.decode(key), model.decode(nxt).group))
 
     assert not any(stalls(key, nxt) for (_, key), (_, nxt) in zip(cycle, cycle[1:], strict=False))
     table = L.ClassTable()

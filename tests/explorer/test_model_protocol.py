@@ -3,6 +3,8 @@ counts Stateright publishes for its ``2pc`` example (BFS with 3 resource manager
 
 from __future__ import annotations
 
+import pytest
+
 from kgc.explorer.search import Explorer
 from kgc.model.config import Config
 from kgc.model.protocol import Model
@@ -30,3 +32,22 @@ def test_a_bug_in_a_test_model_is_a_shortest_counterexample() -> None:
 def test_both_models_are_models() -> None:
     assert isinstance(TwoPhase(2), Model)
     assert isinstance(ClassicGroupModel(Config()), Model)
+
+
+def test_the_default_properties_are_the_models_or_its_recipes() -> None:
+    """Given no properties, the engine checks the model's own, else those its recipe names (Kafka's
+    ``Config.safety_properties``), else none; a wrong reference fails loudly."""
+    from kgc.examples_models.lease_lock import LeaseLockConfig, exclusive, held
+    from kgc.model.protocol import default_properties
+    from kgc.properties.protocol import ALL
+
+    assert Explorer(Config()).properties == list(ALL)
+    lease = LeaseLockConfig(2)
+    assert Explorer(lease).properties == [exclusive, held]
+    assert default_properties(None, object()) == []
+
+    class Wrong:
+        safety_properties = "kgc.properties.protocol:NO_SUCH_LIST"
+
+    with pytest.raises(AttributeError):
+        default_properties(Wrong(), object())

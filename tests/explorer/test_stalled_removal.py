@@ -1,4 +1,5 @@
-"""The stalled-removal fairness class (``kgc.explorer.liveness``: ``stalled_clients``, ``stall_edges``).
+"""The stalled-removal fairness class (``kgc.model.fairness``: ``stalled_clients``; ``kgc.explorer.liveness``:
+``stall_edges``).
 
 A step that needs a client stalled — the five-minute new-member timer removing a member parked in
 JoinGroup while another member, held by its running client, has not rejoined — is in no fairness
@@ -19,6 +20,7 @@ from kgc.cli import main
 from kgc.cli.exits import LIVENESS as EXIT_LIVENESS
 from kgc.explorer import liveness as L
 from kgc.explorer.components import PackedModel
+from kgc.model import fairness as F
 from kgc.model.actions import EXPIRE_HEARTBEAT
 from kgc.model.config import Config
 from kgc.model.state import NO_MEMBER, replace
@@ -52,12 +54,12 @@ def test_the_storm_is_fair_only_without_the_class() -> None:
     without = L.check_graph(model, graph, fairness=WITHOUT)
     lasso = verdict(without, "rebalance_completes").lasso
     assert lasso is not None and lasso.needs[0].startswith("c1 stalled")
-    assert without.stall_steps == {} and L.STALLED_REMOVAL_BASIS not in without.basis()
+    assert without.stall_steps == {} and F.STALLED_REMOVAL_BASIS not in without.basis()
     with_class = L.check_graph(model, graph, fairness=WEAK)
     held = verdict(with_class, "rebalance_completes")
     assert held.verdict == "holds" and held.witnessed
     assert with_class.stall_steps == {"c1": 13, "c2": 13}
-    assert with_class.verdict_text(held).endswith("under weak fairness " + L.STALLED_REMOVAL_BASIS)
+    assert with_class.verdict_text(held).endswith("under weak fairness " + F.STALLED_REMOVAL_BASIS)
     # The graph is the same; only the cycles that count changed.
     assert (with_class.states, with_class.edges, with_class.components) == (
         without.states,
@@ -76,10 +78,10 @@ def test_stalled_clients_reads_who_holds_the_phase_open() -> None:
         for i, (action, state) in enumerate(lasso.path)
         if i > lasso.loop_start and action is not None and action.kind == EXPIRE_HEARTBEAT and action.evicted
     ]
-    needing = [(s, t) for s, t in steps if L.stalled_clients(spec, s, t.group)]
+    needing = [(s, t) for s, t in steps if F.stalled_clients(spec, s, t.group)]
     assert needing, "the storm has a step that needs a stalled client"
     source, target = needing[0]
-    assert L.stalled_clients(spec, source, target.group) == (0,)
+    assert F.stalled_clients(spec, source, target.group) == (0,)
     (held,) = [m for m in source.group.members if not m.awaiting_join]
     rejoined = replace(
         source,
@@ -88,16 +90,16 @@ def test_stalled_clients_reads_who_holds_the_phase_open() -> None:
             members=tuple(replace(m, awaiting_join=True) if m.mid == held.mid else m for m in source.group.members),
         ),
     )
-    assert L.stalled_clients(spec, rejoined, target.group) == ()
+    assert F.stalled_clients(spec, rejoined, target.group) == ()
     gone = replace(
         source,
         consumers=tuple(
             replace(c, mid=NO_MEMBER, responses=()) if i == held.mid[0] else c for i, c in enumerate(source.consumers)
         ),
     )
-    assert L.stalled_clients(spec, gone, target.group) == ()
+    assert F.stalled_clients(spec, gone, target.group) == ()
     # A step that removes nobody needs nobody stalled.
-    assert L.stalled_clients(spec, source, source.group) == ()
+    assert F.stalled_clients(spec, source, source.group) == ()
 
 
 def test_a_liveness_mutant_is_still_caught_under_the_class() -> None:
@@ -109,16 +111,16 @@ def test_a_liveness_mutant_is_still_caught_under_the_class() -> None:
     assert lasso is not None and lasso.needs == []
     spec = model.spec
     cycle = lasso.path[lasso.loop_start :]
-    assert not any(L.stalled_clients(spec, s, t.group) for (_, s), (_, t) in zip(cycle, cycle[1:], strict=False))
+    assert not any(F.stalled_clients(spec, s, t.group) for (_, s), (_, t) in zip(cycle, cycle[1:], strict=False))
 
 
 def test_no_fairness_assumes_no_class() -> None:
     none = L.Fairness("none")
-    assert not none.stalls_removed and none.basis() == ["under none fairness"]
-    assert not any(line.startswith(L.STALLED_REMOVAL) for line in none.describe())
-    assert WEAK.basis() == ["under weak fairness", L.STALLED_REMOVAL_BASIS]
-    assert any(line.startswith(f"{L.STALLED_REMOVAL}(c): ") for line in WEAK.describe())
-    assert L.STALLED_REMOVAL in WEAK.summary() and L.STALLED_REMOVAL not in WITHOUT.summary()
+    assert not none.stalls_removed and none.basis(F.CLASSIC) == ["under none fairness"]
+    assert not any(line.startswith(F.STALLED_REMOVAL) for line in none.describe(F.CLASSIC))
+    assert WEAK.basis(F.CLASSIC) == ["under weak fairness", F.STALLED_REMOVAL_BASIS]
+    assert any(line.startswith(f"{F.STALLED_REMOVAL}(c): ") for line in WEAK.describe(F.CLASSIC))
+    assert F.STALLED_REMOVAL in WEAK.summary(F.CLASSIC) and F.STALLED_REMOVAL not in WITHOUT.summary(F.CLASSIC)
 
 
 def test_the_cli_states_the_class_and_can_drop_it(capsys: pytest.CaptureFixture[str]) -> None:
@@ -127,7 +129,7 @@ def test_the_cli_states_the_class_and_can_drop_it(capsys: pytest.CaptureFixture[
     live = doc["liveness"]
     assert live["stalled_removal"] is True and live["stall_steps"] == {"c1": 13, "c2": 13}
     by = {p["instance"]: p for p in live["properties"]}
-    assert by["rebalance_completes"]["qualified_verdict"].endswith(L.STALLED_REMOVAL_BASIS)
+    assert by["rebalance_completes"]["qualified_verdict"].endswith(F.STALLED_REMOVAL_BASIS)
     assert main(["check", *ARGV, "--json", "--no-stalled-removal"]) == EXIT_LIVENESS
     doc = json.loads(capsys.readouterr().out)
     assert doc["liveness"]["stalled_removal"] is False
@@ -135,7 +137,7 @@ def test_the_cli_states_the_class_and_can_drop_it(capsys: pytest.CaptureFixture[
     assert by["rebalance_completes"]["verdict"] == "violated"
     assert main(["check", *ARGV, "--no-progress"]) == EXIT_LIVENESS
     out = capsys.readouterr().out
-    assert f"  assume {L.STALLED_REMOVAL}(c): a client that stalls is removed by its timers" in out
+    assert f"  assume {F.STALLED_REMOVAL}(c): a client that stalls is removed by its timers" in out
     assert "(13 need c1 stalled, 13 need c2 stalled) lie on no fair cycle (stalled_removal)" in out
 
 

@@ -63,7 +63,7 @@ def test_a_kind_with_two_owners_of_one_role_is_refused(monkeypatch: pytest.Monke
 
 
 def test_the_liveness_assumptions_name_every_perturbation() -> None:
-    from kgc.explorer.liveness import UNFAIR_DOC
+    from kgc.model.fairness import UNFAIR_DOC
 
     assert UNFAIR_DOC == (
         "never forced (perturbations, bounded by the budgets): crash, lose_response, unload, store_failure, "
