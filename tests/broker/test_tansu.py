@@ -81,9 +81,12 @@ def test_the_context_manager_stops_the_broker_when_the_body_raises(tmp_path: Pat
 
 
 CHILD = """
-import sys, time
+import signal, sys, time
 from pathlib import Path
 from kgc.broker import TansuBroker
+# as kgc.cli.main does: Ctrl-C raises KeyboardInterrupt whatever the process inherited (a run
+# started in the background by a non-interactive shell inherits SIGINT ignored)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 broker = TansuBroker(log_path=Path(sys.argv[1]))
 broker.start()
 print(broker.pid, flush=True)
