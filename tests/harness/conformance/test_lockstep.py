@@ -34,6 +34,13 @@ class CountsFromZero:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # A setting a step makes (SyncGroup's store_completion "manual") is the wrapped coordinator's.
+        if name == "inner":
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self.inner, name, value)
+
     @staticmethod
     def _up(request: Any) -> Any:
         generation = request.generation_id
