@@ -13,8 +13,6 @@ profile's budget, for each of the five libraries."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,18 +23,9 @@ from kgc.harness.clients.machine import machine_for, static_options
 from kgc.model.types import GroupState
 from tests.harness.clients.conftest import budget
 from tests.harness.clients.library_tests import known_checks, stateful
-from tests.harness.clients.static_restart import STATIC_LIBRARIES
+from tests.harness.clients.static_restart import STATIC_LIBRARIES, until
 
 pytestmark = pytest.mark.clients
-
-
-def _until(predicate: Callable[[], bool], timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.2)
-    return False
 
 
 def _scripted_restart(cluster: Cluster, library: str, within_session: bool, out: Path) -> list[int]:
@@ -60,13 +49,13 @@ def _scripted_restart(cluster: Cluster, library: str, within_session: bool, out:
                 and bool(owned.get(second))
             )
 
-        assert _until(settled, 60), ("the two static members never settled", run.owned())
+        assert until(settled, 60), ("the two static members never settled", run.owned())
         group = run.served_group()
         assert group is not None
         before = group.generation_id
         machine.checks_hold()
         again = machine.restart_static(first, within_session)
-        assert _until(lambda: bool(run.owned().get(again)), 40), ("the new process owns nothing", run.owned())
+        assert until(lambda: bool(run.owned().get(again)), 40), ("the new process owns nothing", run.owned())
         machine.checks_hold()
     finally:
         machine.teardown()
