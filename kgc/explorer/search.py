@@ -261,6 +261,11 @@ class Explorer:
                 except MemoryError:  # the allocator failed (e.g. under ulimit -v); the frontier goes with it
                     pass
                 result = ran if ran is not None else search.out_of_memory()
+        if stop.interrupted and result.stats.stopped_by != "interrupted":
+            # The signal came after the search's last pause: the search finished without it, but
+            # the caller asked to stop. It goes to the handler now back in place (the command's:
+            # KeyboardInterrupt, exit 130 or 143), as it would have without the search's.
+            signal.raise_signal(SIGNALS_RECEIVED[-1])
         result.max_depth = bounds.max_depth
         return result
 

@@ -4,6 +4,7 @@ reductions that keep verdicts, and shortest counterexamples rebuilt by replay.""
 from __future__ import annotations
 
 import json
+import signal
 
 import pytest
 
@@ -148,3 +149,37 @@ def test_forgetting_memoised_steps_changes_nothing() -> None:
     b = Explorer(small(max_generation=3), props, stop_at_first=True, step_memory=50, engine="python")
     b = b.run("bfs").violations[0]
     assert [x[1] for x in a.path] == [x[1] for x in b.path]
+
+
+@pytest.mark.parametrize("engine", ["native", "python"])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_after_the_last_pause_still_stops_the_caller(
+    engine: str, sig: signal.Signals, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A signal that lands once the search has made its last check of the flag (the search ends
+    complete without it) goes on to the handler the caller had: the command's run stops there
+    instead of going on to liveness and exiting 0 (a fresh-clone CI run lost a Ctrl-C this way)."""
+    from kgc.explorer import native, search
+
+    target = native.NativeSearch if engine == "native" else search._Search
+    finish = target.run
+
+    def run_then_signal(self: object, *args: object, **kwargs: object) -> object:
+        out = finish(self, *args, **kwargs)  # type: ignore[arg-type]
+        signal.raise_signal(sig)
+        return out
+
+    class Caught(Exception):
+        pass
+
+    def caller_handler(signum: int, _frame: object) -> None:
+        raise Caught(signum)
+
+    monkeypatch.setattr(target, "run", run_then_signal)
+    previous = signal.signal(sig, caller_handler)
+    try:
+        with pytest.raises(Caught) as caught:
+            Explorer(small(), engine=engine).run("bfs")
+    finally:
+        signal.signal(sig, previous)
+    assert caught.value.args == (sig,)
