@@ -8,6 +8,7 @@ README by hand, measured with ``/usr/bin/time -v``.
 
     .venv/bin/python benchmarks/timing_query.py                       # every shipped example
     .venv/bin/python benchmarks/timing_query.py my.toml               # your own files
+    .venv/bin/python benchmarks/timing_query.py --question rolling_restart_evicts my.toml   # one question (repeatable)
 """
 
 from __future__ import annotations
@@ -25,6 +26,13 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "timing"
 
 
 def main(argv: list[str]) -> int:
+    names: list[str] = []
+    while len(argv) >= 2 and argv[0] == "--question":
+        if argv[1] not in QUESTIONS:
+            print(f"timing_query: unknown question {argv[1]!r}; known: {', '.join(QUESTIONS)}", file=sys.stderr)
+            return 2
+        names.append(argv[1])
+        argv = argv[2:]
     files = argv or sorted(str(p) for p in EXAMPLES.iterdir() if p.suffix in (".toml", ".json"))
     for f in files:
         try:
@@ -32,7 +40,7 @@ def main(argv: list[str]) -> int:
         except TimingConfigError as exc:
             print(f"timing_query: {exc}", file=sys.stderr)
             return 2
-        for q in QUESTIONS.values():
+        for q in [QUESTIONS[n] for n in names] or list(QUESTIONS.values()):
             load_before = os.getloadavg()[0]
             started = time.perf_counter()
             enc = encode(q, config)

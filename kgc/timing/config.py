@@ -96,7 +96,9 @@ ENVIRONMENT: dict[str, Setting] = {
     "assignment.ms": Setting(0, 0, INT_MAX, "time the leader's assignor takes (onJoinLeader)"),
     "new.member.join.ms": Setting(0, 0, INT_MAX, "when each new member sends its first JoinGroup"),
     "death.ms": Setting(0, 0, INT_MAX, "when the second member dies (dead_consumer_reowned)"),
-    "restart.ms": Setting(0, 0, INT_MAX, "how long a static member's restart takes (static_restart_expires)"),
+    "restart.ms": Setting(
+        0, 0, INT_MAX, "how long a restart takes (static_restart_expires; the restarted member of rolling_restart_*)"
+    ),
     "stall.ms": Setting(0, 0, INT_MAX, "how long the subject's one stall (a GC pause) lasts (stall_evicts)"),
 }
 
@@ -105,6 +107,13 @@ QUESTIONS: dict[str, Setting] = {
     "rebalance.held.max.ms": Setting(60_000, 0, INT_MAX, "the N of 'can a rebalance be held longer than N ms'"),
     "reown.max.ms": Setting(
         120_000, 0, INT_MAX, "the N of 'can a dead member's partitions stay unowned longer than N ms after it died'"
+    ),
+    "roll.settle.max.ms": Setting(
+        60_000,
+        0,
+        INT_MAX,
+        "the N of 'can the group take longer than N ms after a restarted member's new process started to be "
+        "Stable with all its members, each holding its assignment'",
     ),
 }
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import z3
 
 from kgc.timing.config import TimingConfig
-from kgc.timing.queries import POLLS, Outcome, Question, commit_polls, encode, heartbeat_rounds
+from kgc.timing.queries import POLLS, Outcome, Question, commit_polls, encode, heartbeat_rounds, schedule_of
 from kgc.timing.simulate import Run, Scenario, Schedule, Simulation
 
 
@@ -160,3 +160,47 @@ def _rebalance_run(
     sim.run.held_limit = config.questions["rebalance.held.max.ms"].lo
     horizon = sum(schedule.values()) + 4 * config.subject["max.poll.interval.ms"].lo
     return question.observe(sim.execute(horizon, stop=done))
+
+
+def judge_roll(
+    question: Question,
+    config: TimingConfig,
+    pins: dict[str, int],
+    symbolic_mutant: str | None = None,
+    concrete_mutant: str | None = None,
+) -> Judgement:
+    """Both sides on one run of a ``rolling_restart_*`` question: z3's choices named in ``pins``
+    (``c1.restart_at``, ``c1.restart``, ``roll.leader``, a survivor's ``c2.current_batch`` …) are
+    fixed, z3 picks the others (a configuration with fixed delays leaves it none to pick but the
+    batch split), and the concrete twin replays the resulting schedule — the question's own
+    names mapped to the simulation's (``schedule_of``) — until the group has settled after the
+    restart or a member that stayed up was removed. z3's outcome and the twin's must be equal."""
+    enc = encode(question, config, symbolic_mutant)
+    s = z3.Solver()
+    s.add(*enc.env.constraints, *[p for _, p in enc.premises])
+    for name, value in pins.items():
+        if name in enc.env.choices:
+            s.add(enc.env.choices[name].var == value)
+    if s.check() != z3.sat:
+        return Judgement(False)
+    model = s.model()
+    s.add(enc.bad)
+    symbolic = None
+    if s.check() == z3.sat:
+        model = s.model()
+        symbolic = enc.predict(model)
+    schedule = Schedule(schedule_of(enc, model))
+
+    def done(run: Run) -> bool:
+        if any(m != run.subject for m, _, _ in run.roll_evictions):
+            return True
+        back = run.restarts[0][2] if run.restarts else None
+        return back is not None and any(t >= back for t in run.settled)
+
+    sim = Simulation(config, schedule, question.scenario, concrete_mutant, question.auto_commit)
+    if question.prepare is not None:
+        question.prepare(sim, schedule)
+    sim.run.settle_limit = config.questions["roll.settle.max.ms"].lo
+    longest = max(m["max.poll.interval.ms"].lo + m["session.timeout.ms"].lo for m in config.members)
+    horizon = schedule.get(f"{config.subject.name}.restart_at", 1) + schedule.get(f"{config.subject.name}.restart", 0)
+    return Judgement(True, symbolic, question.observe(sim.execute(horizon + 4 * longest, stop=done)))

@@ -31,7 +31,7 @@ is VACUOUS — its own verdict and exit code, never counted as PROVED (``docs/ve
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -104,6 +104,9 @@ class Encoded:
     bad: z3.BoolRef
     premises: list[tuple[str, z3.BoolRef]]
     predict: Callable[[z3.ModelRef], Outcome]
+    #: rewrites a model's schedule into the simulation's names (a question whose message numbers
+    #: depend on the run, e.g. a survivor's heartbeats after a rebalance in ``rolling_restart_*``)
+    schedule_hook: Callable[[z3.ModelRef, dict[str, int]], dict[str, int]] | None = None
 
 
 @dataclass(frozen=True)
@@ -124,6 +127,9 @@ class Question:
     #: what one round is ("heartbeat round", "poll", "auto-commit")
     step: Callable[[Env], Encoded] | None = None
     unit: str = ""
+    #: adjusts a replay's simulation before it runs (``rolling_restart_*``: Kafka's arbitrary choice of
+    #: the new leader made as z3 made it)
+    prepare: Callable[[Simulation, Schedule], None] | None = None
 
 
 @dataclass
@@ -978,6 +984,505 @@ def _observe_restart(run: Run) -> Outcome | None:
     return None
 
 
+# ================================================================================= rolling restart
+
+#: ``roll.leader``'s value is the index of the survivor z3 made leader after the old leader's
+#: LeaveGroup (Kafka's arbitrary pick, ``GroupMetadata.remove``); survivors' own restarts, which come
+#: later in a roll, are scheduled beyond the replay: at this time.
+ROLL_LATER_MS = 10**12
+
+
+def roll_rounds(config: TimingConfig) -> tuple[int, int]:
+    """The heartbeats ``rolling_restart_*`` unrolls for each member that stays up: before its first
+    rejoin (from t = 0 to the latest close, the leave's arrival, a heartbeat round trip to learn of the
+    rebalance and the slowest batch) and after it (from its JoinGroup answer to the latest new process's
+    second JoinGroup, a round trip and the slowest batch), each at least ``HEARTBEATS`` and at most
+    ``MAX_HEARTBEATS``; runs that need more are reported not examined."""
+    window, _ = restart_window(config)
+    net = config.environment["network.delay.ms"].hi
+    slowest = max(m["max.poll.records"].hi for m in config.members) * config.environment["record.processing.ms"].hi
+    learn = max(m["heartbeat.interval.ms"].hi + m["retry.backoff.ms"].hi for m in config.members) + 2 * net
+    interval = max(min(m["heartbeat.interval.ms"].lo for m in config.members[1:]), 1)
+    before = window + net + learn + slowest
+    after = config.environment["restart.ms"].hi + 3 * net + learn + slowest
+    return tuple(max(HEARTBEATS, min(MAX_HEARTBEATS, -(-span // interval) + 2)) for span in (before, after))  # type: ignore[return-value]
+
+
+def _roll_learns(hbs: list[Message], started: z3.ArithRef) -> tuple[z3.ArithRef, z3.BoolRef]:
+    """When a member learns of a rebalance started at ``started``: the answer to its first heartbeat
+    arriving after it (REBALANCE_IN_PROGRESS, ``handleHeartbeat`` in PreparingRebalance), and whether
+    one of the unrolled heartbeats does arrive after it."""
+    after = [z3.And(m.is_sent, m.arrives > started) for m in hbs]
+    learned: z3.ArithRef = z3.IntVal(-1)
+    for m, r in reversed(list(zip(hbs, after, strict=True))):
+        assert m.answered is not None
+        learned = z3.If(r, m.answered, learned)
+    return learned, z3.Or(*after)
+
+
+@dataclass
+class _Segment:
+    """A member's polls from ``start`` until the poll that rejoins: ``earlier`` batches of ``before``
+    ms in all, then the batch in progress when it learned of the rebalance (``current``)."""
+
+    earlier: z3.ArithRef
+    before: z3.ArithRef
+    current: z3.ArithRef
+    rejoin: z3.ArithRef
+
+
+def _roll_polls(
+    env: Env, member: int, tag: str, start: z3.ArithRef, learned: z3.ArithRef, guard: z3.BoolRef
+) -> _Segment:
+    """``_polls_until_rejoin`` for any member and any first poll: a poll at ``start`` hands out a batch
+    (the first poll, or the fetch after a SyncGroup answer), each batch takes ``batch_duration``, and
+    the first poll at or after ``learned`` rejoins (an answer is read before the application thread
+    acts in the same millisecond)."""
+    name = env.config.members[member].name
+    n = env.setting(member, "max.poll.records")
+    p = env.env_range("record.processing.ms")
+    mpi = env.setting(member, "max.poll.interval.ms")
+    earlier = z3.Int(f"{name}.{tag}earlier_batches")
+    before = z3.Int(f"{name}.{tag}earlier_ms")
+    cap = z3.If(n * p.hi < mpi, n * p.hi, mpi)
+    env.add(earlier >= 0, before >= earlier * n * p.lo, before <= earlier * cap)
+    current = rules.batch_duration(env, member, f"{name}.{tag}current_batch", guard)
+    rejoin = start + before + current
+    env.add(z3.Implies(guard, z3.And(start + before < learned, learned <= rejoin)))
+    return _Segment(earlier, before, current, rejoin)
+
+
+def _roll_alive(
+    env: Env,
+    member: int,
+    hbs: list[Message],
+    deadline: z3.ArithRef,
+    session: z3.ArithRef,
+    join_sent: z3.ArithRef,
+    join_arrives: z3.ArithRef,
+    after: z3.ArithRef | None = None,
+) -> z3.BoolRef:
+    """A member that heartbeats on time keeps its session until its JoinGroup is parked: no heartbeat
+    misses the coordinator's deadline (armed at ``deadline``, re-armed by each accepted Heartbeat,
+    ``rules.heartbeat_rearm``; only those arriving after ``after`` count, earlier ones being overtaken
+    by the SyncGroup's re-arming) and its own session timer (restarted at ``session`` and at every
+    answer, ``rules.client_session_lapses``) does not lapse (needless_expiry's question)."""
+    st = env.setting(member, "session.timeout.ms")
+    s_answer, s_send = session, session
+    alive: list[z3.BoolRef] = []
+    for m in hbs:
+        assert m.answered is not None
+        counted = m.is_sent if after is None else z3.And(m.is_sent, m.arrives > after)
+        lapse = rules.client_session_lapses(env, member, s_answer, m.answered, s_send, m.sent)
+        alive.append(z3.Not(z3.And(counted, rules.missed_deadline(deadline, m.arrives))))
+        alive.append(z3.Not(z3.And(m.is_sent, lapse)))
+        deadline = z3.If(counted, rules.heartbeat_rearm(env, member, deadline, m.arrives), deadline)
+        s_answer = z3.If(m.is_sent, m.answered, s_answer)
+        s_send = z3.If(m.is_sent, m.sent, s_send)
+    alive.append(z3.Not(rules.missed_deadline(deadline, join_arrives)))
+    alive.append(s_answer + st >= join_sent)
+    return z3.And(*alive)
+
+
+def _max(xs: list[z3.ArithRef]) -> z3.ArithRef:
+    out = xs[0]
+    for x in xs[1:]:
+        out = z3.If(x > out, x, out)
+    return out
+
+
+@dataclass
+class _Roll:
+    """The symbolic first restart of a rolling restart, shared by ``rolling_restart_evicts`` and
+    ``rolling_restart_settled``."""
+
+    back: z3.ArithRef
+    by_leave: z3.BoolRef
+    by_join: z3.BoolRef
+    evictions: list[tuple[str, z3.ArithRef, z3.BoolRef]]
+    settled: z3.ArithRef
+    premises: list[tuple[str, z3.BoolRef]]
+    #: per member that stays up: its heartbeats and polls before its first rejoin, and after it
+    hbs1: dict[int, list[Message]]
+    hbs2: dict[int, list[Message]]
+    seg1: dict[int, _Segment]
+    seg2: dict[int, _Segment]
+
+
+def _roll(env: Env) -> _Roll:
+    """The first restart of a rolling restart of dynamic members (the second and later restarts
+    are outside the scenario; the horizon says so). Every member is Stable at t = 0 (the first
+    leading). The first member closes at ``S`` within its first two heartbeat periods: ``close()``
+    sends LeaveGroup (``ConsumerCoordinator.close`` → ``maybeLeaveGroup``, clients 3.6.2), which
+    removes it and prepares a rebalance (``handleLeaveGroup`` → ``removeMemberAndUpdateGroup`` →
+    ``maybePrepareRebalance``, ``GroupCoordinator.scala`` 3.6.2); if it led, an arbitrary member
+    leads (``GroupMetadata.remove``: a hash map's first key; z3 ranges over every survivor). Each
+    member that stays up learns of it from a heartbeat answer (REBALANCE_IN_PROGRESS), rejoins at
+    its next poll (auto-commit off) and is parked; the join phase completes when all have rejoined
+    or the rebalance timeout of the members present passes (``DelayedJoin``; ``onCompleteJoin``
+    removes those that did not rejoin, NOT_REJOINED), the leader assigns for ``assignment.ms`` and
+    everyone syncs. The new process starts ``restart.ms`` after ``S``: JoinGroup without a member
+    id, MEMBER_ID_REQUIRED (KIP-394, ``doNewMemberJoinGroup``), JoinGroup with the id, which in
+    Stable adds it and prepares the second rebalance (``addMemberAndRebalance``); the members that
+    stayed up learn of it, rejoin, and the group syncs again."""
+    cfg = env.config
+    n_members = len(cfg.members)
+    subject = cfg.members[0].name
+    survivors = list(range(1, n_members))
+    window, old_rounds = restart_window(cfg)
+    rounds1, rounds2 = roll_rounds(cfg)
+    premises: list[tuple[str, z3.BoolRef]] = []
+    restart = env.env_range("restart.ms")
+    stops = env.choose(f"{subject}.restart_at", 1, window)
+    down = env.choose(f"{subject}.restart", restart.lo, restart.hi)
+    expired, old_hbs, old_premises = _until_death(env, 0, stops, old_rounds)
+    premises += old_premises
+    leave_arrives = stops + env.net(f"{subject}.leave1.req")
+    rules.fifo(env, [*old_hbs, Message(stops, leave_arrives, None, z3.BoolVal(True), 0)])
+    premises.append(
+        (
+            f"{subject}'s session expires before its LeaveGroup arrives",
+            z3.Not(rules.missed_deadline(expired, leave_arrives)),
+        )
+    )
+    started1 = leave_arrives
+
+    # the leader after the old leader's LeaveGroup: Kafka's arbitrary pick among the survivors
+    if n_members == 2:
+        leads = {1: z3.BoolVal(True)}
+    else:
+        leader = env.choose("roll.leader", 1, n_members - 1)
+        leads = {j: leader == j for j in survivors}
+    asg = env.env_range("assignment.ms")
+
+    # --- the leave's rebalance: every survivor rejoins
+    hbs1: dict[int, list[Message]] = {}
+    seg1: dict[int, _Segment] = {}
+    join1: dict[int, z3.ArithRef] = {}
+    for j in survivors:
+        nm = cfg.members[j].name
+        sent = z3.Int(f"{nm}.join_sent1")
+        hbs1[j] = _heartbeats(env, j, nm, stop=sent, count=rounds1)
+        learned, some = _roll_learns(hbs1[j], started1)
+        premises.append((f"{nm}'s {rounds1} unrolled heartbeats all arrive before the leave's rebalance starts", some))
+        for m in hbs1[j]:
+            premises.append(
+                (
+                    "a heartbeat arrives in the millisecond a rebalance starts",
+                    z3.Or(z3.Not(m.is_sent), m.arrives != started1),
+                )
+            )
+        seg1[j] = _roll_polls(env, j, "", z3.IntVal(0), learned, z3.BoolVal(True))
+        env.add(sent == seg1[j].rejoin)
+        premises.append(
+            (
+                "a batch exceeds max.poll.interval.ms (the member leaves: poll_timeout_leave)",
+                seg1[j].current <= env.setting(j, "max.poll.interval.ms"),
+            )
+        )
+        join1[j] = sent + env.net(f"{nm}.join1.req")
+        premises.append(
+            (
+                f"{nm}'s session expires or lapses before it rejoins (needless_expiry)",
+                _roll_alive(env, j, hbs1[j], rules.rearm_deadline(env, j, z3.IntVal(0)), z3.IntVal(0), sent, join1[j]),
+            )
+        )
+    rt1 = rules.rebalance_timeout([rules.join_rebalance_timeout(env, j) for j in survivors])
+    completed1, by1 = rules.join_completes(_max(list(join1.values())), started1, rt1)
+    evictions: list[tuple[str, z3.ArithRef, z3.BoolRef]] = [
+        (cfg.members[j].name, started1 + rt1, z3.And(z3.Not(by1), join1[j] > started1 + rt1)) for j in survivors
+    ]
+
+    def sync_phase(
+        guard: z3.BoolRef, completed: z3.ArithRef, members: list[int], phase: int
+    ) -> tuple[dict[int, z3.ArithRef], ...]:
+        """Join answers, SyncGroup sends and arrivals, the times each SyncGroup is answered (a follower's when
+        it arrives, or when the leader's arrives if it was parked: ``propagateAssignment``) and the
+        answers' arrivals. Member 0 is the new process (followers only)."""
+        ja: dict[int, z3.ArithRef] = {}
+        sy: dict[int, z3.ArithRef] = {}
+        sync_sent: dict[int, z3.ArithRef] = {}
+        for j in members:
+            nm = cfg.members[j].name
+            key = f"{subject}.new" if j == 0 else nm
+            jn = 2 if j == 0 else phase
+            sn = 1 if j == 0 else phase
+            ja[j] = completed + env.net(f"{key}.join{jn}.resp", guard)
+            lead = leads.get(j, z3.BoolVal(False))
+            assign = env.choose(f"{nm}.assign", asg.lo, asg.hi, z3.And(guard, lead)) if j else z3.IntVal(0)
+            sync_sent[j] = ja[j] + z3.If(lead, assign, 0)
+            sy[j] = sync_sent[j] + env.net(f"{key}.sync{sn}.req", guard)
+            hbi = env.setting(j, "heartbeat.interval.ms")
+            premises.append(
+                (
+                    "the leader's assignment outlasts heartbeat.interval.ms (a heartbeat precedes its SyncGroup)",
+                    z3.Implies(guard, sync_sent[j] < ja[j] + hbi),
+                )
+            )
+        lead_arrives = z3.IntVal(0)
+        for j in survivors:
+            lead_arrives = z3.If(leads[j], sy[j], lead_arrives)
+        handled = {j: z3.If(sy[j] > lead_arrives, sy[j], lead_arrives) for j in members}
+        answered = {}
+        for j in members:
+            key = f"{subject}.new" if j == 0 else cfg.members[j].name
+            sn = 1 if j == 0 else phase
+            answered[j] = handled[j] + env.net(f"{key}.sync{sn}.resp", guard)
+        sync_timeout = rules.rebalance_timeout([rules.join_rebalance_timeout(env, j) for j in members])
+        for j in members:
+            follower = z3.Not(leads.get(j, z3.BoolVal(False)))
+            premises.append(
+                (
+                    "a follower's SyncGroup arrives with the leader's",
+                    z3.Implies(guard, z3.Or(z3.Not(follower), sy[j] != lead_arrives)),
+                )
+            )
+            premises.append(
+                (
+                    "a SyncGroup arrives after its member's session deadline (needless_expiry)",
+                    z3.Implies(guard, z3.Not(rules.missed_deadline(rules.rearm_deadline(env, j, completed), sy[j]))),
+                )
+            )
+            premises.append(
+                (
+                    "a SyncGroup arrives after the pending-sync timeout (DelayedSync evicts the member)",
+                    z3.Implies(
+                        guard,
+                        z3.Not(rules.missed_deadline(rules.pending_sync_deadline(completed, sync_timeout), sy[j])),
+                    ),
+                )
+            )
+        return ja, sync_sent, sy, handled, answered
+
+    ja1, sent1, sy1, handled1, answered1 = sync_phase(by1, completed1, survivors, 1)
+
+    # --- the new process: JoinGroup, MEMBER_ID_REQUIRED, JoinGroup with the id (in Stable: a rebalance)
+    back = stops + down
+    first = back + env.net(f"{subject}.new.join1.req")
+    started2 = first + env.net(f"{subject}.new.join1.resp") + env.net(f"{subject}.new.join2.req")
+    premises.append(
+        (
+            f"{subject}'s new process sends JoinGroup before the leave's rebalance is over (it joins that one)",
+            z3.Implies(by1, first > _max(list(handled1.values()))),
+        )
+    )
+    premises.append(
+        (
+            f"{subject}'s pending member id expires before its second JoinGroup",
+            z3.Not(rules.missed_deadline(rules.rearm_deadline(env, 0, first), started2)),
+        )
+    )
+
+    # --- the join's rebalance: every survivor learns of it and rejoins again
+    join2: dict[int, z3.ArithRef] = {}
+    hbs2s: dict[int, list[Message]] = {}
+    seg2s: dict[int, _Segment] = {}
+    for j in survivors:
+        nm = cfg.members[j].name
+        mpi = env.setting(j, "max.poll.interval.ms")
+        sent2 = z3.Int(f"{nm}.join_sent2")
+        hbs2: list[Message] = []
+        prev = ja1[j]
+        for k in range(1, rounds2 + 1):
+            late = rules.heartbeat_lateness(env, j, f"{nm}.p2hb{k}.late")
+            send = rules.next_heartbeat_send(env, j, prev, late)
+            used = z3.And(by1, send < sent2)
+            arrives = send + env.net(f"{nm}.p2hb{k}.req", used)
+            hbs2.append(Message(send, arrives, arrives + env.net(f"{nm}.p2hb{k}.resp", used), used, 1))
+            prev = send
+        learned2, some2 = _roll_learns(hbs2, started2)
+        premises.append(
+            (
+                f"{nm}'s {rounds2} unrolled heartbeats all arrive before the new process's rebalance starts",
+                z3.Implies(by1, some2),
+            )
+        )
+        for m in hbs2:
+            premises.append(
+                (
+                    "a heartbeat arrives in the millisecond a rebalance starts",
+                    z3.Or(z3.Not(m.is_sent), m.arrives != started2),
+                )
+            )
+            premises.append(
+                (
+                    f"a heartbeat of {nm} arrives before its SyncGroup is answered",
+                    z3.Or(z3.Not(m.is_sent), m.arrives > handled1[j]),
+                )
+            )
+        cap = z3.If(
+            env.setting(j, "max.poll.records") * env.env_range("record.processing.ms").hi < mpi,
+            env.setting(j, "max.poll.records") * env.env_range("record.processing.ms").hi,
+            mpi,
+        )
+        premises.append(
+            (
+                f"{nm}'s first batch after a rebalance may end past max.poll.interval.ms since the poll that rejoined",
+                z3.Implies(by1, answered1[j] + cap <= seg1[j].rejoin + mpi),
+            )
+        )
+        seg2 = _roll_polls(env, j, "p2.", answered1[j], learned2, by1)
+        seg2s[j] = seg2
+        env.add(sent2 == seg2.rejoin)
+        premises.append(
+            (
+                "a batch exceeds max.poll.interval.ms (the member leaves: poll_timeout_leave)",
+                z3.Implies(by1, seg2.current <= mpi),
+            )
+        )
+        join2[j] = sent2 + env.net(f"{nm}.join2.req", by1)
+        premises.append(
+            (
+                f"{nm}'s session expires or lapses before it rejoins (needless_expiry)",
+                z3.Implies(
+                    by1,
+                    _roll_alive(
+                        env, j, hbs2, rules.rearm_deadline(env, j, handled1[j]), ja1[j], sent2, join2[j], handled1[j]
+                    ),
+                ),
+            )
+        )
+        hbs2s[j] = hbs2
+        messages = [
+            *hbs1[j],
+            Message(seg1[j].rejoin, join1[j], ja1[j], z3.BoolVal(True), 0),
+            Message(sent1[j], sy1[j], answered1[j], by1, 0),
+            *hbs2,
+            Message(sent2, join2[j], None, by1, 0),
+        ]
+        rules.fifo(env, messages)
+    members2 = [*survivors, 0]
+    rt2 = rules.rebalance_timeout([rules.join_rebalance_timeout(env, j) for j in members2])
+    completed2, by2 = rules.join_completes(_max([started2, *join2.values()]), started2, rt2)
+    evictions += [
+        (cfg.members[j].name, started2 + rt2, z3.And(by1, z3.Not(by2), join2[j] > started2 + rt2)) for j in survivors
+    ]
+    both = z3.And(by1, by2)
+    answered2 = sync_phase(both, completed2, members2, 2)[4]
+    settled = _max(list(answered2.values()))
+    return _Roll(back, by1, by2, evictions, settled, premises, hbs1, hbs2s, seg1, seg2s)
+
+
+def _roll_hook(env: Env, roll: _Roll) -> Callable[[z3.ModelRef, dict[str, int]], dict[str, int]]:
+    """The simulation's names for a model of ``_roll``: a survivor's heartbeats after its first rejoin
+    are numbered on from those before it (``p2hb{k}`` → ``hb{m + k}``), its batches on from the first
+    segment's (each segment's earlier batches split evenly, as ``schedule_of`` does for one segment),
+    and its own restart, later in the roll, is put beyond the replay."""
+
+    def hook(model: z3.ModelRef, out: dict[str, int]) -> dict[str, int]:
+        second = _true(model, roll.by_leave)
+        for j, hbs in roll.hbs1.items():
+            nm = env.config.members[j].name
+            sent1 = sum(_true(model, m.is_sent) for m in hbs)
+            sent2 = sum(_true(model, m.is_sent) for m in roll.hbs2[j])
+            for k in range(sent1 + 1, len(hbs) + 1):
+                for suffix in ("late", "req", "resp"):
+                    out.pop(f"{nm}.hb{k}.{suffix}", None)
+            for k in range(1, len(roll.hbs2[j]) + 1):
+                for suffix in ("late", "req", "resp"):
+                    v = out.pop(f"{nm}.p2hb{k}.{suffix}", None)
+                    if v is not None and second and k <= sent2:
+                        out[f"{nm}.hb{sent1 + k}.{suffix}"] = v
+            base = 0
+            for seg, tag, used in ((roll.seg1[j], "", True), (roll.seg2[j], "p2.", second)):
+                out.pop(f"{nm}.{tag}current_batch", None)
+                if not used:
+                    continue
+                earlier, total, current = (_val(model, e) for e in (seg.earlier, seg.before, seg.current))
+                for i in range(earlier):
+                    out[f"{nm}.batch{base + i}"] = total // earlier + (1 if i < total % earlier else 0)
+                out[f"{nm}.batch{base + earlier}"] = current
+                base += earlier + 1
+            out[f"{nm}.restart_at"] = ROLL_LATER_MS
+        return out
+
+    return hook
+
+
+def _prepare_roll(sim: Simulation, schedule: Schedule) -> None:
+    """The replay makes Kafka's arbitrary pick of a new leader (``GroupMetadata.remove``: a hash map's
+    first key) as z3 made it (``roll.leader``: the member's index)."""
+    pick = schedule.values.get("roll.leader")
+    if pick is None:
+        return
+    name = sim.config.members[pick].name
+    original = sim.coord._arbitrary
+
+    def arbitrary(candidates: Sequence[str]) -> str:
+        for c in candidates:
+            client = sim.by_member.get(c)
+            if client is not None and client.name == name:
+                return c
+        return original(candidates)
+
+    sim.coord._arbitrary = arbitrary  # type: ignore[method-assign]
+
+
+def _encode_roll_evicts(env: Env) -> Encoded:
+    """Q10 (a): a member that stays up is removed during the restart: it has not rejoined when the
+    rebalance timeout of the leave's rebalance, or of the new process's, passes (``DelayedJoin`` →
+    ``onCompleteJoin`` removes it, NOT_REJOINED). Its session running out is needless_expiry's
+    question, excluded by a premise."""
+    roll = _roll(env)
+
+    def predict(model: z3.ModelRef) -> Outcome:
+        hits = sorted((_val(model, t), name) for name, t, b in roll.evictions if _true(model, b))
+        t, name = hits[0]
+        return Outcome("evicted", name, t)
+
+    bad = z3.Or(*[b for _, _, b in roll.evictions])
+    return Encoded(env, bad, roll.premises, predict, _roll_hook(env, roll))
+
+
+def _encode_roll_settled(env: Env) -> Encoded:
+    """Q10 (b): from the new process's start to the moment the group is Stable with all its members,
+    each holding its assignment (the last SyncGroup answer of the new process's rebalance), takes
+    longer than ``roll.settle.max.ms``. ``--solve roll.settle.max.ms`` gives the worst case."""
+    roll = _roll(env)
+    limit = env.global_setting("questions", "roll.settle.max.ms")
+    took = roll.settled - roll.back
+    premises = [
+        *roll.premises,
+        ("a member that stays up is evicted (rolling_restart_evicts)", z3.And(roll.by_leave, roll.by_join)),
+    ]
+    subject = env.config.members[0].name
+
+    def predict(model: z3.ModelRef) -> Outcome:
+        return Outcome("settled_late", subject, _val(model, roll.settled), _val(model, took))
+
+    return Encoded(env, took > limit, premises, predict, _roll_hook(env, roll))
+
+
+def _observe_roll_evicted(run: Run) -> Outcome | None:
+    """The first member other than the restarted one removed other than by its own LeaveGroup."""
+    hits = [(t, m) for m, t, _ in run.roll_evictions if m != run.subject]
+    if not hits:
+        return None
+    t, m = min(hits)
+    return Outcome("evicted", m, t)
+
+
+def _observe_roll_settled(run: Run) -> Outcome | None:
+    """When the group is first Stable with all its members, each with its assignment, after the
+    restarted member's new process started, if that is more than ``roll.settle.max.ms`` later."""
+    if not run.restarts:
+        return None
+    back = run.restarts[0][2]
+    t = next((t for t in run.settled if t >= back), None)
+    if t is None or t - back <= run.settle_limit:
+        return None
+    return Outcome("settled_late", run.subject, t, t - back)
+
+
+ROLL_HORIZON = (
+    "horizon: the first restart of a rolling restart of dynamic members — every member Stable at t = 0, the "
+    "first closes (LeaveGroup) within its first two heartbeat periods and its new process sends JoinGroup "
+    "restart.ms later — through both of its rebalances; the later restarts of the roll (each starts from the "
+    "group the one before left, with other timer phases), a new process joining its own leave's rebalance, "
+    "static members, auto-commit on: not examined"
+)
+
+
 def _held_limit(run: Run) -> int:
     return run.held_limit
 
@@ -989,7 +1494,8 @@ OUTSIDE_STEADY = (
 OUTSIDE_REBALANCE = (
     "several rebalances in a row (rolling restart, staggered joins), a static member's restart, a client stall "
     "(GC pause) are outside this scenario: not examined (a dead consumer's detection: dead_consumer_reowned; "
-    "one stall of a lone member: stall_evicts; one restart of a lone static member: static_restart_expires)"
+    "one stall of a lone member: stall_evicts; one restart of a lone static member: static_restart_expires; the first "
+    "restart of a rolling restart: rolling_restart_evicts, rolling_restart_settled)"
 )
 
 QUESTIONS: dict[str, Question] = {
@@ -1110,6 +1616,28 @@ QUESTIONS: dict[str, Question] = {
                 "restart during a rebalance, several members restarting in turn (a rolling restart): not examined"
             ),
         ),
+        Question(
+            "rolling_restart_evicts",
+            "can a member that stays up be evicted while another member restarts (a rolling restart's first "
+            "restart: LeaveGroup on close, the new process's JoinGroup restart.ms later)?",
+            Scenario.ROLLING,
+            _encode_roll_evicts,
+            _observe_roll_evicted,
+            auto_commit=False,
+            horizon=ROLL_HORIZON,
+            prepare=_prepare_roll,
+        ),
+        Question(
+            "rolling_restart_settled",
+            "can the group take longer than roll.settle.max.ms, after a restarted member's new process started, "
+            "to be Stable with all its members, each holding its assignment?",
+            Scenario.ROLLING,
+            _encode_roll_settled,
+            _observe_roll_settled,
+            auto_commit=False,
+            horizon=ROLL_HORIZON,
+            prepare=_prepare_roll,
+        ),
     )
 }
 
@@ -1137,7 +1665,7 @@ def answer(question: Question, config: TimingConfig, mutant: str | None = None, 
     """PROVED, REFUTED (with a counterexample replayed concretely), VACUOUS (no run satisfies the
     premises: the question was about nothing) or UNKNOWN (z3 ran out of time)."""
     started = time.perf_counter()
-    if question.scenario in (Scenario.REBALANCE, Scenario.DEAD) and len(config.members) < 2:
+    if question.scenario in (Scenario.REBALANCE, Scenario.DEAD, Scenario.ROLLING) and len(config.members) < 2:
         return Verdict(question, VACUOUS, 0.0, ["vacuous: the group has one member, nobody joins"])
     enc = encode(question, config, mutant)
     s = solver_for(enc, [enc.bad])
@@ -1184,8 +1712,11 @@ def simulate(question: Question, config: TimingConfig, schedule: Schedule, mutan
     """A concrete run of ``question``'s scenario, long enough to see ``until`` and the events of
     that millisecond."""
     sim = Simulation(config, schedule, question.scenario, mutant, auto_commit=question.auto_commit)
+    if question.prepare is not None:
+        question.prepare(sim, schedule)
     sim.run.held_limit = config.questions["rebalance.held.max.ms"].lo
     sim.run.reown_limit = config.questions["reown.max.ms"].lo
+    sim.run.settle_limit = config.questions["roll.settle.max.ms"].lo
     return sim.execute(until + 1)
 
 
@@ -1280,6 +1811,8 @@ def schedule_of(enc: Encoded, model: z3.ModelRef) -> dict[str, int]:
         for i in range(earlier):
             out[f"{subject}.batch{i}"] = total // earlier + (1 if i < total % earlier else 0)
         out[f"{subject}.batch{earlier}"] = current
+    if enc.schedule_hook is not None:
+        out = enc.schedule_hook(model, out)
     return out
 
 

@@ -190,6 +190,8 @@ class Run:
     died_at: int | None = None
     synced: list[tuple[str, int]] = field(default_factory=list)
     reown_limit: int = 0
+    #: the N of ``rolling_restart_settled``
+    settle_limit: int = 0
     #: every rebalance once the run started: (PreparingRebalance, join completion or None)
     rebalances: list[tuple[int, int | None]] = field(default_factory=list)
     #: every transition to Stable once the run started: (time, members in the group)

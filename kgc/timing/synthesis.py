@@ -35,6 +35,7 @@ DIRECTIONS: dict[str, str] = {
     "max.poll.interval.ms": "min",
     "rebalance.held.max.ms": "min",
     "reown.max.ms": "min",
+    "roll.settle.max.ms": "min",
     "heartbeat.interval.ms": "max",
     "max.poll.records": "max",
     "retry.backoff.ms": "max",
