@@ -1489,7 +1489,8 @@ def _held_limit(run: Run) -> int:
 
 OUTSIDE_STEADY = (
     "several rebalances, a restart, a client stall (GC pause) are outside this scenario: not examined "
-    "(a dead consumer: dead_consumer_reowned; one stall: stall_evicts; one static restart: static_restart_expires)"
+    "(a dead consumer: dead_consumer_reowned; one stall: stall_evicts; one static restart: static_restart_expires; "
+    "a rolling restart's first restart: rolling_restart_evicts, rolling_restart_settled)"
 )
 OUTSIDE_REBALANCE = (
     "several rebalances in a row (rolling restart, staggered joins), a static member's restart, a client stall "
