@@ -223,7 +223,23 @@ def test_an_empty_option_value_is_refused_not_read_as_absent(argv: list[str], mo
     code, err = _kgc(argv)
     option = next(a for a in reversed(argv) if a.startswith("--")).split("=")[0]
     assert code == exits.BAD_INPUT, err
-    assert err == f"kgc: error: {option}: an empty value (give one, or leave the option out)\n", err
+    assert err == f"kgc: error: {argv[0]}: argument {option}: an empty value (give one, or leave the option out)\n", err
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["check", "--no-progress", ""], "check: unrecognized arguments: ''"),
+        (["bugs", " "], "bugs: argument ID: an empty value (give one, or leave the option out)"),
+    ],
+)
+def test_an_empty_word_after_a_flag_is_not_blamed_on_the_flag(argv: list[str], expected: str) -> None:
+    """The empty-value check sits in the argument parser, which knows which word belongs to which
+    option: an empty word after a flag that takes no value (``--no-progress ''``) is a stray
+    argument, not an empty ``--no-progress`` (the earlier scan of argv ahead of the parser guessed
+    from the word before, and named the flag)."""
+    code, err = _kgc(argv)
+    assert code == exits.BAD_INPUT and err == f"kgc: error: {expected}\n", err
 
 
 def test_a_bare_optional_value_is_not_an_empty_value() -> None:
