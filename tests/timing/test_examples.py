@@ -45,8 +45,17 @@ REFUTATIONS: dict[str, dict[str, str]] = {
         "evicted_while_parked": "evicted_while_parked",
         # a batch may take 500 s, longer than max.poll.interval.ms: every run is poll_timeout_leave's
         "stall_evicts": VACUOUS,
+        # batches of 50 s or more and restart.ms 0: as on long-poll-interval.toml below
+        "rolling_restart_evicts": VACUOUS,
+        "rolling_restart_settled": VACUOUS,
     },
-    "long-poll-interval.toml": {"evicted_while_parked": "evicted_while_parked"},
+    # batches of 100-550 s and restart.ms 0: the new process always joins the rebalance of its own leave,
+    # which the rolling-restart questions leave out
+    "long-poll-interval.toml": {
+        "evicted_while_parked": "evicted_while_parked",
+        "rolling_restart_evicts": VACUOUS,
+        "rolling_restart_settled": VACUOUS,
+    },
     # C1 assigns for 12 s, longer than a heartbeat interval: outside dead_consumer_reowned's scenario
     # ... and the rolling restart's new leader, whichever survivor it is, assigns for those 12 s too
     "seed000.toml": {

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgc.cli import exits, main
+from kgc.timing import queries
 from kgc.timing.config import Bound, load, parse
 from kgc.timing.crosscheck import judge_roll
 from kgc.timing.queries import (
@@ -194,3 +195,38 @@ def test_cli_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["timing", example, "--question", "rolling_restart_settled", "--timeline-lines", "0"])
     assert code == exits.VIOLATION
     assert "settled_late of c1" in capsys.readouterr().out
+
+
+def test_an_undecided_premise_check_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A premise check z3 cannot decide in its budget (on a slow machine, a restart range far longer
+    than the unrolled heartbeats took 12 s) is reported not examined, never taken for "no such run"."""
+    enc = encode(EVICTS, _fixed(2, 100))
+
+    class Undecided(z3.Solver):
+        def check(self, *assumptions: Any) -> z3.CheckSatResult:
+            return z3.unknown
+
+    monkeypatch.setattr(queries.z3, "Solver", Undecided)
+    notes = queries._excluded(enc)
+    assert notes and all(n.startswith("not examined: runs where") and "could not tell" in n for n in notes)
+    assert len(notes) == len({text for text, _ in enc.premises})
+
+
+def test_runs_beyond_the_unrolled_heartbeats_are_reported() -> None:
+    """Heartbeats every second and restarts of up to a minute: the new process's rebalance can start
+    after the survivor's unrolled heartbeats, and the answer says so (before, those runs were
+    dropped by the poll constraints and no note said it)."""
+    config = parse(
+        {
+            "consumer": {"session.timeout.ms": 10_000, "heartbeat.interval.ms": 1000, "enable.auto.commit": False},
+            "environment": {"network.delay.ms": [1, 5], "record.processing.ms": [1, 2], "restart.ms": [1000, 60_000]},
+        }
+    )
+    _, after = roll_rounds(config)
+    enc = encode(EVICTS, config)
+    (premise,) = {
+        p for text, p in enc.premises if f"c2's {after} unrolled heartbeats" in text and "new process" in text
+    }
+    s = z3.Solver()
+    s.add(*enc.env.constraints, z3.Not(premise))
+    assert s.check() == z3.sat
