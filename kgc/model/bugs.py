@@ -196,12 +196,19 @@ CATALOGUE: tuple[Bug, ...] = (
         "KAFKA-14009",
         SCALA_COORDINATOR,
         "static member rejoin keeps its old rebalance timeout",
-        "3.4.0",
-        outside="per-member timeout values (the model's timers are untimed events); the fix (apache/kafka#12308, "
-        "GroupCoordinator.updateStaticMemberAndRebalance stores the rejoining static member's new rebalance and "
-        "session timeouts) is about values, so it belongs to the timing layer, whose static_restart_expires restarts "
-        "a lone static member with unchanged settings and asks nothing of the rebalance after it; putting it back "
-        "there needs a restart with a changed max.poll.interval.ms followed by a rebalance the member holds",
+        "3.3.2/3.4.0",
+        fix="apache/kafka#12308 (GroupCoordinator.updateStaticMemberAndRebalance passes the rejoining static "
+        "member's rebalance and session timeouts to GroupMetadata.updateMember, and restores the old ones when "
+        "the group's store fails; merged to trunk and 3.3)",
+        fidelity="the inverse of the fix on the timed reference: a static member's new process that rejoins keeps "
+        "the old member's rebalance and session timeouts (updateMember stores none of the JoinGroup's), as Kafka "
+        "<= 3.3.1 did; the question sees the session-timeout half: the restarted member, heartbeating at its new "
+        "interval, is expired by the old session timeout after its SyncGroup; the rebalance-timeout half (a later "
+        "join phase waiting only the old max.poll.interval.ms) needs a rebalance after the restart, which the "
+        "question's scenario does not have; the untimed model has no timeout values",
+        timing_mutant="static_rejoin_keeps_old_timeouts",
+        question="static_restart_new_timeouts",
+        example="static-new-timeouts.toml",
     ),
     Bug(
         "KAFKA-14201",

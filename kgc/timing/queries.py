@@ -978,6 +978,130 @@ def _observe_restart(run: Run) -> Outcome | None:
     return None
 
 
+def new_timeouts_rounds(config: TimingConfig) -> int:
+    """The new process's heartbeats ``static_restart_new_timeouts`` unrolls: enough for the longer of
+    the two processes' session timeouts to pass at the new process's shortest heartbeat interval, and
+    one more (each at least ``HEARTBEATS``, at most ``MAX_HEARTBEATS``)."""
+    old, new = config.members[0], config.members[1]
+    session = max(old["session.timeout.ms"].hi, new["session.timeout.ms"].hi)
+    return max(HEARTBEATS, min(MAX_HEARTBEATS, -(-session // max(new["heartbeat.interval.ms"].lo, 1)) + 1))
+
+
+def _new_process_fits(env: Env) -> z3.BoolRef:
+    """The new process's slowest batch fits in its ``max.poll.interval.ms`` (else its poll timer may end
+    the run first: ``poll_timeout_leave``'s question)."""
+    slowest = env.setting(1, "max.poll.records") * env.env_range("record.processing.ms").hi
+    return slowest <= env.setting(1, "max.poll.interval.ms")
+
+
+def _encode_static_new_timeouts(env: Env) -> Encoded:
+    """Q10: the subject is a static member (``group.instance.id``, KIP-345) restarted to roll out new
+    settings: its process stops at ``S`` (no LeaveGroup) and the new process — with the second
+    member's settings, e.g. a raised ``session.timeout.ms`` and ``heartbeat.interval.ms`` — sends
+    JoinGroup with the same instance id and no member id ``restart.ms`` later. In Stable the coordinator
+    gives the member a new id without a rebalance (``updateStaticMemberAndRebalance``, ``GroupCoordinator.scala``
+    3.6.2): it re-arms the DelayedHeartbeat with the timeout the member has (the old one), stores the
+    JoinGroup's timeouts (``rules.static_rejoin_session_timeout``) and answers; the new process syncs
+    (an answered SyncGroup re-arms the deadline) and heartbeats every ``heartbeat.interval.ms`` of its
+    own from the JoinGroup answer on (``resetTimeouts``), each accepted Heartbeat re-arming the deadline.
+    Bad: the coordinator expires the new member although it heartbeats on time by its new settings."""
+    name = env.config.members[0].name
+    new = f"{name}.new"
+    window, rounds = restart_window(env.config)
+    stops = env.choose(f"{name}.restart_at", 1, window)
+    down = env.choose(f"{name}.restart", env.env_range("restart.ms").lo, env.env_range("restart.ms").hi)
+    expired_old, old_hbs, premises = _until_death(env, 0, stops, rounds)
+    start = stops + down
+    rejoin = start + env.net(f"{new}.join1.req")
+    premises.append(
+        (
+            "a heartbeat of the old process arrives after the new process's JoinGroup",
+            z3.And(*[z3.Implies(m.is_sent, m.arrives < rejoin) for m in old_hbs]),
+        )
+    )
+    premises.append(
+        (
+            "the old member's session expires before the new process's JoinGroup arrives (static_restart_expires)",
+            z3.Not(expired_old < rejoin),
+        )
+    )
+    premises.append(
+        ("a batch of the new process outlasts its max.poll.interval.ms (poll_timeout_leave)", _new_process_fits(env))
+    )
+    held = rules.static_rejoin_session_timeout(env, 0, 1)
+    answered = rejoin + env.net(f"{new}.join1.resp")
+    sync_arrives = answered + env.net(f"{new}.sync1.req")
+    messages = [
+        Message(start, rejoin, answered, z3.BoolVal(True), 0),
+        Message(answered, sync_arrives, sync_arrives + env.net(f"{new}.sync1.resp"), z3.BoolVal(True), 0),
+    ]
+    # the join's re-arm comes before updateMember: it reads the old process's session timeout
+    deadline = rules.rearm_deadline(env, 0, rejoin)
+    events: list[tuple[z3.ArithRef, z3.BoolRef]] = [(deadline, rules.missed_deadline(deadline, sync_arrives))]
+    deadline = sync_arrives + held
+    prev_send, prev_answer = answered, answered
+    lapses: list[z3.BoolRef] = []
+    for k in range(1, new_timeouts_rounds(env.config) + 1):
+        late = rules.heartbeat_lateness(env, 1, f"{new}.hb{k}.late")
+        send = rules.next_heartbeat_send(env, 1, prev_send, late)
+        arrives = send + env.net(f"{new}.hb{k}.req")
+        answer_at = arrives + env.net(f"{new}.hb{k}.resp")
+        messages.append(Message(send, arrives, answer_at, z3.BoolVal(True), 1))
+        events.append((deadline, rules.missed_deadline(deadline, arrives)))
+        lapses.append(rules.client_session_lapses(env, 1, prev_answer, answer_at, prev_send, send))
+        deadline = arrives + held
+        prev_send, prev_answer = send, answer_at
+    rules.fifo(env, messages)
+    premises.append(("the new process's own session timer lapses (needless_expiry)", z3.Not(z3.Or(*lapses))))
+
+    def predict(model: z3.ModelRef) -> Outcome:
+        return Outcome("expired", name, min(_val(model, t) for t, b in events if _true(model, b)))
+
+    return Encoded(env, z3.Or(*[b for _, b in events]), premises, predict)
+
+
+def _step_new_timeouts(env: Env) -> Encoded:
+    """The induction step of ``static_restart_new_timeouts``: two heartbeat rounds of the new process
+    after *any* earlier one (its send, arrival and answer free), the coordinator holding the member to
+    the session timeout it stored at the rejoin. No expiry in the first round and one in the second is
+    unsat when each round depends only on the one before it — the deadline is re-armed at every
+    accepted Heartbeat with that timeout — so the unrolled rounds stand for all later ones."""
+    held = rules.static_rejoin_session_timeout(env, 0, 1)
+    prev = Message(z3.Int("step.prev.sent"), z3.Int("step.prev.arrives"), z3.Int("step.prev.answered"), True, 1)
+    assert prev.answered is not None
+    env.add(prev.sent <= prev.arrives, prev.arrives <= prev.answered)
+    deadline = prev.arrives + held
+    prev_send = prev.sent
+    window: list[Message] = [prev]
+    round_bad: list[z3.BoolRef] = []
+    for k in (1, 2):
+        late = rules.heartbeat_lateness(env, 1, f"step.hb{k}.late")
+        send = rules.next_heartbeat_send(env, 1, prev_send, late)
+        arrives = send + env.net(f"step.hb{k}.req")
+        window.append(Message(send, arrives, arrives + env.net(f"step.hb{k}.resp"), z3.BoolVal(True), 1))
+        round_bad.append(rules.missed_deadline(deadline, arrives))
+        deadline = arrives + held
+        prev_send = send
+    rules.fifo(env, window)
+
+    def predict(model: z3.ModelRef) -> Outcome:
+        return Outcome("expired", env.config.members[0].name, 0)
+
+    return Encoded(env, round_bad[1], [("the earlier round", z3.Not(round_bad[0]))], predict)
+
+
+def _observe_new_timeouts(run: Run) -> Outcome | None:
+    """The first expiry after the new process's JoinGroup arrived (an expiry before it is
+    ``static_restart_expires``'s, outside this question's runs)."""
+    rejoined = [m.received for m in run.messages if m.dst == COORDINATOR and m.name == "join1"]
+    if not rejoined:
+        return None
+    for member, t, _ in sorted(run.expired, key=lambda e: e[1]):
+        if t >= rejoined[0]:
+            return Outcome("expired", member, t)
+    return None
+
+
 def _held_limit(run: Run) -> int:
     return run.held_limit
 
@@ -1110,6 +1234,25 @@ QUESTIONS: dict[str, Question] = {
                 "restart during a rebalance, several members restarting in turn (a rolling restart): not examined"
             ),
         ),
+        Question(
+            "static_restart_new_timeouts",
+            "can a static member restarted with new timeouts (a new session.timeout.ms and heartbeat.interval.ms) be "
+            "expired while it heartbeats on time by its new settings — held to the old ones?",
+            Scenario.RESTART_RECONFIGURED,
+            _encode_static_new_timeouts,
+            _observe_new_timeouts,
+            auto_commit=False,
+            horizon=(
+                "horizon: one restart of a lone static member (the configuration's second member is its new "
+                "process), beginning within its first two heartbeat periods and shorter than its old session; the "
+                "new process's JoinGroup, SyncGroup and first heartbeats (enough for either session timeout to "
+                "pass), every later round by the induction step on the next line; a rebalance after the restart "
+                "(where the stored rebalance timeout is read), a restart during a rebalance, several members: not "
+                "examined"
+            ),
+            step=_step_new_timeouts,
+            unit="heartbeat round",
+        ),
     )
 }
 
@@ -1139,6 +1282,8 @@ def answer(question: Question, config: TimingConfig, mutant: str | None = None, 
     started = time.perf_counter()
     if question.scenario in (Scenario.REBALANCE, Scenario.DEAD) and len(config.members) < 2:
         return Verdict(question, VACUOUS, 0.0, ["vacuous: the group has one member, nobody joins"])
+    if question.scenario == Scenario.RESTART_RECONFIGURED and len(config.members) < 2:
+        return Verdict(question, VACUOUS, 0.0, ["vacuous: no second member gives the restarted process's settings"])
     enc = encode(question, config, mutant)
     s = solver_for(enc, [enc.bad])
     result = s.check()

@@ -220,6 +220,20 @@ def new_member_timer_fires(env: Env, added: Int) -> Int | None:
     return None
 
 
+def static_rejoin_session_timeout(env: Env, old: int, new: int) -> Int:
+    """The session timeout the coordinator holds a static member to once its new process has rejoined
+    (JoinGroup with the member's ``group.instance.id`` and no member id, answered in Stable):
+    ``updateStaticMemberAndRebalance`` re-arms the DelayedHeartbeat first, with the timeout the member
+    still has (the old process's), then ``updateMember`` stores the new process's rebalance and session
+    timeouts, which every later re-arm reads (``GroupCoordinator.scala`` 3.6.2; the timeouts since
+    apache/kafka#12308, KAFKA-14009, 3.3.2/3.4.0). ``old`` and ``new`` are the two processes' settings
+    (members of the configuration). Mutant ``static_rejoin_keeps_old_timeouts``: Kafka <= 3.3.1, whose
+    ``updateMember`` took no timeouts, so the old process's session timeout stays."""
+    if env.mutant == M.STATIC_REJOIN_KEEPS_OLD_TIMEOUTS:
+        return env.setting(old, "session.timeout.ms")
+    return env.setting(new, "session.timeout.ms")
+
+
 def missed_deadline(deadline: Int, next_rearm: Int) -> Bool:
     """The DelayedHeartbeat fires at its deadline unless a re-arming request arrived by then
     (a request in the deadline's millisecond is handled first)."""

@@ -30,7 +30,7 @@ from __future__ import annotations
 import heapq
 import time as time_module
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import partial
 from itertools import count
@@ -91,6 +91,10 @@ class Scenario(Enum):
     """The subject alone as a static member (``group.instance.id``); its process restarts at
     ``{member}.restart_at`` (no LeaveGroup: a static member sends none on close, KIP-345) and
     the new process rejoins ``{member}.restart`` ms later with the same instance id."""
+    RESTART_RECONFIGURED = "restart-reconfigured"
+    """``RESTART`` where the new process runs with other settings: the configuration's second member
+    (``[[member]]``) is the same static member's new process (new timeouts, e.g. a raised
+    ``session.timeout.ms`` rolled out by the restart); its names in the schedule are ``{member}.new.…``."""
     DEAD = "dead"
     """Two members Stable at t = 0; the second dies (a crash: no LeaveGroup) at ``{member}.dies_at``
     and the first re-owns its partitions after the coordinator expires it."""
@@ -345,6 +349,30 @@ class _NewMemberTimerNotCompleted(ReferenceCoordinator):
         super().complete_and_schedule_next_expiration(group, member, timeout_ms)
 
 
+class _StaticRejoinKeepsOldTimeouts(ReferenceCoordinator):
+    """The reference coordinator with timing mutant ``static_rejoin_keeps_old_timeouts`` (KAFKA-14009 put
+    back): a static member's new process that rejoins (``updateStaticMemberAndRebalance``) keeps the
+    rebalance and session timeouts of the member it replaces, as Kafka <= 3.3.1's ``updateMember`` did
+    (it took no timeouts); apache/kafka#12308 (3.3.2/3.4.0) passes the JoinGroup's timeouts on."""
+
+    def update_static_member_and_rebalance(
+        self,
+        group: Any,
+        old_member_id: str,
+        new_member_id: str,
+        group_instance_id: str,
+        request: JoinGroupRequest,
+        callback: Any,
+    ) -> None:
+        old = group.get(old_member_id)
+        kept = replace(
+            request, rebalance_timeout_ms=old.rebalance_timeout_ms, session_timeout_ms=old.session_timeout_ms
+        )
+        super().update_static_member_and_rebalance(
+            group, old_member_id, new_member_id, group_instance_id, kept, callback
+        )
+
+
 class Simulation:
     """A timed run of ``config`` (every setting fixed) under ``schedule``."""
 
@@ -381,6 +409,7 @@ class Simulation:
         coordinator_class: type[ReferenceCoordinator] = {
             M.HEARTBEAT_NOT_REARMED: _HeartbeatNotRearmed,
             M.NEW_MEMBER_TIMER_NOT_COMPLETED: _NewMemberTimerNotCompleted,
+            M.STATIC_REJOIN_KEEPS_OLD_TIMEOUTS: _StaticRejoinKeepsOldTimeouts,
         }.get(mutant or "", ReferenceCoordinator)
         self.coord = coordinator_class(
             CoordinatorConfig.of(
@@ -403,6 +432,7 @@ class Simulation:
             Scenario.STEADY: config.members[:1],
             Scenario.STALL: config.members[:1],
             Scenario.RESTART: config.members[:1],
+            Scenario.RESTART_RECONFIGURED: config.members[:1],
             Scenario.DEAD: config.members[:2],
         }.get(scenario, config.members)
         self.run.subject = config.members[0].name
@@ -836,7 +866,7 @@ class Simulation:
         st = settings["session.timeout.ms"]
         self._current = (c1, _Message(c1.name, "setup", ApiKey.JOIN_GROUP, lambda: None, 0, 0, 0), 0)
         self.coord.observe(None)
-        if self.scenario == Scenario.RESTART:
+        if self.scenario in (Scenario.RESTART, Scenario.RESTART_RECONFIGURED):
             # a static member: no MEMBER_ID_REQUIRED round trip (KIP-345)
             self.coord.join(self._join_request(c1, "", INSTANCE))
         elif self.mutant == M.NEW_MEMBER_TIMER_NOT_COMPLETED:
@@ -871,7 +901,7 @@ class Simulation:
         self.ready = True
         self.run.note(0, COORDINATOR, "state", "Stable")
         self.run.note(0, c1.name, "client", f"Stable, generation {c1.generation}")
-        if self.scenario == Scenario.RESTART:
+        if self.scenario in (Scenario.RESTART, Scenario.RESTART_RECONFIGURED):
             at = self.schedule.get(f"{c1.name}.restart_at", 1)
             down = self.schedule.get(f"{c1.name}.restart", self._env_min("restart.ms"))
             self.at(
@@ -1051,7 +1081,12 @@ class Simulation:
         """The static member's new process: a fresh client with the same name and instance id sends
         JoinGroup with no member id (``doStaticNewMemberJoinGroup``, Kafka 3.6.2)."""
         old = self.clients[0]
-        client = _Client(self, 0, dict(old.s))
+        settings = dict(old.s)
+        if self.scenario == Scenario.RESTART_RECONFIGURED:
+            settings = {k: b.lo for k, b in self.config.members[1].settings.items()}
+        client = _Client(self, 0, settings)
+        if self.scenario == Scenario.RESTART_RECONFIGURED:
+            client.key = f"{old.name}.new"
         client.time.now_ms = now
         self.clients[0] = client
         self.run.note(now, client.name, "client", "restarted: JoinGroup with its group.instance.id")

@@ -49,7 +49,7 @@ from kgc.timing import rules
 from kgc.timing import simulate as S
 from kgc.timing.config import NEW_MEMBER_JOIN_TIMEOUT_MS, load
 from kgc.timing.rules import Env
-from kgc.timing.simulate import _NewMemberTimerNotCompleted
+from kgc.timing.simulate import _NewMemberTimerNotCompleted, _StaticRejoinKeepsOldTimeouts
 
 ROOT = Path(__file__).resolve().parents[2]
 GROUP = "twins"
@@ -657,6 +657,67 @@ def test_new_member_timer_with_one_side_mutated_disagrees() -> None:
     assert list(_new_member_timer_disagreements(None, M.NEW_MEMBER_TIMER_NOT_COMPLETED))
 
 
+@dataclass
+class _TwoProcesses:
+    """``rules.Env`` for a rule that reads two members' settings: member 0's and member 1's session
+    timeouts (the old and the new process of one static member)."""
+
+    mutant: str | None
+    sessions: tuple[int, int]
+
+    def setting(self, member: int, prop: str) -> z3.ArithRef:
+        assert prop == "session.timeout.ms", prop
+        return z3.IntVal(self.sessions[member])
+
+
+def _static_timeouts_disagreements(mutant: str | None, concrete_mutant: str | None) -> Iterator[tuple[int, ...]]:
+    """A static member Stable alone at 0 with session timeout ``old``; its new process rejoins at 1000
+    (JoinGroup with the same ``group.instance.id``, no member id, session timeout ``new``) and syncs in
+    the same millisecond, then sends one Heartbeat ``gap`` ms later if it is still a member. When the
+    reference (with ``static_rejoin_keeps_old_timeouts``: the simulation's coordinator for it) removes
+    it, against ``static_rejoin_session_timeout``: the SyncGroup's re-arm, then the Heartbeat's, each
+    with the session timeout the rule says the member is held to."""
+    cls = (
+        _StaticRejoinKeepsOldTimeouts if concrete_mutant == M.STATIC_REJOIN_KEEPS_OLD_TIMEOUTS else ReferenceCoordinator
+    )
+    for old, new, gap in product((10000, 45000), (10000, 45000), (9000, 20000)):
+        ref = _Ref(cls=cls)
+        first = JoinGroupRequest(GROUP, "", "consumer", PROTO, old, 300000, group_instance_id="c1", client_id="c1")
+        ref.coord.join(first)
+        ref.settle()
+        ref.sync("c1", True)
+        ref.to(1000)
+        again = JoinGroupRequest(GROUP, "", "consumer", PROTO, new, 300000, group_instance_id="c1", client_id="c1")
+        ref.coord.join(again)
+        ref.settle()
+        ref.sync("c1", False)
+        ref.settle()
+        held = _int(rules.static_rejoin_session_timeout(cast(Env, _TwoProcesses(mutant, (old, new))), 0, 1))
+        expected = 1000 + held
+        if gap < held:
+            expected = 1000 + gap + held
+        ref.to(1000 + gap)
+        if "c1" not in ref.removed:
+            ref.heartbeat("c1")
+            ref.settle()
+        ref.to(1000 + gap + 2 * max(old, new))
+        ref.settle()
+        removed = ref.removed.get("c1")
+        got = removed[0] if removed is not None and removed[1] == RemovalCause.HEARTBEAT_EXPIRED else -1
+        if got != expected:
+            yield old, new, gap, got, expected
+
+
+@pytest.mark.parametrize("mutant", [None, M.STATIC_REJOIN_KEEPS_OLD_TIMEOUTS])
+def test_static_rejoin_timeouts_agree_with_the_reference(mutant: str | None) -> None:
+    assert list(_static_timeouts_disagreements(mutant, mutant)) == []
+
+
+def test_static_rejoin_timeouts_with_one_side_mutated_disagree() -> None:
+    assert list(_static_timeouts_disagreements(M.STATIC_REJOIN_KEEPS_OLD_TIMEOUTS, None))
+    assert list(_static_timeouts_disagreements(None, M.STATIC_REJOIN_KEEPS_OLD_TIMEOUTS))
+
+
 # ================================================================================= the registry
 RULES: dict[str, tuple[str, str]] = {
     "heartbeat_lateness": (
@@ -702,6 +763,10 @@ RULES: dict[str, tuple[str, str]] = {
     "new_member_timer_fires": (
         "`kgc/reference/coordinator.py` `add_member_and_rebalance` (the new-member DelayedHeartbeat)",
         "test_new_member_timer_agrees_with_the_reference",
+    ),
+    "static_rejoin_session_timeout": (
+        "`kgc/reference/coordinator.py` `update_static_member_and_rebalance` (`group.update_member`'s timeouts)",
+        "test_static_rejoin_timeouts_agree_with_the_reference",
     ),
     "missed_deadline": (
         "`kgc/reference/` DelayedHeartbeat (`delayed.py`); a static member's rejoin in Stable",
