@@ -305,14 +305,20 @@ CATALOGUE: tuple[Bug, ...] = (
         JAVA_CLIENT,
         "members evicted while the leader assigns; rebalance never completes",
         "2.7.0",
-        fix="apache/kafka#8834 (heartbeats during the rebalance; Heartbeat in CompletingRebalance answered NONE)",
-        mutant=m.HEARTBEAT_REBALANCING_IN_COMPLETING,
-        equivalent="the model's consumer heartbeats only once Stable and the leader's assignment takes no time, so "
-        "the pre-2.7 heartbeat rule is never exercised; the model would need heartbeats during the rebalance and a "
-        "session timeout racing the leader's assignment. The timing layer has both (its client heartbeats from the "
-        "JoinGroup answer on, the leader assigns for assignment.ms), but none of its questions asks whether a member "
-        "that is on time and not parked (the leader while it assigns) is evicted during a rebalance, and no shipped "
-        "configuration gives the leader a session timeout shorter than its assignment: not put back there yet",
+        fix="apache/kafka#8834 (AbstractCoordinator: the JoinGroup answer enables the heartbeat thread, which "
+        "heartbeats in COMPLETING_REBALANCE — HeartbeatThread.run skips only a member that has not joined; "
+        "GroupCoordinator.handleHeartbeat in CompletingRebalance re-arms the member's deadline and answers NONE)",
+        fidelity="the inverse of the fix's client half on the timed client: the heartbeat thread sends nothing "
+        "between the JoinGroup answer and the SyncGroup answer and is enabled again (its timers reset) when the "
+        "join completes, as the pre-2.7 thread, which disabled itself in every state but STABLE; the coordinator "
+        "is 3.6.2's, which re-arms a heartbeat in CompletingRebalance (before the fix it answered "
+        "REBALANCE_IN_PROGRESS: the catalogue mutant heartbeat_rebalancing_in_completing, which the untimed model "
+        "cannot tell apart, as its consumer heartbeats only once Stable and its leader assigns in no time); "
+        "found on a slow assignor: the leader, computing the assignment for longer than its session timeout, is "
+        "removed while it assigns",
+        timing_mutant="no_heartbeat_while_completing",
+        question="evicted_while_assigning",
+        example="slow-assignment.toml",
     ),
     Bug(
         "KAFKA-8104/KAFKA-9140",

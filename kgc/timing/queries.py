@@ -479,7 +479,10 @@ def _polls_until_rejoin(env: Env, subject: str, learned: z3.ArithRef) -> tuple[z
     return current, rejoin_poll
 
 
-def _rebalance(env: Env) -> _Rebalance:
+def _rebalance(env: Env, leader_deadline: bool = True) -> _Rebalance:
+    """The symbolic rebalance run. ``leader_deadline`` False: without the premise that the leader's
+    SyncGroup arrives within the session timeout armed at the join's completion (the question about
+    the leader's session during its assignment, ``evicted_while_assigning``, states it instead)."""
     cfg = env.config
     subject = cfg.members[0].name
     n_members = len(cfg.members)
@@ -582,12 +585,13 @@ def _rebalance(env: Env) -> _Rebalance:
                 z3.Or(z3.Not(by_members), sync[j] <= rules.rearm_deadline(env, j, completed)),
             )
         )
-    premises.append(
-        (
-            "the leader's SyncGroup arrives after its session deadline",
-            z3.Or(z3.Not(by_members), sync[0] <= rules.rearm_deadline(env, 0, completed)),
+    if leader_deadline:
+        premises.append(
+            (
+                "the leader's SyncGroup arrives after its session deadline",
+                z3.Or(z3.Not(by_members), sync[0] <= rules.rearm_deadline(env, 0, completed)),
+            )
         )
-    )
     sync_deadline = rules.pending_sync_deadline(
         completed, rules.rebalance_timeout([rules.join_rebalance_timeout(env, m) for m in range(n_members)])
     )
@@ -701,6 +705,89 @@ def _observe_parked(run: Run) -> Outcome | None:
         return None
     t, m = hits[0]
     return Outcome("evicted_while_parked", m, t)
+
+
+def assign_rounds(config: TimingConfig) -> int:
+    """The leader's heartbeats ``evicted_while_assigning`` unrolls: enough to cover the longest
+    ``assignment.ms`` at the shortest ``heartbeat.interval.ms``, and one more (at least ``HEARTBEATS``, at
+    most ``MAX_HEARTBEATS``)."""
+    longest = config.environment["assignment.ms"].hi
+    return max(HEARTBEATS, min(MAX_HEARTBEATS, -(-longest // max(config.subject["heartbeat.interval.ms"].lo, 1)) + 1))
+
+
+def _encode_assigning(env: Env) -> Encoded:
+    """Q11: the rebalance scenario; the subject leads, computing the assignment for ``assignment.ms``
+    between its JoinGroup answer and its SyncGroup. The coordinator armed its deadline at the join's
+    completion (``rearm_deadline``); while it assigns it is parked in nothing, so only its heartbeats keep
+    it (``handleHeartbeat`` in CompletingRebalance re-arms the deadline, GroupCoordinator.scala 3.6.2):
+    the heartbeat thread sends them from the JoinGroup answer on (``rules.heartbeats_while_completing``),
+    every ``heartbeat.interval.ms``. Bad: a deadline passes before the next heartbeat or the leader's
+    SyncGroup arrives, and the coordinator removes the leader (``alive_at_expiry``: not parked, not new)
+    — a member that polls and heartbeats on time evicted because the assignor is slow."""
+    rb = _rebalance(env, leader_deadline=False)
+    cfg = env.config
+    subject = cfg.members[0].name
+    premises = list(rb.premises)
+    premises.append(("the join phase ends by the rebalance timeout (rebalance_held)", rb.by_members))
+    # the same choices ``_rebalance`` made (a choice is one variable per name)
+    join_answer = rb.completed + env.net(f"{subject}.join1.resp")
+    asg = env.env_range("assignment.ms")
+    sync_sent = join_answer + env.choose(f"{subject}.assign", asg.lo, asg.hi, rb.by_members)
+    assert env.batches is not None
+    rejoin_poll = env.batches[1] + env.batches[2]
+    premises.append(
+        (
+            "the leader's poll timer, restarted by the poll that rejoined, expires before its SyncGroup arrives "
+            "(poll_timeout_leave)",
+            z3.Not(rules.poll_timer_leaves(env, 0, rejoin_poll, rb.sync[0])),
+        )
+    )
+    on = rules.heartbeats_while_completing(env)
+    prev_send: z3.ArithRef = join_answer
+    deadline: z3.ArithRef = rules.rearm_deadline(env, 0, rb.completed)
+    messages: list[Message] = []
+    events: list[tuple[z3.ArithRef, z3.BoolRef]] = []
+    gone = z3.Not(rules.alive_at_expiry(env, z3.BoolVal(False), z3.BoolVal(False)))
+    for k in range(1, assign_rounds(cfg) + 1):
+        send = rules.next_heartbeat_send(env, 0, prev_send, z3.Int(f"{subject}.assign.hb{k}.late"))
+        sent = z3.And(on, send < sync_sent)
+        rules.heartbeat_lateness(env, 0, f"{subject}.assign.hb{k}.late", sent)
+        arrives = send + env.net(f"{subject}.assign.hb{k}.req", sent)
+        messages.append(Message(send, arrives, arrives + env.net(f"{subject}.assign.hb{k}.resp", sent), sent, 1))
+        events.append((deadline, z3.And(sent, rules.missed_deadline(deadline, arrives), gone)))
+        deadline = z3.If(sent, rules.heartbeat_rearm(env, 0, deadline, arrives), deadline)
+        prev_send = send
+    events.append((deadline, z3.And(rules.missed_deadline(deadline, rb.sync[0]), gone)))
+    messages.append(Message(sync_sent, rb.sync[0], None, z3.BoolVal(True), 0))
+    rules.fifo(env, messages)
+    premises.append(
+        (
+            f"the leader's assignment outlasts its {assign_rounds(cfg)} unrolled heartbeats (beyond the horizon)",
+            z3.Not(messages[-2].is_sent),
+        )
+    )
+    # the first missed deadline ends the run: a later event is not looked at
+    first: list[z3.BoolRef] = []
+    for i, (_, b) in enumerate(events):
+        first.append(z3.And(b, *[z3.Not(e) for _, e in events[:i]]))
+
+    def predict(model: z3.ModelRef) -> Outcome:
+        t = next(_val(model, at) for (at, _), b in zip(events, first, strict=True) if _true(model, b))
+        return Outcome("expired", subject, t)
+
+    return Encoded(env, z3.Or(*first), premises, predict)
+
+
+def _observe_assigning(run: Run) -> Outcome | None:
+    """The subject's first expiry, not parked, once the join phase completed (an expiry before it is
+    another question's: ``needless_expiry``, ``evicted_while_parked``)."""
+    done = run.rebalance_completed
+    if done is None:
+        return None
+    for member, t, parked in sorted(run.expired, key=lambda e: e[1]):
+        if member == run.subject and not parked and t >= done:
+            return Outcome("expired", member, t)
+    return None
 
 
 def dead_rounds(config: TimingConfig) -> tuple[int, int]:
@@ -1176,6 +1263,18 @@ QUESTIONS: dict[str, Question] = {
             _observe_parked,
             horizon=(
                 "horizon: one rebalance (the subject Stable alone, the other members join once); " + OUTSIDE_REBALANCE
+            ),
+        ),
+        Question(
+            "evicted_while_assigning",
+            "can the leader, polling and heartbeating on time, be evicted while it computes the assignment "
+            "(a slow assignor: assignment.ms against session.timeout.ms)?",
+            Scenario.REBALANCE,
+            _encode_assigning,
+            _observe_assigning,
+            horizon=(
+                "horizon: one rebalance (the subject Stable alone, the other members join once) and the leader's "
+                "heartbeats through its whole assignment (every value of assignment.ms, unrolled); " + OUTSIDE_REBALANCE
             ),
         ),
         Question(

@@ -145,6 +145,18 @@ def poll_timer_leaves(env: Env, member: int, poll: Int, next_poll: Int) -> Bool:
     return next_poll > poll + env.setting(member, "max.poll.interval.ms")
 
 
+def heartbeats_while_completing(env: Env) -> Bool:
+    """Whether the heartbeat thread heartbeats between the member's JoinGroup answer and its SyncGroup
+    answer (COMPLETING_REBALANCE: while the leader computes the assignment). Since clients 2.7.0
+    (apache/kafka#8834, KAFKA-10134) the JoinGroup answer enables the thread (``resetTimeouts``) and
+    it heartbeats in COMPLETING_REBALANCE as in STABLE (``HeartbeatThread.run`` skips only a member
+    that has not joined, ``state.hasNotJoinedGroup()``, clients 3.6.2). Mutant
+    ``no_heartbeat_while_completing``: clients before 2.7.0, whose thread disabled itself while the
+    state was not STABLE and was enabled again (its timers reset) only when the SyncGroup answer
+    completed the join."""
+    return z3.BoolVal(env.mutant != M.NO_HEARTBEAT_WHILE_COMPLETING)
+
+
 def batch_duration(env: Env, member: int, name: str, used: Bool | None = None) -> Int:
     """``max.poll.records`` records per poll (the topic has a backlog, so the fetcher hands out a
     full batch: ``ConsumerConfig.MAX_POLL_RECORDS_CONFIG``, ``Fetcher.fetchRecords``, clients

@@ -284,6 +284,9 @@ class _Client:
         self.parked_request = False
         self.waiting: list[_Message] = []
         self.hb_count = 0
+        #: the prefix of its heartbeats' names in the schedule (``hb``; ``REBALANCE``'s subject, from its
+        #: JoinGroup answer on: ``assign.hb``, numbered from 1, as ``evicted_while_assigning`` names them)
+        self.hb_prefix = "hb"
         self.done = False
         self.commit_wait: str | None = None
         self.wakes: set[int] = set()
@@ -634,9 +637,16 @@ class Simulation:
         self.by_member[body.member_id] = client
         client.generation = body.generation_id
         client.state = "completing"
-        client.enabled = True
-        client.hb.reset_timeouts()
-        self._wake(client, now)
+        if self.scenario == Scenario.REBALANCE and client.index == 0 and self.ready:
+            client.hb_prefix, client.hb_count = "assign.hb", 0
+        if self.mutant == M.NO_HEARTBEAT_WHILE_COMPLETING:
+            # clients before 2.7.0: the heartbeat thread stays disabled until the SyncGroup answer
+            # completes the join (``HeartbeatThread.run`` skipped every state but STABLE; KAFKA-10134)
+            client.enabled = False
+        else:
+            client.enabled = True
+            client.hb.reset_timeouts()
+            self._wake(client, now)
         if body.leader == body.member_id:
             members = tuple(m.member_id for m in body.members)
             wait = self.schedule.get(f"{client.key}.assign", self._env_min("assignment.ms"))
@@ -677,6 +687,11 @@ class Simulation:
             return
         client.state = "stable"
         client.rejoin_needed = False
+        if self.mutant == M.NO_HEARTBEAT_WHILE_COMPLETING:
+            # the join future completes: ``heartbeatThread.enable()`` resets the timers (clients < 2.7.0)
+            client.enabled = True
+            client.hb.reset_timeouts()
+            self._wake(client, now)
         self.run.synced.append((client.name, now))
         self.run.note(now, client.name, "client", f"Stable, generation {client.generation}")
         self._check_settled(now)
@@ -786,7 +801,7 @@ class Simulation:
         hb = client.hb
         hb._update(now)
         k = client.hb_count + 1
-        late = self.schedule.get(f"{client.key}.hb{k}.late", 0)
+        late = self.schedule.get(f"{client.key}.{client.hb_prefix}{k}.late", 0)
         times = {
             now + hb.heartbeat_timer.remaining_ms() + late,
             hb.session_timer.deadline_ms(),
@@ -825,14 +840,15 @@ class Simulation:
             client.send("leave", ApiKey.LEAVE_GROUP, lambda: LeaveGroupRequest(GROUP, (MemberIdentity(mid),)), now, 1)
             return
         k = client.hb_count + 1
-        late = self.schedule.get(f"{client.key}.hb{k}.late", 0)
+        late = self.schedule.get(f"{client.key}.{client.hb_prefix}{k}.late", 0)
         if hb.should_heartbeat(now) and now >= hb.heartbeat_timer.deadline_ms() + late:
             client.hb_count = k
             hb.sent_heartbeat(now)
             if self.mutant == M.SESSION_TIMER_FROM_SEND:
                 hb.reset_session_timeout()
             gen, mid = client.generation, client.member_id
-            client.send("hb", ApiKey.HEARTBEAT, lambda: HeartbeatRequest(GROUP, gen, mid), now, 1)
+            named = "" if client.hb_prefix == "hb" else f"{client.hb_prefix}{k}"
+            client.send("hb", ApiKey.HEARTBEAT, lambda: HeartbeatRequest(GROUP, gen, mid), now, 1, named)
         self._wake(client, now)
 
     # running --------------------------------------------------------------------------------------

@@ -13,7 +13,15 @@ from hypothesis import strategies as st
 from kgc.paths import EXAMPLES as ROOT_EXAMPLES
 from kgc.timing.config import load, parse
 from kgc.timing.crosscheck import judge
-from kgc.timing.queries import HEARTBEATS, POLLS, QUESTIONS, dead_rounds, new_timeouts_rounds, restart_window
+from kgc.timing.queries import (
+    HEARTBEATS,
+    POLLS,
+    QUESTIONS,
+    assign_rounds,
+    dead_rounds,
+    new_timeouts_rounds,
+    restart_window,
+)
 
 
 @st.composite
@@ -156,6 +164,10 @@ def rebalance_cases(draw: Any) -> tuple[Any, dict[str, int]]:
         schedule[f"c1.hb{k}.late"] = draw(st.integers(0, 100))
         schedule[f"c1.hb{k}.req"] = draw(delay)
         schedule[f"c1.hb{k}.resp"] = draw(delay)
+    for k in range(1, assign_rounds(config) + 1):
+        schedule[f"c1.assign.hb{k}.late"] = draw(st.integers(0, 100))
+        schedule[f"c1.assign.hb{k}.req"] = draw(delay)
+        schedule[f"c1.assign.hb{k}.resp"] = draw(delay)
     for i in range(30):
         schedule[f"c1.batch{i}"] = draw(st.integers(records * pmin, records * pmax))
     return config, schedule
@@ -168,6 +180,32 @@ def test_rebalance_sides_agree(case: tuple[Any, dict[str, int]], question: str, 
     mutant = "liveness_ignores_parked" if mutated else None
     j = judge(QUESTIONS[question], config, schedule, mutant, mutant)
     assert j.agree, (j.symbolic, j.concrete)
+
+
+@settings(max_examples=30, deadline=None)
+@given(rebalance_cases(), st.booleans())
+def test_evicted_while_assigning_sides_agree(case: tuple[Any, dict[str, int]], mutated: bool) -> None:
+    """The leader computing the assignment for a generated time: z3 (its heartbeats from the JoinGroup
+    answer on, each re-arming its deadline; none with ``no_heartbeat_while_completing``) and the concrete
+    twin (the client's heartbeat thread against the reference) give the same expiry of the leader, or
+    none."""
+    config, schedule = case
+    mutant = "no_heartbeat_while_completing" if mutated else None
+    j = judge(QUESTIONS["evicted_while_assigning"], config, schedule, mutant, mutant)
+    assert j.agree, (j.symbolic, j.concrete)
+
+
+def test_the_assignment_check_catches_sides_out_of_step() -> None:
+    """The leader's heartbeat thread silenced on the concrete side only: the sides disagree."""
+    config = load(ROOT_EXAMPLES / "timing" / "slow-assignment.toml")
+    doc = config.document
+    env = {**doc["environment"], "network.delay.ms": 1, "record.processing.ms": 1, "new.member.join.ms": 0}
+    fixed = parse({**doc, "environment": {**env, "assignment.ms": 50000}})
+    schedule = {"c1.assign": 50000, **{f"c1.batch{i}": 500 for i in range(20)}}
+    question = QUESTIONS["evicted_while_assigning"]
+    assert judge(question, fixed, schedule).agree
+    apart = judge(question, fixed, schedule, None, "no_heartbeat_while_completing")
+    assert apart.applies and apart.symbolic is None and apart.concrete is not None and not apart.agree
 
 
 @settings(max_examples=40)

@@ -47,7 +47,7 @@ from kgc.reference import BrokerGroupSettings, CoordinatorConfig, ReferenceCoord
 from kgc.timing import mutants as M
 from kgc.timing import rules
 from kgc.timing import simulate as S
-from kgc.timing.config import NEW_MEMBER_JOIN_TIMEOUT_MS, load
+from kgc.timing.config import NEW_MEMBER_JOIN_TIMEOUT_MS, Bound, load
 from kgc.timing.rules import Env
 from kgc.timing.simulate import _NewMemberTimerNotCompleted, _StaticRejoinKeepsOldTimeouts
 
@@ -657,6 +657,38 @@ def test_new_member_timer_with_one_side_mutated_disagrees() -> None:
     assert list(_new_member_timer_disagreements(None, M.NEW_MEMBER_TIMER_NOT_COMPLETED))
 
 
+def _completing_disagreements(mutant: str | None, concrete_mutant: str | None) -> Iterator[tuple[int, bool, int]]:
+    """The rebalance scenario's leader assigning for ``assign`` ms (the simulation's client, its heartbeat
+    thread against the reference): whether it sends a Heartbeat between its JoinGroup answer and its
+    SyncGroup, against ``heartbeats_while_completing`` (every case's assignment outlasts a heartbeat
+    interval, so a thread that heartbeats there sends one, and is shorter than the session timeout, so a
+    silent leader still syncs)."""
+    config = load(ROOT / "examples" / "timing" / "slow-assignment.toml")
+    fixed = config
+    for prop in ("network.delay.ms", "record.processing.ms", "new.member.join.ms"):
+        fixed = fixed.with_bound(prop, Bound(1, 1))
+    for assign in (3500, 20000, 40000):
+        fixed = fixed.with_bound("assignment.ms", Bound(assign, assign))
+        schedule = S.Schedule({"c1.assign": assign})
+        run = S.Simulation(fixed, schedule, S.Scenario.REBALANCE, concrete_mutant).execute(120000)
+        answered = next(m.received for m in run.messages if m.dst == "c1" and m.name == "join1")
+        synced = next(m.sent for m in run.messages if m.src == "c1" and m.name == "sync1")
+        sent = sum(1 for m in run.messages if m.src == "c1" and m.name.startswith("assign.hb") and m.sent < synced)
+        rule = _bool(rules.heartbeats_while_completing(_env(mutant)))
+        if rule != (sent > 0) or synced - answered != assign:
+            yield assign, rule, sent
+
+
+@pytest.mark.parametrize("mutant", [None, M.NO_HEARTBEAT_WHILE_COMPLETING])
+def test_heartbeats_while_completing_agree_with_the_client(mutant: str | None) -> None:
+    assert list(_completing_disagreements(mutant, mutant)) == []
+
+
+def test_heartbeats_while_completing_with_one_side_mutated_disagree() -> None:
+    assert list(_completing_disagreements(M.NO_HEARTBEAT_WHILE_COMPLETING, None))
+    assert list(_completing_disagreements(None, M.NO_HEARTBEAT_WHILE_COMPLETING))
+
+
 @dataclass
 class _TwoProcesses:
     """``rules.Env`` for a rule that reads two members' settings: member 0's and member 1's session
@@ -735,6 +767,10 @@ RULES: dict[str, tuple[str, str]] = {
     "poll_timer_leaves": (
         "`kgc/client/heartbeat.py` `Heartbeat.poll`, `poll_timeout_expired`",
         "test_poll_timer_agrees_with_the_client_heartbeat",
+    ),
+    "heartbeats_while_completing": (
+        "`kgc/timing/simulate.py` `Simulation._join_answer` (the heartbeat thread enabled at the JoinGroup answer)",
+        "test_heartbeats_while_completing_agree_with_the_client",
     ),
     "batch_duration": (
         "environment: `max.poll.records` × `record.processing.ms`",

@@ -73,4 +73,4 @@ def test_unknown_mutant_and_ranges_are_refused() -> None:
         Simulation(parse({}), Schedule({}), Scenario.STEADY, "nope")
     with pytest.raises(ValueError, match="needs fixed values"):
         Simulation(parse({"consumer": {"max.poll.records": [1, 5]}}), Schedule({}), Scenario.STEADY)
-    assert len(MUTANTS) == 8
+    assert len(MUTANTS) == 10
