@@ -637,7 +637,8 @@ class Simulation:
         self.by_member[body.member_id] = client
         client.generation = body.generation_id
         client.state = "completing"
-        if self.scenario == Scenario.REBALANCE and client.index == 0 and self.ready:
+        if self.scenario == Scenario.REBALANCE and client.index == 0 and self.ready and client.hb_prefix == "hb":
+            # the scenario's rebalance (a later one, beyond every question's horizon, numbers on)
             client.hb_prefix, client.hb_count = "assign.hb", 0
         if self.mutant == M.NO_HEARTBEAT_WHILE_COMPLETING:
             # clients before 2.7.0: the heartbeat thread stays disabled until the SyncGroup answer

@@ -74,3 +74,22 @@ def test_unknown_mutant_and_ranges_are_refused() -> None:
     with pytest.raises(ValueError, match="needs fixed values"):
         Simulation(parse({"consumer": {"max.poll.records": [1, 5]}}), Schedule({}), Scenario.STEADY)
     assert len(MUTANTS) == 10
+
+
+def test_the_leaders_heartbeats_while_it_assigns_are_named_and_folded() -> None:
+    """The rebalance scenario's leader heartbeats while it assigns (clients >= 2.7): from its JoinGroup
+    answer on its heartbeats are ``assign.hb1``, ``assign.hb2``… (the names ``evicted_while_assigning``
+    gives them), and a timeline folds the routine ones among them as it folds ``hbK``."""
+    from kgc.timing.timeline import visible
+
+    doc = {
+        "consumer": {**CONSUMER, "heartbeat.interval.ms": 1000, "max.poll.records": 1},
+        "environment": {"network.delay.ms": [1, 1], "assignment.ms": [20000, 20000], "new.member.join.ms": [0, 0]},
+    }
+    run = Simulation(parse(doc), Schedule({}), Scenario.REBALANCE).execute(40000)
+    sent = [m.name for m in run.messages if m.src == "c1" and m.name.startswith("assign.hb")]
+    assert sent[:3] == ["assign.hb1", "assign.hb2", "assign.hb3"] and len(sent) >= 19
+    shown, _, folded = visible(run)
+    names = {m.name for m in shown}
+    last = max(sent, key=lambda n: int(n.removeprefix("assign.hb")))
+    assert folded > 0 and "assign.hb1" in names and last in names and "assign.hb10" not in names
