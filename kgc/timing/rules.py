@@ -135,6 +135,24 @@ def client_session_lapses(
     return next_answer > last_answer + st
 
 
+def session_restart(env: Env, last_answer: Int, last_send: Int) -> Int:
+    """When the client's session timer last started again: at the last heartbeat answer read
+    (``Heartbeat.receiveHeartbeat``, clients 3.6.2, ``Heartbeat.java``). Mutant
+    ``session_timer_from_send``: at the last heartbeat sent."""
+    if env.mutant == M.SESSION_TIMER_FROM_SEND:
+        return last_send
+    return last_answer
+
+
+def session_lapse_time(env: Env, member: int, last_answer: Int, last_send: Int) -> Int:
+    """The millisecond the heartbeat thread finds the session timer expired when no answer is read
+    meanwhile: ``session.timeout.ms`` after it last started (``session_restart``;
+    ``Heartbeat.sessionTimeoutExpired`` is ``sessionTimer.isExpired()``, now ≥ deadline, and the
+    thread looks at the deadline's millisecond, ``HeartbeatThread.run``, ``AbstractCoordinator.java``
+    3.6.2 line 1473)."""
+    return session_restart(env, last_answer, last_send) + env.setting(member, "session.timeout.ms")
+
+
 def poll_timer_leaves(env: Env, member: int, poll: Int, next_poll: Int) -> Bool:
     """``Heartbeat.poll`` restarts the poll timer on every ``KafkaConsumer.poll``
     (``pollHeartbeat``); the heartbeat thread leaves the group (``maybeLeaveGroup``) when it finds
@@ -143,6 +161,36 @@ def poll_timer_leaves(env: Env, member: int, poll: Int, next_poll: Int) -> Bool:
     if env.mutant == M.CLIENT_IGNORES_POLL_TIMER:
         return z3.BoolVal(False)
     return next_poll > poll + env.setting(member, "max.poll.interval.ms")
+
+
+def stalled(t: Int, start: Int, end: Int) -> Bool:
+    """``t`` falls in a client stall ``[start, end)`` (a GC pause: the process's threads stop at
+    ``start`` and run again at ``end``)."""
+    return z3.And(t >= start, t < end)
+
+
+def after_stall(t: Int, start: Int, end: Int) -> Int:
+    """When a client event due at ``t`` happens, the client stalled over ``[start, end)``: an event
+    of its own (a heartbeat falling due, reading an answer that arrived, a poll, a look of the
+    heartbeat thread) that falls in the stall happens when the stall ends, else at ``t``. A stalled
+    JVM runs none of its threads; the network still delivers to its socket, and the answer is read
+    by the first ``client.pollNoWakeup()`` after it (``HeartbeatThread.run``,
+    ``AbstractCoordinator.java`` 3.6.2 line 1460)."""
+    return z3.If(stalled(t, start, end), end, t)
+
+
+def stalled_session_lapses(
+    env: Env, member: int, last_read: Int, next_read: Int, last_send: Int, next_send: Int, start: Int, end: Int
+) -> Bool:
+    """``client_session_lapses`` across a stall ``[start, end)``, with answers read when they are read
+    (``after_stall``): when the session deadline fell in the stall and the next answer is read at
+    the resume, the thread reads it (``client.pollNoWakeup()``, line 1460) before it checks the
+    session timer (``sessionTimeoutExpired``, line 1473, ``AbstractCoordinator.java`` 3.6.2), so the
+    session does not lapse."""
+    due = last_read + env.setting(member, "session.timeout.ms")
+    read_at_resume = z3.And(stalled(due, start, end), next_read == end)
+    lapses = client_session_lapses(env, member, last_read, next_read, last_send, next_send)
+    return z3.And(lapses, z3.Not(read_at_resume))
 
 
 def batch_duration(env: Env, member: int, name: str, used: Bool | None = None) -> Int:
@@ -173,6 +221,40 @@ def committed_offset(env: Env, member: int, position_before_fetch: Int) -> Int:
     return position_before_fetch
 
 
+def learns_of_rebalance(started: Int, heartbeats: Sequence[Message]) -> tuple[Int, Bool]:
+    """How a surviving member learns that a rebalance started at ``started``: from the answer to the
+    first heartbeat it sent that reaches the coordinator after ``started`` (``handleHeartbeat``
+    answers REBALANCE_IN_PROGRESS in PreparingRebalance, ``GroupCoordinator.scala`` 3.6.2 lines
+    877-880; the client's ``HeartbeatResponseHandler`` then ``requestRejoin``s in Stable,
+    ``AbstractCoordinator.java`` 3.6.2 lines 1210-1215). A heartbeat in the start's millisecond is
+    answered NONE when the start is a timer (timers fire after that millisecond's requests). The
+    heartbeats are in send order (``fifo`` keeps arrivals in it). Returns when the answer arrives
+    (-1 when none does) and whether one does."""
+    hits = [z3.And(m.is_sent, m.arrives > started) for m in heartbeats]
+    learned: Int = z3.IntVal(-1)
+    for m, hit in reversed(list(zip(heartbeats, hits, strict=True))):
+        assert m.answered is not None
+        learned = z3.If(hit, m.answered, learned)
+    return learned, z3.Or(*hits)
+
+
+def rejoins_at_poll(learned: Int, previous_poll: Int, poll: Int) -> Bool:
+    """The member rejoins at the first poll at or after ``learned``: ``requestRejoin`` only marks the
+    rejoin needed, and ``ConsumerCoordinator.poll`` → ``ensureActiveGroup`` → ``joinGroupIfNeeded``
+    acts on it at the application thread's next ``poll`` (clients 3.6.2); an answer read in a poll's
+    millisecond is read before the poll (``client.pollNoWakeup`` and the network thread before the
+    application thread, the order both sides use). Holds when ``poll`` is that poll and
+    ``previous_poll`` the one before it."""
+    return z3.And(previous_poll < learned, learned <= poll)
+
+
+def rejoin_join_sent(auto_commit: Bool, poll: Int, commit_answered: Int) -> Int:
+    """When the rejoining poll's JoinGroup goes out: ``onJoinPrepare`` first commits synchronously
+    when auto-commit is on (``maybeAutoCommitOffsetsSync``, ``ConsumerCoordinator.java`` 3.6.2), so
+    the JoinGroup leaves when that commit's answer arrives; with auto-commit off, at the poll."""
+    return z3.If(auto_commit, commit_answered, poll)
+
+
 def join_rebalance_timeout(env: Env, member: int) -> Int:
     """The consumer's JoinGroup carries ``max.poll.interval.ms`` as its rebalance timeout (KIP-62,
     ``GroupRebalanceConfig``, clients ≥ 0.10.1). Mutant ``rebalance_timeout_is_session_timeout``:
@@ -201,9 +283,17 @@ def heartbeat_rearm(env: Env, member: int, deadline: Int, arrival: Int) -> Int:
     PreparingRebalance and CompletingRebalance (``GroupCoordinator.scala`` 3.6.2, lines 870-885), so
     the new deadline is ``arrival`` + session timeout whatever the old one was. Mutant
     ``heartbeat_not_rearmed``: the old deadline stays."""
-    if env.mutant == M.HEARTBEAT_NOT_REARMED:
+    if not heartbeat_rearms(env):
         return deadline
     return rearm_deadline(env, member, arrival)
+
+
+def heartbeat_rearms(env: Env) -> bool:
+    """Whether an accepted Heartbeat re-arms the member's deadline (``handleHeartbeat`` calls
+    ``completeAndScheduleNextHeartbeatExpiration``, ``GroupCoordinator.scala`` 3.6.2 lines 870-885).
+    Mutant ``heartbeat_not_rearmed``: it does not; OffsetCommit, SyncGroup and the join's completion
+    still do."""
+    return env.mutant != M.HEARTBEAT_NOT_REARMED
 
 
 def new_member_timer_fires(env: Env, added: Int) -> Int | None:

@@ -35,6 +35,7 @@ from kgc.client.timer import Timer
 from kgc.interface.events import GroupStateChanged, MemberRemoved, RemovalCause
 from kgc.interface.messages import (
     HeartbeatRequest,
+    HeartbeatResponse,
     JoinGroupProtocol,
     JoinGroupRequest,
     JoinGroupResponse,
@@ -47,7 +48,7 @@ from kgc.reference import BrokerGroupSettings, CoordinatorConfig, ReferenceCoord
 from kgc.timing import mutants as M
 from kgc.timing import rules
 from kgc.timing import simulate as S
-from kgc.timing.config import NEW_MEMBER_JOIN_TIMEOUT_MS, load
+from kgc.timing.config import NEW_MEMBER_JOIN_TIMEOUT_MS, load, parse
 from kgc.timing.rules import Env
 from kgc.timing.simulate import _NewMemberTimerNotCompleted
 
@@ -111,6 +112,8 @@ class _Ref:
         self.states: list[tuple[int, GroupState]] = []
         self.joins: dict[str, JoinGroupResponse] = {}
         self.ids: dict[str, str] = {}
+        #: every Heartbeat answer's error, in order
+        self.heartbeat_answers: list[Errors] = []
         self.coord.observe(self._observe)
 
     def _observe(self, record: StepRecord) -> None:
@@ -123,6 +126,8 @@ class _Ref:
                 self.removed.setdefault(e.member_id.split("-")[0], (record.time_ms, e.cause))
             elif isinstance(e, GroupStateChanged):
                 self.states.append((record.time_ms, e.state))
+            elif isinstance(e, Response) and isinstance(e.body, HeartbeatResponse):
+                self.heartbeat_answers.append(e.body.error)
             elif isinstance(e, Response) and isinstance(e.body, JoinGroupResponse):
                 name = e.body.member_id.split("-")[0]
                 if e.body.error == Errors.MEMBER_ID_REQUIRED:
@@ -657,6 +662,301 @@ def test_new_member_timer_with_one_side_mutated_disagrees() -> None:
     assert list(_new_member_timer_disagreements(None, M.NEW_MEMBER_TIMER_NOT_COMPLETED))
 
 
+# ====================================================== rules the question encodings used to write inline
+def _lapse_time_disagreements(mutant: str | None, concrete_mutant: str | None) -> Iterator[tuple[int, ...]]:
+    """The heartbeat thread's session timer driven as the simulation drives it (``_thread`` sends at
+    ``s`` and, with ``session_timer_from_send``, restarts the timer there; ``_heartbeat_answer`` reads
+    the answer at ``a`` with ``Heartbeat.receive_heartbeat`` unless that mutant) and checked at every
+    millisecond after both: the first millisecond it is found expired, against
+    ``session_lapse_time`` (and ``session_restart``, which it is built on)."""
+    for st, s, a in product((6000, 45000), (0, 1000), (1000, 1001, 4000)):
+        if a < s:
+            continue
+        time = MockTime(0)
+        hb = Heartbeat(time, st, 1000, 10**9, 100)
+        hb.reset_timeouts()
+        time.now_ms = s
+        hb.sent_heartbeat(s)
+        if concrete_mutant == M.SESSION_TIMER_FROM_SEND:
+            hb.reset_session_timeout()
+        time.now_ms = a
+        if concrete_mutant != M.SESSION_TIMER_FROM_SEND:
+            hb.receive_heartbeat()
+        t = a
+        while not hb.session_timeout_expired(t):
+            t += 1
+        z = _int(rules.session_lapse_time(_env(mutant, session_timeout_ms=st), 0, _i(a), _i(s)))
+        if z != t:
+            yield st, s, a, t, z
+
+
+@pytest.mark.parametrize("mutant", [None, M.SESSION_TIMER_FROM_SEND])
+def test_session_lapse_time_agrees_with_the_client_heartbeat(mutant: str | None) -> None:
+    assert list(_lapse_time_disagreements(mutant, mutant)) == []
+
+
+def test_session_lapse_time_with_one_side_mutated_disagrees() -> None:
+    assert list(_lapse_time_disagreements(M.SESSION_TIMER_FROM_SEND, None))
+    assert list(_lapse_time_disagreements(None, M.SESSION_TIMER_FROM_SEND))
+
+
+#: the stall scenario's subject: 1 s heartbeats, a 6 s session, every message 1 ms unless scheduled
+STALL_DOC: dict[str, Any] = {
+    "consumer": {
+        "session.timeout.ms": 6000,
+        "heartbeat.interval.ms": 1000,
+        "retry.backoff.ms": 100,
+        "max.poll.interval.ms": 300000,
+        "max.poll.records": 1,
+        "enable.auto.commit": False,
+    },
+    "environment": {"network.delay.ms": [1, 5000], "record.processing.ms": [1, 1], "stall.ms": [0, 20000]},
+    "member": [{"name": "c1"}],
+}
+
+
+def _stall_run(at: int, length: int, extra: dict[str, int], mutant: str | None = None) -> S.Run:
+    schedule = {
+        "c1.stall_at": at,
+        "c1.stall": length,
+        **{f"c1.hb{k}.{d}": 1 for k in range(1, 40) for d in ["req", "resp"]},
+    }
+    schedule.update(extra)
+    sim = S.Simulation(parse(STALL_DOC), S.Schedule(schedule), S.Scenario.STALL, mutant)
+    return sim.execute(at + length + 8000)
+
+
+def _stall_sends(run: S.Run) -> list[int]:
+    return [m.sent for m in sorted(run.messages, key=lambda m: m.sent) if m.src == "c1" and m.name.startswith("hb")]
+
+
+#: (stall start, stall length): the next heartbeat (due at 1000 ms after the last) falls one
+#: millisecond before the stall, at its first millisecond, at its last, at its end
+STALL_CASES = [(1001, 500), (1000, 500), (501, 500), (500, 500), (1500, 2000), (1999, 1)]
+
+
+def _after_stall_disagreements(rule: Callable[[Any, Any, Any], Any]) -> Iterator[tuple[int, ...]]:
+    """The simulation's stalled client (``_Client.stalled`` defers the heartbeat thread's look to
+    the stall's end): each heartbeat's send time, against ``after_stall`` of the time it falls due
+    (``next_heartbeat_send``: one interval after the previous send)."""
+    for at, length in STALL_CASES:
+        run = _stall_run(at, length, {})
+        prev = 0
+        for sent in _stall_sends(run)[:6]:
+            due = prev + 1000
+            if _int(rule(_i(due), _i(at), _i(at + length))) != sent:
+                yield at, length, due, sent
+            prev = sent
+
+
+def test_after_stall_agrees_with_the_stalled_client() -> None:
+    assert list(_after_stall_disagreements(rules.after_stall)) == []
+
+
+def test_a_changed_after_stall_rule_disagrees() -> None:
+    """A stall that would let an event due in its first millisecond through is caught."""
+    assert list(_after_stall_disagreements(lambda t, a, b: z3.If(z3.And(t > a, t < b), b, t)))
+
+
+def _read(t: int, at: int, end: int) -> int:
+    """When the simulation's stalled client reads an answer arriving at ``t`` (``_Client.stalled``)."""
+    return end if at <= t < end else t
+
+
+#: (stall start, length, hb1's answer delay): the stall ends by 7000 ms, so every heartbeat still
+#: reaches the coordinator within its session (the coordinator's deadline, armed by hb1 at 1001 ms,
+#: is 7001 ms) and only the client's own session timer is in question; its deadline (6 s after the
+#: last answer read) falls in the stall or not, and hb1's answer arrives before the stall, in it,
+#: at its end or after it
+LAPSE_CASES = [
+    (at, length, resp)
+    for at, length in ((1500, 5500), (1200, 5700), (1100, 5899))
+    for resp in (1, 800, 5898, 5899, 5998, 5999, 6000, 6500)
+]
+
+
+def _stall_lapse_disagreements(rule: Callable[..., Any], mutant: str | None) -> Iterator[tuple[Any, ...]]:
+    """The simulation's stalled client (answers read at the stall's end before the heartbeat thread's
+    look, ``HeartbeatThread.run``'s ``pollNoWakeup`` first), against ``stalled_session_lapses`` over
+    the run's own heartbeats, and ``session_lapse_time`` through ``after_stall`` for when: whether
+    and when the client's session lapses."""
+    for at, length, resp in LAPSE_CASES:
+        end = at + length
+        run = _stall_run(at, length, {"c1.hb1.resp": resp}, mutant)
+        sends = {m.name: m.sent for m in run.messages if m.src == "c1" and m.name.startswith("hb")}
+        answers = {m.name: m.received for m in run.messages if m.dst == "c1" and m.name.startswith("hb")}
+        env = _env(mutant, session_timeout_ms=6000)
+        prev_read, prev_sent = 0, 0
+        z: tuple[str, int] | None = None
+        for k in range(1, 40):
+            name = f"hb{k}"
+            if name not in sends and not run.lapsed:
+                break  # beyond the run's end
+            # a heartbeat the client no longer sent (its session lapsed first) is, on the symbolic side,
+            # sent when it falls due (after the stall) and never answered
+            sent = sends.get(name, _read(prev_sent + 1000, at, end))
+            read = _read(answers[name], at, end) if name in answers else BIG
+            if _bool(rule(env, 0, _i(prev_read), _i(read), _i(prev_sent), _i(sent), _i(at), _i(end))):
+                lapse_at = rules.after_stall(
+                    rules.session_lapse_time(env, 0, _i(prev_read), _i(prev_sent)), _i(at), _i(end)
+                )
+                z = ("c1", _int(lapse_at))
+                break
+            if name not in answers:
+                break
+            prev_read, prev_sent = read, sent
+        # the coordinator expires the member only after its own session lapsed (it stops heartbeating)
+        assert not run.expired or (run.lapsed and run.lapsed[0][1] < run.expired[0][1]), (at, length, resp)
+        concrete = run.lapsed[0] if run.lapsed else None
+        if z != concrete:
+            yield at, length, resp, z, concrete
+
+
+@pytest.mark.parametrize("mutant", [None, M.SESSION_TIMER_FROM_SEND])
+def test_stalled_session_lapse_agrees_with_the_stalled_client(mutant: str | None) -> None:
+    assert list(_stall_lapse_disagreements(rules.stalled_session_lapses, mutant)) == []
+
+
+def test_a_stalled_session_lapse_without_the_read_at_resume_disagrees() -> None:
+    """``client_session_lapses`` alone (the answer read at the resume not counted before the check)
+    is caught."""
+
+    def without_resume(env: Env, member: int, lr: Any, nr: Any, ls: Any, ns: Any, a: Any, b: Any) -> Any:
+        return rules.client_session_lapses(env, member, lr, nr, ls, ns)
+
+    assert list(_stall_lapse_disagreements(without_resume, None))
+
+
+def _learn_disagreements(rule: Callable[[Any, Sequence[rules.Message]], tuple[Any, Any]]) -> Iterator[tuple[Any, ...]]:
+    """Two members Stable at 0; c2 sends nothing, so the reference expires it at its deadline
+    (``rearm_deadline`` from 0) and prepares a rebalance; c1's heartbeats reach the coordinator at
+    ``arrivals`` and their answers come back ``resp`` ms later. The first answer REBALANCE_IN_PROGRESS
+    (``handle_heartbeat`` in PreparingRebalance), and the simulation's client on reading it (its
+    ``_heartbeat_answer`` marks the rejoin needed), against ``learns_of_rebalance``."""
+    st, resp = 6000, 7
+    for arrivals in ((3000, 5999, 6000, 6001), (3000, 6000, 9000), (2000, 4000), (6001,), (1, 5999)):
+        ref = _Ref()
+        _stable(ref, [("c1", 100000, 300000), ("c2", st, 300000)])
+        rip: int | None = None
+        for a in arrivals:
+            ref.to(a)
+            before = len(ref.heartbeat_answers)
+            ref.heartbeat("c1")
+            ref.settle()
+            if rip is None and ref.heartbeat_answers[before] == Errors.REBALANCE_IN_PROGRESS:
+                rip = a + resp
+        assert ref.removed.get("c2", (st, None))[0] == st
+        started = rules.rearm_deadline(_env(session_timeout_ms=st), 1, _i(0))
+        msgs = [rules.Message(_i(a - 1), _i(a), _i(a + resp), z3.BoolVal(True), 1) for a in arrivals]
+        learned, learns = rule(started, msgs)
+        z = _int(learned) if _bool(learns) else None
+        if z != rip:
+            yield arrivals, z, rip
+    # the simulation's client: a REBALANCE_IN_PROGRESS answer read in Stable requests the rejoin
+    sim = S.Simulation(parse({"member": [{"name": "c1"}]}), S.Schedule({}), S.Scenario.STEADY)
+    sim._setup()
+    client = sim.clients[0]
+    sim._heartbeat_answer(client, Errors.REBALANCE_IN_PROGRESS, 10)
+    if not client.rejoin_needed:
+        yield ("the client did not mark the rejoin needed",)
+
+
+def test_learns_of_rebalance_agrees_with_the_reference() -> None:
+    assert list(_learn_disagreements(rules.learns_of_rebalance)) == []
+
+
+def test_a_changed_learning_rule_disagrees() -> None:
+    """Learning from a heartbeat in the expiry's own millisecond (the timer firing before the
+    millisecond's requests) is caught."""
+
+    def same_ms(started: Any, hbs: Sequence[rules.Message]) -> tuple[Any, Any]:
+        shifted = [rules.Message(m.sent, m.arrives + 1, m.answered, m.is_sent, m.priority) for m in hbs]
+        learned, learns = rules.learns_of_rebalance(started, shifted)
+        return learned, learns
+
+    assert list(_learn_disagreements(same_ms))
+
+
+#: the rebalance scenario's subject: a heartbeat every 1 s, a batch of one record
+REJOIN_DOC: dict[str, Any] = {
+    "consumer": {
+        "session.timeout.ms": 45000,
+        "heartbeat.interval.ms": 1000,
+        "retry.backoff.ms": 100,
+        "max.poll.interval.ms": 300000,
+        "max.poll.records": 1,
+        "enable.auto.commit": False,
+    },
+    "environment": {
+        "network.delay.ms": [1, 1000],
+        "record.processing.ms": [1, 5000],
+        "new.member.join.ms": [0, 10000],
+    },
+}
+
+
+def _rejoin_run(batch: Callable[[int], int], auto: bool) -> tuple[S.Run, list[int]]:
+    """c1 Stable alone at 0, polling at 0 and after each batch; c2 joins at 1500 (every message
+    takes 1 ms: its second JoinGroup arrives at 1503 and starts the rebalance), so c1's heartbeat
+    sent at 2000 is answered REBALANCE_IN_PROGRESS, read at 2002 (batches of 2002 ms put a poll in
+    that millisecond, 2001 ms one just before). Returns the run and c1's poll times."""
+    doc = {**REJOIN_DOC, "consumer": {**REJOIN_DOC["consumer"], "enable.auto.commit": auto}}
+    polls = [0]
+    for i in range(40):
+        polls.append(polls[-1] + batch(i))
+    schedule = {f"c1.batch{i}": polls[i + 1] - polls[i] for i in range(40)}
+    schedule.update({"c2.join_at": 1500, "c1.rejoin-commit.req": 3, "c1.rejoin-commit.resp": 4})
+    sim = S.Simulation(parse(doc), S.Schedule(schedule), S.Scenario.REBALANCE)
+    return sim.execute(20000), polls
+
+
+def _same(batch: int, i: int) -> int:
+    return batch
+
+
+def _rejoin_disagreements(
+    poll_rule: Callable[[Any, Any, Any], Any], sent_rule: Callable[[Any, Any, Any], Any]
+) -> Iterator[tuple[Any, ...]]:
+    """The simulation's subject (``_poll`` acts on ``rejoin_needed``; with auto-commit, ``_poll``
+    sends the rejoin commit and ``_answer`` sends JoinGroup when its answer arrives): when its
+    JoinGroup goes out, against ``rejoins_at_poll`` (which poll) and ``rejoin_join_sent`` (when)."""
+    for batch, auto in product((400, 2002, 1001, 667, 2003, 2001), (False, True)):
+        run, polls = _rejoin_run(partial(_same, batch), auto)
+        learned = next(m.received for m in run.messages if m.dst == "c1" and m.label.startswith("Heartbeat REBALANCE"))
+        joins = sorted(m.sent for m in run.messages if m.src == "c1" and m.name.startswith("join"))
+        assert learned == 2002, learned
+        commit = [m.received for m in run.messages if m.dst == "c1" and m.name == "rejoin-commit"]
+        z: int | None = None
+        for prev, poll in zip(polls, polls[1:], strict=False):
+            if _bool(poll_rule(_i(learned), _i(prev), _i(poll))):
+                answered = commit[0] if commit else poll
+                z = _int(sent_rule(z3.BoolVal(auto), _i(poll), _i(answered)))
+                break
+        if not joins or z != joins[0]:
+            yield batch, auto, learned, z, joins[:1]
+
+
+def test_rejoin_agrees_with_the_simulated_consumer() -> None:
+    assert list(_rejoin_disagreements(rules.rejoins_at_poll, rules.rejoin_join_sent)) == []
+
+
+def test_a_changed_rejoin_rule_disagrees() -> None:
+    """A poll in the answer's millisecond that runs before the answer is read, or a JoinGroup that
+    does not wait for onJoinPrepare's commit, is caught."""
+    late_read = lambda learned, prev, poll: z3.And(prev <= learned, learned < poll)  # noqa: E731
+    assert list(_rejoin_disagreements(late_read, rules.rejoin_join_sent))
+    no_wait = lambda auto, poll, answered: poll  # noqa: E731
+    assert list(_rejoin_disagreements(rules.rejoins_at_poll, no_wait))
+
+
+def test_heartbeat_rearms_is_what_the_heartbeat_expiry_twin_compares(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``heartbeat_rearm`` reads ``heartbeat_rearms``: a rule saying a Heartbeat never re-arms the
+    deadline disagrees with the unmutated reference."""
+    assert list(_expiry_disagreements(None, None)) == []
+    monkeypatch.setattr(rules, "heartbeat_rearms", lambda env: False)
+    assert list(_expiry_disagreements(None, None))
+
+
 # ================================================================================= the registry
 RULES: dict[str, tuple[str, str]] = {
     "heartbeat_lateness": (
@@ -726,6 +1026,42 @@ RULES: dict[str, tuple[str, str]] = {
     "pending_sync_deadline": (
         "`kgc/reference/` DelayedSync (`schedule_pending_sync`)",
         "test_join_phase_agrees_with_the_reference",
+    ),
+    "heartbeat_rearms": (
+        "`kgc/reference/coordinator.py` `handle_heartbeat`",
+        "test_heartbeat_expiry_agrees_with_the_reference",
+    ),
+    "session_restart": (
+        "`kgc/client/heartbeat.py` `Heartbeat.receive_heartbeat` (the simulation's `_heartbeat_answer`)",
+        "test_session_lapse_time_agrees_with_the_client_heartbeat",
+    ),
+    "session_lapse_time": (
+        "`kgc/client/heartbeat.py` `Heartbeat.session_timeout_expired` (the simulation's `_thread`)",
+        "test_session_lapse_time_agrees_with_the_client_heartbeat",
+    ),
+    "stalled": (
+        "`kgc/timing/simulate.py` `_Client.stalled`",
+        "test_after_stall_agrees_with_the_stalled_client",
+    ),
+    "after_stall": (
+        "`kgc/timing/simulate.py` `_Client.stalled`, read by `_answer`, `_poll`, `_thread`",
+        "test_after_stall_agrees_with_the_stalled_client",
+    ),
+    "stalled_session_lapses": (
+        "`kgc/timing/simulate.py` `_answer` (deferred to the stall's end) before `_thread`",
+        "test_stalled_session_lapse_agrees_with_the_stalled_client",
+    ),
+    "learns_of_rebalance": (
+        "`kgc/reference/coordinator.py` `handle_heartbeat` in PreparingRebalance; the simulation's `_heartbeat_answer`",
+        "test_learns_of_rebalance_agrees_with_the_reference",
+    ),
+    "rejoins_at_poll": (
+        "`kgc/timing/simulate.py` `_poll` acting on `rejoin_needed`",
+        "test_rejoin_agrees_with_the_simulated_consumer",
+    ),
+    "rejoin_join_sent": (
+        "`kgc/timing/simulate.py` `_poll`'s rejoin commit, `_answer` sending JoinGroup at its answer",
+        "test_rejoin_agrees_with_the_simulated_consumer",
     ),
     "before": ("network: `kgc/timing/simulate.py` send order", "test_crosscheck.py"),
     "fifo": ("network: `kgc/timing/simulate.py` delivery (no overtaking)", "test_crosscheck.py"),
