@@ -668,10 +668,7 @@ def _encode_parked(env: Env) -> Encoded:
     nmt = NEW_MEMBER_JOIN_TIMEOUT_MS
     for j in range(1, len(cfg.members)):
         t = rb.joined[j - 1]
-        fires = z3.Or(
-            t + nmt < rb.completed,
-            z3.And(t + nmt == rb.completed, z3.Not(rb.by_members), t == rb.started),
-        )
+        fires = rules.new_member_timer_first(t, rb.completed, rb.by_members, t == rb.started)
         evicted = z3.And(fires, z3.Not(rules.alive_at_expiry(env, z3.BoolVal(True), z3.BoolVal(True))))
         events.append((cfg.members[j].name, t + nmt, evicted))
         deadline = rules.rearm_deadline(env, j, rb.completed)

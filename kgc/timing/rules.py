@@ -310,6 +310,20 @@ def new_member_timer_fires(env: Env, added: Int) -> Int | None:
     return None
 
 
+def new_member_timer_first(added: Int, completed: Int, by_members: Bool, armed_before_join_timer: Bool) -> Bool:
+    """Whether the new-member DelayedHeartbeat of a member added at ``added`` (deadline ``added`` +
+    ``NEW_MEMBER_JOIN_TIMEOUT_MS``, ``addMemberAndRebalance``, KAFKA-7610) fires before the join phase
+    completing at ``completed`` satisfies it (``onCompleteJoin``, ``GroupCoordinator.scala`` 3.6.2).
+    Earlier deadlines fire first. At the same millisecond a completion by the members (a request)
+    comes first, requests being handled before that millisecond's timers; a completion by the
+    rebalance timeout is the DelayedJoin timer, and of two timers due together the one armed first
+    fires first: the member's own timer when its JoinGroup started the rebalance
+    (``armed_before_join_timer``: ``addMemberAndRebalance`` arms it before ``maybePrepareRebalance``
+    arms the DelayedJoin), else the DelayedJoin."""
+    deadline = added + NEW_MEMBER_JOIN_TIMEOUT_MS
+    return z3.Or(deadline < completed, z3.And(deadline == completed, z3.Not(by_members), armed_before_join_timer))
+
+
 def missed_deadline(deadline: Int, next_rearm: Int) -> Bool:
     """The DelayedHeartbeat fires at its deadline unless a re-arming request arrived by then
     (a request in the deadline's millisecond is handled first)."""

@@ -949,6 +949,72 @@ def test_a_changed_rejoin_rule_disagrees() -> None:
     assert list(_rejoin_disagreements(rules.rejoins_at_poll, no_wait))
 
 
+#: (the rebalance timeout of c1 and c2, c3's join or None): c2's JoinGroup at 100 ms starts the
+#: rebalance, c1 never rejoins, so the join phase completes by the timeout at 100 + rt; c2's new-member
+#: deadline is 300,100 ms and c3's (joining at 200 ms) 300,200 ms: each before, at and after it
+NEW_TIMER_CASES = [(rt, c3) for rt in (299_999, 300_000, 300_001) for c3 in (None,)] + [
+    (rt, 200) for rt in (300_099, 300_100, 300_101)
+]
+
+
+def _join_ended(ref: _Ref) -> int | None:
+    """When the join phase begun at 100 ms ended: in CompletingRebalance, or in Empty when every
+    member had gone by then."""
+    return next(
+        (t for t, st in ref.states if st in (GroupState.COMPLETING_REBALANCE, GroupState.EMPTY) and t > 100), None
+    )
+
+
+def _new_timer_disagreements(rule: Callable[[Any, Any, Any, Any], Any]) -> Iterator[tuple[Any, ...]]:
+    """c1 Stable alone at 0; c2 (and c3) join as new members and wait in PreparingRebalance for c1,
+    which never rejoins: the reference (``add_member_and_rebalance`` arming the new-member
+    DelayedHeartbeat, the DelayedJoin, timers due together firing in the order they were armed)
+    removes a new member at its deadline or completes the join first. Against
+    ``new_member_timer_first`` and ``alive_at_expiry`` (a new member is never alive)."""
+    session = 400_000
+    for rt, c3 in NEW_TIMER_CASES:
+        ref = _Ref(delay=0)
+        _stable(ref, [("c1", session, rt)])
+        ref.to(100)
+        ref.join("c2", session, rt)
+        ref.settle()
+        joined = {"c2": 100}
+        if c3 is not None:
+            ref.to(c3)
+            ref.join("c3", session, rt)
+            ref.settle()
+            joined["c3"] = c3
+        started = ref.entered(GroupState.PREPARING_REBALANCE)
+        assert started == 100
+        _step_to(ref, 10**6, partial(_join_ended, ref))
+        completed = _join_ended(ref)
+        assert completed == 100 + rt, (rt, c3, ref.states)
+        for name, added in joined.items():
+            fires = rule(_i(added), _i(completed), z3.BoolVal(False), z3.BoolVal(added == started))
+            z = _bool(z3.And(fires, z3.Not(rules.alive_at_expiry(_env(), z3.BoolVal(True), z3.BoolVal(True)))))
+            removed = ref.removed.get(name)
+            concrete = removed == (added + NEW_MEMBER_JOIN_TIMEOUT_MS, RemovalCause.HEARTBEAT_EXPIRED)
+            if z != concrete:
+                yield rt, name, z, removed
+
+
+def test_new_member_timer_first_agrees_with_the_reference() -> None:
+    assert list(_new_timer_disagreements(rules.new_member_timer_first)) == []
+
+
+def test_a_changed_new_member_timer_tie_disagrees() -> None:
+    """A tie broken for the timer whichever member started the rebalance, or never, is caught."""
+
+    def always(added: Any, completed: Any, by_members: Any, first: Any) -> Any:
+        return rules.new_member_timer_first(added, completed, by_members, z3.BoolVal(True))
+
+    def never(added: Any, completed: Any, by_members: Any, first: Any) -> Any:
+        return rules.new_member_timer_first(added, completed, by_members, z3.BoolVal(False))
+
+    assert list(_new_timer_disagreements(always))
+    assert list(_new_timer_disagreements(never))
+
+
 def test_heartbeat_rearms_is_what_the_heartbeat_expiry_twin_compares(monkeypatch: pytest.MonkeyPatch) -> None:
     """``heartbeat_rearm`` reads ``heartbeat_rearms``: a rule saying a Heartbeat never re-arms the
     deadline disagrees with the unmutated reference."""
@@ -1062,6 +1128,10 @@ RULES: dict[str, tuple[str, str]] = {
     "rejoin_join_sent": (
         "`kgc/timing/simulate.py` `_poll`'s rejoin commit, `_answer` sending JoinGroup at its answer",
         "test_rejoin_agrees_with_the_simulated_consumer",
+    ),
+    "new_member_timer_first": (
+        "`kgc/reference/coordinator.py` `add_member_and_rebalance`, the DelayedJoin; the timers' order",
+        "test_new_member_timer_first_agrees_with_the_reference",
     ),
     "before": ("network: `kgc/timing/simulate.py` send order", "test_crosscheck.py"),
     "fifo": ("network: `kgc/timing/simulate.py` delivery (no overtaking)", "test_crosscheck.py"),
