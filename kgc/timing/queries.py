@@ -672,7 +672,7 @@ def _encode_parked(env: Env) -> Encoded:
         evicted = z3.And(fires, z3.Not(rules.alive_at_expiry(env, z3.BoolVal(True), z3.BoolVal(True))))
         events.append((cfg.members[j].name, t + nmt, evicted))
         deadline = rules.rearm_deadline(env, j, rb.completed)
-        parked = z3.And(rb.by_members, rb.sync[j] <= deadline, deadline < rb.sync[0])
+        parked = z3.And(rb.by_members, rules.parked_at_deadline(rb.sync[j], deadline, rb.sync[0]))
         evicted_sync = z3.And(parked, z3.Not(rules.alive_at_expiry(env, z3.BoolVal(True), z3.BoolVal(False))))
         events.append((cfg.members[j].name, deadline, evicted_sync))
 

@@ -330,6 +330,17 @@ def missed_deadline(deadline: Int, next_rearm: Int) -> Bool:
     return next_rearm > deadline
 
 
+def parked_at_deadline(own_sync: Int, deadline: Int, leader_sync: Int) -> Bool:
+    """A follower's SyncGroup that reached the coordinator by its session deadline waits there for
+    the leader's: ``doSyncGroup`` in CompletingRebalance keeps its callback (``awaitingSyncCallback``)
+    and re-arms nothing; the deadlines are re-armed when the leader's SyncGroup propagates the
+    assignment (``propagateAssignment`` → ``completeAndScheduleNextHeartbeatExpiration``,
+    ``GroupCoordinator.scala`` 3.6.2). So the follower's DelayedHeartbeat fires while it is parked when
+    its own SyncGroup arrived by the deadline and the leader's after it (a request in the deadline's
+    millisecond is handled before the timer)."""
+    return z3.And(own_sync <= deadline, deadline < leader_sync)
+
+
 def alive_at_expiry(env: Env, parked: Bool, is_new: Bool) -> Bool:
     """``onExpireHeartbeat`` keeps the member when it is alive: not new and parked in JoinGroup or
     SyncGroup (``MemberMetadata.hasSatisfiedHeartbeat`` 3.6.2, KAFKA-9752, docs/kafka/timers.md#heartbeat-expiry; seed

@@ -1015,6 +1015,62 @@ def test_a_changed_new_member_timer_tie_disagrees() -> None:
     assert list(_new_timer_disagreements(never))
 
 
+def _sync_parked_disagreements(rule: Callable[[Any, Any, Any], Any], mutant: str | None) -> Iterator[tuple[Any, ...]]:
+    """c1 (leader, 20 s session) and c2 (6 s) Stable at 0 rejoin at 100 and 200 ms, so the join phase
+    completes at 200 ms and re-arms c2's deadline to 6,200 ms; c2's SyncGroup arrives at 200 + ``a``,
+    the leader's at 200 + ``b``. The reference (with ``liveness_ignores_parked``, the catalogue's
+    mutant, parking does not keep a member) removes c2 at its deadline while its SyncGroup waits, or
+    not, against ``parked_at_deadline`` with ``alive_at_expiry``."""
+    for a, b in product((5999, 6000, 6001), (5999, 6000, 6001, 9000)):
+        if a == b:
+            # outside the rebalance questions' premises ("a follower's SyncGroup arrives with the
+            # leader's"): the reference fires the timers due after each request, so the follower's
+            # deadline would fire between the two
+            continue
+        ref = _Ref(mutant=mutant)
+        _stable(ref, [("c1", 20000, 300000), ("c2", 6000, 300000)])
+        ref.to(100)
+        ref.join("c1", 20000, 300000)
+        ref.settle()
+        ref.to(200)
+        ref.join("c2", 6000, 300000)
+        ref.settle()
+        completed = ref.entered(GroupState.COMPLETING_REBALANCE)
+        assert completed == 200
+        sent = False
+        # the requests of one millisecond are handled before its timers fire (c2's before the leader's)
+        for t in sorted({completed + a, completed + b}):
+            ref.to(t)
+            if t == completed + a and "c2" not in ref.removed:
+                ref.sync("c2", False)
+                sent = True
+            if t == completed + b:
+                ref.sync("c1", True)
+            ref.settle()
+        ref.to(completed + 20000)
+        ref.settle()
+        deadline = rules.rearm_deadline(_env(session_timeout_ms=6000), 1, _i(completed))
+        concrete = sent and ref.removed.get("c2") == (_int(deadline), RemovalCause.HEARTBEAT_EXPIRED)
+        parked = rule(_i(completed + a), deadline, _i(completed + b))
+        z = _bool(z3.And(parked, z3.Not(rules.alive_at_expiry(_env(mutant), z3.BoolVal(True), z3.BoolVal(False)))))
+        if z != concrete:
+            yield a, b, z, concrete
+
+
+@pytest.mark.parametrize("mutant", [None, M.LIVENESS_IGNORES_PARKED])
+def test_parked_at_deadline_agrees_with_the_reference(mutant: str | None) -> None:
+    assert list(_sync_parked_disagreements(rules.parked_at_deadline, mutant)) == []
+
+
+def test_a_changed_parked_at_deadline_rule_disagrees() -> None:
+    """A follower's SyncGroup in the deadline's millisecond not counted as parked, or a leader's
+    SyncGroup in it not counted as in time, is caught."""
+    strict = lambda own, d, leader: z3.And(own < d, d < leader)  # noqa: E731
+    late_leader = lambda own, d, leader: z3.And(own <= d, d <= leader)  # noqa: E731
+    assert list(_sync_parked_disagreements(strict, M.LIVENESS_IGNORES_PARKED))
+    assert list(_sync_parked_disagreements(late_leader, M.LIVENESS_IGNORES_PARKED))
+
+
 def test_heartbeat_rearms_is_what_the_heartbeat_expiry_twin_compares(monkeypatch: pytest.MonkeyPatch) -> None:
     """``heartbeat_rearm`` reads ``heartbeat_rearms``: a rule saying a Heartbeat never re-arms the
     deadline disagrees with the unmutated reference."""
@@ -1132,6 +1188,10 @@ RULES: dict[str, tuple[str, str]] = {
     "new_member_timer_first": (
         "`kgc/reference/coordinator.py` `add_member_and_rebalance`, the DelayedJoin; the timers' order",
         "test_new_member_timer_first_agrees_with_the_reference",
+    ),
+    "parked_at_deadline": (
+        "`kgc/reference/coordinator.py` SyncGroup in CompletingRebalance (the parked callback), `_alive`",
+        "test_parked_at_deadline_agrees_with_the_reference",
     ),
     "before": ("network: `kgc/timing/simulate.py` send order", "test_crosscheck.py"),
     "fifo": ("network: `kgc/timing/simulate.py` delivery (no overtaking)", "test_crosscheck.py"),
