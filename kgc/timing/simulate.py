@@ -69,6 +69,10 @@ INSTANCE = "c1-instance"
 TOPIC = TopicPartition("topic", 0)
 COORDINATOR = "coordinator"
 
+#: The errors after which ``joinGroupIfNeeded`` sends JoinGroup again at once, without backoff
+#: (``AbstractCoordinator.java``, clients 3.6.2, lines 506-511; MEMBER_ID_REQUIRED is the join's own round trip)
+REJOIN_AT_ONCE = (Errors.REBALANCE_IN_PROGRESS, Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION)
+
 API_NAMES = {
     ApiKey.JOIN_GROUP: "JoinGroup",
     ApiKey.SYNC_GROUP: "SyncGroup",
@@ -606,12 +610,9 @@ class Simulation:
                 self.run.note(now, client.name, "client", "rejoin needed")
         else:
             client.hb.fail_heartbeat()
-            if (
-                self.rolling
-                and error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION)
-                and client.state == "stable"
-            ):
-                # ``HeartbeatResponseHandler``: the member was removed or fenced: rejoin at the next poll
+            if error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION) and client.state == "stable":
+                # ``HeartbeatResponseHandler`` (``AbstractCoordinator.java``, clients 3.6.2, lines
+                # 1222-1229): the member was removed or fenced: rejoin at the next poll
                 if error == Errors.UNKNOWN_MEMBER_ID:
                     client.member_id = ""
                 client.rejoin_needed = True
@@ -624,8 +625,9 @@ class Simulation:
             self.by_member[body.member_id] = client
             self._send_join(client, now)
             return
-        if body.error in (Errors.UNKNOWN_MEMBER_ID, Errors.REBALANCE_IN_PROGRESS) and self.rolling:
+        if body.error in (Errors.UNKNOWN_MEMBER_ID, Errors.REBALANCE_IN_PROGRESS):
             # ``JoinGroupResponseHandler``: UNKNOWN_MEMBER_ID resets the member id; both retry at once
+            # (``joinGroupIfNeeded``'s ``continue``, ``AbstractCoordinator.java``, clients 3.6.2, lines 506-511)
             if body.error == Errors.UNKNOWN_MEMBER_ID:
                 client.member_id = ""
             self._send_join(client, now)
@@ -673,18 +675,23 @@ class Simulation:
         return self.scenario in (Scenario.ROLLING, Scenario.ROLLING_STATIC)
 
     def _sync_answer(self, client: _Client, body: SyncGroupResponse, now: int) -> None:
-        if body.error != Errors.NONE and self.rolling:
+        if body.error in REJOIN_AT_ONCE:
             # the poll that rejoined is still blocked in ``joinGroupIfNeeded``: a failed SyncGroup
-            # requests a rejoin and the loop sends JoinGroup again at once (REBALANCE_IN_PROGRESS,
-            # UNKNOWN_MEMBER_ID and ILLEGAL_GENERATION retry without backoff; AbstractCoordinator 3.6.2)
+            # requests a rejoin and the loop sends JoinGroup again at once, in every scenario
+            # (``SyncGroupResponseHandler`` raises REBALANCE_IN_PROGRESS, lines 835-838, and resets the
+            # member id on UNKNOWN_MEMBER_ID, lines 845-851; ``joinGroupIfNeeded`` calls
+            # ``requestRejoin`` and ``continue``s without backoff, lines 503-511; ``AbstractCoordinator.java``,
+            # clients 3.6.2)
             if body.error == Errors.UNKNOWN_MEMBER_ID:
                 client.member_id = ""
             self.run.note(now, client.name, "client", f"SyncGroup {body.error.name}: JoinGroup again")
             self._send_join(client, now)
             return
         if body.error != Errors.NONE:
-            client.rejoin_needed = True
-            client.state = "stable"
+            # any other error is not one the reference coordinator gives a member of this group; Kafka's
+            # client throws a non-retriable one out of ``poll`` (line 512): the consumer stops
+            self.run.note(now, client.name, "client", f"SyncGroup {body.error.name}: poll throws")
+            client.done = True
             return
         client.state = "stable"
         client.rejoin_needed = False
