@@ -26,7 +26,13 @@ REFUTATIONS: dict[str, dict[str, str]] = {
     "static-restart.toml": {"static_restart_expires": "expired"},
     # with no stall (stall.ms 0), stall_evicts finds needless_expiry's counterexamples; a restart of
     # 0 ms whose JoinGroup takes 3 s outlasts a deadline the 10 ms heartbeat before it armed
-    "tight-session.toml": {"needless_expiry": EXPIRY, "stall_evicts": EXPIRY, "static_restart_expires": "expired"},
+    # the same 3 s JoinGroup on the way outlasts the restarted process's sessions too
+    "tight-session.toml": {
+        "needless_expiry": EXPIRY,
+        "stall_evicts": EXPIRY,
+        "static_restart_expires": "expired",
+        "static_restart_new_timeouts": "expired",
+    },
     # The session lapses at 6 s in every run, before any poll timer or rebalance the questions ask
     # about: those questions are about no run at all.
     "wan-latency.toml": {
@@ -38,6 +44,8 @@ REFUTATIONS: dict[str, dict[str, str]] = {
         "dead_consumer_reowned": VACUOUS,
         "rolling_restart_evicts": VACUOUS,
         "rolling_restart_settled": VACUOUS,
+        "static_restart_new_timeouts": VACUOUS,
+        "evicted_while_assigning": VACUOUS,
     },
     "slow-processing.toml": {
         "poll_timeout_leave": "left",
@@ -48,6 +56,7 @@ REFUTATIONS: dict[str, dict[str, str]] = {
         # batches of 50 s or more and restart.ms 0: as on long-poll-interval.toml below
         "rolling_restart_evicts": VACUOUS,
         "rolling_restart_settled": VACUOUS,
+        "static_restart_new_timeouts": VACUOUS,
     },
     # batches of 100-550 s and restart.ms 0: the new process always joins the rebalance of its own leave,
     # which the rolling-restart questions leave out
@@ -68,6 +77,10 @@ REFUTATIONS: dict[str, dict[str, str]] = {
     "ranges.json": {},
     # the roll's first restart: the member that stays up always rejoins in time; settling takes more than 5 s
     "rolling-restart.toml": {"rolling_restart_settled": "settled_late"},
+    # held to the new 45 s session after the rejoin; the old 10 s would expire it (KAFKA-14009)
+    "static-new-timeouts.toml": {},
+    # the leader assigning for up to 60 s keeps its 45 s session by heartbeating; silent, it is removed (KAFKA-10134)
+    "slow-assignment.toml": {},
 }
 
 #: Questions no run of the example reaches (its 2 s one-way delay exceeds what the rebalance
@@ -76,6 +89,7 @@ VACUOUS_CASES = {("wan-latency.toml", "rebalance_held"), ("wan-latency.toml", "e
 
 #: ranges.json's rebalance questions are nonlinear and take several seconds each
 SLOW = {("ranges.json", "rebalance_held"), ("ranges.json", "evicted_while_parked")}
+SLOW |= {("ranges.json", "static_restart_new_timeouts"), ("ranges.json", "evicted_while_assigning")}
 #: dead_consumer_reowned unrolls both members' heartbeats up to the expiry (5-20 s a configuration,
 #: ranges.json about two minutes): checked on the defaults and on its own example by default
 SLOW |= {(name, "dead_consumer_reowned") for name in ("ranges.json", "initial-delay.toml", "long-poll-interval.toml")}
@@ -88,6 +102,7 @@ SLOW |= {
     if name not in ("defaults.toml", "rolling-restart.toml")
     for q in ("rolling_restart_evicts", "rolling_restart_settled")
 }
+SLOW |= {("slow-assignment.toml", "dead_consumer_reowned")}
 
 
 def _cases() -> list[object]:
