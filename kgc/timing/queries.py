@@ -1069,16 +1069,13 @@ def roll_rounds(config: TimingConfig) -> tuple[int, int]:
 
 
 def _roll_learns(hbs: list[Message], started: z3.ArithRef) -> tuple[z3.ArithRef, z3.BoolRef]:
-    """When a member learns of a rebalance started at ``started``: the answer to its first heartbeat
-    arriving after it (REBALANCE_IN_PROGRESS, ``handleHeartbeat`` in PreparingRebalance), and whether
-    one of the unrolled heartbeats does arrive after it. Each heartbeat's time is its place in the
-    member's schedule whether or not it goes out (it does: the rejoin comes after that answer)."""
-    after = [m.arrives > started for m in hbs]
-    learned: z3.ArithRef = z3.IntVal(-1)
-    for m, r in reversed(list(zip(hbs, after, strict=True))):
-        assert m.answered is not None
-        learned = z3.If(r, m.answered, learned)
-    return learned, z3.Or(*after)
+    """``rules.learns_of_rebalance`` over a member's unrolled heartbeats, each taken at its place in the
+    member's schedule whether or not it is counted as sent: the one it learns from does go out (the
+    rejoin, which stops the heartbeats, comes after its answer), and a run in which none of the
+    unrolled ones arrives after ``started`` is then a run beyond them, which the question's premise
+    names, rather than one the poll constraints silently drop."""
+    scheduled = [Message(m.sent, m.arrives, m.answered, z3.BoolVal(True), m.priority) for m in hbs]
+    return rules.learns_of_rebalance(started, scheduled)
 
 
 @dataclass
@@ -1111,7 +1108,7 @@ def _roll_polls(
     env.add(earlier >= 0, before >= earlier * n * p.lo, before <= earlier * cap)
     current = rules.batch_duration(env, member, f"{name}.{tag}current_batch", guard)
     rejoin = start + before + current
-    env.add(z3.Implies(guard, z3.And(start + before < learned, learned <= rejoin)))
+    env.add(z3.Implies(guard, rules.rejoins_at_poll(learned, start + before, rejoin)))
     return _Segment(earlier, before, current, rejoin)
 
 
@@ -1345,7 +1342,10 @@ def _roll(env: Env) -> _Roll:
         mpi = env.setting(j, "max.poll.interval.ms")
         sent2 = z3.Int(f"{nm}.join_sent2")
         hbs2: list[Message] = []
-        prev = ja1[j]
+        # the heartbeat thread restarts its timers at the JoinGroup answer (or, under the mutant
+        # no_heartbeat_while_completing, at the SyncGroup answer): ``rules.heartbeats_while_completing``
+        restarted = z3.If(rules.heartbeats_while_completing(env), ja1[j], answered1[j])
+        prev = restarted
         for k in range(1, rounds2 + 1):
             late = rules.heartbeat_lateness(env, j, f"{nm}.p2hb{k}.late")
             send = rules.next_heartbeat_send(env, j, prev, late)
@@ -1400,7 +1400,7 @@ def _roll(env: Env) -> _Roll:
                 z3.Implies(
                     by1,
                     _roll_alive(
-                        env, j, hbs2, rules.rearm_deadline(env, j, handled1[j]), ja1[j], sent2, join2[j], handled1[j]
+                        env, j, hbs2, rules.rearm_deadline(env, j, handled1[j]), restarted, sent2, join2[j], handled1[j]
                     ),
                 ),
             )

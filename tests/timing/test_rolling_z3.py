@@ -179,7 +179,7 @@ def runs(draw: st.DrawFn) -> tuple[Any, dict[str, int], str | None]:
     pins = {"c1.restart_at": draw(st.integers(1, 6000))}
     if members == 3:
         pins["roll.leader"] = draw(st.integers(1, 2))
-    return config, pins, draw(st.sampled_from([None, MUTANT]))
+    return config, pins, draw(st.sampled_from([None, MUTANT, "no_heartbeat_while_completing"]))
 
 
 @settings(max_examples=12, deadline=None)
