@@ -1894,6 +1894,8 @@ def answer(question: Question, config: TimingConfig, mutant: str | None = None, 
     notes = _excluded(enc)
     if result == z3.unsat:
         vacuous = _vacuous(enc)
+        if vacuous == UNDECIDED_PREMISES:
+            return Verdict(question, UNKNOWN, time.perf_counter() - started, [vacuous, *notes])
         if vacuous:
             return Verdict(question, VACUOUS, time.perf_counter() - started, [vacuous, *notes])
         return Verdict(
@@ -1988,10 +1990,21 @@ def _excluded(enc: Encoded) -> list[str]:
     return notes
 
 
+UNDECIDED_PREMISES = (
+    "z3: could not tell within its budget whether any run satisfies the premises (a PROVED might be about nothing)"
+)
+
+
 def _vacuous(enc: Encoded) -> str | None:
+    """Why the question is about nothing (no run satisfies its premises), ``UNDECIDED_PREMISES`` when
+    z3 cannot tell in its budget (then the answer is UNKNOWN: an unsat bad event over premises that may
+    be empty is no proof), or None."""
     s = solver_for(enc, [])
-    if s.check() == z3.unsat:
+    result = s.check()
+    if result == z3.unsat:
         return "vacuous: no run satisfies the scenario's premises"
+    if result != z3.sat:
+        return UNDECIDED_PREMISES
     return None
 
 

@@ -230,3 +230,28 @@ def test_runs_beyond_the_unrolled_heartbeats_are_reported() -> None:
     s = z3.Solver()
     s.add(*enc.env.constraints, z3.Not(premise))
     assert s.check() == z3.sat
+
+
+def test_undecided_premises_are_unknown_never_proved(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When z3 proves the bad event impossible but cannot tell whether any run satisfies the premises
+    (long-poll-interval.toml's rolling_restart_settled timed out there), the answer is UNKNOWN: it
+    was PROVED, about what may have been no run at all."""
+    calls: list[int] = []
+    real = queries.solver_for
+
+    def solver_for(enc: Any, extra: list[z3.BoolRef]) -> z3.Solver:
+        s = real(enc, extra)
+        calls.append(len(extra))
+        if not extra:  # the premises alone: the vacuity check
+
+            class Undecided(z3.Solver):
+                def check(self, *assumptions: Any) -> z3.CheckSatResult:
+                    return z3.unknown
+
+            return Undecided()
+        return s
+
+    monkeypatch.setattr(queries, "solver_for", solver_for)
+    monkeypatch.setattr(queries, "_excluded", lambda enc: [])
+    v = answer(EVICTS, _fixed(2, 100))
+    assert v.verdict == queries.UNKNOWN and v.notes[0] == queries.UNDECIDED_PREMISES and 0 in calls
