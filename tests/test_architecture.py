@@ -86,16 +86,24 @@ def test_a_wrong_way_import_is_found(tmp_path: Path) -> None:
     assert wrong_way_imports(tmp_path) == ["kgc/model/bad.py imports kgc.cli", "kgc/model/worse.py imports kgc.harness"]
 
 
-GENERIC = {"kgc.model", "kgc.model.protocol", "kgc.model.property", "kgc.model.temporal", "kgc.model._compiled"}
+GENERIC = {
+    "kgc.model",
+    "kgc.model.protocol",
+    "kgc.model.property",
+    "kgc.model.temporal",
+    "kgc.model.schema",
+    "kgc.model._compiled",
+}
 """What the engine may import of the model side: the model protocol and its vocabulary of properties
 (``kgc.model.property``: kinds, scopes, what a state check reads; no model's state) and of liveness
-(``kgc.model.temporal``: temporal properties and fairness classes as data), and the package
+(``kgc.model.temporal``: temporal properties and fairness classes as data), the checking of a parsed
+document against a small description (``kgc.model.schema``, which a model's trace vocabulary uses), and
+the package
 itself and its switch to compiled modules, which choose compiled or source modules before any other loads."""
 
 KAFKA_IN_EXPLORER: dict[str, set[str]] = {
     "native.py": {"kgc.model.actions", "kgc.model.config", "kgc.model.state", "kgc.properties.temporal"},
     "spark.py": {"kgc.model.actions", "kgc.model.state", "kgc.properties.protocol"},
-    "trace.py": {"kgc.model.actions", "kgc.model.config", "kgc.model.names", "kgc.model.state", "kgc.model.types"},
 }
 """The engine modules that still import Kafka's model or properties, and what they import: the debt
 issue 31 names (``docs/architecture.md``, "The engine boundary"). It may only shrink: a new Kafka import

@@ -181,3 +181,66 @@ class ComponentModel(Protocol):
     def crash(self, shared: Any, index: int, local: Any) -> ProcessStep | None: ...
 
     def lose_answer(self, shared: Any, index: int, local: Any) -> ProcessStep | None: ...
+
+
+@runtime_checkable
+class TraceChecker(Protocol):
+    """A model's checks of a ``kgc-trace`` document's model part (``TraceVocabulary.checker``), made
+    for one document: its states, its steps (each without the ``step`` number and ``changed``, which
+    the format checks), then whatever else of the document is the model's (``rest``). Each raises
+    the schema's error naming the first bad field."""
+
+    def state(self, value: Any, at: str) -> None: ...
+
+    def step(self, value: dict[str, Any], at: str) -> None: ...
+
+    def rest(self, doc: dict[str, Any]) -> None: ...
+
+
+@runtime_checkable
+class TraceVocabulary(Protocol):
+    """How a model's states and steps are written in a ``kgc-trace`` (``kgc/explorer/trace.py``): the
+    format owns the envelope (name, version, property, numbered steps, a lasso's ``loop_start``), the
+    model what a state and a step say. A recipe hands its vocabulary over as ``trace``
+    (Kafka's is ``kgc.model.tracing.KAFKA_TRACE``; the lease lock's ``kgc.examples_models.lease_lock.LEASE_TRACE``).
+
+    * ``header_json(state, config)`` — the model's top-level fields (written after ``config``), from
+      the initial state and the configuration's mapping (or None);
+    * ``state_json(state, config)`` — a state's fields (the ``initial`` object; merged into each step
+      after the step's own fields);
+    * ``step_json(action)`` — a step's own fields (who acted, what it did);
+    * ``changed(before, after)`` — the names of the fields a step changed, from two states' JSON;
+    * ``step_text(action)``, ``where(state)``, ``state_lines(state, previous, config)`` — the text
+      trace: a step's one line, the state's short form after it, the whole state (lines a step
+      changed marked ``*``);
+    * ``checker(doc, schema, model)`` — the checks of one document's model part (``TraceChecker``);
+      ``model`` False: a chart of a real run in the same shape, with the run's own names.
+    """
+
+    def header_json(self, state: Any, config: dict[str, Any] | None) -> dict[str, Any]: ...
+
+    def state_json(self, state: Any, config: dict[str, Any] | None) -> dict[str, Any]: ...
+
+    def step_json(self, action: Any) -> dict[str, Any]: ...
+
+    def changed(self, before: dict[str, Any], after: dict[str, Any]) -> list[str]: ...
+
+    def step_text(self, action: Any) -> str: ...
+
+    def where(self, state: Any) -> str: ...
+
+    def state_lines(self, state: Any, previous: Any | None, config: dict[str, Any] | None) -> list[str]: ...
+
+    def checker(self, doc: dict[str, Any], schema: Any, model: bool) -> TraceChecker: ...
+
+
+def trace_vocabulary(recipe: Any) -> TraceVocabulary:
+    """The trace vocabulary a recipe hands over (``trace``); a recipe without one cannot be written
+    as a ``kgc-trace``, which raises ValueError in one sentence."""
+    vocabulary = getattr(recipe, "trace", None)
+    if vocabulary is None:
+        raise ValueError(
+            f"{type(recipe).__name__} gives no trace vocabulary (a 'trace' attribute): "
+            "its counterexamples cannot be written as a kgc-trace"
+        )
+    return vocabulary  # type: ignore[no-any-return]

@@ -17,6 +17,7 @@ from kgc.explorer.search import Explorer
 from kgc.explorer.trace import format_trace, trace_json, validate_trace
 from kgc.model.config import Config
 from kgc.model.system import ClassicGroupModel
+from kgc.model.tracing import KAFKA_TRACE
 from kgc.properties.temporal import ALL as TEMPORAL
 from tests.diagrams.traces import generation_below_three, random_walk
 
@@ -35,10 +36,20 @@ def kafka_traces() -> dict[str, str]:
     )
     prop = generation_below_three
     (v,) = Explorer(config, [prop], stop_at_first=True).run("bfs").violations
-    doc = trace_json(prop.name, prop.description, v.path, kind=prop.kind, source=prop.source, config=config.describe())
+    doc = trace_json(
+        prop.name,
+        prop.description,
+        v.path,
+        kind=prop.kind,
+        source=prop.source,
+        config=config.describe(),
+        vocabulary=KAFKA_TRACE,
+    )
     out["safety.json"] = _dump(doc)
-    out["safety.txt"] = format_trace(v.path) + "\n"
-    out["safety_state.txt"] = format_trace(v.path, show_state=True, static=config.static_consumers) + "\n"
+    out["safety.txt"] = format_trace(v.path, vocabulary=KAFKA_TRACE) + "\n"
+    out["safety_state.txt"] = (
+        format_trace(v.path, show_state=True, config=config.describe(), vocabulary=KAFKA_TRACE) + "\n"
+    )
 
     live_config = Config.from_mapping({"consumers": 2, "partitions": 2, "max_generation": 2, "max_perturbations": 0})
     model = PackedModel(ClassicGroupModel(live_config))
@@ -46,7 +57,7 @@ def kafka_traces() -> dict[str, str]:
     result = L.check_graph(model, graph, TEMPORAL, L.Fairness("none"))
     lasso = next(v.lasso for v in result.verdicts if v.lasso is not None)
     out["lasso.json"] = _dump(L.lasso_trace(result, lasso))
-    out["lasso.txt"] = format_trace(lasso.path, lasso.loop_start, show_state=True) + "\n"
+    out["lasso.txt"] = format_trace(lasso.path, lasso.loop_start, show_state=True, vocabulary=KAFKA_TRACE) + "\n"
 
     out["walk.json"] = _dump(random_walk(40, seed=3))
     return out
@@ -66,4 +77,15 @@ def test_kafkas_traces_are_unchanged(traces: dict[str, str], name: str) -> None:
 
 @pytest.mark.parametrize("name", ["safety.json", "lasso.json", "walk.json"])
 def test_the_pinned_traces_are_valid(name: str) -> None:
-    validate_trace(json.loads((PINNED / name).read_text(encoding="utf-8")))
+    validate_trace(json.loads((PINNED / name).read_text(encoding="utf-8")), vocabulary=KAFKA_TRACE)
+
+
+def test_a_kafka_trace_replays_through_its_model() -> None:
+    """The generic replay (``replay_trace``) rebuilds a pinned Kafka counterexample step for step."""
+    from kgc.explorer.trace import replay_trace
+
+    doc = json.loads((PINNED / "safety.json").read_text(encoding="utf-8"))
+    config = Config.from_mapping(doc["config"])
+    path = replay_trace(doc, ClassicGroupModel(config), config.trace)
+    assert len(path) == len(doc["steps"]) + 1
+    assert format_trace(path, vocabulary=config.trace) + "\n" == (PINNED / "safety.txt").read_text(encoding="utf-8")
