@@ -153,7 +153,6 @@ the package
 itself and its switch to compiled modules, which choose compiled or source modules before any other loads."""
 
 KAFKA_IN_EXPLORER: dict[str, set[str]] = {
-    "native.py": {"kgc.model.actions", "kgc.model.config", "kgc.model.state", "kgc.properties.temporal"},
     "spark.py": {"kgc.model.actions", "kgc.model.state", "kgc.properties.protocol"},
 }
 """The engine modules that still import Kafka's model or properties, and what they import: the debt

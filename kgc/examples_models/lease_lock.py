@@ -304,8 +304,8 @@ class LeaseLock:
 
     perturbations: tuple[str, ...] = Faults._fields[:-1]
     local_spends: tuple[str, ...] = ()
-    crash_spends = "crash"
-    lost_spends = "lost"
+    process_faults: tuple[str, ...] = ("crash", "lost")
+    """Its classes of process fault: a client's crash, a lost notice (``process_fault``)."""
     removal_spends = "expiry"
 
     config: Any = None
@@ -462,6 +462,12 @@ class LeaseLock:
         if shared.holder == NO_LEASE:
             return []
         return [(Step("failover", -1), ("failover",), Service(NO_LEASE, shared.serial), (), ())]
+
+    def process_fault(
+        self, kind: int, shared: Service, index: int, local: Client
+    ) -> tuple[Any, tuple[str, ...], Service, Client, tuple[tuple[int, Any], ...]] | None:
+        """A client's fault of class ``kind`` (``process_faults``): 0 it crashes, 1 its next notice is lost."""
+        return self.crash(shared, index, local) if kind == 0 else self.lose_answer(shared, index, local)
 
     def crash(
         self, shared: Service, index: int, local: Client

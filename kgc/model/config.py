@@ -278,9 +278,6 @@ class Config:
     safety_properties: ClassVar[str] = "kgc.properties.protocol:ALL"
     """The properties an engine checks when given none (``kgc.model.protocol.default_properties``; by
     reference: the model layer does not import its properties)."""
-    native_layout: ClassVar[bool] = True
-    """The native core rebuilds this model's states from its keys (``kgc/explorer/native/core.c`` knows
-    Kafka's ``State`` and budget layout)."""
 
     def concrete_path(self, spec: Any, path: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
         """A path of the generation quotient (``generation_quotient``) as a behaviour of the model, with
