@@ -110,11 +110,8 @@ from kgc.explorer.spark_visited import (
     write_parents,
 )
 from kgc.model._compiled import running_compiled
-from kgc.model.actions import Action
 from kgc.model.property import Property
-from kgc.model.protocol import ModelRecipe
-from kgc.model.state import State
-from kgc.properties.protocol import ALL
+from kgc.model.protocol import ModelRecipe, default_properties
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -466,12 +463,12 @@ def expand_partition(
         if not task.expand:
             summary.depth_bounded = True
             continue
-        source: State | None = None
+        source: Any | None = None
         successors = model.successor_keys(key)
         summary.transitions += len(successors)
         for index, (step, nxt) in enumerate(successors):
             step_counts[step] = step_counts.get(step, 0) + 1
-            target: State | None = None
+            target: Any | None = None
             if step_active:
                 mask = masks.get(step)
                 if mask is None:
@@ -757,7 +754,7 @@ class SparkExplorer:
     def __init__(
         self,
         config: ModelRecipe,
-        properties: Sequence[Property] = ALL,
+        properties: Sequence[Property] | None = None,
         *,
         spark: SparkSession | None = None,
         settings: SparkSettings | None = None,
@@ -768,7 +765,9 @@ class SparkExplorer:
         self.config = config
         self.model = PackedModel(config.model())
         self.codec = Codec(self.model)
-        self.properties = list(properties)
+        self.properties = list(default_properties(config, self.model.spec) if properties is None else properties)
+        """The properties checked: by default the model's own, or those its recipe names
+        (``kgc.model.protocol.default_properties``; Kafka's: ``kgc.properties.protocol.ALL``)."""
         self.spark = spark
         self.settings = settings or SparkSettings()
         self.stop_at_first = stop_at_first
@@ -994,13 +993,13 @@ class SparkExplorer:
         violations.sort(key=lambda v: (len(v.path), v.prop.name))
         return violations
 
-    def _replay(self, chain: list[int]) -> list[tuple[Action | None, State]]:
+    def _replay(self, chain: list[int]) -> list[tuple[Any | None, Any]]:
         """The path through the fingerprints ``chain`` from an initial state, each step the first
         successor with the next fingerprint (as ``Explorer.replay`` picks it)."""
         model, codec = self.model, self.codec
         starts = {codec.fingerprint(k): k for k in model.init_keys()}
         key = starts[chain[0]]
-        path: list[tuple[Action | None, State]] = [(None, model.decode(key))]
+        path: list[tuple[Any | None, Any]] = [(None, model.decode(key))]
         for wanted in chain[1:]:
             for step, nxt in model.successor_keys(key):
                 if codec.fingerprint(nxt) == wanted:
