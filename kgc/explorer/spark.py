@@ -99,15 +99,14 @@ from kgc.explorer.spark_env import (
 )
 from kgc.explorer.spark_native import NativeExpander
 from kgc.explorer.spark_visited import (
-    SLOT_BYTES,
     FingerprintCollisionError,
     SpillDirectoryError,
     VisitedTable,
     level_dir,
     lookup_parents,
     read_exchange,
+    visited_dir,
     write_exchange,
-    write_parents,
 )
 from kgc.model._compiled import running_compiled
 from kgc.model.actions import Action
@@ -708,17 +707,14 @@ def step_partition(task: LevelTask, partition: int) -> Iterator[LevelSummary]:
             fp = int(fps[np.flatnonzero(differ)[0]])
             raise FingerprintCollisionError(f"two distinct states share the 64-bit fingerprint {fp & (2**64 - 1):#x}")
     fps, parents, ids = fps[first], parents[first], ids[first]
-    table = VisitedTable(root / f"visited-{partition}", task.exact)
+    table = VisitedTable(visited_dir(root, partition), task.exact)
     try:
         states = [canonical(codec.wire_of(row)) for row in ids.tolist()] if task.exact else None
-        fresh = table.add(fps, task.level, states)
+        fresh = table.add(fps, task.level, states, parents)  # writes the level's parents file too
+        table_bytes = table.disk_bytes
     finally:
         table.close()
-    table_bytes = table.slots * SLOT_BYTES
-    if task.exact:
-        table_bytes += table.slots * 12 + table.blob_path.stat().st_size
     fps, parents, ids = fps[fresh], parents[fresh], ids[fresh]
-    write_parents(root, task.level, partition, fps, parents)
     expand = expand_native if worker.native is not None else expand_partition
     summary, successors, from_parents = expand(task, worker, fps, ids)
     if task.expand:

@@ -24,6 +24,7 @@ from pyspark import cloudpickle
 from kgc.explorer.search import Bounds, Explorer, Result
 from kgc.explorer.spark import LevelSummary, SparkExplorer, SparkJobFailed, canonical, job_failure, level_progress
 from kgc.explorer.spark_env import SparkSettings
+from kgc.explorer.spark_visited import parents_path
 from kgc.model.config import Config
 from kgc.model.state import State
 from kgc.model.system import ClassicGroupModel
@@ -246,7 +247,8 @@ def test_the_spill_directory_holds_the_search_and_is_emptied(spark_session: Any,
     remote = explorer.run(progress=spy)
     local = Explorer(config, [*ALL, generation_below_one]).run()
     assert summary(remote) == summary(local)
-    assert {"visited-0", "visited-1", "parents-0", "in-1"} <= written, written
+    assert {"visited-0", "visited-1", "in-1"} <= written, written
+    assert parents_path(tmp_path, 0, 0).name == "parents-0.npy" and parents_path(tmp_path, 0, 0).parent.name in written
     assert not any(tmp_path.rglob("*")), "the search's files outlived it"
 
 

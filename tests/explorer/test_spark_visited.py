@@ -11,6 +11,9 @@ import numpy as np
 import pytest
 
 from kgc.explorer.spark_visited import (
+    GROWN_LOAD,
+    MAX_LOAD,
+    PARENT_DTYPE,
     FingerprintCollisionError,
     VisitedTable,
     lookup_parents,
@@ -59,14 +62,40 @@ def test_growing_keeps_every_state_and_its_level(tmp_path: Path) -> None:
     for level, chunk in enumerate(levels):
         assert all(add(tmp_path, chunk, level))
     table = VisitedTable(tmp_path)
-    assert table.count == len(values) and table.slots > 4096 and table.count <= 0.7 * table.slots
+    assert table.count == len(values) and table.slots > 4096
+    assert GROWN_LOAD * table.slots <= table.count <= MAX_LOAD * table.slots
+    assert table.disk_bytes <= 8 / GROWN_LOAD * table.count + 8 * 3  # the slots and the header's cells
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        ["meta.json", f"fp.{table.generation}", f"lv.{table.generation}"]
+        ["meta.json", f"fp.{table.generation}", *(f"parents-{level}.npy" for level in range(6))]
     )
     table.close()
-    for level, chunk in enumerate(levels):  # each level's states are new at that level only
-        assert all(add(tmp_path, chunk, level))
-        assert not any(add(tmp_path, chunk, level + 1))
+    last = len(levels) - 1
+    assert all(add(tmp_path, levels[last], last))  # the last level again: its states are new at it
+    for chunk in levels:  # and at the next level, no state is
+        assert not any(add(tmp_path, chunk, last + 1))
+    with pytest.raises(ValueError, match="level 2 is older"):  # only the last level can be retried
+        add(tmp_path, levels[2], 2)
+
+
+def test_a_retry_clears_what_the_failed_attempt_stored(tmp_path: Path) -> None:
+    """An attempt that stored its states but failed before counting them, and one that failed
+    between writing its parents file and storing anything: the retry answers as the first."""
+    rng = np.random.default_rng(3)
+    values = np.unique(rng.integers(-(1 << 63), (1 << 63) - 1, size=9_000, dtype=np.int64))
+    add(tmp_path, values[:3000], 0)
+    table = VisitedTable(tmp_path)
+    table.add(values[3000:], 1)  # grows the table
+    table._header[0] = 3000  # as if the attempt died before counting its states
+    table._header[1] = 1
+    table.close()
+    assert add(tmp_path, values[2000:], 1) == [False] * 1000 + [True] * 6000
+    assert VisitedTable(tmp_path).count == len(values)
+    # Only the parents file was written: nothing to clear, and the answer is the same.
+    (tmp_path / "parents-2.npy").write_bytes(np.zeros(2, dtype=PARENT_DTYPE).tobytes())
+    assert add(tmp_path, fps(0, 7, int(values[5])), 2) == [True, True, False]
+    assert add(tmp_path, fps(0, 7), 2) == [True, True]
+    assert add(tmp_path, fps(0, 7), 3) == [False, False]
+    assert VisitedTable(tmp_path).count == len(values) + 2
 
 
 def test_exact_mode_finds_two_states_with_one_fingerprint(tmp_path: Path) -> None:
