@@ -43,7 +43,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -64,10 +64,10 @@ SLOT_BYTES = 8
 """Bytes of one slot of the fingerprint table."""
 MAX_LEVEL = (1 << 62) - 2
 PARENT_DTYPE = np.dtype([("fp", "<i8"), ("parent", "<i8")])
-_HEADER = 3
+_HEADER = 4
 """Cells after the slots in the fingerprints' file: the number of states in the table, the last
-level whose states it counts (plus one), and the level the fingerprint 0 was stored at (plus
-one; 0 when no state has it)."""
+level begun (plus one), the level the fingerprint 0 was stored at (plus one; 0 when no state
+has it), and the number of states when the last level began."""
 
 
 class FingerprintCollisionError(Exception):
@@ -157,6 +157,8 @@ class VisitedTable:
             self.generation, self.slots = 0, FIRST_SLOTS
             self._open(create=True)
             self._save_meta()
+        self._level, self._last = -1, -1
+        """The level this open table is adding (begun), and the largest fingerprint it added."""
 
     # -------------------------------------------------------------- files
     def _paths(self, generation: int) -> dict[str, Path]:
@@ -223,25 +225,28 @@ class VisitedTable:
         for p in self._paths(previous).values():
             p.unlink(missing_ok=True)
 
-    def _undo(self, level: int) -> None:
-        """Take out of the table what an earlier attempt of ``level`` put in (the states of its
-        parents file), so that this attempt starts from the table the level started from."""
+    def _begin(self, level: int) -> None:
+        """Start ``level`` in this table: the first time, note the count it starts from; when an
+        earlier attempt of ``level`` began (and failed), take out of the table what it put in
+        (the states of its parents file), so that this attempt starts from the same table."""
         header = self._header
         if level + 1 < header[1]:
             raise ValueError(f"level {level} is older than the visited set's last level ({int(header[1]) - 1})")
         record = self.dir / f"parents-{level}.npy"
-        if not record.exists():
-            return
-        if header[2] == level + 1:
-            header[2] = 0
-        rows = np.fromfile(record, dtype=PARENT_DTYPE)["fp"]
-        fps = rows[rows != 0]
-        at = _find(self.maps["fp"], fps, self.slots)
-        self.maps["fp"][at[at >= 0]] = 0  # every slot claimed at this level: no chain breaks
-        if header[1] == level + 1:  # the attempt counted its states
-            header[0] -= len(rows)
-            header[1] = level
-        record.unlink()
+        if header[1] == level + 1:
+            if record.exists():
+                rows = np.fromfile(record, dtype=PARENT_DTYPE, count=record.stat().st_size // PARENT_DTYPE.itemsize)
+                fps = rows["fp"][rows["fp"] != 0]
+                at = _find(self.maps["fp"], fps, self.slots)
+                self.maps["fp"][at[at >= 0]] = 0  # every slot claimed at this level: no chain breaks
+            if header[2] == level + 1:
+                header[2] = 0
+            header[0] = header[3]
+        else:
+            header[3] = header[0]
+            header[1] = level + 1
+        record.unlink(missing_ok=True)
+        self._level, self._last = level, -1
 
     def add(
         self,
@@ -251,19 +256,27 @@ class VisitedTable:
         parents: np.ndarray | None = None,
     ) -> np.ndarray:
         """Which of the distinct fingerprints ``fps`` are new at ``level`` (not stored by an
-        earlier level): they are stored now, and written with their ``parents`` (0 when not
-        given) to the level's parents file. In exact mode ``states`` are their canonical bytes."""
+        earlier level): they are stored now, and appended with their ``parents`` (0 when not
+        given) to the level's parents file, before they enter the table. A level may be added
+        in several batches through one open table, each of fingerprints above the last batch's
+        (as unsigned numbers: the parents file stays sorted). In exact mode ``states`` are their
+        canonical bytes."""
         if level > MAX_LEVEL:
             raise ValueError(f"the visited set records at most {MAX_LEVEL} levels")
         fps = np.ascontiguousarray(fps, dtype=np.int64)
         if self.exact and (states is None or len(states) != len(fps)):
             raise ValueError("the exact mode needs each state's bytes")
-        self._undo(level)
-        header = self._header
+        if self._level != level:
+            self._begin(level)
+        unsigned = fps.view(np.uint64)
+        if len(fps) and int(unsigned.min()) <= self._last:
+            raise ValueError("a level's batches must come in increasing fingerprints")
+        if len(fps):
+            self._last = int(unsigned.max())
         zero = fps == 0
         at = np.full(len(fps), -1, dtype=np.int64)
         at[~zero] = _find(self.maps["fp"], fps[~zero], self.slots)
-        if header[2]:
+        if self._header[2]:
             at[zero] = self.slots  # the fingerprint 0's own cell
         new = at < 0
         if self.exact and not new.all():
@@ -271,7 +284,7 @@ class VisitedTable:
             self._compare(np.flatnonzero(~new), at[~new], states)
         chosen = np.flatnonzero(new)
         given = np.zeros(len(fps), dtype=np.int64) if parents is None else np.asarray(parents, dtype=np.int64)
-        write_parents_file(self.dir / f"parents-{level}.npy", fps[chosen], given[chosen])
+        write_parents_file(self.dir / f"parents-{level}.npy", fps[chosen], given[chosen], append=True)
         self._grow(self.count + len(chosen))
         stored = chosen[fps[chosen] != 0]
         placed = np.full(len(chosen), self.slots, dtype=np.int64)
@@ -282,7 +295,6 @@ class VisitedTable:
         if len(stored) != len(chosen):
             self._header[2] = level + 1
         self._header[0] = self.count + len(chosen)
-        self._header[1] = level + 1
         return new
 
     def _append(self, which: np.ndarray, slots: np.ndarray, states: Sequence[bytes]) -> None:
@@ -313,35 +325,109 @@ class VisitedTable:
 
 
 # ------------------------------------------------------------------ the exchange between levels
+BUCKETS = 64
+"""Each destination partition's rows in an exchange file are split into this many buckets by
+their fingerprints' top bits, so that a task can read its candidates a few buckets at a time
+(all the candidates of one fingerprint are in one bucket)."""
+_BUCKET_SHIFT = np.uint64(64 - 6)
+
+
 def level_dir(root: Path, level: int) -> Path:
     return root / f"in-{level}"
 
 
-def write_exchange(root: Path, level: int, source: int, chunks: Sequence[Any]) -> int:
-    """Write one task's candidates for ``level``, one pickled chunk per destination partition,
-    into one file (an index of offsets, then the chunks). Returns the bytes written."""
-    blobs = [pickle.dumps(chunk, pickle.HIGHEST_PROTOCOL) for chunk in chunks]
-    offsets = np.zeros(len(blobs) + 1, dtype=np.int64)
-    offsets[1:] = np.cumsum([len(b) for b in blobs])
+def bucket_of(fps: np.ndarray) -> np.ndarray:
+    """The exchange bucket of each fingerprint (its top bits, as an unsigned number)."""
+    return (np.ascontiguousarray(fps, dtype=np.int64).view(np.uint64) >> _BUCKET_SHIFT).astype(np.int64)
+
+
+def row_dtype(width: int) -> np.dtype[Any]:
+    """A candidate in an exchange file: fingerprint, parent's fingerprint, and ``width``
+    indices into its section's dictionary of component bytes."""
+    return np.dtype([("fp", "<i8"), ("parent", "<i8"), ("index", "<i4", (width,))])
+
+
+def write_exchange(root: Path, level: int, source: int, batch: int, chunks: Sequence[Any]) -> int:
+    """Write one batch of one task's candidates for ``level`` into one file: for each
+    destination partition, its chunk (``Codec.pack_chunk``: fingerprints, parents, index rows,
+    component bytes) as the pickled component bytes, then the rows sorted by bucket. An index
+    of offsets comes first. Returns the bytes written."""
+    parts: list[bytes] = []
+    sizes: list[int] = []
+    for fps, parents, index, blobs in chunks:
+        data = pickle.dumps(blobs, pickle.HIGHEST_PROTOCOL)
+        parts.append(data)
+        sizes.append(len(data))
+        bucket = bucket_of(fps)
+        order = np.argsort(bucket, kind="stable")
+        rows = np.empty(len(fps), dtype=row_dtype(index.shape[1]))
+        rows["fp"], rows["parent"], rows["index"] = fps[order], parents[order], index[order]
+        counts = np.bincount(bucket, minlength=BUCKETS)
+        parts.append(rows.tobytes())
+        sizes.extend((counts * rows.itemsize).tolist())
+    offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum(sizes)
     directory = level_dir(root, level)
     directory.mkdir(parents=True, exist_ok=True)
-    _write_atomically(directory / f"part-{source}", offsets.tobytes() + b"".join(blobs))
+    _write_atomically(directory / f"part-{source}-{batch}", offsets.tobytes() + b"".join(parts))
     return int(offsets[-1])
 
 
-def read_exchange(root: Path, level: int, partitions: int, destination: int) -> list[Any]:
-    """The chunks every task of the previous level wrote for partition ``destination``, in the
-    order of the tasks."""
-    rows: list[Any] = []
-    directory = level_dir(root, level)
-    for source in range(partitions):
-        with open(directory / f"part-{source}", "rb") as f:
-            header = np.frombuffer(f.read(8 * (partitions + 1)), dtype=np.int64)
-            start, end = int(header[destination]), int(header[destination + 1])
-            if end > start:
-                f.seek(8 * (partitions + 1) + start)
-                rows.append(pickle.loads(f.read(end - start)))
-    return rows
+def clear_exchange(root: Path, level: int, source: int) -> None:
+    """Remove what an earlier attempt of task ``source`` wrote for ``level``."""
+    for path in level_dir(root, level).glob(f"part-{source}-*"):
+        path.unlink(missing_ok=True)
+
+
+class ExchangeReader:
+    """The candidates every task of the previous level wrote for partition ``destination``,
+    read a few buckets at a time (``batches``)."""
+
+    def __init__(self, root: Path, level: int, partitions: int, destination: int, width: int) -> None:
+        self.rows = row_dtype(width)
+        self.files: list[tuple[Path, np.ndarray]] = []
+        """Each file (in the order of the tasks and their batches) with its offsets for
+        ``destination``: the component bytes' section, then each bucket's."""
+        directory = level_dir(root, level)
+        names = sorted(
+            (tuple(int(x) for x in p.name.split("-")[1:]), p) for p in directory.glob("part-*") if "." not in p.name
+        )
+        sources = {source for (source, _batch), _p in names}
+        if sources != set(range(partitions)):
+            raise FileNotFoundError(
+                f"the exchange of level {level} misses tasks {sorted(set(range(partitions)) - sources)}"
+            )
+        header = 8 * (partitions * (BUCKETS + 1) + 1)
+        for _key, path in names:
+            with open(path, "rb") as f:
+                offsets = np.frombuffer(f.read(header), dtype=np.int64) + header
+            first = destination * (BUCKETS + 1)
+            self.files.append((path, offsets[first : first + BUCKETS + 2]))
+        counts = [(np.diff(o[1:]) // self.rows.itemsize) for _p, o in self.files]
+        self.bucket_rows = np.sum(counts, axis=0) if counts else np.zeros(BUCKETS, dtype=np.int64)
+
+    def batches(self, max_rows: int) -> Iterator[list[tuple[Any, ...]]]:
+        """Consecutive buckets of at most ``max_rows`` candidates in all (at least one bucket),
+        each as chunks in ``Codec.pack_chunk``'s form, one per file that has rows in them."""
+        start = 0
+        while start < BUCKETS:
+            end, rows = start + 1, int(self.bucket_rows[start])
+            while end < BUCKETS and rows + int(self.bucket_rows[end]) <= max_rows:
+                rows += int(self.bucket_rows[end])
+                end += 1
+            chunks: list[tuple[Any, ...]] = []
+            for path, offsets in self.files:
+                lo, hi = int(offsets[start + 1]), int(offsets[end + 1])
+                if hi == lo:
+                    continue
+                with open(path, "rb") as f:
+                    f.seek(int(offsets[0]))
+                    blobs = pickle.loads(f.read(int(offsets[1] - offsets[0])))
+                    f.seek(lo)
+                    rows_read = np.frombuffer(f.read(hi - lo), dtype=self.rows)
+                chunks.append((rows_read["fp"].copy(), rows_read["parent"].copy(), rows_read["index"].copy(), blobs))
+            yield chunks
+            start = end
 
 
 # ------------------------------------------------------------------ parents
@@ -350,13 +436,18 @@ def parents_path(root: Path, level: int, partition: int) -> Path:
     return visited_dir(root, partition) / f"parents-{level}.npy"
 
 
-def write_parents_file(path: Path, fps: np.ndarray, parents: np.ndarray) -> None:
-    """States with their parents, sorted by fingerprint, into ``path`` (replaced whole)."""
-    order = np.argsort(fps, kind="stable")
+def write_parents_file(path: Path, fps: np.ndarray, parents: np.ndarray, append: bool = False) -> None:
+    """States with their parents, sorted by fingerprint (as unsigned numbers), into ``path``
+    (replaced whole, or appended to)."""
+    order = np.argsort(np.asarray(fps, dtype=np.int64).view(np.uint64), kind="stable")
     table = np.empty(len(fps), dtype=PARENT_DTYPE)
     table["fp"], table["parent"] = fps[order], parents[order]
     path.parent.mkdir(parents=True, exist_ok=True)
-    _write_atomically(path, table.tobytes())
+    if append:
+        with open(path, "ab") as f:
+            f.write(table.tobytes())
+    else:
+        _write_atomically(path, table.tobytes())
 
 
 def write_parents(root: Path, level: int, partition: int, fps: np.ndarray, parents: np.ndarray) -> None:
@@ -370,7 +461,9 @@ def lookup_parents(root: Path, level: int, partition: int, wanted: np.ndarray) -
     if not len(wanted) or path.stat().st_size == 0:
         return []
     table = np.memmap(path, dtype=PARENT_DTYPE, mode="r")  # only the pages searched are read
-    where = np.searchsorted(table["fp"], wanted)
+    keys = table["fp"].view(np.uint64)  # the file is sorted by fingerprint as unsigned numbers
+    wanted = np.asarray(wanted, dtype=np.int64)
+    where = np.searchsorted(keys, wanted.view(np.uint64))
     ok = where < len(table)
     hit = ok.copy()
     hit[ok] = table["fp"][where[ok]] == wanted[ok]

@@ -195,6 +195,21 @@ def test_both_expansions_get_the_local_engines_results(spark_session: Any, nativ
 
 
 @pytest.mark.spark
+@pytest.mark.parametrize("native", [True, False])
+def test_a_level_read_in_small_batches_gets_the_local_engines_results(spark_session: Any, native: bool) -> None:
+    """With a batch of a few candidates a task reads its partition's candidates in many batches
+    (a few exchange buckets each): the same counts, verdicts, witnesses and counterexample
+    lengths as the local engine."""
+    config = tiny(max_perturbations=1)
+    props = [*ALL, someone_joined, no_sync_group, generation_below_one, *TEST_WITNESSES]
+    settings = SparkSettings(batch=3)
+    remote = SparkExplorer(config, props, spark=spark_session, settings=settings, native=native).run("bfs")
+    local = Explorer(config, props).run("bfs")
+    assert summary(remote) == summary(local)
+    assert_genuine(config, remote)
+
+
+@pytest.mark.spark
 def test_the_native_expansion_is_refused_where_it_cannot_run(spark_session: Any) -> None:
     """A transition check that reads whole transitions needs the model in Python: asked for the
     native core, the search says so in one line; left to choose, it expands in Python."""
