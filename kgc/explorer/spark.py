@@ -7,9 +7,11 @@ stage with one task per partition (``step_partition``); the task returns one sum
 nothing else reaches the driver. A task of level ``d`` for partition ``p``:
 
 1. *gathers* the level's candidates for ``p``: what every task of level ``d-1`` wrote for it
-   into the exchange (one file per task, one section per destination partition; at level 0
-   the initial states, carried in the task), keeping the smallest parent of each fingerprint,
-   so that runs are deterministic;
+   into the exchange (a file per task and batch, a section per destination partition split into
+   buckets by fingerprint; at level 0 the initial states, carried in the task), a few buckets
+   (at most ``SparkSettings.batch`` candidates) at a time — steps 2 and 3 run once per batch,
+   so a worker's memory for a level follows the batch — keeping the smallest parent of each
+   fingerprint, so that runs are deterministic;
 2. *deduplicates* them against ``p``'s visited set (``kgc.explorer.spark_visited.VisitedTable``:
    an open-addressing table of fingerprints in memory-mapped files), touching only the slots
    those candidates hash to — a level's cost follows its own candidates, never the states

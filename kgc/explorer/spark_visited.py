@@ -19,6 +19,12 @@ more than 8 / 0.55 ≈ 14.5 bytes per state. This is what TLC's fingerprint serv
 difference forced by Spark: a task is not pinned to a machine, so the table lives in files any
 attempt of that partition can open, rather than in a server's memory.
 
+**The exchange** (``write_exchange``, ``ExchangeReader``): a task writes a level's successors
+into a file per batch, with a section per destination partition — its component bytes once,
+then its rows as raw arrays, split into ``BUCKETS`` buckets by the fingerprints' top bits — and
+the next level's task of a partition reads consecutive buckets up to a batch of candidates at a
+time, so that what a worker holds for a level follows the batch, not the level.
+
 **Each level's parents** (``parents_path``): the new states of a partition at a level with
 their parents' fingerprints, sorted by fingerprint (16 bytes a state), for counterexamples.
 
