@@ -49,16 +49,25 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from spark_vs_local import spark_cpu  # noqa: E402  (a sibling script: CPU of the driver and the JVM's tree)
 
 
-def _rss(pid: int) -> int:
-    """Resident bytes of one process (0 when it is gone)."""
+def _memory(pid: int) -> dict[str, int]:
+    """Resident bytes, anonymous resident bytes and peak address space of one process (empty when
+    it is gone)."""
+    fields = {"VmRSS:": "rss", "RssAnon:": "anon", "VmPeak:": "peak_vm"}
+    out: dict[str, int] = {}
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
+                key = line.split(maxsplit=1)[0] if line.strip() else ""
+                if key in fields:
+                    out[fields[key]] = int(line.split()[1]) * 1024
     except OSError:
         pass
-    return 0
+    return out
+
+
+def _rss(pid: int) -> int:
+    """Resident bytes of one process (0 when it is gone)."""
+    return _memory(pid).get("rss", 0)
 
 
 def _tree(root: int) -> list[int]:
@@ -82,10 +91,15 @@ def _tree(root: int) -> list[int]:
 
 class PeakMemory:
     """Samples, every half second until stopped, the resident memory of the Spark JVM and of its
-    descendants (the Python workers), keeping the peaks."""
+    descendants (the Python daemon and workers), keeping the peaks: of the JVM, of all the
+    Python processes together, and of any one Python process (its resident and anonymous bytes,
+    and its peak address space, which is what ``spark.executor.pyspark.memory`` limits)."""
 
     def __init__(self, jvm: int) -> None:
         self.jvm, self.peak_jvm, self.peak_workers = jvm, 0, 0
+        self.peak_worker = {"rss": 0, "anon": 0, "peak_vm": 0}
+        self.level_rss = 0
+        """The largest resident size of one Python process since ``take_level`` last ran."""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -94,8 +108,18 @@ class PeakMemory:
         while not self._stop.is_set():
             pids = _tree(self.jvm)
             self.peak_jvm = max(self.peak_jvm, _rss(self.jvm))
-            self.peak_workers = max(self.peak_workers, sum(_rss(p) for p in pids if p != self.jvm))
+            each = [_memory(p) for p in pids if p != self.jvm]
+            self.peak_workers = max(self.peak_workers, sum(m.get("rss", 0) for m in each))
+            self.level_rss = max([self.level_rss, *(m.get("rss", 0) for m in each)])
+            for m in each:
+                for key in self.peak_worker:
+                    self.peak_worker[key] = max(self.peak_worker[key], m.get(key, 0))
             self._stop.wait(0.5)
+
+    def take_level(self) -> int:
+        """The largest resident size of one Python process since the last call (then reset)."""
+        peak, self.level_rss = self.level_rss, 0
+        return peak
 
     def stop(self) -> None:
         self._stop.set()
@@ -109,6 +133,12 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--partitions", type=int, default=8)
     ap.add_argument("--memory", default="2g", help="driver and executor memory (spark.*.memory)")
     ap.add_argument("--max-depth", type=int, default=9)
+    ap.add_argument("--batch", type=int, default=SparkSettings.batch, help="candidates a task handles at once")
+    ap.add_argument(
+        "--worker-memory",
+        default=None,
+        help="spark.executor.pyspark.memory: the address space each Python worker may use (unset: no bound)",
+    )
     ap.add_argument(
         "--project-states",
         type=float,
@@ -118,8 +148,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--project-cores", type=int, default=256)
     args = ap.parse_args(argv)
     config = Config.from_mapping({"consumers": 4})
-    conf = (("spark.driver.memory", args.memory), ("spark.executor.memory", args.memory))
-    settings = SparkSettings(master=args.master, partitions=args.partitions, conf=conf)
+    conf: tuple[tuple[str, str], ...] = (("spark.driver.memory", args.memory), ("spark.executor.memory", args.memory))
+    if args.worker_memory is not None:
+        conf += (("spark.executor.pyspark.memory", args.worker_memory),)
+    settings = SparkSettings(master=args.master, partitions=args.partitions, conf=conf, batch=args.batch)
     load_before = list(os.getloadavg())
     print(f"load average before: {' '.join(f'{x:.1f}' for x in load_before)}; {os.cpu_count()} cores")
     print(f"configuration: {config.describe()}")
@@ -128,6 +160,7 @@ def main(argv: list[str]) -> int:
     print(f"spark {args.master}: session start {time.monotonic() - began:.1f} s")
     levels: list[dict[str, Any]] = []
     last = [0.0]
+    sampler: PeakMemory | None = None
 
     def record(stats: Stats, frontier: int) -> None:
         row = {
@@ -137,6 +170,7 @@ def main(argv: list[str]) -> int:
             "visited": stats.distinct_states,
             "transitions": stats.transitions,
             "seconds": round(stats.seconds - last[0], 2),
+            "one_worker_rss_mb": round(sampler.take_level() / 2**20) if sampler is not None else None,
         }
         last[0] = stats.seconds
         levels.append(row)
@@ -191,6 +225,13 @@ def main(argv: list[str]) -> int:
         "native_partitions": s.tables.get("executor_partitions_native", 0),
         "peak_jvm_mb": round(sampler.peak_jvm / 2**20) if sampler is not None else None,
         "peak_python_workers_mb": round(sampler.peak_workers / 2**20) if sampler is not None else None,
+        "batch": args.batch,
+        "worker_memory": args.worker_memory,
+        "peak_one_worker_rss_mb": round(sampler.peak_worker["rss"] / 2**20) if sampler is not None else None,
+        "peak_one_worker_anon_mb": round(sampler.peak_worker["anon"] / 2**20) if sampler is not None else None,
+        "peak_one_worker_address_space_mb": (
+            round(sampler.peak_worker["peak_vm"] / 2**20) if sampler is not None else None
+        ),
         "last_level_growth": round(growth[-1], 3) if growth else None,
         "fingerprint_collision": s.fingerprint_collision,
         "project_states": args.project_states,

@@ -10,7 +10,14 @@ but carries the whole visited set. Then a least-squares fit of the Spark engine'
 which separates the fixed cost of a level (a), the cost of expanding a state (b, against the
 local engine's cost per state) and what the visited set adds to a level (c: a level probes only
 its own candidates' slots of each partition's fingerprint table, so c should be indistinguishable
-from zero, where a join or merge over the whole visited set costs microseconds per state). Both
+from zero, where a join or merge over the whole visited set costs microseconds per state). Each
+term comes with its standard error and c with its 95 % interval; the correlation of the level's
+size and the visited set is printed too (near ±1 the two terms cannot be told apart: a
+configuration whose levels shrink while the visited set keeps growing, as the default one's
+last levels do, is what separates them; ``spark_visited_probe.py`` is the controlled experiment).
+``--pairs N`` runs each configuration N times, each a local run and a Spark run in alternating
+order, and records the ratios' median and range with the load average after each pair: on a
+shared machine one pair's wall ratio moves with what else runs. Both
 engines' CPU seconds are recorded too (the Spark engine's: this driver, the JVM and its Python
 workers), since on a shared machine wall time depends on what else runs. The Spark session is started once
 (its start-up is reported separately) and warmed up on a tiny model first; each local run is a
@@ -24,6 +31,7 @@ machine's load average before and after.
     .venv/bin/python benchmarks/spark_vs_local.py                   # 20 to ~87 k states
     .venv/bin/python benchmarks/spark_vs_local.py --large           # adds a larger run (minutes)
     .venv/bin/python benchmarks/spark_vs_local.py --large --only "gen<=3, 2"   # just that one
+    .venv/bin/python benchmarks/spark_vs_local.py --large --only default --pairs 3
     .venv/bin/python benchmarks/spark_vs_local.py --master spark://HOST:7077 --partitions 16
 """
 
@@ -37,6 +45,8 @@ import resource
 import sys
 import time
 from typing import Any
+
+import numpy as np
 
 from kgc.explorer.search import Explorer, Stats
 from kgc.explorer.spark import SparkExplorer
@@ -136,23 +146,92 @@ def run_spark(
     return row, [(*lv, tasks[i] if i < len(tasks) else 0.0) for i, lv in enumerate(levels)]
 
 
-def fit(levels: list[tuple[int, int, int, float, float]], column: int = 3) -> tuple[float, float, float]:
-    """Least squares for seconds ≈ a + b·frontier + c·visited (normal equations, 3×3), on a
-    level's wall seconds (column 3) or its tasks' seconds (column 4)."""
-    xs = [(1.0, float(lv[1]), float(lv[2])) for lv in levels]
-    ys = [lv[column] for lv in levels]
-    m = [[sum(x[i] * x[j] for x in xs) for j in range(3)] for i in range(3)]
-    rhs = [sum(x[i] * y for x, y in zip(xs, ys, strict=True)) for i in range(3)]
-    for col in range(3):  # Gauss-Jordan with partial pivoting
-        pivot = max(range(col, 3), key=lambda r: abs(m[r][col]))
-        m[col], m[pivot], rhs[col], rhs[pivot] = m[pivot], m[col], rhs[pivot], rhs[col]
-        for r in range(3):
-            if r != col and m[col][col]:
-                k = m[r][col] / m[col][col]
-                m[r] = [a - k * b for a, b in zip(m[r], m[col], strict=True)]
-                rhs[r] -= k * rhs[col]
-    a, b, c = (rhs[i] / m[i][i] if m[i][i] else 0.0 for i in range(3))
-    return a, b, c
+def fit(levels: list[tuple[int, int, int, float, float]], column: int = 3) -> dict[str, Any]:
+    """Ordinary least squares for seconds ≈ a + b·frontier + c·visited on a level's wall seconds
+    (column 3) or its tasks' seconds (column 4), with each term's standard error (from the
+    residuals' variance and (XᵀX)⁻¹), the 95 % interval (± 1.96 standard errors), and the
+    correlation of the two regressors (near ±1, the terms cannot be told apart)."""
+    x = np.array([(1.0, float(lv[1]), float(lv[2])) for lv in levels])
+    y = np.array([lv[column] for lv in levels])
+    coef, _res, _rank, _sv = np.linalg.lstsq(x, y, rcond=None)
+    dof = max(len(y) - 3, 1)
+    resid = y - x @ coef
+    sigma2 = float(resid @ resid) / dof
+    cov = sigma2 * np.linalg.pinv(x.T @ x)
+    se = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    a, b, c = (float(v) for v in coef)
+    sa, sb, sc = (float(v) for v in se)
+    return {
+        "a": a,
+        "b": b,
+        "c": c,
+        "a_se": sa,
+        "b_se": sb,
+        "c_se": sc,
+        "c_low": c - 1.96 * sc,
+        "c_high": c + 1.96 * sc,
+        "c_is_zero": bool(abs(c) <= 1.96 * sc),
+        "regressor_correlation": float(np.corrcoef(x[:, 1], x[:, 2])[0, 1]) if len(y) > 2 else 0.0,
+        "levels": len(y),
+        "residual_seconds": float(np.sqrt(sigma2)),
+    }
+
+
+def report(
+    master: str,
+    name: str,
+    overrides: dict[str, Any],
+    pair: int,
+    local: dict[str, Any],
+    remote: dict[str, Any],
+    levels: list[tuple[int, int, int, float, float]],
+    local_totals: list[float],
+    all_levels: list[tuple[int, int, int, float, float]],
+) -> dict[str, Any]:
+    """Print one paired run (its levels, a line of the table, its JSON row) and return the row."""
+    for lv, f, v, t, ts in levels if pair == 0 else []:  # what a level costs beside what it stands on
+        level = {"kind": "level", "name": name, "level": lv, "frontier": f, "visited": v}
+        print(json.dumps({**level, "level_seconds": round(t, 3), "level_task_seconds": round(ts, 3)}))
+    all_levels.extend(lv for lv in levels if lv[0] > 0)  # level 0 also builds the first RDDs
+    same = all(local[k] == remote[k] for k in ("states", "transitions", "depth"))
+    if local["states"] >= 1000:
+        local_totals[0] += local["seconds"]
+        local_totals[1] += local["states"]
+    n_levels = remote["depth"] + 1
+    print(
+        f"{name:32} {remote['states']:>9,} {n_levels:>6} {local['seconds']:>8.1f} "
+        f"{local['states'] / local['seconds']:>10,.0f} {remote['seconds']:>8.1f} "
+        f"{remote['states'] / remote['seconds']:>10,.0f} {remote['seconds'] / local['seconds']:>11.1f} "
+        f"{remote['seconds'] / n_levels:>7.2f} {levels[-1][3]:>9.2f}s" + ("" if same else "   COUNTS DIFFER")
+    )
+    row = {
+        "kind": "configuration",
+        "name": name,
+        "pair": pair,
+        "master": master,
+        "states": remote["states"],
+        "levels": n_levels,
+        "local_seconds": round(local["seconds"], 2),
+        "spark_seconds": round(remote["seconds"], 2),
+        "ratio": round(remote["seconds"] / local["seconds"], 2),
+        "local_cpu_seconds": round(local["cpu_seconds"], 2),
+        "spark_cpu_seconds": round(remote["cpu_seconds"], 2),
+        "cpu_ratio": round(remote["cpu_seconds"] / max(local["cpu_seconds"], 1e-9), 2),
+        "executor_bytes_per_state": round(remote["executor_bytes_per_state"], 1),
+        "same_counts": same,
+        "load_average": round(os.getloadavg()[0], 1),
+        "configuration": overrides,
+        "local": local,
+        "spark": remote,
+    }
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def median(xs: list[float]) -> float:
+    ordered = sorted(xs)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
 def main(argv: list[str]) -> int:
@@ -161,7 +240,15 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--partitions", type=int, default=None)
     ap.add_argument("--large", action="store_true", help="add a larger configuration (minutes)")
     ap.add_argument("--only", metavar="TEXT", help="only the configurations whose name contains TEXT")
+    ap.add_argument(
+        "--pairs",
+        type=int,
+        default=1,
+        help="paired runs of each configuration (each a local run and a Spark run, their order alternating)",
+    )
     args = ap.parse_args(argv)
+    if args.pairs < 1:
+        ap.error("--pairs must be at least 1")
     configs = [c for c in CONFIGS + (LARGE if args.large else []) if args.only is None or args.only in c[0]]
     if not configs:
         ap.error(f"no configuration name contains {args.only!r}")
@@ -187,59 +274,56 @@ def main(argv: list[str]) -> int:
         local_totals = [0.0, 0]  # seconds, states (configurations of 1,000 states or more)
         ctx = multiprocessing.get_context("spawn")
         for name, overrides in configs:
-            with ctx.Pool(1) as pool:
-                local = pool.apply(run_local, (overrides,))
-            remote, levels = run_spark(spark, settings, overrides)
-            for lv, f, v, t, ts in levels:  # one row per level: what a level costs beside what it stands on
-                row = {"kind": "level", "name": name, "level": lv, "frontier": f, "visited": v}
-                print(json.dumps({**row, "level_seconds": round(t, 3), "level_task_seconds": round(ts, 3)}))
-            all_levels.extend(lv for lv in levels if lv[0] > 0)  # level 0 also builds the first RDDs
-            same = all(local[k] == remote[k] for k in ("states", "transitions", "depth"))
-            if local["states"] >= 1000:
-                local_totals[0] += local["seconds"]
-                local_totals[1] += local["states"]
-            n_levels = remote["depth"] + 1
-            print(
-                f"{name:32} {remote['states']:>9,} {n_levels:>6} {local['seconds']:>8.1f} "
-                f"{local['states'] / local['seconds']:>10,.0f} {remote['seconds']:>8.1f} "
-                f"{remote['states'] / remote['seconds']:>10,.0f} {remote['seconds'] / local['seconds']:>11.1f} "
-                f"{remote['seconds'] / n_levels:>7.2f} {levels[-1][3]:>9.2f}s" + ("" if same else "   COUNTS DIFFER")
-            )
-            print(
-                json.dumps(
-                    {
-                        "kind": "configuration",
-                        "name": name,
-                        "master": args.master,
-                        "states": remote["states"],
-                        "levels": n_levels,
-                        "local_seconds": round(local["seconds"], 2),
-                        "spark_seconds": round(remote["seconds"], 2),
-                        "ratio": round(remote["seconds"] / local["seconds"], 2),
-                        "local_cpu_seconds": round(local["cpu_seconds"], 2),
-                        "spark_cpu_seconds": round(remote["cpu_seconds"], 2),
-                        "cpu_ratio": round(remote["cpu_seconds"] / max(local["cpu_seconds"], 1e-9), 2),
-                        "executor_bytes_per_state": round(remote["executor_bytes_per_state"], 1),
-                        "same_counts": same,
-                        "load_average": round(os.getloadavg()[0], 1),
-                        "configuration": overrides,
-                        "local": local,
-                        "spark": remote,
-                    }
-                ),
-                flush=True,
-            )
-        a, b, c = fit(all_levels)
-        ta, tb, tc = fit(all_levels, 4)
+            pairs: list[dict[str, Any]] = []
+            for pair in range(args.pairs):
+                if pair % 2:  # the order alternates, so that a drift in the machine's load favours neither
+                    remote, levels = run_spark(spark, settings, overrides)
+                    with ctx.Pool(1) as pool:
+                        local = pool.apply(run_local, (overrides,))
+                else:
+                    with ctx.Pool(1) as pool:
+                        local = pool.apply(run_local, (overrides,))
+                    remote, levels = run_spark(spark, settings, overrides)
+                row = report(args.master, name, overrides, pair, local, remote, levels, local_totals, all_levels)
+                pairs.append(row)
+            if args.pairs > 1:
+                walls = [r["ratio"] for r in pairs]
+                cpus = [r["cpu_ratio"] for r in pairs]
+                loads = [r["load_average"] for r in pairs]
+                summary = {
+                    "kind": "pairs",
+                    "name": name,
+                    "master": args.master,
+                    "pairs": len(pairs),
+                    "wall_ratio_median": round(median(walls), 2),
+                    "wall_ratio_min": min(walls),
+                    "wall_ratio_max": max(walls),
+                    "cpu_ratio_median": round(median(cpus), 2),
+                    "cpu_ratio_min": min(cpus),
+                    "cpu_ratio_max": max(cpus),
+                    "wall_ratios": walls,
+                    "cpu_ratios": cpus,
+                    "load_averages": loads,
+                    "load_range": f"{min(loads):.1f}–{max(loads):.1f}",
+                    "same_counts": all(r["same_counts"] for r in pairs),
+                }
+                print(
+                    f"{name}: {len(pairs)} pairs, wall ratio median {summary['wall_ratio_median']} "
+                    f"({min(walls)}–{max(walls)}), CPU ratio median {summary['cpu_ratio_median']} "
+                    f"({min(cpus)}–{max(cpus)}), load {summary['load_range']}"
+                )
+                print(json.dumps(summary), flush=True)
+        wall, task = fit(all_levels), fit(all_levels, 4)
+        a, b = wall["a"], wall["b"]
         local_cost = local_totals[0] / max(local_totals[1], 1)
-        print(
-            f"\nspark, per level: {a:.2f} s fixed + {b * 1e6:.0f} µs per state of the level "
-            f"+ {c * 1e6:.2f} µs per state visited so far ({len(all_levels)} levels fitted)"
-        )
-        print(
-            f"inside its tasks: {ta:.2f} s fixed + {tb * 1e6:.0f} µs per state of the level "
-            f"+ {tc * 1e6:.2f} µs per state visited so far"
-        )
+        for label, f in (("spark, per level (wall)", wall), ("inside its tasks", task)):
+            print(
+                f"\n{label}: {f['a']:.2f} ± {f['a_se']:.2f} s fixed + {f['b'] * 1e6:.1f} ± {f['b_se'] * 1e6:.1f} µs "
+                f"per state of the level + {f['c'] * 1e9:.0f} ± {f['c_se'] * 1e9:.0f} ns per state visited so far "
+                f"({f['levels']} levels; regressors' correlation {f['regressor_correlation']:.2f}); the visited-set "
+                f"term is {'indistinguishable from zero' if f['c_is_zero'] else 'not zero'} at 95 % "
+                f"([{f['c_low'] * 1e9:.0f}, {f['c_high'] * 1e9:.0f}] ns)"
+            )
         print(f"local engine: {local_cost * 1e6:.0f} µs per state")
         if b >= local_cost:
             print("=> a state costs more on this Spark master than in the local engine: Spark never breaks even here")
@@ -252,14 +336,26 @@ def main(argv: list[str]) -> int:
                 {
                     "kind": "fit",
                     "master": args.master,
-                    "seconds_per_level": round(a, 3),
-                    "us_per_state_of_level": round(b * 1e6, 2),
-                    "ns_per_state_visited": round(c * 1e9, 3),
+                    "seconds_per_level": round(wall["a"], 3),
+                    "seconds_per_level_se": round(wall["a_se"], 3),
+                    "us_per_state_of_level": round(wall["b"] * 1e6, 2),
+                    "us_per_state_of_level_se": round(wall["b_se"] * 1e6, 2),
+                    "ns_per_state_visited": round(wall["c"] * 1e9, 1),
+                    "ns_per_state_visited_se": round(wall["c_se"] * 1e9, 1),
+                    "ns_per_state_visited_95": f"[{wall['c_low'] * 1e9:.0f}, {wall['c_high'] * 1e9:.0f}]",
+                    "visited_term_is_zero": wall["c_is_zero"],
+                    "regressor_correlation": round(wall["regressor_correlation"], 3),
+                    "residual_seconds": round(wall["residual_seconds"], 3),
                     "local_us_per_state": round(local_cost * 1e6, 2),
-                    "levels_fitted": len(all_levels),
-                    "task_seconds_per_level": round(ta, 3),
-                    "task_us_per_state_of_level": round(tb * 1e6, 2),
-                    "task_ns_per_state_visited": round(tc * 1e9, 3),
+                    "levels_fitted": wall["levels"],
+                    "pairs": args.pairs,
+                    "task_seconds_per_level": round(task["a"], 3),
+                    "task_us_per_state_of_level": round(task["b"] * 1e6, 2),
+                    "task_us_per_state_of_level_se": round(task["b_se"] * 1e6, 2),
+                    "task_ns_per_state_visited": round(task["c"] * 1e9, 1),
+                    "task_ns_per_state_visited_se": round(task["c_se"] * 1e9, 1),
+                    "task_ns_per_state_visited_95": f"[{task['c_low'] * 1e9:.0f}, {task['c_high'] * 1e9:.0f}]",
+                    "task_visited_term_is_zero": task["c_is_zero"],
                     "levels": [
                         {"level": lv, "frontier": f, "visited": v, "seconds": t, "task_seconds": ts}
                         for lv, f, v, t, ts in all_levels

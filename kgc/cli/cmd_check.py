@@ -50,6 +50,7 @@ from kgc.explorer.search import Bounds, Explorer, Result, Violation
 from kgc.explorer.spark_env import SparkUnavailable
 from kgc.explorer.trace import format_trace, trace_json
 from kgc.model._compiled import running_compiled
+from kgc.model.tracing import KAFKA_TRACE
 from kgc.paths import glossary
 from kgc.properties.explain import explain_path
 from kgc.properties.protocol import ALL, DIMENSION_WITNESSES, for_config
@@ -368,7 +369,9 @@ def junit_cases(result: Result, liveness: LivenessResult | None) -> list[Case]:
         if p.name in violations:
             v = violations[p.name]
             why = explain_path(p, v.path)
-            text = format_trace(v.path) + ("\n" + "\n".join(why.lines()) if why is not None else "")
+            text = format_trace(v.path, vocabulary=KAFKA_TRACE) + (
+                "\n" + "\n".join(why.lines()) if why is not None else ""
+            )
             message = f"{p.name} violated in {len(v.path) - 1} steps" + (f": {why.clause}" if why else "")
             cases.append(Case(p.name, "kgc.check.safety", FAILED, message, text))
         elif not p.is_safety:
@@ -394,7 +397,7 @@ def junit_cases(result: Result, liveness: LivenessResult | None) -> list[Case]:
         if lv.verdict == "holds":
             cases.append(Case(lv.instance, "kgc.check.liveness"))
         elif lv.lasso is not None:
-            text = format_trace(lv.lasso.path, lv.lasso.loop_start)
+            text = format_trace(lv.lasso.path, lv.lasso.loop_start, vocabulary=KAFKA_TRACE)
             message = (
                 f"{lv.instance} {lv.verdict}: a lasso of {lv.lasso.prefix_length} steps and a cycle of "
                 f"{lv.lasso.cycle_length} ({liveness.fairness.level} fairness)"
@@ -417,6 +420,7 @@ def counterexample_json(result: Result, v: Violation) -> dict[str, Any]:
         source=p.source,
         config=result.config.describe(),
         explanation=why.json() if why is not None else None,
+        vocabulary=KAFKA_TRACE,
     )
 
 
@@ -450,7 +454,15 @@ def write_witnesses(result: Result, out_dir: Path, fmt: str, bounds: Bounds) -> 
         path = witness_path(result.config, p, bounds)
         if path is None:
             continue
-        doc = trace_json(p.name, p.description, path, kind=p.kind, source=p.source, config=result.config.describe())
+        doc = trace_json(
+            p.name,
+            p.description,
+            path,
+            kind=p.kind,
+            source=p.source,
+            config=result.config.describe(),
+            vocabulary=KAFKA_TRACE,
+        )
         stem = p.name if p.name.startswith("witness") else f"witness_{p.name}"
         target = out_dir / f"{stem}.json"
         inputs.write_atomically(target, json.dumps(doc, indent=2) + "\n")
@@ -548,7 +560,7 @@ def print_text(
         print(f"  {result.verdict_of(p):>9}  {p.name}: {p.description}")
     for v in result.violations:
         print(f"\nviolation of {v.prop.name} ({v.prop.source}), {len(v.path) - 1} steps:")
-        print(format_trace(v.path, show_state=show_state, static=result.config.static_consumers))
+        print(format_trace(v.path, show_state=show_state, config=result.config.describe(), vocabulary=KAFKA_TRACE))
         explanation = explain_path(v.prop, v.path)
         if explanation is not None:
             print("\n".join("  " + line for line in explanation.lines()))

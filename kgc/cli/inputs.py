@@ -27,6 +27,7 @@ from kgc import files
 from kgc.cli.errors import InputError
 from kgc.explorer.trace import Schema
 from kgc.files import parse_json, parse_toml, read_text
+from kgc.model.tracing import KAFKA_TRACE
 
 MAX_CONFIG_BYTES = files.MAX_CONFIG_BYTES
 MAX_TRACE_BYTES = files.MAX_TRACE_BYTES
@@ -155,7 +156,7 @@ def load_trace(path: str | Path) -> dict[str, Any]:
 
     doc = load_json(path, "counterexample file", MAX_TRACE_BYTES)
     try:
-        validate_trace(doc, str(path))
+        validate_trace(doc, str(path), vocabulary=KAFKA_TRACE)
     except TraceError as exc:
         raise InputError(_one_line(str(exc))) from None
     assert isinstance(doc, dict)

@@ -32,6 +32,7 @@ from kgc.explorer.request import CheckRequest
 from kgc.explorer.trace import format_trace
 from kgc.model.config import Config
 from kgc.model.fairness import STALLED_REMOVAL
+from kgc.model.tracing import KAFKA_TRACE
 from kgc.properties.explain import explain_lasso
 
 EXIT_LIVENESS = 13
@@ -253,7 +254,7 @@ def print_text(
                     else "it stutters:"
                 )
             )
-            print(format_trace(lasso.path, lasso.loop_start))
+            print(format_trace(lasso.path, lasso.loop_start, vocabulary=KAFKA_TRACE))
             if lasso.needs:
                 print("  needs: " + "; ".join(lasso.needs))
             elif lasso.cycle_length:

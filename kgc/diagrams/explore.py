@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kgc.diagrams.sequence import render_svg
-from kgc.explorer.trace import changed_fields, consumers_json, group_json, step_json, trace_json
+from kgc.explorer.trace import trace_json
 from kgc.model.actions import Action
 from kgc.model.config import Config
 from kgc.model.names import (
@@ -33,6 +33,7 @@ from kgc.model.names import (
 )
 from kgc.model.state import State
 from kgc.model.system import ClassicGroupModel
+from kgc.model.tracing import KAFKA_TRACE, changed_fields, consumers_json, group_json, step_json
 
 MAX_PATH = 500
 """The longest path the explorer follows (longer than any counterexample kgc finds)."""
@@ -174,6 +175,7 @@ def node_json(explorer: Explorer, path: tuple[int, ...]) -> dict[str, Any]:
         kind="path",
         config=explorer.config.describe(),
         loop_start=explorer.loop_start if on_trace and len(path) == len(explorer.trace) else None,
+        vocabulary=KAFKA_TRACE,
     )
     return {
         "path": list(path),

@@ -32,6 +32,7 @@ from kgc.explorer.trace import trace_json
 from kgc.model.actions import ALL_KINDS, CONSUMER_KINDS, FAULT_KINDS, HANDLE, TIMER_KINDS
 from kgc.model.config import Config
 from kgc.model.names import actor_name, consumer_text, group_where, state_name, step_text
+from kgc.model.tracing import KAFKA_TRACE
 from kgc.model.types import GroupState
 from kgc.properties.explain import Explanation, explain_path
 
@@ -466,6 +467,7 @@ def _counterexample(index: int, v: Violation, r: Result) -> list[str]:
         source=p.source,
         config=r.config.describe(),
         explanation=why.json() if why is not None else None,
+        vocabulary=KAFKA_TRACE,
     )
     svg = render_svg(doc)
     steps = len(v.path) - 1

@@ -40,6 +40,7 @@ from kgc.model.config import Config
 from kgc.model.names import api_name, error_name
 from kgc.model.state import JoinTimer, State
 from kgc.model.system import ClassicGroupModel
+from kgc.model.tracing import KAFKA_TRACE
 from kgc.model.types import GroupState
 from kgc.properties.base import Property
 from kgc.properties.protocol import ALL
@@ -255,6 +256,7 @@ def side_document(label: str, config: Config, bounds: Bounds, properties: Sequen
             kind="behaviour",
             source=f"kgc diff ({label})",
             config=config.describe(),
+            vocabulary=KAFKA_TRACE,
         )
         behaviours.append({**b.as_json(), "witness": doc, "step_behaviours": steps})
     return {
@@ -281,6 +283,7 @@ def side_document(label: str, config: Config, bounds: Bounds, properties: Sequen
                 kind=v.prop.kind,
                 source=v.prop.source,
                 config=config.describe(),
+                vocabulary=KAFKA_TRACE,
             )
             for v in result.violations
         },

@@ -127,6 +127,137 @@ FAIRNESS = FairnessClasses(
 reads of it."""
 
 
+def _lease(lease: tuple[int, int]) -> str | None:
+    """A lease as a trace writes it: ``c1:0`` (client 1's lease of serial 0), None for no lease."""
+    return None if lease == NO_LEASE else f"c{lease[0] + 1}:{lease[1]}"
+
+
+def _actor(client: int) -> str:
+    return "service" if client < 0 else f"c{client + 1}"
+
+
+class LeaseTrace:
+    """The lease lock in a ``kgc-trace`` (``kgc.model.protocol.TraceVocabulary``, handed over as
+    ``LeaseLockConfig.trace``): a state is the service (the lease it holds, the next serial), each
+    client (the lease it believes it holds, its inbox) and the budget left; a step is who acted
+    (a client, or the service) and what it did."""
+
+    def header_json(self, state: Any, config: dict[str, Any] | None) -> dict[str, Any]:
+        s: Lease = state
+        return {"clients": len(s.clients)}
+
+    def state_json(self, state: Any, config: dict[str, Any] | None) -> dict[str, Any]:
+        s: Lease = state
+        return {
+            "service": {"holder": _lease(s.service.holder), "serial": s.service.serial},
+            "clients": [
+                {"name": _actor(i), "holds": _lease(c.holds), "inbox": list(c.inbox)} for i, c in enumerate(s.clients)
+            ],
+            "budget": s.budget._asdict(),
+        }
+
+    def step_json(self, action: Any) -> dict[str, Any]:
+        step: Step = action
+        return {"actor": _actor(step.client), "action": step.kind}
+
+    def changed(self, before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+        out = [f"service.{k}" for k, v in after["service"].items() if before["service"].get(k) != v]
+        for old, new in zip(before["clients"], after["clients"], strict=True):
+            out += [f"{new['name']}.{k}" for k, v in new.items() if k != "name" and old.get(k) != v]
+        return out + [f"budget.{k}" for k, v in after["budget"].items() if before["budget"].get(k) != v]
+
+    def step_text(self, action: Any) -> str:
+        step: Step = action
+        return f"{_actor(step.client)}: {step.kind}"
+
+    def where(self, state: Any) -> str:
+        s: Lease = state
+        return f"lease {_lease(s.service.holder) or 'free'}, next serial {s.service.serial}"
+
+    def state_lines(self, state: Any, previous: Any | None, config: dict[str, Any] | None) -> list[str]:
+        s: Lease = state
+        before: Lease | None = previous
+
+        def mark(changed: bool) -> str:
+            return "*" if before is not None and changed else " "
+
+        lines = [f"{mark(before is not None and before.service != s.service)} service: {self.where(s)}"]
+        for i, c in enumerate(s.clients):
+            inbox = f", inbox {', '.join(c.inbox)}" if c.inbox else ""
+            changed = before is not None and before.clients[i] != c
+            lines.append(f"{mark(changed)} {_actor(i)}: holds {_lease(c.holds) or 'nothing'}{inbox}")
+        left = ", ".join(f"{k} {v}" for k, v in s.budget._asdict().items() if k != "total")
+        lines.append(f"{mark(before is not None and before.budget != s.budget)} budget: {left}")
+        return lines
+
+    def checker(self, doc: dict[str, Any], schema: Any, model: bool) -> LeaseTraceChecker:
+        return LeaseTraceChecker(doc, schema)
+
+
+class LeaseTraceChecker:
+    """The checks of one lease-lock trace's model part (``kgc.model.protocol.TraceChecker``): the client
+    count, every lease names one of them, actors and actions are the model's."""
+
+    KINDS = ("read", "acquire", "release", "expire", "crash", "lose", "failover")
+
+    def __init__(self, doc: dict[str, Any], schema: Any) -> None:
+        self.s = s = schema
+        self.clients: int = s.required(doc, "clients", "", lambda v, at: s.integer(v, at, 1, 16))
+        self.names = [_actor(i) for i in range(self.clients)]
+
+    def lease(self, v: Any, at: str) -> object:
+        if v is None:
+            return None
+        text = self.s.string(v, at)
+        name, _, serial = text.partition(":")
+        if name not in self.names or not serial.isdigit():
+            self.s.fail(at, f"{text!r} is not a lease of the trace's {self.clients} clients (cN:serial)")
+        return text
+
+    def state(self, value: Any, at: str) -> None:
+        s = self.s
+
+        def service(v: Any, a: str) -> object:
+            obj = s.obj(v, a)
+            s.required(obj, "holder", a, self.lease)
+            s.required(obj, "serial", a, lambda x, b: s.integer(x, b, 0))
+            return obj
+
+        def clients(v: Any, a: str) -> object:
+            items = s.array(v, a)
+            if len(items) != self.clients:
+                s.fail(a, f"{len(items)} clients, but the trace has {self.clients}")
+            for i, item in enumerate(items):
+                c = s.obj(item, f"{a}[{i}]")
+                s.required(c, "name", f"{a}[{i}]", lambda x, b, i=i: s.string(x, b, (self.names[i],)))
+                s.required(c, "holds", f"{a}[{i}]", self.lease)
+                s.required(c, "inbox", f"{a}[{i}]", lambda x, b: s.array(x, b, lambda y, d: s.string(y, d, (EXPIRED,))))
+            return items
+
+        def budget(v: Any, a: str) -> object:
+            obj = s.obj(v, a)
+            for key in Faults._fields:
+                s.required(obj, key, a, lambda x, b: s.integer(x, b, 0, 1000))
+            return obj
+
+        s.required(value, "service", at, service)
+        s.required(value, "clients", at, clients)
+        s.required(value, "budget", at, budget)
+
+    def step(self, value: dict[str, Any], at: str) -> None:
+        s = self.s
+        s.required(value, "actor", at, lambda x, a: s.string(x, a, [*self.names, "service"]))
+        s.required(value, "action", at, lambda x, a: s.string(x, a, self.KINDS))
+        self.state(value, at)
+
+    def rest(self, doc: dict[str, Any]) -> None:
+        """A lease-lock trace has nothing else of the model's."""
+
+
+LEASE_TRACE = LeaseTrace()
+"""The lease lock's trace vocabulary (``LeaseLockConfig.trace``)."""
+
+
 @dataclass(frozen=True)
 class LeaseLockConfig:
     """A lease lock's size and perturbation budgets: the recipe an engine builds it from where it runs
@@ -145,6 +276,11 @@ class LeaseLockConfig:
         model = LeaseLock(self.clients, self.expiry, self.crash, self.lost, self.failover, self.lease_timer)
         model.config = self
         return model
+
+    @property
+    def trace(self) -> LeaseTrace:
+        """How the lease lock's states and steps are written in a ``kgc-trace`` (``LEASE_TRACE``)."""
+        return LEASE_TRACE
 
     @property
     def fairness(self) -> FairnessClasses:
@@ -168,8 +304,8 @@ class LeaseLock:
 
     perturbations: tuple[str, ...] = Faults._fields[:-1]
     local_spends: tuple[str, ...] = ()
-    crash_spends = "crash"
-    lost_spends = "lost"
+    process_faults: tuple[str, ...] = ("crash", "lost")
+    """Its classes of process fault: a client's crash, a lost notice (``process_fault``)."""
     removal_spends = "expiry"
 
     config: Any = None
@@ -326,6 +462,12 @@ class LeaseLock:
         if shared.holder == NO_LEASE:
             return []
         return [(Step("failover", -1), ("failover",), Service(NO_LEASE, shared.serial), (), ())]
+
+    def process_fault(
+        self, kind: int, shared: Service, index: int, local: Client
+    ) -> tuple[Any, tuple[str, ...], Service, Client, tuple[tuple[int, Any], ...]] | None:
+        """A client's fault of class ``kind`` (``process_faults``): 0 it crashes, 1 its next notice is lost."""
+        return self.crash(shared, index, local) if kind == 0 else self.lose_answer(shared, index, local)
 
     def crash(
         self, shared: Service, index: int, local: Client

@@ -28,7 +28,7 @@ which bounds memory on large searches.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from kgc.model.protocol import ComponentModel, ProcessStep, SharedStep
@@ -69,8 +69,8 @@ Deliveries = tuple[tuple[int, int], ...]
 
 
 class ConsumerMove(NamedTuple):
-    """A step of process ``i`` from (shared, local), with ids: ``ComponentModel.consumer_steps``,
-    ``crash`` or ``lose_answer``."""
+    """A step of process ``i`` from (shared, local), with ids: ``ComponentModel.consumer_steps`` or
+    ``process_fault``."""
 
     step: int
     spends: tuple[str, ...]
@@ -118,15 +118,17 @@ class PackedModel:
         self._affordable: dict[int, frozenset[str]] = {}
         self._own: dict[tuple[int, int], list[tuple[Any, Any]]] = {}
         self._moves: dict[tuple[int, int, int, int], list[ConsumerMove]] = {}
-        self._budget_facts: dict[int, tuple[int, int, int, int]] = {}
+        self._process_faults: tuple[str, ...] = tuple(spec.process_faults)
+        """The budget kinds of the model's classes of process fault (``ComponentModel.process_faults``)."""
+        self._budget_facts: dict[int, tuple[int, int, tuple[int, ...], bool]] = {}
         self._exhausted: dict[int, bool] = {}
         self._timers: dict[tuple[int, int], list[GroupMove]] = {}
         self._live_candidates: dict[int, tuple[tuple[int, tuple[int, int]], ...]] = {}
         self._faults: dict[int, list[GroupMove]] = {}
         self._deliver_memo: dict[tuple[int, int], int] = {}
         self._spend_memo: dict[tuple[int, str], int] = {}
-        self._crash_memo: dict[tuple[int, int, int], ConsumerMove | None] = {}
-        self._lose_memo: dict[tuple[int, int, int], ConsumerMove | None] = {}
+        self._fault_memo: list[dict[tuple[int, int, int], ConsumerMove | None]] = [{} for _ in self._process_faults]
+        """Per class of process fault: (group id, process, consumer id) → its step (None: no step)."""
         self._shifts = [_C_SHIFT + _C_BITS * i for i in range(self.n)]
         self.quotient: bool = bool(getattr(spec, "quotient", False))
         """The spec names a quotient of its state space (``canonical_key``)."""
@@ -297,7 +299,7 @@ class PackedModel:
 
     def _successor_keys(self, key: int) -> list[tuple[int, int]]:
         """Every enabled step from the state ``key``: (step id, next key), in the model's order —
-        each process's steps, then the timers, the crashes, the lost answers, the faults."""
+        each process's steps, then the timers, each class of process fault, the faults."""
         gid = key & _G_MASK
         out: list[tuple[int, int]] = []
         if self.halted[gid]:
@@ -310,7 +312,7 @@ class PackedModel:
         facts = self._budget_facts.get(bid)
         if facts is None:
             facts = self.budget_facts(bid)
-        avail, crash_bid, lost_bid, session_bid = facts
+        avail, session_bid, fault_bids, any_fault = facts
         for i, cid in enumerate(cids):
             moves = self._moves.get((gid, i, cid, avail))
             if moves is None:
@@ -338,13 +340,13 @@ class PackedModel:
         if timers is None:
             timers = self.timers(gid, protected)
         out += self._shared(timers, bid, session_bid, rest, cids)
-        if crash_bid < 0 and lost_bid < 0 and self._exhausted[bid]:
+        if not any_fault and self._exhausted[bid]:
             return out
-        for nbid, single in ((crash_bid, self.crash), (lost_bid, self.lose)):
+        for kind, nbid in enumerate(fault_bids):
             if nbid < 0:
                 continue
             for i, cid in enumerate(cids):
-                move = single(gid, i, cid)
+                move = self.process_fault(kind, gid, i, cid)
                 if move is not None:
                     out.append(
                         (move.step, move.group | (nbid << _G_BITS) | (rest ^ ((cid ^ move.consumer) << shifts[i])))
@@ -399,8 +401,8 @@ class PackedModel:
         self._timers.clear()
         self._live_candidates.clear()
         self._faults.clear()
-        self._crash_memo.clear()
-        self._lose_memo.clear()
+        for memo in self._fault_memo:
+            memo.clear()
         self.step_base = self.next_step
 
     def _deliveries(self, answers: tuple[tuple[int, Any], ...]) -> Deliveries:
@@ -431,10 +433,11 @@ class PackedModel:
             self._spend_memo[(bid, kind)] = nbid
         return nbid
 
-    def budget_facts(self, bid: int) -> tuple[int, int, int, int]:
+    def budget_facts(self, bid: int) -> tuple[int, int, tuple[int, ...], bool]:
         """What budget ``bid`` still allows: which perturbations a process's step could spend (a
-        bit set over ``local_spends`` — steps needing an exhausted one are not even computed) and
-        the budgets after a crash, a lost answer and a live removal (-1: none left)."""
+        bit set over ``local_spends`` — steps needing an exhausted one are not even computed), the
+        budget after a live removal, the budgets after each class of process fault (-1: none left)
+        and whether any process fault is left."""
         known = self._budget_facts.get(bid)
         if known is not None:
             return known
@@ -443,12 +446,8 @@ class PackedModel:
         for bit, kind in enumerate(self._local_spends):
             if self.spend(bid, kind) >= 0:
                 avail |= 1 << bit
-        facts = (
-            avail,
-            self.spend(bid, spec.crash_spends),
-            self.spend(bid, spec.lost_spends),
-            self.spend(bid, spec.removal_spends),
-        )
+        faults = tuple([self.spend(bid, kind) for kind in self._process_faults])
+        facts = (avail, self.spend(bid, spec.removal_spends), faults, any(b >= 0 for b in faults))
         self._budget_facts[bid] = facts
         self._exhausted[bid] = spec.exhausted(self.budgets.values[bid])
         return facts
@@ -534,30 +533,15 @@ class PackedModel:
             self._faults[gid] = moves
         return moves
 
-    def crash(self, gid: int, index: int, cid: int) -> ConsumerMove | None:
-        """Process ``index`` crashes (``ComponentModel.crash``); None when that is no step."""
-        return self._single(self._crash_memo, self.spec.crash, gid, index, cid, -1)
-
-    def lose(self, gid: int, index: int, cid: int) -> ConsumerMove | None:
-        """The answer at the head of process ``index``'s channel is lost (``lose_answer``)."""
-        return self._single(self._lose_memo, self.spec.lose_answer, gid, index, cid, gid)
-
-    def _single(
-        self,
-        memo: dict[tuple[int, int, int], ConsumerMove | None],
-        step_of: Callable[[Any, int, Any], ProcessStep | None],
-        gid: int,
-        index: int,
-        cid: int,
-        same_as: int,
-    ) -> ConsumerMove | None:
-        """A step process ``index`` may take at most one of from (shared, local), memoised;
-        ``same_as``: the shared id the step keeps when it returns the very same object (-1: none)."""
+    def process_fault(self, kind: int, gid: int, index: int, cid: int) -> ConsumerMove | None:
+        """Process ``index``'s fault of class ``kind`` from (shared, local) (``ComponentModel.process_fault``),
+        memoised; None when that is no step."""
+        memo = self._fault_memo[kind]
         key = (gid, index, cid)
         if key in memo:
             return memo[key]
-        step = step_of(self.groups.values[gid], index, self.consumers.values[cid])
-        move = None if step is None else self._process_move(same_as, step)
+        step = self.spec.process_fault(kind, self.groups.values[gid], index, self.consumers.values[cid])
+        move = None if step is None else self._process_move(gid, step)
         if self.memoise:
             memo[key] = move
         return move

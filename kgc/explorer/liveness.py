@@ -67,6 +67,7 @@ from kgc.explorer import basis, labels, memory
 from kgc.explorer.components import _C_BITS, _C_MASK, _C_SHIFT, _G_MASK, PackedModel
 from kgc.explorer.trace import trace_json
 from kgc.explorer.worker import Forked
+from kgc.model.protocol import trace_vocabulary
 from kgc.model.temporal import (
     CONSUMER,
     CONSUMERS,
@@ -1446,6 +1447,7 @@ def lasso_trace(result: LivenessResult, lasso: Lasso) -> dict[str, Any]:
         source=p.source,
         config=result.config.describe() if hasattr(result.config, "describe") else {},
         loop_start=lasso.loop_start,
+        vocabulary=trace_vocabulary(result.config),
     )
     doc["fairness"] = result.fairness.level
     doc["formula"] = p.formula

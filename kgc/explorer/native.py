@@ -4,15 +4,18 @@ The C core (``kgc/explorer/native/core.c``, built into ``kgc.explorer._core`` by
 the visited set (64-bit exact keys in an open-addressing table, no fingerprints), the frontier,
 each new state's parent (written to a file on disk, read back only to rebuild a counterexample,
 as TLC does) and every component step the model has computed. Python keeps the model: the core
-asks for what it has not been told — one consumer's moves against a group, a group's timers and
-faults, a budget's spends, a delivery, a verdict — and this module answers from the packed
-model's component steps (``kgc.explorer.components.PackedModel`` over ``ClassicGroupModel``). Each is
-computed exactly once (no memo to forget), so the readable model runs once per distinct component
-step and never per transition.
+asks for what it has not been told — one process's moves against the shared component, the shared
+component's timers and faults, a process's fault of one class, a budget's spends, a delivery, a
+verdict — and this module answers from the packed model's component steps
+(``kgc.explorer.components.PackedModel`` over any ``kgc.model.protocol.ComponentModel``: the core
+knows a budget kind only by its number, a class of process fault only by its place in the model's
+``process_faults``, the boundary only as a bit per shared component). Each is computed exactly once
+(no memo to forget), so the readable model runs once per distinct component step and never per
+transition.
 
-A key of the native engine is ``group id | budget id << 26 | vector id << 36``: a *vector* is the
-tuple of consumer ids, interned by the core, so a key stays 64 bits however many consumers
-there are. The ids are the model's own interning ids.
+A key of the native engine is ``group id | budget id << 26 | vector id << 36`` (the shared component's
+id, the budget's, the vector's): a *vector* is the tuple of the processes' local ids, interned by the
+core, so a key stays 64 bits however many processes there are. The ids are the model's own interning ids.
 
 Properties follow ``kgc.explorer.checks``: state checks that read one component are evaluated once
 per group id and once per vector id, step-scoped checks once per step id, the rest on every new
@@ -39,12 +42,9 @@ from kgc.explorer.checkpoint import CheckpointError, Checkpoints
 from kgc.explorer.checks import Book, Where
 from kgc.explorer.components import ConsumerMove, Deliveries, GroupMove, PackedModel
 from kgc.explorer.liveness import UNEXPLORED, ClassTable, Projector, StateGraph, step_class
-from kgc.explorer.native_codes import B_BITS, G_BITS, Event, Need, Queued
+from kgc.explorer.native_codes import B_BITS, FAULT_CLASS_SHIFT, G_BITS, Event, Need, Queued
 from kgc.explorer.worker import FRAME_WORDS, Recorder, Worker, write_frame
-from kgc.model.actions import ALL_KINDS, Action
-from kgc.model.config import Config
-from kgc.model.state import Budget, Consumer, Group, State, replace
-from kgc.properties.temporal import CONSUMER, CONSUMERS, GROUP
+from kgc.model.temporal import CONSUMER, CONSUMERS, GROUP, fairness_of
 
 _core: ModuleType | None
 try:
@@ -58,8 +58,6 @@ except ImportError:  # pragma: no cover - built with the core
     _kernel = None
 
 AVAILABLE = _core is not None
-
-_ACTION_KIND = {k: i for i, k in enumerate(ALL_KINDS)}
 
 # The native key's layout (not PackedModel's: kgc/explorer/components.py packs its own keys).
 _NATIVE_G_BITS, _NATIVE_B_BITS = G_BITS, B_BITS
@@ -76,12 +74,7 @@ _RECORD = 6
 """Words of a request as ``Core.scan`` lists it: kind, a, b, c, d (as ``run`` asks), avail."""
 _CHUNK = 4096
 """States expanded between two returns of the core (progress, time limit)."""
-
-
-def _state(group: Group, consumers: tuple[Consumer, ...], budget: Budget) -> State:
-    """``State(group, consumers, budget)`` without the interpreted ``__new__`` that
-    ``collections.namedtuple`` generates: the engine builds a state for every step it judges."""
-    return tuple.__new__(State, (group, consumers, budget))
+_PROCESS_MASK = (1 << FAULT_CLASS_SHIFT) - 1
 
 
 class _SpendSlots:
@@ -114,9 +107,10 @@ def _flat_consumer(moves: list[ConsumerMove], index: int, slots: _SpendSlots) ->
 
 
 def _flat_group(moves: list[GroupMove], slots: _SpendSlots) -> list[int]:
-    """A group's timers spend only ``session_expiry``, when a live member is removed (the core
-    then spends it from the budget before the step, which is right as timers spend nothing
-    else); faults spend their own budget and remove nobody (``PackedModel.successor_keys``)."""
+    """The shared component's timers spend only the model's ``removal_spends``, when an identity a
+    process still holds is removed (the core then spends it from the budget before the step, which is
+    right as timers spend nothing else); faults spend their own budget and remove nobody
+    (``PackedModel.successor_keys``)."""
     out = [len(moves)]
     for m in moves:
         if m.live and m.spends:  # pragma: no cover - not a shape of the classic model
@@ -136,13 +130,13 @@ class NativeSearch:
 
     def __init__(
         self,
-        config: Config,
+        config: Any,
         model: PackedModel,
         book: Book,
         strategy: str,
         max_depth: int | None,
         max_states: int | None,
-        step_observer: Callable[[State, Action, State], Hashable] | None = None,
+        step_observer: Callable[[Any, Any, Any], Hashable] | None = None,
         checkpoints: Checkpoints | None = None,
         resume: dict[str, Any] | None = None,
         record_graph: bool = False,
@@ -177,16 +171,16 @@ class NativeSearch:
         """The model's perturbation kinds, in its budget's order: the core's budget indices."""
         self.slots = _SpendSlots(self.budget_kinds)
         kind = self.slots.index
+        self.compose: Callable[[Any, tuple[Any, ...], Any], Any] = spec.compose
+        self.deliver: Callable[[Any, Any], Any] = spec.deliver
         self.core: Any = _core.Core(
-            consumers=config.consumers,
+            processes=model.n,
             budget_kinds=len(self.budget_kinds),
-            max_generation=config.max_generation,
             dfs=int(strategy == "dfs"),
             max_depth=-1 if max_depth is None else max_depth,
             max_states=-1 if max_states is None else max_states,
-            crash=kind[spec.crash_spends],
-            lost=kind[spec.lost_spends],
-            session=kind[spec.removal_spends],
+            process_faults=[kind[k] for k in spec.process_faults],
+            removal=kind[spec.removal_spends],
             consumer_spends=[kind[k] for k in spec.local_spends],
             want_vector_masks=int(bool(book.consumer_checks)),
             parents_path=self.parents_path,
@@ -214,13 +208,22 @@ class NativeSearch:
         self.classes = ClassTable()
         """The fairness classes (``kgc.explorer.liveness``): each step's, when it keeps the budget and
         when it spends one, go to the core with its verdicts (``set_step``)."""
-        self.class_memo: dict[tuple[str, int, tuple[int, int], tuple[Any, ...]], int] = {}
-        """Both fairness classes of a step, by what ``step_class`` reads of its action."""
+        self.class_memo: dict[Hashable, int] = {}
+        """Both fairness classes of a step, by what the model's ``step_class`` reads of its action
+        (``FairnessClasses.class_key``; the action itself when the model does not say)."""
+        self.step_class: Callable[[Any, bool], str] = step_class
+        self.class_key: Callable[[Any], Hashable] | None = None
+        if record_graph and getattr(config, "fairness", None) is not None:
+            fairness = fairness_of(config)
+            self.step_class, self.class_key = fairness.step_class, fairness.class_key
+        self.kind_names: list[str] = list(getattr(spec, "action_kinds", ()))
+        """The action kinds, numbered (the model's ``action_kinds`` first, in its order; others as met)."""
+        self.kind_ids: dict[str, int] = {k: i for i, k in enumerate(self.kind_names)}
         self.kinds = array("B")
-        """Per step id: the index of its action kind in ``ALL_KINDS``."""
-        self.kept: dict[int, Action] = {}
+        """Per step id: the number of its action kind (``kind_names``)."""
+        self.kept: dict[int, Any] = {}
         """The actions of steps whose verdict fired: a counterexample ends with one of them."""
-        self._decoded: tuple[int, State | None] = (-1, None)
+        self._decoded: tuple[int, Any | None] = (-1, None)
         self._handlers: dict[int, Callable[[int, int, int, int], None]] = {
             int(Need.GROUP): self._group,
             int(Need.VECTOR): self._vector,
@@ -229,8 +232,7 @@ class NativeSearch:
             int(Need.OWN): self._own,
             int(Need.TIMERS): self._timers,
             int(Need.CANDIDATES): self._candidates,
-            int(Need.CRASH): self._crash,
-            int(Need.LOSE): self._lose,
+            int(Need.PROCESS_FAULT): self._process_fault,
             int(Need.FAULTS): self._faults,
             int(Need.DELIVER): self._deliver,
             int(Need.STEP): self._step,
@@ -245,13 +247,13 @@ class NativeSearch:
                 os.unlink(self.parents_path)
 
     # ------------------------------------------------------------------ keys and states
-    def decode(self, key: int) -> State:
+    def decode(self, key: int) -> Any:
         key &= _U64
         if self._decoded[0] == key and self._decoded[1] is not None:
             return self._decoded[1]
         m = self.model
         consumers = m.consumers.values
-        state = _state(
+        state = self.compose(
             m.groups.values[key & _G_MASK],
             tuple([consumers[cid] for cid in self.core.vector(key >> _V_SHIFT)]),
             m.budgets.values[(key >> _NATIVE_G_BITS) & _B_MASK],
@@ -262,12 +264,12 @@ class NativeSearch:
     def add_initial_states(self) -> None:
         m, core = self.model, self.core
         for state in m.init_states():
-            gid = m.group_id(state.group)
-            bid = m.budgets.id(state.budget)
-            vid = core.vector_id([m.consumer_id(c) for c in state.consumers])
+            shared, local, budget = state
+            gid = m.group_id(shared)
+            bid = m.budgets.id(budget)
+            vid = core.vector_id([m.consumer_id(c) for c in local])
             key = gid | bid << _NATIVE_G_BITS | vid << _V_SHIFT
-            dead = int(m.halted[gid])
-            core.set_group(gid, state.group.generation, dead, self.book.group_mask(state))
+            core.set_group(gid, not m.within[gid], m.halted[gid], self.book.group_mask(state))
             core.set_vector_mask(vid, self.book.consumer_mask(state))
             core.add_initial(key)
 
@@ -286,7 +288,7 @@ class NativeSearch:
         return chain
 
     # ------------------------------------------------------------------ answers to the core
-    def _judge(self, source: State, moves: list[tuple[int, int, int, int, Deliveries]]) -> None:
+    def _judge(self, source: Any, moves: list[tuple[int, int, int, int, Deliveries]]) -> None:
         """Judge each new step once, when it is computed: ``moves`` are (step, new group id,
         acting consumer, its new id, deliveries). A step-scoped check reads only the group
         before and after, the action and the acting consumer (``kgc.properties.base``), which the
@@ -297,31 +299,38 @@ class NativeSearch:
         m, book, core = self.model, self.book, self.core
         steps, consumers = m.steps, m.consumers.values
         observer = self.step_observer
+        kind_ids = self.kind_ids
         for step, ngid, actor, ncid, deliveries in moves:
             action = steps.pop(step)
             assert len(self.kinds) == step, "step ids are judged in the order they are made"
-            self.kinds.append(_ACTION_KIND[action.kind])
+            kind = kind_ids.get(action.kind)
+            if kind is None:
+                kind = kind_ids[action.kind] = len(self.kind_names)
+                self.kind_names.append(action.kind)
+            self.kinds.append(kind)
             self.facts.append(-1)
             classes = -1
             if self.record_graph:
-                # step_class reads only these fields of the action: memoised by them
-                fair = (action.kind, action.actor, action.mid, action.choice[:1])
+                # the model's step_class reads only its class_key of the action: memoised by it
+                fair = action if self.class_key is None else self.class_key(action)
                 found = self.class_memo.get(fair)
                 if found is None:
+                    step_class_of = self.step_class
                     found = self.class_memo[fair] = (
-                        self.classes.id(step_class(action, False)) | self.classes.id(step_class(action, True)) << 16
+                        self.classes.id(step_class_of(action, False))
+                        | self.classes.id(step_class_of(action, True)) << 16
                     )
                 classes = found
             if not book.active_step and observer is None:
                 core.set_step(step, 0, classes)
                 continue
-            after = list(source.consumers)
+            _shared, local, budget = source
+            after = list(local)
             if actor >= 0:
                 after[actor] = consumers[ncid]
             for j, rid in deliveries:
-                c = after[j]
-                after[j] = replace(c, responses=c.responses + (m.responses.values[rid],))
-            target = _state(m.groups.values[ngid], tuple(after), source.budget)
+                after[j] = self.deliver(after[j], m.responses.values[rid])
+            target = self.compose(m.groups.values[ngid], tuple(after), budget)
             mask = book.step_mask(source, action, target)
             if observer is not None:
                 fact = observer(source, action, target)
@@ -336,8 +345,7 @@ class NativeSearch:
 
     def _group(self, gid: int, key: int, _c: int, _d: int) -> None:
         m = self.model
-        group = m.groups.values[gid]
-        self.core.set_group(gid, group.generation, int(m.halted[gid]), self.book.group_mask(self.decode(key)))
+        self.core.set_group(gid, not m.within[gid], m.halted[gid], self.book.group_mask(self.decode(key)))
 
     def _vector(self, vid: int, key: int, _c: int, _d: int) -> None:
         self.core.set_vector_mask(vid, self.book.consumer_mask(self.decode(key)))
@@ -360,8 +368,8 @@ class NativeSearch:
         self.core.set_own(gid, i, cid, avail, _flat_consumer(moves, i, self.slots))
 
     def _timers(self, gid: int, protected: int, key: int, _d: int) -> None:
-        """The group's timer steps, none that removes a ``protected`` member (bits of the
-        candidates: members a consumer still holds when no ``session_expiry`` is left)."""
+        """The shared component's timer steps, none that removes a ``protected`` identity (bits of
+        the candidates: identities a process still holds when no removal is affordable)."""
         moves = self.model.timers(gid, protected)
         self._judge(self.decode(key), [(mv.step, mv.group, -1, 0, mv.deliveries) for mv in moves])
         self.core.set_timers(gid, protected, _flat_group(moves, self.slots))
@@ -373,17 +381,14 @@ class NativeSearch:
         flat[0] = (len(flat) - 1) // 2
         self.core.set_candidates(gid, flat)
 
-    def _crash(self, gid: int, i: int, cid: int, key: int) -> None:
-        move = self.model.crash(gid, i, cid)
+    def _process_fault(self, gid: int, b: int, cid: int, key: int) -> None:
+        """Process ``b & _PROCESS_MASK``'s fault of class ``b >> FAULT_CLASS_SHIFT`` (the model's
+        ``process_faults``)."""
+        i = b & _PROCESS_MASK
+        move = self.model.process_fault(b >> FAULT_CLASS_SHIFT, gid, i, cid)
         if move is not None:
             self._judge(self.decode(key), [(move.step, move.group, i, move.consumer, move.deliveries)])
-        self.core.set_crash(gid, i, cid, _flat_consumer([move] if move is not None else [], i, self.slots))
-
-    def _lose(self, gid: int, i: int, cid: int, key: int) -> None:
-        move = self.model.lose(gid, i, cid)
-        if move is not None:
-            self._judge(self.decode(key), [(move.step, move.group, i, move.consumer, move.deliveries)])
-        self.core.set_lose(gid, i, cid, _flat_consumer([move] if move is not None else [], i, self.slots))
+        self.core.set_process_fault(gid, b, cid, _flat_consumer([move] if move is not None else [], i, self.slots))
 
     def _faults(self, gid: int, key: int, _c: int, _d: int) -> None:
         moves = self.model.faults(gid)
@@ -525,9 +530,16 @@ class NativeSearch:
         self.worker_times[0] += self.worker.started - began
 
     def _sizes(self) -> list[int]:
-        """How many groups, consumers, answers, fairness classes and observed facts are interned."""
+        """How many groups, consumers, answers, fairness classes, observed facts and action kinds are interned."""
         m = self.model
-        tables = (m.groups.values, m.consumers.values, m.responses.values, self.classes.names, self.fact_values)
+        tables = (
+            m.groups.values,
+            m.consumers.values,
+            m.responses.values,
+            self.classes.names,
+            self.fact_values,
+            self.kind_names,
+        )
         return [len(t) for t in tables]
 
     def _serve(self, first: int, fd: int) -> int:  # pragma: no cover - runs in the worker
@@ -576,6 +588,7 @@ class NativeSearch:
             self.kinds[first:end].tobytes(),
             self.facts[first:end].tobytes(),
             {s: self.kept.pop(s) for s in range(first, end) if s in self.kept},
+            self.kind_names[marks[5] : sizes[5]],
         )
         marks[:] = sizes
         return frame
@@ -585,7 +598,15 @@ class NativeSearch:
         ids of their own, and hand the answers to the core in this process's ids."""
         w, m, core = self.worker, self.model, self.core
         assert w is not None
-        groups, consumers, answers, class_names, fact_values, records, first, masks, classes, kinds, facts, kept = frame
+        groups, consumers, answers, class_names, fact_values, records, first, masks, classes, kinds, facts, kept = (
+            frame[:12]
+        )
+        for name in frame[12]:
+            kid = self.kind_ids.get(name)
+            if kid is None:
+                kid = self.kind_ids[name] = len(self.kind_names)
+                self.kind_names.append(name)
+            w.kinds.append(kid)
         w.groups.extend([m.group_id(g) for g in groups])
         w.consumers.extend([m.consumer_id(c) for c in consumers])
         w.answers.extend([m.responses.id(r) for r in answers])
@@ -600,7 +621,10 @@ class NativeSearch:
         count = len(masks) // 8
         m.next_step += count
         delta = start - first
-        self.kinds.frombytes(kinds)
+        worker_kinds = array("B")
+        worker_kinds.frombytes(kinds)
+        k0, kmap = w.kinds0, w.kinds
+        self.kinds.extend([k if k < k0 else kmap[k - k0] for k in worker_kinds] if kmap else worker_kinds)
         worker_facts = array("i")
         worker_facts.frombytes(facts)
         f0, fmap = w.facts0, w.facts
@@ -789,9 +813,10 @@ class NativeSearch:
     def action_counts(self) -> dict[str, int]:
         """Transitions per action kind, with those counted before a resume."""
         out = dict(self.counts_before)
-        for i, n in enumerate(self._per(self.kinds, len(ALL_KINDS))):
+        names = self.kind_names
+        for i, n in enumerate(self._per(self.kinds, len(names))):
             if n:
-                out[ALL_KINDS[i]] = out.get(ALL_KINDS[i], 0) + n
+                out[names[i]] = out.get(names[i], 0) + n
         return out
 
     def observed(self) -> dict[Hashable, int]:
@@ -864,7 +889,7 @@ class NativeProjector(Projector):
             found = self._consumers[vid] = tuple([values[cid] for cid in self.search.core.vector(vid)])
         return found
 
-    def state(self, value: int) -> State:
+    def state(self, value: int) -> Any:
         return self.search.decode(value)
 
     def project(
@@ -875,7 +900,5 @@ class NativeProjector(Projector):
         mode = {GROUP: 0, CONSUMER: 1, CONSUMERS: 2}.get(scope, 3)
         if mode == 1 and self._vecs is None:
             self._vecs = self.search.core.vectors()
-        idx, uniq = _kernel.project(
-            self.keys, mode, self._vecs if mode == 1 else None, self.model.config.consumers, i, comp, status
-        )
+        idx, uniq = _kernel.project(self.keys, mode, self._vecs if mode == 1 else None, self.model.n, i, comp, status)
         return memoryview(idx).cast("i"), memoryview(uniq).cast("Q")

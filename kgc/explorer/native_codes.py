@@ -18,6 +18,10 @@ B_BITS: Final = 10
 """Its budget id bits (``B_BITS``); the vector id takes the rest (``V_BITS``)."""
 V_BITS: Final = 28
 
+FAULT_CLASS_SHIFT: Final = 4
+"""``Need.PROCESS_FAULT`` asks for one class of process fault of one process: its second argument is
+the process index | the class (its place in the model's ``process_faults``) << ``FAULT_CLASS_SHIFT``."""
+
 
 class Event(IntEnum):
     """What ``Core.run`` answers when it is not asking a question (``EV_*``)."""
@@ -39,12 +43,11 @@ class Need(IntEnum):
     OWN = 14
     TIMERS = 15
     CANDIDATES = 16
-    CRASH = 17
-    LOSE = 18
-    FAULTS = 19
-    DELIVER = 20
-    STEP = 21
-    WAIT = 22
+    PROCESS_FAULT = 17
+    FAULTS = 18
+    DELIVER = 19
+    STEP = 20
+    WAIT = 21
 
 
 class Queued(IntEnum):

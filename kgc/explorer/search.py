@@ -286,19 +286,17 @@ class Explorer:
         from kgc.explorer import native
 
         whole = [p for p in self.properties if p.check_transition is not None and p.scope != STEP]
-        # The native engine rebuilds Kafka's states from its keys: it runs a packed model whose recipe
-        # says its core knows the layout (Kafka's Config.native_layout), and not the generation quotient.
-        classic = isinstance(self.model, PackedModel) and bool(
-            getattr(getattr(self.model.spec, "config", None), "native_layout", False)
-        )
+        # The native engine recombines a component model's steps (any kgc.model.protocol.ComponentModel,
+        # packed), and not under a quotient of its keys (Kafka's generation quotient).
+        packed = isinstance(self.model, PackedModel)
         quotient = isinstance(self.model, PackedModel) and self.model.quotient
-        fits = native.AVAILABLE and self.step_cache and not whole and classic and not quotient
+        fits = native.AVAILABLE and self.step_cache and not whole and packed and not quotient
         if self.engine == "native" and not fits:
             why = (
                 "it is not built"
                 if not native.AVAILABLE
-                else "it runs Kafka's group model only"
-                if not classic
+                else "it runs a model of components only (kgc.model.protocol.ComponentModel)"
+                if not packed
                 else "it has no generation quotient (--max-generation unbounded runs on the Python engine)"
                 if quotient
                 else "a transition check reads whole transitions"
@@ -722,5 +720,5 @@ def _fill(stats: Stats, core: dict[str, int]) -> None:
     stats.boundary_states = core["boundary_states"]
     stats.visited_bytes = core["visited_bytes"]
     stats.tables = {
-        k: core[k] for k in ("vectors", "own_moves", "timer_moves", "crash_moves", "deliveries", "memo_bytes")
+        k: core[k] for k in ("vectors", "own_moves", "timer_moves", "process_fault_moves", "deliveries", "memo_bytes")
     }

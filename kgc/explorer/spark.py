@@ -7,9 +7,11 @@ stage with one task per partition (``step_partition``); the task returns one sum
 nothing else reaches the driver. A task of level ``d`` for partition ``p``:
 
 1. *gathers* the level's candidates for ``p``: what every task of level ``d-1`` wrote for it
-   into the exchange (one file per task, one section per destination partition; at level 0
-   the initial states, carried in the task), keeping the smallest parent of each fingerprint,
-   so that runs are deterministic;
+   into the exchange (a file per task and batch, a section per destination partition split into
+   buckets by fingerprint; at level 0 the initial states, carried in the task), a few buckets
+   (at most ``SparkSettings.batch`` candidates) at a time — steps 2 and 3 run once per batch,
+   so a worker's memory for a level follows the batch — keeping the smallest parent of each
+   fingerprint, so that runs are deterministic;
 2. *deduplicates* them against ``p``'s visited set (``kgc.explorer.spark_visited.VisitedTable``:
    an open-addressing table of fingerprints in memory-mapped files), touching only the slots
    those candidates hash to — a level's cost follows its own candidates, never the states
@@ -77,7 +79,7 @@ import sys
 import tempfile
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -99,22 +101,19 @@ from kgc.explorer.spark_env import (
 )
 from kgc.explorer.spark_native import NativeExpander
 from kgc.explorer.spark_visited import (
-    SLOT_BYTES,
+    ExchangeReader,
     FingerprintCollisionError,
     SpillDirectoryError,
     VisitedTable,
+    clear_exchange,
     level_dir,
     lookup_parents,
-    read_exchange,
+    visited_dir,
     write_exchange,
-    write_parents,
 )
 from kgc.model._compiled import running_compiled
-from kgc.model.actions import Action
 from kgc.model.property import Property
-from kgc.model.protocol import ModelRecipe
-from kgc.model.state import State
-from kgc.properties.protocol import ALL
+from kgc.model.protocol import ModelRecipe, default_properties
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -393,6 +392,8 @@ class LevelTask:
     """Level 0's candidates, one chunk (``Codec.pack_chunk``; each state its own parent)."""
     native: bool = False
     """Expand with the native C core (``kgc.explorer.spark_native``) where the executor has it."""
+    batch: int = 100_000
+    """The most candidates a task deduplicates and expands at once (``SparkSettings.batch``)."""
 
 
 class _Worker:
@@ -466,12 +467,12 @@ def expand_partition(
         if not task.expand:
             summary.depth_bounded = True
             continue
-        source: State | None = None
+        source: Any | None = None
         successors = model.successor_keys(key)
         summary.transitions += len(successors)
         for index, (step, nxt) in enumerate(successors):
             step_counts[step] = step_counts.get(step, 0) + 1
-            target: State | None = None
+            target: Any | None = None
             if step_active:
                 mask = masks.get(step)
                 if mask is None:
@@ -661,31 +662,13 @@ def make_spill(spill_dir: str | None) -> Path:
     return root
 
 
-def step_partition(task: LevelTask, partition: int) -> Iterator[LevelSummary]:
-    """One partition of one level, on an executor: gather the level's candidates for this
-    partition (the initial states, or what every task of the previous level wrote for it),
-    keep the smallest parent of each fingerprint, check them against the partition's visited
-    set (``VisitedTable.add``: only the slots of these candidates are touched), record the new
-    states' parents, expand them (``expand_native``, or ``expand_partition`` with the model in
-    Python) and write their successors to the next level's exchange, grouped by the partition
-    each belongs to. Yields one summary. Re-running it gives the same outputs (the visited
-    set's probes are idempotent, files are replaced whole)."""
-    began = time.monotonic()
-    root = Path(task.spill)
-    if not (root / _MARKER).exists():
-        raise SpillDirectoryError(
-            f"the spill directory {root} is not visible on {socket.gethostname()}: on a cluster of several "
-            "machines pass --spill-dir on a filesystem every executor mounts at the same path"
-        )
-    worker = _worker(task)
-    codec = worker.codec
-    parts = task.partitions
-    if task.level == 0:
-        chunks: list[Any] = [task.initial]
-    else:
-        chunks = read_exchange(root, task.level, parts, partition)
-        if partition == 0:  # the previous level's exchange is no longer needed by any task
-            shutil.rmtree(level_dir(root, task.level - 1), ignore_errors=True)
+def _step_batch(
+    task: LevelTask, worker: _Worker, table: VisitedTable, partition: int, number: int, chunks: list[Any]
+) -> LevelSummary:
+    """One batch of a partition's candidates (``step_partition``): keep the smallest parent of
+    each fingerprint, check them against the visited set, expand the new ones, and write their
+    successors to the next level's exchange (one file per batch)."""
+    codec, parts = worker.codec, task.partitions
     unpacked = [codec.unpack_chunk(chunk) for chunk in chunks]
     fps = np.concatenate([u[0] for u in unpacked]) if unpacked else np.zeros(0, dtype=np.int64)
     parents = np.concatenate([u[1] for u in unpacked]) if unpacked else np.zeros(0, dtype=np.int64)
@@ -708,17 +691,9 @@ def step_partition(task: LevelTask, partition: int) -> Iterator[LevelSummary]:
             fp = int(fps[np.flatnonzero(differ)[0]])
             raise FingerprintCollisionError(f"two distinct states share the 64-bit fingerprint {fp & (2**64 - 1):#x}")
     fps, parents, ids = fps[first], parents[first], ids[first]
-    table = VisitedTable(root / f"visited-{partition}", task.exact)
-    try:
-        states = [canonical(codec.wire_of(row)) for row in ids.tolist()] if task.exact else None
-        fresh = table.add(fps, task.level, states)
-    finally:
-        table.close()
-    table_bytes = table.slots * SLOT_BYTES
-    if task.exact:
-        table_bytes += table.slots * 12 + table.blob_path.stat().st_size
+    states = [canonical(codec.wire_of(row)) for row in ids.tolist()] if task.exact else None
+    fresh = table.add(fps, task.level, states, parents)  # writes the level's parents file too
     fps, parents, ids = fps[fresh], parents[fresh], ids[fresh]
-    write_parents(root, task.level, partition, fps, parents)
     expand = expand_native if worker.native is not None else expand_partition
     summary, successors, from_parents = expand(task, worker, fps, ids)
     if task.expand:
@@ -728,8 +703,45 @@ def step_partition(task: LevelTask, partition: int) -> Iterator[LevelSummary]:
         for p in range(parts):
             mine = destination == p
             out.append(codec.pack_chunk(successor_fps[mine], from_parents[mine], successors[mine]))
-        summary.payload = write_exchange(root, task.level + 1, partition, out)
+        summary.payload = write_exchange(Path(task.spill), task.level + 1, partition, number, out)
         summary.emitted = len(successor_fps)
+    return summary
+
+
+def step_partition(task: LevelTask, partition: int) -> Iterator[LevelSummary]:
+    """One partition of one level, on an executor: gather the level's candidates for this
+    partition (the initial states, or what every task of the previous level wrote for it),
+    keep the smallest parent of each fingerprint, check them against the partition's visited
+    set (``VisitedTable.add``: only the slots of these candidates are touched), record the new
+    states' parents, expand them (``expand_native``, or ``expand_partition`` with the model in
+    Python) and write their successors to the next level's exchange, grouped by the partition
+    each belongs to. Yields one summary. Re-running it gives the same outputs (the visited
+    set's probes are idempotent, files are replaced whole)."""
+    began = time.monotonic()
+    root = Path(task.spill)
+    if not (root / _MARKER).exists():
+        raise SpillDirectoryError(
+            f"the spill directory {root} is not visible on {socket.gethostname()}: on a cluster of several "
+            "machines pass --spill-dir on a filesystem every executor mounts at the same path"
+        )
+    worker = _worker(task)
+    parts = task.partitions
+    if task.level == 0:
+        batches: Iterable[list[Any]] = [[task.initial]]
+    else:
+        batches = ExchangeReader(root, task.level, parts, partition, worker.codec.width).batches(task.batch)
+        if partition == 0:  # the previous level's exchange is no longer needed by any task
+            shutil.rmtree(level_dir(root, task.level - 1), ignore_errors=True)
+    if task.expand:
+        clear_exchange(root, task.level + 1, partition)
+    summary = LevelSummary()
+    table = VisitedTable(visited_dir(root, partition), task.exact)
+    try:
+        for number, chunks in enumerate(batches):
+            summary.merge(_step_batch(task, worker, table, partition, number, chunks))
+        table_bytes = table.disk_bytes
+    finally:
+        table.close()
     summary.python_model = 0 if running_compiled() else 1
     summary.native = 1 if worker.native is not None else 0
     summary.shipped = 1 if "kgc-executor-" in __file__ else 0
@@ -757,7 +769,7 @@ class SparkExplorer:
     def __init__(
         self,
         config: ModelRecipe,
-        properties: Sequence[Property] = ALL,
+        properties: Sequence[Property] | None = None,
         *,
         spark: SparkSession | None = None,
         settings: SparkSettings | None = None,
@@ -768,7 +780,9 @@ class SparkExplorer:
         self.config = config
         self.model = PackedModel(config.model())
         self.codec = Codec(self.model)
-        self.properties = list(properties)
+        self.properties = list(default_properties(config, self.model.spec) if properties is None else properties)
+        """The properties checked: by default the model's own, or those its recipe names
+        (``kgc.model.protocol.default_properties``; Kafka's: ``kgc.properties.protocol.ALL``)."""
         self.spark = spark
         self.settings = settings or SparkSettings()
         self.stop_at_first = stop_at_first
@@ -896,6 +910,7 @@ class SparkExplorer:
                 exact=exact,
                 initial=initial if depth == 0 else (),
                 native=native,
+                batch=self.settings.batch,
             )
             run_level = partial(tasks.step, archive, _EXTENSION, _dumps(task))
             summary = LevelSummary()
@@ -994,13 +1009,13 @@ class SparkExplorer:
         violations.sort(key=lambda v: (len(v.path), v.prop.name))
         return violations
 
-    def _replay(self, chain: list[int]) -> list[tuple[Action | None, State]]:
+    def _replay(self, chain: list[int]) -> list[tuple[Any | None, Any]]:
         """The path through the fingerprints ``chain`` from an initial state, each step the first
         successor with the next fingerprint (as ``Explorer.replay`` picks it)."""
         model, codec = self.model, self.codec
         starts = {codec.fingerprint(k): k for k in model.init_keys()}
         key = starts[chain[0]]
-        path: list[tuple[Action | None, State]] = [(None, model.decode(key))]
+        path: list[tuple[Any | None, Any]] = [(None, model.decode(key))]
         for wanted in chain[1:]:
             for step, nxt in model.successor_keys(key):
                 if codec.fingerprint(nxt) == wanted:

@@ -77,6 +77,10 @@ class SparkSettings:
     """Send kgc to the executors (``ship_kgc``); default: on for every master that is not local."""
     executor_wait: float = 120.0
     """Seconds a cluster's first executor may take to join before the run gives up."""
+    batch: int = 100_000
+    """The most candidates a task deduplicates and expands at once (it reads its partition's
+    candidates a few exchange buckets at a time): what bounds a Python worker's memory for a
+    level, however large the level is (``kgc.explorer.spark_visited.ExchangeReader``)."""
 
     @property
     def is_local(self) -> bool:

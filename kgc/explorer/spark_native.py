@@ -68,9 +68,9 @@ class NativeExpander:
         # The checks still open are asked for (``settle``); nothing is queued.
         self.core.set_active(book.active_step, book.active_component, 0)
         self.handlers = self.search._handlers
-        kinds: Any = native_engine.ALL_KINDS  # type: ignore[attr-defined]
-        self.kind_names: tuple[str, ...] = tuple(kinds)
-        """Action kinds by the index the search files each step under (``NativeSearch.kinds``)."""
+        self.kind_names: list[str] = self.search.kind_names
+        """Action kinds by the number the search files each step under (``NativeSearch.kinds``; the
+        search numbers a kind it had not met when it first meets it)."""
         self.width = model.n + 2
 
     def close(self) -> None:

@@ -98,11 +98,8 @@ class Recorder:
     def set_timers(self, gid: int, protected: int, flat: list[int]) -> None:
         self._put(Need.TIMERS, gid, protected, 0, 0, flat)
 
-    def set_crash(self, gid: int, i: int, cid: int, flat: list[int]) -> None:
-        self._put(Need.CRASH, gid, i, cid, 0, flat)
-
-    def set_lose(self, gid: int, i: int, cid: int, flat: list[int]) -> None:
-        self._put(Need.LOSE, gid, i, cid, 0, flat)
+    def set_process_fault(self, gid: int, b: int, cid: int, flat: list[int]) -> None:
+        self._put(Need.PROCESS_FAULT, gid, b, cid, 0, flat)
 
     def set_faults(self, gid: int, flat: list[int]) -> None:
         self._put(Need.FAULTS, gid, 0, 0, 0, flat)
@@ -146,12 +143,14 @@ class Worker:
         self.pid = pid
         self.fd = fd
         self.offset = 0
-        self.groups0, self.consumers0, self.answers0, classes0, self.facts0 = bases
+        self.groups0, self.consumers0, self.answers0, classes0, self.facts0, self.kinds0 = bases
         self.groups = array("q")
         self.consumers = array("q")
         self.answers = array("q")
         self.classes = array("q", range(classes0))
         self.facts: list[int] = []
+        self.kinds: list[int] = []
+        """The search's numbers of the action kinds the worker numbered from ``kinds0`` on."""
         self.started = time.monotonic()
         self.waited = 0.0
         """Seconds the search spent waiting for this worker."""

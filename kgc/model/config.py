@@ -11,7 +11,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from kgc.model.fairness import CLASSIC
 from kgc.model.mutants import NAMES as MUTANTS
@@ -19,6 +19,9 @@ from kgc.model.perturbations import FAULTS as PERTURBATION_FAULTS
 from kgc.model.profiles import DEFAULT_PROFILE, MODELLED, Profile
 from kgc.model.profiles import PROFILES as KNOWN_PROFILES
 from kgc.model.temporal import FairnessClasses
+
+if TYPE_CHECKING:
+    from kgc.model.tracing import KafkaTrace
 
 FAULTS = PERTURBATION_FAULTS
 """Faults the model can inject, each a bounded perturbation (``budget_*``; declared in
@@ -275,9 +278,6 @@ class Config:
     safety_properties: ClassVar[str] = "kgc.properties.protocol:ALL"
     """The properties an engine checks when given none (``kgc.model.protocol.default_properties``; by
     reference: the model layer does not import its properties)."""
-    native_layout: ClassVar[bool] = True
-    """The native core rebuilds this model's states from its keys (``kgc/explorer/native/core.c`` knows
-    Kafka's ``State`` and budget layout)."""
 
     def concrete_path(self, spec: Any, path: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
         """A path of the generation quotient (``generation_quotient``) as a behaviour of the model, with
@@ -285,6 +285,14 @@ class Config:
         from kgc.model import generations
 
         return generations.concrete_path(spec.next_state, path, spec.collapse)
+
+    @property
+    def trace(self) -> KafkaTrace:
+        """How this model's states and steps are written in a ``kgc-trace`` (``kgc.model.protocol.TraceVocabulary``;
+        ``kgc.model.tracing``)."""
+        from kgc.model.tracing import KAFKA_TRACE
+
+        return KAFKA_TRACE
 
     @property
     def fairness(self) -> FairnessClasses:

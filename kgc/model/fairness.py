@@ -83,6 +83,12 @@ UNFAIR_DOC = "never forced (perturbations, bounded by the budgets): " + ", ".joi
 )
 
 
+def class_key(action: Action) -> tuple[str, int, Any, tuple[Any, ...]]:
+    """What ``step_class`` reads of an action: its kind, actor, member and first choice (an engine
+    classes each such key once: ``FairnessClasses.class_key``)."""
+    return (action.kind, action.actor, action.mid, action.choice[:1])
+
+
 def step_class(action: Action, spends: bool) -> str:
     """The fairness class of a step ("" for none): per consumer for consumer steps, per member for
     member timers. A step that spends a perturbation budget belongs to no class. It reads only the
@@ -225,6 +231,7 @@ CLASSIC = FairnessClasses(
     stall=STALLED,
     explain="kgc.properties.explain:explain_lasso",
     action_type=Action,
+    class_key=class_key,
 )
 """Kafka's classic group model's fairness classes and temporal properties (``kgc.properties.temporal``,
 named by reference: the model layer does not import its properties)."""

@@ -13,8 +13,8 @@ perturbations are bounded, recovery never is). Each kind below is the one place 
   coordinator alone (``shared``).
 
 The budget (``Budget``'s field order), the engines' budget indices (the native core numbers kinds by
-their place here), ``ClassicGroupModel``'s ``local_spends``/``crash_spends``/``lost_spends``/
-``removal_spends`` and the configuration's ``FAULTS`` all derive from :data:`PERTURBATIONS`;
+their place here), ``ClassicGroupModel``'s ``local_spends``/``process_faults`` (a crash, a lost
+answer)/``removal_spends`` and the configuration's ``FAULTS`` all derive from :data:`PERTURBATIONS`;
 ``tests/model/test_perturbations.py`` checks the two typed records that must spell the names out
 (``Budget`` and ``Config``'s ``budget_*`` fields) against it.
 """

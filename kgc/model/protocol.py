@@ -62,7 +62,7 @@ def successors(model: Model[S, A], state: S) -> list[tuple[A, S]]:
 
 
 ProcessStep = tuple[Any, tuple[str, ...], Any, Any, tuple[tuple[int, Any], ...]]
-"""A step of one process (``ComponentModel.consumer_steps``, ``crash``, ``lose_answer``):
+"""A step of one process (``ComponentModel.consumer_steps``, ``process_fault``):
 ``(action, spends, shared, local, answers)`` — the budget kinds it spends in order, the shared
 component and the process's local component after it, the answers it puts on channels
 (``(process index, answer)``, in order)."""
@@ -85,8 +85,8 @@ class ModelRecipe(Protocol):
     the depth bound when the search met it, its perturbation budget), and ``boundary_note(boundary)``,
     what its boundary cut; without them a verdict rests on the depth bound alone. It may name the
     model's default properties (``safety_properties``, ``default_properties``) and its fairness classes
-    (``fairness``, ``kgc.model.temporal``), say that the native core knows its state layout
-    (``native_layout``), and undo a quotient on a path (``concrete_path(spec, path)``)."""
+    (``fairness``, ``kgc.model.temporal``), hand over how its states and steps are written in a trace
+    (``trace``, ``TraceVocabulary``), and undo a quotient on a path (``concrete_path(spec, path)``)."""
 
     def model(self) -> Any: ...
 
@@ -124,10 +124,15 @@ class ComponentModel(Protocol):
       (``holder``) spends ``removal_spends``, and identities that may be held are
       ``live_candidates(shared)``. An identity is ``(process index, serial)``;
     * ``fault_steps(shared)`` — faults of the shared part, each spending its budget;
-    * ``crash(shared, i, local)``, ``lose_answer(shared, i, local)`` — process faults (each a
-      step or None), spending ``crash_spends`` and ``lost_spends``;
+    * ``process_faults`` — the budget kinds of the model's classes of process fault, one per class, in
+      the order the engines take them (Kafka's: a consumer's crash, a lost answer — its
+      ``kgc/model/perturbations.py`` roles ``crash`` and ``lost``; the lease lock's: a client's crash, a
+      lost notice); ``process_fault(k, shared, i, local)`` — process ``i``'s fault of class ``k`` (a
+      step or None, spending ``process_faults[k]``);
     * ``perturbations`` — every budget kind, in the budget's order (``kgc/model/perturbations.py``
-      declares Kafka's); the native core numbers kinds by their place here;
+      declares Kafka's); the native core numbers kinds by their place here, and knows a kind only as
+      that number: a process's own step, a process fault of class k, a removal (``removal_spends``,
+      spent by a timer step that removes an identity a process still holds) or a shared fault;
     * ``spend(budget, kind)`` (None: not affordable), ``exhausted(budget)`` (nothing affordable),
       ``deliver(local, answer)`` (an answer appended to a process's channel);
     * ``halted(shared)`` (no step at all), ``group_within_boundary(shared)`` (the boundary reads
@@ -135,15 +140,14 @@ class ComponentModel(Protocol):
       ``processes``, the number of local parts.
 
     ``successors`` must equal what an engine recombines from these, in this order: each
-    process's steps, the timers, the crashes, the lost answers, the faults
+    process's steps, the timers, each class of process fault (every process in turn), the faults
     (``tests/explorer/test_components.py`` checks the classic model's).
     """
 
     processes: int
     perturbations: tuple[str, ...]
     local_spends: tuple[str, ...]
-    crash_spends: str
-    lost_spends: str
+    process_faults: tuple[str, ...]
     removal_spends: str
 
     def init_states(self) -> Sequence[Any]: ...
@@ -178,6 +182,67 @@ class ComponentModel(Protocol):
 
     def fault_steps(self, shared: Any) -> Sequence[SharedStep]: ...
 
-    def crash(self, shared: Any, index: int, local: Any) -> ProcessStep | None: ...
+    def process_fault(self, kind: int, shared: Any, index: int, local: Any) -> ProcessStep | None: ...
 
-    def lose_answer(self, shared: Any, index: int, local: Any) -> ProcessStep | None: ...
+
+@runtime_checkable
+class TraceChecker(Protocol):
+    """A model's checks of a ``kgc-trace`` document's model part (``TraceVocabulary.checker``), made
+    for one document: its states, its steps (each without the ``step`` number and ``changed``, which
+    the format checks), then whatever else of the document is the model's (``rest``). Each raises
+    the schema's error naming the first bad field."""
+
+    def state(self, value: Any, at: str) -> None: ...
+
+    def step(self, value: dict[str, Any], at: str) -> None: ...
+
+    def rest(self, doc: dict[str, Any]) -> None: ...
+
+
+@runtime_checkable
+class TraceVocabulary(Protocol):
+    """How a model's states and steps are written in a ``kgc-trace`` (``kgc/explorer/trace.py``): the
+    format owns the envelope (name, version, property, numbered steps, a lasso's ``loop_start``), the
+    model what a state and a step say. A recipe hands its vocabulary over as ``trace``
+    (Kafka's is ``kgc.model.tracing.KAFKA_TRACE``; the lease lock's ``kgc.examples_models.lease_lock.LEASE_TRACE``).
+
+    * ``header_json(state, config)`` — the model's top-level fields (written after ``config``), from
+      the initial state and the configuration's mapping (or None);
+    * ``state_json(state, config)`` — a state's fields (the ``initial`` object; merged into each step
+      after the step's own fields);
+    * ``step_json(action)`` — a step's own fields (who acted, what it did);
+    * ``changed(before, after)`` — the names of the fields a step changed, from two states' JSON;
+    * ``step_text(action)``, ``where(state)``, ``state_lines(state, previous, config)`` — the text
+      trace: a step's one line, the state's short form after it, the whole state (lines a step
+      changed marked ``*``);
+    * ``checker(doc, schema, model)`` — the checks of one document's model part (``TraceChecker``);
+      ``model`` False: a chart of a real run in the same shape, with the run's own names.
+    """
+
+    def header_json(self, state: Any, config: dict[str, Any] | None) -> dict[str, Any]: ...
+
+    def state_json(self, state: Any, config: dict[str, Any] | None) -> dict[str, Any]: ...
+
+    def step_json(self, action: Any) -> dict[str, Any]: ...
+
+    def changed(self, before: dict[str, Any], after: dict[str, Any]) -> list[str]: ...
+
+    def step_text(self, action: Any) -> str: ...
+
+    def where(self, state: Any) -> str: ...
+
+    def state_lines(self, state: Any, previous: Any | None, config: dict[str, Any] | None) -> list[str]: ...
+
+    def checker(self, doc: dict[str, Any], schema: Any, model: bool) -> TraceChecker: ...
+
+
+def trace_vocabulary(recipe: Any) -> TraceVocabulary:
+    """The trace vocabulary a recipe hands over (``trace``); a recipe without one cannot be written
+    as a ``kgc-trace``, which raises ValueError in one sentence."""
+    vocabulary = getattr(recipe, "trace", None)
+    if vocabulary is None:
+        raise ValueError(
+            f"{type(recipe).__name__} gives no trace vocabulary (a 'trace' attribute): "
+            "its counterexamples cannot be written as a kgc-trace"
+        )
+    return vocabulary  # type: ignore[no-any-return]

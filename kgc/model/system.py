@@ -37,6 +37,7 @@ from kgc.model import consumer as client
 from kgc.model import coordinator as coord
 from kgc.model import generations
 from kgc.model.actions import (
+    ALL_KINDS,
     CRASH,
     DELETE_GROUP,
     EXPIRE_HEARTBEAT,
@@ -109,6 +110,11 @@ class ClassicGroupModel:
         self.crash_spends: str = CRASH_SPENDS
         self.lost_spends: str = LOST
         self.removal_spends: str = SESSION
+        # The classes of process fault, for the engines (kgc.model.protocol.ComponentModel): a
+        # consumer's crash, then a lost answer (process_fault dispatches on the class's index).
+        self.process_faults: tuple[str, ...] = (CRASH_SPENDS, LOST)
+        # The action kinds, in the order an engine reports its transitions per kind.
+        self.action_kinds: tuple[str, ...] = ALL_KINDS
 
     # ------------------------------------------------------------------ the model
     def init_states(self) -> list[State]:
@@ -227,8 +233,9 @@ class ClassicGroupModel:
 
     # ------------------------------------------------------------------ the components' shape
     def compose(self, group: Group, consumers: tuple[Consumer, ...], budget: Budget) -> State:
-        """The state of these components."""
-        return State(group, consumers, budget)
+        """The state of these components (``tuple.__new__``: not the interpreted ``__new__`` that
+        ``collections.namedtuple`` generates; an engine composes a state for every step it judges)."""
+        return tuple.__new__(State, (group, consumers, budget))
 
     def group_within_boundary(self, group: Group) -> bool:
         """The boundary reads the group alone: its generation within ``max_generation`` (no
@@ -452,6 +459,11 @@ class ClassicGroupModel:
         return [(a, (BUDGET_OF[a.kind],), g, _deliveries(a.answers), ()) for a, g in steps]
 
     # ------------------------------------------------------------------ a consumer's faults
+    def process_fault(self, kind: int, group: Group, index: int, cons: Consumer) -> ConsumerStep | None:
+        """Process fault class ``kind`` of consumer ``index`` (``process_faults``): 0 its crash
+        (``crash``), 1 the loss of the answer at the head of its channel (``lose_answer``)."""
+        return self.crash(group, index, cons) if kind == 0 else self.lose_answer(group, index, cons)
+
     def crash(self, group: Group, index: int, cons: Consumer) -> ConsumerStep | None:
         """The consumer crashes and restarts (``kgc.model.consumer.crash``); its member, if any,
         stays in the group orphaned (``kgc.model.coordinator.orphan_consumer``). None when that

@@ -25,7 +25,7 @@ the lease lock's are in ``kgc.examples_models.lease_lock``.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -166,6 +166,9 @@ class FairnessClasses:
     explain: str = ""
     action_type: type | None = None
     """The model's action type, when steps are classed without a model at hand (``step_of``)."""
+    class_key: Callable[[Any], Hashable] | None = None
+    """What ``step_class`` reads of an action, as a hashable value: steps whose actions have the same
+    key have the same classes, so an engine classes each key once (None: the action itself)."""
 
     def __post_init__(self) -> None:
         if self.action_type is not None:

@@ -34,6 +34,7 @@ from kgc.model.config import Config
 from kgc.model.mutants import COORDINATOR, by_name
 from kgc.model.profiles import JAVA_4_0
 from kgc.model.state import State
+from kgc.model.tracing import KAFKA_TRACE
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,7 @@ def steps_scenario(
     mutant ``timers_of`` when the protocol's has no such timer (a bug that leaves a timer armed).
     Raises TraceNotTranslatable."""
     described = config.describe()
-    doc = trace_json("bug", "a path of the model's graph", steps, kind="path", config=described)
+    doc = trace_json("bug", "a path of the model's graph", steps, kind="path", config=described, vocabulary=KAFKA_TRACE)
     plain = Config.from_mapping({k: v for k, v in described.items() if k != "mutant"})
     # Only the first timing of kgc.harness.scenario.from_trace: its second shortens the new-member
     # join timeout, which Kafka 4.0.2 fixes at 300000 ms (GroupCoordinatorConfig.classicGroupNewMemberJoinTimeoutMs).

@@ -21,6 +21,7 @@ from kgc.diagrams.text import FONT_FAMILY, wrap
 from kgc.explorer.trace import trace_json
 from kgc.model.actions import Action
 from kgc.model.state import State
+from kgc.model.tracing import KAFKA_TRACE
 
 GAP = 32.0
 PAD = 16.0
@@ -34,7 +35,12 @@ def kafka_trace(
     (none when it is not known)."""
     steps = [*model_steps[:-1], *([kafka_step] if kafka_step is not None else [])]
     return trace_json(
-        "kafka-4.0.2", "Apache Kafka 4.0.2's coordinator on the same steps", steps, kind="path", config=config
+        "kafka-4.0.2",
+        "Apache Kafka 4.0.2's coordinator on the same steps",
+        steps,
+        kind="path",
+        config=config,
+        vocabulary=KAFKA_TRACE,
     )
 
 

@@ -36,6 +36,7 @@ from kgc.interface.coordinator import CoordinatorGone
 from kgc.model.actions import STORE_COMPLETE, STORE_FAILURE, Action
 from kgc.model.config import Config
 from kgc.model.state import State
+from kgc.model.tracing import KAFKA_TRACE
 from kgc.oracle import judge
 from kgc.oracle.judge import COORDINATOR_KINDS, drives_coordinator
 
@@ -179,7 +180,12 @@ def path_trace(graph: Graph, config: Config, path: list[int]) -> dict[str, Any]:
     steps: list[tuple[Action | None, State]] = [(None, graph.states[0])]
     steps += [(graph.edges[e][1], graph.states[graph.edges[e][2]]) for e in path]
     return trace_json(
-        "mbt", "a transition-cover path of the model's graph", steps, kind="path", config=config.describe()
+        "mbt",
+        "a transition-cover path of the model's graph",
+        steps,
+        kind="path",
+        config=config.describe(),
+        vocabulary=KAFKA_TRACE,
     )
 
 
@@ -251,7 +257,14 @@ def run(config: Config, out_dir: Path | None = None, max_states: int = 100_000) 
                 steps = [*steps, *extension]
                 trace_steps: list[tuple[Action | None, State]] = [(None, graph.states[0])]
                 trace_steps += [(a, after) for _b, a, after in steps]
-                doc = trace_json("mbt", "a transition-cover path", trace_steps, kind="path", config=config.describe())
+                doc = trace_json(
+                    "mbt",
+                    "a transition-cover path",
+                    trace_steps,
+                    kind="path",
+                    config=config.describe(),
+                    vocabulary=KAFKA_TRACE,
+                )
                 verdict = judge.run_path(config, doc, steps)
         except CoordinatorGone as exc:
             report.aborted = str(exc)
@@ -271,7 +284,9 @@ def run(config: Config, out_dir: Path | None = None, max_states: int = 100_000) 
             continue
         prefix: list[tuple[Action | None, State]] = [(None, graph.states[0])]
         prefix += [(a, after) for _b, a, after in steps[: verdict.step + 1]]
-        trace = trace_json("mbt", "a transition-cover path", prefix, kind="path", config=config.describe())
+        trace = trace_json(
+            "mbt", "a transition-cover path", prefix, kind="path", config=config.describe(), vocabulary=KAFKA_TRACE
+        )
         p = PathOutcome(k, path, "failed", verdict.reason, trace)
         if out_dir is not None:
             p.file = str(write_difference(out_dir, name, trace, prefix, verdict, config))

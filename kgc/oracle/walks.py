@@ -34,6 +34,7 @@ from kgc.explorer.trace import trace_json
 from kgc.model.actions import Action
 from kgc.model.config import Config
 from kgc.model.state import State
+from kgc.model.tracing import KAFKA_TRACE
 from kgc.oracle import judge, mbt
 
 Step = tuple[State, Action, State]
@@ -93,7 +94,9 @@ def walk_trace(config: Config, steps: list[Step]) -> dict[str, Any]:
     """The ``kgc-trace`` document of a walk (what the judge translates requests from)."""
     path: list[tuple[Action | None, State]] = [(None, steps[0][0] if steps else _initial(config))]
     path += [(action, after) for _before, action, after in steps]
-    return trace_json("fuzz", "a seeded random walk of the model", path, kind="path", config=config.describe())
+    return trace_json(
+        "fuzz", "a seeded random walk of the model", path, kind="path", config=config.describe(), vocabulary=KAFKA_TRACE
+    )
 
 
 def _initial(config: Config) -> State:

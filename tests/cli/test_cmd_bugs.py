@@ -14,6 +14,7 @@ from kgc.explorer.search import Bounds
 from kgc.explorer.trace import validate_trace
 from kgc.model import bugs
 from kgc.model.config import Config
+from kgc.model.tracing import KAFKA_TRACE
 
 SLOW = {"KAFKA-12984", "KAFKA-14639"}
 """Caught after about a hundred thousand states each (tests/model/test_bugs.py runs them, marked slow)."""
@@ -71,7 +72,7 @@ def test_out_writes_the_trace_and_the_chart_of_a_fast_bug(tmp_path: Path, capsys
     row = next(r for r in json.loads(capsys.readouterr().out)["bugs"] if r["id"] == "KAFKA-16148")
     assert row["file"] == str(out / "KAFKA-16148.json")
     doc = json.loads((out / "KAFKA-16148.json").read_text())
-    validate_trace(doc, "KAFKA-16148.json")
+    validate_trace(doc, "KAFKA-16148.json", vocabulary=KAFKA_TRACE)
     assert doc["property"] == "parked_only_in_phase" and len(doc["steps"]) == row["length"] == 2
     assert doc["config"]["mutant"] == bugs.by_id("KAFKA-16148").mutant
     svg = (out / "KAFKA-16148.svg").read_text()

@@ -10,6 +10,7 @@ import pytest
 
 from kgc.cli import main
 from kgc.explorer.trace import TraceError, validate_trace
+from kgc.model.tracing import KAFKA_TRACE
 from kgc.properties.temporal import ALL
 
 FAULT_FREE = ["--consumers", "2", "--partitions", "2", "--max-generation", "2", "--max-perturbations", "0"]
@@ -44,7 +45,7 @@ def test_without_fairness_the_livelock_lasso_exits_13(capsys: pytest.CaptureFixt
     assert (cex["prefix_length"], cex["cycle_length"], cex["loop_start"], len(cex["steps"])) == (1, 4, 1, 5)
     assert cex["format"] == "kgc-trace" and cex["kind"] == "liveness" and cex["fairness"] == "none"
     written = json.loads((tmp_path / "rebalance_completes.json").read_text())
-    validate_trace(written)
+    validate_trace(written, vocabulary=KAFKA_TRACE)
     assert written["loop_start"] == 1
     svg = (tmp_path / "rebalance_completes.svg").read_text()
     assert 'class="cycle" data-loop-start="1" data-first-step="2" data-last-step="5"' in svg
@@ -103,7 +104,7 @@ def test_a_bad_loop_start_is_refused() -> None:
         "loop_start": 3,
     }
     with pytest.raises(TraceError, match="loop_start: must be between 0 and 0, got 3"):
-        validate_trace(doc)
+        validate_trace(doc, vocabulary=KAFKA_TRACE)
 
 
 def test_mutants_kills_a_liveness_mutant_with_a_lasso(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

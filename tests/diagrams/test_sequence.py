@@ -13,6 +13,7 @@ import pytest
 
 from kgc.diagrams.sequence import HEADER_EVERY, MAX_GAP, build_chart, label_boxes, render_svg
 from kgc.explorer.trace import TraceError, load_trace
+from kgc.model.tracing import KAFKA_TRACE
 from tests.diagrams.traces import (
     counterexample,
     generation_below_three,
@@ -254,7 +255,7 @@ def test_version_1_traces_still_render(tmp_path: Path) -> None:
     old["format_version"] = 1
     path = tmp_path / "v1.json"
     path.write_text(json.dumps(old))
-    root = parse(render_svg(load_trace(path)))
+    root = parse(render_svg(load_trace(path, vocabulary=KAFKA_TRACE)))
     assert "✖ step 5 (the last) breaks nobody_stable_with_partitions" not in texts(root)
     assert any("violates nobody_stable_with_partitions" in t for t in texts(root))
 
@@ -276,15 +277,17 @@ def test_malformed_traces_are_one_line_errors(mutate: Any, needle: str, tmp_path
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(doc))
     with pytest.raises(TraceError) as err:
-        load_trace(path)
+        load_trace(path, vocabulary=KAFKA_TRACE)
     assert needle in str(err.value) and "\n" not in str(err.value)
     path.write_text("{not json")
     with pytest.raises(TraceError, match="is not valid JSON"):
-        load_trace(path)
+        load_trace(path, vocabulary=KAFKA_TRACE)
 
 
 def test_the_shipped_example_is_current() -> None:
     """docs/examples/first-stable-owner.json (used by the README) is the known trace, in the current format."""
-    shipped = load_trace(Path(__file__).parents[2] / "docs" / "examples" / "first-stable-owner.json")
+    shipped = load_trace(
+        Path(__file__).parents[2] / "docs" / "examples" / "first-stable-owner.json", vocabulary=KAFKA_TRACE
+    )
     doc, _ = counterexample(nobody_stable_with_partitions)
     assert shipped == json.loads(json.dumps(doc))

@@ -13,6 +13,7 @@ from kgc.model.actions import CRASH, LOSE_RESPONSE, STORE_FAILURE, Action
 from kgc.model.config import Config
 from kgc.model.state import State
 from kgc.model.system import ClassicGroupModel
+from kgc.model.tracing import KAFKA_TRACE
 from kgc.model.types import GroupState, MemberState
 from kgc.properties.base import Property, state_invariant, transition_invariant
 
@@ -54,8 +55,16 @@ def counterexample(prop: Property, **extra: Any) -> tuple[dict[str, Any], str]:
     config = Config.from_mapping({**SMALL, **extra})
     result = Explorer(config, [prop], stop_at_first=True).run("bfs")
     (v,) = result.violations
-    doc = trace_json(prop.name, prop.description, v.path, kind=prop.kind, source=prop.source, config=config.describe())
-    return doc, format_trace(v.path)
+    doc = trace_json(
+        prop.name,
+        prop.description,
+        v.path,
+        kind=prop.kind,
+        source=prop.source,
+        config=config.describe(),
+        vocabulary=KAFKA_TRACE,
+    )
+    return doc, format_trace(v.path, vocabulary=KAFKA_TRACE)
 
 
 def random_walk(steps: int, seed: int = 7, **extra: Any) -> dict[str, Any]:
@@ -91,4 +100,5 @@ def random_walk(steps: int, seed: int = 7, **extra: Any) -> dict[str, Any]:
         kind="transition invariant",
         source="test",
         config=config.describe(),
+        vocabulary=KAFKA_TRACE,
     )

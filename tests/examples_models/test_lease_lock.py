@@ -1,7 +1,7 @@
 """A model that is not Kafka's (``kgc.examples_models.lease_lock``) through the engines, handed to them
-as a recipe (``LeaseLockConfig``, a ``kgc.model.protocol.ModelRecipe``): the Python engine's BFS and DFS
-and the Spark engine give the pinned counts and verdicts; the native engine refuses it in one line (it
-rebuilds Kafka's states from its keys). The liveness check runs it in
+as a recipe (``LeaseLockConfig``, a ``kgc.model.protocol.ModelRecipe``): the Python engine's BFS and DFS,
+and the native engine's (its C core sees the lease lock's process faults and removal as budget numbers) and
+the Spark engine give the pinned counts and verdicts. The liveness check runs it in
 ``tests/examples_models/test_lease_lock_liveness.py``."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from kgc.examples_models.lease_lock import LeaseLock, LeaseLockConfig
+from kgc.explorer import native
 from kgc.explorer.components import PackedModel
 from kgc.explorer.search import Explorer, Result
 from kgc.model.protocol import ComponentModel, ModelRecipe
@@ -36,6 +37,7 @@ def test_the_recipe_builds_a_component_model() -> None:
     assert isinstance(explorer(recipe).model, PackedModel)
 
 
+@pytest.mark.parametrize("engine", ["python", "native"])
 @pytest.mark.parametrize(("recipe", "ok", "states", "transitions", "bfs_depth", "dfs_depth", "violations"), PINNED)
 def test_bfs_and_dfs_give_the_pinned_counts(
     recipe: LeaseLockConfig,
@@ -45,13 +47,26 @@ def test_bfs_and_dfs_give_the_pinned_counts(
     bfs_depth: int,
     dfs_depth: int,
     violations: list[tuple[str, int]],
+    engine: str,
 ) -> None:
+    """Both engines, the Python one and the native core (which knows the lease lock only through the
+    component protocol: its process faults and removal kind as budget numbers), give the same counts."""
+    if engine == "native" and not native.AVAILABLE:
+        pytest.fail("the native engine is not built (run scripts/setup.sh)")
     for strategy, depth in (("bfs", bfs_depth), ("dfs", dfs_depth)):
-        result = explorer(recipe).run(strategy)
+        result = explorer(recipe, engine=engine).run(strategy)
         assert (result.ok, result.stats.distinct_states, result.stats.transitions) == (ok, states, transitions)
         assert result.stats.depth == depth and result.witnessed == {"held"}
         assert [(v.prop.name, len(v.path)) for v in result.violations] == violations
-        assert result.stats.engine == "python"
+        assert result.stats.engine == engine
+
+
+def test_both_engines_count_the_same_actions_and_find_the_same_counterexample() -> None:
+    recipe = LeaseLockConfig(3, crash=1, lost=1, failover=1, expiry=1)
+    python, native_ = (explorer(recipe, engine=e).run("bfs") for e in ("python", "native"))
+    assert python.action_counts == native_.action_counts and sum(python.action_counts.values()) > 0
+    assert {"crash", "lose", "failover", "expire"} <= set(native_.action_counts)
+    assert [v.path for v in python.violations] == [v.path for v in native_.violations]
 
 
 def test_a_verdict_says_what_it_rests_on() -> None:
@@ -66,16 +81,8 @@ def test_the_counterexample_is_the_lease_hazard() -> None:
     assert [a.kind for a, _ in violation.path[1:]] == ["acquire", "expire", "acquire"]
 
 
-def test_the_native_engine_refuses_it_in_one_line() -> None:
-    with pytest.raises(ValueError) as refused:
-        explorer(LeaseLockConfig(3), engine="native").engine_for_run()
-    message = str(refused.value)
-    assert "\n" not in message
-    assert message in (
-        "the native engine cannot run this search: it runs Kafka's group model only",
-        "the native engine cannot run this search: it is not built",
-    )
-    assert explorer(LeaseLockConfig(3)).engine_for_run() == "python"  # auto picks the Python engine
+def test_auto_picks_the_native_engine() -> None:
+    assert explorer(LeaseLockConfig(3)).engine_for_run() == ("native" if native.AVAILABLE else "python")
 
 
 def test_spark_gives_the_same_counts(spark_session: Any) -> None:

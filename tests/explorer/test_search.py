@@ -11,6 +11,7 @@ import pytest
 from kgc.explorer.search import Bounds, Explorer
 from kgc.explorer.trace import format_trace, trace_json
 from kgc.model.config import Config
+from kgc.model.tracing import KAFKA_TRACE
 from kgc.model.types import GroupState
 from kgc.properties.base import STEP, Property, state_invariant, transition_invariant
 from kgc.properties.protocol import ALL
@@ -71,10 +72,10 @@ def test_shortest_counterexample_is_found_rebuilt_and_serialised() -> None:
     assert len(v.path) - 1 == 3  # join; the initial delay ends (generation 1); the member leaves (Empty, 2)
     assert len(dfs.violations[0].path) >= len(v.path)
     assert v.path[-1][1].group.generation == 2
-    doc = trace_json(v.prop.name, v.prop.description, v.path)
+    doc = trace_json(v.prop.name, v.prop.description, v.path, vocabulary=KAFKA_TRACE)
     assert doc["format"] == "kgc-trace" and len(doc["steps"]) == len(v.path) - 1
     json.dumps(doc)
-    assert "gen 2" in format_trace(v.path)
+    assert "gen 2" in format_trace(v.path, vocabulary=KAFKA_TRACE)
 
 
 def test_bounds_stop_the_search_and_say_so() -> None:

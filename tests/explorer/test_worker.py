@@ -221,15 +221,13 @@ def test_the_core_refuses_a_malformed_worker_record(records: list[int]) -> None:
     from kgc.explorer import _core
 
     core = _core.Core(
-        consumers=2,
+        processes=2,
         budget_kinds=7,
-        max_generation=1,
         dfs=0,
         max_depth=-1,
         max_states=-1,
-        crash=0,
-        lost=1,
-        session=4,
+        process_faults=[0, 1],
+        removal=4,
         consumer_spends=[1, 5],
         want_vector_masks=0,
         parents_path=None,

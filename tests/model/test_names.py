@@ -4,7 +4,6 @@ chart and a fuzz failure name the same request, answer and member in the same wo
 from __future__ import annotations
 
 from kgc.diagrams.sequence import request_label, response_label
-from kgc.explorer.trace import request_json, response_json
 from kgc.harness.fuzz.refinement import step_effects
 from kgc.model.actions import HANDLE, Action, Answer
 from kgc.model.names import (
@@ -23,6 +22,7 @@ from kgc.model.names import (
     step_text,
 )
 from kgc.model.state import NO_MEMBER, Request, Response, initial_group
+from kgc.model.tracing import request_json, response_json
 from kgc.model.types import ApiKey, Errors
 
 SYNC = Request(ApiKey.SYNC_GROUP, (0, 0), 1, plan=(((0, 0), (0,)), ((1, 2), (1,))))

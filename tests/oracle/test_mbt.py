@@ -29,6 +29,7 @@ from kgc.model.actions import Action
 from kgc.model.config import Config
 from kgc.model.state import State
 from kgc.model.system import ClassicGroupModel
+from kgc.model.tracing import KAFKA_TRACE
 from kgc.model.types import Errors
 from kgc.oracle import KafkaCoordinator, OracleProcess, broker_properties, judge, mbt
 from kgc.oracle.process import OracleRequestError
@@ -74,7 +75,9 @@ def _held_path(config: Config) -> tuple[list[tuple[State, Action, State]], int]:
 
 def _trace(graph: mbt.Graph, steps: list[tuple[State, Action, State]]) -> dict[str, Any]:
     trace_steps: list[tuple[Action | None, State]] = [(None, graph.states[0]), *((a, s) for _b, a, s in steps)]
-    return trace_json("mbt", "test", trace_steps, kind="path", config=Config.from_mapping(CI).describe())
+    return trace_json(
+        "mbt", "test", trace_steps, kind="path", config=Config.from_mapping(CI).describe(), vocabulary=KAFKA_TRACE
+    )
 
 
 def test_a_held_back_answer_is_judged_when_kafka_releases_it(oracle: OracleProcess) -> None:

@@ -54,7 +54,7 @@ static PyObject *Core_expand(Core *c, PyObject *args) {
     for (; i < n; i++) {
         uint64_t key = keys[i], gid = key & G_MASK;
         if (!gknown(c, gid)) { ev = need(c, NEED_GROUP, (int64_t)gid, (int64_t)key, 0, 0); break; }
-        if (c->ggen.v[gid] > c->max_gen) { status[i - start] = 1; continue; }
+        if (c->gout.v[gid] > 0) { status[i - start] = 1; continue; }
         int r = gather(c, key);
         if (!r) r = ready(c, key);
         if (r < 0) { err = 1; goto done; }

@@ -14,9 +14,13 @@
 enum {
     EV_DONE = 0, EV_PAUSE = 1, EV_QUEUE = 2, EV_MAX_STATES = 3, EV_LEVEL = 4,
     NEED_GROUP = 10, NEED_VECTOR = 11, NEED_BUDGET = 12, NEED_LOCAL = 13, NEED_OWN = 14,
-    NEED_TIMERS = 15, NEED_CANDIDATES = 16, NEED_CRASH = 17, NEED_LOSE = 18, NEED_FAULTS = 19,
-    NEED_DELIVER = 20, NEED_STEP = 21, NEED_WAIT = 22,
+    NEED_TIMERS = 15, NEED_CANDIDATES = 16, NEED_PROCESS_FAULT = 17, NEED_FAULTS = 18,
+    NEED_DELIVER = 19, NEED_STEP = 20, NEED_WAIT = 21,
 };
+
+/* NEED_PROCESS_FAULT asks for one class of process fault (the model's process_faults, in order)
+ * of one process: its b is the process index | the class << FAULT_CLASS_SHIFT. */
+#define FAULT_CLASS_SHIFT 4
 
 /* What take_queue() hands back, by its first field. */
 enum { Q_COMPONENT = 0, Q_STEP = 1, Q_STATE = 2 };

@@ -28,6 +28,7 @@
 #define V_SHIFT (G_BITS + B_BITS)
 #define EMPTY UINT64_MAX
 #define MAX_PROCS 15
+#define MAX_PROCESS_FAULTS 4  /* classes of process fault (ComponentModel.process_faults) */
 
 /* ------------------------------------------------------------------ hashing */
 static inline uint64_t mix64(uint64_t x) {
@@ -213,9 +214,10 @@ VEC(int8_t, I8)
 
 typedef struct {
     PyObject_HEAD
-    int n, nkinds, max_gen, dfs, max_depth;
+    int n, nkinds, dfs, max_depth;
     long long max_states;
-    int k_crash, k_lost, k_session;
+    int k_removal;                     /* the budget kind a removal of a still-held identity spends */
+    int npf, k_pf[MAX_PROCESS_FAULTS];  /* the process faults' classes: the budget kind each spends */
     int consumer_spends[3];   /* the budget kinds a process's own move may spend, as bits of avail */
     int n_consumer_spends;
     /* visited set, parents file, frontier */
@@ -228,14 +230,15 @@ typedef struct {
     U64 stack; I32 stack_depth;  /* DFS */
     /* vectors of local ids */
     Map vmap; U32 vecs; I64 vmask;
-    /* per shared id: generation, dead, state-check mask, candidates and faults (pool offsets) */
-    I32 ggen; I8 gdead; I64 gmask; I64 gcand; I64 gfaults;
+    /* per shared id: outside the boundary (INT32_MIN: not told yet), halted, state-check mask,
+     * candidates and faults (pool offsets) */
+    I32 gout; I8 gdead; I64 gmask; I64 gcand; I64 gfaults;
     /* per budget id: spend table and total */
     I32 spend; I8 bknown; I32 btotal;
     /* per local id: the member it holds */
     I32 lidx, lser; I8 lknown;
     /* memo tables: key -> pool offset (deliver: -> new local id) */
-    Map own, timers, crash, lose, deliver;
+    Map own, timers, pfault[MAX_PROCESS_FAULTS], deliver;
     I32 pool;
     /* per step id */
     I64 smask; U64 scount;
@@ -324,7 +327,7 @@ static int64_t vec_id(Core *c, const uint32_t *ids) {
  * A move list in the pool: count, then per move:
  *   step, spend_a, spend_b, shared, proc, local, ndeliveries, (proc, response)*, nlive, (proc, serial)*
  * spend_a/spend_b: budget kinds spent (-1: none); proc -1: no process changes its local component.
- * live: members whose removal is a perturbation (session_expiry) if their process still holds them.
+ * live: identities whose removal is a perturbation (the removal kind) if their process still holds them.
  */
 
 static int pool_put(Core *c, PyObject *flat, int64_t *off) {
@@ -347,7 +350,7 @@ static int pool_put(Core *c, PyObject *flat, int64_t *off) {
 /* ------------------------------------------------------------------ expansion */
 #define KEY(g, b, v) ((uint64_t)(g) | ((uint64_t)(b) << G_BITS) | ((uint64_t)(v) << V_SHIFT))
 
-static inline int gknown(Core *c, uint64_t gid) { return gid < c->ggen.len && c->ggen.v[gid] != INT32_MIN; }
+static inline int gknown(Core *c, uint64_t gid) { return gid < c->gout.len && c->gout.v[gid] != INT32_MIN; }
 
 static int push_succ(Core *c, int32_t step, uint64_t key) {
     RESERVE(c->succ_key, c->succ_key.len + 1, 0);
@@ -377,7 +380,7 @@ static inline int holds(Core *c, const uint32_t *cids, int idx, int ser, int *re
 }
 
 /* Walk one move list and push the successors it yields. phase_live: the live list spends the
- * session budget when a process still holds one of its members. */
+ * removal kind when a process still holds one of its identities. */
 static int walk(Core *c, int64_t off, uint64_t gid, int64_t bid, const uint32_t *cids, int phase_live) {
     const int32_t *p = c->pool.v + off;
     int count = *p++;
@@ -402,7 +405,7 @@ static int walk(Core *c, int64_t off, uint64_t gid, int64_t bid, const uint32_t 
                 if (h < 0) return r;
                 held = h;
             }
-            if (held) { nbid = c->spend.v[bid * c->nkinds + c->k_session]; if (nbid < 0) continue; }
+            if (held) { nbid = c->spend.v[bid * c->nkinds + c->k_removal]; if (nbid < 0) continue; }
         }
         if ((size_t)nbid >= c->bknown.len || !c->bknown.v[nbid]) return need(c, NEED_BUDGET, nbid, 0, 0, 0);
         memcpy(ids, cids, c->n * sizeof(uint32_t));
@@ -434,7 +437,9 @@ static int gather(Core *c, uint64_t key) {
     const int32_t *row = c->spend.v + bid * c->nkinds;
     int avail = 0;
     for (int k = 0; k < c->n_consumer_spends; k++) if (row[c->consumer_spends[k]] >= 0) avail |= 1 << k;
-    int64_t crash_bid = row[c->k_crash], lost_bid = row[c->k_lost], session_bid = row[c->k_session];
+    int64_t removal_bid = row[c->k_removal];
+    int any_fault = 0;
+    for (int f = 0; f < c->npf; f++) any_fault |= row[c->k_pf[f]] >= 0;
     int64_t off;
     int r;
     /* each process's own steps, stored per (shared, process, local, the perturbations the budget
@@ -445,10 +450,10 @@ static int gather(Core *c, uint64_t key) {
             return waits(c) ? need(c, NEED_WAIT, NEED_OWN, (int64_t)gid, 0, 0) : need(c, NEED_OWN, (int64_t)gid, i, cids[i], (int64_t)key);
         if ((r = walk(c, off, gid, bid, cids, 0))) return r;
     }
-    /* the shared component's timers: those that remove a live member spend session_expiry; with
-     * none left, the members a process still holds are protected and those steps not computed */
+    /* the shared component's timers: those that remove a live identity spend the removal kind; with
+     * none left, the identities a process still holds are protected and those steps not computed */
     uint64_t protected = 0;
-    if (session_bid < 0) {
+    if (removal_bid < 0) {
         if (c->gcand.v[gid] < 0) return need(c, NEED_CANDIDATES, (int64_t)gid, 0, 0, 0);
         const int32_t *cand = c->pool.v + c->gcand.v[gid];
         int nc = cand[0];
@@ -462,20 +467,16 @@ static int gather(Core *c, uint64_t key) {
     if (!map_get(&c->timers, tk, &off))
         return waits(c) ? need(c, NEED_WAIT, NEED_TIMERS, (int64_t)gid, 0, 0) : need(c, NEED_TIMERS, (int64_t)gid, (int64_t)protected, (int64_t)key, 0);
     if ((r = walk(c, off, gid, bid, cids, 1))) return r;
-    if (crash_bid < 0 && lost_bid < 0 && c->btotal.v[bid] == 0) return 0;
-    if (crash_bid >= 0) {
+    if (!any_fault && c->btotal.v[bid] == 0) return 0;
+    /* each class of process fault the budget still allows, for each process in turn (asked for
+     * with b = process | class << FAULT_CLASS_SHIFT) */
+    for (int f = 0; f < c->npf; f++) {
+        if (row[c->k_pf[f]] < 0) continue;
         for (int i = 0; i < c->n; i++) {
             uint64_t mk = gid | ((uint64_t)i << 26) | ((uint64_t)cids[i] << 30);
-            if (!map_get(&c->crash, mk, &off))
-                return waits(c) ? need(c, NEED_WAIT, NEED_CRASH, (int64_t)gid, 0, 0) : need(c, NEED_CRASH, (int64_t)gid, i, cids[i], (int64_t)key);
-            if ((r = walk(c, off, gid, bid, cids, 0))) return r;
-        }
-    }
-    if (lost_bid >= 0) {
-        for (int i = 0; i < c->n; i++) {
-            uint64_t mk = gid | ((uint64_t)i << 26) | ((uint64_t)cids[i] << 30);
-            if (!map_get(&c->lose, mk, &off))
-                return waits(c) ? need(c, NEED_WAIT, NEED_LOSE, (int64_t)gid, 0, 0) : need(c, NEED_LOSE, (int64_t)gid, i, cids[i], (int64_t)key);
+            if (!map_get(&c->pfault[f], mk, &off))
+                return waits(c) ? need(c, NEED_WAIT, NEED_PROCESS_FAULT, (int64_t)gid, 0, 0)
+                                : need(c, NEED_PROCESS_FAULT, (int64_t)gid, i | f << FAULT_CLASS_SHIFT, cids[i], (int64_t)key);
             if ((r = walk(c, off, gid, bid, cids, 0))) return r;
         }
     }
@@ -627,7 +628,7 @@ static PyObject *Core_run(Core *c, PyObject *args) {
         }
         uint64_t key = c->cur_key, gid = key & G_MASK;
         if (!gknown(c, gid)) { ev = need(c, NEED_GROUP, (int64_t)gid, (int64_t)key, 0, 0); break; }
-        if (c->ggen.v[gid] > c->max_gen) {
+        if (c->gout.v[gid] > 0) {
             c->boundary++; c->have_cur = 0;
             if (close_state(c, G_BOUNDARY) < 0) return NULL;
             continue;
@@ -653,24 +654,24 @@ static PyObject *Core_run(Core *c, PyObject *args) {
 /* ------------------------------------------------------------------ answers from Python */
 static int ensure_group(Core *c, uint64_t gid) {
     size_t n = gid + 1;
-    RESERVE(c->ggen, n, INT32_MIN);
+    RESERVE(c->gout, n, INT32_MIN);
     RESERVE(c->gdead, n, 0);
     RESERVE(c->gmask, n, 0);
     RESERVE(c->gcand, n, -1);
     RESERVE(c->gfaults, n, -1);
-    if (c->ggen.len < n) c->ggen.len = c->gdead.len = c->gmask.len = c->gcand.len = c->gfaults.len = n;
+    if (c->gout.len < n) c->gout.len = c->gdead.len = c->gmask.len = c->gcand.len = c->gfaults.len = n;
     return 0;
 }
 
 static PyObject *Core_set_group(Core *c, PyObject *args) {
-    long long gid, mask; int gen, dead;
-    if (!PyArg_ParseTuple(args, "LiiL", &gid, &gen, &dead, &mask)) return NULL;
+    long long gid, mask; int outside, dead;
+    if (!PyArg_ParseTuple(args, "LppL", &gid, &outside, &dead, &mask)) return NULL;
     if (gid < 0 || (uint64_t)gid > G_MASK) {
         PyErr_SetString(PyExc_OverflowError, "more than 2^26 distinct groups: the state space is too large");
         return NULL;
     }
     if (ensure_group(c, (uint64_t)gid) < 0) return NULL;
-    c->ggen.v[gid] = gen; c->gdead.v[gid] = (int8_t)dead; c->gmask.v[gid] = mask;
+    c->gout.v[gid] = outside; c->gdead.v[gid] = (int8_t)dead; c->gmask.v[gid] = mask;
     Py_RETURN_NONE;
 }
 
@@ -762,16 +763,13 @@ static PyObject *Core_set_timers(Core *c, PyObject *args) {
     return memo_put(c, &c->timers, (uint64_t)gid | (protected << 26), flat);
 }
 
-static PyObject *Core_set_crash(Core *c, PyObject *args) {
-    long long gid, cid; int i; PyObject *flat;
-    if (!PyArg_ParseTuple(args, "LiLO", &gid, &i, &cid, &flat)) return NULL;
-    return memo_put(c, &c->crash, (uint64_t)gid | ((uint64_t)i << 26) | ((uint64_t)cid << 30), flat);
-}
-
-static PyObject *Core_set_lose(Core *c, PyObject *args) {
-    long long gid, cid; int i; PyObject *flat;
-    if (!PyArg_ParseTuple(args, "LiLO", &gid, &i, &cid, &flat)) return NULL;
-    return memo_put(c, &c->lose, (uint64_t)gid | ((uint64_t)i << 26) | ((uint64_t)cid << 30), flat);
+/* set_process_fault(gid, b, lid, moves): b = process | fault class << FAULT_CLASS_SHIFT, as asked. */
+static PyObject *Core_set_process_fault(Core *c, PyObject *args) {
+    long long gid, cid; int b; PyObject *flat;
+    if (!PyArg_ParseTuple(args, "LiLO", &gid, &b, &cid, &flat)) return NULL;
+    int f = b >> FAULT_CLASS_SHIFT, i = b & ((1 << FAULT_CLASS_SHIFT) - 1);
+    if (f < 0 || f >= c->npf) { PyErr_SetString(PyExc_ValueError, "no such class of process fault"); return NULL; }
+    return memo_put(c, &c->pfault[f], (uint64_t)gid | ((uint64_t)i << 26) | ((uint64_t)cid << 30), flat);
 }
 
 static PyObject *Core_set_faults(Core *c, PyObject *args) {
@@ -907,9 +905,11 @@ static PyObject *Core_step_counts(Core *c, PyObject *Py_UNUSED(ignored)) {
 }
 
 static PyObject *Core_stats(Core *c, PyObject *Py_UNUSED(ignored)) {
-    size_t memo = c->own.cap * 16 + c->timers.cap * 16 + c->crash.cap * 16 + c->lose.cap * 16 + c->deliver.cap * 16 +
+    size_t memo = c->own.cap * 16 + c->timers.cap * 16 + c->deliver.cap * 16 +
                   c->pool.cap * 4 + c->vmap.cap * 16 + c->vecs.cap * 4 + c->vmask.cap * 8 + c->smask.cap * 8 +
-                  c->scount.cap * 8 + c->ggen.cap * 29;
+                  c->scount.cap * 8 + c->gout.cap * 29;
+    unsigned long long fault_moves = 0;
+    for (int f = 0; f < c->npf; f++) { memo += c->pfault[f].cap * 16; fault_moves += c->pfault[f].count; }
     size_t frontier = (c->cur.cap + c->next.cap + c->stack.cap) * 8 + c->stack_depth.cap * 4;
     return Py_BuildValue("{s:K,s:K,s:K,s:i,s:i,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:L,s:L}",
         "distinct_states", (unsigned long long)c->visited.count,
@@ -923,7 +923,7 @@ static PyObject *Core_stats(Core *c, PyObject *Py_UNUSED(ignored)) {
         "vectors", (unsigned long long)(c->vecs.len / (size_t)c->n),
         "own_moves", (unsigned long long)c->own.count,
         "timer_moves", (unsigned long long)c->timers.count,
-        "crash_moves", (unsigned long long)(c->crash.count + c->lose.count),
+        "process_fault_moves", fault_moves,
         "deliveries", (unsigned long long)c->deliver.count,
         "pool_words", (unsigned long long)c->pool.len,
         "queue", (long long)(c->dfs ? c->stack.len : (c->cur.len - c->cur_idx) + c->next.len),
@@ -971,8 +971,9 @@ static PyObject *Core_release(Core *c, PyObject *Py_UNUSED(ignored)) {
     table_free(c->visited.keys, c->visited.cap * sizeof(uint64_t)); c->visited.keys = NULL;
     table_free(c->visited.nums, c->visited.cap * sizeof(uint32_t)); c->visited.nums = NULL;
     c->visited.cap = 0;
-    map_free(&c->own); map_free(&c->timers); map_free(&c->crash); map_free(&c->lose); map_free(&c->deliver);
-    c->own.cap = c->timers.cap = c->crash.cap = c->lose.cap = c->deliver.cap = 0;
+    map_free(&c->own); map_free(&c->timers); map_free(&c->deliver);
+    c->own.cap = c->timers.cap = c->deliver.cap = 0;
+    for (int f = 0; f < c->npf; f++) { map_free(&c->pfault[f]); c->pfault[f].cap = 0; }
     free(c->pool.v); c->pool.v = NULL; c->pool.len = c->pool.cap = 0;
     free(c->sclass.v); c->sclass.v = NULL; c->sclass.len = c->sclass.cap = 0;
     c->released = 1;
@@ -1038,7 +1039,7 @@ static inline int missing(const Map *m, uint64_t mk) {
 /* scan(requests, first=0) -> bytes of int64 records (kind, a, b, c, d, avail), in the order the
  * states left in this level (from the next to expand) will ask for them. requests false: the
  * cheap prerequisites (budgets, candidates, locals) that must be answered before the component
- * steps can all be listed; true: the component steps (own, timers, crash, lose, faults). first:
+ * steps can all be listed; true: the component steps (own, timers, process faults, faults). first:
  * only those the states from index first of the level on ask for and the states before do not. */
 static PyObject *Core_scan(Core *c, PyObject *args) {
     int want;
@@ -1053,7 +1054,7 @@ static PyObject *Core_scan(Core *c, PyObject *args) {
     for (size_t at = c->cur_idx; at < c->cur.len && !err; at++) {
         seen.listing = at >= (size_t)first;
         uint64_t key = c->cur.v[at], gid = key & G_MASK;
-        if (!gknown(c, gid) || c->ggen.v[gid] > c->max_gen || c->gdead.v[gid]) continue;
+        if (!gknown(c, gid) || c->gout.v[gid] > 0 || c->gdead.v[gid]) continue;
         if (c->max_depth >= 0 && c->level >= c->max_depth) break;
         int64_t bid = (int64_t)((key >> G_BITS) & B_MASK);
         if ((size_t)bid >= c->bknown.len || !c->bknown.v[bid]) {
@@ -1067,7 +1068,7 @@ static PyObject *Core_scan(Core *c, PyObject *args) {
         for (int k = 0; k < c->n_consumer_spends; k++) if (row[c->consumer_spends[k]] >= 0) avail |= 1 << k;
         uint64_t protected = 0;
         int timers_known = 1;
-        if (row[c->k_session] < 0) {
+        if (row[c->k_removal] < 0) {
             if (c->gcand.v[gid] < 0) {
                 if (!want) err = listed(&seen, NEED_CANDIDATES, gid, (int64_t)gid, 0, 0, 0, 0) < 0;
                 timers_known = 0;
@@ -1092,13 +1093,19 @@ static PyObject *Core_scan(Core *c, PyObject *args) {
         uint64_t tk = gid | (protected << 26);
         if (!err && timers_known && missing(&c->timers, tk))
             err = listed(&seen, NEED_TIMERS, tk, (int64_t)gid, (int64_t)protected, (int64_t)key, 0, 0) < 0;
-        if (row[c->k_crash] < 0 && row[c->k_lost] < 0 && c->btotal.v[bid] == 0) continue;
-        for (int i = 0; i < c->n && !err; i++) {
-            uint64_t mk = gid | ((uint64_t)i << 26) | ((uint64_t)cids[i] << 30);
-            if (row[c->k_crash] >= 0 && missing(&c->crash, mk))
-                err = listed(&seen, NEED_CRASH, mk, (int64_t)gid, i, cids[i], (int64_t)key, 0) < 0;
-            if (!err && row[c->k_lost] >= 0 && missing(&c->lose, mk))
-                err = listed(&seen, NEED_LOSE, mk, (int64_t)gid, i, cids[i], (int64_t)key, 0) < 0;
+        int any_fault = 0;
+        for (int f = 0; f < c->npf; f++) any_fault |= row[c->k_pf[f]] >= 0;
+        if (!any_fault && c->btotal.v[bid] == 0) continue;
+        /* in the order gather() asks: each process of a class, then the next class (the scan's
+         * memo key of a class's step carries the class in its top bits) */
+        for (int f = 0; f < c->npf && !err; f++) {
+            if (row[c->k_pf[f]] < 0) continue;
+            for (int i = 0; i < c->n && !err; i++) {
+                uint64_t mk = gid | ((uint64_t)i << 26) | ((uint64_t)cids[i] << 30);
+                if (missing(&c->pfault[f], mk))
+                    err = listed(&seen, NEED_PROCESS_FAULT, mk | (uint64_t)f << 62, (int64_t)gid,
+                                 i | f << FAULT_CLASS_SHIFT, cids[i], (int64_t)key, 0) < 0;
+            }
         }
         if (!err && c->gfaults.v[gid] == UNKNOWN)
             err = listed(&seen, NEED_FAULTS, gid, (int64_t)gid, (int64_t)key, 0, 0, 0) < 0;
@@ -1109,12 +1116,14 @@ static PyObject *Core_scan(Core *c, PyObject *args) {
     return out;
 }
 
-static Map *memo_of(Core *c, int kind) {
+static Map *memo_of(Core *c, int kind, long long b) {
     switch (kind) {
     case NEED_OWN: return &c->own;
     case NEED_TIMERS: return &c->timers;
-    case NEED_CRASH: return &c->crash;
-    case NEED_LOSE: return &c->lose;
+    case NEED_PROCESS_FAULT: {
+        long long f = b >> FAULT_CLASS_SHIFT;
+        return f >= 0 && f < c->npf ? &c->pfault[f] : NULL;
+    }
     default: return NULL;
     }
 }
@@ -1124,7 +1133,7 @@ static uint64_t memo_key(int kind, long long a, long long b, long long cc, long 
     switch (kind) {
     case NEED_OWN: return (uint64_t)a | ((uint64_t)b << 26) | ((uint64_t)avail << 30) | ((uint64_t)cc << 33);
     case NEED_TIMERS: return (uint64_t)a | ((uint64_t)b << 26);
-    default: return (uint64_t)a | ((uint64_t)b << 26) | ((uint64_t)cc << 30);
+    default: return (uint64_t)a | ((uint64_t)(b & ((1 << FAULT_CLASS_SHIFT) - 1)) << 26) | ((uint64_t)cc << 30);
     }
 }
 
@@ -1227,7 +1236,7 @@ static PyObject *Core_merge(Core *c, PyObject *args) {
             if (ensure_group(c, (uint64_t)a) < 0) { err = 1; goto done; }
             c->gfaults.v[a] = off;
         } else {
-            Map *mm = memo_of(c, kind);
+            Map *mm = memo_of(c, kind, b);
             if (!mm) BAD("a worker record of an unknown kind");
             if (map_put(mm, memo_key(kind, a, b, cc, avail), off) < 0) { PyErr_NoMemory(); err = 1; goto done; }
         }
@@ -1407,18 +1416,29 @@ static PyObject *Core_load(Core *c, PyObject *args) {
 
 /* ------------------------------------------------------------------ type */
 static int Core_init(Core *c, PyObject *args, PyObject *kw) {
-    static char *names[] = {"consumers", "budget_kinds", "max_generation", "dfs", "max_depth", "max_states",
-                            "crash", "lost", "session", "consumer_spends", "want_vector_masks", "parents_path",
+    static char *names[] = {"processes", "budget_kinds", "dfs", "max_depth", "max_states",
+                            "process_faults", "removal", "consumer_spends", "want_vector_masks", "parents_path",
                             "parents_kept", "record_graph", NULL};
-    int n, nkinds, max_gen, dfs, max_depth, kc, kl, ks, want_v;
+    int n, nkinds, dfs, max_depth, ks, want_v;
     long long max_states;
     const char *path;
-    PyObject *spends;
+    PyObject *spends, *faults;
     long long kept = -1;
     int record = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "iiiiiLiiiOiz|Li", names, &n, &nkinds, &max_gen, &dfs, &max_depth,
-                                     &max_states, &kc, &kl, &ks, &spends, &want_v, &path, &kept, &record))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "iiiiLOiOiz|Li", names, &n, &nkinds, &dfs, &max_depth,
+                                     &max_states, &faults, &ks, &spends, &want_v, &path, &kept, &record))
         return -1;
+    PyObject *fseq = PySequence_Fast(faults, "process_faults must be a sequence");
+    if (!fseq) return -1;
+    c->npf = (int)PySequence_Fast_GET_SIZE(fseq);
+    if (c->npf > MAX_PROCESS_FAULTS) {
+        Py_DECREF(fseq);
+        PyErr_SetString(PyExc_ValueError, "at most 4 classes of process fault");
+        return -1;
+    }
+    for (int f = 0; f < c->npf; f++) c->k_pf[f] = (int)PyLong_AsLong(PySequence_Fast_GET_ITEM(fseq, f));
+    Py_DECREF(fseq);
+    if (PyErr_Occurred()) return -1;
     if (record && dfs) { PyErr_SetString(PyExc_ValueError, "the state graph is recorded breadth-first only"); return -1; }
     c->record = record;
     PyObject *seq = PySequence_Fast(spends, "consumer_spends must be a sequence");
@@ -1429,11 +1449,13 @@ static int Core_init(Core *c, PyObject *args, PyObject *kw) {
     Py_DECREF(seq);
     if (PyErr_Occurred()) return -1;
     if (n < 1 || n > MAX_PROCS) { PyErr_SetString(PyExc_ValueError, "between 1 and 15 processes"); return -1; }
-    c->n = n; c->nkinds = nkinds; c->max_gen = max_gen; c->dfs = dfs; c->max_depth = max_depth;
+    c->n = n; c->nkinds = nkinds; c->dfs = dfs; c->max_depth = max_depth;
     c->split_at = NO_SPLIT;
-    c->max_states = max_states; c->k_crash = kc; c->k_lost = kl; c->k_session = ks; c->want_vmask = want_v;
-    if (set_init(&c->visited, 1 << 16) < 0 || map_init(&c->vmap, 1 << 12) < 0 || map_init_forked(&c->own, 1 << 12) < 0 ||
-        map_init_forked(&c->timers, 1 << 10) < 0 || map_init_forked(&c->crash, 1 << 10) < 0 || map_init_forked(&c->lose, 1 << 10) < 0 ||
+    c->max_states = max_states; c->k_removal = ks; c->want_vmask = want_v;
+    int failed = 0;
+    for (int f = 0; f < c->npf; f++) failed |= map_init_forked(&c->pfault[f], 1 << 10) < 0;
+    if (failed || set_init(&c->visited, 1 << 16) < 0 || map_init(&c->vmap, 1 << 12) < 0 || map_init_forked(&c->own, 1 << 12) < 0 ||
+        map_init_forked(&c->timers, 1 << 10) < 0 ||
         map_init(&c->deliver, 1 << 10) < 0 || (record && set_number(&c->visited) < 0)) {
         PyErr_NoMemory();
         return -1;
@@ -1457,11 +1479,12 @@ static int Core_init(Core *c, PyObject *args, PyObject *kw) {
 static void Core_dealloc(Core *c) {
     table_free(c->visited.keys, c->visited.cap * sizeof(uint64_t));
     table_free(c->visited.nums, c->visited.cap * sizeof(uint32_t));
-    map_free(&c->vmap); map_free(&c->own); map_free(&c->timers); map_free(&c->crash); map_free(&c->lose);
+    map_free(&c->vmap); map_free(&c->own); map_free(&c->timers);
+    for (int f = 0; f < c->npf; f++) map_free(&c->pfault[f]);
     map_free(&c->deliver);
     free(c->gend.v); free(c->gtarget.v); free(c->gclass.v); free(c->sclass.v); free(c->gstatus.v);
     free(c->cur.v); free(c->next.v); free(c->stack.v); free(c->stack_depth.v);
-    free(c->vecs.v); free(c->vmask.v); free(c->ggen.v); free(c->gdead.v); free(c->gmask.v); free(c->gcand.v);
+    free(c->vecs.v); free(c->vmask.v); free(c->gout.v); free(c->gdead.v); free(c->gmask.v); free(c->gcand.v);
     free(c->gfaults.v); free(c->spend.v); free(c->bknown.v); free(c->btotal.v); free(c->lidx.v); free(c->lser.v);
     free(c->lknown.v); free(c->pool.v); free(c->smask.v); free(c->scount.v); free(c->succ_key.v); free(c->succ_step.v);
     if (c->parents) fclose(c->parents);
@@ -1475,14 +1498,13 @@ static void Core_dealloc(Core *c) {
 
 static PyMethodDef Core_methods[] = {
     {"run", (PyCFunction)Core_run, METH_VARARGS, "run(max_expansions) -> (event, a, b, c, d)"},
-    {"set_group", (PyCFunction)Core_set_group, METH_VARARGS, "set_group(gid, generation, dead, mask)"},
+    {"set_group", (PyCFunction)Core_set_group, METH_VARARGS, "set_group(gid, outside, halted, mask)"},
     {"set_vector_mask", (PyCFunction)Core_set_vector_mask, METH_VARARGS, "set_vector_mask(vid, mask)"},
     {"set_budget", (PyCFunction)Core_set_budget, METH_VARARGS, "set_budget(bid, spend_row, total)"},
     {"set_local", (PyCFunction)Core_set_local, METH_VARARGS, "set_local(lid, member_index, member_serial)"},
     {"set_own", (PyCFunction)Core_set_own, METH_VARARGS, "set_own(gid, i, lid, avail, moves)"},
     {"set_timers", (PyCFunction)Core_set_timers, METH_VARARGS, "set_timers(gid, protected, moves)"},
-    {"set_crash", (PyCFunction)Core_set_crash, METH_VARARGS, "set_crash(gid, i, lid, moves)"},
-    {"set_lose", (PyCFunction)Core_set_lose, METH_VARARGS, "set_lose(gid, i, lid, moves)"},
+    {"set_process_fault", (PyCFunction)Core_set_process_fault, METH_VARARGS, "set_process_fault(gid, b, lid, moves)"},
     {"set_faults", (PyCFunction)Core_set_faults, METH_VARARGS, "set_faults(gid, moves)"},
     {"set_candidates", (PyCFunction)Core_set_candidates, METH_VARARGS, "set_candidates(gid, [n, idx, serial, ...])"},
     {"set_deliver", (PyCFunction)Core_set_deliver, METH_VARARGS, "set_deliver(lid, response, new_lid)"},

@@ -17,6 +17,7 @@ from kgc.diagrams.render import write_atomically
 from kgc.diagrams.sequence import render_svg
 from kgc.explorer.trace import TRACE_FORMAT, TRACE_VERSION, validate_trace
 from kgc.harness.clients.checks import Violation
+from kgc.model.tracing import KAFKA_TRACE
 
 GROUP_APIS = ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "OffsetFetch")
 STATES = {
@@ -122,7 +123,7 @@ def chart_document(run: Any, violation: Violation | None = None) -> dict[str, An
         "initial": {"group": {"state": "Empty", "generation": 0}},
         "steps": steps,
     }
-    validate_trace(document, "client run chart", model=False)
+    validate_trace(document, "client run chart", model=False, vocabulary=KAFKA_TRACE)
     return document
 
 

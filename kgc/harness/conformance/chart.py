@@ -24,6 +24,7 @@ from kgc.diagrams.sequence import STATE_COLOURS, render_svg
 from kgc.explorer.trace import TRACE_FORMAT, TRACE_VERSION, validate_trace
 from kgc.harness.conformance.divergence import Divergence
 from kgc.harness.scenario import ops
+from kgc.model.tracing import KAFKA_TRACE
 
 
 def trace_document(divergence: Divergence, broker: bool = False) -> dict[str, Any]:
@@ -61,7 +62,7 @@ def trace_document(divergence: Divergence, broker: bool = False) -> dict[str, An
         "initial": {"group": {"state": "Empty", "generation": 0}},
         "steps": trace_steps,
     }
-    validate_trace(document, "divergence chart", model=False)
+    validate_trace(document, "divergence chart", model=False, vocabulary=KAFKA_TRACE)
     return document
 
 
