@@ -15,7 +15,7 @@ from kgc.explorer.trace import validate_trace
 from kgc.model import bugs
 from kgc.model.config import Config
 
-SLOW = {"KAFKA-12984", "KAFKA-14639"}
+SLOW = {"KAFKA-12984", "KAFKA-14639", "librdkafka-2.2.0"}
 """Caught after about a hundred thousand states each (tests/model/test_bugs.py runs them, marked slow)."""
 
 
