@@ -549,8 +549,8 @@ CATALOGUE: tuple[Bug, ...] = (
         "with members answers UNKNOWN_MEMBER_ID (ClassicGroup.validateOffsetCommit), after which reset_generation "
         "forgets the member id: that churn needs a commit made during a rebalance (an application's commit() from "
         "another thread, or with explicit offsets), and the model's consumer commits only by auto-commit while "
-        "Stable (kafka-python's poll auto-commits only once no rejoin is pending or ensure_active_group succeeded); putting it back "
-        "needs an application commit step in the consumer model",
+        "Stable (kafka-python's poll auto-commits only once no rejoin is pending or ensure_active_group "
+        "succeeded); putting it back needs an application commit step in the consumer model",
     ),
     Bug(
         "kafka-python#3017",
