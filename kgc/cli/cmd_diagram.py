@@ -77,7 +77,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     add_model_arguments(graph)
     graph.add_argument(
-        "--limit", type=int, default=DEFAULT_LIMIT, metavar="N", help=f"draw at most N states (default {DEFAULT_LIMIT})"
+        "--limit",
+        type=inputs.integer,
+        default=DEFAULT_LIMIT,
+        metavar="N",
+        help=f"draw at most N states (default {DEFAULT_LIMIT})",
     )
     graph.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.svg, FILE.png or FILE.dot")
 

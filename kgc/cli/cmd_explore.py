@@ -44,7 +44,7 @@ INPUT_ERROR_EXIT = exits.BAD_INPUT
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("trace", nargs="?", metavar="TRACE", help="a kgc-trace file to open (a counterexample or lasso)")
     add_model_arguments(p)
-    p.add_argument("--port", type=int, default=0, help="the port on 127.0.0.1 (default: a free one)")
+    p.add_argument("--port", type=inputs.integer, default=0, help="the port on 127.0.0.1 (default: a free one)")
     p.add_argument(
         "--html",
         metavar="FILE",
@@ -53,13 +53,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--depth",
-        type=int,
+        type=inputs.integer,
         default=DEFAULT_DEPTH,
         help=f"with --html: how many steps off the trace the file reaches (default {DEFAULT_DEPTH})",
     )
     p.add_argument(
         "--max-states",
-        type=int,
+        type=inputs.integer,
         default=DEFAULT_MAX_STATES,
         help=f"with --html: the most states the file holds, nearest the trace first (default {DEFAULT_MAX_STATES})",
     )

@@ -30,7 +30,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """The model's options, ``--out DIR``, ``--max-states``, ``--json``."""
     add_model_arguments(p)
     p.add_argument("--out", metavar="DIR", default="mbt-differences", help="where differing paths' traces go")
-    p.add_argument("--max-states", type=int, default=100_000, metavar="S", help="refuse a larger graph (exit 150)")
+    p.add_argument(
+        "--max-states", type=inputs.integer, default=100_000, metavar="S", help="refuse a larger graph (exit 150)"
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
 

@@ -93,13 +93,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--fuzz-examples",
-        type=int,
+        type=inputs.integer,
         default=200,
         metavar="N",
         help="--fuzz: examples (runs of the machine) per mutant, derandomized (default %(default)s)",
     )
     p.add_argument(
-        "--fuzz-steps", type=int, default=40, metavar="N", help="--fuzz: steps per example (default %(default)s)"
+        "--fuzz-steps",
+        type=inputs.integer,
+        default=40,
+        metavar="N",
+        help="--fuzz: steps per example (default %(default)s)",
     )
 
 

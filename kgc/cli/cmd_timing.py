@@ -67,7 +67,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--out", metavar="DIR", help="write each refutation's timeline as JSON and as an SVG chart into DIR")
-    p.add_argument("--timeline-lines", type=int, default=60, metavar="N", help="timeline lines printed per refutation")
+    p.add_argument(
+        "--timeline-lines", type=inputs.integer, default=60, metavar="N", help="timeline lines printed per refutation"
+    )
 
 
 def _load(files: list[str]) -> list[TimingConfig]:

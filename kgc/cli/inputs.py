@@ -13,6 +13,7 @@ naming the file and the field; the verbs turn it into exit code 150.
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -212,6 +213,17 @@ MAX_CLIENT_STEPS = 1_000
 MAX_CLIENT_MS = 600_000
 """A step's ``ms``, a loop's ``poll_ms``/``process_ms`` and a consumer timeout: at most 10 minutes."""
 CLIENT_COMMITS = ("none", "sync", "async")
+
+
+def integer(text: str) -> int:
+    """The argument parser's type of every integer option: a whole number within ±``MAX_INT``
+    (``--max-states 99999999999999999999`` was taken and searched as if unbounded; each option
+    then checks its own range). argparse names a value that is no integer after this function:
+    "invalid integer value: 'x'"."""
+    value = int(text, 10)
+    if not -MAX_INT <= value <= MAX_INT:
+        raise argparse.ArgumentTypeError(f"{_short(text)} is beyond {MAX_INT:,} (2**53)")
+    return value
 
 
 def whole_number(text: str, option: str, low: int = 0, high: int = MAX_INT) -> int:

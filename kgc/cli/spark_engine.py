@@ -36,7 +36,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--master", metavar="URL", help="local[N] (default local[2]), spark://HOST:PORT, yarn, k8s://URL"
     )
-    group.add_argument("--spark-partitions", type=int, metavar="N", help="partitions of each level and the visited set")
+    group.add_argument(
+        "--spark-partitions", type=inputs.integer, metavar="N", help="partitions of each level and the visited set"
+    )
     group.add_argument(
         "--spill-dir",
         metavar="DIR",

@@ -196,12 +196,19 @@ CATALOGUE: tuple[Bug, ...] = (
         "KAFKA-14009",
         SCALA_COORDINATOR,
         "static member rejoin keeps its old rebalance timeout",
-        "3.4.0",
-        outside="per-member timeout values (the model's timers are untimed events); the fix (apache/kafka#12308, "
-        "GroupCoordinator.updateStaticMemberAndRebalance stores the rejoining static member's new rebalance and "
-        "session timeouts) is about values, so it belongs to the timing layer, whose static_restart_expires restarts "
-        "a lone static member with unchanged settings and asks nothing of the rebalance after it; putting it back "
-        "there needs a restart with a changed max.poll.interval.ms followed by a rebalance the member holds",
+        "3.3.2/3.4.0",
+        fix="apache/kafka#12308 (GroupCoordinator.updateStaticMemberAndRebalance passes the rejoining static "
+        "member's rebalance and session timeouts to GroupMetadata.updateMember, and restores the old ones when "
+        "the group's store fails; merged to trunk and 3.3)",
+        fidelity="the inverse of the fix on the timed reference: a static member's new process that rejoins keeps "
+        "the old member's rebalance and session timeouts (updateMember stores none of the JoinGroup's), as Kafka "
+        "<= 3.3.1 did; the question sees the session-timeout half: the restarted member, heartbeating at its new "
+        "interval, is expired by the old session timeout after its SyncGroup; the rebalance-timeout half (a later "
+        "join phase waiting only the old max.poll.interval.ms) needs a rebalance after the restart, which the "
+        "question's scenario does not have; the untimed model has no timeout values",
+        timing_mutant="static_rejoin_keeps_old_timeouts",
+        question="static_restart_new_timeouts",
+        example="static-new-timeouts.toml",
     ),
     Bug(
         "KAFKA-14201",
@@ -298,14 +305,20 @@ CATALOGUE: tuple[Bug, ...] = (
         JAVA_CLIENT,
         "members evicted while the leader assigns; rebalance never completes",
         "2.7.0",
-        fix="apache/kafka#8834 (heartbeats during the rebalance; Heartbeat in CompletingRebalance answered NONE)",
-        mutant=m.HEARTBEAT_REBALANCING_IN_COMPLETING,
-        equivalent="the model's consumer heartbeats only once Stable and the leader's assignment takes no time, so "
-        "the pre-2.7 heartbeat rule is never exercised; the model would need heartbeats during the rebalance and a "
-        "session timeout racing the leader's assignment. The timing layer has both (its client heartbeats from the "
-        "JoinGroup answer on, the leader assigns for assignment.ms), but none of its questions asks whether a member "
-        "that is on time and not parked (the leader while it assigns) is evicted during a rebalance, and no shipped "
-        "configuration gives the leader a session timeout shorter than its assignment: not put back there yet",
+        fix="apache/kafka#8834 (AbstractCoordinator: the JoinGroup answer enables the heartbeat thread, which "
+        "heartbeats in COMPLETING_REBALANCE — HeartbeatThread.run skips only a member that has not joined; "
+        "GroupCoordinator.handleHeartbeat in CompletingRebalance re-arms the member's deadline and answers NONE)",
+        fidelity="the inverse of the fix's client half on the timed client: the heartbeat thread sends nothing "
+        "between the JoinGroup answer and the SyncGroup answer and is enabled again (its timers reset) when the "
+        "join completes, as the pre-2.7 thread, which disabled itself in every state but STABLE; the coordinator "
+        "is 3.6.2's, which re-arms a heartbeat in CompletingRebalance (before the fix it answered "
+        "REBALANCE_IN_PROGRESS: the catalogue mutant heartbeat_rebalancing_in_completing, which the untimed model "
+        "cannot tell apart, as its consumer heartbeats only once Stable and its leader assigns in no time); "
+        "found on a slow assignor: the leader, computing the assignment for longer than its session timeout, is "
+        "removed while it assigns",
+        timing_mutant="no_heartbeat_while_completing",
+        question="evicted_while_assigning",
+        example="slow-assignment.toml",
     ),
     Bug(
         "KAFKA-8104/KAFKA-9140",

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import z3
 
 from kgc.timing.config import TimingConfig
-from kgc.timing.queries import POLLS, Outcome, Question, commit_polls, encode, heartbeat_rounds
-from kgc.timing.simulate import Run, Scenario, Schedule, Simulation
+from kgc.timing.queries import POLLS, Outcome, Question, commit_polls, encode, heartbeat_rounds, new_timeouts_rounds
+from kgc.timing.simulate import COORDINATOR, Run, Scenario, Schedule, Simulation
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,8 @@ def judge(
         return Judgement(True, symbolic, _formation_run(question, config, schedule, concrete_mutant))
     if question.scenario == Scenario.DEAD:
         return Judgement(True, symbolic, _dead_run(question, config, schedule, concrete_mutant))
+    if question.scenario == Scenario.RESTART_RECONFIGURED:
+        return Judgement(True, symbolic, _reconfigured_run(question, config, schedule, concrete_mutant))
     count = commit_polls(config) if question.name == "auto_commit_unprocessed" else POLLS
     polls = [0]
     for i in range(count):
@@ -159,4 +161,25 @@ def _rebalance_run(
     sim = Simulation(config, Schedule(dict(schedule)), Scenario.REBALANCE, mutant)
     sim.run.held_limit = config.questions["rebalance.held.max.ms"].lo
     horizon = sum(schedule.values()) + 4 * config.subject["max.poll.interval.ms"].lo
+    return question.observe(sim.execute(horizon, stop=done))
+
+
+def _reconfigured_run(
+    question: Question, config: TimingConfig, schedule: dict[str, int], mutant: str | None
+) -> Outcome | None:
+    """The concrete run of a static member's restart with new settings, up to the arrival of the new
+    process's last heartbeat z3 unrolls (``new_timeouts_rounds``): an expiry after it is beyond the
+    question's unrolled rounds (its induction step's)."""
+    rounds = new_timeouts_rounds(config)
+
+    def done(run: Run) -> bool:
+        rejoined = [m.received for m in run.messages if m.dst == COORDINATOR and m.name == "join1"]
+        return bool(rejoined) and any(
+            m.dst == COORDINATOR and m.name == f"hb{rounds}" and m.received > rejoined[0] for m in run.messages
+        )
+
+    new, net = config.members[1], config.environment["network.delay.ms"].hi
+    horizon = sum(schedule.values()) + 2 * config.subject["session.timeout.ms"].lo
+    horizon += (rounds + 2) * (new["heartbeat.interval.ms"].lo + new["retry.backoff.ms"].lo + 2 * net)
+    sim = Simulation(config, Schedule(dict(schedule)), question.scenario, mutant, question.auto_commit)
     return question.observe(sim.execute(horizon, stop=done))

@@ -29,6 +29,8 @@ REBALANCE_TIMEOUT_IS_SESSION_TIMEOUT = "rebalance_timeout_is_session_timeout"
 INITIAL_DELAY_NOT_EXTENDED = "initial_delay_not_extended"
 HEARTBEAT_NOT_REARMED = "heartbeat_not_rearmed"
 NEW_MEMBER_TIMER_NOT_COMPLETED = "new_member_timer_not_completed"
+STATIC_REJOIN_KEEPS_OLD_TIMEOUTS = "static_rejoin_keeps_old_timeouts"
+NO_HEARTBEAT_WHILE_COMPLETING = "no_heartbeat_while_completing"
 
 #: Every timing mutant by name, with what it does differently.
 MUTANTS: dict[str, str] = {
@@ -49,6 +51,18 @@ MUTANTS: dict[str, str] = {
         "KAFKA-9232 put back (Kafka 2.4.0, fixed by apache/kafka#7753): the DelayedHeartbeat a JoinGroup v3 "
         "new member gets with the fixed 5-minute new-member timeout is never completed by the join's completion "
         "or a heartbeat, and removes the member when it fires although the member heartbeats on time"
+    ),
+    STATIC_REJOIN_KEEPS_OLD_TIMEOUTS: (
+        "KAFKA-14009 put back (Kafka <= 3.3.1, fixed by apache/kafka#12308 in 3.3.2/3.4.0): a static member that "
+        "rejoins with a new process (JoinGroup with its group.instance.id, no member id) keeps the session and "
+        "rebalance timeouts of the process it replaces (updateStaticMemberAndRebalance's updateMember took no "
+        "timeouts), so the coordinator holds it to the old session.timeout.ms"
+    ),
+    NO_HEARTBEAT_WHILE_COMPLETING: (
+        "KAFKA-10134 put back (clients before 2.7.0, fixed by apache/kafka#8834): the heartbeat thread sends nothing "
+        "until the member is Stable (HeartbeatThread.run disabled itself while the state was not STABLE), "
+        "so between its JoinGroup answer and its SyncGroup answer — the leader's assignment — nothing re-arms the "
+        "member's session at the coordinator"
     ),
 }
 

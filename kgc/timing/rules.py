@@ -135,6 +135,24 @@ def client_session_lapses(
     return next_answer > last_answer + st
 
 
+def session_restart(env: Env, last_answer: Int, last_send: Int) -> Int:
+    """When the client's session timer last started again: at the last heartbeat answer read
+    (``Heartbeat.receiveHeartbeat``, clients 3.6.2, ``Heartbeat.java``). Mutant
+    ``session_timer_from_send``: at the last heartbeat sent."""
+    if env.mutant == M.SESSION_TIMER_FROM_SEND:
+        return last_send
+    return last_answer
+
+
+def session_lapse_time(env: Env, member: int, last_answer: Int, last_send: Int) -> Int:
+    """The millisecond the heartbeat thread finds the session timer expired when no answer is read
+    meanwhile: ``session.timeout.ms`` after it last started (``session_restart``;
+    ``Heartbeat.sessionTimeoutExpired`` is ``sessionTimer.isExpired()``, now ≥ deadline, and the
+    thread looks at the deadline's millisecond, ``HeartbeatThread.run``, ``AbstractCoordinator.java``
+    3.6.2 line 1473)."""
+    return session_restart(env, last_answer, last_send) + env.setting(member, "session.timeout.ms")
+
+
 def poll_timer_leaves(env: Env, member: int, poll: Int, next_poll: Int) -> Bool:
     """``Heartbeat.poll`` restarts the poll timer on every ``KafkaConsumer.poll``
     (``pollHeartbeat``); the heartbeat thread leaves the group (``maybeLeaveGroup``) when it finds
@@ -143,6 +161,48 @@ def poll_timer_leaves(env: Env, member: int, poll: Int, next_poll: Int) -> Bool:
     if env.mutant == M.CLIENT_IGNORES_POLL_TIMER:
         return z3.BoolVal(False)
     return next_poll > poll + env.setting(member, "max.poll.interval.ms")
+
+
+def heartbeats_while_completing(env: Env) -> Bool:
+    """Whether the heartbeat thread heartbeats between the member's JoinGroup answer and its SyncGroup
+    answer (COMPLETING_REBALANCE: while the leader computes the assignment). Since clients 2.7.0
+    (apache/kafka#8834, KAFKA-10134) the JoinGroup answer enables the thread (``resetTimeouts``) and
+    it heartbeats in COMPLETING_REBALANCE as in STABLE (``HeartbeatThread.run`` skips only a member
+    that has not joined, ``state.hasNotJoinedGroup()``, clients 3.6.2). Mutant
+    ``no_heartbeat_while_completing``: clients before 2.7.0, whose thread disabled itself while the
+    state was not STABLE and was enabled again (its timers reset) only when the SyncGroup answer
+    completed the join."""
+    return z3.BoolVal(env.mutant != M.NO_HEARTBEAT_WHILE_COMPLETING)
+
+
+def stalled(t: Int, start: Int, end: Int) -> Bool:
+    """``t`` falls in a client stall ``[start, end)`` (a GC pause: the process's threads stop at
+    ``start`` and run again at ``end``)."""
+    return z3.And(t >= start, t < end)
+
+
+def after_stall(t: Int, start: Int, end: Int) -> Int:
+    """When a client event due at ``t`` happens, the client stalled over ``[start, end)``: an event
+    of its own (a heartbeat falling due, reading an answer that arrived, a poll, a look of the
+    heartbeat thread) that falls in the stall happens when the stall ends, else at ``t``. A stalled
+    JVM runs none of its threads; the network still delivers to its socket, and the answer is read
+    by the first ``client.pollNoWakeup()`` after it (``HeartbeatThread.run``,
+    ``AbstractCoordinator.java`` 3.6.2 line 1460)."""
+    return z3.If(stalled(t, start, end), end, t)
+
+
+def stalled_session_lapses(
+    env: Env, member: int, last_read: Int, next_read: Int, last_send: Int, next_send: Int, start: Int, end: Int
+) -> Bool:
+    """``client_session_lapses`` across a stall ``[start, end)``, with answers read when they are read
+    (``after_stall``): when the session deadline fell in the stall and the next answer is read at
+    the resume, the thread reads it (``client.pollNoWakeup()``, line 1460) before it checks the
+    session timer (``sessionTimeoutExpired``, line 1473, ``AbstractCoordinator.java`` 3.6.2), so the
+    session does not lapse."""
+    due = last_read + env.setting(member, "session.timeout.ms")
+    read_at_resume = z3.And(stalled(due, start, end), next_read == end)
+    lapses = client_session_lapses(env, member, last_read, next_read, last_send, next_send)
+    return z3.And(lapses, z3.Not(read_at_resume))
 
 
 def batch_duration(env: Env, member: int, name: str, used: Bool | None = None) -> Int:
@@ -173,6 +233,40 @@ def committed_offset(env: Env, member: int, position_before_fetch: Int) -> Int:
     return position_before_fetch
 
 
+def learns_of_rebalance(started: Int, heartbeats: Sequence[Message]) -> tuple[Int, Bool]:
+    """How a surviving member learns that a rebalance started at ``started``: from the answer to the
+    first heartbeat it sent that reaches the coordinator after ``started`` (``handleHeartbeat``
+    answers REBALANCE_IN_PROGRESS in PreparingRebalance, ``GroupCoordinator.scala`` 3.6.2 lines
+    877-880; the client's ``HeartbeatResponseHandler`` then ``requestRejoin``s in Stable,
+    ``AbstractCoordinator.java`` 3.6.2 lines 1210-1215). A heartbeat in the start's millisecond is
+    answered NONE when the start is a timer (timers fire after that millisecond's requests). The
+    heartbeats are in send order (``fifo`` keeps arrivals in it). Returns when the answer arrives
+    (-1 when none does) and whether one does."""
+    hits = [z3.And(m.is_sent, m.arrives > started) for m in heartbeats]
+    learned: Int = z3.IntVal(-1)
+    for m, hit in reversed(list(zip(heartbeats, hits, strict=True))):
+        assert m.answered is not None
+        learned = z3.If(hit, m.answered, learned)
+    return learned, z3.Or(*hits)
+
+
+def rejoins_at_poll(learned: Int, previous_poll: Int, poll: Int) -> Bool:
+    """The member rejoins at the first poll at or after ``learned``: ``requestRejoin`` only marks the
+    rejoin needed, and ``ConsumerCoordinator.poll`` → ``ensureActiveGroup`` → ``joinGroupIfNeeded``
+    acts on it at the application thread's next ``poll`` (clients 3.6.2); an answer read in a poll's
+    millisecond is read before the poll (``client.pollNoWakeup`` and the network thread before the
+    application thread, the order both sides use). Holds when ``poll`` is that poll and
+    ``previous_poll`` the one before it."""
+    return z3.And(previous_poll < learned, learned <= poll)
+
+
+def rejoin_join_sent(auto_commit: Bool, poll: Int, commit_answered: Int) -> Int:
+    """When the rejoining poll's JoinGroup goes out: ``onJoinPrepare`` first commits synchronously
+    when auto-commit is on (``maybeAutoCommitOffsetsSync``, ``ConsumerCoordinator.java`` 3.6.2), so
+    the JoinGroup leaves when that commit's answer arrives; with auto-commit off, at the poll."""
+    return z3.If(auto_commit, commit_answered, poll)
+
+
 def join_rebalance_timeout(env: Env, member: int) -> Int:
     """The consumer's JoinGroup carries ``max.poll.interval.ms`` as its rebalance timeout (KIP-62,
     ``GroupRebalanceConfig``, clients ≥ 0.10.1). Mutant ``rebalance_timeout_is_session_timeout``:
@@ -201,9 +295,17 @@ def heartbeat_rearm(env: Env, member: int, deadline: Int, arrival: Int) -> Int:
     PreparingRebalance and CompletingRebalance (``GroupCoordinator.scala`` 3.6.2, lines 870-885), so
     the new deadline is ``arrival`` + session timeout whatever the old one was. Mutant
     ``heartbeat_not_rearmed``: the old deadline stays."""
-    if env.mutant == M.HEARTBEAT_NOT_REARMED:
+    if not heartbeat_rearms(env):
         return deadline
     return rearm_deadline(env, member, arrival)
+
+
+def heartbeat_rearms(env: Env) -> bool:
+    """Whether an accepted Heartbeat re-arms the member's deadline (``handleHeartbeat`` calls
+    ``completeAndScheduleNextHeartbeatExpiration``, ``GroupCoordinator.scala`` 3.6.2 lines 870-885).
+    Mutant ``heartbeat_not_rearmed``: it does not; OffsetCommit, SyncGroup and the join's completion
+    still do."""
+    return env.mutant != M.HEARTBEAT_NOT_REARMED
 
 
 def new_member_timer_fires(env: Env, added: Int) -> Int | None:
@@ -220,10 +322,49 @@ def new_member_timer_fires(env: Env, added: Int) -> Int | None:
     return None
 
 
+def static_rejoin_session_timeout(env: Env, old: int, new: int) -> Int:
+    """The session timeout the coordinator holds a static member to once its new process has rejoined
+    (JoinGroup with the member's ``group.instance.id`` and no member id, answered in Stable):
+    ``updateStaticMemberAndRebalance`` re-arms the DelayedHeartbeat first, with the timeout the member
+    still has (the old process's), then ``updateMember`` stores the new process's rebalance and session
+    timeouts, which every later re-arm reads (``GroupCoordinator.scala`` 3.6.2; the timeouts since
+    apache/kafka#12308, KAFKA-14009, 3.3.2/3.4.0). ``old`` and ``new`` are the two processes' settings
+    (members of the configuration). Mutant ``static_rejoin_keeps_old_timeouts``: Kafka <= 3.3.1, whose
+    ``updateMember`` took no timeouts, so the old process's session timeout stays."""
+    if env.mutant == M.STATIC_REJOIN_KEEPS_OLD_TIMEOUTS:
+        return env.setting(old, "session.timeout.ms")
+    return env.setting(new, "session.timeout.ms")
+
+
+def new_member_timer_first(added: Int, completed: Int, by_members: Bool, armed_before_join_timer: Bool) -> Bool:
+    """Whether the new-member DelayedHeartbeat of a member added at ``added`` (deadline ``added`` +
+    ``NEW_MEMBER_JOIN_TIMEOUT_MS``, ``addMemberAndRebalance``, KAFKA-7610) fires before the join phase
+    completing at ``completed`` satisfies it (``onCompleteJoin``, ``GroupCoordinator.scala`` 3.6.2).
+    Earlier deadlines fire first. At the same millisecond a completion by the members (a request)
+    comes first, requests being handled before that millisecond's timers; a completion by the
+    rebalance timeout is the DelayedJoin timer, and of two timers due together the one armed first
+    fires first: the member's own timer when its JoinGroup started the rebalance
+    (``armed_before_join_timer``: ``addMemberAndRebalance`` arms it before ``maybePrepareRebalance``
+    arms the DelayedJoin), else the DelayedJoin."""
+    deadline = added + NEW_MEMBER_JOIN_TIMEOUT_MS
+    return z3.Or(deadline < completed, z3.And(deadline == completed, z3.Not(by_members), armed_before_join_timer))
+
+
 def missed_deadline(deadline: Int, next_rearm: Int) -> Bool:
     """The DelayedHeartbeat fires at its deadline unless a re-arming request arrived by then
     (a request in the deadline's millisecond is handled first)."""
     return next_rearm > deadline
+
+
+def parked_at_deadline(own_sync: Int, deadline: Int, leader_sync: Int) -> Bool:
+    """A follower's SyncGroup that reached the coordinator by its session deadline waits there for
+    the leader's: ``doSyncGroup`` in CompletingRebalance keeps its callback (``awaitingSyncCallback``)
+    and re-arms nothing; the deadlines are re-armed when the leader's SyncGroup propagates the
+    assignment (``propagateAssignment`` → ``completeAndScheduleNextHeartbeatExpiration``,
+    ``GroupCoordinator.scala`` 3.6.2). So the follower's DelayedHeartbeat fires while it is parked when
+    its own SyncGroup arrived by the deadline and the leader's after it (a request in the deadline's
+    millisecond is handled before the timer)."""
+    return z3.And(own_sync <= deadline, deadline < leader_sync)
 
 
 def alive_at_expiry(env: Env, parked: Bool, is_new: Bool) -> Bool:

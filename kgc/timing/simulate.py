@@ -30,7 +30,7 @@ from __future__ import annotations
 import heapq
 import time as time_module
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import partial
 from itertools import count
@@ -69,6 +69,10 @@ INSTANCE = "c1-instance"
 TOPIC = TopicPartition("topic", 0)
 COORDINATOR = "coordinator"
 
+#: The errors after which ``joinGroupIfNeeded`` sends JoinGroup again at once, without backoff
+#: (``AbstractCoordinator.java``, clients 3.6.2, lines 506-511; MEMBER_ID_REQUIRED is the join's own round trip)
+REJOIN_AT_ONCE = (Errors.REBALANCE_IN_PROGRESS, Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION)
+
 API_NAMES = {
     ApiKey.JOIN_GROUP: "JoinGroup",
     ApiKey.SYNC_GROUP: "SyncGroup",
@@ -91,6 +95,10 @@ class Scenario(Enum):
     """The subject alone as a static member (``group.instance.id``); its process restarts at
     ``{member}.restart_at`` (no LeaveGroup: a static member sends none on close, KIP-345) and
     the new process rejoins ``{member}.restart`` ms later with the same instance id."""
+    RESTART_RECONFIGURED = "restart-reconfigured"
+    """``RESTART`` where the new process runs with other settings: the configuration's second member
+    (``[[member]]``) is the same static member's new process (new timeouts, e.g. a raised
+    ``session.timeout.ms`` rolled out by the restart); its names in the schedule are ``{member}.new.…``."""
     DEAD = "dead"
     """Two members Stable at t = 0; the second dies (a crash: no LeaveGroup) at ``{member}.dies_at``
     and the first re-owns its partitions after the coordinator expires it."""
@@ -280,6 +288,9 @@ class _Client:
         self.parked_request = False
         self.waiting: list[_Message] = []
         self.hb_count = 0
+        #: the prefix of its heartbeats' names in the schedule (``hb``; ``REBALANCE``'s subject, from its
+        #: JoinGroup answer on: ``assign.hb``, numbered from 1, as ``evicted_while_assigning`` names them)
+        self.hb_prefix = "hb"
         self.done = False
         self.commit_wait: str | None = None
         self.wakes: set[int] = set()
@@ -345,6 +356,30 @@ class _NewMemberTimerNotCompleted(ReferenceCoordinator):
         super().complete_and_schedule_next_expiration(group, member, timeout_ms)
 
 
+class _StaticRejoinKeepsOldTimeouts(ReferenceCoordinator):
+    """The reference coordinator with timing mutant ``static_rejoin_keeps_old_timeouts`` (KAFKA-14009 put
+    back): a static member's new process that rejoins (``updateStaticMemberAndRebalance``) keeps the
+    rebalance and session timeouts of the member it replaces, as Kafka <= 3.3.1's ``updateMember`` did
+    (it took no timeouts); apache/kafka#12308 (3.3.2/3.4.0) passes the JoinGroup's timeouts on."""
+
+    def update_static_member_and_rebalance(
+        self,
+        group: Any,
+        old_member_id: str,
+        new_member_id: str,
+        group_instance_id: str,
+        request: JoinGroupRequest,
+        callback: Any,
+    ) -> None:
+        old = group.get(old_member_id)
+        kept = replace(
+            request, rebalance_timeout_ms=old.rebalance_timeout_ms, session_timeout_ms=old.session_timeout_ms
+        )
+        super().update_static_member_and_rebalance(
+            group, old_member_id, new_member_id, group_instance_id, kept, callback
+        )
+
+
 class Simulation:
     """A timed run of ``config`` (every setting fixed) under ``schedule``."""
 
@@ -381,6 +416,7 @@ class Simulation:
         coordinator_class: type[ReferenceCoordinator] = {
             M.HEARTBEAT_NOT_REARMED: _HeartbeatNotRearmed,
             M.NEW_MEMBER_TIMER_NOT_COMPLETED: _NewMemberTimerNotCompleted,
+            M.STATIC_REJOIN_KEEPS_OLD_TIMEOUTS: _StaticRejoinKeepsOldTimeouts,
         }.get(mutant or "", ReferenceCoordinator)
         self.coord = coordinator_class(
             CoordinatorConfig.of(
@@ -403,6 +439,7 @@ class Simulation:
             Scenario.STEADY: config.members[:1],
             Scenario.STALL: config.members[:1],
             Scenario.RESTART: config.members[:1],
+            Scenario.RESTART_RECONFIGURED: config.members[:1],
             Scenario.DEAD: config.members[:2],
         }.get(scenario, config.members)
         self.run.subject = config.members[0].name
@@ -573,12 +610,9 @@ class Simulation:
                 self.run.note(now, client.name, "client", "rejoin needed")
         else:
             client.hb.fail_heartbeat()
-            if (
-                self.rolling
-                and error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION)
-                and client.state == "stable"
-            ):
-                # ``HeartbeatResponseHandler``: the member was removed or fenced: rejoin at the next poll
+            if error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION) and client.state == "stable":
+                # ``HeartbeatResponseHandler`` (``AbstractCoordinator.java``, clients 3.6.2, lines
+                # 1222-1229): the member was removed or fenced: rejoin at the next poll
                 if error == Errors.UNKNOWN_MEMBER_ID:
                     client.member_id = ""
                 client.rejoin_needed = True
@@ -591,8 +625,9 @@ class Simulation:
             self.by_member[body.member_id] = client
             self._send_join(client, now)
             return
-        if body.error in (Errors.UNKNOWN_MEMBER_ID, Errors.REBALANCE_IN_PROGRESS) and self.rolling:
+        if body.error in (Errors.UNKNOWN_MEMBER_ID, Errors.REBALANCE_IN_PROGRESS):
             # ``JoinGroupResponseHandler``: UNKNOWN_MEMBER_ID resets the member id; both retry at once
+            # (``joinGroupIfNeeded``'s ``continue``, ``AbstractCoordinator.java``, clients 3.6.2, lines 506-511)
             if body.error == Errors.UNKNOWN_MEMBER_ID:
                 client.member_id = ""
             self._send_join(client, now)
@@ -604,9 +639,17 @@ class Simulation:
         self.by_member[body.member_id] = client
         client.generation = body.generation_id
         client.state = "completing"
-        client.enabled = True
-        client.hb.reset_timeouts()
-        self._wake(client, now)
+        if self.scenario == Scenario.REBALANCE and client.index == 0 and self.ready and client.hb_prefix == "hb":
+            # the scenario's rebalance (a later one, beyond every question's horizon, numbers on)
+            client.hb_prefix, client.hb_count = "assign.hb", 0
+        if self.mutant == M.NO_HEARTBEAT_WHILE_COMPLETING:
+            # clients before 2.7.0: the heartbeat thread stays disabled until the SyncGroup answer
+            # completes the join (``HeartbeatThread.run`` skipped every state but STABLE; KAFKA-10134)
+            client.enabled = False
+        else:
+            client.enabled = True
+            client.hb.reset_timeouts()
+            self._wake(client, now)
         if body.leader == body.member_id:
             members = tuple(m.member_id for m in body.members)
             wait = self.schedule.get(f"{client.key}.assign", self._env_min("assignment.ms"))
@@ -632,21 +675,31 @@ class Simulation:
         return self.scenario in (Scenario.ROLLING, Scenario.ROLLING_STATIC)
 
     def _sync_answer(self, client: _Client, body: SyncGroupResponse, now: int) -> None:
-        if body.error != Errors.NONE and self.rolling:
+        if body.error in REJOIN_AT_ONCE:
             # the poll that rejoined is still blocked in ``joinGroupIfNeeded``: a failed SyncGroup
-            # requests a rejoin and the loop sends JoinGroup again at once (REBALANCE_IN_PROGRESS,
-            # UNKNOWN_MEMBER_ID and ILLEGAL_GENERATION retry without backoff; AbstractCoordinator 3.6.2)
+            # requests a rejoin and the loop sends JoinGroup again at once, in every scenario
+            # (``SyncGroupResponseHandler`` raises REBALANCE_IN_PROGRESS, lines 835-838, and resets the
+            # member id on UNKNOWN_MEMBER_ID, lines 845-851; ``joinGroupIfNeeded`` calls
+            # ``requestRejoin`` and ``continue``s without backoff, lines 503-511; ``AbstractCoordinator.java``,
+            # clients 3.6.2)
             if body.error == Errors.UNKNOWN_MEMBER_ID:
                 client.member_id = ""
             self.run.note(now, client.name, "client", f"SyncGroup {body.error.name}: JoinGroup again")
             self._send_join(client, now)
             return
         if body.error != Errors.NONE:
-            client.rejoin_needed = True
-            client.state = "stable"
+            # any other error is not one the reference coordinator gives a member of this group; Kafka's
+            # client throws a non-retriable one out of ``poll`` (line 512): the consumer stops
+            self.run.note(now, client.name, "client", f"SyncGroup {body.error.name}: poll throws")
+            client.done = True
             return
         client.state = "stable"
         client.rejoin_needed = False
+        if self.mutant == M.NO_HEARTBEAT_WHILE_COMPLETING:
+            # the join future completes: ``heartbeatThread.enable()`` resets the timers (clients < 2.7.0)
+            client.enabled = True
+            client.hb.reset_timeouts()
+            self._wake(client, now)
         self.run.synced.append((client.name, now))
         self.run.note(now, client.name, "client", f"Stable, generation {client.generation}")
         self._check_settled(now)
@@ -756,7 +809,7 @@ class Simulation:
         hb = client.hb
         hb._update(now)
         k = client.hb_count + 1
-        late = self.schedule.get(f"{client.key}.hb{k}.late", 0)
+        late = self.schedule.get(f"{client.key}.{client.hb_prefix}{k}.late", 0)
         times = {
             now + hb.heartbeat_timer.remaining_ms() + late,
             hb.session_timer.deadline_ms(),
@@ -795,14 +848,15 @@ class Simulation:
             client.send("leave", ApiKey.LEAVE_GROUP, lambda: LeaveGroupRequest(GROUP, (MemberIdentity(mid),)), now, 1)
             return
         k = client.hb_count + 1
-        late = self.schedule.get(f"{client.key}.hb{k}.late", 0)
+        late = self.schedule.get(f"{client.key}.{client.hb_prefix}{k}.late", 0)
         if hb.should_heartbeat(now) and now >= hb.heartbeat_timer.deadline_ms() + late:
             client.hb_count = k
             hb.sent_heartbeat(now)
             if self.mutant == M.SESSION_TIMER_FROM_SEND:
                 hb.reset_session_timeout()
             gen, mid = client.generation, client.member_id
-            client.send("hb", ApiKey.HEARTBEAT, lambda: HeartbeatRequest(GROUP, gen, mid), now, 1)
+            named = "" if client.hb_prefix == "hb" else f"{client.hb_prefix}{k}"
+            client.send("hb", ApiKey.HEARTBEAT, lambda: HeartbeatRequest(GROUP, gen, mid), now, 1, named)
         self._wake(client, now)
 
     # running --------------------------------------------------------------------------------------
@@ -836,7 +890,7 @@ class Simulation:
         st = settings["session.timeout.ms"]
         self._current = (c1, _Message(c1.name, "setup", ApiKey.JOIN_GROUP, lambda: None, 0, 0, 0), 0)
         self.coord.observe(None)
-        if self.scenario == Scenario.RESTART:
+        if self.scenario in (Scenario.RESTART, Scenario.RESTART_RECONFIGURED):
             # a static member: no MEMBER_ID_REQUIRED round trip (KIP-345)
             self.coord.join(self._join_request(c1, "", INSTANCE))
         elif self.mutant == M.NEW_MEMBER_TIMER_NOT_COMPLETED:
@@ -871,7 +925,7 @@ class Simulation:
         self.ready = True
         self.run.note(0, COORDINATOR, "state", "Stable")
         self.run.note(0, c1.name, "client", f"Stable, generation {c1.generation}")
-        if self.scenario == Scenario.RESTART:
+        if self.scenario in (Scenario.RESTART, Scenario.RESTART_RECONFIGURED):
             at = self.schedule.get(f"{c1.name}.restart_at", 1)
             down = self.schedule.get(f"{c1.name}.restart", self._env_min("restart.ms"))
             self.at(
@@ -1051,7 +1105,12 @@ class Simulation:
         """The static member's new process: a fresh client with the same name and instance id sends
         JoinGroup with no member id (``doStaticNewMemberJoinGroup``, Kafka 3.6.2)."""
         old = self.clients[0]
-        client = _Client(self, 0, dict(old.s))
+        settings = dict(old.s)
+        if self.scenario == Scenario.RESTART_RECONFIGURED:
+            settings = {k: b.lo for k, b in self.config.members[1].settings.items()}
+        client = _Client(self, 0, settings)
+        if self.scenario == Scenario.RESTART_RECONFIGURED:
+            client.key = f"{old.name}.new"
         client.time.now_ms = now
         self.clients[0] = client
         self.run.note(now, client.name, "client", "restarted: JoinGroup with its group.instance.id")

@@ -38,28 +38,32 @@ class _Item:
     received: bool = False
 
 
-def _hb_number(m: TimedMessage) -> int | None:
-    match = re.fullmatch(r"hb(\d+)", m.name)
-    return int(match.group(1)) if match else None
+def _hb_number(m: TimedMessage) -> tuple[str, int] | None:
+    """A heartbeat's name split into its prefix (``hb``; ``assign.hb`` for the rebalance scenario's leader
+    after its JoinGroup answer) and its number."""
+    match = re.fullmatch(r"((?:assign\.)?hb)(\d+)", m.name)
+    return (match.group(1), int(match.group(2))) if match else None
 
 
 def visible(run: Run) -> tuple[list[TimedMessage], list[TimedEvent], int]:
     """The messages and events worth showing, and how many routine heartbeats were folded."""
-    last_hb: dict[str, int] = {}
+    last_hb: dict[tuple[str, str], int] = {}
     for m in run.messages:
-        k = _hb_number(m)
+        numbered = _hb_number(m)
         lane = m.src if m.dst == COORDINATOR else m.dst
-        if k is not None:
-            last_hb[lane] = max(last_hb.get(lane, 0), k)
+        if numbered is not None:
+            prefix, k = numbered
+            last_hb[lane, prefix] = max(last_hb.get((lane, prefix), 0), k)
     keep: list[TimedMessage] = []
     routine: set[tuple[str, str]] = set()
     answers = {(m.dst, m.name): m for m in run.messages if m.answer}
     for m in run.messages:
-        k = _hb_number(m)
+        numbered = _hb_number(m)
         lane = m.src if m.dst == COORDINATOR else m.dst
-        if k is not None and SHOWN_HEARTBEATS < k < last_hb.get(lane, 0) - 1:
+        if numbered is not None and SHOWN_HEARTBEATS < numbered[1] < last_hb.get((lane, numbered[0]), 0) - 1:
+            prefix, k = numbered
             answer = answers.get((lane, m.name))
-            previous = answers.get((lane, f"hb{k - 1}"))
+            previous = answers.get((lane, f"{prefix}{k - 1}"))
             if answer is not None and previous is not None and answer.label == previous.label:
                 routine.add((lane, m.name))
                 continue

@@ -63,7 +63,7 @@ def test_violation_exits_12_and_writes_the_counterexample(
         (["check", "--consumers", "0"], "consumers must be between 1 and 6"),
         (["check", "--faults", "crash,meteor"], "unknown fault 'meteor'"),
         (["check", "--bogus"], "kgc: error: check: unrecognized arguments: --bogus"),
-        (["check", "--consumers", "x"], "kgc: error: check: argument --consumers: invalid int value"),
+        (["check", "--consumers", "x"], "kgc: error: check: argument --consumers: invalid integer value"),
         (["--bogus"], "kgc: error: unrecognized arguments: --bogus"),
         (["check", "--set", "nonsense=1"], "unknown configuration field 'nonsense'"),
         (["check", "--config", "/nonexistent.toml"], "cannot read configuration file"),

@@ -38,7 +38,7 @@ def test_two_workers_report_what_one_does(capsys: pytest.CaptureFixture[str], mo
     ("args", "env", "message"),
     [
         (["--workers", "3"], None, "argument --workers: invalid choice: 3 (choose from 1, 2)"),
-        (["--workers", "two"], None, "argument --workers: invalid int value: 'two'"),
+        (["--workers", "two"], None, "argument --workers: invalid integer value: 'two'"),
         ([], "many", "KGC_WORKERS='many': 1 or 2"),
     ],
 )

@@ -20,6 +20,11 @@ from kgc.timing.queries import PROVED, QUESTIONS, REFUTED
 FOUND: dict[str, tuple[str, str, int, int]] = {
     # a JoinGroup v3 member heartbeating every 3 s is removed by its uncompleted new-member timer at 300 s
     "KAFKA-9232": ("needless_expiry", "defaults.toml", 300_000, 198),
+    # the restarted static member (new session 45 s, heartbeat 15 s) is expired 10 s after its SyncGroup, the
+    # old process's session timeout, before its first heartbeat at the new interval
+    "KAFKA-14009": ("static_restart_new_timeouts", "static-new-timeouts.toml", 16_004, 4),
+    # the leader assigning for longer than its 45 s session sends no heartbeat meanwhile and is removed
+    "KAFKA-10134": ("evicted_while_assigning", "slow-assignment.toml", 50_649, 11),
 }
 
 

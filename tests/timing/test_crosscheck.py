@@ -10,9 +10,18 @@ from typing import Any
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from kgc.timing.config import parse
+from kgc.paths import EXAMPLES as ROOT_EXAMPLES
+from kgc.timing.config import load, parse
 from kgc.timing.crosscheck import judge
-from kgc.timing.queries import HEARTBEATS, POLLS, QUESTIONS, dead_rounds
+from kgc.timing.queries import (
+    HEARTBEATS,
+    POLLS,
+    QUESTIONS,
+    assign_rounds,
+    dead_rounds,
+    new_timeouts_rounds,
+    restart_window,
+)
 
 
 @st.composite
@@ -155,6 +164,10 @@ def rebalance_cases(draw: Any) -> tuple[Any, dict[str, int]]:
         schedule[f"c1.hb{k}.late"] = draw(st.integers(0, 100))
         schedule[f"c1.hb{k}.req"] = draw(delay)
         schedule[f"c1.hb{k}.resp"] = draw(delay)
+    for k in range(1, assign_rounds(config) + 1):
+        schedule[f"c1.assign.hb{k}.late"] = draw(st.integers(0, 100))
+        schedule[f"c1.assign.hb{k}.req"] = draw(delay)
+        schedule[f"c1.assign.hb{k}.resp"] = draw(delay)
     for i in range(30):
         schedule[f"c1.batch{i}"] = draw(st.integers(records * pmin, records * pmax))
     return config, schedule
@@ -167,6 +180,32 @@ def test_rebalance_sides_agree(case: tuple[Any, dict[str, int]], question: str, 
     mutant = "liveness_ignores_parked" if mutated else None
     j = judge(QUESTIONS[question], config, schedule, mutant, mutant)
     assert j.agree, (j.symbolic, j.concrete)
+
+
+@settings(max_examples=30, deadline=None)
+@given(rebalance_cases(), st.booleans())
+def test_evicted_while_assigning_sides_agree(case: tuple[Any, dict[str, int]], mutated: bool) -> None:
+    """The leader computing the assignment for a generated time: z3 (its heartbeats from the JoinGroup
+    answer on, each re-arming its deadline; none with ``no_heartbeat_while_completing``) and the concrete
+    twin (the client's heartbeat thread against the reference) give the same expiry of the leader, or
+    none."""
+    config, schedule = case
+    mutant = "no_heartbeat_while_completing" if mutated else None
+    j = judge(QUESTIONS["evicted_while_assigning"], config, schedule, mutant, mutant)
+    assert j.agree, (j.symbolic, j.concrete)
+
+
+def test_the_assignment_check_catches_sides_out_of_step() -> None:
+    """The leader's heartbeat thread silenced on the concrete side only: the sides disagree."""
+    config = load(ROOT_EXAMPLES / "timing" / "slow-assignment.toml")
+    doc = config.document
+    env = {**doc["environment"], "network.delay.ms": 1, "record.processing.ms": 1, "new.member.join.ms": 0}
+    fixed = parse({**doc, "environment": {**env, "assignment.ms": 50000}})
+    schedule = {"c1.assign": 50000, **{f"c1.batch{i}": 500 for i in range(20)}}
+    question = QUESTIONS["evicted_while_assigning"]
+    assert judge(question, fixed, schedule).agree
+    apart = judge(question, fixed, schedule, None, "no_heartbeat_while_completing")
+    assert apart.applies and apart.symbolic is None and apart.concrete is not None and not apart.agree
 
 
 @settings(max_examples=40)
@@ -313,3 +352,62 @@ def test_static_restart_sides_agree(case: tuple[Any, dict[str, int]], at: int, d
     schedule = {**schedule, "c1.restart_at": min(at, window), "c1.restart": down}
     j = judge(QUESTIONS["static_restart_expires"], config, schedule)
     assert j.agree, (j.symbolic, j.concrete)
+
+
+@st.composite
+def restarts_with_new_settings(draw: Any) -> tuple[Any, dict[str, int]]:
+    """A static member's two processes (old and new settings, the second ``[[member]]``) and a schedule
+    of the restart: when the old process stops, how long it is down, every message's delay."""
+    backoff = draw(st.integers(0, 300))
+    dmin = draw(st.integers(0, 500))
+    dmax = draw(st.integers(dmin, dmin + 1000))
+    hb_old = draw(st.integers(300, 4000))
+    session_old = draw(st.integers(max(6000, hb_old + backoff + 2 * dmax + 1), 20000))
+    hb_new = draw(st.integers(300, 16000))
+    session_new = draw(st.integers(max(6000, hb_new + 1), 50000))
+    doc = {
+        "consumer": {"retry.backoff.ms": backoff, "max.poll.records": 10, "enable.auto.commit": False},
+        "broker": {"group.max.session.timeout.ms": 1_800_000},
+        "environment": {"network.delay.ms": [dmin, dmax], "record.processing.ms": [1, 5], "restart.ms": [0, 25000]},
+        "member": [
+            {"name": "c1", "session.timeout.ms": session_old, "heartbeat.interval.ms": hb_old},
+            {"name": "c1-restarted", "session.timeout.ms": session_new, "heartbeat.interval.ms": hb_new},
+        ],
+    }
+    config = parse(doc)
+    window, old_rounds = restart_window(config)
+    delay = st.integers(dmin, dmax)
+    schedule = {"c1.restart_at": draw(st.integers(1, window)), "c1.restart": draw(st.integers(0, 25000))}
+    for k in range(1, old_rounds + 1):
+        schedule |= {f"c1.hb{k}.late": draw(st.integers(0, backoff)), f"c1.hb{k}.req": draw(delay)}
+    for m in ("join1", "sync1"):
+        schedule |= {f"c1.new.{m}.req": draw(delay), f"c1.new.{m}.resp": draw(delay)}
+    for k in range(1, new_timeouts_rounds(config) + 1):
+        schedule[f"c1.new.hb{k}.late"] = draw(st.integers(0, backoff))
+        schedule |= {f"c1.new.hb{k}.req": draw(delay), f"c1.new.hb{k}.resp": draw(delay)}
+    return config, schedule
+
+
+@settings(max_examples=25, deadline=None)
+@given(restarts_with_new_settings(), st.booleans())
+def test_static_restart_new_timeouts_sides_agree(case: tuple[Any, dict[str, int]], mutated: bool) -> None:
+    """A static member restarted with generated new settings: z3 (the join's re-arm with the old session
+    timeout, then the SyncGroup's and each Heartbeat's with the timeout the rule holds the member to) and
+    the concrete twin (the reference's static rejoin; with ``static_rejoin_keeps_old_timeouts`` the old
+    timeouts kept) give the same first expiry of the new member, or none."""
+    config, schedule = case
+    mutant = "static_rejoin_keeps_old_timeouts" if mutated else None
+    j = judge(QUESTIONS["static_restart_new_timeouts"], config, schedule, mutant, mutant)
+    assert j.agree, (j.symbolic, j.concrete)
+
+
+def test_the_restart_check_catches_sides_out_of_step() -> None:
+    """The restarted member held to its old session on the concrete side only: the sides disagree."""
+    config = load(ROOT_EXAMPLES / "timing" / "static-new-timeouts.toml")
+    doc = config.document
+    fixed = parse({**doc, "environment": {**doc["environment"], "network.delay.ms": 1, "record.processing.ms": 1}})
+    schedule = {"c1.restart_at": 10, "c1.restart": 1000}
+    question = QUESTIONS["static_restart_new_timeouts"]
+    assert judge(question, fixed, schedule).agree
+    apart = judge(question, fixed, schedule, None, "static_rejoin_keeps_old_timeouts")
+    assert apart.applies and apart.symbolic is None and apart.concrete is not None and not apart.agree

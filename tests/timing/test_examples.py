@@ -26,7 +26,13 @@ REFUTATIONS: dict[str, dict[str, str]] = {
     "static-restart.toml": {"static_restart_expires": "expired"},
     # with no stall (stall.ms 0), stall_evicts finds needless_expiry's counterexamples; a restart of
     # 0 ms whose JoinGroup takes 3 s outlasts a deadline the 10 ms heartbeat before it armed
-    "tight-session.toml": {"needless_expiry": EXPIRY, "stall_evicts": EXPIRY, "static_restart_expires": "expired"},
+    # the same 3 s JoinGroup on the way outlasts the restarted process's sessions too
+    "tight-session.toml": {
+        "needless_expiry": EXPIRY,
+        "stall_evicts": EXPIRY,
+        "static_restart_expires": "expired",
+        "static_restart_new_timeouts": "expired",
+    },
     # The session lapses at 6 s in every run, before any poll timer or rebalance the questions ask
     # about: those questions are about no run at all.
     "wan-latency.toml": {
@@ -36,6 +42,8 @@ REFUTATIONS: dict[str, dict[str, str]] = {
         "rebalance_held": VACUOUS,
         "evicted_while_parked": VACUOUS,
         "dead_consumer_reowned": VACUOUS,
+        "static_restart_new_timeouts": VACUOUS,
+        "evicted_while_assigning": VACUOUS,
     },
     "slow-processing.toml": {
         "poll_timeout_leave": "left",
@@ -43,6 +51,7 @@ REFUTATIONS: dict[str, dict[str, str]] = {
         "evicted_while_parked": "evicted_while_parked",
         # a batch may take 500 s, longer than max.poll.interval.ms: every run is poll_timeout_leave's
         "stall_evicts": VACUOUS,
+        "static_restart_new_timeouts": VACUOUS,
     },
     "long-poll-interval.toml": {"evicted_while_parked": "evicted_while_parked"},
     # C1 assigns for 12 s, longer than a heartbeat interval: outside dead_consumer_reowned's scenario
@@ -50,6 +59,10 @@ REFUTATIONS: dict[str, dict[str, str]] = {
     "auto-commit.toml": {},
     "initial-delay.toml": {"initial_rebalance_held": "rebalance_held", "rebalance_held": "rebalance_held"},
     "ranges.json": {},
+    # held to the new 45 s session after the rejoin; the old 10 s would expire it (KAFKA-14009)
+    "static-new-timeouts.toml": {},
+    # the leader assigning for up to 60 s keeps its 45 s session by heartbeating; silent, it is removed (KAFKA-10134)
+    "slow-assignment.toml": {},
 }
 
 #: Questions no run of the example reaches (its 2 s one-way delay exceeds what the rebalance
@@ -58,10 +71,12 @@ VACUOUS_CASES = {("wan-latency.toml", "rebalance_held"), ("wan-latency.toml", "e
 
 #: ranges.json's rebalance questions are nonlinear and take several seconds each
 SLOW = {("ranges.json", "rebalance_held"), ("ranges.json", "evicted_while_parked")}
+SLOW |= {("ranges.json", "static_restart_new_timeouts"), ("ranges.json", "evicted_while_assigning")}
 #: dead_consumer_reowned unrolls both members' heartbeats up to the expiry (5-20 s a configuration,
 #: ranges.json about two minutes): checked on the defaults and on its own example by default
 SLOW |= {(name, "dead_consumer_reowned") for name in ("ranges.json", "initial-delay.toml", "long-poll-interval.toml")}
 SLOW |= {(name, "dead_consumer_reowned") for name in ("slow-processing.toml", "auto-commit.toml", "gc-pause.toml")}
+SLOW |= {("slow-assignment.toml", "dead_consumer_reowned")}
 
 
 def _cases() -> list[object]:

@@ -27,6 +27,9 @@ from kgc.timing.queries import (
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "timing"
 STEADY = ["needless_expiry", "poll_timeout_leave", "auto_commit_unprocessed"]
 UNITS = {"needless_expiry": "heartbeat round", "poll_timeout_leave": "poll", "auto_commit_unprocessed": "auto-commit"}
+#: Questions beyond the steady ones whose runs end in steady heartbeat rounds, extended by a step of their own:
+#: a static member's new process after its rejoin.
+AFTER_RESTART = {"static_restart_new_timeouts": "heartbeat round"}
 
 
 @pytest.mark.parametrize("question", STEADY)
@@ -48,6 +51,8 @@ def test_rebalance_questions_have_no_step_and_say_what_is_outside() -> None:
     for name, q in QUESTIONS.items():
         if name in STEADY:
             assert q.step is not None and q.unit == UNITS[name]
+        elif name in AFTER_RESTART:
+            assert q.step is not None and q.unit == AFTER_RESTART[name]
         else:
             assert q.step is None and "not examined" in q.horizon
 
@@ -100,3 +105,15 @@ def test_each_step_can_fail() -> None:
     slow = load(EXAMPLES / "slow-processing.toml")
     assert failed in induction(QUESTIONS["poll_timeout_leave"], slow)[0]
     assert induction(QUESTIONS["poll_timeout_leave"], slow, "client_ignores_poll_timer")[0].startswith("induction")
+
+
+def test_the_restarted_members_step_holds_for_its_new_session_only() -> None:
+    """``static_restart_new_timeouts``'s step: from any heartbeat round of the new process (heartbeats every
+    15 s), the next one keeps the member when the coordinator holds it to the new 45 s session, and does
+    not when it holds it to the old 10 s one (``static_rejoin_keeps_old_timeouts``): the step can fail."""
+    question = QUESTIONS["static_restart_new_timeouts"]
+    config = load(EXAMPLES / "static-new-timeouts.toml")
+    (held,) = induction(question, config)
+    assert held.startswith("induction: every later heartbeat round too")
+    (kept_old,) = induction(question, config, "static_rejoin_keeps_old_timeouts")
+    assert kept_old.startswith("not examined: heartbeat rounds after the unrolled ones")

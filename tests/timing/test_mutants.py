@@ -26,6 +26,10 @@ FLIPS: dict[str, tuple[str, str, str, str]] = {
     "heartbeat_not_rearmed": ("defaults.toml", "needless_expiry", PROVED, REFUTED),
     # KAFKA-9232 put back: a JoinGroup v3 member heartbeating every 3 s is removed by its new-member timer at 300 s
     "new_member_timer_not_completed": ("defaults.toml", "needless_expiry", PROVED, REFUTED),
+    # KAFKA-14009 put back: the restarted static member, heartbeating every 15 s, held to its old 10 s session
+    "static_rejoin_keeps_old_timeouts": ("static-new-timeouts.toml", "static_restart_new_timeouts", PROVED, REFUTED),
+    # KAFKA-10134 put back: the leader, assigning for up to 60 s with a 45 s session, sends no heartbeat meanwhile
+    "no_heartbeat_while_completing": ("slow-assignment.toml", "evicted_while_assigning", PROVED, REFUTED),
 }
 
 

@@ -35,6 +35,7 @@ from kgc.client.timer import Timer
 from kgc.interface.events import GroupStateChanged, MemberRemoved, RemovalCause
 from kgc.interface.messages import (
     HeartbeatRequest,
+    HeartbeatResponse,
     JoinGroupProtocol,
     JoinGroupRequest,
     JoinGroupResponse,
@@ -47,9 +48,9 @@ from kgc.reference import BrokerGroupSettings, CoordinatorConfig, ReferenceCoord
 from kgc.timing import mutants as M
 from kgc.timing import rules
 from kgc.timing import simulate as S
-from kgc.timing.config import NEW_MEMBER_JOIN_TIMEOUT_MS, load
+from kgc.timing.config import NEW_MEMBER_JOIN_TIMEOUT_MS, Bound, load, parse
 from kgc.timing.rules import Env
-from kgc.timing.simulate import _NewMemberTimerNotCompleted
+from kgc.timing.simulate import _NewMemberTimerNotCompleted, _StaticRejoinKeepsOldTimeouts
 
 ROOT = Path(__file__).resolve().parents[2]
 GROUP = "twins"
@@ -111,6 +112,8 @@ class _Ref:
         self.states: list[tuple[int, GroupState]] = []
         self.joins: dict[str, JoinGroupResponse] = {}
         self.ids: dict[str, str] = {}
+        #: every Heartbeat answer's error, in order
+        self.heartbeat_answers: list[Errors] = []
         self.coord.observe(self._observe)
 
     def _observe(self, record: StepRecord) -> None:
@@ -123,6 +126,8 @@ class _Ref:
                 self.removed.setdefault(e.member_id.split("-")[0], (record.time_ms, e.cause))
             elif isinstance(e, GroupStateChanged):
                 self.states.append((record.time_ms, e.state))
+            elif isinstance(e, Response) and isinstance(e.body, HeartbeatResponse):
+                self.heartbeat_answers.append(e.body.error)
             elif isinstance(e, Response) and isinstance(e.body, JoinGroupResponse):
                 name = e.body.member_id.split("-")[0]
                 if e.body.error == Errors.MEMBER_ID_REQUIRED:
@@ -657,6 +662,516 @@ def test_new_member_timer_with_one_side_mutated_disagrees() -> None:
     assert list(_new_member_timer_disagreements(None, M.NEW_MEMBER_TIMER_NOT_COMPLETED))
 
 
+def _completing_disagreements(mutant: str | None, concrete_mutant: str | None) -> Iterator[tuple[int, bool, int]]:
+    """The rebalance scenario's leader assigning for ``assign`` ms (the simulation's client, its heartbeat
+    thread against the reference): whether it sends a Heartbeat between its JoinGroup answer and its
+    SyncGroup, against ``heartbeats_while_completing`` (every case's assignment outlasts a heartbeat
+    interval, so a thread that heartbeats there sends one, and is shorter than the session timeout, so a
+    silent leader still syncs)."""
+    config = load(ROOT / "examples" / "timing" / "slow-assignment.toml")
+    fixed = config
+    for prop in ("network.delay.ms", "record.processing.ms", "new.member.join.ms"):
+        fixed = fixed.with_bound(prop, Bound(1, 1))
+    for assign in (3500, 20000, 40000):
+        fixed = fixed.with_bound("assignment.ms", Bound(assign, assign))
+        schedule = S.Schedule({"c1.assign": assign})
+        run = S.Simulation(fixed, schedule, S.Scenario.REBALANCE, concrete_mutant).execute(120000)
+        answered = next(m.received for m in run.messages if m.dst == "c1" and m.name == "join1")
+        synced = next(m.sent for m in run.messages if m.src == "c1" and m.name == "sync1")
+        sent = sum(1 for m in run.messages if m.src == "c1" and m.name.startswith("assign.hb") and m.sent < synced)
+        rule = _bool(rules.heartbeats_while_completing(_env(mutant)))
+        if rule != (sent > 0) or synced - answered != assign:
+            yield assign, rule, sent
+
+
+@pytest.mark.parametrize("mutant", [None, M.NO_HEARTBEAT_WHILE_COMPLETING])
+def test_heartbeats_while_completing_agree_with_the_client(mutant: str | None) -> None:
+    assert list(_completing_disagreements(mutant, mutant)) == []
+
+
+def test_heartbeats_while_completing_with_one_side_mutated_disagree() -> None:
+    assert list(_completing_disagreements(M.NO_HEARTBEAT_WHILE_COMPLETING, None))
+    assert list(_completing_disagreements(None, M.NO_HEARTBEAT_WHILE_COMPLETING))
+
+
+@dataclass
+class _TwoProcesses:
+    """``rules.Env`` for a rule that reads two members' settings: member 0's and member 1's session
+    timeouts (the old and the new process of one static member)."""
+
+    mutant: str | None
+    sessions: tuple[int, int]
+
+    def setting(self, member: int, prop: str) -> z3.ArithRef:
+        assert prop == "session.timeout.ms", prop
+        return z3.IntVal(self.sessions[member])
+
+
+def _static_timeouts_disagreements(mutant: str | None, concrete_mutant: str | None) -> Iterator[tuple[int, ...]]:
+    """A static member Stable alone at 0 with session timeout ``old``; its new process rejoins at 1000
+    (JoinGroup with the same ``group.instance.id``, no member id, session timeout ``new``) and syncs in
+    the same millisecond, then sends one Heartbeat ``gap`` ms later if it is still a member. When the
+    reference (with ``static_rejoin_keeps_old_timeouts``: the simulation's coordinator for it) removes
+    it, against ``static_rejoin_session_timeout``: the SyncGroup's re-arm, then the Heartbeat's, each
+    with the session timeout the rule says the member is held to."""
+    cls = (
+        _StaticRejoinKeepsOldTimeouts if concrete_mutant == M.STATIC_REJOIN_KEEPS_OLD_TIMEOUTS else ReferenceCoordinator
+    )
+    for old, new, gap in product((10000, 45000), (10000, 45000), (9000, 20000)):
+        ref = _Ref(cls=cls)
+        first = JoinGroupRequest(GROUP, "", "consumer", PROTO, old, 300000, group_instance_id="c1", client_id="c1")
+        ref.coord.join(first)
+        ref.settle()
+        ref.sync("c1", True)
+        ref.to(1000)
+        again = JoinGroupRequest(GROUP, "", "consumer", PROTO, new, 300000, group_instance_id="c1", client_id="c1")
+        ref.coord.join(again)
+        ref.settle()
+        ref.sync("c1", False)
+        ref.settle()
+        held = _int(rules.static_rejoin_session_timeout(cast(Env, _TwoProcesses(mutant, (old, new))), 0, 1))
+        expected = 1000 + held
+        if gap < held:
+            expected = 1000 + gap + held
+        ref.to(1000 + gap)
+        if "c1" not in ref.removed:
+            ref.heartbeat("c1")
+            ref.settle()
+        ref.to(1000 + gap + 2 * max(old, new))
+        ref.settle()
+        removed = ref.removed.get("c1")
+        got = removed[0] if removed is not None and removed[1] == RemovalCause.HEARTBEAT_EXPIRED else -1
+        if got != expected:
+            yield old, new, gap, got, expected
+
+
+@pytest.mark.parametrize("mutant", [None, M.STATIC_REJOIN_KEEPS_OLD_TIMEOUTS])
+def test_static_rejoin_timeouts_agree_with_the_reference(mutant: str | None) -> None:
+    assert list(_static_timeouts_disagreements(mutant, mutant)) == []
+
+
+def test_static_rejoin_timeouts_with_one_side_mutated_disagree() -> None:
+    assert list(_static_timeouts_disagreements(M.STATIC_REJOIN_KEEPS_OLD_TIMEOUTS, None))
+    assert list(_static_timeouts_disagreements(None, M.STATIC_REJOIN_KEEPS_OLD_TIMEOUTS))
+
+
+# ====================================================== rules the question encodings used to write inline
+def _lapse_time_disagreements(mutant: str | None, concrete_mutant: str | None) -> Iterator[tuple[int, ...]]:
+    """The heartbeat thread's session timer driven as the simulation drives it (``_thread`` sends at
+    ``s`` and, with ``session_timer_from_send``, restarts the timer there; ``_heartbeat_answer`` reads
+    the answer at ``a`` with ``Heartbeat.receive_heartbeat`` unless that mutant) and checked at every
+    millisecond after both: the first millisecond it is found expired, against
+    ``session_lapse_time`` (and ``session_restart``, which it is built on)."""
+    for st, s, a in product((6000, 45000), (0, 1000), (1000, 1001, 4000)):
+        if a < s:
+            continue
+        time = MockTime(0)
+        hb = Heartbeat(time, st, 1000, 10**9, 100)
+        hb.reset_timeouts()
+        time.now_ms = s
+        hb.sent_heartbeat(s)
+        if concrete_mutant == M.SESSION_TIMER_FROM_SEND:
+            hb.reset_session_timeout()
+        time.now_ms = a
+        if concrete_mutant != M.SESSION_TIMER_FROM_SEND:
+            hb.receive_heartbeat()
+        t = a
+        while not hb.session_timeout_expired(t):
+            t += 1
+        z = _int(rules.session_lapse_time(_env(mutant, session_timeout_ms=st), 0, _i(a), _i(s)))
+        if z != t:
+            yield st, s, a, t, z
+
+
+@pytest.mark.parametrize("mutant", [None, M.SESSION_TIMER_FROM_SEND])
+def test_session_lapse_time_agrees_with_the_client_heartbeat(mutant: str | None) -> None:
+    assert list(_lapse_time_disagreements(mutant, mutant)) == []
+
+
+def test_session_lapse_time_with_one_side_mutated_disagrees() -> None:
+    assert list(_lapse_time_disagreements(M.SESSION_TIMER_FROM_SEND, None))
+    assert list(_lapse_time_disagreements(None, M.SESSION_TIMER_FROM_SEND))
+
+
+#: the stall scenario's subject: 1 s heartbeats, a 6 s session, every message 1 ms unless scheduled
+STALL_DOC: dict[str, Any] = {
+    "consumer": {
+        "session.timeout.ms": 6000,
+        "heartbeat.interval.ms": 1000,
+        "retry.backoff.ms": 100,
+        "max.poll.interval.ms": 300000,
+        "max.poll.records": 1,
+        "enable.auto.commit": False,
+    },
+    "environment": {"network.delay.ms": [1, 5000], "record.processing.ms": [1, 1], "stall.ms": [0, 20000]},
+    "member": [{"name": "c1"}],
+}
+
+
+def _stall_run(at: int, length: int, extra: dict[str, int], mutant: str | None = None) -> S.Run:
+    schedule = {
+        "c1.stall_at": at,
+        "c1.stall": length,
+        **{f"c1.hb{k}.{d}": 1 for k in range(1, 40) for d in ["req", "resp"]},
+    }
+    schedule.update(extra)
+    sim = S.Simulation(parse(STALL_DOC), S.Schedule(schedule), S.Scenario.STALL, mutant)
+    return sim.execute(at + length + 8000)
+
+
+def _stall_sends(run: S.Run) -> list[int]:
+    return [m.sent for m in sorted(run.messages, key=lambda m: m.sent) if m.src == "c1" and m.name.startswith("hb")]
+
+
+#: (stall start, stall length): the next heartbeat (due at 1000 ms after the last) falls one
+#: millisecond before the stall, at its first millisecond, at its last, at its end
+STALL_CASES = [(1001, 500), (1000, 500), (501, 500), (500, 500), (1500, 2000), (1999, 1)]
+
+
+def _after_stall_disagreements(rule: Callable[[Any, Any, Any], Any]) -> Iterator[tuple[int, ...]]:
+    """The simulation's stalled client (``_Client.stalled`` defers the heartbeat thread's look to
+    the stall's end): each heartbeat's send time, against ``after_stall`` of the time it falls due
+    (``next_heartbeat_send``: one interval after the previous send)."""
+    for at, length in STALL_CASES:
+        run = _stall_run(at, length, {})
+        prev = 0
+        for sent in _stall_sends(run)[:6]:
+            due = prev + 1000
+            if _int(rule(_i(due), _i(at), _i(at + length))) != sent:
+                yield at, length, due, sent
+            prev = sent
+
+
+def test_after_stall_agrees_with_the_stalled_client() -> None:
+    assert list(_after_stall_disagreements(rules.after_stall)) == []
+
+
+def test_a_changed_after_stall_rule_disagrees() -> None:
+    """A stall that would let an event due in its first millisecond through is caught."""
+    assert list(_after_stall_disagreements(lambda t, a, b: z3.If(z3.And(t > a, t < b), b, t)))
+
+
+def _read(t: int, at: int, end: int) -> int:
+    """When the simulation's stalled client reads an answer arriving at ``t`` (``_Client.stalled``)."""
+    return end if at <= t < end else t
+
+
+#: (stall start, length, hb1's answer delay): the stall ends by 7000 ms, so every heartbeat still
+#: reaches the coordinator within its session (the coordinator's deadline, armed by hb1 at 1001 ms,
+#: is 7001 ms) and only the client's own session timer is in question; its deadline (6 s after the
+#: last answer read) falls in the stall or not, and hb1's answer arrives before the stall, in it,
+#: at its end or after it
+LAPSE_CASES = [
+    (at, length, resp)
+    for at, length in ((1500, 5500), (1200, 5700), (1100, 5899))
+    for resp in (1, 800, 5898, 5899, 5998, 5999, 6000, 6500)
+]
+
+
+def _stall_lapse_disagreements(rule: Callable[..., Any], mutant: str | None) -> Iterator[tuple[Any, ...]]:
+    """The simulation's stalled client (answers read at the stall's end before the heartbeat thread's
+    look, ``HeartbeatThread.run``'s ``pollNoWakeup`` first), against ``stalled_session_lapses`` over
+    the run's own heartbeats, and ``session_lapse_time`` through ``after_stall`` for when: whether
+    and when the client's session lapses."""
+    for at, length, resp in LAPSE_CASES:
+        end = at + length
+        run = _stall_run(at, length, {"c1.hb1.resp": resp}, mutant)
+        sends = {m.name: m.sent for m in run.messages if m.src == "c1" and m.name.startswith("hb")}
+        answers = {m.name: m.received for m in run.messages if m.dst == "c1" and m.name.startswith("hb")}
+        env = _env(mutant, session_timeout_ms=6000)
+        prev_read, prev_sent = 0, 0
+        z: tuple[str, int] | None = None
+        for k in range(1, 40):
+            name = f"hb{k}"
+            if name not in sends and not run.lapsed:
+                break  # beyond the run's end
+            # a heartbeat the client no longer sent (its session lapsed first) is, on the symbolic side,
+            # sent when it falls due (after the stall) and never answered
+            sent = sends.get(name, _read(prev_sent + 1000, at, end))
+            read = _read(answers[name], at, end) if name in answers else BIG
+            if _bool(rule(env, 0, _i(prev_read), _i(read), _i(prev_sent), _i(sent), _i(at), _i(end))):
+                lapse_at = rules.after_stall(
+                    rules.session_lapse_time(env, 0, _i(prev_read), _i(prev_sent)), _i(at), _i(end)
+                )
+                z = ("c1", _int(lapse_at))
+                break
+            if name not in answers:
+                break
+            prev_read, prev_sent = read, sent
+        # the coordinator expires the member only after its own session lapsed (it stops heartbeating)
+        assert not run.expired or (run.lapsed and run.lapsed[0][1] < run.expired[0][1]), (at, length, resp)
+        concrete = run.lapsed[0] if run.lapsed else None
+        if z != concrete:
+            yield at, length, resp, z, concrete
+
+
+@pytest.mark.parametrize("mutant", [None, M.SESSION_TIMER_FROM_SEND])
+def test_stalled_session_lapse_agrees_with_the_stalled_client(mutant: str | None) -> None:
+    assert list(_stall_lapse_disagreements(rules.stalled_session_lapses, mutant)) == []
+
+
+def test_a_stalled_session_lapse_without_the_read_at_resume_disagrees() -> None:
+    """``client_session_lapses`` alone (the answer read at the resume not counted before the check)
+    is caught."""
+
+    def without_resume(env: Env, member: int, lr: Any, nr: Any, ls: Any, ns: Any, a: Any, b: Any) -> Any:
+        return rules.client_session_lapses(env, member, lr, nr, ls, ns)
+
+    assert list(_stall_lapse_disagreements(without_resume, None))
+
+
+def _learn_disagreements(rule: Callable[[Any, Sequence[rules.Message]], tuple[Any, Any]]) -> Iterator[tuple[Any, ...]]:
+    """Two members Stable at 0; c2 sends nothing, so the reference expires it at its deadline
+    (``rearm_deadline`` from 0) and prepares a rebalance; c1's heartbeats reach the coordinator at
+    ``arrivals`` and their answers come back ``resp`` ms later. The first answer REBALANCE_IN_PROGRESS
+    (``handle_heartbeat`` in PreparingRebalance), and the simulation's client on reading it (its
+    ``_heartbeat_answer`` marks the rejoin needed), against ``learns_of_rebalance``."""
+    st, resp = 6000, 7
+    for arrivals in ((3000, 5999, 6000, 6001), (3000, 6000, 9000), (2000, 4000), (6001,), (1, 5999)):
+        ref = _Ref()
+        _stable(ref, [("c1", 100000, 300000), ("c2", st, 300000)])
+        rip: int | None = None
+        for a in arrivals:
+            ref.to(a)
+            before = len(ref.heartbeat_answers)
+            ref.heartbeat("c1")
+            ref.settle()
+            if rip is None and ref.heartbeat_answers[before] == Errors.REBALANCE_IN_PROGRESS:
+                rip = a + resp
+        assert ref.removed.get("c2", (st, None))[0] == st
+        started = rules.rearm_deadline(_env(session_timeout_ms=st), 1, _i(0))
+        msgs = [rules.Message(_i(a - 1), _i(a), _i(a + resp), z3.BoolVal(True), 1) for a in arrivals]
+        learned, learns = rule(started, msgs)
+        z = _int(learned) if _bool(learns) else None
+        if z != rip:
+            yield arrivals, z, rip
+    # the simulation's client: a REBALANCE_IN_PROGRESS answer read in Stable requests the rejoin
+    sim = S.Simulation(parse({"member": [{"name": "c1"}]}), S.Schedule({}), S.Scenario.STEADY)
+    sim._setup()
+    client = sim.clients[0]
+    sim._heartbeat_answer(client, Errors.REBALANCE_IN_PROGRESS, 10)
+    if not client.rejoin_needed:
+        yield ("the client did not mark the rejoin needed",)
+
+
+def test_learns_of_rebalance_agrees_with_the_reference() -> None:
+    assert list(_learn_disagreements(rules.learns_of_rebalance)) == []
+
+
+def test_a_changed_learning_rule_disagrees() -> None:
+    """Learning from a heartbeat in the expiry's own millisecond (the timer firing before the
+    millisecond's requests) is caught."""
+
+    def same_ms(started: Any, hbs: Sequence[rules.Message]) -> tuple[Any, Any]:
+        shifted = [rules.Message(m.sent, m.arrives + 1, m.answered, m.is_sent, m.priority) for m in hbs]
+        learned, learns = rules.learns_of_rebalance(started, shifted)
+        return learned, learns
+
+    assert list(_learn_disagreements(same_ms))
+
+
+#: the rebalance scenario's subject: a heartbeat every 1 s, a batch of one record
+REJOIN_DOC: dict[str, Any] = {
+    "consumer": {
+        "session.timeout.ms": 45000,
+        "heartbeat.interval.ms": 1000,
+        "retry.backoff.ms": 100,
+        "max.poll.interval.ms": 300000,
+        "max.poll.records": 1,
+        "enable.auto.commit": False,
+    },
+    "environment": {
+        "network.delay.ms": [1, 1000],
+        "record.processing.ms": [1, 5000],
+        "new.member.join.ms": [0, 10000],
+    },
+}
+
+
+def _rejoin_run(batch: Callable[[int], int], auto: bool) -> tuple[S.Run, list[int]]:
+    """c1 Stable alone at 0, polling at 0 and after each batch; c2 joins at 1500 (every message
+    takes 1 ms: its second JoinGroup arrives at 1503 and starts the rebalance), so c1's heartbeat
+    sent at 2000 is answered REBALANCE_IN_PROGRESS, read at 2002 (batches of 2002 ms put a poll in
+    that millisecond, 2001 ms one just before). Returns the run and c1's poll times."""
+    doc = {**REJOIN_DOC, "consumer": {**REJOIN_DOC["consumer"], "enable.auto.commit": auto}}
+    polls = [0]
+    for i in range(40):
+        polls.append(polls[-1] + batch(i))
+    schedule = {f"c1.batch{i}": polls[i + 1] - polls[i] for i in range(40)}
+    schedule.update({"c2.join_at": 1500, "c1.rejoin-commit.req": 3, "c1.rejoin-commit.resp": 4})
+    sim = S.Simulation(parse(doc), S.Schedule(schedule), S.Scenario.REBALANCE)
+    return sim.execute(20000), polls
+
+
+def _same(batch: int, i: int) -> int:
+    return batch
+
+
+def _rejoin_disagreements(
+    poll_rule: Callable[[Any, Any, Any], Any], sent_rule: Callable[[Any, Any, Any], Any]
+) -> Iterator[tuple[Any, ...]]:
+    """The simulation's subject (``_poll`` acts on ``rejoin_needed``; with auto-commit, ``_poll``
+    sends the rejoin commit and ``_answer`` sends JoinGroup when its answer arrives): when its
+    JoinGroup goes out, against ``rejoins_at_poll`` (which poll) and ``rejoin_join_sent`` (when)."""
+    for batch, auto in product((400, 2002, 1001, 667, 2003, 2001), (False, True)):
+        run, polls = _rejoin_run(partial(_same, batch), auto)
+        learned = next(m.received for m in run.messages if m.dst == "c1" and m.label.startswith("Heartbeat REBALANCE"))
+        joins = sorted(m.sent for m in run.messages if m.src == "c1" and m.name.startswith("join"))
+        assert learned == 2002, learned
+        commit = [m.received for m in run.messages if m.dst == "c1" and m.name == "rejoin-commit"]
+        z: int | None = None
+        for prev, poll in zip(polls, polls[1:], strict=False):
+            if _bool(poll_rule(_i(learned), _i(prev), _i(poll))):
+                answered = commit[0] if commit else poll
+                z = _int(sent_rule(z3.BoolVal(auto), _i(poll), _i(answered)))
+                break
+        if not joins or z != joins[0]:
+            yield batch, auto, learned, z, joins[:1]
+
+
+def test_rejoin_agrees_with_the_simulated_consumer() -> None:
+    assert list(_rejoin_disagreements(rules.rejoins_at_poll, rules.rejoin_join_sent)) == []
+
+
+def test_a_changed_rejoin_rule_disagrees() -> None:
+    """A poll in the answer's millisecond that runs before the answer is read, or a JoinGroup that
+    does not wait for onJoinPrepare's commit, is caught."""
+    late_read = lambda learned, prev, poll: z3.And(prev <= learned, learned < poll)  # noqa: E731
+    assert list(_rejoin_disagreements(late_read, rules.rejoin_join_sent))
+    no_wait = lambda auto, poll, answered: poll  # noqa: E731
+    assert list(_rejoin_disagreements(rules.rejoins_at_poll, no_wait))
+
+
+#: (the rebalance timeout of c1 and c2, c3's join or None): c2's JoinGroup at 100 ms starts the
+#: rebalance, c1 never rejoins, so the join phase completes by the timeout at 100 + rt; c2's new-member
+#: deadline is 300,100 ms and c3's (joining at 200 ms) 300,200 ms: each before, at and after it
+NEW_TIMER_CASES = [(rt, c3) for rt in (299_999, 300_000, 300_001) for c3 in (None,)] + [
+    (rt, 200) for rt in (300_099, 300_100, 300_101)
+]
+
+
+def _join_ended(ref: _Ref) -> int | None:
+    """When the join phase begun at 100 ms ended: in CompletingRebalance, or in Empty when every
+    member had gone by then."""
+    return next(
+        (t for t, st in ref.states if st in (GroupState.COMPLETING_REBALANCE, GroupState.EMPTY) and t > 100), None
+    )
+
+
+def _new_timer_disagreements(rule: Callable[[Any, Any, Any, Any], Any]) -> Iterator[tuple[Any, ...]]:
+    """c1 Stable alone at 0; c2 (and c3) join as new members and wait in PreparingRebalance for c1,
+    which never rejoins: the reference (``add_member_and_rebalance`` arming the new-member
+    DelayedHeartbeat, the DelayedJoin, timers due together firing in the order they were armed)
+    removes a new member at its deadline or completes the join first. Against
+    ``new_member_timer_first`` and ``alive_at_expiry`` (a new member is never alive)."""
+    session = 400_000
+    for rt, c3 in NEW_TIMER_CASES:
+        ref = _Ref(delay=0)
+        _stable(ref, [("c1", session, rt)])
+        ref.to(100)
+        ref.join("c2", session, rt)
+        ref.settle()
+        joined = {"c2": 100}
+        if c3 is not None:
+            ref.to(c3)
+            ref.join("c3", session, rt)
+            ref.settle()
+            joined["c3"] = c3
+        started = ref.entered(GroupState.PREPARING_REBALANCE)
+        assert started == 100
+        _step_to(ref, 10**6, partial(_join_ended, ref))
+        completed = _join_ended(ref)
+        assert completed == 100 + rt, (rt, c3, ref.states)
+        for name, added in joined.items():
+            fires = rule(_i(added), _i(completed), z3.BoolVal(False), z3.BoolVal(added == started))
+            z = _bool(z3.And(fires, z3.Not(rules.alive_at_expiry(_env(), z3.BoolVal(True), z3.BoolVal(True)))))
+            removed = ref.removed.get(name)
+            concrete = removed == (added + NEW_MEMBER_JOIN_TIMEOUT_MS, RemovalCause.HEARTBEAT_EXPIRED)
+            if z != concrete:
+                yield rt, name, z, removed
+
+
+def test_new_member_timer_first_agrees_with_the_reference() -> None:
+    assert list(_new_timer_disagreements(rules.new_member_timer_first)) == []
+
+
+def test_a_changed_new_member_timer_tie_disagrees() -> None:
+    """A tie broken for the timer whichever member started the rebalance, or never, is caught."""
+
+    def always(added: Any, completed: Any, by_members: Any, first: Any) -> Any:
+        return rules.new_member_timer_first(added, completed, by_members, z3.BoolVal(True))
+
+    def never(added: Any, completed: Any, by_members: Any, first: Any) -> Any:
+        return rules.new_member_timer_first(added, completed, by_members, z3.BoolVal(False))
+
+    assert list(_new_timer_disagreements(always))
+    assert list(_new_timer_disagreements(never))
+
+
+def _sync_parked_disagreements(rule: Callable[[Any, Any, Any], Any], mutant: str | None) -> Iterator[tuple[Any, ...]]:
+    """c1 (leader, 20 s session) and c2 (6 s) Stable at 0 rejoin at 100 and 200 ms, so the join phase
+    completes at 200 ms and re-arms c2's deadline to 6,200 ms; c2's SyncGroup arrives at 200 + ``a``,
+    the leader's at 200 + ``b``. The reference (with ``liveness_ignores_parked``, the catalogue's
+    mutant, parking does not keep a member) removes c2 at its deadline while its SyncGroup waits, or
+    not, against ``parked_at_deadline`` with ``alive_at_expiry``."""
+    for a, b in product((5999, 6000, 6001), (5999, 6000, 6001, 9000)):
+        if a == b:
+            # outside the rebalance questions' premises ("a follower's SyncGroup arrives with the
+            # leader's"): the reference fires the timers due after each request, so the follower's
+            # deadline would fire between the two
+            continue
+        ref = _Ref(mutant=mutant)
+        _stable(ref, [("c1", 20000, 300000), ("c2", 6000, 300000)])
+        ref.to(100)
+        ref.join("c1", 20000, 300000)
+        ref.settle()
+        ref.to(200)
+        ref.join("c2", 6000, 300000)
+        ref.settle()
+        completed = ref.entered(GroupState.COMPLETING_REBALANCE)
+        assert completed == 200
+        sent = False
+        # the requests of one millisecond are handled before its timers fire (c2's before the leader's)
+        for t in sorted({completed + a, completed + b}):
+            ref.to(t)
+            if t == completed + a and "c2" not in ref.removed:
+                ref.sync("c2", False)
+                sent = True
+            if t == completed + b:
+                ref.sync("c1", True)
+            ref.settle()
+        ref.to(completed + 20000)
+        ref.settle()
+        deadline = rules.rearm_deadline(_env(session_timeout_ms=6000), 1, _i(completed))
+        concrete = sent and ref.removed.get("c2") == (_int(deadline), RemovalCause.HEARTBEAT_EXPIRED)
+        parked = rule(_i(completed + a), deadline, _i(completed + b))
+        z = _bool(z3.And(parked, z3.Not(rules.alive_at_expiry(_env(mutant), z3.BoolVal(True), z3.BoolVal(False)))))
+        if z != concrete:
+            yield a, b, z, concrete
+
+
+@pytest.mark.parametrize("mutant", [None, M.LIVENESS_IGNORES_PARKED])
+def test_parked_at_deadline_agrees_with_the_reference(mutant: str | None) -> None:
+    assert list(_sync_parked_disagreements(rules.parked_at_deadline, mutant)) == []
+
+
+def test_a_changed_parked_at_deadline_rule_disagrees() -> None:
+    """A follower's SyncGroup in the deadline's millisecond not counted as parked, or a leader's
+    SyncGroup in it not counted as in time, is caught."""
+    strict = lambda own, d, leader: z3.And(own < d, d < leader)  # noqa: E731
+    late_leader = lambda own, d, leader: z3.And(own <= d, d <= leader)  # noqa: E731
+    assert list(_sync_parked_disagreements(strict, M.LIVENESS_IGNORES_PARKED))
+    assert list(_sync_parked_disagreements(late_leader, M.LIVENESS_IGNORES_PARKED))
+
+
+def test_heartbeat_rearms_is_what_the_heartbeat_expiry_twin_compares(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``heartbeat_rearm`` reads ``heartbeat_rearms``: a rule saying a Heartbeat never re-arms the
+    deadline disagrees with the unmutated reference."""
+    assert list(_expiry_disagreements(None, None)) == []
+    monkeypatch.setattr(rules, "heartbeat_rearms", lambda env: False)
+    assert list(_expiry_disagreements(None, None))
+
+
 # ================================================================================= the registry
 RULES: dict[str, tuple[str, str]] = {
     "heartbeat_lateness": (
@@ -674,6 +1189,10 @@ RULES: dict[str, tuple[str, str]] = {
     "poll_timer_leaves": (
         "`kgc/client/heartbeat.py` `Heartbeat.poll`, `poll_timeout_expired`",
         "test_poll_timer_agrees_with_the_client_heartbeat",
+    ),
+    "heartbeats_while_completing": (
+        "`kgc/timing/simulate.py` `Simulation._join_answer` (the heartbeat thread enabled at the JoinGroup answer)",
+        "test_heartbeats_while_completing_agree_with_the_client",
     ),
     "batch_duration": (
         "environment: `max.poll.records` × `record.processing.ms`",
@@ -703,6 +1222,10 @@ RULES: dict[str, tuple[str, str]] = {
         "`kgc/reference/coordinator.py` `add_member_and_rebalance` (the new-member DelayedHeartbeat)",
         "test_new_member_timer_agrees_with_the_reference",
     ),
+    "static_rejoin_session_timeout": (
+        "`kgc/reference/coordinator.py` `update_static_member_and_rebalance` (`group.update_member`'s timeouts)",
+        "test_static_rejoin_timeouts_agree_with_the_reference",
+    ),
     "missed_deadline": (
         "`kgc/reference/` DelayedHeartbeat (`delayed.py`); a static member's rejoin in Stable",
         "test_heartbeat_expiry_agrees_with_the_reference",
@@ -726,6 +1249,50 @@ RULES: dict[str, tuple[str, str]] = {
     "pending_sync_deadline": (
         "`kgc/reference/` DelayedSync (`schedule_pending_sync`)",
         "test_join_phase_agrees_with_the_reference",
+    ),
+    "heartbeat_rearms": (
+        "`kgc/reference/coordinator.py` `handle_heartbeat`",
+        "test_heartbeat_expiry_agrees_with_the_reference",
+    ),
+    "session_restart": (
+        "`kgc/client/heartbeat.py` `Heartbeat.receive_heartbeat` (the simulation's `_heartbeat_answer`)",
+        "test_session_lapse_time_agrees_with_the_client_heartbeat",
+    ),
+    "session_lapse_time": (
+        "`kgc/client/heartbeat.py` `Heartbeat.session_timeout_expired` (the simulation's `_thread`)",
+        "test_session_lapse_time_agrees_with_the_client_heartbeat",
+    ),
+    "stalled": (
+        "`kgc/timing/simulate.py` `_Client.stalled`",
+        "test_after_stall_agrees_with_the_stalled_client",
+    ),
+    "after_stall": (
+        "`kgc/timing/simulate.py` `_Client.stalled`, read by `_answer`, `_poll`, `_thread`",
+        "test_after_stall_agrees_with_the_stalled_client",
+    ),
+    "stalled_session_lapses": (
+        "`kgc/timing/simulate.py` `_answer` (deferred to the stall's end) before `_thread`",
+        "test_stalled_session_lapse_agrees_with_the_stalled_client",
+    ),
+    "learns_of_rebalance": (
+        "`kgc/reference/coordinator.py` `handle_heartbeat` in PreparingRebalance; the simulation's `_heartbeat_answer`",
+        "test_learns_of_rebalance_agrees_with_the_reference",
+    ),
+    "rejoins_at_poll": (
+        "`kgc/timing/simulate.py` `_poll` acting on `rejoin_needed`",
+        "test_rejoin_agrees_with_the_simulated_consumer",
+    ),
+    "rejoin_join_sent": (
+        "`kgc/timing/simulate.py` `_poll`'s rejoin commit, `_answer` sending JoinGroup at its answer",
+        "test_rejoin_agrees_with_the_simulated_consumer",
+    ),
+    "new_member_timer_first": (
+        "`kgc/reference/coordinator.py` `add_member_and_rebalance`, the DelayedJoin; the timers' order",
+        "test_new_member_timer_first_agrees_with_the_reference",
+    ),
+    "parked_at_deadline": (
+        "`kgc/reference/coordinator.py` SyncGroup in CompletingRebalance (the parked callback), `_alive`",
+        "test_parked_at_deadline_agrees_with_the_reference",
     ),
     "before": ("network: `kgc/timing/simulate.py` send order", "test_crosscheck.py"),
     "fifo": ("network: `kgc/timing/simulate.py` delivery (no overtaking)", "test_crosscheck.py"),

@@ -73,4 +73,54 @@ def test_unknown_mutant_and_ranges_are_refused() -> None:
         Simulation(parse({}), Schedule({}), Scenario.STEADY, "nope")
     with pytest.raises(ValueError, match="needs fixed values"):
         Simulation(parse({"consumer": {"max.poll.records": [1, 5]}}), Schedule({}), Scenario.STEADY)
-    assert len(MUTANTS) == 8
+    assert len(MUTANTS) == 10
+
+
+def test_the_leaders_heartbeats_while_it_assigns_are_named_and_folded() -> None:
+    """The rebalance scenario's leader heartbeats while it assigns (clients >= 2.7): from its JoinGroup
+    answer on its heartbeats are ``assign.hb1``, ``assign.hb2``… (the names ``evicted_while_assigning``
+    gives them), and a timeline folds the routine ones among them as it folds ``hbK``."""
+    from kgc.timing.timeline import visible
+
+    doc = {
+        "consumer": {**CONSUMER, "heartbeat.interval.ms": 1000, "max.poll.records": 1},
+        "environment": {"network.delay.ms": [1, 1], "assignment.ms": [20000, 20000], "new.member.join.ms": [0, 0]},
+    }
+    run = Simulation(parse(doc), Schedule({}), Scenario.REBALANCE).execute(40000)
+    sent = [m.name for m in run.messages if m.src == "c1" and m.name.startswith("assign.hb")]
+    assert sent[:3] == ["assign.hb1", "assign.hb2", "assign.hb3"] and len(sent) >= 19
+    shown, _, folded = visible(run)
+    names = {m.name for m in shown}
+    last = max(sent, key=lambda n: int(n.removeprefix("assign.hb")))
+    assert folded > 0 and "assign.hb1" in names and last in names and "assign.hb10" not in names
+
+
+def test_a_failed_syncgroup_rejoins_at_once_in_a_single_rebalance_scenario() -> None:
+    """``joinGroupIfNeeded`` sends JoinGroup again at once after SyncGroup REBALANCE_IN_PROGRESS
+    (``AbstractCoordinator.java``, clients 3.6.2), in every scenario, not only the rolling ones: c2
+    joins at 0, the join phase completes at 1110; c3 joins at 2500, so c2's parked SyncGroup and c1's
+    (the leader's, after its 3 s assignment) are answered REBALANCE_IN_PROGRESS; both rejoin at once
+    and the three are Stable in generation 3 at 7180. The old client waited for a poll that never
+    came and left the group when its poll timer expired (31,120 ms)."""
+    doc = {
+        "consumer": {
+            **CONSUMER,
+            "heartbeat.interval.ms": 1000,
+            "max.poll.records": 1,
+            "max.poll.interval.ms": 30000,
+            "enable.auto.commit": False,
+        },
+        "environment": {
+            "network.delay.ms": [10, 10],
+            "assignment.ms": [3000, 3000],
+            "new.member.join.ms": [0, 20000],
+            "record.processing.ms": [100, 100],
+        },
+        "member": [{"name": "c1"}, {"name": "c2"}, {"name": "c3"}],
+    }
+    config = parse(doc)
+    run = Simulation(config, Schedule({"c2.join_at": 0, "c3.join_at": 2500}), Scenario.REBALANCE).execute(60000)
+    again = [(e.time, e.lane) for e in run.events if e.text == "SyncGroup REBALANCE_IN_PROGRESS: JoinGroup again"]
+    assert again == [(2540, "c2"), (4140, "c1")]
+    assert run.left == [] and run.expired == [] and run.removed == []
+    assert run.synced == [("c1", 7180), ("c2", 7180), ("c3", 7180)]
