@@ -67,11 +67,21 @@ class Bug:
         """Put back as a timing mutant and found by a timing question (``kgc.timing.bugs``)."""
         return bool(self.timing_mutant)
 
+    consumers: int = 0
+    """The number of consumers its search runs with, when fewer than the run's (0: the run's): like
+    :attr:`faults`, a smaller configuration within the default's bounds for a bug whose shortest counterexample
+    needs only that many (a consumer that never acts adds no behaviour, so the catch is the same as on the full
+    configuration or longer, never shorter). Applied only where the run's configuration names no per-consumer
+    settings and has no more static consumers than that."""
+
     def search_config(self, config: Config) -> Config:
-        """``config`` with only the fault kinds of :attr:`faults` it enables (itself when ``faults`` is empty)."""
-        if not self.faults:
-            return config
-        return replace(config, faults=config.faults & self.faults)
+        """``config`` with only the fault kinds of :attr:`faults` it enables and at most :attr:`consumers`
+        consumers (itself when neither applies)."""
+        narrowed = replace(config, faults=config.faults & self.faults) if self.faults else config
+        per_consumer = config.join_versions or config.protocols or config.protocol_types or config.session_timeouts_ms
+        if 0 < self.consumers < config.consumers and not per_consumer and config.static_consumers <= self.consumers:
+            narrowed = replace(narrowed, consumers=self.consumers)
+        return narrowed
 
     @property
     def put_back(self) -> bool:
@@ -376,6 +386,7 @@ CATALOGUE: tuple[Bug, ...] = (
         "gives a partition to two members (plan_partitions_disjoint) three steps before two Stable consumers "
         "own it (exclusive_ownership)",
         faults=frozenset({"session_expiry"}),
+        consumers=2,
     ),
     Bug(
         "KAFKA-13214",
@@ -419,6 +430,7 @@ CATALOGUE: tuple[Bug, ...] = (
         "Searched with the one fault its shortest counterexample needs (session_expiry: the static member left "
         "behind)",
         faults=frozenset({"session_expiry"}),
+        consumers=2,
     ),
     Bug(
         "KAFKA-13310/KAFKA-14024",
@@ -486,6 +498,7 @@ CATALOGUE: tuple[Bug, ...] = (
         "member left behind claims its partitions from a stale generation); the leader's plan then gives the stale "
         "claimant a partition the member that claims it from the newer generation still owns (plan_respects_claims)",
         faults=frozenset({"session_expiry"}),
+        consumers=2,
     ),
     Bug(
         "franz-go#686",
