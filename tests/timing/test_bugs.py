@@ -24,7 +24,7 @@ FOUND: dict[str, tuple[str, str, int, int]] = {
     # old process's session timeout, before its first heartbeat at the new interval
     "KAFKA-14009": ("static_restart_new_timeouts", "static-new-timeouts.toml", 16_004, 4),
     # the leader assigning for longer than its 45 s session sends no heartbeat meanwhile and is removed
-    "KAFKA-10134": ("evicted_while_assigning", "slow-assignment.toml", 50_649, 11),
+    "KAFKA-10134": ("evicted_while_assigning", "slow-assignment.toml", 50_550, 11),
 }
 
 

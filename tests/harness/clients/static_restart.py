@@ -33,16 +33,17 @@ INSTANCE_IDS = ("instance-1", "instance-2")
 STATIC_LIBRARIES = list(LIBRARIES)
 
 
-def static_options() -> ClientOptions:
-    """Eager (range) consumers with :data:`STATIC_SESSION_MS` and two static slots.
+def static_options(session_ms: int = STATIC_SESSION_MS) -> ClientOptions:
+    """Eager (range) consumers with a session of ``session_ms`` (:data:`STATIC_SESSION_MS` unless
+    told) and two static slots.
     ``max.poll.interval.ms`` is raised to the session timeout: librdkafka refuses to create a
     consumer whose ``max.poll.interval.ms`` is below its ``session.timeout.ms``
     (``rd_kafka_conf_finalize``, src/rdkafka_conf.c: "`max.poll.interval.ms`must be >=
     `session.timeout.ms`"), which is why confluent-kafka's static consumers once formed no group."""
     return dataclasses.replace(
         ClientOptions(assignment="eager"),
-        session_timeout_ms=STATIC_SESSION_MS,
-        max_poll_interval_ms=STATIC_SESSION_MS,
+        session_timeout_ms=session_ms,
+        max_poll_interval_ms=session_ms,
         static_members=len(INSTANCE_IDS),
     )
 
@@ -101,11 +102,14 @@ def restart_a_member(
     static: bool,
     settled: Callable[[list[str]], bool],
     group_settled: Callable[[], bool],
+    session_ms: int = STATIC_SESSION_MS,
+    drain_s: float = 40.0,
 ) -> Restart:
     """Run the restart on ``run`` (closed by the caller). ``settled(names)``: the group is Stable
     with exactly these consumers, every partition owned; ``group_settled()``: Stable with two
     members (a static member keeps the killed process's record on real Kafka, so its names are
-    not compared)."""
+    not compared). ``session_ms``: the run's session timeout, how long the new process is given to
+    take the old one's place; ``drain_s``: how long the run is given to process every record."""
     run.start_producer()
     ids: list[str | None] = list(INSTANCE_IDS) if static else [None, None]
     names = [run.start_consumer(group_instance_id=i) for i in ids]
@@ -115,13 +119,13 @@ def restart_a_member(
     run.kill(names[0])
     again = run.start_consumer(group_instance_id=ids[0])
     if static:
-        took_over = until(lambda: group_settled() and run.owned().get(again) == owned, STATIC_SESSION_MS / 1000)
+        took_over = until(lambda: group_settled() and run.owned().get(again) == owned, session_ms / 1000)
     else:
-        took_over = until(lambda: settled([again, names[1]]), STATIC_SESSION_MS / 1000)
+        took_over = until(lambda: settled([again, names[1]]), session_ms / 1000)
     survivor = [
         (e.kind, e.data)
         for e in list(run.events)[mark:]
         if e.client == names[1] and e.kind in ("revoked", "assigned", "lost")
     ]
-    drained = run.drain(40)
+    drained = run.drain(drain_s)
     return Restart(survivor, took_over, drained, run.check(final=True))

@@ -30,10 +30,13 @@ pytestmark = pytest.mark.clients
 
 def _scripted_restart(cluster: Cluster, library: str, within_session: bool, out: Path) -> list[int]:
     """Two static members settle, the first is restarted; the checks run after each rule, as in a
-    Hypothesis run, and the run ends with the machine's teardown (drain, final checks). Returns the
-    generations the served group went through from the settled group on."""
-    machine: Any = machine_for(cluster, library, static_options(), known=known_checks(library), out_dir=out)()
+    Hypothesis run, and a run whose checks held ends with the machine's teardown (drain, final
+    checks). The wait for the new process to own a partition ends early when a check has already
+    failed. Returns the generations the served group went through from the settled group on."""
+    known = known_checks(library)
+    machine: Any = machine_for(cluster, library, static_options(), known=known, out_dir=out)()
     run = machine.run
+    checked = False
     try:
         machine.begin("none")  # both static slots started, no opening restart
         first, second = machine.names
@@ -55,10 +58,20 @@ def _scripted_restart(cluster: Cluster, library: str, within_session: bool, out:
         before = group.generation_id
         machine.checks_hold()
         again = machine.restart_static(first, within_session)
-        assert until(lambda: bool(run.owned().get(again)), 40), ("the new process owns nothing", run.owned())
+
+        def owns_or_failed() -> bool:
+            return bool(run.owned().get(again)) or any(v.check not in known for v in run.check())
+
+        assert until(owns_or_failed, 40), ("the new process owns nothing", run.owned())
         machine.checks_hold()
+        checked = True
     finally:
-        machine.teardown()
+        if checked:
+            machine.teardown()
+        else:
+            # a check failed (a served mutant) or the run did not get that far: the failure and its
+            # replay file are those of the check that failed, and the teardown's drain is not waited out
+            run.close()
     return sorted(
         {s.group.generation_id for s in list(run.served) if s.group is not None and s.group.generation_id >= before}
     )
