@@ -35,6 +35,7 @@ def main(argv: list[str]) -> int:
             "states": o.states,
             "seconds": round(o.seconds, 2),  # Outcome.seconds includes the shallower searches already
             "search_faults": sorted(b.faults),
+            "search_consumers": b.consumers or None,
         }
         print(json.dumps(row))
     print(

@@ -40,6 +40,7 @@ def record(script: str, args: list[str], name: str | None = None) -> tuple[int, 
     if not re.fullmatch(r"[a-z0-9_-]+", name):
         raise ValueError(f"--name {name!r}: use lower-case letters, digits, '_' and '-'")
     started = datetime.datetime.now(datetime.UTC)
+    load_before = os.getloadavg()[0]
     proc = subprocess.run([sys.executable, str(path), *args], capture_output=True, text=True, check=False)
     sys.stderr.write(proc.stderr)
     if proc.returncode != 0:
@@ -61,6 +62,8 @@ def record(script: str, args: list[str], name: str | None = None) -> tuple[int, 
             "processors": os.cpu_count(),
             "python": platform.python_version(),
             "platform": platform.platform(terse=True),
+            # The 1-minute load average as the run started and ended: on a shared machine a figure is read with it.
+            "load_average": [round(load_before, 1), round(os.getloadavg()[0], 1)],
         },
         "runs": runs,
     }

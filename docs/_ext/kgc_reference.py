@@ -312,9 +312,11 @@ class BenchmarkDirective(Directive):
         rows: list[list[Cell]] = [[_fmt(_value(run, f)) for f in fields] for run in runs]
         machine = doc["machine"]
         command = " ".join([f"python {doc['script']}", *doc["arguments"]])
+        load = machine.get("load_average")  # records made since benchmarks/record.py keeps it
+        under = f", 1-minute load average {load[0]} at the start and {load[1]} at the end" if load else ""
         caption = paragraph(
             f"Recorded {doc['started']} on {machine['processors']} processors, Python {machine['python']} "
-            f"({machine['platform']}):"
+            f"({machine['platform']}){under}:"
         )
         caption += nodes.Text(" ")
         caption += nodes.literal(text=command)

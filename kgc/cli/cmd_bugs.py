@@ -118,6 +118,7 @@ def bug_json(bug: catalogue.Bug, outcome: Outcome | None = None) -> dict[str, An
         "expected": bug.expected,
         "reason": bug.reason,
         "search_faults": sorted(bug.faults),
+        "search_consumers": bug.consumers or None,
     }
     if outcome is not None:
         doc |= {
@@ -266,6 +267,7 @@ def run(args: argparse.Namespace) -> int:
             else:
                 verdict = "ESCAPED"
             narrowed = f"; faults {', '.join(sorted(b.faults))} only" if b.faults else ""
+            narrowed += f"; {b.consumers} consumers" if b.consumers else ""
             print(
                 f"{b.id:26} {verdict}  (depth bound needed: {o.trace_length}; {o.states} states, {o.seconds:.1f} s"
                 f"{narrowed})"

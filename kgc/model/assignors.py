@@ -36,6 +36,17 @@ generation count; a member of an older generation is taken to own nothing."""
 CLAIMS_WITHOUT_GENERATION = 2
 """Kafka 2.4-2.8 (before apache/kafka#10985, KAFKA-12984): ``CooperativeStickyAssignor.memberData``
 has no generation and no double claim is detected: every claimant keeps its claim."""
+CLAIMS_STALE_HIDE_MOVES = 3
+"""franz-go before 1.21.4 (twmb/franz-go d7ae9db9, ``BalancePlan.AdjustCooperative``): the claims are read
+as in Kafka 3.5+ (:data:`CLAIMS_BY_GENERATION`), but what a member is *added* is its planned partitions
+less every partition it claims, however old its claim: a partition the plan hands back to a member whose
+claim a strictly newer claim elsewhere beat is not taken to move, so it is not left out for a round while
+its newer owner revokes it."""
+CLAIMS_OLDEST_GENERATION = 4
+"""librdkafka before 2.2.0 (``prepopulateCurrentAssignments`` of ``rdkafka_sticky_assignor.c`` before
+confluentinc/librdkafka#4252): of the claims of one partition the lowest generation keeps it (the per-partition
+claimants sorted by generation, ascending, and the first taken as its current owner), and of two claims of one
+generation the one read first (the second claimant was skipped with a warning, not invalidated)."""
 
 
 def _valid_claims(members: Sequence[M], claims: Sequence[Claim], rule: int) -> tuple[dict[M, list[int]], set[int]]:
@@ -50,6 +61,16 @@ def _valid_claims(members: Sequence[M], claims: Sequence[Claim], rule: int) -> t
     if rule == CLAIMS_WITHOUT_GENERATION:
         for m, (parts, _) in zip(members, claims, strict=True):
             owned[m].extend(parts)
+        return owned, multiple
+    if rule == CLAIMS_OLDEST_GENERATION:
+        for m, (parts, gen) in zip(members, claims, strict=True):
+            for p in parts:
+                other = owner.get(p)
+                if other is None or gen < generation[other]:
+                    if other is not None:
+                        owned[other].remove(p)
+                    owner[p] = m
+                    owned[m].append(p)
         return owned, multiple
     top: list[M] = []
     highest = -1
@@ -129,9 +150,21 @@ def cooperative_sticky(
                 exactly_min.append(m)
     transferring: dict[int, M] = {}
 
+    stale: dict[M, set[int]] = {}
+    if rule == CLAIMS_STALE_HIDE_MOVES:
+        # The claims a strictly newer claim of another member beats (d7ae9db9's maxClaim test, inverted).
+        newest: dict[int, int] = {}
+        for parts, gen in claims:
+            for p in parts:
+                newest[p] = max(newest.get(p, gen), gen)
+        for i in order:
+            parts, gen = claims[i]
+            stale[members[i]] = {p for p in parts if gen < newest[p]}
+
     def give(p: int, m: M) -> int:
         assignment[m].append(p)
-        if (p in maybe_revoked and maybe_revoked[p] != m) or p in multiple:
+        moves = (p in maybe_revoked and maybe_revoked[p] != m) or p in multiple
+        if moves and not (stale and p in stale[m]):
             transferring[p] = m
         return len(assignment[m])
 

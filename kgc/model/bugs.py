@@ -67,11 +67,21 @@ class Bug:
         """Put back as a timing mutant and found by a timing question (``kgc.timing.bugs``)."""
         return bool(self.timing_mutant)
 
+    consumers: int = 0
+    """The number of consumers its search runs with, when fewer than the run's (0: the run's): like
+    :attr:`faults`, a smaller configuration within the default's bounds for a bug whose shortest counterexample
+    needs only that many (a consumer that never acts adds no behaviour, so the catch is the same as on the full
+    configuration or longer, never shorter). Applied only where the run's configuration names no per-consumer
+    settings and has no more static consumers than that."""
+
     def search_config(self, config: Config) -> Config:
-        """``config`` with only the fault kinds of :attr:`faults` it enables (itself when ``faults`` is empty)."""
-        if not self.faults:
-            return config
-        return replace(config, faults=config.faults & self.faults)
+        """``config`` with only the fault kinds of :attr:`faults` it enables and at most :attr:`consumers`
+        consumers (itself when neither applies)."""
+        narrowed = replace(config, faults=config.faults & self.faults) if self.faults else config
+        per_consumer = config.join_versions or config.protocols or config.protocol_types or config.session_timeouts_ms
+        if 0 < self.consumers < config.consumers and not per_consumer and config.static_consumers <= self.consumers:
+            narrowed = replace(narrowed, consumers=self.consumers)
+        return narrowed
 
     @property
     def put_back(self) -> bool:
@@ -376,6 +386,7 @@ CATALOGUE: tuple[Bug, ...] = (
         "gives a partition to two members (plan_partitions_disjoint) three steps before two Stable consumers "
         "own it (exclusive_ownership)",
         faults=frozenset({"session_expiry"}),
+        consumers=2,
     ),
     Bug(
         "KAFKA-13214",
@@ -419,6 +430,7 @@ CATALOGUE: tuple[Bug, ...] = (
         "Searched with the one fault its shortest counterexample needs (session_expiry: the static member left "
         "behind)",
         faults=frozenset({"session_expiry"}),
+        consumers=2,
     ),
     Bug(
         "KAFKA-13310/KAFKA-14024",
@@ -473,12 +485,20 @@ CATALOGUE: tuple[Bug, ...] = (
         OTHER_CLIENT,
         "two owners from the sticky assignor",
         "librdkafka 2.2.0",
-        pending="librdkafka's fix (confluentinc/librdkafka#4252, 'several bugs with sticky assignor in case of "
-        "partition ownership changing between members', CHANGELOG 2.2.0) not read in full yet; it lies inside the "
-        "model now that owned-partition claims with generations are (assignor cooperative-sticky), and would be "
-        "put back as a rule of the cooperative assignor's claims (a new CLAIMS_* rule of kgc/model/assignors.py), "
-        "beside KAFKA-12984's and KAFKA-14639's; plan_partitions_disjoint and revoked_before_reassigned are the "
-        "properties expected to catch it",
+        fix="confluentinc/librdkafka#4252 (commit 966b63dc, CHANGELOG 2.2.0: prepopulateCurrentAssignments takes the "
+        "highest-generation claimant of a partition as its owner instead of the lowest, and invalidates a partition "
+        "two members claim from one generation instead of skipping the second claimant)",
+        mutant=m.OLDEST_CLAIM_WINS,
+        fidelity="the inverse of the fix's two claim rules under the model's (Kafka 4.0's) quota builder and "
+        "adjustAssignment: the lowest generation keeps a partition claimed twice, the first read of two claims of "
+        "one generation (members in member-id order; librdkafka read them in the JoinGroup answer's order); "
+        "librdkafka's own sticky balancing and its cooperative adjustment "
+        "(rd_kafka_cooperative_protocol_adjust_assignment, which compares with one raw claimant per partition) "
+        "are not put back. Searched with the one fault its shortest counterexample needs (session_expiry: a static "
+        "member left behind claims its partitions from a stale generation); the leader's plan then gives the stale "
+        "claimant a partition the member that claims it from the newer generation still owns (plan_respects_claims)",
+        faults=frozenset({"session_expiry"}),
+        consumers=2,
     ),
     Bug(
         "franz-go#686",
@@ -508,13 +528,17 @@ CATALOGUE: tuple[Bug, ...] = (
         fix="twmb/franz-go d7ae9db9 (BalancePlan.AdjustCooperative: a claim beaten by a strictly higher-generation "
         "claim elsewhere no longer counts as owned, so a partition the plan moves back to a stale claimant is "
         "withheld for one round)",
-        pending="fix read, not put back yet: before it, a partition the sticky plan handed back to a member claiming "
-        "it at an older generation was not withheld, so that member consumed it while the newer owner, still "
-        "rebalancing, did too until its SyncGroup. The rule fits kgc/model/assignors.py (the transfer test of "
-        "cooperative_sticky counting the receiver's raw claim), but no property sees the overlap: "
-        "revoked_before_reassigned judges only partitions a SyncGroup adds to its reader (the stale claimant "
-        "already holds this one) and exclusive_ownership only Stable owners (the newer owner is rebalancing); a "
-        "property over what a consumer is granted in a generation, its stale holdings included, is needed",
+        mutant=m.STALE_CLAIM_HIDES_MOVE,
+        equivalent="put back (mutant stale_claim_hides_move, the inverse of the fix on the model's assignor: a "
+        "partition the plan gives a member whose own claim on it a strictly newer claim beats is not taken to move) "
+        "and caught where its rule is taken (plan_respects_claims, tests/properties/test_properties_can_fail.py; the "
+        "fix's repro on the assignor, tests/model/test_cooperative.py), but not reached within the default "
+        "configuration's bounds: the search with the cooperative-sticky assignor and every fault is exhaustive "
+        "there (1.34 million states) and finds nothing. The rule is taken only when the stale claimant is under "
+        "its quota while the newer owner is over it; a consumer that missed a generation stays a member only as a "
+        "static member left behind, which is planned its share in the generation it missed, so its claim keeps it "
+        "at quota unless the group shrinks or grows between two later generations, which takes more generations "
+        "or perturbations than the default's (3 and 1)",
     ),
     Bug(
         "sarama#2292",
@@ -536,7 +560,23 @@ CATALOGUE: tuple[Bug, ...] = (
         fix="dpkp/kafka-python#2614 (do not reset_generation after RebalanceInProgressError; "
         "ConsumerCoordinator._handle_offset_commit_response)",
         mutant=m.REBALANCE_IN_PROGRESS_RESETS_GENERATION,
-        equivalent=m.by_name(m.REBALANCE_IN_PROGRESS_RESETS_GENERATION).equivalent,
+        equivalent="the fix (dpkp/kafka-python commit d9c2009d, kafka-python 2.2.4) has two halves and the model "
+        "reaches neither. (1) An OffsetCommit answered REBALANCE_IN_PROGRESS no longer resets the generation: Kafka "
+        "gives that answer only in CompletingRebalance and only to a member of the current generation (3.6.2 "
+        "GroupCoordinator.doCommitOffsets; 4.x ClassicGroup.validateOffsetCommit), while kafka-python sends its "
+        "generation only when Stable (BaseCoordinator.generation() is None otherwise) and a Stable consumer holds "
+        "the generation of a SyncGroup answer it read, which the coordinator releases only as the group leaves "
+        "CompletingRebalance; a later CompletingRebalance has a newer generation and answers ILLEGAL_GENERATION. "
+        "The fix's own comment says so ('Consumer never tries to commit offset in between join-group and "
+        "sync-group'), and the model's consumer, which commits only while Stable with no request in flight, never "
+        "meets the answer either: the mutant's state graph is the protocol's (tests/model/test_mutants.py); where the "
+        "reset is taken, member_identity_stable fails (a hand-made step, tests/model/test_bugs.py). (2) A commit while "
+        "not Stable now fails in the client instead of going out with no member id and generation -1, which a group "
+        "with members answers UNKNOWN_MEMBER_ID (ClassicGroup.validateOffsetCommit), after which reset_generation "
+        "forgets the member id: that churn needs a commit made during a rebalance (an application's commit() from "
+        "another thread, or with explicit offsets), and the model's consumer commits only by auto-commit while "
+        "Stable (kafka-python's poll auto-commits only once no rejoin is pending or ensure_active_group "
+        "succeeded); putting it back needs an application commit step in the consumer model",
     ),
     Bug(
         "kafka-python#3017",

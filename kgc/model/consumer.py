@@ -36,6 +36,8 @@ from kgc.model.actions import (
 from kgc.model.assignors import (
     CLAIMS_BY_GENERATION,
     CLAIMS_OF_HIGHEST_GENERATION,
+    CLAIMS_OLDEST_GENERATION,
+    CLAIMS_STALE_HIDE_MOVES,
     CLAIMS_WITHOUT_GENERATION,
     assign,
 )
@@ -308,6 +310,10 @@ def _claims_rule(config: Config) -> int:
         return CLAIMS_WITHOUT_GENERATION
     if not rules.stale_claims_counted:
         return CLAIMS_OF_HIGHEST_GENERATION
+    if not rules.stale_claim_moves_withheld:
+        return CLAIMS_STALE_HIDE_MOVES
+    if not rules.newest_claim_wins:
+        return CLAIMS_OLDEST_GENERATION
     return CLAIMS_BY_GENERATION
 
 

@@ -84,6 +84,8 @@ JOIN_PREPARE_SKIPPED_AFTER_RESET = "join_prepare_skipped_after_reset"
 CLAIMS_WITHOUT_GENERATION = "claims_without_generation"
 STALE_CLAIMS_DROPPED = "stale_claims_dropped"
 SYNC_REBALANCE_RESETS_GENERATION = "sync_rebalance_resets_generation"
+STALE_CLAIM_HIDES_MOVE = "stale_claim_hides_move"
+OLDEST_CLAIM_WINS = "oldest_claim_wins"
 
 
 @dataclass(frozen=True)
@@ -248,6 +250,16 @@ class Rules(NamedTuple):
     cooperative consumer's ``onJoinPrepare`` revokes nothing and its JoinGroup claims what it owns
     (``AbstractCoordinator.SyncGroupResponseHandler``; the reset that apache/kafka#12140, KAFKA-13891, added in
     3.3.0 was reverted by apache/kafka#12794, KAFKA-14016, 3.3.2/3.4.0)."""
+    stale_claim_moves_withheld: bool = True
+    """A partition the cooperative-sticky plan gives a member whose own claim on it a strictly newer claim of
+    another member beats is a move like any other: it is left out for a round while its owner revokes it
+    (Kafka 4.0.2 ``AbstractStickyAssignor`` computes the transfers from the claims it validated; franz-go
+    1.21.4, ``BalancePlan.AdjustCooperative``, twmb/franz-go d7ae9db9)."""
+    newest_claim_wins: bool = True
+    """Of two claims of one partition from different generations the cooperative-sticky assignor lets the newer
+    keep it, and it drops a partition two members claim from one generation (Kafka 4.0.2
+    ``AbstractStickyAssignor.allSubscriptionsEqual``; librdkafka 2.2.0, ``prepopulateCurrentAssignments``,
+    confluentinc/librdkafka#4252)."""
     unload_completes_parked: bool = True
     """Unloading the group's partition answers its parked JoinGroups (PreparingRebalance) and SyncGroups
     (CompletingRebalance, Stable) NOT_COORDINATOR (Kafka 4.0.2 ``GroupMetadataManager.onUnloaded``, added by
@@ -636,7 +648,7 @@ CATALOGUE += (
         CONSUMER,
         "AbstractStickyAssignor.allSubscriptionsEqual (membersOfCurrentHighestGeneration, before apache/kafka#13550)",
         "KAFKA-14639",
-        "revoked_before_reassigned",
+        "plan_respects_claims",
         rule="stale_claims_counted",
         needs=COOPERATIVE,
     ),
@@ -652,6 +664,42 @@ CATALOGUE += (
         "KAFKA-13891, KAFKA-14016",
         "partitions_kept_unless_moved",
         rule="sync_rebalance_keeps_generation",
+        needs=COOPERATIVE,
+    ),
+    Mutant(
+        STALE_CLAIM_HIDES_MOVE,
+        "The cooperative-sticky plan's moves are found from the members' raw claims: a partition handed back to a "
+        "member that claims it from an older generation, while another member claims it from a newer one, is not "
+        "left out for a round, so the stale claimant is told it owns it while its newer owner still does "
+        "(franz-go before 1.21.4).",
+        CONSUMER,
+        "franz-go pkg/kgo/group_balancer.go, BalancePlan.AdjustCooperative (added := planned - owned over raw "
+        "OwnedPartitions before twmb/franz-go d7ae9db9); Kafka 4.0.2 AbstractStickyAssignor "
+        "(partitionsTransferringOwnership from the validated claims), CooperativeStickyAssignor.adjustAssignment",
+        "",
+        "",
+        "not reached within the default configuration's bounds: an exhaustive search of it with the "
+        "cooperative-sticky assignor finds no plan this rule changes. The rule is taken only when a member that "
+        "claims a partition from a stale generation is under its quota while the member that claims it from a "
+        "newer one is over it; in the model a consumer that missed a generation stays a member only as a static "
+        "member left behind, which is planned its share of that generation, so its own claims keep it at its "
+        "quota. Where the rule is taken, plan_respects_claims fails (tests/properties/test_properties_can_fail.py; "
+        "the fix's repro on the assignor, tests/model/test_cooperative.py)",
+        rule="stale_claim_moves_withheld",
+        needs=COOPERATIVE,
+    ),
+    Mutant(
+        OLDEST_CLAIM_WINS,
+        "The cooperative-sticky assignor lets the oldest of two claims of one partition keep it, and the first "
+        "read of two claims of one generation: a member that claims a partition from a stale generation is "
+        "planned it while the member that claims it from a newer one still owns it (librdkafka before 2.2.0).",
+        CONSUMER,
+        "librdkafka src/rdkafka_sticky_assignor.c, prepopulateCurrentAssignments (lowest generation first, a "
+        "second claimant of one generation skipped, before confluentinc/librdkafka#4252); Kafka 4.0.2 "
+        "AbstractStickyAssignor.allSubscriptionsEqual",
+        "",
+        "plan_respects_claims",
+        rule="newest_claim_wins",
         needs=COOPERATIVE,
     ),
 )

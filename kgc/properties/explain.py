@@ -87,6 +87,7 @@ from kgc.properties.protocol import (
     parked_expiry,
     parked_out_of_phase,
     pending_leave_setting,
+    plan_claimed_elsewhere,
     plan_missing_member,
     plan_shared_partition,
     protocol_failure,
@@ -695,6 +696,31 @@ def _plan_partitions_disjoint(prop: Property, s: State | None, a: Action | None,
         f"partition {p} goes to {', '.join(owners)}",
         {"leader": member_name(request.mid), "partition": p, "members": owners, "generation": request.generation},
         Marks(partitions=(p,), members=tuple(owners), generations=(request.generation,)),
+    )
+
+
+@_explains("plan_respects_claims")
+def _plan_respects_claims(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
+    assert s is not None and a is not None
+    failure = plan_claimed_elsewhere(s, a)
+    if failure is None:
+        return None
+    request, receiver, p, other = failure
+    claims = {member_name(m.mid): [list(m.owned), m.owned_generation] for m in s.group.members if p in m.owned}
+    return Explanation(
+        prop.name,
+        "the leader's plan gives a member a partition another member claims from the same or a newer generation",
+        f"partition {p} is left out of the plan of {_m(request.mid)} until {_m(other)} has revoked it",
+        f"partition {p} goes to {_m(receiver)} while {_m(other)} claims it",
+        {
+            "leader": member_name(request.mid),
+            "partition": p,
+            "receiver": member_name(receiver),
+            "claimant": member_name(other),
+            "claims": claims,
+            "generation": request.generation,
+        },
+        Marks(partitions=(p,), members=_who(receiver) + _who(other), generations=(request.generation,)),
     )
 
 

@@ -611,6 +611,69 @@ def plan_shared_partition(a: Action) -> tuple[Request, int] | None:
     return None
 
 
+NO_CLAIM = -2
+"""Below every claim's generation (a claim without one carries -1): what a member that does not claim a
+partition is taken to claim it from (``plan_claimed_elsewhere``)."""
+
+
+@transition_invariant(
+    "plan_respects_claims",
+    "The leader's SyncGroup plan of the current generation, handled in CompletingRebalance, gives a member a "
+    "partition only when no other member of the group claims it (its JoinGroup's subscription says it owns it) "
+    "from the same or a newer generation than the member's own claim: a partition another member still owns is "
+    "left out for a round while that member revokes it, also when the member it goes to claims it from an older "
+    "generation.",
+    "KIP-429 (a partition that moves is assigned only after its owner revoked it); KIP-792 (the generation in the "
+    "subscription tells a stale claim from a current one); Kafka 4.0.2 AbstractStickyAssignor.allSubscriptionsEqual "
+    "(the newer claim wins, two claims of one generation both lose, KAFKA-12984 and KAFKA-14639) and "
+    "partitionsTransferringOwnership, CooperativeStickyAssignor.adjustAssignment",
+    scope=STEP,
+)
+def plan_respects_claims(s: State, a: Action, t: State) -> bool:
+    return plan_claimed_elsewhere(s, a) is None
+
+
+def plan_claimed_elsewhere(s: State, a: Action) -> tuple[Request, MemberId, int, MemberId] | None:
+    """``plan_respects_claims``'s one definition: the leader's SyncGroup of the current generation handled in
+    CompletingRebalance, the first member its plan gives a partition that another member claims from the same or
+    a newer generation than the receiver's own claim (``NO_CLAIM`` without one), that partition and that other
+    member; None if there is none. In CompletingRebalance the members' claims are those the plan was made from:
+    a JoinGroup whose subscription differs starts another rebalance (``MemberMetadata.matches``)."""
+    g = s.group
+    if not a.handled or g.state != CR:
+        return None
+    for request in a.handled:
+        if request.api != ApiKey.SYNC_GROUP or request.mid != g.leader or request.generation != g.generation:
+            continue
+        for mid, parts in request.plan:
+            receiver = g.member(mid)
+            for p in parts:
+                mine = receiver.owned_generation if receiver is not None and p in receiver.owned else NO_CLAIM
+                for other in g.members:
+                    if other.mid != mid and p in other.owned and other.owned_generation >= mine:
+                        return (request, mid, p, other.mid)
+    return None
+
+
+@sometimes(
+    "witness_plan_with_contested_claim",
+    "The leader's plan is handled in CompletingRebalance while two members of the group claim one partition (a "
+    "stale claim beside a newer one, or two claims of one generation).",
+    "plan_respects_claims",
+    scope=STEP,
+)
+def witness_plan_with_contested_claim(s: State, a: Action, t: State) -> bool:
+    g = s.group
+    if g.state != CR or not any(r.api == ApiKey.SYNC_GROUP and r.mid == g.leader for r in a.handled):
+        return False
+    claimed: set[int] = set()
+    for m in g.members:
+        if claimed.intersection(m.owned):
+            return True
+        claimed.update(m.owned)
+    return False
+
+
 @sometimes(
     "witness_plan_split",
     "A leader's plan gives partitions to two members or more.",
@@ -1415,6 +1478,8 @@ DIMENSION_WITNESSES: tuple[tuple[str, Property], ...] = (
     ("dead_group_window", dead_group_answers_unavailable),
     ("dead_group_window", witness_dead_group_reached),
     ("cooperative_consumers", revoked_before_reassigned),
+    ("cooperative_consumers", plan_respects_claims),
+    ("cooperative_consumers", witness_plan_with_contested_claim),
 )
 """The properties and witnesses of a configuration dimension, each with the :class:`Config` field
 that enables it: checked only where the configuration uses that dimension (:func:`for_config`),

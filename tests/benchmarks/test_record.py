@@ -34,6 +34,8 @@ def test_the_printed_objects_are_kept_with_the_command(bench: Path) -> None:
     assert doc["format"] == "kgc-benchmark-record" and doc["script"] == "benchmarks/prints.py"
     assert doc["arguments"] == ["a", "b"] and doc["runs"] == [{"arg": "a", "n": 1}, {"arg": "b", "n": 1}]
     assert doc["machine"]["processors"] >= 1
+    start, end = doc["machine"]["load_average"]  # the load the figures were measured under
+    assert start >= 0 and end >= 0
 
 
 def test_a_failing_or_silent_script_writes_nothing(bench: Path) -> None:

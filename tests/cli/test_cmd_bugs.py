@@ -16,7 +16,7 @@ from kgc.model import bugs
 from kgc.model.config import Config
 from kgc.model.tracing import KAFKA_TRACE
 
-SLOW = {"KAFKA-12984", "KAFKA-14639"}
+SLOW = {"KAFKA-12984", "KAFKA-14639", "librdkafka-2.2.0"}
 """Caught after about a hundred thousand states each (tests/model/test_bugs.py runs them, marked slow)."""
 
 

@@ -51,10 +51,11 @@ KILL_LENGTH = {
     # (Mutant.needs: cooperative-sticky).
     "join_prepare_skipped_after_reset": 9,
     "claims_without_generation": 15,
-    "stale_claims_dropped": 15,
+    "stale_claims_dropped": 12,
     "sync_rebalance_resets_generation": 10,
+    "oldest_claim_wins": 15,
 }
-SLOW = {"assign_without_revoke", "claims_without_generation", "stale_claims_dropped"}
+SLOW = {"assign_without_revoke", "claims_without_generation", "stale_claims_dropped", "oldest_claim_wins"}
 SAFETY_KILLABLE = [m for m in KILLABLE if not m.liveness]
 """The liveness mutants (no safety property kills them) are tests/explorer/test_liveness.py's."""
 FAST = [m for m in SAFETY_KILLABLE if m.name not in SLOW]

@@ -13,8 +13,11 @@ from kgc.model.actions import SEND_JOIN
 from kgc.model.assignors import (
     CLAIMS_BY_GENERATION,
     CLAIMS_OF_HIGHEST_GENERATION,
+    CLAIMS_OLDEST_GENERATION,
+    CLAIMS_STALE_HIDE_MOVES,
     CLAIMS_WITHOUT_GENERATION,
     assign,
+    cooperative_sticky,
 )
 from kgc.model.config import Config
 from kgc.model.consumer import consumer_steps, join_request
@@ -112,6 +115,8 @@ def test_the_properties_hold_on_a_complete_cooperative_exploration(static: int) 
     result = Explorer(config, for_config(config)).run("bfs")
     assert result.stats.complete
     assert not result.violations, [v.prop.name for v in result.violations]
+    if static:  # a static member left behind: a plan made while two members claim one partition
+        assert "witness_plan_with_contested_claim" in result.witnessed
 
 
 def test_cooperative_behaviour_is_reached() -> None:
@@ -147,3 +152,29 @@ def test_the_claims_generation_is_renumbered_by_the_quotient() -> None:
     moved = gens.relabel_consumer(replace(c, requests=(request,)), lambda v: v + 2)
     assert moved.requests[0].owned_generation == 5 and moved.generation == 5
     assert gens.relabel_consumer(replace(c, generation=NO_GENERATION), lambda v: v + 2).generation == NO_GENERATION
+
+
+def test_a_stale_claim_hides_a_move_only_under_franz_go_before_d7ae9db9() -> None:
+    """twmb/franz-go d7ae9db9's repro on the model's assignor: a claims partition 2 from generation 1, b claims 0, 1
+    and 2 from generation 2. Kafka's rule (and franz-go's fix) leaves 2 out for this round, since b still owns it;
+    the rule before the fix hands it back to a at once, because a's own stale claim hid the move."""
+    members, claims = ("a", "b"), [((2,), 1), ((0, 1, 2), 2)]
+    assert cooperative_sticky(members, claims, 3) == (("a", ()), ("b", (0, 1)))
+    assert cooperative_sticky(members, claims, 3, CLAIMS_STALE_HIDE_MOVES) == (("a", (2,)), ("b", (0, 1)))
+    # A move to a member that claims nothing is still withheld: only the stale claimant's own claim hid it.
+    fresh = [((), -1), ((0, 1, 2), 2)]
+    assert cooperative_sticky(members, fresh, 3, CLAIMS_STALE_HIDE_MOVES) == cooperative_sticky(members, fresh, 3)
+
+
+def test_the_oldest_claim_keeps_a_partition_only_under_librdkafka_before_2_2_0() -> None:
+    """confluentinc/librdkafka#4252's unit tests' shape on the model's assignor: with a claims 0 and 2 from
+    generation 10 and b the same from generation 9, Kafka's rule (and librdkafka 2.2.0's) lets a keep them; the
+    rule before the fix lets b, the older claim, keep them. Two claims of one generation: Kafka drops both (the
+    partition waits a round); the old rule lets the one read first keep it."""
+    members = ("a", "b")
+    stale = [((0, 2), 10), ((0, 2), 9)]
+    assert cooperative_sticky(members, stale, 3) == (("a", (0, 2)), ("b", (1,)))
+    assert cooperative_sticky(members, stale, 3, CLAIMS_OLDEST_GENERATION) == (("a", (1,)), ("b", (0, 2)))
+    tie = [((0,), 1), ((0, 1), 1)]
+    assert cooperative_sticky(members, tie, 2) == (("a", ()), ("b", (1,)))
+    assert cooperative_sticky(members, tie, 2, CLAIMS_OLDEST_GENERATION) == (("a", (0,)), ("b", (1,)))

@@ -352,6 +352,7 @@ DEFINITIONS: dict[str, Callable[[State, Action, State], Any]] = {
     "partitions_kept_unless_moved": P.needless_revocation,
     "plan_lists_every_member": lambda s, a, t: P.plan_missing_member(s, a),
     "plan_partitions_disjoint": lambda s, a, t: P.plan_shared_partition(a),
+    "plan_respects_claims": lambda s, a, t: P.plan_claimed_elsewhere(s, a),
 }
 
 

@@ -327,3 +327,30 @@ def test_plan_partitions_disjoint_fails_on_a_partition_given_twice(stable: State
     _, twice = _leader_sync(stable, ((a, (0, 1)), (b, (1,))))
     assert not P.plan_partitions_disjoint.holds_on(before, twice, before)
     assert P.plan_shared_partition(twice) == (twice.handled[0], 1)
+
+
+def test_plan_respects_claims_fails_on_a_partition_handed_back_to_a_stale_claimant(stable: State) -> None:
+    """franz-go d7ae9db9's case: a claims partition 2 from generation 1, b claims 0, 1, 2 from generation 2; a plan
+    that leaves 2 out (b revokes it first) holds, one that hands 2 back to a at once fails, and so does one that
+    gives a partition a member claims from the same generation as the receiver or to a member that claims none."""
+    a, b = (m.mid for m in stable.group.members)
+    ma, mb = stable.group.members
+    claimed = with_group(
+        stable, members=(ma._replace(owned=(2,), owned_generation=1), mb._replace(owned=(0, 1, 2), owned_generation=2))
+    )
+    before, withheld = _leader_sync(claimed, ((a, ()), (b, (0, 1))))
+    assert P.plan_respects_claims.holds_on(before, withheld, before)
+    _, handed_back = _leader_sync(claimed, ((a, (2,)), (b, (0, 1))))
+    assert not P.plan_respects_claims.holds_on(before, handed_back, before)
+    assert P.plan_claimed_elsewhere(before, handed_back) == (handed_back.handled[0], a, 2, b)
+    _, kept_by_newer = _leader_sync(claimed, ((a, ()), (b, (0, 1, 2))))
+    assert P.plan_respects_claims.holds_on(before, kept_by_newer, before)  # the newer claim keeps it
+    tie = with_group(
+        claimed, members=(ma._replace(owned=(2,), owned_generation=2), mb._replace(owned=(0, 1, 2), owned_generation=2))
+    )
+    before_tie, to_one = _leader_sync(tie, ((a, (2,)), (b, (0, 1))))
+    assert not P.plan_respects_claims.holds_on(before_tie, to_one, before_tie)  # two claims of one generation
+    unclaimed = with_group(stable, members=(ma, mb._replace(owned=(0,), owned_generation=1)))
+    before_move, moved = _leader_sync(unclaimed, ((a, (0,)), (b, (1,))))
+    assert not P.plan_respects_claims.holds_on(before_move, moved, before_move)  # a plain move, not withheld
+    assert P.plan_respects_claims.holds_on(claimed, handed_back, claimed)  # Stable: not the plan of this phase
