@@ -567,15 +567,21 @@ def plan_lists_every_member(s: State, a: Action, t: State) -> bool:
     return plan_missing_member(s, a) is None
 
 
+def leader_plans(s: State, a: Action) -> list[Request]:
+    """The leader's SyncGroups of the current generation the step handles in CompletingRebalance: the plans
+    the coordinator hands out (``GroupMetadataManager.classicGroupSyncToClassicGroup``, its
+    CompletingRebalance branch, 4.0.2)."""
+    g = s.group
+    if not a.handled or g.state != CR:
+        return []
+    return [r for r in a.handled if r.api == ApiKey.SYNC_GROUP and r.mid == g.leader and r.generation == g.generation]
+
+
 def plan_missing_member(s: State, a: Action) -> tuple[Request, MemberId] | None:
     """``plan_lists_every_member``'s one definition: the leader's SyncGroup of the current generation handled in
     CompletingRebalance and the first member of the group its plan has no entry for; None if there is none."""
     g = s.group
-    if not a.handled or g.state != CR:
-        return None
-    for request in a.handled:
-        if request.api != ApiKey.SYNC_GROUP or request.mid != g.leader or request.generation != g.generation:
-            continue
+    for request in leader_plans(s, a):
         planned = {mid for mid, _ in request.plan}
         for m in g.members:
             if m.mid not in planned:
@@ -640,11 +646,7 @@ def plan_claimed_elsewhere(s: State, a: Action) -> tuple[Request, MemberId, int,
     member; None if there is none. In CompletingRebalance the members' claims are those the plan was made from:
     a JoinGroup whose subscription differs starts another rebalance (``MemberMetadata.matches``)."""
     g = s.group
-    if not a.handled or g.state != CR:
-        return None
-    for request in a.handled:
-        if request.api != ApiKey.SYNC_GROUP or request.mid != g.leader or request.generation != g.generation:
-            continue
+    for request in leader_plans(s, a):
         for mid, parts in request.plan:
             receiver = g.member(mid)
             for p in parts:
