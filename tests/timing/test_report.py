@@ -34,8 +34,9 @@ def test_report_with_timing_verdicts(tmp_path: Path, capsys: pytest.CaptureFixtu
     # auto_commit_unprocessed and static_restart_expires proved
     assert html.count('class="badge violated">REFUTED') == 2 and html.count('class="badge holds">PROVED') == 3
     # The session lapses at 6 s in every run: the poll-timer, rebalance and dead-consumer questions are about no run.
-    # So are static_restart_new_timeouts (the restarted process's session lapses too) and evicted_while_assigning.
-    assert html.count('class="badge notfound">VACUOUS') == 6
+    # So are static_restart_new_timeouts (the restarted process's session lapses too), evicted_while_assigning and
+    # the rolling restart's two questions (rolling_restart_evicts, rolling_restart_settled).
+    assert html.count('class="badge notfound">VACUOUS') == 8
     assert 'class="kgc-msc kgc-timeline"' in html and "agrees" in html
     assert "not proved: needless_expiry" in capsys.readouterr().out
 
