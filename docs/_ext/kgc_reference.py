@@ -164,8 +164,11 @@ class ExitCodesDirective(Directive):
 class ConfigFieldsDirective(Directive):
     def run(self) -> list[nodes.Node]:
         from kgc.model import config as config_module
+        from kgc.model.perturbations import PERTURBATIONS
 
         docs = attribute_docstrings(config_module, "Config")
+        # The budget fields are made from the perturbation registry; each says what its kind is.
+        docs |= {f"budget_{p.name}": f"Times along one behaviour that {p.doc}." for p in PERTURBATIONS}
         default = config_module.Config()
         described = default.describe()
         rows: list[list[Cell]] = []

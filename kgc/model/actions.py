@@ -12,6 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, TypeVar
 
+from kgc.model.perturbations import CHANGE_METADATA as CHANGE_METADATA
+from kgc.model.perturbations import CONSUMER_ACTIONS, FAULT_ACTIONS
+from kgc.model.perturbations import CRASH as CRASH
+from kgc.model.perturbations import DELETE_GROUP as DELETE_GROUP
+from kgc.model.perturbations import LOSE_RESPONSE as LOSE_RESPONSE
+from kgc.model.perturbations import SEND_LEAVE as SEND_LEAVE
+from kgc.model.perturbations import STORE_FAILURE as STORE_FAILURE
+from kgc.model.perturbations import UNLOAD as UNLOAD
 from kgc.model.state import NO_MEMBER, MemberId, Request, Response
 from kgc.model.types import GroupState
 
@@ -20,8 +28,6 @@ SEND_JOIN = "send_join"
 SEND_HEARTBEAT = "send_heartbeat"
 SEND_COMMIT = "send_commit"
 SEND_FETCH = "send_fetch"
-SEND_LEAVE = "send_leave"
-CHANGE_METADATA = "change_metadata"
 RECEIVE = "receive"
 # The coordinator handling the request at the head of a consumer's connection.
 HANDLE = "handle"
@@ -31,19 +37,14 @@ EXPIRE_PENDING = "expire_pending"
 EXPIRE_JOIN = "expire_join"
 EXPIRE_SYNC = "expire_sync"
 STORE_COMPLETE = "store_complete"
-# Faults.
-CRASH = "crash"
-LOSE_RESPONSE = "lose_response"
-UNLOAD = "unload"
-STORE_FAILURE = "store_failure"
-DELETE_GROUP = "delete_group"
-"""An administrator's DeleteGroups of the Empty group (``Config.group_deletion``)."""
+# Faults, and a consumer's own perturbations (SEND_LEAVE, CHANGE_METADATA): declared with the budget
+# they spend in kgc/model/perturbations.py (imported above), and filed into the groups below from there.
 # The coordinator removing a Dead group from its cache (``Config.dead_group_window``): recovery.
 REMOVE_GROUP = "remove_group"
 
-CONSUMER_KINDS = (SEND_JOIN, SEND_HEARTBEAT, SEND_COMMIT, SEND_FETCH, SEND_LEAVE, CHANGE_METADATA, RECEIVE)
+CONSUMER_KINDS = (SEND_JOIN, SEND_HEARTBEAT, SEND_COMMIT, SEND_FETCH, *CONSUMER_ACTIONS, RECEIVE)
 TIMER_KINDS = (EXPIRE_HEARTBEAT, EXPIRE_PENDING, EXPIRE_JOIN, EXPIRE_SYNC, STORE_COMPLETE)
-FAULT_KINDS = (CRASH, LOSE_RESPONSE, UNLOAD, STORE_FAILURE, DELETE_GROUP)
+FAULT_KINDS = FAULT_ACTIONS
 ALL_KINDS = CONSUMER_KINDS + (HANDLE,) + TIMER_KINDS + FAULT_KINDS + (REMOVE_GROUP,)
 
 # Which budget each kind spends: kgc/model/perturbations.py (BUDGET_OF).

@@ -11,11 +11,12 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from kgc.model.fairness import CLASSIC
 from kgc.model.mutants import NAMES as MUTANTS
 from kgc.model.perturbations import FAULTS as PERTURBATION_FAULTS
+from kgc.model.perturbations import PERTURBATIONS
 from kgc.model.profiles import DEFAULT_PROFILE, MODELLED, Profile
 from kgc.model.profiles import PROFILES as KNOWN_PROFILES
 from kgc.model.temporal import FairnessClasses
@@ -66,7 +67,27 @@ class ConfigError(ValueError):
     """A configuration field is malformed; the message names it."""
 
 
+_C = TypeVar("_C", bound=type)
+
+
+def _with_budgets(cls: _C) -> _C:
+    """Give the class one ``budget_<kind>: int`` field per kind of ``kgc/model/perturbations.py``, with
+    the kind's default, in the registry's order just before ``max_perturbations`` (where the budgets
+    have always been: ``describe()``, JSON and traces list the fields in this order)."""
+    own: dict[str, Any] = cls.__dict__["__annotations__"]
+    annotations: dict[str, Any] = {}
+    for name, annotation in own.items():
+        if name == "max_perturbations":
+            annotations.update((f"budget_{p.name}", "int") for p in PERTURBATIONS)
+        annotations[name] = annotation
+    cls.__annotations__ = annotations
+    for p in PERTURBATIONS:
+        setattr(cls, f"budget_{p.name}", p.default)
+    return cls
+
+
 @dataclass(frozen=True)
+@_with_budgets
 class Config:
     """Everything that shapes the state space. Frozen and hashable, so it can key caches and
     travel to Spark executors.
@@ -88,14 +109,8 @@ class Config:
     is expanded and ``max_generation`` is not used."""
     assignor: str = "range"
     faults: frozenset[str] = field(default_factory=lambda: frozenset(FAULTS))
-    # Bounded perturbations (docs/kafka/timers.md#join-phase: "perturbations are bounded, recovery never is").
-    budget_crash: int = 1
-    budget_lost_response: int = 1
-    budget_coordinator_unload: int = 1
-    budget_store_failure: int = 1
-    budget_session_expiry: int = 1
-    budget_leave: int = 1
-    budget_metadata_change: int = 0
+    # Bounded perturbations (docs/kafka/timers.md#join-phase: "perturbations are bounded, recovery never is"):
+    # one ``budget_<kind>: int`` field per kind of kgc/model/perturbations.py goes here (``_with_budgets``).
     max_perturbations: int = 1
     """Perturbations of any kind (the budgets above) along one behaviour."""
     # Protocol variants.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Final, NamedTuple, TypeVar
 
+from kgc.model.perturbations import Budget as Budget
 from kgc.model.types import ApiKey, Errors, GroupState, MemberState
 
 MemberId = tuple[int, int]
@@ -231,21 +232,6 @@ class Consumer(NamedTuple):
     """The API of its outstanding request (0: none). One request at a time per connection."""
     requests: tuple[Request, ...]
     responses: tuple[Response, ...]
-
-
-class Budget(NamedTuple):
-    """Remaining bounded perturbations (auxiliary: not part of the protocol)."""
-
-    crash: int
-    lost_response: int
-    coordinator_unload: int
-    store_failure: int
-    session_expiry: int
-    """Timeouts that evict a live member (its consumer still holds the id)."""
-    leave: int
-    metadata_change: int
-    total: int
-    """Perturbations of any kind left (``max_perturbations``)."""
 
 
 class State(NamedTuple):

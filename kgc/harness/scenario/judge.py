@@ -308,12 +308,6 @@ class _Judge:
             partitions=1,
             max_generation=20,
             faults=frozenset(),
-            budget_crash=0,
-            budget_lost_response=0,
-            budget_coordinator_unload=0,
-            budget_store_failure=0,
-            budget_session_expiry=0,
-            budget_leave=0,
             max_perturbations=0,
             require_known_member_id=bool(versions) and versions[-1] >= JOIN_VERSION_KNOWN_MEMBER_ID,
             join_versions=versions[:6],
@@ -328,7 +322,7 @@ class _Judge:
         )
         self.model = ClassicGroupModel(self.config)
         self.consumers = tuple(initial_consumer() for _ in range(consumers))
-        self.no_budget = Budget(0, 0, 0, 0, 0, 0, 0, 0)
+        self.no_budget = Budget._make(0 for _ in Budget._fields)
         # Protocol names and types as the model's codes, in order of appearance (type "consumer" is 0).
         self.protocols: dict[str, int] = {}
         self.protocol_types: dict[str, int] = {"consumer": 0, "": EMPTY_PROTOCOL_TYPE}
