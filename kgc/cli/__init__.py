@@ -1,8 +1,9 @@
 """The ``kgc`` console command: one verb per job.
 
-Each verb lives in its own module exposing ``VERB``, ``HELP``, ``INPUT_ERROR_EXIT``,
-``add_arguments(parser)`` and ``run(args) -> int``. Exit codes are one table for every verb
-(:mod:`kgc.cli.exits`). Bad input never produces a traceback: it ends with one line on stderr and
+Each verb lives in its own module, ``kgc/cli/cmd_<verb>.py``, found by its file name, exposing
+``VERB``, ``HELP``, ``INPUT_ERROR_EXIT``, ``ORDER`` (its place in ``kgc --help``), ``EXITS`` (the exit
+codes it may end with), ``add_arguments(parser)`` and ``run(args) -> int``. Exit codes are one table
+for every verb (:mod:`kgc.cli.exits`). Bad input never produces a traceback: it ends with one line on stderr and
 exit code 150 on every verb (TLC's convention). SIGINT and SIGTERM end a run with one line (the
 exploring verbs print the statistics so far) and 130 / 143. An unexpected exception exits 255,
 also with one line.
@@ -16,6 +17,7 @@ import contextlib
 import errno
 import importlib
 import os
+import pkgutil
 import shlex
 import signal
 import sys
@@ -28,24 +30,11 @@ from kgc.cli import exits
 from kgc.cli.errors import InputError
 from kgc.cli.outcome import interrupt_exit, interrupt_name, signals
 
-#: Modules implementing the verbs, in the order ``kgc --help`` lists them.
-VERB_MODULES = [
-    "kgc.cli.cmd_check",
-    "kgc.cli.cmd_diagram",
-    "kgc.cli.cmd_report",
-    "kgc.cli.cmd_replay",
-    "kgc.cli.cmd_conformance",
-    "kgc.cli.cmd_mbt",
-    "kgc.cli.cmd_mutants",
-    "kgc.cli.cmd_bugs",
-    "kgc.cli.cmd_scenario",
-    "kgc.cli.cmd_diff",
-    "kgc.cli.cmd_explore",
-    "kgc.cli.cmd_serve",
-    "kgc.cli.cmd_clients",
-    "kgc.cli.cmd_logs",
-    "kgc.cli.cmd_timing",
-]
+VERB_MODULES: list[str] = sorted(
+    f"{__name__}.{module.name}" for module in pkgutil.iter_modules(__path__) if module.name.startswith("cmd_")
+)
+"""Modules implementing the verbs: every ``cmd_*`` module of this package, found without importing
+any (``kgc VERB`` imports only its own); ``kgc --help`` lists them by their ``ORDER``."""
 
 INTERNAL_ERROR_EXIT = exits.INTERNAL
 
@@ -74,12 +63,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _load_verbs(names: list[str] | None = None) -> dict[str, ModuleType]:
-    """The verbs' modules (``names``: those of ``VERB_MODULES`` to load; default every one)."""
-    verbs: dict[str, ModuleType] = {}
-    for name in VERB_MODULES if names is None else names:
-        module = importlib.import_module(name)
-        verbs[module.VERB] = module
-    return verbs
+    """The verbs' modules (``names``: those of ``VERB_MODULES`` to load; default every one), in the
+    order of their ``ORDER``."""
+    modules = [importlib.import_module(name) for name in (VERB_MODULES if names is None else names)]
+    return {module.VERB: module for module in sorted(modules, key=lambda module: (module.ORDER, module.VERB))}
 
 
 def _modules_for(argv: list[str]) -> list[str] | None:

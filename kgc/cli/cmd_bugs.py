@@ -46,6 +46,10 @@ from kgc.timing.bugs import TimedRun, run_timed
 VERB = "bugs"
 HELP = "Put real Kafka bugs back into the model and report the property that catches each one."
 INPUT_ERROR_EXIT = exits.BAD_INPUT
+ORDER = 80
+"""Its place in ``kgc --help`` (verbs are listed by it)."""
+EXITS = (exits.OK, exits.FAILED, exits.INCOMPLETE, exits.VIOLATION, exits.BAD_INPUT)
+"""The exit codes it may end with (``kgc.cli.exits.BY_VERB`` is made from every verb's)."""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -59,6 +59,10 @@ from kgc.properties.temporal import ALL as TEMPORAL
 VERB = "check"
 HELP = "Check the protocol's properties over every interleaving within the bounds."
 INPUT_ERROR_EXIT = exits.BAD_INPUT
+ORDER = 10
+"""Its place in ``kgc --help`` (verbs are listed by it)."""
+EXITS = (exits.OK, exits.INCOMPLETE, exits.VIOLATION, exits.LIVENESS, exits.BAD_INPUT, exits.SYSTEM)
+"""The exit codes it may end with (``kgc.cli.exits.BY_VERB`` is made from every verb's)."""
 EXIT_OK = exits.OK
 EXIT_VIOLATION = exits.VIOLATION
 EXIT_SYSTEM = exits.SYSTEM

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from kgc.broker import BrokerError
-from kgc.cli import inputs
+from kgc.cli import exits, inputs
 from kgc.cli.errors import InputError
 from kgc.cli.options import add_coordinator_arguments, coordinator_mutant
 from kgc.harness.clients.drivers import DriverMissing, check_built
@@ -42,6 +42,10 @@ from kgc.serve import ServeError
 VERB = "clients"
 HELP = "Fuzz a real Kafka consumer client library through kgc serve and report its departures."
 INPUT_ERROR_EXIT = 150
+ORDER = 130
+"""Its place in ``kgc --help`` (verbs are listed by it)."""
+EXITS = (exits.OK, exits.FAILED, exits.BAD_INPUT, exits.SYSTEM)
+"""The exit codes it may end with (``kgc.cli.exits.BY_VERB`` is made from every verb's)."""
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_UNUSABLE = 153  # kgc.cli.exits.SYSTEM

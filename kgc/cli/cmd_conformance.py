@@ -40,6 +40,10 @@ from kgc.transport import WireError
 VERB = "conformance"
 HELP = "Fuzz a Kafka-protocol broker over the wire and report where it departs from Kafka."
 INPUT_ERROR_EXIT = exits.BAD_INPUT
+ORDER = 50
+"""Its place in ``kgc --help`` (verbs are listed by it)."""
+EXITS = (exits.OK, exits.FAILED, exits.BAD_INPUT, exits.SYSTEM)
+"""The exit codes it may end with (``kgc.cli.exits.BY_VERB`` is made from every verb's)."""
 EXIT_OK = exits.OK
 EXIT_NEW_DIVERGENCES = exits.FAILED
 EXIT_BROKER_UNUSABLE = exits.SYSTEM

@@ -48,6 +48,10 @@ from kgc.properties.protocol import for_config
 VERB = "diagram"
 HELP = "Draw the group state machine, a counterexample's sequence chart, or the state graph."
 INPUT_ERROR_EXIT = exits.BAD_INPUT
+ORDER = 20
+"""Its place in ``kgc --help`` (verbs are listed by it)."""
+EXITS = (exits.OK, exits.INCOMPLETE, exits.BAD_INPUT, exits.TOO_LARGE)
+"""The exit codes it may end with (``kgc.cli.exits.BY_VERB`` is made from every verb's)."""
 EXIT_TOO_LARGE = exits.TOO_LARGE
 
 

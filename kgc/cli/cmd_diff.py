@@ -49,6 +49,10 @@ from kgc.model.config import Config
 VERB = "diff"
 HELP = "Compare two models (profiles, configurations, mutants, revisions): behaviours, verdicts, counterexamples."
 INPUT_ERROR_EXIT = exits.BAD_INPUT
+ORDER = 100
+"""Its place in ``kgc --help`` (verbs are listed by it)."""
+EXITS = (exits.OK, exits.FAILED, exits.INCOMPLETE, exits.BAD_INPUT)
+"""The exit codes it may end with (``kgc.cli.exits.BY_VERB`` is made from every verb's)."""
 
 _SIDE_FLAGS = {
     "config": ("--config", str),

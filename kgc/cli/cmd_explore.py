@@ -39,6 +39,10 @@ from kgc.model.config import Config, ConfigError
 VERB = "explore"
 HELP = "Explore the model in the browser: any state, its successors, a counterexample step by step."
 INPUT_ERROR_EXIT = exits.BAD_INPUT
+ORDER = 110
+"""Its place in ``kgc --help`` (verbs are listed by it)."""
+EXITS = (exits.OK, exits.BAD_INPUT)
+"""The exit codes it may end with (``kgc.cli.exits.BY_VERB`` is made from every verb's)."""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

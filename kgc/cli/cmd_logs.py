@@ -35,6 +35,10 @@ from kgc.model.profiles import PROFILES
 VERB = "logs"
 HELP = "Validate Kafka broker logs (GroupCoordinator lines) against the model; diagnose rebalances."
 INPUT_ERROR_EXIT = exits.BAD_INPUT
+ORDER = 140
+"""Its place in ``kgc --help`` (verbs are listed by it)."""
+EXITS = (exits.OK, exits.FAILED, exits.BAD_INPUT, exits.SYSTEM)
+"""The exit codes it may end with (``kgc.cli.exits.BY_VERB`` is made from every verb's)."""
 EXIT_OK = exits.OK
 EXIT_INCONSISTENT = exits.FAILED
 EXIT_SYSTEM = exits.SYSTEM

@@ -24,6 +24,10 @@ from kgc.cli.options import add_model_arguments, config_from_args
 VERB = "mbt"
 HELP = "model-based testing of Kafka 4.0.2's coordinator: a transition cover of the model's graph replayed on Kafka"
 INPUT_ERROR_EXIT = exits.BAD_INPUT
+ORDER = 60
+"""Its place in ``kgc --help`` (verbs are listed by it)."""
+EXITS = (exits.OK, exits.FAILED, exits.BAD_INPUT, exits.SYSTEM)
+"""The exit codes it may end with (``kgc.cli.exits.BY_VERB`` is made from every verb's)."""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -47,6 +47,10 @@ from kgc.properties.explain import explain_path
 VERB = "mutants"
 HELP = "Run the explorer against every catalogued protocol bug (mutant) and report which property kills it."
 INPUT_ERROR_EXIT = exits.BAD_INPUT
+ORDER = 70
+"""Its place in ``kgc --help`` (verbs are listed by it)."""
+EXITS = (exits.OK, exits.FAILED, exits.INCOMPLETE, exits.VIOLATION, exits.BAD_INPUT)
+"""The exit codes it may end with (``kgc.cli.exits.BY_VERB`` is made from every verb's)."""
 EXIT_OK = exits.OK
 EXIT_SURVIVOR = exits.FAILED
 EXIT_PROTOCOL_VIOLATION = exits.VIOLATION

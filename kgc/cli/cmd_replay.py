@@ -38,6 +38,10 @@ from kgc.paths import scenario_file
 VERB = "replay"
 HELP = "Replay scenario files against the reference coordinator (or have the model judge them)."
 INPUT_ERROR_EXIT = exits.BAD_INPUT
+ORDER = 40
+"""Its place in ``kgc --help`` (verbs are listed by it)."""
+EXITS = (exits.OK, exits.FAILED, exits.BAD_INPUT, exits.SYSTEM)
+"""The exit codes it may end with (``kgc.cli.exits.BY_VERB`` is made from every verb's)."""
 EXIT_OK = exits.OK
 EXIT_FAILED = exits.FAILED
 

@@ -68,6 +68,10 @@ def _timing_configs(files: list[str]) -> list[tuple[str, TimingConfig]]:
 VERB = "report"
 HELP = "Write a self-contained HTML design-review report (verdicts, coverage, state machine, counterexamples)."
 INPUT_ERROR_EXIT = exits.BAD_INPUT
+ORDER = 30
+"""Its place in ``kgc --help`` (verbs are listed by it)."""
+EXITS = (exits.OK, exits.INCOMPLETE, exits.VIOLATION, exits.LIVENESS, exits.BAD_INPUT)
+"""The exit codes it may end with (``kgc.cli.exits.BY_VERB`` is made from every verb's)."""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

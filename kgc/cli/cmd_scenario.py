@@ -27,6 +27,10 @@ from kgc.model.mutants import CATALOGUE
 VERB = "scenario"
 HELP = "Turn a counterexample (kgc-trace) into a scenario file kgc replay runs (a regression test)."
 INPUT_ERROR_EXIT = exits.BAD_INPUT
+ORDER = 90
+"""Its place in ``kgc --help`` (verbs are listed by it)."""
+EXITS = (exits.OK, exits.BAD_INPUT)
+"""The exit codes it may end with (``kgc.cli.exits.BY_VERB`` is made from every verb's)."""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

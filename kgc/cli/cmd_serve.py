@@ -27,7 +27,7 @@ import time
 
 from kgc.broker import BrokerError, TansuBroker
 from kgc.broker.address import Address
-from kgc.cli import inputs
+from kgc.cli import exits, inputs
 from kgc.cli.errors import InputError
 from kgc.cli.options import add_coordinator_arguments, address_from_args, coordinator_from_args, port_from_args
 from kgc.harness.scenario.replay import format_line, format_summary, format_table
@@ -43,6 +43,10 @@ from kgc.serve.trace import trace_text
 VERB = "serve"
 HELP = "Serve the reference group coordinator over the Kafka protocol in front of a real broker."
 INPUT_ERROR_EXIT = 150
+ORDER = 120
+"""Its place in ``kgc --help`` (verbs are listed by it)."""
+EXITS = (exits.OK, exits.FAILED, exits.BAD_INPUT, exits.SYSTEM)
+"""The exit codes it may end with (``kgc.cli.exits.BY_VERB`` is made from every verb's)."""
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_BROKER_UNUSABLE = 153  # kgc.cli.exits.SYSTEM

@@ -38,6 +38,10 @@ from kgc.timing.timeline import document, render_svg, text_lines
 VERB = "timing"
 HELP = "Prove or refute timing questions (needless rebalances, poll-timer leaves, …) for a configuration, with z3."
 INPUT_ERROR_EXIT = 150
+ORDER = 150
+"""Its place in ``kgc --help`` (verbs are listed by it)."""
+EXITS = (exits.OK, exits.FAILED, exits.INCOMPLETE, exits.VACUOUS, exits.VIOLATION, exits.BAD_INPUT)
+"""The exit codes it may end with (``kgc.cli.exits.BY_VERB`` is made from every verb's)."""
 EXIT_OK = exits.OK
 EXIT_REFUTED = exits.VIOLATION
 EXIT_DISAGREE = exits.FAILED
