@@ -439,7 +439,7 @@ def write_counterexamples(result: Result, out_dir: Path, fmt: str = "kgc") -> di
         inputs.write_atomically(out_dir / f"{v.prop.name}.svg", render_svg(doc) + "\n")
         write_scenario(doc, out_dir / f"{v.prop.name}.scenario.json")
         if fmt == "itf":
-            from kgc.cli.itf import itf_of_trace
+            from kgc.engine_support.itf import itf_of_trace
 
             inputs.write_atomically(out_dir / f"{v.prop.name}.itf.json", json.dumps(itf_of_trace(doc), indent=1) + "\n")
         files[v.prop.name] = str(path)
@@ -449,7 +449,7 @@ def write_counterexamples(result: Result, out_dir: Path, fmt: str = "kgc") -> di
 def write_witnesses(result: Result, out_dir: Path, fmt: str, bounds: Bounds) -> dict[str, str]:
     """A shortest trace of each witness found, as ``witness_NAME.json`` (``kgc-trace``, kind
     "sometimes"), its chart and, with ``fmt="itf"``, ``witness_NAME.itf.json``."""
-    from kgc.cli.itf import itf_of_trace, witness_path
+    from kgc.engine_support.itf import itf_of_trace, witness_path
 
     files: dict[str, str] = {}
     for p in result.properties:

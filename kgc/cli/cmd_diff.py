@@ -265,7 +265,7 @@ def write_witnesses(d: dict[str, Any], out_dir: Path) -> None:
     ``witness-a-1.itf.json`` (ITF) and, when a scenario can express it, ``witness-a-1.scenario.json``
     (a regression test ``kgc replay`` runs). Each rule's ``witness_file`` names its trace."""
     from kgc.cli.cmd_check import write_scenario
-    from kgc.cli.itf import itf_of_trace
+    from kgc.engine_support.itf import itf_of_trace
 
     for side in ("a", "b"):
         witnesses = {(x["category"], x["text"]): x["witness"] for x in d[f"only_{side}"]}

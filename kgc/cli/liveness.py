@@ -154,7 +154,7 @@ def lasso_json(result: LivenessResult, lasso: Lasso) -> dict[str, Any]:
 def write_lassos(result: LivenessResult, out_dir: Path, fmt: str = "kgc") -> dict[str, str]:
     """Each lasso as ``STEM.json`` (``kgc-trace`` with ``loop_start``) and its chart ``STEM.svg``;
     with ``fmt="itf"`` also ``STEM.itf.json`` (ITF with ``loop``)."""
-    from kgc.cli.itf import itf_of_trace
+    from kgc.engine_support.itf import itf_of_trace
 
     files: dict[str, str] = {}
     for lasso in result.lassos:

@@ -1,5 +1,5 @@
 """ITF export: counterexamples and witnesses load with itf-py, the reference Python reader, and
-keep ADR-015's rules (``kgc.cli.itf.check_itf``, itself shown able to fail)."""
+keep ADR-015's rules (``kgc.engine_support.itf.check_itf``, itself shown able to fail)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import itf_py
 import pytest
 
 from kgc.cli import exits, main
-from kgc.cli.itf import ItfError, check_itf
+from kgc.engine_support.itf import ItfError, check_itf
 
 
 @pytest.fixture(scope="module")
