@@ -47,7 +47,7 @@ from kgc.explorer import basis
 from kgc.explorer.liveness import LivenessResult
 from kgc.explorer.request import Checkpointing, CheckRequest
 from kgc.explorer.search import Bounds, Explorer, Result, Violation
-from kgc.explorer.spark_env import SparkUnavailable
+from kgc.explorer.spark_env import SparkUnavailable, run_on_session
 from kgc.explorer.trace import format_trace, trace_json
 from kgc.model._compiled import running_compiled
 from kgc.model.tracing import KAFKA_TRACE
@@ -170,7 +170,7 @@ def search(request: CheckRequest, show_progress: bool) -> tuple[Result, Explorer
     """The safety search the request asks for: on Spark, or locally (then also the explorer, whose
     model holds the keys of the state graph the liveness check reuses)."""
     if request.spark is not None:
-        return spark_engine.run(request.config, request.properties, request.spark, request.bounds, show_progress), None
+        return run_on_session(request.config, request.properties, request.spark, request.bounds, show_progress), None
     try:
         explorer = Explorer(
             request.config,

@@ -1,27 +1,18 @@
-"""``kgc check --engine spark``: the options, their validation, and a run on a Spark session.
+"""``kgc check --engine spark``: its options and their validation.
 
 Kept apart from ``cmd_check`` so the verb stays one screen: it asks this module for the Spark
-settings (None for the local engine) and for the result, which has the same type as the local
+settings (None for the local engine); the run itself, on a Spark session, is the engine's
+(``kgc.explorer.spark_env.run_on_session``), and its result has the same type as the local
 explorer's, so the output, exit codes and counterexample files are the same.
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
-import signal
-import sys
-import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
-from typing import Any
 
 from kgc.cli import inputs
 from kgc.cli.errors import InputError
-from kgc.explorer.search import Bounds, Result
-from kgc.explorer.spark_env import SparkSettings, start_session, validate_master
-from kgc.model.config import Config
-from kgc.properties.base import Property
+from kgc.explorer.spark_env import SparkSettings, validate_master
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -104,72 +95,3 @@ def settings_from_args(args: argparse.Namespace) -> SparkSettings | None:
     return SparkSettings(
         master, args.spark_partitions, args.spill_dir, args.spark_exact, tuple(conf), executor_wait=wait
     )
-
-
-def run(
-    config: Config, properties: Sequence[Property], settings: SparkSettings, bounds: Bounds, progress: bool
-) -> Result:
-    """Start a session (or reuse the running one), explore on it, stop it if it was started
-    here. Raises ``SparkUnavailable`` with one line when Spark cannot run. Ctrl-C (or SIGTERM)
-    cancels the running jobs, stops the session and ends in one line (``kgc.cli``)."""
-    from kgc.explorer.spark import SparkExplorer, level_progress
-
-    began = time.monotonic()
-    with _quiet_py4j():
-        spark, owned = start_session(settings)
-        # pyspark's own SIGINT handler cancels the jobs from inside whatever py4j call the main
-        # thread is in (a reentrant call that py4j logs with tracebacks): Ctrl-C is a plain
-        # KeyboardInterrupt instead, and the jobs are cancelled below, once.
-        previous = _default_sigint()
-        try:
-            if progress:
-                print(f"spark: session on {settings.master} ready in {time.monotonic() - began:.1f} s", file=sys.stderr)
-            explorer = SparkExplorer(config, properties, spark=spark, settings=settings)
-            return explorer.run("bfs", bounds, level_progress() if progress else None)
-        except KeyboardInterrupt:
-            _cancel(spark)
-            raise
-        finally:
-            _restore_sigint(previous)
-            if owned:
-                _stop(spark)
-
-
-@contextmanager
-def _quiet_py4j() -> Iterator[None]:
-    """py4j logs every failed call with a traceback (on the root logger, configuring it on first
-    use); a failure that matters reaches kgc as an exception and is reported in one line."""
-    root = logging.getLogger()
-    null = logging.NullHandler()
-    root.addHandler(null)
-    py4j = logging.getLogger("py4j")
-    level = py4j.level
-    py4j.setLevel(logging.CRITICAL + 1)
-    try:
-        yield
-    finally:
-        py4j.setLevel(level)
-        root.removeHandler(null)
-
-
-def _default_sigint() -> Any:
-    try:
-        return signal.signal(signal.SIGINT, signal.default_int_handler)
-    except ValueError:  # not the main thread
-        return None
-
-
-def _restore_sigint(previous: Any) -> None:
-    if previous is not None:
-        with suppress(ValueError):
-            signal.signal(signal.SIGINT, previous)
-
-
-def _cancel(spark: Any) -> None:
-    with suppress(Exception):
-        spark.sparkContext.cancelAllJobs()
-
-
-def _stop(spark: Any) -> None:
-    with suppress(Exception):
-        spark.stop()

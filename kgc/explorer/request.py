@@ -49,7 +49,7 @@ class CheckRequest:
     checkpoint: Checkpointing | None = None
     coverage: bool = False
     spark: Any = None
-    """With ``engine`` ``spark``: where and how to run it (``kgc.cli.spark_engine.SparkSettings``)."""
+    """With ``engine`` ``spark``: where and how to run it (``kgc.explorer.spark_env.SparkSettings``)."""
 
     def __post_init__(self) -> None:
         if self.strategy not in ("bfs", "dfs"):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
 import re
 import shutil
@@ -29,12 +30,17 @@ import tarfile
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+    from kgc.explorer.search import Bounds, Result
+    from kgc.model.property import Property
+    from kgc.model.protocol import ModelRecipe
 
 #: Spark 4 runs on Java 17 or later.
 MIN_JAVA = 17
@@ -400,3 +406,73 @@ def first_line(exc: BaseException) -> str:
         if line and not line.startswith(("Traceback", "at ", "py4j.", "An error occurred while calling")):
             return line[:300]
     return type(exc).__name__
+
+
+def run_on_session(
+    recipe: ModelRecipe, properties: Sequence[Property], settings: SparkSettings, bounds: Bounds, progress: bool
+) -> Result:
+    """Start a session (or reuse the running one), explore ``recipe``'s model on it, stop it if it
+    was started here (``kgc check --engine spark``). Raises ``SparkUnavailable`` with one line when
+    Spark cannot run. Ctrl-C (or SIGTERM) cancels the running jobs, stops the session and ends in
+    one line (``kgc.cli``)."""
+    from kgc.explorer.spark import SparkExplorer, level_progress
+
+    began = time.monotonic()
+    with _quiet_py4j():
+        spark, owned = start_session(settings)
+        # pyspark's own SIGINT handler cancels the jobs from inside whatever py4j call the main
+        # thread is in (a reentrant call that py4j logs with tracebacks): Ctrl-C is a plain
+        # KeyboardInterrupt instead, and the jobs are cancelled below, once.
+        previous = _default_sigint()
+        try:
+            if progress:
+                print(f"spark: session on {settings.master} ready in {time.monotonic() - began:.1f} s", file=sys.stderr)
+            explorer = SparkExplorer(recipe, properties, spark=spark, settings=settings)
+            return explorer.run("bfs", bounds, level_progress() if progress else None)
+        except KeyboardInterrupt:
+            _cancel(spark)
+            raise
+        finally:
+            _restore_sigint(previous)
+            if owned:
+                _stop_session(spark)
+
+
+@contextmanager
+def _quiet_py4j() -> Iterator[None]:
+    """py4j logs every failed call with a traceback (on the root logger, configuring it on first
+    use); a failure that matters reaches kgc as an exception and is reported in one line."""
+    root = logging.getLogger()
+    null = logging.NullHandler()
+    root.addHandler(null)
+    py4j = logging.getLogger("py4j")
+    level = py4j.level
+    py4j.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        py4j.setLevel(level)
+        root.removeHandler(null)
+
+
+def _default_sigint() -> Any:
+    try:
+        return signal.signal(signal.SIGINT, signal.default_int_handler)
+    except ValueError:  # not the main thread
+        return None
+
+
+def _restore_sigint(previous: Any) -> None:
+    if previous is not None:
+        with suppress(ValueError):
+            signal.signal(signal.SIGINT, previous)
+
+
+def _cancel(spark: Any) -> None:
+    with suppress(Exception):
+        spark.sparkContext.cancelAllJobs()
+
+
+def _stop_session(spark: Any) -> None:
+    with suppress(Exception):
+        spark.stop()
