@@ -10,7 +10,7 @@ the components mean:
   encoding which the engines store instead of the state (layout: shared id in the low
   ``_G_BITS``, then the budget id, then one local id per process);
 * every component step is computed once per distinct component, by the model's own value-level
-  functions, and kept with ids instead of values (``ConsumerMove``, ``GroupMove``); a state's
+  functions, and kept with ids instead of values (``ProcessMove``, ``SharedMove``); a state's
   successors are then a lookup and a recombination (``successor_keys``) — no protocol rule is
   re-implemented here;
 * every step gets an id (``steps[step_id]`` is its action). A step id stands for one step in one
@@ -68,24 +68,24 @@ Deliveries = tuple[tuple[int, int], ...]
 """Answers put on channels by a step: (process index, answer id), in order."""
 
 
-class ConsumerMove(NamedTuple):
+class ProcessMove(NamedTuple):
     """A step of process ``i`` from (shared, local), with ids: ``ComponentModel.consumer_steps`` or
     ``process_fault``."""
 
     step: int
     spends: tuple[str, ...]
     """The budget kinds it spends, in order."""
-    group: int
-    consumer: int
+    shared: int
+    local: int
     deliveries: Deliveries
 
 
-class GroupMove(NamedTuple):
+class SharedMove(NamedTuple):
     """A step of the shared component alone, with ids: ``timer_steps`` or ``fault_steps``."""
 
     step: int
     spends: tuple[str, ...]
-    group: int
+    shared: int
     deliveries: Deliveries
     live: tuple[tuple[int, int], ...]
     """Identities it removes: if a process still holds one, the step spends the model's
@@ -99,8 +99,8 @@ class PackedModel:
         self.spec = spec
         self.config: Any = getattr(spec, "config", None)
         self.n = spec.processes
-        self.groups: Interner[Any] = Interner(_G_BITS, "group")
-        self.consumers: Interner[Any] = Interner(_C_BITS, "consumer")
+        self.shared_parts: Interner[Any] = Interner(_G_BITS, "shared component")
+        self.local_parts: Interner[Any] = Interner(_C_BITS, "local component")
         self.budgets: Interner[Any] = Interner(_B_BITS, "budget")
         self.responses: Interner[Any] = Interner(32, "response")
         self.steps: dict[int, Any] = {}
@@ -109,34 +109,34 @@ class PackedModel:
         """The first step id still held: ids below it were forgotten and never come back."""
         self.next_step = 0
         self.within: list[bool] = []
-        """By group id: the shared component is within the model's boundary."""
+        """By shared id: the shared component is within the model's boundary."""
         self.halted: list[bool] = []
-        """By group id: the shared component has no step at all (``ComponentModel.halted``)."""
+        """By shared id: the shared component has no step at all (``ComponentModel.halted``)."""
         self.holder: list[tuple[int, int]] = []
         """By consumer id: the identity the local component holds (``ComponentModel.holder``)."""
         self._local_spends = tuple(spec.local_spends)
         self._affordable: dict[int, frozenset[str]] = {}
         self._own: dict[tuple[int, int], list[tuple[Any, Any]]] = {}
-        self._moves: dict[tuple[int, int, int, int], list[ConsumerMove]] = {}
+        self._moves: dict[tuple[int, int, int, int], list[ProcessMove]] = {}
         self._process_faults: tuple[str, ...] = tuple(spec.process_faults)
         """The budget kinds of the model's classes of process fault (``ComponentModel.process_faults``)."""
         self._budget_facts: dict[int, tuple[int, int, tuple[int, ...], bool]] = {}
         self._exhausted: dict[int, bool] = {}
-        self._timers: dict[tuple[int, int], list[GroupMove]] = {}
+        self._timers: dict[tuple[int, int], list[SharedMove]] = {}
         self._live_candidates: dict[int, tuple[tuple[int, tuple[int, int]], ...]] = {}
-        self._faults: dict[int, list[GroupMove]] = {}
+        self._faults: dict[int, list[SharedMove]] = {}
         self._deliver_memo: dict[tuple[int, int], int] = {}
         self._spend_memo: dict[tuple[int, str], int] = {}
-        self._fault_memo: list[dict[tuple[int, int, int], ConsumerMove | None]] = [{} for _ in self._process_faults]
-        """Per class of process fault: (group id, process, consumer id) → its step (None: no step)."""
+        self._fault_memo: list[dict[tuple[int, int, int], ProcessMove | None]] = [{} for _ in self._process_faults]
+        """Per class of process fault: (shared id, process, local id) → its step (None: no step)."""
         self._shifts = [_C_SHIFT + _C_BITS * i for i in range(self.n)]
         self.quotient: bool = bool(getattr(spec, "quotient", False))
         """The spec names a quotient of its state space (``canonical_key``)."""
         self.last_concrete: list[int] = []
-        self._group_values: dict[int, frozenset[int]] = {}
-        self._consumer_values: dict[int, frozenset[int]] = {}
-        self._group_relabel: dict[tuple[int, tuple[int, ...]], int] = {}
-        self._consumer_relabel: dict[tuple[int, tuple[int, ...]], int] = {}
+        self._shared_values: dict[int, frozenset[int]] = {}
+        self._local_values: dict[int, frozenset[int]] = {}
+        self._shared_relabel: dict[tuple[int, tuple[int, ...]], int] = {}
+        self._local_relabel: dict[tuple[int, tuple[int, ...]], int] = {}
         self.memoise = True
         """Keep computed component steps in the memo tables (the Python engine's
         ``successor_keys``). The native engine keeps them itself and turns this off."""
@@ -167,30 +167,30 @@ class PackedModel:
     def encode(self, state: Any) -> int:
         """The key of a state (interning its components)."""
         shared, local, budget = state
-        key = self.group_id(shared) | (self.budgets.id(budget) << _G_BITS)
+        key = self.shared_id(shared) | (self.budgets.id(budget) << _G_BITS)
         for i, c in enumerate(local):
-            key |= self.consumer_id(c) << self._shifts[i]
+            key |= self.local_id(c) << self._shifts[i]
         return key
 
     def decode(self, key: int) -> Any:
         """The state of a key this model produced."""
-        consumers = self.consumers.values
+        consumers = self.local_parts.values
         return self.spec.compose(
-            self.groups.values[key & _G_MASK],
+            self.shared_parts.values[key & _G_MASK],
             tuple([consumers[(key >> shift) & _C_MASK] for shift in self._shifts]),
             self.budgets.values[(key >> _G_BITS) & _B_MASK],
         )
 
     def split(self, key: int) -> tuple[int, int, list[int]]:
-        """A key's group id, budget id and consumer ids."""
+        """A key's shared id, budget id and local ids."""
         return key & _G_MASK, (key >> _G_BITS) & _B_MASK, [(key >> shift) & _C_MASK for shift in self._shifts]
 
-    def group_and_consumer_parts(self, key: int) -> tuple[int, int]:
-        """A key's group id, and its consumer ids packed as one int (equal for equal tuples)."""
+    def shared_and_local_parts(self, key: int) -> tuple[int, int]:
+        """A key's shared id, and its local ids packed as one int (equal for equal tuples)."""
         return key & _G_MASK, key >> _C_SHIFT
 
     def pack(self, gid: int, bid: int, cids: Sequence[int]) -> int:
-        """The key of a group id, budget id and consumer ids."""
+        """The key of a shared id, budget id and local ids."""
         key = gid | (bid << _G_BITS)
         for shift, cid in zip(self._shifts, cids, strict=True):
             key |= cid << shift
@@ -202,15 +202,15 @@ class PackedModel:
     def key_within_boundary(self, key: int) -> bool:
         return self.within[key & _G_MASK]
 
-    def group_of(self, key: int) -> Any:
-        return self.groups.values[key & _G_MASK]
+    def shared_of(self, key: int) -> Any:
+        return self.shared_parts.values[key & _G_MASK]
 
-    def group_id(self, group: Hashable, same_as: int = -1) -> int:
+    def shared_id(self, group: Hashable, same_as: int = -1) -> int:
         """The id of ``group``; ``same_as`` is the id of the group a step started from, which an
         unchanged step returns as the very same object (no need to hash it again)."""
-        if same_as >= 0 and self.groups.values[same_as] is group:
+        if same_as >= 0 and self.shared_parts.values[same_as] is group:
             return same_as
-        gid = self.groups.id(group)
+        gid = self.shared_parts.id(group)
         if gid == len(self.within):
             self.within.append(self.spec.group_within_boundary(group))
             self.halted.append(self.spec.halted(group))
@@ -227,8 +227,8 @@ class PackedModel:
         """Take over the interned components of an earlier search (a checkpoint), with ids as
         there; step ids continue from ``next_step``."""
         for interner, values in (
-            (self.groups, groups),
-            (self.consumers, consumers),
+            (self.shared_parts, groups),
+            (self.local_parts, consumers),
             (self.budgets, budgets),
             (self.responses, responses),
         ):
@@ -240,8 +240,8 @@ class PackedModel:
         self.holder[:] = [self.spec.holder(c) for c in consumers]
         self.next_step = self.step_base = next_step
 
-    def consumer_id(self, consumer: Hashable) -> int:
-        cid = self.consumers.id(consumer)
+    def local_id(self, consumer: Hashable) -> int:
+        cid = self.local_parts.id(consumer)
         if cid == len(self.holder):
             self.holder.append(self.spec.holder(consumer))
         return cid
@@ -258,28 +258,28 @@ class PackedModel:
             return key
         spec: Any = self.spec  # a quotient's functions are optional in ComponentModel
         gid, bid, cids = self.split(key)
-        gvals, cvals = self._group_values, self._consumer_values
+        gvals, cvals = self._shared_values, self._local_values
         values = gvals.get(gid)
         if values is None:
-            values = gvals[gid] = spec.shared_values(self.groups.values[gid])
+            values = gvals[gid] = spec.shared_values(self.shared_parts.values[gid])
         for cid in cids:
             v = cvals.get(cid)
             if v is None:
-                v = cvals[cid] = spec.local_values(self.consumers.values[cid])
+                v = cvals[cid] = spec.local_values(self.local_parts.values[cid])
             if v:
                 values = values | v
         order: tuple[int, ...] = spec.quotient_order(values)
-        gmemo, cmemo = self._group_relabel, self._consumer_relabel
+        gmemo, cmemo = self._shared_relabel, self._local_relabel
         ngid = gmemo.get((gid, order))
         if ngid is None:
-            ngid = gmemo[(gid, order)] = self.group_id(spec.relabel_shared(self.groups.values[gid], order))
+            ngid = gmemo[(gid, order)] = self.shared_id(spec.relabel_shared(self.shared_parts.values[gid], order))
         if not order:
             return key if ngid == gid else self.pack(ngid, bid, cids)
         ncids = []
         for cid in cids:
             ncid = cmemo.get((cid, order))
             if ncid is None:
-                ncid = cmemo[(cid, order)] = self.consumer_id(spec.relabel_local(self.consumers.values[cid], order))
+                ncid = cmemo[(cid, order)] = self.local_id(spec.relabel_local(self.local_parts.values[cid], order))
             ncids.append(ncid)
         return self.pack(ngid, bid, ncids)
 
@@ -349,7 +349,7 @@ class PackedModel:
                 move = self.process_fault(kind, gid, i, cid)
                 if move is not None:
                     out.append(
-                        (move.step, move.group | (nbid << _G_BITS) | (rest ^ ((cid ^ move.consumer) << shifts[i])))
+                        (move.step, move.shared | (nbid << _G_BITS) | (rest ^ ((cid ^ move.local) << shifts[i])))
                     )
         faults = self._faults.get(gid)
         if faults is None:
@@ -366,7 +366,7 @@ class PackedModel:
         return bid
 
     def _shared(
-        self, moves: list[GroupMove], bid: int, session_bid: int, rest: int, cids: list[int]
+        self, moves: list[SharedMove], bid: int, session_bid: int, rest: int, cids: list[int]
     ) -> list[tuple[int, int]]:
         """The successors of the shared component's steps ``moves``: each pays for its spends,
         and one that removes an identity a process still holds pays ``removal_spends``."""
@@ -422,7 +422,7 @@ class PackedModel:
 
     def delivered(self, cid: int, rid: int) -> int:
         """The consumer ``cid`` with answer ``rid`` appended to its channel."""
-        return self.consumer_id(self.spec.deliver(self.consumers.values[cid], self.responses.values[rid]))
+        return self.local_id(self.spec.deliver(self.local_parts.values[cid], self.responses.values[rid]))
 
     def spend(self, bid: int, kind: str) -> int:
         """The budget after spending one ``kind`` perturbation, or -1 when none is left."""
@@ -453,7 +453,7 @@ class PackedModel:
         return facts
 
     # ------------------------------------------------------------------ component steps
-    def moves(self, gid: int, index: int, cid: int, avail: int) -> list[ConsumerMove]:
+    def moves(self, gid: int, index: int, cid: int, avail: int) -> list[ProcessMove]:
         """Process ``index``'s steps from (group, consumer) (``ComponentModel.consumer_steps``),
         of those the budget's ``avail`` bits allow."""
         affordable = self._affordable.get(avail)
@@ -463,40 +463,40 @@ class PackedModel:
             )
         own = self._own.get((index, cid))
         if own is None:
-            own = self._own[(index, cid)] = self.spec.own_steps(index, self.consumers.values[cid])
-        group = self.groups.values[gid]
+            own = self._own[(index, cid)] = self.spec.own_steps(index, self.local_parts.values[cid])
+        group = self.shared_parts.values[gid]
         moves = [
             self._process_move(gid, step)
-            for step in self.spec.consumer_steps(group, index, self.consumers.values[cid], affordable, own)
+            for step in self.spec.consumer_steps(group, index, self.local_parts.values[cid], affordable, own)
         ]
         if self.memoise:
             self._moves[(gid, index, cid, avail)] = moves
         return moves
 
-    def _process_move(self, gid: int, step: ProcessStep) -> ConsumerMove:
+    def _process_move(self, gid: int, step: ProcessStep) -> ProcessMove:
         action, spends, group, consumer, answers = step
         # tuple.__new__: not the interpreted __new__ namedtuple generates (one per step)
         return tuple.__new__(
-            ConsumerMove,
+            ProcessMove,
             (
                 self._intern_step(action),
                 spends,
-                self.group_id(group, gid),
-                self.consumer_id(consumer),
+                self.shared_id(group, gid),
+                self.local_id(consumer),
                 self._deliveries(answers) if answers else (),
             ),
         )
 
-    def _group_moves(self, gid: int, steps: Sequence[SharedStep]) -> list[GroupMove]:
+    def _shared_moves(self, gid: int, steps: Sequence[SharedStep]) -> list[SharedMove]:
         moves = []
         for action, spends, group, answers, removes in steps:
             moves.append(
                 tuple.__new__(
-                    GroupMove,
+                    SharedMove,
                     (
                         self._intern_step(action),
                         spends,
-                        self.group_id(group, gid),
+                        self.shared_id(group, gid),
                         self._deliveries(answers) if answers else (),
                         removes,
                     ),
@@ -507,40 +507,40 @@ class PackedModel:
     def candidates(self, gid: int) -> tuple[tuple[int, tuple[int, int]], ...]:
         """The group's identities a process may still hold (``live_candidates``), each with a
         bit: a timer removing one would be a perturbation."""
-        ids = self.spec.live_candidates(self.groups.values[gid])
+        ids = self.spec.live_candidates(self.shared_parts.values[gid])
         candidates = tuple((1 << i, mid) for i, mid in enumerate(ids))
         if self.memoise:
             self._live_candidates[gid] = candidates
         return candidates
 
-    def timers(self, gid: int, protected: int) -> list[GroupMove]:
+    def timers(self, gid: int, protected: int) -> list[SharedMove]:
         """The group's timer steps, leaving out those that remove a ``protected`` identity (bits
         of ``candidates``: those a process holds when no removal is affordable)."""
-        group = self.groups.values[gid]
+        group = self.shared_parts.values[gid]
         candidates = self._live_candidates.get(gid) if protected else ()
         if candidates is None:
             candidates = self.candidates(gid)
         keep = frozenset(mid for bit, mid in candidates if protected & bit)
-        moves = self._group_moves(gid, self.spec.timer_steps(group, keep))
+        moves = self._shared_moves(gid, self.spec.timer_steps(group, keep))
         if self.memoise:
             self._timers[(gid, protected)] = moves
         return moves
 
-    def faults(self, gid: int) -> list[GroupMove]:
+    def faults(self, gid: int) -> list[SharedMove]:
         """The group's faults (``fault_steps``)."""
-        moves = self._group_moves(gid, self.spec.fault_steps(self.groups.values[gid]))
+        moves = self._shared_moves(gid, self.spec.fault_steps(self.shared_parts.values[gid]))
         if self.memoise:
             self._faults[gid] = moves
         return moves
 
-    def process_fault(self, kind: int, gid: int, index: int, cid: int) -> ConsumerMove | None:
+    def process_fault(self, kind: int, gid: int, index: int, cid: int) -> ProcessMove | None:
         """Process ``index``'s fault of class ``kind`` from (shared, local) (``ComponentModel.process_fault``),
         memoised; None when that is no step."""
         memo = self._fault_memo[kind]
         key = (gid, index, cid)
         if key in memo:
             return memo[key]
-        step = self.spec.process_fault(kind, self.groups.values[gid], index, self.consumers.values[cid])
+        step = self.spec.process_fault(kind, self.shared_parts.values[gid], index, self.local_parts.values[cid])
         move = None if step is None else self._process_move(gid, step)
         if self.memoise:
             memo[key] = move
@@ -549,11 +549,11 @@ class PackedModel:
     def cache_sizes(self) -> dict[str, int]:
         """Sizes of the interning and memo tables (for benchmarks)."""
         return {
-            "groups": len(self.groups.values),
-            "consumers": len(self.consumers.values),
+            "groups": len(self.shared_parts.values),
+            "consumers": len(self.local_parts.values),
             "budgets": len(self.budgets.values),
             "steps": self.next_step,
             "steps_held": len(self.steps),
-            "consumer_moves": len(self._moves),
-            "group_moves": len(self._timers),
+            "process_moves": len(self._moves),
+            "shared_moves": len(self._timers),
         }

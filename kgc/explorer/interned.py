@@ -68,5 +68,5 @@ class InternedModel:
         self.steps.clear()
         self.step_base = self.next_step
 
-    def group_and_consumer_parts(self, key: int) -> tuple[int, int]:  # pragma: no cover - no component checks
+    def shared_and_local_parts(self, key: int) -> tuple[int, int]:  # pragma: no cover - no component checks
         raise TypeError("a generic model has no components: its state checks must read the whole state")

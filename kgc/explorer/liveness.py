@@ -254,7 +254,7 @@ class Projector:
 
     def consumers(self, value: int) -> tuple[Any, ...]:
         """The consumers of a ``CONSUMERS`` component."""
-        rest, values = value >> 32, self.model.consumers.values
+        rest, values = value >> 32, self.model.local_parts.values
         return tuple(values[(rest >> (_C_BITS * j)) & _C_MASK] for j in range(self.model.spec.processes))
 
     def state(self, value: int) -> Any:
@@ -272,8 +272,8 @@ class Projector:
         if self._reader is None:
             m, whole = self.model, self.state
             self._reader = labels.Reader(
-                m.groups.values,
-                m.consumers.values,
+                m.shared_parts.values,
+                m.local_parts.values,
                 self.consumers,
                 m.budgets.values[0],
                 lambda _s, _i, v: (whole(v),),
@@ -371,7 +371,7 @@ def build_graph(
     kept = array("h")  # by step id - base: the class of the step when it keeps the budget (-1: not yet known)
     spent = array("h")  # ... and when it spends one (no class)
     within = model.key_within_boundary
-    group_of = model.group_of
+    shared_of = model.shared_of
     halted = model.spec.halted  # a Dead group no request reaches any more (not one still cached)
     successor_keys = model.successor_keys
     add_class, add_target, add_key, add_depth = classes.append, targets.append, keys.append, depth.append
@@ -381,7 +381,7 @@ def build_graph(
         key = keys[v]
         if not within(key):
             status.append(BOUNDARY)
-        elif halted(group_of(key)):
+        elif halted(shared_of(key)):
             status.append(DEAD)
         elif not complete or (max_depth is not None and depth[v] >= max_depth):
             status.append(UNEXPLORED)
@@ -821,7 +821,7 @@ def stall_edges(
     spec = model.spec
 
     def group(v: int) -> Any:
-        return model.decode(keys[v])[0] if not isinstance(model, PackedModel) else model.group_of(keys[v])
+        return model.decode(keys[v])[0] if not isinstance(model, PackedModel) else model.shared_of(keys[v])
 
     maybe: dict[int, bool] = {}  # by group id (the packed model's keys), whether ``stall.may``
     for v in range(graph.states):

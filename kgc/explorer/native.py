@@ -40,7 +40,7 @@ from kgc.explorer import memory
 from kgc.explorer import worker as workers_module
 from kgc.explorer.checkpoint import CheckpointError, Checkpoints
 from kgc.explorer.checks import Book, Where
-from kgc.explorer.components import ConsumerMove, Deliveries, GroupMove, PackedModel
+from kgc.explorer.components import Deliveries, PackedModel, ProcessMove, SharedMove
 from kgc.explorer.liveness import UNEXPLORED, ClassTable, Projector, StateGraph, step_class
 from kgc.explorer.native_codes import B_BITS, FAULT_CLASS_SHIFT, G_BITS, Event, Need, Queued
 from kgc.explorer.worker import FRAME_WORDS, Recorder, Worker, write_frame
@@ -95,18 +95,18 @@ class _SpendSlots:
         return slots
 
 
-def _flat_consumer(moves: list[ConsumerMove], index: int, slots: _SpendSlots) -> list[int]:
+def _flat_process(moves: list[ProcessMove], index: int, slots: _SpendSlots) -> list[int]:
     out = [len(moves)]
     for m in moves:
         out += (m.step, *slots(m.spends))
-        out += (m.group, index, m.consumer, len(m.deliveries))
+        out += (m.shared, index, m.local, len(m.deliveries))
         for j, rid in m.deliveries:
             out += (j, rid)
         out.append(0)
     return out
 
 
-def _flat_group(moves: list[GroupMove], slots: _SpendSlots) -> list[int]:
+def _flat_shared(moves: list[SharedMove], slots: _SpendSlots) -> list[int]:
     """The shared component's timers spend only the model's ``removal_spends``, when an identity a
     process still holds is removed (the core then spends it from the budget before the step, which is
     right as timers spend nothing else); faults spend their own budget and remove nobody
@@ -115,7 +115,7 @@ def _flat_group(moves: list[GroupMove], slots: _SpendSlots) -> list[int]:
     for m in moves:
         if m.live and m.spends:  # pragma: no cover - not a shape of the classic model
             raise ValueError("a step that spends a budget cannot also remove live members here")
-        out += (m.step, *slots(m.spends), m.group, -1, 0, len(m.deliveries))
+        out += (m.step, *slots(m.spends), m.shared, -1, 0, len(m.deliveries))
         for j, rid in m.deliveries:
             out += (j, rid)
         live = m.live
@@ -181,7 +181,7 @@ class NativeSearch:
             max_states=-1 if max_states is None else max_states,
             process_faults=[kind[k] for k in spec.process_faults],
             removal=kind[spec.removal_spends],
-            consumer_spends=[kind[k] for k in spec.local_spends],
+            local_spends=[kind[k] for k in spec.local_spends],
             want_vector_masks=int(bool(book.consumer_checks)),
             parents_path=self.parents_path,
             parents_kept=-1 if resume is None else int(resume["parents_records"]),
@@ -225,7 +225,7 @@ class NativeSearch:
         """The actions of steps whose verdict fired: a counterexample ends with one of them."""
         self._decoded: tuple[int, Any | None] = (-1, None)
         self._handlers: dict[int, Callable[[int, int, int, int], None]] = {
-            int(Need.GROUP): self._group,
+            int(Need.SHARED): self._shared,
             int(Need.VECTOR): self._vector,
             int(Need.BUDGET): self._budget,
             int(Need.LOCAL): self._local,
@@ -252,9 +252,9 @@ class NativeSearch:
         if self._decoded[0] == key and self._decoded[1] is not None:
             return self._decoded[1]
         m = self.model
-        consumers = m.consumers.values
+        consumers = m.local_parts.values
         state = self.compose(
-            m.groups.values[key & _G_MASK],
+            m.shared_parts.values[key & _G_MASK],
             tuple([consumers[cid] for cid in self.core.vector(key >> _V_SHIFT)]),
             m.budgets.values[(key >> _NATIVE_G_BITS) & _B_MASK],
         )
@@ -265,11 +265,11 @@ class NativeSearch:
         m, core = self.model, self.core
         for state in m.init_states():
             shared, local, budget = state
-            gid = m.group_id(shared)
+            gid = m.shared_id(shared)
             bid = m.budgets.id(budget)
-            vid = core.vector_id([m.consumer_id(c) for c in local])
+            vid = core.vector_id([m.local_id(c) for c in local])
             key = gid | bid << _NATIVE_G_BITS | vid << _V_SHIFT
-            core.set_group(gid, not m.within[gid], m.halted[gid], self.book.group_mask(state))
+            core.set_shared(gid, not m.within[gid], m.halted[gid], self.book.group_mask(state))
             core.set_vector_mask(vid, self.book.consumer_mask(state))
             core.add_initial(key)
 
@@ -297,7 +297,7 @@ class NativeSearch:
         only when a check fires on it (a counterexample may end with it) and dropped otherwise,
         so memory does not grow with steps never taken."""
         m, book, core = self.model, self.book, self.core
-        steps, consumers = m.steps, m.consumers.values
+        steps, consumers = m.steps, m.local_parts.values
         observer = self.step_observer
         kind_ids = self.kind_ids
         for step, ngid, actor, ncid, deliveries in moves:
@@ -330,7 +330,7 @@ class NativeSearch:
                 after[actor] = consumers[ncid]
             for j, rid in deliveries:
                 after[j] = self.deliver(after[j], m.responses.values[rid])
-            target = self.compose(m.groups.values[ngid], tuple(after), budget)
+            target = self.compose(m.shared_parts.values[ngid], tuple(after), budget)
             mask = book.step_mask(source, action, target)
             if observer is not None:
                 fact = observer(source, action, target)
@@ -343,9 +343,9 @@ class NativeSearch:
             if mask:
                 self.kept[step] = action
 
-    def _group(self, gid: int, key: int, _c: int, _d: int) -> None:
+    def _shared(self, gid: int, key: int, _c: int, _d: int) -> None:
         m = self.model
-        self.core.set_group(gid, not m.within[gid], m.halted[gid], self.book.group_mask(self.decode(key)))
+        self.core.set_shared(gid, not m.within[gid], m.halted[gid], self.book.group_mask(self.decode(key)))
 
     def _vector(self, vid: int, key: int, _c: int, _d: int) -> None:
         self.core.set_vector_mask(vid, self.book.consumer_mask(self.decode(key)))
@@ -364,15 +364,15 @@ class NativeSearch:
         bid = (key & _U64) >> _NATIVE_G_BITS & _B_MASK
         avail = self.model.budget_facts(bid)[0]
         moves = self.model.moves(gid, i, cid, avail)
-        self._judge(self.decode(key), [(mv.step, mv.group, i, mv.consumer, mv.deliveries) for mv in moves])
-        self.core.set_own(gid, i, cid, avail, _flat_consumer(moves, i, self.slots))
+        self._judge(self.decode(key), [(mv.step, mv.shared, i, mv.local, mv.deliveries) for mv in moves])
+        self.core.set_own(gid, i, cid, avail, _flat_process(moves, i, self.slots))
 
     def _timers(self, gid: int, protected: int, key: int, _d: int) -> None:
         """The shared component's timer steps, none that removes a ``protected`` identity (bits of
         the candidates: identities a process still holds when no removal is affordable)."""
         moves = self.model.timers(gid, protected)
-        self._judge(self.decode(key), [(mv.step, mv.group, -1, 0, mv.deliveries) for mv in moves])
-        self.core.set_timers(gid, protected, _flat_group(moves, self.slots))
+        self._judge(self.decode(key), [(mv.step, mv.shared, -1, 0, mv.deliveries) for mv in moves])
+        self.core.set_timers(gid, protected, _flat_shared(moves, self.slots))
 
     def _candidates(self, gid: int, _b: int, _c: int, _d: int) -> None:
         flat = [0]
@@ -387,13 +387,13 @@ class NativeSearch:
         i = b & _PROCESS_MASK
         move = self.model.process_fault(b >> FAULT_CLASS_SHIFT, gid, i, cid)
         if move is not None:
-            self._judge(self.decode(key), [(move.step, move.group, i, move.consumer, move.deliveries)])
-        self.core.set_process_fault(gid, b, cid, _flat_consumer([move] if move is not None else [], i, self.slots))
+            self._judge(self.decode(key), [(move.step, move.shared, i, move.local, move.deliveries)])
+        self.core.set_process_fault(gid, b, cid, _flat_process([move] if move is not None else [], i, self.slots))
 
     def _faults(self, gid: int, key: int, _c: int, _d: int) -> None:
         moves = self.model.faults(gid)
-        self._judge(self.decode(key), [(mv.step, mv.group, -1, 0, mv.deliveries) for mv in moves])
-        self.core.set_faults(gid, _flat_group(moves, self.slots))
+        self._judge(self.decode(key), [(mv.step, mv.shared, -1, 0, mv.deliveries) for mv in moves])
+        self.core.set_faults(gid, _flat_shared(moves, self.slots))
 
     def _deliver(self, cid: int, rid: int, _c: int, _d: int) -> None:
         self.core.set_deliver(cid, rid, self.model.delivered(cid, rid))
@@ -533,8 +533,8 @@ class NativeSearch:
         """How many groups, consumers, answers, fairness classes, observed facts and action kinds are interned."""
         m = self.model
         tables = (
-            m.groups.values,
-            m.consumers.values,
+            m.shared_parts.values,
+            m.local_parts.values,
             m.responses.values,
             self.classes.names,
             self.fact_values,
@@ -576,8 +576,8 @@ class NativeSearch:
         end = recorder.first
         sizes = self._sizes()
         frame = (
-            m.groups.values[marks[0] : sizes[0]],
-            m.consumers.values[marks[1] : sizes[1]],
+            m.shared_parts.values[marks[0] : sizes[0]],
+            m.local_parts.values[marks[1] : sizes[1]],
             m.responses.values[marks[2] : sizes[2]],
             self.classes.names[marks[3] : sizes[3]],
             self.fact_values[marks[4] : sizes[4]],
@@ -607,8 +607,8 @@ class NativeSearch:
                 kid = self.kind_ids[name] = len(self.kind_names)
                 self.kind_names.append(name)
             w.kinds.append(kid)
-        w.groups.extend([m.group_id(g) for g in groups])
-        w.consumers.extend([m.consumer_id(c) for c in consumers])
+        w.shared_ids.extend([m.shared_id(g) for g in groups])
+        w.local_ids.extend([m.local_id(c) for c in consumers])
         w.answers.extend([m.responses.id(r) for r in answers])
         w.classes.extend([self.classes.id(name) for name in class_names])
         for value in fact_values:
@@ -632,7 +632,7 @@ class NativeSearch:
         core.set_steps(start, masks, classes, w.classes)
         for step, action in kept.items():
             self.kept[step + delta] = action
-        core.merge(records, w.groups, w.groups0, w.consumers, w.consumers0, w.answers, w.answers0, delta)
+        core.merge(records, w.shared_ids, w.shared0, w.local_ids, w.locals0, w.answers, w.answers0, delta)
 
     def _collect(self, block: bool) -> None:
         """Merge the worker's frames that are there; with ``block``, wait for at least one (or for
@@ -714,8 +714,8 @@ class NativeSearch:
         m, book = self.model, self.book
         tables = {
             "model": {
-                "groups": m.groups.values,
-                "consumers": m.consumers.values,
+                "groups": m.shared_parts.values,
+                "consumers": m.local_parts.values,
                 "budgets": m.budgets.values,
                 "responses": m.responses.values,
                 "next_step": m.next_step,
@@ -885,7 +885,7 @@ class NativeProjector(Projector):
         vid = value >> 32
         found = self._consumers.get(vid)
         if found is None:
-            values = self.model.consumers.values
+            values = self.model.local_parts.values
             found = self._consumers[vid] = tuple([values[cid] for cid in self.search.core.vector(vid)])
         return found
 

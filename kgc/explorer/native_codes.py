@@ -13,7 +13,7 @@ from typing import Final
 HEADER: Final = Path(__file__).resolve().parent / "native" / "codes.h"
 
 G_BITS: Final = 26
-"""A native key's group id bits (``G_BITS``)."""
+"""A native key's shared component id bits (``G_BITS``)."""
 B_BITS: Final = 10
 """Its budget id bits (``B_BITS``); the vector id takes the rest (``V_BITS``)."""
 V_BITS: Final = 28
@@ -36,7 +36,7 @@ class Event(IntEnum):
 class Need(IntEnum):
     """A question ``Core.run`` asks the driver (``NEED_*``): a component step it has not been told."""
 
-    GROUP = 10
+    SHARED = 10
     VECTOR = 11
     BUDGET = 12
     LOCAL = 13

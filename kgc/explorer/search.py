@@ -643,7 +643,7 @@ class _Search:
         component checks through their cached masks, the others on the decoded state."""
         book = self.book
         if book.active_component:
-            gid, rest = self.model.group_and_consumer_parts(key)
+            gid, rest = self.model.shared_and_local_parts(key)
             gmask = self.group_masks.get(gid)
             if gmask is None:
                 gmask = self.group_masks[gid] = book.group_mask(self.target(key))

@@ -210,7 +210,7 @@ class Codec:
         self.width = model.n + 2
 
     def _values(self, kind: int) -> list[Any]:
-        return (self.model.groups, self.model.budgets, self.model.consumers)[kind].values
+        return (self.model.shared_parts, self.model.budgets, self.model.local_parts)[kind].values
 
     def _fill(self, kind: int) -> None:
         """Digest the components of ``kind`` interned since the last call."""
@@ -264,11 +264,11 @@ class Codec:
         if cid is None:
             model, value = self.model, pickle.loads(blob)
             if kind == 0:
-                cid = model.group_id(value)
+                cid = model.shared_id(value)
             elif kind == 1:
                 cid = model.budgets.id(value)
             else:
-                cid = model.consumer_id(value)
+                cid = model.local_id(value)
             self._in[kind][blob] = cid
         return cid
 
@@ -505,7 +505,7 @@ def expand_partition(
                 found[nxt] = [fp]
                 bad: list[str] = []
                 if comp_active:
-                    gid, rest = model.group_and_consumer_parts(nxt)
+                    gid, rest = model.shared_and_local_parts(nxt)
                     gmask = worker.group_masks.get(gid)
                     if gmask is None:
                         target = target or model.decode(nxt)

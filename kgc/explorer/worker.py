@@ -143,9 +143,9 @@ class Worker:
         self.pid = pid
         self.fd = fd
         self.offset = 0
-        self.groups0, self.consumers0, self.answers0, classes0, self.facts0, self.kinds0 = bases
-        self.groups = array("q")
-        self.consumers = array("q")
+        self.shared0, self.locals0, self.answers0, classes0, self.facts0, self.kinds0 = bases
+        self.shared_ids = array("q")
+        self.local_ids = array("q")
         self.answers = array("q")
         self.classes = array("q", range(classes0))
         self.facts: list[int] = []

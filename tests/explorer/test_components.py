@@ -89,7 +89,7 @@ def _own_steps_without_index(packed: PackedModel) -> None:
     """An engine that memoises a consumer's own steps by its value alone (not its index): the
     second consumer takes the first one's steps."""
     first = packed.init_states()[0].consumers[0]
-    packed._own[(1, packed.consumer_id(first))] = packed.spec.own_steps(0, first)
+    packed._own[(1, packed.local_id(first))] = packed.spec.own_steps(0, first)
 
 
 @pytest.mark.parametrize(

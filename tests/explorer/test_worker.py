@@ -228,7 +228,7 @@ def test_the_core_refuses_a_malformed_worker_record(records: list[int]) -> None:
         max_states=-1,
         process_faults=[0, 1],
         removal=4,
-        consumer_spends=[1, 5],
+        local_spends=[1, 5],
         want_vector_masks=0,
         parents_path=None,
     )

@@ -12,7 +12,7 @@
  * so nothing is computed twice and the core keeps no state between calls.
  *
  * States and successors are keys in the core's layout (codes.h). pack()/unpack() convert them
- * from and to component ids (the packed model's interning ids: group, budget, then one local id
+ * from and to component ids (the packed model's interning ids: shared, budget, then one local id
  * per process), which is how the executors exchange them.
  */
 
@@ -35,8 +35,8 @@ static int batch_grow(U32 *src, I32 *step, U64 *succ, I64 *smask, I64 *cmask, si
  * every state is done (EV_DONE, next = the batch's size). For the states start..next-1:
  * status (uint8 per state: 0 expanded, 1 outside the boundary, not expanded), and per
  * transition, in order, src (uint32, the state's index in the batch), step (int32), succ (uint64,
- * the successor's key), smask (int64, the step's verdicts), cmask (int64, the successor's group
- * and vector verdicts; its group's only when the core keeps no vector verdicts). */
+ * the successor's key), smask (int64, the step's verdicts), cmask (int64, the successor's shared
+ * and vector verdicts; its shared component's only when the core keeps no vector verdicts). */
 static PyObject *Core_expand(Core *c, PyObject *args) {
     Py_buffer kb;
     Py_ssize_t start;
@@ -53,7 +53,7 @@ static PyObject *Core_expand(Core *c, PyObject *args) {
     if (!status) { PyBuffer_Release(&kb); return PyErr_NoMemory(); }
     for (; i < n; i++) {
         uint64_t key = keys[i], gid = key & G_MASK;
-        if (!gknown(c, gid)) { ev = need(c, NEED_GROUP, (int64_t)gid, (int64_t)key, 0, 0); break; }
+        if (!gknown(c, gid)) { ev = need(c, NEED_SHARED, (int64_t)gid, (int64_t)key, 0, 0); break; }
         if (c->gout.v[gid] > 0) { status[i - start] = 1; continue; }
         int r = gather(c, key);
         if (!r) r = ready(c, key);
@@ -90,7 +90,7 @@ done:
     return err ? NULL : out;
 }
 
-/* pack(ids) -> keys: ids are int64 bytes, one row per state of (group id, budget id, local id
+/* pack(ids) -> keys: ids are int64 bytes, one row per state of (shared id, budget id, local id
  * per process); the keys (uint64 bytes) intern each row's vector of local ids. */
 static PyObject *Core_pack(Core *c, PyObject *args) {
     Py_buffer ib;
@@ -98,7 +98,7 @@ static PyObject *Core_pack(Core *c, PyObject *args) {
     int w = c->n + 2;
     const int64_t *ids = (const int64_t *)ib.buf;
     Py_ssize_t words = ib.len / (Py_ssize_t)sizeof(int64_t);
-    if (words % w) { PyBuffer_Release(&ib); PyErr_SetString(PyExc_ValueError, "a row is a group, a budget and one id per process"); return NULL; }
+    if (words % w) { PyBuffer_Release(&ib); PyErr_SetString(PyExc_ValueError, "a row is a shared id, a budget id and one id per process"); return NULL; }
     Py_ssize_t n = words / w;
     PyObject *out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(uint64_t));
     if (!out) { PyBuffer_Release(&ib); return NULL; }
@@ -107,12 +107,12 @@ static PyObject *Core_pack(Core *c, PyObject *args) {
         const int64_t *row = ids + r * w;
         uint32_t v[MAX_PROCS];
         if (row[0] < 0 || (uint64_t)row[0] > G_MASK || row[1] < 0 || (uint64_t)row[1] > B_MASK) {
-            PyErr_SetString(PyExc_OverflowError, "more than 2^26 groups or 2^10 budgets: the state space is too large");
+            PyErr_SetString(PyExc_OverflowError, "more than 2^26 shared components or 2^10 budgets: the state space is too large");
             goto fail;
         }
         for (int k = 0; k < c->n; k++) {
             if (row[2 + k] < 0 || row[2 + k] >= (1LL << 24)) {
-                PyErr_SetString(PyExc_OverflowError, "more than 2^24 distinct consumer states: the state space is too large");
+                PyErr_SetString(PyExc_OverflowError, "more than 2^24 distinct local components: the state space is too large");
                 goto fail;
             }
             v[k] = (uint32_t)row[2 + k];

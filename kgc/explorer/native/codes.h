@@ -5,7 +5,7 @@
 #ifndef KGC_NATIVE_CODES_H
 #define KGC_NATIVE_CODES_H
 
-/* A key: group id | budget id << G_BITS | vector id << V_SHIFT. */
+/* A key: shared id | budget id << G_BITS | vector id << V_SHIFT. */
 #define G_BITS 26
 #define B_BITS 10
 #define V_BITS 28
@@ -13,7 +13,7 @@
 /* What run() answers: an event (below 10) or a question the driver must answer (NEED_*). */
 enum {
     EV_DONE = 0, EV_PAUSE = 1, EV_QUEUE = 2, EV_MAX_STATES = 3, EV_LEVEL = 4,
-    NEED_GROUP = 10, NEED_VECTOR = 11, NEED_BUDGET = 12, NEED_LOCAL = 13, NEED_OWN = 14,
+    NEED_SHARED = 10, NEED_VECTOR = 11, NEED_BUDGET = 12, NEED_LOCAL = 13, NEED_OWN = 14,
     NEED_TIMERS = 15, NEED_CANDIDATES = 16, NEED_PROCESS_FAULT = 17, NEED_FAULTS = 18,
     NEED_DELIVER = 19, NEED_STEP = 20, NEED_WAIT = 21,
 };

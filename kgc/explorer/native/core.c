@@ -207,7 +207,7 @@ VEC(int8_t, I8)
 /* ------------------------------------------------------------------ requests to Python */
 /* The events and questions (EV_*, NEED_*) and the queue's kinds (Q_*) are in codes.h. */
 
-/* A group's faults not computed yet (a memo entry not computed yet is absent from its map). */
+/* A shared component's faults not computed yet (a memo entry not computed yet is absent from its map). */
 #define UNKNOWN (-1)
 /* No split: every state of the level asks for its missing component steps (split()). */
 #define NO_SPLIT SIZE_MAX
@@ -218,8 +218,8 @@ typedef struct {
     long long max_states;
     int k_removal;                     /* the budget kind a removal of a still-held identity spends */
     int npf, k_pf[MAX_PROCESS_FAULTS];  /* the process faults' classes: the budget kind each spends */
-    int consumer_spends[3];   /* the budget kinds a process's own move may spend, as bits of avail */
-    int n_consumer_spends;
+    int local_spends[3];   /* the budget kinds a process's own move may spend, as bits of avail */
+    int n_local_spends;
     /* visited set, parents file, frontier */
     Set visited;
     FILE *parents;
@@ -305,7 +305,7 @@ static int64_t vec_id(Core *c, const uint32_t *ids) {
     }
     int64_t id = (int64_t)(c->vecs.len / (size_t)n);
     if (id >= (int64_t)(1ULL << V_BITS) - 1) {
-        PyErr_SetString(PyExc_OverflowError, "more than 2^28 distinct vectors of consumer states: the state space is too large");
+        PyErr_SetString(PyExc_OverflowError, "more than 2^28 distinct vectors of local components: the state space is too large");
         return -1;
     }
     RESERVE(c->vecs, c->vecs.len + n, 0);
@@ -415,7 +415,7 @@ static int walk(Core *c, int64_t off, uint64_t gid, int64_t bid, const uint32_t 
         int64_t vid = vec_id(c, ids);
         if (vid < 0) return -1;
         if ((uint64_t)ngid > G_MASK || (uint64_t)nbid > B_MASK) {
-            PyErr_SetString(PyExc_OverflowError, "more than 2^26 groups or 2^10 budgets: the state space is too large");
+            PyErr_SetString(PyExc_OverflowError, "more than 2^26 shared components or 2^10 budgets: the state space is too large");
             return -1;
         }
         if (push_succ(c, step, KEY(ngid, nbid, vid)) < 0) return -1;
@@ -436,7 +436,7 @@ static int gather(Core *c, uint64_t key) {
     memcpy(cids, c->vecs.v + vid * c->n, c->n * sizeof(uint32_t));
     const int32_t *row = c->spend.v + bid * c->nkinds;
     int avail = 0;
-    for (int k = 0; k < c->n_consumer_spends; k++) if (row[c->consumer_spends[k]] >= 0) avail |= 1 << k;
+    for (int k = 0; k < c->n_local_spends; k++) if (row[c->local_spends[k]] >= 0) avail |= 1 << k;
     int64_t removal_bid = row[c->k_removal];
     int any_fault = 0;
     for (int f = 0; f < c->npf; f++) any_fault |= row[c->k_pf[f]] >= 0;
@@ -494,7 +494,7 @@ static int ready(Core *c, uint64_t key) {
         if (c->active_step && ((size_t)step >= c->smask.len || c->smask.v[step] < 0))
             return need(c, NEED_STEP, step, (int64_t)key, (int64_t)nxt, 0);
         uint64_t g = nxt & G_MASK;
-        if (!gknown(c, g)) return need(c, NEED_GROUP, (int64_t)g, (int64_t)nxt, 0, 0);
+        if (!gknown(c, g)) return need(c, NEED_SHARED, (int64_t)g, (int64_t)nxt, 0, 0);
         uint64_t v = nxt >> V_SHIFT;
         if (c->want_vmask && c->active_state && c->vmask.v[v] < 0)
             return need(c, NEED_VECTOR, (int64_t)v, (int64_t)nxt, 0, 0);
@@ -627,7 +627,7 @@ static PyObject *Core_run(Core *c, PyObject *args) {
             if (c->cur_depth > c->depth_seen) c->depth_seen = c->cur_depth;
         }
         uint64_t key = c->cur_key, gid = key & G_MASK;
-        if (!gknown(c, gid)) { ev = need(c, NEED_GROUP, (int64_t)gid, (int64_t)key, 0, 0); break; }
+        if (!gknown(c, gid)) { ev = need(c, NEED_SHARED, (int64_t)gid, (int64_t)key, 0, 0); break; }
         if (c->gout.v[gid] > 0) {
             c->boundary++; c->have_cur = 0;
             if (close_state(c, G_BOUNDARY) < 0) return NULL;
@@ -652,7 +652,7 @@ static PyObject *Core_run(Core *c, PyObject *args) {
 }
 
 /* ------------------------------------------------------------------ answers from Python */
-static int ensure_group(Core *c, uint64_t gid) {
+static int ensure_shared(Core *c, uint64_t gid) {
     size_t n = gid + 1;
     RESERVE(c->gout, n, INT32_MIN);
     RESERVE(c->gdead, n, 0);
@@ -663,14 +663,14 @@ static int ensure_group(Core *c, uint64_t gid) {
     return 0;
 }
 
-static PyObject *Core_set_group(Core *c, PyObject *args) {
+static PyObject *Core_set_shared(Core *c, PyObject *args) {
     long long gid, mask; int outside, dead;
     if (!PyArg_ParseTuple(args, "LppL", &gid, &outside, &dead, &mask)) return NULL;
     if (gid < 0 || (uint64_t)gid > G_MASK) {
-        PyErr_SetString(PyExc_OverflowError, "more than 2^26 distinct groups: the state space is too large");
+        PyErr_SetString(PyExc_OverflowError, "more than 2^26 distinct shared components: the state space is too large");
         return NULL;
     }
-    if (ensure_group(c, (uint64_t)gid) < 0) return NULL;
+    if (ensure_shared(c, (uint64_t)gid) < 0) return NULL;
     c->gout.v[gid] = outside; c->gdead.v[gid] = (int8_t)dead; c->gmask.v[gid] = mask;
     Py_RETURN_NONE;
 }
@@ -734,7 +734,7 @@ static PyObject *Core_set_local(Core *c, PyObject *args) {
     long long lid; int idx, ser;
     if (!PyArg_ParseTuple(args, "Lii", &lid, &idx, &ser)) return NULL;
     if (lid < 0 || lid >= (1LL << 24)) {
-        PyErr_SetString(PyExc_OverflowError, "more than 2^24 distinct consumer states: the state space is too large");
+        PyErr_SetString(PyExc_OverflowError, "more than 2^24 distinct local components: the state space is too large");
         return NULL;
     }
     size_t n = (size_t)lid + 1;
@@ -775,7 +775,7 @@ static PyObject *Core_set_process_fault(Core *c, PyObject *args) {
 static PyObject *Core_set_faults(Core *c, PyObject *args) {
     long long gid; PyObject *flat;
     if (!PyArg_ParseTuple(args, "LO", &gid, &flat)) return NULL;
-    if (ensure_group(c, (uint64_t)gid) < 0) return NULL;
+    if (ensure_shared(c, (uint64_t)gid) < 0) return NULL;
     int64_t off;
     if (pool_put(c, flat, &off) < 0) return NULL;
     c->gfaults.v[gid] = off;
@@ -785,7 +785,7 @@ static PyObject *Core_set_faults(Core *c, PyObject *args) {
 static PyObject *Core_set_candidates(Core *c, PyObject *args) {
     long long gid; PyObject *flat;
     if (!PyArg_ParseTuple(args, "LO", &gid, &flat)) return NULL;
-    if (ensure_group(c, (uint64_t)gid) < 0) return NULL;
+    if (ensure_shared(c, (uint64_t)gid) < 0) return NULL;
     int64_t off;
     if (pool_put(c, flat, &off) < 0) return NULL;
     c->gcand.v[gid] = off;
@@ -1065,7 +1065,7 @@ static PyObject *Core_scan(Core *c, PyObject *args) {
         memcpy(cids, c->vecs.v + (key >> V_SHIFT) * c->n, c->n * sizeof(uint32_t));
         const int32_t *row = c->spend.v + bid * c->nkinds;
         int avail = 0;
-        for (int k = 0; k < c->n_consumer_spends; k++) if (row[c->consumer_spends[k]] >= 0) avail |= 1 << k;
+        for (int k = 0; k < c->n_local_spends; k++) if (row[c->local_spends[k]] >= 0) avail |= 1 << k;
         uint64_t protected = 0;
         int timers_known = 1;
         if (row[c->k_removal] < 0) {
@@ -1128,7 +1128,7 @@ static Map *memo_of(Core *c, int kind, long long b) {
     }
 }
 
-/* The memo key of a request (kind, a, b, c) as gather() forms it; the faults of a group have none. */
+/* The memo key of a request (kind, a, b, c) as gather() forms it; the faults of a shared component have none. */
 static uint64_t memo_key(int kind, long long a, long long b, long long cc, long long avail) {
     switch (kind) {
     case NEED_OWN: return (uint64_t)a | ((uint64_t)b << 26) | ((uint64_t)avail << 30) | ((uint64_t)cc << 33);
@@ -1180,9 +1180,9 @@ static int idmap(PyObject *buf, long long base, IdMap *m, Py_buffer *view) {
     return 0;
 }
 
-/* merge(records, groups, g0, locals, l0, answers, a0, step_delta): file a worker's answers.
+/* merge(records, shared, s0, locals, l0, answers, a0, step_delta): file a worker's answers.
  * records: int64 words, per answer: kind, a, b, c, avail, n, then a move list of n words in the
- * worker's ids; an id at or above its base (g0, l0, a0) is translated through groups, locals or
+ * worker's ids; an id at or above its base (s0, l0, a0) is translated through shared, locals or
  * answers (int64 arrays), and a step id moved by step_delta. */
 static PyObject *Core_merge(Core *c, PyObject *args) {
     PyObject *rec, *gb, *lb, *ab;
@@ -1233,7 +1233,7 @@ static PyObject *Core_merge(Core *c, PyObject *args) {
         if (q != end) BAD("a worker move list of the wrong length");
         c->pool.len += (size_t)n;
         if (kind == NEED_FAULTS) {
-            if (ensure_group(c, (uint64_t)a) < 0) { err = 1; goto done; }
+            if (ensure_shared(c, (uint64_t)a) < 0) { err = 1; goto done; }
             c->gfaults.v[a] = off;
         } else {
             Map *mm = memo_of(c, kind, b);
@@ -1417,7 +1417,7 @@ static PyObject *Core_load(Core *c, PyObject *args) {
 /* ------------------------------------------------------------------ type */
 static int Core_init(Core *c, PyObject *args, PyObject *kw) {
     static char *names[] = {"processes", "budget_kinds", "dfs", "max_depth", "max_states",
-                            "process_faults", "removal", "consumer_spends", "want_vector_masks", "parents_path",
+                            "process_faults", "removal", "local_spends", "want_vector_masks", "parents_path",
                             "parents_kept", "record_graph", NULL};
     int n, nkinds, dfs, max_depth, ks, want_v;
     long long max_states;
@@ -1441,11 +1441,11 @@ static int Core_init(Core *c, PyObject *args, PyObject *kw) {
     if (PyErr_Occurred()) return -1;
     if (record && dfs) { PyErr_SetString(PyExc_ValueError, "the state graph is recorded breadth-first only"); return -1; }
     c->record = record;
-    PyObject *seq = PySequence_Fast(spends, "consumer_spends must be a sequence");
+    PyObject *seq = PySequence_Fast(spends, "local_spends must be a sequence");
     if (!seq) return -1;
-    c->n_consumer_spends = (int)PySequence_Fast_GET_SIZE(seq);
-    if (c->n_consumer_spends > 3) { Py_DECREF(seq); PyErr_SetString(PyExc_ValueError, "at most 3 consumer spends"); return -1; }
-    for (int k = 0; k < c->n_consumer_spends; k++) c->consumer_spends[k] = (int)PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, k));
+    c->n_local_spends = (int)PySequence_Fast_GET_SIZE(seq);
+    if (c->n_local_spends > 3) { Py_DECREF(seq); PyErr_SetString(PyExc_ValueError, "at most 3 local spends"); return -1; }
+    for (int k = 0; k < c->n_local_spends; k++) c->local_spends[k] = (int)PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, k));
     Py_DECREF(seq);
     if (PyErr_Occurred()) return -1;
     if (n < 1 || n > MAX_PROCS) { PyErr_SetString(PyExc_ValueError, "between 1 and 15 processes"); return -1; }
@@ -1498,7 +1498,7 @@ static void Core_dealloc(Core *c) {
 
 static PyMethodDef Core_methods[] = {
     {"run", (PyCFunction)Core_run, METH_VARARGS, "run(max_expansions) -> (event, a, b, c, d)"},
-    {"set_group", (PyCFunction)Core_set_group, METH_VARARGS, "set_group(gid, outside, halted, mask)"},
+    {"set_shared", (PyCFunction)Core_set_shared, METH_VARARGS, "set_shared(gid, outside, halted, mask)"},
     {"set_vector_mask", (PyCFunction)Core_set_vector_mask, METH_VARARGS, "set_vector_mask(vid, mask)"},
     {"set_budget", (PyCFunction)Core_set_budget, METH_VARARGS, "set_budget(bid, spend_row, total)"},
     {"set_local", (PyCFunction)Core_set_local, METH_VARARGS, "set_local(lid, member_index, member_serial)"},
@@ -1528,12 +1528,12 @@ static PyMethodDef Core_methods[] = {
     {"scan", (PyCFunction)Core_scan, METH_VARARGS, "scan(requests, first=0) -> int64 records of the rest of the level"},
     {"split", (PyCFunction)Core_split, METH_VARARGS, "split(keep, least) -> the first state given to another process, or -1"},
     {"unsplit", (PyCFunction)Core_unsplit, METH_NOARGS, "every state asks for its missing steps again"},
-    {"merge", (PyCFunction)Core_merge, METH_VARARGS, "merge(records, groups, g0, locals, l0, answers, a0, step_delta)"},
+    {"merge", (PyCFunction)Core_merge, METH_VARARGS, "merge(records, shared, s0, locals, l0, answers, a0, step_delta)"},
     {"set_steps", (PyCFunction)Core_set_steps, METH_VARARGS, "set_steps(first, masks, classes, class_map)"},
     {"announce_levels", (PyCFunction)Core_announce_levels, METH_VARARGS, "announce_levels(on): EV_LEVEL before each level"},
     {"expand", (PyCFunction)Core_expand, METH_VARARGS, "expand(keys, start) -> a batch's successors, or a question (batch.c)"},
-    {"pack", (PyCFunction)Core_pack, METH_VARARGS, "pack(ids) -> keys: rows of (group, budget, local ids) as keys"},
-    {"unpack", (PyCFunction)Core_unpack, METH_VARARGS, "unpack(keys) -> ids: each key's group, budget and local ids"},
+    {"pack", (PyCFunction)Core_pack, METH_VARARGS, "pack(ids) -> keys: rows of (shared, budget, local ids) as keys"},
+    {"unpack", (PyCFunction)Core_unpack, METH_VARARGS, "unpack(keys) -> ids: each key's shared, budget and local ids"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -22,11 +22,11 @@
  *       every state is bad is itself the one strongly connected part of the sub-graph inside
  *       it, judged by whole[] without a search; a state in no component is in no part; only
  *       the states of components partly bad are searched.
- *   project(keys, mode, vecs, consumers, i, comp, status) -> (idx, uniq)
+ *   project(keys, mode, vecs, processes, i, comp, status) -> (idx, uniq)
  *       What a liveness predicate reads of each state of the native engine's graph (its keys:
- *       group id | budget id << 26 | vector id << 36), as one uint64 per state: mode 0 the group
- *       id, 1 the group id | consumer i's id << 32 (vecs: the core's vectors of consumer ids),
- *       2 the group id | vector id << 32, 3 the key itself. uniq: the distinct values in order of
+ *       shared id | budget id << 26 | vector id << 36), as one uint64 per state: mode 0 the shared
+ *       id, 1 the shared id | process i's local id << 32 (vecs: the core's vectors of local ids),
+ *       2 the shared id | vector id << 32, 3 the key itself. uniq: the distinct values in order of
  *       first occurrence; idx[v]: v's value's index in uniq (-1 for a state not selected: with
  *       comp, only states with comp[v] >= 0; with status, only states whose status is not
  *       UNEXPLORED (4)).
@@ -539,11 +539,11 @@ static int table_grow(Table *h) {
 static PyObject *project(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *keys, *vecs, *comp, *status;
-    int mode, consumers, i;
-    if (!PyArg_ParseTuple(args, "OiOiiOO", &keys, &mode, &vecs, &consumers, &i, &comp, &status)) return NULL;
-    if (mode < 0 || mode > 3) { PyErr_SetString(PyExc_ValueError, "mode is 0 (group), 1 (consumer), 2 (group and vector) or 3 (key)"); return NULL; }
-    if (mode == 1 && (vecs == Py_None || i < 0 || i >= consumers)) {
-        PyErr_SetString(PyExc_ValueError, "mode 1 needs the vectors and a consumer index");
+    int mode, processes, i;
+    if (!PyArg_ParseTuple(args, "OiOiiOO", &keys, &mode, &vecs, &processes, &i, &comp, &status)) return NULL;
+    if (mode < 0 || mode > 3) { PyErr_SetString(PyExc_ValueError, "mode is 0 (shared), 1 (process), 2 (shared and vector) or 3 (key)"); return NULL; }
+    if (mode == 1 && (vecs == Py_None || i < 0 || i >= processes)) {
+        PyErr_SetString(PyExc_ValueError, "mode 1 needs the vectors and a process index");
         return NULL;
     }
     Py_buffer kb, vb = {0}, cb = {0}, sb = {0};
@@ -560,7 +560,7 @@ static PyObject *project(PyObject *self, PyObject *args) {
     PyObject *idx_out = NULL, *uniq_out = NULL;
     uint64_t *uniq = NULL;
     Table h = {0};
-    Py_ssize_t nvec = have_v ? vb.len / 4 / (consumers > 0 ? consumers : 1) : 0;
+    Py_ssize_t nvec = have_v ? vb.len / 4 / (processes > 0 ? processes : 1) : 0;
     if (ok) {
         idx_out = PyBytes_FromStringAndSize(NULL, n * 4);
         if (!idx_out || table_init(&h, 1 << 12) < 0) { if (idx_out) PyErr_NoMemory(); ok = 0; }
@@ -580,7 +580,7 @@ static PyObject *project(PyObject *self, PyObject *args) {
             if (mode == 0) val = gid;
             else if (mode == 1) {
                 if ((Py_ssize_t)vid >= nvec) { PyErr_SetString(PyExc_IndexError, "a key's vector is unknown"); ok = 0; break; }
-                val = gid | (uint64_t)vv[vid * (uint64_t)consumers + (uint64_t)i] << 32;
+                val = gid | (uint64_t)vv[vid * (uint64_t)processes + (uint64_t)i] << 32;
             } else if (mode == 2) val = gid | vid << 32;
             else val = key;
             size_t j = mix64(val) & (h.cap - 1);
@@ -646,7 +646,7 @@ static PyMethodDef methods[] = {
     {"whole_fair", whole_fair, METH_VARARGS, "whole_fair(offsets, targets, classes, nclasses, comp, ncomps, level) -> bytes"},
     {"fair_parts", fair_parts, METH_VARARGS,
      "fair_parts(offsets, targets, classes, nclasses, bad, level, comp=None, whole=None) -> (part, count)"},
-    {"project", project, METH_VARARGS, "project(keys, mode, vecs, consumers, i, comp, status) -> (idx, uniq)"},
+    {"project", project, METH_VARARGS, "project(keys, mode, vecs, processes, i, comp, status) -> (idx, uniq)"},
     {"bad_states", bad_states, METH_VARARGS, "bad_states(comp, idx, goal) -> bytes"},
     {NULL, NULL, 0, NULL},
 };
