@@ -8,11 +8,24 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import z3
 
 from kgc.cli import exits, main
-from kgc.timing.config import load, parse
+from kgc.timing.config import Bound, load, parse
 from kgc.timing.crosscheck import judge
-from kgc.timing.queries import PROVED, QUESTIONS, REFUTED, VACUOUS, answer
+from kgc.timing.queries import (
+    PROVED,
+    QUESTIONS,
+    REFUTED,
+    VACUOUS,
+    Verdict,
+    answer,
+    encode,
+    replay_verdict,
+    schedule_of,
+    settings_of,
+    solver_for,
+)
 from kgc.timing.synthesis import solve
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "timing"
@@ -34,11 +47,34 @@ def test_the_dead_consumers_partitions_are_reowned_late_and_the_replay_agrees() 
     assert "dies (crash: no LeaveGroup)" in texts and "rejoin needed" in texts
 
 
+#: the worst reown time on dead-consumer.toml (docs/how-to/timing.md shows the ``--solve`` command)
+REOWN_WORST = 50_967
+
+
+def test_the_worst_reown_time_is_tight() -> None:
+    """No run of dead-consumer.toml leaves the dead consumer's partitions unowned longer than
+    REOWN_WORST ms (unsat), one does one millisecond less (sat), and that run, built and replayed on
+    the concrete twin as ``--solve`` builds its witness, agrees: z3's query twice and one replay, what
+    test_solve_gives_the_worst_reown_time's binary search (slow-marked, a minute) ends on."""
+    config = load(EXAMPLES / "dead-consumer.toml")
+    for limit, expected in ((REOWN_WORST, z3.unsat), (REOWN_WORST - 1, z3.sat)):
+        enc = encode(DEAD, config.with_bound("reown.max.ms", Bound(limit, limit)))
+        s = solver_for(enc, [enc.bad])
+        assert s.check() == expected
+    witness = Verdict(DEAD, REFUTED, 0.0)
+    witness.predicted = enc.predict(s.model())
+    witness.values, witness.config = settings_of(enc, s.model())
+    witness.schedule = schedule_of(enc, s.model())
+    replay_verdict(witness, None)
+    assert witness.predicted.value == REOWN_WORST and witness.replay_agrees
+
+
+@pytest.mark.slow
 def test_solve_gives_the_worst_reown_time() -> None:
     """The smallest safe reown.max.ms is the worst case over every run in the ranges: 50,967 ms
     (docs/how-to/timing.md shows the command), tight: one less is refuted and replayed."""
     solution = solve([DEAD], load(EXAMPLES / "dead-consumer.toml"), "reown.max.ms")
-    assert solution.value == 50_967
+    assert solution.value == REOWN_WORST
     assert solution.witness is not None and solution.witness.replay_agrees
 
 
