@@ -12,6 +12,7 @@ from kgc.cli import main
 from kgc.timing.config import load
 from kgc.timing.queries import PROVED, QUESTIONS, REFUTED, UNKNOWN, VACUOUS, Verdict, answer
 from kgc.timing.simulate import Scenario, Schedule, Simulation
+from tests.timing.answers import example_answer
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "timing"
 
@@ -135,7 +136,7 @@ def test_every_example_is_listed() -> None:
 
 @pytest.mark.parametrize(("name", "question"), _cases())
 def test_documented_verdict_and_concrete_replay(name: str, question: str) -> None:
-    verdict = answer(QUESTIONS[question], load(EXAMPLES / name))
+    verdict = example_answer(name, question)
     expected = REFUTATIONS[name].get(question)
     if (name, question) in MAY_TIME_OUT and verdict.verdict == UNKNOWN:
         return

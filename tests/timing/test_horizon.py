@@ -13,6 +13,7 @@ import pytest
 from kgc.cli import exits, main
 from kgc.timing.config import load, parse
 from kgc.timing.queries import MAX_POLLS, POLLS, PROVED, QUESTIONS, REFUTED, VACUOUS, answer, commit_polls
+from tests.timing.answers import example_answer
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "timing"
 COMMIT = QUESTIONS["auto_commit_unprocessed"]
@@ -83,11 +84,11 @@ def test_vacuous_has_its_own_exit_code_and_json_verdict(capsys: pytest.CaptureFi
 def test_poll_timeout_leave_needs_a_live_session() -> None:
     """wan-latency: every run's session lapses at 6 s, long before the poll timer (5 minutes) could
     fire; without the premise z3 predicted a leave the concrete client never makes."""
-    v = answer(QUESTIONS["poll_timeout_leave"], load(EXAMPLES / "wan-latency.toml"))
+    v = example_answer("wan-latency.toml", "poll_timeout_leave")
     assert v.verdict == VACUOUS
     assert any("session lapses or expires before its poll timer" in n for n in v.notes)
     # A slow batch with a healthy session is still a leave, replayed concretely.
-    slow = answer(QUESTIONS["poll_timeout_leave"], load(EXAMPLES / "slow-processing.toml"))
+    slow = example_answer("slow-processing.toml", "poll_timeout_leave")
     assert slow.verdict == REFUTED and slow.replay_agrees
 
 
@@ -109,7 +110,7 @@ def test_every_proof_names_its_horizon(question: str, capsys: pytest.CaptureFixt
 def test_a_refutation_carries_no_horizon() -> None:
     """A counterexample is a real run: it needs no horizon note (and a PROVED without one would be
     caught above)."""
-    v = answer(QUESTIONS["needless_expiry"], load(EXAMPLES / "tight-session.toml"))
+    v = example_answer("tight-session.toml", "needless_expiry")
     assert v.verdict == REFUTED and not any(n.startswith("horizon: ") for n in v.notes)
 
 

@@ -27,6 +27,7 @@ from kgc.timing.queries import (
     solver_for,
 )
 from kgc.timing.synthesis import solve
+from tests.timing.answers import example_answer
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "timing"
 DEAD = QUESTIONS["dead_consumer_reowned"]
@@ -36,7 +37,7 @@ def test_the_dead_consumers_partitions_are_reowned_late_and_the_replay_agrees() 
     """dead-consumer.toml asks for 50 s: refuted. The counterexample's run, replayed concretely, has
     the death, the coordinator's expiry one session timeout after the last heartbeat arrived, the
     survivor's REBALANCE_IN_PROGRESS answer and its SyncGroup answer at z3's millisecond."""
-    v = answer(DEAD, load(EXAMPLES / "dead-consumer.toml"))
+    v = example_answer("dead-consumer.toml", DEAD.name)
     assert v.verdict == REFUTED and v.replay_agrees
     assert v.predicted is not None and v.predicted.value is not None and v.predicted.value > 50_000
     assert v.run is not None and v.run.died_at is not None and v.run.rebalance_started is not None
@@ -138,7 +139,7 @@ def test_a_gc_pause_longer_than_the_session_less_a_heartbeat_round_evicts() -> N
     """gc-pause.toml (pauses up to 42 s, session 45 s, heartbeat 3 s): the coordinator expires the
     member; the concrete client, paused, replays it at the same millisecond. Pauses up to 40 s are
     proved safe, with the stall's horizon."""
-    v = answer(STALL, load(EXAMPLES / "gc-pause.toml"))
+    v = example_answer("gc-pause.toml", STALL.name)
     assert v.verdict == REFUTED and v.replay_agrees
     assert v.predicted is not None and v.predicted.kind in ("expired", "lapsed")
     assert int(v.schedule["c1.stall"]) > 40_000
@@ -167,7 +168,7 @@ def test_a_static_member_down_longer_than_its_session_is_expired() -> None:
     """static-restart.toml (down up to 50 s, session 45 s): the coordinator expires the old member
     before the new process's JoinGroup arrives; the concrete replay agrees. Down times up to 40 s
     are proved (with the restart's horizon)."""
-    v = answer(RESTART, load(EXAMPLES / "static-restart.toml"))
+    v = example_answer("static-restart.toml", RESTART.name)
     assert v.verdict == REFUTED and v.replay_agrees
     assert v.predicted is not None and v.predicted.kind == "expired"
     safe = answer(RESTART, parse(_restart(40_000)))
