@@ -11,8 +11,19 @@ from pathlib import Path
 import pytest
 
 from kgc.cli import exits, main
-from kgc.timing.config import load, parse
-from kgc.timing.queries import MAX_POLLS, POLLS, PROVED, QUESTIONS, REFUTED, VACUOUS, answer, commit_polls
+from kgc.timing.config import TimingConfig, load, parse
+from kgc.timing.queries import (
+    MAX_POLLS,
+    POLLS,
+    PROVED,
+    QUESTIONS,
+    REFUTED,
+    VACUOUS,
+    Question,
+    Verdict,
+    answer,
+    commit_polls,
+)
 from tests.timing.answers import example_answer
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "timing"
@@ -93,9 +104,22 @@ def test_poll_timeout_leave_needs_a_live_session() -> None:
 
 
 @pytest.mark.parametrize("question", list(QUESTIONS))
-def test_every_proof_names_its_horizon(question: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_proof_names_its_horizon(
+    question: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A PROVED says what it covers beyond the unrolled steps and what lies outside its scenario
-    (several rebalances, a restart, a client stall): in text and in JSON, for every question."""
+    (several rebalances, a restart, a client stall): in text and in JSON, for every question. Both
+    commands print the answer to the same question on the same file: the command is given the
+    session's answer on defaults.toml (test_examples.py's), not two more z3 runs of its own."""
+    from kgc.cli import cmd_timing
+
+    defaults = load(EXAMPLES / "defaults.toml")
+
+    def shared(q: Question, config: TimingConfig, mutant: str | None = None) -> Verdict:
+        assert mutant is None and config == defaults, "only the defaults.toml answer is shared"
+        return example_answer("defaults.toml", q.name)
+
+    monkeypatch.setattr(cmd_timing, "answer", shared)
     horizon = QUESTIONS[question].horizon
     assert horizon.startswith("horizon: ") and "not examined" in horizon
     config = str(EXAMPLES / "defaults.toml")
