@@ -31,11 +31,13 @@ is VACUOUS — its own verdict and exit code, never counted as PROVED (``docs/ve
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import z3
+import z3.z3 as _z3_core
 
 from kgc.timing import rules
 from kgc.timing.config import NEW_MEMBER_JOIN_TIMEOUT_MS, Bound, Member, TimingConfig
@@ -46,8 +48,17 @@ HEARTBEATS = 4
 POLLS = 5
 MAX_HEARTBEATS = 40
 """The most heartbeat rounds ``needless_expiry`` unrolls (``heartbeat_rounds``)."""
-#: z3's time budget per check (ms); a check that runs out is reported UNKNOWN, never PROVED.
+#: z3's time budget per check (ms) where a wall clock is still used (``kgc timing --solve``); a check
+#: that runs out is reported UNKNOWN, never PROVED.
 SOLVER_TIMEOUT_MS = 60_000
+#: z3's resource budgets (its ``rlimit``: a count of the solver's elementary steps, the same on every
+#: machine and at every load, unlike a wall-clock timeout) for an answer's checks: the question itself,
+#: each premise check and the induction step. About 3 million steps a CPU second here, so roughly the
+#: 60 s, 10 s and 20 s the wall-clock timeouts gave; a check that runs out is UNKNOWN (or its premise
+#: "not examined"), never PROVED, and runs out the same way on every run.
+SOLVER_RLIMIT = 180_000_000
+PREMISE_RLIMIT = 30_000_000
+INDUCTION_RLIMIT = 60_000_000
 
 MAX_POLLS = 200
 """The most polls the auto-commit question unrolls (``commit_polls``)."""
@@ -1873,16 +1884,42 @@ def encode(
 
 def solver_for(enc: Encoded, extra: list[z3.BoolRef]) -> z3.Solver:
     s = z3.Solver()
-    s.set("timeout", SOLVER_TIMEOUT_MS)
+    s.set("rlimit", SOLVER_RLIMIT)
     s.add(*enc.env.constraints)
     s.add(*[p for _, p in enc.premises])
     s.add(*extra)
     return s
 
 
+@contextmanager
+def own_context() -> Iterator[z3.Context]:
+    """Every z3 term built inside is built in a z3 context of its own, as if the process had built
+    nothing before. z3 numbers a context's terms in the order they are made and its search visits them
+    in that order, so in the shared default context a counterexample depended on the terms earlier
+    answers left behind (a KAFKA-10134 counterexample moved between 50,550 and 50,649 ms with the tests
+    run before it). The module's encodings build their terms in z3's default context (``z3.Int(name)``
+    without a context), so the default is swapped for a new one here and put back after; terms of the
+    new context must not outlive the block (a ``Verdict`` keeps plain integers only)."""
+    saved = _z3_core._main_ctx
+    ctx = z3.Context()
+    _z3_core._main_ctx = ctx
+    try:
+        yield ctx
+    finally:
+        _z3_core._main_ctx = saved
+
+
 def answer(question: Question, config: TimingConfig, mutant: str | None = None, replay: bool = True) -> Verdict:
     """PROVED, REFUTED (with a counterexample replayed concretely), VACUOUS (no run satisfies the
-    premises: the question was about nothing) or UNKNOWN (z3 ran out of time)."""
+    premises: the question was about nothing) or UNKNOWN (z3 ran out of budget). Each answer is
+    computed in a z3 context of its own (``own_context``) with resource budgets instead of wall-clock
+    timeouts, so the same question on the same configuration gets the same answer — and the same
+    counterexample — whatever the process did before."""
+    with own_context():
+        return _answer(question, config, mutant, replay)
+
+
+def _answer(question: Question, config: TimingConfig, mutant: str | None, replay: bool) -> Verdict:
     started = time.perf_counter()
     if question.scenario in (Scenario.REBALANCE, Scenario.DEAD, Scenario.ROLLING) and len(config.members) < 2:
         return Verdict(question, VACUOUS, 0.0, ["vacuous: the group has one member, nobody joins"])
@@ -1954,7 +1991,7 @@ def induction(question: Question, config: TimingConfig, mutant: str | None = Non
         return []
     enc = question.step(Env(config, mutant))
     s = solver_for(enc, [enc.bad])
-    s.set("timeout", 20_000)
+    s.set("rlimit", INDUCTION_RLIMIT)
     result = s.check()
     unit = question.unit
     if result == z3.unsat:
@@ -1968,24 +2005,28 @@ def induction(question: Question, config: TimingConfig, mutant: str | None = Non
 
 def _excluded(enc: Encoded) -> list[str]:
     """The premises some values in the ranges violate: runs the answer does not speak for (also
-    when z3 cannot decide within its budget whether any value does: a premise check that times out
-    is never taken for "no such run")."""
+    when z3 cannot decide within its budget whether any value does: a premise check that runs out
+    is never taken for "no such run"). One incremental solver holds the scenario's constraints and
+    asks each premise's negation in a scope of its own (``push``/``pop``), instead of a new solver
+    re-reading every constraint per premise (most of an answer's time was spent so)."""
     notes: list[str] = []
     seen: set[str] = set()
+    s = z3.Solver()
+    s.set("rlimit", PREMISE_RLIMIT)
+    s.add(*enc.env.constraints)
     for text, _premise in enc.premises:
         if text in seen:
             continue
-        s = z3.Solver()
-        s.set("timeout", 10_000)
-        s.add(*enc.env.constraints)
         same = [p for t, p in enc.premises if t == text]
+        s.push()
         s.add(z3.Not(z3.And(*same)))
         result = s.check()
+        s.pop()
         if result == z3.sat:
             notes.append(f"not examined: runs where {text}")
         elif result != z3.unsat:
             # undecided within the budget: such runs may exist, so the answer does not claim them
-            notes.append(f"not examined (z3 could not tell within 10 s whether there are any): runs where {text}")
+            notes.append(f"not examined (z3 could not tell within its budget whether there are any): runs where {text}")
         seen.add(text)
     return notes
 
