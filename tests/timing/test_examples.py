@@ -106,9 +106,9 @@ SLOW |= {("slow-assignment.toml", "dead_consumer_reowned")}
 
 
 #: (slow) the rolling restart's questions on the examples with the longest batches or the widest ranges:
-#: z3 ran out of its budget (SOLVER_RLIMIT; a 60 s timeout when this was measured: ranges.json's rolling_restart_evicts; the premise check
-#: of long-poll-interval.toml's rolling_restart_settled after 750 s), so UNKNOWN — never PROVED — is
-#: accepted beside the verdict listed above
+#: z3 ran out of its budget on this machine (a 60 s timeout then, ``SOLVER_RLIMIT`` now: ranges.json's
+#: rolling_restart_evicts; the premise check of long-poll-interval.toml's rolling_restart_settled after
+#: 750 s), so UNKNOWN — never PROVED — is accepted beside the verdict listed above
 MAY_TIME_OUT = {
     (name, q)
     for name in ("long-poll-interval.toml", "slow-processing.toml", "ranges.json")
