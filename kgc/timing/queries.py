@@ -865,6 +865,20 @@ def _encode_dead_reowned(env: Env) -> Encoded:
     dies = env.choose(f"{dying}.dies_at", death_range.lo, death_range.hi)
     expired, hbs2, death_premises = _until_death(env, 1, dies, dying_rounds)
     premises += death_premises
+    # Auto-commit is not encoded: an OffsetCommit re-arms the committer's deadline as a Heartbeat does
+    # (``handleCommitOffsets`` → ``completeAndScheduleNextHeartbeatExpiration``, GroupCoordinator.scala
+    # 3.6.2), so the dying member's last commit can push its expiry later than its heartbeats alone; and
+    # the survivor's rejoin first commits synchronously (``rules.rejoin_join_sent``). Runs with it on are
+    # excluded by a premise of their own, so the answer never speaks for them (VACUOUS when the
+    # configuration fixes it on).
+    for i in (0, 1):
+        premises.append(
+            (
+                f"{cfg.members[i].name} commits offsets automatically (enable.auto.commit: its commits re-arm its "
+                "session deadline and the survivor's rejoin waits for one; not encoded)",
+                env.setting(i, "enable.auto.commit") == 0,
+            )
+        )
     started = expired
 
     # the subject: heartbeats until it rejoins; it learns from the first answer to a heartbeat that
@@ -1808,9 +1822,9 @@ QUESTIONS: dict[str, Question] = {
             auto_commit=False,
             horizon=(
                 "horizon: two members Stable at t = 0, the second dies within death.ms (a crash, no LeaveGroup) "
-                "and is detected by its session timeout; auto-commit off (its commits re-arm the deadline as a "
-                "heartbeat does and add a round trip before the rejoin); a death later than death.ms, a third "
-                "member, a LeaveGroup on close: not examined"
+                "and is detected by its session timeout; auto-commit off, a premise (its commits re-arm the deadline "
+                "as a heartbeat does and add a round trip before the rejoin); a death later than death.ms, a third "
+                "member, a LeaveGroup on close, auto-commit on: not examined"
             ),
         ),
         Question(
