@@ -525,10 +525,7 @@ def _rebalance(env: Env, leader_deadline: bool = True) -> _Rebalance:
     for a in range(len(joined)):
         for b in range(a + 1, len(joined)):
             premises.append(("two new members' JoinGroups arrive in the same millisecond", joined[a] != joined[b]))
-    first_timeout = rules.join_rebalance_timeout(env, 1)
-    for j in range(2, n_members):
-        first_timeout = z3.If(joined[j - 1] == started, rules.join_rebalance_timeout(env, j), first_timeout)
-    rt = rules.rebalance_timeout([rules.join_rebalance_timeout(env, 0), first_timeout])
+    rt = rules.rebalance_timeout_at_start(env, [0], [(j, joined[j - 1]) for j in range(1, n_members)], started)
 
     # the subject: polls, periodic auto-commits, heartbeats; rejoin at the first poll after the
     # REBALANCE_IN_PROGRESS answer
@@ -570,12 +567,12 @@ def _rebalance(env: Env, leader_deadline: bool = True) -> _Rebalance:
     # beyond the last modelled heartbeat the next ones keep coming every heartbeat.interval.ms
     # (the replay sends them with the smallest delay), so only the modelled stretch is checked
     horizon = z3.If(hbs[-1].is_sent, z3.If(hbs[-1].arrives < end, hbs[-1].arrives, end), end)
-    alive_terms = []
-    for t, sent in [(z3.IntVal(0), z3.BoolVal(True)), *rearms]:
-        successors = [z3.And(s2, t < t2, t2 <= rules.rearm_deadline(env, 0, t)) for t2, s2 in rearms]
-        successors.append(z3.And(t < end, end <= rules.rearm_deadline(env, 0, t)))
-        alive_terms.append(z3.Implies(z3.And(sent, t < horizon), z3.Or(*successors)))
-    premises.append(("the subject's session expires before it rejoins (needless_expiry)", z3.And(*alive_terms)))
+    premises.append(
+        (
+            "the subject's session expires before it rejoins (needless_expiry)",
+            rules.session_kept_until(env, 0, rearms, end, horizon),
+        )
+    )
 
     # the sync phase: the subject leads; followers sync at once, the leader after assignment.ms
     sync: dict[int, z3.ArithRef] = {}
