@@ -1559,12 +1559,129 @@ def _observe_roll_settled(run: Run) -> Outcome | None:
     return Outcome("settled_late", run.subject, t, t - back)
 
 
+# ========================================================================= rolling restart, static
+
+
+def static_roll_rounds(config: TimingConfig) -> list[int]:
+    """The heartbeats ``rolling_restart_static_expires`` unrolls for each member's old process: enough
+    to reach its latest stop (every earlier restart at its longest, each gap at its widest), at least
+    ``HEARTBEATS``, at most ``MAX_HEARTBEATS``; later stops are reported not examined."""
+    out: list[int] = []
+    latest = 0
+    down = config.environment["restart.ms"].hi + config.environment["network.delay.ms"].hi
+    for i, member in enumerate(config.members):
+        latest += _static_gap(config, i) + (down if i else 0)
+        out.append(max(HEARTBEATS, min(MAX_HEARTBEATS, -(-latest // max(member["heartbeat.interval.ms"].lo, 1)) + 2)))
+    return out
+
+
+def _static_gap(config: TimingConfig, i: int) -> int:
+    """The widest gap before member ``i``'s stop (after t = 0, or after the previous member's new
+    process started): two of its heartbeat periods. Its heartbeat rounds repeat with the same ranges
+    (each depends only on the one before it: ``needless_expiry``'s induction step), so a stop later in
+    a round meets a state one of these gaps reaches."""
+    m = config.members[i]
+    return 2 * (m["heartbeat.interval.ms"].hi + m["retry.backoff.ms"].hi)
+
+
+def _encode_static_roll(env: Env) -> Encoded:
+    """Q12: a rolling restart of static members (``group.instance.id``, KIP-345), every restart of the
+    roll: all members Stable at t = 0; each in turn, in the configuration's order, stops — no LeaveGroup
+    (``AbstractCoordinator.maybeLeaveGroup`` leaves only a dynamic member, clients 3.6.2) — a gap after
+    the previous member's new process started, and its new process sends JoinGroup with the instance id
+    and no member id ``restart.ms`` later (no MEMBER_ID_REQUIRED round trip for a static member:
+    ``doStaticNewMemberJoinGroup``, ``GroupCoordinator.scala`` 3.6.2; ``GroupMetadataManager
+    .classicGroupJoinStaticMember`` 4.0), which in Stable replaces the old member id without a rebalance
+    (``updateStaticMemberAndRebalance`` 3.6.2, ``ClassicGroup.replaceStaticMember`` 4.0). Without a
+    rebalance the members are independent: each one's old id is expired one session after the last
+    request that re-armed it (``_until_death``), whatever the others do. Bad: some old id expires before
+    its new process's JoinGroup arrives — the roll cost a rebalance static membership was meant to avoid."""
+    cfg = env.config
+    rounds = static_roll_rounds(cfg)
+    premises: list[tuple[str, z3.BoolRef]] = []
+    events: list[tuple[str, z3.ArithRef, z3.BoolRef]] = []
+    stops: list[z3.ArithRef] = []
+    started: z3.ArithRef = z3.IntVal(0)
+    restart = env.env_range("restart.ms")
+    for i, member in enumerate(cfg.members):
+        name = member.name
+        gap = env.choose(f"{name}.roll_gap", 1, _static_gap(cfg, i))
+        stop = started + gap
+        down = env.choose(f"{name}.restart", restart.lo, restart.hi)
+        expired, hbs, death = _until_death(env, i, stop, rounds[i])
+        premises += [(text.replace(" stops", " stops to restart"), p) for text, p in death]
+        rejoin = stop + down + env.net(f"{name}.new.join1.req")
+        premises.append(
+            (
+                f"a heartbeat of {name}'s old process arrives after its new process's JoinGroup",
+                z3.And(*[z3.Implies(m.is_sent, m.arrives < rejoin) for m in hbs]),
+            )
+        )
+        # the new process, once rejoined, must keep its session (needless_expiry's question): its
+        # JoinGroup answer, SyncGroup and first heartbeat round within the session the rejoin re-armed
+        hbi, backoff = env.setting(i, "heartbeat.interval.ms"), env.setting(i, "retry.backoff.ms")
+        net_hi = env.env_range("network.delay.ms").hi
+        premises.append(
+            (
+                f"{name}'s new process may not reach its first heartbeat within its session (its JoinGroup and "
+                "SyncGroup round trips and a heartbeat round against session.timeout.ms: needless_expiry)",
+                4 * net_hi + hbi + backoff < env.setting(i, "session.timeout.ms"),
+            )
+        )
+        premises.append(
+            (
+                f"{name} commits offsets automatically (enable.auto.commit: its commits re-arm its session "
+                "deadline; not encoded)",
+                env.setting(i, "enable.auto.commit") == 0,
+            )
+        )
+        events.append((name, expired, expired < rejoin))
+        stops.append(stop)
+        started = stop + down
+
+    def hook(model: z3.ModelRef, out: dict[str, int]) -> dict[str, int]:
+        for (name, _, _), stop in zip(events, stops, strict=True):
+            out.pop(f"{name}.roll_gap", None)
+            out[f"{name}.restart_at"] = _val(model, stop)
+        return out
+
+    def predict(model: z3.ModelRef) -> Outcome:
+        hits = [(_val(model, t), name) for name, t, bad in events if _true(model, bad)]
+        t, name = min(hits)
+        return Outcome("expired", name, t)
+
+    return Encoded(env, z3.Or(*[bad for _, _, bad in events]), premises, predict, schedule_hook=hook)
+
+
+def _observe_static_roll(run: Run) -> Outcome | None:
+    """The first old member id expired before its new process's JoinGroup arrived."""
+    rejoined: dict[str, int] = {}
+    for m in run.messages:
+        if m.dst == COORDINATOR and m.name == "join1" and m.src not in rejoined and m.sent > 0:
+            rejoined[m.src] = m.received
+    for member, t, _ in sorted(run.expired, key=lambda e: e[1]):
+        if member not in rejoined or t < rejoined[member]:
+            return Outcome("expired", member, t)
+    return None
+
+
 ROLL_HORIZON = (
     "horizon: the first restart of a rolling restart of dynamic members — every member Stable at t = 0, the "
     "first closes (LeaveGroup) within its first two heartbeat periods and its new process sends JoinGroup "
     "restart.ms later — through both of its rebalances; the later restarts of the roll (each starts from the "
     "group the one before left, with other timer phases), a new process joining its own leave's rebalance, "
-    "static members, auto-commit on: not examined"
+    "static members (every restart of their roll: rolling_restart_static_expires), auto-commit on: not examined"
+)
+
+
+STATIC_ROLL_HORIZON = (
+    "horizon: every restart of a rolling restart of static members — every member Stable at t = 0, each in "
+    "turn stopping (no LeaveGroup) within two of its heartbeat periods after the previous new process started "
+    "(a later stop meets the same states: each heartbeat round depends only on the one before it) and its new "
+    "process sending JoinGroup with its group.instance.id restart.ms later; without a rebalance the members are "
+    "independent, so every restart of the roll is encoded; what follows a first expiry (the rebalance), the new "
+    "processes' own sessions (needless_expiry), a restart with new timeouts (static_restart_new_timeouts), "
+    "auto-commit on: not examined"
 )
 
 
@@ -1699,13 +1816,15 @@ def _held_limit(run: Run) -> int:
 OUTSIDE_STEADY = (
     "several rebalances, a restart, a client stall (GC pause) are outside this scenario: not examined "
     "(a dead consumer: dead_consumer_reowned; one stall: stall_evicts; one static restart: static_restart_expires; "
-    "a rolling restart's first restart: rolling_restart_evicts, rolling_restart_settled)"
+    "a rolling restart's first restart: rolling_restart_evicts, rolling_restart_settled; every restart of a "
+    "static members' roll: rolling_restart_static_expires)"
 )
 OUTSIDE_REBALANCE = (
     "several rebalances in a row (rolling restart, staggered joins), a static member's restart, a client stall "
     "(GC pause) are outside this scenario: not examined (a dead consumer's detection: dead_consumer_reowned; "
     "one stall of a lone member: stall_evicts; one restart of a lone static member: static_restart_expires; the first "
-    "restart of a rolling restart: rolling_restart_evicts, rolling_restart_settled)"
+    "restart of a rolling restart: rolling_restart_evicts, rolling_restart_settled; every restart of a static "
+    "members' roll: rolling_restart_static_expires)"
 )
 
 QUESTIONS: dict[str, Question] = {
@@ -1859,6 +1978,16 @@ QUESTIONS: dict[str, Question] = {
             auto_commit=False,
             horizon=ROLL_HORIZON,
             prepare=_prepare_roll,
+        ),
+        Question(
+            "rolling_restart_static_expires",
+            "in a rolling restart of static members (group.instance.id), can a restarted member's old id expire "
+            "before its new process rejoins, so that the roll costs a rebalance?",
+            Scenario.ROLLING_STATIC,
+            _encode_static_roll,
+            _observe_static_roll,
+            auto_commit=False,
+            horizon=STATIC_ROLL_HORIZON,
         ),
         Question(
             "static_restart_new_timeouts",
