@@ -106,3 +106,12 @@ def test_restarts_within_the_session_are_proved_and_auto_commit_is_a_premise() -
     assert v.verdict == PROVED and v.notes[0] == STATIC.horizon
     v = answer(STATIC, _config(10000, 2000, (0, 3000), (1, 20), auto=True))
     assert v.verdict == VACUOUS
+
+
+def test_a_coordinator_that_does_not_rearm_is_refuted() -> None:
+    """The question can fail on a configuration it proves: with ``heartbeat_not_rearmed`` the second
+    member's old id expires one session after t = 0, before its new process (stopping after the first
+    member's new process started) rejoins; the replay agrees."""
+    v = answer(STATIC, _config(10000, 2000, (0, 3000), (1, 20)), M.HEARTBEAT_NOT_REARMED)
+    assert v.verdict == REFUTED and v.predicted is not None and v.predicted.time == 10000, v.predicted
+    assert v.replay_agrees is True

@@ -646,7 +646,7 @@ def test_a_changed_rebalance_timeout_at_start_disagrees() -> None:
 
 
 #: (c1's heartbeats: arrival and whether it is sent; the end) with 6 s sessions
-SESSION_CASES = [
+KEPT_CASES = [
     (hbs, end)
     for hbs in (
         (),
@@ -670,7 +670,7 @@ def _session_kept_disagreements(rule: Callable[..., Any]) -> Iterator[tuple[Any,
     Whether c1 is still there against ``session_kept_until`` (every deadline checked: the horizon at
     ``end``)."""
     st = 6000
-    for hbs, end in SESSION_CASES:
+    for hbs, end in KEPT_CASES:
         ref = _Ref()
         _stable(ref, [("c1", st, 300_000)])
         for t, sent in hbs:
