@@ -225,11 +225,18 @@ CATALOGUE: tuple[Bug, ...] = (
         SCALA_COORDINATOR,
         "assign()-mode commits refused",
         "3.3.0",
-        outside="assign() (manual assignment) consumers that commit outside the group: the fix has a coordinator "
-        "half (apache/kafka#12598: an OffsetCommit with generation -1 is not validated against the member and "
-        "instance ids) and a client half (apache/kafka#12599: no group.instance.id with an empty member id); the "
-        "model's consumers always commit as members, and no property of the model says a commit without a "
-        "generation to an Empty group is accepted",
+        fix="apache/kafka#12598 (GroupCoordinator.validateOffsetCommit: a commit with generation -1 to an Empty "
+        "group is accepted before the member and instance ids are validated; the client half, apache/kafka#12599, "
+        "stops sending group.instance.id with an empty member id)",
+        mutant=m.SIMPLE_COMMIT_CHECKS_INSTANCE_ID,
+        fidelity="the inverse of the fix's coordinator half: a commit with generation -1, no member id and a "
+        "group.instance.id is validated as a member's first (validateCurrentMember: no member holds the instance "
+        "id, UNKNOWN_MEMBER_ID), so a group with no members refuses it, as Kafka did from the check order of "
+        "apache/kafka#9958 (2021) until 3.3.0; the client half is not put back (the model's committer is any client"
+        " outside the group, and the fixed coordinator accepts its commit either way). Searched with the standalone"
+        " committer (Config.standalone_committer, a client outside the group that commits with and without an "
+        "instance id; the mutant's needs), otherwise the default configuration; caught at the committer's first "
+        "commit, to the initial Empty group, by standalone_commit_answered",
     ),
     Bug(
         "KAFKA-14422",

@@ -44,6 +44,8 @@ CAUGHT = {
     "KAFKA-13891/KAFKA-14016": ("partitions_kept_unless_moved", 10),
     # librdkafka's sticky assignor before 2.2.0 (searched with session_expiry only, as KAFKA-14639).
     "librdkafka-2.2.0": ("plan_respects_claims", 15),
+    # A client outside the group (its mutant needs standalone_committer): its first commit, to the initial Empty group.
+    "KAFKA-14201": ("standalone_commit_answered", 1),
 }
 SLOW: set[str] = set()
 """None since KAFKA-12984, KAFKA-14639 and librdkafka-2.2.0 are searched on two consumers (Bug.consumers): a few
