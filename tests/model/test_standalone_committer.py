@@ -166,3 +166,15 @@ def test_the_dimension_adds_no_state_without_group_deletion() -> None:
     on = Explorer(config, for_config(config), engine="python").run("bfs")
     assert on.stats.distinct_states == off.stats.distinct_states
     assert on.action_counts[STANDALONE_COMMIT] == on.stats.transitions - off.stats.transitions
+
+
+def test_kgc_diff_shows_the_mutant_s_answer_to_the_committer(capsys: pytest.CaptureFixture[str]) -> None:
+    """kgc diff reads a standalone commit as a request behaviour: the fixed and the buggy answers part there."""
+    from kgc.cli import main
+
+    argv = ["diff", "--consumers", "1", "--partitions", "1", "--max-generation", "1", "--no-progress"]
+    argv += ["--set", "standalone_committer=true", "--mutant", "simple_commit_checks_instance_id"]
+    main(argv)
+    out = capsys.readouterr().out
+    assert "OffsetCommit (outside the group) in Empty (new group) → UNKNOWN_MEMBER_ID" in out
+    assert "OffsetCommit (outside the group) in Empty (new group) → NONE" in out
