@@ -99,7 +99,7 @@ def test_unmutated_protocol_is_clean_to_the_deepest_catch(explored: Explored) ->
 )
 def static_replaced_in_stable(s: State, a: Action, t: State) -> bool:
     """KAFKA-10284's first half (the replacement whose store the fix added), as a witness for this test only."""
-    return s.group.state == GroupState.STABLE and witness_static_replaced.check_transition(s, a, t)
+    return s.group.state == GroupState.STABLE and witness_static_replaced.holds_on(s, a, t)
 
 
 def test_kafka_10284_needs_a_perturbation_before_its_failover() -> None:

@@ -90,7 +90,7 @@ def test_the_default_model_takes_no_standalone_step() -> None:
 def test_each_answer_clause_can_fail(group: object, error: Errors, clause: str) -> None:
     s = state(group)
     a = commit(error)
-    assert not standalone_commit_answered.check_transition(s, a, s)
+    assert not standalone_commit_answered.holds_on(s, a, s)
     failure = standalone_commit_failure(s, a, s)
     assert failure is not None and failure[0] == clause
     explanation = explain(standalone_commit_answered, s, a, s)
@@ -104,7 +104,7 @@ def test_a_commit_that_changes_the_group_fails() -> None:
     assert failure is not None and failure[0] == SC_CHANGED
     # Creating a group that does not exist is what such a commit does (OffsetMetadataManager.validateOffsetCommit).
     absent = state(absent_group())
-    assert standalone_commit_answered.check_transition(absent, commit(Errors.NONE), state(initial_group()))
+    assert standalone_commit_answered.holds_on(absent, commit(Errors.NONE), state(initial_group()))
 
 
 @pytest.mark.parametrize(
@@ -119,7 +119,7 @@ def test_a_commit_that_changes_the_group_fails() -> None:
 def test_kafka_s_answers_hold(group: object, error: Errors) -> None:
     s = state(group)
     for instance_id in (False, True):
-        assert standalone_commit_answered.check_transition(s, commit(error, instance_id), s)
+        assert standalone_commit_answered.holds_on(s, commit(error, instance_id), s)
 
 
 def test_the_model_s_coordinator_answers_as_kafka_and_the_mutant_does_not() -> None:
@@ -128,9 +128,9 @@ def test_the_model_s_coordinator_answers_as_kafka_and_the_mutant_does_not() -> N
     for mutant, refused in (("", False), ("simple_commit_checks_instance_id", True)):
         model = ClassicGroupModel(Config.from_mapping({**SMALL, "standalone_committer": True, "mutant": mutant}))
         for group in (initial_group(), EMPTY_AFTER, STABLE, absent_group()):
-            for action, group_after in model.standalone_steps(group):  # type: ignore[arg-type]
+            for action, group_after in model.standalone_steps(group):
                 s, t = state(group), state(group_after)
-                holds = standalone_commit_answered.check_transition(s, action, t)
+                holds = standalone_commit_answered.holds_on(s, action, t)
                 empty = group is not STABLE  # the absent group is created Empty, then validated
                 breaks = refused and action.choice == (STANDALONE_WITH_INSTANCE_ID,) and empty
                 assert holds != breaks, (mutant, group, action)
