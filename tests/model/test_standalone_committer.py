@@ -178,3 +178,16 @@ def test_kgc_diff_shows_the_mutant_s_answer_to_the_committer(capsys: pytest.Capt
     out = capsys.readouterr().out
     assert "OffsetCommit (outside the group) in Empty (new group) → UNKNOWN_MEMBER_ID" in out
     assert "OffsetCommit (outside the group) in Empty (new group) → NONE" in out
+
+
+def test_liveness_holds_with_the_committer_whose_step_is_never_forced() -> None:
+    """The committer's step belongs to no fairness class: a cycle of its commits alone is no fair behaviour
+    while a fair step stays enabled, so the liveness verdicts hold with it (and with group deletion)."""
+    from kgc.explorer import liveness
+    from kgc.model.fairness import step_class
+
+    assert step_class(commit(Errors.NONE), spends=False) == ""
+    extra = {"group_deletion": True, "faults": "coordinator_unload,crash"}
+    config = Config.from_mapping({**SMALL, "standalone_committer": True, **extra})
+    result = liveness.check(config)
+    assert result.complete and result.ok, [(v.instance, v.verdict) for v in result.verdicts if v.verdict != "holds"]
