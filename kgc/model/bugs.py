@@ -182,11 +182,15 @@ CATALOGUE: tuple[Bug, ...] = (
         "static member fenced after coordinator failover",
         "2.7.0",
         outside="coordinator failover with the group reloaded from __consumer_offsets: the fix (apache/kafka#9270, "
-        "GroupCoordinator.updateStaticMemberAndRebalance stores the group after a static member's id is replaced in "
-        "Stable) is seen only by a coordinator that loads the group from its last record, and the model's unload ends "
-        "the group's life on this coordinator; its shortest counterexample would also need two perturbations (a "
-        "crash or a lost JoinGroup answer, for the static consumer to rejoin without its member id, then the "
-        "failover), beyond the default configuration's one",
+        "GroupCoordinator.updateStaticMemberAndRebalance stores the group after a static member's id is "
+        "replaced in Stable) is seen only by a coordinator that loads the group from its last record, and the"
+        " model's unload ends the group's life on this coordinator. A reload-on-failover fault would bring it"
+        " inside, but not within the default bounds: its shortest counterexample needs the static member "
+        "replaced in Stable and then the failover, and the replacement alone already takes the default "
+        "configuration's one perturbation (the static consumer must lose its member id: a crash, a lost "
+        "JoinGroup answer or a LeaveGroup). Shown by an exhaustive search of the default configuration "
+        "without perturbations (11,122 states), which never replaces a static member in Stable, while the "
+        "search with one perturbation does (tests/model/test_bugs.py); the failover would be a second",
     ),
     Bug(
         "KAFKA-10614",
@@ -225,11 +229,18 @@ CATALOGUE: tuple[Bug, ...] = (
         SCALA_COORDINATOR,
         "assign()-mode commits refused",
         "3.3.0",
-        outside="assign() (manual assignment) consumers that commit outside the group: the fix has a coordinator "
-        "half (apache/kafka#12598: an OffsetCommit with generation -1 is not validated against the member and "
-        "instance ids) and a client half (apache/kafka#12599: no group.instance.id with an empty member id); the "
-        "model's consumers always commit as members, and no property of the model says a commit without a "
-        "generation to an Empty group is accepted",
+        fix="apache/kafka#12598 (GroupCoordinator.validateOffsetCommit: a commit with generation -1 to an Empty "
+        "group is accepted before the member and instance ids are validated; the client half, apache/kafka#12599, "
+        "stops sending group.instance.id with an empty member id)",
+        mutant=m.SIMPLE_COMMIT_CHECKS_INSTANCE_ID,
+        fidelity="the inverse of the fix's coordinator half: a commit with generation -1, no member id and a "
+        "group.instance.id is validated as a member's first (validateCurrentMember: no member holds the instance "
+        "id, UNKNOWN_MEMBER_ID), so a group with no members refuses it, as Kafka did from the check order of "
+        "apache/kafka#9958 (2021) until 3.3.0; the client half is not put back (the model's committer is any client"
+        " outside the group, and the fixed coordinator accepts its commit either way). Searched with the standalone"
+        " committer (Config.standalone_committer, a client outside the group that commits with and without an "
+        "instance id; the mutant's needs), otherwise the default configuration; caught at the committer's first "
+        "commit, to the initial Empty group, by standalone_commit_answered",
     ),
     Bug(
         "KAFKA-14422",
@@ -344,10 +355,11 @@ CATALOGUE: tuple[Bug, ...] = (
         "2.5.0",
         outside="a subscription that changes and changes back while a JoinGroup is outstanding: the fix "
         "(apache/kafka#8420, ConsumerCoordinator.rejoinNeededOrPending calls requestRejoin when the metadata "
-        "snapshot differs) matters only when the metadata reverts before the failed JoinGroup is retried; the "
-        "model's metadata change (budget_metadata_change, off by default) already sets rejoin_needed, changes the "
-        "subscription only between requests, and the bug would take three perturbations (two changes and the "
-        "failed JoinGroup), beyond the default configuration's one",
+        "snapshot differs) matters only when the metadata reverts before the failed JoinGroup is retried; the"
+        " model's metadata change (budget_metadata_change) already sets rejoin_needed and changes the "
+        "subscription only between requests, and the bug would take three perturbations (two metadata changes"
+        " and the failed JoinGroup), where the default configuration allows one and no metadata change at all"
+        " (budget_metadata_change = 0): not within the default bounds whatever the model's extension",
     ),
     Bug(
         "KAFKA-10793",

@@ -76,6 +76,10 @@ LEADER_ANSWER_UNWRITABLE = "leader_answer_unwritable"
 COORDINATOR_ERROR_RESETS_MEMBER = "coordinator_error_resets_member"
 COMPLETE_JOIN_KEEPS_HEARTBEATS = "complete_join_keeps_heartbeats"
 UNLOAD_LEAVES_PARKED = "unload_leaves_parked"
+SIMPLE_COMMIT_CHECKS_INSTANCE_ID = "simple_commit_checks_instance_id"
+STANDALONE = (("standalone_committer", "true"),)
+"""What a mutant of the commit rule for clients outside the group needs (``Mutant.needs``): such a client
+(``Config.standalone_committer``)."""
 # Rules of the cooperative protocol (KIP-429; Config.assignor = "cooperative-sticky").
 COOPERATIVE = (("assignor", "cooperative-sticky"),)
 """What the cooperative protocol's mutants need (``Mutant.needs``): consumers that offer the
@@ -264,6 +268,11 @@ class Rules(NamedTuple):
     """Unloading the group's partition answers its parked JoinGroups (PreparingRebalance) and SyncGroups
     (CompletingRebalance, Stable) NOT_COORDINATOR (Kafka 4.0.2 ``GroupMetadataManager.onUnloaded``, added by
     KAFKA-16148, apache/kafka#15446, 3.8.0; 3.6.2 ``GroupCoordinator.onGroupUnloaded`` did it already)."""
+    simple_commit_accepted_when_empty: bool = True
+    """An OffsetCommit with generation -1 (a client outside the group: an ``assign()`` consumer or an admin
+    client) to an Empty group is accepted before its member id and ``group.instance.id`` are validated
+    (Kafka 4.0.2 ``ClassicGroup.validateOffsetCommit``; 3.3.0+ ``GroupCoordinator.validateOffsetCommit``,
+    KAFKA-14201, apache/kafka#12598)."""
 
 
 KAFKA = Rules()
@@ -701,6 +710,20 @@ CATALOGUE += (
         "plan_respects_claims",
         rule="newest_claim_wins",
         needs=COOPERATIVE,
+    ),
+    Mutant(
+        SIMPLE_COMMIT_CHECKS_INSTANCE_ID,
+        "An OffsetCommit with generation -1 that carries a group.instance.id is validated as a member's before "
+        "the Empty group's exemption: an assign()-mode consumer configured with a group.instance.id is refused "
+        "UNKNOWN_MEMBER_ID by a group with no members (Kafka before 3.3.0).",
+        COORDINATOR,
+        "GroupCoordinator.validateOffsetCommit (Scala, before apache/kafka#12598: the member and instance ids "
+        "are validated whenever a generation, a member id or an instance id is sent, and only a commit with none "
+        "reaches the Empty group's exemption); Kafka 4.0.2 ClassicGroup.validateOffsetCommit",
+        "KAFKA-14201",
+        "standalone_commit_answered",
+        rule="simple_commit_accepted_when_empty",
+        needs=STANDALONE,
     ),
 )
 

@@ -18,6 +18,7 @@ from kgc.model.actions import (
     RECEIVE,
     SEND_JOIN,
     SEND_LEAVE,
+    STANDALONE_COMMIT,
     STORE_COMPLETE,
     STORE_FAILURE,
     Action,
@@ -1416,6 +1417,74 @@ def witness_group_recreated(s: State, a: Action, t: State) -> bool:
     return is_absent(s.group) and not is_absent(t.group) and t.group.state != GroupState.DEAD
 
 
+@transition_invariant(
+    "standalone_commit_answered",
+    "An OffsetCommit from a client outside the group (generation -1, no member id, with or without a "
+    "group.instance.id: an assign()-mode consumer or an admin client) is accepted by an Empty group, and by a "
+    "group that does not exist, which it creates; a group with members refuses it UNKNOWN_MEMBER_ID, a Dead "
+    "group answers COORDINATOR_NOT_AVAILABLE; it changes nothing else.",
+    "Kafka 4.0.2 OffsetMetadataManager.validateOffsetCommit (a simple group created) and "
+    "ClassicGroup.validateOffsetCommit (generation < 0 and Empty accepted before validateMember); 3.3.0+ "
+    "GroupCoordinator.validateOffsetCommit (KAFKA-14201, apache/kafka#12598)",
+    scope=STEP,
+)
+def standalone_commit_answered(s: State, a: Action, t: State) -> bool:
+    return standalone_commit_failure(s, a, t) is None
+
+
+SC_REFUSED = "refused by a group without members"
+SC_NOT_REFUSED = "not refused by a group with members"
+SC_DEAD = "not answered COORDINATOR_NOT_AVAILABLE by a Dead group"
+SC_CHANGED = "the group changed"
+"""The clauses of ``standalone_commit_answered`` (:func:`standalone_commit_failure` names the one that failed)."""
+
+
+def standalone_commit_expected(s: State) -> Errors:
+    """What Kafka answers an OffsetCommit from outside the group in the group of ``s``."""
+    g = s.group
+    if g.state == GroupState.DEAD:
+        return DEAD_GROUP_ERROR
+    return Errors.NONE if g.state == GroupState.EMPTY else Errors.UNKNOWN_MEMBER_ID
+
+
+def standalone_commit_failure(s: State, a: Action, t: State) -> tuple[str, Errors, Errors] | None:
+    """``standalone_commit_answered``'s one definition: for a standalone commit, the clause it breaks with
+    the answer expected and the answer given; None if the property holds (or the step is none)."""
+    if a.kind != STANDALONE_COMMIT or a.response is None:
+        return None
+    expected = standalone_commit_expected(s)
+    error = a.response.error
+    if error != expected:
+        g = s.group
+        which = SC_DEAD if g.state == GroupState.DEAD else SC_REFUSED if expected == Errors.NONE else SC_NOT_REFUSED
+        return (which, expected, error)
+    created = is_absent(s.group) and t.group == s.group._replace(deleted=False)
+    if t.group != s.group and not created:
+        return (SC_CHANGED, expected, error)
+    return None
+
+
+@sometimes(
+    "witness_standalone_commit_refused",
+    "A group with members refuses an OffsetCommit from a client outside it.",
+    "standalone_commit_answered",
+    scope=STEP,
+)
+def witness_standalone_commit_refused(s: State, a: Action, t: State) -> bool:
+    return a.kind == STANDALONE_COMMIT and bool(s.group.members)
+
+
+@sometimes(
+    "witness_standalone_commit_after_members",
+    "A group whose members have all gone (generation past 0, Empty) accepts an OffsetCommit from a client outside it.",
+    "standalone_commit_answered",
+    scope=STEP,
+)
+def witness_standalone_commit_after_members(s: State, a: Action, t: State) -> bool:
+    g = s.group
+    return a.kind == STANDALONE_COMMIT and g.state == GroupState.EMPTY and g.generation > 0
+
+
 ALL: tuple[Property, ...] = (
     single_delayed_join_state,
     one_join_per_generation,
@@ -1482,6 +1551,9 @@ DIMENSION_WITNESSES: tuple[tuple[str, Property], ...] = (
     ("cooperative_consumers", revoked_before_reassigned),
     ("cooperative_consumers", plan_respects_claims),
     ("cooperative_consumers", witness_plan_with_contested_claim),
+    ("standalone_committer", standalone_commit_answered),
+    ("standalone_committer", witness_standalone_commit_refused),
+    ("standalone_committer", witness_standalone_commit_after_members),
 )
 """The properties and witnesses of a configuration dimension, each with the :class:`Config` field
 that enables it: checked only where the configuration uses that dimension (:func:`for_config`),

@@ -42,6 +42,14 @@ CONFIGS: dict[str, dict[str, Any]] = {
         "group_deletion": True,
         "dead_group_window": True,
     },
+    "a standalone committer, group deletion": {
+        **SMALL,
+        "max_generation": 2,
+        "max_perturbations": 2,
+        "faults": "coordinator_unload,crash",
+        "group_deletion": True,
+        "standalone_committer": True,
+    },
 }
 
 

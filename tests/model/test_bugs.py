@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kgc.engine_support.mutation import explore
-from kgc.explorer.search import Bounds
+from kgc.explorer.search import Bounds, Explorer, default_engine
 from kgc.model import bugs
 from kgc.model.actions import RECEIVE, UNLOAD, Action
 from kgc.model.config import Config
@@ -19,7 +19,8 @@ from kgc.model.mutants import by_name
 from kgc.model.state import Budget, Member, Response, State, initial_consumer, initial_group
 from kgc.model.types import ApiKey, Errors, GroupState, MemberState
 from kgc.oracle.mbt import build_graph
-from kgc.properties.protocol import ALL, DIMENSION_WITNESSES, member_identity_stable
+from kgc.properties.base import STEP, sometimes
+from kgc.properties.protocol import ALL, DIMENSION_WITNESSES, member_identity_stable, witness_static_replaced
 from tests.engine_support.explorations import Explored
 
 #: Shortest counterexample length of each put-back bug on the default configuration.
@@ -44,6 +45,8 @@ CAUGHT = {
     "KAFKA-13891/KAFKA-14016": ("partitions_kept_unless_moved", 10),
     # librdkafka's sticky assignor before 2.2.0 (searched with session_expiry only, as KAFKA-14639).
     "librdkafka-2.2.0": ("plan_respects_claims", 15),
+    # A client outside the group (its mutant needs standalone_committer): its first commit, to the initial Empty group.
+    "KAFKA-14201": ("standalone_commit_answered", 1),
 }
 SLOW: set[str] = set()
 """None since KAFKA-12984, KAFKA-14639 and librdkafka-2.2.0 are searched on two consumers (Bug.consumers): a few
@@ -86,6 +89,30 @@ def test_unmutated_protocol_is_clean_to_the_deepest_catch(explored: Explored) ->
     depth = max(length for b, (_, length) in CAUGHT.items() if not by_name(bugs.by_id(b).mutant).needs)
     outcome = explored(Config(), None, Bounds(max_depth=depth), fairness=None)
     assert not outcome.killed and outcome.result.stats.stopped_by == "max-depth"
+
+
+@sometimes(
+    "static_replaced_in_stable",
+    "A static member's JoinGroup without a member id takes over its instance id in a Stable group.",
+    "one_member_per_instance",
+    scope=STEP,
+)
+def static_replaced_in_stable(s: State, a: Action, t: State) -> bool:
+    """KAFKA-10284's first half (the replacement whose store the fix added), as a witness for this test only."""
+    return s.group.state == GroupState.STABLE and witness_static_replaced.holds_on(s, a, t)
+
+
+def test_kafka_10284_needs_a_perturbation_before_its_failover() -> None:
+    """KAFKA-10284 stays outside (its entry's reason): the default configuration without perturbations never
+    replaces a static member in Stable, so a counterexample that then needs a failover needs two perturbations,
+    beyond the default's one. With one perturbation the replacement is reached (the witness can be found)."""
+    config = Config(max_perturbations=0)
+    result = Explorer(config, [static_replaced_in_stable], engine=default_engine()).run("bfs")
+    assert result.stats.complete and result.stats.distinct_states == 11_122
+    assert static_replaced_in_stable.name not in result.witnessed
+    assert "11,122 states" in bugs.by_id("KAFKA-10284").reason
+    found = Explorer(Config(), [static_replaced_in_stable], stop_at_first=True).run("bfs", Bounds(max_depth=8))
+    assert static_replaced_in_stable.name in found.witnessed
 
 
 def test_expected_properties_are_protocol_properties() -> None:
