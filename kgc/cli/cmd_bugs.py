@@ -119,6 +119,7 @@ def bug_json(bug: catalogue.Bug, outcome: Outcome | None = None) -> dict[str, An
         "reason": bug.reason,
         "search_faults": sorted(bug.faults),
         "search_consumers": bug.consumers or None,
+        "search_needs": dict(by_name(bug.mutant).needs) if bug.mutant else {},
     }
     if outcome is not None:
         doc |= {

@@ -39,10 +39,16 @@ def test_json_reports_each_put_back_bug_and_lists_the_rest(capsys: pytest.Captur
     assert rows["KAFKA-12983"]["caught_by"] == "fenced_consumer_releases" and rows["KAFKA-12983"]["length"] == 9
     churn = rows["KAFKA-13891/KAFKA-14016"]
     assert churn["caught_by"] == "partitions_kept_unless_moved" and churn["length"] == 10
-    assert rows["kafka-python#2614"]["status"] == "equivalent"
+    kp = rows["kafka-python#2614"]
+    assert kp["status"] == "put back" and kp["caught_by"] == "member_identity_stable" and kp["length"] == 5
+    assert (
+        rows["librdkafka-1.7.0"]["status"] == "outside"
+        and "two requests in flight" in rows["librdkafka-1.7.0"]["reason"]
+    )
     assert rows["KAFKA-12984"]["search_faults"] == ["session_expiry"] and rows["KAFKA-9752"]["search_faults"] == []
+    assert kp["search_needs"] == {"application_commits": "true"} and rows["KAFKA-9752"]["search_needs"] == {}
     assert rows["KAFKA-16148"]["caught_by"] == "parked_only_in_phase" and rows["KAFKA-16148"]["length"] == 2
-    assert doc["found"] == len(chosen) == 12 and doc["baseline"]["violated"] is None
+    assert doc["found"] == len(chosen) == 13 and doc["baseline"]["violated"] is None
 
 
 def test_too_shallow_a_bound_lets_a_bug_escape(capsys: pytest.CaptureFixture[str]) -> None:

@@ -42,6 +42,13 @@ CONFIGS: dict[str, dict[str, Any]] = {
         "group_deletion": True,
         "dead_group_window": True,
     },
+    "application commits, and kafka-python's outside Stable": {
+        **SMALL,
+        "max_generation": 2,
+        "faults": "lost_response,session_expiry",
+        "application_commits": True,
+        "mutant": "commit_outside_stable_without_generation",
+    },
 }
 
 
