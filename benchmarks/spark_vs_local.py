@@ -177,6 +177,22 @@ def fit(levels: list[tuple[int, int, int, float, float]], column: int = 3) -> di
     }
 
 
+def fit_fields(f: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A fit's terms as the record's fields (seconds per level, µs per state of the level, ns per
+    state visited so far, each with its standard error; the visited term's 95 % interval and whether
+    it is zero), each name after ``prefix``: the wall fit's and the tasks' fit share them."""
+    return {
+        f"{prefix}seconds_per_level": round(f["a"], 3),
+        f"{prefix}seconds_per_level_se": round(f["a_se"], 3),
+        f"{prefix}us_per_state_of_level": round(f["b"] * 1e6, 2),
+        f"{prefix}us_per_state_of_level_se": round(f["b_se"] * 1e6, 2),
+        f"{prefix}ns_per_state_visited": round(f["c"] * 1e9, 1),
+        f"{prefix}ns_per_state_visited_se": round(f["c_se"] * 1e9, 1),
+        f"{prefix}ns_per_state_visited_95": f"[{f['c_low'] * 1e9:.0f}, {f['c_high'] * 1e9:.0f}]",
+        f"{prefix}visited_term_is_zero": f["c_is_zero"],
+    }
+
+
 def report(
     master: str,
     name: str,
@@ -336,26 +352,13 @@ def main(argv: list[str]) -> int:
                 {
                     "kind": "fit",
                     "master": args.master,
-                    "seconds_per_level": round(wall["a"], 3),
-                    "seconds_per_level_se": round(wall["a_se"], 3),
-                    "us_per_state_of_level": round(wall["b"] * 1e6, 2),
-                    "us_per_state_of_level_se": round(wall["b_se"] * 1e6, 2),
-                    "ns_per_state_visited": round(wall["c"] * 1e9, 1),
-                    "ns_per_state_visited_se": round(wall["c_se"] * 1e9, 1),
-                    "ns_per_state_visited_95": f"[{wall['c_low'] * 1e9:.0f}, {wall['c_high'] * 1e9:.0f}]",
-                    "visited_term_is_zero": wall["c_is_zero"],
+                    **fit_fields(wall),
                     "regressor_correlation": round(wall["regressor_correlation"], 3),
                     "residual_seconds": round(wall["residual_seconds"], 3),
                     "local_us_per_state": round(local_cost * 1e6, 2),
                     "levels_fitted": wall["levels"],
                     "pairs": args.pairs,
-                    "task_seconds_per_level": round(task["a"], 3),
-                    "task_us_per_state_of_level": round(task["b"] * 1e6, 2),
-                    "task_us_per_state_of_level_se": round(task["b_se"] * 1e6, 2),
-                    "task_ns_per_state_visited": round(task["c"] * 1e9, 1),
-                    "task_ns_per_state_visited_se": round(task["c_se"] * 1e9, 1),
-                    "task_ns_per_state_visited_95": f"[{task['c_low'] * 1e9:.0f}, {task['c_high'] * 1e9:.0f}]",
-                    "task_visited_term_is_zero": task["c_is_zero"],
+                    **fit_fields(task, "task_"),
                     "levels": [
                         {"level": lv, "frontier": f, "visited": v, "seconds": t, "task_seconds": ts}
                         for lv, f, v, t, ts in all_levels

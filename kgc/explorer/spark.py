@@ -803,8 +803,10 @@ class SparkExplorer:
             raise ValueError(f"the Spark engine explores breadth-first only, not {strategy!r}")
         spark, owned = (self.spark, False) if self.spark is not None else start_session(self.settings)
         root: Path | None = None
+        memory_bound: str | None = None
         try:
             sc = spark.sparkContext
+            memory_bound = sc.getConf().get("spark.executor.pyspark.memory")
             if (sc.getConf().get("spark.speculation") or "false").lower() == "true":
                 raise SparkUnavailable(
                     "spark.speculation=true would run two attempts of a partition at once against its "
@@ -824,7 +826,7 @@ class SparkExplorer:
             raise
         except Exception as exc:
             if type(exc).__module__.startswith(("py4j", "pyspark")):
-                raise SparkJobFailed(f"a Spark job failed: {job_failure(exc)}") from None
+                raise SparkJobFailed(f"a Spark job failed: {job_failure(exc, memory_bound)}") from None
             raise
         finally:
             if root is not None:
@@ -1035,10 +1037,15 @@ def _dumps(task: LevelTask) -> bytes:
     return bytes(cloudpickle.dumps(task, _PICKLE))  # type: ignore[no-untyped-call]
 
 
-def job_failure(exc: BaseException) -> str:
+def job_failure(exc: BaseException, memory_bound: str | None = None) -> str:
     """One line for a failed Spark job: the Python exception raised on an executor if there is
-    one (``ValueError: …``), else Spark's own first line."""
-    lines = [line.strip() for line in str(exc).splitlines()]
+    one (``ValueError: …``), else Spark's own first line. Under a bound on each Python worker's
+    memory (``memory_bound``, the session's ``spark.executor.pyspark.memory``), a worker that ran
+    out of memory or died says which bound it ran under: PySpark enforces it as an address-space
+    limit (``RLIMIT_AS``), so a worker past it fails in an allocation, in Python (``MemoryError``)
+    or in native code (the worker exits)."""
+    text = str(exc)
+    lines = [line.strip() for line in text.splitlines()]
     python = [
         line
         for line in lines
@@ -1047,7 +1054,13 @@ def job_failure(exc: BaseException) -> str:
         and line.split(":", 1)[0].endswith(("Error", "Exception", "Interrupt"))
         and not line.startswith(("org.", "java.", "scala.", "py4j."))
     ]
-    return python[-1][:300] if python else first_line(exc)
+    line = python[-1][:300] if python else first_line(exc)
+    if memory_bound and ("MemoryError" in text or "Python worker exited unexpectedly" in text):
+        line += (
+            f" (each Python worker is bounded to {memory_bound} of address space by spark.executor.pyspark.memory "
+            "and may have run past it: raise it with --spark-conf spark.executor.pyspark.memory=SIZE)"
+        )
+    return line
 
 
 def level_progress(stream: Any = None) -> ProgressFn:

@@ -43,3 +43,11 @@ def test_a_visited_term_of_a_microsecond_is_found() -> None:
 def test_median_of_paired_ratios() -> None:
     assert spark_vs_local.median([3.0, 1.0, 2.0]) == 2.0
     assert spark_vs_local.median([4.0, 1.0, 2.0, 3.0]) == 2.5
+
+
+def test_the_wall_and_task_fits_give_the_same_fields_under_their_prefixes() -> None:
+    wall = spark_vs_local.fit_fields(spark_vs_local.fit(levels(1e-6)))
+    task = spark_vs_local.fit_fields(spark_vs_local.fit(levels(1e-6), column=4), "task_")
+    assert {f"task_{k}" for k in wall} == set(task)
+    assert wall["visited_term_is_zero"] is False and 500 < wall["ns_per_state_visited"] < 1500
+    assert 250 < task["task_ns_per_state_visited"] < 750

@@ -50,21 +50,31 @@ def generation_below_three(s: State) -> bool:
     return s.group.generation < 3
 
 
-def counterexample(prop: Property, **extra: Any) -> tuple[dict[str, Any], str]:
-    """The shortest counterexample to ``prop`` as a kgc-trace document, and its text trace."""
+def shortest_violation(prop: Property, **extra: Any) -> tuple[Config, Any]:
+    """The configuration (:data:`SMALL` with ``extra``) and the path of the shortest counterexample to
+    ``prop`` there."""
     config = Config.from_mapping({**SMALL, **extra})
-    result = Explorer(config, [prop], stop_at_first=True).run("bfs")
-    (v,) = result.violations
-    doc = trace_json(
+    (v,) = Explorer(config, [prop], stop_at_first=True).run("bfs").violations
+    return config, v.path
+
+
+def document(prop: Property, config: Config, path: Any) -> dict[str, Any]:
+    """The kgc-trace document of ``path``, a counterexample to ``prop`` in ``config``."""
+    return trace_json(
         prop.name,
         prop.description,
-        v.path,
+        path,
         kind=prop.kind,
         source=prop.source,
         config=config.describe(),
         vocabulary=KAFKA_TRACE,
     )
-    return doc, format_trace(v.path, vocabulary=KAFKA_TRACE)
+
+
+def counterexample(prop: Property, **extra: Any) -> tuple[dict[str, Any], str]:
+    """The shortest counterexample to ``prop`` as a kgc-trace document, and its text trace."""
+    config, path = shortest_violation(prop, **extra)
+    return document(prop, config, path), format_trace(path, vocabulary=KAFKA_TRACE)
 
 
 def random_walk(steps: int, seed: int = 7, **extra: Any) -> dict[str, Any]:

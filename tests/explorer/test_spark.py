@@ -342,6 +342,19 @@ def test_job_failures_are_summarised_by_the_python_exception() -> None:
     assert job_failure(RuntimeError("Lost executor 1 on host: heartbeat timed out")).startswith("Lost executor")
 
 
+def test_a_worker_that_dies_under_a_memory_bound_names_the_bound() -> None:
+    died = RuntimeError(
+        "An error occurred while calling o97.collectToPython.\n"
+        ": org.apache.spark.SparkException: Python worker exited unexpectedly (crashed)\n"
+    )
+    line = job_failure(died, "700m")
+    assert "Python worker exited unexpectedly" in line and "bounded to 700m" in line and "\n" not in line
+    assert "bounded" not in job_failure(died)  # no bound set: nothing to name
+    out_of_memory = RuntimeError("Traceback (most recent call last):\nMemoryError\n")
+    assert "bounded to 1g" in job_failure(out_of_memory, "1g")
+    assert "bounded" not in job_failure(RuntimeError("ValueError: no such consumer"), "1g")
+
+
 def _levels(config: Config, depth: int) -> list[list[State]]:
     model = ClassicGroupModel(config)
     levels = [model.init_states()]

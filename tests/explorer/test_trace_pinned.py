@@ -13,13 +13,12 @@ import pytest
 
 from kgc.explorer import liveness as L
 from kgc.explorer.components import PackedModel
-from kgc.explorer.search import Explorer
-from kgc.explorer.trace import format_trace, trace_json, validate_trace
+from kgc.explorer.trace import format_trace, validate_trace
 from kgc.model.config import Config
 from kgc.model.system import ClassicGroupModel
 from kgc.model.tracing import KAFKA_TRACE
 from kgc.properties.temporal import ALL as TEMPORAL
-from tests.diagrams.traces import generation_below_three, random_walk
+from tests.diagrams.traces import document, generation_below_three, random_walk, shortest_violation
 
 PINNED = Path(__file__).resolve().parent / "pinned_traces"
 
@@ -31,24 +30,11 @@ def _dump(doc: object) -> str:
 def kafka_traces() -> dict[str, str]:
     """Every pinned file's name and its text, as the trace module writes it now."""
     out: dict[str, str] = {}
-    config = Config.from_mapping(
-        {"consumers": 2, "partitions": 2, "max_generation": 3, "max_perturbations": 1, "static_consumers": 1}
-    )
-    prop = generation_below_three
-    (v,) = Explorer(config, [prop], stop_at_first=True).run("bfs").violations
-    doc = trace_json(
-        prop.name,
-        prop.description,
-        v.path,
-        kind=prop.kind,
-        source=prop.source,
-        config=config.describe(),
-        vocabulary=KAFKA_TRACE,
-    )
-    out["safety.json"] = _dump(doc)
-    out["safety.txt"] = format_trace(v.path, vocabulary=KAFKA_TRACE) + "\n"
+    config, path = shortest_violation(generation_below_three, max_generation=3, static_consumers=1)
+    out["safety.json"] = _dump(document(generation_below_three, config, path))
+    out["safety.txt"] = format_trace(path, vocabulary=KAFKA_TRACE) + "\n"
     out["safety_state.txt"] = (
-        format_trace(v.path, show_state=True, config=config.describe(), vocabulary=KAFKA_TRACE) + "\n"
+        format_trace(path, show_state=True, config=config.describe(), vocabulary=KAFKA_TRACE) + "\n"
     )
 
     live_config = Config.from_mapping({"consumers": 2, "partitions": 2, "max_generation": 2, "max_perturbations": 0})

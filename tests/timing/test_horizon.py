@@ -91,13 +91,24 @@ def test_poll_timeout_leave_needs_a_live_session() -> None:
     assert slow.verdict == REFUTED and slow.replay_agrees
 
 
+#: the questions whose premises leave auto-commit out (its commits re-arm a member's deadline; not encoded)
+AUTO_COMMIT_PREMISE = {"dead_consumer_reowned", "rolling_restart_static_expires"}
+
+
 @pytest.mark.parametrize("question", list(QUESTIONS))
-def test_every_proof_names_its_horizon(question: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_proof_names_its_horizon(question: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A PROVED says what it covers beyond the unrolled steps and what lies outside its scenario
     (several rebalances, a restart, a client stall): in text and in JSON, for every question."""
     horizon = QUESTIONS[question].horizon
     assert horizon.startswith("horizon: ") and "not examined" in horizon
     config = str(EXAMPLES / "defaults.toml")
+    if question in AUTO_COMMIT_PREMISE:
+        # Kafka's defaults commit automatically, which these questions leave out (VACUOUS): the same
+        # defaults with auto-commit off
+        text = (EXAMPLES / "defaults.toml").read_text()
+        assert '"enable.auto.commit" = true' in text
+        config = str(tmp_path / "defaults-no-auto-commit.toml")
+        Path(config).write_text(text.replace('"enable.auto.commit" = true', '"enable.auto.commit" = false'))
     assert main(["timing", "--question", question, config]) == 0
     text = capsys.readouterr().out
     assert "PROVED" in text and f"      {horizon}\n" in text
@@ -128,5 +139,6 @@ def test_a_premise_z3_cannot_decide_is_listed_as_not_examined(monkeypatch: pytes
     notes = _excluded(enc)
     assert notes and len(notes) == len({t for t, _ in enc.premises})
     assert all(
-        n.startswith("not examined (z3 could not tell within 10 s whether there are any): runs where") for n in notes
+        n.startswith("not examined (z3 could not tell within its budget whether there are any): runs where")
+        for n in notes
     )

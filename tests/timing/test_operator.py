@@ -150,3 +150,26 @@ def test_a_static_rejoin_in_time_does_not_rebalance() -> None:
     assert run.expired == [] and run.rebalance_started is None
     assert any(m.dst == "coordinator" and m.name == "join1" for m in run.messages)
     assert "stops to restart (static: no LeaveGroup)" in [e.text for e in run.events]
+
+
+def test_auto_commit_on_is_outside_the_question(capsys: pytest.CaptureFixture[str]) -> None:
+    """Auto-commit is not encoded (a commit re-arms the committer's deadline as a heartbeat does), so a
+    member committing automatically is a premise the answer names: Kafka's defaults, which commit
+    automatically, are VACUOUS (they were PROVED, about runs the configuration does not have), exit 5;
+    one member committing automatically is named alone."""
+    v = answer(DEAD, load(EXAMPLES / "defaults.toml"))
+    assert v.verdict == VACUOUS, v.notes
+    assert [n for n in v.notes if "enable.auto.commit" in n and n.startswith("not examined: runs where")]
+    assert main(["timing", str(EXAMPLES / "defaults.toml"), "--question", DEAD.name]) == exits.VACUOUS
+    assert "VACUOUS" in capsys.readouterr().out
+    config = parse(
+        {
+            "consumer": {"enable.auto.commit": False},
+            "environment": {"network.delay.ms": [1, 50], "record.processing.ms": [1, 5], "death.ms": [0, 10000]},
+            "questions": {"reown.max.ms": 60_000},
+            "member": [{"name": "c1"}, {"name": "c2", "enable.auto.commit": True}],
+        }
+    )
+    v = answer(DEAD, config)
+    named = [n for n in v.notes if "enable.auto.commit" in n]
+    assert v.verdict == VACUOUS and len(named) == 1 and "c2 commits offsets automatically" in named[0]
