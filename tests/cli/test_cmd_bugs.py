@@ -152,3 +152,10 @@ def test_out_on_a_full_disk_is_one_line_and_leaves_no_partial_file(
     assert err.count("\n") == 1 and "No space left on device" in err and "--out" in err
     assert (tmp_path / "KAFKA-16148.svg").read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["KAFKA-16148.json", "KAFKA-16148.svg"]
+
+
+def test_the_text_line_names_the_dimension_a_search_needs(capsys: pytest.CaptureFixture[str]) -> None:
+    """kafka-python#2614 is searched with the application's own commits (its mutant's needs): the line says so."""
+    assert main(["bugs", "kafka-python#2614", "--no-liveness"]) == exits.OK
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("kafka-python#2614 "))
+    assert "caught by member_identity_stable in 5 steps" in line and "with application_commits = true" in line
