@@ -483,7 +483,24 @@ CATALOGUE: tuple[Bug, ...] = (
         OTHER_CLIENT,
         "commits refused during rebalances",
         "librdkafka 1.7.0",
-        outside="librdkafka's timed auto-commit and cooperative leave",
+        fix="confluentinc/librdkafka commit fee6b90c6 (CHANGELOG 1.7.0: rd_kafka_cgrp_offset_commit_tmr_cb returns "
+        "unless the join state is STEADY, 'since the rkcg_generation_id is most likely in flux'); the cooperative "
+        "leave on unsubscribe() is a separate fix of the same release",
+        outside="the first half (the timed auto-commit during a rebalance) was tried and is not found: a rule "
+        "that let the model's auto-commit also run outside Stable, committing the partitions a cooperative "
+        "consumer keeps with the generation of its last JoinGroup answer (as librdkafka set rkcg_generation_id), "
+        "was searched exhaustively on the default configuration with the cooperative-sticky assignor (1.35 million "
+        "states) and broke no property, so it is not kept. With one request in flight the model's consumer commits "
+        "during a rebalance only after an answer ended its part in it (a lost JoinGroup answer, a SyncGroup answered "
+        "REBALANCE_IN_PROGRESS); the commit is then accepted in PreparingRebalance or refused ILLEGAL_GENERATION "
+        "in CompletingRebalance, and the ILLEGAL_GENERATION that follows is a fencing every property allows "
+        "(partitions_kept_unless_moved, fenced_consumer_releases: the consumer loses its partitions and rejoins "
+        "with its member id). The 'Illegal generation' errors of the CHANGELOG come from a commit librdkafka "
+        "queues on the coordinator connection behind its parked JoinGroup, built with the old generation and "
+        "handled after the join phase completed: two requests in flight, which the model's consumer does not have; "
+        "and telling that refusal from a fencing needs a property that a member that joined the current "
+        "generation is never fenced, which the catalogue does not have. The second half (a cooperative member "
+        "that does not leave on unsubscribe) needs unsubscribe() in the consumer model",
     ),
     Bug(
         "librdkafka-1.8.0",
@@ -567,28 +584,29 @@ CATALOGUE: tuple[Bug, ...] = (
     Bug(
         "kafka-python#2614",
         OTHER_CLIENT,
-        "needless churn after REBALANCE_IN_PROGRESS",
+        "needless churn: a commit outside Stable answered UNKNOWN_MEMBER_ID, or REBALANCE_IN_PROGRESS, reset the "
+        "member",
         "kafka-python 2.2.4",
-        fix="dpkp/kafka-python#2614 (do not reset_generation after RebalanceInProgressError; "
-        "ConsumerCoordinator._handle_offset_commit_response)",
-        mutant=m.REBALANCE_IN_PROGRESS_RESETS_GENERATION,
-        equivalent="the fix (dpkp/kafka-python commit d9c2009d, kafka-python 2.2.4) has two halves and the model "
-        "reaches neither. (1) An OffsetCommit answered REBALANCE_IN_PROGRESS no longer resets the generation: Kafka "
-        "gives that answer only in CompletingRebalance and only to a member of the current generation (3.6.2 "
-        "GroupCoordinator.doCommitOffsets; 4.x ClassicGroup.validateOffsetCommit), while kafka-python sends its "
-        "generation only when Stable (BaseCoordinator.generation() is None otherwise) and a Stable consumer holds "
-        "the generation of a SyncGroup answer it read, which the coordinator releases only as the group leaves "
-        "CompletingRebalance; a later CompletingRebalance has a newer generation and answers ILLEGAL_GENERATION. "
-        "The fix's own comment says so ('Consumer never tries to commit offset in between join-group and "
-        "sync-group'), and the model's consumer, which commits only while Stable with no request in flight, never "
-        "meets the answer either: the mutant's state graph is the protocol's (tests/model/test_mutants.py); where the "
-        "reset is taken, member_identity_stable fails (a hand-made step, tests/model/test_bugs.py). (2) A commit while "
-        "not Stable now fails in the client instead of going out with no member id and generation -1, which a group "
-        "with members answers UNKNOWN_MEMBER_ID (ClassicGroup.validateOffsetCommit), after which reset_generation "
-        "forgets the member id: that churn needs a commit made during a rebalance (an application's commit() from "
-        "another thread, or with explicit offsets), and the model's consumer commits only by auto-commit while "
-        "Stable (kafka-python's poll auto-commits only once no rejoin is pending or ensure_active_group "
-        "succeeded); putting it back needs an application commit step in the consumer model",
+        fix="dpkp/kafka-python#2614 (commit d9c2009d: ConsumerCoordinator._send_offset_commit_request fails a commit "
+        "made while not Stable in the client instead of sending it with Generation.NO_GENERATION; "
+        "_handle_offset_commit_response no longer calls reset_generation on RebalanceInProgressError)",
+        mutant=m.COMMIT_OUTSIDE_STABLE_WITHOUT_GENERATION,
+        fidelity="the inverse of the fix's first half, with the application's own commits on "
+        "(application_commits, which the mutant needs; Kafka 4.0 ConsumerCoordinator.sendOffsetCommitRequest "
+        "commits only with generationIfStable()): an application commit while the consumer is not Stable goes "
+        "out with generation -1 and no member id, as kafka-python <= 2.2.3 sent `self.generation() or "
+        "Generation.NO_GENERATION`; a group with members answers UNKNOWN_MEMBER_ID (4.0 "
+        "ClassicGroup.validateOffsetCommit) and the consumer forgets its member id (kafka-python reset_generation, "
+        "as Java's resetGenerationOnResponseError), which member_identity_stable catches the step it is read: the "
+        "member the coordinator still has rejoins under a new id. The fix's second half (no reset on "
+        "REBALANCE_IN_PROGRESS, mutant rebalance_in_progress_resets_generation) is not reached: Kafka answers a "
+        "commit so only in CompletingRebalance and only to a member of that generation, between its JoinGroup and "
+        "SyncGroup answers, when no client commits with a generation (the fix's own comment: 'Consumer never tries "
+        "to commit offset in between join-group and sync-group'); that mutant's state graph is the protocol's "
+        "(tests/model/test_mutants.py). Not replayed against kafka-python 2.2.3: the counterexample needs the "
+        "coordinator to answer a SyncGroup REBALANCE_IN_PROGRESS at a chosen moment and the application to commit "
+        "before it rejoins, which needs a scripted broker or the reference served over the wire driving a real "
+        "kafka-python client step by step, not built",
     ),
     Bug(
         "kafka-python#3017",
@@ -627,7 +645,9 @@ def markdown() -> str:
     ]
     for b in CATALOGUE:
         if b.put_back:
-            how = f"mutant `{b.mutant}`, caught by `{b.expected}`; {b.fidelity}"
+            needs = m.by_name(b.mutant).needs
+            with_ = f" (searched with {', '.join(f'`{k} = {v}`' for k, v in needs)})" if needs else ""
+            how = f"mutant `{b.mutant}`{with_}, caught by `{b.expected}`; {b.fidelity}"
         elif b.timed:
             how = f"timing mutant `{b.timing_mutant}`, found by `{b.question}` on `{b.example}`; {b.fidelity}"
         else:

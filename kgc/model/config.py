@@ -152,6 +152,17 @@ class Config:
     delay matters to the untimed model (whether an InitialDelayedJoin can be extended)."""
     auto_commit: bool = True
     offset_fetch: bool = False
+    application_commits: bool = False
+    """The application commits its offsets itself (``commitSync()``, whenever it likes, or from
+    ``onPartitionsRevoked``, the pattern the Java consumer documents), at any point its consumer has no
+    request in flight. The commit follows Kafka 4.0 ``ConsumerCoordinator.sendOffsetCommitRequest``: it
+    commits the positions of the partitions the consumer owns (none: nothing is sent) with the member id
+    and generation when the consumer is Stable (``generationIfStable``) — also while a rejoin is pending,
+    as from ``onPartitionsRevoked``, which ``onJoinPrepare`` calls before the JoinGroup moves the
+    consumer out of STABLE — and otherwise fails in the client (RebalanceInProgressException or
+    CommitFailedException) and sends nothing. Where the auto-commit step sends the same request (Stable, no
+    rejoin pending, ``auto_commit``), the application's commit is that step. Never forced by fairness (an
+    application may never commit). Off by default."""
     group_deletion: bool = False
     """An administrator deletes the group while it is Empty (DeleteGroups; Kafka 3.6.2
     ``GroupCoordinator.handleDeleteGroups``, 4.0 ``GroupMetadataManager.validateDeleteGroup`` and

@@ -982,6 +982,12 @@ def handle_commit_offsets(tx: GroupTx, consumer: int, request: Request) -> None:
     check_generation = fenced and tx.rules.commit_checks_generation
     if request.generation < 0 and tx.state == EMPTY:
         tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.NONE))
+    elif request.generation < 0 and request.mid == NO_MEMBER:
+        # No member id, no generation and no group.instance.id (kafka-python's commit outside Stable before
+        # 2.2.4, OffsetCommit v6 at most) to a group that is not Empty: 3.6.2 doCommitOffsets finds no member
+        # (``!group.has(memberId)``), 4.0 ClassicGroup.validateOffsetCommit ("offset commits are only accepted
+        # when the group is empty").
+        tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.UNKNOWN_MEMBER_ID))
     elif fenced and (invalid := tx.validate_member(consumer, mid)) is not None:
         tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, invalid))
     elif check_generation and request.generation != tx.generation:

@@ -318,7 +318,13 @@ class ClassicGroupModel:
             spends = (spend,) if spend is not None else ()
             if self.config.atomic_requests and new_cons.requests:
                 for step, new_group, handled_cons, lost in self.round_trip(group, index, new_cons, can_lose):
-                    merged = replace(step, kind=action.kind, request=action.request, response=action.response)
+                    merged = replace(
+                        step,
+                        kind=action.kind,
+                        choice=action.choice + step.choice,
+                        request=action.request,
+                        response=action.response,
+                    )
                     paid = spends + (LOST,) if lost else spends
                     steps.append((merged, paid, new_group, handled_cons, _deliveries(step.answers)))
             else:

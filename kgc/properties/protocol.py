@@ -16,6 +16,7 @@ from kgc.model.actions import (
     EXPIRE_JOIN,
     EXPIRE_SYNC,
     RECEIVE,
+    SEND_COMMIT,
     SEND_JOIN,
     SEND_LEAVE,
     STANDALONE_COMMIT,
@@ -1011,6 +1012,23 @@ def witness_commit_in_completing(s: State, a: Action, t: State) -> bool:
 
 
 @sometimes(
+    "witness_commit_before_rejoin",
+    "A consumer whose rejoin is pending commits with its generation and the commit is accepted: the "
+    "application's commit from onPartitionsRevoked (application_commits).",
+    "commit_fencing",
+    scope=STEP,
+)
+def witness_commit_before_rejoin(s: State, a: Action, t: State) -> bool:
+    i = a.actor
+    if a.kind != SEND_COMMIT or i < 0 or not s.consumers[i].rejoin_needed:
+        return False
+    return any(
+        r.api == ApiKey.OFFSET_COMMIT and r.generation >= 0 and x.response.error == Errors.NONE
+        for r, x in exchanges(s, a)
+    )
+
+
+@sometimes(
     "witness_parked_survives",
     "A heartbeat timer fires on a parked member, which survives.",
     "no_expiry_while_parked",
@@ -1548,6 +1566,7 @@ DIMENSION_WITNESSES: tuple[tuple[str, Property], ...] = (
     ("group_deletion", witness_group_recreated),
     ("dead_group_window", dead_group_answers_unavailable),
     ("dead_group_window", witness_dead_group_reached),
+    ("application_commits", witness_commit_before_rejoin),
     ("cooperative_consumers", revoked_before_reassigned),
     ("cooperative_consumers", plan_respects_claims),
     ("cooperative_consumers", witness_plan_with_contested_claim),

@@ -50,6 +50,13 @@ CONFIGS: dict[str, dict[str, Any]] = {
         "group_deletion": True,
         "standalone_committer": True,
     },
+    "application commits, and kafka-python's outside Stable": {
+        **SMALL,
+        "max_generation": 2,
+        "faults": "lost_response,session_expiry",
+        "application_commits": True,
+        "mutant": "commit_outside_stable_without_generation",
+    },
 }
 
 

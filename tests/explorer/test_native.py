@@ -27,6 +27,7 @@ pytestmark = pytest.mark.skipif(not native.AVAILABLE, reason="the native core is
         {"consumers": 2, "partitions": 2, "max_generation": 2, "profile": "java-4.0", "static_consumers": 0},
         {"consumers": 2, "partitions": 2, "max_generation": 2, "assignor": "cooperative-sticky"},
         {"consumers": 2, "partitions": 1, "max_generation": 2, "standalone_committer": True},
+        {"consumers": 2, "partitions": 2, "max_generation": 2, "application_commits": True},
     ],
 )
 def test_both_engines_agree(strategy: str, extra: dict[str, object]) -> None:
@@ -86,3 +87,15 @@ def test_the_native_engine_holds_each_visited_state_in_at_most_16_bytes() -> Non
     result = Explorer(config, engine="native").run()
     assert result.stats.distinct_states == 36_148
     assert 8 <= result.stats.bytes_per_state <= 16
+
+
+def test_both_engines_find_kafka_python_2614_alike() -> None:
+    """The application commit step (``application_commits``) and its bug put back (kafka-python before 2.2.4):
+    the same shortest counterexample from both engines."""
+    config = Config.from_mapping(
+        {"consumers": 2, "partitions": 2, "max_generation": 2, "application_commits": True}
+        | {"mutant": "commit_outside_stable_without_generation"}
+    )
+    python = Explorer(config, engine="python", stop_at_first=True).run("bfs")
+    fast = Explorer(config, engine="native", stop_at_first=True).run("bfs")
+    assert python.violations and summary(fast) == summary(python)

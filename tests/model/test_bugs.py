@@ -35,6 +35,9 @@ CAUGHT = {
     # Churn: a member that forgets its id while the coordinator still has it; a plan that leaves members out.
     "KAFKA-13214": ("member_identity_stable", 5),
     "kafka-python#3017": ("member_identity_stable", 8),
+    # With the application's own commits (its mutant needs application_commits): a commit outside Stable goes
+    # out with no member id, is answered UNKNOWN_MEMBER_ID, and the consumer forgets the id of a member.
+    "kafka-python#2614": ("member_identity_stable", 5),
     "sarama#2292": ("plan_lists_every_member", 7),
     # The cooperative protocol's bugs (their mutants need assignor = cooperative-sticky); KAFKA-12984 and
     # KAFKA-14639 are searched with two consumers and the one fault their counterexamples need (Bug.consumers,
@@ -159,16 +162,16 @@ def test_a_plan_without_its_empty_entries_is_equivalent() -> None:
     assert {_project(s) for s in protocol.states} == {_project(s) for s in mutated.states}
 
 
-def test_kafka_python_2614_is_never_taken_and_caught_where_it_is() -> None:
-    """kafka-python#2614 put back: no commit of the model's consumer is answered REBALANCE_IN_PROGRESS, so a
-    complete exploration of 2 consumers, one static, up to generation 2 finds nothing (the claim of its entry);
-    on a hand-made step where a member's commit is answered so, the mutant's consumer forgets the id of a
-    member the coordinator still has, which member_identity_stable catches (and the protocol's does not)."""
-    bug = bugs.by_id("kafka-python#2614")
-    config = Config.from_mapping({"consumers": 2, "partitions": 2, "max_generation": 2})
-    outcome = explore(config, by_name(bug.mutant), Bounds(), fairness=None)
+def test_kafka_python_2614_second_half_is_never_taken_and_caught_where_it_is() -> None:
+    """kafka-python#2614's second half (no reset on REBALANCE_IN_PROGRESS): no commit of the model's consumer is
+    answered REBALANCE_IN_PROGRESS, with the application's own commits too, so a complete exploration of 2
+    consumers, one static, up to generation 2 finds nothing under its mutant; on a hand-made step where a
+    member's commit is answered so, the mutant's consumer forgets the id of a member the coordinator still
+    has, which member_identity_stable catches (and the protocol's does not)."""
+    mutant = "rebalance_in_progress_resets_generation"
+    config = Config.from_mapping({"consumers": 2, "partitions": 2, "max_generation": 2, "application_commits": True})
+    outcome = explore(config, by_name(mutant), Bounds(), fairness=None)
     assert not outcome.killed and outcome.result.stats.complete
-    assert bug.status == "equivalent" and not bug.put_back
     mid = (0, 0)
     member = Member(mid, 0, False, False, False, False, (0,), 1, False)
     group = initial_group()._replace(state=GroupState.COMPLETING_REBALANCE, generation=1, leader=mid, members=(member,))
@@ -176,9 +179,29 @@ def test_kafka_python_2614_is_never_taken_and_caught_where_it_is() -> None:
     stable = initial_consumer()._replace(state=MemberState.STABLE, mid=mid, generation=1, rejoin_needed=False)
     before = State(group, (stable._replace(responses=(answer,), awaiting=int(ApiKey.OFFSET_COMMIT)),), Budget(*[0] * 8))
     action = Action(RECEIVE, 0, response=answer)
-    for mutant, holds in ((bug.mutant, False), ("", True)):
-        after = before._replace(consumers=(receive(Config(mutant=mutant), before.consumers[0], 0),))
+    for name, holds in ((mutant, False), ("", True)):
+        after = before._replace(consumers=(receive(Config(mutant=name), before.consumers[0], 0),))
         assert member_identity_stable.holds_on(before, action, after) is holds
+
+
+def test_kafka_python_2614_needs_the_application_commits() -> None:
+    """Without the application's own commits (the default) kafka-python#2614's mutant changes nothing: the
+    model's auto-commit runs only while Stable, where kafka-python sent its generation too (an exhaustive
+    search of 2 consumers up to generation 2 finds nothing); with them its counterexample is the application
+    committing after its SyncGroup was answered REBALANCE_IN_PROGRESS."""
+    bug = bugs.by_id("kafka-python#2614")
+    assert by_name(bug.mutant).needs == (("application_commits", "true"),) and bug.put_back
+    small = {"consumers": 2, "partitions": 2, "max_generation": 2}
+    without = Explorer(Config.from_mapping({**small, "mutant": bug.mutant}), ALL, stop_at_first=True).run("bfs")
+    assert not without.violations and without.stats.complete
+    outcome = explore(Config(), by_name(bug.mutant), Bounds(), fairness=None)
+    assert outcome.kill is not None
+    steps = [a for a, _ in outcome.kill.path[1:]]
+    commit = steps[-1]
+    assert commit.kind == "send_commit" and commit.choice[:1] == ("application",)
+    assert commit.request is not None and commit.request.generation == -1
+    assert [x.response.error for x in commit.answers] == [Errors.UNKNOWN_MEMBER_ID]
+    assert any(x.response.error == Errors.REBALANCE_IN_PROGRESS for a in steps[:-1] for x in a.answers)
 
 
 def test_the_fenced_consumer_property_is_witnessed_and_can_fail(explored: Explored) -> None:
