@@ -123,6 +123,7 @@ def bug_json(bug: catalogue.Bug, outcome: Outcome | None = None) -> dict[str, An
         "reason": bug.reason,
         "search_faults": sorted(bug.faults),
         "search_consumers": bug.consumers or None,
+        "search_needs": dict(by_name(bug.mutant).needs) if bug.mutant else {},
     }
     if outcome is not None:
         doc |= {
@@ -272,6 +273,7 @@ def run(args: argparse.Namespace) -> int:
                 verdict = "ESCAPED"
             narrowed = f"; faults {', '.join(sorted(b.faults))} only" if b.faults else ""
             narrowed += f"; {b.consumers} consumers" if b.consumers else ""
+            narrowed += "".join(f"; with {k} = {v}" for k, v in by_name(b.mutant).needs)
             print(
                 f"{b.id:26} {verdict}  (depth bound needed: {o.trace_length}; {o.states} states, {o.seconds:.1f} s"
                 f"{narrowed})"

@@ -36,6 +36,7 @@ from kgc.model.actions import (
     SEND_COMMIT,
     SEND_FETCH,
     SEND_LEAVE,
+    STANDALONE_COMMIT,
     STORE_FAILURE,
     UNLOAD,
     Action,
@@ -194,6 +195,8 @@ def disabled_kinds(config: Config) -> dict[str, str]:
         out[SEND_COMMIT] = "auto_commit is off"
     if not config.offset_fetch:
         out[SEND_FETCH] = "offset_fetch is off"
+    if not config.standalone_committer:
+        out[STANDALONE_COMMIT] = "standalone_committer is off"
     if not config.any_requires_known_member_id:
         out[EXPIRE_PENDING] = "no dynamic consumer sends JoinGroup v4+ (require_known_member_id, join_versions)"
     if config.atomic_requests:

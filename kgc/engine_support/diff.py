@@ -35,7 +35,7 @@ from typing import Any
 from kgc.diagrams import diff_page
 from kgc.explorer.search import Bounds, Explorer
 from kgc.explorer.trace import trace_json
-from kgc.model.actions import FAULT_KINDS, HANDLE, TIMER_KINDS, Action
+from kgc.model.actions import FAULT_KINDS, HANDLE, STANDALONE_COMMIT, TIMER_KINDS, Action
 from kgc.model.config import Config
 from kgc.model.names import api_name, error_name
 from kgc.model.state import JoinTimer, State
@@ -110,6 +110,10 @@ def behaviours_of(before: str, action: Action) -> list[Behaviour]:
         answer = next((a for a in immediate if a.response.api == request.api), None)
         outcome = error_name(answer.response.error) if answer is not None else "PARKED"
         out.append(Behaviour("request", start, api, outcome))
+    if action.kind == STANDALONE_COMMIT and action.response is not None:
+        # A commit from outside the group (Config.standalone_committer): answered in the step, handled by no consumer.
+        outcome = error_name(action.response.error)
+        out.append(Behaviour("request", start, f"{api_name(action.response.api)} (outside the group)", outcome))
     cause = _label(action)
     for a in action.answers:
         if a.parked:

@@ -41,11 +41,20 @@ STORE_COMPLETE = "store_complete"
 # they spend in kgc/model/perturbations.py (imported above), and filed into the groups below from there.
 # The coordinator removing a Dead group from its cache (``Config.dead_group_window``): recovery.
 REMOVE_GROUP = "remove_group"
+STANDALONE_COMMIT = "standalone_commit"
+"""An OffsetCommit from a client outside the group (``Config.standalone_committer``): a consumer with
+manual assignment (``assign()``) or an admin client, generation -1 and no member id, with or without a
+``group.instance.id`` (the step's choice). The coordinator answers it in the step; the committer's request
+is the action's ``request``, the answer its ``response``."""
+STANDALONE_WITH_INSTANCE_ID = "with group.instance.id"
+STANDALONE_WITHOUT_INSTANCE_ID = "without group.instance.id"
+"""The choice of a ``standalone_commit`` step: whether the committer sends a ``group.instance.id`` (one no
+consumer of the group has)."""
 
 CONSUMER_KINDS = (SEND_JOIN, SEND_HEARTBEAT, SEND_COMMIT, SEND_FETCH, *CONSUMER_ACTIONS, RECEIVE)
 TIMER_KINDS = (EXPIRE_HEARTBEAT, EXPIRE_PENDING, EXPIRE_JOIN, EXPIRE_SYNC, STORE_COMPLETE)
 FAULT_KINDS = FAULT_ACTIONS
-ALL_KINDS = CONSUMER_KINDS + (HANDLE,) + TIMER_KINDS + FAULT_KINDS + (REMOVE_GROUP,)
+ALL_KINDS = CONSUMER_KINDS + (HANDLE,) + TIMER_KINDS + FAULT_KINDS + (REMOVE_GROUP, STANDALONE_COMMIT)
 
 # Which budget each kind spends: kgc/model/perturbations.py (BUDGET_OF).
 

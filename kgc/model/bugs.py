@@ -182,11 +182,15 @@ CATALOGUE: tuple[Bug, ...] = (
         "static member fenced after coordinator failover",
         "2.7.0",
         outside="coordinator failover with the group reloaded from __consumer_offsets: the fix (apache/kafka#9270, "
-        "GroupCoordinator.updateStaticMemberAndRebalance stores the group after a static member's id is replaced in "
-        "Stable) is seen only by a coordinator that loads the group from its last record, and the model's unload ends "
-        "the group's life on this coordinator; its shortest counterexample would also need two perturbations (a "
-        "crash or a lost JoinGroup answer, for the static consumer to rejoin without its member id, then the "
-        "failover), beyond the default configuration's one",
+        "GroupCoordinator.updateStaticMemberAndRebalance stores the group after a static member's id is "
+        "replaced in Stable) is seen only by a coordinator that loads the group from its last record, and the"
+        " model's unload ends the group's life on this coordinator. A reload-on-failover fault would bring it"
+        " inside, but not within the default bounds: its shortest counterexample needs the static member "
+        "replaced in Stable and then the failover, and the replacement alone already takes the default "
+        "configuration's one perturbation (the static consumer must lose its member id: a crash, a lost "
+        "JoinGroup answer or a LeaveGroup). Shown by an exhaustive search of the default configuration "
+        "without perturbations (11,122 states), which never replaces a static member in Stable, while the "
+        "search with one perturbation does (tests/model/test_bugs.py); the failover would be a second",
     ),
     Bug(
         "KAFKA-10614",
@@ -225,11 +229,18 @@ CATALOGUE: tuple[Bug, ...] = (
         SCALA_COORDINATOR,
         "assign()-mode commits refused",
         "3.3.0",
-        outside="assign() (manual assignment) consumers that commit outside the group: the fix has a coordinator "
-        "half (apache/kafka#12598: an OffsetCommit with generation -1 is not validated against the member and "
-        "instance ids) and a client half (apache/kafka#12599: no group.instance.id with an empty member id); the "
-        "model's consumers always commit as members, and no property of the model says a commit without a "
-        "generation to an Empty group is accepted",
+        fix="apache/kafka#12598 (GroupCoordinator.validateOffsetCommit: a commit with generation -1 to an Empty "
+        "group is accepted before the member and instance ids are validated; the client half, apache/kafka#12599, "
+        "stops sending group.instance.id with an empty member id)",
+        mutant=m.SIMPLE_COMMIT_CHECKS_INSTANCE_ID,
+        fidelity="the inverse of the fix's coordinator half: a commit with generation -1, no member id and a "
+        "group.instance.id is validated as a member's first (validateCurrentMember: no member holds the instance "
+        "id, UNKNOWN_MEMBER_ID), so a group with no members refuses it, as Kafka did from the check order of "
+        "apache/kafka#9958 (2021) until 3.3.0; the client half is not put back (the model's committer is any client"
+        " outside the group, and the fixed coordinator accepts its commit either way). Searched with the standalone"
+        " committer (Config.standalone_committer, a client outside the group that commits with and without an "
+        "instance id; the mutant's needs), otherwise the default configuration; caught at the committer's first "
+        "commit, to the initial Empty group, by standalone_commit_answered",
     ),
     Bug(
         "KAFKA-14422",
@@ -344,10 +355,11 @@ CATALOGUE: tuple[Bug, ...] = (
         "2.5.0",
         outside="a subscription that changes and changes back while a JoinGroup is outstanding: the fix "
         "(apache/kafka#8420, ConsumerCoordinator.rejoinNeededOrPending calls requestRejoin when the metadata "
-        "snapshot differs) matters only when the metadata reverts before the failed JoinGroup is retried; the "
-        "model's metadata change (budget_metadata_change, off by default) already sets rejoin_needed, changes the "
-        "subscription only between requests, and the bug would take three perturbations (two changes and the "
-        "failed JoinGroup), beyond the default configuration's one",
+        "snapshot differs) matters only when the metadata reverts before the failed JoinGroup is retried; the"
+        " model's metadata change (budget_metadata_change) already sets rejoin_needed and changes the "
+        "subscription only between requests, and the bug would take three perturbations (two metadata changes"
+        " and the failed JoinGroup), where the default configuration allows one and no metadata change at all"
+        " (budget_metadata_change = 0): not within the default bounds whatever the model's extension",
     ),
     Bug(
         "KAFKA-10793",
@@ -471,7 +483,24 @@ CATALOGUE: tuple[Bug, ...] = (
         OTHER_CLIENT,
         "commits refused during rebalances",
         "librdkafka 1.7.0",
-        outside="librdkafka's timed auto-commit and cooperative leave",
+        fix="confluentinc/librdkafka commit fee6b90c6 (CHANGELOG 1.7.0: rd_kafka_cgrp_offset_commit_tmr_cb returns "
+        "unless the join state is STEADY, 'since the rkcg_generation_id is most likely in flux'); the cooperative "
+        "leave on unsubscribe() is a separate fix of the same release",
+        outside="the first half (the timed auto-commit during a rebalance) was tried and is not found: a rule "
+        "that let the model's auto-commit also run outside Stable, committing the partitions a cooperative "
+        "consumer keeps with the generation of its last JoinGroup answer (as librdkafka set rkcg_generation_id), "
+        "was searched exhaustively on the default configuration with the cooperative-sticky assignor (1.35 million "
+        "states) and broke no property, so it is not kept. With one request in flight the model's consumer commits "
+        "during a rebalance only after an answer ended its part in it (a lost JoinGroup answer, a SyncGroup answered "
+        "REBALANCE_IN_PROGRESS); the commit is then accepted in PreparingRebalance or refused ILLEGAL_GENERATION "
+        "in CompletingRebalance, and the ILLEGAL_GENERATION that follows is a fencing every property allows "
+        "(partitions_kept_unless_moved, fenced_consumer_releases: the consumer loses its partitions and rejoins "
+        "with its member id). The 'Illegal generation' errors of the CHANGELOG come from a commit librdkafka "
+        "queues on the coordinator connection behind its parked JoinGroup, built with the old generation and "
+        "handled after the join phase completed: two requests in flight, which the model's consumer does not have; "
+        "and telling that refusal from a fencing needs a property that a member that joined the current "
+        "generation is never fenced, which the catalogue does not have. The second half (a cooperative member "
+        "that does not leave on unsubscribe) needs unsubscribe() in the consumer model",
     ),
     Bug(
         "librdkafka-1.8.0",
@@ -555,28 +584,29 @@ CATALOGUE: tuple[Bug, ...] = (
     Bug(
         "kafka-python#2614",
         OTHER_CLIENT,
-        "needless churn after REBALANCE_IN_PROGRESS",
+        "needless churn: a commit outside Stable answered UNKNOWN_MEMBER_ID, or REBALANCE_IN_PROGRESS, reset the "
+        "member",
         "kafka-python 2.2.4",
-        fix="dpkp/kafka-python#2614 (do not reset_generation after RebalanceInProgressError; "
-        "ConsumerCoordinator._handle_offset_commit_response)",
-        mutant=m.REBALANCE_IN_PROGRESS_RESETS_GENERATION,
-        equivalent="the fix (dpkp/kafka-python commit d9c2009d, kafka-python 2.2.4) has two halves and the model "
-        "reaches neither. (1) An OffsetCommit answered REBALANCE_IN_PROGRESS no longer resets the generation: Kafka "
-        "gives that answer only in CompletingRebalance and only to a member of the current generation (3.6.2 "
-        "GroupCoordinator.doCommitOffsets; 4.x ClassicGroup.validateOffsetCommit), while kafka-python sends its "
-        "generation only when Stable (BaseCoordinator.generation() is None otherwise) and a Stable consumer holds "
-        "the generation of a SyncGroup answer it read, which the coordinator releases only as the group leaves "
-        "CompletingRebalance; a later CompletingRebalance has a newer generation and answers ILLEGAL_GENERATION. "
-        "The fix's own comment says so ('Consumer never tries to commit offset in between join-group and "
-        "sync-group'), and the model's consumer, which commits only while Stable with no request in flight, never "
-        "meets the answer either: the mutant's state graph is the protocol's (tests/model/test_mutants.py); where the "
-        "reset is taken, member_identity_stable fails (a hand-made step, tests/model/test_bugs.py). (2) A commit while "
-        "not Stable now fails in the client instead of going out with no member id and generation -1, which a group "
-        "with members answers UNKNOWN_MEMBER_ID (ClassicGroup.validateOffsetCommit), after which reset_generation "
-        "forgets the member id: that churn needs a commit made during a rebalance (an application's commit() from "
-        "another thread, or with explicit offsets), and the model's consumer commits only by auto-commit while "
-        "Stable (kafka-python's poll auto-commits only once no rejoin is pending or ensure_active_group "
-        "succeeded); putting it back needs an application commit step in the consumer model",
+        fix="dpkp/kafka-python#2614 (commit d9c2009d: ConsumerCoordinator._send_offset_commit_request fails a commit "
+        "made while not Stable in the client instead of sending it with Generation.NO_GENERATION; "
+        "_handle_offset_commit_response no longer calls reset_generation on RebalanceInProgressError)",
+        mutant=m.COMMIT_OUTSIDE_STABLE_WITHOUT_GENERATION,
+        fidelity="the inverse of the fix's first half, with the application's own commits on "
+        "(application_commits, which the mutant needs; Kafka 4.0 ConsumerCoordinator.sendOffsetCommitRequest "
+        "commits only with generationIfStable()): an application commit while the consumer is not Stable goes "
+        "out with generation -1 and no member id, as kafka-python <= 2.2.3 sent `self.generation() or "
+        "Generation.NO_GENERATION`; a group with members answers UNKNOWN_MEMBER_ID (4.0 "
+        "ClassicGroup.validateOffsetCommit) and the consumer forgets its member id (kafka-python reset_generation, "
+        "as Java's resetGenerationOnResponseError), which member_identity_stable catches the step it is read: the "
+        "member the coordinator still has rejoins under a new id. The fix's second half (no reset on "
+        "REBALANCE_IN_PROGRESS, mutant rebalance_in_progress_resets_generation) is not reached: Kafka answers a "
+        "commit so only in CompletingRebalance and only to a member of that generation, between its JoinGroup and "
+        "SyncGroup answers, when no client commits with a generation (the fix's own comment: 'Consumer never tries "
+        "to commit offset in between join-group and sync-group'); that mutant's state graph is the protocol's "
+        "(tests/model/test_mutants.py). Not replayed against kafka-python 2.2.3: the counterexample needs the "
+        "coordinator to answer a SyncGroup REBALANCE_IN_PROGRESS at a chosen moment and the application to commit "
+        "before it rejoins, which needs a scripted broker or the reference served over the wire driving a real "
+        "kafka-python client step by step, not built",
     ),
     Bug(
         "kafka-python#3017",
@@ -615,7 +645,9 @@ def markdown() -> str:
     ]
     for b in CATALOGUE:
         if b.put_back:
-            how = f"mutant `{b.mutant}`, caught by `{b.expected}`; {b.fidelity}"
+            needs = m.by_name(b.mutant).needs
+            with_ = f" (searched with {', '.join(f'`{k} = {v}`' for k, v in needs)})" if needs else ""
+            how = f"mutant `{b.mutant}`{with_}, caught by `{b.expected}`; {b.fidelity}"
         elif b.timed:
             how = f"timing mutant `{b.timing_mutant}`, found by `{b.question}` on `{b.example}`; {b.fidelity}"
         else:

@@ -167,6 +167,17 @@ class Config:
     delay matters to the untimed model (whether an InitialDelayedJoin can be extended)."""
     auto_commit: bool = True
     offset_fetch: bool = False
+    application_commits: bool = False
+    """The application commits its offsets itself (``commitSync()``, whenever it likes, or from
+    ``onPartitionsRevoked``, the pattern the Java consumer documents), at any point its consumer has no
+    request in flight. The commit follows Kafka 4.0 ``ConsumerCoordinator.sendOffsetCommitRequest``: it
+    commits the positions of the partitions the consumer owns (none: nothing is sent) with the member id
+    and generation when the consumer is Stable (``generationIfStable``) — also while a rejoin is pending,
+    as from ``onPartitionsRevoked``, which ``onJoinPrepare`` calls before the JoinGroup moves the
+    consumer out of STABLE — and otherwise fails in the client (RebalanceInProgressException or
+    CommitFailedException) and sends nothing. Where the auto-commit step sends the same request (Stable, no
+    rejoin pending, ``auto_commit``), the application's commit is that step. Never forced by fairness (an
+    application may never commit). Off by default."""
     group_deletion: bool = False
     """An administrator deletes the group while it is Empty (DeleteGroups; Kafka 3.6.2
     ``GroupCoordinator.handleDeleteGroups``, 4.0 ``GroupMetadataManager.validateDeleteGroup`` and
@@ -182,6 +193,15 @@ class Config:
     later step (``remove_group``, never bounded) removes it: in between, requests reach the Dead
     branch of their handler (COORDINATOR_NOT_AVAILABLE; ``coordinator.handle_in_dead_group``).
     Refused on a profile without that window (java-4.0). Off by default."""
+    standalone_committer: bool = False
+    """A client outside the group commits offsets (``kgc.model.coordinator.standalone_commit``): a consumer
+    with manual assignment (``assign()``, no group membership) or an admin client, whose OffsetCommit carries
+    generation -1 and no member id, with or without a ``group.instance.id`` (one no consumer of the group
+    has: KAFKA-14201's assign()-mode consumer configured with one). It may commit at any moment, in every
+    state of the group; its commits change nothing the model keeps (offsets are stored blindly) except that
+    a commit to a group that does not exist (``group_deletion``) creates it. What it is answered is
+    ``standalone_commit_answered``'s (Kafka 4.0.2 ``ClassicGroup.validateOffsetCommit``; 3.3.0+
+    ``GroupCoordinator.validateOffsetCommit``, apache/kafka#12598). Off by default."""
     profile: Profile = DEFAULT_PROFILE
     """The behaviour profile (``kgc/model/profiles.py``): its rule switches are what the model reads.
     Files, the command line, traces and checkpoints carry its name (:meth:`describe`,

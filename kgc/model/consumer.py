@@ -97,6 +97,10 @@ def consumer_steps(config: Config, index: int, consumer: Consumer) -> list[tuple
         if config.offset_fetch and consumer.owned:
             fetch = Request(ApiKey.OFFSET_FETCH, consumer.mid, consumer.generation)
             steps.append((Action(SEND_FETCH, index, request=fetch), _send(consumer, fetch)))
+    if config.application_commits:
+        own = application_commit_request(config, consumer)
+        if own is not None:
+            steps.append((Action(SEND_COMMIT, index, choice=APPLICATION, request=own), _send(consumer, own)))
     if consumer.mid != NO_MEMBER and not config.is_static(index):
         # A static member does not leave on close or on a poll timeout (KIP-345): its instance
         # id keeps its place until its session times out.
@@ -137,6 +141,35 @@ def auto_commit_request(config: Config, consumer: Consumer) -> Request:
     committed position never covers records the application has not processed (docs/kafka/consumer.md#auto-commit)."""
     after_fetch = not RULES[config.mutant].auto_commit_processed_only
     return Request(ApiKey.OFFSET_COMMIT, consumer.mid, consumer.generation, covers_unprocessed=after_fetch)
+
+
+APPLICATION = ("application",)
+"""The choice that marks an OffsetCommit the application asked for (``Config.application_commits``), as
+against the auto-commit task's: a step of its own, never forced by fairness."""
+
+
+def application_commit_request(config: Config, consumer: Consumer) -> Request | None:
+    """The OffsetCommit of the application's ``commitSync()`` (``Config.application_commits``), or None when
+    it sends nothing. Kafka 4.0 ``ConsumerCoordinator.sendOffsetCommitRequest``: no offsets, no request; with
+    auto-assigned partitions the generation is ``generationIfStable()``, so a Stable consumer commits the
+    positions of the partitions it owns with its member id and generation (also while a rejoin is pending:
+    ``onJoinPrepare`` calls ``onPartitionsRevoked`` before ``initiateJoinGroup`` leaves STABLE), and any other
+    fails in the client (RebalanceInProgressException, CommitFailedException). Where the auto-commit step sends
+    the same request (Stable, no rejoin pending, ``auto_commit``) that step is the commit.
+
+    kafka-python#2614 put back (rule ``commit_needs_stable_generation`` broken): kafka-python before 2.2.4
+    sent ``self.generation() or Generation.NO_GENERATION``, so a consumer that is not Stable commits with
+    generation -1 and no member id (nor ``group.instance.id``: its OffsetCommit is v6 at most). It still has
+    offsets to commit: kafka-python's ``_on_join_prepare`` tells the listener the partitions are revoked but
+    keeps them assigned until the join completes. The model offers that commit to a consumer that holds a
+    member id (one that never joined has nothing to commit)."""
+    if consumer.state == MemberState.STABLE:
+        if not consumer.owned or (config.auto_commit and not consumer.rejoin_needed):
+            return None
+        return Request(ApiKey.OFFSET_COMMIT, consumer.mid, consumer.generation)
+    if RULES[config.mutant].commit_needs_stable_generation or consumer.mid == NO_MEMBER:
+        return None
+    return Request(ApiKey.OFFSET_COMMIT, NO_MEMBER, NO_GENERATION)
 
 
 def send_join(config: Config, consumer: Consumer, request: Request) -> Consumer:

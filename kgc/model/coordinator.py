@@ -982,6 +982,12 @@ def handle_commit_offsets(tx: GroupTx, consumer: int, request: Request) -> None:
     check_generation = fenced and tx.rules.commit_checks_generation
     if request.generation < 0 and tx.state == EMPTY:
         tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.NONE))
+    elif request.generation < 0 and request.mid == NO_MEMBER:
+        # No member id, no generation and no group.instance.id (kafka-python's commit outside Stable before
+        # 2.2.4, OffsetCommit v6 at most) to a group that is not Empty: 3.6.2 doCommitOffsets finds no member
+        # (``!group.has(memberId)``), 4.0 ClassicGroup.validateOffsetCommit ("offset commits are only accepted
+        # when the group is empty").
+        tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.UNKNOWN_MEMBER_ID))
     elif fenced and (invalid := tx.validate_member(consumer, mid)) is not None:
         tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, invalid))
     elif check_generation and request.generation != tx.generation:
@@ -990,6 +996,34 @@ def handle_commit_offsets(tx: GroupTx, consumer: int, request: Request) -> None:
         tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.REBALANCE_IN_PROGRESS))
     else:
         tx.respond(consumer, Response(ApiKey.OFFSET_COMMIT, Errors.NONE, mid=mid, generation=tx.generation))
+
+
+def standalone_commit(tx: GroupTx, instance_id: bool) -> Errors:
+    """An OffsetCommit from a client outside the group (``Config.standalone_committer``): generation -1, no
+    member id and, if ``instance_id``, a ``group.instance.id`` no member holds. Returns the error every
+    partition gets (NONE: stored). Kafka 4.0.2 ``OffsetMetadataManager.validateOffsetCommit`` and
+    ``ClassicGroup.validateOffsetCommit`` (3.3.0+ Scala ``GroupCoordinator.validateOffsetCommit``, the same
+    order): a group that does not exist is created as a simple group (Empty), then the commit validated; a Dead group
+    answers COORDINATOR_NOT_AVAILABLE (the profile's ``dead_group_error``); "when the generation id is -1,
+    the request comes from either the admin client or a consumer which does not use the group management
+    facility. In this case, the request can commit offsets if the group is empty" — before the member is
+    validated (apache/kafka#12598, KAFKA-14201); otherwise a commit carrying an instance id is validated as
+    a member's (``validateMember``: no member holds the instance id, UNKNOWN_MEMBER_ID) and one with neither
+    id is refused UNKNOWN_MEMBER_ID by a group that is not Empty. Without the rule
+    (``simple_commit_accepted_when_empty``, the mutant ``simple_commit_checks_instance_id``) the instance id
+    is validated first, as before 3.3.0, and the Empty group refuses it too."""
+    if tx.state == DEAD and not tx.addressable:
+        return Errors.NOT_COORDINATOR
+    if tx.deleted and tx.state == EMPTY:
+        # getOrMaybeCreateClassicGroup(groupId, true): "a so-called simple group is created", then validated.
+        tx.deleted = False
+    if tx.state == DEAD:
+        return tx.config.profile.dead_group_error
+    if tx.state == EMPTY and (not instance_id or tx.rules.simple_commit_accepted_when_empty):
+        return Errors.NONE
+    if tx.rules.commit_fenced and (instance_id or tx.state != EMPTY):
+        return Errors.UNKNOWN_MEMBER_ID
+    return Errors.REBALANCE_IN_PROGRESS if tx.state == CR else Errors.NONE
 
 
 # ---------------------------------------------------------------------- timers and callbacks

@@ -100,6 +100,8 @@ def step_class(action: Action, spends: bool) -> str:
         return ""
     if action.kind == EXPIRE_JOIN and action.choice[:1] == ("extend",):
         return ""
+    if action.kind == SEND_COMMIT and action.choice[:1] == ("application",):
+        return ""  # the application's own commit (Config.application_commits): it may never commit
     if cls in ("join", "heartbeat", "commit", "fetch", "deliver", "handle"):
         return f"{cls}({actor_name(action.actor)})"
     if cls in ("session_timer", "pending_timer"):

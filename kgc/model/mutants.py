@@ -28,8 +28,9 @@ OffsetCommit carries it. Without static members a current member never sends a s
 ``static_consumers = 0`` those two mutants are equivalent (the tests show it). Two deviations are
 *equivalent* under the model whatever the configuration: Heartbeat's pre-2.7 answer in
 CompletingRebalance, since a current member never heartbeats there, and an OffsetCommit's
-REBALANCE_IN_PROGRESS resetting the consumer (kafka-python#2614), since the model's consumer never
-commits between its JoinGroup and SyncGroup answers. They are catalogued with that reason
+REBALANCE_IN_PROGRESS resetting the consumer (the second half of kafka-python#2614), since the model's
+consumer never commits between its JoinGroup and SyncGroup answers (nor does the application's own commit,
+``Config.application_commits``, which needs the consumer Stable). They are catalogued with that reason
 (``equivalent``) and shown equivalent by the tests (identical reachable state graphs), not counted as
 kills.
 """
@@ -76,6 +77,14 @@ LEADER_ANSWER_UNWRITABLE = "leader_answer_unwritable"
 COORDINATOR_ERROR_RESETS_MEMBER = "coordinator_error_resets_member"
 COMPLETE_JOIN_KEEPS_HEARTBEATS = "complete_join_keeps_heartbeats"
 UNLOAD_LEAVES_PARKED = "unload_leaves_parked"
+SIMPLE_COMMIT_CHECKS_INSTANCE_ID = "simple_commit_checks_instance_id"
+STANDALONE = (("standalone_committer", "true"),)
+"""What a mutant of the commit rule for clients outside the group needs (``Mutant.needs``): such a client
+(``Config.standalone_committer``)."""
+COMMIT_OUTSIDE_STABLE_WITHOUT_GENERATION = "commit_outside_stable_without_generation"
+APPLICATION_COMMITS = (("application_commits", "true"),)
+"""What the mutants of the application's commits need (``Mutant.needs``): the application commit step
+(``Config.application_commits``)."""
 # Rules of the cooperative protocol (KIP-429; Config.assignor = "cooperative-sticky").
 COOPERATIVE = (("assignor", "cooperative-sticky"),)
 """What the cooperative protocol's mutants need (``Mutant.needs``): consumers that offer the
@@ -260,10 +269,20 @@ class Rules(NamedTuple):
     keep it, and it drops a partition two members claim from one generation (Kafka 4.0.2
     ``AbstractStickyAssignor.allSubscriptionsEqual``; librdkafka 2.2.0, ``prepopulateCurrentAssignments``,
     confluentinc/librdkafka#4252)."""
+    commit_needs_stable_generation: bool = True
+    """A commit the application asks for while its consumer is not Stable fails in the client and sends
+    nothing (Kafka 4.0 ``ConsumerCoordinator.sendOffsetCommitRequest``: with auto-assigned partitions
+    ``generationIfStable()`` is null outside STABLE, and the commit fails with RebalanceInProgressException or
+    CommitFailedException; kafka-python 2.2.4, dpkp/kafka-python#2614, commit d9c2009d)."""
     unload_completes_parked: bool = True
     """Unloading the group's partition answers its parked JoinGroups (PreparingRebalance) and SyncGroups
     (CompletingRebalance, Stable) NOT_COORDINATOR (Kafka 4.0.2 ``GroupMetadataManager.onUnloaded``, added by
     KAFKA-16148, apache/kafka#15446, 3.8.0; 3.6.2 ``GroupCoordinator.onGroupUnloaded`` did it already)."""
+    simple_commit_accepted_when_empty: bool = True
+    """An OffsetCommit with generation -1 (a client outside the group: an ``assign()`` consumer or an admin
+    client) to an Empty group is accepted before its member id and ``group.instance.id`` are validated
+    (Kafka 4.0.2 ``ClassicGroup.validateOffsetCommit``; 3.3.0+ ``GroupCoordinator.validateOffsetCommit``,
+    KAFKA-14201, apache/kafka#12598)."""
 
 
 KAFKA = Rules()
@@ -546,6 +565,20 @@ CATALOGUE += (
         rule="rebalance_in_progress_keeps_generation",
     ),
     Mutant(
+        COMMIT_OUTSIDE_STABLE_WITHOUT_GENERATION,
+        "A commit the application asks for while its consumer is not Stable goes out with generation -1 and no "
+        "member id, instead of failing in the client; a group with members answers it UNKNOWN_MEMBER_ID, on which "
+        "the consumer forgets its member id (kafka-python before 2.2.4).",
+        CONSUMER,
+        "kafka-python kafka/coordinator/consumer.py, _send_offset_commit_request (generation = self.generation() "
+        "or Generation.NO_GENERATION, before dpkp/kafka-python#2614, commit d9c2009d); Kafka 4.0 "
+        "ConsumerCoordinator.sendOffsetCommitRequest (generationIfStable)",
+        "",
+        "member_identity_stable",
+        rule="commit_needs_stable_generation",
+        needs=APPLICATION_COMMITS,
+    ),
+    Mutant(
         STATIC_REPLACEMENT_SKIPS_REBALANCE,
         "A static member's id-less JoinGroup in CompletingRebalance takes over its instance id and is answered "
         "at once with the current generation, as in Stable, without a rebalance (Kafka 2.3-2.5.0).",
@@ -701,6 +734,20 @@ CATALOGUE += (
         "plan_respects_claims",
         rule="newest_claim_wins",
         needs=COOPERATIVE,
+    ),
+    Mutant(
+        SIMPLE_COMMIT_CHECKS_INSTANCE_ID,
+        "An OffsetCommit with generation -1 that carries a group.instance.id is validated as a member's before "
+        "the Empty group's exemption: an assign()-mode consumer configured with a group.instance.id is refused "
+        "UNKNOWN_MEMBER_ID by a group with no members (Kafka before 3.3.0).",
+        COORDINATOR,
+        "GroupCoordinator.validateOffsetCommit (Scala, before apache/kafka#12598: the member and instance ids "
+        "are validated whenever a generation, a member id or an instance id is sent, and only a commit with none "
+        "reaches the Empty group's exemption); Kafka 4.0.2 ClassicGroup.validateOffsetCommit",
+        "KAFKA-14201",
+        "standalone_commit_answered",
+        rule="simple_commit_accepted_when_empty",
+        needs=STANDALONE,
     ),
 )
 

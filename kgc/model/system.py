@@ -47,6 +47,9 @@ from kgc.model.actions import (
     HANDLE,
     LOSE_RESPONSE,
     REMOVE_GROUP,
+    STANDALONE_COMMIT,
+    STANDALONE_WITH_INSTANCE_ID,
+    STANDALONE_WITHOUT_INSTANCE_ID,
     STORE_COMPLETE,
     STORE_FAILURE,
     UNLOAD,
@@ -315,7 +318,13 @@ class ClassicGroupModel:
             spends = (spend,) if spend is not None else ()
             if self.config.atomic_requests and new_cons.requests:
                 for step, new_group, handled_cons, lost in self.round_trip(group, index, new_cons, can_lose):
-                    merged = replace(step, kind=action.kind, request=action.request, response=action.response)
+                    merged = replace(
+                        step,
+                        kind=action.kind,
+                        choice=action.choice + step.choice,
+                        request=action.request,
+                        response=action.response,
+                    )
                     paid = spends + (LOST,) if lost else spends
                     steps.append((merged, paid, new_group, handled_cons, _deliveries(step.answers)))
             else:
@@ -398,7 +407,7 @@ class ClassicGroupModel:
         none that removes a member or pending id in ``keep``. Time is abstract: an armed timer
         may expire at any moment (docs/kafka/timers.md#timers-in-tests: every timer expiry is its own atomic step)."""
         cfg = self.config
-        steps: list[tuple[Action, Group]] = []
+        steps: list[tuple[Action, Group]] = self.standalone_steps(group) if cfg.standalone_committer else []
         if group.state == GroupState.DEAD:
             if group.addressable and cfg.dead_group_window:
                 # Recovery: the coordinator removes the Dead group from its cache (never bounded).
@@ -431,6 +440,27 @@ class ClassicGroupModel:
         if keep:
             steps = [(a, g) for a, g in steps if keep.isdisjoint(a.evicted + _left_behind(group, a, g))]
         return [(a, (), g, _deliveries(a.answers), self.live_removals(group, a, g)) for a, g in steps]
+
+    def standalone_steps(self, group: Group) -> list[tuple[Action, Group]]:
+        """A client outside the group commits offsets (``Config.standalone_committer``), without and with a
+        ``group.instance.id``; the coordinator answers at once (``kgc.model.coordinator.standalone_commit``).
+        Never bounded: such a client commits whenever it likes, and its commits change the group only by
+        creating one that does not exist. Listed among the timer steps, which spend nothing and act on the
+        group alone; it belongs to no fairness class (never forced)."""
+        out: list[tuple[Action, Group]] = []
+        for choice, instance_id in ((STANDALONE_WITHOUT_INSTANCE_ID, False), (STANDALONE_WITH_INSTANCE_ID, True)):
+            tx = coord.GroupTx(group, self.config, Chooser())
+            error = coord.standalone_commit(tx, instance_id)
+            action = Action(
+                STANDALONE_COMMIT,
+                -1,
+                choice=(choice,),
+                request=_STANDALONE_REQUEST,
+                response=Response(ApiKey.OFFSET_COMMIT, error),
+                path=tuple(tx.path),
+            )
+            out.append((action, tx.freeze()))
+        return out
 
     def live_removals(self, group: Group, action: Action, new_group: Group) -> tuple[MemberId, ...]:
         """The members and pending ids a step removes (evicted, or left behind by a forced join
@@ -480,6 +510,10 @@ class ClassicGroupModel:
             return None
         action = Action(LOSE_RESPONSE, index, response=cons.responses[0])
         return (action, (LOST,), group, client.lose_response(cons), ())
+
+
+_STANDALONE_REQUEST = Request(ApiKey.OFFSET_COMMIT)
+"""The standalone committer's OffsetCommit: no member id, generation -1."""
 
 
 def _run(

@@ -66,6 +66,7 @@ from kgc.properties.protocol import (
     PP_JOIN,
     RT_IGNORED,
     RT_UNTRIGGERED,
+    SC_CHANGED,
     VT_END,
     VT_ENTRY,
     VT_GENERATION,
@@ -94,6 +95,7 @@ from kgc.properties.protocol import (
     refused_join_change,
     shared_partition,
     stale_assignment,
+    standalone_commit_failure,
     sync_in_rebalance_failure,
     transition_failure,
     trigger_failure,
@@ -981,6 +983,38 @@ def _dead_group_answers_unavailable(prop: Property, s: State | None, a: Action |
         "a request reaching a Dead group still in the cache changes the group",
         "the group exactly as it was",
         f"the step changes the group's {', '.join(changed)}",
+        values,
+        marks,
+    )
+
+
+@_explains("standalone_commit_answered")
+def _standalone_commit_answered(prop: Property, s: State | None, a: Action | None, t: State) -> Explanation | None:
+    assert s is not None and a is not None
+    failure = standalone_commit_failure(s, a, t)
+    if failure is None:
+        return None
+    which, expected, error = failure
+    who = f"OffsetCommit(no member, gen -1, {a.choice[0] if a.choice else 'from outside the group'})"
+    values: dict[str, Any] = {"request": who, "group": _where(s), "members": len(s.group.members)}
+    marks = Marks(generations=(s.group.generation,))
+    if which == SC_CHANGED:
+        changed = [f for f, x, y in zip(s.group._fields, s.group, t.group, strict=True) if x != y]
+        values["changed"] = changed
+        return Explanation(
+            prop.name,
+            "a commit from outside the group changes the group",
+            "the group as it was (a group that does not exist: created, Empty)",
+            f"the step changes the group's {', '.join(changed)}",
+            values,
+            marks,
+        )
+    values["answer"] = error_name(error)
+    return Explanation(
+        prop.name,
+        f"a commit from outside the group is {which}",
+        error_name(expected),
+        f"{error_name(error)} to {who} in {_where(s)}",
         values,
         marks,
     )

@@ -16,8 +16,10 @@ from kgc.model.actions import (
     EXPIRE_JOIN,
     EXPIRE_SYNC,
     RECEIVE,
+    SEND_COMMIT,
     SEND_JOIN,
     SEND_LEAVE,
+    STANDALONE_COMMIT,
     STORE_COMPLETE,
     STORE_FAILURE,
     Action,
@@ -1010,6 +1012,23 @@ def witness_commit_in_completing(s: State, a: Action, t: State) -> bool:
 
 
 @sometimes(
+    "witness_commit_before_rejoin",
+    "A consumer whose rejoin is pending commits with its generation and the commit is accepted: the "
+    "application's commit from onPartitionsRevoked (application_commits).",
+    "commit_fencing",
+    scope=STEP,
+)
+def witness_commit_before_rejoin(s: State, a: Action, t: State) -> bool:
+    i = a.actor
+    if a.kind != SEND_COMMIT or i < 0 or not s.consumers[i].rejoin_needed:
+        return False
+    return any(
+        r.api == ApiKey.OFFSET_COMMIT and r.generation >= 0 and x.response.error == Errors.NONE
+        for r, x in exchanges(s, a)
+    )
+
+
+@sometimes(
     "witness_parked_survives",
     "A heartbeat timer fires on a parked member, which survives.",
     "no_expiry_while_parked",
@@ -1416,6 +1435,74 @@ def witness_group_recreated(s: State, a: Action, t: State) -> bool:
     return is_absent(s.group) and not is_absent(t.group) and t.group.state != GroupState.DEAD
 
 
+@transition_invariant(
+    "standalone_commit_answered",
+    "An OffsetCommit from a client outside the group (generation -1, no member id, with or without a "
+    "group.instance.id: an assign()-mode consumer or an admin client) is accepted by an Empty group, and by a "
+    "group that does not exist, which it creates; a group with members refuses it UNKNOWN_MEMBER_ID, a Dead "
+    "group answers COORDINATOR_NOT_AVAILABLE; it changes nothing else.",
+    "Kafka 4.0.2 OffsetMetadataManager.validateOffsetCommit (a simple group created) and "
+    "ClassicGroup.validateOffsetCommit (generation < 0 and Empty accepted before validateMember); 3.3.0+ "
+    "GroupCoordinator.validateOffsetCommit (KAFKA-14201, apache/kafka#12598)",
+    scope=STEP,
+)
+def standalone_commit_answered(s: State, a: Action, t: State) -> bool:
+    return standalone_commit_failure(s, a, t) is None
+
+
+SC_REFUSED = "refused by a group without members"
+SC_NOT_REFUSED = "not refused by a group with members"
+SC_DEAD = "not answered COORDINATOR_NOT_AVAILABLE by a Dead group"
+SC_CHANGED = "the group changed"
+"""The clauses of ``standalone_commit_answered`` (:func:`standalone_commit_failure` names the one that failed)."""
+
+
+def standalone_commit_expected(s: State) -> Errors:
+    """What Kafka answers an OffsetCommit from outside the group in the group of ``s``."""
+    g = s.group
+    if g.state == GroupState.DEAD:
+        return DEAD_GROUP_ERROR
+    return Errors.NONE if g.state == GroupState.EMPTY else Errors.UNKNOWN_MEMBER_ID
+
+
+def standalone_commit_failure(s: State, a: Action, t: State) -> tuple[str, Errors, Errors] | None:
+    """``standalone_commit_answered``'s one definition: for a standalone commit, the clause it breaks with
+    the answer expected and the answer given; None if the property holds (or the step is none)."""
+    if a.kind != STANDALONE_COMMIT or a.response is None:
+        return None
+    expected = standalone_commit_expected(s)
+    error = a.response.error
+    if error != expected:
+        g = s.group
+        which = SC_DEAD if g.state == GroupState.DEAD else SC_REFUSED if expected == Errors.NONE else SC_NOT_REFUSED
+        return (which, expected, error)
+    created = is_absent(s.group) and t.group == s.group._replace(deleted=False)
+    if t.group != s.group and not created:
+        return (SC_CHANGED, expected, error)
+    return None
+
+
+@sometimes(
+    "witness_standalone_commit_refused",
+    "A group with members refuses an OffsetCommit from a client outside it.",
+    "standalone_commit_answered",
+    scope=STEP,
+)
+def witness_standalone_commit_refused(s: State, a: Action, t: State) -> bool:
+    return a.kind == STANDALONE_COMMIT and bool(s.group.members)
+
+
+@sometimes(
+    "witness_standalone_commit_after_members",
+    "A group whose members have all gone (generation past 0, Empty) accepts an OffsetCommit from a client outside it.",
+    "standalone_commit_answered",
+    scope=STEP,
+)
+def witness_standalone_commit_after_members(s: State, a: Action, t: State) -> bool:
+    g = s.group
+    return a.kind == STANDALONE_COMMIT and g.state == GroupState.EMPTY and g.generation > 0
+
+
 ALL: tuple[Property, ...] = (
     single_delayed_join_state,
     one_join_per_generation,
@@ -1479,9 +1566,13 @@ DIMENSION_WITNESSES: tuple[tuple[str, Property], ...] = (
     ("group_deletion", witness_group_recreated),
     ("dead_group_window", dead_group_answers_unavailable),
     ("dead_group_window", witness_dead_group_reached),
+    ("application_commits", witness_commit_before_rejoin),
     ("cooperative_consumers", revoked_before_reassigned),
     ("cooperative_consumers", plan_respects_claims),
     ("cooperative_consumers", witness_plan_with_contested_claim),
+    ("standalone_committer", standalone_commit_answered),
+    ("standalone_committer", witness_standalone_commit_refused),
+    ("standalone_committer", witness_standalone_commit_after_members),
 )
 """The properties and witnesses of a configuration dimension, each with the :class:`Config` field
 that enables it: checked only where the configuration uses that dimension (:func:`for_config`),

@@ -938,7 +938,10 @@ class ReferenceCoordinator:
         if group.is_(DEAD):
             return self.profile.dead_group_error
         instance_id = self._instance_id(request.group_instance_id)
-        if request.generation_id < 0 and group.is_(EMPTY):
+        # Before the member is validated (3.3.0+, KAFKA-14201, apache/kafka#12598); without the rule
+        # (simple_commit_checks_instance_id) a commit carrying an instance id is validated first.
+        simple = self.rules.simple_commit_accepted_when_empty or instance_id is None
+        if request.generation_id < 0 and group.is_(EMPTY) and simple:
             return None
         if not self.rules.commit_fenced:
             return None

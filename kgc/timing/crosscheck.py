@@ -236,3 +236,36 @@ def judge_roll(
     longest = max(m["max.poll.interval.ms"].lo + m["session.timeout.ms"].lo for m in config.members)
     horizon = schedule.get(f"{config.subject.name}.restart_at", 1) + schedule.get(f"{config.subject.name}.restart", 0)
     return Judgement(True, symbolic, question.observe(sim.execute(horizon + 4 * longest, stop=done)))
+
+
+def judge_static_roll(
+    question: Question,
+    config: TimingConfig,
+    pins: dict[str, int],
+    symbolic_mutant: str | None = None,
+    concrete_mutant: str | None = None,
+) -> Judgement:
+    """Both sides on one run of ``rolling_restart_static_expires``: every z3 choice fixed (from ``pins``,
+    else the simulation's default), z3 says whether and when an old member id expires before its new
+    process rejoins, and the concrete twin replays the same schedule (the gaps turned into each
+    member's ``restart_at``: ``schedule_of``) until the first expiry or until every restart is done and
+    one session more has passed."""
+    enc = encode(question, config, symbolic_mutant)
+    s = z3.Solver()
+    s.add(*enc.env.constraints, *[p for _, p in enc.premises])
+    for name, choice in enc.env.choices.items():
+        s.add(choice.var == pins.get(name, 1 if name.endswith(".roll_gap") else defaults(config, name)))
+    if s.check() != z3.sat:
+        return Judgement(False)
+    model = s.model()
+    s.add(enc.bad)
+    symbolic = None
+    if s.check() == z3.sat:
+        model = s.model()
+        symbolic = enc.predict(model)
+    schedule = Schedule(schedule_of(enc, model))
+    last = config.members[-1].name
+    horizon = schedule.get(f"{last}.restart_at", 1) + schedule.get(f"{last}.restart", 0)
+    horizon += 2 * max(m["session.timeout.ms"].lo for m in config.members)
+    sim = Simulation(config, schedule, question.scenario, concrete_mutant, question.auto_commit)
+    return Judgement(True, symbolic, question.observe(sim.execute(horizon, stop=lambda run: bool(run.expired))))

@@ -31,11 +31,13 @@ is VACUOUS — its own verdict and exit code, never counted as PROVED (``docs/ve
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import z3
+import z3.z3 as _z3_core
 
 from kgc.timing import rules
 from kgc.timing.config import NEW_MEMBER_JOIN_TIMEOUT_MS, Bound, Member, TimingConfig
@@ -46,8 +48,17 @@ HEARTBEATS = 4
 POLLS = 5
 MAX_HEARTBEATS = 40
 """The most heartbeat rounds ``needless_expiry`` unrolls (``heartbeat_rounds``)."""
-#: z3's time budget per check (ms); a check that runs out is reported UNKNOWN, never PROVED.
+#: z3's time budget per check (ms) where a wall clock is still used (``kgc timing --solve``); a check
+#: that runs out is reported UNKNOWN, never PROVED.
 SOLVER_TIMEOUT_MS = 60_000
+#: z3's resource budgets (its ``rlimit``: a count of the solver's elementary steps, the same on every
+#: machine and at every load, unlike a wall-clock timeout) for an answer's checks: the question itself,
+#: each premise check and the induction step. About 3 million steps a CPU second here, so roughly the
+#: 60 s, 10 s and 20 s the wall-clock timeouts gave; a check that runs out is UNKNOWN (or its premise
+#: "not examined"), never PROVED, and runs out the same way on every run.
+SOLVER_RLIMIT = 180_000_000
+PREMISE_RLIMIT = 30_000_000
+INDUCTION_RLIMIT = 60_000_000
 
 MAX_POLLS = 200
 """The most polls the auto-commit question unrolls (``commit_polls``)."""
@@ -514,10 +525,7 @@ def _rebalance(env: Env, leader_deadline: bool = True) -> _Rebalance:
     for a in range(len(joined)):
         for b in range(a + 1, len(joined)):
             premises.append(("two new members' JoinGroups arrive in the same millisecond", joined[a] != joined[b]))
-    first_timeout = rules.join_rebalance_timeout(env, 1)
-    for j in range(2, n_members):
-        first_timeout = z3.If(joined[j - 1] == started, rules.join_rebalance_timeout(env, j), first_timeout)
-    rt = rules.rebalance_timeout([rules.join_rebalance_timeout(env, 0), first_timeout])
+    rt = rules.rebalance_timeout_at_start(env, [0], [(j, joined[j - 1]) for j in range(1, n_members)], started)
 
     # the subject: polls, periodic auto-commits, heartbeats; rejoin at the first poll after the
     # REBALANCE_IN_PROGRESS answer
@@ -559,12 +567,12 @@ def _rebalance(env: Env, leader_deadline: bool = True) -> _Rebalance:
     # beyond the last modelled heartbeat the next ones keep coming every heartbeat.interval.ms
     # (the replay sends them with the smallest delay), so only the modelled stretch is checked
     horizon = z3.If(hbs[-1].is_sent, z3.If(hbs[-1].arrives < end, hbs[-1].arrives, end), end)
-    alive_terms = []
-    for t, sent in [(z3.IntVal(0), z3.BoolVal(True)), *rearms]:
-        successors = [z3.And(s2, t < t2, t2 <= rules.rearm_deadline(env, 0, t)) for t2, s2 in rearms]
-        successors.append(z3.And(t < end, end <= rules.rearm_deadline(env, 0, t)))
-        alive_terms.append(z3.Implies(z3.And(sent, t < horizon), z3.Or(*successors)))
-    premises.append(("the subject's session expires before it rejoins (needless_expiry)", z3.And(*alive_terms)))
+    premises.append(
+        (
+            "the subject's session expires before it rejoins (needless_expiry)",
+            rules.session_kept_until(env, 0, rearms, end, horizon),
+        )
+    )
 
     # the sync phase: the subject leads; followers sync at once, the leader after assignment.ms
     sync: dict[int, z3.ArithRef] = {}
@@ -854,6 +862,20 @@ def _encode_dead_reowned(env: Env) -> Encoded:
     dies = env.choose(f"{dying}.dies_at", death_range.lo, death_range.hi)
     expired, hbs2, death_premises = _until_death(env, 1, dies, dying_rounds)
     premises += death_premises
+    # Auto-commit is not encoded: an OffsetCommit re-arms the committer's deadline as a Heartbeat does
+    # (``handleCommitOffsets`` → ``completeAndScheduleNextHeartbeatExpiration``, GroupCoordinator.scala
+    # 3.6.2), so the dying member's last commit can push its expiry later than its heartbeats alone; and
+    # the survivor's rejoin first commits synchronously (``rules.rejoin_join_sent``). Runs with it on are
+    # excluded by a premise of their own, so the answer never speaks for them (VACUOUS when the
+    # configuration fixes it on).
+    for i in (0, 1):
+        premises.append(
+            (
+                f"{cfg.members[i].name} commits offsets automatically (enable.auto.commit: its commits re-arm its "
+                "session deadline and the survivor's rejoin waits for one; not encoded)",
+                env.setting(i, "enable.auto.commit") == 0,
+            )
+        )
     started = expired
 
     # the subject: heartbeats until it rejoins; it learns from the first answer to a heartbeat that
@@ -1537,12 +1559,129 @@ def _observe_roll_settled(run: Run) -> Outcome | None:
     return Outcome("settled_late", run.subject, t, t - back)
 
 
+# ========================================================================= rolling restart, static
+
+
+def static_roll_rounds(config: TimingConfig) -> list[int]:
+    """The heartbeats ``rolling_restart_static_expires`` unrolls for each member's old process: enough
+    to reach its latest stop (every earlier restart at its longest, each gap at its widest), at least
+    ``HEARTBEATS``, at most ``MAX_HEARTBEATS``; later stops are reported not examined."""
+    out: list[int] = []
+    latest = 0
+    down = config.environment["restart.ms"].hi + config.environment["network.delay.ms"].hi
+    for i, member in enumerate(config.members):
+        latest += _static_gap(config, i) + (down if i else 0)
+        out.append(max(HEARTBEATS, min(MAX_HEARTBEATS, -(-latest // max(member["heartbeat.interval.ms"].lo, 1)) + 2)))
+    return out
+
+
+def _static_gap(config: TimingConfig, i: int) -> int:
+    """The widest gap before member ``i``'s stop (after t = 0, or after the previous member's new
+    process started): two of its heartbeat periods. Its heartbeat rounds repeat with the same ranges
+    (each depends only on the one before it: ``needless_expiry``'s induction step), so a stop later in
+    a round meets a state one of these gaps reaches."""
+    m = config.members[i]
+    return 2 * (m["heartbeat.interval.ms"].hi + m["retry.backoff.ms"].hi)
+
+
+def _encode_static_roll(env: Env) -> Encoded:
+    """Q12: a rolling restart of static members (``group.instance.id``, KIP-345), every restart of the
+    roll: all members Stable at t = 0; each in turn, in the configuration's order, stops — no LeaveGroup
+    (``AbstractCoordinator.maybeLeaveGroup`` leaves only a dynamic member, clients 3.6.2) — a gap after
+    the previous member's new process started, and its new process sends JoinGroup with the instance id
+    and no member id ``restart.ms`` later (no MEMBER_ID_REQUIRED round trip for a static member:
+    ``doStaticNewMemberJoinGroup``, ``GroupCoordinator.scala`` 3.6.2; ``GroupMetadataManager
+    .classicGroupJoinStaticMember`` 4.0), which in Stable replaces the old member id without a rebalance
+    (``updateStaticMemberAndRebalance`` 3.6.2, ``ClassicGroup.replaceStaticMember`` 4.0). Without a
+    rebalance the members are independent: each one's old id is expired one session after the last
+    request that re-armed it (``_until_death``), whatever the others do. Bad: some old id expires before
+    its new process's JoinGroup arrives — the roll cost a rebalance static membership was meant to avoid."""
+    cfg = env.config
+    rounds = static_roll_rounds(cfg)
+    premises: list[tuple[str, z3.BoolRef]] = []
+    events: list[tuple[str, z3.ArithRef, z3.BoolRef]] = []
+    stops: list[z3.ArithRef] = []
+    started: z3.ArithRef = z3.IntVal(0)
+    restart = env.env_range("restart.ms")
+    for i, member in enumerate(cfg.members):
+        name = member.name
+        gap = env.choose(f"{name}.roll_gap", 1, _static_gap(cfg, i))
+        stop = started + gap
+        down = env.choose(f"{name}.restart", restart.lo, restart.hi)
+        expired, hbs, death = _until_death(env, i, stop, rounds[i])
+        premises += [(text.replace(" stops", " stops to restart"), p) for text, p in death]
+        rejoin = stop + down + env.net(f"{name}.new.join1.req")
+        premises.append(
+            (
+                f"a heartbeat of {name}'s old process arrives after its new process's JoinGroup",
+                z3.And(*[z3.Implies(m.is_sent, m.arrives < rejoin) for m in hbs]),
+            )
+        )
+        # the new process, once rejoined, must keep its session (needless_expiry's question): its
+        # JoinGroup answer, SyncGroup and first heartbeat round within the session the rejoin re-armed
+        hbi, backoff = env.setting(i, "heartbeat.interval.ms"), env.setting(i, "retry.backoff.ms")
+        net_hi = env.env_range("network.delay.ms").hi
+        premises.append(
+            (
+                f"{name}'s new process may not reach its first heartbeat within its session (its JoinGroup and "
+                "SyncGroup round trips and a heartbeat round against session.timeout.ms: needless_expiry)",
+                4 * net_hi + hbi + backoff < env.setting(i, "session.timeout.ms"),
+            )
+        )
+        premises.append(
+            (
+                f"{name} commits offsets automatically (enable.auto.commit: its commits re-arm its session "
+                "deadline; not encoded)",
+                env.setting(i, "enable.auto.commit") == 0,
+            )
+        )
+        events.append((name, expired, expired < rejoin))
+        stops.append(stop)
+        started = stop + down
+
+    def hook(model: z3.ModelRef, out: dict[str, int]) -> dict[str, int]:
+        for (name, _, _), stop in zip(events, stops, strict=True):
+            out.pop(f"{name}.roll_gap", None)
+            out[f"{name}.restart_at"] = _val(model, stop)
+        return out
+
+    def predict(model: z3.ModelRef) -> Outcome:
+        hits = [(_val(model, t), name) for name, t, bad in events if _true(model, bad)]
+        t, name = min(hits)
+        return Outcome("expired", name, t)
+
+    return Encoded(env, z3.Or(*[bad for _, _, bad in events]), premises, predict, schedule_hook=hook)
+
+
+def _observe_static_roll(run: Run) -> Outcome | None:
+    """The first old member id expired before its new process's JoinGroup arrived."""
+    rejoined: dict[str, int] = {}
+    for m in run.messages:
+        if m.dst == COORDINATOR and m.name == "join1" and m.src not in rejoined and m.sent > 0:
+            rejoined[m.src] = m.received
+    for member, t, _ in sorted(run.expired, key=lambda e: e[1]):
+        if member not in rejoined or t < rejoined[member]:
+            return Outcome("expired", member, t)
+    return None
+
+
 ROLL_HORIZON = (
     "horizon: the first restart of a rolling restart of dynamic members — every member Stable at t = 0, the "
     "first closes (LeaveGroup) within its first two heartbeat periods and its new process sends JoinGroup "
     "restart.ms later — through both of its rebalances; the later restarts of the roll (each starts from the "
     "group the one before left, with other timer phases), a new process joining its own leave's rebalance, "
-    "static members, auto-commit on: not examined"
+    "static members (every restart of their roll: rolling_restart_static_expires), auto-commit on: not examined"
+)
+
+
+STATIC_ROLL_HORIZON = (
+    "horizon: every restart of a rolling restart of static members — every member Stable at t = 0, each in "
+    "turn stopping (no LeaveGroup) within two of its heartbeat periods after the previous new process started "
+    "(a later stop meets the same states: each heartbeat round depends only on the one before it) and its new "
+    "process sending JoinGroup with its group.instance.id restart.ms later; without a rebalance the members are "
+    "independent, so every restart of the roll is encoded; what follows a first expiry (the rebalance), the new "
+    "processes' own sessions (needless_expiry), a restart with new timeouts (static_restart_new_timeouts), "
+    "auto-commit on: not examined"
 )
 
 
@@ -1677,13 +1816,15 @@ def _held_limit(run: Run) -> int:
 OUTSIDE_STEADY = (
     "several rebalances, a restart, a client stall (GC pause) are outside this scenario: not examined "
     "(a dead consumer: dead_consumer_reowned; one stall: stall_evicts; one static restart: static_restart_expires; "
-    "a rolling restart's first restart: rolling_restart_evicts, rolling_restart_settled)"
+    "a rolling restart's first restart: rolling_restart_evicts, rolling_restart_settled; every restart of a "
+    "static members' roll: rolling_restart_static_expires)"
 )
 OUTSIDE_REBALANCE = (
     "several rebalances in a row (rolling restart, staggered joins), a static member's restart, a client stall "
     "(GC pause) are outside this scenario: not examined (a dead consumer's detection: dead_consumer_reowned; "
     "one stall of a lone member: stall_evicts; one restart of a lone static member: static_restart_expires; the first "
-    "restart of a rolling restart: rolling_restart_evicts, rolling_restart_settled)"
+    "restart of a rolling restart: rolling_restart_evicts, rolling_restart_settled; every restart of a static "
+    "members' roll: rolling_restart_static_expires)"
 )
 
 QUESTIONS: dict[str, Question] = {
@@ -1797,9 +1938,9 @@ QUESTIONS: dict[str, Question] = {
             auto_commit=False,
             horizon=(
                 "horizon: two members Stable at t = 0, the second dies within death.ms (a crash, no LeaveGroup) "
-                "and is detected by its session timeout; auto-commit off (its commits re-arm the deadline as a "
-                "heartbeat does and add a round trip before the rejoin); a death later than death.ms, a third "
-                "member, a LeaveGroup on close: not examined"
+                "and is detected by its session timeout; auto-commit off, a premise (its commits re-arm the deadline "
+                "as a heartbeat does and add a round trip before the rejoin); a death later than death.ms, a third "
+                "member, a LeaveGroup on close, auto-commit on: not examined"
             ),
         ),
         Question(
@@ -1839,6 +1980,16 @@ QUESTIONS: dict[str, Question] = {
             prepare=_prepare_roll,
         ),
         Question(
+            "rolling_restart_static_expires",
+            "in a rolling restart of static members (group.instance.id), can a restarted member's old id expire "
+            "before its new process rejoins, so that the roll costs a rebalance?",
+            Scenario.ROLLING_STATIC,
+            _encode_static_roll,
+            _observe_static_roll,
+            auto_commit=False,
+            horizon=STATIC_ROLL_HORIZON,
+        ),
+        Question(
             "static_restart_new_timeouts",
             "can a static member restarted with new timeouts (a new session.timeout.ms and heartbeat.interval.ms) be "
             "expired while it heartbeats on time by its new settings — held to the old ones?",
@@ -1873,16 +2024,42 @@ def encode(
 
 def solver_for(enc: Encoded, extra: list[z3.BoolRef]) -> z3.Solver:
     s = z3.Solver()
-    s.set("timeout", SOLVER_TIMEOUT_MS)
+    s.set("rlimit", SOLVER_RLIMIT)
     s.add(*enc.env.constraints)
     s.add(*[p for _, p in enc.premises])
     s.add(*extra)
     return s
 
 
+@contextmanager
+def own_context() -> Iterator[z3.Context]:
+    """Every z3 term built inside is built in a z3 context of its own, as if the process had built
+    nothing before. z3 numbers a context's terms in the order they are made and its search visits them
+    in that order, so in the shared default context a counterexample depended on the terms earlier
+    answers left behind (a KAFKA-10134 counterexample moved between 50,550 and 50,649 ms with the tests
+    run before it). The module's encodings build their terms in z3's default context (``z3.Int(name)``
+    without a context), so the default is swapped for a new one here and put back after; terms of the
+    new context must not outlive the block (a ``Verdict`` keeps plain integers only)."""
+    saved = _z3_core._main_ctx
+    ctx = z3.Context()
+    _z3_core._main_ctx = ctx
+    try:
+        yield ctx
+    finally:
+        _z3_core._main_ctx = saved
+
+
 def answer(question: Question, config: TimingConfig, mutant: str | None = None, replay: bool = True) -> Verdict:
     """PROVED, REFUTED (with a counterexample replayed concretely), VACUOUS (no run satisfies the
-    premises: the question was about nothing) or UNKNOWN (z3 ran out of time)."""
+    premises: the question was about nothing) or UNKNOWN (z3 ran out of budget). Each answer is
+    computed in a z3 context of its own (``own_context``) with resource budgets instead of wall-clock
+    timeouts, so the same question on the same configuration gets the same answer — and the same
+    counterexample — whatever the process did before."""
+    with own_context():
+        return _answer(question, config, mutant, replay)
+
+
+def _answer(question: Question, config: TimingConfig, mutant: str | None, replay: bool) -> Verdict:
     started = time.perf_counter()
     if question.scenario in (Scenario.REBALANCE, Scenario.DEAD, Scenario.ROLLING) and len(config.members) < 2:
         return Verdict(question, VACUOUS, 0.0, ["vacuous: the group has one member, nobody joins"])
@@ -1954,7 +2131,7 @@ def induction(question: Question, config: TimingConfig, mutant: str | None = Non
         return []
     enc = question.step(Env(config, mutant))
     s = solver_for(enc, [enc.bad])
-    s.set("timeout", 20_000)
+    s.set("rlimit", INDUCTION_RLIMIT)
     result = s.check()
     unit = question.unit
     if result == z3.unsat:
@@ -1968,24 +2145,28 @@ def induction(question: Question, config: TimingConfig, mutant: str | None = Non
 
 def _excluded(enc: Encoded) -> list[str]:
     """The premises some values in the ranges violate: runs the answer does not speak for (also
-    when z3 cannot decide within its budget whether any value does: a premise check that times out
-    is never taken for "no such run")."""
+    when z3 cannot decide within its budget whether any value does: a premise check that runs out
+    is never taken for "no such run"). One incremental solver holds the scenario's constraints and
+    asks each premise's negation in a scope of its own (``push``/``pop``), instead of a new solver
+    re-reading every constraint per premise (most of an answer's time was spent so)."""
     notes: list[str] = []
     seen: set[str] = set()
+    s = z3.Solver()
+    s.set("rlimit", PREMISE_RLIMIT)
+    s.add(*enc.env.constraints)
     for text, _premise in enc.premises:
         if text in seen:
             continue
-        s = z3.Solver()
-        s.set("timeout", 10_000)
-        s.add(*enc.env.constraints)
         same = [p for t, p in enc.premises if t == text]
+        s.push()
         s.add(z3.Not(z3.And(*same)))
         result = s.check()
+        s.pop()
         if result == z3.sat:
             notes.append(f"not examined: runs where {text}")
         elif result != z3.unsat:
             # undecided within the budget: such runs may exist, so the answer does not claim them
-            notes.append(f"not examined (z3 could not tell within 10 s whether there are any): runs where {text}")
+            notes.append(f"not examined (z3 could not tell within its budget whether there are any): runs where {text}")
         seen.add(text)
     return notes
 

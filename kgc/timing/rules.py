@@ -387,6 +387,43 @@ def rebalance_timeout(timeouts: Sequence[Int]) -> Int:
     return out
 
 
+def rebalance_timeout_at_start(
+    env: Env, present: Sequence[int], newcomers: Sequence[tuple[int, Int]], started: Int
+) -> Int:
+    """Whose rebalance timeouts count for a rebalance that new members start in a Stable group: the
+    DelayedJoin is armed once, when the rebalance starts, with ``group.rebalanceTimeoutMs`` — the largest
+    ``rebalanceTimeoutMs`` of the members in the group then (``GroupCoordinator.prepareRebalance``,
+    ``GroupMetadata.rebalanceTimeoutMs``, Kafka 3.6.2; ``GroupMetadataManager.prepareRebalance``,
+    ``ClassicGroup.rebalanceTimeoutMs``, 4.0). In the group then are the members already there
+    (``present``) and the newcomer whose JoinGroup with its member id arrived first, at ``started``:
+    ``addMemberAndRebalance`` adds it before ``maybePrepareRebalance`` (a member id handed out with
+    MEMBER_ID_REQUIRED is only pending, KIP-394, and counts for nothing). A newcomer joining later
+    joins the running join phase, whose timeout is fixed. ``newcomers``: each new member's index and
+    the arrival of its JoinGroup with id (two in the same millisecond are excluded by the caller)."""
+    first: Int = join_rebalance_timeout(env, newcomers[0][0])
+    for member, arrives in newcomers[1:]:
+        first = z3.If(arrives == started, join_rebalance_timeout(env, member), first)
+    return rebalance_timeout([*[join_rebalance_timeout(env, m) for m in present], first])
+
+
+def session_kept_until(env: Env, member: int, rearms: Sequence[tuple[Int, Bool]], end: Int, horizon: Int) -> Bool:
+    """A member whose DelayedHeartbeat was armed at t = 0 (Stable, ``rearm_deadline``) is not expired
+    before ``end`` (its JoinGroup parks it, or the join phase ends): every deadline armed before
+    ``horizon`` — at 0 and at each re-arming request ``(arrival, sent)`` — is followed by another sent
+    re-arming request, or by ``end``, by that deadline (``missed_deadline``: a request in the deadline's
+    millisecond is handled before the timer; ``completeAndScheduleNextHeartbeatExpiration``,
+    ``GroupCoordinator.scala`` 3.6.2). The requests are in arrival order. ``horizon``: deadlines armed
+    from then on are not checked (the scenario models the member's requests only so far; the replay's
+    later heartbeats keep coming on time)."""
+    terms: list[Bool] = []
+    for t, sent in [(z3.IntVal(0), z3.BoolVal(True)), *rearms]:
+        # ``t2 <= deadline``: not ``missed_deadline(deadline, t2)``
+        successors = [z3.And(s2, t < t2, t2 <= rearm_deadline(env, member, t)) for t2, s2 in rearms]
+        successors.append(z3.And(t < end, end <= rearm_deadline(env, member, t)))
+        terms.append(z3.Implies(z3.And(sent, t < horizon), z3.Or(*successors)))
+    return z3.And(*terms)
+
+
 def join_completes(all_joined_at: Int, started: Int, timeout: Int) -> tuple[Int, Bool]:
     """``DelayedJoin``: the join phase completes when every member has rejoined (``tryCompleteJoin``)
     or when the rebalance timeout expires, whichever is first; returns the time and whether it

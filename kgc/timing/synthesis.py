@@ -24,6 +24,7 @@ from kgc.timing.queries import (
     Question,
     Verdict,
     encode,
+    own_context,
     replay_verdict,
     schedule_of,
     settings_of,
@@ -126,7 +127,15 @@ def _validity(config: TimingConfig, name: str, v: z3.ArithRef) -> list[z3.BoolRe
 
 
 def solve(questions: list[Question], config: TimingConfig, spec: str, mutant: str | None = None) -> Solution:
-    """The extreme safe value of the field against every question in ``questions``."""
+    """The extreme safe value of the field against every question in ``questions``, its terms built in a
+    z3 context of their own (``queries.own_context``), so the witness does not depend on what the
+    process built before. (Its optimiser still runs under a wall-clock timeout, after which it falls
+    back to a binary search: the value is the same either way, the method and time are not.)"""
+    with own_context():
+        return _solve(questions, config, spec, mutant)
+
+
+def _solve(questions: list[Question], config: TimingConfig, spec: str, mutant: str | None) -> Solution:
     name, direction = parse_field(spec)
     domain = _domain(config, name)
     started = time.perf_counter()

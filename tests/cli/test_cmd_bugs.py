@@ -39,10 +39,18 @@ def test_json_reports_each_put_back_bug_and_lists_the_rest(capsys: pytest.Captur
     assert rows["KAFKA-12983"]["caught_by"] == "fenced_consumer_releases" and rows["KAFKA-12983"]["length"] == 9
     churn = rows["KAFKA-13891/KAFKA-14016"]
     assert churn["caught_by"] == "partitions_kept_unless_moved" and churn["length"] == 10
-    assert rows["kafka-python#2614"]["status"] == "equivalent"
+    kp = rows["kafka-python#2614"]
+    assert kp["status"] == "put back" and kp["caught_by"] == "member_identity_stable" and kp["length"] == 5
+    assert (
+        rows["librdkafka-1.7.0"]["status"] == "outside"
+        and "two requests in flight" in rows["librdkafka-1.7.0"]["reason"]
+    )
     assert rows["KAFKA-12984"]["search_faults"] == ["session_expiry"] and rows["KAFKA-9752"]["search_faults"] == []
+    assert kp["search_needs"] == {"application_commits": "true"} and rows["KAFKA-9752"]["search_needs"] == {}
     assert rows["KAFKA-16148"]["caught_by"] == "parked_only_in_phase" and rows["KAFKA-16148"]["length"] == 2
-    assert doc["found"] == len(chosen) == 12 and doc["baseline"]["violated"] is None
+    kafka_14201 = rows["KAFKA-14201"]  # the standalone committer's first commit, to the initial Empty group
+    assert kafka_14201["caught_by"] == "standalone_commit_answered" and kafka_14201["length"] == 1
+    assert doc["found"] == len(chosen) == 14 and doc["baseline"]["violated"] is None
 
 
 def test_too_shallow_a_bound_lets_a_bug_escape(capsys: pytest.CaptureFixture[str]) -> None:
@@ -146,3 +154,10 @@ def test_out_on_a_full_disk_is_one_line_and_leaves_no_partial_file(
     assert err.count("\n") == 1 and "No space left on device" in err and "--out" in err
     assert (tmp_path / "KAFKA-16148.svg").read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["KAFKA-16148.json", "KAFKA-16148.svg"]
+
+
+def test_the_text_line_names_the_dimension_a_search_needs(capsys: pytest.CaptureFixture[str]) -> None:
+    """kafka-python#2614 is searched with the application's own commits (its mutant's needs): the line says so."""
+    assert main(["bugs", "kafka-python#2614", "--no-liveness"]) == exits.OK
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("kafka-python#2614 "))
+    assert "caught by member_identity_stable in 5 steps" in line and "with application_commits = true" in line

@@ -125,3 +125,19 @@ def test_the_deletion_dimensions_run_their_properties(capsys: pytest.CaptureFixt
         "witness_dead_group_reached",
     }
     assert used["absent_group_created_by_join"] == used["dead_group_answers_unavailable"] == "holds"
+
+
+def test_the_standalone_committer_runs_its_properties(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", *SMALL, "--json"]) == 0
+    plain = names(capsys)
+    assert main(["check", *SMALL, "--set", "standalone_committer=true", "--json"]) == 0
+    used = names(capsys)
+    assert set(used) - set(plain) == {
+        "standalone_commit_answered",
+        "witness_standalone_commit_refused",
+        "witness_standalone_commit_after_members",
+    }
+    assert used["standalone_commit_answered"] == "holds"
+    assert used["witness_standalone_commit_refused"] == used["witness_standalone_commit_after_members"] == "found"
+    assert main(["check", *SMALL, "--set", "standalone_committer=maybe"]) == 150  # a bad value: one line
+    assert "standalone_committer must be true or false" in capsys.readouterr().err

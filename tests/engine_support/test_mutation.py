@@ -54,6 +54,10 @@ KILL_LENGTH = {
     "stale_claims_dropped": 12,
     "sync_rebalance_resets_generation": 10,
     "oldest_claim_wins": 15,
+    # A client outside the group (Mutant.needs: standalone_committer): its first commit, to the initial Empty group.
+    "simple_commit_checks_instance_id": 1,
+    # With the application's own commits (Mutant.needs: application_commits).
+    "commit_outside_stable_without_generation": 5,
 }
 SLOW = {"assign_without_revoke", "claims_without_generation", "stale_claims_dropped", "oldest_claim_wins"}
 SAFETY_KILLABLE = [m for m in KILLABLE if not m.liveness]

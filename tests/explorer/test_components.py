@@ -42,6 +42,21 @@ CONFIGS: dict[str, dict[str, Any]] = {
         "group_deletion": True,
         "dead_group_window": True,
     },
+    "a standalone committer, group deletion": {
+        **SMALL,
+        "max_generation": 2,
+        "max_perturbations": 2,
+        "faults": "coordinator_unload,crash",
+        "group_deletion": True,
+        "standalone_committer": True,
+    },
+    "application commits, and kafka-python's outside Stable": {
+        **SMALL,
+        "max_generation": 2,
+        "faults": "lost_response,session_expiry",
+        "application_commits": True,
+        "mutant": "commit_outside_stable_without_generation",
+    },
 }
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kgc.engine_support.mutation import explore
-from kgc.explorer.search import Bounds
+from kgc.explorer.search import Bounds, Explorer, default_engine
 from kgc.model import bugs
 from kgc.model.actions import RECEIVE, UNLOAD, Action
 from kgc.model.config import Config
@@ -19,7 +19,8 @@ from kgc.model.mutants import by_name
 from kgc.model.state import Budget, Member, Response, State, initial_consumer, initial_group
 from kgc.model.types import ApiKey, Errors, GroupState, MemberState
 from kgc.oracle.mbt import build_graph
-from kgc.properties.protocol import ALL, DIMENSION_WITNESSES, member_identity_stable
+from kgc.properties.base import STEP, sometimes
+from kgc.properties.protocol import ALL, DIMENSION_WITNESSES, member_identity_stable, witness_static_replaced
 from tests.engine_support.explorations import Explored
 
 #: Shortest counterexample length of each put-back bug on the default configuration.
@@ -34,6 +35,9 @@ CAUGHT = {
     # Churn: a member that forgets its id while the coordinator still has it; a plan that leaves members out.
     "KAFKA-13214": ("member_identity_stable", 5),
     "kafka-python#3017": ("member_identity_stable", 8),
+    # With the application's own commits (its mutant needs application_commits): a commit outside Stable goes
+    # out with no member id, is answered UNKNOWN_MEMBER_ID, and the consumer forgets the id of a member.
+    "kafka-python#2614": ("member_identity_stable", 5),
     "sarama#2292": ("plan_lists_every_member", 7),
     # The cooperative protocol's bugs (their mutants need assignor = cooperative-sticky); KAFKA-12984 and
     # KAFKA-14639 are searched with two consumers and the one fault their counterexamples need (Bug.consumers,
@@ -44,6 +48,8 @@ CAUGHT = {
     "KAFKA-13891/KAFKA-14016": ("partitions_kept_unless_moved", 10),
     # librdkafka's sticky assignor before 2.2.0 (searched with session_expiry only, as KAFKA-14639).
     "librdkafka-2.2.0": ("plan_respects_claims", 15),
+    # A client outside the group (its mutant needs standalone_committer): its first commit, to the initial Empty group.
+    "KAFKA-14201": ("standalone_commit_answered", 1),
 }
 SLOW: set[str] = set()
 """None since KAFKA-12984, KAFKA-14639 and librdkafka-2.2.0 are searched on two consumers (Bug.consumers): a few
@@ -86,6 +92,30 @@ def test_unmutated_protocol_is_clean_to_the_deepest_catch(explored: Explored) ->
     depth = max(length for b, (_, length) in CAUGHT.items() if not by_name(bugs.by_id(b).mutant).needs)
     outcome = explored(Config(), None, Bounds(max_depth=depth), fairness=None)
     assert not outcome.killed and outcome.result.stats.stopped_by == "max-depth"
+
+
+@sometimes(
+    "static_replaced_in_stable",
+    "A static member's JoinGroup without a member id takes over its instance id in a Stable group.",
+    "one_member_per_instance",
+    scope=STEP,
+)
+def static_replaced_in_stable(s: State, a: Action, t: State) -> bool:
+    """KAFKA-10284's first half (the replacement whose store the fix added), as a witness for this test only."""
+    return s.group.state == GroupState.STABLE and witness_static_replaced.holds_on(s, a, t)
+
+
+def test_kafka_10284_needs_a_perturbation_before_its_failover() -> None:
+    """KAFKA-10284 stays outside (its entry's reason): the default configuration without perturbations never
+    replaces a static member in Stable, so a counterexample that then needs a failover needs two perturbations,
+    beyond the default's one. With one perturbation the replacement is reached (the witness can be found)."""
+    config = Config(max_perturbations=0)
+    result = Explorer(config, [static_replaced_in_stable], engine=default_engine()).run("bfs")
+    assert result.stats.complete and result.stats.distinct_states == 11_122
+    assert static_replaced_in_stable.name not in result.witnessed
+    assert "11,122 states" in bugs.by_id("KAFKA-10284").reason
+    found = Explorer(Config(), [static_replaced_in_stable], stop_at_first=True).run("bfs", Bounds(max_depth=8))
+    assert static_replaced_in_stable.name in found.witnessed
 
 
 def test_expected_properties_are_protocol_properties() -> None:
@@ -132,16 +162,16 @@ def test_a_plan_without_its_empty_entries_is_equivalent() -> None:
     assert {_project(s) for s in protocol.states} == {_project(s) for s in mutated.states}
 
 
-def test_kafka_python_2614_is_never_taken_and_caught_where_it_is() -> None:
-    """kafka-python#2614 put back: no commit of the model's consumer is answered REBALANCE_IN_PROGRESS, so a
-    complete exploration of 2 consumers, one static, up to generation 2 finds nothing (the claim of its entry);
-    on a hand-made step where a member's commit is answered so, the mutant's consumer forgets the id of a
-    member the coordinator still has, which member_identity_stable catches (and the protocol's does not)."""
-    bug = bugs.by_id("kafka-python#2614")
-    config = Config.from_mapping({"consumers": 2, "partitions": 2, "max_generation": 2})
-    outcome = explore(config, by_name(bug.mutant), Bounds(), fairness=None)
+def test_kafka_python_2614_second_half_is_never_taken_and_caught_where_it_is() -> None:
+    """kafka-python#2614's second half (no reset on REBALANCE_IN_PROGRESS): no commit of the model's consumer is
+    answered REBALANCE_IN_PROGRESS, with the application's own commits too, so a complete exploration of 2
+    consumers, one static, up to generation 2 finds nothing under its mutant; on a hand-made step where a
+    member's commit is answered so, the mutant's consumer forgets the id of a member the coordinator still
+    has, which member_identity_stable catches (and the protocol's does not)."""
+    mutant = "rebalance_in_progress_resets_generation"
+    config = Config.from_mapping({"consumers": 2, "partitions": 2, "max_generation": 2, "application_commits": True})
+    outcome = explore(config, by_name(mutant), Bounds(), fairness=None)
     assert not outcome.killed and outcome.result.stats.complete
-    assert bug.status == "equivalent" and not bug.put_back
     mid = (0, 0)
     member = Member(mid, 0, False, False, False, False, (0,), 1, False)
     group = initial_group()._replace(state=GroupState.COMPLETING_REBALANCE, generation=1, leader=mid, members=(member,))
@@ -149,9 +179,29 @@ def test_kafka_python_2614_is_never_taken_and_caught_where_it_is() -> None:
     stable = initial_consumer()._replace(state=MemberState.STABLE, mid=mid, generation=1, rejoin_needed=False)
     before = State(group, (stable._replace(responses=(answer,), awaiting=int(ApiKey.OFFSET_COMMIT)),), Budget(*[0] * 8))
     action = Action(RECEIVE, 0, response=answer)
-    for mutant, holds in ((bug.mutant, False), ("", True)):
-        after = before._replace(consumers=(receive(Config(mutant=mutant), before.consumers[0], 0),))
+    for name, holds in ((mutant, False), ("", True)):
+        after = before._replace(consumers=(receive(Config(mutant=name), before.consumers[0], 0),))
         assert member_identity_stable.holds_on(before, action, after) is holds
+
+
+def test_kafka_python_2614_needs_the_application_commits() -> None:
+    """Without the application's own commits (the default) kafka-python#2614's mutant changes nothing: the
+    model's auto-commit runs only while Stable, where kafka-python sent its generation too (an exhaustive
+    search of 2 consumers up to generation 2 finds nothing); with them its counterexample is the application
+    committing after its SyncGroup was answered REBALANCE_IN_PROGRESS."""
+    bug = bugs.by_id("kafka-python#2614")
+    assert by_name(bug.mutant).needs == (("application_commits", "true"),) and bug.put_back
+    small = {"consumers": 2, "partitions": 2, "max_generation": 2}
+    without = Explorer(Config.from_mapping({**small, "mutant": bug.mutant}), ALL, stop_at_first=True).run("bfs")
+    assert not without.violations and without.stats.complete
+    outcome = explore(Config(), by_name(bug.mutant), Bounds(), fairness=None)
+    assert outcome.kill is not None
+    steps = [a for a, _ in outcome.kill.path[1:]]
+    commit = steps[-1]
+    assert commit.kind == "send_commit" and commit.choice[:1] == ("application",)
+    assert commit.request is not None and commit.request.generation == -1
+    assert [x.response.error for x in commit.answers] == [Errors.UNKNOWN_MEMBER_ID]
+    assert any(x.response.error == Errors.REBALANCE_IN_PROGRESS for a in steps[:-1] for x in a.answers)
 
 
 def test_the_fenced_consumer_property_is_witnessed_and_can_fail(explored: Explored) -> None:

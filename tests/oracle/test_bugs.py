@@ -23,7 +23,15 @@ COORDINATOR_BUGS = sorted(b.id for b in bugs.PUT_BACK if replayable(b))
 
 
 def test_the_coordinator_bugs_are_the_ones_expected() -> None:
-    assert COORDINATOR_BUGS == ["KAFKA-14422", "KAFKA-16148", "KAFKA-7196", "KAFKA-8220", "KAFKA-9752", "KAFKA-9801"]
+    assert COORDINATOR_BUGS == [
+        "KAFKA-14201",
+        "KAFKA-14422",
+        "KAFKA-16148",
+        "KAFKA-7196",
+        "KAFKA-8220",
+        "KAFKA-9752",
+        "KAFKA-9801",
+    ]
     assert not replayable(bugs.by_id("franz-go#1326"))  # a client's bug: Kafka answers it as kgc does
 
 
@@ -82,6 +90,19 @@ def test_kafka_16148_answers_the_parked_join_when_the_partition_is_unloaded(orac
     assert mismatch is not None and mismatch.field.startswith("completions"), result.as_json()
     assert isinstance(mismatch.actual, dict) and mismatch.actual["error"] == "NOT_COORDINATOR"
     assert result.buggy_document["scenarios"][0]["steps"][-1] == {"op": "coordinator_unload"}
+
+
+def test_kafka_14201_accepts_the_assign_mode_commit_with_an_instance_id(oracle: OracleProcess) -> None:
+    """The bug profile refuses the standalone committer's OffsetCommit (generation -1, no member id, a
+    group.instance.id) to a group with no members UNKNOWN_MEMBER_ID; Kafka 4.0.2 accepts it
+    (ClassicGroup.validateOffsetCommit, apache/kafka#12598)."""
+    result = replay_on_kafka(bugs.by_id("KAFKA-14201"))
+    mismatch = result.buggy.first_mismatch()
+    assert mismatch is not None and mismatch.field == "response.error", result.as_json()
+    assert (mismatch.expected, mismatch.actual) == ("UNKNOWN_MEMBER_ID", "NONE")
+    step = result.buggy_document["scenarios"][0]["steps"][0]
+    assert step["op"] == "commit" and step["generation"] == -1 and "member" not in step
+    assert step["group_instance_id"]
 
 
 @pytest.mark.parametrize("bug_id", sorted(NOT_DRIVABLE))

@@ -347,6 +347,7 @@ DEFINITIONS: dict[str, Callable[[State, Action, State], Any]] = {
     "max_size_refusal_removes": P.max_size_kept,
     "dead_group_answers_unavailable": P.dead_group_failure,
     "absent_group_created_by_join": P.absent_group_failure,
+    "standalone_commit_answered": P.standalone_commit_failure,
     "revoked_before_reassigned": P.handed_while_owned,
     "member_identity_stable": P.identity_lost,
     "partitions_kept_unless_moved": P.needless_revocation,
@@ -373,6 +374,7 @@ def test_every_safety_property_has_one_definition_and_an_explainer() -> None:
         {"assignor": "cooperative-sticky"},
         {"mutant": "illegal_generation_resets_member_id"},
         {"mutant": "plan_omits_unassigned", "partitions": 1},
+        {"mutant": "simple_commit_checks_instance_id", "standalone_committer": True},
     ],
     ids=[
         "commit_unfenced",
@@ -384,6 +386,7 @@ def test_every_safety_property_has_one_definition_and_an_explainer() -> None:
         "cooperative",
         "identity",
         "plan",
+        "standalone",
     ],
 )
 def test_each_definition_agrees_with_its_property_on_a_small_graph(overrides: dict[str, object]) -> None:

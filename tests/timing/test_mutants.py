@@ -10,6 +10,7 @@ import pytest
 from kgc.timing.config import load
 from kgc.timing.mutants import MUTANTS
 from kgc.timing.queries import PROVED, QUESTIONS, REFUTED, VACUOUS, answer
+from tests.timing.answers import example_answer
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "timing"
 
@@ -41,7 +42,7 @@ def test_every_mutant_has_a_flip() -> None:
 def test_mutant_flips_a_shipped_verdict(mutant: str) -> None:
     example, question, before, after = FLIPS[mutant]
     config = load(EXAMPLES / example)
-    original = answer(QUESTIONS[question], config)
+    original = example_answer(example, question)
     mutated = answer(QUESTIONS[question], config, mutant)
     assert (original.verdict, mutated.verdict) == (before, after)
     for v in (original, mutated):

@@ -8,12 +8,26 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import z3
 
 from kgc.cli import exits, main
-from kgc.timing.config import load, parse
+from kgc.timing.config import Bound, load, parse
 from kgc.timing.crosscheck import judge
-from kgc.timing.queries import PROVED, QUESTIONS, REFUTED, VACUOUS, answer
+from kgc.timing.queries import (
+    PROVED,
+    QUESTIONS,
+    REFUTED,
+    VACUOUS,
+    Verdict,
+    answer,
+    encode,
+    replay_verdict,
+    schedule_of,
+    settings_of,
+    solver_for,
+)
 from kgc.timing.synthesis import solve
+from tests.timing.answers import example_answer
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "timing"
 DEAD = QUESTIONS["dead_consumer_reowned"]
@@ -23,7 +37,7 @@ def test_the_dead_consumers_partitions_are_reowned_late_and_the_replay_agrees() 
     """dead-consumer.toml asks for 50 s: refuted. The counterexample's run, replayed concretely, has
     the death, the coordinator's expiry one session timeout after the last heartbeat arrived, the
     survivor's REBALANCE_IN_PROGRESS answer and its SyncGroup answer at z3's millisecond."""
-    v = answer(DEAD, load(EXAMPLES / "dead-consumer.toml"))
+    v = example_answer("dead-consumer.toml", DEAD.name)
     assert v.verdict == REFUTED and v.replay_agrees
     assert v.predicted is not None and v.predicted.value is not None and v.predicted.value > 50_000
     assert v.run is not None and v.run.died_at is not None and v.run.rebalance_started is not None
@@ -34,11 +48,34 @@ def test_the_dead_consumers_partitions_are_reowned_late_and_the_replay_agrees() 
     assert "dies (crash: no LeaveGroup)" in texts and "rejoin needed" in texts
 
 
+#: the worst reown time on dead-consumer.toml (docs/how-to/timing.md shows the ``--solve`` command)
+REOWN_WORST = 50_967
+
+
+def test_the_worst_reown_time_is_tight() -> None:
+    """No run of dead-consumer.toml leaves the dead consumer's partitions unowned longer than
+    REOWN_WORST ms (unsat), one does one millisecond less (sat), and that run, built and replayed on
+    the concrete twin as ``--solve`` builds its witness, agrees: z3's query twice and one replay, what
+    test_solve_gives_the_worst_reown_time's binary search (slow-marked, a minute) ends on."""
+    config = load(EXAMPLES / "dead-consumer.toml")
+    for limit, expected in ((REOWN_WORST, z3.unsat), (REOWN_WORST - 1, z3.sat)):
+        enc = encode(DEAD, config.with_bound("reown.max.ms", Bound(limit, limit)))
+        s = solver_for(enc, [enc.bad])
+        assert s.check() == expected
+    witness = Verdict(DEAD, REFUTED, 0.0)
+    witness.predicted = enc.predict(s.model())
+    witness.values, witness.config = settings_of(enc, s.model())
+    witness.schedule = schedule_of(enc, s.model())
+    replay_verdict(witness, None)
+    assert witness.predicted.value == REOWN_WORST and witness.replay_agrees
+
+
+@pytest.mark.slow
 def test_solve_gives_the_worst_reown_time() -> None:
     """The smallest safe reown.max.ms is the worst case over every run in the ranges: 50,967 ms
     (docs/how-to/timing.md shows the command), tight: one less is refuted and replayed."""
     solution = solve([DEAD], load(EXAMPLES / "dead-consumer.toml"), "reown.max.ms")
-    assert solution.value == 50_967
+    assert solution.value == REOWN_WORST
     assert solution.witness is not None and solution.witness.replay_agrees
 
 
@@ -102,7 +139,7 @@ def test_a_gc_pause_longer_than_the_session_less_a_heartbeat_round_evicts() -> N
     """gc-pause.toml (pauses up to 42 s, session 45 s, heartbeat 3 s): the coordinator expires the
     member; the concrete client, paused, replays it at the same millisecond. Pauses up to 40 s are
     proved safe, with the stall's horizon."""
-    v = answer(STALL, load(EXAMPLES / "gc-pause.toml"))
+    v = example_answer("gc-pause.toml", STALL.name)
     assert v.verdict == REFUTED and v.replay_agrees
     assert v.predicted is not None and v.predicted.kind in ("expired", "lapsed")
     assert int(v.schedule["c1.stall"]) > 40_000
@@ -131,7 +168,7 @@ def test_a_static_member_down_longer_than_its_session_is_expired() -> None:
     """static-restart.toml (down up to 50 s, session 45 s): the coordinator expires the old member
     before the new process's JoinGroup arrives; the concrete replay agrees. Down times up to 40 s
     are proved (with the restart's horizon)."""
-    v = answer(RESTART, load(EXAMPLES / "static-restart.toml"))
+    v = example_answer("static-restart.toml", RESTART.name)
     assert v.verdict == REFUTED and v.replay_agrees
     assert v.predicted is not None and v.predicted.kind == "expired"
     safe = answer(RESTART, parse(_restart(40_000)))
@@ -150,3 +187,26 @@ def test_a_static_rejoin_in_time_does_not_rebalance() -> None:
     assert run.expired == [] and run.rebalance_started is None
     assert any(m.dst == "coordinator" and m.name == "join1" for m in run.messages)
     assert "stops to restart (static: no LeaveGroup)" in [e.text for e in run.events]
+
+
+def test_auto_commit_on_is_outside_the_question(capsys: pytest.CaptureFixture[str]) -> None:
+    """Auto-commit is not encoded (a commit re-arms the committer's deadline as a heartbeat does), so a
+    member committing automatically is a premise the answer names: Kafka's defaults, which commit
+    automatically, are VACUOUS (they were PROVED, about runs the configuration does not have), exit 5;
+    one member committing automatically is named alone."""
+    v = answer(DEAD, load(EXAMPLES / "defaults.toml"))
+    assert v.verdict == VACUOUS, v.notes
+    assert [n for n in v.notes if "enable.auto.commit" in n and n.startswith("not examined: runs where")]
+    assert main(["timing", str(EXAMPLES / "defaults.toml"), "--question", DEAD.name]) == exits.VACUOUS
+    assert "VACUOUS" in capsys.readouterr().out
+    config = parse(
+        {
+            "consumer": {"enable.auto.commit": False},
+            "environment": {"network.delay.ms": [1, 50], "record.processing.ms": [1, 5], "death.ms": [0, 10000]},
+            "questions": {"reown.max.ms": 60_000},
+            "member": [{"name": "c1"}, {"name": "c2", "enable.auto.commit": True}],
+        }
+    )
+    v = answer(DEAD, config)
+    named = [n for n in v.notes if "enable.auto.commit" in n]
+    assert v.verdict == VACUOUS and len(named) == 1 and "c2 commits offsets automatically" in named[0]

@@ -35,8 +35,9 @@ def test_report_with_timing_verdicts(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert html.count('class="badge violated">REFUTED') == 2 and html.count('class="badge holds">PROVED') == 3
     # The session lapses at 6 s in every run: the poll-timer, rebalance and dead-consumer questions are about no run.
     # So are static_restart_new_timeouts (the restarted process's session lapses too), evicted_while_assigning and
-    # the rolling restart's two questions (rolling_restart_evicts, rolling_restart_settled).
-    assert html.count('class="badge notfound">VACUOUS') == 8
+    # the rolling restart's three questions (rolling_restart_evicts, rolling_restart_settled and, its consumers
+    # committing automatically, rolling_restart_static_expires).
+    assert html.count('class="badge notfound">VACUOUS') == 9
     assert 'class="kgc-msc kgc-timeline"' in html and "agrees" in html
     assert "not proved: needless_expiry" in capsys.readouterr().out
 

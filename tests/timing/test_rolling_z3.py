@@ -31,6 +31,7 @@ from kgc.timing.queries import (
     solver_for,
 )
 from kgc.timing.synthesis import solve
+from tests.timing.answers import example_answer
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "timing"
 EVICTS = QUESTIONS["rolling_restart_evicts"]
@@ -70,7 +71,7 @@ def test_the_example_proves_no_eviction_with_its_horizon() -> None:
     """rolling-restart.toml: the member that stays up always rejoins within max.poll.interval.ms, so
     it is never removed; the PROVED carries the horizon (the roll's first restart) and the runs its
     premises leave out."""
-    v = answer(EVICTS, load(EXAMPLES / "rolling-restart.toml"))
+    v = example_answer("rolling-restart.toml", EVICTS.name)
     assert v.verdict == PROVED and v.notes[0] == ROLL_HORIZON
     assert "later restarts of the roll" in ROLL_HORIZON and "not examined" in ROLL_HORIZON
     assert any(n.startswith("not examined: runs where") for n in v.notes[1:])
@@ -80,7 +81,7 @@ def test_the_example_settles_late_and_the_replay_agrees() -> None:
     """rolling-restart.toml asks for 5 s from the new process's start to a settled group: refuted,
     and the concrete twin, replaying z3's schedule (the survivor's heartbeats after its first rejoin
     renumbered, its batches split as the simulation names them), settles at the same millisecond."""
-    v = answer(SETTLED, load(EXAMPLES / "rolling-restart.toml"))
+    v = example_answer("rolling-restart.toml", SETTLED.name)
     assert v.verdict == REFUTED and v.replay_agrees
     assert v.predicted is not None and v.predicted.kind == "settled_late"
     assert v.predicted.value is not None and v.predicted.value > 5000

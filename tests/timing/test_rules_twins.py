@@ -577,6 +577,134 @@ def test_a_changed_join_rule_disagrees(monkeypatch: pytest.MonkeyPatch) -> None:
     assert list(_join_disagreements(None, None))
 
 
+@dataclass
+class _PerMember:
+    """The part of ``rules.Env`` the rules read, with settings that differ per member."""
+
+    values: list[dict[str, int]]
+    mutant: str | None = None
+
+    def setting(self, member: int, prop: str) -> z3.ArithRef:
+        return z3.IntVal(self.values[member][prop])
+
+
+#: (the Stable member's, the first newcomer's and the second's rebalance timeouts; which newcomer's
+#: JoinGroup arrives first)
+START_CASES = [
+    (r0, r1, r2, first)
+    for r0, r1, r2 in ((5000, 8000, 12000), (12000, 8000, 5000), (5000, 12000, 8000), (8000, 5000, 5000))
+    for first in (1, 2)
+]
+
+
+def _start_timeout_disagreements(rule: Callable[..., Any]) -> Iterator[tuple[Any, ...]]:
+    """c1 Stable alone at 0 (a session no join phase here outlasts); the newcomers c2 and c3 join, one
+    at 100 (MEMBER_ID_REQUIRED, then JoinGroup with its id, in the same millisecond), the other at 200,
+    in either order; c1 never rejoins. The reference's join phase ends by its DelayedJoin (c1 removed
+    NOT_REJOINED) — the time it took against ``rebalance_timeout_at_start`` (with c1 present, the
+    newcomers' arrivals): only the members in the group when the rebalance starts count."""
+    for r0, r1, r2, first in START_CASES:
+        at = {1: 100, 2: 200} if first == 1 else {1: 200, 2: 100}
+        ref = _Ref()
+        st = 200_000
+        _stable(ref, [("c1", st, r0)])
+        for j in sorted(at, key=at.__getitem__):
+            ref.to(at[j])
+            ref.join(f"c{j + 1}", st, (r1, r2)[j - 1])
+            ref.settle()
+        start = 100
+        done = partial(ref.entered, GroupState.COMPLETING_REBALANCE, start)
+        _step_to(ref, start + 10 * max(r0, r1, r2), done)
+        completed = done()
+        env = cast(Env, _PerMember([{"max.poll.interval.ms": r} for r in (r0, r1, r2)]))
+        timeout = _int(rule(env, [0], [(1, _i(at[1])), (2, _i(at[2]))], _i(start)))
+        if (
+            completed is None
+            or completed - start != timeout
+            or ref.removed.get("c1", (0, None))[1] != (RemovalCause.NOT_REJOINED)
+        ):
+            yield r0, r1, r2, first, completed, timeout
+
+
+def test_rebalance_timeout_at_start_agrees_with_the_reference() -> None:
+    assert list(_start_timeout_disagreements(rules.rebalance_timeout_at_start)) == []
+
+
+def test_a_changed_rebalance_timeout_at_start_disagrees() -> None:
+    """Counting every newcomer (also those that join the running join phase), or only the members
+    already there, is caught."""
+
+    def every(env: Env, present: Sequence[int], newcomers: Sequence[tuple[int, Any]], started: Any) -> Any:
+        members = [*present, *[m for m, _ in newcomers]]
+        return rules.rebalance_timeout([rules.join_rebalance_timeout(env, m) for m in members])
+
+    def only_present(env: Env, present: Sequence[int], newcomers: Sequence[tuple[int, Any]], started: Any) -> Any:
+        return rules.rebalance_timeout([rules.join_rebalance_timeout(env, m) for m in present])
+
+    assert list(_start_timeout_disagreements(every))
+    assert list(_start_timeout_disagreements(only_present))
+
+
+#: (c1's heartbeats: arrival and whether it is sent; the end) with 6 s sessions
+KEPT_CASES = [
+    (hbs, end)
+    for hbs in (
+        (),
+        ((3000, True),),
+        ((6000, True),),
+        ((6001, True),),
+        ((3000, False),),
+        ((3000, True), (9000, True)),
+        ((3000, True), (9001, True)),
+        ((3000, False), (5000, True)),
+        ((5999, True), (12000, False)),
+    )
+    for end in (5999, 6000, 6001, 9000, 9001, 12000)
+]
+
+
+def _session_kept_disagreements(rule: Callable[..., Any]) -> Iterator[tuple[Any, ...]]:
+    """c1 Stable alone at 0 with a 6 s session (its deadline armed at 0); its Heartbeats arrive at the
+    given times (those not sent are not); the reference runs until ``end`` (the timers due before it
+    fire; one due at ``end`` waits for that millisecond's request, the JoinGroup that parks the member).
+    Whether c1 is still there against ``session_kept_until`` (every deadline checked: the horizon at
+    ``end``)."""
+    st = 6000
+    for hbs, end in KEPT_CASES:
+        ref = _Ref()
+        _stable(ref, [("c1", st, 300_000)])
+        for t, sent in hbs:
+            if sent and t < end and "c1" not in ref.removed:
+                ref.to(t)
+                ref.heartbeat("c1")
+                ref.settle()
+        ref.to(end)
+        kept = "c1" not in ref.removed
+        env = _env(session_timeout_ms=st)
+        z_kept = _bool(rule(env, 0, [(_i(t), z3.BoolVal(sent)) for t, sent in hbs], _i(end), _i(end)))
+        if kept != z_kept:
+            yield hbs, end, kept, z_kept
+
+
+def test_session_kept_until_agrees_with_the_reference() -> None:
+    assert list(_session_kept_disagreements(rules.session_kept_until)) == []
+
+
+def test_a_changed_session_kept_until_disagrees(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A request in the deadline's millisecond taken as too late (the timer first), or a Heartbeat not
+    sent counted as a re-arm, is caught."""
+    monkeypatch.setattr(
+        rules, "rearm_deadline", lambda env, member, at: at + env.setting(member, "session.timeout.ms") - 1
+    )
+    assert list(_session_kept_disagreements(rules.session_kept_until))
+    monkeypatch.undo()
+
+    def counts_unsent(env: Env, member: int, rearms: Sequence[tuple[Any, Any]], end: Any, horizon: Any) -> Any:
+        return rules.session_kept_until(env, member, [(t, z3.BoolVal(True)) for t, _ in rearms], end, horizon)
+
+    assert list(_session_kept_disagreements(counts_unsent))
+
+
 #: (group.initial.rebalance.delay.ms, the first member's rebalance timeout, the second's join)
 INITIAL_CASES = [
     (delay, rt, t2)
@@ -1237,6 +1365,14 @@ RULES: dict[str, tuple[str, str]] = {
     "rebalance_timeout": (
         "`kgc/reference/` DelayedJoin (`prepare_rebalance`)",
         "test_join_phase_agrees_with_the_reference",
+    ),
+    "rebalance_timeout_at_start": (
+        "`kgc/reference/` DelayedJoin (`prepare_rebalance`, the members present), `add_member_and_rebalance`",
+        "test_rebalance_timeout_at_start_agrees_with_the_reference",
+    ),
+    "session_kept_until": (
+        "`kgc/reference/` DelayedHeartbeat re-armed by `handle_heartbeat` (`delayed.py`)",
+        "test_session_kept_until_agrees_with_the_reference",
     ),
     "join_completes": (
         "`kgc/reference/` DelayedJoin, `try_complete_join`",

@@ -45,6 +45,7 @@ from kgc.harness.scenario.format import ScenarioConfig, parse
 from kgc.harness.scenario.runner import _Run
 from kgc.harness.scenario.targets import make_target
 from kgc.interface.events import TimerKind
+from kgc.model.actions import STANDALONE_COMMIT, STANDALONE_WITH_INSTANCE_ID
 from kgc.model.config import Config
 from kgc.model.names import consumer_index
 from kgc.model.profiles import Profile
@@ -55,6 +56,9 @@ REBALANCE_TIMEOUT_MS = 10_000
 the untimed model depends on: whether an InitialDelayedJoin can extend itself)."""
 
 TOPIC_PARTITION = "orders-0"
+STANDALONE_INSTANCE_ID = "standalone-instance"
+"""The ``group.instance.id`` of the model's standalone committer (``Config.standalone_committer``) when it
+sends one: an id no consumer of the scenario has (theirs are ``instance-N``)."""
 
 
 class TraceNotTranslatable(ValueError):
@@ -257,6 +261,10 @@ class _Translation:
                 self.steps.append(ops.StoreComplete("COORDINATOR_NOT_AVAILABLE"))
             elif action == "unload":
                 self.steps.append(ops.CoordinatorUnload())
+            elif action == STANDALONE_COMMIT:
+                # A client outside the group (Config.standalone_committer): no member id, generation -1.
+                instance = STANDALONE_INSTANCE_ID if STANDALONE_WITH_INSTANCE_ID in step.get("choice", []) else None
+                self.steps.append(ops.Commit(-1, {TOPIC_PARTITION: 1}, group_instance_id=instance))
             for request in step.get("handled", []):
                 if actor == "coordinator":
                     raise TraceNotTranslatable(f"step {index + 1}: the coordinator handles a request of no consumer")
