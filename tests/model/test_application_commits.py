@@ -73,7 +73,7 @@ def _commit_step(error: Errors, generation: int = 1) -> tuple[State, Action, Sta
     member = Member(MID, 0, False, False, False, False, (0,), 1, False)
     group = initial_group()._replace(state=GroupState.PREPARING_REBALANCE, generation=1, leader=MID, members=(member,))
     consumer = STABLE._replace(rejoin_needed=True)
-    before = State(group, (consumer,), Budget(*[0] * 8))
+    before = State(group, (consumer,), Budget._make(0 for _ in Budget._fields))
     request = Request(ApiKey.OFFSET_COMMIT, MID, generation)
     answer = Answer(0, Response(ApiKey.OFFSET_COMMIT, error), True, read=True)
     action = Action(SEND_COMMIT, 0, choice=APPLICATION, request=request, handled=(request,), answers=(answer,))

@@ -177,7 +177,11 @@ def test_kafka_python_2614_second_half_is_never_taken_and_caught_where_it_is() -
     group = initial_group()._replace(state=GroupState.COMPLETING_REBALANCE, generation=1, leader=mid, members=(member,))
     answer = Response(ApiKey.OFFSET_COMMIT, Errors.REBALANCE_IN_PROGRESS)
     stable = initial_consumer()._replace(state=MemberState.STABLE, mid=mid, generation=1, rejoin_needed=False)
-    before = State(group, (stable._replace(responses=(answer,), awaiting=int(ApiKey.OFFSET_COMMIT)),), Budget(*[0] * 8))
+    before = State(
+        group,
+        (stable._replace(responses=(answer,), awaiting=int(ApiKey.OFFSET_COMMIT)),),
+        Budget._make(0 for _ in Budget._fields),
+    )
     action = Action(RECEIVE, 0, response=answer)
     for name, holds in ((mutant, False), ("", True)):
         after = before._replace(consumers=(receive(Config(mutant=name), before.consumers[0], 0),))

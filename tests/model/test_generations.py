@@ -141,7 +141,7 @@ def test_canonical_renumbers_in_order_and_keeps_the_sentinels() -> None:
         requests=(Request(12, (0, 0), -1),),  # type: ignore[arg-type]
         responses=(Response(14, 0, (0, 0), 9, plan_generation=4),),  # type: ignore[arg-type]
     )
-    s = State(g, (c,), Budget(0, 0, 0, 0, 0, 0, 0, 0))
+    s = State(g, (c,), Budget._make(0 for _ in Budget._fields))
     rep = gens.canonical(s)
     assert rep.group.generation == 2 and rep.group.members[0].assignment_gen == 1
     assert [x.generation for x in rep.group.stores] == [1, 2]

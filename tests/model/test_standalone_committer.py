@@ -38,7 +38,7 @@ MEMBER = Member((0, 0), 0, False, False, False, False, (0,), 1, False, static=Tr
 
 
 def state(group: object) -> State:
-    return State(group, (initial_consumer(),), Budget(*[0] * 8))  # type: ignore[arg-type]
+    return State(group, (initial_consumer(),), Budget._make(0 for _ in Budget._fields))
 
 
 def commit(error: Errors, instance_id: bool = True) -> Action:
