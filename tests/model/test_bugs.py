@@ -4,6 +4,7 @@ protocol is clean under the same bounds."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -143,6 +144,22 @@ def test_the_docs_table_is_generated_from_the_catalogue() -> None:
     page = (root / "docs" / "bugs.md").read_text(encoding="utf-8")
     assert bugs.markdown() in page, "run: python scripts/bugs_doc.py"
     assert "| KAFKA-9752 |" in bugs.markdown()
+
+
+def found_in_count(page: str) -> list[str]:
+    """The bug ids the docs' count against the target of twenty names, in its order."""
+    start = page.index("**Count against the target of twenty")
+    paragraph = page[start : page.index("\n\n", start)]
+    return [i for i in bugs.IDS if re.search(rf"(?<![\w#/-]){re.escape(i)}(?![\w/-])", paragraph)]
+
+
+def test_the_docs_count_names_every_bug_found_and_no_other() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "bugs.md").read_text(encoding="utf-8")
+    found = {b.id for b in bugs.PUT_BACK} | {b.id for b in bugs.TIMED}
+    assert set(found_in_count(page)) == found
+    assert f"**Count against the target of twenty: {len(found)} found**" in page
+    # a paragraph that names a bug outside the model, or misses one found, is caught
+    assert set(found_in_count(page.replace("KAFKA-14201 (with", "KAFKA-10284 (with"))) != found
 
 
 def _project(state: State) -> State:
