@@ -16,6 +16,7 @@ import z3
 from kgc.timing.config import TimingConfig
 from kgc.timing.queries import (
     POLLS,
+    Encoded,
     Outcome,
     Question,
     commit_polls,
@@ -49,6 +50,22 @@ def defaults(config: TimingConfig, name: str) -> int:
     return 0
 
 
+def _solve(enc: Encoded, pins: list[z3.BoolRef]) -> tuple[z3.ModelRef, Outcome | None] | None:
+    """z3's side of one pinned run: None when no run with ``pins`` satisfies the question's constraints and
+    premises; else a model of such a run (one that reaches the bad event, if one does) and z3's
+    prediction of the bad event (None: no such run reaches it)."""
+    s = z3.Solver()
+    s.add(*enc.env.constraints, *[p for _, p in enc.premises], *pins)
+    if s.check() != z3.sat:
+        return None
+    model = s.model()
+    s.add(enc.bad)
+    if s.check() != z3.sat:
+        return model, None
+    model = s.model()
+    return model, enc.predict(model)
+
+
 def judge(
     question: Question,
     config: TimingConfig,
@@ -58,19 +75,18 @@ def judge(
 ) -> Judgement:
     """Both sides on the same run of ``question``."""
     enc = encode(question, config, symbolic_mutant)
-    s = z3.Solver()
-    s.add(*enc.env.constraints, *[p for _, p in enc.premises])
     subject = config.subject.name
-    for name, choice in enc.env.choices.items():
-        if name == f"{subject}.current_batch":
-            continue
-        s.add(choice.var == schedule.get(name, defaults(config, name)))
+    pins = [
+        choice.var == schedule.get(name, defaults(config, name))
+        for name, choice in enc.env.choices.items()
+        if name != f"{subject}.current_batch"
+    ]
     if enc.env.batches is not None:
-        s.add(_batches(enc.env.batches, schedule, subject))
-    if s.check() != z3.sat:
+        pins.append(_batches(enc.env.batches, schedule, subject))
+    solved = _solve(enc, pins)
+    if solved is None:
         return Judgement(False)
-    s.add(enc.bad)
-    symbolic = enc.predict(s.model()) if s.check() == z3.sat else None
+    _model, symbolic = solved
     if question.scenario == Scenario.REBALANCE:
         return Judgement(True, symbolic, _rebalance_run(question, config, schedule, concrete_mutant))
     if question.scenario == Scenario.FORMATION:
@@ -208,19 +224,10 @@ def judge_roll(
     names mapped to the simulation's (``schedule_of``) — until the group has settled after the
     restart or a member that stayed up was removed. z3's outcome and the twin's must be equal."""
     enc = encode(question, config, symbolic_mutant)
-    s = z3.Solver()
-    s.add(*enc.env.constraints, *[p for _, p in enc.premises])
-    for name, value in pins.items():
-        if name in enc.env.choices:
-            s.add(enc.env.choices[name].var == value)
-    if s.check() != z3.sat:
+    solved = _solve(enc, [enc.env.choices[n].var == v for n, v in pins.items() if n in enc.env.choices])
+    if solved is None:
         return Judgement(False)
-    model = s.model()
-    s.add(enc.bad)
-    symbolic = None
-    if s.check() == z3.sat:
-        model = s.model()
-        symbolic = enc.predict(model)
+    model, symbolic = solved
     schedule = Schedule(schedule_of(enc, model))
 
     def done(run: Run) -> bool:
@@ -251,18 +258,14 @@ def judge_static_roll(
     member's ``restart_at``: ``schedule_of``) until the first expiry or until every restart is done and
     one session more has passed."""
     enc = encode(question, config, symbolic_mutant)
-    s = z3.Solver()
-    s.add(*enc.env.constraints, *[p for _, p in enc.premises])
-    for name, choice in enc.env.choices.items():
-        s.add(choice.var == pins.get(name, 1 if name.endswith(".roll_gap") else defaults(config, name)))
-    if s.check() != z3.sat:
+    fixed = [
+        choice.var == pins.get(name, 1 if name.endswith(".roll_gap") else defaults(config, name))
+        for name, choice in enc.env.choices.items()
+    ]
+    solved = _solve(enc, fixed)
+    if solved is None:
         return Judgement(False)
-    model = s.model()
-    s.add(enc.bad)
-    symbolic = None
-    if s.check() == z3.sat:
-        model = s.model()
-        symbolic = enc.predict(model)
+    model, symbolic = solved
     schedule = Schedule(schedule_of(enc, model))
     last = config.members[-1].name
     horizon = schedule.get(f"{last}.restart_at", 1) + schedule.get(f"{last}.restart", 0)
