@@ -10,6 +10,7 @@ outside the question's premises says nothing and is skipped. This is what the pr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import z3
 
@@ -19,13 +20,14 @@ from kgc.timing.queries import (
     Encoded,
     Outcome,
     Question,
+    RollPhase,
     commit_polls,
     encode,
     heartbeat_rounds,
     new_timeouts_rounds,
     schedule_of,
 )
-from kgc.timing.simulate import COORDINATOR, Run, Scenario, Schedule, Simulation
+from kgc.timing.simulate import COORDINATOR, GROUP, Run, Scenario, Schedule, Simulation
 
 
 @dataclass(frozen=True)
@@ -243,6 +245,68 @@ def judge_roll(
     longest = max(m["max.poll.interval.ms"].lo + m["session.timeout.ms"].lo for m in config.members)
     horizon = schedule.get(f"{config.subject.name}.restart_at", 1) + schedule.get(f"{config.subject.name}.restart", 0)
     return Judgement(True, symbolic, question.observe(sim.execute(horizon + 4 * longest, stop=done)))
+
+
+def settled_roll_phases(
+    question: Question, config: TimingConfig, pins: dict[str, int], mutant: str | None = None
+) -> tuple[int, dict[str, RollPhase]] | None:
+    """The concrete twin's state when a restart of a dynamic roll has settled: z3's run of ``question``
+    with ``pins`` (as ``judge_roll`` makes it) replayed until the group is first settled after the
+    restarted member's new process started; then, at that moment ``t0``, every member's timers and the
+    coordinator's deadlines (``RollPhase``, relative to ``t0``). None when no run has those pins, or the
+    run does not settle (a member that stayed up was removed)."""
+    enc = encode(question, config, mutant)
+    solved = _solve(enc, [enc.env.choices[n].var == v for n, v in pins.items() if n in enc.env.choices])
+    if solved is None:
+        return None
+    schedule = Schedule(schedule_of(enc, solved[0]))
+    sim = Simulation(config, schedule, question.scenario, mutant, question.auto_commit)
+    if question.prepare is not None:
+        question.prepare(sim, schedule)
+    # when each process's batch in progress ends: the fetch's time and the batch's length, as ``_fetch``
+    # takes it from the schedule
+    ends: dict[str, int] = {}
+    fetch = sim._fetch
+
+    def recording(client: Any, now: int) -> None:
+        per = sim._env_min("record.processing.ms")
+        length = schedule.get(f"{client.key}.batch{client.batch}", client.s["max.poll.records"] * per)
+        ends[client.key] = now + length
+        fetch(client, now)
+
+    sim._fetch = recording  # type: ignore[method-assign]
+
+    def done(run: Run) -> bool:
+        if any(m != run.subject for m, _, _ in run.roll_evictions):
+            return True
+        back = run.restarts[0][2] if run.restarts else None
+        return back is not None and any(t >= back for t in run.settled)
+
+    longest = max(m["max.poll.interval.ms"].lo + m["session.timeout.ms"].lo for m in config.members)
+    subject = config.subject.name
+    horizon = schedule.get(f"{subject}.restart_at", 1) + schedule.get(f"{subject}.restart", 0) + 4 * longest
+    run = sim.execute(horizon, stop=done)
+    back = run.restarts[0][2] if run.restarts else None
+    settled = [t for t in run.settled if back is not None and t >= back]
+    if not settled:
+        return None
+    t0 = settled[0]
+    members = {m.member_id: m for m in sim.coord.introspect().groups[GROUP].members}
+    phases: dict[str, RollPhase] = {}
+    for c in sim.clients:
+        if c.done or c.state != "stable":
+            continue
+        hb = c.hb
+        held = members[c.member_id]
+        assert held.heartbeat_deadline_ms is not None
+        phases[c.key] = RollPhase(
+            heartbeat_due=hb.heartbeat_timer.deadline_ms() - t0,
+            session_from=hb.session_timer.deadline_ms() - hb.session_timeout_ms - t0,
+            armed_at=held.heartbeat_deadline_ms - held.session_timeout_ms - t0,
+            poll_from=hb.poll_timer.deadline_ms() - hb.max_poll_interval_ms - t0,
+            next_poll=ends[c.key] - t0,
+        )
+    return t0, phases
 
 
 def judge_static_roll(

@@ -1484,6 +1484,72 @@ def _roll_hook(env: Env, roll: _Roll) -> Callable[[z3.ModelRef, dict[str, int]],
     return hook
 
 
+@dataclass(frozen=True)
+class RollPhase:
+    """Where one member's timers stand at a moment ``t0`` its group is settled (Stable with all its
+    members, each holding its assignment: ``Run.settled``), each relative to ``t0``: the state a restart
+    of a dynamic roll leaves and the next restart starts from. ``heartbeat_due``: the heartbeat timer's
+    expiry; ``session_from``: the client's session timer's last restart; ``armed_at``: the coordinator's
+    DelayedHeartbeat deadline less ``session.timeout.ms`` (its last re-arming); ``poll_from``: the poll
+    timer's last restart; ``next_poll``: the end of the batch in progress (the next poll)."""
+
+    heartbeat_due: int
+    session_from: int
+    armed_at: int
+    poll_from: int
+    next_poll: int
+
+
+def roll_phase_ranges(config: TimingConfig, member: int) -> dict[str, tuple[int, int]]:
+    """The ranges ``RollPhase``'s fields of ``member`` lie in whenever its group is settled, over every
+    value of the configuration's ranges (``period``: ``heartbeat.interval.ms`` + ``retry.backoff.ms``,
+    the longest gap between two heartbeat sends; ``net``: the longest network delay):
+
+    - ``heartbeat_due`` in [-retry.backoff.ms, heartbeat.interval.ms]: ``Heartbeat.sentHeartbeat`` and
+      ``resetTimeouts`` (the thread enabled at the JoinGroup answer) set the timer one interval after a
+      moment at or before ``t0`` (``rules.next_heartbeat_send``), and an expired one is acted on within
+      ``retry.backoff.ms`` (``HeartbeatThread.run`` waits that long between looks, clients 3.6.2:
+      ``rules.heartbeat_lateness``), which sends and resets it.
+    - ``session_from`` in [-(2 period + 2 net), 0]: ``Heartbeat.receiveHeartbeat`` restarts it at every
+      answer and ``resetTimeouts`` at the JoinGroup answer (``rules.client_session_lapses``); the send of
+      the period before ``t0`` less a round trip was answered by ``t0``.
+    - ``armed_at`` in [-(2 period + net), 0]: every accepted Heartbeat re-arms the DelayedHeartbeat at its
+      arrival, as do the join's completion and the SyncGroup (``rules.rearm_deadline``,
+      ``rules.heartbeat_rearm``; ``GroupCoordinator.handleHeartbeat`` 3.6.2); the send of the period
+      before ``t0`` less a one-way delay arrived by ``t0``.
+    - ``next_poll`` in [0, slowest batch]: a batch ends at the next poll; ``poll_from`` in
+      [-max.poll.interval.ms, 0] with ``next_poll - poll_from`` at most ``max.poll.interval.ms``: the poll
+      timer restarts at every ``KafkaConsumer.poll`` (``Heartbeat.poll``), and a rejoining poll goes on
+      after the SyncGroup answer with the next batch without restarting it (``rules.poll_timer_leaves``:
+      a longer gap makes the member leave, ``poll_timeout_leave``'s question, and the group is then not
+      settled with it)."""
+    m = config.members[member]
+    period = m["heartbeat.interval.ms"].hi + m["retry.backoff.ms"].hi
+    net = config.environment["network.delay.ms"].hi
+    mpi = m["max.poll.interval.ms"].hi
+    slowest = min(m["max.poll.records"].hi * config.environment["record.processing.ms"].hi, mpi)
+    return {
+        "heartbeat_due": (-m["retry.backoff.ms"].hi, m["heartbeat.interval.ms"].hi),
+        "session_from": (-(2 * period + 2 * net), 0),
+        "armed_at": (-(2 * period + net), 0),
+        "poll_from": (-mpi, 0),
+        "next_poll": (0, slowest),
+    }
+
+
+def roll_phase_violations(config: TimingConfig, member: int, phase: RollPhase) -> list[str]:
+    """What of ``phase`` lies outside ``roll_phase_ranges`` (empty: inside), one line each."""
+    out = [
+        f"{field_name} = {getattr(phase, field_name)} outside [{lo}, {hi}]"
+        for field_name, (lo, hi) in roll_phase_ranges(config, member).items()
+        if not lo <= getattr(phase, field_name) <= hi
+    ]
+    mpi = config.members[member]["max.poll.interval.ms"].hi
+    if phase.next_poll - phase.poll_from > mpi:
+        out.append(f"next_poll - poll_from = {phase.next_poll - phase.poll_from} beyond max.poll.interval.ms {mpi}")
+    return out
+
+
 def _prepare_roll(sim: Simulation, schedule: Schedule) -> None:
     """The replay makes Kafka's arbitrary pick of a new leader (``GroupMetadata.remove``: a hash map's
     first key) as z3 made it (``roll.leader``: the member's index)."""
