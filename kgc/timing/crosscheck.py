@@ -248,13 +248,14 @@ def judge_roll(
 
 
 def settled_roll_phases(
-    question: Question, config: TimingConfig, pins: dict[str, int], mutant: str | None = None
+    question: Question, config: TimingConfig, pins: dict[str, int], mutant: str | None = None, after: int = 0
 ) -> tuple[int, dict[str, RollPhase]] | None:
     """The concrete twin's state when a restart of a dynamic roll has settled: z3's run of ``question``
     with ``pins`` (as ``judge_roll`` makes it) replayed until the group is first settled after the
-    restarted member's new process started; then, at that moment ``t0``, every member's timers and the
-    coordinator's deadlines (``RollPhase``, relative to ``t0``). None when no run has those pins, or the
-    run does not settle (a member that stayed up was removed)."""
+    restarted member's new process started, and on for ``after`` ms more (nothing else happens: the
+    survivors' own restarts are put beyond the replay); then, at the first step at or past that moment
+    ``t0``, every member's timers and the coordinator's deadlines (``RollPhase``, relative to ``t0``). None
+    when no run has those pins, or the run does not settle (a member that stayed up was removed)."""
     enc = encode(question, config, mutant)
     solved = _solve(enc, [enc.env.choices[n].var == v for n, v in pins.items() if n in enc.env.choices])
     if solved is None:
@@ -280,17 +281,18 @@ def settled_roll_phases(
         if any(m != run.subject for m, _, _ in run.roll_evictions):
             return True
         back = run.restarts[0][2] if run.restarts else None
-        return back is not None and any(t >= back for t in run.settled)
+        first = next((t for t in run.settled if back is not None and t >= back), None)
+        return first is not None and run.end_ms >= first + after
 
     longest = max(m["max.poll.interval.ms"].lo + m["session.timeout.ms"].lo for m in config.members)
     subject = config.subject.name
     horizon = schedule.get(f"{subject}.restart_at", 1) + schedule.get(f"{subject}.restart", 0) + 4 * longest
-    run = sim.execute(horizon, stop=done)
+    run = sim.execute(horizon + after, stop=done)
     back = run.restarts[0][2] if run.restarts else None
     settled = [t for t in run.settled if back is not None and t >= back]
-    if not settled:
+    if not settled or any(m != run.subject for m, _, _ in run.roll_evictions) or run.end_ms < settled[0] + after:
         return None
-    t0 = settled[0]
+    t0 = run.end_ms
     members = {m.member_id: m for m in sim.coord.introspect().groups[GROUP].members}
     phases: dict[str, RollPhase] = {}
     for c in sim.clients:

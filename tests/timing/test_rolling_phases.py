@@ -56,10 +56,14 @@ def runs(draw: st.DrawFn) -> tuple[Any, dict[str, int], str | None]:
 
 
 @settings(max_examples=15, deadline=None)
-@given(runs())
-def test_a_settled_restart_leaves_a_state_in_the_ranges(run: tuple[Any, dict[str, int], str | None]) -> None:
+@given(runs(), st.integers(0, 10_000))
+def test_a_settled_restart_leaves_a_state_in_the_ranges(
+    run: tuple[Any, dict[str, int], str | None], after: int
+) -> None:
+    """At the moment the group settles and at any moment after it while it stays so (the next restart's
+    member stops some time later): the state lies in the ranges."""
     config, pins, mutant = run
-    out = settled_roll_phases(SETTLED, config, pins, mutant)
+    out = settled_roll_phases(SETTLED, config, pins, mutant, after)
     if out is None:  # outside the premises, or a survivor evicted: no settled state to look at
         return
     _, phases = out
@@ -76,6 +80,10 @@ def test_a_known_run_settles_in_the_ranges() -> None:
     t0, phases = out
     assert t0 == 26_090 and set(phases) == {"c1.new", "c2"}
     assert phases["c2"] == RollPhase(heartbeat_due=2975, session_from=-25, armed_at=-10, poll_from=-25, next_poll=2000)
+    # 5 s later, a heartbeat round and two batches on: the timers have moved within the same ranges
+    later = settled_roll_phases(SETTLED, _fixed(2, 2000), {"c1.restart_at": 2500}, after=5000)
+    assert later is not None and later[0] >= t0 + 5000 and later[1]["c2"] != phases["c2"]
+    assert all(roll_phase_violations(_fixed(2, 2000), _index(_fixed(2, 2000), k), p) == [] for k, p in later[1].items())
 
 
 GOOD = RollPhase(heartbeat_due=0, session_from=0, armed_at=0, poll_from=0, next_poll=0)
