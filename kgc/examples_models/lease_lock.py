@@ -329,7 +329,7 @@ class LeaseLock:
         return [Lease(Service(NO_LEASE, 0), (Client(NO_LEASE, ()),) * self.processes, self.budget)]
 
     def within_boundary(self, state: Lease) -> bool:
-        return self.group_within_boundary(state.service)
+        return self.shared_within_boundary(state.service)
 
     def properties(self) -> Sequence[Property]:
         return [exclusive, held]
@@ -391,7 +391,7 @@ class LeaseLock:
     def compose(self, shared: Service, local: tuple[Client, ...], budget: Faults) -> Lease:
         return Lease(shared, local, budget)
 
-    def group_within_boundary(self, shared: Service) -> bool:
+    def shared_within_boundary(self, shared: Service) -> bool:
         return shared.serial <= self.max_serial
 
     def halted(self, shared: Service) -> bool:
@@ -424,7 +424,7 @@ class LeaseLock:
             out.append((Step("release", index), Client(NO_LEASE, local.inbox)))
         return out
 
-    def consumer_steps(
+    def process_steps(
         self, shared: Service, index: int, local: Client, affordable: frozenset[str], own: list[tuple[Any, Client]]
     ) -> list[tuple[Any, tuple[str, ...], Service, Client, tuple[tuple[int, Any], ...]]]:
         """A client's steps with the service's answer: an acquire is granted if the lock is free

@@ -69,7 +69,7 @@ Deliveries = tuple[tuple[int, int], ...]
 
 
 class ProcessMove(NamedTuple):
-    """A step of process ``i`` from (shared, local), with ids: ``ComponentModel.consumer_steps`` or
+    """A step of process ``i`` from (shared, local), with ids: ``ComponentModel.process_steps`` or
     ``process_fault``."""
 
     step: int
@@ -212,7 +212,7 @@ class PackedModel:
             return same_as
         gid = self.shared_parts.id(group)
         if gid == len(self.within):
-            self.within.append(self.spec.group_within_boundary(group))
+            self.within.append(self.spec.shared_within_boundary(group))
             self.halted.append(self.spec.halted(group))
         return gid
 
@@ -235,7 +235,7 @@ class PackedModel:
             interner.values[:] = values
             interner.ids.clear()
             interner.ids.update((v, i) for i, v in enumerate(values))
-        self.within[:] = [self.spec.group_within_boundary(g) for g in groups]
+        self.within[:] = [self.spec.shared_within_boundary(g) for g in groups]
         self.halted[:] = [self.spec.halted(g) for g in groups]
         self.holder[:] = [self.spec.holder(c) for c in consumers]
         self.next_step = self.step_base = next_step
@@ -454,7 +454,7 @@ class PackedModel:
 
     # ------------------------------------------------------------------ component steps
     def moves(self, gid: int, index: int, cid: int, avail: int) -> list[ProcessMove]:
-        """Process ``index``'s steps from (group, consumer) (``ComponentModel.consumer_steps``),
+        """Process ``index``'s steps from (group, consumer) (``ComponentModel.process_steps``),
         of those the budget's ``avail`` bits allow."""
         affordable = self._affordable.get(avail)
         if affordable is None:
@@ -467,7 +467,7 @@ class PackedModel:
         group = self.shared_parts.values[gid]
         moves = [
             self._process_move(gid, step)
-            for step in self.spec.consumer_steps(group, index, self.local_parts.values[cid], affordable, own)
+            for step in self.spec.process_steps(group, index, self.local_parts.values[cid], affordable, own)
         ]
         if self.memoise:
             self._moves[(gid, index, cid, avail)] = moves

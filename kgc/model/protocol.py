@@ -62,7 +62,7 @@ def successors(model: Model[S, A], state: S) -> list[tuple[A, S]]:
 
 
 ProcessStep = tuple[Any, tuple[str, ...], Any, Any, tuple[tuple[int, Any], ...]]
-"""A step of one process (``ComponentModel.consumer_steps``, ``process_fault``):
+"""A step of one process (``ComponentModel.process_steps``, ``process_fault``):
 ``(action, spends, shared, local, answers)`` — the budget kinds it spends in order, the shared
 component and the process's local component after it, the answers it puts on channels
 (``(process index, answer)``, in order)."""
@@ -115,7 +115,7 @@ class ComponentModel(Protocol):
 
     The steps are given per component, as values (``kgc.model.system`` is the example):
 
-    * ``consumer_steps(shared, i, local, affordable, own)`` — process ``i``'s steps; ``own`` is
+    * ``process_steps(shared, i, local, affordable, own)`` — process ``i``'s steps; ``own`` is
       ``own_steps(i, local)`` (what it does reading only its local part, which an engine computes
       once per local value); a step that spends a kind not in ``affordable`` (of
       ``local_spends``) is left out;
@@ -135,7 +135,7 @@ class ComponentModel(Protocol):
       spent by a timer step that removes an identity a process still holds) or a shared fault;
     * ``spend(budget, kind)`` (None: not affordable), ``exhausted(budget)`` (nothing affordable),
       ``deliver(local, answer)`` (an answer appended to a process's channel);
-    * ``halted(shared)`` (no step at all), ``group_within_boundary(shared)`` (the boundary reads
+    * ``halted(shared)`` (no step at all), ``shared_within_boundary(shared)`` (the boundary reads
       the shared part alone), ``compose(shared, locals, budget)`` (the state), and
       ``processes``, the number of local parts.
 
@@ -158,7 +158,7 @@ class ComponentModel(Protocol):
 
     def compose(self, shared: Any, local: tuple[Any, ...], budget: Any) -> Any: ...
 
-    def group_within_boundary(self, shared: Any) -> bool: ...
+    def shared_within_boundary(self, shared: Any) -> bool: ...
 
     def halted(self, shared: Any) -> bool: ...
 
@@ -172,7 +172,7 @@ class ComponentModel(Protocol):
 
     def own_steps(self, index: int, local: Any) -> list[tuple[Any, Any]]: ...
 
-    def consumer_steps(
+    def process_steps(
         self, shared: Any, index: int, local: Any, affordable: frozenset[str], own: list[tuple[Any, Any]]
     ) -> Sequence[ProcessStep]: ...
 

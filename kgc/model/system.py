@@ -9,7 +9,7 @@ Every step changes the group and at most one consumer's own fields, and may put 
 consumers' response channels. So the spec is written as *component steps*, each a value-level
 function named for what happens, guard first, then the update:
 
-* ``consumer_steps`` — what consumer ``i`` can do against a group: its own step
+* ``process_steps`` — what consumer ``i`` can do against a group: its own step
   (``kgc.model.consumer``) and, with atomic requests, the coordinator's handling of what it sent
   (``round_trip``, ``handle_request``; or the answer lost on the way), or, without, the
   coordinator handling the request at the head of its connection;
@@ -128,7 +128,7 @@ class ClassicGroupModel:
     def within_boundary(self, state: State) -> bool:
         """States beyond the generation bound are checked but not expanded (TLC's state
         constraint)."""
-        return self.group_within_boundary(state.group)
+        return self.shared_within_boundary(state.group)
 
     def actions(self, state: State) -> list[Action]:
         """The enabled actions, in the order of ``successors``."""
@@ -151,7 +151,7 @@ class ClassicGroupModel:
             return out
         affordable = frozenset(kind for kind in CONSUMER_SPENDS if self.spend(budget, kind) is not None)
         for i, cons in enumerate(consumers):
-            for action, spends, new_group, new_cons, answers in self.consumer_steps(
+            for action, spends, new_group, new_cons, answers in self.process_steps(
                 group, i, cons, affordable, self.own_steps(i, cons)
             ):
                 out += self._then(state, action, spends, new_group, i, new_cons, answers)
@@ -240,7 +240,7 @@ class ClassicGroupModel:
         ``collections.namedtuple`` generates; an engine composes a state for every step it judges)."""
         return tuple.__new__(State, (group, consumers, budget))
 
-    def group_within_boundary(self, group: Group) -> bool:
+    def shared_within_boundary(self, group: Group) -> bool:
         """The boundary reads the group alone: its generation within ``max_generation`` (no
         boundary under the generation-shift quotient, ``Config.generation_quotient``)."""
         return self.config.generation_quotient or group.generation <= self.config.max_generation
@@ -296,7 +296,7 @@ class ClassicGroupModel:
         own fields only."""
         return client.consumer_steps(self.config, index, cons)
 
-    def consumer_steps(
+    def process_steps(
         self,
         group: Group,
         index: int,
