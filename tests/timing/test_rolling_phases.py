@@ -3,7 +3,7 @@ half of the induction that carries ``rolling_restart_*`` past the roll's first r
 Hypothesis-drawn runs (two or three members, Kafka's rules and two timing mutants), the concrete twin's
 timers and the coordinator's deadlines at the moment the group first settles after the restart lie in
 the ranges the next restart would start from; hand-made states outside them are caught, field by
-field."""
+field, and so is the twin's state under the timing mutant ``heartbeat_not_rearmed``."""
 
 from __future__ import annotations
 
@@ -119,3 +119,20 @@ def test_the_ranges_follow_the_configuration() -> None:
     assert roll_phase_ranges(narrow, 1)["armed_at"] == (-6010, 0)
     assert roll_phase_ranges(wide, 1)["armed_at"] == (-(2 * 1050 + 100), 0)
     assert roll_phase_ranges(wide, 1)["heartbeat_due"] == (-50, 1000)
+
+
+def test_a_coordinator_that_does_not_rearm_on_heartbeats_leaves_the_ranges() -> None:
+    """The timing mutant ``heartbeat_not_rearmed`` (an accepted Heartbeat leaves the member's deadline
+    where it was) on both sides: 8 s after the group settled, each member's deadline was last armed by
+    the SyncGroup, 8010 ms before — outside the 6010 ms the ranges allow — while with Kafka's rule the
+    same run stays inside them."""
+    config = _fixed(2, 2000, restart=4000, **{"session.timeout.ms": 15_000})
+    pins = {"c1.restart_at": 2500}
+    kafka = settled_roll_phases(SETTLED, config, pins, None, 8000)
+    broken = settled_roll_phases(SETTLED, config, pins, "heartbeat_not_rearmed", 8000)
+    assert kafka is not None and broken is not None
+    for key in ("c1.new", "c2"):
+        assert roll_phase_violations(config, _index(config, key), kafka[1][key]) == []
+        assert roll_phase_violations(config, _index(config, key), broken[1][key]) == [
+            "armed_at = -8010 outside [-6010, 0]"
+        ]
