@@ -19,7 +19,7 @@ from kgc.harness.scenario.from_trace import TraceNotTranslatable, scenario_from_
 from kgc.harness.scenario.replay import replay
 from kgc.harness.scenario.result import FAILED, PASSED, SKIPPED
 from kgc.model.config import Config
-from kgc.model.mutants import CATALOGUE, COOPERATIVE, KILLABLE, Mutant
+from kgc.model.mutants import APPLICATION_COMMITS, CATALOGUE, COOPERATIVE, KILLABLE, Mutant
 from kgc.model.profiles import SCALA_3X, profile_named
 from kgc.properties.protocol import ALL
 
@@ -65,11 +65,26 @@ def test_the_round_trip_covers_every_mutant_a_trace_kills() -> None:
     are the model's only (``Mutant.in_reference``; README, *Counterexamples become regression
     tests*)."""
     assert {m.name for m in ROUND_TRIP} == {
-        m.name for m in KILLABLE if not m.liveness and m.needs != COOPERATIVE and m.name not in NOT_SCENARIO_CONSUMERS
+        m.name
+        for m in KILLABLE
+        if not m.liveness and m.needs not in MODEL_ONLY_NEEDS and m.name not in NOT_SCENARIO_CONSUMERS
     }
     # A mutant that needs the standalone committer round-trips: its commits are scenario commits (KAFKA-14201).
     assert "simple_commit_checks_instance_id" in {m.name for m in ROUND_TRIP}
     assert {m.name for m in ROUND_TRIP if m.side == "consumer"} == set(CONSUMER_MUTANTS)
+
+
+MODEL_ONLY_NEEDS = (COOPERATIVE, APPLICATION_COMMITS)
+"""The configurations whose mutants do not round-trip: a scenario's consumers (``kgc/client/consumer.py``)
+follow the eager protocol only and commit only as the scenario's steps say, so a scenario carries neither a
+cooperative consumer's claims nor an application's own commits (a standalone committer's commits it does)."""
+
+
+def test_the_application_commit_mutants_are_the_models_only() -> None:
+    application = {m.name for m in KILLABLE if m.needs == APPLICATION_COMMITS}
+    assert application and all(m.side == "consumer" for m in KILLABLE if m.needs == APPLICATION_COMMITS)
+    assert not application & set(CONSUMER_MUTANTS)
+    assert not application & {m.name for m in ROUND_TRIP}
 
 
 NOT_SCENARIO_CONSUMERS = {
