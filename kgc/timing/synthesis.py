@@ -54,8 +54,9 @@ DIRECTIONS: dict[str, str] = {
 #: z3's resource budget (``rlimit``, a count of its elementary steps: the same on every machine and at
 #: every load) for the optimizer's query. The shipped uses need at most about 5 million
 #: (``tight-session.toml``'s ``session.timeout.ms``); a query the optimizer cannot settle within it
-#: (``dead-consumer.toml``'s ``reown.max.ms``, nonlinear, not settled in 800 million either) goes to the
-#: binary search, whose checks each have ``queries.SOLVER_RLIMIT``.
+#: (``dead-consumer.toml``'s ``reown.max.ms``, ``rolling-restart.toml``'s ``roll.settle.max.ms``: not
+#: settled in the 60 s of the old timeout either, about 800 and 300 million steps) goes to the binary
+#: search, whose checks each have ``queries.SOLVER_RLIMIT``.
 OPTIMIZE_RLIMIT = 50_000_000
 
 

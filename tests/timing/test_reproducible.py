@@ -110,15 +110,8 @@ def test_solve_and_the_lasso_judge_answer_alike_in_a_used_process_and_a_fresh_on
     lassos.judge(other.path, other.loop_start, parse({"broker": {"group.initial.rebalance.delay.ms": 400_000}}))
     used = outcomes()
     code = "import json; from tests.timing.test_reproducible import outcomes; print(json.dumps(outcomes()))"
-    fresh = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    fresh = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert fresh.returncode == 0, fresh.stderr
     assert json.loads(fresh.stdout.strip().splitlines()[-1]) == json.loads(json.dumps(used))
     assert used["solve"]["value"] == 9100 and used["storm"]["verdict"] == lassos.TIE
