@@ -48,14 +48,13 @@ HEARTBEATS = 4
 POLLS = 5
 MAX_HEARTBEATS = 40
 """The most heartbeat rounds ``needless_expiry`` unrolls (``heartbeat_rounds``)."""
-#: z3's time budget per check (ms) where a wall clock is still used (``kgc timing --solve``); a check
-#: that runs out is reported UNKNOWN, never PROVED.
-SOLVER_TIMEOUT_MS = 60_000
 #: z3's resource budgets (its ``rlimit``: a count of the solver's elementary steps, the same on every
 #: machine and at every load, unlike a wall-clock timeout) for an answer's checks: the question itself,
-#: each premise check and the induction step. About 3 million steps a CPU second here, so roughly the
-#: 60 s, 10 s and 20 s the wall-clock timeouts gave; a check that runs out is UNKNOWN (or its premise
-#: "not examined"), never PROVED, and runs out the same way on every run.
+#: each premise check and the induction step (``--solve`` gives each of its plain checks
+#: ``SOLVER_RLIMIT`` too, its optimizer ``synthesis.OPTIMIZE_RLIMIT``; the lasso judge has
+#: ``lassos.LASSO_RLIMIT``). About 3 million steps a CPU second here, so roughly the 60 s, 10 s and
+#: 20 s the wall-clock timeouts gave; a check that runs out is UNKNOWN (or its premise "not
+#: examined"), never PROVED, and runs out the same way on every run.
 SOLVER_RLIMIT = 180_000_000
 PREMISE_RLIMIT = 30_000_000
 INDUCTION_RLIMIT = 60_000_000
