@@ -282,6 +282,8 @@ class _Client:
         self.position = 0
         self.processed = 0
         self.batch = 0
+        #: when the batch in progress ends (the next poll); None before the first fetch
+        self.batch_ends_at: int | None = None
         self.polling_at: int | None = None
         #: the client's delayed tasks (the auto-commit task), run inside poll (docs/kafka/consumer.md#auto-commit)
         self.tasks = DelayedTaskQueue()
@@ -800,6 +802,7 @@ class Simulation:
         length = self.schedule.get(f"{client.key}.batch{i}", records * per)
         if i == 0:
             self.run.note(now, client.name, "batch", f"batch {i}: {records} records, {length} ms")
+        client.batch_ends_at = now + length
         self.at(now + length, 2, (now, 1, next(self.seq)), lambda t: self._poll(client, t))
 
     # the heartbeat thread ---------------------------------------------------------------------

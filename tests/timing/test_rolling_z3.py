@@ -69,11 +69,11 @@ def _fixed(
 
 def test_the_example_proves_no_eviction_with_its_horizon() -> None:
     """rolling-restart.toml: the member that stays up always rejoins within max.poll.interval.ms, so
-    it is never removed; the PROVED carries the horizon (the roll's first restart) and the runs its
-    premises leave out."""
+    it is never removed; the PROVED carries the horizon (the first restart directly, the later ones by the
+    induction step: ``test_rolling_induction.py``) and the runs its premises leave out."""
     v = example_answer("rolling-restart.toml", EVICTS.name)
     assert v.verdict == PROVED and v.notes[0] == ROLL_HORIZON
-    assert "later restarts of the roll" in ROLL_HORIZON and "not examined" in ROLL_HORIZON
+    assert "each later one by the induction step" in ROLL_HORIZON and "not examined" in ROLL_HORIZON
     assert any(n.startswith("not examined: runs where") for n in v.notes[1:])
 
 
