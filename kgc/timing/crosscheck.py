@@ -377,7 +377,7 @@ def whole_roll(config: TimingConfig, first: int, gaps: list[int], mutant: str | 
         schedule[f"{m.name}.restart"] = down
         if i + 1 < len(config.members):
             stop += down + gaps[i]
-    sim = _RollWatch(config, Schedule(schedule), Scenario.ROLLING, mutant, False)
+    sim = _RollWatch(config, Schedule(schedule), Scenario.ROLLING, mutant, None)
     last_back = stop + config.environment["restart.ms"].lo
 
     def done(run: Run) -> bool:

@@ -1107,8 +1107,10 @@ def roll_rounds(config: TimingConfig) -> tuple[int, int]:
     slowest = max(m["max.poll.records"].hi for m in config.members) * config.environment["record.processing.ms"].hi
     learn = max(m["heartbeat.interval.ms"].hi + m["retry.backoff.ms"].hi for m in config.members) + 2 * net
     interval = max(min(m["heartbeat.interval.ms"].lo for m in config.members[1:]), 1)
-    before = window + net + learn + slowest
-    after = config.environment["restart.ms"].hi + 3 * net + learn + slowest
+    # with auto-commit on, a commit's round trip before the LeaveGroup and before each rejoin
+    commit = 2 * net if any(m["enable.auto.commit"].hi for m in config.members) else 0
+    before = window + net + learn + slowest + 2 * commit
+    after = config.environment["restart.ms"].hi + 3 * net + learn + slowest + commit
     return tuple(max(HEARTBEATS, min(MAX_HEARTBEATS, -(-span // interval) + 2)) for span in (before, after))  # type: ignore[return-value]
 
 
@@ -1193,6 +1195,42 @@ def _roll_alive(
     alive.append(z3.Not(rules.missed_deadline(deadline, join_arrives)))
     alive.append(s_answer + st >= join_sent)
     return z3.And(*alive)
+
+
+def _never(b: z3.BoolRef) -> bool:
+    """``b`` is false whatever the values (a setting fixed so)."""
+    return z3.is_false(z3.simplify(b))
+
+
+def _after_commit(
+    rule: Callable[[z3.BoolRef, z3.ArithRef, z3.ArithRef], z3.ArithRef],
+    auto: z3.BoolRef,
+    at: z3.ArithRef,
+    commit: Message,
+) -> z3.ArithRef:
+    """``rule`` (``rules.rejoin_join_sent``, ``rules.close_leave_sent``) for a request that follows a
+    synchronous commit when auto-commit is on; with auto-commit fixed off, ``at`` itself, so such a
+    configuration's terms, and z3's answers, are the ones they were before commits were encoded."""
+    if _never(auto):
+        return at
+    assert commit.answered is not None
+    return rule(auto, at, commit.answered)
+
+
+def _sent(messages: list[Message]) -> list[Message]:
+    """``messages`` but those never sent (a commit with auto-commit fixed off)."""
+    return [m for m in messages if not _never(m.is_sent)]
+
+
+def _sync_commit(env: Env, name: str, sent: z3.ArithRef, auto: z3.BoolRef) -> Message:
+    """A synchronous auto-commit (``maybeAutoCommitOffsetsSync``: before a rejoin, ``onJoinPrepare``, and in
+    ``close()``, ``ConsumerCoordinator`` clients 3.6.2) sent by the application thread at ``sent`` when
+    auto-commit is on: the next request waits for its answer (``rules.rejoin_join_sent``). A commit that is
+    never sent (auto-commit fixed off) adds no variable, so such a configuration's answers stay as they were."""
+    if _never(auto):
+        return Message(sent, sent, sent, z3.BoolVal(False), 0)
+    arrives = sent + env.net(f"{name}.req", auto)
+    return Message(sent, arrives, arrives + env.net(f"{name}.resp", auto), auto, 0)
 
 
 def _max(xs: list[z3.ArithRef]) -> z3.ArithRef:
@@ -1302,18 +1340,26 @@ def _roll(env: Env, phased: bool = False) -> _Roll:
     phase = {j: _phase(env, j, premises) for j in range(n_members)} if phased else {}
     stops = z3.IntVal(0) if phased else env.choose(f"{subject}.restart_at", 1, window)
     down = env.choose(f"{subject}.restart", restart.lo, restart.hi)
+    # auto-commit: ``close()`` commits synchronously before its LeaveGroup, and a member that stays up commits
+    # before each rejoin (``rules.rejoin_join_sent``); its periodic commits are not encoded (the horizon says why)
+    auto = {j: env.setting(j, "enable.auto.commit") == 1 for j in range(n_members)}
+    close_commit = _sync_commit(env, f"{subject}.close-commit", stops, auto[0])
+    leave_sent = _after_commit(rules.close_leave_sent, auto[0], stops, close_commit)
     if phased:
-        # the closing member's deadline, re-armed by its heartbeat in flight if that one arrives in time
+        # the closing member's deadline, re-armed by its heartbeat in flight if that one arrives in time (the
+        # heartbeats it may send while its commit is in flight are left out: they only keep its session, which
+        # a premise asks for, and order nothing that matters after them)
         flying = phase[0].in_flight
         armed = rules.rearm_deadline(env, 0, phase[0].armed)
         in_time = z3.And(flying.is_sent, z3.Not(rules.missed_deadline(armed, flying.arrives)))
         expired = z3.If(in_time, rules.heartbeat_rearm(env, 0, armed, flying.arrives), armed)
         old_hbs = [flying]
     else:
-        expired, old_hbs, old_premises = _until_death(env, 0, stops, old_rounds)
+        # the heartbeat thread goes on until ``AbstractCoordinator.close`` stops it, after the commit
+        expired, old_hbs, old_premises = _until_death(env, 0, leave_sent, old_rounds)
         premises += old_premises
-    leave_arrives = stops + env.net(f"{subject}.leave1.req")
-    rules.fifo(env, [*old_hbs, Message(stops, leave_arrives, None, z3.BoolVal(True), 0)])
+    leave_arrives = leave_sent + env.net(f"{subject}.leave1.req")
+    rules.fifo(env, _sent([*old_hbs, close_commit, Message(leave_sent, leave_arrives, None, z3.BoolVal(True), 0)]))
     premises.append(
         (
             f"{subject}'s session expires before its LeaveGroup arrives",
@@ -1334,6 +1380,7 @@ def _roll(env: Env, phased: bool = False) -> _Roll:
     hbs1: dict[int, list[Message]] = {}
     seg1: dict[int, _Segment] = {}
     join1: dict[int, z3.ArithRef] = {}
+    commit1: dict[int, Message] = {}
     for j in survivors:
         nm = cfg.members[j].name
         sent = z3.Int(f"{nm}.join_sent1")
@@ -1351,7 +1398,8 @@ def _roll(env: Env, phased: bool = False) -> _Roll:
                 )
             )
         seg1[j] = _roll_polls(env, j, "", phase[j].batch_from if phased else z3.IntVal(0), learned, some)
-        env.add(sent == seg1[j].rejoin)
+        commit1[j] = _sync_commit(env, f"{nm}.rejoin-commit", seg1[j].rejoin, auto[j])
+        env.add(sent == _after_commit(rules.rejoin_join_sent, auto[j], seg1[j].rejoin, commit1[j]))
         if phased:
             # the batch in progress ends within max.poll.interval.ms of the poll timer's restart (part of the
             # states a settled restart leaves: ``roll_phase_violations``' last check)
@@ -1518,7 +1566,8 @@ def _roll(env: Env, phased: bool = False) -> _Roll:
         )
         seg2 = _roll_polls(env, j, "p2.", answered1[j], learned2, z3.And(by1, some2))
         seg2s[j] = seg2
-        env.add(sent2 == seg2.rejoin)
+        commit2 = _sync_commit(env, f"{nm}.rejoin-commit2", seg2.rejoin, z3.And(by1, auto[j]))
+        env.add(sent2 == _after_commit(rules.rejoin_join_sent, auto[j], seg2.rejoin, commit2))
         premises.append(
             (
                 "a batch exceeds max.poll.interval.ms (the member leaves: poll_timeout_leave)",
@@ -1541,12 +1590,22 @@ def _roll(env: Env, phased: bool = False) -> _Roll:
         messages = [
             *([phase[j].in_flight] if phased else []),
             *hbs1[j],
-            Message(seg1[j].rejoin, join1[j], ja1[j], z3.BoolVal(True), 0),
+            commit1[j],
+            # a JoinGroup that arrives after the join phase completed without it (the member removed) is
+            # answered when it arrives, not with the others (the order of answers on the connection)
+            Message(
+                _after_commit(rules.rejoin_join_sent, auto[j], seg1[j].rejoin, commit1[j]),
+                join1[j],
+                z3.If(join1[j] > completed1, join1[j] + env.net(f"{nm}.join1.resp"), ja1[j]),
+                z3.BoolVal(True),
+                0,
+            ),
             Message(sent1[j], sy1[j], answered1[j], by1, 0),
             *hbs2,
+            commit2,
             Message(sent2, join2[j], None, by1, 0),
         ]
-        rules.fifo(env, messages)
+        rules.fifo(env, _sent(messages))
     members2 = [*survivors, 0]
     rt2 = rules.rebalance_timeout([rules.join_rebalance_timeout(env, j) for j in members2])
     completed2, by2 = rules.join_completes(_max([started2, *join2.values()]), started2, rt2)
@@ -1849,8 +1908,10 @@ ROLL_HORIZON = (
     "JoinGroup restart.ms later, through both of its rebalances), each later one by the induction step on the "
     "next line (a restart of any member from any group settled by the one before, whenever it begins); a "
     "restart begun before the group settled from the one before, a new process joining its own leave's "
-    "rebalance, static members (every restart of their roll: rolling_restart_static_expires), auto-commit on: "
-    "not examined"
+    "rebalance, static members (every restart of their roll: rolling_restart_static_expires): not examined; "
+    "with auto-commit on, the synchronous commits before a LeaveGroup and before each rejoin are encoded, the "
+    "periodic ones are not (each only re-arms its member's deadline, which the premises on the sessions of the "
+    "members that stay up leave out, so they can only exclude more runs)"
 )
 
 
@@ -2177,7 +2238,6 @@ QUESTIONS: dict[str, Question] = {
             Scenario.ROLLING,
             _encode_roll_evicts,
             _observe_roll_evicted,
-            auto_commit=False,
             horizon=ROLL_HORIZON,
             step=partial(_encode_roll_evicts, phased=True),
             unit="restart",
@@ -2191,7 +2251,6 @@ QUESTIONS: dict[str, Question] = {
             Scenario.ROLLING,
             _encode_roll_settled,
             _observe_roll_settled,
-            auto_commit=False,
             horizon=ROLL_HORIZON,
             step=partial(_encode_roll_settled, phased=True),
             unit="restart",

@@ -102,6 +102,8 @@ def rolls(draw: st.DrawFn) -> tuple[Any, int, list[int], str | None]:
             "heartbeat.interval.ms": interval,
             "session.timeout.ms": draw(st.integers(6000, 12_000)),
             "max.poll.interval.ms": draw(st.integers(6000, 30_000)),
+            "enable.auto.commit": draw(st.booleans()),
+            "auto.commit.interval.ms": draw(st.integers(100, 10_000)),
         },
     )
     first = draw(st.integers(1, 2 * interval))
