@@ -1199,7 +1199,7 @@ def _roll_alive(
 
 def _never(b: z3.BoolRef) -> bool:
     """``b`` is false whatever the values (a setting fixed so)."""
-    return z3.is_false(z3.simplify(b))
+    return bool(z3.is_false(z3.simplify(b)))
 
 
 def _after_commit(
