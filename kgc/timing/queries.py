@@ -1063,7 +1063,8 @@ def _encode_static_restart(env: Env) -> Encoded:
     window, rounds = restart_window(env.config)
     stops = env.choose(f"{name}.restart_at", 1, window)
     down = env.choose(f"{name}.restart", env.env_range("restart.ms").lo, env.env_range("restart.ms").hi)
-    expired, hbs, premises = _until_death(env, 0, stops, rounds)
+    close, premises = _static_close(env, 0, stops, rounds)
+    expired, hbs = close.expired, close.hbs
     rejoin = stops + down + env.net(f"{name}.join1.req")
     premises.append(
         (
@@ -1207,7 +1208,7 @@ def _after_commit(
     at: z3.ArithRef,
     commit: Message,
 ) -> z3.ArithRef:
-    """``rule`` (``rules.rejoin_join_sent``, ``rules.close_leave_sent``) for a request that follows a
+    """``rule`` (``rules.rejoin_join_sent``, ``rules.close_ends``) for a request that follows a
     synchronous commit when auto-commit is on; with auto-commit fixed off, ``at`` itself, so such a
     configuration's terms, and z3's answers, are the ones they were before commits were encoded."""
     if _never(auto):
@@ -1230,6 +1231,41 @@ def _sync_commit(env: Env, name: str, sent: z3.ArithRef, auto: z3.BoolRef) -> Me
         return Message(sent, sent, sent, z3.BoolVal(False), 0)
     arrives = sent + env.net(f"{name}.req", auto)
     return Message(sent, arrives, arrives + env.net(f"{name}.resp", auto), auto, 0)
+
+
+@dataclass
+class _Close:
+    """A static member's ``close()`` for a restart: its synchronous commit (with auto-commit on), when it
+    is done with the group (``rules.close_ends``: the heartbeat thread stops), its old id's expiry — one
+    session after the last request that re-armed it, the commit included (``handleCommitOffsets`` →
+    ``completeAndScheduleNextHeartbeatExpiration``, ``GroupCoordinator.scala`` 3.6.2) — and its heartbeats."""
+
+    commit: Message
+    ends: z3.ArithRef
+    expired: z3.ArithRef
+    hbs: list[Message]
+
+
+def _static_close(
+    env: Env, member: int, stops: z3.ArithRef, rounds: int
+) -> tuple[_Close, list[tuple[str, z3.BoolRef]]]:
+    """``_until_death`` for a static member that closes at ``stops`` (no LeaveGroup, KIP-345): the heartbeat
+    thread runs until the close's commit is answered, and the commit re-arms the old id's deadline when it
+    arrives before that deadline (no heartbeat misses one before: ``_until_death``'s premises). A commit
+    arriving after the new process's JoinGroup replaced the member id re-arms nothing, but then the old id
+    did not expire before the rejoin either way. With auto-commit fixed off the terms are
+    ``_until_death``'s alone."""
+    name = env.config.members[member].name
+    auto = env.setting(member, "enable.auto.commit") == 1
+    commit = _sync_commit(env, f"{name}.close-commit", stops, auto)
+    ends = _after_commit(rules.close_ends, auto, stops, commit)
+    expired, hbs, premises = _until_death(env, member, ends, rounds)
+    if not _never(auto):
+        rearmed = rules.rearm_deadline(env, member, commit.arrives)
+        in_time = z3.And(commit.is_sent, z3.Not(rules.missed_deadline(expired, commit.arrives)))
+        expired = z3.If(z3.And(in_time, rearmed > expired), rearmed, expired)
+        rules.fifo(env, [*hbs, commit])
+    return _Close(commit, ends, expired, hbs), premises
 
 
 def _max(xs: list[z3.ArithRef]) -> z3.ArithRef:
@@ -1343,7 +1379,7 @@ def _roll(env: Env, phased: bool = False) -> _Roll:
     # before each rejoin (``rules.rejoin_join_sent``); its periodic commits are not encoded (the horizon says why)
     auto = {j: env.setting(j, "enable.auto.commit") == 1 for j in range(n_members)}
     close_commit = _sync_commit(env, f"{subject}.close-commit", stops, auto[0])
-    leave_sent = _after_commit(rules.close_leave_sent, auto[0], stops, close_commit)
+    leave_sent = _after_commit(rules.close_ends, auto[0], stops, close_commit)
     if phased:
         # the closing member's deadline, re-armed by its heartbeat in flight if that one arrives in time (the
         # heartbeats it may send while its commit is in flight are left out: they only keep its session, which
@@ -1844,7 +1880,8 @@ def _encode_static_roll(env: Env) -> Encoded:
         gap = env.choose(f"{name}.roll_gap", 1, _static_gap(cfg, i))
         stop = started + gap
         down = env.choose(f"{name}.restart", restart.lo, restart.hi)
-        expired, hbs, death = _until_death(env, i, stop, rounds[i])
+        close, death = _static_close(env, i, stop, rounds[i])
+        expired, hbs = close.expired, close.hbs
         premises += [(text.replace(" stops", " stops to restart"), p) for text, p in death]
         rejoin = stop + down + env.net(f"{name}.new.join1.req")
         premises.append(
@@ -1862,13 +1899,6 @@ def _encode_static_roll(env: Env) -> Encoded:
                 f"{name}'s new process may not reach its first heartbeat within its session (its JoinGroup and "
                 "SyncGroup round trips and a heartbeat round against session.timeout.ms: needless_expiry)",
                 4 * net_hi + hbi + backoff < env.setting(i, "session.timeout.ms"),
-            )
-        )
-        premises.append(
-            (
-                f"{name} commits offsets automatically (enable.auto.commit: its commits re-arm its session "
-                "deadline; not encoded)",
-                env.setting(i, "enable.auto.commit") == 0,
             )
         )
         events.append((name, expired, expired < rejoin))
@@ -1952,9 +1982,10 @@ STATIC_ROLL_HORIZON = (
     "turn stopping (no LeaveGroup) within two of its heartbeat periods after the previous new process started "
     "(a later stop meets the same states: each heartbeat round depends only on the one before it) and its new "
     "process sending JoinGroup with its group.instance.id restart.ms later; without a rebalance the members are "
-    "independent, so every restart of the roll is encoded; what follows a first expiry (the rebalance), the new "
-    "processes' own sessions (needless_expiry), a restart with new timeouts (static_restart_new_timeouts), "
-    "auto-commit on: not examined"
+    "independent, so every restart of the roll is encoded; with auto-commit on, each close()'s synchronous "
+    "commit re-arms its old id's deadline (the periodic commits come before it and re-arm nothing later); what "
+    "follows a first expiry (the rebalance), the new processes' own sessions (needless_expiry), a restart with "
+    "new timeouts (static_restart_new_timeouts): not examined"
 )
 
 
@@ -2223,11 +2254,12 @@ QUESTIONS: dict[str, Question] = {
             Scenario.RESTART,
             _encode_static_restart,
             _observe_restart,
-            auto_commit=False,
             horizon=(
                 "horizon: one restart of a lone static member, beginning within its first two heartbeat periods (a "
-                "later one meets the same states: each heartbeat round depends only on the one before it); a "
-                "restart during a rebalance, several members restarting in turn (a rolling restart): not examined"
+                "later one meets the same states: each heartbeat round depends only on the one before it), with "
+                "auto-commit on its close()'s synchronous commit re-arming the old id's deadline (its periodic "
+                "commits come before it and re-arm nothing later); a restart during a rebalance, several members "
+                "restarting in turn (every restart of a static roll: rolling_restart_static_expires): not examined"
             ),
         ),
         Question(
@@ -2263,7 +2295,6 @@ QUESTIONS: dict[str, Question] = {
             Scenario.ROLLING_STATIC,
             _encode_static_roll,
             _observe_static_roll,
-            auto_commit=False,
             horizon=STATIC_ROLL_HORIZON,
         ),
         Question(
@@ -2345,7 +2376,7 @@ def _answer(question: Question, config: TimingConfig, mutant: str | None, replay
     enc = encode(question, config, mutant)
     s = solver_for(enc, [enc.bad])
     result = s.check()
-    notes = _excluded(enc)
+    notes = _excluded(enc) + _without_commits(question, config, enc)
     if result == z3.unsat:
         vacuous = _vacuous(enc)
         if vacuous == UNDECIDED_PREMISES:
@@ -2442,6 +2473,26 @@ def induction(
     why = "z3 could not decide it" if result != z3.sat else f"z3 found a {unit} with the bad event after one without"
     first = "the first" if scope is not None else "the unrolled ones"
     return [f"not examined: {unit}s after {first} — the induction step does not hold ({why})"]
+
+
+def _without_commits(question: Question, config: TimingConfig, enc: Encoded) -> list[str]:
+    """A question whose runs make no commits (``auto_commit=False``: heartbeats alone) asked of a
+    configuration with auto-commit on says so: an OffsetCommit re-arms the member's deadline as a Heartbeat
+    does (``handleCommitOffsets`` → ``completeAndScheduleNextHeartbeatExpiration``, ``GroupCoordinator.scala``
+    3.6.2), so the commits could only keep a member longer — a PROVED holds with them, and a counterexample
+    is a run in which none came in time (its replay makes none). A question whose premises exclude
+    auto-commit already names it there."""
+    if question.auto_commit is not False or any("enable.auto.commit" in text for text, _ in enc.premises):
+        return []
+    on = [m.name for m in config.members if m["enable.auto.commit"].hi]
+    if not on:
+        return []
+    return [
+        f"without commits: enable.auto.commit is on for {', '.join(on)}, but this question's runs make none (each "
+        "would re-arm its member's deadline at the coordinator as a heartbeat does; the client's own session timer "
+        "restarts on heartbeat answers only): a PROVED holds with them, an expiry in a counterexample needs none "
+        "to arrive in time"
+    ]
 
 
 def _excluded(enc: Encoded) -> list[str]:

@@ -267,11 +267,12 @@ def rejoin_join_sent(auto_commit: Bool, poll: Int, commit_answered: Int) -> Int:
     return z3.If(auto_commit, commit_answered, poll)
 
 
-def close_leave_sent(auto_commit: Bool, close: Int, commit_answered: Int) -> Int:
-    """When a dynamic member's ``close()`` sends its LeaveGroup: ``ConsumerCoordinator.close`` first
-    commits synchronously when auto-commit is on (``maybeAutoCommitOffsetsSync``), then
-    ``AbstractCoordinator.close`` stops the heartbeat thread and ``maybeLeaveGroup`` sends LeaveGroup
-    (clients 3.6.2), so it leaves when the commit's answer arrives; with auto-commit off, at the close."""
+def close_ends(auto_commit: Bool, close: Int, commit_answered: Int) -> Int:
+    """When ``KafkaConsumer.close()`` is done with the group — a dynamic member's LeaveGroup goes out, and
+    the heartbeat thread stops: ``ConsumerCoordinator.close`` first commits synchronously when auto-commit is
+    on (``maybeAutoCommitOffsetsSync``), then ``AbstractCoordinator.close`` stops the heartbeat thread and
+    ``maybeLeaveGroup`` sends LeaveGroup, for a dynamic member only (clients 3.6.2), so that is when the
+    commit's answer arrives; with auto-commit off, at the close."""
     return z3.If(auto_commit, commit_answered, close)
 
 

@@ -320,7 +320,7 @@ class _Client:
         name = name or self.count(kind)
         delay = self.sim.delay(f"{self.key}.{name}.req")
         msg = _Message(self.name, name, api, build, now, next(self.sim.seq), prio)
-        if self.sim.scenario in (Scenario.ROLLING, Scenario.ROLLING_STATIC):
+        if self.sim.scenario in (Scenario.ROLLING, Scenario.ROLLING_STATIC, Scenario.RESTART):
             msg.owner = self
         arrival = max(now + delay, self.last_arrival)
         self.last_arrival = arrival
@@ -943,9 +943,7 @@ class Simulation:
         if self.scenario in (Scenario.RESTART, Scenario.RESTART_RECONFIGURED):
             at = self.schedule.get(f"{c1.name}.restart_at", 1)
             down = self.schedule.get(f"{c1.name}.restart", self._env_min("restart.ms"))
-            self.at(
-                at, 2, (at, -1, next(self.seq)), lambda t: self._die(c1, t, "stops to restart (static: no LeaveGroup)")
-            )
+            self.at(at, 2, (at, -1, next(self.seq)), lambda t: self._begin_close(c1, t))
             self.at(at + down, 2, (at + down, -1, next(self.seq)), self._restart)
         if self.scenario == Scenario.STALL:
             at = self.schedule.get(f"{c1.name}.stall_at", 1)
@@ -1081,15 +1079,13 @@ class Simulation:
             stop += down
 
     def _close(self, index: int, now: int) -> None:
-        """A dynamic member's ``KafkaConsumer.close()``: with auto-commit on, ``ConsumerCoordinator.close``
-        first commits synchronously (``maybeAutoCommitOffsetsSync``, clients 3.6.2) — the application
-        thread polls no more, the heartbeat thread goes on until ``AbstractCoordinator.close`` stops it —
-        then the application thread sends LeaveGroup (``maybeLeaveGroup``: only with a member id) and the
-        process stops; what it sent is still delivered."""
-        client = self.clients[index]
-        if self.scenario == Scenario.ROLLING_STATIC:
-            self._die(client, now, "stops to restart (static: no LeaveGroup)")
-            return
+        self._begin_close(self.clients[index], now)
+
+    def _begin_close(self, client: _Client, now: int) -> None:
+        """``KafkaConsumer.close()`` (a restart): with auto-commit on, ``ConsumerCoordinator.close`` first
+        commits synchronously (``maybeAutoCommitOffsetsSync``, clients 3.6.2) — the application thread
+        polls no more, the heartbeat thread goes on until ``AbstractCoordinator.close`` stops it — then
+        ``_leave``; what it sent is still delivered."""
         if not client.done and client.member_id and self._auto_commit(client):
             self.run.note(now, client.name, "client", "closes to restart: commits first")
             client.closing = True
@@ -1097,8 +1093,15 @@ class Simulation:
             return
         self._leave(client, now)
 
+    def _static(self) -> bool:
+        return self.scenario in (Scenario.RESTART, Scenario.RESTART_RECONFIGURED, Scenario.ROLLING_STATIC)
+
     def _leave(self, client: _Client, now: int) -> None:
-        """The end of ``close()``: LeaveGroup, and the process stops."""
+        """The end of ``close()``: a dynamic member's LeaveGroup (``maybeLeaveGroup``: only with a member id;
+        a static member sends none, KIP-345), and the process stops."""
+        if self._static():
+            self._die(client, now, "stops to restart (static: no LeaveGroup)")
+            return
         if not client.done and client.member_id:
             mid = client.member_id
             client.send("leave", ApiKey.LEAVE_GROUP, lambda: LeaveGroupRequest(GROUP, (MemberIdentity(mid),)), now, 0)

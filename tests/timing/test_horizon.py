@@ -174,3 +174,19 @@ def test_a_premise_z3_cannot_decide_is_listed_as_not_examined(monkeypatch: pytes
         n.startswith("not examined (z3 could not tell within its budget whether there are any): runs where")
         for n in notes
     )
+
+
+def test_a_question_without_commits_says_so_when_auto_commit_is_on() -> None:
+    """``needless_expiry`` (heartbeats alone) on a configuration with auto-commit on: the PROVED says its
+    runs make no commits and why that leaves it standing; with auto-commit off nothing is added. A
+    refutation (``heartbeat_not_rearmed``) says it too; a question that encodes the commits does not."""
+    on = parse({"consumer": {"enable.auto.commit": True}, "member": [{"name": "c1"}]})
+    off = parse({"consumer": {"enable.auto.commit": False}, "member": [{"name": "c1"}]})
+    q = QUESTIONS["needless_expiry"]
+    said = [n for n in answer(q, on, replay=False).notes if n.startswith("without commits:")]
+    assert len(said) == 1 and "enable.auto.commit is on for c1" in said[0] and "a PROVED holds" in said[0]
+    assert not [n for n in answer(q, off, replay=False).notes if n.startswith("without commits:")]
+    refuted = answer(q, on, "heartbeat_not_rearmed", replay=False)
+    assert refuted.verdict == REFUTED and any(n.startswith("without commits:") for n in refuted.notes)
+    static = answer(QUESTIONS["static_restart_expires"], on, replay=False)
+    assert not any(n.startswith("without commits:") for n in static.notes)

@@ -30,14 +30,14 @@ def test_report_with_timing_verdicts(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert code == 0
     html = page.read_text()
     assert '<section id="timing">' in html
-    # needless_expiry and stall_evicts (no stall: the same lapse) are refuted; initial_rebalance_held,
-    # auto_commit_unprocessed and static_restart_expires proved
-    assert html.count('class="badge violated">REFUTED') == 2 and html.count('class="badge holds">PROVED') == 3
+    # needless_expiry and stall_evicts (no stall: the same lapse) are refuted; initial_rebalance_held and
+    # auto_commit_unprocessed proved
+    assert html.count('class="badge violated">REFUTED') == 2 and html.count('class="badge holds">PROVED') == 2
     # The session lapses at 6 s in every run: the poll-timer, rebalance and dead-consumer questions are about no run.
-    # So are static_restart_new_timeouts (the restarted process's session lapses too), evicted_while_assigning and
-    # the rolling restart's three questions (rolling_restart_evicts, rolling_restart_settled and, its consumers
-    # committing automatically, rolling_restart_static_expires).
-    assert html.count('class="badge notfound">VACUOUS') == 9
+    # So are static_restart_new_timeouts (the restarted process's session lapses too), evicted_while_assigning,
+    # the rolling restart's three questions, and static_restart_expires (close()'s commit takes 4 s: the old
+    # process's heartbeats meanwhile arrive after the new process's JoinGroup in every run).
+    assert html.count('class="badge notfound">VACUOUS') == 10
     assert 'class="kgc-msc kgc-timeline"' in html and "agrees" in html
     assert "not proved: needless_expiry" in capsys.readouterr().out
 

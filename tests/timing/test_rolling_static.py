@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from kgc.timing import mutants as M
 from kgc.timing.config import parse
 from kgc.timing.crosscheck import judge_static_roll
-from kgc.timing.queries import PROVED, QUESTIONS, REFUTED, VACUOUS, answer, static_roll_rounds
+from kgc.timing.queries import PROVED, QUESTIONS, REFUTED, answer, static_roll_rounds
 
 STATIC = QUESTIONS["rolling_restart_static_expires"]
 
@@ -45,13 +45,17 @@ def static_rolls(draw: Any) -> tuple[Any, dict[str, int]]:
     dmax = draw(st.integers(dmin, dmin + 100))
     hb = draw(st.integers(1000, 3000))
     session = draw(st.integers(max(6000, 4 * dmax + hb + 101), 12000))
-    config = _config(session, hb, (0, 20000), (dmin, dmax))
+    auto = draw(st.booleans())
+    config = _config(session, hb, (0, 20000), (dmin, dmax), auto)
     delay = st.integers(dmin, dmax)
     pins: dict[str, int] = {}
     for name, rounds in zip(("c1", "c2"), static_roll_rounds(config), strict=True):
         pins[f"{name}.roll_gap"] = draw(st.integers(1, 2 * (hb + 100)))
         pins[f"{name}.restart"] = draw(st.integers(0, session + 2000))
         pins[f"{name}.new.join1.req"] = draw(delay)
+        if auto:
+            pins[f"{name}.close-commit.req"] = draw(delay)
+            pins[f"{name}.close-commit.resp"] = draw(delay)
         for k in range(1, rounds + 1):
             pins[f"{name}.hb{k}.late"] = draw(st.integers(0, 100))
             pins[f"{name}.hb{k}.req"] = draw(delay)
@@ -99,13 +103,26 @@ def test_the_second_restart_is_examined() -> None:
     assert v.schedule["c2.restart_at"] > v.schedule["c1.restart_at"]
 
 
-def test_restarts_within_the_session_are_proved_and_auto_commit_is_a_premise() -> None:
-    """Down at most 3 s with 10 s sessions: PROVED with the horizon; the same with auto-commit on is
-    VACUOUS (its commits re-arm the deadline; not encoded)."""
-    v = answer(STATIC, _config(10000, 2000, (0, 3000), (1, 20)))
-    assert v.verdict == PROVED and v.notes[0] == STATIC.horizon
-    v = answer(STATIC, _config(10000, 2000, (0, 3000), (1, 20), auto=True))
-    assert v.verdict == VACUOUS
+def test_restarts_within_the_session_are_proved_with_auto_commit_on_and_off() -> None:
+    """Down at most 3 s with 10 s sessions: PROVED with the horizon, auto-commit on or off."""
+    for auto in (False, True):
+        v = answer(STATIC, _config(10000, 2000, (0, 3000), (1, 20), auto))
+        assert v.verdict == PROVED and v.notes[0] == STATIC.horizon
+
+
+def test_the_close_commit_re_arms_the_old_id_on_both_sides() -> None:
+    """With auto-commit on, ``close()`` commits before the process stops (``ConsumerCoordinator.close`` →
+    ``maybeAutoCommitOffsetsSync``, clients 3.6.2), and the OffsetCommit re-arms the old id's deadline
+    (``handleCommitOffsets`` → ``completeAndScheduleNextHeartbeatExpiration``, 3.6.2). c1's last heartbeat
+    arrives at 3,010 and it stops at 5,000, down 8,005 ms: without the commit its old id expires at 13,010,
+    5 ms before the new process's JoinGroup; with it, the deadline is 15,010 and the restart costs nothing —
+    on z3's side and the twin's."""
+    pins = {"c1.roll_gap": 5000, "c1.restart": 8005, "c2.roll_gap": 1, "c2.restart": 2000}
+    off = judge_static_roll(STATIC, _config(10000, 3000, (0, 20000), (10, 10)), pins)
+    assert off.applies and off.agree and off.symbolic is not None
+    assert (off.symbolic.member, off.symbolic.time) == ("c1", 13_010)
+    on = judge_static_roll(STATIC, _config(10000, 3000, (0, 20000), (10, 10), auto=True), pins)
+    assert on.applies and on.agree and on.symbolic is None
 
 
 def test_a_coordinator_that_does_not_rearm_is_refuted() -> None:

@@ -283,7 +283,7 @@ def test_auto_commit_lengthens_the_roll_on_both_sides() -> None:
 def test_a_commit_left_out_of_the_rules_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """z3 without the close's commit (its LeaveGroup at the close, as with auto-commit off), the twin with
     it: the two sides disagree on the eviction's millisecond."""
-    monkeypatch.setattr(rules, "close_leave_sent", lambda auto, close, answered: close)
+    monkeypatch.setattr(rules, "close_ends", lambda auto, close, answered: close)
     config = _fixed(2, 15_000, **{"enable.auto.commit": True})
     j = judge_roll(EVICTS, config, {"c1.restart_at": 2000}, MUTANT, MUTANT)
     assert j.applies and not j.agree

@@ -1422,7 +1422,7 @@ RULES: dict[str, tuple[str, str]] = {
         "`kgc/timing/simulate.py` `_poll`'s rejoin commit, `_answer` sending JoinGroup at its answer",
         "test_rejoin_agrees_with_the_simulated_consumer",
     ),
-    "close_leave_sent": (
+    "close_ends": (
         "`kgc/timing/simulate.py` `_close`'s commit, `_answer` sending LeaveGroup at its answer (`_leave`)",
         "test_close_agrees_with_the_simulated_consumer",
     ),
@@ -1469,7 +1469,7 @@ def test_the_docs_table_lists_every_rule() -> None:
 def _close_disagreements(rule: Callable[[Any, Any, Any], Any]) -> Iterator[tuple[Any, ...]]:
     """The twin's rolling restart (``Scenario.ROLLING``): c1's ``close()`` at 2500 ms (``_close``: with
     auto-commit, the commit first and the LeaveGroup when its answer arrives), against
-    ``close_leave_sent`` for when the LeaveGroup goes out."""
+    ``close_ends`` for when the LeaveGroup goes out."""
     for auto, delay in product((False, True), (0, 7, 40)):
         config = parse(
             {
@@ -1488,7 +1488,7 @@ def _close_disagreements(rule: Callable[[Any, Any, Any], Any]) -> Iterator[tuple
 
 
 def test_close_agrees_with_the_simulated_consumer() -> None:
-    assert list(_close_disagreements(rules.close_leave_sent)) == []
+    assert list(_close_disagreements(rules.close_ends)) == []
 
 
 def test_a_close_that_does_not_wait_for_its_commit_disagrees() -> None:
