@@ -109,10 +109,9 @@ VACUOUS_CASES = {("wan-latency.toml", "rebalance_held"), ("wan-latency.toml", "e
 SLOW = {("ranges.json", "rebalance_held"), ("ranges.json", "evicted_while_parked")}
 SLOW |= {("ranges.json", "static_restart_new_timeouts"), ("ranges.json", "evicted_while_assigning")}
 #: dead_consumer_reowned unrolls both members' heartbeats up to the expiry and the dying member's polls up
-#: to its death (1-20 s a configuration, ranges.json over two minutes): checked on the defaults and on its
-#: own examples by default
-SLOW |= {(name, "dead_consumer_reowned") for name in ("ranges.json", "initial-delay.toml", "long-poll-interval.toml")}
-SLOW |= {(name, "dead_consumer_reowned") for name in ("slow-processing.toml", "auto-commit.toml", "gc-pause.toml")}
+#: to its death: about a second on the examples whose second member dies at t = 0 (death.ms unset), over two
+#: minutes on ranges.json's ranges
+SLOW |= {("ranges.json", "dead_consumer_reowned")}
 #: the rolling restart unrolls every survivor's heartbeats and batches through two rebalances (3-30 s a
 #: configuration on this machine, long batches much more): checked on the defaults and on its own example by default
 SLOW |= {
@@ -121,7 +120,6 @@ SLOW |= {
     if name not in ("defaults.toml", "rolling-restart.toml")
     for q in ("rolling_restart_evicts", "rolling_restart_settled")
 }
-SLOW |= {("slow-assignment.toml", "dead_consumer_reowned")}
 
 
 #: (slow) the rolling restart's questions on the examples with the longest batches or the widest ranges:
