@@ -14,12 +14,14 @@ from kgc.cli import exits, main
 from kgc.timing.config import Bound, load, parse
 from kgc.timing.crosscheck import judge
 from kgc.timing.queries import (
+    DEAD_MAX_POLLS,
     PROVED,
     QUESTIONS,
     REFUTED,
     VACUOUS,
     Verdict,
     answer,
+    dead_polls,
     encode,
     replay_verdict,
     schedule_of,
@@ -281,3 +283,25 @@ def test_commit_not_rearmed_flips_the_auto_commit_example_on_both_sides() -> Non
     twin = Verdict(DEAD, REFUTED, 0.0, predicted=kafka.predicted, schedule=dict(kafka.schedule), config=kafka.config)
     replay_verdict(twin, "commit_not_rearmed")
     assert twin.run is not None and twin.observed is None
+
+
+def test_a_death_beyond_the_unrolled_polls_is_not_examined() -> None:
+    """The dying member's polls are unrolled up to the latest death at the shortest batches
+    (``dead_polls``), at most ``DEAD_MAX_POLLS``; with 10 ms batches and a death up to 2 s in, it may poll
+    more often than that before it dies, and those runs are listed as not examined (its commits there
+    are not looked at), never silently counted as proved."""
+    doc: dict[str, object] = {
+        "consumer": {"max.poll.records": 1, "auto.commit.interval.ms": 100},
+        "environment": {"network.delay.ms": [1, 50], "record.processing.ms": [10, 20], "death.ms": [0, 2000]},
+        "member": [{"name": "c1"}, {"name": "c2"}],
+    }
+    config = parse(doc)
+    assert dead_polls(config) == DEAD_MAX_POLLS
+    v = answer(DEAD, config)
+    assert v.verdict == PROVED and v.notes[0] == DEAD.horizon
+    assert f"not examined: runs where c2 polls more than its {DEAD_MAX_POLLS} unrolled times before it stops" in (
+        " ".join(v.notes)
+    )
+    # 40-50 ms batches: 51 polls reach the latest death at the shortest batches
+    longer = parse({**doc, "environment": {"record.processing.ms": [40, 50], "death.ms": [0, 2000]}})
+    assert dead_polls(longer) == 51
