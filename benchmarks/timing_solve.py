@@ -3,7 +3,8 @@
 For each use, one JSON line: the example, the question, the field, the value found, the method (the
 optimizer, or the binary search once the optimizer's budget ``synthesis.OPTIMIZE_RLIMIT`` is spent),
 the seconds and CPU seconds of the whole solution (with the tightness proof and the witness's concrete
-replay) and the load average (the machine is shared: wall-clock moves with its load). The value and
+replay), the witness one step beyond the value (``refuted``) and whether its replay on the concrete twin
+agrees, and the load average (the machine is shared: wall-clock moves with its load). The value and
 the method are the same on every run (z3's resource budgets, a context of its own); the seconds are
 not.
 
@@ -30,6 +31,8 @@ USES = (
     ("slow-processing.toml", "poll_timeout_leave", "max.poll.interval.ms"),
     ("slow-processing.toml", "poll_timeout_leave", "max.poll.records"),
     ("dead-consumer.toml", "dead_consumer_reowned", "reown.max.ms"),
+    ("defaults.toml", "dead_consumer_reowned", "reown.max.ms"),
+    ("dead-consumer-auto-commit.toml", "dead_consumer_reowned", "reown.max.ms"),
     ("rolling-restart.toml", "rolling_restart_settled", "roll.settle.max.ms"),
 )
 
@@ -51,6 +54,7 @@ def main(argv: list[str]) -> int:
         except TimingConfigError as exc:
             print(f"timing_solve: {exc}", file=sys.stderr)
             return 2
+        witness = solution.witness
         print(
             json.dumps(
                 {
@@ -60,6 +64,8 @@ def main(argv: list[str]) -> int:
                     "value": solution.value,
                     "method": solution.method,
                     "undecided": solution.undecided,
+                    "refuted": None if witness is None or witness.predicted is None else str(witness.predicted),
+                    "replay_agrees": None if witness is None else witness.replay_agrees,
                     "seconds": round(time.perf_counter() - started, 3),
                     "cpu_s": round(time.process_time() - cpu, 3),
                     "load": [round(load_before, 2), round(os.getloadavg()[0], 2)],

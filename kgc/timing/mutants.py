@@ -31,6 +31,7 @@ HEARTBEAT_NOT_REARMED = "heartbeat_not_rearmed"
 NEW_MEMBER_TIMER_NOT_COMPLETED = "new_member_timer_not_completed"
 STATIC_REJOIN_KEEPS_OLD_TIMEOUTS = "static_rejoin_keeps_old_timeouts"
 NO_HEARTBEAT_WHILE_COMPLETING = "no_heartbeat_while_completing"
+COMMIT_NOT_REARMED = "commit_not_rearmed"
 
 #: Every timing mutant by name, with what it does differently.
 MUTANTS: dict[str, str] = {
@@ -63,6 +64,11 @@ MUTANTS: dict[str, str] = {
         "until the member is Stable (HeartbeatThread.run disabled itself while the state was not STABLE), "
         "so between its JoinGroup answer and its SyncGroup answer — the leader's assignment — nothing re-arms the "
         "member's session at the coordinator"
+    ),
+    COMMIT_NOT_REARMED: (
+        "the coordinator's OffsetCommit handler does not re-arm the committer's DelayedHeartbeat "
+        "(completeAndScheduleNextHeartbeatExpiration left out of doCommitOffsets): a member's auto-commits no "
+        "longer keep its session, so a dead member's commits just before it died no longer delay its expiry"
     ),
 }
 

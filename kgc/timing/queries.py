@@ -569,7 +569,8 @@ def _rebalance(env: Env, leader_deadline: bool = True) -> _Rebalance:
     cd = env.net(f"{subject}.rejoin-commit.req", auto)
     cr = env.net(f"{subject}.rejoin-commit.resp", auto)
     messages.append(Message(rejoin_poll, rejoin_poll + cd, rejoin_poll + cd + cr, auto, 0))
-    rearms.append((rejoin_poll + cd, auto))
+    if rules.commit_rearms(env):
+        rearms.append((rejoin_poll + cd, auto))
     env.add(join_sent == rules.rejoin_join_sent(auto, rejoin_poll, rejoin_poll + cd + cr))
     subject_join = join_sent + env.net(f"{subject}.join1.req")
     last_new = joined[0]
@@ -865,6 +866,112 @@ def _until_death(
     return expired, hbs2, premises
 
 
+DEAD_MAX_POLLS = 60
+"""The most polls of the dying member ``dead_consumer_reowned`` unrolls (``dead_polls``)."""
+
+
+def dead_polls(config: TimingConfig) -> int:
+    """The dying member's polls ``dead_consumer_reowned`` unrolls when it may commit automatically:
+    enough for the latest death at the shortest batches and one more (at least ``POLLS``, at most
+    ``DEAD_MAX_POLLS``); runs that poll again before the death are not examined."""
+    dying = config.members[1]
+    shortest = dying["max.poll.records"].lo * config.environment["record.processing.ms"].lo
+    if shortest <= 0:
+        return DEAD_MAX_POLLS
+    return max(POLLS, min(DEAD_MAX_POLLS, -(-config.environment["death.ms"].hi // shortest) + 1))
+
+
+def _dying_commits(
+    env: Env, member: int, dies: z3.ArithRef, count: int
+) -> tuple[list[Message], list[tuple[str, z3.BoolRef]]]:
+    """The auto-commits a member sends before its process stops at ``dies``: it polls at P_0 = 0 and
+    after each batch; the auto-commit task, armed at the first poll for ``auto.commit.interval.ms``,
+    runs in the first poll at or after its deadline (``rules.auto_commit_due``;
+    ``ConsumerCoordinator.maybeAutoCommitOffsetsAsync``, clients 3.6.2: ``nextAutoCommitTimer`` expired →
+    ``reset(autoCommitIntervalMs)`` and an asynchronous OffsetCommit), named ``commit{i}`` after the
+    poll's index as the twin names it. A poll runs if it comes before the death; one in the death's own
+    millisecond runs when its batch began before it (the twin's order inside a millisecond: the event
+    scheduled first runs first), the first poll (t = 0) only if the death is later. Premises: the
+    member polls no more than the ``count`` unrolled times before it dies, and no batch before its death
+    outlasts ``max.poll.interval.ms`` (it would leave: ``poll_timeout_leave``)."""
+    name = env.config.members[member].name
+    enabled = env.setting(member, "enable.auto.commit") == 1
+    aci = env.setting(member, "auto.commit.interval.ms")
+    mpi = env.setting(member, "max.poll.interval.ms")
+    polls: list[z3.ArithRef] = [z3.IntVal(0)]
+    alive: list[z3.BoolRef] = [dies > 0]
+    healthy: list[z3.BoolRef] = []
+    for i in range(count):
+        b = rules.batch_duration(env, member, f"{name}.batch{i}", alive[i])
+        healthy.append(z3.Implies(alive[i], b <= mpi))
+        polls.append(polls[-1] + b)
+        alive.append(z3.And(polls[i] < dies, polls[i + 1] <= dies))
+    deadline: z3.ArithRef = aci
+    commits: list[Message] = []
+    for i in range(1, count + 1):
+        due = z3.And(enabled, alive[i], rules.auto_commit_due(polls[i], deadline))
+        arrives = polls[i] + env.net(f"{name}.commit{i}.req", due)
+        # the answer comes back to a process that may be dead: nothing reads it
+        commits.append(Message(polls[i], arrives, None, due, 0))
+        deadline = z3.If(due, polls[i] + aci, deadline)
+    premises = [
+        (
+            f"{name} polls more than its {count} unrolled times before it stops (beyond the horizon)",
+            z3.Or(z3.Not(enabled), polls[count] >= dies),
+        ),
+        (f"a batch of {name} exceeds max.poll.interval.ms before it stops (poll_timeout_leave)", z3.And(*healthy)),
+    ]
+    return commits, premises
+
+
+def _until_death_committing(
+    env: Env, member: int, dies: z3.ArithRef, rounds: int, polls: int
+) -> tuple[z3.ArithRef, list[Message], list[tuple[str, z3.BoolRef]]]:
+    """``_until_death`` for a member that may commit automatically: its heartbeats and its auto-commits
+    (``_dying_commits``) until its process stops at ``dies``, in arrival order on its one connection
+    (``rules.fifo``), and when the coordinator expires it — one session timeout after a re-arming request
+    (a Heartbeat, ``rules.heartbeat_rearms``; an OffsetCommit, ``rules.commit_rearms``; or the
+    arming at t = 0) that no later one followed within the session timeout (``missed_deadline``: a
+    request in the deadline's millisecond is handled first), the earliest such. Premises: those of
+    ``_until_death`` (it stops within the unrolled heartbeats; neither its coordinator deadline nor its
+    own session timer — restarted by heartbeat answers only — ran out before it stopped) and of
+    ``_dying_commits``."""
+    dying = env.config.members[member].name
+    hbs = _heartbeats(env, member, dying, stop=dies, count=rounds)
+    commits, premises = _dying_commits(env, member, dies, polls)
+    rules.fifo(env, [*hbs, *commits])
+    rearms: list[tuple[z3.ArithRef, z3.BoolRef]] = [(z3.IntVal(0), z3.BoolVal(True))]
+    if rules.heartbeat_rearms(env):
+        rearms += [(m.arrives, m.is_sent) for m in hbs]
+    if rules.commit_rearms(env):
+        rearms += [(m.arrives, m.is_sent) for m in commits]
+    st = env.setting(member, "session.timeout.ms")
+    expired = z3.Int(f"{dying}.expired_at")
+    ends: list[z3.BoolRef] = []
+    for t, sent in rearms:
+        followed = z3.Or(*[z3.And(s2, t < t2, t2 <= t + st) for t2, s2 in rearms])
+        gap = z3.And(sent, z3.Not(followed))
+        ends.append(z3.And(gap, expired == t + st))
+        env.add(z3.Implies(gap, expired <= t + st))
+    env.add(z3.Or(*ends))
+    prev_answer: z3.ArithRef = z3.IntVal(0)
+    prev_send: z3.ArithRef = z3.IntVal(0)
+    lapses: list[z3.BoolRef] = []
+    for m in hbs:
+        assert m.answered is not None
+        lapse = rules.client_session_lapses(env, member, prev_answer, m.answered, prev_send, m.sent)
+        lapse_before = rules.session_lapse_time(env, member, prev_answer, prev_send) < dies
+        lapses.append(z3.And(z3.Or(z3.Not(m.is_sent), lapse), lapse_before))
+        prev_answer, prev_send = z3.If(m.is_sent, m.answered, prev_answer), z3.If(m.is_sent, m.sent, prev_send)
+    premises = [
+        (f"{dying} stops after its {rounds} unrolled heartbeats (beyond the horizon)", z3.Not(hbs[-1].is_sent)),
+        (f"{dying}'s session expires before it stops (needless_expiry)", expired >= dies),
+        (f"{dying}'s session timer lapses before it stops (needless_expiry)", z3.Not(z3.Or(*lapses))),
+        *premises,
+    ]
+    return expired, [*hbs, *commits], premises
+
+
 def _encode_dead_reowned(env: Env) -> Encoded:
     """Q7: the second member dies (a crash, no LeaveGroup) at ``death.ms``; the coordinator expires
     it one session timeout after the last request that re-armed its deadline arrived (Kafka 3.6.2
@@ -874,29 +981,33 @@ def _encode_dead_reowned(env: Env) -> Encoded:
     PreparingRebalance: REBALANCE_IN_PROGRESS, lines 877-880), rejoins at its next poll, and — the
     only member — completes the join phase at once (``tryCompleteJoin``), leads, assigns and
     syncs: it owns the dead member's partitions when its SyncGroup answer arrives. Bad: that is
-    more than ``reown.max.ms`` after the death."""
+    more than ``reown.max.ms`` after the death.
+
+    Auto-commit, on or off as each member's ``enable.auto.commit`` says: an accepted OffsetCommit
+    re-arms the committer's deadline as a Heartbeat does (``rules.commit_rearms``), so the dying
+    member's auto-commits before its death are encoded with its polls (``_until_death_committing``) and
+    its expiry is one session timeout after its last heartbeat *or commit* that arrived; the
+    survivor's rejoin first commits synchronously and sends its JoinGroup when that commit's answer
+    arrives (``rules.rejoin_join_sent``), its commit re-arming the survivor's own deadline. The
+    survivor's periodic auto-commits before the rejoin are not encoded: they can only help its session
+    (each re-arms its deadline; ``session_kept_until`` with fewer re-arming requests is harder to
+    satisfy, so the premise that its session holds over-approximates the runs left out), and one
+    ahead of a heartbeat or of the rejoin's commit on the connection delays that message to at most
+    its own send time + ``network.delay.ms``'s maximum (it was sent earlier, by at most that much
+    delay), a delay the message's own choice already ranges over; they change nothing else in the
+    scenario (an OffsetCommit in Stable or PreparingRebalance is answered NONE)."""
     cfg = env.config
     subject, dying = cfg.members[0].name, cfg.members[1].name
     dying_rounds, subject_rounds = dead_rounds(cfg)
     premises: list[tuple[str, z3.BoolRef]] = []
     death_range = env.env_range("death.ms")
     dies = env.choose(f"{dying}.dies_at", death_range.lo, death_range.hi)
-    expired, hbs2, death_premises = _until_death(env, 1, dies, dying_rounds)
+    if cfg.members[1]["enable.auto.commit"].hi == 0:
+        # it never commits: its heartbeats alone, as every other question's dying member
+        expired, _, death_premises = _until_death(env, 1, dies, dying_rounds)
+    else:
+        expired, _, death_premises = _until_death_committing(env, 1, dies, dying_rounds, dead_polls(cfg))
     premises += death_premises
-    # Auto-commit is not encoded: an OffsetCommit re-arms the committer's deadline as a Heartbeat does
-    # (``handleCommitOffsets`` → ``completeAndScheduleNextHeartbeatExpiration``, GroupCoordinator.scala
-    # 3.6.2), so the dying member's last commit can push its expiry later than its heartbeats alone; and
-    # the survivor's rejoin first commits synchronously (``rules.rejoin_join_sent``). Runs with it on are
-    # excluded by a premise of their own, so the answer never speaks for them (VACUOUS when the
-    # configuration fixes it on).
-    for i in (0, 1):
-        premises.append(
-            (
-                f"{cfg.members[i].name} commits offsets automatically (enable.auto.commit: its commits re-arm its "
-                "session deadline and the survivor's rejoin waits for one; not encoded)",
-                env.setting(i, "enable.auto.commit") == 0,
-            )
-        )
     started = expired
 
     # the subject: heartbeats until it rejoins; it learns from the first answer to a heartbeat that
@@ -905,23 +1016,33 @@ def _encode_dead_reowned(env: Env) -> Encoded:
     hbs = _heartbeats(env, 0, subject, stop=join_sent, count=subject_rounds)
     learned, learns = rules.learns_of_rebalance(started, hbs)
     premises.append((f"{subject}'s {subject_rounds} unrolled heartbeats all arrive before the expiry", learns))
-    sdeadline = rules.rearm_deadline(env, 0, z3.IntVal(0))
     s_answer: z3.ArithRef = z3.IntVal(0)
     s_send: z3.ArithRef = z3.IntVal(0)
     alive: list[z3.BoolRef] = []
     for m in hbs:
         assert m.answered is not None
         lapse = rules.client_session_lapses(env, 0, s_answer, m.answered, s_send, m.sent)
-        alive.append(z3.Not(z3.And(m.is_sent, z3.Or(rules.missed_deadline(sdeadline, m.arrives), lapse))))
-        sdeadline = z3.If(m.is_sent, rules.heartbeat_rearm(env, 0, sdeadline, m.arrives), sdeadline)
+        alive.append(z3.Not(z3.And(m.is_sent, lapse)))
         s_answer, s_send = z3.If(m.is_sent, m.answered, s_answer), z3.If(m.is_sent, m.sent, s_send)
     mpi = env.setting(0, "max.poll.interval.ms")
     current, rejoin_poll = _polls_until_rejoin(env, subject, learned)
-    env.add(join_sent == rules.rejoin_join_sent(z3.BoolVal(False), rejoin_poll, rejoin_poll))
+    # the rejoining poll commits synchronously first when auto-commit is on (``onJoinPrepare`` →
+    # ``maybeAutoCommitOffsetsSync``) and sends the JoinGroup when the commit's answer arrives
+    auto = env.setting(0, "enable.auto.commit") == 1
+    cd = env.net(f"{subject}.rejoin-commit.req", auto)
+    cr = env.net(f"{subject}.rejoin-commit.resp", auto)
+    rejoin_commit = Message(rejoin_poll, rejoin_poll + cd, rejoin_poll + cd + cr, auto, 0)
+    env.add(join_sent == rules.rejoin_join_sent(auto, rejoin_poll, rejoin_poll + cd + cr))
     premises.append((f"a batch exceeds max.poll.interval.ms ({subject} leaves: poll_timeout_leave)", current <= mpi))
-    # after the last heartbeat before the rejoin, the subject's deadline must hold until its JoinGroup
+    # the subject's deadline, armed at t = 0 and re-armed by its heartbeats and its rejoin's commit that
+    # arrive, must hold until its JoinGroup parks it (its periodic auto-commits, not counted, only help)
     subject_join = join_sent + env.net(f"{subject}.join1.req")
-    alive.append(z3.Not(rules.missed_deadline(sdeadline, subject_join)))
+    rearms: list[tuple[z3.ArithRef, z3.BoolRef]] = []
+    if rules.heartbeat_rearms(env):
+        rearms += [(m.arrives, m.is_sent) for m in hbs]
+    if rules.commit_rearms(env):
+        rearms.append((rejoin_commit.arrives, auto))
+    alive.append(rules.session_kept_until(env, 0, rearms, subject_join, subject_join))
     alive.append(rules.session_lapse_time(env, 0, s_answer, s_send) >= join_sent)
     premises.append((f"{subject}'s session expires or lapses before it rejoins (needless_expiry)", z3.And(*alive)))
     rt = rules.rebalance_timeout([rules.join_rebalance_timeout(env, 0)])
@@ -948,7 +1069,7 @@ def _encode_dead_reowned(env: Env) -> Encoded:
             ),
         )
     )
-    messages = [*hbs, Message(join_sent, subject_join, join_answer, z3.BoolVal(True), 0)]
+    messages = [*hbs, rejoin_commit, Message(join_sent, subject_join, join_answer, z3.BoolVal(True), 0)]
     messages.append(Message(sync_sent, sync_arrives, reowned, z3.BoolVal(True), 0))
     rules.fifo(env, messages)
     limit = env.global_setting("questions", "reown.max.ms")
@@ -2239,12 +2360,12 @@ QUESTIONS: dict[str, Question] = {
             Scenario.DEAD,
             _encode_dead_reowned,
             _observe_reowned,
-            auto_commit=False,
             horizon=(
                 "horizon: two members Stable at t = 0, the second dies within death.ms (a crash, no LeaveGroup) "
-                "and is detected by its session timeout; auto-commit off, a premise (its commits re-arm the deadline "
-                "as a heartbeat does and add a round trip before the rejoin); a death later than death.ms, a third "
-                "member, a LeaveGroup on close, auto-commit on: not examined"
+                "and is detected by its session timeout, one session after its last heartbeat or auto-commit that "
+                "arrived (its polls unrolled up to the death); the survivor's rejoin commits first when auto-commit "
+                "is on; the survivor's periodic auto-commits are left out of its session premise (they only "
+                "re-arm it); a death later than death.ms, a third member, a LeaveGroup on close: not examined"
             ),
         ),
         Question(

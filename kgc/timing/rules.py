@@ -309,6 +309,19 @@ def heartbeat_rearm(env: Env, member: int, deadline: Int, arrival: Int) -> Int:
     return rearm_deadline(env, member, arrival)
 
 
+def commit_rearms(env: Env) -> bool:
+    """Whether an accepted OffsetCommit re-arms the committer's deadline as a Heartbeat does: Kafka
+    3.6.2's ``doCommitOffsets`` (``GroupCoordinator.scala``, reached from ``handleCommitOffsets``) calls
+    ``completeAndScheduleNextHeartbeatExpiration`` for a member's commit in Stable and
+    PreparingRebalance; Kafka 4.0's ``OffsetMetadataManager.commitOffset`` does the same for a classic
+    group in those states (``GroupMetadataManager.rescheduleClassicGroupMemberHeartbeat``: "the offset
+    commits maintain the session"). So an auto-commit (``maybeAutoCommitOffsetsAsync``) or the
+    synchronous commit before a rejoin (``onJoinPrepare`` → ``maybeAutoCommitOffsetsSync``,
+    ``ConsumerCoordinator.java`` clients 3.6.2) keeps the member's session at the coordinator. Mutant
+    ``commit_not_rearmed``: it does not; Heartbeats, SyncGroup and the join's completion still do."""
+    return env.mutant != M.COMMIT_NOT_REARMED
+
+
 def heartbeat_rearms(env: Env) -> bool:
     """Whether an accepted Heartbeat re-arms the member's deadline (``handleHeartbeat`` calls
     ``completeAndScheduleNextHeartbeatExpiration``, ``GroupCoordinator.scala`` 3.6.2 lines 870-885).

@@ -348,6 +348,28 @@ class _HeartbeatNotRearmed(ReferenceCoordinator):
             super().complete_and_schedule_next_heartbeat_expiration(group, member)
 
 
+class _CommitNotRearmed(ReferenceCoordinator):
+    """The reference coordinator with timing mutant ``commit_not_rearmed``: an accepted OffsetCommit is
+    stored and answered as Kafka's is but leaves the member's DelayedHeartbeat as it was (Kafka 3.6.2's
+    ``doCommitOffsets`` calls ``completeAndScheduleNextHeartbeatExpiration`` in Stable and
+    PreparingRebalance; Heartbeats, an answered SyncGroup and the join's completion still re-arm it)."""
+
+    _in_commit = False
+
+    def handle_commit_offsets(
+        self, request: OffsetCommitRequest, response_callback: Callable[[OffsetCommitResponse], None]
+    ) -> None:
+        self._in_commit = True
+        try:
+            super().handle_commit_offsets(request, response_callback)
+        finally:
+            self._in_commit = False
+
+    def complete_and_schedule_next_heartbeat_expiration(self, group: Any, member: Any) -> None:
+        if not self._in_commit:
+            super().complete_and_schedule_next_heartbeat_expiration(group, member)
+
+
 class _NewMemberTimerNotCompleted(ReferenceCoordinator):
     """The reference coordinator with timing mutant ``new_member_timer_not_completed`` (KAFKA-9232 put
     back): the DelayedHeartbeat ``addMemberAndRebalance`` arms with the new-member timeout for a member
@@ -423,6 +445,7 @@ class Simulation:
             coordinator_mutant = M.LIVENESS_IGNORES_PARKED if mutant == M.LIVENESS_IGNORES_PARKED else None
         coordinator_class: type[ReferenceCoordinator] = {
             M.HEARTBEAT_NOT_REARMED: _HeartbeatNotRearmed,
+            M.COMMIT_NOT_REARMED: _CommitNotRearmed,
             M.NEW_MEMBER_TIMER_NOT_COMPLETED: _NewMemberTimerNotCompleted,
             M.STATIC_REJOIN_KEEPS_OLD_TIMEOUTS: _StaticRejoinKeepsOldTimeouts,
         }.get(mutant or "", ReferenceCoordinator)

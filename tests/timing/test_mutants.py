@@ -31,6 +31,8 @@ FLIPS: dict[str, tuple[str, str, str, str]] = {
     "static_rejoin_keeps_old_timeouts": ("static-new-timeouts.toml", "static_restart_new_timeouts", PROVED, REFUTED),
     # KAFKA-10134 put back: the leader, assigning for up to 60 s with a 45 s session, sends no heartbeat meanwhile
     "no_heartbeat_while_completing": ("slow-assignment.toml", "evicted_while_assigning", PROVED, REFUTED),
+    # the dead member, crashing before its first heartbeat, expires 45 s after t = 0 whatever it committed
+    "commit_not_rearmed": ("dead-consumer-auto-commit.toml", "dead_consumer_reowned", REFUTED, PROVED),
 }
 
 

@@ -14,12 +14,14 @@ from kgc.cli import exits, main
 from kgc.timing.config import Bound, load, parse
 from kgc.timing.crosscheck import judge
 from kgc.timing.queries import (
+    DEAD_MAX_POLLS,
     PROVED,
     QUESTIONS,
     REFUTED,
     VACUOUS,
     Verdict,
     answer,
+    dead_polls,
     encode,
     replay_verdict,
     schedule_of,
@@ -190,24 +192,116 @@ def test_a_static_rejoin_in_time_does_not_rebalance() -> None:
     assert "stops to restart (static: no LeaveGroup)" in [e.text for e in run.events]
 
 
-def test_auto_commit_on_is_outside_the_question(capsys: pytest.CaptureFixture[str]) -> None:
-    """Auto-commit is not encoded (a commit re-arms the committer's deadline as a heartbeat does), so a
-    member committing automatically is a premise the answer names: Kafka's defaults, which commit
-    automatically, are VACUOUS (they were PROVED, about runs the configuration does not have), exit 5;
-    one member committing automatically is named alone."""
-    v = answer(DEAD, load(EXAMPLES / "defaults.toml"))
-    assert v.verdict == VACUOUS, v.notes
-    assert [n for n in v.notes if "enable.auto.commit" in n and n.startswith("not examined: runs where")]
-    assert main(["timing", str(EXAMPLES / "defaults.toml"), "--question", DEAD.name]) == exits.VACUOUS
-    assert "VACUOUS" in capsys.readouterr().out
+def test_kafkas_defaults_get_an_answer(capsys: pytest.CaptureFixture[str]) -> None:
+    """Auto-commit on, Kafka's default, is encoded (the dying member's commits re-arm its deadline, the
+    survivor commits before it rejoins): defaults.toml gets PROVED with the question's horizon and no
+    premise about auto-commit left (it was VACUOUS while auto-commit was a premise), exit 0."""
+    v = example_answer("defaults.toml", DEAD.name)
+    assert v.verdict == PROVED and v.notes[0] == DEAD.horizon, v.notes
+    assert not [n for n in v.notes if "enable.auto.commit" in n or "commits offsets automatically" in n]
+    assert "auto-commit on: not examined" not in DEAD.horizon and DEAD.auto_commit is None
+    assert main(["timing", str(EXAMPLES / "defaults.toml"), "--question", DEAD.name]) == exits.OK
+    assert "PROVED" in capsys.readouterr().out
+
+
+#: the worst reown time on Kafka's defaults (auto-commit on, the second member dying at t = 0):
+#: ``benchmarks/results/timing_reown.json`` records the ``--solve`` run docs/how-to/timing.md shows
+REOWN_WORST_DEFAULTS = 49_419
+
+
+def test_the_worst_reown_time_on_kafkas_defaults_is_tight() -> None:
+    """No run of defaults.toml leaves the dead consumer's partitions unowned longer than
+    REOWN_WORST_DEFAULTS ms (unsat), one does one millisecond less (sat), and that run replays on the
+    concrete twin — whose survivor commits before it rejoins — at z3's millisecond."""
+    config = load(EXAMPLES / "defaults.toml")
+    for limit, expected in ((REOWN_WORST_DEFAULTS, z3.unsat), (REOWN_WORST_DEFAULTS - 1, z3.sat)):
+        enc = encode(DEAD, config.with_bound("reown.max.ms", Bound(limit, limit)))
+        s = solver_for(enc, [enc.bad])
+        assert s.check() == expected
+    witness = Verdict(DEAD, REFUTED, 0.0)
+    witness.predicted = enc.predict(s.model())
+    witness.values, witness.config = settings_of(enc, s.model())
+    witness.schedule = schedule_of(enc, s.model())
+    replay_verdict(witness, None)
+    assert witness.predicted.value == REOWN_WORST_DEFAULTS and witness.replay_agrees
+    # the dead member died at t = 0, before any commit; the survivor committed before its JoinGroup
+    assert witness.run is not None and {m for m, _, _, _ in witness.run.commits} == {"c1"}
+    assert any(m.name == "rejoin-commit" and m.dst == "coordinator" for m in witness.run.messages)
+
+
+def _committing(death: int, mutant: str | None = None) -> tuple[int | None, int | None]:
+    """When the dead member c2 is expired, on the twin and by z3, in a run with every value fixed: c2
+    heartbeats every 3 s and commits automatically every second in polls 900 ms apart, and dies at
+    ``death``; each delay is 1 ms."""
     config = parse(
         {
-            "consumer": {"enable.auto.commit": False},
-            "environment": {"network.delay.ms": [1, 50], "record.processing.ms": [1, 5], "death.ms": [0, 10000]},
-            "questions": {"reown.max.ms": 60_000},
-            "member": [{"name": "c1"}, {"name": "c2", "enable.auto.commit": True}],
+            "consumer": {
+                "session.timeout.ms": 10_000,
+                "heartbeat.interval.ms": 3000,
+                "retry.backoff.ms": 0,
+                "max.poll.records": 9,
+                "enable.auto.commit": True,
+                "auto.commit.interval.ms": 1000,
+            },
+            "environment": {
+                "network.delay.ms": [1, 1],
+                "record.processing.ms": [100, 100],
+                "death.ms": [death, death],
+            },
+            "questions": {"reown.max.ms": 0},
+            "member": [{"name": "c1", "heartbeat.interval.ms": 1500}, {"name": "c2"}],
         }
     )
+    v = answer(DEAD, config, mutant)
+    assert v.verdict == REFUTED and v.replay_agrees and v.run is not None, v.notes
+    return v.run.rebalance_started, None if v.predicted is None else v.predicted.time
+
+
+def test_a_dead_members_last_commit_sets_its_expiry() -> None:
+    """c2 heartbeats at 3000 ms (arriving 3001) and commits in its polls at 1800 and 3600 ms (the task
+    due a second after its last run, polls every 900 ms); it dies at 3700 ms, and the coordinator
+    expires it one session after its last commit arrived — 13,601 ms, not 13,001 ms as its heartbeat
+    alone would have it; z3 and the twin agree. Under ``commit_not_rearmed`` (an OffsetCommit leaves
+    the deadline alone) both sides expire it at 13,001 ms, and the survivor, heartbeating every 1.5 s,
+    learns of it a heartbeat earlier."""
+    started, kafka = _committing(3700)
+    assert started == 13_601
+    mutated_started, mutated = _committing(3700, "commit_not_rearmed")
+    assert mutated_started == 13_001
+    assert kafka is not None and mutated is not None and mutated < kafka
+
+
+def test_commit_not_rearmed_flips_the_auto_commit_example_on_both_sides() -> None:
+    """dead-consumer-auto-commit.toml (heartbeats every 15 s, a crash between 5 s and 14 s, before the
+    first): refuted with Kafka's rule, proved under ``commit_not_rearmed``; and Kafka's counterexample,
+    replayed on a twin whose coordinator does not re-arm on a commit, re-owns the partitions in time."""
+    kafka = example_answer("dead-consumer-auto-commit.toml", DEAD.name)
+    assert kafka.verdict == REFUTED and kafka.replay_agrees
+    assert kafka.run is not None and any(m == "c2" for m, _, _, _ in kafka.run.commits)
+    mutated = answer(DEAD, load(EXAMPLES / "dead-consumer-auto-commit.toml"), "commit_not_rearmed")
+    assert mutated.verdict == PROVED
+    twin = Verdict(DEAD, REFUTED, 0.0, predicted=kafka.predicted, schedule=dict(kafka.schedule), config=kafka.config)
+    replay_verdict(twin, "commit_not_rearmed")
+    assert twin.run is not None and twin.observed is None
+
+
+def test_a_death_beyond_the_unrolled_polls_is_not_examined() -> None:
+    """The dying member's polls are unrolled up to the latest death at the shortest batches
+    (``dead_polls``), at most ``DEAD_MAX_POLLS``; with 10 ms batches and a death up to 2 s in, it may poll
+    more often than that before it dies, and those runs are listed as not examined (its commits there
+    are not looked at), never silently counted as proved."""
+    doc: dict[str, object] = {
+        "consumer": {"max.poll.records": 1, "auto.commit.interval.ms": 100},
+        "environment": {"network.delay.ms": [1, 50], "record.processing.ms": [10, 20], "death.ms": [0, 2000]},
+        "member": [{"name": "c1"}, {"name": "c2"}],
+    }
+    config = parse(doc)
+    assert dead_polls(config) == DEAD_MAX_POLLS
     v = answer(DEAD, config)
-    named = [n for n in v.notes if "enable.auto.commit" in n]
-    assert v.verdict == VACUOUS and len(named) == 1 and "c2 commits offsets automatically" in named[0]
+    assert v.verdict == PROVED and v.notes[0] == DEAD.horizon
+    assert f"not examined: runs where c2 polls more than its {DEAD_MAX_POLLS} unrolled times before it stops" in (
+        " ".join(v.notes)
+    )
+    # 40-50 ms batches: 51 polls reach the latest death at the shortest batches
+    longer = parse({**doc, "environment": {"record.processing.ms": [40, 50], "death.ms": [0, 2000]}})
+    assert dead_polls(longer) == 51

@@ -39,6 +39,8 @@ from kgc.interface.messages import (
     JoinGroupProtocol,
     JoinGroupRequest,
     JoinGroupResponse,
+    OffsetCommitPartition,
+    OffsetCommitRequest,
     Response,
     SyncGroupAssignment,
     SyncGroupRequest,
@@ -390,6 +392,48 @@ def test_heartbeat_expiry_agrees_with_the_reference(mutant: str | None) -> None:
 def test_heartbeat_expiry_with_one_side_mutated_disagrees() -> None:
     assert list(_expiry_disagreements(M.HEARTBEAT_NOT_REARMED, None))
     assert list(_expiry_disagreements(None, M.HEARTBEAT_NOT_REARMED))
+
+
+def _commit_expiry_disagreements(mutant: str | None, concrete_mutant: str | None) -> Iterator[tuple[int, ...]]:
+    """One member Stable at t = 0 that sends no Heartbeat: an OffsetCommit (an auto-commit) arrives at
+    ``c`` and the next request at ``b``. The reference (``do_commit_offsets`` re-arming with
+    ``complete_and_schedule_next_heartbeat_expiration`` in Stable, Kafka 3.6.2's ``doCommitOffsets``; or
+    the simulation's ``commit_not_rearmed`` coordinator) against ``commit_rearms``, ``rearm_deadline``
+    and ``missed_deadline``: whether and when the member is expired."""
+    cls = S._CommitNotRearmed if concrete_mutant == M.COMMIT_NOT_REARMED else ReferenceCoordinator
+    for st, c, d in product((6000, 10000), (1000, 5000), (-1, 0, 1)):
+        b = c + st + d
+        ref = _Ref(cls=cls)
+        _stable(ref, [("c1", st, 300000)])
+        ref.to(c)
+        offsets = (OffsetCommitPartition(S.TOPIC, 5),)
+        ref.coord.commit_offsets(OffsetCommitRequest(GROUP, ref.joins["c1"].generation_id, ref.ids["c1"], offsets))
+        ref.settle()
+        ref.to(b)
+        if "c1" not in ref.removed:
+            ref.heartbeat("c1")
+        ref.settle()
+        env = _env(mutant, session_timeout_ms=st)
+        armed = rules.rearm_deadline(env, 0, _i(0))
+        deadline = rules.rearm_deadline(env, 0, _i(c)) if rules.commit_rearms(env) else armed
+        z_expired = _bool(rules.missed_deadline(deadline, _i(b)))
+        expired = ref.removed.get("c1")
+        if z_expired != (expired is not None) or (
+            expired and expired != (_int(deadline), RemovalCause.HEARTBEAT_EXPIRED)
+        ):
+            yield st, c, b
+
+
+@pytest.mark.parametrize("mutant", [None, M.COMMIT_NOT_REARMED])
+def test_commit_expiry_agrees_with_the_reference(mutant: str | None) -> None:
+    """An accepted OffsetCommit re-arms the committer's deadline as ``commit_rearms`` says (not under
+    ``commit_not_rearmed``, on both sides)."""
+    assert list(_commit_expiry_disagreements(mutant, mutant)) == []
+
+
+def test_commit_expiry_with_one_side_mutated_disagrees() -> None:
+    assert list(_commit_expiry_disagreements(M.COMMIT_NOT_REARMED, None))
+    assert list(_commit_expiry_disagreements(None, M.COMMIT_NOT_REARMED))
 
 
 def test_sync_rearms_the_deadline_as_the_rule_says() -> None:
@@ -1389,6 +1433,10 @@ RULES: dict[str, tuple[str, str]] = {
     "heartbeat_rearms": (
         "`kgc/reference/coordinator.py` `handle_heartbeat`",
         "test_heartbeat_expiry_agrees_with_the_reference",
+    ),
+    "commit_rearms": (
+        "`kgc/reference/coordinator.py` `do_commit_offsets` (Stable, PreparingRebalance)",
+        "test_commit_expiry_agrees_with_the_reference",
     ),
     "session_restart": (
         "`kgc/client/heartbeat.py` `Heartbeat.receive_heartbeat` (the simulation's `_heartbeat_answer`)",

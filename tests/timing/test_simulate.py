@@ -73,7 +73,7 @@ def test_unknown_mutant_and_ranges_are_refused() -> None:
         Simulation(parse({}), Schedule({}), Scenario.STEADY, "nope")
     with pytest.raises(ValueError, match="needs fixed values"):
         Simulation(parse({"consumer": {"max.poll.records": [1, 5]}}), Schedule({}), Scenario.STEADY)
-    assert len(MUTANTS) == 10
+    assert len(MUTANTS) == 11
 
 
 def test_the_leaders_heartbeats_while_it_assigns_are_named_and_folded() -> None:
