@@ -1372,7 +1372,8 @@ def _static_close(
 ) -> tuple[_Close, list[tuple[str, z3.BoolRef]]]:
     """``_until_death`` for a static member that closes at ``stops`` (no LeaveGroup, KIP-345): the heartbeat
     thread runs until the close's commit is answered, and the commit re-arms the old id's deadline when it
-    arrives before that deadline (no heartbeat misses one before: ``_until_death``'s premises). A commit
+    arrives before that deadline (``rules.commit_rearms``; not under the mutant ``commit_not_rearmed``; no
+    heartbeat misses one before: ``_until_death``'s premises). A commit
     arriving after the new process's JoinGroup replaced the member id re-arms nothing, but then the old id
     did not expire before the rejoin either way. With auto-commit fixed off the terms are
     ``_until_death``'s alone."""
@@ -1381,10 +1382,11 @@ def _static_close(
     commit = _sync_commit(env, f"{name}.close-commit", stops, auto)
     ends = _after_commit(rules.close_ends, auto, stops, commit)
     expired, hbs, premises = _until_death(env, member, ends, rounds)
-    if not _never(auto):
+    if not _never(auto) and rules.commit_rearms(env):
         rearmed = rules.rearm_deadline(env, member, commit.arrives)
         in_time = z3.And(commit.is_sent, z3.Not(rules.missed_deadline(expired, commit.arrives)))
         expired = z3.If(z3.And(in_time, rearmed > expired), rearmed, expired)
+    if not _never(auto):
         rules.fifo(env, [*hbs, commit])
     return _Close(commit, ends, expired, hbs), premises
 
