@@ -111,6 +111,13 @@ class Scenario(Enum):
     ``{member}.restart`` ms later (the MEMBER_ID_REQUIRED round trip first, KIP-394); the new
     process's names in the schedule are ``{member}.new.…``. Several
     rebalances run in one run: the leave's, the rejoin's (``Run.rebalances``)."""
+    STAGGERED = "staggered"
+    """Staggered joins: the subject Stable alone at t = 0 (as ``REBALANCE``); each other member is a
+    new consumer starting at its own ``{member}.join_at`` (JoinGroup without a member id,
+    MEMBER_ID_REQUIRED, JoinGroup with the id), so a later one may join the rebalance an earlier one
+    started or start a rebalance of its own once the group is Stable again; the members' heartbeats and
+    batches are numbered on across rebalances (``hb1``, ``hb2`` …; ``batch0`` …), and ``Run.settled``
+    records when the group is Stable with all of them, each holding its assignment."""
     ROLLING_STATIC = "rolling-static"
     """``ROLLING`` with static members (``group.instance.id`` ``{member}-instance``, KIP-345): a
     static member sends no LeaveGroup on close (``maybeLeaveGroup`` only leaves a dynamic member,
@@ -200,6 +207,8 @@ class Run:
     reown_limit: int = 0
     #: the N of ``rolling_restart_settled``
     settle_limit: int = 0
+    #: the N of ``staggered_joins_settled``
+    stagger_limit: int = 0
     #: every rebalance once the run started: (PreparingRebalance, join completion or None)
     rebalances: list[tuple[int, int | None]] = field(default_factory=list)
     #: every transition to Stable once the run started: (time, members in the group)
@@ -883,6 +892,8 @@ class Simulation:
         if self.scenario in (Scenario.ROLLING, Scenario.ROLLING_STATIC):
             self._setup_group()
             return
+        if self.scenario == Scenario.STAGGERED:
+            self.run.group_size = len(self.clients)
         c1 = self.clients[0]
         settings = c1.s
         rebalance_timeout = settings["max.poll.interval.ms"]
