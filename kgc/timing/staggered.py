@@ -12,19 +12,22 @@ JoinGroup with its id starts a rebalance in the Stable group (``maybePrepareReba
 of it from a heartbeat answer (REBALANCE_IN_PROGRESS), rejoins at its next poll, the join phase completes,
 the subject (the leader throughout: it is never removed in the runs examined) assigns and everyone syncs.
 
-The third member's first JoinGroup lands in one of three places:
+Where the third member's JoinGroups land decides what follows:
 
-* **in the first rebalance** — it arrives before the subject and the second member have both joined: its
-  member id is pending and the join phase waits for it (``hasAllMembersJoined`` is false while a pending
-  member exists: ``GroupMetadata.hasAllMembersJoined``, 3.6.2; ``ClassicGroup.hasAllMembersJoined`` with
-  ``pendingJoinMembers``, 4.0); its JoinGroup with the id joins the running join phase;
-* **after the group settled again** (Stable, every SyncGroup answered): its JoinGroup with the id starts a
-  second rebalance (``addMemberAndRebalance`` → ``prepareRebalance`` from Stable); the subject and the
-  second member learn of it from heartbeat answers, rejoin at their next polls, the join completes, the
-  subject assigns and all three sync;
-* **in between** — while the join answers and SyncGroups of the first rebalance are in flight
-  (CompletingRebalance: a new rebalance whose parked SyncGroups are answered REBALANCE_IN_PROGRESS,
-  ``resetAndPropagateAssignmentError``): not encoded; such runs are a premise, reported "not examined".
+* **in the first rebalance** — its first JoinGroup arrives before the subject and the second member have
+  both joined: its member id is pending and the join phase waits for it (``hasAllMembersJoined`` is false
+  while a pending member exists: ``GroupMetadata.hasAllMembersJoined``, 3.6.2; ``ClassicGroup.hasAllMembersJoined``
+  with ``pendingJoinMembers``, 4.0); its JoinGroup with the id joins the running join phase;
+* **after the first join phase completed** — its JoinGroup with the id starts a second rebalance
+  (``addMemberAndRebalance`` → ``prepareRebalance``). In CompletingRebalance (before the leader's SyncGroup
+  arrives) the parked SyncGroups are answered REBALANCE_IN_PROGRESS (``resetAndPropagateAssignmentError``)
+  and a SyncGroup arriving later gets the same answer: the member rejoins at once. Once the group is Stable
+  (the leader's SyncGroup arrived), a member whose SyncGroup was answered learns of the rebalance from a
+  heartbeat answer and rejoins at its next poll, and a follower whose SyncGroup arrives after the JoinGroup is
+  refused as above. The join completes, the subject assigns and all three sync.
+
+JoinGroups and SyncGroups arriving in the same millisecond, and the other runs the premises leave out, are
+reported "not examined".
 
 The helpers of the rolling restart (``_roll_learns``, ``_roll_polls``, ``_roll_alive``, ``_max`` in
 ``kgc/timing/queries.py``) encode a member's heartbeats, its polls until it rejoins, and its session
@@ -108,6 +111,9 @@ class _Staggered:
     complete: z3.BoolRef
     #: the third member starts the second rebalance (False: two members, or it joined the first)
     second: z3.BoolRef
+    #: per member already in the group: it learns of the second rebalance from a heartbeat answer (its
+    #: heartbeats and batches after the first rebalance are in the run), else from its refused SyncGroup
+    by_heartbeat: dict[int, z3.BoolRef]
     #: per member already in the group: heartbeats and polls before its first rejoin and after it
     hbs1: dict[int, list[Message]]
     hbs2: dict[int, list[Message]]
@@ -326,20 +332,56 @@ def _staggered(env: Env) -> _Staggered:
     )
     if n == 2:
         return _Staggered(
-            premises, last_start, settled1, evictions, by1, z3.BoolVal(False), hbs1, {}, seg1, {}, gap, start2
+            premises,
+            last_start,
+            settled1,
+            evictions,
+            by1,
+            z3.BoolVal(False),
+            {},
+            hbs1,
+            {},
+            seg1,
+            {},
+            gap,
+            start2,
         )
 
-    # --- the third member after the group settled: a second rebalance
+    # --- the third member's JoinGroup with its id after the first join phase completed: a second rebalance,
+    # from CompletingRebalance (before the leader's SyncGroup arrives) or from Stable (after it). In
+    # CompletingRebalance ``prepareRebalance`` answers the parked SyncGroups REBALANCE_IN_PROGRESS
+    # (``resetAndPropagateAssignmentError``) and cancels the DelayedSync (``removeSyncExpiration``), 3.6.2;
+    # ``GroupMetadataManager.prepareRebalance``, 4.0); a SyncGroup arriving once the rebalance started, in
+    # PreparingRebalance, gets the same answer (``doSyncGroup``). A member so refused is still in the poll
+    # that rejoined (``joinGroupIfNeeded``): it sends JoinGroup again at once, no poll between
+    # (``AbstractCoordinator.java`` 3.6.2, lines 503-511). A member whose SyncGroup was answered before
+    # (NONE: the leader's, and a follower's that arrived by then) is Stable: it learns of the rebalance from
+    # a heartbeat answer and rejoins at its next poll.
     second = z3.And(by1, z3.Not(in_first))
+    lead1 = sync1.arrives[0]
     premises.append(
         (
-            f"{cfg.members[2].name}'s first JoinGroup arrives while the first rebalance completes "
-            "(CompletingRebalance, or before every SyncGroup is answered: a SyncGroup answered "
-            "REBALANCE_IN_PROGRESS; not encoded)",
-            z3.Implies(second, f3 > settled1),
+            f"{cfg.members[2].name}'s JoinGroup with its member id arrives in the millisecond a SyncGroup of the first "
+            "rebalance arrives",
+            z3.Implies(second, z3.And(a3 != lead1, a3 != sync1.arrives[1])),
         )
     )
+    by_heartbeat = {0: z3.And(second, a3 > lead1)}
+    by_heartbeat[1] = z3.And(second, a3 > lead1, sync1.arrives[1] < a3)
     started2 = a3
+    refused = {0: sync1.answered[0]}
+    refused[1] = z3.If(sync1.arrives[1] > a3, sync1.arrives[1], a3) + sync1.answered[1] - sync1.handled[1]
+    for j in (0, 1):
+        premises.append(
+            (
+                f"a heartbeat of {cfg.members[j].name} goes out before its SyncGroup's REBALANCE_IN_PROGRESS answer "
+                "(not encoded)",
+                z3.Implies(
+                    z3.And(second, z3.Not(by_heartbeat[j]), rules.heartbeats_while_completing(env)),
+                    refused[j] < sync1.ja[j] + env.setting(j, "heartbeat.interval.ms"),
+                ),
+            )
+        )
     hbs2: dict[int, list[Message]] = {}
     seg2: dict[int, _Segment] = {}
     join2: dict[int, z3.ArithRef] = {}
@@ -356,7 +398,7 @@ def _staggered(env: Env) -> _Staggered:
         for k in range(1, rounds2 + 1):
             late = rules.heartbeat_lateness(env, j, f"{nm}.p2hb{k}.late")
             send = rules.next_heartbeat_send(env, j, prev, late)
-            used = z3.And(second, send < sent2)
+            used = z3.And(by_heartbeat[j], send < sent2)
             arrives = send + env.net(f"{nm}.p2hb{k}.req", used)
             out.append(Message(send, arrives, arrives + env.net(f"{nm}.p2hb{k}.resp", used), used, 1))
             prev = send
@@ -364,7 +406,7 @@ def _staggered(env: Env) -> _Staggered:
         premises.append(
             (
                 f"{nm}'s {rounds2} unrolled heartbeats after the first rebalance all arrive before the second starts",
-                z3.Implies(second, some2),
+                z3.Implies(by_heartbeat[j], some2),
             )
         )
         for m in out:
@@ -387,23 +429,23 @@ def _staggered(env: Env) -> _Staggered:
             (
                 f"{nm}'s first batch after the first rebalance may end past max.poll.interval.ms since its poll "
                 "timer restarted (poll_timeout_leave)",
-                z3.Implies(second, sync1.answered[j] + cap <= restarted + mpi),
+                z3.Implies(by_heartbeat[j], sync1.answered[j] + cap <= restarted + mpi),
             )
         )
-        seg = _roll_polls(env, j, "p2.", sync1.answered[j], learned2, z3.And(second, some2))
+        seg = _roll_polls(env, j, "p2.", sync1.answered[j], learned2, z3.And(by_heartbeat[j], some2))
         env.add(sent2 == seg.rejoin)
         premises.append(
             (
                 "a batch exceeds max.poll.interval.ms (the member leaves: poll_timeout_leave)",
-                z3.Implies(second, seg.current <= mpi),
+                z3.Implies(by_heartbeat[j], seg.current <= mpi),
             )
         )
-        join2[j] = sent2 + env.net(f"{nm}.{join_names[j]}.req", second)
+        join2[j] = z3.If(by_heartbeat[j], sent2, refused[j]) + env.net(f"{nm}.{join_names[j]}.req", second)
         premises.append(
             (
                 f"{nm}'s session expires or lapses before it rejoins (needless_expiry)",
                 z3.Implies(
-                    second,
+                    by_heartbeat[j],
                     _roll_alive(
                         env,
                         j,
@@ -418,14 +460,13 @@ def _staggered(env: Env) -> _Staggered:
             )
         )
         hbs2[j], seg2[j] = out, seg
-        messages = [*out, Message(sent2, join2[j], None, second, 0)]
-        if j == 1:
-            messages = [
-                Message(sync1.sent[1], sync1.arrives[1], sync1.answered[1], by1, 0),
-                *messages,
-            ]
-        else:
-            messages = [Message(sync1.sent[0], sync1.arrives[0], sync1.answered[0], by1, 0), *messages]
+        sync_answered = z3.If(z3.And(second, z3.Not(by_heartbeat[j])), refused[j], sync1.answered[j])
+        rejoin_sent = z3.If(by_heartbeat[j], sent2, refused[j])
+        messages = [
+            Message(sync1.sent[j], sync1.arrives[j], sync_answered, by1, 0),
+            *out,
+            Message(rejoin_sent, join2[j], None, second, 0),
+        ]
         rules.fifo(env, messages)
     rt2 = rules.rebalance_timeout([rules.join_rebalance_timeout(env, j) for j in range(3)])
     completed2, by2 = rules.join_completes(_max([started2, join2[0], join2[1]]), started2, rt2)
@@ -453,6 +494,7 @@ def _staggered(env: Env) -> _Staggered:
         evictions,
         z3.And(by1, z3.Or(z3.Not(second), by2)),
         second,
+        by_heartbeat,
         hbs1,
         hbs2,
         seg1,
@@ -474,9 +516,9 @@ def _hook(env: Env, run: _Staggered) -> Callable[[z3.ModelRef, dict[str, int]], 
         if run.gap is not None:
             out.pop(f"{cfg.members[2].name}.join_gap", None)
             out[f"{cfg.members[2].name}.join_at"] = _val(model, run.first_start + run.gap)
-        second = _true(model, run.second)
         for j in (0, 1):
             nm = cfg.members[j].name
+            second = j in run.by_heartbeat and _true(model, run.by_heartbeat[j])
             before = run.hbs1.get(j, [])
             sent1 = sum(_true(model, m.is_sent) for m in before)
             for k in range(sent1 + 1, len(before) + 1):
@@ -566,11 +608,12 @@ def _observe_evicted(run: Run) -> Outcome | None:
 
 HORIZON = (
     "horizon: staggered joins — the subject Stable alone at t = 0, one or two new consumers starting "
-    "new.member.join.ms and join.gap.ms apart — through every rebalance they cause: the first, and a second "
-    "when the third member's JoinGroup arrives after the group settled (a JoinGroup in the first join phase "
-    "joins it); a JoinGroup while the first rebalance's SyncGroups are in flight (CompletingRebalance), more "
-    "than three members, a member leaving, a restart, a stall, auto-commit on: not examined"
+    "new.member.join.ms and join.gap.ms apart — through every rebalance they cause: the first, and a second when "
+    "the third member's JoinGroup arrives after the first join phase completed (in CompletingRebalance or once "
+    "the group is Stable again); more than three members, a member leaving, a restart, a stall, auto-commit on: "
+    "not examined"
 )
+
 
 QUESTIONS: tuple[Question, ...] = (
     Question(

@@ -19,8 +19,10 @@ from hypothesis import strategies as st
 from kgc.cli import exits, main
 from kgc.timing.config import Bound, load, parse
 from kgc.timing.crosscheck import judge_staggered
-from kgc.timing.queries import PROVED, QUESTIONS, REFUTED, VACUOUS, answer, encode, solver_for
+from kgc.timing.queries import PROVED, QUESTIONS, REFUTED, VACUOUS, answer, encode, schedule_of, solver_for
+from kgc.timing.simulate import Schedule, Simulation
 from kgc.timing.staggered import HORIZON, staggered_rounds
+from kgc.timing.synthesis import solve
 from tests.timing.answers import example_answer
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "timing"
@@ -69,11 +71,12 @@ def _fixed(
 def test_the_example_proves_no_eviction_with_its_horizon() -> None:
     """staggered-joins.toml: every member already in the group rejoins each rebalance within its
     rebalance timeout, so none is removed; the PROVED carries the horizon (how many rebalances, what stays
-    outside) and names the runs its premises leave out, the CompletingRebalance landing among them."""
+    outside) and names the runs its premises leave out."""
     v = example_answer("staggered-joins.toml", EVICTS.name)
     assert v.verdict == PROVED and v.notes[0] == HORIZON
-    assert "a second when the third member's JoinGroup arrives after the group settled" in HORIZON
-    assert any("CompletingRebalance" in n and n.startswith("not examined: runs where") for n in v.notes[1:])
+    assert "a second when the third member's JoinGroup arrives after the first join phase completed" in HORIZON
+    assert "more than three members" in HORIZON and "not examined" in HORIZON
+    assert any(n.startswith("not examined: runs where") for n in v.notes[1:])
 
 
 def test_the_example_settles_late_and_the_replay_agrees() -> None:
@@ -170,13 +173,45 @@ def test_a_lone_member_is_vacuous_and_a_fourth_is_outside() -> None:
     assert any("more than 3 members" in n for n in v.notes)
 
 
-def test_a_join_in_completing_rebalance_is_reported_not_examined() -> None:
-    """c3's first JoinGroup lands while the first rebalance's SyncGroups are in flight (its start pinned
-    there): no run with it satisfies the premises, and the answer names those runs."""
-    config = _fixed(3, 2000, gap=1, settle=1000).with_bound("join.gap.ms", Bound(1, 30_000))
-    assert judge_staggered(SETTLED, config, {"c3.join_gap": 3025}).applies is False
+def _pinned(question: Any, config: Any, delay: int, **over: int) -> dict[str, int]:
+    """Every message's delay pinned to ``delay`` but those named in ``over`` (``c2_join2_resp`` for
+    ``c2.join2.resp``)."""
+    pins = {n: delay for n in encode(question, config).env.choices if n.endswith((".req", ".resp"))}
+    pins.update({k.replace("_", "."): v for k, v in over.items()})
+    return pins
+
+
+def test_a_join_in_completing_rebalance_refuses_the_syncgroups() -> None:
+    """c3's JoinGroup with its id (4230) lands after the first join phase completed (4010) and before the
+    leader's SyncGroup (4430, after a 400 ms assignment): a second rebalance from CompletingRebalance; c2's
+    parked SyncGroup and then c1's are answered REBALANCE_IN_PROGRESS and both rejoin at once (no poll);
+    z3 and the twin settle at the same millisecond."""
+    config = _fixed(3, 2000, gap=3200, settle=500, assign=400)
+    j = judge_staggered(SETTLED, config, {})
+    assert j.applies and j.agree and j.symbolic is not None and j.symbolic.time == 4880
     v = answer(SETTLED, config)
-    assert any("CompletingRebalance" in n for n in v.notes)
+    assert v.verdict == REFUTED and v.replay_agrees and v.run is not None
+    texts = [e.text for e in v.run.events if e.lane in ("c1", "c2")]
+    assert texts.count("SyncGroup REBALANCE_IN_PROGRESS: JoinGroup again") == 2
+    # the only rejoin a heartbeat answer asked for: c1's, in the first rebalance
+    assert len(v.run.rebalances) == 2 and texts.count("rejoin needed") == 1
+
+
+def test_a_join_before_a_late_follower_syncs_refuses_only_it() -> None:
+    """The group is Stable (the leader's SyncGroup at 4035) but c2's JoinGroup answer takes 500 ms, so its
+    SyncGroup arrives (4520) after c3's JoinGroup with its id (4330): c2 is refused and rejoins at once,
+    the leader, already answered, learns of the rebalance from a heartbeat and rejoins at its next poll;
+    both sides agree."""
+    config = _fixed(3, 2000, gap=3300, settle=500, delay=(10, 500))
+    pins = _pinned(SETTLED, config, 10, c2_join2_resp=500)
+    j = judge_staggered(SETTLED, config, pins)
+    assert j.applies and j.agree and j.symbolic is not None and j.symbolic.time == 8090
+    enc = encode(SETTLED, config)
+    s = solver_for(enc, [enc.env.choices[n].var == v for n, v in pins.items() if n in enc.env.choices])
+    assert s.check() == z3.sat
+    run = Simulation(config, Schedule(schedule_of(enc, s.model())), SETTLED.scenario, None, False).execute(9000)
+    said = [(e.lane, e.text) for e in run.events if e.kind == "client" and e.time > 4100]
+    assert said[:2] == [("c2", "SyncGroup REBALANCE_IN_PROGRESS: JoinGroup again"), ("c1", "rejoin needed")]
 
 
 def test_unrolled_heartbeats_grow_with_the_gap() -> None:
@@ -242,3 +277,12 @@ def test_z3_and_the_twin_agree_run_by_run(
     pins = _random_pins(question, config, mutant, seed)
     j = judge_staggered(QUESTIONS[question], config, pins, mutant, mutant)
     assert j.agree, (j.symbolic, j.concrete)
+
+
+@pytest.mark.slow
+def test_solve_gives_the_worst_settle_time() -> None:
+    """``--solve staggered.settle.max.ms``: the worst case over every run in the example's ranges, tight
+    (one less is refuted, and the refutation replays); about a minute of binary search."""
+    solution = solve([SETTLED], load(EXAMPLES / "staggered-joins.toml"), "staggered.settle.max.ms")
+    assert solution.value == SETTLE_WORST
+    assert solution.witness is not None and solution.witness.replay_agrees
