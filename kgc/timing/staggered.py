@@ -505,11 +505,12 @@ def _staggered(env: Env) -> _Staggered:
 
 
 def _hook(env: Env, run: _Staggered) -> Callable[[z3.ModelRef, dict[str, int]], dict[str, int]]:
-    """The simulation's names for a model of ``_staggered``: the third member's start as its
-    ``join_at``; a member's heartbeats after the first rebalance numbered on from those before it
-    (``p2hb{k}`` → ``hb{m + k}``; the second member has none before), its batches likewise (each
-    segment's earlier batches split evenly, as ``schedule_of`` does for one segment; the second
-    member's first batch is the one after its first SyncGroup answer)."""
+    """The simulation's names for a model of ``_staggered``: the third member's start as its ``join_at``;
+    a member's batches numbered on across its segments (each segment's earlier batches split evenly, as
+    ``schedule_of`` does for one segment; the second member's first batch is the one after its first
+    SyncGroup answer). Heartbeats keep their names: the twin names a member's heartbeats from its first
+    JoinGroup answer on ``p2hb{k}`` as z3 does (``Scenario.STAGGERED``), and a heartbeat of the subject
+    that falls due after its rejoin, unsent, keeps the lateness z3 gave it."""
     cfg = env.config
 
     def hook(model: z3.ModelRef, out: dict[str, int]) -> dict[str, int]:
@@ -519,18 +520,6 @@ def _hook(env: Env, run: _Staggered) -> Callable[[z3.ModelRef, dict[str, int]], 
         for j in (0, 1):
             nm = cfg.members[j].name
             second = j in run.by_heartbeat and _true(model, run.by_heartbeat[j])
-            before = run.hbs1.get(j, [])
-            sent1 = sum(_true(model, m.is_sent) for m in before)
-            for k in range(sent1 + 1, len(before) + 1):
-                for suffix in ("late", "req", "resp"):
-                    out.pop(f"{nm}.hb{k}.{suffix}", None)
-            after = run.hbs2.get(j, [])
-            sent2 = sum(_true(model, m.is_sent) for m in after)
-            for k in range(1, len(after) + 1):
-                for suffix in ("late", "req", "resp"):
-                    v = out.pop(f"{nm}.p2hb{k}.{suffix}", None)
-                    if v is not None and second and k <= sent2:
-                        out[f"{nm}.hb{sent1 + k}.{suffix}"] = v
             base = 0
             segments = [(run.seg1.get(j), "", True), (run.seg2.get(j), "p2.", second)]
             for seg, tag, used in segments:
