@@ -11,8 +11,9 @@ rebalance question for a one-member group) is VACUOUS, never PROVED: it examined
 
 Exit codes (``kgc/cli/exits.py``, one table for every verb): 0 every question PROVED, 5 a question
 VACUOUS and none worse (0 with ``--allow-vacuous``), 12 a question REFUTED, 1 a replay disagreed
-with z3 (a bug in one of the two sides: the check failed), 4 z3 could not decide a question in its
-time budget or a counterexample's concrete replay was cut short by its bound
+with z3 (a bug in one of the two sides: the check failed), 4 z3 could not decide a question (or
+``--solve`` its value) within its budget — z3's resource count, the same on every run — or a
+counterexample's concrete replay was cut short by its bound
 (``kgc.timing.simulate.MAX_STEPS``/``MAX_SECONDS``), 150 malformed input (one line naming the file
 and field), 255 an internal error. A PROVED question's "not examined" notes name the runs its
 premises exclude (``docs/verdicts.md``).
@@ -151,6 +152,8 @@ def _code(v: Verdict, allow_vacuous: bool = False) -> int:
 
 
 def _solution_code(s: Solution) -> int:
+    if s.undecided is not None:
+        return EXIT_UNKNOWN  # a check ran out of its budget: no value is claimed
     if s.witness is not None and s.witness.replay_incomplete is not None:
         return EXIT_UNKNOWN
     if s.witness is not None and s.witness.replay_agrees is False:

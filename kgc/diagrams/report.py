@@ -29,7 +29,15 @@ from kgc.diagrams.state_machine import KAFKA_EDGES, compare, not_modelled, state
 from kgc.explorer.liveness import Lasso, LivenessResult, lasso_trace
 from kgc.explorer.search import Bounds, Result, Violation
 from kgc.explorer.trace import trace_json
-from kgc.model.actions import ALL_KINDS, CONSUMER_KINDS, FAULT_KINDS, HANDLE, TIMER_KINDS
+from kgc.model.actions import (
+    ALL_KINDS,
+    CONSUMER_KINDS,
+    FAULT_KINDS,
+    HANDLE,
+    REMOVE_GROUP,
+    STANDALONE_COMMIT,
+    TIMER_KINDS,
+)
 from kgc.model.config import Config
 from kgc.model.names import actor_name, consumer_text, group_where, state_name, step_text
 from kgc.model.tracing import KAFKA_TRACE
@@ -314,12 +322,21 @@ def _statistics(r: Result) -> list[str]:
 
 
 def _kind_group(kind: str) -> str:
+    """Who takes a step of ``kind`` (the action table's "who" column); every kind of
+    ``kgc.model.actions.ALL_KINDS`` has one (``tests/diagrams/test_report.py``)."""
     if kind in CONSUMER_KINDS:
         return "consumer"
     if kind == HANDLE:
         return "coordinator (request)"
+    if kind == STANDALONE_COMMIT:
+        # Config.standalone_committer (KAFKA-14201): an OffsetCommit of a client outside the group
+        # (generation -1, no member id), handled and answered by the coordinator in the step.
+        return "coordinator (request from outside the group)"
     if kind in TIMER_KINDS:
         return "coordinator (timer / callback)"
+    if kind == REMOVE_GROUP:
+        # Config.dead_group_window: the coordinator drops a Dead group from its cache.
+        return "coordinator (removes a Dead group)"
     if kind in FAULT_KINDS:
         return "fault"
     return ""

@@ -37,8 +37,9 @@ kills.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 COORDINATOR = "coordinator"
 CONSUMER = "consumer"
@@ -123,9 +124,24 @@ class Mutant:
     (``kgc.engine_support.mutation.explore``): the cooperative protocol's rules need a cooperative
     assignor. Empty for a rule of every configuration."""
 
-    def __reduce__(self) -> tuple[type[Mutant], tuple[str, ...]]:
-        """Pickled by its fields: a compiled frozen class cannot be unpickled attribute by attribute."""
-        return (Mutant, (self.name, self.description, self.side, self.where, self.jira, self.expected, self.equivalent))
+    def __reduce__(self) -> tuple[Callable[..., Mutant], tuple[Any, ...]]:
+        """Pickled by its fields, every one (a compiled frozen class cannot be unpickled attribute by
+        attribute): the positional ones in order, then the keyword-only ``rule`` and ``needs``, which
+        ``Mutant(*args)`` cannot take, so a worker gets back the mutant it was sent."""
+        return (
+            _unpickle_mutant,
+            (
+                self.name,
+                self.description,
+                self.side,
+                self.where,
+                self.jira,
+                self.expected,
+                self.equivalent,
+                self.rule,
+                self.needs,
+            ),
+        )
 
     @property
     def killable(self) -> bool:
@@ -767,6 +783,21 @@ LIVENESS_PROPERTIES = frozenset(
 
 NAMES: tuple[str, ...] = tuple(m.name for m in CATALOGUE)
 KILLABLE: tuple[Mutant, ...] = tuple(m for m in CATALOGUE if m.killable)
+
+
+def _unpickle_mutant(
+    name: str,
+    description: str,
+    side: str,
+    where: str,
+    jira: str,
+    expected: str,
+    equivalent: str,
+    rule: str,
+    needs: tuple[tuple[str, str], ...],
+) -> Mutant:
+    """``Mutant.__reduce__``'s constructor: the keyword-only fields passed by keyword."""
+    return Mutant(name, description, side, where, jira, expected, equivalent, rule=rule, needs=needs)
 
 
 def by_name(name: str) -> Mutant:

@@ -7,7 +7,9 @@ with what the *model's transition* says — not with another implementation:
 * a handled request is sent as the model's consumer sent it (the scenario op of
   ``kgc.harness.scenario.from_trace`` with the member ids Kafka handed out); a storage completion or
   failure completes the leader's outstanding write (failure: COORDINATOR_NOT_AVAILABLE, the model's
-  storage fault); an unload unloads the partition;
+  storage fault); an unload unloads the partition; the standalone committer's step
+  (``Config.standalone_committer``) sends its OffsetCommit (``from_trace.standalone_commit``), its
+  answer compared with the model's ``Action.response``;
 * a timer the model fires is fired **by its key** (``KafkaCoordinator.fire_timer``: the member's
   heartbeat or pending-member expiry ``heartbeat-<group>-<member id>``, the join timer
   ``join-<group>`` — initial delay or rebalance timeout —, the sync timer ``sync-<group>``), every
@@ -42,7 +44,7 @@ from kgc.harness.fuzz.abstraction import AbstractionError, IdMap, abstract_group
 from kgc.harness.fuzz.refinement import group_diff
 from kgc.harness.scenario import ops
 from kgc.harness.scenario.format import ScenarioConfig
-from kgc.harness.scenario.from_trace import _Translation, symbol
+from kgc.harness.scenario.from_trace import _Translation, standalone_commit, symbol
 from kgc.interface.events import Event, GroupStateChanged, MemberRemoved, TimerKind
 from kgc.interface.messages import JoinGroupResponse, RequestId, SyncGroupResponse
 from kgc.interface.messages import Response as ResponseEvent
@@ -51,6 +53,7 @@ from kgc.model.actions import (
     EXPIRE_JOIN,
     EXPIRE_PENDING,
     EXPIRE_SYNC,
+    STANDALONE_COMMIT,
     STORE_COMPLETE,
     STORE_FAILURE,
     UNLOAD,
@@ -66,11 +69,28 @@ from kgc.reference.controls import StoreCompletion
 from kgc.reference.snapshot import CoordinatorSnapshot
 from kgc.reference.steps import StepRecord
 
-COORDINATOR_KINDS = (EXPIRE_HEARTBEAT, EXPIRE_PENDING, EXPIRE_JOIN, EXPIRE_SYNC, STORE_COMPLETE, STORE_FAILURE, UNLOAD)
+COORDINATOR_KINDS = (
+    EXPIRE_HEARTBEAT,
+    EXPIRE_PENDING,
+    EXPIRE_JOIN,
+    EXPIRE_SYNC,
+    STORE_COMPLETE,
+    STORE_FAILURE,
+    UNLOAD,
+    STANDALONE_COMMIT,
+)
+"""The kinds of step the coordinator takes part in besides a consumer's request handled. The standalone
+committer's step (``Config.standalone_committer``, KAFKA-14201) is one: an OffsetCommit the
+coordinator handles and answers in the step, sent by a client outside the group, so by no consumer
+(its action's ``handled`` is empty)."""
+
+STANDALONE = -1
+"""The owner of the standalone committer's requests (no consumer of the model: ``Action.actor`` -1)."""
 
 
 def drives_coordinator(action: Action) -> bool:
-    """Whether the coordinator takes part in the step (a request handled, a timer, storage, unload)."""
+    """Whether the coordinator takes part in the step (a request handled — a consumer's, or the
+    standalone committer's —, a timer, storage, unload)."""
     return bool(action.handled) or action.kind in COORDINATOR_KINDS
 
 
@@ -231,6 +251,12 @@ class PathRun:
                 self.owner[request_id] = action.actor
                 member = getattr(op, "member", None)
                 self.sent_member[request_id] = (in_play.bound_id(member) or "") if member else ""
+            return None
+        if action.kind == STANDALONE_COMMIT:
+            op = standalone_commit(action.choice)
+            request_id = op.send(self.kafka, ops.InPlay.of(self.scenario_config, GROUP_ID, self._names()))
+            self.owner[request_id] = STANDALONE
+            self.sent_member[request_id] = ""
             return None
         if action.kind == STORE_COMPLETE:
             self.kafka.store_complete(Errors.NONE)
@@ -475,6 +501,8 @@ class PathRun:
             return StepVerdict("differs", f"{label}: {exc}")
         previous, self.snapshot = self.snapshot, snapshot
         model_answers: Counter[Any] = Counter((a.consumer, core(a.response)) for a in action.answers)
+        if action.kind == STANDALONE_COMMIT and action.response is not None:
+            model_answers[(STANDALONE, core(action.response))] += 1  # the committer's answer, to no consumer
         path = tuple(e.state for e in events if isinstance(e, GroupStateChanged))
         evicted = Counter(
             self.ids.get(e.member_id) for e in events if isinstance(e, MemberRemoved) and e.cause.is_eviction
@@ -588,7 +616,9 @@ def _core_text(key: tuple[Any, ...]) -> str:
 
 def _answers_text(answers: Counter[Any]) -> str:
     parts = [
-        f"c{consumer + 1}: {_core_text(key)}" + (f" x{n}" if n > 1 else "")
+        ("the standalone committer" if consumer == STANDALONE else f"c{consumer + 1}")
+        + f": {_core_text(key)}"
+        + (f" x{n}" if n > 1 else "")
         for (consumer, key), n in sorted(answers.items(), key=lambda kv: repr(kv[0]))
     ]
     return "[" + "; ".join(parts) + "]" if parts else "[no answer]"

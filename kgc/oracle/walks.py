@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgc.explorer.trace import trace_json
-from kgc.model.actions import Action
+from kgc.model.actions import STANDALONE_COMMIT, Action
 from kgc.model.config import Config
 from kgc.model.state import State
 from kgc.model.tracing import KAFKA_TRACE
@@ -79,7 +79,11 @@ def alternatives(
 ) -> tuple[tuple[Action, State], ...]:
     """The model's other transitions from ``before`` that send Kafka exactly what ``action`` sends
     (same kind, consumer, member, requests handled; an InitialDelayedJoin extended or not alike)
-    and differ only in an arbitrary choice (``Action.choice``: a leader picked in hash-map order)."""
+    and differ only in an arbitrary choice (``Action.choice``: a leader picked in hash-map order). The
+    standalone committer's choice is none of Kafka's: it says what the committer sends (a
+    ``group.instance.id`` or not), so its step has no alternative."""
+    if action.kind == STANDALONE_COMMIT:
+        return ()
     extend = "extend" in action.choice
     return tuple(
         (a, after)

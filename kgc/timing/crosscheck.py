@@ -264,18 +264,6 @@ def settled_roll_phases(
     sim = Simulation(config, schedule, question.scenario, mutant, question.auto_commit)
     if question.prepare is not None:
         question.prepare(sim, schedule)
-    # when each process's batch in progress ends: the fetch's time and the batch's length, as ``_fetch``
-    # takes it from the schedule
-    ends: dict[str, int] = {}
-    fetch = sim._fetch
-
-    def recording(client: Any, now: int) -> None:
-        per = sim._env_min("record.processing.ms")
-        length = schedule.get(f"{client.key}.batch{client.batch}", client.s["max.poll.records"] * per)
-        ends[client.key] = now + length
-        fetch(client, now)
-
-    sim._fetch = recording  # type: ignore[method-assign]
 
     def done(run: Run) -> bool:
         if any(m != run.subject for m, _, _ in run.roll_evictions):
@@ -292,23 +280,28 @@ def settled_roll_phases(
     settled = [t for t in run.settled if back is not None and t >= back]
     if not settled or any(m != run.subject for m, _, _ in run.roll_evictions) or run.end_ms < settled[0] + after:
         return None
-    t0 = run.end_ms
+    return run.end_ms, phases_at(sim, run.end_ms)
+
+
+def phases_at(sim: Simulation, t0: int) -> dict[str, RollPhase]:
+    """Every Stable process's timers and its coordinator deadline at ``t0`` (``RollPhase``, relative to
+    ``t0``), by the process's key (``c1``, ``c1.new``)."""
     members = {m.member_id: m for m in sim.coord.introspect().groups[GROUP].members}
     phases: dict[str, RollPhase] = {}
     for c in sim.clients:
-        if c.done or c.state != "stable":
+        if c.done or c.state != "stable" or c.member_id not in members:
             continue
         hb = c.hb
         held = members[c.member_id]
-        assert held.heartbeat_deadline_ms is not None
+        assert held.heartbeat_deadline_ms is not None and c.batch_ends_at is not None
         phases[c.key] = RollPhase(
             heartbeat_due=hb.heartbeat_timer.deadline_ms() - t0,
             session_from=hb.session_timer.deadline_ms() - hb.session_timeout_ms - t0,
             armed_at=held.heartbeat_deadline_ms - held.session_timeout_ms - t0,
             poll_from=hb.poll_timer.deadline_ms() - hb.max_poll_interval_ms - t0,
-            next_poll=ends[c.key] - t0,
+            next_poll=c.batch_ends_at - t0,
         )
-    return t0, phases
+    return phases
 
 
 def judge_static_roll(
@@ -338,6 +331,69 @@ def judge_static_roll(
     horizon += 2 * max(m["session.timeout.ms"].lo for m in config.members)
     sim = Simulation(config, schedule, question.scenario, concrete_mutant, question.auto_commit)
     return Judgement(True, symbolic, question.observe(sim.execute(horizon, stop=lambda run: bool(run.expired))))
+
+
+@dataclass(frozen=True)
+class WholeRoll:
+    """The concrete twin's whole rolling restart of dynamic members: every member in turn closes and its
+    new process joins, each restart begun ``gaps[i]`` ms after the previous new process started.
+    ``complete``: every restart began with the group settled from the one before (else the roll is
+    outside what ``rolling_restart_*`` answer and says nothing: each restart's first settled moment
+    comes before the next close); ``evictions``: every member removed other
+    than by its own LeaveGroup; ``settle_ms``: per restart, from its new process's start to the group's
+    next settled moment (None: it never settled)."""
+
+    complete: bool
+    evictions: list[tuple[str, int, str]]
+    settle_ms: list[int | None]
+    #: at each later restart's close, before it: (the member closing, the moment, every Stable process's
+    #: timers: the state the induction step starts from)
+    at_close: list[tuple[str, int, dict[str, RollPhase]]]
+
+
+class _RollWatch(Simulation):
+    """The twin, recording every process's timers at each close after the first (``phases_at``)."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.at_close: list[tuple[str, int, dict[str, RollPhase]]] = []
+
+    def _close(self, index: int, now: int) -> None:
+        if self.run.restarts and now > self.run.restarts[0][1]:
+            self.at_close.append((self.clients[index].name, now, phases_at(self, now)))
+        super()._close(index, now)
+
+
+def whole_roll(config: TimingConfig, first: int, gaps: list[int], mutant: str | None = None) -> WholeRoll:
+    """The twin plays a whole roll (``Scenario.ROLLING``): the first member closes at ``first``, each next
+    one ``gaps[i]`` ms after the previous new process started; every other choice takes its schedule
+    default (a configuration with fixed values has no other). The run goes on until the last restart
+    has settled, a member was evicted, or well past the last restart."""
+    schedule: dict[str, int] = {}
+    stop = first
+    for i, m in enumerate(config.members):
+        down = config.environment["restart.ms"].lo
+        schedule[f"{m.name}.restart_at"] = stop
+        schedule[f"{m.name}.restart"] = down
+        if i + 1 < len(config.members):
+            stop += down + gaps[i]
+    sim = _RollWatch(config, Schedule(schedule), Scenario.ROLLING, mutant, None)
+    last_back = stop + config.environment["restart.ms"].lo
+
+    def done(run: Run) -> bool:
+        return bool(run.roll_evictions) or any(t >= last_back for t in run.settled)
+
+    longest = max(m["max.poll.interval.ms"].lo + m["session.timeout.ms"].lo for m in config.members)
+    run = sim.execute(last_back + 4 * longest, stop=done)
+    settle: list[int | None] = []
+    complete = True
+    for i, (_, _, back) in enumerate(run.restarts):
+        nxt = run.restarts[i + 1][1] if i + 1 < len(run.restarts) else None
+        t = next((t for t in run.settled if t >= back and (nxt is None or t < nxt)), None)
+        settle.append(None if t is None else t - back)
+        if nxt is not None and t is None:
+            complete = False
+    return WholeRoll(complete, run.roll_evictions, settle, sim.at_close)
 
 
 def judge_staggered(

@@ -23,6 +23,11 @@ Satisfiable means no encoded rule forbids it; the client's own timers (heartbeat
 timer) are not encoded, so "realisable in time" is relative to these rules, and the verdict lists
 them. Deadlines met in the same millisecond as a timer (two coordinator timers due together,
 whose order Kafka's timing wheel does not fix) are reported: "realisable only at a tie".
+
+Each judgement is computed in a z3 context of its own (``queries.own_context``) and its checks are
+bounded by z3's resource count (``LASSO_RLIMIT``), not by a wall-clock timeout: the same cycle under
+the same configuration gets the same verdict, reasons and period on every run, whatever the process
+asked z3 before and however loaded the machine. A check out of its budget gives ``undecided``.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from kgc.model.names import mid_text
 from kgc.model.state import JoinTimer, State
 from kgc.model.types import GroupState
 from kgc.timing.config import NEW_MEMBER_JOIN_TIMEOUT_MS, TimingConfig
+from kgc.timing.queries import own_context
 
 REALISABLE = "realisable"
 TIE = "realisable only at a tie"
@@ -54,13 +60,19 @@ RULES = (
 
 PR = GroupState.PREPARING_REBALANCE
 
+#: z3's resource budget (``rlimit``) for each of a judgement's checks. The lassos of the tests and docs
+#: need at most a few thousand steps (``tests/timing/test_lassos.py``: 2,226); this is about the 10 s
+#: the wall-clock timeout gave (``queries.SOLVER_RLIMIT``'s rate), far above any cycle's need.
+LASSO_RLIMIT = 30_000_000
+
 
 @dataclass
 class Timing:
     """The judgement of one lasso's cycle."""
 
     verdict: str
-    """``realisable``, ``realisable only at a tie``, ``not realisable`` or ``undecided`` (z3 gave up)."""
+    """``realisable``, ``realisable only at a tie``, ``not realisable`` or ``undecided`` (z3 ran out of
+    its budget, ``LASSO_RLIMIT``)."""
     reasons: list[str] = field(default_factory=list)
     """For ``not realisable``: the rules that cannot hold together; for a tie: the deadlines met exactly."""
     period_ms: int | None = None
@@ -73,7 +85,7 @@ class Timing:
             return "fair cycle, realisable only at a tie: " + "; ".join(self.reasons)
         if self.verdict == REALISABLE:
             return f"fair cycle, realisable in time (one round: {self.period_ms:,} ms in a run z3 found)"
-        return "fair cycle, undecided in time (z3 gave up)"
+        return "fair cycle, undecided in time (z3 ran out of its budget)"
 
     def json(self) -> dict[str, Any]:
         return {"verdict": self.verdict, "reasons": self.reasons, "period_ms": self.period_ms, "rules": list(RULES)}
@@ -89,11 +101,21 @@ def _initial_delay(config: TimingConfig) -> int:
     return config.value("broker", "group.initial.rebalance.delay.ms").hi
 
 
-def judge(
-    path: Sequence[tuple[Action | None, State]], loop_start: int, config: TimingConfig, timeout_ms: int = 10_000
-) -> Timing:
+def judge(path: Sequence[tuple[Action | None, State]], loop_start: int, config: TimingConfig) -> Timing:
     """Whether the cycle ``path[loop_start:]`` (``path[loop_start]`` the state it starts and ends at)
-    can repeat forever under ``config``'s timeouts (the module docstring's rules)."""
+    can repeat forever under ``config``'s timeouts (the module docstring's rules), judged in a z3
+    context of its own with resource budgets (``LASSO_RLIMIT``)."""
+    with own_context():
+        return _judge(path, loop_start, config)
+
+
+def _solver() -> z3.Solver:
+    s = z3.Solver()
+    s.set("rlimit", LASSO_RLIMIT)
+    return s
+
+
+def _judge(path: Sequence[tuple[Action | None, State]], loop_start: int, config: TimingConfig) -> Timing:
     steps = [(path[i][0], path[i - 1][1], path[i][1]) for i in range(loop_start + 1, len(path))]
     n = len(steps)
     if n == 0:
@@ -158,8 +180,7 @@ def judge(
         )
         tracked.append((reason, t[j] <= t[start] + limit, t[j] < t[start] + limit))
 
-    solver = z3.Solver()
-    solver.set("timeout", timeout_ms)
+    solver = _solver()
     solver.add(*base)
     flags = [z3.Bool(f"rule{k}") for k in range(len(tracked))]
     for flag, (_, weak, _) in zip(flags, tracked, strict=True):
@@ -171,10 +192,12 @@ def judge(
         core = {str(c) for c in solver.unsat_core()}
         reasons = [r for flag, (r, _, _) in zip(flags, tracked, strict=True) if str(flag) in core]
         return Timing(NOT_REALISABLE, list(dict.fromkeys(reasons)) or ["the new-member timers' deadlines"])
-    strict = z3.Solver()
-    strict.set("timeout", timeout_ms)
+    strict = _solver()
     strict.add(*base, *[s for _, _, s in tracked])
-    if strict.check() == z3.sat:
+    strict_result = strict.check()
+    if strict_result == z3.unknown:
+        return Timing(UNDECIDED)
+    if strict_result == z3.sat:
         return Timing(REALISABLE, period_ms=strict.model().eval(period).as_long())
     model = solver.model()
     ties = [r for r, weak, s in tracked if z3.is_true(model.eval(weak)) and not z3.is_true(model.eval(s, True))] or [

@@ -33,7 +33,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import z3
@@ -48,14 +49,13 @@ HEARTBEATS = 4
 POLLS = 5
 MAX_HEARTBEATS = 40
 """The most heartbeat rounds ``needless_expiry`` unrolls (``heartbeat_rounds``)."""
-#: z3's time budget per check (ms) where a wall clock is still used (``kgc timing --solve``); a check
-#: that runs out is reported UNKNOWN, never PROVED.
-SOLVER_TIMEOUT_MS = 60_000
 #: z3's resource budgets (its ``rlimit``: a count of the solver's elementary steps, the same on every
 #: machine and at every load, unlike a wall-clock timeout) for an answer's checks: the question itself,
-#: each premise check and the induction step. About 3 million steps a CPU second here, so roughly the
-#: 60 s, 10 s and 20 s the wall-clock timeouts gave; a check that runs out is UNKNOWN (or its premise
-#: "not examined"), never PROVED, and runs out the same way on every run.
+#: each premise check and the induction step (``--solve`` gives each of its plain checks
+#: ``SOLVER_RLIMIT`` too, its optimizer ``synthesis.OPTIMIZE_RLIMIT``; the lasso judge has
+#: ``lassos.LASSO_RLIMIT``). About 3 million steps a CPU second here, so roughly the 60 s, 10 s and
+#: 20 s the wall-clock timeouts gave; a check that runs out is UNKNOWN (or its premise "not
+#: examined"), never PROVED, and runs out the same way on every run.
 SOLVER_RLIMIT = 180_000_000
 PREMISE_RLIMIT = 30_000_000
 INDUCTION_RLIMIT = 60_000_000
@@ -121,6 +121,19 @@ class Encoded:
 
 
 @dataclass(frozen=True)
+class StepScope:
+    """An induction step that starts from a set of states stated by hand rather than from any state
+    (``rolling_restart_*``: a settled group, ``roll_phase_ranges``): ``configs`` gives the configurations
+    it is asked on (one per member that may restart next), ``claim`` the success line, ``mutants`` the
+    timing mutants (None: Kafka's rules) under which the set is shown to hold — under any other the
+    later steps are not examined — and the step's own premises are reported as runs not examined."""
+
+    configs: Callable[[TimingConfig], list[TimingConfig]]
+    claim: str
+    mutants: tuple[str | None, ...]
+
+
+@dataclass(frozen=True)
 class Question:
     name: str
     title: str
@@ -138,6 +151,8 @@ class Question:
     #: what one round is ("heartbeat round", "poll", "auto-commit")
     step: Callable[[Env], Encoded] | None = None
     unit: str = ""
+    #: the step's starting states, when they are not every state (``StepScope``)
+    scope: StepScope | None = None
     #: adjusts a replay's simulation before it runs (``rolling_restart_*``: Kafka's arbitrary choice of
     #: the new leader made as z3 made it)
     prepare: Callable[[Simulation, Schedule], None] | None = None
@@ -209,11 +224,17 @@ def _true(model: z3.ModelRef, e: z3.BoolRef) -> bool:
 
 
 def _heartbeats(
-    env: Env, member: int, name: str, stop: z3.ArithRef | None = None, count: int = HEARTBEATS
+    env: Env,
+    member: int,
+    name: str,
+    stop: z3.ArithRef | None = None,
+    count: int = HEARTBEATS,
+    start: z3.ArithRef | None = None,
 ) -> list[Message]:
-    """The subject's heartbeats 1..count from t = 0 (``resetTimeouts`` at 0)."""
+    """The subject's heartbeats 1..count from t = 0 (``resetTimeouts`` at 0), or from ``start``, the
+    heartbeat timer's last reset (a send, or ``resetTimeouts``)."""
     out: list[Message] = []
-    prev_send: z3.ArithRef = z3.IntVal(0)
+    prev_send: z3.ArithRef = z3.IntVal(0) if start is None else start
     for k in range(1, count + 1):
         sent_expr = z3.BoolVal(True)
         late_name = f"{name}.hb{k}.late"
@@ -1085,19 +1106,25 @@ def roll_rounds(config: TimingConfig) -> tuple[int, int]:
     slowest = max(m["max.poll.records"].hi for m in config.members) * config.environment["record.processing.ms"].hi
     learn = max(m["heartbeat.interval.ms"].hi + m["retry.backoff.ms"].hi for m in config.members) + 2 * net
     interval = max(min(m["heartbeat.interval.ms"].lo for m in config.members[1:]), 1)
-    before = window + net + learn + slowest
-    after = config.environment["restart.ms"].hi + 3 * net + learn + slowest
+    # with auto-commit on, a commit's round trip before the LeaveGroup and before each rejoin
+    commit = 2 * net if any(m["enable.auto.commit"].hi for m in config.members) else 0
+    before = window + net + learn + slowest + 2 * commit
+    after = config.environment["restart.ms"].hi + 3 * net + learn + slowest + commit
     return tuple(max(HEARTBEATS, min(MAX_HEARTBEATS, -(-span // interval) + 2)) for span in (before, after))  # type: ignore[return-value]
 
 
-def _roll_learns(hbs: list[Message], started: z3.ArithRef) -> tuple[z3.ArithRef, z3.BoolRef]:
+def _roll_learns(
+    hbs: list[Message], started: z3.ArithRef, in_flight: Message | None = None
+) -> tuple[z3.ArithRef, z3.BoolRef]:
     """``rules.learns_of_rebalance`` over a member's unrolled heartbeats, each taken at its place in the
     member's schedule whether or not it is counted as sent: the one it learns from does go out (the
     rejoin, which stops the heartbeats, comes after its answer), and a run in which none of the
     unrolled ones arrives after ``started`` is then a run beyond them, which the question's premise
-    names, rather than one the poll constraints silently drop."""
+    names, rather than one the poll constraints silently drop. ``in_flight``: a heartbeat sent before
+    them and still unanswered when the scenario starts (a later restart: ``_Phase``), which counts only
+    if it is."""
     scheduled = [Message(m.sent, m.arrives, m.answered, z3.BoolVal(True), m.priority) for m in hbs]
-    return rules.learns_of_rebalance(started, scheduled)
+    return rules.learns_of_rebalance(started, [in_flight, *scheduled] if in_flight is not None else scheduled)
 
 
 @dataclass
@@ -1143,14 +1170,17 @@ def _roll_alive(
     join_sent: z3.ArithRef,
     join_arrives: z3.ArithRef,
     after: z3.ArithRef | None = None,
+    last_send: z3.ArithRef | None = None,
 ) -> z3.BoolRef:
     """A member that heartbeats on time keeps its session until its JoinGroup is parked: no heartbeat
     misses the coordinator's deadline (armed at ``deadline``, re-armed by each accepted Heartbeat,
     ``rules.heartbeat_rearm``; only those arriving after ``after`` count, earlier ones being overtaken
     by the SyncGroup's re-arming) and its own session timer (restarted at ``session`` and at every
-    answer, ``rules.client_session_lapses``) does not lapse (needless_expiry's question)."""
+    answer, ``rules.client_session_lapses``) does not lapse (needless_expiry's question). ``last_send``:
+    the heartbeat sent last before them, when it is not the session's restart (a later restart:
+    ``_Phase``)."""
     st = env.setting(member, "session.timeout.ms")
-    s_answer, s_send = session, session
+    s_answer, s_send = session, session if last_send is None else last_send
     alive: list[z3.BoolRef] = []
     for m in hbs:
         assert m.answered is not None
@@ -1166,6 +1196,42 @@ def _roll_alive(
     return z3.And(*alive)
 
 
+def _never(b: z3.BoolRef) -> bool:
+    """``b`` is false whatever the values (a setting fixed so)."""
+    return bool(z3.is_false(z3.simplify(b)))
+
+
+def _after_commit(
+    rule: Callable[[z3.BoolRef, z3.ArithRef, z3.ArithRef], z3.ArithRef],
+    auto: z3.BoolRef,
+    at: z3.ArithRef,
+    commit: Message,
+) -> z3.ArithRef:
+    """``rule`` (``rules.rejoin_join_sent``, ``rules.close_leave_sent``) for a request that follows a
+    synchronous commit when auto-commit is on; with auto-commit fixed off, ``at`` itself, so such a
+    configuration's terms, and z3's answers, are the ones they were before commits were encoded."""
+    if _never(auto):
+        return at
+    assert commit.answered is not None
+    return rule(auto, at, commit.answered)
+
+
+def _sent(messages: list[Message]) -> list[Message]:
+    """``messages`` but those never sent (a commit with auto-commit fixed off)."""
+    return [m for m in messages if not _never(m.is_sent)]
+
+
+def _sync_commit(env: Env, name: str, sent: z3.ArithRef, auto: z3.BoolRef) -> Message:
+    """A synchronous auto-commit (``maybeAutoCommitOffsetsSync``: before a rejoin, ``onJoinPrepare``, and in
+    ``close()``, ``ConsumerCoordinator`` clients 3.6.2) sent by the application thread at ``sent`` when
+    auto-commit is on: the next request waits for its answer (``rules.rejoin_join_sent``). A commit that is
+    never sent (auto-commit fixed off) adds no variable, so such a configuration's answers stay as they were."""
+    if _never(auto):
+        return Message(sent, sent, sent, z3.BoolVal(False), 0)
+    arrives = sent + env.net(f"{name}.req", auto)
+    return Message(sent, arrives, arrives + env.net(f"{name}.resp", auto), auto, 0)
+
+
 def _max(xs: list[z3.ArithRef]) -> z3.ArithRef:
     out = xs[0]
     for x in xs[1:]:
@@ -1174,8 +1240,61 @@ def _max(xs: list[z3.ArithRef]) -> z3.ArithRef:
 
 
 @dataclass
+class _Phase:
+    """One member's timers at the moment a later restart of the roll begins (its member closes at
+    t = 0), free within ``roll_phase_ranges`` — the state every settled restart leaves, at any moment
+    the group stays settled (``tests/timing/test_rolling_phases.py``): ``last_send`` the heartbeat
+    timer's last reset (a send, or ``resetTimeouts`` at the JoinGroup answer), ``in_flight`` the heartbeat
+    sent then if its answer has not arrived yet (one at most: a premise), ``session`` the client's
+    session timer's last restart, ``armed`` the coordinator's last re-arming of the member's deadline,
+    ``poll_from`` the poll timer's last restart and ``batch_from`` the poll that handed out the batch in
+    progress (the poll timer restarts there, or earlier at the poll that rejoined, the batch after a
+    SyncGroup answer going on without a poll: ``roll_phase_ranges``)."""
+
+    last_send: z3.ArithRef
+    in_flight: Message
+    session: z3.ArithRef
+    armed: z3.ArithRef
+    poll_from: z3.ArithRef
+    batch_from: z3.ArithRef
+
+
+def _phase(env: Env, member: int, premises: list[tuple[str, z3.BoolRef]]) -> _Phase:
+    """``member``'s ``_Phase``, every field free within ``roll_phase_ranges``; the premise that no two of
+    its heartbeats are in flight at once goes into ``premises``."""
+    nm = env.config.members[member].name
+    ranges = roll_phase_ranges(env.config, member)
+    due = env.choose(f"{nm}.phase.heartbeat_due", *ranges["heartbeat_due"])
+    last = due - env.setting(member, "heartbeat.interval.ms")
+    flying = z3.Bool(f"{nm}.phase.in_flight")
+    arrives = last + env.net(f"{nm}.phase.hb.req", flying)
+    answered = arrives + env.net(f"{nm}.phase.hb.resp", flying)
+    # in flight: sent before the start and answered after it
+    env.add(z3.Implies(flying, answered > 0))
+    poll_from = env.choose(f"{nm}.phase.poll_from", *ranges["poll_from"])
+    batch_from = env.choose(f"{nm}.phase.batch_from", ranges["poll_from"][0], 0)
+    env.add(batch_from >= poll_from)
+    net = env.env_range("network.delay.ms").hi
+    premises.append(
+        (
+            "two heartbeats of a member are in flight at once when a later restart begins (a round trip "
+            "longer than heartbeat.interval.ms)",
+            env.setting(member, "heartbeat.interval.ms") >= 2 * net,
+        )
+    )
+    return _Phase(
+        last,
+        Message(last, arrives, answered, flying, 1),
+        env.choose(f"{nm}.phase.session_from", *ranges["session_from"]),
+        env.choose(f"{nm}.phase.armed_at", *ranges["armed_at"]),
+        poll_from,
+        batch_from,
+    )
+
+
+@dataclass
 class _Roll:
-    """The symbolic first restart of a rolling restart, shared by ``rolling_restart_evicts`` and
+    """The symbolic first (or a later) restart of a rolling restart, shared by ``rolling_restart_evicts`` and
     ``rolling_restart_settled``."""
 
     back: z3.ArithRef
@@ -1191,10 +1310,12 @@ class _Roll:
     seg2: dict[int, _Segment]
 
 
-def _roll(env: Env) -> _Roll:
-    """The first restart of a rolling restart of dynamic members (the second and later restarts
-    are outside the scenario; the horizon says so). Every member is Stable at t = 0 (the first
-    leading). The first member closes at ``S`` within its first two heartbeat periods: ``close()``
+def _roll(env: Env, phased: bool = False) -> _Roll:
+    """The first restart of a rolling restart of dynamic members, or (``phased``) any later one: the
+    induction step that carries the first restart's answer to every restart of the roll. Every member
+    is Stable at t = 0 (the first leading). The first member closes at ``S`` within its first two
+    heartbeat periods (``phased``: at t = 0, every member's timers anywhere in ``_Phase``'s ranges, and
+    any member leading, as after a settled earlier restart): ``close()``
     sends LeaveGroup (``ConsumerCoordinator.close`` → ``maybeLeaveGroup``, clients 3.6.2), which
     removes it and prepares a rebalance (``handleLeaveGroup`` → ``removeMemberAndUpdateGroup`` →
     ``maybePrepareRebalance``, ``GroupCoordinator.scala`` 3.6.2); if it led, an arbitrary member
@@ -1215,12 +1336,29 @@ def _roll(env: Env) -> _Roll:
     rounds1, rounds2 = roll_rounds(cfg)
     premises: list[tuple[str, z3.BoolRef]] = []
     restart = env.env_range("restart.ms")
-    stops = env.choose(f"{subject}.restart_at", 1, window)
+    phase = {j: _phase(env, j, premises) for j in range(n_members)} if phased else {}
+    stops = z3.IntVal(0) if phased else env.choose(f"{subject}.restart_at", 1, window)
     down = env.choose(f"{subject}.restart", restart.lo, restart.hi)
-    expired, old_hbs, old_premises = _until_death(env, 0, stops, old_rounds)
-    premises += old_premises
-    leave_arrives = stops + env.net(f"{subject}.leave1.req")
-    rules.fifo(env, [*old_hbs, Message(stops, leave_arrives, None, z3.BoolVal(True), 0)])
+    # auto-commit: ``close()`` commits synchronously before its LeaveGroup, and a member that stays up commits
+    # before each rejoin (``rules.rejoin_join_sent``); its periodic commits are not encoded (the horizon says why)
+    auto = {j: env.setting(j, "enable.auto.commit") == 1 for j in range(n_members)}
+    close_commit = _sync_commit(env, f"{subject}.close-commit", stops, auto[0])
+    leave_sent = _after_commit(rules.close_leave_sent, auto[0], stops, close_commit)
+    if phased:
+        # the closing member's deadline, re-armed by its heartbeat in flight if that one arrives in time (the
+        # heartbeats it may send while its commit is in flight are left out: they only keep its session, which
+        # a premise asks for, and order nothing that matters after them)
+        flying = phase[0].in_flight
+        armed = rules.rearm_deadline(env, 0, phase[0].armed)
+        in_time = z3.And(flying.is_sent, z3.Not(rules.missed_deadline(armed, flying.arrives)))
+        expired = z3.If(in_time, rules.heartbeat_rearm(env, 0, armed, flying.arrives), armed)
+        old_hbs = [flying]
+    else:
+        # the heartbeat thread goes on until ``AbstractCoordinator.close`` stops it, after the commit
+        expired, old_hbs, old_premises = _until_death(env, 0, leave_sent, old_rounds)
+        premises += old_premises
+    leave_arrives = leave_sent + env.net(f"{subject}.leave1.req")
+    rules.fifo(env, _sent([*old_hbs, close_commit, Message(leave_sent, leave_arrives, None, z3.BoolVal(True), 0)]))
     premises.append(
         (
             f"{subject}'s session expires before its LeaveGroup arrives",
@@ -1241,21 +1379,31 @@ def _roll(env: Env) -> _Roll:
     hbs1: dict[int, list[Message]] = {}
     seg1: dict[int, _Segment] = {}
     join1: dict[int, z3.ArithRef] = {}
+    commit1: dict[int, Message] = {}
     for j in survivors:
         nm = cfg.members[j].name
         sent = z3.Int(f"{nm}.join_sent1")
-        hbs1[j] = _heartbeats(env, j, nm, stop=sent, count=rounds1)
-        learned, some = _roll_learns(hbs1[j], started1)
+        hbs1[j] = _heartbeats(env, j, nm, stop=sent, count=rounds1, start=phase[j].last_send if phased else None)
+        in_flight = phase[j].in_flight if phased else None
+        if phased:
+            env.add(hbs1[j][0].sent >= 0)  # a heartbeat due before the start goes out at or after it
+        learned, some = _roll_learns(hbs1[j], started1, in_flight)
         premises.append((f"{nm}'s {rounds1} unrolled heartbeats all arrive before the leave's rebalance starts", some))
-        for m in hbs1[j]:
+        for m in ([in_flight] if in_flight is not None else []) + hbs1[j]:
             premises.append(
                 (
                     "a heartbeat arrives in the millisecond a rebalance starts",
                     z3.Or(z3.Not(m.is_sent), m.arrives != started1),
                 )
             )
-        seg1[j] = _roll_polls(env, j, "", z3.IntVal(0), learned, some)
-        env.add(sent == seg1[j].rejoin)
+        seg1[j] = _roll_polls(env, j, "", phase[j].batch_from if phased else z3.IntVal(0), learned, some)
+        commit1[j] = _sync_commit(env, f"{nm}.rejoin-commit", seg1[j].rejoin, auto[j])
+        env.add(sent == _after_commit(rules.rejoin_join_sent, auto[j], seg1[j].rejoin, commit1[j]))
+        if phased:
+            # the batch in progress ends within max.poll.interval.ms of the poll timer's restart (part of the
+            # states a settled restart leaves: ``roll_phase_violations``' last check)
+            mpi1 = env.setting(j, "max.poll.interval.ms")
+            env.add(z3.Implies(seg1[j].earlier == 0, seg1[j].rejoin <= phase[j].poll_from + mpi1))
         premises.append(
             (
                 "a batch exceeds max.poll.interval.ms (the member leaves: poll_timeout_leave)",
@@ -1266,7 +1414,16 @@ def _roll(env: Env) -> _Roll:
         premises.append(
             (
                 f"{nm}'s session expires or lapses before it rejoins (needless_expiry)",
-                _roll_alive(env, j, hbs1[j], rules.rearm_deadline(env, j, z3.IntVal(0)), z3.IntVal(0), sent, join1[j]),
+                _roll_alive(
+                    env,
+                    j,
+                    ([in_flight] if in_flight is not None else []) + hbs1[j],
+                    rules.rearm_deadline(env, j, phase[j].armed if phased else z3.IntVal(0)),
+                    phase[j].session if phased else z3.IntVal(0),
+                    sent,
+                    join1[j],
+                    last_send=phase[j].last_send if phased else None,
+                ),
             )
         )
     rt1 = rules.rebalance_timeout([rules.join_rebalance_timeout(env, j) for j in survivors])
@@ -1408,7 +1565,8 @@ def _roll(env: Env) -> _Roll:
         )
         seg2 = _roll_polls(env, j, "p2.", answered1[j], learned2, z3.And(by1, some2))
         seg2s[j] = seg2
-        env.add(sent2 == seg2.rejoin)
+        commit2 = _sync_commit(env, f"{nm}.rejoin-commit2", seg2.rejoin, z3.And(by1, auto[j]))
+        env.add(sent2 == _after_commit(rules.rejoin_join_sent, auto[j], seg2.rejoin, commit2))
         premises.append(
             (
                 "a batch exceeds max.poll.interval.ms (the member leaves: poll_timeout_leave)",
@@ -1429,13 +1587,24 @@ def _roll(env: Env) -> _Roll:
         )
         hbs2s[j] = hbs2
         messages = [
+            *([phase[j].in_flight] if phased else []),
             *hbs1[j],
-            Message(seg1[j].rejoin, join1[j], ja1[j], z3.BoolVal(True), 0),
+            commit1[j],
+            # a JoinGroup that arrives after the join phase completed without it (the member removed) is
+            # answered when it arrives, not with the others (the order of answers on the connection)
+            Message(
+                _after_commit(rules.rejoin_join_sent, auto[j], seg1[j].rejoin, commit1[j]),
+                join1[j],
+                z3.If(join1[j] > completed1, join1[j] + env.net(f"{nm}.join1.resp"), ja1[j]),
+                z3.BoolVal(True),
+                0,
+            ),
             Message(sent1[j], sy1[j], answered1[j], by1, 0),
             *hbs2,
+            commit2,
             Message(sent2, join2[j], None, by1, 0),
         ]
-        rules.fifo(env, messages)
+        rules.fifo(env, _sent(messages))
     members2 = [*survivors, 0]
     rt2 = rules.rebalance_timeout([rules.join_rebalance_timeout(env, j) for j in members2])
     completed2, by2 = rules.join_completes(_max([started2, *join2.values()]), started2, rt2)
@@ -1569,12 +1738,12 @@ def _prepare_roll(sim: Simulation, schedule: Schedule) -> None:
     sim.coord._arbitrary = arbitrary  # type: ignore[method-assign]
 
 
-def _encode_roll_evicts(env: Env) -> Encoded:
+def _encode_roll_evicts(env: Env, phased: bool = False) -> Encoded:
     """Q10 (a): a member that stays up is removed during the restart: it has not rejoined when the
     rebalance timeout of the leave's rebalance, or of the new process's, passes (``DelayedJoin`` →
     ``onCompleteJoin`` removes it, NOT_REJOINED). Its session running out is needless_expiry's
-    question, excluded by a premise."""
-    roll = _roll(env)
+    question, excluded by a premise. ``phased``: a later restart (the induction step)."""
+    roll = _roll(env, phased)
 
     def predict(model: z3.ModelRef) -> Outcome:
         hits = sorted((_val(model, t), name) for name, t, b in roll.evictions if _true(model, b))
@@ -1582,14 +1751,15 @@ def _encode_roll_evicts(env: Env) -> Encoded:
         return Outcome("evicted", name, t)
 
     bad = z3.Or(*[b for _, _, b in roll.evictions])
-    return Encoded(env, bad, roll.premises, predict, _roll_hook(env, roll))
+    return Encoded(env, bad, roll.premises, predict, None if phased else _roll_hook(env, roll))
 
 
-def _encode_roll_settled(env: Env) -> Encoded:
+def _encode_roll_settled(env: Env, phased: bool = False) -> Encoded:
     """Q10 (b): from the new process's start to the moment the group is Stable with all its members,
     each holding its assignment (the last SyncGroup answer of the new process's rebalance), takes
-    longer than ``roll.settle.max.ms``. ``--solve roll.settle.max.ms`` gives the worst case."""
-    roll = _roll(env)
+    longer than ``roll.settle.max.ms``. ``--solve roll.settle.max.ms`` gives the worst case.
+    ``phased``: a later restart (the induction step)."""
+    roll = _roll(env, phased)
     limit = env.global_setting("questions", "roll.settle.max.ms")
     took = roll.settled - roll.back
     premises = [
@@ -1601,7 +1771,7 @@ def _encode_roll_settled(env: Env) -> Encoded:
     def predict(model: z3.ModelRef) -> Outcome:
         return Outcome("settled_late", subject, _val(model, roll.settled), _val(model, took))
 
-    return Encoded(env, took > limit, premises, predict, _roll_hook(env, roll))
+    return Encoded(env, took > limit, premises, predict, None if phased else _roll_hook(env, roll))
 
 
 def _observe_roll_evicted(run: Run) -> Outcome | None:
@@ -1732,11 +1902,48 @@ def _observe_static_roll(run: Run) -> Outcome | None:
 
 
 ROLL_HORIZON = (
-    "horizon: the first restart of a rolling restart of dynamic members — every member Stable at t = 0, the "
-    "first closes (LeaveGroup) within its first two heartbeat periods and its new process sends JoinGroup "
-    "restart.ms later — through both of its rebalances; the later restarts of the roll (each starts from the "
-    "group the one before left, with other timer phases), a new process joining its own leave's rebalance, "
-    "static members (every restart of their roll: rolling_restart_static_expires), auto-commit on: not examined"
+    "horizon: every restart of a rolling restart of dynamic members — the first directly (every member Stable "
+    "at t = 0, the first closes (LeaveGroup) within its first two heartbeat periods and its new process sends "
+    "JoinGroup restart.ms later, through both of its rebalances), each later one by the induction step on the "
+    "next line (a restart of any member from any group settled by the one before, whenever it begins); a "
+    "restart begun before the group settled from the one before, a new process joining its own leave's "
+    "rebalance, static members (every restart of their roll: rolling_restart_static_expires): not examined; "
+    "with auto-commit on, the synchronous commits before a LeaveGroup and before each rejoin are encoded, the "
+    "periodic ones are not (each only re-arms its member's deadline, which the premises on the sessions of the "
+    "members that stay up leave out, so they can only exclude more runs)"
+)
+
+
+def _each_restarting(config: TimingConfig) -> list[TimingConfig]:
+    """The configurations a later restart of a roll is asked on: one per member that may restart next,
+    put first (``_roll`` restarts member 0), the others in order; members with the same settings in
+    the same places give the same question up to names, so each such arrangement is asked once."""
+    out: list[TimingConfig] = []
+    seen: set[tuple[tuple[tuple[str, Bound], ...], ...]] = set()
+    for r in range(len(config.members)):
+        members = (config.members[r], *config.members[:r], *config.members[r + 1 :])
+        shape = tuple(tuple(sorted(m.settings.items())) for m in members)
+        if shape not in seen:
+            seen.add(shape)
+            out.append(replace(config, members=members))
+    return out
+
+
+#: the timing mutants under which a settled restart is shown to leave every member's timers within
+#: ``roll_phase_ranges`` (``tests/timing/test_rolling_phases.py`` draws them): the later restarts'
+#: induction is claimed under these only (``heartbeat_not_rearmed`` leaves the ranges)
+ROLL_PHASE_MUTANTS: tuple[str | None, ...] = (
+    None,
+    "rebalance_timeout_is_session_timeout",
+    "no_heartbeat_while_completing",
+)
+
+ROLL_STEP = StepScope(
+    _each_restarting,
+    "a restart of any member, begun at any moment its group is settled (every member's timers and "
+    "deadlines anywhere in roll_phase_ranges, where every settled restart leaves them), has no bad event "
+    "either (z3: unsat), and the first restart was checked directly",
+    ROLL_PHASE_MUTANTS,
 )
 
 
@@ -1882,14 +2089,14 @@ def _held_limit(run: Run) -> int:
 OUTSIDE_STEADY = (
     "several rebalances, a restart, a client stall (GC pause) are outside this scenario: not examined "
     "(a dead consumer: dead_consumer_reowned; one stall: stall_evicts; one static restart: static_restart_expires; "
-    "a rolling restart's first restart: rolling_restart_evicts, rolling_restart_settled; every restart of a "
+    "every restart of a rolling restart: rolling_restart_evicts, rolling_restart_settled; every restart of a "
     "static members' roll: rolling_restart_static_expires; staggered joins: staggered_joins_settled, "
     "staggered_joins_evicts)"
 )
 OUTSIDE_REBALANCE = (
-    "several rebalances in a row (a rolling restart's later restarts), a static member's restart, a client stall "
+    "several rebalances in a row (a rolling restart, staggered joins), a static member's restart, a client stall "
     "(GC pause) are outside this scenario: not examined (a dead consumer's detection: dead_consumer_reowned; "
-    "one stall of a lone member: stall_evicts; one restart of a lone static member: static_restart_expires; the first "
+    "one stall of a lone member: stall_evicts; one restart of a lone static member: static_restart_expires; every "
     "restart of a rolling restart: rolling_restart_evicts, rolling_restart_settled; every restart of a static "
     "members' roll: rolling_restart_static_expires; new consumers joining one after another, with the "
     "rebalances they cause: staggered_joins_settled, staggered_joins_evicts)"
@@ -2027,13 +2234,15 @@ QUESTIONS: dict[str, Question] = {
         ),
         Question(
             "rolling_restart_evicts",
-            "can a member that stays up be evicted while another member restarts (a rolling restart's first "
-            "restart: LeaveGroup on close, the new process's JoinGroup restart.ms later)?",
+            "can a member that stays up be evicted while another member restarts (a rolling restart of dynamic "
+            "members: LeaveGroup on close, the new process's JoinGroup restart.ms later)?",
             Scenario.ROLLING,
             _encode_roll_evicts,
             _observe_roll_evicted,
-            auto_commit=False,
             horizon=ROLL_HORIZON,
+            step=partial(_encode_roll_evicts, phased=True),
+            unit="restart",
+            scope=ROLL_STEP,
             prepare=_prepare_roll,
         ),
         Question(
@@ -2043,8 +2252,10 @@ QUESTIONS: dict[str, Question] = {
             Scenario.ROLLING,
             _encode_roll_settled,
             _observe_roll_settled,
-            auto_commit=False,
             horizon=ROLL_HORIZON,
+            step=partial(_encode_roll_settled, phased=True),
+            unit="restart",
+            scope=ROLL_STEP,
             prepare=_prepare_roll,
         ),
         Question(
@@ -2150,7 +2361,7 @@ def _answer(question: Question, config: TimingConfig, mutant: str | None, replay
             question,
             PROVED,
             time.perf_counter() - started,
-            [question.horizon, *induction(question, config, mutant), *notes],
+            [question.horizon, *induction(question, config, mutant, notes), *notes],
         )
     if result != z3.sat:
         return Verdict(question, UNKNOWN, time.perf_counter() - started, [f"z3: {s.reason_unknown()}"])
@@ -2196,23 +2407,47 @@ def _a(noun: str) -> str:
     return ("an " if noun[0] in "aeiou" else "a ") + noun
 
 
-def induction(question: Question, config: TimingConfig, mutant: str | None = None) -> list[str]:
+def induction(
+    question: Question, config: TimingConfig, mutant: str | None = None, known: Sequence[str] = ()
+) -> list[str]:
     """The induction step's note for a PROVED: every later round proved (the step is unsat), or the
-    rounds after the unrolled ones not examined (the step is sat, or z3 could not decide it)."""
+    rounds after the unrolled ones not examined (the step is sat, or z3 could not decide it). With a
+    ``StepScope``, also the step's runs not examined, but those ``known`` from the first ones."""
     if question.step is None:
         return []
-    enc = question.step(Env(config, mutant))
-    s = solver_for(enc, [enc.bad])
-    s.set("rlimit", INDUCTION_RLIMIT)
-    result = s.check()
     unit = question.unit
-    if result == z3.unsat:
+    scope = question.scope
+    if scope is not None and mutant not in scope.mutants:
+        shown = ", ".join("Kafka's rules" if m is None else m for m in scope.mutants)
         return [
-            f"induction: every later {unit} too — from any state, {_a(unit)} after one without the bad event has "
-            "none either (z3: unsat), and the first ones were checked directly"
+            f"not examined: {unit}s after the first — the states the induction step starts from are shown to be "
+            f"the ones {_a(unit)} leaves under {shown} only, not under {mutant}"
         ]
+    notes: list[str] = []
+    result = z3.unsat
+    for c in scope.configs(config) if scope is not None else [config]:
+        enc = question.step(Env(c, mutant))
+        s = solver_for(enc, [enc.bad])
+        s.set("rlimit", INDUCTION_RLIMIT)
+        result = s.check()
+        if result != z3.unsat:
+            break
+        if scope is not None:
+            for note in _excluded(enc):
+                later = note.replace("not examined", f"not examined in the {unit}s after the first", 1)
+                if note not in known and later not in notes:
+                    notes.append(later)
+    if result == z3.unsat:
+        claim = (
+            scope.claim
+            if scope is not None
+            else f"from any state, {_a(unit)} after one without the bad event has none either (z3: unsat), and the "
+            "first ones were checked directly"
+        )
+        return [f"induction: every later {unit} too — {claim}", *notes]
     why = "z3 could not decide it" if result != z3.sat else f"z3 found a {unit} with the bad event after one without"
-    return [f"not examined: {unit}s after the unrolled ones — the induction step does not hold ({why})"]
+    first = "the first" if scope is not None else "the unrolled ones"
+    return [f"not examined: {unit}s after {first} — the induction step does not hold ({why})"]
 
 
 def _excluded(enc: Encoded) -> list[str]:

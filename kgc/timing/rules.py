@@ -267,6 +267,14 @@ def rejoin_join_sent(auto_commit: Bool, poll: Int, commit_answered: Int) -> Int:
     return z3.If(auto_commit, commit_answered, poll)
 
 
+def close_leave_sent(auto_commit: Bool, close: Int, commit_answered: Int) -> Int:
+    """When a dynamic member's ``close()`` sends its LeaveGroup: ``ConsumerCoordinator.close`` first
+    commits synchronously when auto-commit is on (``maybeAutoCommitOffsetsSync``), then
+    ``AbstractCoordinator.close`` stops the heartbeat thread and ``maybeLeaveGroup`` sends LeaveGroup
+    (clients 3.6.2), so it leaves when the commit's answer arrives; with auto-commit off, at the close."""
+    return z3.If(auto_commit, commit_answered, close)
+
+
 def join_rebalance_timeout(env: Env, member: int) -> Int:
     """The consumer's JoinGroup carries ``max.poll.interval.ms`` as its rebalance timeout (KIP-62,
     ``GroupRebalanceConfig``, clients ≥ 0.10.1). Mutant ``rebalance_timeout_is_session_timeout``:

@@ -292,6 +292,8 @@ class _Client:
         self.position = 0
         self.processed = 0
         self.batch = 0
+        #: when the batch in progress ends (the next poll); None before the first fetch
+        self.batch_ends_at: int | None = None
         self.polling_at: int | None = None
         #: the client's delayed tasks (the auto-commit task), run inside poll (docs/kafka/consumer.md#auto-commit)
         self.tasks = DelayedTaskQueue()
@@ -305,6 +307,10 @@ class _Client:
         self.hb_prefix = "hb"
         self.done = False
         self.commit_wait: str | None = None
+        #: the synchronous commits before a rejoin sent so far (``rejoin-commit``, ``rejoin-commit2``, …)
+        self.rejoin_commits = 0
+        #: (``ROLLING``) in ``close()``: its synchronous commit is in flight, the LeaveGroup follows its answer
+        self.closing = False
         self.wakes: set[int] = set()
         #: (``STALL``) the client's pause [start, end): nothing of it runs then
         self.stall: tuple[int, int] | None = None
@@ -610,7 +616,10 @@ class Simulation:
             self._sync_answer(client, body, now)
         elif msg.api == ApiKey.OFFSET_COMMIT and client.commit_wait == msg.name:
             client.commit_wait = None
-            self._send_join(client, now)
+            if client.closing:
+                self._leave(client, now)
+            else:
+                self._send_join(client, now)
 
     def _heartbeat_answer(self, client: _Client, error: Errors, now: int) -> None:
         if error in (Errors.NONE, Errors.REBALANCE_IN_PROGRESS):
@@ -754,7 +763,7 @@ class Simulation:
     def _poll(self, client: _Client, now: int) -> None:
         """``KafkaConsumer.poll``: ``pollHeartbeat``, a rejoin if needed, else the auto-commit task
         if due, then the fetcher's next batch."""
-        if client.done:
+        if client.done or client.closing:
             return
         end = client.stalled(now)
         if end is not None:
@@ -771,7 +780,10 @@ class Simulation:
         if client.rejoin_needed:
             client.rejoin_needed = False
             if self._auto_commit(client):
-                client.commit_wait = self._send_commit(client, now, client.position, "rejoin-commit")
+                client.rejoin_commits += 1
+                k = client.rejoin_commits
+                name = "rejoin-commit" if k == 1 else f"rejoin-commit{k}"
+                client.commit_wait = self._send_commit(client, now, client.position, name)
             else:
                 self._send_join(client, now)
             return
@@ -816,6 +828,7 @@ class Simulation:
         length = self.schedule.get(f"{client.key}.batch{i}", records * per)
         if i == 0:
             self.run.note(now, client.name, "batch", f"batch {i}: {records} records, {length} ms")
+        client.batch_ends_at = now + length
         self.at(now + length, 2, (now, 1, next(self.seq)), lambda t: self._poll(client, t))
 
     # the heartbeat thread ---------------------------------------------------------------------
@@ -1086,13 +1099,24 @@ class Simulation:
             stop += down
 
     def _close(self, index: int, now: int) -> None:
-        """A dynamic member's ``KafkaConsumer.close()``: the application thread sends LeaveGroup
-        (``maybeLeaveGroup``, clients 3.6.2: only with a member id) and the process stops; what it
-        sent is still delivered."""
+        """A dynamic member's ``KafkaConsumer.close()``: with auto-commit on, ``ConsumerCoordinator.close``
+        first commits synchronously (``maybeAutoCommitOffsetsSync``, clients 3.6.2) — the application
+        thread polls no more, the heartbeat thread goes on until ``AbstractCoordinator.close`` stops it —
+        then the application thread sends LeaveGroup (``maybeLeaveGroup``: only with a member id) and the
+        process stops; what it sent is still delivered."""
         client = self.clients[index]
         if self.scenario == Scenario.ROLLING_STATIC:
             self._die(client, now, "stops to restart (static: no LeaveGroup)")
             return
+        if not client.done and client.member_id and self._auto_commit(client):
+            self.run.note(now, client.name, "client", "closes to restart: commits first")
+            client.closing = True
+            client.commit_wait = self._send_commit(client, now, client.position, "close-commit")
+            return
+        self._leave(client, now)
+
+    def _leave(self, client: _Client, now: int) -> None:
+        """The end of ``close()``: LeaveGroup, and the process stops."""
         if not client.done and client.member_id:
             mid = client.member_id
             client.send("leave", ApiKey.LEAVE_GROUP, lambda: LeaveGroupRequest(GROUP, (MemberIdentity(mid),)), now, 0)

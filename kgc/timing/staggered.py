@@ -227,6 +227,15 @@ def _staggered(env: Env) -> _Staggered:
         )
     ]
     n = min(n, MAX_MEMBERS)
+    for i in range(n):
+        premises.append(
+            (
+                f"{cfg.members[i].name} commits offsets automatically (enable.auto.commit: the synchronous commit "
+                "before each rejoin and the periodic commits, which re-arm its session deadline and share its "
+                "connection with its heartbeats, are not encoded)",
+                env.setting(i, "enable.auto.commit") == 0,
+            )
+        )
     subject = cfg.members[0].name
     rounds1, rounds2 = staggered_rounds(cfg)
     at = env.env_range("new.member.join.ms")

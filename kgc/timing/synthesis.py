@@ -6,7 +6,15 @@ optimizer finds the largest unsafe value ``u`` (``Optimize.maximize``); the answ
 Tightness has two halves: a second query proves that *no* value from ``u + 1`` to the field's
 largest legal value is unsafe (unsat), and the optimizer's model at ``u`` is a counterexample,
 replayed on the concrete side. "Largest safe" is the mirror image. When the optimizer cannot
-decide (a nonlinear query), a binary search with the plain solver finds the same extreme value.
+decide within its budget (a nonlinear query), a binary search with the plain solver finds the same
+extreme value.
+
+Every check is bounded by z3's resource count (``rlimit``: ``OPTIMIZE_RLIMIT`` for the optimizer,
+``queries.SOLVER_RLIMIT`` for each plain check), never by a wall-clock timeout, and the whole answer is
+computed in a z3 context of its own (``queries.own_context``): the value, the method that found it and
+the witness are the same on every run, whatever the machine's load and whatever the process asked z3
+before. A check that runs out of its budget leaves the answer *not decided* (``Solution.undecided``),
+never a value.
 """
 
 from __future__ import annotations
@@ -16,10 +24,10 @@ from dataclasses import dataclass, field
 
 import z3
 
+from kgc.timing import queries
 from kgc.timing.config import CONSUMER, QUESTIONS, TABLES, Bound, TimingConfig, TimingConfigError, table_of
 from kgc.timing.queries import (
     REFUTED,
-    SOLVER_TIMEOUT_MS,
     Encoded,
     Question,
     Verdict,
@@ -44,6 +52,18 @@ DIRECTIONS: dict[str, str] = {
     "auto.commit.interval.ms": "max",
 }
 
+#: z3's resource budget (``rlimit``, a count of its elementary steps: the same on every machine and at
+#: every load) for the optimizer's query. The shipped uses need at most about 5 million
+#: (``tight-session.toml``'s ``session.timeout.ms``); a query the optimizer cannot settle within it
+#: (``dead-consumer.toml``'s ``reown.max.ms``, ``rolling-restart.toml``'s ``roll.settle.max.ms``: not
+#: settled in the 60 s of the old timeout either, about 800 and 300 million steps) goes to the binary
+#: search, whose checks each have ``queries.SOLVER_RLIMIT``.
+OPTIMIZE_RLIMIT = 50_000_000
+
+
+class Undecided(Exception):
+    """A check of ``solve`` ran out of its budget: no value is claimed."""
+
 
 @dataclass
 class Solution:
@@ -58,9 +78,13 @@ class Solution:
     witness: Verdict | None = None
     method: str = "optimize"
     notes: list[str] = field(default_factory=list)
+    #: why no value is claimed when a check ran out of its budget (then ``value`` is None)
+    undecided: str | None = None
 
     def describe(self) -> str:
         word = "smallest" if self.direction == "min" else "largest"
+        if self.undecided is not None:
+            return f"{word} safe {self.field_name}: not decided ({self.undecided})"
         if self.value is None:
             return f"no value of {self.field_name} in {self.domain} is safe"
         span = f"[{self.value}, {self.domain.hi}]" if self.direction == "min" else f"[{self.domain.lo}, {self.value}]"
@@ -87,6 +111,7 @@ class Solution:
             "seconds": round(self.seconds, 3),
             "witness": self.witness.as_json() if self.witness is not None else None,
             "notes": self.notes,
+            "undecided": self.undecided,
         }
 
 
@@ -129,17 +154,28 @@ def _validity(config: TimingConfig, name: str, v: z3.ArithRef) -> list[z3.BoolRe
 
 def solve(questions: list[Question], config: TimingConfig, spec: str, mutant: str | None = None) -> Solution:
     """The extreme safe value of the field against every question in ``questions``, its terms built in a
-    z3 context of their own (``queries.own_context``), so the witness does not depend on what the
-    process built before. (Its optimiser still runs under a wall-clock timeout, after which it falls
-    back to a binary search: the value is the same either way, the method and time are not.)"""
-    with own_context():
-        return _solve(questions, config, spec, mutant)
-
-
-def _solve(questions: list[Question], config: TimingConfig, spec: str, mutant: str | None) -> Solution:
+    z3 context of their own (``queries.own_context``) and its checks bounded by z3's resource count, so
+    the value, the method and the witness do not depend on what the process built before nor on the
+    machine's load. A check out of its budget gives a solution that is not decided (``undecided``)."""
     name, direction = parse_field(spec)
     domain = _domain(config, name)
     started = time.perf_counter()
+    with own_context():
+        try:
+            return _solve(questions, config, name, direction, domain, mutant, started)
+        except Undecided as exc:
+            return Solution(name, direction, domain, None, time.perf_counter() - started, undecided=str(exc))
+
+
+def _solve(
+    questions: list[Question],
+    config: TimingConfig,
+    name: str,
+    direction: str,
+    domain: Bound,
+    mutant: str | None,
+    started: float,
+) -> Solution:
     v = z3.Int(f"solve.{name}")
     worst: tuple[int, Question, z3.ModelRef, Encoded] | None = None
     method = "optimize"
@@ -148,7 +184,7 @@ def _solve(questions: list[Question], config: TimingConfig, spec: str, mutant: s
         enc = encode(q, config, mutant, free={name: v})
         base = [*enc.env.constraints, *[p for _, p in enc.premises], v >= domain.lo, v <= domain.hi]
         base += _validity(config, name, v)
-        found, how = _extreme_bad(base, enc.bad, v, direction, domain)
+        found, how = _extreme_bad(base, enc.bad, v, direction, domain, q.name)
         if how != "optimize":
             method = how
         if found is None:
@@ -174,12 +210,33 @@ def _solve(questions: list[Question], config: TimingConfig, spec: str, mutant: s
     return Solution(name, direction, domain, safe, time.perf_counter() - started, witness, method, notes)
 
 
+def _optimizer() -> z3.Optimize:
+    """An optimizer with its resource budget (``OPTIMIZE_RLIMIT``; z3's ``Optimize`` honours ``rlimit``
+    as its solvers do: out of it, ``check`` answers unknown)."""
+    opt = z3.Optimize()
+    opt.set("rlimit", OPTIMIZE_RLIMIT)
+    return opt
+
+
+def _solver() -> z3.Solver:
+    """A plain solver with the budget of an answer's check (``queries.SOLVER_RLIMIT``)."""
+    s = z3.Solver()
+    s.set("rlimit", queries.SOLVER_RLIMIT)
+    return s
+
+
+def _decided(s: z3.Solver, result: z3.CheckSatResult, what: str) -> z3.CheckSatResult:
+    """``result``, unless z3 gave up: then nothing is claimed (``Undecided``)."""
+    if result == z3.unknown:
+        raise Undecided(f"z3 could not decide {what} within its budget: {s.reason_unknown()}")
+    return result
+
+
 def _extreme_bad(
-    base: list[z3.BoolRef], bad: z3.BoolRef, v: z3.ArithRef, direction: str, domain: Bound
+    base: list[z3.BoolRef], bad: z3.BoolRef, v: z3.ArithRef, direction: str, domain: Bound, question: str
 ) -> tuple[tuple[int, z3.ModelRef] | None, str]:
     """The largest (``min``) or smallest (``max``) unsafe value and a model for it."""
-    opt = z3.Optimize()
-    opt.set("timeout", SOLVER_TIMEOUT_MS)
+    opt = _optimizer()
     opt.add(*base, bad)
     handle = opt.maximize(v) if direction == "min" else opt.minimize(v)
     result = opt.check()
@@ -189,20 +246,19 @@ def _extreme_bad(
         value = opt.upper(handle) if direction == "min" else opt.lower(handle)
         if z3.is_int_value(value):
             target = value.as_long()
-            s = z3.Solver()
+            s = _solver()
             s.add(*base, bad, v == target)
-            if s.check() == z3.sat:
+            if _decided(s, s.check(), f"the optimum's model for {question}") == z3.sat:
                 return (target, s.model()), "optimize"
-    return _bisect(base, bad, v, direction, domain), "binary search"
+    return _bisect(base, bad, v, direction, domain, question), "binary search"
 
 
 def _bisect(
-    base: list[z3.BoolRef], bad: z3.BoolRef, v: z3.ArithRef, direction: str, domain: Bound
+    base: list[z3.BoolRef], bad: z3.BoolRef, v: z3.ArithRef, direction: str, domain: Bound, question: str
 ) -> tuple[int, z3.ModelRef] | None:
-    s = z3.Solver()
-    s.set("timeout", SOLVER_TIMEOUT_MS)
+    s = _solver()
     s.add(*base, bad)
-    if s.check() != z3.sat:
+    if _decided(s, s.check(), f"whether any value is unsafe for {question}") != z3.sat:
         return None
     best_model = s.model()
     best = best_model.eval(v, model_completion=True).as_long()
@@ -211,7 +267,7 @@ def _bisect(
         mid = (lo + hi + 1) // 2 if direction == "min" else (lo + hi) // 2
         s.push()
         s.add(v >= mid if direction == "min" else v <= mid)
-        if s.check() == z3.sat:
+        if _decided(s, s.check(), f"the binary search's step at {mid} for {question}") == z3.sat:
             best_model = s.model()
             best = best_model.eval(v, model_completion=True).as_long()
             if direction == "min":
@@ -240,14 +296,13 @@ def _prove(
     v = z3.Int(f"solve.{name}")
     for q in questions:
         enc = encode(q, config, mutant, free={name: v})
-        s = z3.Solver()
-        s.set("timeout", SOLVER_TIMEOUT_MS)
+        s = _solver()
         s.add(*enc.env.constraints, *[p for _, p in enc.premises], *_validity(config, name, v), enc.bad)
         if direction == "min":
             s.add(v >= safe, v <= domain.hi)
         else:
             s.add(v >= domain.lo, v <= safe)
-        result = s.check()
+        result = _decided(s, s.check(), f"the tightness proof of {name} = {safe} for {q.name}")
         if result != z3.unsat:
             raise RuntimeError(f"the tightness proof of {name} = {safe} failed for {q.name}: {result}")
     notes.append(f"proved with {len(questions)} unsat quer{'y' if len(questions) == 1 else 'ies'}")

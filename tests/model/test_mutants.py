@@ -3,6 +3,8 @@ the equivalent mutant shown equivalent (the model cannot tell it from the protoc
 
 from __future__ import annotations
 
+import dataclasses
+import pickle
 from collections import deque
 from pathlib import Path
 
@@ -196,3 +198,17 @@ def test_each_mutant_breaks_one_rule_that_both_coordinators_read() -> None:
     for source in (model_source, reference_source):
         code = source.replace("kgc/model/mutants.py", "")
         assert "mutants." not in code and ".mutant ==" not in code and ".mutant !=" not in code
+
+
+def test_a_pickled_mutant_comes_back_with_every_field() -> None:
+    """A mutant sent to a Spark or multiprocessing worker is pickled: every field of the dataclass —
+    the keyword-only ``rule`` and ``needs`` too — comes back equal. (The old ``__reduce__`` passed the
+    seven positional fields only, so unpickling failed for want of ``rule``; a mutant with ``needs``
+    is among those checked.)"""
+    names = [f.name for f in dataclasses.fields(Mutant)]
+    assert {"rule", "needs"} <= set(names)
+    assert any(m.needs for m in CATALOGUE)
+    for mutant in CATALOGUE:
+        back = pickle.loads(pickle.dumps(mutant))
+        assert type(back) is Mutant
+        assert {n: getattr(back, n) for n in names} == {n: getattr(mutant, n) for n in names}, mutant.name

@@ -30,6 +30,9 @@ UNITS = {"needless_expiry": "heartbeat round", "poll_timeout_leave": "poll", "au
 #: Questions beyond the steady ones whose runs end in steady heartbeat rounds, extended by a step of their own:
 #: a static member's new process after its rejoin.
 AFTER_RESTART = {"static_restart_new_timeouts": "heartbeat round"}
+#: Questions whose step starts from a set of states stated by hand (``StepScope``): a rolling restart's later
+#: restarts, from any settled group (``tests/timing/test_rolling_induction.py``).
+SCOPED = {"rolling_restart_evicts": "restart", "rolling_restart_settled": "restart"}
 
 
 @pytest.mark.parametrize("question", STEADY)
@@ -53,6 +56,8 @@ def test_rebalance_questions_have_no_step_and_say_what_is_outside() -> None:
             assert q.step is not None and q.unit == UNITS[name]
         elif name in AFTER_RESTART:
             assert q.step is not None and q.unit == AFTER_RESTART[name]
+        elif name in SCOPED:
+            assert q.step is not None and q.unit == SCOPED[name] and q.scope is not None
         else:
             assert q.step is None and "not examined" in q.horizon
 

@@ -56,7 +56,8 @@ def test_the_worst_reown_time_is_tight() -> None:
     """No run of dead-consumer.toml leaves the dead consumer's partitions unowned longer than
     REOWN_WORST ms (unsat), one does one millisecond less (sat), and that run, built and replayed on
     the concrete twin as ``--solve`` builds its witness, agrees: z3's query twice and one replay, what
-    test_solve_gives_the_worst_reown_time's binary search (slow-marked, a minute) ends on."""
+    test_solve_gives_the_worst_reown_time's binary search ends on (slow-marked: the optimizer's budget
+    spent, then about 10 s of binary search)."""
     config = load(EXAMPLES / "dead-consumer.toml")
     for limit, expected in ((REOWN_WORST, z3.unsat), (REOWN_WORST - 1, z3.sat)):
         enc = encode(DEAD, config.with_bound("reown.max.ms", Bound(limit, limit)))

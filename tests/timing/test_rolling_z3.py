@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgc.cli import exits, main
-from kgc.timing import queries
+from kgc.timing import queries, rules
 from kgc.timing.config import Bound, load, parse
 from kgc.timing.crosscheck import judge_roll
 from kgc.timing.queries import (
@@ -69,11 +69,11 @@ def _fixed(
 
 def test_the_example_proves_no_eviction_with_its_horizon() -> None:
     """rolling-restart.toml: the member that stays up always rejoins within max.poll.interval.ms, so
-    it is never removed; the PROVED carries the horizon (the roll's first restart) and the runs its
-    premises leave out."""
+    it is never removed; the PROVED carries the horizon (the first restart directly, the later ones by the
+    induction step: ``test_rolling_induction.py``) and the runs its premises leave out."""
     v = example_answer("rolling-restart.toml", EVICTS.name)
     assert v.verdict == PROVED and v.notes[0] == ROLL_HORIZON
-    assert "later restarts of the roll" in ROLL_HORIZON and "not examined" in ROLL_HORIZON
+    assert "each later one by the induction step" in ROLL_HORIZON and "not examined" in ROLL_HORIZON
     assert any(n.startswith("not examined: runs where") for n in v.notes[1:])
 
 
@@ -175,6 +175,8 @@ def runs(draw: st.DrawFn) -> tuple[Any, dict[str, int], str | None]:
             "heartbeat.interval.ms": draw(st.integers(500, 3000)),
             "session.timeout.ms": draw(st.integers(6000, 15_000)),
             "max.poll.interval.ms": draw(st.integers(8000, 30_000)),
+            "enable.auto.commit": draw(st.booleans()),
+            "auto.commit.interval.ms": draw(st.integers(100, 10_000)),
         },
     )
     pins = {"c1.restart_at": draw(st.integers(1, 6000))}
@@ -256,3 +258,42 @@ def test_undecided_premises_are_unknown_never_proved(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(queries, "_excluded", lambda enc: [])
     v = answer(EVICTS, _fixed(2, 100))
     assert v.verdict == queries.UNKNOWN and v.notes[0] == queries.UNDECIDED_PREMISES and 0 in calls
+
+
+def test_auto_commit_lengthens_the_roll_on_both_sides() -> None:
+    """With auto-commit on, ``close()`` commits before its LeaveGroup and each member that stays up commits
+    before each rejoin (``ConsumerCoordinator.close``, ``onJoinPrepare``: ``maybeAutoCommitOffsetsSync``,
+    clients 3.6.2): with 40 ms delays the group settles 160 ms later (two rejoin commits' round trips; the
+    close commit comes before the new process starts), on z3's side and on the twin's; the LeaveGroup
+    leaves a round trip later, and so does the eviction under JoinGroup v0's rule."""
+    times = {}
+    for auto in (False, True):
+        config = _fixed(2, 2000, settle=1000, delay=40, **{"enable.auto.commit": auto, "auto.commit.interval.ms": 1500})
+        j = judge_roll(SETTLED, config, {"c1.restart_at": 2500})
+        assert j.applies and j.agree and j.symbolic is not None
+        times[auto] = j.symbolic.value
+        evicted = judge_roll(
+            EVICTS, _fixed(2, 15_000, **{"enable.auto.commit": auto}), {"c1.restart_at": 2000}, MUTANT, MUTANT
+        )
+        assert evicted.applies and evicted.agree and evicted.symbolic is not None
+        assert evicted.symbolic.time == (12_030 if auto else 12_010)
+    assert times == {False: 3830, True: 3990}
+
+
+def test_a_commit_left_out_of_the_rules_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """z3 without the close's commit (its LeaveGroup at the close, as with auto-commit off), the twin with
+    it: the two sides disagree on the eviction's millisecond."""
+    monkeypatch.setattr(rules, "close_leave_sent", lambda auto, close, answered: close)
+    config = _fixed(2, 15_000, **{"enable.auto.commit": True})
+    j = judge_roll(EVICTS, config, {"c1.restart_at": 2000}, MUTANT, MUTANT)
+    assert j.applies and not j.agree
+
+
+def test_a_joingroup_after_the_join_phase_is_answered_when_it_arrives() -> None:
+    """A survivor removed by the rebalance timeout sends its JoinGroup after the join phase completed; that
+    JoinGroup is answered when it arrives, after the heartbeats sent before it. Answering it with the
+    others (at the completion) contradicted the order of answers on the connection whenever a heartbeat
+    went out in between, and z3 dropped every such run: with 1 s heartbeats the eviction under JoinGroup
+    v0's rule came out VACUOUS (no run) instead of REFUTED."""
+    v = answer(EVICTS, _fixed(2, 15_000, **{"heartbeat.interval.ms": 1000}), MUTANT)
+    assert v.verdict == REFUTED and v.replay_agrees

@@ -1422,6 +1422,10 @@ RULES: dict[str, tuple[str, str]] = {
         "`kgc/timing/simulate.py` `_poll`'s rejoin commit, `_answer` sending JoinGroup at its answer",
         "test_rejoin_agrees_with_the_simulated_consumer",
     ),
+    "close_leave_sent": (
+        "`kgc/timing/simulate.py` `_close`'s commit, `_answer` sending LeaveGroup at its answer (`_leave`)",
+        "test_close_agrees_with_the_simulated_consumer",
+    ),
     "new_member_timer_first": (
         "`kgc/reference/coordinator.py` `add_member_and_rebalance`, the DelayedJoin; the timers' order",
         "test_new_member_timer_first_agrees_with_the_reference",
@@ -1460,3 +1464,32 @@ def test_the_docs_table_lists_every_rule() -> None:
     rows = [line for line in text.splitlines() if line.startswith("| `") and "test_" in line]
     for rule, (_, test) in RULES.items():
         assert any(line.startswith(f"| `{rule}` |") and test in line for line in rows), rule
+
+
+def _close_disagreements(rule: Callable[[Any, Any, Any], Any]) -> Iterator[tuple[Any, ...]]:
+    """The twin's rolling restart (``Scenario.ROLLING``): c1's ``close()`` at 2500 ms (``_close``: with
+    auto-commit, the commit first and the LeaveGroup when its answer arrives), against
+    ``close_leave_sent`` for when the LeaveGroup goes out."""
+    for auto, delay in product((False, True), (0, 7, 40)):
+        config = parse(
+            {
+                "consumer": {"enable.auto.commit": auto, "retry.backoff.ms": 0},
+                "member": [{"name": "c1"}, {"name": "c2"}],
+                "environment": {"network.delay.ms": [delay, delay], "restart.ms": [20_000, 20_000]},
+            }
+        )
+        sim = S.Simulation(config, S.Schedule({"c1.restart_at": 2500}), S.Scenario.ROLLING, None, None)
+        run = sim.execute(4000)
+        leave = [m.sent for m in run.messages if m.src == "c1" and m.name == "leave1"]
+        commit = [m.received for m in run.messages if m.dst == "c1" and m.name == "close-commit"]
+        z = _int(rule(z3.BoolVal(auto), _i(2500), _i(commit[0] if commit else 2500)))
+        if leave != [z] or bool(commit) != auto:
+            yield auto, delay, leave, z, commit
+
+
+def test_close_agrees_with_the_simulated_consumer() -> None:
+    assert list(_close_disagreements(rules.close_leave_sent)) == []
+
+
+def test_a_close_that_does_not_wait_for_its_commit_disagrees() -> None:
+    assert list(_close_disagreements(lambda auto, close, answered: close))

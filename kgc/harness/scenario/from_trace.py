@@ -34,7 +34,7 @@ same decision). Every ``advance_time`` ends 1 ms after the deadline it targets, 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -262,13 +262,19 @@ class _Translation:
             elif action == "unload":
                 self.steps.append(ops.CoordinatorUnload())
             elif action == STANDALONE_COMMIT:
-                # A client outside the group (Config.standalone_committer): no member id, generation -1.
-                instance = STANDALONE_INSTANCE_ID if STANDALONE_WITH_INSTANCE_ID in step.get("choice", []) else None
-                self.steps.append(ops.Commit(-1, {TOPIC_PARTITION: 1}, group_instance_id=instance))
+                self.steps.append(standalone_commit(step.get("choice", [])))
             for request in step.get("handled", []):
                 if actor == "coordinator":
                     raise TraceNotTranslatable(f"step {index + 1}: the coordinator handles a request of no consumer")
                 self.steps.append(self.request_op(index, actor, request))
+
+
+def standalone_commit(choice: Sequence[object]) -> ops.Commit:
+    """The OffsetCommit of the model's ``standalone_commit`` step with that choice: a client outside the
+    group (``Config.standalone_committer``), no member id, generation -1, with ``STANDALONE_INSTANCE_ID``
+    as its ``group.instance.id`` when the choice says so."""
+    instance = STANDALONE_INSTANCE_ID if STANDALONE_WITH_INSTANCE_ID in choice else None
+    return ops.Commit(-1, {TOPIC_PARTITION: 1}, group_instance_id=instance)
 
 
 def timings(config: Config) -> list[dict[str, Any]]:
