@@ -6,8 +6,9 @@ member) is Stable alone at t = 0, its timers and the coordinator's starting then
 process starts at ``new.member.join.ms`` and the third's (with three members) ``join.gap.ms`` after it.
 Each new consumer sends JoinGroup without a member id, gets MEMBER_ID_REQUIRED and a pending member id,
 and sends JoinGroup with it (KIP-394; ``doNewMemberJoinGroup`` then, for the pending id,
-``addMemberAndRebalance``, ``GroupCoordinator.scala`` 3.6.2; ``GroupMetadataManager.classicGroupJoinNewMember``
-and ``addMemberThenRebalanceOrCompleteJoin`` in Kafka 4.0's group coordinator). The second member's
+``addMemberAndRebalance``, ``GroupCoordinator.scala`` 3.6.2; ``GroupMetadataManager.classicGroupJoinNewMember``,
+then for the pending id ``classicGroupJoinExistingMember`` → ``addMemberThenRebalanceOrCompleteJoin``, Kafka
+4.0). The second member's
 JoinGroup with its id starts a rebalance in the Stable group (``maybePrepareRebalance``); the subject learns
 of it from a heartbeat answer (REBALANCE_IN_PROGRESS), rejoins at its next poll, the join phase completes,
 the subject (the leader throughout: it is never removed in the runs examined) assigns and everyone syncs.
