@@ -286,3 +286,13 @@ def test_solve_gives_the_worst_settle_time() -> None:
     solution = solve([SETTLED], load(EXAMPLES / "staggered-joins.toml"), "staggered.settle.max.ms")
     assert solution.value == SETTLE_WORST
     assert solution.witness is not None and solution.witness.replay_agrees
+
+
+def test_auto_commit_is_outside_and_said_so() -> None:
+    """Auto-commit is not encoded (its synchronous commit before each rejoin, its periodic commits): a
+    configuration that has it on is VACUOUS and names the premise, never PROVED."""
+    config = _fixed(3, 2000, gap=100, **{"enable.auto.commit": True})
+    for q in (SETTLED, EVICTS):
+        v = answer(q, config)
+        assert v.verdict == VACUOUS
+        assert any("commits offsets automatically" in n for n in v.notes)
