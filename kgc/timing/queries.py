@@ -2094,7 +2094,7 @@ OUTSIDE_STEADY = (
     "staggered_joins_evicts)"
 )
 OUTSIDE_REBALANCE = (
-    "several rebalances in a row (a rolling restart, staggered joins), a static member's restart, a client stall "
+    "several rebalances in a row (rolling restart, staggered joins), a static member's restart, a client stall "
     "(GC pause) are outside this scenario: not examined (a dead consumer's detection: dead_consumer_reowned; "
     "one stall of a lone member: stall_evicts; one restart of a lone static member: static_restart_expires; every "
     "restart of a rolling restart: rolling_restart_evicts, rolling_restart_settled; every restart of a static "
