@@ -100,6 +100,13 @@ ENVIRONMENT: dict[str, Setting] = {
         0, 0, INT_MAX, "how long a restart takes (static_restart_expires; the restarted member of rolling_restart_*)"
     ),
     "stall.ms": Setting(0, 0, INT_MAX, "how long the subject's one stall (a GC pause) lasts (stall_evicts)"),
+    "join.gap.ms": Setting(
+        0,
+        0,
+        INT_MAX,
+        "the gap between two new members' starts: the third member starts this long after the second "
+        "(staggered_joins_*)",
+    ),
 }
 
 #: Parameters of the questions.
@@ -114,6 +121,13 @@ QUESTIONS: dict[str, Setting] = {
         INT_MAX,
         "the N of 'can the group take longer than N ms after a restarted member's new process started to be "
         "Stable with all its members, each holding its assignment'",
+    ),
+    "staggered.settle.max.ms": Setting(
+        60_000,
+        0,
+        INT_MAX,
+        "the N of 'can the group take longer than N ms after the last new member started to be Stable with all "
+        "its members, each holding its assignment' (staggered_joins_settled)",
     ),
 }
 

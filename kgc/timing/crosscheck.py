@@ -394,3 +394,33 @@ def whole_roll(config: TimingConfig, first: int, gaps: list[int], mutant: str | 
         if nxt is not None and t is None:
             complete = False
     return WholeRoll(complete, run.roll_evictions, settle, sim.at_close)
+
+
+def judge_staggered(
+    question: Question,
+    config: TimingConfig,
+    pins: dict[str, int],
+    symbolic_mutant: str | None = None,
+    concrete_mutant: str | None = None,
+) -> Judgement:
+    """Both sides on one run of a ``staggered_joins_*`` question: z3's choices named in ``pins``
+    (``c2.join_at``, ``c3.join_gap``, a member's ``c1.current_batch`` …) are fixed, z3 picks the others,
+    and the concrete twin replays the resulting schedule (``schedule_of``, the question's names mapped to
+    the simulation's) until the group has settled after the last new member started or a member was
+    removed. z3's outcome and the twin's must be equal."""
+    enc = encode(question, config, symbolic_mutant)
+    solved = _solve(enc, [enc.env.choices[n].var == v for n, v in pins.items() if n in enc.env.choices])
+    if solved is None:
+        return Judgement(False)
+    model, symbolic = solved
+    schedule = Schedule(schedule_of(enc, model))
+    names = [m.name for m in config.members[1:]]
+    last = max(schedule.get(f"{n}.join_at", config.environment["new.member.join.ms"].lo) for n in names)
+
+    def done(run: Run) -> bool:
+        return bool(run.roll_evictions) or any(t >= last for t in run.settled)
+
+    sim = Simulation(config, schedule, question.scenario, concrete_mutant, question.auto_commit)
+    sim.run.stagger_limit = config.questions["staggered.settle.max.ms"].lo
+    longest = max(m["max.poll.interval.ms"].lo + m["session.timeout.ms"].lo for m in config.members)
+    return Judgement(True, symbolic, question.observe(sim.execute(last + 4 * longest, stop=done)))

@@ -2244,14 +2244,16 @@ OUTSIDE_STEADY = (
     "several rebalances, a restart, a client stall (GC pause) are outside this scenario: not examined "
     "(a dead consumer: dead_consumer_reowned; one stall: stall_evicts; one static restart: static_restart_expires; "
     "every restart of a rolling restart: rolling_restart_evicts, rolling_restart_settled; every restart of a "
-    "static members' roll: rolling_restart_static_expires)"
+    "static members' roll: rolling_restart_static_expires; staggered joins: staggered_joins_settled, "
+    "staggered_joins_evicts)"
 )
 OUTSIDE_REBALANCE = (
     "several rebalances in a row (rolling restart, staggered joins), a static member's restart, a client stall "
     "(GC pause) are outside this scenario: not examined (a dead consumer's detection: dead_consumer_reowned; "
     "one stall of a lone member: stall_evicts; one restart of a lone static member: static_restart_expires; every "
     "restart of a rolling restart: rolling_restart_evicts, rolling_restart_settled; every restart of a static "
-    "members' roll: rolling_restart_static_expires)"
+    "members' roll: rolling_restart_static_expires; new consumers joining one after another, with the "
+    "rebalances they cause: staggered_joins_settled, staggered_joins_evicts)"
 )
 
 QUESTIONS: dict[str, Question] = {
@@ -2492,7 +2494,10 @@ def answer(question: Question, config: TimingConfig, mutant: str | None = None, 
 
 def _answer(question: Question, config: TimingConfig, mutant: str | None, replay: bool) -> Verdict:
     started = time.perf_counter()
-    if question.scenario in (Scenario.REBALANCE, Scenario.DEAD, Scenario.ROLLING) and len(config.members) < 2:
+    if (
+        question.scenario in (Scenario.REBALANCE, Scenario.DEAD, Scenario.ROLLING, Scenario.STAGGERED)
+        and len(config.members) < 2
+    ):
         return Verdict(question, VACUOUS, 0.0, ["vacuous: the group has one member, nobody joins"])
     if question.scenario == Scenario.RESTART_RECONFIGURED and len(config.members) < 2:
         return Verdict(question, VACUOUS, 0.0, ["vacuous: no second member gives the restarted process's settings"])
@@ -2548,6 +2553,7 @@ def simulate(question: Question, config: TimingConfig, schedule: Schedule, mutan
     sim.run.held_limit = config.questions["rebalance.held.max.ms"].lo
     sim.run.reown_limit = config.questions["reown.max.ms"].lo
     sim.run.settle_limit = config.questions["roll.settle.max.ms"].lo
+    sim.run.stagger_limit = config.questions["staggered.settle.max.ms"].lo
     return sim.execute(until + 1)
 
 
@@ -2714,3 +2720,9 @@ def schedule_of(enc: Encoded, model: z3.ModelRef) -> dict[str, int]:
 
 def answer_all(config: TimingConfig, names: list[str] | None = None, mutant: str | None = None) -> list[Verdict]:
     return [answer(QUESTIONS[n], config, mutant) for n in (names or list(QUESTIONS))]
+
+
+# the staggered joins' questions (kgc/timing/staggered.py builds on this module's helpers)
+from kgc.timing.staggered import QUESTIONS as _STAGGERED  # noqa: E402
+
+QUESTIONS.update({q.name: q for q in _STAGGERED})

@@ -111,6 +111,14 @@ class Scenario(Enum):
     ``{member}.restart`` ms later (the MEMBER_ID_REQUIRED round trip first, KIP-394); the new
     process's names in the schedule are ``{member}.new.…``. Several
     rebalances run in one run: the leave's, the rejoin's (``Run.rebalances``)."""
+    STAGGERED = "staggered"
+    """Staggered joins: the subject Stable alone at t = 0 (as ``REBALANCE``); each other member is a
+    new consumer starting at its own ``{member}.join_at`` (JoinGroup without a member id,
+    MEMBER_ID_REQUIRED, JoinGroup with the id), so a later one may join the rebalance an earlier one
+    started or start a rebalance of its own once the group is Stable again; the members' heartbeats and
+    batches are numbered on across rebalances (``batch0`` …; heartbeats ``hb1`` … until a member's first
+    JoinGroup answer, ``p2hb1`` … from it), and ``Run.settled``
+    records when the group is Stable with all of them, each holding its assignment."""
     ROLLING_STATIC = "rolling-static"
     """``ROLLING`` with static members (``group.instance.id`` ``{member}-instance``, KIP-345): a
     static member sends no LeaveGroup on close (``maybeLeaveGroup`` only leaves a dynamic member,
@@ -200,6 +208,8 @@ class Run:
     reown_limit: int = 0
     #: the N of ``rolling_restart_settled``
     settle_limit: int = 0
+    #: the N of ``staggered_joins_settled``
+    stagger_limit: int = 0
     #: every rebalance once the run started: (PreparingRebalance, join completion or None)
     rebalances: list[tuple[int, int | None]] = field(default_factory=list)
     #: every transition to Stable once the run started: (time, members in the group)
@@ -676,6 +686,12 @@ class Simulation:
         if self.scenario == Scenario.REBALANCE and client.index == 0 and self.ready and client.hb_prefix == "hb":
             # the scenario's rebalance (a later one, beyond every question's horizon, numbers on)
             client.hb_prefix, client.hb_count = "assign.hb", 0
+        elif self.scenario == Scenario.STAGGERED and client.hb_prefix == "hb":
+            # a member's heartbeats once it is in the scenario's rebalances (the subject's after its first
+            # rejoin, a new member's from its first JoinGroup answer) are ``p2hb1``, ``p2hb2`` …, as
+            # ``kgc/timing/staggered.py`` names them: a heartbeat still due when the subject rejoins keeps
+            # its own name and lateness (``hb{k}``) instead of sharing the first later one's
+            client.hb_prefix, client.hb_count = "p2hb", 0
         if self.mutant == M.NO_HEARTBEAT_WHILE_COMPLETING:
             # clients before 2.7.0: the heartbeat thread stays disabled until the SyncGroup answer
             # completes the join (``HeartbeatThread.run`` skipped every state but STABLE; KAFKA-10134)
@@ -919,6 +935,8 @@ class Simulation:
         if self.scenario in (Scenario.ROLLING, Scenario.ROLLING_STATIC):
             self._setup_group()
             return
+        if self.scenario == Scenario.STAGGERED:
+            self.run.group_size = len(self.clients)
         c1 = self.clients[0]
         settings = c1.s
         rebalance_timeout = settings["max.poll.interval.ms"]

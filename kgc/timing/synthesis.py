@@ -45,6 +45,7 @@ DIRECTIONS: dict[str, str] = {
     "rebalance.held.max.ms": "min",
     "reown.max.ms": "min",
     "roll.settle.max.ms": "min",
+    "staggered.settle.max.ms": "min",
     "heartbeat.interval.ms": "max",
     "max.poll.records": "max",
     "retry.backoff.ms": "max",

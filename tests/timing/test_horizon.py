@@ -104,7 +104,7 @@ def test_poll_timeout_leave_needs_a_live_session() -> None:
 
 
 #: the questions whose premises leave auto-commit out (its commits re-arm a member's deadline; not encoded)
-AUTO_COMMIT_PREMISE = {"rolling_restart_static_expires"}
+AUTO_COMMIT_PREMISE = {"staggered_joins_settled", "staggered_joins_evicts"}
 
 
 @pytest.mark.parametrize("question", list(QUESTIONS))
