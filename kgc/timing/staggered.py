@@ -50,12 +50,15 @@ from kgc.timing.queries import (
     Encoded,
     Outcome,
     Question,
+    _after_commit,
     _heartbeats,
     _max,
     _roll_alive,
     _roll_learns,
     _roll_polls,
     _Segment,
+    _sent,
+    _sync_commit,
     _true,
     _val,
 )
@@ -228,15 +231,13 @@ def _staggered(env: Env) -> _Staggered:
         )
     ]
     n = min(n, MAX_MEMBERS)
-    for i in range(n):
-        premises.append(
-            (
-                f"{cfg.members[i].name} commits offsets automatically (enable.auto.commit: the synchronous commit "
-                "before each rejoin and the periodic commits, which re-arm its session deadline and share its "
-                "connection with its heartbeats, are not encoded)",
-                env.setting(i, "enable.auto.commit") == 0,
-            )
-        )
+    # auto-commit: a member that rejoins from a poll commits synchronously first (``onJoinPrepare`` →
+    # ``maybeAutoCommitOffsetsSync``, ``ConsumerCoordinator.java`` clients 3.6.2: ``rules.rejoin_join_sent``);
+    # one refused by its SyncGroup's answer sends JoinGroup again without (``joinGroupIfNeeded`` runs
+    # ``onJoinPrepare`` once per completed join, ``needsJoinPrepare``); a new member has nothing to commit. The
+    # periodic commits are left out: each only re-arms its member's deadline (``rules.commit_rearms``), which
+    # the premises on the sessions leave out, so they can only exclude more runs.
+    auto = {i: env.setting(i, "enable.auto.commit") == 1 for i in range(n)}
     subject = cfg.members[0].name
     rounds1, rounds2 = staggered_rounds(cfg)
     at = env.env_range("new.member.join.ms")
@@ -271,7 +272,8 @@ def _staggered(env: Env) -> _Staggered:
             )
         )
     seg1 = {0: _roll_polls(env, 0, "", z3.IntVal(0), learned1, some1)}
-    env.add(sent1 == seg1[0].rejoin)
+    commit1 = _sync_commit(env, f"{subject}.rejoin-commit", seg1[0].rejoin, auto[0])
+    env.add(sent1 == _after_commit(rules.rejoin_join_sent, auto[0], seg1[0].rejoin, commit1))
     premises.append(
         (
             "a batch exceeds max.poll.interval.ms (the member leaves: poll_timeout_leave)",
@@ -332,13 +334,16 @@ def _staggered(env: Env) -> _Staggered:
         settled1 = z3.If(in_first, _max([settled1, sync1.answered[2]]), settled1)
     rules.fifo(
         env,
-        [
-            *hbs1[0],
-            # removed by the join phase's timeout, the subject gets its JoinGroup answered (UNKNOWN_MEMBER_ID)
-            # when it arrives; the answers after it are not modelled
-            Message(sent1, join1, z3.If(by1, sync1.ja[0], join1 + sync1.ja[0] - completed1), z3.BoolVal(True), 0),
-            Message(sync1.sent[0], sync1.arrives[0], sync1.answered[0], by1, 0),
-        ],
+        _sent(
+            [
+                *hbs1[0],
+                commit1,
+                # removed by the join phase's timeout, the subject gets its JoinGroup answered (UNKNOWN_MEMBER_ID)
+                # when it arrives; the answers after it are not modelled
+                Message(sent1, join1, z3.If(by1, sync1.ja[0], join1 + sync1.ja[0] - completed1), z3.BoolVal(True), 0),
+                Message(sync1.sent[0], sync1.arrives[0], sync1.answered[0], by1, 0),
+            ]
+        ),
     )
     if n == 2:
         return _Staggered(
@@ -443,7 +448,14 @@ def _staggered(env: Env) -> _Staggered:
             )
         )
         seg = _roll_polls(env, j, "p2.", sync1.answered[j], learned2, z3.And(by_heartbeat[j], some2))
-        env.add(sent2 == seg.rejoin)
+        # the subject's second commit before a rejoin, the second member's first
+        commit2 = _sync_commit(
+            env,
+            f"{nm}.rejoin-commit2" if j == 0 else f"{nm}.rejoin-commit",
+            seg.rejoin,
+            z3.And(by_heartbeat[j], auto[j]),
+        )
+        env.add(sent2 == _after_commit(rules.rejoin_join_sent, auto[j], seg.rejoin, commit2))
         premises.append(
             (
                 "a batch exceeds max.poll.interval.ms (the member leaves: poll_timeout_leave)",
@@ -475,9 +487,10 @@ def _staggered(env: Env) -> _Staggered:
         messages = [
             Message(sync1.sent[j], sync1.arrives[j], sync_answered, by1, 0),
             *out,
+            commit2,
             Message(rejoin_sent, join2[j], None, second, 0),
         ]
-        rules.fifo(env, messages)
+        rules.fifo(env, _sent(messages))
     rt2 = rules.rebalance_timeout([rules.join_rebalance_timeout(env, j) for j in range(3)])
     completed2, by2 = rules.join_completes(_max([started2, join2[0], join2[1]]), started2, rt2)
     evictions += [
@@ -609,8 +622,9 @@ HORIZON = (
     "horizon: staggered joins — the subject Stable alone at t = 0, one or two new consumers starting "
     "new.member.join.ms and join.gap.ms apart — through every rebalance they cause: the first, and a second when "
     "the third member's JoinGroup arrives after the first join phase completed (in CompletingRebalance or once "
-    "the group is Stable again); more than three members, a member leaving, a restart, a stall, auto-commit on: "
-    "not examined"
+    "the group is Stable again); with auto-commit on, the synchronous commit before each rejoin from a poll "
+    "(the periodic commits only re-arm deadlines, which the premises on the sessions leave out, so they can "
+    "only exclude more runs); more than three members, a member leaving, a restart, a stall: not examined"
 )
 
 
@@ -622,7 +636,6 @@ QUESTIONS: tuple[Question, ...] = (
         Scenario.STAGGERED,
         _encode_settled,
         _observe_settled,
-        auto_commit=False,
         horizon=HORIZON,
     ),
     Question(
@@ -632,7 +645,6 @@ QUESTIONS: tuple[Question, ...] = (
         Scenario.STAGGERED,
         _encode_evicts,
         _observe_evicted,
-        auto_commit=False,
         horizon=HORIZON,
     ),
 )

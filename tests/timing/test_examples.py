@@ -25,10 +25,7 @@ REFUTATIONS: dict[str, dict[str, str]] = {
     "defaults.toml": {},
     "dead-consumer.toml": {"dead_consumer_reowned": "reowned_late"},
     # the dying member's auto-commits re-arm its session (heartbeats every 15 s, none before the death)
-    "dead-consumer-auto-commit.toml": {
-        "dead_consumer_reowned": "reowned_late",
-        "rolling_restart_static_expires": VACUOUS,
-    },
+    "dead-consumer-auto-commit.toml": {"dead_consumer_reowned": "reowned_late"},
     "gc-pause.toml": {"stall_evicts": EXPIRY},
     # every restart of a static roll: a restart of up to 50 s outlasts the 45 s session
     "static-restart.toml": {"static_restart_expires": "expired", "rolling_restart_static_expires": "expired"},
@@ -102,20 +99,13 @@ REFUTATIONS: dict[str, dict[str, str]] = {
     # last one started takes more than 5 s
     "staggered-joins.toml": {"staggered_joins_settled": "settled_late"},
 }
-#: the staggered joins' questions on the other examples: auto-commit is not encoded (a premise, as for
-#: dead_consumer_reowned), so every example whose consumers commit automatically (Kafka's default: those
-#: that do not set it) is outside them
-for _name in (
-    "auto-commit.toml",
-    "defaults.toml",
-    "initial-delay.toml",
-    "long-poll-interval.toml",
-    "ranges.json",
-    "seed000.toml",
-    "slow-processing.toml",
-    "tight-session.toml",
-    "wan-latency.toml",
-):
+# the staggered joins on the other examples (auto-commit encoded: Kafka's defaults are answered): batches of up
+# to 500 s (slow-processing) or 550 s (long-poll-interval) keep the group from settling within the default
+# 60 s; seed000's leader assigns for 12 s, longer than a heartbeat interval, and wan-latency's session lapses
+# at 6 s in every run — both outside the scenario, as for the other rebalance questions
+REFUTATIONS["slow-processing.toml"]["staggered_joins_settled"] = "settled_late"
+REFUTATIONS["long-poll-interval.toml"]["staggered_joins_settled"] = "settled_late"
+for _name in ("seed000.toml", "wan-latency.toml"):
     REFUTATIONS[_name].update({"staggered_joins_settled": VACUOUS, "staggered_joins_evicts": VACUOUS})
 
 #: Questions no run of the example reaches (its 2 s one-way delay exceeds what the rebalance

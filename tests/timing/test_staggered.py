@@ -261,6 +261,8 @@ def runs(draw: st.DrawFn) -> tuple[Any, dict[str, int], str | None]:
             "session.timeout.ms": draw(st.integers(6000, 15_000)),
             "max.poll.interval.ms": draw(st.integers(8000, 30_000)),
             "retry.backoff.ms": draw(st.integers(0, 200)),
+            "enable.auto.commit": draw(st.booleans()),
+            "auto.commit.interval.ms": draw(st.integers(100, 10_000)),
         },
     )
     return config, {}, draw(st.sampled_from([None, SHORT_REBALANCE, LATE_HEARTBEATS]))
@@ -288,11 +290,18 @@ def test_solve_gives_the_worst_settle_time() -> None:
     assert solution.witness is not None and solution.witness.replay_agrees
 
 
-def test_auto_commit_is_outside_and_said_so() -> None:
-    """Auto-commit is not encoded (its synchronous commit before each rejoin, its periodic commits): a
-    configuration that has it on is VACUOUS and names the premise, never PROVED."""
-    config = _fixed(3, 2000, gap=100, **{"enable.auto.commit": True})
-    for q in (SETTLED, EVICTS):
-        v = answer(q, config)
-        assert v.verdict == VACUOUS
-        assert any("commits offsets automatically" in n for n in v.notes)
+def test_auto_commit_lengthens_each_rejoin_on_both_sides() -> None:
+    """With auto-commit on, a member rejoining from a poll commits first (``onJoinPrepare`` →
+    ``maybeAutoCommitOffsetsSync``, clients 3.6.2): a third member starting after the group settled costs a
+    second rebalance in which both members already in the group rejoin from a poll: with 10 ms delays the group
+    settles at 1,130 ms after the third member's start instead of 1,090 — the subject's commit before its second
+    rejoin (20 ms), and its first one's 20 ms, which set its heartbeats and polls 20 ms later ever since — on z3's
+    side and the twin's; a configuration with auto-commit on is answered, not VACUOUS."""
+    times = {}
+    for auto in (False, True):
+        config = _fixed(3, 2000, gap=20_000, settle=1000, **{"enable.auto.commit": auto})
+        j = judge_staggered(SETTLED, config, {})
+        assert j.applies and j.agree and j.symbolic is not None
+        times[auto] = j.symbolic.value
+        assert answer(EVICTS, config).verdict == PROVED
+    assert times == {False: 1090, True: 1130}
