@@ -1338,6 +1338,69 @@ def _after_commit(
     return rule(auto, at, commit.answered)
 
 
+@dataclass
+class _Resumed:
+    """A member's heartbeats after a rebalance it synced in (``_resumed_heartbeats``), the moment they
+    restarted, and when and whether one of them told it of the next rebalance."""
+
+    hbs: list[Message]
+    restarted: z3.ArithRef
+    learned: z3.ArithRef
+    some: z3.BoolRef
+
+
+def _resumed_heartbeats(
+    env: Env,
+    member: int,
+    join_answered: z3.ArithRef,
+    sync_answered: z3.ArithRef,
+    sync_handled: z3.ArithRef,
+    stop: z3.ArithRef,
+    guard: z3.BoolRef,
+    started: z3.ArithRef,
+    rounds: int,
+    premises: list[tuple[str, z3.BoolRef]],
+    rebalance: str,
+) -> _Resumed:
+    """A member's heartbeats after it synced in one rebalance, until it sends JoinGroup (``stop``) for the
+    next, started at ``started``: the heartbeat thread restarts its timers at the JoinGroup answer (or,
+    under the mutant no_heartbeat_while_completing, at the SyncGroup answer:
+    ``rules.heartbeats_while_completing``), sends every ``heartbeat.interval.ms`` (``p2hb{k}`` in the
+    schedule), and the member learns of the next rebalance from the first answer to one arriving after it
+    (``_roll_learns``). ``guard``: the run has that next rebalance; ``rebalance`` names it in the premises
+    (the unrolled heartbeats reach it; none arrives in its first millisecond or before the SyncGroup is
+    answered)."""
+    nm = env.config.members[member].name
+    restarted = z3.If(rules.heartbeats_while_completing(env), join_answered, sync_answered)
+    hbs: list[Message] = []
+    prev = restarted
+    for k in range(1, rounds + 1):
+        late = rules.heartbeat_lateness(env, member, f"{nm}.p2hb{k}.late")
+        send = rules.next_heartbeat_send(env, member, prev, late)
+        used = z3.And(guard, send < stop)
+        arrives = send + env.net(f"{nm}.p2hb{k}.req", used)
+        hbs.append(Message(send, arrives, arrives + env.net(f"{nm}.p2hb{k}.resp", used), used, 1))
+        prev = send
+    learned, some = _roll_learns(hbs, started)
+    premises.append(
+        (f"{nm}'s {rounds} unrolled heartbeats all arrive before {rebalance} starts", z3.Implies(guard, some))
+    )
+    for m in hbs:
+        premises.append(
+            (
+                "a heartbeat arrives in the millisecond a rebalance starts",
+                z3.Or(z3.Not(m.is_sent), m.arrives != started),
+            )
+        )
+        premises.append(
+            (
+                f"a heartbeat of {nm} arrives before its SyncGroup is answered",
+                z3.Or(z3.Not(m.is_sent), m.arrives > sync_handled),
+            )
+        )
+    return _Resumed(hbs, restarted, learned, some)
+
+
 def _sent(messages: list[Message]) -> list[Message]:
     """``messages`` but those never sent (a commit with auto-commit fixed off)."""
     return [m for m in messages if not _never(m.is_sent)]
@@ -1679,38 +1742,20 @@ def _roll(env: Env, phased: bool = False) -> _Roll:
         nm = cfg.members[j].name
         mpi = env.setting(j, "max.poll.interval.ms")
         sent2 = z3.Int(f"{nm}.join_sent2")
-        hbs2: list[Message] = []
-        # the heartbeat thread restarts its timers at the JoinGroup answer (or, under the mutant
-        # no_heartbeat_while_completing, at the SyncGroup answer): ``rules.heartbeats_while_completing``
-        restarted = z3.If(rules.heartbeats_while_completing(env), ja1[j], answered1[j])
-        prev = restarted
-        for k in range(1, rounds2 + 1):
-            late = rules.heartbeat_lateness(env, j, f"{nm}.p2hb{k}.late")
-            send = rules.next_heartbeat_send(env, j, prev, late)
-            used = z3.And(by1, send < sent2)
-            arrives = send + env.net(f"{nm}.p2hb{k}.req", used)
-            hbs2.append(Message(send, arrives, arrives + env.net(f"{nm}.p2hb{k}.resp", used), used, 1))
-            prev = send
-        learned2, some2 = _roll_learns(hbs2, started2)
-        premises.append(
-            (
-                f"{nm}'s {rounds2} unrolled heartbeats all arrive before the new process's rebalance starts",
-                z3.Implies(by1, some2),
-            )
+        resumed = _resumed_heartbeats(
+            env,
+            j,
+            ja1[j],
+            answered1[j],
+            handled1[j],
+            sent2,
+            by1,
+            started2,
+            rounds2,
+            premises,
+            "the new process's rebalance",
         )
-        for m in hbs2:
-            premises.append(
-                (
-                    "a heartbeat arrives in the millisecond a rebalance starts",
-                    z3.Or(z3.Not(m.is_sent), m.arrives != started2),
-                )
-            )
-            premises.append(
-                (
-                    f"a heartbeat of {nm} arrives before its SyncGroup is answered",
-                    z3.Or(z3.Not(m.is_sent), m.arrives > handled1[j]),
-                )
-            )
+        hbs2, restarted, learned2, some2 = resumed.hbs, resumed.restarted, resumed.learned, resumed.some
         cap = z3.If(
             env.setting(j, "max.poll.records") * env.env_range("record.processing.ms").hi < mpi,
             env.setting(j, "max.poll.records") * env.env_range("record.processing.ms").hi,

@@ -53,6 +53,7 @@ from kgc.timing.queries import (
     _after_commit,
     _heartbeats,
     _max,
+    _resumed_heartbeats,
     _roll_alive,
     _roll_learns,
     _roll_polls,
@@ -405,38 +406,21 @@ def _staggered(env: Env) -> _Staggered:
         nm = cfg.members[j].name
         mpi = env.setting(j, "max.poll.interval.ms")
         sent2 = z3.Int(f"{nm}.join_sent2")
-        # the heartbeat thread (and the poll timer: ``resetTimeouts``) restarts at the JoinGroup answer, or
-        # under the mutant no_heartbeat_while_completing at the SyncGroup answer
-        restarted = z3.If(rules.heartbeats_while_completing(env), sync1.ja[j], sync1.answered[j])
-        out: list[Message] = []
-        prev = restarted
-        for k in range(1, rounds2 + 1):
-            late = rules.heartbeat_lateness(env, j, f"{nm}.p2hb{k}.late")
-            send = rules.next_heartbeat_send(env, j, prev, late)
-            used = z3.And(by_heartbeat[j], send < sent2)
-            arrives = send + env.net(f"{nm}.p2hb{k}.req", used)
-            out.append(Message(send, arrives, arrives + env.net(f"{nm}.p2hb{k}.resp", used), used, 1))
-            prev = send
-        learned2, some2 = _roll_learns(out, started2)
-        premises.append(
-            (
-                f"{nm}'s {rounds2} unrolled heartbeats after the first rebalance all arrive before the second starts",
-                z3.Implies(by_heartbeat[j], some2),
-            )
+        # the heartbeat thread (and the poll timer: ``resetTimeouts``) restarts at the JoinGroup answer
+        resumed = _resumed_heartbeats(
+            env,
+            j,
+            sync1.ja[j],
+            sync1.answered[j],
+            sync1.handled[j],
+            sent2,
+            by_heartbeat[j],
+            started2,
+            rounds2,
+            premises,
+            "the second rebalance",
         )
-        for m in out:
-            premises.append(
-                (
-                    "a heartbeat arrives in the millisecond a rebalance starts",
-                    z3.Or(z3.Not(m.is_sent), m.arrives != started2),
-                )
-            )
-            premises.append(
-                (
-                    f"a heartbeat of {nm} arrives before its SyncGroup is answered",
-                    z3.Or(z3.Not(m.is_sent), m.arrives > sync1.handled[j]),
-                )
-            )
+        out, restarted, learned2, some2 = resumed.hbs, resumed.restarted, resumed.learned, resumed.some
         n_rec = env.setting(j, "max.poll.records")
         slow = n_rec * env.env_range("record.processing.ms").hi
         cap = z3.If(slow < mpi, slow, mpi)
