@@ -532,7 +532,10 @@ def test_clients_options(option: str, value: str) -> None:
 
 # ---------------------------------------------------------------------- timing files, logs, checkpoints
 
-TIMING = json.loads((ROOT / "examples" / "timing" / "ranges.json").read_text())
+#: every field a range (ranges.json), one member: the questions about two or more members are VACUOUS at once,
+#: so a mutated document that still parses costs seconds (with ranges.json's two default members,
+#: dead_consumer_reowned alone takes two minutes); what is fuzzed is the reading of the file, not z3
+TIMING = {**json.loads((ROOT / "examples" / "timing" / "ranges.json").read_text()), "member": [{"name": "c1"}]}
 
 
 def _check_timing(data: bytes, suffix: str) -> None:
