@@ -28,7 +28,7 @@ from typing import Any, NoReturn
 from kgc import quiet_interrupts
 from kgc.cli import exits
 from kgc.cli.errors import InputError
-from kgc.cli.outcome import interrupt_exit, interrupt_name, signals
+from kgc.cli.outcome import interrupt_exit, interrupt_name, signals, terminated_during_run
 
 VERB_MODULES: list[str] = sorted(
     f"{__name__}.{module.name}" for module in pkgutil.iter_modules(__path__) if module.name.startswith("cmd_")
@@ -133,6 +133,10 @@ def main(argv: list[str] | None = None) -> int:
         except BrokenPipeError:
             return exits.OK
         except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, exit 255
+            if terminated_during_run():
+                # the SIGTERM's Terminated, wrapped by the native code it interrupted
+                print(f"kgc: interrupted by {interrupt_name()}", file=sys.stderr)
+                return interrupt_exit()
             if isinstance(exc, OSError) and exc.errno in _ENVIRONMENT_ERRNOS:
                 # The environment, not kgc: a full disk, a read-only or unwritable destination.
                 where = f" ({exc.filename})" if exc.filename else ""

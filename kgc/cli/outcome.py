@@ -61,6 +61,13 @@ def signals() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def terminated_during_run() -> bool:
+    """Whether a SIGTERM arrived during the verb outside a search. Its :class:`Terminated` is then the
+    cause of whatever exception reaches the top, also one a native call wrapped in its own type (ctypes
+    turns an exception raised while it converts an argument — z3's calls — into ``ArgumentError``)."""
+    return bool(_received)
+
+
 def _last_signal() -> int:
     """The signal that stopped the run: ours (outside a search) or the explorer's (during one)."""
     seen = [*_received, *search.SIGNALS_RECEIVED]
