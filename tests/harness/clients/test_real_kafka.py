@@ -82,7 +82,14 @@ def test_three_consumers_reach_stable_and_survive_a_kill(
     try:
         run.start_producer()
         names = [run.start_consumer() for _ in range(3)]
-        assert _until(lambda: _stable(run, names)), (run.describe(), run.owned())
+        # the clients' last events say where the formation stopped (a kafka-python run in a fresh-clone CI
+        # once ended here with c1 in no generation, after "No node available for metadata refresh")
+        assert _until(lambda: _stable(run, names)), (
+            run.describe(),
+            run.owned(),
+            run.live(),
+            [(e.client, e.kind, e.data) for e in list(run.events)[-30:]],
+        )
         # names is changed in place, never rebound: the predicates below read its current members
 
         def errors() -> list[tuple[str, dict[str, object]]]:
